@@ -1,0 +1,173 @@
+//! Samples from other tools: CSV with a header line naming the columns
+//! `n` and `ns` (required) and `run` (optional), in any order; other
+//! columns are ignored. Errors name the file and line.
+
+use super::Sample;
+use std::path::{Path, PathBuf};
+
+/// Why a CSV file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum CsvError {
+    /// The file could not be opened or read.
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A required column is missing from the header.
+    #[error("{path}: line 1: the header must name the columns `n` and `ns` (found: {found})")]
+    Header {
+        /// The file.
+        path: PathBuf,
+        /// The header as found.
+        found: String,
+    },
+    /// A record is malformed.
+    #[error("{path}: line {line}: {message}")]
+    Record {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: u64,
+        /// What is wrong.
+        message: String,
+    },
+    /// No data rows.
+    #[error("{path}: no samples after the header")]
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+/// Reads samples from `path` (`-` reads standard input).
+pub fn read(path: &Path) -> Result<Vec<Sample>, CsvError> {
+    let io = |source| CsvError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let text = if path == Path::new("-") {
+        std::io::read_to_string(std::io::stdin()).map_err(io)?
+    } else {
+        std::fs::read_to_string(path).map_err(io)?
+    };
+    parse(&text, path)
+}
+
+/// Parses CSV text; `path` only names the source in errors.
+pub fn parse(text: &str, path: &Path) -> Result<Vec<Sample>, CsvError> {
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .trim(csv::Trim::All)
+        .comment(Some(b'#'))
+        .from_reader(text.as_bytes());
+    let record_err = |line: u64, message: String| CsvError::Record {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let headers = rdr
+        .headers()
+        .map_err(|e| record_err(1, e.to_string()))?
+        .clone();
+    let col = |name: &str| headers.iter().position(|h| h.eq_ignore_ascii_case(name));
+    let (Some(ni), Some(nsi)) = (col("n"), col("ns")) else {
+        return Err(CsvError::Header {
+            path: path.to_path_buf(),
+            found: headers.iter().collect::<Vec<_>>().join(","),
+        });
+    };
+    let ri = col("run");
+    let mut out = Vec::new();
+    for rec in rdr.records() {
+        let rec = rec.map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line());
+            let msg = match e.kind() {
+                csv::ErrorKind::UnequalLengths {
+                    expected_len, len, ..
+                } => {
+                    format!("{len} fields where the header has {expected_len}")
+                }
+                _ => e.to_string(),
+            };
+            record_err(line, msg)
+        })?;
+        let line = rec.position().map_or(0, |p| p.line());
+        let num = |i: usize, what: &str| -> Result<f64, CsvError> {
+            let s = rec.get(i).unwrap_or("");
+            let v: f64 = s
+                .parse()
+                .map_err(|_| record_err(line, format!("{what} is not a number: {s:?}")))?;
+            if !v.is_finite() || v < 0.0 {
+                return Err(record_err(
+                    line,
+                    format!("{what} must be a finite number ≥ 0, not {s}"),
+                ));
+            }
+            Ok(v)
+        };
+        let run = match ri {
+            Some(i) => {
+                let s = rec.get(i).unwrap_or("");
+                s.parse::<u32>()
+                    .map_err(|_| record_err(line, format!("run is not a whole number: {s:?}")))?
+            }
+            None => 0,
+        };
+        out.push(Sample {
+            n: num(ni, "n")?,
+            ns: num(nsi, "ns")?,
+            run,
+        });
+    }
+    if out.is_empty() {
+        return Err(CsvError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(text: &str) -> Result<Vec<Sample>, CsvError> {
+        parse(text, Path::new("x.csv"))
+    }
+
+    #[test]
+    fn columns_in_any_order_with_extras() {
+        let s = p("ns,extra,n,run\n100,a,1,0\n200,b,2,1\n").unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!((s[1].n, s[1].ns, s[1].run), (2.0, 200.0, 1));
+    }
+
+    #[test]
+    fn run_is_optional() {
+        let s = p("n,ns\n1,5\n").unwrap();
+        assert_eq!(s[0].run, 0);
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        let e = p("n,ns\n1,5\n2,abc\n").unwrap_err().to_string();
+        assert!(
+            e.contains("x.csv: line 3") && e.contains("ns is not a number"),
+            "{e}"
+        );
+        let e = p("n,ns\n1,5\n2\n").unwrap_err().to_string();
+        assert!(
+            e.contains("line 3") && e.contains("1 fields where the header has 2"),
+            "{e}"
+        );
+        let e = p("a,b\n1,2\n").unwrap_err().to_string();
+        assert!(e.contains("line 1") && e.contains("`n` and `ns`"), "{e}");
+        let e = p("n,ns\n").unwrap_err().to_string();
+        assert!(e.contains("no samples"), "{e}");
+        let e = p("n,ns\n-1,5\n").unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("≥ 0"), "{e}");
+    }
+}

@@ -1,0 +1,66 @@
+//! Human-readable numbers: durations with a unit chosen by size, counts
+//! with thousands separated.
+
+/// Formats nanoseconds as ns, µs, ms or s with three significant digits.
+pub fn fmt_ns(ns: f64) -> String {
+    let (v, unit) = if ns.abs() < 1e3 {
+        (ns, "ns")
+    } else if ns.abs() < 1e6 {
+        (ns / 1e3, "µs")
+    } else if ns.abs() < 1e9 {
+        (ns / 1e6, "ms")
+    } else {
+        (ns / 1e9, "s")
+    };
+    let digits = if v.abs() >= 100.0 {
+        0
+    } else if v.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    if unit == "ns" {
+        format!("{v:.0} ns")
+    } else {
+        format!("{v:.digits$} {unit}")
+    }
+}
+
+/// Formats a count with a space every three digits (`10 000`).
+pub fn fmt_n(n: f64) -> String {
+    let r = n.round();
+    if !(0.0..1e18).contains(&r) {
+        return format!("{n:.0}");
+    }
+    let s = (r as u64).to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_pick_their_unit() {
+        assert_eq!(fmt_ns(850.0), "850 ns");
+        assert_eq!(fmt_ns(3100.0), "3.10 µs");
+        assert_eq!(fmt_ns(231_000.0), "231 µs");
+        assert_eq!(fmt_ns(12_500_000.0), "12.5 ms");
+        assert_eq!(fmt_ns(2.5e9), "2.50 s");
+    }
+
+    #[test]
+    fn counts_are_grouped() {
+        assert_eq!(fmt_n(0.0), "0");
+        assert_eq!(fmt_n(999.0), "999");
+        assert_eq!(fmt_n(10_000.0), "10 000");
+        assert_eq!(fmt_n(1_234_567.0), "1 234 567");
+    }
+}

@@ -1,0 +1,60 @@
+//! `fork-cleanup`: n children are forked (untimed), then removed one by one,
+//! oldest first: kill(SIGKILL) and waitpid() until reaped. Read the graph
+//! from the right: n falls as the run goes on.
+
+use super::forkproc::{Forker, Linking};
+use super::{Benchmark, Info, Run, StartError, StepError};
+use crate::harness::clock::{Clock, Stopwatch};
+use crate::harness::{Ctx, Resource};
+use crate::sys::Knob;
+use anyhow::anyhow;
+
+/// The `fork-cleanup` benchmark.
+pub struct ForkCleanup;
+
+static INFO: Info = Info {
+    name: "fork-cleanup",
+    n_meaning: "children left (including the one killed)",
+    timed: "kill(child, SIGKILL) + waitpid() until it is reaped",
+    uses: &[Resource::Processes],
+    knobs: &[Knob::Processes, Knob::ProcessesPerUser],
+    quick_n: 1_000,
+    full_n: 10_000,
+};
+
+struct CleanupRun(Forker);
+
+impl Benchmark for ForkCleanup {
+    fn info(&self) -> &'static Info {
+        &INFO
+    }
+
+    fn start(&self, ctx: &Ctx, n: u64) -> Result<Box<dyn Run>, StartError> {
+        let mut f = Forker::start(ctx, Linking::Dynamic)?;
+        let clock: &Clock = ctx.clock();
+        let mut sw = Stopwatch::new(clock);
+        for _ in 0..n {
+            if crate::harness::reaper::interrupted() {
+                return Err(anyhow!("interrupted while forking the children to remove").into());
+            }
+            match f.fork_one(&mut sw) {
+                Ok(()) => {}
+                Err(StepError::Limit { detail, .. }) => {
+                    return Err(anyhow!("forking the children to remove: {detail}").into());
+                }
+                Err(e) => return Err(anyhow!("forking the children to remove: {e}").into()),
+            }
+        }
+        Ok(Box::new(CleanupRun(f)))
+    }
+}
+
+impl Run for CleanupRun {
+    fn held(&self) -> u64 {
+        self.0.live()
+    }
+
+    fn op(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
+        self.0.kill_one(sw)
+    }
+}

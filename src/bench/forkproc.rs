@@ -1,0 +1,226 @@
+//! The harness side of the fork helper (`forker.rs`): writes the embedded
+//! helper binary into the work directory, starts it in a process group of
+//! its own and asks it, one command at a time, to fork or kill a child.
+//! The helper times each call with the same raw clock the harness uses.
+
+use super::forker::{CMD_FORK, CMD_KILL, REPLY_LEN, Reply};
+use super::{StartError, StepError, errno_name};
+use crate::harness::clock::Stopwatch;
+use crate::harness::reaper::{ChildGroup, interrupted};
+use crate::harness::{Ctx, Resource};
+use anyhow::{Context, anyhow};
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+static DYNAMIC: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/forker-dynamic"));
+static DYNAMIC_WHY: &str = include_str!(concat!(env!("OUT_DIR"), "/forker-dynamic.why"));
+static STATIC: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/forker-static"));
+static STATIC_WHY: &str = include_str!(concat!(env!("OUT_DIR"), "/forker-static.why"));
+
+/// How the helper that does the forking is linked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Linking {
+    /// Dynamically linked against the system C library.
+    Dynamic,
+    /// Statically linked (`-C target-feature=+crt-static`).
+    Static,
+}
+
+impl Linking {
+    fn binary(self) -> (&'static [u8], &'static str, &'static str) {
+        match self {
+            Linking::Dynamic => (DYNAMIC, DYNAMIC_WHY, "forker-dynamic"),
+            Linking::Static => (STATIC, STATIC_WHY, "forker-static"),
+        }
+    }
+}
+
+/// A running fork helper and the children it holds.
+pub struct Forker {
+    // Field order matters: the pipes close before the group is killed.
+    stdin: std::process::ChildStdin,
+    stdout: std::process::ChildStdout,
+    live: u64,
+    _group: ChildGroup,
+}
+
+/// Writes the helper into the work directory (once) and returns its path.
+fn install(ctx: &Ctx, linking: Linking) -> Result<PathBuf, StartError> {
+    let (bytes, why, name) = linking.binary();
+    if bytes.is_empty() {
+        return Err(StartError::Unsupported(format!(
+            "the {name} helper was not built: {why}"
+        )));
+    }
+    let path = ctx.workdir().join(name);
+    if !path.exists() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let tmp = ctx.workdir().join(format!(".{name}.tmp"));
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o755)
+            .open(&tmp)
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        f.write_all(bytes)
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        drop(f);
+        std::fs::rename(&tmp, &path).with_context(|| format!("renaming {}", tmp.display()))?;
+    }
+    Ok(path)
+}
+
+impl Forker {
+    /// Starts the helper.
+    pub fn start(ctx: &Ctx, linking: Linking) -> Result<Forker, StartError> {
+        let path = install(ctx, linking)?;
+        let mut cmd = Command::new(&path);
+        cmd.arg(ctx.clock().source().code())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        // A file just written may still be open in a child another thread
+        // is forking ("text file busy"): retry briefly.
+        let mut attempt = 0;
+        let mut group = loop {
+            match ChildGroup::spawn(&mut cmd) {
+                Ok(g) => break g,
+                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && attempt < 50 => {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    return Err(StartError::Unsupported(format!(
+                        "cannot execute the fork helper {} ({e}); is the work directory \
+                         mounted noexec? Choose another with --workdir",
+                        path.display()
+                    )));
+                }
+                Err(e) => {
+                    return Err(anyhow!("starting the fork helper {}: {e}", path.display()).into());
+                }
+            }
+        };
+        let child = group.child();
+        let stdin = child.stdin.take().context("helper stdin")?;
+        let stdout = child.stdout.take().context("helper stdout")?;
+        Ok(Forker {
+            stdin,
+            stdout,
+            live: 0,
+            _group: group,
+        })
+    }
+
+    /// Children alive now.
+    pub fn live(&self) -> u64 {
+        self.live
+    }
+
+    fn request(&mut self, cmd: u8) -> Result<Reply, StepError> {
+        self.stdin
+            .write_all(&[cmd])
+            .map_err(|e| anyhow!("fork helper died: {e}"))?;
+        let mut buf = [0u8; REPLY_LEN];
+        let mut got = 0;
+        while got < REPLY_LEN {
+            // SAFETY: reading into the unfilled tail of `buf`.
+            let r = unsafe {
+                libc::read(
+                    self.stdout.as_raw_fd(),
+                    buf[got..].as_mut_ptr().cast(),
+                    REPLY_LEN - got,
+                )
+            };
+            if r > 0 {
+                got += r as usize;
+            } else if r == 0 {
+                return Err(anyhow!("fork helper exited unexpectedly").into());
+            } else if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                if interrupted() {
+                    return Err(StepError::Interrupted);
+                }
+            } else {
+                return Err(anyhow!(
+                    "reading from the fork helper: {}",
+                    std::io::Error::last_os_error()
+                )
+                .into());
+            }
+        }
+        Reply::decode(&buf).ok_or_else(|| anyhow!("fork helper sent a malformed reply").into())
+    }
+
+    /// Forks one more child; records fork-until-byte-read.
+    pub fn fork_one(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
+        match self.request(CMD_FORK)? {
+            Reply::Ticks(t) => {
+                sw.record_ticks(t);
+                self.live += 1;
+                Ok(())
+            }
+            Reply::Errno(e) => {
+                let detail = format!(
+                    "fork() failed with {} ({}) at n = {}",
+                    errno_name(e),
+                    std::io::Error::from_raw_os_error(e),
+                    self.live
+                );
+                if e == libc::EAGAIN || e == libc::ENOMEM {
+                    Err(StepError::Limit {
+                        resource: Resource::Processes,
+                        detail,
+                    })
+                } else {
+                    Err(anyhow!(detail).into())
+                }
+            }
+        }
+    }
+
+    /// Kills and reaps the oldest child; records kill-until-reaped.
+    pub fn kill_one(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
+        match self.request(CMD_KILL)? {
+            Reply::Ticks(t) => {
+                sw.record_ticks(t);
+                self.live -= 1;
+                Ok(())
+            }
+            Reply::Errno(e) => Err(anyhow!(
+                "kill()/waitpid() failed with {} at n = {}",
+                errno_name(e),
+                self.live
+            )
+            .into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether an ELF image asks for a program interpreter (dynamic loader).
+    fn has_interp(elf: &[u8]) -> bool {
+        assert_eq!(&elf[..4], b"\x7fELF");
+        let u16at = |o: usize| u16::from_le_bytes([elf[o], elf[o + 1]]) as usize;
+        let u64at = |o: usize| u64::from_le_bytes(elf[o..o + 8].try_into().unwrap()) as usize;
+        let (phoff, phentsize, phnum) = (u64at(0x20), u16at(0x36), u16at(0x38));
+        (0..phnum).any(|i| {
+            let o = phoff + i * phentsize;
+            u32::from_le_bytes(elf[o..o + 4].try_into().unwrap()) == 3 // PT_INTERP
+        })
+    }
+
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn helpers_are_linked_as_named() {
+        assert!(!DYNAMIC.is_empty(), "{DYNAMIC_WHY}");
+        assert!(!STATIC.is_empty(), "{STATIC_WHY}");
+        assert!(has_interp(DYNAMIC), "dynamic helper has a loader");
+        assert!(!has_interp(STATIC), "static helper has no loader");
+    }
+}

@@ -1,0 +1,57 @@
+//! `manymap-touch`: the first read of one byte of a mapped small file (a
+//! page fault, unless the OS mapped the page at mmap time), with n files
+//! already touched; all n files are opened and mapped first (untimed).
+
+use super::manymap::{Opened, Tree};
+use super::{Benchmark, Info, Run, StartError, StepError};
+use crate::harness::clock::Stopwatch;
+use crate::harness::{Ctx, Resource};
+use crate::sys::Knob;
+
+/// The `manymap-touch` benchmark.
+pub struct ManymapTouch;
+
+static INFO: Info = Info {
+    name: "manymap-touch",
+    n_meaning: "mapped small files already touched (all n are mapped)",
+    timed: "first read of one byte of a mapped ~150-byte file",
+    uses: &[Resource::Descriptors, Resource::Mappings],
+    knobs: &[Knob::FilesPerProcess, Knob::Mappings],
+    quick_n: 5_000,
+    full_n: 10_000,
+};
+
+struct TouchRun {
+    files: Opened,
+    touched: usize,
+}
+
+impl Benchmark for ManymapTouch {
+    fn info(&self) -> &'static Info {
+        &INFO
+    }
+
+    fn start(&self, ctx: &Ctx, n: u64) -> Result<Box<dyn Run>, StartError> {
+        let mut files = Opened::new(Tree::ensure(ctx, n)?);
+        files.open_all()?;
+        files.map_all()?;
+        Ok(Box::new(TouchRun { files, touched: 0 }))
+    }
+}
+
+impl Run for TouchRun {
+    fn held(&self) -> u64 {
+        self.touched as u64
+    }
+
+    fn op(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
+        let p = self.files.maps[self.touched] as *const u8;
+        sw.start();
+        // SAFETY: `p` is the start of a live read-only mapping.
+        let v = unsafe { std::ptr::read_volatile(p) };
+        sw.stop();
+        std::hint::black_box(v);
+        self.touched += 1;
+        Ok(())
+    }
+}

@@ -1,0 +1,59 @@
+//! `mmap-touch`: the first read of one byte of a page mapped by the `mmap`
+//! set-up (a page fault that maps a cached page), with n pages of the same
+//! kind already faulted in. All n mappings exist before the first sample.
+
+use super::mmap::PageMaps;
+use super::{Benchmark, Info, Run, StartError, StepError};
+use crate::harness::clock::Stopwatch;
+use crate::harness::{Ctx, Resource};
+use crate::sys::Knob;
+
+/// The `mmap-touch` benchmark.
+pub struct MmapTouch;
+
+static INFO: Info = Info {
+    name: "mmap-touch",
+    n_meaning: "pages already faulted in (all n pages are mapped)",
+    timed: "first read of one byte of a mapped page (page fault on a cached file page)",
+    uses: &[Resource::Mappings],
+    knobs: &[Knob::Mappings],
+    quick_n: 5_000,
+    full_n: 10_000,
+};
+
+struct TouchRun {
+    maps: PageMaps,
+    touched: usize,
+}
+
+impl Benchmark for MmapTouch {
+    fn info(&self) -> &'static Info {
+        &INFO
+    }
+
+    fn start(&self, ctx: &Ctx, n: u64) -> Result<Box<dyn Run>, StartError> {
+        let mut maps = PageMaps::open(ctx, n)?;
+        for _ in 0..n {
+            maps.map_next(None)
+                .map_err(|e| anyhow::anyhow!("mapping the pages to touch: {e}"))?;
+        }
+        Ok(Box::new(TouchRun { maps, touched: 0 }))
+    }
+}
+
+impl Run for TouchRun {
+    fn held(&self) -> u64 {
+        self.touched as u64
+    }
+
+    fn op(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
+        let p = self.maps.maps[self.touched] as *const u8;
+        sw.start();
+        // SAFETY: `p` is the start of a live read-only mapping.
+        let v = unsafe { std::ptr::read_volatile(p) };
+        sw.stop();
+        std::hint::black_box(v);
+        self.touched += 1;
+        Ok(())
+    }
+}

@@ -1,0 +1,156 @@
+//! The commands other than `run`.
+
+use super::{AnalyzeArgs, ExportArgs, ExportFormat, ReportArgs, SysinfoArgs};
+use crate::analysis::{self, Options};
+use crate::bench::REGISTRY;
+use crate::report::{self, Input, System, export};
+use crate::results::{self, sysinfo};
+use anyhow::Context;
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Runs `f` on standard output or on a new file; a closed pipe on standard
+/// output (`| head`) counts as success.
+pub(crate) fn with_output(
+    path: Option<&Path>,
+    f: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    match path {
+        Some(p) => {
+            let file = std::fs::File::create(p)
+                .with_context(|| format!("cannot create {}", p.display()))?;
+            let mut w = std::io::BufWriter::new(file);
+            f(&mut w).with_context(|| format!("writing {}", p.display()))?;
+            w.flush()
+                .with_context(|| format!("writing {}", p.display()))?;
+            Ok(())
+        }
+        None => {
+            let stdout = std::io::stdout();
+            let mut w = std::io::BufWriter::new(stdout.lock());
+            let r = f(&mut w).and_then(|()| w.flush().map_err(Into::into));
+            match r {
+                Err(e) if is_broken_pipe(&e) => Ok(()),
+                other => other,
+            }
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<csv::Error>().is_some_and(|ce| {
+                matches!(ce.kind(), csv::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe)
+            })
+    })
+}
+
+/// `scalebench list`.
+pub fn list() -> anyhow::Result<ExitCode> {
+    with_output(None, |w| {
+        writeln!(w, "{:<14} {:<44} timed", "benchmark", "n")?;
+        for b in REGISTRY {
+            let i = b.info();
+            writeln!(w, "{:<14} {:<44} {}", i.name, i.n_meaning, i.timed)?;
+        }
+        writeln!(w)?;
+        writeln!(
+            w,
+            "suites: quick (default: every benchmark at small n), full (the seeds' sizes)"
+        )?;
+        Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Loads result files, labelled by their own `label` field; a label seen
+/// twice gets the file name added.
+pub(crate) fn load_systems(files: &[std::path::PathBuf]) -> anyhow::Result<Vec<System>> {
+    let mut systems: Vec<System> = Vec::new();
+    for f in files {
+        let file = results::load(f)?;
+        let mut label = file.label.clone();
+        if systems.iter().any(|s| s.label == label) {
+            label = format!("{label} ({})", f.display());
+        }
+        systems.push(System { label, file });
+    }
+    Ok(systems)
+}
+
+/// `scalebench report`.
+pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
+    let systems = load_systems(&a.files)?;
+    let input = Input::new(&systems, &Options::default());
+    with_output(a.output.as_deref(), |w| {
+        report::writer(a.format).write(&input, w)
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `scalebench export`.
+pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
+    let systems = load_systems(&a.files)?;
+    match a.format {
+        ExportFormat::Csv => {
+            with_output(a.output.as_deref(), |w| export::samples_csv(&systems, w))?
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `scalebench analyze`.
+pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+    let samples = analysis::csvin::read(&a.file)?;
+    let input = Input::external(&a.name, &samples, &Options::default());
+    with_output(None, |w| report::writer(a.format).write(&input, w))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `scalebench sysinfo`.
+pub fn sysinfo(a: SysinfoArgs) -> anyhow::Result<ExitCode> {
+    let dir = std::env::temp_dir();
+    let s = sysinfo::collect(Some(&dir));
+    with_output(None, |w| {
+        if a.json {
+            serde_json::to_writer_pretty(&mut *w, &s)?;
+            writeln!(w)?;
+            return Ok(());
+        }
+        writeln!(w, "os          {} {} ({})", s.os, s.os_release, s.arch)?;
+        writeln!(w, "version     {}", s.os_version)?;
+        writeln!(w, "host        {}", s.hostname)?;
+        writeln!(
+            w,
+            "cpu         {} × {}{}",
+            s.cpu.count,
+            s.cpu.model.as_deref().unwrap_or("unknown"),
+            s.cpu
+                .mhz
+                .map_or(String::new(), |m| format!(" at {m:.0} MHz"))
+        )?;
+        if let Some(m) = s.memory_bytes {
+            writeln!(w, "memory      {:.1} GiB", m as f64 / (1u64 << 30) as f64)?;
+        }
+        writeln!(w, "libc        {}", s.libc)?;
+        for (k, v) in &s.limits {
+            let f = |x: Option<u64>| x.map_or("unlimited".to_string(), |v| v.to_string());
+            writeln!(w, "limit       {k} = {} / {}", f(v.soft), f(v.hard))?;
+        }
+        for (k, v) in &s.sysctls {
+            writeln!(w, "sysctl      {k} = {v}")?;
+        }
+        if let Some(d) = &s.workdir {
+            writeln!(
+                w,
+                "temp dir    {} on {} ({}, {}) mounted {}",
+                d.path, d.mount_point, d.fs_type, d.device, d.mount_options
+            )?;
+        }
+        Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,142 @@
+//! The command line: clap definitions, turned into typed options and
+//! dispatched to one function per command.
+
+mod commands;
+mod run;
+
+use crate::harness::clock::TimerKind;
+use crate::report::Format;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Does an operating system stay fast as load grows?
+#[derive(Debug, Parser)]
+#[command(name = "scalebench", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List every benchmark: its name, what n is and what is timed.
+    List,
+    /// Run benchmarks or suites (default: the quick suite) and write a result file.
+    Run(RunArgs),
+    /// Judge result files and print the verdicts.
+    Report(ReportArgs),
+    /// Export every raw sample of result files.
+    Export(ExportArgs),
+    /// Judge samples from any tool: a CSV file with columns n,ns[,run].
+    Analyze(AnalyzeArgs),
+    /// Print what scalebench records about this system.
+    Sysinfo(SysinfoArgs),
+}
+
+/// Options of `run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Benchmarks and suites (`quick`, `full`) to run, in order.
+    #[arg(value_name = "NAME|SUITE")]
+    pub targets: Vec<String>,
+    /// Items per run for every benchmark (overrides the suite's sizes).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max: Option<u64>,
+    /// Runs per benchmark.
+    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: Option<u32>,
+    /// Result file (default: results/<host>-<UTC time>.json).
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Timer for every sample.
+    #[arg(long, value_enum, default_value_t = TimerKind::Monotonic)]
+    pub timer: TimerKind,
+    /// Operations done and discarded before the first run (default n/20, 10–500).
+    #[arg(long, value_name = "K")]
+    pub warmup: Option<u64>,
+    /// Where to create the work directory (default: the system temp dir).
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// Name of this system in reports (default: the host name).
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
+    /// Pin the benchmarking process to this CPU.
+    #[arg(long, value_name = "CPU")]
+    pub pin: Option<usize>,
+    /// No progress output on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Options of `report`.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Result files; each is one system (or tuning).
+    #[arg(required = true, value_name = "RESULT.json")]
+    pub files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = Format::Terminal)]
+    pub format: Format,
+    /// Write to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// Options of `export`.
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// Result files.
+    #[arg(required = true, value_name = "RESULT.json")]
+    pub files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = ExportFormat::Csv)]
+    pub format: ExportFormat,
+    /// Write to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// Export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// `system,benchmark,run,n,ns`, one row per sample.
+    Csv,
+}
+
+/// Options of `analyze`.
+#[derive(Debug, clap::Args)]
+pub struct AnalyzeArgs {
+    /// CSV file with a header naming `n` and `ns` (and optionally `run`); `-` for stdin.
+    #[arg(value_name = "FILE.csv")]
+    pub file: PathBuf,
+    /// Name of the series in the output.
+    #[arg(long, default_value = "series")]
+    pub name: String,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = Format::Terminal)]
+    pub format: Format,
+}
+
+/// Options of `sysinfo`.
+#[derive(Debug, clap::Args)]
+pub struct SysinfoArgs {
+    /// Print JSON (the `system` object of a result file).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the command line; returns the exit code.
+pub fn main() -> anyhow::Result<ExitCode> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::List => commands::list(),
+        Command::Run(a) => run::run(a),
+        Command::Report(a) => commands::report(a),
+        Command::Export(a) => commands::export(a),
+        Command::Analyze(a) => commands::analyze(a),
+        Command::Sysinfo(a) => commands::sysinfo(a),
+    }
+}

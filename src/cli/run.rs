@@ -1,0 +1,234 @@
+//! `scalebench run`: resolve targets, prepare the harness, run each
+//! benchmark, write the result file after each, print the verdicts.
+
+use super::RunArgs;
+use crate::analysis::Options;
+use crate::bench::{self, Benchmark, REGISTRY, Suite};
+use crate::harness::clock::Clock;
+use crate::harness::progress::{Mode, Progress};
+use crate::harness::runner::{Plan, run_benchmark};
+use crate::harness::workdir::WorkDir;
+use crate::harness::{Ctx, limits, reaper};
+use crate::report::{self, Input, System};
+use crate::results::{self, ResultFile, Status, TimerInfo, Tool, sysinfo};
+use anyhow::{Context, bail};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// A benchmark to run and its n.
+struct Target {
+    bench: &'static dyn Benchmark,
+    n: u64,
+}
+
+/// The closest known name to `name`, if any is close.
+fn nearest(name: &str) -> Option<&'static str> {
+    REGISTRY
+        .iter()
+        .map(|b| b.info().name)
+        .chain(["quick", "full"])
+        .map(|k| (strsim::jaro_winkler(name, k), k))
+        .filter(|(s, _)| *s > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
+}
+
+/// Turns names and suites into benchmarks with sizes, in order, without
+/// repeats. Unknown names are an error that suggests the nearest.
+fn resolve(targets: &[String], max: Option<u64>) -> anyhow::Result<Vec<Target>> {
+    let names: Vec<String> = if targets.is_empty() {
+        vec!["quick".into()]
+    } else {
+        targets.to_vec()
+    };
+    let mut out: Vec<Target> = Vec::new();
+    let mut push = |bench: &'static dyn Benchmark, n: u64| {
+        if !out.iter().any(|t| t.bench.info().name == bench.info().name) {
+            out.push(Target {
+                bench,
+                n: max.unwrap_or(n),
+            });
+        }
+    };
+    for name in &names {
+        if let Some(suite) = Suite::parse(name) {
+            for b in REGISTRY {
+                push(*b, suite.n_for(b.info()));
+            }
+        } else if let Some(b) = bench::find(name) {
+            push(b, b.info().quick_n);
+        } else {
+            let hint = nearest(name).map_or(String::new(), |k| format!("; did you mean `{k}`?"));
+            bail!("unknown benchmark or suite `{name}`{hint} (`scalebench list` shows them all)");
+        }
+    }
+    Ok(out)
+}
+
+/// `results/<host>-<UTC time>.json`.
+fn default_out(host: &str) -> PathBuf {
+    let host: String = host
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let t: String = results::now_rfc3339()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    PathBuf::from("results").join(format!("{host}-{t}.json"))
+}
+
+/// `scalebench run`.
+pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
+    let targets = resolve(&a.targets, a.max)?;
+    let runs = a.runs.unwrap_or(Suite::Quick.runs());
+    let clock = Clock::new(a.timer)?;
+    reaper::install();
+    if let Some(cpu) = a.pin {
+        crate::sys::pin_to_cpu(cpu).map_err(|e| anyhow::anyhow!("--pin {cpu}: {e}"))?;
+    }
+    let workdir = WorkDir::create(a.workdir.as_deref())?;
+    let mut progress = Progress::new(Mode::detect(a.quiet));
+    let guard = limits::raise();
+    if progress.mode() != Mode::Quiet {
+        for n in &guard.notes {
+            eprintln!("limits: {n}");
+        }
+    }
+    let system = sysinfo::collect(Some(workdir.path()));
+    let label = a.label.clone().unwrap_or_else(|| system.hostname.clone());
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(&system.hostname));
+    let mut file = ResultFile {
+        schema: results::SCHEMA_NAME.into(),
+        schema_version: results::SCHEMA_VERSION,
+        tool: Tool::this(),
+        command_line: std::env::args().collect(),
+        label,
+        started: results::now_rfc3339(),
+        finished: None,
+        complete: false,
+        system,
+        timer: TimerInfo {
+            kind: clock.kind(),
+            tsc_hz: clock.tsc_hz(),
+            invariant_tsc: crate::sys::invariant_tsc(),
+            pinned_cpu: a.pin,
+        },
+        benchmarks: Vec::new(),
+    };
+    // Writing the empty file first proves the path is writable before
+    // anything is measured.
+    results::write_atomic(&out, &file)
+        .with_context(|| format!("cannot write the result file {}", out.display()))?;
+
+    let ctx = Ctx::new(workdir.path(), &clock);
+    for t in &targets {
+        if reaper::interrupted() {
+            break;
+        }
+        let fds_before = crate::sys::count_open_fds();
+        let maps_before = crate::sys::count_mappings();
+        let plan = Plan {
+            n: t.n,
+            runs,
+            warmup: a.warmup,
+        };
+        let mut r = run_benchmark(t.bench, plan, &ctx, &mut progress);
+        let fds_after = crate::sys::count_open_fds();
+        let maps_after = crate::sys::count_mappings();
+        if fds_after > fds_before || maps_after > maps_before {
+            let leak = format!(
+                "scalebench bug: {} left {} descriptors and {} mappings behind",
+                t.bench.info().name,
+                fds_after.saturating_sub(fds_before),
+                maps_after
+                    .unwrap_or(0)
+                    .saturating_sub(maps_before.unwrap_or(0))
+            );
+            progress.note(&leak);
+            r.message = Some(r.message.map_or(leak.clone(), |m| format!("{m}; {leak}")));
+        }
+        file.benchmarks.push(r);
+        results::write_atomic(&out, &file)
+            .with_context(|| format!("cannot write the result file {}", out.display()))?;
+    }
+    let interrupted = reaper::interrupted();
+    if !interrupted {
+        file.finished = Some(results::now_rfc3339());
+        file.complete = true;
+        results::write_atomic(&out, &file)
+            .with_context(|| format!("cannot write the result file {}", out.display()))?;
+    }
+    drop(guard);
+    drop(workdir);
+
+    let failed: Vec<String> = file
+        .benchmarks
+        .iter()
+        .filter(|b| b.status == Status::Failed)
+        .map(|b| b.series.clone())
+        .collect();
+    let label = file.label.clone();
+    let systems = [System { label, file }];
+    let input = Input::new(&systems, &Options::default());
+    super::commands::with_output(None, |w| {
+        report::writer(report::Format::Terminal).write(&input, w)?;
+        writeln!(w, "\nresult file: {}", out.display())?;
+        Ok(())
+    })?;
+    if interrupted {
+        eprintln!(
+            "interrupted: the {} benchmarks that finished are in {}",
+            systems[0]
+                .file
+                .benchmarks
+                .iter()
+                .filter(|b| b.status != Status::Interrupted)
+                .count(),
+            out.display()
+        );
+        return Ok(ExitCode::from(130));
+    }
+    if !failed.is_empty() {
+        eprintln!(
+            "error: failed: {} (see the messages above)",
+            failed.join(", ")
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suites_and_names_resolve_in_order_without_repeats() {
+        let t = resolve(&["bind".into(), "quick".into()], None).unwrap();
+        assert_eq!(t[0].bench.info().name, "bind");
+        assert_eq!(t.len(), REGISTRY.len());
+        let t = resolve(&["full".into()], Some(7)).unwrap();
+        assert!(t.iter().all(|x| x.n == 7));
+    }
+
+    #[test]
+    fn unknown_names_suggest_the_nearest() {
+        let e = resolve(&["sockt".into()], None).err().unwrap().to_string();
+        assert!(
+            e.contains("`sockt`") && e.contains("did you mean `socket`"),
+            "{e}"
+        );
+        let e = resolve(&["zzzzzz".into()], None).err().unwrap().to_string();
+        assert!(!e.contains("did you mean"), "{e}");
+    }
+}

@@ -1,0 +1,155 @@
+//! Child processes and signals: every process a benchmark starts lives in a
+//! process group of its own that is killed (SIGKILL to the whole group) and
+//! reaped when its [`ChildGroup`] is dropped — on normal end, error, panic
+//! (unwinding drops it; the panic hook kills too) and ^C.
+//!
+//! SIGINT, SIGTERM and SIGHUP only set a flag ([`interrupted`]) that the
+//! runner checks between operations; they are installed without
+//! `SA_RESTART`, so a benchmark blocked in a read sees `EINTR`. A second
+//! signal kills every registered group at once and exits with status 130.
+//! On Linux and FreeBSD scalebench makes itself a subreaper, so
+//! grandchildren orphaned by a killed helper are reaped here too.
+
+use std::process::{Child, Command};
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+const SLOTS: usize = 64;
+static GROUPS: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static INSTALL: Once = Once::new();
+
+/// True once SIGINT, SIGTERM or SIGHUP arrived.
+#[inline]
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// Sends SIGKILL to every registered group (async-signal-safe).
+fn kill_all_groups() {
+    for g in &GROUPS {
+        let pgid = g.load(Ordering::SeqCst);
+        if pgid > 0 {
+            // SAFETY: kill() is async-signal-safe.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        }
+    }
+}
+
+extern "C" fn on_signal(_sig: libc::c_int) {
+    if INTERRUPTED.swap(true, Ordering::SeqCst) {
+        kill_all_groups();
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(130) };
+    }
+}
+
+/// Installs the signal handlers, the panic hook and (where the OS has it)
+/// the subreaper flag. Idempotent.
+pub fn install() {
+    INSTALL.call_once(|| {
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // SAFETY: installing a handler that only touches atomics and
+            // calls async-signal-safe functions.
+            unsafe {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+                libc::sigemptyset(&mut sa.sa_mask);
+                sa.sa_flags = 0; // no SA_RESTART: blocked reads return EINTR
+                libc::sigaction(sig, &sa, std::ptr::null_mut());
+            }
+        }
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            kill_all_groups();
+            previous(info);
+        }));
+        crate::sys::set_child_subreaper();
+    });
+}
+
+/// A child process in a process group of its own, killed with its whole
+/// group and reaped on drop.
+pub struct ChildGroup {
+    child: Child,
+    pgid: i32,
+    slot: Option<usize>,
+}
+
+impl ChildGroup {
+    /// Spawns `cmd` as the leader of a new process group and registers the
+    /// group for cleanup.
+    pub fn spawn(cmd: &mut Command) -> std::io::Result<ChildGroup> {
+        use std::os::unix::process::CommandExt;
+        install();
+        let child = cmd.process_group(0).spawn()?;
+        let pgid = child.id() as i32;
+        let slot = GROUPS.iter().position(|g| {
+            g.compare_exchange(0, pgid, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        });
+        Ok(ChildGroup { child, pgid, slot })
+    }
+
+    /// The underlying child (for its pipes).
+    pub fn child(&mut self) -> &mut Child {
+        &mut self.child
+    }
+
+    /// The group's id (the leader's pid).
+    pub fn pgid(&self) -> i32 {
+        self.pgid
+    }
+}
+
+impl Drop for ChildGroup {
+    fn drop(&mut self) {
+        // SAFETY: signalling a process group we created.
+        unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
+        let _ = self.child.wait();
+        // Members orphaned by the leader's death were re-parented to us
+        // (subreaper) and share the group id: reap them all.
+        loop {
+            let mut status = 0;
+            // SAFETY: waitpid on our own process group.
+            let r = unsafe { libc::waitpid(-self.pgid, &mut status, 0) };
+            if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                break;
+            }
+        }
+        if let Some(s) = self.slot {
+            GROUPS[s].store(0, Ordering::SeqCst);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dropping_a_group_kills_its_grandchildren() {
+        // A shell that starts a long sleep in the background and prints its pid.
+        let mut g = ChildGroup::spawn(
+            Command::new("sh")
+                .args(["-c", "sleep 300 & echo $!; wait"])
+                .stdout(std::process::Stdio::piped()),
+        )
+        .unwrap();
+        let mut line = String::new();
+        use std::io::BufRead;
+        std::io::BufReader::new(g.child().stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let grandchild: i32 = line.trim().parse().unwrap();
+        // SAFETY: probing a pid with signal 0.
+        assert_eq!(unsafe { libc::kill(grandchild, 0) }, 0, "sleep runs");
+        drop(g);
+        // The grandchild is dead and, on Linux (subreaper), reaped as well.
+        let alive = unsafe { libc::kill(grandchild, 0) } == 0;
+        #[cfg(target_os = "linux")]
+        assert!(!alive, "grandchild {grandchild} survived");
+        #[cfg(not(target_os = "linux"))]
+        let _ = alive;
+    }
+}

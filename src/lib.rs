@@ -1,0 +1,17 @@
+//! scalebench: does an operating system stay fast as load grows?
+//!
+//! Data flows one way: [`cli`] turns arguments into typed options, the
+//! [`harness`] runs [`bench`]marks and records every sample into a
+//! [`results`] file, [`analysis`] turns samples into verdicts, and
+//! [`report`] writes them for people and programs. OS specifics live in
+//! [`sys`] only.
+
+#![deny(missing_docs)]
+
+pub mod analysis;
+pub mod bench;
+pub mod cli;
+pub mod harness;
+pub mod report;
+pub mod results;
+pub mod sys;

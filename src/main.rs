@@ -1,0 +1,13 @@
+//! The `scalebench` binary: see the library for everything.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    match scalebench::cli::main() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! Reports: verdicts for people (terminal, Markdown) and programs (CSV),
+//! and raw-sample export. Every format implements [`Report`] over the same
+//! [`Input`], so a new format (HTML) is one more writer.
+
+mod csv_out;
+pub mod export;
+mod markdown;
+mod terminal;
+
+pub use csv_out::CsvReport;
+pub use markdown::MarkdownReport;
+pub use terminal::TerminalReport;
+
+use crate::analysis::{self, Options, Sample, Verdict};
+use crate::results::{BenchResult, Cap, ResultFile, Status};
+use std::io::Write;
+
+/// One system's (or tuning's) result file with its label.
+pub struct System {
+    /// Label shown in reports.
+    pub label: String,
+    /// The file's contents.
+    pub file: ResultFile,
+}
+
+/// One series of one system, judged.
+pub struct Entry<'a> {
+    /// The system's label.
+    pub system: &'a str,
+    /// Series name (`socket`, `connect[epoll]`).
+    pub series: String,
+    /// The n each run aimed at.
+    pub n: u64,
+    /// How the benchmark ended (`None` for external data).
+    pub status: Option<Status>,
+    /// Limits that capped n.
+    pub caps: &'a [Cap],
+    /// The verdict, or why there is none.
+    pub verdict: Result<Verdict, String>,
+}
+
+/// Everything a report shows.
+pub struct Input<'a> {
+    /// The systems, in the order given (empty for external data).
+    pub systems: &'a [System],
+    /// Every series of every system, in file order.
+    pub entries: Vec<Entry<'a>>,
+}
+
+/// The samples of a recorded series, for analysis.
+pub fn samples_of(b: &BenchResult) -> Vec<Sample> {
+    b.runs
+        .iter()
+        .flat_map(|r| {
+            r.samples.iter().map(move |s| Sample {
+                n: s[0] as f64,
+                ns: s[1] as f64,
+                run: r.index,
+            })
+        })
+        .collect()
+}
+
+/// Median timer overhead over a series' runs.
+pub fn overhead_of(b: &BenchResult) -> Option<f64> {
+    let mut o: Vec<f64> = b.runs.iter().map(|r| r.timer_overhead.median_ns).collect();
+    o.sort_by(f64::total_cmp);
+    (!o.is_empty()).then(|| o[o.len() / 2])
+}
+
+/// Judges one recorded series.
+pub fn judge(b: &BenchResult, opts: &Options) -> Result<Verdict, String> {
+    if b.runs.is_empty() {
+        return Err(match (&b.status, &b.message) {
+            (s, Some(m)) => format!("{}: {m}", s.as_str()),
+            (s, None) => format!("{}: no runs", s.as_str()),
+        });
+    }
+    analysis::analyze(&samples_of(b), overhead_of(b), opts).map_err(|e| e.to_string())
+}
+
+impl<'a> Input<'a> {
+    /// Judges every series of every system.
+    pub fn new(systems: &'a [System], opts: &Options) -> Input<'a> {
+        let entries = systems
+            .iter()
+            .flat_map(|s| {
+                s.file.benchmarks.iter().map(move |b| Entry {
+                    system: &s.label,
+                    series: b.series.clone(),
+                    n: b.params.n,
+                    status: Some(b.status),
+                    caps: &b.caps,
+                    verdict: judge(b, opts),
+                })
+            })
+            .collect();
+        Input { systems, entries }
+    }
+
+    /// One external series (from `analyze`).
+    pub fn external(name: &str, samples: &[Sample], opts: &Options) -> Input<'static> {
+        let n = samples.iter().map(|s| s.n).fold(0.0, f64::max) as u64;
+        Input {
+            systems: &[],
+            entries: vec![Entry {
+                system: "",
+                series: name.to_string(),
+                n,
+                status: None,
+                caps: &[],
+                verdict: analysis::analyze(samples, None, opts).map_err(|e| e.to_string()),
+            }],
+        }
+    }
+}
+
+/// All flags of an entry, status first, `;`-separated.
+pub fn flags_of(e: &Entry) -> String {
+    let mut f: Vec<String> = match e.status {
+        Some(s) if s != Status::Ok => vec![s.as_str().to_string()],
+        _ => vec![],
+    };
+    if let Ok(v) = &e.verdict {
+        f.extend(v.flags.iter().map(|x| x.name().to_string()));
+    }
+    f.join(";")
+}
+
+/// A report format.
+pub trait Report {
+    /// Writes the report of `input` to `out`.
+    fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()>;
+}
+
+/// The report writer for a format name.
+pub fn writer(format: Format) -> Box<dyn Report> {
+    match format {
+        Format::Terminal => Box::new(TerminalReport),
+        Format::Csv => Box::new(CsvReport),
+        Format::Markdown => Box::new(MarkdownReport),
+    }
+}
+
+/// Report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A summary table for a terminal (fits 100 columns).
+    Terminal,
+    /// One verdict row per system and benchmark.
+    Csv,
+    /// The verdict table in Markdown.
+    Markdown,
+}

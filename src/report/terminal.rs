@@ -1,0 +1,134 @@
+//! The terminal summary: a verdict table that fits 100 columns, then one
+//! line of words per series and its flags and caps.
+
+use super::{Entry, Input, Report, flags_of};
+use crate::analysis::units::{fmt_n, fmt_ns};
+use std::io::Write;
+
+/// The terminal writer.
+pub struct TerminalReport;
+
+/// Cuts `s` to `w` characters, marking the cut.
+fn fit(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(w.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+fn row(e: &Entry, show_system: bool) -> String {
+    let name = if show_system {
+        format!("{} {}", e.system, e.series)
+    } else {
+        e.series.clone()
+    };
+    let n = fmt_n(e.n as f64);
+    match &e.verdict {
+        Ok(v) => format!(
+            "{:<22} {:>7}  {:>9} → {:<9} {:<10} {:>4}  {:>5.2} [{:.2}, {:.2}]  {}",
+            fit(&name, 22),
+            n,
+            fmt_ns(v.low.ns),
+            fmt_ns(v.high.ns),
+            v.class.label(),
+            format!("{:.0}%", v.confidence * 100.0),
+            v.exponent.value,
+            v.exponent.lo,
+            v.exponent.hi,
+            fit(&flags_of(e), 14)
+        ),
+        Err(m) => format!("{:<22} {:>7}  {}", fit(&name, 22), n, fit(m, 68)),
+    }
+}
+
+impl Report for TerminalReport {
+    fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
+        let many = input.systems.len() > 1;
+        for s in input.systems {
+            let sys = &s.file.system;
+            writeln!(
+                out,
+                "{}: {} {} on {} ({} CPUs), {}, timer {}",
+                s.label,
+                sys.os,
+                sys.os_release,
+                sys.cpu.model.as_deref().unwrap_or("unknown CPU"),
+                sys.cpu.count,
+                sys.libc,
+                match s.file.timer.kind {
+                    crate::harness::clock::TimerKind::Monotonic => "CLOCK_MONOTONIC".to_string(),
+                    crate::harness::clock::TimerKind::Tsc =>
+                        format!("TSC {:.0} MHz", s.file.timer.tsc_hz.unwrap_or(0.0) / 1e6),
+                }
+            )?;
+        }
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{:<22} {:>7}  {:>9}   {:<9} {:<10} {:>4}  {:<20} flags",
+            if many {
+                "system benchmark"
+            } else {
+                "benchmark"
+            },
+            "n",
+            "low n",
+            "high n",
+            "class",
+            "conf",
+            "exponent [95% CI]"
+        )?;
+        writeln!(out, "{}", "─".repeat(99))?;
+        // Group by series so that systems sit next to each other.
+        let mut order: Vec<&str> = Vec::new();
+        for e in &input.entries {
+            if !order.contains(&e.series.as_str()) {
+                order.push(&e.series);
+            }
+        }
+        for series in &order {
+            for e in input.entries.iter().filter(|e| e.series == *series) {
+                writeln!(out, "{}", row(e, many))?;
+            }
+        }
+        writeln!(out)?;
+        for series in &order {
+            for e in input.entries.iter().filter(|e| e.series == *series) {
+                let who = if many {
+                    format!("{} {}", e.system, e.series)
+                } else {
+                    e.series.clone()
+                };
+                match &e.verdict {
+                    Ok(v) => {
+                        writeln!(out, "{who} — {}: {}", v.class, v.words())?;
+                        writeln!(
+                            out,
+                            "    fit {}, {} samples in {} runs",
+                            v.model(),
+                            fmt_n(v.samples as f64),
+                            v.runs
+                        )?;
+                        for f in &v.flags {
+                            writeln!(out, "    {}", f.describe())?;
+                        }
+                    }
+                    Err(m) => writeln!(out, "{who} — no verdict: {m}")?,
+                }
+                for c in e.caps {
+                    writeln!(
+                        out,
+                        "    capped: n = {} of {} requested, by {}",
+                        fmt_n(c.reached as f64),
+                        fmt_n(c.requested as f64),
+                        c.reason
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,248 @@
+//! The result file: one JSON document per `run`, schema version
+//! [`SCHEMA_VERSION`], documented field by field in
+//! `docs/results-format.md`. It is a public interface: change it only
+//! together with that document and the version number.
+
+mod store;
+pub mod sysinfo;
+
+pub use store::{LoadError, load, write_atomic};
+
+use crate::harness::clock::{Overhead, TimerKind};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Value of the `schema` field.
+pub const SCHEMA_NAME: &str = "scalebench-result";
+/// The schema version this scalebench writes and reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole result file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ResultFile {
+    /// Always [`SCHEMA_NAME`].
+    pub schema: String,
+    /// Always [`SCHEMA_VERSION`] when written by this version.
+    pub schema_version: u32,
+    /// Which program wrote the file.
+    pub tool: Tool,
+    /// The command line of the run, argv as given.
+    pub command_line: Vec<String>,
+    /// Name of the system (or tuning) in reports; the host name by default.
+    pub label: String,
+    /// Start of the run, RFC 3339 UTC.
+    pub started: String,
+    /// End of the run, RFC 3339 UTC; `null` while it runs or if interrupted.
+    pub finished: Option<String>,
+    /// `true` once every selected benchmark was attempted.
+    pub complete: bool,
+    /// The machine and OS.
+    pub system: SystemInfo,
+    /// The timer used for every sample.
+    pub timer: TimerInfo,
+    /// One entry per benchmark series, in run order.
+    pub benchmarks: Vec<BenchResult>,
+}
+
+/// The program that wrote a file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Tool {
+    /// "scalebench".
+    pub name: String,
+    /// Cargo package version.
+    pub version: String,
+}
+
+impl Tool {
+    /// This program.
+    pub fn this() -> Tool {
+        Tool {
+            name: env!("CARGO_PKG_NAME").into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+/// The machine, OS and settings a result was measured on.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SystemInfo {
+    /// OS name from uname (`Linux`, `FreeBSD`, …).
+    pub os: String,
+    /// Kernel release (`6.18.0-…`).
+    pub os_release: String,
+    /// Kernel version string (build number, date).
+    pub os_version: String,
+    /// Machine architecture.
+    pub arch: String,
+    /// Host name.
+    pub hostname: String,
+    /// The processor.
+    pub cpu: Cpu,
+    /// Physical memory in bytes.
+    pub memory_bytes: Option<u64>,
+    /// C library name and version.
+    pub libc: String,
+    /// Resource limits of the benchmarking process at start: name → limit.
+    pub limits: BTreeMap<String, Limit>,
+    /// Kernel tunables that matter to some benchmark: name → value.
+    pub sysctls: BTreeMap<String, String>,
+    /// The work directory and the filesystem that holds it.
+    pub workdir: Option<WorkdirInfo>,
+}
+
+/// Processor description.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Cpu {
+    /// Model name.
+    pub model: Option<String>,
+    /// Online logical CPUs.
+    pub count: usize,
+    /// Nominal or current clock in MHz, as the OS reports it.
+    pub mhz: Option<f64>,
+}
+
+/// A soft/hard resource limit; `null` means unlimited.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct Limit {
+    /// Soft limit.
+    pub soft: Option<u64>,
+    /// Hard limit.
+    pub hard: Option<u64>,
+}
+
+/// Where benchmark files were created.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct WorkdirInfo {
+    /// The directory scalebench created (and removed afterwards).
+    pub path: String,
+    /// Filesystem type (`ext4`, `tmpfs`, `ufs`, …).
+    pub fs_type: String,
+    /// Mount point of that filesystem.
+    pub mount_point: String,
+    /// Device or source of the mount.
+    pub device: String,
+    /// Mount options.
+    pub mount_options: String,
+    /// Free bytes at the start of the run.
+    pub free_bytes: Option<u64>,
+}
+
+/// The timer used for all samples of a file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TimerInfo {
+    /// `monotonic` or `tsc`.
+    pub kind: TimerKind,
+    /// Calibrated TSC frequency in Hz (TSC only).
+    pub tsc_hz: Option<f64>,
+    /// Whether the OS reports an invariant TSC (`null`: unknown).
+    pub invariant_tsc: Option<bool>,
+    /// CPU the benchmarking process was pinned to, if any.
+    pub pinned_cpu: Option<usize>,
+}
+
+/// How a benchmark ended.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Every run reached the requested n.
+    Ok,
+    /// Every run finished, but a limit held n below what was asked (`caps`).
+    Capped,
+    /// An error stopped it; `message` says which. Finished runs are kept.
+    Failed,
+    /// This system cannot run it; `message` says why. No runs.
+    Unsupported,
+    /// ^C stopped it; the runs that finished are kept.
+    Interrupted,
+}
+
+impl Status {
+    /// Lower-case name as in the file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Capped => "capped",
+            Status::Failed => "failed",
+            Status::Unsupported => "unsupported",
+            Status::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// One benchmark series.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BenchResult {
+    /// Benchmark name as in `scalebench list` (`socket`).
+    pub name: String,
+    /// Series name: the benchmark name plus a variant in brackets when the
+    /// benchmark has variants (`connect[epoll]`); else the same as `name`.
+    pub series: String,
+    /// What n counts.
+    pub n_meaning: String,
+    /// What one sample times.
+    pub timed: String,
+    /// How it ended.
+    pub status: Status,
+    /// Why it failed or is unsupported; `null` otherwise.
+    pub message: Option<String>,
+    /// The parameters it ran with.
+    pub params: Params,
+    /// Limits that held n below the request.
+    pub caps: Vec<Cap>,
+    /// Limits and sysctls that matter to this benchmark, as they were
+    /// during its runs (after scalebench raised what it could).
+    pub environment: BTreeMap<String, String>,
+    /// Every run, in order.
+    pub runs: Vec<RunRecord>,
+}
+
+/// Parameters of a benchmark series.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Params {
+    /// The n that was asked for.
+    pub requested_n: u64,
+    /// The n each run aimed at after limits were applied.
+    pub n: u64,
+    /// Runs asked for.
+    pub runs: u32,
+    /// Operations done and discarded before the first run.
+    pub warmup_ops: u64,
+    /// Benchmark-specific parameters (file sizes, …).
+    #[serde(default)]
+    pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+/// A limit that held n below the request.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Cap {
+    /// `descriptors`, `processes`, `ports`, `mappings` or `disk`.
+    pub resource: String,
+    /// The n asked for.
+    pub requested: u64,
+    /// The n reached.
+    pub reached: u64,
+    /// The limit, with its name and value, in words.
+    pub reason: String,
+}
+
+/// One run: its samples and the clock overhead measured just before it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunRecord {
+    /// 0-based run number.
+    pub index: u32,
+    /// Start, RFC 3339 UTC.
+    pub started: String,
+    /// Wall time of the run including untimed set-up, ms.
+    pub duration_ms: f64,
+    /// Cost of the timer itself, measured before this run.
+    pub timer_overhead: Overhead,
+    /// `[n, ns]` pairs in the order measured: n resources were held when
+    /// the operation that took `ns` nanoseconds was done. Raw: the timer
+    /// overhead is not subtracted.
+    pub samples: Vec<[u64; 2]>,
+}
+
+/// RFC 3339 UTC timestamp of now, to the second.
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}

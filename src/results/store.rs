@@ -1,0 +1,119 @@
+//! Reading and writing result files: atomic replace on write, schema checks
+//! with the file named on read.
+
+use super::{ResultFile, SCHEMA_NAME, SCHEMA_VERSION};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Why a result file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be opened or read.
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file is not JSON, or not of the expected shape.
+    #[error("{path}: line {line}, column {column}: {message}")]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the problem.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What was wrong.
+        message: String,
+    },
+    /// Valid JSON, but not a scalebench result.
+    #[error("{path}: not a scalebench result file (no \"schema\": \"{SCHEMA_NAME}\" field)")]
+    NotAResult {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A schema version this program does not read.
+    #[error(
+        "{path}: schema version {found} is not supported (this scalebench reads version {SCHEMA_VERSION}); {hint}"
+    )]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// The version in the file.
+        found: u64,
+        /// What to do about it.
+        hint: &'static str,
+    },
+}
+
+/// Reads and checks a result file.
+pub fn load(path: &Path) -> Result<ResultFile, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let syntax = |e: serde_json::Error| LoadError::Syntax {
+        path: path.to_path_buf(),
+        line: e.line(),
+        column: e.column(),
+        message: e
+            .to_string()
+            .split(" at line ")
+            .next()
+            .unwrap_or("")
+            .to_string(),
+    };
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(syntax)?;
+    if value.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA_NAME) {
+        return Err(LoadError::NotAResult {
+            path: path.to_path_buf(),
+        });
+    }
+    let found = value
+        .get("schema_version")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0);
+    if found != u64::from(SCHEMA_VERSION) {
+        let hint = if found > u64::from(SCHEMA_VERSION) {
+            "it was written by a newer scalebench: upgrade to read it"
+        } else {
+            "it is older than any released format"
+        };
+        return Err(LoadError::Version {
+            path: path.to_path_buf(),
+            found,
+            hint,
+        });
+    }
+    // Re-parse from text (not from `value`) so errors carry line numbers.
+    serde_json::from_str(&text).map_err(syntax)
+}
+
+/// Writes `result` to `path` atomically: a temporary file in the same
+/// directory is written, flushed to disk and renamed over `path`, so a
+/// reader (or a crash) sees either the old or the new file, never half.
+pub fn write_atomic(path: &Path, result: &ResultFile) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".scalebench-")
+        .suffix(".tmp")
+        .tempfile_in(&dir)?;
+    {
+        let mut w = std::io::BufWriter::new(tmp.as_file_mut());
+        serde_json::to_writer(&mut w, result)?;
+        w.write_all(b"\n")?;
+        w.flush()?;
+    }
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    if let Ok(d) = std::fs::File::open(&dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}

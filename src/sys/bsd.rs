@@ -1,0 +1,223 @@
+//! The BSDs and macOS: `sysctl(8)`, `statfs(2)` and `mount(8)`.
+
+use super::{Knob, Mount};
+use std::path::Path;
+use std::process::Command;
+
+/// OS-specific sysctl names of a knob.
+pub fn knob_names(knob: Knob) -> &'static [&'static str] {
+    let freebsd_like = cfg!(any(
+        target_os = "freebsd",
+        target_os = "dragonfly",
+        target_vendor = "apple"
+    ));
+    match knob {
+        Knob::FilesSystem => &["kern.maxfiles"],
+        Knob::FilesPerProcess if freebsd_like => &["kern.maxfilesperproc"],
+        Knob::FilesPerProcess => &[],
+        Knob::PortRange if freebsd_like => {
+            &["net.inet.ip.portrange.first", "net.inet.ip.portrange.last"]
+        }
+        Knob::PortRange if cfg!(target_os = "netbsd") => {
+            &["net.inet.ip.anonportmin", "net.inet.ip.anonportmax"]
+        }
+        Knob::PortRange => &["net.inet.ip.porthifirst", "net.inet.ip.porthilast"],
+        Knob::Processes => &["kern.maxproc"],
+        Knob::ProcessesPerUser if freebsd_like => &["kern.maxprocperuid"],
+        Knob::ProcessesPerUser => &[],
+        Knob::Mappings => &[],
+        Knob::ListenBacklog if freebsd_like => &["kern.ipc.somaxconn"],
+        Knob::ListenBacklog => &["kern.somaxconn"],
+    }
+}
+
+/// Reads one sysctl.
+pub fn sysctl(name: &str) -> Option<String> {
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
+    {
+        return None;
+    }
+    let out = Command::new("sysctl").arg("-n").arg(name).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (!v.is_empty()).then_some(v)
+}
+
+/// The CPU model name.
+pub fn cpu_model() -> Option<String> {
+    if cfg!(target_vendor = "apple") {
+        sysctl("machdep.cpu.brand_string")
+    } else {
+        sysctl("hw.model")
+    }
+}
+
+/// The CPU clock in MHz as the OS reports it.
+pub fn cpu_mhz() -> Option<f64> {
+    let hz = |name: &str| sysctl(name)?.parse::<f64>().ok().map(|v| v / 1e6);
+    let mhz = |name: &str| sysctl(name)?.parse::<f64>().ok();
+    if cfg!(target_vendor = "apple") {
+        hz("hw.cpufrequency")
+    } else if cfg!(target_os = "netbsd") {
+        hz("machdep.tsc_freq")
+    } else if cfg!(target_os = "openbsd") {
+        mhz("hw.cpuspeed")
+    } else {
+        mhz("hw.clockrate")
+    }
+}
+
+/// Whether the TSC runs at a constant rate in every power state.
+pub fn invariant_tsc() -> Option<bool> {
+    if cfg!(target_os = "freebsd") {
+        sysctl("kern.timecounter.invariant_tsc").map(|v| v == "1")
+    } else {
+        None
+    }
+}
+
+/// Physical memory in bytes.
+pub fn memory_bytes() -> Option<u64> {
+    let name = if cfg!(target_vendor = "apple") {
+        "hw.memsize"
+    } else if cfg!(any(target_os = "netbsd", target_os = "openbsd")) {
+        "hw.physmem64"
+    } else {
+        "hw.physmem"
+    };
+    sysctl(name)?.parse().ok()
+}
+
+/// The C library and its version.
+pub fn libc_version() -> String {
+    let u = super::uname();
+    format!("system libc ({} {})", u.sysname, u.release)
+}
+
+fn cstr(f: &[libc::c_char]) -> String {
+    let bytes: Vec<u8> = f
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// (type, mounted on, mounted from) of the filesystem holding `path`.
+fn statfs_names(path: &Path) -> Option<(String, String, String)> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    #[cfg(target_os = "netbsd")]
+    {
+        // SAFETY: statvfs is plain data; the path is NUL-terminated.
+        let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+        if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
+            return None;
+        }
+        Some((
+            cstr(&s.f_fstypename),
+            cstr(&s.f_mntonname),
+            cstr(&s.f_mntfromname),
+        ))
+    }
+    #[cfg(not(target_os = "netbsd"))]
+    {
+        // SAFETY: statfs is plain data; the path is NUL-terminated.
+        let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+        if unsafe { libc::statfs(c.as_ptr(), &mut s) } != 0 {
+            return None;
+        }
+        Some((
+            cstr(&s.f_fstypename),
+            cstr(&s.f_mntonname),
+            cstr(&s.f_mntfromname),
+        ))
+    }
+}
+
+/// Options of the mount at `mount_point`, from `mount(8)`'s output lines of
+/// the form `/dev/ada0p2 on / (ufs, local, soft-updates)`.
+fn mount_options(mount_point: &str) -> String {
+    let Ok(out) = Command::new("mount").output() else {
+        return String::new();
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let needle = format!(" on {mount_point} (");
+    text.lines()
+        .find_map(|l| {
+            let start = l.find(&needle)? + needle.len();
+            let end = l.rfind(')')?;
+            Some(l.get(start..end)?.replace(", ", ","))
+        })
+        .unwrap_or_default()
+}
+
+/// The mounted filesystem that holds `path`.
+pub fn mount_of(path: &Path) -> Option<Mount> {
+    let (fs_type, mount_point, device) = statfs_names(path)?;
+    let options = mount_options(&mount_point);
+    Some(Mount {
+        fs_type,
+        mount_point,
+        device,
+        options,
+    })
+}
+
+/// Pins the calling process to one CPU.
+pub fn pin_to_cpu(cpu: usize) -> Result<(), String> {
+    #[cfg(target_os = "freebsd")]
+    {
+        // SAFETY: cpuset_t is plain data, set with the libc macros.
+        unsafe {
+            let mut set: libc::cpuset_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            if libc::cpuset_setaffinity(
+                libc::CPU_LEVEL_WHICH,
+                libc::CPU_WHICH_PID,
+                -1,
+                std::mem::size_of::<libc::cpuset_t>(),
+                &set,
+            ) != 0
+            {
+                return Err(std::io::Error::last_os_error().to_string());
+            }
+        }
+        Ok(())
+    }
+    #[cfg(not(target_os = "freebsd"))]
+    {
+        let _ = cpu;
+        Err("CPU pinning is implemented for Linux and FreeBSD only".into())
+    }
+}
+
+/// Makes this process the reaper of orphaned descendants, where the OS
+/// can; returns whether it worked.
+pub fn set_child_subreaper() -> bool {
+    #[cfg(target_os = "freebsd")]
+    {
+        // SAFETY: procctl on our own pid with no data argument.
+        unsafe {
+            libc::procctl(
+                libc::P_PID,
+                libc::getpid() as libc::id_t,
+                libc::PROC_REAP_ACQUIRE,
+                std::ptr::null_mut(),
+            ) == 0
+        }
+    }
+    #[cfg(not(target_os = "freebsd"))]
+    {
+        false
+    }
+}
+
+/// Memory mappings of this process, where the OS tells.
+pub fn count_mappings() -> Option<usize> {
+    None
+}

@@ -1,0 +1,196 @@
+//! Linux: `/proc` and `/sys`.
+
+use super::{Knob, Mount};
+use std::path::Path;
+
+/// OS-specific sysctl names of a knob.
+pub fn knob_names(knob: Knob) -> &'static [&'static str] {
+    match knob {
+        Knob::FilesSystem => &["fs.file-max"],
+        Knob::FilesPerProcess => &["fs.nr_open"],
+        Knob::PortRange => &["net.ipv4.ip_local_port_range"],
+        Knob::Processes => &["kernel.pid_max", "kernel.threads-max"],
+        Knob::ProcessesPerUser => &[],
+        Knob::Mappings => &["vm.max_map_count"],
+        Knob::ListenBacklog => &["net.core.somaxconn"],
+    }
+}
+
+/// Reads one sysctl.
+pub fn sysctl(name: &str) -> Option<String> {
+    if name.contains("..") || name.contains('/') {
+        return None;
+    }
+    let path = format!("/proc/sys/{}", name.replace('.', "/"));
+    let v = std::fs::read_to_string(path).ok()?;
+    Some(v.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+fn cpuinfo_field(key: &str) -> Option<String> {
+    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    info.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k.trim() == key).then(|| v.trim().to_string())
+    })
+}
+
+/// The CPU model name.
+pub fn cpu_model() -> Option<String> {
+    cpuinfo_field("model name").or_else(|| cpuinfo_field("Model"))
+}
+
+/// The CPU clock in MHz as the OS reports it.
+pub fn cpu_mhz() -> Option<f64> {
+    cpuinfo_field("cpu MHz")?.parse().ok()
+}
+
+/// Whether the TSC runs at a constant rate in every power state.
+pub fn invariant_tsc() -> Option<bool> {
+    let flags = cpuinfo_field("flags")?;
+    let has = |f: &str| flags.split_whitespace().any(|x| x == f);
+    Some(has("constant_tsc") && has("nonstop_tsc"))
+}
+
+/// Physical memory in bytes.
+pub fn memory_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The C library and its version.
+pub fn libc_version() -> String {
+    #[cfg(target_env = "gnu")]
+    {
+        unsafe extern "C" {
+            fn gnu_get_libc_version() -> *const libc::c_char;
+        }
+        // SAFETY: returns a pointer to a static NUL-terminated string.
+        let v = unsafe { std::ffi::CStr::from_ptr(gnu_get_libc_version()) };
+        format!("glibc {}", v.to_string_lossy())
+    }
+    #[cfg(target_env = "musl")]
+    {
+        "musl".to_string()
+    }
+    #[cfg(not(any(target_env = "gnu", target_env = "musl")))]
+    {
+        "unknown".to_string()
+    }
+}
+
+/// Undoes the octal escapes (`\040` for a space) of /proc/self/mountinfo.
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
+            out.push(v);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Parses one mountinfo line into a [`Mount`].
+pub(crate) fn parse_mountinfo_line(line: &str) -> Option<Mount> {
+    let (left, right) = line.split_once(" - ")?;
+    let l: Vec<&str> = left.split(' ').collect();
+    let r: Vec<&str> = right.split(' ').collect();
+    if l.len() < 6 || r.len() < 2 {
+        return None;
+    }
+    let mut options = l[5].to_string();
+    if let Some(sup) = r.get(2) {
+        for o in sup.split(',') {
+            if !options.split(',').any(|x| x == o) {
+                options.push(',');
+                options.push_str(o);
+            }
+        }
+    }
+    Some(Mount {
+        fs_type: r[0].to_string(),
+        mount_point: unescape(l[4]),
+        device: unescape(r[1]),
+        options,
+    })
+}
+
+/// The mounted filesystem that holds `path`.
+pub fn mount_of(path: &Path) -> Option<Mount> {
+    let path = std::fs::canonicalize(path).ok()?;
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mut best: Option<Mount> = None;
+    for m in info.lines().filter_map(parse_mountinfo_line) {
+        if path.starts_with(&m.mount_point)
+            && best
+                .as_ref()
+                .is_none_or(|b| m.mount_point.len() >= b.mount_point.len())
+        {
+            best = Some(m);
+        }
+    }
+    best
+}
+
+/// Pins the calling process to one CPU.
+pub fn pin_to_cpu(cpu: usize) -> Result<(), String> {
+    // SAFETY: cpu_set_t is plain data, manipulated with the libc macros.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_ZERO(&mut set);
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(std::io::Error::last_os_error().to_string());
+        }
+    }
+    Ok(())
+}
+
+/// Makes this process the reaper of orphaned descendants, where the OS
+/// can; returns whether it worked.
+pub fn set_child_subreaper() -> bool {
+    // SAFETY: prctl with integer arguments.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 }
+}
+
+/// Memory mappings of this process, where the OS tells.
+pub fn count_mappings() -> Option<usize> {
+    Some(
+        std::fs::read_to_string("/proc/self/maps")
+            .ok()?
+            .lines()
+            .count(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_line_parses_with_escapes_and_super_options() {
+        let line = "36 35 98:0 / /mnt/my\\040disk rw,noatime master:1 - ext4 /dev/loop0 rw,errors=continue";
+        let m = parse_mountinfo_line(line).unwrap();
+        assert_eq!(m.mount_point, "/mnt/my disk");
+        assert_eq!(m.fs_type, "ext4");
+        assert_eq!(m.device, "/dev/loop0");
+        assert_eq!(m.options, "rw,noatime,errors=continue");
+    }
+
+    #[test]
+    fn sysctl_refuses_paths() {
+        assert_eq!(sysctl("../../etc/passwd"), None);
+        assert!(sysctl("kernel.pid_max").is_some());
+    }
+}

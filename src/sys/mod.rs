@@ -1,0 +1,311 @@
+//! Everything that differs between operating systems, in one place.
+//!
+//! The rest of scalebench asks this module abstract questions ("what is the
+//! ephemeral port range?", "which filesystem holds this path?") and gets an
+//! answer or `None`; the `cfg` branches live here and nowhere else. Linux
+//! reads `/proc`; the BSDs and macOS ask `sysctl(8)` and `statfs(2)`.
+
+use std::path::Path;
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod linux;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+use linux as os;
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+mod bsd;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+use bsd as os;
+
+pub use os::{
+    count_mappings, cpu_mhz, cpu_model, invariant_tsc, libc_version, memory_bytes, mount_of,
+    pin_to_cpu, set_child_subreaper,
+};
+
+/// A kernel tunable that matters to some benchmark, named abstractly; each
+/// OS maps it to its own sysctl names (see [`knob_names`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Knob {
+    /// System-wide open file limit.
+    FilesSystem,
+    /// Per-process open file ceiling.
+    FilesPerProcess,
+    /// Ephemeral (anonymous) port range used by bind(port 0).
+    PortRange,
+    /// System-wide process limit (or pid_max).
+    Processes,
+    /// Per-user process limit, where the OS has one.
+    ProcessesPerUser,
+    /// Memory mappings per process.
+    Mappings,
+    /// Listen backlog ceiling.
+    ListenBacklog,
+}
+
+/// The OS-specific sysctl names that make up `knob` (empty when this OS has
+/// no such tunable).
+pub fn knob_names(knob: Knob) -> &'static [&'static str] {
+    os::knob_names(knob)
+}
+
+/// Reads a sysctl by its OS-specific name (`kernel.pid_max`,
+/// `kern.maxproc`, …); `None` when it does not exist or cannot be read.
+pub fn sysctl(name: &str) -> Option<String> {
+    os::sysctl(name)
+}
+
+/// Every (name, value) pair that makes up `knob` on this system.
+pub fn knob_values(knob: Knob) -> Vec<(String, String)> {
+    knob_names(knob)
+        .iter()
+        .filter_map(|n| sysctl(n).map(|v| (n.to_string(), v)))
+        .collect()
+}
+
+/// The ephemeral port range as (first, last), inclusive.
+pub fn port_range() -> Option<(u32, u32)> {
+    let vals: Vec<u32> = knob_values(Knob::PortRange)
+        .iter()
+        .flat_map(|(_, v)| {
+            v.split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect();
+    match vals.as_slice() {
+        [a, b] => Some((*a.min(b), *a.max(b))),
+        _ => None,
+    }
+}
+
+/// The system's process ceiling (smallest of the process knobs).
+pub fn process_ceiling() -> Option<(u64, String)> {
+    [Knob::Processes, Knob::ProcessesPerUser]
+        .iter()
+        .flat_map(|k| knob_values(*k))
+        .filter_map(|(n, v)| v.trim().parse::<u64>().ok().map(|x| (x, n)))
+        .min_by_key(|(x, _)| *x)
+}
+
+/// The per-process mapping ceiling, where the OS has one.
+pub fn mapping_ceiling() -> Option<(u64, String)> {
+    knob_values(Knob::Mappings)
+        .into_iter()
+        .filter_map(|(n, v)| v.trim().parse::<u64>().ok().map(|x| (x, n)))
+        .min_by_key(|(x, _)| *x)
+}
+
+/// `uname(2)` fields.
+#[derive(Debug, Clone, Default)]
+pub struct Uname {
+    /// OS name (`Linux`, `FreeBSD`, …).
+    pub sysname: String,
+    /// Host name.
+    pub nodename: String,
+    /// Kernel release (`6.18.0`).
+    pub release: String,
+    /// Kernel version string (build date, config).
+    pub version: String,
+    /// Machine architecture.
+    pub machine: String,
+}
+
+/// Calls `uname(2)`.
+pub fn uname() -> Uname {
+    // SAFETY: utsname is plain data; uname fills it.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return Uname::default();
+    }
+    fn field(f: &[libc::c_char]) -> String {
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+    Uname {
+        sysname: field(&u.sysname),
+        nodename: field(&u.nodename),
+        release: field(&u.release),
+        version: field(&u.version),
+        machine: field(&u.machine),
+    }
+}
+
+/// Number of online CPUs.
+pub fn cpu_count() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+/// The filesystem that holds a path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Mount {
+    /// Filesystem type (`ext4`, `tmpfs`, `ufs`, `apfs` …).
+    pub fs_type: String,
+    /// Where it is mounted.
+    pub mount_point: String,
+    /// The device or source it was mounted from.
+    pub device: String,
+    /// Mount options, comma separated.
+    pub options: String,
+}
+
+/// Open descriptors of this process, counted portably with `fcntl(F_GETFD)`
+/// up to the soft limit.
+pub fn count_open_fds() -> usize {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into `rl`.
+    unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) };
+    let max = rl.rlim_cur.min(1 << 20) as i32;
+    // SAFETY: F_GETFD only asks whether the descriptor is open.
+    (0..max)
+        .filter(|&fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1)
+        .count()
+}
+
+/// Free bytes for unprivileged users on the filesystem holding `path`.
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs is plain data; the path is NUL-terminated.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
+        return None;
+    }
+    Some((s.f_bavail as u64).saturating_mul(s.f_frsize as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uname_names_this_system() {
+        let u = uname();
+        assert!(!u.sysname.is_empty());
+        assert!(!u.release.is_empty());
+    }
+
+    #[test]
+    fn open_fds_counts_new_descriptors() {
+        let files: Vec<_> = (0..64)
+            .map(|_| std::fs::File::open("/dev/null").unwrap())
+            .collect();
+        // Other test threads may close their own files meanwhile, but ours
+        // and stdio stay open.
+        assert!(count_open_fds() >= files.len() + 3);
+    }
+
+    #[test]
+    fn mount_of_root_is_known() {
+        let m = mount_of(Path::new("/")).expect("mount of /");
+        assert_eq!(m.mount_point, "/");
+        assert!(!m.fs_type.is_empty());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn port_range_is_sane() {
+        let (a, b) = port_range().expect("port range");
+        assert!(a > 0 && b >= a && b <= 65535);
+    }
+}
+
+/// The resource limits scalebench records and raises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rlimit {
+    /// RLIMIT_NOFILE: open descriptors.
+    Files,
+    /// RLIMIT_NPROC: processes of this user.
+    Processes,
+    /// RLIMIT_AS: address space.
+    AddressSpace,
+    /// RLIMIT_STACK: stack size.
+    Stack,
+}
+
+impl Rlimit {
+    /// Every limit, in the order recorded.
+    pub const ALL: [Rlimit; 4] = [
+        Rlimit::Files,
+        Rlimit::Processes,
+        Rlimit::AddressSpace,
+        Rlimit::Stack,
+    ];
+
+    /// The C name (`RLIMIT_NOFILE`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Rlimit::Files => "RLIMIT_NOFILE",
+            Rlimit::Processes => "RLIMIT_NPROC",
+            Rlimit::AddressSpace => "RLIMIT_AS",
+            Rlimit::Stack => "RLIMIT_STACK",
+        }
+    }
+
+    fn resource(self) -> libc::c_int {
+        (match self {
+            Rlimit::Files => libc::RLIMIT_NOFILE,
+            Rlimit::Processes => libc::RLIMIT_NPROC,
+            Rlimit::AddressSpace => libc::RLIMIT_AS,
+            Rlimit::Stack => libc::RLIMIT_STACK,
+        }) as libc::c_int
+    }
+}
+
+/// A limit as (soft, hard); `None` is unlimited.
+pub type LimitPair = (Option<u64>, Option<u64>);
+
+/// Reads a resource limit.
+pub fn get_rlimit(which: Rlimit) -> Option<LimitPair> {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into `rl`.
+    if unsafe { libc::getrlimit(which.resource() as _, &mut rl) } != 0 {
+        return None;
+    }
+    let conv = |v: libc::rlim_t| (v != libc::RLIM_INFINITY).then_some(v);
+    Some((conv(rl.rlim_cur), conv(rl.rlim_max)))
+}
+
+/// Sets a resource limit.
+pub fn set_rlimit(which: Rlimit, limit: LimitPair) -> std::io::Result<()> {
+    let conv = |v: Option<u64>| v.map_or(libc::RLIM_INFINITY, |x| x as libc::rlim_t);
+    let rl = libc::rlimit {
+        rlim_cur: conv(limit.0),
+        rlim_max: conv(limit.1),
+    };
+    // SAFETY: setrlimit reads `rl`.
+    if unsafe { libc::setrlimit(which.resource() as _, &rl) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Processes currently running on the system, where the OS tells cheaply.
+pub fn count_processes() -> Option<u64> {
+    if cfg!(any(target_os = "linux", target_os = "android")) {
+        let dir = std::fs::read_dir("/proc").ok()?;
+        Some(
+            dir.filter_map(|e| e.ok())
+                .filter(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .bytes()
+                        .all(|b| b.is_ascii_digit())
+                })
+                .count() as u64,
+        )
+    } else {
+        None
+    }
+}
