@@ -146,6 +146,9 @@ pub struct Choice {
     pub rise: f64,
     /// Whether a growth model beats the constant one significantly.
     pub significant: bool,
+    /// A higher growth class whose χ² is within the tie tolerance of the
+    /// chosen one (only when a growth class was chosen).
+    pub alternative: Option<Class>,
 }
 
 /// The class rule (documented in `docs/analysis.md`):
@@ -170,6 +173,7 @@ pub fn choose(pts: &[(f64, f64, f64)], rule: Rule) -> Choice {
         fits: fits.clone(),
         rise: 0.0,
         significant: false,
+        alternative: None,
     };
     let Some(best) = growth.iter().map(|f| f.chi2).min_by(f64::total_cmp) else {
         return flat;
@@ -187,12 +191,18 @@ pub fn choose(pts: &[(f64, f64, f64)], rule: Rule) -> Choice {
     };
     let significant = constant.chi2 - pick.chi2 > 9f64.max(0.10 * pick.chi2);
     if significant && rise >= rule.flat {
+        let alternative = growth
+            .iter()
+            .filter(|f| f.class != pick.class && f.chi2 <= pick.chi2 + tolerance)
+            .min_by(|a, b| a.chi2.total_cmp(&b.chi2))
+            .map(|f| f.class);
         Choice {
             class: pick.class,
             fit: pick,
             fits,
             rise,
             significant,
+            alternative,
         }
     } else {
         Choice {

@@ -28,10 +28,12 @@ fn level(b: &[Bucket]) -> (f64, f64) {
 const MIN_PLATEAU: usize = 3;
 
 /// Finds one or two steps: a piecewise-constant fit of the bucket medians
-/// with 1 or 2 breaks must beat the best smooth growth model's χ²
-/// (`smooth_chi2`) by a factor of 4, every jump must be at least 15 % of
-/// the lower level and 4 standard errors, and each plateau must be flat
-/// (its own spread no more than 5 % of its level).
+/// with 1 or 2 breaks must beat the best smooth model's χ² (`smooth_chi2`)
+/// by a factor of 4, every jump must be at least 15 % of the lower level
+/// and 4 standard errors, and each plateau must be flat (every median
+/// within 5 % + 3 standard errors of its level). The bucket on each side
+/// of a break may straddle the jump, so it is left out of the plateau it
+/// borders; the step's position is therefore known to about one bucket.
 pub fn find_steps(buckets: &[Bucket], smooth_chi2: f64) -> Vec<Step> {
     let k = buckets.len();
     if k < 2 * MIN_PLATEAU {
@@ -60,19 +62,27 @@ pub fn find_steps(buckets: &[Bucket], smooth_chi2: f64) -> Vec<Step> {
         Some((ss2, i, j)) if ss2 < 0.5 * ss1 => vec![i, j],
         _ => vec![i1],
     };
-    let ss = {
-        let mut edges = vec![0];
-        edges.extend(&breaks);
-        edges.push(k);
-        edges
-    };
-    let segs: Vec<&[Bucket]> = ss.windows(2).map(|w| &buckets[w[0]..w[1]]).collect();
-    let total: f64 = segs.iter().map(|s| level(s).1).sum();
+    let mut edges = vec![0];
+    edges.extend(&breaks);
+    edges.push(k);
+    // Plateaus without the buckets that touch a break.
+    let plateaus: Vec<&[Bucket]> = edges
+        .windows(2)
+        .map(|w| {
+            let lo = if w[0] > 0 { w[0] + 1 } else { 0 };
+            let hi = if w[1] < k { w[1] - 1 } else { k };
+            &buckets[lo..hi.max(lo)]
+        })
+        .collect();
+    if plateaus.iter().any(|p| p.len() < 2) {
+        return Vec::new();
+    }
+    let total: f64 = plateaus.iter().map(|s| level(s).1).sum();
     if total * 4.0 > smooth_chi2 {
         return Vec::new();
     }
     let mut steps = Vec::new();
-    for (w, &brk) in segs.windows(2).zip(&breaks) {
+    for (w, &brk) in plateaus.windows(2).zip(&breaks) {
         let (a, b) = (level(w[0]).0, level(w[1]).0);
         let se = (w[0].last().expect("plateau").se.powi(2) + w[1][0].se.powi(2)).sqrt();
         let jump = (b - a).abs();
@@ -85,7 +95,7 @@ pub fn find_steps(buckets: &[Bucket], smooth_chi2: f64) -> Vec<Step> {
             to_ns: b,
         });
     }
-    let flat = segs.iter().all(|s| {
+    let flat = plateaus.iter().all(|s| {
         let m = level(s).0;
         s.iter()
             .all(|x| (x.median - m).abs() <= 0.05 * m + 3.0 * x.se)

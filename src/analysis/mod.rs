@@ -196,6 +196,9 @@ pub struct Verdict {
     pub fit: Fit,
     /// Fits of every class, simplest first.
     pub fits: Vec<Fit>,
+    /// Another growth class that fits about as well (within the rule's
+    /// tie tolerance): the data cannot tell the two apart.
+    pub alternative: Option<Class>,
     /// Rise over the n range predicted by the best growth model, relative.
     pub rise: f64,
     /// Log-log slope of the bucket medians, with a 95 % bootstrap interval.
@@ -340,6 +343,7 @@ pub fn analyze(
         confidence,
         fit: choice.fit,
         fits: choice.fits.clone(),
+        alternative: choice.alternative,
         rise: choice.rise,
         exponent,
         low: Level {
@@ -374,6 +378,7 @@ pub fn analyze(
         // smooth growth class.
         v.class = Class::Constant;
         v.fit = choice.fits[0];
+        v.alternative = None;
         for s in steps {
             v.flags.push(Flag::Step {
                 at_n: s.at_n,

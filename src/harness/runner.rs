@@ -257,3 +257,142 @@ fn one_run(
     drop(run);
     Ok(samples)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::{Info, Run};
+    use crate::harness::clock::TimerKind;
+    use crate::harness::progress::Mode;
+
+    /// A benchmark whose operation hits a limit after `limit` items.
+    struct Fake {
+        limit: u64,
+        fail_at: Option<u64>,
+    }
+
+    static INFO: Info = Info {
+        name: "fake",
+        n_meaning: "items",
+        timed: "nothing",
+        uses: &[],
+        knobs: &[],
+        quick_n: 10,
+        full_n: 10,
+    };
+
+    struct FakeRun {
+        held: u64,
+        limit: u64,
+        fail_at: Option<u64>,
+    }
+
+    impl Benchmark for Fake {
+        fn info(&self) -> &'static Info {
+            &INFO
+        }
+        fn start(&self, _ctx: &Ctx, _n: u64) -> Result<Box<dyn crate::bench::Run>, StartError> {
+            Ok(Box::new(FakeRun {
+                held: 0,
+                limit: self.limit,
+                fail_at: self.fail_at,
+            }))
+        }
+    }
+
+    impl Run for FakeRun {
+        fn held(&self) -> u64 {
+            self.held
+        }
+        fn op(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
+            if Some(self.held) == self.fail_at {
+                return Err(StepError::Failed(anyhow::anyhow!("broke at {}", self.held)));
+            }
+            if self.held >= self.limit {
+                return Err(StepError::Limit {
+                    resource: Resource::Descriptors,
+                    detail: format!("out of fakes at n = {}", self.held),
+                });
+            }
+            sw.start();
+            self.held += 1;
+            sw.stop();
+            Ok(())
+        }
+    }
+
+    fn go(b: &Fake, n: u64, runs: u32) -> BenchResult {
+        let clock = Clock::new(TimerKind::Monotonic).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Ctx::new(dir.path(), &clock);
+        let plan = Plan {
+            n,
+            runs,
+            warmup: Some(0),
+        };
+        run_benchmark(b, plan, &ctx, &mut Progress::new(Mode::Quiet))
+    }
+
+    #[test]
+    fn records_every_sample_of_every_run() {
+        let r = go(
+            &Fake {
+                limit: 1000,
+                fail_at: None,
+            },
+            50,
+            3,
+        );
+        assert_eq!(r.status, Status::Ok);
+        assert_eq!(r.runs.len(), 3);
+        for (i, run) in r.runs.iter().enumerate() {
+            assert_eq!(run.index, i as u32);
+            let ns: Vec<u64> = run.samples.iter().map(|s| s[0]).collect();
+            assert_eq!(ns, (0..50).collect::<Vec<_>>());
+            assert!(run.timer_overhead.median_ns > 0.0);
+        }
+    }
+
+    #[test]
+    fn a_limit_met_while_running_caps_n_and_says_why() {
+        let r = go(
+            &Fake {
+                limit: 30,
+                fail_at: None,
+            },
+            50,
+            2,
+        );
+        assert_eq!(r.status, Status::Capped);
+        assert_eq!(r.params.n, 30);
+        assert_eq!(r.params.requested_n, 50);
+        assert_eq!(r.runs.len(), 2);
+        assert!(r.runs.iter().all(|x| x.samples.len() == 30));
+        assert_eq!(r.caps[0].reached, 30);
+        assert_eq!(r.caps[0].resource, "descriptors");
+        assert!(r.caps[0].reason.contains("out of fakes"));
+    }
+
+    #[test]
+    fn a_failure_keeps_the_runs_that_finished() {
+        // Fails in every run at item 20: the first run already fails.
+        let r = go(
+            &Fake {
+                limit: 1000,
+                fail_at: Some(20),
+            },
+            50,
+            2,
+        );
+        assert_eq!(r.status, Status::Failed);
+        assert!(r.message.as_deref().unwrap().contains("broke at 20"));
+        assert!(r.runs.is_empty());
+    }
+
+    #[test]
+    fn default_warmup_is_bounded() {
+        assert_eq!(default_warmup(5), 5);
+        assert_eq!(default_warmup(1000), 50);
+        assert_eq!(default_warmup(1_000_000), 500);
+    }
+}

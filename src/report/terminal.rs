@@ -104,7 +104,10 @@ impl Report for TerminalReport {
                 };
                 match &e.verdict {
                     Ok(v) => {
-                        writeln!(out, "{who} — {}: {}", v.class, v.words())?;
+                        let alt = v
+                            .alternative
+                            .map_or(String::new(), |c| format!(" ({c} fits about as well)"));
+                        writeln!(out, "{who} — {}{alt}: {}", v.class, v.words())?;
                         writeln!(
                             out,
                             "    fit {}, {} samples in {} runs",

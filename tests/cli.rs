@@ -1,0 +1,466 @@
+//! The binary, end to end: every benchmark at small n, caps under a low
+//! limit, ^C in the middle of `fork`, exports and reports, and bad input.
+
+use assert_cmd::prelude::*;
+use predicates::prelude::*;
+use scalebench::bench::REGISTRY;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_scalebench"))
+}
+
+fn load(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Checks a result file against docs/results-schema.json.
+fn assert_valid(doc: &Value) {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/docs/results-schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let v = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "result file does not match the schema:\n{}",
+        errors.join("\n")
+    );
+}
+
+fn bench<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == name)
+        .unwrap_or_else(|| panic!("{name} missing"))
+}
+
+/// Processes whose command line mentions `dir` (our helpers and their
+/// children are started from inside the work directory).
+fn processes_under(dir: &Path) -> Vec<String> {
+    let needle = dir.to_string_lossy().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter_map(|e| {
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            cmd.contains(&needle)
+                .then(|| format!("{}: {cmd}", e.file_name().to_string_lossy()))
+        })
+        .collect()
+}
+
+/// A small result file with two benchmarks.
+fn small_result(dir: &Path) -> PathBuf {
+    let out = dir.join("small.json");
+    bin()
+        .args([
+            "run", "socket", "bind", "--max", "60", "--runs", "2", "-q", "--label", "box-a",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    out
+}
+
+#[test]
+fn list_names_every_benchmark() {
+    let out = bin().arg("list").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for b in REGISTRY {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(b.info().name))
+            .unwrap_or_else(|| panic!("{} not listed", b.info().name));
+        assert!(line.contains(b.info().n_meaning), "{line}");
+    }
+}
+
+#[test]
+fn every_benchmark_at_small_n_writes_a_valid_complete_file() {
+    let t = tempfile::tempdir().unwrap();
+    let work = t.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let out = t.path().join("r.json");
+    let n = 120u64;
+    let assert = bin()
+        .args([
+            "run",
+            "quick",
+            "--max",
+            &n.to_string(),
+            "--runs",
+            "2",
+            "--out",
+        ])
+        .arg(&out)
+        .arg("--workdir")
+        .arg(&work)
+        .assert()
+        .success();
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    let doc = load(&out);
+    assert_valid(&doc);
+    assert_eq!(doc["complete"], true);
+    assert!(doc["finished"].is_string());
+    for b in REGISTRY {
+        let name = b.info().name;
+        let r = bench(&doc, name);
+        assert_eq!(r["status"], "ok", "{name}: {}", r["message"]);
+        assert!(r["message"].is_null(), "{name}: {}", r["message"]);
+        assert_eq!(r["params"]["n"], n);
+        let runs = r["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 2, "{name}");
+        for run in runs {
+            let ns: Vec<u64> = run["samples"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s[0].as_u64().unwrap())
+                .collect();
+            let expect: Vec<u64> = if name == "fork-cleanup" {
+                (1..=n).rev().collect()
+            } else {
+                (0..n).collect()
+            };
+            assert_eq!(ns, expect, "{name}: n of each sample");
+            assert!(
+                run["samples"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|s| s[1].as_u64().unwrap() > 0)
+            );
+        }
+        assert!(stdout.contains(name), "{name} missing from the summary");
+    }
+    assert!(
+        stdout.contains(&out.display().to_string()),
+        "summary names the file"
+    );
+    assert_eq!(
+        std::fs::read_dir(&work).unwrap().count(),
+        0,
+        "work directory removed"
+    );
+    assert!(processes_under(&work).is_empty());
+}
+
+#[test]
+fn a_low_descriptor_limit_caps_n_and_is_reported() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("r.json");
+    let cmd = format!(
+        "ulimit -n 200 && exec '{}' run socket manymap-open --max 1000 --runs 2 -q --out '{}'",
+        env!("CARGO_BIN_EXE_scalebench"),
+        out.display()
+    );
+    let assert = Command::new("sh").args(["-c", &cmd]).assert().success();
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    let doc = load(&out);
+    assert_valid(&doc);
+    for name in ["socket", "manymap-open"] {
+        let r = bench(&doc, name);
+        assert_eq!(r["status"], "capped", "{name}");
+        let cap = &r["caps"][0];
+        assert_eq!(cap["resource"], "descriptors");
+        assert_eq!(cap["requested"], 1000);
+        let reached = cap["reached"].as_u64().unwrap();
+        assert!(reached > 50 && reached < 200, "{reached}");
+        assert!(
+            cap["reason"]
+                .as_str()
+                .unwrap()
+                .contains("RLIMIT_NOFILE 200"),
+            "{}",
+            cap["reason"]
+        );
+        assert_eq!(r["params"]["n"], reached);
+        for run in r["runs"].as_array().unwrap() {
+            assert_eq!(run["samples"].as_array().unwrap().len() as u64, reached);
+        }
+    }
+    assert!(stdout.contains("capped: n ="), "{stdout}");
+    assert!(stdout.contains("RLIMIT_NOFILE"), "{stdout}");
+}
+
+#[test]
+fn sigint_during_fork_keeps_finished_benchmarks_and_leaves_no_child() {
+    let t = tempfile::tempdir().unwrap();
+    let work = t.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let out = t.path().join("r.json");
+    let mut child = bin()
+        .args([
+            "run", "socket", "fork", "--max", "3000", "--runs", "5", "-q", "--out",
+        ])
+        .arg(&out)
+        .arg("--workdir")
+        .arg(&work)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until socket is recorded and fork has children alive.
+    let start = Instant::now();
+    loop {
+        let done = std::fs::read_to_string(&out).is_ok_and(|s| s.contains("\"name\":\"socket\""));
+        if done && processes_under(&work).len() > 50 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "fork never got going"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "did not exit after SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(err.contains("interrupted"), "{err}");
+    let doc = load(&out);
+    assert_valid(&doc);
+    assert_eq!(doc["complete"], false);
+    assert_eq!(bench(&doc, "socket")["status"], "ok");
+    assert_eq!(bench(&doc, "socket")["runs"].as_array().unwrap().len(), 5);
+    let left = processes_under(&work);
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+    assert_eq!(
+        std::fs::read_dir(&work).unwrap().count(),
+        0,
+        "work directory removed"
+    );
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn tsc_timer_is_recorded() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("r.json");
+    bin()
+        .args([
+            "run", "socket", "--max", "50", "--runs", "1", "-q", "--timer", "tsc", "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let doc = load(&out);
+    assert_valid(&doc);
+    assert_eq!(doc["timer"]["kind"], "tsc");
+    assert!(doc["timer"]["tsc_hz"].as_f64().unwrap() > 1e8);
+}
+
+#[test]
+fn export_writes_every_sample() {
+    let t = tempfile::tempdir().unwrap();
+    let r = small_result(t.path());
+    let out = bin()
+        .arg("export")
+        .arg(&r)
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("system,benchmark,run,n,ns"));
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 2 * 2 * 60);
+    assert!(rows[0].starts_with("box-a,socket,0,0,"), "{}", rows[0]);
+}
+
+#[test]
+fn report_formats_have_one_row_per_benchmark() {
+    let t = tempfile::tempdir().unwrap();
+    let r = small_result(t.path());
+    let csv = bin()
+        .arg("report")
+        .arg(&r)
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(csv.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "system,benchmark,class,exponent,low_ns,high_ns,flags"
+    );
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[1].starts_with("box-a,socket,O("), "{}", lines[1]);
+    let md = bin()
+        .arg("report")
+        .arg(&r)
+        .args(["--format", "markdown"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(md.stdout).unwrap();
+    assert!(text.starts_with("| system | benchmark | class |"));
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("| box-a |")).count(),
+        2
+    );
+    // Two systems side by side in the terminal report.
+    let r2 = t.path().join("other.json");
+    let mut doc = load(&r);
+    doc["label"] = "box-b".into();
+    std::fs::write(&r2, doc.to_string()).unwrap();
+    bin()
+        .arg("report")
+        .arg(&r)
+        .arg(&r2)
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("box-a socket").and(predicate::str::contains("box-b socket")),
+        );
+}
+
+#[test]
+fn analyze_judges_external_samples() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("lin.csv");
+    let mut s = String::from("run,n,ns\n");
+    for run in 0..3 {
+        for n in 0..2000u64 {
+            let wobble = (n * 7919 + run * 31) % 50;
+            s.push_str(&format!("{run},{n},{}\n", 1000 + 3 * n + wobble));
+        }
+    }
+    std::fs::write(&f, s).unwrap();
+    bin().arg("analyze").arg(&f).assert().success().stdout(
+        predicate::str::contains("O(n)").and(predicate::str::contains("6 000 samples in 3 runs")),
+    );
+    let out = bin()
+        .arg("analyze")
+        .arg(&f)
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.lines().nth(1).unwrap().contains(",O(n),"), "{text}");
+}
+
+#[test]
+fn unknown_benchmark_suggests_the_nearest() {
+    bin()
+        .args(["run", "forc-static"])
+        .assert()
+        .failure()
+        .code(1)
+        .stderr(
+            predicate::str::contains("unknown benchmark or suite `forc-static`")
+                .and(predicate::str::contains("did you mean `fork-static`")),
+        );
+}
+
+#[test]
+fn malformed_csv_names_file_and_line() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("bad.csv");
+    std::fs::write(&f, "n,ns\n1,100\n2,fast\n").unwrap();
+    bin()
+        .arg("analyze")
+        .arg(&f)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "bad.csv: line 3: ns is not a number: \"fast\"",
+        ));
+    std::fs::write(&f, "x,y\n1,2\n").unwrap();
+    bin()
+        .arg("analyze")
+        .arg(&f)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("line 1").and(predicate::str::contains("`n` and `ns`")));
+}
+
+#[test]
+fn bad_result_files_are_named_and_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let missing = t.path().join("nope.json");
+    bin()
+        .arg("report")
+        .arg(&missing)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("nope.json: cannot read"));
+    let broken = t.path().join("broken.json");
+    std::fs::write(
+        &broken,
+        "{\"schema\": \"scalebench-result\",\n  \"schema_version\": 1,,}",
+    )
+    .unwrap();
+    bin()
+        .arg("report")
+        .arg(&broken)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("broken.json: line 2, column"));
+    let r = small_result(t.path());
+    let mut doc = load(&r);
+    doc["schema_version"] = 99.into();
+    let newer = t.path().join("newer.json");
+    std::fs::write(&newer, doc.to_string()).unwrap();
+    bin().arg("report").arg(&newer).assert().failure().stderr(
+        predicate::str::contains("newer.json: schema version 99 is not supported")
+            .and(predicate::str::contains("newer scalebench")),
+    );
+    let other = t.path().join("other.json");
+    std::fs::write(&other, "{\"hello\": 1}").unwrap();
+    bin()
+        .arg("export")
+        .arg(&other)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "other.json: not a scalebench result file",
+        ));
+}
+
+#[test]
+fn sysinfo_prints_the_system() {
+    bin()
+        .arg("sysinfo")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("RLIMIT_NOFILE"));
+    let out = bin().args(["sysinfo", "--json"]).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["os"].is_string() && v["cpu"]["count"].as_u64().unwrap() >= 1);
+}
