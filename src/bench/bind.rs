@@ -17,7 +17,7 @@ static INFO: Info = Info {
     timed: "bind() to 127.0.0.1 port 0 of a fresh, unbound TCP socket",
     uses: &[Resource::Descriptors, Resource::Ports],
     knobs: &[Knob::PortRange, Knob::FilesPerProcess],
-    quick_n: 5_000,
+    quick_n: 10_000,
     full_n: 10_000,
 };
 

@@ -21,8 +21,8 @@ static INFO: Info = Info {
     timed: "mmap(NULL, 1 page, PROT_READ, MAP_SHARED) of every other page of a cached file",
     uses: &[Resource::Mappings],
     knobs: &[Knob::Mappings],
-    quick_n: 5_000,
-    full_n: 10_000,
+    quick_n: 10_000,
+    full_n: 25_600,
 };
 
 /// The system page size.

@@ -17,8 +17,8 @@ static INFO: Info = Info {
     timed: "first read of one byte of a mapped page (page fault on a cached file page)",
     uses: &[Resource::Mappings],
     knobs: &[Knob::Mappings],
-    quick_n: 5_000,
-    full_n: 10_000,
+    quick_n: 10_000,
+    full_n: 25_600,
 };
 
 struct TouchRun {

@@ -16,7 +16,7 @@ static INFO: Info = Info {
     timed: "socket(AF_INET, SOCK_STREAM, 0); every socket stays open",
     uses: &[Resource::Descriptors],
     knobs: &[Knob::FilesSystem, Knob::FilesPerProcess],
-    quick_n: 5_000,
+    quick_n: 10_000,
     full_n: 10_000,
 };
 

@@ -28,19 +28,20 @@ fn row(e: &Entry, show_system: bool) -> String {
     let n = fmt_n(e.n as f64);
     match &e.verdict {
         Ok(v) => format!(
-            "{:<22} {:>7}  {:>9} → {:<9} {:<10} {:>4}  {:>5.2} [{:.2}, {:.2}]  {}",
-            fit(&name, 22),
+            "{:<20} {:>7} {:>9} → {:<9} {:<10} {:>4} {:<19} {}",
+            fit(&name, 20),
             n,
             fmt_ns(v.low.ns),
             fmt_ns(v.high.ns),
             v.class.label(),
             format!("{:.0}%", v.confidence * 100.0),
-            v.exponent.value,
-            v.exponent.lo,
-            v.exponent.hi,
-            fit(&flags_of(e), 14)
+            format!(
+                "{:+.2} [{:+.2},{:+.2}]",
+                v.exponent.value, v.exponent.lo, v.exponent.hi
+            ),
+            fit(&flags_of(e), 13)
         ),
-        Err(m) => format!("{:<22} {:>7}  {}", fit(&name, 22), n, fit(m, 68)),
+        Err(m) => format!("{:<20} {:>7} {}", fit(&name, 20), n, fit(m, 71)),
     }
 }
 

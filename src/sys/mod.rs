@@ -250,13 +250,20 @@ impl Rlimit {
         }
     }
 
-    fn resource(self) -> libc::c_int {
-        (match self {
-            Rlimit::Files => libc::RLIMIT_NOFILE,
-            Rlimit::Processes => libc::RLIMIT_NPROC,
-            Rlimit::AddressSpace => libc::RLIMIT_AS,
-            Rlimit::Stack => libc::RLIMIT_STACK,
-        }) as libc::c_int
+    /// The resource number, or `None` where this OS lacks the limit
+    /// (OpenBSD has no `RLIMIT_AS`).
+    fn resource(self) -> Option<libc::c_int> {
+        Some(
+            (match self {
+                Rlimit::Files => libc::RLIMIT_NOFILE,
+                Rlimit::Processes => libc::RLIMIT_NPROC,
+                #[cfg(not(target_os = "openbsd"))]
+                Rlimit::AddressSpace => libc::RLIMIT_AS,
+                #[cfg(target_os = "openbsd")]
+                Rlimit::AddressSpace => return None,
+                Rlimit::Stack => libc::RLIMIT_STACK,
+            }) as libc::c_int,
+        )
     }
 }
 
@@ -269,11 +276,14 @@ pub fn get_rlimit(which: Rlimit) -> Option<LimitPair> {
         rlim_cur: 0,
         rlim_max: 0,
     };
+    let resource = which.resource()?;
     // SAFETY: getrlimit writes into `rl`.
-    if unsafe { libc::getrlimit(which.resource() as _, &mut rl) } != 0 {
+    if unsafe { libc::getrlimit(resource as _, &mut rl) } != 0 {
         return None;
     }
-    let conv = |v: libc::rlim_t| (v != libc::RLIM_INFINITY).then_some(v);
+    // rlim_t is signed on FreeBSD and DragonFly; limits are never negative.
+    #[allow(clippy::unnecessary_cast)] // u64 -> u64 elsewhere
+    let conv = |v: libc::rlim_t| (v != libc::RLIM_INFINITY).then_some(v as u64);
     Some((conv(rl.rlim_cur), conv(rl.rlim_max)))
 }
 
@@ -284,8 +294,11 @@ pub fn set_rlimit(which: Rlimit, limit: LimitPair) -> std::io::Result<()> {
         rlim_cur: conv(limit.0),
         rlim_max: conv(limit.1),
     };
+    let Some(resource) = which.resource() else {
+        return Err(std::io::ErrorKind::Unsupported.into());
+    };
     // SAFETY: setrlimit reads `rl`.
-    if unsafe { libc::setrlimit(which.resource() as _, &rl) } != 0 {
+    if unsafe { libc::setrlimit(resource as _, &rl) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
