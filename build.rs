@@ -1,6 +1,6 @@
-//! Builds the fork helper (`helpers/forker_main.rs`) twice with the same
-//! `rustc` that builds scalebench: linked dynamically, and statically with
-//! `-C target-feature=+crt-static`. Both binaries are embedded in scalebench
+//! Builds the fork helper (`helpers/forker_main.rs`, a `no_std` program on
+//! the C library) twice with the same `rustc` that builds scalebench: linked
+//! dynamically, and statically with `-C target-feature=+crt-static`. Both binaries are embedded in scalebench
 //! (`include_bytes!`), so `cargo install` carries them along. When a variant
 //! cannot be built (cross compilation, no static libc installed, an OS
 //! without static linking), an empty file is embedded instead, together with
@@ -18,10 +18,27 @@ fn main() {
     let target = std::env::var("TARGET").unwrap_or_default();
     let host = std::env::var("HOST").unwrap_or_default();
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    for (variant, extra) in [
-        ("dynamic", &[][..]),
-        ("static", &["-C", "target-feature=+crt-static"][..]),
-    ] {
+    // glibc's libc.a refers to libgcc's unwinder (for its own cleanup
+    // handlers), which a no_std program does not pull in by itself. And a
+    // no_std static-pie glibc program linked by rust-lld crashes in _init
+    // (seen with rustc 1.95), while GNU ld links it correctly.
+    let glibc_static: &[&str] = if target.ends_with("linux-gnu") {
+        &[
+            "-Clink-arg=-fuse-ld=bfd",
+            "-Clink-arg=-Wl,--start-group",
+            "-Clink-arg=-lc",
+            "-Clink-arg=-lgcc",
+            "-Clink-arg=-lgcc_eh",
+            "-Clink-arg=-Wl,--end-group",
+        ]
+    } else {
+        &[]
+    };
+    let static_flags: Vec<&str> = ["-C", "target-feature=+crt-static"]
+        .into_iter()
+        .chain(glibc_static.iter().copied())
+        .collect();
+    for (variant, extra) in [("dynamic", &[][..]), ("static", &static_flags[..])] {
         let bin = out.join(format!("forker-{variant}"));
         let why = out.join(format!("forker-{variant}.why"));
         let reason = if target != host {
@@ -65,17 +82,19 @@ fn build(rustc: &std::ffi::OsStr, target: &str, extra: &[&str], bin: &Path) -> R
         .arg("-o")
         .arg(bin)
         .arg("helpers/forker_main.rs")
-        .env_remove("RUSTC_WRAPPER")
+        .current_dir(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"))
         .output()
         .map_err(|e| format!("cannot run rustc: {e}"))?;
     if output.status.success() {
         Ok(())
     } else {
         let err = String::from_utf8_lossy(&output.stderr);
-        let first = err
+        // The linker's own complaint is more telling than rustc's summary.
+        let line = err
             .lines()
-            .find(|l| l.contains("error"))
+            .find(|l| l.contains("undefined") || l.contains("cannot find"))
+            .or_else(|| err.lines().find(|l| l.contains("error")))
             .unwrap_or("rustc failed");
-        Err(first.trim().to_string())
+        Err(line.trim().to_string())
     }
 }

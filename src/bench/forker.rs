@@ -2,8 +2,9 @@
 //! `fork-static` and `fork-cleanup` benchmarks.
 //!
 //! `build.rs` compiles this file (through `helpers/forker_main.rs`) twice
-//! with plain `rustc` and no crates: once linked dynamically and once with
-//! `-C target-feature=+crt-static`. The two binaries are embedded in
+//! with plain `rustc`, `no_std` and no crates — only `core` and the C
+//! library, so the helper is as lean as a C program: once linked
+//! dynamically and once with `-C target-feature=+crt-static`. The two binaries are embedded in
 //! scalebench, written to the work directory and run there, so `fork` and
 //! `fork-static` compare the same code linked two ways, as the seeds did.
 //! Inside scalebench this module only supplies the protocol constants and
@@ -23,8 +24,6 @@
 #![allow(dead_code)] // scalebench itself uses only the protocol half.
 
 use super::rawclock::Source;
-use std::collections::VecDeque;
-use std::io::{Read, Write};
 
 /// Fork one more child.
 pub const CMD_FORK: u8 = b'f';
@@ -75,9 +74,9 @@ impl Reply {
 }
 
 mod ffi {
-    use core::ffi::c_int;
+    use core::ffi::{c_char, c_int};
     pub const SIGKILL: c_int = 9;
-    pub const EINTR_LINUX: c_int = 4; // EINTR is 4 on every supported OS.
+    pub const EINTR: c_int = 4; // on every supported OS
     unsafe extern "C" {
         pub fn fork() -> c_int;
         pub fn pipe(fds: *mut c_int) -> c_int;
@@ -87,21 +86,84 @@ mod ffi {
         pub fn waitpid(pid: c_int, status: *mut c_int, options: c_int) -> c_int;
         pub fn pause() -> c_int;
         pub fn _exit(code: c_int) -> !;
+        pub fn malloc(size: usize) -> *mut c_int;
+        #[cfg_attr(
+            any(target_os = "linux", target_os = "android"),
+            link_name = "__errno_location"
+        )]
+        #[cfg_attr(
+            any(target_os = "freebsd", target_vendor = "apple"),
+            link_name = "__error"
+        )]
+        #[cfg_attr(
+            any(target_os = "netbsd", target_os = "openbsd"),
+            link_name = "__errno"
+        )]
+        #[cfg_attr(target_os = "dragonfly", link_name = "__dfly_error")]
+        fn errno_location() -> *mut c_int;
     }
-}
 
-fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+    pub fn errno() -> c_int {
+        // SAFETY: the C library returns this thread's errno slot.
+        unsafe { *errno_location() }
+    }
+
+    /// The bytes of a C string.
+    ///
+    /// # Safety
+    /// `p` must point to a NUL-terminated string.
+    pub unsafe fn cstr<'a>(p: *const c_char) -> &'a [u8] {
+        // SAFETY: as the caller promises.
+        unsafe { core::ffi::CStr::from_ptr(p).to_bytes() }
+    }
 }
 
 /// Reaps `pid`, retrying on EINTR.
 fn reap(pid: i32) {
     let mut status = 0;
     // SAFETY: plain waitpid on our own child.
-    while unsafe { ffi::waitpid(pid, &mut status, 0) } < 0 && errno() == ffi::EINTR_LINUX {}
+    while unsafe { ffi::waitpid(pid, &mut status, 0) } < 0 && ffi::errno() == ffi::EINTR {}
 }
 
-/// Runs the helper loop; returns the process exit code.
+/// Writes all of `buf` to fd 1; false when the reader is gone.
+fn send(buf: &[u8]) -> bool {
+    let mut off = 0;
+    while off < buf.len() {
+        // SAFETY: writing from a live buffer.
+        let r = unsafe { ffi::write(1, buf[off..].as_ptr(), buf.len() - off) };
+        if r > 0 {
+            off += r as usize;
+        } else if r < 0 && ffi::errno() == ffi::EINTR {
+            continue;
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+/// Reads one command byte from fd 0; `None` at end of input.
+fn command() -> Option<u8> {
+    let mut b = 0u8;
+    loop {
+        // SAFETY: reading one byte into a local.
+        let r = unsafe { ffi::read(0, &mut b, 1) };
+        if r == 1 {
+            return Some(b);
+        }
+        if r < 0 && ffi::errno() == ffi::EINTR {
+            continue;
+        }
+        return None;
+    }
+}
+
+/// Most children the helper tracks (a power of two; far above any
+/// process limit).
+const MAX_CHILDREN: usize = 1 << 21;
+
+/// Runs the helper loop; returns the process exit code. Uses only `core`
+/// and the C library, so the helper is as small as a C program.
 pub fn serve(source: Source) -> i32 {
     let mut fds = [0i32; 2];
     // SAFETY: `fds` has room for the two descriptors pipe() writes.
@@ -109,15 +171,16 @@ pub fn serve(source: Source) -> i32 {
         return 3;
     }
     let (rd, wr) = (fds[0], fds[1]);
-    let mut children: VecDeque<i32> = VecDeque::new();
-    let mut stdin = std::io::stdin().lock();
-    let mut stdout = std::io::stdout().lock();
-    let mut cmd = [0u8; 1];
-    loop {
-        if stdin.read_exact(&mut cmd).is_err() {
-            break;
-        }
-        let reply = match cmd[0] {
+    // A ring of child pids; pages are touched only as children are added.
+    // SAFETY: malloc of plain integers; checked for NULL.
+    let ring = unsafe { ffi::malloc(MAX_CHILDREN * core::mem::size_of::<i32>()) };
+    if ring.is_null() {
+        return 4;
+    }
+    let (mut head, mut tail) = (0usize, 0usize); // oldest, next free
+    while let Some(cmd) = command() {
+        let reply = match cmd {
+            CMD_FORK if tail - head == MAX_CHILDREN => Reply::Errno(11), // EAGAIN
             CMD_FORK => {
                 let mut byte = 0u8;
                 let t0 = source.read();
@@ -134,62 +197,67 @@ pub fn serve(source: Source) -> i32 {
                     }
                 }
                 if pid < 0 {
-                    Reply::Errno(errno())
+                    Reply::Errno(ffi::errno())
                 } else {
-                    loop {
-                        // SAFETY: reading one byte into a local.
-                        let r = unsafe { ffi::read(rd, &mut byte, 1) };
-                        if r == 1 || (r < 0 && errno() != ffi::EINTR_LINUX) || r == 0 {
-                            break;
-                        }
+                    // SAFETY: reading one byte into a local.
+                    while unsafe { ffi::read(rd, &mut byte, 1) } < 0 && ffi::errno() == ffi::EINTR {
                     }
                     let t1 = source.read();
-                    children.push_back(pid);
+                    // SAFETY: `tail % MAX_CHILDREN` is inside the ring.
+                    unsafe { *ring.add(tail % MAX_CHILDREN) = pid };
+                    tail += 1;
                     Reply::Ticks(t1.wrapping_sub(t0))
                 }
             }
-            CMD_KILL => match children.pop_front() {
-                Some(pid) => {
-                    let t0 = source.read();
-                    // SAFETY: signalling our own child.
-                    let r = unsafe { ffi::kill(pid, ffi::SIGKILL) };
-                    let e = errno();
-                    reap(pid);
-                    let t1 = source.read();
-                    if r == 0 {
-                        Reply::Ticks(t1.wrapping_sub(t0))
-                    } else {
-                        Reply::Errno(e)
-                    }
+            CMD_KILL if head == tail => Reply::Errno(10), // ECHILD
+            CMD_KILL => {
+                // SAFETY: `head % MAX_CHILDREN` holds a live child's pid.
+                let pid = unsafe { *ring.add(head % MAX_CHILDREN) };
+                head += 1;
+                let t0 = source.read();
+                // SAFETY: signalling our own child.
+                let r = unsafe { ffi::kill(pid, ffi::SIGKILL) };
+                let e = ffi::errno();
+                reap(pid);
+                let t1 = source.read();
+                if r == 0 {
+                    Reply::Ticks(t1.wrapping_sub(t0))
+                } else {
+                    Reply::Errno(e)
                 }
-                None => Reply::Errno(10), // ECHILD on every supported OS
-            },
+            }
             CMD_QUIT => break,
             _ => Reply::Errno(22), // EINVAL
         };
-        if stdout.write_all(&reply.encode()).is_err() || stdout.flush().is_err() {
+        if !send(&reply.encode()) {
             break;
         }
     }
-    for &pid in &children {
+    for i in head..tail {
         // SAFETY: signalling our own children.
-        unsafe { ffi::kill(pid, ffi::SIGKILL) };
+        unsafe { ffi::kill(*ring.add(i % MAX_CHILDREN), ffi::SIGKILL) };
     }
-    for &pid in &children {
-        reap(pid);
+    for i in head..tail {
+        // SAFETY: as above.
+        reap(unsafe { *ring.add(i % MAX_CHILDREN) });
     }
     0
 }
 
-/// Entry point of the helper binary.
-pub fn main() {
-    let code = std::env::args().nth(1).unwrap_or_default();
-    let status = match Source::from_code(&code) {
+/// The helper's `main`: `forker <clock code>`.
+///
+/// # Safety
+/// `argv` must hold `argc` valid C strings, as the C runtime passes them.
+pub unsafe fn main(argc: i32, argv: *const *const core::ffi::c_char) -> i32 {
+    if argc < 2 {
+        return 2;
+    }
+    // SAFETY: argv[1] exists and is a C string, as the caller promises.
+    let code = unsafe { ffi::cstr(*argv.add(1)) };
+    match core::str::from_utf8(code).ok().and_then(Source::from_code) {
         Some(source) => serve(source),
         None => 2,
-    };
-    // SAFETY: ends the process without running destructors, like exit().
-    unsafe { ffi::_exit(status) }
+    }
 }
 
 #[cfg(test)]

@@ -224,3 +224,39 @@ mod tests {
         assert!(!has_interp(STATIC), "static helper has no loader");
     }
 }
+
+#[cfg(test)]
+mod run_tests {
+    use super::*;
+    use crate::harness::clock::{Clock, TimerKind};
+
+    #[test]
+    fn both_helpers_fork_and_reap() {
+        let clock = Clock::new(TimerKind::Monotonic).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Ctx::new(dir.path(), &clock);
+        for linking in [Linking::Dynamic, Linking::Static] {
+            let mut f = match Forker::start(&ctx, linking) {
+                Ok(f) => f,
+                Err(StartError::Unsupported(why)) if cfg!(not(target_os = "linux")) => {
+                    eprintln!("{linking:?}: {why}");
+                    continue;
+                }
+                Err(e) => panic!("{linking:?}: {e}"),
+            };
+            let mut sw = Stopwatch::new(&clock);
+            for i in 0..3 {
+                assert_eq!(f.live(), i);
+                f.fork_one(&mut sw).unwrap();
+                let ns = sw.take_ns().unwrap();
+                assert!(ns > 1_000 && ns < 1_000_000_000, "{linking:?}: {ns} ns");
+            }
+            for i in (0..3).rev() {
+                f.kill_one(&mut sw).unwrap();
+                assert!(sw.take_ns().unwrap() > 0);
+                assert_eq!(f.live(), i);
+            }
+            assert!(f.kill_one(&mut sw).is_err(), "no child left to kill");
+        }
+    }
+}
