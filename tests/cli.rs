@@ -464,3 +464,44 @@ fn sysinfo_prints_the_system() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["os"].is_string() && v["cpu"]["count"].as_u64().unwrap() >= 1);
 }
+
+#[test]
+fn progress_is_lines_off_a_terminal_a_bar_on_one_and_nothing_when_quiet() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("r.json");
+    let run = |quiet: bool| {
+        let mut c = bin();
+        c.args(["run", "socket", "--max", "50", "--runs", "2", "--out"])
+            .arg(&out);
+        if quiet {
+            c.arg("-q");
+        }
+        c.output().unwrap()
+    };
+    let lines = String::from_utf8(run(false).stderr).unwrap();
+    for l in [
+        "socket: warm-up",
+        "socket: run 1/2",
+        "socket: run 2/2",
+        "socket: 2 runs, 100 samples",
+    ] {
+        assert!(lines.contains(l), "{l:?} missing from {lines}");
+    }
+    assert_eq!(String::from_utf8(run(true).stderr).unwrap(), "");
+    // On a terminal (script(1) gives one): a bar with an ETA.
+    let cmd = format!(
+        "'{}' run socket --max 20000 --runs 1 --out '{}'",
+        env!("CARGO_BIN_EXE_scalebench"),
+        out.display()
+    );
+    let tty = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(tty.status.success());
+    let text = String::from_utf8_lossy(&tty.stdout);
+    assert!(
+        text.contains("ETA"),
+        "no progress bar on a terminal: {text}"
+    );
+}

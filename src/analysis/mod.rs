@@ -203,9 +203,10 @@ pub struct Verdict {
     pub rise: f64,
     /// Log-log slope of the bucket medians, with a 95 % bootstrap interval.
     pub exponent: Estimate,
-    /// Cost at the low end of n.
+    /// Median cost (and median n) of the 10 % of samples with the
+    /// smallest n.
     pub low: Level,
-    /// Cost at the high end of n.
+    /// … and of the 10 % with the largest n.
     pub high: Level,
     /// Samples analysed.
     pub samples: usize,
@@ -336,8 +337,7 @@ pub fn analyze(
         agree as f64 / opts.replicas as f64
     };
 
-    let first = &buckets[0];
-    let last = &buckets[buckets.len() - 1];
+    let (low, high) = ends(samples);
     let mut v = Verdict {
         class: choice.class,
         confidence,
@@ -346,14 +346,8 @@ pub fn analyze(
         alternative: choice.alternative,
         rise: choice.rise,
         exponent,
-        low: Level {
-            n: first.n,
-            ns: first.median,
-        },
-        high: Level {
-            n: last.n,
-            ns: last.median,
-        },
+        low,
+        high,
         samples: samples.len(),
         runs: {
             let mut r: Vec<u32> = samples.iter().map(|s| s.run).collect();
@@ -432,6 +426,25 @@ pub fn analyze(
     }
     v.buckets = buckets;
     Ok(v)
+}
+
+/// Median n and cost of the 10 % of samples with the smallest n, and of
+/// the 10 % with the largest (at least one sample each).
+fn ends(samples: &[Sample]) -> (Level, Level) {
+    let mut s = samples.to_vec();
+    s.sort_by(|a, b| a.n.total_cmp(&b.n));
+    let k = (s.len() / 10).max(1);
+    let level = |part: &[Sample]| {
+        let mut n: Vec<f64> = part.iter().map(|x| x.n).collect();
+        let mut y: Vec<f64> = part.iter().map(|x| x.ns).collect();
+        n.sort_by(f64::total_cmp);
+        y.sort_by(f64::total_cmp);
+        Level {
+            n: buckets::quantile(&n, 0.5),
+            ns: buckets::quantile(&y, 0.5),
+        }
+    };
+    (level(&s[..k]), level(&s[s.len() - k..]))
 }
 
 /// Classifies each run on its own; flags the series when some runs are

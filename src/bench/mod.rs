@@ -8,8 +8,8 @@
 //! limits, reaping, progress, recording) belongs to the harness.
 //!
 //! Adding a benchmark: write `src/bench/<name>.rs` with a unit struct that
-//! implements [`Benchmark`], declare the module below and add one line to
-//! [`REGISTRY`].
+//! implements [`Benchmark`], and add one line `<name>::<Type>,` to the
+//! `registry!` list below (it declares the module and fills [`REGISTRY`]).
 
 use crate::harness::clock::Stopwatch;
 #[allow(unused_imports)] // used by `forker` through `super::rawclock`
@@ -17,33 +17,32 @@ use crate::harness::rawclock;
 use crate::harness::{Ctx, Resource};
 use crate::sys::Knob;
 
-mod bind;
-mod fork;
-mod fork_cleanup;
-mod fork_static;
 pub(crate) mod forker;
 mod forkproc;
 mod manymap;
-mod manymap_mmap;
-mod manymap_open;
-mod manymap_touch;
-mod mmap;
-mod mmap_touch;
-mod socket;
 
-/// Every benchmark, in the order a suite runs them.
-pub static REGISTRY: &[&dyn Benchmark] = &[
-    &socket::Socket,
-    &bind::Bind,
-    &fork::Fork,
-    &fork_static::ForkStatic,
-    &fork_cleanup::ForkCleanup,
-    &mmap::Mmap,
-    &mmap_touch::MmapTouch,
-    &manymap_open::ManymapOpen,
-    &manymap_mmap::ManymapMmap,
-    &manymap_touch::ManymapTouch,
-];
+/// Declares each benchmark module and lists its type in [`REGISTRY`], in
+/// the order a suite runs them: adding a benchmark is one line here.
+macro_rules! registry {
+    ($($module:ident :: $ty:ident),* $(,)?) => {
+        $(mod $module;)*
+        /// Every benchmark, in the order a suite runs them.
+        pub static REGISTRY: &[&dyn Benchmark] = &[$(&$module::$ty),*];
+    };
+}
+
+registry! {
+    socket::Socket,
+    bind::Bind,
+    fork::Fork,
+    fork_static::ForkStatic,
+    fork_cleanup::ForkCleanup,
+    mmap::Mmap,
+    mmap_touch::MmapTouch,
+    manymap_open::ManymapOpen,
+    manymap_mmap::ManymapMmap,
+    manymap_touch::ManymapTouch,
+}
 
 /// Static description of a benchmark.
 #[derive(Debug)]

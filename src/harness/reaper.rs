@@ -127,9 +127,10 @@ impl Drop for ChildGroup {
 mod tests {
     use super::*;
 
-    #[test]
-    fn dropping_a_group_kills_its_grandchildren() {
-        // A shell that starts a long sleep in the background and prints its pid.
+    /// A shell in its own group that starts a long sleep in the background
+    /// and prints the sleep's pid.
+    fn shell_with_grandchild() -> (ChildGroup, i32) {
+        use std::io::BufRead;
         let mut g = ChildGroup::spawn(
             Command::new("sh")
                 .args(["-c", "sleep 300 & echo $!; wait"])
@@ -137,19 +138,53 @@ mod tests {
         )
         .unwrap();
         let mut line = String::new();
-        use std::io::BufRead;
         std::io::BufReader::new(g.child().stdout.as_mut().unwrap())
             .read_line(&mut line)
             .unwrap();
-        let grandchild: i32 = line.trim().parse().unwrap();
+        (g, line.trim().parse().unwrap())
+    }
+
+    /// Whether `pid` exists and is not a zombie.
+    fn running(pid: i32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Ok(s) => !s
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z'),
+            Err(_) => false,
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_panic_still_kills_the_group() {
+        let r = std::panic::catch_unwind(|| {
+            let (_g, grandchild) = shell_with_grandchild();
+            assert!(running(grandchild));
+            // Hand the pid out through the panic payload.
+            std::panic::panic_any(grandchild);
+        });
+        let grandchild = *r.unwrap_err().downcast::<i32>().unwrap();
+        assert!(
+            !running(grandchild),
+            "grandchild {grandchild} survived a panic"
+        );
+    }
+
+    #[test]
+    fn dropping_a_group_kills_and_reaps_its_grandchildren() {
+        let (g, grandchild) = shell_with_grandchild();
         // SAFETY: probing a pid with signal 0.
         assert_eq!(unsafe { libc::kill(grandchild, 0) }, 0, "sleep runs");
         drop(g);
-        // The grandchild is dead and, on Linux (subreaper), reaped as well.
-        let alive = unsafe { libc::kill(grandchild, 0) } == 0;
+        // Dead, and on Linux (subreaper) reaped too: the pid is gone, not a zombie.
         #[cfg(target_os = "linux")]
-        assert!(!alive, "grandchild {grandchild} survived");
-        #[cfg(not(target_os = "linux"))]
-        let _ = alive;
+        assert_ne!(
+            unsafe { libc::kill(grandchild, 0) },
+            0,
+            "grandchild {grandchild} survived"
+        );
     }
 }
