@@ -309,21 +309,27 @@ pub fn analyze(
         fit::loglog_slope(&p.iter().map(|x| (x.0, x.1)).collect::<Vec<_>>())
     };
 
-    // Parametric bootstrap: perturb each bucket median by its standard error.
+    // Parametric bootstrap: perturb each bucket median by its standard
+    // error; each replica votes for a class.
     let mut rng = rand::rngs::StdRng::seed_from_u64(opts.seed);
     let z = Normal::new(0.0, 1.0).expect("valid normal");
-    let mut agree = 0usize;
+    let mut votes = [0usize; Class::ALL.len()];
     let mut slopes = Vec::with_capacity(opts.replicas);
     for _ in 0..opts.replicas {
         let p: Vec<(f64, f64, f64)> = pts
             .iter()
             .map(|&(n, y, se)| (n, y + se * z.sample(&mut rng), se))
             .collect();
-        if fit::choose(&p, opts.rule).class == choice.class {
-            agree += 1;
-        }
+        votes[fit::choose(&p, opts.rule).class as usize] += 1;
         slopes.push(slope(&p));
     }
+    // The verdict is the class most replicas chose (the point estimate
+    // wins ties), so that one lucky or unlucky bucket cannot decide it.
+    let point = choice.class as usize;
+    let modal = (0..votes.len())
+        .max_by_key(|&i| (votes[i], i == point))
+        .expect("five classes");
+    let class = Class::ALL[modal];
     slopes.retain(|s| s.is_finite());
     slopes.sort_by(f64::total_cmp);
     let exponent = Estimate {
@@ -331,19 +337,23 @@ pub fn analyze(
         lo: buckets::quantile(&slopes, 0.025),
         hi: buckets::quantile(&slopes, 0.975),
     };
-    let confidence = if opts.replicas == 0 {
-        f64::NAN
+    let (class, confidence) = if opts.replicas == 0 {
+        (choice.class, f64::NAN)
     } else {
-        agree as f64 / opts.replicas as f64
+        (class, votes[modal] as f64 / opts.replicas as f64)
     };
 
     let (low, high) = ends(samples);
     let mut v = Verdict {
-        class: choice.class,
+        class,
         confidence,
-        fit: choice.fit,
+        fit: choice.fits[class as usize],
         fits: choice.fits.clone(),
-        alternative: choice.alternative,
+        alternative: if class == choice.class {
+            choice.alternative
+        } else {
+            Some(choice.class)
+        },
         rise: choice.rise,
         exponent,
         low,
@@ -380,7 +390,11 @@ pub fn analyze(
                 to_ns: s.to_ns,
             });
         }
-    } else if choice.class == Class::Constant && choice.significant && choice.rise > 0.0 {
+    } else if v.class == Class::Constant
+        && choice.significant
+        && choice.rise > 0.0
+        && choice.rise < opts.rule.flat
+    {
         v.flags.push(Flag::SlightGrowth { rise: choice.rise });
     }
     let lin = choice.fits[2];
