@@ -12,6 +12,7 @@ pub mod analysis;
 pub mod bench;
 pub mod cli;
 pub mod harness;
+pub mod net;
 pub mod report;
 pub mod results;
 pub mod sys;

@@ -125,36 +125,68 @@ fn every_benchmark_at_small_n_writes_a_valid_complete_file() {
     assert_valid(&doc);
     assert_eq!(doc["complete"], true);
     assert!(doc["finished"].is_string());
+    let backends: Vec<&str> = scalebench::net::Backend::available_all()
+        .iter()
+        .map(|b| b.name())
+        .collect();
     for b in REGISTRY {
         let name = b.info().name;
-        let r = bench(&doc, name);
-        assert_eq!(r["status"], "ok", "{name}: {}", r["message"]);
-        assert!(r["message"].is_null(), "{name}: {}", r["message"]);
-        assert_eq!(r["params"]["n"], n);
-        let runs = r["runs"].as_array().unwrap();
-        assert_eq!(runs.len(), 2, "{name}");
-        for run in runs {
-            let ns: Vec<u64> = run["samples"]
+        let networked = name == "connect" || name == "httpreq";
+        let series: Vec<String> = if networked {
+            backends.iter().map(|b| format!("{name}[{b}]")).collect()
+        } else {
+            vec![name.to_string()]
+        };
+        for s in &series {
+            let r = doc["benchmarks"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|s| s[0].as_u64().unwrap())
-                .collect();
-            let expect: Vec<u64> = if name == "fork-cleanup" {
-                (1..=n).rev().collect()
-            } else {
-                (0..n).collect()
-            };
-            assert_eq!(ns, expect, "{name}: n of each sample");
-            assert!(
-                run["samples"]
+                .find(|b| &b["series"] == s)
+                .unwrap_or_else(|| panic!("{s} missing"));
+            assert_eq!(r["name"], name);
+            assert_eq!(r["status"], "ok", "{s}: {}", r["message"]);
+            assert!(r["message"].is_null(), "{s}: {}", r["message"]);
+            assert_eq!(r["params"]["n"], n);
+            let runs = r["runs"].as_array().unwrap();
+            assert_eq!(runs.len(), 2, "{s}");
+            for run in runs {
+                let ns: Vec<u64> = run["samples"]
                     .as_array()
                     .unwrap()
                     .iter()
-                    .all(|s| s[1].as_u64().unwrap() > 0)
-            );
+                    .map(|s| s[0].as_u64().unwrap())
+                    .collect();
+                assert!(
+                    run["samples"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .all(|s| s[1].as_u64().unwrap() > 0)
+                );
+                if networked {
+                    // A level schedule: `levels` values of n, `ops_per_level` samples each.
+                    let extra = &r["params"]["extra"];
+                    let want = extra["levels"].as_u64().unwrap()
+                        * extra["ops_per_level"].as_u64().unwrap();
+                    assert_eq!(ns.len() as u64, want, "{s}");
+                    assert!(ns.iter().all(|&x| x < n + 10), "{s}: n beyond the target");
+                    assert!(
+                        ns.contains(&0) && ns.iter().any(|&x| x >= n * 9 / 10),
+                        "{s}: the whole range"
+                    );
+                    assert_eq!(extra["address_family"], "ipv4");
+                } else {
+                    let expect: Vec<u64> = if name == "fork-cleanup" {
+                        (1..=n).rev().collect()
+                    } else {
+                        (0..n).collect()
+                    };
+                    assert_eq!(ns, expect, "{s}: n of each sample");
+                }
+            }
+            assert!(stdout.contains(s.as_str()), "{s} missing from the summary");
         }
-        assert!(stdout.contains(name), "{name} missing from the summary");
     }
     assert!(
         stdout.contains(&out.display().to_string()),
@@ -265,6 +297,120 @@ fn sigint_during_fork_keeps_finished_benchmarks_and_leaves_no_child() {
         0,
         "work directory removed"
     );
+}
+
+#[test]
+fn sigint_during_httpreq_stops_the_server_too() {
+    let t = tempfile::tempdir().unwrap();
+    let work = t.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let out = t.path().join("r.json");
+    let mut child = bin()
+        .args([
+            "run",
+            "httpreq",
+            "--backend",
+            "poll",
+            "--max",
+            "15000",
+            "-q",
+            "--out",
+        ])
+        .arg(&out)
+        .arg("--workdir")
+        .arg(&work)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while processes_under(&work)
+        .iter()
+        .all(|p| !p.contains("__responder"))
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the server never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "did not exit after SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+    let left = processes_under(&work);
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+    let doc = load(&out);
+    assert_valid(&doc);
+    assert_eq!(doc["complete"], false);
+}
+
+#[test]
+fn ipv6_and_a_chosen_backend_are_recorded() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("r.json");
+    bin()
+        .args([
+            "run",
+            "connect",
+            "httpreq",
+            "-6",
+            "--backend",
+            "poll",
+            "--max",
+            "40",
+            "--runs",
+            "1",
+            "-q",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let doc = load(&out);
+    assert_valid(&doc);
+    let series: Vec<&str> = doc["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["series"].as_str().unwrap())
+        .collect();
+    assert_eq!(series, ["connect[poll]", "httpreq[poll]"]);
+    for b in doc["benchmarks"].as_array().unwrap() {
+        assert_eq!(b["status"], "ok", "{}", b["message"]);
+        assert_eq!(b["params"]["extra"]["address_family"], "ipv6");
+    }
+}
+
+#[test]
+fn an_unknown_or_absent_backend_is_refused() {
+    bin()
+        .args(["run", "connect", "--backend", "iocp"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--backend iocp: unknown backend"));
+    let absent = if cfg!(target_os = "linux") {
+        "kqueue"
+    } else {
+        "epoll"
+    };
+    bin()
+        .args(["run", "connect", "--backend", absent])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(format!(
+            "--backend {absent}: {absent} does not exist"
+        )));
 }
 
 #[cfg(target_arch = "x86_64")]

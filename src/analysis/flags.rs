@@ -103,6 +103,100 @@ pub fn find_steps(buckets: &[Bucket], smooth_chi2: f64) -> Vec<Step> {
     if flat { steps } else { Vec::new() }
 }
 
+/// A linear cost whose slope rises at one point (the seeds' "dents" when
+/// a growing structure leaves a CPU cache): O(n) with a kink.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kink {
+    /// Where the slope changes.
+    pub at_n: f64,
+    /// Cost per item before, ns.
+    pub slope_before: f64,
+    /// Cost per item after, ns.
+    pub slope_after: f64,
+    /// Cost at n = 0, ns.
+    pub intercept: f64,
+}
+
+/// Weighted least squares of `y = a + b1·n + b2·max(0, n − k)`; returns
+/// (a, b1, b2, χ²).
+fn hinge(pts: &[(f64, f64, f64)], k: f64) -> Option<(f64, f64, f64, f64)> {
+    let mut m = [[0.0f64; 3]; 3];
+    let mut v = [0.0f64; 3];
+    for &(n, y, se) in pts {
+        let w = 1.0 / (se * se);
+        let x = [1.0, n, (n - k).max(0.0)];
+        for i in 0..3 {
+            v[i] += w * x[i] * y;
+            for j in 0..3 {
+                m[i][j] += w * x[i] * x[j];
+            }
+        }
+    }
+    // Gaussian elimination with partial pivoting.
+    let mut a = [[0.0f64; 4]; 3];
+    for i in 0..3 {
+        a[i][..3].copy_from_slice(&m[i]);
+        a[i][3] = v[i];
+    }
+    for c in 0..3 {
+        let p = (c..3).max_by(|&x, &y| a[x][c].abs().total_cmp(&a[y][c].abs()))?;
+        a.swap(c, p);
+        if a[c][c].abs() < 1e-300 {
+            return None;
+        }
+        let pivot = a[c];
+        for (r, row) in a.iter_mut().enumerate() {
+            if r != c {
+                let f = row[c] / pivot[c];
+                for (x, p) in row.iter_mut().zip(pivot).skip(c) {
+                    *x -= f * p;
+                }
+            }
+        }
+    }
+    let (c0, c1, c2) = (a[0][3] / a[0][0], a[1][3] / a[1][1], a[2][3] / a[2][2]);
+    let chi2 = pts
+        .iter()
+        .map(|&(n, y, se)| ((y - (c0 + c1 * n + c2 * (n - k).max(0.0))) / se).powi(2))
+        .sum();
+    Some((c0, c1, c2, chi2))
+}
+
+/// Finds a kink: a continuous two-segment line whose second slope is at
+/// least 30 % steeper than the first (which must not fall), with at least
+/// 4 buckets on each side, whose χ² is below the best smooth model's
+/// (`smooth_chi2`) by a quarter and by at least 10.
+pub fn find_kink(buckets: &[Bucket], smooth_chi2: f64) -> Option<Kink> {
+    let pts: Vec<(f64, f64, f64)> = buckets.iter().map(|b| (b.n, b.median, b.se)).collect();
+    if pts.len() < 10 {
+        return None;
+    }
+    let mut best: Option<(f64, Kink)> = None;
+    for i in 4..pts.len() - 4 {
+        let k = pts[i].0;
+        let Some((a, b1, b2, chi2)) = hinge(&pts, k) else {
+            continue;
+        };
+        let after = b1 + b2;
+        if b1 < -1e-12 * a.abs() || after <= 0.0 || b2 < 0.3 * b1.max(0.0) || b2 <= 0.0 {
+            continue;
+        }
+        if best.as_ref().is_none_or(|(c, _)| chi2 < *c) {
+            best = Some((
+                chi2,
+                Kink {
+                    at_n: k,
+                    slope_before: b1,
+                    slope_after: after,
+                    intercept: a,
+                },
+            ));
+        }
+    }
+    let (chi2, kink) = best?;
+    (chi2 * 1.25 <= smooth_chi2 && smooth_chi2 - chi2 >= 10.0).then_some(kink)
+}
+
 /// A second, slower curve above the main one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Shadow {
@@ -271,6 +365,40 @@ mod tests {
             &super::super::fit::points(&b),
         );
         assert!(find_steps(&b, line.chi2).is_empty());
+    }
+
+    #[test]
+    fn a_kink_is_found_where_the_slope_rises() {
+        // 250 ns per item up to 400, then 440 (poll() leaving the cache).
+        let s = series(|i| {
+            let n = (i % 1000) as f64;
+            let y = 20_000.0 + 250.0 * n + 190.0 * (n - 400.0).max(0.0);
+            y * (1.0 + 0.03 * noise(i))
+        });
+        let b = bucketize(&s, 30);
+        let pts = super::super::fit::points(&b);
+        let best = super::super::fit::Class::ALL
+            .iter()
+            .map(|&c| super::super::fit::fit(c, &pts).chi2)
+            .fold(f64::INFINITY, f64::min);
+        let k = find_kink(&b, best).expect("kink");
+        assert!((k.at_n - 400.0).abs() < 60.0, "{k:?}");
+        assert!((k.slope_before / 250.0 - 1.0).abs() < 0.1, "{k:?}");
+        assert!((k.slope_after / 440.0 - 1.0).abs() < 0.1, "{k:?}");
+    }
+
+    #[test]
+    fn no_kink_in_a_parabola() {
+        let s = series(|i| {
+            let n = (i % 1000) as f64;
+            (1000.0 + n * n / 100.0) * (1.0 + 0.03 * noise(i))
+        });
+        let b = bucketize(&s, 30);
+        let q = super::super::fit::fit(
+            super::super::fit::Class::Quadratic,
+            &super::super::fit::points(&b),
+        );
+        assert!(find_kink(&b, q.chi2).is_none());
     }
 
     #[test]

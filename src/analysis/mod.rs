@@ -75,6 +75,15 @@ pub enum Flag {
         /// Level after, ns.
         to_ns: f64,
     },
+    /// Linear cost whose slope rises at one n (a structure leaving a cache).
+    SlopeChange {
+        /// Where.
+        at_n: f64,
+        /// ns per item before.
+        before_ns: f64,
+        /// ns per item after.
+        after_ns: f64,
+    },
     /// A share of samples on a second, slower curve.
     Bimodal {
         /// Share of samples on it (where it shows).
@@ -120,6 +129,7 @@ impl Flag {
     pub fn name(&self) -> &'static str {
         match self {
             Flag::Step { .. } => "step",
+            Flag::SlopeChange { .. } => "slope-change",
             Flag::Bimodal { .. } => "bimodal",
             Flag::RunsDisagree { .. } => "runs-disagree",
             Flag::SlightGrowth { .. } => "slight-growth",
@@ -141,6 +151,16 @@ impl Flag {
                 fmt_n(*at_n),
                 fmt_ns(*from_ns),
                 fmt_ns(*to_ns)
+            ),
+            Flag::SlopeChange {
+                at_n,
+                before_ns,
+                after_ns,
+            } => format!(
+                "slope change at n ≈ {}: {} per item before, {} after (a structure outgrowing a cache?)",
+                fmt_n(*at_n),
+                fmt_ns(*before_ns),
+                fmt_ns(*after_ns)
             ),
             Flag::Bimodal {
                 share,
@@ -304,7 +324,8 @@ pub fn analyze(
         return Err(Insufficient::TooFewN(buckets.len()));
     }
     let pts = fit::points(&buckets);
-    let choice = fit::choose(&pts, opts.rule);
+    let point = decide(&buckets, opts.rule);
+    let choice = point.choice.clone();
     let slope = |p: &[(f64, f64, f64)]| {
         fit::loglog_slope(&p.iter().map(|x| (x.0, x.1)).collect::<Vec<_>>())
     };
@@ -315,19 +336,19 @@ pub fn analyze(
     let z = Normal::new(0.0, 1.0).expect("valid normal");
     let mut votes = [0usize; Class::ALL.len()];
     let mut slopes = Vec::with_capacity(opts.replicas);
+    let mut replica = buckets.clone();
     for _ in 0..opts.replicas {
-        let p: Vec<(f64, f64, f64)> = pts
-            .iter()
-            .map(|&(n, y, se)| (n, y + se * z.sample(&mut rng), se))
-            .collect();
-        votes[fit::choose(&p, opts.rule).class as usize] += 1;
-        slopes.push(slope(&p));
+        for (r, b) in replica.iter_mut().zip(&buckets) {
+            r.median = b.median + b.se * z.sample(&mut rng);
+        }
+        votes[decide(&replica, opts.rule).class as usize] += 1;
+        slopes.push(slope(&fit::points(&replica)));
     }
     // The verdict is the class most replicas chose (the point estimate
     // wins ties), so that one lucky or unlucky bucket cannot decide it.
-    let point = choice.class as usize;
+    let point_class = point.class as usize;
     let modal = (0..votes.len())
-        .max_by_key(|&i| (votes[i], i == point))
+        .max_by_key(|&i| (votes[i], i == point_class))
         .expect("five classes");
     let class = Class::ALL[modal];
     slopes.retain(|s| s.is_finite());
@@ -338,7 +359,7 @@ pub fn analyze(
         hi: buckets::quantile(&slopes, 0.975),
     };
     let (class, confidence) = if opts.replicas == 0 {
-        (choice.class, f64::NAN)
+        (point.class, f64::NAN)
     } else {
         (class, votes[modal] as f64 / opts.replicas as f64)
     };
@@ -349,10 +370,10 @@ pub fn analyze(
         confidence,
         fit: choice.fits[class as usize],
         fits: choice.fits.clone(),
-        alternative: if class == choice.class {
-            choice.alternative
+        alternative: if class == point.class {
+            point.alternative()
         } else {
-            Some(choice.class)
+            Some(point.class)
         },
         rise: choice.rise,
         exponent,
@@ -371,25 +392,22 @@ pub fn analyze(
     };
 
     // Flags.
-    let best_smooth = choice.fits[1..]
-        .iter()
-        .filter(|f| f.b > 0.0)
-        .map(|f| f.chi2)
-        .fold(choice.fits[0].chi2, f64::min);
-    let steps = flags::find_steps(&buckets, best_smooth);
-    if !steps.is_empty() {
-        // Flat plateaus joined by jumps: constant cost with a step, not a
-        // smooth growth class.
-        v.class = Class::Constant;
-        v.fit = choice.fits[0];
-        v.alternative = None;
-        for s in steps {
+    if class == point.class && !point.steps.is_empty() {
+        for s in &point.steps {
             v.flags.push(Flag::Step {
                 at_n: s.at_n,
                 from_ns: s.from_ns,
                 to_ns: s.to_ns,
             });
         }
+    } else if class == point.class
+        && let Some(k) = &point.kink
+    {
+        v.flags.push(Flag::SlopeChange {
+            at_n: k.at_n,
+            before_ns: k.slope_before,
+            after_ns: k.slope_after,
+        });
     } else if v.class == Class::Constant
         && choice.significant
         && choice.rise > 0.0
@@ -440,6 +458,61 @@ pub fn analyze(
     }
     v.buckets = buckets;
     Ok(v)
+}
+
+/// The class rule applied to one set of buckets, with the structure that
+/// overrides a smooth class: plateaus joined by steps are O(1); a line
+/// whose slope rises at one point is O(n).
+#[derive(Debug, Clone)]
+struct Decision {
+    class: Class,
+    choice: fit::Choice,
+    steps: Vec<flags::Step>,
+    kink: Option<flags::Kink>,
+}
+
+impl Decision {
+    fn alternative(&self) -> Option<Class> {
+        if self.steps.is_empty() && self.kink.is_none() {
+            self.choice.alternative
+        } else {
+            None
+        }
+    }
+}
+
+fn decide(buckets: &[Bucket], rule: Rule) -> Decision {
+    let choice = fit::choose(&fit::points(buckets), rule);
+    let best_smooth = choice.fits[1..]
+        .iter()
+        .filter(|f| f.b > 0.0)
+        .map(|f| f.chi2)
+        .fold(choice.fits[0].chi2, f64::min);
+    let steps = flags::find_steps(buckets, best_smooth);
+    if !steps.is_empty() {
+        return Decision {
+            class: Class::Constant,
+            choice,
+            steps,
+            kink: None,
+        };
+    }
+    let kink = matches!(
+        choice.class,
+        Class::Linear | Class::NLogN | Class::Quadratic
+    )
+    .then(|| flags::find_kink(buckets, best_smooth))
+    .flatten();
+    Decision {
+        class: if kink.is_some() {
+            Class::Linear
+        } else {
+            choice.class
+        },
+        choice,
+        steps: Vec::new(),
+        kink,
+    }
 }
 
 /// Median n and cost of the 10 % of samples with the smallest n, and of

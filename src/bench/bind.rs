@@ -46,7 +46,7 @@ impl Benchmark for Bind {
         &INFO
     }
 
-    fn start(&self, _ctx: &Ctx, n: u64) -> Result<Box<dyn Run>, StartError> {
+    fn start(&self, _ctx: &Ctx, _variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
         let mut run = BindRun {
             fds: Vec::with_capacity(n as usize),
             bound: 0,

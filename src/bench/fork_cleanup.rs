@@ -29,7 +29,7 @@ impl Benchmark for ForkCleanup {
         &INFO
     }
 
-    fn start(&self, ctx: &Ctx, n: u64) -> Result<Box<dyn Run>, StartError> {
+    fn start(&self, ctx: &Ctx, _variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
         let mut f = Forker::start(ctx, Linking::Dynamic)?;
         let clock: &Clock = ctx.clock();
         let mut sw = Stopwatch::new(clock);

@@ -26,7 +26,7 @@ impl Benchmark for ForkStatic {
         &INFO
     }
 
-    fn start(&self, ctx: &Ctx, _n: u64) -> Result<Box<dyn Run>, StartError> {
+    fn start(&self, ctx: &Ctx, _variant: Option<&str>, _n: u64) -> Result<Box<dyn Run>, StartError> {
         Ok(Box::new(ForkRun(Forker::start(ctx, Linking::Static)?)))
     }
 }

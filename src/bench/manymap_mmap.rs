@@ -27,7 +27,7 @@ impl Benchmark for ManymapMmap {
         &INFO
     }
 
-    fn start(&self, ctx: &Ctx, n: u64) -> Result<Box<dyn Run>, StartError> {
+    fn start(&self, ctx: &Ctx, _variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
         let mut o = Opened::new(Tree::ensure(ctx, n)?);
         o.open_all()?;
         Ok(Box::new(MapRun(o)))

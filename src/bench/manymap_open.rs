@@ -27,7 +27,7 @@ impl Benchmark for ManymapOpen {
         &INFO
     }
 
-    fn start(&self, ctx: &Ctx, n: u64) -> Result<Box<dyn Run>, StartError> {
+    fn start(&self, ctx: &Ctx, _variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
         Ok(Box::new(OpenRun(Opened::new(Tree::ensure(ctx, n)?))))
     }
 }

@@ -31,7 +31,7 @@ impl Benchmark for ManymapTouch {
         &INFO
     }
 
-    fn start(&self, ctx: &Ctx, n: u64) -> Result<Box<dyn Run>, StartError> {
+    fn start(&self, ctx: &Ctx, _variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
         let mut files = Opened::new(Tree::ensure(ctx, n)?);
         files.open_all()?;
         files.map_all()?;

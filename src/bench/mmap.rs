@@ -146,7 +146,7 @@ impl Benchmark for Mmap {
         &INFO
     }
 
-    fn start(&self, ctx: &Ctx, n: u64) -> Result<Box<dyn Run>, StartError> {
+    fn start(&self, ctx: &Ctx, _variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
         Ok(Box::new(MmapRun(PageMaps::open(ctx, n)?)))
     }
 }

@@ -31,7 +31,7 @@ impl Benchmark for MmapTouch {
         &INFO
     }
 
-    fn start(&self, ctx: &Ctx, n: u64) -> Result<Box<dyn Run>, StartError> {
+    fn start(&self, ctx: &Ctx, _variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
         let mut maps = PageMaps::open(ctx, n)?;
         for _ in 0..n {
             maps.map_next(None)

@@ -12,6 +12,7 @@
 //! `registry!` list below (it declares the module and fills [`REGISTRY`]).
 
 use crate::harness::clock::Stopwatch;
+use crate::harness::limits::Budget;
 #[allow(unused_imports)] // used by `forker` through `super::rawclock`
 use crate::harness::rawclock;
 use crate::harness::{Ctx, Resource};
@@ -20,6 +21,7 @@ use crate::sys::Knob;
 pub(crate) mod forker;
 mod forkproc;
 mod manymap;
+mod netserver;
 
 /// Declares each benchmark module and lists its type in [`REGISTRY`], in
 /// the order a suite runs them: adding a benchmark is one line here.
@@ -42,6 +44,8 @@ registry! {
     manymap_open::ManymapOpen,
     manymap_mmap::ManymapMmap,
     manymap_touch::ManymapTouch,
+    connect::Connect,
+    httpreq::HttpReq,
 }
 
 /// Static description of a benchmark.
@@ -98,9 +102,75 @@ pub trait Benchmark: Sync {
     /// Its description.
     fn info(&self) -> &'static Info;
 
-    /// Starts a run that will perform up to `n` operations: creates and
-    /// warms whatever the operations need (untimed).
-    fn start(&self, ctx: &Ctx, n: u64) -> Result<Box<dyn Run>, StartError>;
+    /// The variants to measure, each recorded as its own series
+    /// (`connect[epoll]`); empty (the default) for a single series.
+    fn variants(&self, _ctx: &Ctx) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// How operations are spread over n (default: one per item).
+    fn schedule(&self) -> Schedule {
+        Schedule::PerItem
+    }
+
+    /// Limits of its own beyond the resources in [`Info::uses`] (a server
+    /// process's descriptor limit, select's FD_SETSIZE), as budgets.
+    fn budgets(&self, _ctx: &Ctx, _variant: Option<&str>) -> Vec<(Resource, Budget)> {
+        Vec::new()
+    }
+
+    /// Starts a run of `variant` that will perform up to `n` operations:
+    /// creates and warms whatever the operations need (untimed).
+    fn start(&self, ctx: &Ctx, variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError>;
+}
+
+/// How a run's operations are spread over n.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schedule {
+    /// One timed operation per item: each operation adds the item it
+    /// times (socket, fork, …), so n counts 0, 1, 2, … up to the target.
+    PerItem,
+    /// `levels` evenly spaced values of n from 0 up to the target, visited
+    /// upwards in even-numbered runs and downwards in odd ones (so that a
+    /// drift over time does not pass for growth with n); at each the run
+    /// is resized there untimed ([`Run::resize_to`]), then `per_level`
+    /// operations are timed. For operations whose cost grows with n, so
+    /// that large n stay affordable.
+    Levels {
+        /// Values of n measured.
+        levels: u64,
+        /// Timed operations at each.
+        per_level: u64,
+    },
+}
+
+impl Schedule {
+    /// Timed operations in a run aiming at `n` items.
+    pub fn ops(self, n: u64) -> u64 {
+        match self {
+            Schedule::PerItem => n,
+            Schedule::Levels { levels, per_level } => levels.min(n.max(1)) * per_level,
+        }
+    }
+
+    /// For each timed operation, the n to resize to first (if any); levels
+    /// go down when `downwards`, else up.
+    pub fn plan(self, n: u64, downwards: bool) -> Vec<Option<u64>> {
+        match self {
+            Schedule::PerItem => vec![None; n as usize],
+            Schedule::Levels { levels, per_level } => {
+                let l = levels.min(n.max(1));
+                let mut order: Vec<u64> = (0..l).map(|i| i * n / l).collect();
+                if downwards {
+                    order.reverse();
+                }
+                order
+                    .into_iter()
+                    .flat_map(|target| (0..per_level).map(move |j| (j == 0).then_some(target)))
+                    .collect()
+            }
+        }
+    }
 }
 
 /// A run in progress. Dropping it releases everything it holds (closes,
@@ -108,6 +178,13 @@ pub trait Benchmark: Sync {
 pub trait Run {
     /// Resources held now: the n of the next sample.
     fn held(&self) -> u64;
+
+    /// Grows or shrinks the held resources to `n` (untimed) before the
+    /// next timed operations, and lets the system settle; only
+    /// [`Schedule::Levels`] benchmarks are asked to.
+    fn resize_to(&mut self, _n: u64) -> Result<(), StepError> {
+        Ok(())
+    }
 
     /// Performs one operation. The timed call must be bracketed by
     /// `sw.start()` and `sw.stop()` (or measured elsewhere and given with
@@ -214,6 +291,24 @@ pub fn errno_name(e: i32) -> String {
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    #[test]
+    fn level_schedules_spread_n_evenly() {
+        let s = Schedule::Levels {
+            levels: 4,
+            per_level: 3,
+        };
+        assert_eq!(s.ops(100), 12);
+        let p = s.plan(100, false);
+        assert_eq!(p.len(), 12);
+        let grows: Vec<u64> = p.iter().flatten().copied().collect();
+        assert_eq!(grows, vec![0, 25, 50, 75]);
+        assert_eq!(p.iter().filter(|x| x.is_none()).count(), 8);
+        let down: Vec<u64> = s.plan(100, true).iter().flatten().copied().collect();
+        assert_eq!(down, vec![75, 50, 25, 0]);
+        assert_eq!(Schedule::PerItem.plan(3, true), vec![None, None, None]);
+        assert_eq!(s.ops(2), 6, "never more levels than items");
+    }
 
     #[test]
     fn names_are_unique_and_sizes_sane() {

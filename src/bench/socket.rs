@@ -29,7 +29,7 @@ impl Benchmark for Socket {
         &INFO
     }
 
-    fn start(&self, _ctx: &Ctx, n: u64) -> Result<Box<dyn Run>, StartError> {
+    fn start(&self, _ctx: &Ctx, _variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
         Ok(Box::new(SocketRun {
             fds: Vec::with_capacity(n as usize),
         }))

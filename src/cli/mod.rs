@@ -2,6 +2,7 @@
 //! dispatched to one function per command.
 
 mod commands;
+mod responder;
 mod run;
 
 use crate::harness::clock::TimerKind;
@@ -34,6 +35,37 @@ pub enum Command {
     Analyze(AnalyzeArgs),
     /// Print what scalebench records about this system.
     Sysinfo(SysinfoArgs),
+    /// The network benchmarks' server (started by `run`; not for direct use).
+    #[command(name = "__responder", hide = true)]
+    Responder(ResponderArgs),
+}
+
+/// Options of the internal benchmark server.
+#[derive(Debug, clap::Args)]
+pub struct ResponderArgs {
+    /// Event backend.
+    #[arg(long, value_enum)]
+    pub backend: crate::net::Backend,
+    /// Address to listen on; port 0 picks a free port.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub addr: std::net::SocketAddr,
+    /// Send one byte (`!`) to every new connection.
+    #[arg(long)]
+    pub greet: bool,
+    /// Body length of every response.
+    #[arg(long, default_value_t = 128)]
+    pub body: usize,
+    /// Pin the server to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Connections accepted per readiness event (1: every connection is
+    /// noticed through the event backend).
+    #[arg(long, default_value_t = 256)]
+    pub accept_burst: usize,
+    /// The work directory of the run that started this server (unused; it
+    /// makes the process recognisable in `ps`).
+    #[arg(long)]
+    pub run_dir: Option<std::path::PathBuf>,
 }
 
 /// Options of `run`.
@@ -63,9 +95,21 @@ pub struct RunArgs {
     /// Name of this system in reports (default: the host name).
     #[arg(long, value_name = "NAME")]
     pub label: Option<String>,
-    /// Pin the benchmarking process to this CPU.
+    /// Pin the benchmarking process to this CPU (network benchmarks pin
+    /// their client to the first CPU and their server to the last by default).
     #[arg(long, value_name = "CPU")]
     pub pin: Option<usize>,
+    /// Event backends for the network benchmarks, comma separated, or
+    /// `all` (every backend this OS has; the default).
+    #[arg(
+        long,
+        value_name = "epoll|poll|select|kqueue|all",
+        value_delimiter = ','
+    )]
+    pub backend: Vec<String>,
+    /// Network benchmarks over IPv6 (::1) instead of IPv4 (127.0.0.1).
+    #[arg(short = '6', long = "ipv6")]
+    pub ipv6: bool,
     /// No progress output on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -138,5 +182,6 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Export(a) => commands::export(a),
         Command::Analyze(a) => commands::analyze(a),
         Command::Sysinfo(a) => commands::sysinfo(a),
+        Command::Responder(a) => responder::run(a),
     }
 }

@@ -8,7 +8,8 @@ use crate::harness::clock::Clock;
 use crate::harness::progress::{Mode, Progress};
 use crate::harness::runner::{Plan, run_benchmark};
 use crate::harness::workdir::WorkDir;
-use crate::harness::{Ctx, limits, reaper};
+use crate::harness::{Ctx, NetOptions, limits, reaper};
+use crate::net::Backend;
 use crate::report::{self, Input, System};
 use crate::results::{self, ResultFile, Status, TimerInfo, Tool, sysinfo};
 use anyhow::{Context, bail};
@@ -84,9 +85,56 @@ fn default_out(host: &str) -> PathBuf {
     PathBuf::from("results").join(format!("{host}-{t}.json"))
 }
 
+/// The network options from `--backend` and `-6`.
+fn net_options(backends: &[String], ipv6: bool) -> anyhow::Result<NetOptions> {
+    let mut chosen: Vec<Backend> = Vec::new();
+    let wanted: Vec<&str> = if backends.is_empty() {
+        vec!["all"]
+    } else {
+        backends.iter().map(|s| s.trim()).collect()
+    };
+    for w in wanted {
+        let add: Vec<Backend> = if w == "all" {
+            Backend::available_all()
+        } else {
+            let b = Backend::parse(w).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--backend {w}: unknown backend (choose from epoll, kqueue, poll, select, all)"
+                )
+            })?;
+            if !b.available() {
+                bail!(
+                    "--backend {w}: {w} does not exist on {} (available: {})",
+                    std::env::consts::OS,
+                    Backend::available_all()
+                        .iter()
+                        .map(|b| b.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            vec![b]
+        };
+        for b in add {
+            if !chosen.contains(&b) {
+                chosen.push(b);
+            }
+        }
+    }
+    Ok(NetOptions {
+        backends: chosen,
+        ipv6,
+        ..NetOptions::default()
+    })
+}
+
 /// `scalebench run`.
 pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let targets = resolve(&a.targets, a.max)?;
+    let mut net = net_options(&a.backend, a.ipv6)?;
+    if let (Some(c), Some((_, server))) = (a.pin, net.cpus) {
+        net.cpus = Some((c, server));
+    }
     let runs = a.runs.unwrap_or(Suite::Quick.runs());
     let clock = Clock::new(a.timer)?;
     reaper::install();
@@ -130,8 +178,19 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     results::write_atomic(&out, &file)
         .with_context(|| format!("cannot write the result file {}", out.display()))?;
 
-    let ctx = Ctx::new(workdir.path(), &clock);
-    for t in &targets {
+    let ctx = Ctx::new(workdir.path(), &clock).with_net(net);
+    let series: Vec<(&Target, Option<String>)> = targets
+        .iter()
+        .flat_map(|t| {
+            let v = t.bench.variants(&ctx);
+            if v.is_empty() {
+                vec![(t, None)]
+            } else {
+                v.into_iter().map(|v| (t, Some(v))).collect()
+            }
+        })
+        .collect();
+    for (t, variant) in &series {
         if reaper::interrupted() {
             break;
         }
@@ -142,13 +201,27 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             runs,
             warmup: a.warmup,
         };
-        let mut r = run_benchmark(t.bench, plan, &ctx, &mut progress);
+        let mut r = run_benchmark(t.bench, variant.as_deref(), plan, &ctx, &mut progress);
+        if variant.is_some() {
+            let family = if ctx.net().ipv6 { "ipv6" } else { "ipv4" };
+            r.params
+                .extra
+                .insert("address_family".into(), serde_json::Value::from(family));
+            if let Some((client, server)) = ctx.net().cpus {
+                r.params
+                    .extra
+                    .insert("client_cpu".into(), serde_json::json!(client));
+                r.params
+                    .extra
+                    .insert("server_cpu".into(), serde_json::json!(server));
+            }
+        }
         let fds_after = crate::sys::count_open_fds();
         let maps_after = crate::sys::count_mappings();
         if fds_after > fds_before || maps_after > maps_before {
             let leak = format!(
                 "scalebench bug: {} left {} descriptors and {} mappings behind",
-                t.bench.info().name,
+                r.series,
                 fds_after.saturating_sub(fds_before),
                 maps_after
                     .unwrap_or(0)

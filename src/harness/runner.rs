@@ -28,15 +28,13 @@ pub fn default_warmup(n: u64) -> u64 {
     (n / 20).clamp(10, 500).min(n)
 }
 
-/// Applies the resource budgets to a request: the n that fits, and a cap
-/// for each limit that forced it lower.
-pub fn fit_to_budget(uses: &[Resource], requested: u64) -> (u64, Vec<Cap>) {
+/// Applies the budgets to a request: the n that fits, and a cap for each
+/// limit that forced it lower.
+pub fn fit_to_budget(budgets: Vec<(Resource, limits::Budget)>, requested: u64) -> (u64, Vec<Cap>) {
     let mut n = requested;
     let mut caps = Vec::new();
-    for &r in uses {
-        if let Some(b) = limits::budget(r)
-            && b.max < n
-        {
+    for (r, b) in budgets {
+        if b.max < n {
             n = b.max;
             caps.push(Cap {
                 resource: r.name().into(),
@@ -49,20 +47,33 @@ pub fn fit_to_budget(uses: &[Resource], requested: u64) -> (u64, Vec<Cap>) {
     (n, caps)
 }
 
-/// Runs `bench` according to `plan` and returns its full record. Never
-/// panics on benchmark errors: they end up in `status` and `message`.
+/// Runs one series of `bench` (`variant`, if it has variants) according
+/// to `plan` and returns its full record. Never panics on benchmark errors:
+/// they end up in `status` and `message`.
 pub fn run_benchmark(
     bench: &dyn Benchmark,
+    variant: Option<&str>,
     plan: Plan,
     ctx: &Ctx,
     progress: &mut Progress,
 ) -> BenchResult {
     let info = bench.info();
-    let (mut n, mut caps) = fit_to_budget(info.uses, plan.n);
+    let series = match variant {
+        Some(v) => format!("{}[{v}]", info.name),
+        None => info.name.to_string(),
+    };
+    let mut budgets: Vec<(Resource, limits::Budget)> = info
+        .uses
+        .iter()
+        .filter_map(|&r| limits::budget(r).map(|b| (r, b)))
+        .collect();
+    budgets.extend(bench.budgets(ctx, variant));
+    let (mut n, mut caps) = fit_to_budget(budgets, plan.n);
+    let schedule = bench.schedule();
     let warmup = plan.warmup.unwrap_or_else(|| default_warmup(n)).min(n);
     let mut result = BenchResult {
         name: info.name.into(),
-        series: info.name.into(),
+        series: series.clone(),
         n_meaning: info.n_meaning.into(),
         timed: info.timed.into(),
         status: Status::Ok,
@@ -71,7 +82,7 @@ pub fn run_benchmark(
             requested_n: plan.n,
             n,
             runs: plan.runs,
-            warmup_ops: warmup,
+            warmup_ops: if warmup > 0 { schedule.ops(warmup) } else { 0 },
             extra: BTreeMap::new(),
         },
         caps: Vec::new(),
@@ -90,13 +101,24 @@ pub fn run_benchmark(
         result.caps = caps;
         return result;
     }
-    progress.begin(info.name, warmup + n * u64::from(plan.runs));
+    let warm_ops = if warmup > 0 { schedule.ops(warmup) } else { 0 };
+    progress.begin(&series, warm_ops + schedule.ops(n) * u64::from(plan.runs));
+    if let crate::bench::Schedule::Levels { levels, per_level } = schedule {
+        result.params.extra.insert(
+            "levels".into(),
+            serde_json::Value::from(levels.min(n.max(1))),
+        );
+        result
+            .params
+            .extra
+            .insert("ops_per_level".into(), serde_json::Value::from(per_level));
+    }
     let clock = ctx.clock();
 
     // Warm-up: one short run whose samples are discarded.
     if warmup > 0 {
         progress.phase("warm-up");
-        match one_run(bench, ctx, clock, warmup, progress) {
+        match one_run(bench, variant, ctx, clock, warmup, false, progress) {
             Ok(_) => {}
             Err(RunEnd::Unsupported(why)) => {
                 result.status = Status::Unsupported;
@@ -119,14 +141,14 @@ pub fn run_benchmark(
         let timer_overhead = clock.measure_overhead(1000);
         let started = now_rfc3339();
         let t0 = Instant::now();
-        let (samples, end) = match one_run(bench, ctx, clock, n, progress) {
+        let (samples, end) = match one_run(bench, variant, ctx, clock, n, r % 2 == 1, progress) {
             Ok(s) => (s, None),
             Err(RunEnd::Limit {
                 samples,
+                reached,
                 resource,
                 detail,
             }) => {
-                let reached = samples.len() as u64;
                 progress.note(&format!("limit reached at n = {reached}: {detail}"));
                 caps.push(Cap {
                     resource: resource.name().into(),
@@ -182,6 +204,7 @@ pub fn run_benchmark(
 enum RunEnd {
     Limit {
         samples: Vec<[u64; 2]>,
+        reached: u64,
         resource: Resource,
         detail: String,
     },
@@ -209,24 +232,44 @@ fn finish_early(
     result
 }
 
-/// One run of up to `n` operations; returns the `[n, ns]` samples.
+/// One run aiming at `n` items; returns the `[n, ns]` samples. A level
+/// schedule goes down when `downwards`.
 fn one_run(
     bench: &dyn Benchmark,
+    variant: Option<&str>,
     ctx: &Ctx,
     clock: &Clock,
     n: u64,
+    downwards: bool,
     progress: &Progress,
 ) -> Result<Vec<[u64; 2]>, RunEnd> {
-    let mut run = bench.start(ctx, n).map_err(|e| match e {
+    let mut run = bench.start(ctx, variant, n).map_err(|e| match e {
         _ if reaper::interrupted() => RunEnd::Interrupted,
         StartError::Unsupported(m) => RunEnd::Unsupported(m),
         StartError::Failed(e) => RunEnd::Failed(format!("{e:#}")),
     })?;
-    let mut samples = Vec::with_capacity(n as usize);
+    let plan = bench.schedule().plan(n, downwards);
+    let mut samples = Vec::with_capacity(plan.len());
     let mut sw = Stopwatch::new(clock);
-    for i in 0..n {
+    let failed = |e: StepError, samples: Vec<[u64; 2]>, reached: u64| match e {
+        StepError::Limit { resource, detail } => RunEnd::Limit {
+            samples,
+            reached,
+            resource,
+            detail,
+        },
+        StepError::Interrupted => RunEnd::Interrupted,
+        StepError::Failed(e) => RunEnd::Failed(format!("{e:#}")),
+    };
+    for (i, grow) in plan.iter().enumerate() {
         if reaper::interrupted() {
             return Err(RunEnd::Interrupted);
+        }
+        if let Some(target) = *grow
+            && let Err(e) = run.resize_to(target)
+        {
+            let reached = run.held();
+            return Err(failed(e, samples, reached));
         }
         let held = run.held();
         match run.op(&mut sw) {
@@ -239,21 +282,13 @@ fn one_run(
                     )));
                 }
             },
-            Err(StepError::Limit { resource, detail }) => {
-                return Err(RunEnd::Limit {
-                    samples,
-                    resource,
-                    detail,
-                });
-            }
-            Err(StepError::Interrupted) => return Err(RunEnd::Interrupted),
-            Err(StepError::Failed(e)) => return Err(RunEnd::Failed(format!("{e:#}"))),
+            Err(e) => return Err(failed(e, samples, held)),
         }
-        if (i + 1) % PROGRESS_EVERY == 0 {
+        if (i as u64 + 1).is_multiple_of(PROGRESS_EVERY) {
             progress.advance(PROGRESS_EVERY);
         }
     }
-    progress.advance(n % PROGRESS_EVERY);
+    progress.advance(plan.len() as u64 % PROGRESS_EVERY);
     drop(run);
     Ok(samples)
 }
@@ -291,7 +326,12 @@ mod tests {
         fn info(&self) -> &'static Info {
             &INFO
         }
-        fn start(&self, _ctx: &Ctx, _n: u64) -> Result<Box<dyn crate::bench::Run>, StartError> {
+        fn start(
+            &self,
+            _ctx: &Ctx,
+            _variant: Option<&str>,
+            _n: u64,
+        ) -> Result<Box<dyn crate::bench::Run>, StartError> {
             Ok(Box::new(FakeRun {
                 held: 0,
                 limit: self.limit,
@@ -330,7 +370,7 @@ mod tests {
             runs,
             warmup: Some(0),
         };
-        run_benchmark(b, plan, &ctx, &mut Progress::new(Mode::Quiet))
+        run_benchmark(b, None, plan, &ctx, &mut Progress::new(Mode::Quiet))
     }
 
     #[test]

@@ -196,6 +196,52 @@ pub fn pin_to_cpu(cpu: usize) -> Result<(), String> {
     }
 }
 
+/// A saved CPU affinity mask.
+pub struct SavedAffinity(
+    #[cfg(target_os = "freebsd")] libc::cpuset_t,
+    #[cfg(not(target_os = "freebsd"))] (),
+);
+
+/// The calling process's CPU affinity, where scalebench can set it.
+pub fn save_affinity() -> Option<SavedAffinity> {
+    #[cfg(target_os = "freebsd")]
+    {
+        // SAFETY: cpuset_t is plain data that cpuset_getaffinity fills.
+        unsafe {
+            let mut set: libc::cpuset_t = std::mem::zeroed();
+            (libc::cpuset_getaffinity(
+                libc::CPU_LEVEL_WHICH,
+                libc::CPU_WHICH_PID,
+                -1,
+                std::mem::size_of::<libc::cpuset_t>(),
+                &mut set,
+            ) == 0)
+                .then_some(SavedAffinity(set))
+        }
+    }
+    #[cfg(not(target_os = "freebsd"))]
+    {
+        None
+    }
+}
+
+/// Restores a saved affinity.
+pub fn restore_affinity(a: &SavedAffinity) {
+    #[cfg(target_os = "freebsd")]
+    // SAFETY: setting a mask that was valid when saved.
+    unsafe {
+        libc::cpuset_setaffinity(
+            libc::CPU_LEVEL_WHICH,
+            libc::CPU_WHICH_PID,
+            -1,
+            std::mem::size_of::<libc::cpuset_t>(),
+            &a.0,
+        );
+    }
+    #[cfg(not(target_os = "freebsd"))]
+    let _ = a;
+}
+
 /// Makes this process the reaper of orphaned descendants, where the OS
 /// can; returns whether it worked.
 pub fn set_child_subreaper() -> bool {

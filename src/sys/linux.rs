@@ -157,6 +157,25 @@ pub fn pin_to_cpu(cpu: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// A saved CPU affinity mask.
+pub struct SavedAffinity(libc::cpu_set_t);
+
+/// The calling thread's CPU affinity.
+pub fn save_affinity() -> Option<SavedAffinity> {
+    // SAFETY: cpu_set_t is plain data that sched_getaffinity fills.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0)
+            .then_some(SavedAffinity(set))
+    }
+}
+
+/// Restores a saved affinity.
+pub fn restore_affinity(a: &SavedAffinity) {
+    // SAFETY: setting a mask that was valid when saved.
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &a.0) };
+}
+
 /// Makes this process the reaper of orphaned descendants, where the OS
 /// can; returns whether it worked.
 pub fn set_child_subreaper() -> bool {

@@ -22,6 +22,26 @@ pub use os::{
     pin_to_cpu, set_child_subreaper,
 };
 
+/// Pins the calling thread to one CPU until dropped, then restores the
+/// affinity it had.
+pub struct PinGuard(os::SavedAffinity);
+
+impl PinGuard {
+    /// Pins to `cpu`; an error says why it is not possible here.
+    pub fn new(cpu: usize) -> Result<PinGuard, String> {
+        let saved = os::save_affinity()
+            .ok_or_else(|| "CPU pinning is implemented for Linux and FreeBSD only".to_string())?;
+        pin_to_cpu(cpu)?;
+        Ok(PinGuard(saved))
+    }
+}
+
+impl Drop for PinGuard {
+    fn drop(&mut self) {
+        os::restore_affinity(&self.0);
+    }
+}
+
 /// A kernel tunable that matters to some benchmark, named abstractly; each
 /// OS maps it to its own sysctl names (see [`knob_names`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -134,11 +154,18 @@ pub fn uname() -> Uname {
     }
 }
 
-/// Number of online CPUs.
+/// Number of online CPUs (of the machine, not of this process's affinity
+/// mask).
 pub fn cpu_count() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    if n > 0 {
+        n as usize
+    } else {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    }
 }
 
 /// The filesystem that holds a path.

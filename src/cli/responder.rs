@@ -1,0 +1,37 @@
+//! `scalebench __responder`: the network benchmarks' server process. It
+//! raises its own descriptor limit, listens, prints `listening ADDR` on
+//! standard output and serves until standard input closes.
+
+use super::ResponderArgs;
+use crate::harness::limits;
+use crate::net::server::{self, Config, FixedResponder};
+use crate::net::sock;
+use anyhow::Context;
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::process::ExitCode;
+
+/// Runs the server.
+pub fn run(a: ResponderArgs) -> anyhow::Result<ExitCode> {
+    let _limits = limits::raise();
+    if let Some(cpu) = a.cpu {
+        crate::sys::pin_to_cpu(cpu).map_err(|e| anyhow::anyhow!("--cpu {cpu}: {e}"))?;
+    }
+    let listener =
+        sock::listen(&a.addr, 4096).with_context(|| format!("cannot listen on {}", a.addr))?;
+    let bound = sock::local_addr(listener.as_raw_fd())?;
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening {bound}")?;
+        out.flush()?;
+    }
+    let mut handler = FixedResponder::new(a.body, a.greet);
+    server::serve(
+        listener.as_raw_fd(),
+        Some(0),
+        Config::new(a.backend),
+        &mut handler,
+    )
+    .with_context(|| format!("the {} server failed", a.backend))?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,99 @@
+//! epoll(7), level-triggered.
+
+use super::{Event, Interest, Poller, interrupted};
+use std::io;
+use std::os::fd::RawFd;
+
+/// An epoll instance.
+pub struct Epoll {
+    epfd: RawFd,
+    buf: Vec<libc::epoll_event>,
+}
+
+fn mask(i: Interest) -> u32 {
+    let mut m = libc::EPOLLRDHUP as u32;
+    if i.read {
+        m |= libc::EPOLLIN as u32;
+    }
+    if i.write {
+        m |= libc::EPOLLOUT as u32;
+    }
+    m
+}
+
+impl Epoll {
+    /// A new, empty epoll instance.
+    pub fn new() -> io::Result<Epoll> {
+        // SAFETY: plain syscall.
+        let epfd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if epfd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Epoll {
+            epfd,
+            buf: vec![libc::epoll_event { events: 0, u64: 0 }; 1024],
+        })
+    }
+
+    fn ctl(&mut self, op: libc::c_int, fd: RawFd, i: Interest) -> io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: mask(i),
+            u64: fd as u64,
+        };
+        // SAFETY: `ev` is a valid epoll_event.
+        if unsafe { libc::epoll_ctl(self.epfd, op, fd, &mut ev) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+impl Poller for Epoll {
+    fn add(&mut self, fd: RawFd, i: Interest) -> io::Result<()> {
+        self.ctl(libc::EPOLL_CTL_ADD, fd, i)
+    }
+
+    fn modify(&mut self, fd: RawFd, i: Interest) -> io::Result<()> {
+        self.ctl(libc::EPOLL_CTL_MOD, fd, i)
+    }
+
+    fn delete(&mut self, fd: RawFd) -> io::Result<()> {
+        self.ctl(libc::EPOLL_CTL_DEL, fd, Interest::default())
+    }
+
+    fn wait(&mut self, out: &mut Vec<Event>, timeout_ms: i32) -> io::Result<()> {
+        // SAFETY: `buf` has room for `len` events.
+        let n = unsafe {
+            libc::epoll_wait(
+                self.epfd,
+                self.buf.as_mut_ptr(),
+                self.buf.len() as libc::c_int,
+                timeout_ms,
+            )
+        };
+        if n < 0 {
+            return if interrupted(n) {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            };
+        }
+        for e in &self.buf[..n as usize] {
+            let bits = e.events;
+            out.push(Event {
+                fd: e.u64 as RawFd,
+                read: bits & (libc::EPOLLIN | libc::EPOLLRDHUP) as u32 != 0,
+                write: bits & libc::EPOLLOUT as u32 != 0,
+                hangup: bits & (libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Epoll {
+    fn drop(&mut self) {
+        // SAFETY: closing our own descriptor.
+        unsafe { libc::close(self.epfd) };
+    }
+}

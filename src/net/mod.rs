@@ -1,0 +1,11 @@
+//! Networking: event backends ([`backend`]), HTTP parsing ([`http`]), the
+//! event-driven server ([`server`]), a blocking benchmark client
+//! ([`client`]) and raw socket helpers ([`sock`]).
+
+pub mod backend;
+pub mod client;
+pub mod http;
+pub mod server;
+pub mod sock;
+
+pub use backend::Backend;

@@ -1,0 +1,557 @@
+//! The event-driven server loop: one process, one [`Poller`], non-blocking
+//! sockets, HTTP/1.1 keep-alive with pipelining. What is answered is up to
+//! a [`Handler`]; [`FixedResponder`] answers every GET and HEAD with the
+//! same small body (the network benchmarks' server). The static file
+//! server grows out of this loop by another handler.
+//!
+//! Robustness: EINTR is retried, EAGAIN ends a read or write burst, a peer
+//! reset closes its connection, a half-closed peer gets its answers before
+//! the close, and when accept() fails for lack of descriptors (EMFILE,
+//! ENFILE) the listener is taken out of the poller for 100 ms — or until a
+//! connection closes — so the loop never spins while the connections it has
+//! are still served.
+
+use super::backend::{Backend, Event, Interest, Poller};
+use super::http::{self, Limits, Parse, Request};
+use super::sock;
+use std::io;
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
+
+/// Answers requests.
+pub trait Handler {
+    /// Bytes sent as soon as a connection is accepted (empty: none).
+    fn greeting(&self) -> &[u8] {
+        &[]
+    }
+
+    /// Appends the response to `req` to `out`; returns whether the
+    /// connection may stay open.
+    fn respond(&mut self, req: &Request, out: &mut Vec<u8>) -> bool;
+}
+
+/// Answers GET and HEAD with a fixed body of `n` bytes, other methods with
+/// 405; optionally greets every new connection with one byte.
+pub struct FixedResponder {
+    head_keep: Vec<u8>,
+    head_close: Vec<u8>,
+    body: Vec<u8>,
+    greeting: Vec<u8>,
+}
+
+impl FixedResponder {
+    /// A responder with a `body_len`-byte body; `greet` sends `!` on accept.
+    pub fn new(body_len: usize, greet: bool) -> FixedResponder {
+        let head = |conn: &str| {
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {body_len}\r\n{conn}\r\n"
+            )
+            .into_bytes()
+        };
+        FixedResponder {
+            head_keep: head(""),
+            head_close: head("Connection: close\r\n"),
+            body: (0..body_len).map(|i| b'a' + (i % 26) as u8).collect(),
+            greeting: if greet { b"!".to_vec() } else { Vec::new() },
+        }
+    }
+}
+
+impl Handler for FixedResponder {
+    fn greeting(&self) -> &[u8] {
+        &self.greeting
+    }
+
+    fn respond(&mut self, req: &Request, out: &mut Vec<u8>) -> bool {
+        match req.method {
+            "GET" | "HEAD" => {
+                out.extend_from_slice(if req.keep_alive {
+                    &self.head_keep
+                } else {
+                    &self.head_close
+                });
+                if req.method == "GET" {
+                    out.extend_from_slice(&self.body);
+                }
+                req.keep_alive
+            }
+            _ => {
+                http::error_response(405, out);
+                false
+            }
+        }
+    }
+}
+
+/// Server settings.
+#[derive(Debug, Clone, Copy)]
+pub struct Config {
+    /// Event backend.
+    pub backend: Backend,
+    /// Request limits.
+    pub limits: Limits,
+    /// How long accepting pauses after EMFILE/ENFILE.
+    pub accept_pause: Duration,
+    /// Most connections accepted per readiness event of the listener. 1
+    /// makes the server go back to the event backend after every accept
+    /// (what the `connect` benchmark measures); more saves waits under load.
+    pub accept_burst: usize,
+}
+
+impl Config {
+    /// Defaults for `backend`.
+    pub fn new(backend: Backend) -> Config {
+        Config {
+            backend,
+            limits: Limits::default(),
+            accept_pause: Duration::from_millis(100),
+            accept_burst: 256,
+        }
+    }
+}
+
+/// What a server did, for tests and logs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Connections accepted.
+    pub accepted: u64,
+    /// Connections closed by the server (including after peer close).
+    pub closed: u64,
+    /// Requests answered (error answers included).
+    pub requests: u64,
+    /// Connections accepted but not watchable (select's FD_SETSIZE), closed at once.
+    pub rejected: u64,
+    /// Times accepting paused for lack of descriptors.
+    pub accept_pauses: u64,
+}
+
+struct Conn {
+    inbuf: Vec<u8>,
+    out: Vec<u8>,
+    sent: usize,
+    close_after: bool,
+    writing: bool,
+}
+
+/// Largest amount read from one connection per readiness event.
+const READ_BURST: usize = 64 * 1024;
+
+struct Server<'h> {
+    poller: Box<dyn Poller>,
+    listener: RawFd,
+    control: Option<RawFd>,
+    conns: Vec<Option<Box<Conn>>>,
+    handler: &'h mut dyn Handler,
+    cfg: Config,
+    stats: Stats,
+    paused_until: Option<Instant>,
+    buf: Vec<u8>,
+}
+
+/// Serves on `listener` until `control` reports end of input (or an
+/// error). The listener must be non-blocking. Returns what it did.
+pub fn serve(
+    listener: RawFd,
+    control: Option<RawFd>,
+    cfg: Config,
+    handler: &mut dyn Handler,
+) -> io::Result<Stats> {
+    let mut poller = cfg.backend.create()?;
+    poller.add(listener, Interest::READ)?;
+    if let Some(c) = control {
+        poller.add(c, Interest::READ)?;
+    }
+    let mut s = Server {
+        poller,
+        listener,
+        control,
+        conns: Vec::new(),
+        handler,
+        cfg,
+        stats: Stats::default(),
+        paused_until: None,
+        buf: vec![0u8; 16 * 1024],
+    };
+    let result = s.run();
+    for fd in 0..s.conns.len() {
+        if s.conns[fd].is_some() {
+            s.close(fd as RawFd);
+        }
+    }
+    result.map(|()| s.stats)
+}
+
+impl Server<'_> {
+    fn run(&mut self) -> io::Result<()> {
+        let mut events: Vec<Event> = Vec::with_capacity(1024);
+        loop {
+            let timeout = match self.paused_until {
+                Some(t) => t.saturating_duration_since(Instant::now()).as_millis() as i32,
+                None => -1,
+            };
+            events.clear();
+            self.poller.wait(&mut events, timeout)?;
+            if let Some(t) = self.paused_until
+                && Instant::now() >= t
+            {
+                self.resume_accepting()?;
+            }
+            for ev in &events {
+                if ev.fd == self.listener {
+                    self.accept_burst()?;
+                } else if Some(ev.fd) == self.control {
+                    let mut b = [0u8; 64];
+                    match sock::read(ev.fd, &mut b) {
+                        Ok(0) => return Ok(()),
+                        Ok(_) => {}
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                        Err(_) => return Ok(()),
+                    }
+                } else {
+                    self.conn_event(ev);
+                }
+            }
+        }
+    }
+
+    fn resume_accepting(&mut self) -> io::Result<()> {
+        if self.paused_until.take().is_some() {
+            self.poller.add(self.listener, Interest::READ)?;
+        }
+        Ok(())
+    }
+
+    fn accept_burst(&mut self) -> io::Result<()> {
+        for _ in 0..self.cfg.accept_burst {
+            match sock::accept(self.listener) {
+                Ok(fd) => self.opened(fd),
+                Err(e) => match e.raw_os_error() {
+                    Some(libc::EAGAIN) => return Ok(()),
+                    Some(libc::EINTR)
+                    | Some(libc::ECONNABORTED)
+                    | Some(libc::EPROTO)
+                    | Some(libc::EPERM) => {}
+                    Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::ENOBUFS)
+                    | Some(libc::ENOMEM) => {
+                        // Out of descriptors: stop watching the listener for
+                        // a while instead of spinning on it.
+                        self.poller.delete(self.listener)?;
+                        self.paused_until = Some(Instant::now() + self.cfg.accept_pause);
+                        self.stats.accept_pauses += 1;
+                        return Ok(());
+                    }
+                    _ => return Err(e),
+                },
+            }
+        }
+        Ok(())
+    }
+
+    fn opened(&mut self, fd: RawFd) {
+        self.stats.accepted += 1;
+        if self.poller.add(fd, Interest::READ).is_err() {
+            self.stats.rejected += 1;
+            sock::close(fd);
+            return;
+        }
+        let _ = sock::set_nodelay(fd);
+        let idx = fd as usize;
+        if self.conns.len() <= idx {
+            self.conns.resize_with(idx + 1, || None);
+        }
+        let mut c = Box::new(Conn {
+            inbuf: Vec::new(),
+            out: Vec::new(),
+            sent: 0,
+            close_after: false,
+            writing: false,
+        });
+        c.out.extend_from_slice(self.handler.greeting());
+        self.conns[idx] = Some(c);
+        if !self.conns[idx].as_ref().expect("just set").out.is_empty() {
+            self.flush(fd);
+        }
+    }
+
+    fn close(&mut self, fd: RawFd) {
+        if self
+            .conns
+            .get_mut(fd as usize)
+            .and_then(Option::take)
+            .is_some()
+        {
+            let _ = self.poller.delete(fd);
+            sock::close(fd);
+            self.stats.closed += 1;
+            // A descriptor came free: accept again if we had paused.
+            let _ = self.resume_accepting();
+        }
+    }
+
+    fn conn_event(&mut self, ev: &Event) {
+        let fd = ev.fd;
+        if self.conns.get(fd as usize).is_none_or(|c| c.is_none()) {
+            return; // closed earlier in this batch
+        }
+        if ev.write {
+            self.flush(fd);
+        }
+        if ev.read {
+            self.read_and_answer(fd);
+        } else if ev.hangup {
+            self.close(fd);
+        }
+    }
+
+    fn read_and_answer(&mut self, fd: RawFd) {
+        let mut eof = false;
+        let mut total = 0;
+        loop {
+            match sock::read(fd, &mut self.buf) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(k) => {
+                    let c = self.conns[fd as usize].as_mut().expect("open");
+                    if !c.close_after {
+                        c.inbuf.extend_from_slice(&self.buf[..k]);
+                    }
+                    total += k;
+                    if total >= READ_BURST || k < self.buf.len() {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(_) => {
+                    // Reset or other error: the peer is gone.
+                    self.close(fd);
+                    return;
+                }
+            }
+        }
+        let limits = self.cfg.limits;
+        let c = self.conns[fd as usize].as_mut().expect("open");
+        let Conn {
+            inbuf,
+            out,
+            close_after,
+            ..
+        } = &mut **c;
+        let mut start = 0;
+        while !*close_after {
+            match http::parse(&inbuf[start..], &limits) {
+                Parse::Incomplete => break,
+                Parse::Complete(req, len) => {
+                    self.stats.requests += 1;
+                    if !self.handler.respond(&req, out) {
+                        *close_after = true;
+                    }
+                    start += len;
+                }
+                Parse::Error(status) => {
+                    self.stats.requests += 1;
+                    http::error_response(status, out);
+                    *close_after = true;
+                }
+            }
+        }
+        inbuf.drain(..start);
+        if *close_after {
+            inbuf.clear();
+        }
+        if eof {
+            // Half-closed (or gone): answer what arrived, then close.
+            *close_after = true;
+        }
+        self.flush(fd);
+    }
+
+    /// Writes what is pending; adjusts interest; closes when done and asked to.
+    fn flush(&mut self, fd: RawFd) {
+        let c = self.conns[fd as usize].as_mut().expect("open");
+        while c.sent < c.out.len() {
+            match sock::write(fd, &c.out[c.sent..]) {
+                Ok(k) => c.sent += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(_) => {
+                    self.close(fd);
+                    return;
+                }
+            }
+        }
+        if c.sent == c.out.len() {
+            c.out.clear();
+            c.sent = 0;
+            if c.close_after {
+                self.close(fd);
+                return;
+            }
+            if c.writing {
+                c.writing = false;
+                let _ = self.poller.modify(fd, Interest::READ);
+            }
+        } else if !c.writing {
+            c.writing = true;
+            let _ = self.poller.modify(fd, Interest::BOTH);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::net::{Shutdown, SocketAddr, TcpStream};
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+    use std::time::Duration;
+
+    /// Runs a server with `backend` in a thread while `f` talks to it.
+    fn with_server(backend: Backend, greet: bool, f: impl FnOnce(SocketAddr)) -> Stats {
+        let listener = sock::listen(&"127.0.0.1:0".parse().unwrap(), 1024).unwrap();
+        let addr = sock::local_addr(listener.as_raw_fd()).unwrap();
+        let (control, stop) = UnixStream::pair().unwrap();
+        let t = std::thread::spawn(move || {
+            let mut h = FixedResponder::new(16, greet);
+            let r = serve(
+                listener.as_raw_fd(),
+                Some(control.as_raw_fd()),
+                Config::new(backend),
+                &mut h,
+            );
+            drop(listener);
+            drop(control);
+            r
+        });
+        f(addr);
+        drop(stop);
+        t.join().unwrap().unwrap()
+    }
+
+    fn connect(addr: SocketAddr) -> TcpStream {
+        let s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s
+    }
+
+    /// Reads until the peer closes.
+    fn read_all(s: &mut TcpStream) -> String {
+        let mut v = Vec::new();
+        s.read_to_end(&mut v).unwrap();
+        String::from_utf8_lossy(&v).into_owned()
+    }
+
+    /// Reads exactly `k` responses of the fixed responder.
+    fn read_responses(s: &mut TcpStream, k: usize) -> String {
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while String::from_utf8_lossy(&got)
+            .matches("HTTP/1.1 200 OK")
+            .count()
+            < k
+            || !got.ends_with(b"abcdefghijklmnop")
+        {
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0, "closed early: {}", String::from_utf8_lossy(&got));
+            got.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8(got).unwrap()
+    }
+
+    #[test]
+    fn every_backend_serves_many_keep_alive_connections() {
+        for b in Backend::available_all() {
+            let stats = with_server(b, false, |addr| {
+                let mut conns: Vec<TcpStream> = (0..300).map(|_| connect(addr)).collect();
+                for round in 0..2 {
+                    for c in conns.iter_mut() {
+                        c.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+                    }
+                    for c in conns.iter_mut() {
+                        let r = read_responses(c, 1);
+                        assert!(
+                            r.starts_with("HTTP/1.1 200 OK\r\n"),
+                            "{b} round {round}: {r}"
+                        );
+                    }
+                }
+            });
+            assert_eq!(stats.requests, 600, "{b}");
+            assert_eq!(stats.accepted, 300, "{b}");
+        }
+    }
+
+    #[test]
+    fn pipelined_requests_get_answers_in_order() {
+        for b in Backend::available_all() {
+            with_server(b, false, |addr| {
+                let mut c = connect(addr);
+                c.write_all(b"GET /1 HTTP/1.1\r\n\r\nHEAD /2 HTTP/1.1\r\n\r\nGET /3 HTTP/1.1\r\nConnection: close\r\n\r\n")
+                    .unwrap();
+                let all = read_all(&mut c);
+                assert_eq!(all.matches("HTTP/1.1 200 OK").count(), 3, "{b}: {all}");
+                // HEAD has no body: two bodies only.
+                assert_eq!(all.matches("abcdefghijklmnop").count(), 2, "{b}: {all}");
+                assert!(all.contains("Connection: close"), "{b}");
+            });
+        }
+    }
+
+    #[test]
+    fn a_half_closed_peer_gets_its_answer() {
+        for b in Backend::available_all() {
+            with_server(b, false, |addr| {
+                let mut c = connect(addr);
+                c.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+                c.shutdown(Shutdown::Write).unwrap();
+                let all = read_all(&mut c);
+                assert!(
+                    all.starts_with("HTTP/1.1 200 OK") && all.ends_with("abcdefghijklmnop"),
+                    "{b}: {all}"
+                );
+            });
+        }
+    }
+
+    #[test]
+    fn garbage_gets_400_and_close_and_resets_do_not_hurt_others() {
+        for b in Backend::available_all() {
+            let stats = with_server(b, false, |addr| {
+                let mut g = connect(addr);
+                g.write_all(b"hello there\r\n\r\n").unwrap();
+                let all = read_all(&mut g);
+                assert!(all.starts_with("HTTP/1.1 400 Bad Request"), "{b}: {all}");
+                let mut bad = connect(addr);
+                bad.write_all(b"DELETE / HTTP/1.1\r\n\r\n").unwrap();
+                assert!(read_all(&mut bad).starts_with("HTTP/1.1 405"), "{b}");
+                // A peer that resets mid-request.
+                let r = connect(addr);
+                (&r).write_all(b"GET / HT").unwrap();
+                sock::set_linger_zero(r.as_raw_fd()).unwrap();
+                drop(r);
+                // Others are still served.
+                let mut ok = connect(addr);
+                ok.write_all(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
+                    .unwrap();
+                assert!(read_all(&mut ok).starts_with("HTTP/1.1 200 OK"), "{b}");
+            });
+            assert_eq!(stats.accepted, 4, "{b}");
+        }
+    }
+
+    #[test]
+    fn greeting_comes_first() {
+        for b in Backend::available_all() {
+            with_server(b, true, |addr| {
+                let mut c = connect(addr);
+                let mut one = [0u8; 1];
+                c.read_exact(&mut one).unwrap();
+                assert_eq!(&one, b"!");
+            });
+        }
+    }
+}
