@@ -162,11 +162,10 @@ fn hinge(pts: &[(f64, f64, f64)], k: f64) -> Option<(f64, f64, f64, f64)> {
     Some((c0, c1, c2, chi2))
 }
 
-/// Finds a kink: a continuous two-segment line whose second slope is at
-/// least 30 % steeper than the first (which must not fall), with at least
-/// 4 buckets on each side, whose χ² is below the best smooth model's
-/// (`smooth_chi2`) by a quarter and by at least 10.
-pub fn find_kink(buckets: &[Bucket], smooth_chi2: f64) -> Option<Kink> {
+/// The best kink: the continuous two-segment line with the least χ² whose
+/// second slope is at least 30 % steeper than the first (which must not
+/// fall), with at least 4 buckets on each side. Returns (χ², kink).
+pub fn best_kink(buckets: &[Bucket]) -> Option<(f64, Kink)> {
     let pts: Vec<(f64, f64, f64)> = buckets.iter().map(|b| (b.n, b.median, b.se)).collect();
     if pts.len() < 10 {
         return None;
@@ -193,7 +192,13 @@ pub fn find_kink(buckets: &[Bucket], smooth_chi2: f64) -> Option<Kink> {
             ));
         }
     }
-    let (chi2, kink) = best?;
+    best
+}
+
+/// A kink that explains the data clearly better than the best smooth
+/// model (χ² `smooth_chi2`): its χ² is lower by a quarter and by at least 10.
+pub fn find_kink(buckets: &[Bucket], smooth_chi2: f64) -> Option<Kink> {
+    let (chi2, kink) = best_kink(buckets)?;
     (chi2 * 1.25 <= smooth_chi2 && smooth_chi2 - chi2 >= 10.0).then_some(kink)
 }
 

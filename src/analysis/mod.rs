@@ -497,12 +497,19 @@ fn decide(buckets: &[Bucket], rule: Rule) -> Decision {
             kink: None,
         };
     }
-    let kink = matches!(
+    let superlinear = matches!(
         choice.class,
         Class::Linear | Class::NLogN | Class::Quadratic
-    )
-    .then(|| flags::find_kink(buckets, best_smooth))
-    .flatten();
+    );
+    let mut kink = superlinear
+        .then(|| flags::find_kink(buckets, best_smooth))
+        .flatten();
+    if kink.is_none() && choice.class == Class::Quadratic && linear_at_high_n(buckets, rule) {
+        // Quadratic over the whole range, but a straight line over its
+        // upper half: a convex start (a structure leaving a cache) then
+        // linear growth.
+        kink = flags::best_kink(buckets).map(|(_, k)| k);
+    }
     Decision {
         class: if kink.is_some() {
             Class::Linear
@@ -513,6 +520,18 @@ fn decide(buckets: &[Bucket], rule: Rule) -> Decision {
         steps: Vec::new(),
         kink,
     }
+}
+
+/// Whether a line fits the upper half of the buckets about as well as a
+/// parabola (within the rule's tie tolerance) with a rising slope.
+fn linear_at_high_n(buckets: &[Bucket], _rule: Rule) -> bool {
+    let upper = fit::points(&buckets[buckets.len() / 2..]);
+    if upper.len() < 5 {
+        return false;
+    }
+    let line = fit::fit(Class::Linear, &upper);
+    let parabola = fit::fit(Class::Quadratic, &upper);
+    line.b > 0.0 && line.chi2 <= parabola.chi2 + 4f64.max(0.10 * parabola.chi2)
 }
 
 /// Median n and cost of the 10 % of samples with the smallest n, and of

@@ -145,6 +145,7 @@ mod tests {
     }
 
     /// Whether `pid` exists and is not a zombie.
+    #[cfg(target_os = "linux")]
     fn running(pid: i32) -> bool {
         match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
             Ok(s) => !s
