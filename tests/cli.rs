@@ -172,7 +172,8 @@ fn every_benchmark_at_small_n_writes_a_valid_complete_file() {
                     assert_eq!(ns.len() as u64, want, "{s}");
                     assert!(ns.iter().all(|&x| x < n + 10), "{s}: n beyond the target");
                     assert!(
-                        ns.contains(&0) && ns.iter().any(|&x| x >= n * 9 / 10),
+                        // connect times after one untimed lead-in connection.
+                        *ns.iter().min().unwrap() <= 1 && ns.iter().any(|&x| x >= n * 9 / 10),
                         "{s}: the whole range"
                     );
                     assert_eq!(extra["address_family"], "ipv4");
