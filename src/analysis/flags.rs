@@ -31,7 +31,8 @@ const MIN_PLATEAU: usize = 3;
 /// with 1 or 2 breaks must beat the best smooth model's χ² (`smooth_chi2`)
 /// by a factor of 4, every jump must be at least 15 % of the lower level
 /// and 4 standard errors, and each plateau must be flat (every median
-/// within 5 % + 3 standard errors of its level). The bucket on each side
+/// within 3 standard errors plus 5 % of its level or a tenth of the
+/// smallest jump, whichever is larger). The bucket on each side
 /// of a break may straddle the jump, so it is left out of the plateau it
 /// borders; the step's position is therefore known to about one bucket.
 pub fn find_steps(buckets: &[Bucket], smooth_chi2: f64) -> Vec<Step> {
@@ -58,12 +59,28 @@ pub fn find_steps(buckets: &[Bucket], smooth_chi2: f64) -> Vec<Step> {
     let Some((ss1, i1)) = best1 else {
         return Vec::new();
     };
-    let breaks: Vec<usize> = match best2 {
-        Some((ss2, i, j)) if ss2 < 0.5 * ss1 => vec![i, j],
-        _ => vec![i1],
-    };
+    // Two breaks when they explain clearly more; if they do not pass the
+    // checks, one break may still.
+    let mut candidates = Vec::new();
+    if let Some((ss2, i, j)) = best2
+        && ss2 < 0.5 * ss1
+    {
+        candidates.push(vec![i, j]);
+    }
+    candidates.push(vec![i1]);
+    candidates
+        .into_iter()
+        .map(|breaks| check_steps(buckets, &breaks, smooth_chi2))
+        .find(|s| !s.is_empty())
+        .unwrap_or_default()
+}
+
+/// The steps at `breaks` if they pass the checks of [`find_steps`], else
+/// none.
+fn check_steps(buckets: &[Bucket], breaks: &[usize], smooth_chi2: f64) -> Vec<Step> {
+    let k = buckets.len();
     let mut edges = vec![0];
-    edges.extend(&breaks);
+    edges.extend(breaks);
     edges.push(k);
     // Plateaus without the buckets that touch a break.
     let plateaus: Vec<&[Bucket]> = edges
@@ -82,13 +99,15 @@ pub fn find_steps(buckets: &[Bucket], smooth_chi2: f64) -> Vec<Step> {
         return Vec::new();
     }
     let mut steps = Vec::new();
-    for (w, &brk) in plateaus.windows(2).zip(&breaks) {
+    let mut smallest_jump = f64::INFINITY;
+    for (w, &brk) in plateaus.windows(2).zip(breaks) {
         let (a, b) = (level(w[0]).0, level(w[1]).0);
         let se = (w[0].last().expect("plateau").se.powi(2) + w[1][0].se.powi(2)).sqrt();
         let jump = (b - a).abs();
         if jump < 0.15 * a.min(b) || jump < 4.0 * se {
             return Vec::new();
         }
+        smallest_jump = smallest_jump.min(jump);
         steps.push(Step {
             at_n: (buckets[brk - 1].n_hi + buckets[brk].n_lo) / 2.0,
             from_ns: a,
@@ -97,8 +116,9 @@ pub fn find_steps(buckets: &[Bucket], smooth_chi2: f64) -> Vec<Step> {
     }
     let flat = plateaus.iter().all(|s| {
         let m = level(s).0;
+        let tolerance = (0.05 * m).max(0.1 * smallest_jump);
         s.iter()
-            .all(|x| (x.median - m).abs() <= 0.05 * m + 3.0 * x.se)
+            .all(|x| (x.median - m).abs() <= tolerance + 3.0 * x.se)
     });
     if flat { steps } else { Vec::new() }
 }

@@ -89,9 +89,6 @@ pub fn run_benchmark(
         environment: limits::environment(info.uses, info.knobs),
         runs: Vec::new(),
     };
-    for c in &caps {
-        progress.note(&format!("n capped at {} by {}", c.reached, c.reason));
-    }
     if n == 0 {
         result.status = Status::Failed;
         result.message = Some(match caps.first() {
@@ -103,6 +100,9 @@ pub fn run_benchmark(
     }
     let warm_ops = if warmup > 0 { schedule.ops(warmup) } else { 0 };
     progress.begin(&series, warm_ops + schedule.ops(n) * u64::from(plan.runs));
+    for c in &caps {
+        progress.note(&format!("n capped at {} by {}", c.reached, c.reason));
+    }
     if let crate::bench::Schedule::Levels { levels, per_level } = schedule {
         result.params.extra.insert(
             "levels".into(),
