@@ -4,7 +4,7 @@
 //! also watches every connection it holds, so a backend that scans all of
 //! them per wait (poll, select) makes this grow with n.
 
-use super::netserver::{ServerProc, backend_of, server_budgets};
+use super::netserver::{ServerProc, backend_of, backend_variants, server_budgets};
 use super::{Benchmark, Info, Run, Schedule, StartError, StepError, errno_name};
 use crate::harness::clock::Stopwatch;
 use crate::harness::limits::Budget;
@@ -113,7 +113,7 @@ impl Benchmark for Connect {
     }
 
     fn variants(&self, ctx: &Ctx) -> Vec<String> {
-        ctx.net().backends.iter().map(|b| b.name().to_string()).collect()
+        backend_variants(ctx)
     }
 
     fn schedule(&self) -> Schedule {
@@ -121,19 +121,8 @@ impl Benchmark for Connect {
     }
 
     fn budgets(&self, _ctx: &Ctx, variant: Option<&str>) -> Vec<(Resource, Budget)> {
-        // The levels' own operations add up to `per_level` more.
-        server_budgets(variant)
-            .into_iter()
-            .map(|(r, b)| {
-                (
-                    r,
-                    Budget {
-                        max: b.max.saturating_sub(10),
-                        reason: b.reason,
-                    },
-                )
-            })
-            .collect()
+        // The control connection, the lead-in and one level's operations.
+        server_budgets(variant, 10)
     }
 
     fn start(&self, ctx: &Ctx, variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {

@@ -5,7 +5,7 @@
 //! (untimed), so the server holds them as idle keep-alive connections.
 
 use super::connect::{BATCH, LEVELS, client_socket, connect_error, server_step_error};
-use super::netserver::{BODY_BYTES, ServerProc, backend_of, server_budgets};
+use super::netserver::{BODY_BYTES, ServerProc, backend_of, backend_variants, server_budgets};
 use super::{Benchmark, Info, Run, Schedule, StartError, StepError};
 use crate::harness::clock::Stopwatch;
 use crate::harness::limits::Budget;
@@ -83,7 +83,7 @@ impl Benchmark for HttpReq {
     }
 
     fn variants(&self, ctx: &Ctx) -> Vec<String> {
-        ctx.net().backends.iter().map(|b| b.name().to_string()).collect()
+        backend_variants(ctx)
     }
 
     fn schedule(&self) -> Schedule {
@@ -92,18 +92,7 @@ impl Benchmark for HttpReq {
 
     fn budgets(&self, _ctx: &Ctx, variant: Option<&str>) -> Vec<(Resource, Budget)> {
         // One connection more than n: the active one.
-        server_budgets(variant)
-            .into_iter()
-            .map(|(r, b)| {
-                (
-                    r,
-                    Budget {
-                        max: b.max.saturating_sub(1),
-                        reason: b.reason,
-                    },
-                )
-            })
-            .collect()
+        server_budgets(variant, 1)
     }
 
     fn start(&self, ctx: &Ctx, variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {

@@ -88,15 +88,7 @@ impl Opened {
         let path = self.tree.paths[self.fds.len()].as_ptr();
         // SAFETY: a NUL-terminated path we own.
         let call = || unsafe { libc::open(path, libc::O_RDONLY) };
-        let fd = match sw {
-            Some(sw) => {
-                sw.start();
-                let fd = call();
-                sw.stop();
-                fd
-            }
-            None => call(),
-        };
+        let fd = Stopwatch::maybe(sw, call);
         if fd < 0 {
             return Err(step_error(
                 "open()",
@@ -123,15 +115,7 @@ impl Opened {
                 0,
             )
         };
-        let addr = match sw {
-            Some(sw) => {
-                sw.start();
-                let a = call();
-                sw.stop();
-                a
-            }
-            None => call(),
-        };
+        let addr = Stopwatch::maybe(sw, call);
         if addr == libc::MAP_FAILED {
             return Err(step_error(
                 "mmap()",

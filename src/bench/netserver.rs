@@ -46,8 +46,28 @@ pub fn backend_of(variant: Option<&str>) -> Result<Backend, StartError> {
     Ok(b)
 }
 
+/// One series per chosen event backend.
+pub fn backend_variants(ctx: &Ctx) -> Vec<String> {
+    ctx.net()
+        .backends
+        .iter()
+        .map(|b| b.name().to_string())
+        .collect()
+}
+
+/// How many measured connections the server of `variant` can hold when
+/// the run keeps `extra` more open (control connections, the operations of
+/// one level).
+pub fn server_budgets(variant: Option<&str>, extra: u64) -> Vec<(Resource, Budget)> {
+    let mut budgets = server_limit(variant);
+    for (_, b) in budgets.iter_mut() {
+        b.max = b.max.saturating_sub(extra);
+    }
+    budgets
+}
+
 /// How many connections the server of `variant` can hold.
-pub fn server_budgets(variant: Option<&str>) -> Vec<(Resource, Budget)> {
+fn server_limit(variant: Option<&str>) -> Vec<(Resource, Budget)> {
     let Some(b) = variant.and_then(Backend::parse) else {
         return Vec::new();
     };

@@ -175,6 +175,21 @@ impl<'c> Stopwatch<'c> {
         self.ticks = Some(self.clock.now().wrapping_sub(self.start));
     }
 
+    /// Runs `call`, bracketed by `sw` when one is given (the same
+    /// operation is often done untimed while setting up).
+    #[inline(always)]
+    pub fn maybe<T>(sw: Option<&mut Stopwatch>, call: impl FnOnce() -> T) -> T {
+        match sw {
+            Some(sw) => {
+                sw.start();
+                let r = call();
+                sw.stop();
+                r
+            }
+            None => call(),
+        }
+    }
+
     /// Records ticks measured elsewhere with the same counter (the fork
     /// helper reads the same [`Source`]).
     pub fn record_ticks(&mut self, ticks: u64) {

@@ -98,14 +98,7 @@ pub fn libc_version() -> String {
     format!("system libc ({} {})", u.sysname, u.release)
 }
 
-fn cstr(f: &[libc::c_char]) -> String {
-    let bytes: Vec<u8> = f
-        .iter()
-        .take_while(|&&c| c != 0)
-        .map(|&c| c as u8)
-        .collect();
-    String::from_utf8_lossy(&bytes).into_owned()
-}
+use super::c_chars as cstr;
 
 /// (type, mounted on, mounted from) of the filesystem holding `path`.
 fn statfs_names(path: &Path) -> Option<(String, String, String)> {

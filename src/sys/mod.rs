@@ -130,6 +130,16 @@ pub struct Uname {
     pub machine: String,
 }
 
+/// A NUL-terminated C character array as a string.
+pub(crate) fn c_chars(f: &[libc::c_char]) -> String {
+    let bytes: Vec<u8> = f
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
 /// Calls `uname(2)`.
 pub fn uname() -> Uname {
     // SAFETY: utsname is plain data; uname fills it.
@@ -137,20 +147,12 @@ pub fn uname() -> Uname {
     if unsafe { libc::uname(&mut u) } != 0 {
         return Uname::default();
     }
-    fn field(f: &[libc::c_char]) -> String {
-        let bytes: Vec<u8> = f
-            .iter()
-            .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
-            .collect();
-        String::from_utf8_lossy(&bytes).into_owned()
-    }
     Uname {
-        sysname: field(&u.sysname),
-        nodename: field(&u.nodename),
-        release: field(&u.release),
-        version: field(&u.version),
-        machine: field(&u.machine),
+        sysname: c_chars(&u.sysname),
+        nodename: c_chars(&u.nodename),
+        release: c_chars(&u.release),
+        version: c_chars(&u.version),
+        machine: c_chars(&u.machine),
     }
 }
 

@@ -1,6 +1,6 @@
 //! epoll(7), level-triggered.
 
-use super::{Event, Interest, Poller, interrupted};
+use super::{Event, Interest, Poller, waited};
 use std::io;
 use std::os::fd::RawFd;
 
@@ -71,14 +71,10 @@ impl Poller for Epoll {
                 timeout_ms,
             )
         };
-        if n < 0 {
-            return if interrupted(n) {
-                Ok(())
-            } else {
-                Err(io::Error::last_os_error())
-            };
-        }
-        for e in &self.buf[..n as usize] {
+        let Some(n) = waited(n as libc::c_int)? else {
+            return Ok(());
+        };
+        for e in &self.buf[..n] {
             let bits = e.events;
             out.push(Event {
                 fd: e.u64 as RawFd,

@@ -1,7 +1,7 @@
 //! kqueue(2) on the BSDs and macOS: one read and one write filter per
 //! descriptor, the write filter enabled only while asked for.
 
-use super::{Event, Interest, Poller, interrupted};
+use super::{Event, Interest, Poller, waited};
 use std::io;
 use std::os::fd::RawFd;
 
@@ -116,14 +116,10 @@ impl Poller for Kqueue {
                 tsp,
             )
         };
-        if n < 0 {
-            return if interrupted(n) {
-                Ok(())
-            } else {
-                Err(io::Error::last_os_error())
-            };
-        }
-        for k in &self.buf[..n as usize] {
+        let Some(n) = waited(n as libc::c_int)? else {
+            return Ok(());
+        };
+        for k in &self.buf[..n] {
             let filter = k.filter as i32;
             let flags = k.flags as u32;
             out.push(Event {

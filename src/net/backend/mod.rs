@@ -166,9 +166,18 @@ impl std::fmt::Display for Backend {
     }
 }
 
-/// `true` when the last call failed with EINTR.
-pub(crate) fn interrupted(r: libc::c_int) -> bool {
-    r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+/// The result of a wait call: `Ok(Some(count))`, `Ok(None)` when a signal
+/// interrupted it (EINTR: nothing is ready), or the error.
+pub(crate) fn waited(r: libc::c_int) -> std::io::Result<Option<usize>> {
+    if r >= 0 {
+        return Ok(Some(r as usize));
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EINTR) {
+        Ok(None)
+    } else {
+        Err(e)
+    }
 }
 
 #[cfg(test)]

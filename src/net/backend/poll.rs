@@ -1,7 +1,7 @@
 //! poll(2): the whole descriptor array goes to the kernel on every wait, and
 //! the answer is scanned in full — O(n) per wait by design.
 
-use super::{Event, Interest, Poller, interrupted};
+use super::{Event, Interest, Poller, waited};
 use std::io;
 use std::os::fd::RawFd;
 
@@ -90,13 +90,9 @@ impl Poller for Poll {
                 timeout_ms,
             )
         };
-        if n < 0 {
-            return if interrupted(n) {
-                Ok(())
-            } else {
-                Err(io::Error::last_os_error())
-            };
-        }
+        let Some(n) = waited(n as libc::c_int)? else {
+            return Ok(());
+        };
         if n == 0 {
             return Ok(());
         }

@@ -2,7 +2,7 @@
 //! kernel on every wait and scanned on return — O(highest fd) per wait.
 //! Descriptors at or above FD_SETSIZE cannot be watched at all.
 
-use super::{Event, Interest, Poller, interrupted};
+use super::{Event, Interest, Poller, waited};
 use std::io;
 use std::os::fd::RawFd;
 
@@ -111,13 +111,9 @@ impl Poller for Select {
         };
         // SAFETY: the sets are valid fd_sets covering max + 1 descriptors.
         let n = unsafe { libc::select(self.max + 1, &mut r, &mut w, std::ptr::null_mut(), tvp) };
-        if n < 0 {
-            return if interrupted(n) {
-                Ok(())
-            } else {
-                Err(io::Error::last_os_error())
-            };
-        }
+        let Some(n) = waited(n as libc::c_int)? else {
+            return Ok(());
+        };
         if n == 0 {
             return Ok(());
         }
