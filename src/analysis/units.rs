@@ -20,7 +20,14 @@ pub fn fmt_ns(ns: f64) -> String {
         2
     };
     if unit == "ns" {
-        format!("{v:.0} ns")
+        // Per-item slopes can be well below a nanosecond.
+        if v.abs() < 1.0 && v != 0.0 {
+            format!("{v:.3} ns")
+        } else if v.abs() < 10.0 {
+            format!("{v:.1} ns")
+        } else {
+            format!("{v:.0} ns")
+        }
     } else {
         format!("{v:.digits$} {unit}")
     }
@@ -50,6 +57,9 @@ mod tests {
     #[test]
     fn durations_pick_their_unit() {
         assert_eq!(fmt_ns(850.0), "850 ns");
+        assert_eq!(fmt_ns(0.052), "0.052 ns");
+        assert_eq!(fmt_ns(4.26), "4.3 ns");
+        assert_eq!(fmt_ns(0.0), "0.0 ns");
         assert_eq!(fmt_ns(3100.0), "3.10 µs");
         assert_eq!(fmt_ns(231_000.0), "231 µs");
         assert_eq!(fmt_ns(12_500_000.0), "12.5 ms");
