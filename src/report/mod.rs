@@ -2,12 +2,16 @@
 //! and raw-sample export. Every format implements [`Report`] over the same
 //! [`Input`], so a new format (HTML) is one more writer.
 
+pub mod chart;
 mod csv_out;
+pub mod diff;
 pub mod export;
+mod html;
 mod markdown;
 mod terminal;
 
 pub use csv_out::CsvReport;
+pub use html::HtmlReport;
 pub use markdown::MarkdownReport;
 pub use terminal::TerminalReport;
 
@@ -37,6 +41,8 @@ pub struct Entry<'a> {
     pub caps: &'a [Cap],
     /// The verdict, or why there is none.
     pub verdict: Result<Verdict, String>,
+    /// The recorded series (`None` for external data).
+    pub bench: Option<&'a BenchResult>,
 }
 
 /// Everything a report shows.
@@ -45,6 +51,9 @@ pub struct Input<'a> {
     pub systems: &'a [System],
     /// Every series of every system, in file order.
     pub entries: Vec<Entry<'a>>,
+    /// Problems with the input that did not stop the report (a file that
+    /// could not be read), shown in it.
+    pub notices: Vec<String>,
 }
 
 /// The samples of a recorded series, for analysis.
@@ -80,6 +89,22 @@ pub fn judge(b: &BenchResult, opts: &Options) -> Result<Verdict, String> {
 }
 
 impl<'a> Input<'a> {
+    /// Series names in order of first appearance.
+    pub fn series_names(&self) -> Vec<&str> {
+        let mut order: Vec<&str> = Vec::new();
+        for e in &self.entries {
+            if !order.contains(&e.series.as_str()) {
+                order.push(&e.series);
+            }
+        }
+        order
+    }
+
+    /// The entries of one series, in system order.
+    pub fn of_series<'s>(&'s self, series: &'s str) -> impl Iterator<Item = &'s Entry<'a>> + 's {
+        self.entries.iter().filter(move |e| e.series == series)
+    }
+
     /// Judges every series of every system.
     pub fn new(systems: &'a [System], opts: &Options) -> Input<'a> {
         let entries = systems
@@ -92,10 +117,15 @@ impl<'a> Input<'a> {
                     status: Some(b.status),
                     caps: &b.caps,
                     verdict: judge(b, opts),
+                    bench: Some(b),
                 })
             })
             .collect();
-        Input { systems, entries }
+        Input {
+            systems,
+            entries,
+            notices: Vec::new(),
+        }
     }
 
     /// One external series (from `analyze`).
@@ -103,6 +133,7 @@ impl<'a> Input<'a> {
         let n = samples.iter().map(|s| s.n).fold(0.0, f64::max) as u64;
         Input {
             systems: &[],
+            notices: Vec::new(),
             entries: vec![Entry {
                 system: "",
                 series: name.to_string(),
@@ -110,6 +141,7 @@ impl<'a> Input<'a> {
                 status: None,
                 caps: &[],
                 verdict: analysis::analyze(samples, None, opts).map_err(|e| e.to_string()),
+                bench: None,
             }],
         }
     }
@@ -139,6 +171,7 @@ pub fn writer(format: Format) -> Box<dyn Report> {
         Format::Terminal => Box::new(TerminalReport),
         Format::Csv => Box::new(CsvReport),
         Format::Markdown => Box::new(MarkdownReport),
+        Format::Html => Box::new(HtmlReport),
     }
 }
 
@@ -151,4 +184,6 @@ pub enum Format {
     Csv,
     /// The verdict table in Markdown.
     Markdown,
+    /// One self-contained HTML file with every sample charted.
+    Html,
 }

@@ -1,0 +1,443 @@
+//! The HTML report: one self-contained file (inline CSS and SVG, no script,
+//! no network) with what differs between the systems in sentences, the
+//! verdict table, the system table with its differences highlighted, and
+//! per benchmark a chart of every sample of every run of every system,
+//! switchable between a linear and a logarithmic time axis (a CSS radio
+//! toggle), with each system's verdict in words beside it.
+
+use super::chart::{self, Chart, PALETTE, Series, esc};
+use super::diff::{self, Difference};
+use super::{Entry, Input, Report, flags_of};
+use crate::analysis::units::{fmt_n, fmt_ns};
+use crate::analysis::{Class, Verdict};
+use crate::results::{ResultFile, Status};
+use std::collections::BTreeSet;
+use std::io::Write;
+
+/// The HTML writer.
+pub struct HtmlReport;
+
+/// Samples drawn per system and chart before thinning for display.
+pub const BUDGET: usize = 4000;
+
+const STYLE: &str = r#"
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1b1b1b; margin: 0 auto; max-width: 1180px; padding: 0 18px 40px; }
+h1 { font-size: 1.6em; margin: 18px 0 4px; } h2 { font-size: 1.25em; margin: 28px 0 8px; border-bottom: 1px solid #ddd; }
+h3 { font-size: 1.1em; margin: 0 0 4px; } .sub { color: #555; margin: 0 0 12px; }
+table { border-collapse: collapse; font-size: 13.5px; } th, td { border: 1px solid #d8d8d8; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; } td.num { text-align: right; white-space: nowrap; }
+tr.differs td { background: #fff4d6; } tr.differs td:first-child { font-weight: 600; }
+.notice { background: #fdecea; border: 1px solid #f5c2c0; padding: 8px 12px; border-radius: 4px; }
+ul.diffs li { margin: 2px 0; } .class { font-weight: 600; white-space: nowrap; }
+.flags { color: #8a4b00; font-size: 12.5px; } .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 6px; vertical-align: -1px; }
+article.bench { border: 1px solid #e2e2e2; border-radius: 6px; padding: 12px 14px; margin: 16px 0; break-inside: avoid; }
+.what { color: #555; font-size: 13px; margin: 0 0 6px; }
+.scale label { font-size: 13px; margin-right: 12px; cursor: pointer; } .scale input { margin-right: 4px; }
+.scale .log-view { display: none; } .scale input.log:checked ~ .log-view { display: block; } .scale input.log:checked ~ .lin-view { display: none; }
+.chart { max-width: 100%; height: auto; }
+ul.words { list-style: none; padding: 0; margin: 6px 0 0; } ul.words li { margin: 3px 0; } ul.words .detail { color: #444; font-size: 13px; margin-left: 18px; }
+@media print { .scale input, .scale label { display: none; } .scale .lin-view { display: block !important; } .scale .log-view { display: none !important; } body { max-width: none; } }
+"#;
+
+fn colour(i: usize) -> &'static str {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// The chart data of one entry.
+fn series_of<'a>(e: &'a Entry, idx: usize) -> Series<'a> {
+    let runs: Vec<Vec<(f64, f64)>> = e
+        .bench
+        .map(|b| {
+            b.runs
+                .iter()
+                .map(|r| {
+                    r.samples
+                        .iter()
+                        .map(|s| (s[0] as f64, s[1] as f64))
+                        .collect()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let p90_max = match &e.verdict {
+        Ok(v) => v.buckets.iter().map(|b| b.p90).fold(0.0, f64::max),
+        Err(_) => 0.0,
+    };
+    let (median, fit) = match &e.verdict {
+        Ok(v) => {
+            let median = v.buckets.iter().map(|b| (b.n, b.median)).collect();
+            let hi = v.buckets.last().map_or(0.0, |b| b.n_hi);
+            let fit = (0..=60)
+                .map(|i| {
+                    let n = hi * i as f64 / 60.0;
+                    (n, v.fit.at(n))
+                })
+                .filter(|p| p.1 > 0.0)
+                .collect();
+            (median, fit)
+        }
+        Err(_) => (Vec::new(), Vec::new()),
+    };
+    Series {
+        label: e.system,
+        colour: colour(idx),
+        runs,
+        median,
+        fit,
+        p90_max,
+    }
+}
+
+fn class_cell(v: &Verdict) -> String {
+    let alt = v.alternative.map_or(String::new(), |c: Class| {
+        format!(" <span class=\"flags\">(or {c})</span>")
+    });
+    format!(
+        "<span class=\"class\">{}</span> <span class=\"sub\">{:.0}%</span>{alt}",
+        esc(v.class.label()),
+        v.confidence * 100.0
+    )
+}
+
+fn verdict_words(e: &Entry, idx: usize) -> String {
+    let sw = format!(
+        "<span class=\"swatch\" style=\"background:{}\"></span>",
+        colour(idx)
+    );
+    let mut s = String::new();
+    match &e.verdict {
+        Ok(v) => {
+            s.push_str(&format!(
+                "<li>{sw}<b>{}</b> — <span class=\"class\">{}</span>: {}",
+                esc(e.system),
+                esc(v.class.label()),
+                esc(&v.words())
+            ));
+            s.push_str(&format!(
+                "<div class=\"detail\">fit {}; exponent {:.2} [{:.2}, {:.2}]; {} samples in {} runs; confidence {:.0} %</div>",
+                esc(&v.model()),
+                v.exponent.value,
+                v.exponent.lo,
+                v.exponent.hi,
+                fmt_n(v.samples as f64),
+                v.runs,
+                v.confidence * 100.0
+            ));
+            for f in &v.flags {
+                s.push_str(&format!(
+                    "<div class=\"detail flags\">{}</div>",
+                    esc(&f.describe())
+                ));
+            }
+        }
+        Err(m) => s.push_str(&format!(
+            "<li>{sw}<b>{}</b> — no verdict: {}",
+            esc(e.system),
+            esc(m)
+        )),
+    }
+    for c in e.caps {
+        s.push_str(&format!(
+            "<div class=\"detail flags\">capped at n = {} of {}: {}</div>",
+            fmt_n(c.reached as f64),
+            fmt_n(c.requested as f64),
+            esc(&c.reason)
+        ));
+    }
+    s.push_str("</li>");
+    s
+}
+
+/// Rows of the system table: (label, value per system).
+fn system_rows(files: &[&ResultFile]) -> Vec<(String, Vec<String>)> {
+    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+    let mut row = |name: &str, f: &dyn Fn(&ResultFile) -> String| {
+        rows.push((name.to_string(), files.iter().map(|x| f(x)).collect()));
+    };
+    row("OS", &|f| {
+        format!("{} {}", f.system.os, f.system.os_release)
+    });
+    row("kernel build", &|f| f.system.os_version.clone());
+    row("architecture", &|f| f.system.arch.clone());
+    row("CPU", &|f| f.system.cpu.model.clone().unwrap_or_default());
+    row("CPUs", &|f| f.system.cpu.count.to_string());
+    row("CPU MHz", &|f| {
+        f.system
+            .cpu
+            .mhz
+            .map_or(String::new(), |m| format!("{m:.0}"))
+    });
+    row("memory", &|f| {
+        f.system.memory_bytes.map_or(String::new(), |m| {
+            format!("{:.1} GiB", m as f64 / (1u64 << 30) as f64)
+        })
+    });
+    row("C library", &|f| f.system.libc.clone());
+    row("timer", &|f| match f.timer.tsc_hz {
+        Some(hz) => format!("TSC {:.0} MHz", hz / 1e6),
+        None => "CLOCK_MONOTONIC".into(),
+    });
+    row("work directory filesystem", &|f| {
+        f.system.workdir.as_ref().map_or(String::new(), |w| {
+            format!("{} on {} ({})", w.fs_type, w.mount_point, w.device)
+        })
+    });
+    row("mount options", &|f| {
+        f.system
+            .workdir
+            .as_ref()
+            .map_or(String::new(), |w| w.mount_options.clone())
+    });
+    let limits: BTreeSet<&String> = files.iter().flat_map(|f| f.system.limits.keys()).collect();
+    for l in limits {
+        row(l, &|f| {
+            f.system.limits.get(l).map_or("—".into(), |v| {
+                let x = |o: Option<u64>| o.map_or("unlimited".into(), |n| n.to_string());
+                format!("{} / {}", x(v.soft), x(v.hard))
+            })
+        });
+    }
+    let sysctls: BTreeSet<&String> = files.iter().flat_map(|f| f.system.sysctls.keys()).collect();
+    for k in sysctls {
+        row(k, &|f| {
+            f.system
+                .sysctls
+                .get(k)
+                .cloned()
+                .unwrap_or_else(|| "—".into())
+        });
+    }
+    row("scalebench", &|f| f.tool.version.clone());
+    row("run started", &|f| f.started.clone());
+    row("command", &|f| f.command_line.join(" "));
+    rows
+}
+
+fn anchor(series: &str) -> String {
+    series
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+impl Report for HtmlReport {
+    fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
+        let labels: Vec<&str> = input.systems.iter().map(|s| s.label.as_str()).collect();
+        let index = |sys: &str| labels.iter().position(|l| *l == sys).unwrap_or(0);
+        writeln!(
+            out,
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>scalebench report: {}</title><style>{STYLE}</style></head><body>",
+            esc(&labels.join(", "))
+        )?;
+        writeln!(out, "<h1>scalebench report</h1>")?;
+        writeln!(
+            out,
+            "<p class=\"sub\">{} — does the cost of each operation stay flat as n grows? Every sample of every run is drawn; a verdict names the growth class.</p>",
+            labels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| format!(
+                    "<span class=\"swatch\" style=\"background:{}\"></span>{}",
+                    colour(i),
+                    esc(l)
+                ))
+                .collect::<Vec<_>>()
+                .join(" &nbsp; ")
+        )?;
+        for n in &input.notices {
+            writeln!(out, "<p class=\"notice\">{}</p>", esc(n))?;
+        }
+        if input.entries.is_empty() {
+            writeln!(
+                out,
+                "<p class=\"notice\">No benchmark results in the input.</p>"
+            )?;
+        }
+
+        // What differs.
+        if input.systems.len() > 1 {
+            let diffs: Vec<Difference> = diff::differences(input);
+            writeln!(
+                out,
+                "<h2 id=\"differences\">What differs (against {})</h2>",
+                esc(labels[0])
+            )?;
+            if diffs.is_empty() {
+                writeln!(
+                    out,
+                    "<p>No notable differences: same classes, costs within {:.0} %.</p>",
+                    (diff::NOTABLE - 1.0) * 100.0
+                )?;
+            } else {
+                writeln!(out, "<ul class=\"diffs\">")?;
+                for d in &diffs {
+                    writeln!(
+                        out,
+                        "<li data-kind=\"{}\"><a href=\"#{}\">{}</a></li>",
+                        serde_json::to_value(d.kind)?.as_str().unwrap_or(""),
+                        anchor(&d.series),
+                        esc(&d.text)
+                    )?;
+                }
+                writeln!(out, "</ul>")?;
+            }
+        }
+
+        // Verdicts.
+        writeln!(
+            out,
+            "<h2 id=\"verdicts\">Verdicts</h2><table class=\"verdicts\"><tr><th>benchmark</th>"
+        )?;
+        for l in &labels {
+            writeln!(out, "<th>{}</th>", esc(l))?;
+        }
+        writeln!(out, "</tr>")?;
+        for series in input.series_names() {
+            write!(
+                out,
+                "<tr class=\"verdict\" data-series=\"{}\"><td><a href=\"#{}\">{}</a></td>",
+                esc(series),
+                anchor(series),
+                esc(series)
+            )?;
+            for l in &labels {
+                match input.of_series(series).find(|e| e.system == *l) {
+                    Some(e) => match &e.verdict {
+                        Ok(v) => write!(
+                            out,
+                            "<td>{}<br>{} → {} (×{:.2})<br>exponent {:.2}{}</td>",
+                            class_cell(v),
+                            fmt_ns(v.low.ns),
+                            fmt_ns(v.high.ns),
+                            v.ratio(),
+                            v.exponent.value,
+                            match flags_of(e) {
+                                f if f.is_empty() => String::new(),
+                                f => format!("<br><span class=\"flags\">{}</span>", esc(&f)),
+                            }
+                        )?,
+                        Err(m) => write!(out, "<td class=\"flags\">{}</td>", esc(m))?,
+                    },
+                    None => write!(out, "<td class=\"sub\">not run</td>")?,
+                }
+            }
+            writeln!(out, "</tr>")?;
+        }
+        writeln!(out, "</table>")?;
+
+        // Systems.
+        let files: Vec<&ResultFile> = input.systems.iter().map(|s| &s.file).collect();
+        if !files.is_empty() {
+            writeln!(
+                out,
+                "<h2 id=\"systems\">Systems</h2><table class=\"systems\"><tr><th></th>"
+            )?;
+            for l in &labels {
+                writeln!(out, "<th>{}</th>", esc(l))?;
+            }
+            writeln!(out, "</tr>")?;
+            for (name, vals) in system_rows(&files) {
+                let differs = vals.iter().any(|v| v != &vals[0]);
+                write!(
+                    out,
+                    "<tr{}><td>{}</td>",
+                    if differs && vals.len() > 1 {
+                        " class=\"differs\""
+                    } else {
+                        ""
+                    },
+                    esc(&name)
+                )?;
+                for v in vals {
+                    write!(out, "<td>{}</td>", esc(&v))?;
+                }
+                writeln!(out, "</tr>")?;
+            }
+            writeln!(
+                out,
+                "</table><p class=\"sub\">Highlighted rows differ between the systems.</p>"
+            )?;
+        }
+
+        // One article per benchmark series.
+        writeln!(out, "<h2 id=\"benchmarks\">Benchmarks</h2>")?;
+        for (k, series) in input.series_names().into_iter().enumerate() {
+            let entries: Vec<&Entry> = input.of_series(series).collect();
+            let what = entries
+                .iter()
+                .find_map(|e| e.bench)
+                .map(|b| (b.n_meaning.clone(), b.timed.clone()));
+            writeln!(
+                out,
+                "<article class=\"bench\" id=\"{}\" data-series=\"{}\"><h3>{}</h3>",
+                anchor(series),
+                esc(series),
+                esc(series)
+            )?;
+            if let Some((n, t)) = &what {
+                writeln!(
+                    out,
+                    "<p class=\"what\">timed: {} · n = {}</p>",
+                    esc(t),
+                    esc(n)
+                )?;
+            }
+            let data: Vec<Series> = entries
+                .iter()
+                .map(|e| series_of(e, index(e.system)))
+                .collect();
+            let has_samples = data.iter().any(|s| s.runs.iter().any(|r| !r.is_empty()));
+            if has_samples {
+                let x_label = what.as_ref().map_or("n", |w| w.0.as_str());
+                let lin = chart::svg(
+                    &Chart {
+                        id: &format!("c{k}l"),
+                        name: series,
+                        x_label,
+                        log_y: false,
+                        budget: BUDGET,
+                    },
+                    &data,
+                );
+                let log = chart::svg(
+                    &Chart {
+                        id: &format!("c{k}g"),
+                        name: series,
+                        x_label,
+                        log_y: true,
+                        budget: BUDGET,
+                    },
+                    &data,
+                );
+                writeln!(
+                    out,
+                    "<div class=\"scale\"><input type=\"radio\" class=\"lin\" name=\"s{k}\" id=\"s{k}l\" checked><label for=\"s{k}l\">linear time axis</label><input type=\"radio\" class=\"log\" name=\"s{k}\" id=\"s{k}g\"><label for=\"s{k}g\">logarithmic</label><div class=\"lin-view\">{lin}</div><div class=\"log-view\">{log}</div></div>"
+                )?;
+            }
+            writeln!(out, "<ul class=\"words\">")?;
+            for e in &entries {
+                writeln!(out, "{}", verdict_words(e, index(e.system)))?;
+            }
+            writeln!(out, "</ul></article>")?;
+        }
+        let failed = input
+            .entries
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e.status,
+                    Some(Status::Failed | Status::Unsupported | Status::Interrupted)
+                )
+            })
+            .count();
+        writeln!(
+            out,
+            "<p class=\"sub\">Generated by scalebench {} from {} result file(s); {} series, {} without a complete run. Method: docs/analysis.md.</p></body></html>",
+            env!("CARGO_PKG_VERSION"),
+            input.systems.len(),
+            input.series_names().len(),
+            failed
+        )?;
+        Ok(())
+    }
+}
