@@ -7,7 +7,7 @@ use crate::report::{self, Input, System, export};
 use crate::results::{self, sysinfo};
 use anyhow::Context;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Runs `f` on standard output or on a new file; a closed pipe on standard
@@ -66,34 +66,97 @@ pub fn list() -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Loads result files, labelled by their own `label` field; a label seen
-/// twice gets the file name added.
-pub(crate) fn load_systems(files: &[std::path::PathBuf]) -> anyhow::Result<Vec<System>> {
-    let mut systems: Vec<System> = Vec::new();
-    for f in files {
-        let file = results::load(f)?;
-        let mut label = file.label.clone();
-        if systems.iter().any(|s| s.label == label) {
-            label = format!("{label} ({})", f.display());
-        }
-        systems.push(System { label, file });
+/// Loads result files, labelled by their own `label` field unless one is
+/// given; a label seen twice gets the file name added.
+pub(crate) fn load_systems(files: &[(Option<String>, PathBuf)]) -> anyhow::Result<Vec<System>> {
+    let (systems, problems) = load_what_can_be_loaded(files);
+    match problems.into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(systems),
     }
-    Ok(systems)
 }
 
-/// `scalebench report`.
+/// Loads every file that can be loaded; returns the systems and the
+/// errors of the others.
+pub(crate) fn load_what_can_be_loaded(
+    files: &[(Option<String>, PathBuf)],
+) -> (Vec<System>, Vec<anyhow::Error>) {
+    let mut systems: Vec<System> = Vec::new();
+    let mut problems = Vec::new();
+    for (given, f) in files {
+        match results::load(f) {
+            Ok(file) => {
+                let mut label = given.clone().unwrap_or_else(|| file.label.clone());
+                if systems.iter().any(|s| s.label == label) {
+                    label = format!("{label} ({})", f.display());
+                }
+                systems.push(System { label, file });
+            }
+            Err(e) => problems.push(e.into()),
+        }
+    }
+    (systems, problems)
+}
+
+/// The files of `report`: positional ones, then `--label NAME=FILE` ones.
+fn report_files(a: &ReportArgs) -> anyhow::Result<Vec<(Option<String>, PathBuf)>> {
+    let mut files: Vec<(Option<String>, PathBuf)> =
+        a.files.iter().map(|f| (None, f.clone())).collect();
+    for l in &a.labels {
+        let (name, file) = l
+            .split_once('=')
+            .filter(|(n, f)| !n.is_empty() && !f.is_empty())
+            .ok_or_else(|| anyhow::anyhow!("--label {l}: expected NAME=FILE"))?;
+        files.push((Some(name.to_string()), PathBuf::from(file)));
+    }
+    if files.is_empty() {
+        anyhow::bail!("no result files given (report RESULT.json… or --label NAME=FILE)");
+    }
+    Ok(files)
+}
+
+/// `scalebench report`. Files that cannot be read are named on stderr and
+/// in the report, which shows the rest; the exit status is then 1.
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
-    let systems = load_systems(&a.files)?;
-    let input = Input::new(&systems, &Options::default());
-    with_output(a.output.as_deref(), |w| {
-        report::writer(a.format).write(&input, w)
+    let files = report_files(&a)?;
+    let (systems, problems) = load_what_can_be_loaded(&files);
+    if systems.is_empty() {
+        return Err(problems
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| anyhow::anyhow!("no result files could be read")));
+    }
+    let mut input = Input::new(&systems, &Options::default());
+    input.notices = problems
+        .iter()
+        .map(|e| format!("left out: {e:#}"))
+        .collect();
+    let (format, output) = match &a.html {
+        Some(path) => (report::Format::Html, Some(path.as_path())),
+        None => (a.format, a.output.as_deref()),
+    };
+    with_output(output, |w| {
+        report::writer(format, a.svg_dir.as_deref()).write(&input, w)
     })?;
-    Ok(ExitCode::SUCCESS)
+    if let Some(p) = output {
+        if format == report::Format::Html {
+            eprintln!("report: {}", p.display());
+        }
+    }
+    for p in &problems {
+        eprintln!("error: {p:#}");
+    }
+    Ok(if problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// `scalebench export`.
 pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
-    let systems = load_systems(&a.files)?;
+    let files: Vec<(Option<String>, PathBuf)> = a.files.iter().map(|f| (None, f.clone())).collect();
+    let systems = load_systems(&files)?;
     match a.format {
         ExportFormat::Csv => {
             with_output(a.output.as_deref(), |w| export::samples_csv(&systems, w))?
@@ -106,7 +169,7 @@ pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
 pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let samples = analysis::csvin::read(&a.file)?;
     let input = Input::external(&a.name, &samples, &Options::default());
-    with_output(None, |w| report::writer(a.format).write(&input, w))?;
+    with_output(None, |w| report::writer(a.format, None).write(&input, w))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -113,20 +113,34 @@ pub struct RunArgs {
     /// No progress output on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Do not write the HTML report beside the result file.
+    #[arg(long)]
+    pub no_report: bool,
 }
 
 /// Options of `report`.
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
-    /// Result files; each is one system (or tuning).
-    #[arg(required = true, value_name = "RESULT.json")]
+    /// Result files; each is one system (or tuning), labelled by the label
+    /// it was run with (the host name unless `run --label` said otherwise).
+    #[arg(value_name = "RESULT.json")]
     pub files: Vec<PathBuf>,
+    /// A result file with the label to show for it; repeatable.
+    #[arg(long = "label", value_name = "NAME=FILE")]
+    pub labels: Vec<String>,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t = Format::Terminal)]
     pub format: Format,
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Write the HTML report to this file (the same as `--format html -o FILE`).
+    #[arg(long, value_name = "OUT.html", conflicts_with_all = ["format", "output"])]
+    pub html: Option<PathBuf>,
+    /// With `--format markdown`: write a chart per benchmark into this
+    /// directory as SVG and link it.
+    #[arg(long, value_name = "DIR")]
+    pub svg_dir: Option<PathBuf>,
 }
 
 /// Options of `export`.

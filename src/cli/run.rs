@@ -13,6 +13,7 @@ use crate::net::Backend;
 use crate::report::{self, Input, System};
 use crate::results::{self, ResultFile, Status, TimerInfo, Tool, sysinfo};
 use anyhow::{Context, bail};
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -253,9 +254,22 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let label = file.label.clone();
     let systems = [System { label, file }];
     let input = Input::new(&systems, &Options::default());
+    let html = (!a.no_report).then(|| out.with_extension("html"));
+    if let Some(h) = &html {
+        let mut w = std::io::BufWriter::new(
+            std::fs::File::create(h).with_context(|| format!("cannot create {}", h.display()))?,
+        );
+        report::writer(report::Format::Html, None)
+            .write(&input, &mut w)
+            .and_then(|()| w.flush().map_err(Into::into))
+            .with_context(|| format!("writing {}", h.display()))?;
+    }
     super::commands::with_output(None, |w| {
-        report::writer(report::Format::Terminal).write(&input, w)?;
+        report::writer(report::Format::Terminal, None).write(&input, w)?;
         writeln!(w, "\nresult file: {}", out.display())?;
+        if let Some(h) = &html {
+            writeln!(w, "report:      {}", h.display())?;
+        }
         Ok(())
     })?;
     if interrupted {

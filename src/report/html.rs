@@ -43,6 +43,21 @@ fn colour(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
 }
 
+/// The chart data of the entries of one series, coloured by system.
+pub fn chart_series<'a>(input: &Input, entries: &[&'a Entry]) -> Vec<Series<'a>> {
+    entries
+        .iter()
+        .map(|e| {
+            let idx = input
+                .systems
+                .iter()
+                .position(|s| s.label == e.system)
+                .unwrap_or(0);
+            series_of(e, idx)
+        })
+        .collect()
+}
+
 /// The chart data of one entry.
 fn series_of<'a>(e: &'a Entry, idx: usize) -> Series<'a> {
     let runs: Vec<Vec<(f64, f64)>> = e
@@ -213,7 +228,8 @@ fn system_rows(files: &[&ResultFile]) -> Vec<(String, Vec<String>)> {
     rows
 }
 
-fn anchor(series: &str) -> String {
+/// A series name as an HTML id or file name.
+pub fn anchor(series: &str) -> String {
     series
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })

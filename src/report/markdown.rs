@@ -1,11 +1,19 @@
-//! Verdicts as a Markdown table.
+//! Verdicts as a Markdown table, the differences as a list and, with an
+//! SVG directory, a chart per benchmark written there and linked.
 
-use super::{Input, Report, flags_of};
+use super::chart::{self, Chart};
+use super::html::{anchor, chart_series};
+use super::{Input, Report, diff, flags_of};
 use crate::analysis::units::fmt_ns;
+use anyhow::Context;
 use std::io::Write;
+use std::path::PathBuf;
 
-/// The Markdown verdict writer.
-pub struct MarkdownReport;
+/// The Markdown writer.
+pub struct MarkdownReport {
+    /// Where chart SVG files go (none: no charts).
+    pub svg_dir: Option<PathBuf>,
+}
 
 fn cell(s: &str) -> String {
     s.replace('|', "\\|")
@@ -44,6 +52,50 @@ impl Report for MarkdownReport {
                 cell(&flags_of(e)),
                 cell(&words)
             )?;
+        }
+        if input.systems.len() > 1 {
+            writeln!(
+                out,
+                "\n**What differs** (against {}):\n",
+                cell(&input.systems[0].label)
+            )?;
+            let diffs = diff::differences(input);
+            if diffs.is_empty() {
+                writeln!(out, "- nothing notable")?;
+            }
+            for d in diffs {
+                writeln!(out, "- {}", d.text)?;
+            }
+        }
+        if let Some(dir) = &self.svg_dir {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            writeln!(out)?;
+            for series in input.series_names() {
+                let entries: Vec<_> = input.of_series(series).collect();
+                let data = chart_series(input, &entries);
+                if !data.iter().any(|s| s.runs.iter().any(|r| !r.is_empty())) {
+                    continue;
+                }
+                let x_label = entries
+                    .iter()
+                    .find_map(|e| e.bench)
+                    .map_or_else(|| "n".to_string(), |b| b.n_meaning.clone());
+                let svg = chart::svg(
+                    &Chart {
+                        id: series,
+                        name: series,
+                        x_label: &x_label,
+                        log_y: false,
+                        budget: super::html::BUDGET,
+                    },
+                    &data,
+                );
+                let file = dir.join(format!("{}.svg", anchor(series)));
+                std::fs::write(&file, svg)
+                    .with_context(|| format!("cannot write {}", file.display()))?;
+                writeln!(out, "![{series}]({})\n", file.display())?;
+            }
         }
         Ok(())
     }

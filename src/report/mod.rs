@@ -6,12 +6,14 @@ pub mod chart;
 mod csv_out;
 pub mod diff;
 pub mod export;
-mod html;
+pub mod html;
+mod json;
 mod markdown;
 mod terminal;
 
 pub use csv_out::CsvReport;
 pub use html::HtmlReport;
+pub use json::JsonReport;
 pub use markdown::MarkdownReport;
 pub use terminal::TerminalReport;
 
@@ -165,13 +167,17 @@ pub trait Report {
     fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()>;
 }
 
-/// The report writer for a format name.
-pub fn writer(format: Format) -> Box<dyn Report> {
+/// The report writer for a format; `svg_dir` is where the Markdown report
+/// writes its charts (none: no charts).
+pub fn writer(format: Format, svg_dir: Option<&std::path::Path>) -> Box<dyn Report> {
     match format {
         Format::Terminal => Box::new(TerminalReport),
         Format::Csv => Box::new(CsvReport),
-        Format::Markdown => Box::new(MarkdownReport),
+        Format::Markdown => Box::new(MarkdownReport {
+            svg_dir: svg_dir.map(std::path::Path::to_path_buf),
+        }),
         Format::Html => Box::new(HtmlReport),
+        Format::Json => Box::new(JsonReport),
     }
 }
 
@@ -186,4 +192,6 @@ pub enum Format {
     Markdown,
     /// One self-contained HTML file with every sample charted.
     Html,
+    /// Verdicts and differences, machine-readable.
+    Json,
 }

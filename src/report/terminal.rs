@@ -8,6 +8,42 @@ use std::io::Write;
 /// The terminal writer.
 pub struct TerminalReport;
 
+/// Terminal width the report keeps to.
+pub const WIDTH: usize = 100;
+
+/// Writes `text` after `first`, wrapped at spaces to [`WIDTH`] columns;
+/// continuation lines are indented two columns more than `first`.
+fn wrapped(out: &mut dyn Write, first: &str, text: &str) -> std::io::Result<()> {
+    // A number and its unit stay on one line.
+    let text = ["ns", "µs", "ms", "s "]
+        .iter()
+        .fold(text.to_string(), |t, u| {
+            t.replace(&format!(" {u}"), &format!("\u{a0}{u}"))
+        });
+    let text = text.as_str();
+    let cont = " ".repeat(first.chars().count() + 2);
+    let mut line = first.to_string();
+    let mut len = line.chars().count();
+    let mut empty = true;
+    for word in text.split(' ') {
+        let w = word.chars().count();
+        if !empty && len + 1 + w > WIDTH {
+            writeln!(out, "{line}")?;
+            line = format!("{cont}{word}");
+            len = cont.chars().count() + w;
+        } else {
+            if !empty {
+                line.push(' ');
+                len += 1;
+            }
+            line.push_str(word);
+            len += w;
+        }
+        empty = false;
+    }
+    writeln!(out, "{line}")
+}
+
 /// Cuts `s` to `w` characters, marking the cut.
 fn fit(s: &str, w: usize) -> String {
     if s.chars().count() <= w {
@@ -50,8 +86,7 @@ impl Report for TerminalReport {
         let many = input.systems.len() > 1;
         for s in input.systems {
             let sys = &s.file.system;
-            writeln!(
-                out,
+            let head = format!(
                 "{}: {} {} on {} ({} CPUs), {}, timer {}",
                 s.label,
                 sys.os,
@@ -64,12 +99,13 @@ impl Report for TerminalReport {
                     crate::harness::clock::TimerKind::Tsc =>
                         format!("TSC {:.0} MHz", s.file.timer.tsc_hz.unwrap_or(0.0) / 1e6),
                 }
-            )?;
+            );
+            wrapped(out, "", &head)?;
         }
         writeln!(out)?;
         writeln!(
             out,
-            "{:<22} {:>7}  {:>9}   {:<9} {:<10} {:>4}  {:<20} flags",
+            "{:<20} {:>7} {:>9}   {:<9} {:<10} {:>4} {:<19} flags",
             if many {
                 "system benchmark"
             } else {
@@ -108,30 +144,50 @@ impl Report for TerminalReport {
                         let alt = v
                             .alternative
                             .map_or(String::new(), |c| format!(" ({c} fits about as well)"));
-                        writeln!(out, "{who} — {}{alt}: {}", v.class, v.words())?;
-                        writeln!(
+                        wrapped(out, "", &format!("{who} — {}{alt}: {}", v.class, v.words()))?;
+                        wrapped(
                             out,
-                            "    fit {}, {} samples in {} runs",
-                            v.model(),
-                            fmt_n(v.samples as f64),
-                            v.runs
+                            "    ",
+                            &format!(
+                                "fit {}, {} samples in {} runs",
+                                v.model(),
+                                fmt_n(v.samples as f64),
+                                v.runs
+                            ),
                         )?;
                         for f in &v.flags {
-                            writeln!(out, "    {}", f.describe())?;
+                            wrapped(out, "    ", &f.describe())?;
                         }
                     }
-                    Err(m) => writeln!(out, "{who} — no verdict: {m}")?,
+                    Err(m) => wrapped(out, "", &format!("{who} — no verdict: {m}"))?,
                 }
                 for c in e.caps {
-                    writeln!(
+                    wrapped(
                         out,
-                        "    capped: n = {} of {} requested, by {}",
-                        fmt_n(c.reached as f64),
-                        fmt_n(c.requested as f64),
-                        c.reason
+                        "    ",
+                        &format!(
+                            "capped: n = {} of {} requested, by {}",
+                            fmt_n(c.reached as f64),
+                            fmt_n(c.requested as f64),
+                            c.reason
+                        ),
                     )?;
                 }
             }
+        }
+        if many {
+            writeln!(out)?;
+            writeln!(out, "What differs (against {}):", input.systems[0].label)?;
+            let diffs = super::diff::differences(input);
+            if diffs.is_empty() {
+                writeln!(out, "    nothing notable")?;
+            }
+            for d in diffs {
+                wrapped(out, "  - ", &d.text)?;
+            }
+        }
+        for n in &input.notices {
+            wrapped(out, "note: ", n)?;
         }
         Ok(())
     }

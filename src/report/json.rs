@@ -1,0 +1,99 @@
+//! The report as JSON, for CI and other programs: the systems, every
+//! verdict and every difference. Schema `scalebench-report`, version 1
+//! (documented in docs/results-format.md).
+
+use super::diff::{self, Difference};
+use super::{Input, Report};
+use crate::analysis::{Class, Estimate, Flag};
+use serde::Serialize;
+use std::io::Write;
+
+/// The JSON writer.
+pub struct JsonReport;
+
+#[derive(Serialize)]
+struct Doc<'a> {
+    schema: &'static str,
+    schema_version: u32,
+    systems: Vec<SystemRow<'a>>,
+    verdicts: Vec<VerdictRow<'a>>,
+    differences: Vec<Difference>,
+    notices: &'a [String],
+}
+
+#[derive(Serialize)]
+struct SystemRow<'a> {
+    label: &'a str,
+    os: &'a str,
+    os_release: &'a str,
+    cpu: Option<&'a str>,
+    started: &'a str,
+}
+
+#[derive(Serialize)]
+struct VerdictRow<'a> {
+    system: &'a str,
+    series: &'a str,
+    n: u64,
+    status: Option<&'static str>,
+    class: Option<Class>,
+    confidence: Option<f64>,
+    alternative: Option<Class>,
+    exponent: Option<Estimate>,
+    low_n: Option<f64>,
+    low_ns: Option<f64>,
+    high_n: Option<f64>,
+    high_ns: Option<f64>,
+    words: Option<String>,
+    flags: Vec<&'a Flag>,
+    error: Option<&'a str>,
+}
+
+impl Report for JsonReport {
+    fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
+        let doc = Doc {
+            schema: "scalebench-report",
+            schema_version: 1,
+            systems: input
+                .systems
+                .iter()
+                .map(|s| SystemRow {
+                    label: &s.label,
+                    os: &s.file.system.os,
+                    os_release: &s.file.system.os_release,
+                    cpu: s.file.system.cpu.model.as_deref(),
+                    started: &s.file.started,
+                })
+                .collect(),
+            verdicts: input
+                .entries
+                .iter()
+                .map(|e| {
+                    let v = e.verdict.as_ref().ok();
+                    VerdictRow {
+                        system: e.system,
+                        series: &e.series,
+                        n: e.n,
+                        status: e.status.map(|s| s.as_str()),
+                        class: v.map(|v| v.class),
+                        confidence: v.map(|v| v.confidence),
+                        alternative: v.and_then(|v| v.alternative),
+                        exponent: v.map(|v| v.exponent),
+                        low_n: v.map(|v| v.low.n),
+                        low_ns: v.map(|v| v.low.ns),
+                        high_n: v.map(|v| v.high.n),
+                        high_ns: v.map(|v| v.high.ns),
+                        words: v.map(|v| v.words()),
+                        flags: v.map(|v| v.flags.iter().collect()).unwrap_or_default(),
+                        error: e.verdict.as_ref().err().map(String::as_str),
+                    }
+                })
+                .collect(),
+            differences: diff::differences(input),
+            notices: &input.notices,
+        };
+        serde_json::to_writer_pretty(&mut *out, &doc)?;
+        writeln!(out)?;
+        Ok(())
+    }
+}
