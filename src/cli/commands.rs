@@ -138,10 +138,10 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     with_output(output, |w| {
         report::writer(format, a.svg_dir.as_deref()).write(&input, w)
     })?;
-    if let Some(p) = output {
-        if format == report::Format::Html {
-            eprintln!("report: {}", p.display());
-        }
+    if let Some(p) = output
+        && format == report::Format::Html
+    {
+        eprintln!("report: {}", p.display());
     }
     for p in &problems {
         eprintln!("error: {p:#}");

@@ -111,6 +111,12 @@ pub fn write_atomic(path: &Path, result: &ResultFile) -> std::io::Result<()> {
         w.flush()?;
     }
     tmp.as_file().sync_all()?;
+    // tempfile creates 0600; a result file is as readable as any other.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
     tmp.persist(path).map_err(|e| e.error)?;
     if let Ok(d) = std::fs::File::open(&dir) {
         let _ = d.sync_all();

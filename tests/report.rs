@@ -1,0 +1,249 @@
+//! Reports from committed fixture result files (tests/fixtures): a default
+//! and a tuned run of the same machine (the tuned one with a failed
+//! benchmark), and an empty one. Checked for structure, not pixels (the
+//! browser test looks at the pixels).
+
+use assert_cmd::prelude::*;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_scalebench"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn html_of(args: &[&str], files: &[PathBuf]) -> String {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("r.html");
+    bin()
+        .arg("report")
+        .args(files)
+        .args(args)
+        .arg("--html")
+        .arg(&out)
+        .assert()
+        .success();
+    std::fs::read_to_string(&out).unwrap()
+}
+
+#[test]
+fn html_has_a_chart_per_benchmark_and_a_series_per_system() {
+    let html = html_of(&[], &[fixture("default.json"), fixture("tuned.json")]);
+    assert!(html.starts_with("<!doctype html>"));
+    // Self-contained: no script, no stylesheet or image to fetch.
+    for external in ["<script", "<link", "src=", "@import", "url("] {
+        assert!(!html.contains(external), "{external}");
+    }
+    // socket, bind and mmap have samples on both systems: a linear and a log
+    // chart each, with both systems in them; fork-static failed: no chart.
+    for series in ["socket", "bind", "mmap"] {
+        for scale in ["linear", "log"] {
+            let tag = format!("data-series=\"{series}\" data-scale=\"{scale}\" data-systems=\"2\"");
+            assert_eq!(html.matches(&tag).count(), 1, "{series} {scale}");
+        }
+    }
+    assert!(
+        !html.contains("data-series=\"fork-static\" data-scale"),
+        "no chart without samples"
+    );
+    assert_eq!(html.matches("<svg class=\"chart\"").count(), 6);
+    assert_eq!(html.matches("<g class=\"system\"").count(), 12);
+    // Runs are told apart.
+    assert!(html.contains("data-run=\"3\""));
+    // Verdict table: one row per series; the failed one says why.
+    assert_eq!(html.matches("<tr class=\"verdict\"").count(), 4);
+    assert!(html.contains("fork() failed with EAGAIN"));
+    // Differences in sentences, and the differing system row highlighted.
+    assert!(html.contains("<h2 id=\"differences\">What differs (against default)</h2>"));
+    assert!(html.contains("fork-static: measured on tuned only, not on default"));
+    assert!(
+        html.contains("<tr class=\"differs\"><td>timer</td>"),
+        "TSC against CLOCK_MONOTONIC"
+    );
+    // Units on the axes and a legend.
+    assert!(html.contains("time per operation (µs") || html.contains("time per operation (ns"));
+    assert!(html.contains(">run 1</text>") && html.contains(">median</text>"));
+}
+
+#[test]
+fn labels_can_be_given_per_file() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("r.html");
+    bin()
+        .arg("report")
+        .arg("--label")
+        .arg(format!("before={}", fixture("default.json").display()))
+        .arg("--label")
+        .arg(format!("after={}", fixture("tuned.json").display()))
+        .arg("--html")
+        .arg(&out)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("data-system=\"before\"") && html.contains("data-system=\"after\""));
+    assert!(html.contains("What differs (against before)"));
+    bin()
+        .args(["report", "--label", "nolabel"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "--label nolabel: expected NAME=FILE",
+        ));
+}
+
+#[test]
+fn json_report_has_verdicts_and_differences() {
+    let out = bin()
+        .arg("report")
+        .arg(fixture("default.json"))
+        .arg(fixture("tuned.json"))
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schema"], "scalebench-report");
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["systems"].as_array().unwrap().len(), 2);
+    let verdicts = v["verdicts"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 7);
+    let failed = verdicts
+        .iter()
+        .find(|x| x["series"] == "fork-static")
+        .unwrap();
+    assert_eq!(failed["status"], "failed");
+    assert!(failed["class"].is_null() && failed["error"].as_str().unwrap().contains("EAGAIN"));
+    let ok = verdicts
+        .iter()
+        .find(|x| x["series"] == "socket" && x["system"] == "default")
+        .unwrap();
+    assert!(ok["class"].as_str().unwrap().starts_with("O("));
+    assert!(ok["exponent"]["lo"].as_f64().unwrap() <= ok["exponent"]["hi"].as_f64().unwrap());
+    let diffs = v["differences"].as_array().unwrap();
+    assert!(
+        diffs
+            .iter()
+            .any(|d| d["kind"] == "availability" && d["series"] == "fork-static")
+    );
+    assert!(
+        diffs
+            .iter()
+            .all(|d| d["baseline"] == "default" && d["other"] == "tuned")
+    );
+}
+
+#[test]
+fn markdown_writes_charts_beside_it() {
+    let t = tempfile::tempdir().unwrap();
+    let svgs = t.path().join("charts");
+    let out = bin()
+        .arg("report")
+        .arg(fixture("default.json"))
+        .arg(fixture("tuned.json"))
+        .args(["--format", "markdown", "--svg-dir"])
+        .arg(&svgs)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.contains("**What differs** (against default)"));
+    for s in ["socket", "bind", "mmap"] {
+        let f = svgs.join(format!("{s}.svg"));
+        assert!(f.exists(), "{s}.svg");
+        assert!(
+            std::fs::read_to_string(&f)
+                .unwrap()
+                .starts_with("<svg class=\"chart\"")
+        );
+        assert!(md.contains(&format!("![{s}]({})", f.display())));
+    }
+}
+
+#[test]
+fn terminal_report_fits_100_columns() {
+    let out = bin()
+        .arg("report")
+        .arg(fixture("default.json"))
+        .arg(fixture("tuned.json"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest <= 100, "{widest} columns:\n{text}");
+    assert!(text.contains("What differs (against default):"));
+}
+
+#[test]
+fn a_bad_file_is_named_and_the_rest_is_still_reported() {
+    let t = tempfile::tempdir().unwrap();
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("tuned.json")).unwrap()).unwrap();
+    doc["schema_version"] = 2.into();
+    let newer = t.path().join("newer.json");
+    std::fs::write(&newer, doc.to_string()).unwrap();
+    let out = t.path().join("r.html");
+    bin()
+        .arg("report")
+        .arg(fixture("default.json"))
+        .arg(&newer)
+        .arg("--html")
+        .arg(&out)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "newer.json: schema version 2 is not supported",
+        ));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("class=\"notice\">left out:") && html.contains("newer.json"));
+    assert!(html.contains("data-series=\"socket\" data-scale=\"linear\" data-systems=\"1\""));
+}
+
+#[test]
+fn an_empty_result_says_so() {
+    let html = html_of(&[], &[fixture("empty.json")]);
+    assert!(html.contains("No benchmark results in the input."));
+}
+
+#[test]
+fn run_writes_the_html_report_beside_the_result() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("r.json");
+    bin()
+        .args(["run", "socket", "--max", "50", "--runs", "1", "-q", "--out"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!(
+            "report:      {}",
+            t.path().join("r.html").display()
+        )));
+    assert!(
+        std::fs::read_to_string(t.path().join("r.html"))
+            .unwrap()
+            .contains("<svg class=\"chart\"")
+    );
+    let out2 = t.path().join("s.json");
+    bin()
+        .args([
+            "run",
+            "socket",
+            "--max",
+            "50",
+            "--runs",
+            "1",
+            "-q",
+            "--no-report",
+            "--out",
+        ])
+        .arg(&out2)
+        .assert()
+        .success();
+    assert!(!t.path().join("s.html").exists());
+}
