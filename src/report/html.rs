@@ -28,7 +28,9 @@ table { border-collapse: collapse; font-size: 13.5px; } th, td { border: 1px sol
 th { background: #f4f4f4; } td.num { text-align: right; white-space: nowrap; }
 tr.differs td { background: #fff4d6; } tr.differs td:first-child { font-weight: 600; }
 .notice { background: #fdecea; border: 1px solid #f5c2c0; padding: 8px 12px; border-radius: 4px; }
-ul.diffs li { margin: 2px 0; } .class { font-weight: 600; white-space: nowrap; }
+ul.diffs li { margin: 2px 0; } .class { font-weight: 600; white-space: nowrap; padding: 0 5px; border-radius: 3px; }
+.k0 { background: #dff3e4; } .k1 { background: #eef6d8; } .k2 { background: #fdebd0; } .k3, .k4 { background: #f9d6d5; }
+.howto { background: #f6f8fa; border: 1px solid #e1e4e8; border-radius: 4px; padding: 8px 12px; font-size: 13.5px; }
 .flags { color: #8a4b00; font-size: 12.5px; } .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 6px; vertical-align: -1px; }
 article.bench { border: 1px solid #e2e2e2; border-radius: 6px; padding: 12px 14px; margin: 16px 0; break-inside: avoid; }
 .what { color: #555; font-size: 13px; margin: 0 0 6px; }
@@ -108,7 +110,8 @@ fn class_cell(v: &Verdict) -> String {
         format!(" <span class=\"flags\">(or {c})</span>")
     });
     format!(
-        "<span class=\"class\">{}</span> <span class=\"sub\">{:.0}%</span>{alt}",
+        "<span class=\"class k{}\">{}</span> <span class=\"sub\">{:.0}%</span>{alt}",
+        v.class as usize,
         esc(v.class.label()),
         v.confidence * 100.0
     )
@@ -123,8 +126,9 @@ fn verdict_words(e: &Entry, idx: usize) -> String {
     match &e.verdict {
         Ok(v) => {
             s.push_str(&format!(
-                "<li>{sw}<b>{}</b> — <span class=\"class\">{}</span>: {}",
+                "<li>{sw}<b>{}</b> — <span class=\"class k{}\">{}</span>: {}",
                 esc(e.system),
+                v.class as usize,
                 esc(v.class.label()),
                 esc(&v.words())
             ));
@@ -263,6 +267,10 @@ impl Report for HtmlReport {
         for n in &input.notices {
             writeln!(out, "<p class=\"notice\">{}</p>", esc(n))?;
         }
+        writeln!(
+            out,
+            "<p class=\"howto\"><b>How to read it.</b> n is how many resources (descriptors, processes, mappings, connections) were held when an operation was timed. Each chart plots every timed operation: x = n, y = its time; colour = system, marker shape = run; the solid line is the median at each n, the dashed one the fitted model. The <b>class</b> says how the cost grows with n: <span class=\"class k0\">O(1)</span> stays flat, <span class=\"class k1\">O(log n)</span> grows slowly, <span class=\"class k2\">O(n)</span> grows in proportion, <span class=\"class k3\">O(n log n)</span> and <span class=\"class k4\">O(n^2)</span> faster; the percentage is how sure the analysis is. Flags name what a class does not say: a <i>step</i> between plateaus, a <i>bimodal</i> second slower curve, a <i>slope change</i>.</p>"
+        )?;
         if input.entries.is_empty() {
             writeln!(
                 out,
