@@ -5,6 +5,7 @@
 pub mod backend;
 pub mod client;
 pub mod http;
+pub mod output;
 pub mod server;
 pub mod sock;
 

@@ -13,6 +13,7 @@
 
 use super::backend::{Backend, Event, Interest, Poller};
 use super::http::{self, Limits, Parse, Request};
+use super::output::{FileMode, Flushed, Output};
 use super::sock;
 use std::io;
 use std::os::fd::RawFd;
@@ -26,8 +27,10 @@ pub trait Handler {
     }
 
     /// Appends the response to `req` to `out`; returns whether the
-    /// connection may stay open.
-    fn respond(&mut self, req: &Request, out: &mut Vec<u8>) -> bool;
+    /// connection may stay open. `req.keep_alive` is false when the client
+    /// asked to close or the connection reached its request limit: the
+    /// response should then say `Connection: close`.
+    fn respond(&mut self, req: &Request, out: &mut Output) -> bool;
 }
 
 /// Answers GET and HEAD with a fixed body of `n` bytes, other methods with
@@ -62,21 +65,23 @@ impl Handler for FixedResponder {
         &self.greeting
     }
 
-    fn respond(&mut self, req: &Request, out: &mut Vec<u8>) -> bool {
+    fn respond(&mut self, req: &Request, out: &mut Output) -> bool {
         match req.method {
             "GET" | "HEAD" => {
-                out.extend_from_slice(if req.keep_alive {
+                out.bytes(if req.keep_alive {
                     &self.head_keep
                 } else {
                     &self.head_close
                 });
                 if req.method == "GET" {
-                    out.extend_from_slice(&self.body);
+                    out.bytes(&self.body);
                 }
                 req.keep_alive
             }
             _ => {
-                http::error_response(405, out);
+                let mut v = Vec::new();
+                http::error_response(405, &mut v);
+                out.bytes(&v);
                 false
             }
         }
@@ -96,6 +101,19 @@ pub struct Config {
     /// makes the server go back to the event backend after every accept
     /// (what the `connect` benchmark measures); more saves waits under load.
     pub accept_burst: usize,
+    /// How file bodies are sent.
+    pub file_mode: FileMode,
+    /// Close a connection idle (nothing pending either way) this long.
+    pub idle_timeout: Option<Duration>,
+    /// Close a connection whose request head is not complete this long
+    /// after its first byte (slow clients).
+    pub head_timeout: Option<Duration>,
+    /// Requests served on one connection before it is closed.
+    pub max_requests: Option<u64>,
+    /// Register the listener with EPOLLEXCLUSIVE-like sharing: when several
+    /// worker processes wait on one listening socket, wake one per
+    /// connection (only where the backend can).
+    pub shared_listener: bool,
 }
 
 impl Config {
@@ -106,6 +124,11 @@ impl Config {
             limits: Limits::default(),
             accept_pause: Duration::from_millis(100),
             accept_burst: 256,
+            file_mode: FileMode::Sendfile,
+            idle_timeout: None,
+            head_timeout: None,
+            max_requests: None,
+            shared_listener: false,
         }
     }
 }
@@ -123,18 +146,28 @@ pub struct Stats {
     pub rejected: u64,
     /// Times accepting paused for lack of descriptors.
     pub accept_pauses: u64,
+    /// Connections closed for a timeout (idle or slow request head).
+    pub timeouts: u64,
 }
 
 struct Conn {
     inbuf: Vec<u8>,
-    out: Vec<u8>,
-    sent: usize,
+    out: Output,
     close_after: bool,
     writing: bool,
+    /// Requests answered on this connection.
+    served: u64,
+    /// Last time anything was read or written.
+    last_io: Instant,
+    /// When the first byte of an incomplete request head arrived.
+    head_since: Option<Instant>,
 }
 
 /// Largest amount read from one connection per readiness event.
 const READ_BURST: usize = 64 * 1024;
+
+/// How often timeouts are checked.
+const SWEEP: Duration = Duration::from_millis(250);
 
 struct Server<'h> {
     poller: Box<dyn Poller>,
@@ -146,6 +179,9 @@ struct Server<'h> {
     stats: Stats,
     paused_until: Option<Instant>,
     buf: Vec<u8>,
+    file_buf: Vec<u8>,
+    next_sweep: Option<Instant>,
+    started: Instant,
 }
 
 /// Serves on `listener` until `control` reports end of input (or an
@@ -171,6 +207,10 @@ pub fn serve(
         stats: Stats::default(),
         paused_until: None,
         buf: vec![0u8; 16 * 1024],
+        file_buf: Vec::new(),
+        next_sweep: (cfg.idle_timeout.is_some() || cfg.head_timeout.is_some())
+            .then(|| Instant::now() + SWEEP),
+        started: Instant::now(),
     };
     let result = s.run();
     for fd in 0..s.conns.len() {
@@ -185,16 +225,25 @@ impl Server<'_> {
     fn run(&mut self) -> io::Result<()> {
         let mut events: Vec<Event> = Vec::with_capacity(1024);
         loop {
-            let timeout = match self.paused_until {
+            let deadline = match (self.paused_until, self.next_sweep) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let timeout = match deadline {
                 Some(t) => t.saturating_duration_since(Instant::now()).as_millis() as i32,
                 None => -1,
             };
             events.clear();
             self.poller.wait(&mut events, timeout)?;
-            if let Some(t) = self.paused_until
-                && Instant::now() >= t
-            {
-                self.resume_accepting()?;
+            if self.paused_until.is_some() || self.next_sweep.is_some() {
+                let now = Instant::now();
+                if self.paused_until.is_some_and(|t| now >= t) {
+                    self.resume_accepting()?;
+                }
+                if self.next_sweep.is_some_and(|t| now >= t) {
+                    self.sweep(now);
+                    self.next_sweep = Some(now + SWEEP);
+                }
             }
             for ev in &events {
                 if ev.fd == self.listener {
@@ -262,14 +311,24 @@ impl Server<'_> {
         }
         let mut c = Box::new(Conn {
             inbuf: Vec::new(),
-            out: Vec::new(),
-            sent: 0,
+            out: Output::default(),
             close_after: false,
             writing: false,
+            served: 0,
+            last_io: if self.next_sweep.is_some() {
+                Instant::now()
+            } else {
+                self.started
+            },
+            head_since: None,
         });
-        c.out.extend_from_slice(self.handler.greeting());
+        let greeting = self.handler.greeting();
+        if !greeting.is_empty() {
+            c.out.bytes(greeting);
+        }
+        let greet = !c.out.is_empty();
         self.conns[idx] = Some(c);
-        if !self.conns[idx].as_ref().expect("just set").out.is_empty() {
+        if greet {
             self.flush(fd);
         }
     }
@@ -333,19 +392,28 @@ impl Server<'_> {
             }
         }
         let limits = self.cfg.limits;
+        let max_requests = self.cfg.max_requests;
+        let timed = self.next_sweep.is_some();
         let c = self.conns[fd as usize].as_mut().expect("open");
         let Conn {
             inbuf,
             out,
             close_after,
+            served,
+            last_io,
+            head_since,
             ..
         } = &mut **c;
         let mut start = 0;
         while !*close_after {
             match http::parse(&inbuf[start..], &limits) {
                 Parse::Incomplete => break,
-                Parse::Complete(req, len) => {
+                Parse::Complete(mut req, len) => {
                     self.stats.requests += 1;
+                    *served += 1;
+                    if max_requests.is_some_and(|m| *served >= m) {
+                        req.keep_alive = false;
+                    }
                     if !self.handler.respond(&req, out) {
                         *close_after = true;
                     }
@@ -353,7 +421,9 @@ impl Server<'_> {
                 }
                 Parse::Error(status) => {
                     self.stats.requests += 1;
-                    http::error_response(status, out);
+                    let mut v = Vec::new();
+                    http::error_response(status, &mut v);
+                    out.bytes(&v);
                     *close_after = true;
                 }
             }
@@ -361,6 +431,15 @@ impl Server<'_> {
         inbuf.drain(..start);
         if *close_after {
             inbuf.clear();
+        }
+        if timed {
+            let now = Instant::now();
+            *last_io = now;
+            *head_since = if inbuf.is_empty() {
+                None
+            } else {
+                Some(head_since.unwrap_or(now))
+            };
         }
         if eof {
             // Half-closed (or gone): answer what arrived, then close.
@@ -371,32 +450,53 @@ impl Server<'_> {
 
     /// Writes what is pending; adjusts interest; closes when done and asked to.
     fn flush(&mut self, fd: RawFd) {
+        let mode = self.cfg.file_mode;
+        if self.file_buf.is_empty() {
+            self.file_buf = vec![0u8; 64 * 1024];
+        }
         let c = self.conns[fd as usize].as_mut().expect("open");
-        while c.sent < c.out.len() {
-            match sock::write(fd, &c.out[c.sent..]) {
-                Ok(k) => c.sent += k,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(_) => {
+        let r = c.out.flush(fd, mode, &mut self.file_buf);
+        if self.next_sweep.is_some() {
+            c.last_io = Instant::now();
+        }
+        match r {
+            Err(_) => self.close(fd),
+            Ok(Flushed::Done) => {
+                if c.close_after {
                     self.close(fd);
-                    return;
+                } else if c.writing {
+                    c.writing = false;
+                    let _ = self.poller.modify(fd, Interest::READ);
+                }
+            }
+            Ok(Flushed::Blocked) => {
+                if !c.writing {
+                    c.writing = true;
+                    let _ = self.poller.modify(fd, Interest::BOTH);
                 }
             }
         }
-        if c.sent == c.out.len() {
-            c.out.clear();
-            c.sent = 0;
-            if c.close_after {
-                self.close(fd);
-                return;
-            }
-            if c.writing {
-                c.writing = false;
-                let _ = self.poller.modify(fd, Interest::READ);
-            }
-        } else if !c.writing {
-            c.writing = true;
-            let _ = self.poller.modify(fd, Interest::BOTH);
+    }
+
+    /// Closes connections that have been idle, or sending a request head,
+    /// for too long.
+    fn sweep(&mut self, now: Instant) {
+        let (idle, head) = (self.cfg.idle_timeout, self.cfg.head_timeout);
+        let expired: Vec<RawFd> = self
+            .conns
+            .iter()
+            .enumerate()
+            .filter_map(|(fd, c)| {
+                let c = c.as_ref()?;
+                let slow = head.is_some_and(|t| c.head_since.is_some_and(|s| now - s > t));
+                let quiet = idle
+                    .is_some_and(|t| c.out.is_empty() && c.inbuf.is_empty() && now - c.last_io > t);
+                (slow || quiet).then_some(fd as RawFd)
+            })
+            .collect();
+        for fd in expired {
+            self.stats.timeouts += 1;
+            self.close(fd);
         }
     }
 }

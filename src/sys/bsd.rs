@@ -260,3 +260,62 @@ pub fn set_child_subreaper() -> bool {
 pub fn count_mappings() -> Option<usize> {
     None
 }
+
+/// Sends up to `count` bytes of `file` from `offset` to the socket `sock`;
+/// returns how many were sent. FreeBSD, DragonFly and macOS have
+/// sendfile(2) (with their own signatures); NetBSD and OpenBSD do not, and
+/// say so, so that the caller falls back to read and write.
+pub fn sendfile(sock: i32, file: i32, offset: u64, count: usize) -> std::io::Result<usize> {
+    #[cfg(any(target_os = "freebsd", target_os = "dragonfly"))]
+    {
+        let mut sent: libc::off_t = 0;
+        // SAFETY: sendfile(2) between two descriptors the caller owns.
+        let r = unsafe {
+            libc::sendfile(
+                file,
+                sock,
+                offset as libc::off_t,
+                count,
+                std::ptr::null_mut(),
+                &mut sent,
+                0,
+            )
+        };
+        // A partial send returns -1 with EAGAIN but reports what went out.
+        if r < 0 && sent == 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(sent as usize)
+    }
+    #[cfg(target_vendor = "apple")]
+    {
+        let mut len: libc::off_t = count as libc::off_t;
+        // SAFETY: sendfile(2) between two descriptors the caller owns.
+        let r = unsafe {
+            libc::sendfile(
+                file,
+                sock,
+                offset as libc::off_t,
+                &mut len,
+                std::ptr::null_mut(),
+                0,
+            )
+        };
+        if r < 0 && len == 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(len as usize)
+    }
+    #[cfg(not(any(
+        target_os = "freebsd",
+        target_os = "dragonfly",
+        target_vendor = "apple"
+    )))]
+    {
+        let _ = (sock, file, offset, count);
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "no sendfile(2) on this OS",
+        ))
+    }
+}

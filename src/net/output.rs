@@ -1,0 +1,272 @@
+//! A connection's pending output: bytes, shared bodies and file ranges in
+//! order. Memory goes out with writev (several pipelined responses in one
+//! call); file ranges with sendfile(2) where the OS has it, or — asked for,
+//! or where it has none — with pread and write through a buffer. Partial
+//! writes and EAGAIN leave the rest queued.
+
+use super::sock;
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::fs::FileExt;
+use std::rc::Rc;
+
+/// How file bodies are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FileMode {
+    /// sendfile(2), falling back to read/write where the OS lacks it.
+    Sendfile,
+    /// pread(2) into a buffer and write(2).
+    Readwrite,
+}
+
+enum Chunk {
+    /// Owned bytes and how many went out.
+    Bytes(Vec<u8>, usize),
+    /// A shared body (cached file contents) and how many went out.
+    Shared(Rc<[u8]>, usize),
+    /// A byte range of a file still to send.
+    File {
+        file: Rc<File>,
+        offset: u64,
+        end: u64,
+    },
+}
+
+/// Pending output of one connection.
+#[derive(Default)]
+pub struct Output {
+    chunks: VecDeque<Chunk>,
+}
+
+/// What a flush achieved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flushed {
+    /// Everything went out.
+    Done,
+    /// The socket is full: wait until it is writable.
+    Blocked,
+}
+
+/// Bytes one flush sends from a file at most (keeps one connection from
+/// holding the loop).
+const FILE_BURST: u64 = 512 * 1024;
+
+impl Output {
+    /// Appends bytes (joined with the previous bytes when possible).
+    pub fn bytes(&mut self, b: &[u8]) {
+        if let Some(Chunk::Bytes(v, _)) = self.chunks.back_mut() {
+            v.extend_from_slice(b);
+        } else {
+            self.chunks.push_back(Chunk::Bytes(b.to_vec(), 0));
+        }
+    }
+
+    /// Appends a shared body.
+    pub fn shared(&mut self, body: Rc<[u8]>) {
+        if !body.is_empty() {
+            self.chunks.push_back(Chunk::Shared(body, 0));
+        }
+    }
+
+    /// Appends `len` bytes of `file` from `offset`.
+    pub fn file(&mut self, file: Rc<File>, offset: u64, len: u64) {
+        if len > 0 {
+            self.chunks.push_back(Chunk::File {
+                file,
+                offset,
+                end: offset + len,
+            });
+        }
+    }
+
+    /// Whether nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    /// Sends what it can to `fd`; `buf` is scratch space for read/write.
+    pub fn flush(&mut self, fd: RawFd, mode: FileMode, buf: &mut [u8]) -> io::Result<Flushed> {
+        while !self.chunks.is_empty() {
+            if matches!(self.chunks.front(), Some(Chunk::File { .. })) {
+                if self.send_file(fd, mode, buf)? == Flushed::Blocked {
+                    return Ok(Flushed::Blocked);
+                }
+            } else if self.send_memory(fd)? == Flushed::Blocked {
+                return Ok(Flushed::Blocked);
+            }
+        }
+        Ok(Flushed::Done)
+    }
+
+    /// writev of the leading memory chunks.
+    fn send_memory(&mut self, fd: RawFd) -> io::Result<Flushed> {
+        let mut iov: Vec<libc::iovec> = Vec::with_capacity(8);
+        for c in self.chunks.iter().take(16) {
+            let rest: &[u8] = match c {
+                Chunk::Bytes(v, sent) => &v[*sent..],
+                Chunk::Shared(v, sent) => &v[*sent..],
+                Chunk::File { .. } => break,
+            };
+            iov.push(libc::iovec {
+                iov_base: rest.as_ptr() as *mut libc::c_void,
+                iov_len: rest.len(),
+            });
+        }
+        // SAFETY: the iovecs point into chunks that live until the call returns.
+        let r = unsafe { libc::writev(fd, iov.as_ptr(), iov.len() as libc::c_int) };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            return match e.kind() {
+                io::ErrorKind::WouldBlock => Ok(Flushed::Blocked),
+                // Nothing went out: the caller's loop tries again.
+                io::ErrorKind::Interrupted => Ok(Flushed::Done),
+                _ => Err(e),
+            };
+        }
+        let mut left = r as usize;
+        while left > 0 {
+            let Some(front) = self.chunks.front_mut() else {
+                break;
+            };
+            let (len, sent) = match front {
+                Chunk::Bytes(v, sent) => (v.len(), sent),
+                Chunk::Shared(v, sent) => (v.len(), sent),
+                Chunk::File { .. } => break,
+            };
+            let take = left.min(len - *sent);
+            *sent += take;
+            left -= take;
+            if *sent == len {
+                self.chunks.pop_front();
+            }
+        }
+        Ok(Flushed::Done)
+    }
+
+    /// sendfile (or pread + write) of the leading file range.
+    fn send_file(&mut self, fd: RawFd, mode: FileMode, buf: &mut [u8]) -> io::Result<Flushed> {
+        let Some(Chunk::File { file, offset, end }) = self.chunks.front_mut() else {
+            return Ok(Flushed::Done);
+        };
+        let budget = (*end - *offset).min(FILE_BURST);
+        let mut sent_total = 0u64;
+        while sent_total < budget {
+            let want = (budget - sent_total) as usize;
+            let r = match mode {
+                FileMode::Sendfile => {
+                    match crate::sys::sendfile(fd, file.as_raw_fd(), *offset, want) {
+                        Err(e) if e.kind() == io::ErrorKind::Unsupported => {
+                            read_write(fd, file, *offset, want, buf)
+                        }
+                        other => other,
+                    }
+                }
+                FileMode::Readwrite => read_write(fd, file, *offset, want, buf),
+            };
+            match r {
+                Ok(0) => {
+                    // The file shrank under us: nothing more can be sent.
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "file shorter than announced",
+                    ));
+                }
+                Ok(k) => {
+                    *offset += k as u64;
+                    sent_total += k as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flushed::Blocked),
+                Err(e) => return Err(e),
+            }
+        }
+        if *offset >= *end {
+            self.chunks.pop_front();
+            Ok(Flushed::Done)
+        } else {
+            // Burst used up: let other connections have a turn.
+            Ok(Flushed::Blocked)
+        }
+    }
+}
+
+/// pread into `buf` and write what it can; returns bytes written. A short
+/// write re-reads the rest next time (the offset only moves by what went
+/// out).
+fn read_write(
+    fd: RawFd,
+    file: &File,
+    offset: u64,
+    want: usize,
+    buf: &mut [u8],
+) -> io::Result<usize> {
+    let n = want.min(buf.len());
+    let got = file.read_at(&mut buf[..n], offset)?;
+    if got == 0 {
+        return Ok(0);
+    }
+    sock::write(fd, &buf[..got])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+
+    fn drain(mut s: UnixStream) -> Vec<u8> {
+        let mut v = Vec::new();
+        s.read_to_end(&mut v).unwrap();
+        v
+    }
+
+    #[test]
+    fn everything_goes_out_in_order_in_both_modes() {
+        for mode in [FileMode::Sendfile, FileMode::Readwrite] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("f");
+            let content: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+            std::fs::write(&path, &content).unwrap();
+            let file = Rc::new(File::open(&path).unwrap());
+            let (a, b) = UnixStream::pair().unwrap();
+            a.set_nonblocking(true).unwrap();
+            let reader = std::thread::spawn(move || drain(b));
+            let mut o = Output::default();
+            o.bytes(b"head1;");
+            o.shared(Rc::from(&b"shared;"[..]));
+            o.file(file.clone(), 10, 250_000);
+            o.bytes(b";tail");
+            let mut buf = vec![0u8; 16 * 1024];
+            let mut rounds = 0;
+            while o.flush(a.as_raw_fd(), mode, &mut buf).unwrap() == Flushed::Blocked {
+                rounds += 1;
+                assert!(rounds < 100_000);
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
+            assert!(o.is_empty());
+            drop(a);
+            let got = reader.join().unwrap();
+            let mut want = b"head1;shared;".to_vec();
+            want.extend_from_slice(&content[10..250_010]);
+            want.extend_from_slice(b";tail");
+            assert_eq!(got.len(), want.len(), "{mode:?}");
+            assert!(got == want, "{mode:?}: content differs");
+        }
+    }
+
+    #[test]
+    fn a_closed_peer_is_an_error() {
+        let (a, b) = UnixStream::pair().unwrap();
+        drop(b);
+        let mut o = Output::default();
+        o.bytes(b"x");
+        let mut buf = [0u8; 16];
+        assert!(
+            o.flush(a.as_raw_fd(), FileMode::Sendfile, &mut buf)
+                .is_err()
+        );
+        let _ = (&a).write(b"");
+    }
+}
