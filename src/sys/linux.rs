@@ -193,6 +193,19 @@ pub fn count_mappings() -> Option<usize> {
     )
 }
 
+/// Sends up to `count` bytes of `file` from `offset` to the socket `sock`;
+/// returns how many were sent (a short count or EAGAIN are for the caller).
+pub fn sendfile(sock: i32, file: i32, offset: u64, count: usize) -> std::io::Result<usize> {
+    let mut off = offset as libc::off_t;
+    // SAFETY: plain sendfile(2) between two descriptors the caller owns.
+    let r = unsafe { libc::sendfile(sock, file, &mut off, count) };
+    if r < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(r as usize)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,18 +224,5 @@ mod tests {
     fn sysctl_refuses_paths() {
         assert_eq!(sysctl("../../etc/passwd"), None);
         assert!(sysctl("kernel.pid_max").is_some());
-    }
-}
-
-/// Sends up to `count` bytes of `file` from `offset` to the socket `sock`;
-/// returns how many were sent (a short count or EAGAIN are for the caller).
-pub fn sendfile(sock: i32, file: i32, offset: u64, count: usize) -> std::io::Result<usize> {
-    let mut off = offset as libc::off_t;
-    // SAFETY: plain sendfile(2) between two descriptors the caller owns.
-    let r = unsafe { libc::sendfile(sock, file, &mut off, count) };
-    if r < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(r as usize)
     }
 }
