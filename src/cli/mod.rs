@@ -4,6 +4,7 @@
 mod commands;
 mod responder;
 mod run;
+mod serve;
 
 use crate::harness::clock::TimerKind;
 use crate::report::Format;
@@ -35,9 +36,50 @@ pub enum Command {
     Analyze(AnalyzeArgs),
     /// Print what scalebench records about this system.
     Sysinfo(SysinfoArgs),
+    /// Serve static files over HTTP/1.1 (the workloads' web server).
+    Serve(ServeArgs),
     /// The network benchmarks' server (started by `run`; not for direct use).
     #[command(name = "__responder", hide = true)]
     Responder(ResponderArgs),
+}
+
+/// Options of `serve`.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Directory to serve; nothing outside it is ever served.
+    #[arg(long, value_name = "DIR")]
+    pub root: PathBuf,
+    /// Address to listen on; port 0 picks a free port (printed on start).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub addr: Option<std::net::SocketAddr>,
+    /// Listen on ::1 (IPv6) instead of 127.0.0.1 when --addr is not given.
+    #[arg(short = '6', long = "ipv6")]
+    pub ipv6: bool,
+    /// Event backend (default: the best this OS has).
+    #[arg(long, value_enum)]
+    pub backend: Option<crate::net::Backend>,
+    /// Worker processes sharing one listening socket (bound before they fork).
+    #[arg(long, value_name = "N", conflicts_with = "reuseport", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub processes: Option<u32>,
+    /// Worker processes with a SO_REUSEPORT socket each.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub reuseport: Option<u32>,
+    /// Send every body with sendfile(2) (read/write where the OS has none).
+    #[arg(long, conflicts_with = "readwrite")]
+    pub sendfile: bool,
+    /// Send every body with read(2)/write(2) instead of sendfile.
+    #[arg(long)]
+    pub readwrite: bool,
+    /// Requests per connection before the server closes it.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub max_requests: u64,
+    /// Close a connection idle this long (seconds; 0: never).
+    #[arg(long, value_name = "SECONDS", default_value_t = 15.0)]
+    pub idle_timeout: f64,
+    /// Close a connection whose request head is not complete this long
+    /// after its first byte (seconds; 0: never).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub header_timeout: f64,
 }
 
 /// Options of the internal benchmark server.
@@ -196,6 +238,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Export(a) => commands::export(a),
         Command::Analyze(a) => commands::analyze(a),
         Command::Sysinfo(a) => commands::sysinfo(a),
+        Command::Serve(a) => serve::run(a),
         Command::Responder(a) => responder::run(a),
     }
 }

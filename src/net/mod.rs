@@ -4,9 +4,11 @@
 
 pub mod backend;
 pub mod client;
+pub mod files;
 pub mod http;
 pub mod output;
 pub mod server;
 pub mod sock;
+pub mod workers;
 
 pub use backend::Backend;

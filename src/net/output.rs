@@ -87,22 +87,33 @@ impl Output {
     }
 
     /// Sends what it can to `fd`; `buf` is scratch space for read/write.
-    pub fn flush(&mut self, fd: RawFd, mode: FileMode, buf: &mut [u8]) -> io::Result<Flushed> {
+    /// `last` says the connection closes after this output: on Linux the
+    /// memory is then sent with MSG_MORE, so that the close's FIN rides on
+    /// the last data segment instead of costing a packet of its own.
+    pub fn flush(
+        &mut self,
+        fd: RawFd,
+        mode: FileMode,
+        buf: &mut [u8],
+        last: bool,
+    ) -> io::Result<Flushed> {
         while !self.chunks.is_empty() {
             if matches!(self.chunks.front(), Some(Chunk::File { .. })) {
                 if self.send_file(fd, mode, buf)? == Flushed::Blocked {
                     return Ok(Flushed::Blocked);
                 }
-            } else if self.send_memory(fd)? == Flushed::Blocked {
+            } else if self.send_memory(fd, last)? == Flushed::Blocked {
                 return Ok(Flushed::Blocked);
             }
         }
         Ok(Flushed::Done)
     }
 
-    /// writev of the leading memory chunks.
-    fn send_memory(&mut self, fd: RawFd) -> io::Result<Flushed> {
+    /// writev (sendmsg) of the leading memory chunks.
+    fn send_memory(&mut self, fd: RawFd, last: bool) -> io::Result<Flushed> {
         let mut iov: Vec<libc::iovec> = Vec::with_capacity(8);
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        let _ = last;
         for c in self.chunks.iter().take(16) {
             let rest: &[u8] = match c {
                 Chunk::Bytes(v, sent) => &v[*sent..],
@@ -114,8 +125,23 @@ impl Output {
                 iov_len: rest.len(),
             });
         }
-        // SAFETY: the iovecs point into chunks that live until the call returns.
-        let r = unsafe { libc::writev(fd, iov.as_ptr(), iov.len() as libc::c_int) };
+        let only_memory = !self.chunks.iter().any(|c| matches!(c, Chunk::File { .. }));
+        let r = if last && only_memory && cfg!(any(target_os = "linux", target_os = "android")) {
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            {
+                // SAFETY: msghdr is plain data; the iovecs live until the call returns.
+                let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+                msg.msg_iov = iov.as_mut_ptr();
+                msg.msg_iovlen = iov.len() as _;
+                // SAFETY: as above.
+                unsafe { libc::sendmsg(fd, &msg, libc::MSG_MORE | libc::MSG_NOSIGNAL) }
+            }
+            #[cfg(not(any(target_os = "linux", target_os = "android")))]
+            unreachable!()
+        } else {
+            // SAFETY: the iovecs point into chunks that live until the call returns.
+            unsafe { libc::writev(fd, iov.as_ptr(), iov.len() as libc::c_int) }
+        };
         if r < 0 {
             let e = io::Error::last_os_error();
             return match e.kind() {
@@ -240,7 +266,7 @@ mod tests {
             o.bytes(b";tail");
             let mut buf = vec![0u8; 16 * 1024];
             let mut rounds = 0;
-            while o.flush(a.as_raw_fd(), mode, &mut buf).unwrap() == Flushed::Blocked {
+            while o.flush(a.as_raw_fd(), mode, &mut buf, false).unwrap() == Flushed::Blocked {
                 rounds += 1;
                 assert!(rounds < 100_000);
                 std::thread::sleep(std::time::Duration::from_micros(50));
@@ -264,7 +290,7 @@ mod tests {
         o.bytes(b"x");
         let mut buf = [0u8; 16];
         assert!(
-            o.flush(a.as_raw_fd(), FileMode::Sendfile, &mut buf)
+            o.flush(a.as_raw_fd(), FileMode::Sendfile, &mut buf, true)
                 .is_err()
         );
         let _ = (&a).write(b"");

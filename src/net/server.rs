@@ -161,6 +161,8 @@ struct Conn {
     last_io: Instant,
     /// When the first byte of an incomplete request head arrived.
     head_since: Option<Instant>,
+    /// TCP_NODELAY is set (once the connection is kept alive).
+    nodelay: bool,
 }
 
 /// Largest amount read from one connection per readiness event.
@@ -181,7 +183,8 @@ struct Server<'h> {
     buf: Vec<u8>,
     file_buf: Vec<u8>,
     next_sweep: Option<Instant>,
-    started: Instant,
+    /// The time after the last wait (timeouts need no finer clock).
+    now: Instant,
 }
 
 /// Serves on `listener` until `control` reports end of input (or an
@@ -193,7 +196,11 @@ pub fn serve(
     handler: &mut dyn Handler,
 ) -> io::Result<Stats> {
     let mut poller = cfg.backend.create()?;
-    poller.add(listener, Interest::READ)?;
+    if cfg.shared_listener {
+        poller.add_shared(listener)?;
+    } else {
+        poller.add(listener, Interest::READ)?;
+    }
     if let Some(c) = control {
         poller.add(c, Interest::READ)?;
     }
@@ -210,7 +217,7 @@ pub fn serve(
         file_buf: Vec::new(),
         next_sweep: (cfg.idle_timeout.is_some() || cfg.head_timeout.is_some())
             .then(|| Instant::now() + SWEEP),
-        started: Instant::now(),
+        now: Instant::now(),
     };
     let result = s.run();
     for fd in 0..s.conns.len() {
@@ -237,6 +244,7 @@ impl Server<'_> {
             self.poller.wait(&mut events, timeout)?;
             if self.paused_until.is_some() || self.next_sweep.is_some() {
                 let now = Instant::now();
+                self.now = now;
                 if self.paused_until.is_some_and(|t| now >= t) {
                     self.resume_accepting()?;
                 }
@@ -266,7 +274,11 @@ impl Server<'_> {
 
     fn resume_accepting(&mut self) -> io::Result<()> {
         if self.paused_until.take().is_some() {
-            self.poller.add(self.listener, Interest::READ)?;
+            if self.cfg.shared_listener {
+                self.poller.add_shared(self.listener)?;
+            } else {
+                self.poller.add(self.listener, Interest::READ)?;
+            }
         }
         Ok(())
     }
@@ -304,7 +316,6 @@ impl Server<'_> {
             sock::close(fd);
             return;
         }
-        let _ = sock::set_nodelay(fd);
         let idx = fd as usize;
         if self.conns.len() <= idx {
             self.conns.resize_with(idx + 1, || None);
@@ -315,12 +326,9 @@ impl Server<'_> {
             close_after: false,
             writing: false,
             served: 0,
-            last_io: if self.next_sweep.is_some() {
-                Instant::now()
-            } else {
-                self.started
-            },
+            last_io: self.now,
             head_since: None,
+            nodelay: false,
         });
         let greeting = self.handler.greeting();
         if !greeting.is_empty() {
@@ -330,6 +338,10 @@ impl Server<'_> {
         self.conns[idx] = Some(c);
         if greet {
             self.flush(fd);
+        } else {
+            // On a fast path the request is already there: answer it now
+            // rather than after another wait.
+            self.read_and_answer(fd);
         }
     }
 
@@ -340,7 +352,7 @@ impl Server<'_> {
             .and_then(Option::take)
             .is_some()
         {
-            let _ = self.poller.delete(fd);
+            let _ = self.poller.forget(fd);
             sock::close(fd);
             self.stats.closed += 1;
             // A descriptor came free: accept again if we had paused.
@@ -402,6 +414,7 @@ impl Server<'_> {
             served,
             last_io,
             head_since,
+            nodelay,
             ..
         } = &mut **c;
         let mut start = 0;
@@ -433,7 +446,7 @@ impl Server<'_> {
             inbuf.clear();
         }
         if timed {
-            let now = Instant::now();
+            let now = self.now;
             *last_io = now;
             *head_since = if inbuf.is_empty() {
                 None
@@ -445,6 +458,11 @@ impl Server<'_> {
             // Half-closed (or gone): answer what arrived, then close.
             *close_after = true;
         }
+        if !*close_after && *served > 0 && !*nodelay {
+            // Kept alive: later small responses must not wait for ACKs.
+            *nodelay = true;
+            let _ = sock::set_nodelay(fd);
+        }
         self.flush(fd);
     }
 
@@ -455,9 +473,9 @@ impl Server<'_> {
             self.file_buf = vec![0u8; 64 * 1024];
         }
         let c = self.conns[fd as usize].as_mut().expect("open");
-        let r = c.out.flush(fd, mode, &mut self.file_buf);
+        let r = c.out.flush(fd, mode, &mut self.file_buf, c.close_after);
         if self.next_sweep.is_some() {
-            c.last_io = Instant::now();
+            c.last_io = self.now;
         }
         match r {
             Err(_) => self.close(fd),

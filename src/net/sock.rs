@@ -148,9 +148,18 @@ fn setsockopt_int(
 /// A non-blocking listening socket bound to `addr` (port 0: any free port),
 /// with the given backlog. IPv6 sockets are IPv6-only.
 pub fn listen(addr: &SocketAddr, backlog: i32) -> io::Result<OwnedFd> {
+    listen_with(addr, backlog, false)
+}
+
+/// [`listen`], with SO_REUSEPORT when `reuseport` (several sockets, one
+/// per worker, on the same port).
+pub fn listen_with(addr: &SocketAddr, backlog: i32, reuseport: bool) -> io::Result<OwnedFd> {
     let fd = tcp_socket(addr)?;
     let raw = fd.as_raw_fd();
     setsockopt_int(raw, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
+    if reuseport {
+        setsockopt_int(raw, libc::SOL_SOCKET, libc::SO_REUSEPORT, 1)?;
+    }
     if addr.is_ipv6() {
         setsockopt_int(raw, libc::IPPROTO_IPV6, libc::IPV6_V6ONLY, 1)?;
     }

@@ -319,3 +319,24 @@ pub fn sendfile(sock: i32, file: i32, offset: u64, count: usize) -> std::io::Res
         ))
     }
 }
+/// Asks the kernel to send SIGTERM to this process when its parent dies,
+/// where the OS can (FreeBSD's procctl); returns whether it will.
+pub fn die_with_parent() -> bool {
+    #[cfg(target_os = "freebsd")]
+    {
+        let mut sig: libc::c_int = libc::SIGTERM;
+        // SAFETY: procctl on our own pid with a pointer to an int.
+        unsafe {
+            libc::procctl(
+                libc::P_PID,
+                0,
+                libc::PROC_PDEATHSIG_CTL,
+                &mut sig as *mut libc::c_int as *mut libc::c_void,
+            ) == 0
+        }
+    }
+    #[cfg(not(target_os = "freebsd"))]
+    {
+        false
+    }
+}

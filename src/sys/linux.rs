@@ -206,6 +206,12 @@ pub fn sendfile(sock: i32, file: i32, offset: u64, count: usize) -> std::io::Res
     }
 }
 
+/// Asks the kernel to send SIGTERM to this process when its parent dies.
+pub fn die_with_parent() -> bool {
+    // SAFETY: prctl with integer arguments.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0) == 0 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -53,12 +53,29 @@ impl Poller for Epoll {
         self.ctl(libc::EPOLL_CTL_ADD, fd, i)
     }
 
+    fn add_shared(&mut self, fd: RawFd) -> io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: (libc::EPOLLIN | libc::EPOLLEXCLUSIVE) as u32,
+            u64: fd as u64,
+        };
+        // SAFETY: `ev` is a valid epoll_event.
+        if unsafe { libc::epoll_ctl(self.epfd, libc::EPOLL_CTL_ADD, fd, &mut ev) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     fn modify(&mut self, fd: RawFd, i: Interest) -> io::Result<()> {
         self.ctl(libc::EPOLL_CTL_MOD, fd, i)
     }
 
     fn delete(&mut self, fd: RawFd) -> io::Result<()> {
         self.ctl(libc::EPOLL_CTL_DEL, fd, Interest::default())
+    }
+
+    fn forget(&mut self, _fd: RawFd) -> io::Result<()> {
+        // Closing the descriptor removes it (it is never shared).
+        Ok(())
     }
 
     fn wait(&mut self, out: &mut Vec<Event>, timeout_ms: i32) -> io::Result<()> {

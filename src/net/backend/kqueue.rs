@@ -95,6 +95,11 @@ impl Poller for Kqueue {
         self.apply(&changes)
     }
 
+    fn forget(&mut self, _fd: RawFd) -> io::Result<()> {
+        // Closing the descriptor removes it (it is never shared).
+        Ok(())
+    }
+
     fn wait(&mut self, out: &mut Vec<Event>, timeout_ms: i32) -> io::Result<()> {
         let ts = libc::timespec {
             tv_sec: (timeout_ms.max(0) / 1000) as _,

@@ -60,10 +60,24 @@ pub struct Event {
 pub trait Poller {
     /// Starts watching `fd`.
     fn add(&mut self, fd: RawFd, interest: Interest) -> std::io::Result<()>;
+    /// Starts watching a listening socket that other processes wait on
+    /// too; where the backend can (epoll's EPOLLEXCLUSIVE), only one of
+    /// them is woken per connection.
+    fn add_shared(&mut self, fd: RawFd) -> std::io::Result<()> {
+        self.add(fd, Interest::READ)
+    }
+
     /// Changes what is watched for `fd`.
     fn modify(&mut self, fd: RawFd, interest: Interest) -> std::io::Result<()>;
     /// Stops watching `fd` (call before closing it).
     fn delete(&mut self, fd: RawFd) -> std::io::Result<()>;
+
+    /// Forgets `fd`, which is about to be closed. Backends whose kernel
+    /// drops a descriptor by itself when it is closed (epoll, kqueue) skip
+    /// the system call.
+    fn forget(&mut self, fd: RawFd) -> std::io::Result<()> {
+        self.delete(fd)
+    }
     /// Waits up to `timeout_ms` (-1: forever) and appends what is ready to
     /// `out`. An interrupted wait (EINTR) returns `Ok` with nothing added.
     fn wait(&mut self, out: &mut Vec<Event>, timeout_ms: i32) -> std::io::Result<()>;

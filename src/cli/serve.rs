@@ -1,0 +1,83 @@
+//! `scalebench serve`: static files over HTTP/1.1 with one or more worker
+//! processes. Prints `listening http://ADDR/` once bound; serves until ^C,
+//! or until standard input closes when it is a pipe.
+
+use super::ServeArgs;
+use crate::harness::limits;
+use crate::net::Backend;
+use crate::net::files::{Bodies, StaticFiles};
+use crate::net::output::FileMode;
+use crate::net::server::{Config, Handler};
+use crate::net::workers::{self, Listen};
+use anyhow::Context;
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+fn seconds(s: f64) -> Option<Duration> {
+    (s > 0.0 && s.is_finite()).then(|| Duration::from_secs_f64(s))
+}
+
+/// Runs the server.
+pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
+    let _limits = limits::raise();
+    // Fail early, naming the directory, before anything is bound.
+    StaticFiles::new(&a.root, Bodies::Auto)
+        .with_context(|| format!("--root {}", a.root.display()))?;
+    let addr = a.addr.unwrap_or_else(|| {
+        if a.ipv6 {
+            "[::1]:0".parse().expect("valid")
+        } else {
+            "127.0.0.1:0".parse().expect("valid")
+        }
+    });
+    let backend = a.backend.unwrap_or_else(|| Backend::available_all()[0]);
+    if !backend.available() {
+        anyhow::bail!(
+            "--backend {backend}: not available on {}",
+            std::env::consts::OS
+        );
+    }
+    let workers = a.processes.or(a.reuseport).unwrap_or(1) as usize;
+    let listen = Listen {
+        addr,
+        workers,
+        reuseport: a.reuseport.is_some(),
+        backlog: 4096,
+    };
+    let (listeners, bound) =
+        workers::bind(&listen).with_context(|| format!("cannot listen on {addr}"))?;
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening http://{bound}/")?;
+        out.flush()?;
+    }
+    let cfg = Config {
+        file_mode: if a.readwrite {
+            FileMode::Readwrite
+        } else {
+            FileMode::Sendfile
+        },
+        idle_timeout: seconds(a.idle_timeout),
+        head_timeout: seconds(a.header_timeout),
+        max_requests: Some(a.max_requests.max(1)),
+        ..Config::new(backend)
+    };
+    let bodies = if a.sendfile || a.readwrite {
+        Bodies::Files
+    } else {
+        Bodies::Auto
+    };
+    let root = a.root.clone();
+    workers::serve_all(
+        listeners,
+        workers,
+        cfg,
+        workers::stdin_control(),
+        move || {
+            Box::new(StaticFiles::new(&root, bodies).expect("checked at start")) as Box<dyn Handler>
+        },
+    )
+    .context("the server failed")?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,362 @@
+//! The static file handler: GET and HEAD of regular files below a root,
+//! with Content-Type, Last-Modified and 304 on If-Modified-Since. It never
+//! serves anything outside the root: the target is percent-decoded and
+//! must be valid UTF-8 without NUL; `..` segments are refused; the file
+//! found is resolved to its real path (symbolic links followed), which must
+//! lie below the real root; and it is opened without following a final
+//! symbolic link. Small files are kept in memory and sent with writev;
+//! larger ones with sendfile (or read/write). Open files are cached and
+//! re-checked with stat(2) at most once a second.
+
+use super::http::{self, Request, Version};
+use super::output::Output;
+use super::server::Handler;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How bodies are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bodies {
+    /// Small files (up to [`SMALL`]) from memory, larger ones as files.
+    Auto,
+    /// Every body as a file range (sendfile, or read/write as the server
+    /// is configured).
+    Files,
+}
+
+/// Files up to this size are served from memory in `Auto` mode.
+pub const SMALL: u64 = 64 * 1024;
+
+/// Open files kept at most.
+const CACHE_MAX: usize = 4096;
+
+/// How long a cached file is trusted before stat(2) checks it again.
+const RECHECK: Duration = Duration::from_secs(1);
+
+struct Entry {
+    path: PathBuf,
+    file: Rc<File>,
+    len: u64,
+    mtime: SystemTime,
+    ino: u64,
+    /// The response head up to (not including) the Connection header.
+    head: Vec<u8>,
+    last_modified: String,
+    body: Option<Rc<[u8]>>,
+    checked: Instant,
+}
+
+/// The handler.
+pub struct StaticFiles {
+    root: PathBuf,
+    bodies: Bodies,
+    cache: HashMap<String, Entry>,
+}
+
+/// Why a target cannot be served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refused(pub u16);
+
+/// Percent-decodes `s`; `None` for a malformed escape.
+fn percent_decode(s: &str) -> Option<Vec<u8>> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let h = |c: u8| (c as char).to_digit(16);
+            let (hi, lo) = (h(*b.get(i + 1)?)?, h(*b.get(i + 2)?)?);
+            out.push((hi * 16 + lo) as u8);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    Some(out)
+}
+
+/// The path below the root that a request target names, normalised to
+/// `a/b/c` (empty: the root itself), or the status to refuse it with.
+pub fn relative_path(target: &str) -> Result<String, Refused> {
+    let path = target.split(['?', '#']).next().unwrap_or("");
+    if !path.starts_with('/') {
+        return Err(Refused(400));
+    }
+    let bytes = percent_decode(path).ok_or(Refused(400))?;
+    if bytes.contains(&0) {
+        return Err(Refused(400));
+    }
+    let decoded = String::from_utf8(bytes).map_err(|_| Refused(400))?;
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in decoded.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => return Err(Refused(400)),
+            s => parts.push(s),
+        }
+    }
+    Ok(parts.join("/"))
+}
+
+/// A Content-Type by file name extension.
+pub fn content_type(path: &Path) -> &'static str {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+    match ext.as_str() {
+        "html" | "htm" => "text/html; charset=utf-8",
+        "txt" => "text/plain; charset=utf-8",
+        "css" => "text/css",
+        "js" => "text/javascript",
+        "json" => "application/json",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "ico" => "image/x-icon",
+        "pdf" => "application/pdf",
+        _ => "application/octet-stream",
+    }
+}
+
+fn io_status(e: &io::Error) -> u16 {
+    match e.kind() {
+        io::ErrorKind::PermissionDenied => 403,
+        _ => 404,
+    }
+}
+
+impl StaticFiles {
+    /// Serves the files below `root`.
+    pub fn new(root: &Path, bodies: Bodies) -> io::Result<StaticFiles> {
+        let root = std::fs::canonicalize(root)?;
+        if !root.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("{} is not a directory", root.display()),
+            ));
+        }
+        Ok(StaticFiles {
+            root,
+            bodies,
+            cache: HashMap::new(),
+        })
+    }
+
+    /// The real path of `rel` if it is a regular file below the root (a
+    /// directory gives its index.html).
+    fn locate(&self, rel: &str) -> Result<PathBuf, Refused> {
+        let mut real =
+            std::fs::canonicalize(self.root.join(rel)).map_err(|e| Refused(io_status(&e)))?;
+        if !real.starts_with(&self.root) {
+            return Err(Refused(404));
+        }
+        if real.is_dir() {
+            real = std::fs::canonicalize(real.join("index.html"))
+                .map_err(|e| Refused(io_status(&e)))?;
+            if !real.starts_with(&self.root) {
+                return Err(Refused(404));
+            }
+        }
+        Ok(real)
+    }
+
+    fn open(&self, rel: &str) -> Result<Entry, Refused> {
+        let path = self.locate(rel)?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+            .map_err(|e| Refused(io_status(&e)))?;
+        let meta = file.metadata().map_err(|e| Refused(io_status(&e)))?;
+        if !meta.is_file() {
+            return Err(Refused(404));
+        }
+        let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+        let last_modified = httpdate::fmt_http_date(mtime);
+        let len = meta.len();
+        let body = if self.bodies == Bodies::Auto && len <= SMALL {
+            let mut v = vec![0u8; len as usize];
+            use std::os::unix::fs::FileExt;
+            file.read_exact_at(&mut v, 0)
+                .map_err(|e| Refused(io_status(&e)))?;
+            Some(Rc::from(v))
+        } else {
+            None
+        };
+        let head = format!(
+            "HTTP/1.1 200 OK\r\nServer: scalebench\r\nContent-Type: {}\r\nContent-Length: {len}\r\nLast-Modified: {last_modified}\r\n",
+            content_type(&path)
+        )
+        .into_bytes();
+        Ok(Entry {
+            path,
+            file: Rc::new(file),
+            len,
+            mtime,
+            ino: meta.ino(),
+            head,
+            last_modified,
+            body,
+            checked: Instant::now(),
+        })
+    }
+
+    /// The cached entry for `rel`, opened or re-checked as needed.
+    fn entry(&mut self, rel: &str) -> Result<&Entry, Refused> {
+        let now = Instant::now();
+        let fresh = match self.cache.get(rel) {
+            Some(e) if now - e.checked < RECHECK => true,
+            Some(e) => std::fs::symlink_metadata(&e.path).is_ok_and(|m| {
+                m.is_file()
+                    && m.len() == e.len
+                    && m.ino() == e.ino
+                    && m.modified().ok() == Some(e.mtime)
+            }),
+            None => false,
+        };
+        if fresh {
+            let e = self.cache.get_mut(rel).expect("present");
+            e.checked = now;
+            return Ok(e);
+        }
+        let entry = self.open(rel)?;
+        if self.cache.len() >= CACHE_MAX {
+            self.cache.clear();
+        }
+        self.cache.insert(rel.to_string(), entry);
+        Ok(&self.cache[rel])
+    }
+}
+
+/// Appends a small response with `status` that keeps the connection open
+/// when `keep`.
+fn status_response(status: u16, keep: bool, version: Version, out: &mut Output) {
+    let body = format!("{status} {}\n", http::reason(status));
+    let conn = connection_header(keep, version);
+    let allow = if status == 405 {
+        "Allow: GET, HEAD\r\n"
+    } else {
+        ""
+    };
+    out.bytes(
+        format!(
+            "HTTP/1.1 {status} {}\r\nServer: scalebench\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n{allow}{conn}\r\n{body}",
+            http::reason(status),
+            body.len()
+        )
+        .as_bytes(),
+    );
+}
+
+fn connection_header(keep: bool, version: Version) -> &'static str {
+    match (keep, version) {
+        (false, _) => "Connection: close\r\n",
+        (true, Version::Http10) => "Connection: keep-alive\r\n",
+        (true, Version::Http11) => "",
+    }
+}
+
+impl Handler for StaticFiles {
+    fn respond(&mut self, req: &Request, out: &mut Output) -> bool {
+        let keep = req.keep_alive;
+        let head_only = match req.method {
+            "GET" => false,
+            "HEAD" => true,
+            _ => {
+                status_response(405, keep, req.version, out);
+                return keep;
+            }
+        };
+        let rel = match relative_path(req.target) {
+            Ok(r) => r,
+            Err(Refused(s)) => {
+                // A malformed target closes; a missing file does not.
+                status_response(s, keep && s != 400, req.version, out);
+                return keep && s != 400;
+            }
+        };
+        let e = match self.entry(&rel) {
+            Ok(e) => e,
+            Err(Refused(s)) => {
+                status_response(s, keep, req.version, out);
+                return keep;
+            }
+        };
+        let not_modified = req
+            .if_modified_since
+            .and_then(|d| httpdate::parse_http_date(d).ok())
+            .is_some_and(|since| {
+                let secs = |t: SystemTime| {
+                    t.duration_since(SystemTime::UNIX_EPOCH)
+                        .map(|d| d.as_secs())
+                        .unwrap_or(0)
+                };
+                secs(e.mtime) <= secs(since)
+            });
+        if not_modified {
+            out.bytes(
+                format!(
+                    "HTTP/1.1 304 Not Modified\r\nServer: scalebench\r\nLast-Modified: {}\r\n{}\r\n",
+                    e.last_modified,
+                    connection_header(keep, req.version)
+                )
+                .as_bytes(),
+            );
+            return keep;
+        }
+        let mut head = Vec::with_capacity(e.head.len() + 32);
+        head.extend_from_slice(&e.head);
+        head.extend_from_slice(connection_header(keep, req.version).as_bytes());
+        head.extend_from_slice(b"\r\n");
+        out.bytes(&head);
+        if !head_only {
+            match &e.body {
+                Some(b) => out.shared(b.clone()),
+                None => out.file(e.file.clone(), 0, e.len),
+            }
+        }
+        keep
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_are_normalised_or_refused() {
+        let ok = |t: &str| relative_path(t).unwrap();
+        let bad = |t: &str| relative_path(t).unwrap_err().0;
+        assert_eq!(ok("/"), "");
+        assert_eq!(ok("/a/b.txt"), "a/b.txt");
+        assert_eq!(ok("//a/./b/"), "a/b");
+        assert_eq!(ok("/a%20b?x=1#f"), "a b");
+        assert_eq!(bad("/../etc/passwd"), 400);
+        assert_eq!(bad("/a/%2e%2e/%2e%2e/etc"), 400);
+        assert_eq!(bad("/a%00b"), 400);
+        assert_eq!(bad("/%c0%ae%c0%ae/x"), 400, "overlong UTF-8 is not UTF-8");
+        assert_eq!(bad("/a%zz"), 400);
+        assert_eq!(bad("a/b"), 400);
+        assert_eq!(bad("http://x/y"), 400);
+    }
+
+    #[test]
+    fn content_types_by_extension() {
+        assert_eq!(
+            content_type(Path::new("a/b.HTML")),
+            "text/html; charset=utf-8"
+        );
+        assert_eq!(content_type(Path::new("x.jpg")), "image/jpeg");
+        assert_eq!(content_type(Path::new("noext")), "application/octet-stream");
+    }
+}
