@@ -2,6 +2,7 @@
 //! dispatched to one function per command.
 
 mod commands;
+mod load;
 mod responder;
 mod run;
 mod serve;
@@ -38,9 +39,56 @@ pub enum Command {
     Sysinfo(SysinfoArgs),
     /// Serve static files over HTTP/1.1 (the workloads' web server).
     Serve(ServeArgs),
+    /// Load an HTTP server: concurrency, requests per connection, rate, URL replay.
+    Load(LoadArgs),
     /// The network benchmarks' server (started by `run`; not for direct use).
     #[command(name = "__responder", hide = true)]
     Responder(ResponderArgs),
+}
+
+/// Options of `load`.
+#[derive(Debug, clap::Args)]
+pub struct LoadArgs {
+    /// URLs (http://host[:port]/path; IPv6 as http://[::1]:port/), taken
+    /// round robin.
+    #[arg(value_name = "URL")]
+    pub urls: Vec<String>,
+    /// Read URLs from a file (one per line; `#` comments) and replay them
+    /// in file order; the default total is then one pass over the file.
+    #[arg(long, value_name = "FILE")]
+    pub urls_file: Option<PathBuf>,
+    /// Concurrent connections.
+    #[arg(short = 'c', long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub connections: u32,
+    /// Requests per connection before it is closed (1: a new connection
+    /// for every request; default: keep connections alive).
+    #[arg(short = 'k', long = "requests-per-connection", value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    pub per_connection: Option<u64>,
+    /// Total requests.
+    #[arg(short = 'n', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub requests: Option<u64>,
+    /// Duration (`10` and `10s` both mean ten seconds; `500ms`, `2m`).
+    #[arg(short = 'd', long, value_name = "DURATION")]
+    pub duration: Option<String>,
+    /// Threads, each with its own event loop.
+    #[arg(short = 't', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: u32,
+    /// Fixed request rate (requests per second in all); latency is then
+    /// measured from when each request was due.
+    #[arg(long, value_name = "R")]
+    pub rate: Option<f64>,
+    /// A request not answered within this fails as a timeout.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub timeout: String,
+    /// Retries of a failed request before it counts as failed.
+    #[arg(long, default_value_t = 3)]
+    pub retries: u32,
+    /// Event backend (default: the best this OS has).
+    #[arg(long, value_enum)]
+    pub backend: Option<crate::net::Backend>,
+    /// Print the outcome as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of `serve`.
@@ -239,6 +287,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Analyze(a) => commands::analyze(a),
         Command::Sysinfo(a) => commands::sysinfo(a),
         Command::Serve(a) => serve::run(a),
+        Command::Load(a) => load::run(a),
         Command::Responder(a) => responder::run(a),
     }
 }

@@ -6,6 +6,7 @@ pub mod backend;
 pub mod client;
 pub mod files;
 pub mod http;
+pub mod load;
 pub mod output;
 pub mod server;
 pub mod sock;

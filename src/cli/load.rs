@@ -1,0 +1,208 @@
+//! `scalebench load`: drives any HTTP server by URL and prints what it
+//! measured (or JSON).
+
+use super::LoadArgs;
+use crate::analysis::units::{fmt_n, fmt_ns};
+use crate::harness::limits;
+use crate::net::Backend;
+use crate::net::load::{self, Options, Outcome, Target};
+use anyhow::{Context, bail};
+use serde::Serialize;
+use std::process::ExitCode;
+
+/// The outcome in JSON.
+#[derive(Serialize)]
+pub struct Summary {
+    /// Requests answered completely.
+    pub requests: u64,
+    /// Seconds the run took.
+    pub seconds: f64,
+    /// Requests per second.
+    pub requests_per_s: f64,
+    /// Body megabytes (10^6 bytes) per second.
+    pub mb_per_s: f64,
+    /// Body bytes received.
+    pub body_bytes: u64,
+    /// Connections opened.
+    pub connections: u64,
+    /// Latency percentiles, ns.
+    pub latency_ns: Latency,
+    /// Failed attempts by kind.
+    pub errors: load::Errors,
+    /// Attempts repeated.
+    pub retries: u64,
+    /// Requests given up.
+    pub failed: u64,
+    /// Responses by status.
+    pub statuses: std::collections::BTreeMap<u16, u64>,
+}
+
+/// Latency percentiles.
+#[derive(Serialize)]
+pub struct Latency {
+    /// Median.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Largest.
+    pub max: u64,
+    /// Mean.
+    pub mean: f64,
+}
+
+/// The JSON summary of an outcome.
+pub fn summary(o: &Outcome) -> Summary {
+    let q = |p: f64| o.latency.value_at_quantile(p);
+    Summary {
+        requests: o.requests,
+        seconds: o.elapsed.as_secs_f64(),
+        requests_per_s: o.rate(),
+        mb_per_s: o.mb_per_s(),
+        body_bytes: o.body_bytes,
+        connections: o.connections,
+        latency_ns: Latency {
+            p50: q(0.5),
+            p90: q(0.9),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: o.latency.max(),
+            mean: o.latency.mean(),
+        },
+        errors: o.errors,
+        retries: o.retries,
+        failed: o.failed,
+        statuses: o.statuses.clone(),
+    }
+}
+
+/// Runs the load.
+pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
+    let _limits = limits::raise();
+    let mut urls = a.urls.clone();
+    let replay = a.urls_file.is_some();
+    if let Some(f) = &a.urls_file {
+        let text =
+            std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
+        urls.extend(
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(String::from),
+        );
+    }
+    if urls.is_empty() {
+        bail!("no URL given (load URL… or --urls-file FILE)");
+    }
+    // One resolution per distinct URL.
+    let mut targets = Vec::with_capacity(urls.len());
+    let mut seen: std::collections::HashMap<String, Target> = std::collections::HashMap::new();
+    for u in &urls {
+        let t = match seen.get(u) {
+            Some(t) => t.clone(),
+            None => {
+                let t = Target::parse(u)?;
+                seen.insert(u.clone(), t.clone());
+                t
+            }
+        };
+        targets.push(t);
+    }
+    let duration = a
+        .duration
+        .as_deref()
+        .map(load::parse_duration)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("-d: {e}"))?;
+    let timeout =
+        load::parse_duration(&a.timeout).map_err(|e| anyhow::anyhow!("--timeout: {e}"))?;
+    if let Some(r) = a.rate
+        && !(r.is_finite() && r > 0.0)
+    {
+        bail!("--rate {r}: must be a positive number of requests per second");
+    }
+    let total = match (a.requests, duration) {
+        (Some(n), _) => Some(n),
+        (None, Some(_)) => None,
+        (None, None) if replay => Some(targets.len() as u64),
+        (None, None) => bail!("say how much: -n REQUESTS or -d DURATION"),
+    };
+    let backend = a.backend.unwrap_or_else(|| Backend::available_all()[0]);
+    let opts = Options {
+        targets,
+        connections: a.connections as usize,
+        threads: a.threads as usize,
+        per_connection: a.per_connection,
+        total,
+        duration,
+        rate: a.rate,
+        timeout,
+        retries: a.retries,
+        backend,
+    };
+    let o = load::run(&opts).context("the load failed")?;
+    let s = summary(&o);
+    super::commands::with_output(None, |w| {
+        if a.json {
+            serde_json::to_writer_pretty(&mut *w, &s)?;
+            writeln!(w)?;
+            return Ok(());
+        }
+        writeln!(
+            w,
+            "{} connections, {} threads, {}{}",
+            a.connections,
+            opts.threads.min(a.connections as usize),
+            match a.per_connection {
+                Some(k) => format!("{k} requests per connection"),
+                None => "keep-alive".into(),
+            },
+            a.rate
+                .map_or(String::new(), |r| format!(", fixed rate {r} req/s"))
+        )?;
+        writeln!(
+            w,
+            "  requests  {} in {:.2} s: {:.0} req/s, {:.1} MB/s of bodies, {} connections",
+            fmt_n(o.requests as f64),
+            s.seconds,
+            s.requests_per_s,
+            s.mb_per_s,
+            fmt_n(o.connections as f64)
+        )?;
+        let l = &s.latency_ns;
+        writeln!(
+            w,
+            "  latency   p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+            fmt_ns(l.p50 as f64),
+            fmt_ns(l.p90 as f64),
+            fmt_ns(l.p99 as f64),
+            fmt_ns(l.p999 as f64),
+            fmt_ns(l.max as f64)
+        )?;
+        let e = &o.errors;
+        if e.total() == 0 {
+            writeln!(w, "  errors    none")?;
+        } else {
+            writeln!(
+                w,
+                "  errors    connect {}, reset {}, timeout {}, bad status {}, short body {}; {} retried, {} given up",
+                e.connect, e.reset, e.timeout, e.status, e.short_body, o.retries, o.failed
+            )?;
+        }
+        let st: Vec<String> = o
+            .statuses
+            .iter()
+            .map(|(k, v)| format!("{k}: {}", fmt_n(*v as f64)))
+            .collect();
+        writeln!(w, "  status    {}", st.join(", "))?;
+        Ok(())
+    })?;
+    Ok(if o.failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,901 @@
+//! The load generator: per-thread event loops over non-blocking
+//! connections, one prebuilt request per URL, K requests per connection (1:
+//! short-lived connections), a total count or a duration, optionally a
+//! fixed rate with latency measured from the intended send time (so that a
+//! stalled server cannot hide its stall: coordinated omission corrected).
+//! Latencies go into an HDR histogram per thread, merged at the end. Every
+//! response's body is length-checked; failures are counted by kind and the
+//! request retried on a new connection up to a bound.
+
+use super::backend::{Backend, Event, Interest, Poller};
+use super::sock;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// One URL, resolved, with its request prebuilt.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The URL as given.
+    pub url: String,
+    /// Where to connect.
+    pub addr: SocketAddr,
+    /// `GET path HTTP/1.1` with Host, ready to send.
+    pub request: Vec<u8>,
+    /// The same asking the server to close (last request of a connection).
+    pub request_close: Vec<u8>,
+}
+
+/// Why a URL cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum UrlError {
+    /// Not `http://host[:port]/path`.
+    #[error("{0}: not an http:// URL (https is not supported)")]
+    Scheme(String),
+    /// The host does not resolve.
+    #[error("{0}: cannot resolve the host: {1}")]
+    Resolve(String, String),
+}
+
+impl Target {
+    /// Parses and resolves `url` (`http://host[:port][/path]`).
+    pub fn parse(url: &str) -> Result<Target, UrlError> {
+        let rest = url
+            .strip_prefix("http://")
+            .ok_or_else(|| UrlError::Scheme(url.to_string()))?;
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        if authority.is_empty() || path.contains(char::is_whitespace) {
+            return Err(UrlError::Scheme(url.to_string()));
+        }
+        let with_port = if authority.starts_with('[') {
+            if authority.contains("]:") {
+                authority.to_string()
+            } else {
+                format!("{authority}:80")
+            }
+        } else if authority.contains(':') {
+            authority.to_string()
+        } else {
+            format!("{authority}:80")
+        };
+        let addr = with_port
+            .to_socket_addrs()
+            .map_err(|e| UrlError::Resolve(url.to_string(), e.to_string()))?
+            .next()
+            .ok_or_else(|| UrlError::Resolve(url.to_string(), "no address".into()))?;
+        let head = |close: bool| {
+            format!(
+                "GET {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: scalebench\r\n{}\r\n",
+                if close { "Connection: close\r\n" } else { "" }
+            )
+            .into_bytes()
+        };
+        Ok(Target {
+            url: url.to_string(),
+            addr,
+            request: head(false),
+            request_close: head(true),
+        })
+    }
+}
+
+/// How to load.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// URLs; in replay mode taken in order, else round robin.
+    pub targets: Vec<Target>,
+    /// Concurrent connections in all.
+    pub connections: usize,
+    /// Threads (each its own event loop).
+    pub threads: usize,
+    /// Requests per connection before it is closed (None: keep alive).
+    pub per_connection: Option<u64>,
+    /// Stop after this many successful requests.
+    pub total: Option<u64>,
+    /// Stop after this long.
+    pub duration: Option<Duration>,
+    /// Requests per second in all (open loop), if fixed.
+    pub rate: Option<f64>,
+    /// A request not answered in this time fails as a timeout.
+    pub timeout: Duration,
+    /// Retries of a failed request before it counts as failed.
+    pub retries: u32,
+    /// Event backend.
+    pub backend: Backend,
+}
+
+/// Failed attempts by kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Errors {
+    /// connect() refused or failed.
+    pub connect: u64,
+    /// The connection was reset or closed before a response began.
+    pub reset: u64,
+    /// No complete response within the timeout.
+    pub timeout: u64,
+    /// A status of 400 or more, or a response that is not HTTP.
+    pub status: u64,
+    /// The connection closed before the body was complete.
+    pub short_body: u64,
+}
+
+impl Errors {
+    fn add(&mut self, o: &Errors) {
+        self.connect += o.connect;
+        self.reset += o.reset;
+        self.timeout += o.timeout;
+        self.status += o.status;
+        self.short_body += o.short_body;
+    }
+
+    /// All failed attempts.
+    pub fn total(&self) -> u64 {
+        self.connect + self.reset + self.timeout + self.status + self.short_body
+    }
+}
+
+/// What a load run measured.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Requests answered completely (any status).
+    pub requests: u64,
+    /// Body bytes received in those.
+    pub body_bytes: u64,
+    /// Head bytes received.
+    pub head_bytes: u64,
+    /// Connections opened.
+    pub connections: u64,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// Latency of each answered request, ns.
+    pub latency: Histogram<u64>,
+    /// Failed attempts.
+    pub errors: Errors,
+    /// Attempts repeated after a failure.
+    pub retries: u64,
+    /// Requests given up after the retries.
+    pub failed: u64,
+    /// Responses by status code.
+    pub statuses: BTreeMap<u16, u64>,
+}
+
+impl Outcome {
+    /// Requests per second.
+    pub fn rate(&self) -> f64 {
+        self.requests as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// Body megabytes (10^6) per second.
+    pub fn mb_per_s(&self) -> f64 {
+        self.body_bytes as f64 / 1e6 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Shared between threads.
+struct Shared {
+    /// Requests claimed (a claim is a request to be made; failures give
+    /// theirs back only through retries).
+    claimed: AtomicU64,
+    /// Replay cursor.
+    next_url: AtomicU64,
+    stop: AtomicBool,
+    total: Option<u64>,
+}
+
+impl Shared {
+    /// Claims one more request; false when the total is reached.
+    fn claim(&self) -> bool {
+        match self.total {
+            None => !self.stop.load(Ordering::Relaxed),
+            Some(t) => self.claimed.fetch_add(1, Ordering::Relaxed) < t,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Not connected (waiting to connect, maybe for a rate slot).
+    Idle,
+    Connecting,
+    Sending,
+    Receiving,
+}
+
+struct Conn {
+    fd: Option<OwnedFd>,
+    state: State,
+    /// Index of the URL of the current request.
+    url: usize,
+    /// Bytes of the request sent.
+    sent: usize,
+    /// Requests completed on this connection.
+    done: u64,
+    /// When the current request started (or was due, at a fixed rate).
+    start: Instant,
+    /// When the current attempt fails as a timeout.
+    deadline: Instant,
+    /// Failed attempts of the current request.
+    attempts: u32,
+    /// Received head bytes until the head is complete.
+    head: Vec<u8>,
+    /// Body bytes still expected (after the head).
+    body_left: Option<u64>,
+    body_len: u64,
+    status: u16,
+    server_closes: bool,
+    /// The current request is the last of this connection.
+    last: bool,
+    /// Holds a claimed request.
+    has_request: bool,
+    /// Where the connection goes.
+    peer: SocketAddr,
+}
+
+/// One thread's counters.
+struct Tally {
+    hist: Histogram<u64>,
+    requests: u64,
+    body_bytes: u64,
+    head_bytes: u64,
+    opened: u64,
+    errors: Errors,
+    retries: u64,
+    failed: u64,
+    statuses: BTreeMap<u16, u64>,
+}
+
+struct Worker<'a> {
+    opts: &'a Options,
+    shared: &'a Shared,
+    poller: Box<dyn Poller>,
+    conns: Vec<Conn>,
+    /// Connection index by descriptor.
+    by_fd: Vec<usize>,
+    buf: Vec<u8>,
+    t: Tally,
+    /// Fixed rate: the next free send slot and the gap between slots.
+    next_slot: Option<(Instant, Duration)>,
+    deadline: Option<Instant>,
+    now: Instant,
+}
+
+fn new_hist() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds")
+}
+
+/// Runs the load.
+pub fn run(opts: &Options) -> io::Result<Outcome> {
+    if opts.targets.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "no URL to load",
+        ));
+    }
+    let threads = opts.threads.clamp(1, opts.connections.max(1));
+    let shared = Shared {
+        claimed: AtomicU64::new(0),
+        next_url: AtomicU64::new(0),
+        stop: AtomicBool::new(false),
+        total: opts.total,
+    };
+    let start = Instant::now();
+    let tallies: Vec<io::Result<Tally>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let conns =
+                    opts.connections / threads + usize::from(t < opts.connections % threads);
+                let shared = &shared;
+                s.spawn(move || -> io::Result<Tally> {
+                    let mut w = Worker::new(opts, shared, conns, threads, start)?;
+                    w.run()?;
+                    Ok(w.t)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("a load thread panicked")))
+            })
+            .collect()
+    });
+    let elapsed = start.elapsed();
+    let mut out = Outcome {
+        requests: 0,
+        body_bytes: 0,
+        head_bytes: 0,
+        connections: 0,
+        elapsed,
+        latency: new_hist(),
+        errors: Errors::default(),
+        retries: 0,
+        failed: 0,
+        statuses: BTreeMap::new(),
+    };
+    for t in tallies {
+        let t = t?;
+        out.requests += t.requests;
+        out.body_bytes += t.body_bytes;
+        out.head_bytes += t.head_bytes;
+        out.connections += t.opened;
+        out.latency.add(&t.hist).expect("same bounds");
+        out.errors.add(&t.errors);
+        out.retries += t.retries;
+        out.failed += t.failed;
+        for (k, v) in &t.statuses {
+            *out.statuses.entry(*k).or_default() += v;
+        }
+    }
+    Ok(out)
+}
+
+/// How a response head reads.
+struct Head {
+    len: usize,
+    status: u16,
+    body: Option<u64>,
+    close: bool,
+}
+
+/// Parses a response head at the start of `b`; `Ok(None)` if incomplete,
+/// `Err(())` if it is not HTTP.
+fn parse_head(b: &[u8]) -> Result<Option<Head>, ()> {
+    let Some(end) = b.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return if b.len() > 64 * 1024 {
+            Err(())
+        } else {
+            Ok(None)
+        };
+    };
+    let head = &b[..end];
+    if !head.starts_with(b"HTTP/1.") || head.len() < 12 {
+        return Err(());
+    }
+    let status = std::str::from_utf8(&head[9..12])
+        .ok()
+        .and_then(|s| s.parse::<u16>().ok())
+        .ok_or(())?;
+    let mut body = None;
+    let mut close = head.starts_with(b"HTTP/1.0");
+    for line in head.split(|&c| c == b'\n').skip(1) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Some(colon) = line.iter().position(|&c| c == b':') else {
+            continue;
+        };
+        let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
+        if name.eq_ignore_ascii_case(b"content-length") {
+            body = Some(
+                std::str::from_utf8(value)
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .ok_or(())?,
+            );
+        } else if name.eq_ignore_ascii_case(b"connection") {
+            if value.eq_ignore_ascii_case(b"close") {
+                close = true;
+            } else if value.eq_ignore_ascii_case(b"keep-alive") {
+                close = false;
+            }
+        }
+    }
+    // 1xx, 204 and 304 have no body.
+    if status < 200 || status == 204 || status == 304 {
+        body = Some(0);
+    }
+    Ok(Some(Head {
+        len: end + 4,
+        status,
+        body,
+        close,
+    }))
+}
+
+/// Failure kinds of an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fail {
+    Connect,
+    Reset,
+    Timeout,
+    Status,
+    ShortBody,
+}
+
+impl<'a> Worker<'a> {
+    fn new(
+        opts: &'a Options,
+        shared: &'a Shared,
+        conns: usize,
+        threads: usize,
+        start: Instant,
+    ) -> io::Result<Worker<'a>> {
+        let next_slot = opts.rate.filter(|r| *r > 0.0).map(|r| {
+            // Each thread gets its share of the rate.
+            (start, Duration::from_secs_f64(threads as f64 / r))
+        });
+        let mut w = Worker {
+            opts,
+            shared,
+            poller: opts.backend.create()?,
+            conns: Vec::with_capacity(conns),
+            by_fd: Vec::new(),
+            buf: vec![0u8; 64 * 1024],
+            t: Tally {
+                hist: new_hist(),
+                requests: 0,
+                body_bytes: 0,
+                head_bytes: 0,
+                opened: 0,
+                errors: Errors::default(),
+                retries: 0,
+                failed: 0,
+                statuses: BTreeMap::new(),
+            },
+            next_slot,
+            deadline: opts.duration.map(|d| start + d),
+            now: start,
+        };
+        for _ in 0..conns {
+            w.conns.push(Conn {
+                fd: None,
+                state: State::Idle,
+                url: 0,
+                sent: 0,
+                done: 0,
+                start,
+                deadline: start,
+                attempts: 0,
+                head: Vec::with_capacity(512),
+                body_left: None,
+                body_len: 0,
+                status: 0,
+                server_closes: false,
+                last: false,
+                has_request: false,
+                peer: opts.targets[0].addr,
+            });
+        }
+        Ok(w)
+    }
+
+    fn run(&mut self) -> io::Result<()> {
+        for i in 0..self.conns.len() {
+            self.next_request(i);
+        }
+        let mut events: Vec<Event> = Vec::with_capacity(1024);
+        let mut last_sweep = self.now;
+        loop {
+            if self.deadline.is_some_and(|d| self.now >= d) {
+                self.shared.stop.store(true, Ordering::Relaxed);
+                break;
+            }
+            if self.conns.iter().all(|c| !c.has_request) {
+                break;
+            }
+            let timeout = self.wait_ms();
+            events.clear();
+            self.poller.wait(&mut events, timeout)?;
+            self.now = Instant::now();
+            for ev in &events {
+                let Some(&i) = self.by_fd.get(ev.fd as usize) else {
+                    continue;
+                };
+                if i == usize::MAX
+                    || self.conns[i].fd.as_ref().map(|f| f.as_raw_fd()) != Some(ev.fd)
+                {
+                    continue;
+                }
+                self.event(i, ev);
+            }
+            // Rate slots that came due, and timeouts (at most every 10 ms).
+            if self.next_slot.is_some() {
+                for i in 0..self.conns.len() {
+                    let c = &self.conns[i];
+                    if c.state == State::Idle && c.has_request && c.start <= self.now {
+                        self.begin(i);
+                    }
+                }
+            }
+            if self.now - last_sweep >= Duration::from_millis(10) {
+                last_sweep = self.now;
+                for i in 0..self.conns.len() {
+                    let c = &self.conns[i];
+                    if c.state != State::Idle && self.now > c.deadline {
+                        self.fail(i, Fail::Timeout);
+                    }
+                }
+            }
+        }
+        for i in 0..self.conns.len() {
+            self.drop_fd(i);
+        }
+        Ok(())
+    }
+
+    /// How long to wait for events: until the next rate slot or timeout
+    /// check, or the end of the run.
+    fn wait_ms(&self) -> i32 {
+        let mut wait = Duration::from_millis(10);
+        if let Some(d) = self.deadline {
+            wait = wait.min(d.saturating_duration_since(self.now));
+        }
+        if self.next_slot.is_some()
+            && let Some(due) = self
+                .conns
+                .iter()
+                .filter(|c| c.state == State::Idle && c.has_request)
+                .map(|c| c.start)
+                .min()
+        {
+            wait = wait.min(due.saturating_duration_since(self.now));
+        }
+        wait.as_millis() as i32
+    }
+
+    /// Takes the next request for connection `i` (if the run goes on) and
+    /// starts it: on the open connection, or by connecting.
+    fn next_request(&mut self, i: usize) {
+        if !self.shared.claim() {
+            self.conns[i].has_request = false;
+            self.drop_fd(i);
+            return;
+        }
+        let n_urls = self.opts.targets.len() as u64;
+        let url = (self.shared.next_url.fetch_add(1, Ordering::Relaxed) % n_urls) as usize;
+        let start = match &mut self.next_slot {
+            Some((slot, gap)) => {
+                let due = *slot;
+                *slot += *gap;
+                due
+            }
+            None => self.now,
+        };
+        let c = &mut self.conns[i];
+        c.has_request = true;
+        c.url = url;
+        c.attempts = 0;
+        c.start = start;
+        self.begin(i);
+    }
+
+    /// Begins (or retries) the current request of `i`, unless it is not
+    /// due yet (fixed rate): then it waits, idle, for its slot.
+    fn begin(&mut self, i: usize) {
+        let per = self.opts.per_connection;
+        let c = &mut self.conns[i];
+        c.state = State::Idle;
+        if c.start > self.now {
+            return;
+        }
+        // A kept connection to another address cannot carry the request.
+        if c.fd.is_some() && self.opts.targets[c.url].addr != self.peer_of(i) {
+            self.drop_fd(i);
+        }
+        let c = &mut self.conns[i];
+        c.sent = 0;
+        c.head.clear();
+        c.body_left = None;
+        c.body_len = 0;
+        c.last = per.is_some_and(|k| c.done + 1 >= k);
+        if c.fd.is_some() && !c.server_closes {
+            c.state = State::Sending;
+            c.deadline = self.now.max(c.start) + self.opts.timeout;
+            self.send(i);
+        } else {
+            self.drop_fd(i);
+            self.connect(i);
+        }
+    }
+
+    /// The address connection `i` is connected to (its URL's when it was
+    /// opened).
+    fn peer_of(&self, i: usize) -> SocketAddr {
+        self.conns[i].peer
+    }
+
+    fn connect(&mut self, i: usize) {
+        let target = &self.opts.targets[self.conns[i].url];
+        let addr = target.addr;
+        let fd = match sock::tcp_socket(&addr).and_then(|fd| {
+            sock::set_nonblocking(fd.as_raw_fd(), true)?;
+            Ok(fd)
+        }) {
+            Ok(fd) => fd,
+            Err(_) => return self.fail(i, Fail::Connect),
+        };
+        let raw = fd.as_raw_fd();
+        let _ = sock::set_nodelay(raw);
+        self.t.opened += 1;
+        let c = &mut self.conns[i];
+        c.done = 0;
+        c.server_closes = false;
+        c.deadline = self.now + self.opts.timeout;
+        c.fd = Some(fd);
+        c.peer = addr;
+        if self.by_fd.len() <= raw as usize {
+            self.by_fd.resize(raw as usize + 1, usize::MAX);
+        }
+        self.by_fd[raw as usize] = i;
+        match sock::connect(raw, &sock::CAddr::new(&addr)) {
+            Ok(()) => {
+                self.conns[i].state = State::Sending;
+                let _ = self.poller.add(raw, Interest::READ);
+                self.send(i);
+            }
+            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {
+                self.conns[i].state = State::Connecting;
+                if self.poller.add(raw, Interest::BOTH).is_err() {
+                    self.fail(i, Fail::Connect);
+                }
+            }
+            Err(_) => self.fail(i, Fail::Connect),
+        }
+    }
+
+    fn event(&mut self, i: usize, ev: &Event) {
+        match self.conns[i].state {
+            State::Connecting => {
+                if !(ev.write || ev.hangup) {
+                    return;
+                }
+                let raw = self.raw(i);
+                let mut err: libc::c_int = 0;
+                let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+                // SAFETY: reading SO_ERROR into an int.
+                unsafe {
+                    libc::getsockopt(
+                        raw,
+                        libc::SOL_SOCKET,
+                        libc::SO_ERROR,
+                        &mut err as *mut _ as *mut libc::c_void,
+                        &mut len,
+                    )
+                };
+                if err != 0 {
+                    return self.fail(i, Fail::Connect);
+                }
+                self.conns[i].state = State::Sending;
+                let _ = self.poller.modify(raw, Interest::READ);
+                self.send(i);
+            }
+            State::Sending => {
+                if ev.write {
+                    self.send(i);
+                } else if ev.read || ev.hangup {
+                    self.receive(i);
+                }
+            }
+            State::Receiving => {
+                if ev.read || ev.hangup {
+                    self.receive(i);
+                }
+            }
+            State::Idle => {}
+        }
+    }
+
+    fn raw(&self, i: usize) -> RawFd {
+        self.conns[i].fd.as_ref().map_or(-1, |f| f.as_raw_fd())
+    }
+
+    fn send(&mut self, i: usize) {
+        let raw = self.raw(i);
+        let c = &self.conns[i];
+        let t = &self.opts.targets[c.url];
+        let req = if c.last { &t.request_close } else { &t.request };
+        let mut sent = c.sent;
+        while sent < req.len() {
+            match sock::write(raw, &req[sent..]) {
+                Ok(k) => sent += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.conns[i].sent = sent;
+                    let _ = self.poller.modify(raw, Interest::BOTH);
+                    return;
+                }
+                Err(_) => return self.fail(i, Fail::Reset),
+            }
+        }
+        let was_blocked = self.conns[i].sent > 0;
+        let c = &mut self.conns[i];
+        c.sent = sent;
+        c.state = State::Receiving;
+        if was_blocked {
+            let _ = self.poller.modify(raw, Interest::READ);
+        }
+    }
+
+    fn receive(&mut self, i: usize) {
+        let raw = self.raw(i);
+        loop {
+            let k = match sock::read(raw, &mut self.buf) {
+                Ok(0) => {
+                    let c = &self.conns[i];
+                    let kind = if c.head.is_empty() && c.body_left.is_none() {
+                        Fail::Reset
+                    } else {
+                        Fail::ShortBody
+                    };
+                    return self.fail(i, kind);
+                }
+                Ok(k) => k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(_) => {
+                    let c = &self.conns[i];
+                    let kind = if c.head.is_empty() && c.body_left.is_none() {
+                        Fail::Reset
+                    } else {
+                        Fail::ShortBody
+                    };
+                    return self.fail(i, kind);
+                }
+            };
+            let mut data = &self.buf[..k];
+            let c = &mut self.conns[i];
+            if c.body_left.is_none() {
+                c.head.extend_from_slice(data);
+                match parse_head(&c.head) {
+                    Ok(None) => continue,
+                    Err(()) => return self.fail(i, Fail::Status),
+                    Ok(Some(h)) => {
+                        let Some(body) = h.body else {
+                            // No length: only a close could end it; refuse.
+                            return self.fail(i, Fail::Status);
+                        };
+                        let extra = c.head.len() - h.len;
+                        c.status = h.status;
+                        c.server_closes = h.close;
+                        c.body_left = Some(body);
+                        c.body_len = body;
+                        self.t.head_bytes += h.len as u64;
+                        // Body bytes that came with the head.
+                        let over = k - extra;
+                        data = &self.buf[over..k];
+                        c.head.clear();
+                    }
+                }
+            }
+            let c = &mut self.conns[i];
+            let left = c.body_left.expect("head parsed");
+            let take = (data.len() as u64).min(left);
+            c.body_left = Some(left - take);
+            if take < data.len() as u64 {
+                // More than the body: a broken or pipelining server.
+                return self.fail(i, Fail::Status);
+            }
+            if left - take == 0 {
+                return self.complete(i);
+            }
+        }
+    }
+
+    fn complete(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        let ns = self
+            .now
+            .saturating_duration_since(c.start)
+            .as_nanos()
+            .max(1) as u64;
+        let status = c.status;
+        let body = c.body_len;
+        c.done += 1;
+        c.state = State::Idle;
+        let close = c.server_closes || c.last;
+        let _ = self.t.hist.record(ns.min(3_600_000_000_000));
+        *self.t.statuses.entry(status).or_default() += 1;
+        self.t.body_bytes += body;
+        if status >= 400 {
+            self.t.errors.status += 1;
+        }
+        self.t.requests += 1;
+        if close {
+            self.drop_fd(i);
+        }
+        self.next_request(i);
+    }
+
+    /// An attempt failed: count it, drop the connection, retry or give up.
+    fn fail(&mut self, i: usize, why: Fail) {
+        match why {
+            Fail::Connect => self.t.errors.connect += 1,
+            Fail::Reset => self.t.errors.reset += 1,
+            Fail::Timeout => self.t.errors.timeout += 1,
+            Fail::Status => self.t.errors.status += 1,
+            Fail::ShortBody => self.t.errors.short_body += 1,
+        }
+        self.drop_fd(i);
+        let c = &mut self.conns[i];
+        c.state = State::Idle;
+        c.attempts += 1;
+        if c.attempts <= self.opts.retries {
+            self.t.retries += 1;
+            // Retry at once (the request keeps its start time).
+            self.begin(i);
+        } else {
+            self.t.failed += 1;
+            self.next_request(i);
+        }
+    }
+
+    fn drop_fd(&mut self, i: usize) {
+        if let Some(fd) = self.conns[i].fd.take() {
+            let raw = fd.as_raw_fd();
+            let _ = self.poller.forget(raw);
+            if let Some(slot) = self.by_fd.get_mut(raw as usize) {
+                *slot = usize::MAX;
+            }
+            drop(fd);
+        }
+        let c = &mut self.conns[i];
+        c.server_closes = false;
+        c.done = 0;
+    }
+}
+
+/// Parses a duration: `10`, `10s`, `500ms`, `2m`.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    if let Ok(secs) = s.parse::<f64>()
+        && secs.is_finite()
+        && secs >= 0.0
+    {
+        return Ok(Duration::from_secs_f64(secs));
+    }
+    humantime::parse_duration(s)
+        .map_err(|e| format!("{s:?} is not a duration ({e}); try 10 or 10s"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_parse() {
+        let t = Target::parse("http://127.0.0.1:8080/a/b?c=1").unwrap();
+        assert_eq!(t.addr, "127.0.0.1:8080".parse().unwrap());
+        assert!(
+            t.request
+                .starts_with(b"GET /a/b?c=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n")
+        );
+        assert!(String::from_utf8_lossy(&t.request_close).contains("Connection: close"));
+        let t = Target::parse("http://[::1]:81").unwrap();
+        assert_eq!(t.addr, "[::1]:81".parse().unwrap());
+        assert!(t.request.starts_with(b"GET / HTTP/1.1"));
+        assert!(Target::parse("https://x/").is_err());
+        assert!(Target::parse("ftp://x/").is_err());
+    }
+
+    #[test]
+    fn heads_parse_with_their_body_length() {
+        let h = parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nbody")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (h.status, h.body, h.close, h.len),
+            (200, Some(12), false, 38)
+        );
+        let h = parse_head(b"HTTP/1.1 304 Not Modified\r\nConnection: close\r\n\r\n")
+            .unwrap()
+            .unwrap();
+        assert_eq!((h.status, h.body, h.close), (304, Some(0), true));
+        assert!(parse_head(b"HTTP/1.1 200 OK\r\n").unwrap().is_none());
+        assert!(parse_head(b"garbage\r\n\r\n").is_err());
+    }
+
+    #[test]
+    fn durations_with_and_without_unit() {
+        assert_eq!(parse_duration("10").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert!(parse_duration("soon").is_err());
+    }
+}
