@@ -880,7 +880,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             (h.status, h.body, h.close, h.len),
-            (200, Some(12), false, 38)
+            (200, Some(12), false, 39)
         );
         let h = parse_head(b"HTTP/1.1 304 Not Modified\r\nConnection: close\r\n\r\n")
             .unwrap()
