@@ -129,9 +129,13 @@ pub fn content_type(path: &Path) -> &'static str {
 }
 
 fn io_status(e: &io::Error) -> u16 {
-    match e.kind() {
-        io::ErrorKind::PermissionDenied => 403,
-        _ => 404,
+    match e.raw_os_error() {
+        // Out of descriptors: the file exists, the server cannot open it now.
+        Some(libc::EMFILE) | Some(libc::ENFILE) => 503,
+        _ => match e.kind() {
+            io::ErrorKind::PermissionDenied => 403,
+            _ => 404,
+        },
     }
 }
 

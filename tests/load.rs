@@ -1,0 +1,300 @@
+//! `scalebench load` against `scalebench serve`, against nginx (Debian's;
+//! `scripts/test` installs it), and against small servers that misbehave
+//! on purpose, to prove the counts.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+fn load(args: &[&str]) -> (Value, bool) {
+    let out = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .arg("load")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (v, out.status.success())
+}
+
+/// A child stopped on drop: SIGTERM first (nginx's master then stops its
+/// workers), SIGKILL if it lingers, then reaped.
+struct Kill(Child);
+impl Drop for Kill {
+    fn drop(&mut self) {
+        drop(self.0.stdin.take());
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        for _ in 0..200 {
+            if matches!(self.0.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve(root: &Path) -> (Kill, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .arg("serve")
+        .arg("--root")
+        .arg(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.trim().strip_prefix("listening ").unwrap().to_string();
+    (Kill(child), url)
+}
+
+fn site() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("f11k.bin"), vec![7u8; 11 * 1024]).unwrap();
+    std::fs::write(t.path().join("f1k.bin"), vec![1u8; 1024]).unwrap();
+    t
+}
+
+#[test]
+fn counts_are_exact_against_serve() {
+    let t = site();
+    let (_s, url) = serve(t.path());
+    let (v, ok) = load(&[
+        &format!("{url}f11k.bin"),
+        "-c",
+        "10",
+        "-n",
+        "1000",
+        "-k",
+        "10",
+        "-t",
+        "2",
+    ]);
+    assert!(ok);
+    assert_eq!(v["requests"], 1000);
+    assert_eq!(v["body_bytes"], 1000 * 11 * 1024);
+    assert_eq!(v["statuses"]["200"], 1000);
+    assert_eq!(v["errors"]["reset"], 0);
+    let conns = v["connections"].as_u64().unwrap();
+    assert!(
+        (100..=110).contains(&conns),
+        "{conns} connections for 1000 requests, 10 each"
+    );
+    // One request per connection, over two URLs.
+    let (v, ok) = load(&[
+        &format!("{url}f11k.bin"),
+        &format!("{url}f1k.bin"),
+        "-c",
+        "4",
+        "-n",
+        "200",
+        "-k",
+        "1",
+    ]);
+    assert!(ok);
+    assert_eq!(v["requests"], 200);
+    assert_eq!(v["body_bytes"], 100 * 11 * 1024 + 100 * 1024);
+    assert!(v["connections"].as_u64().unwrap() >= 200);
+    // A 404 counts as a bad status, not as bytes of a file.
+    let (v, _) = load(&[&format!("{url}missing"), "-c", "1", "-n", "3"]);
+    assert_eq!(v["statuses"]["404"], 3);
+    assert_eq!(v["errors"]["status"], 3);
+}
+
+#[test]
+fn replay_follows_the_url_file() {
+    let t = site();
+    let (_s, url) = serve(t.path());
+    let list = t.path().join("urls.txt");
+    std::fs::write(
+        &list,
+        format!("# captured\n{url}f1k.bin\n{url}f11k.bin\n{url}f1k.bin\n"),
+    )
+    .unwrap();
+    let (v, ok) = load(&["--urls-file", list.to_str().unwrap(), "-c", "1"]);
+    assert!(ok);
+    assert_eq!(v["requests"], 3, "one pass over the file");
+    assert_eq!(v["body_bytes"], 2 * 1024 + 11 * 1024);
+}
+
+#[test]
+fn counts_are_exact_against_nginx() {
+    let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("nginx is not installed (scripts/test installs Debian's nginx)");
+    let t = site();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let conf = t.path().join("nginx.conf");
+    let tmp = t.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    std::fs::write(
+        &conf,
+        format!(
+            "worker_processes 1; daemon off; pid {d}/nginx.pid; error_log {d}/error.log;\n\
+             events {{ worker_connections 1024; }}\n\
+             http {{ access_log off; client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp;\n\
+             fastcgi_temp_path {d}/tmp; uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n\
+             server {{ listen 127.0.0.1:{port}; root {d}; }} }}\n",
+            d = t.path().display()
+        ),
+    )
+    .unwrap();
+    let _n = Kill(
+        Command::new(nginx)
+            .args(["-c", conf.to_str().unwrap()])
+            .spawn()
+            .unwrap(),
+    );
+    // Wait for it to listen.
+    let start = std::time::Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(start.elapsed().as_secs() < 10, "nginx did not start");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (v, ok) = load(&[
+        &format!("http://127.0.0.1:{port}/f11k.bin"),
+        "-c",
+        "20",
+        "-n",
+        "2000",
+        "-k",
+        "10",
+    ]);
+    assert!(ok, "{v}");
+    assert_eq!(v["requests"], 2000);
+    assert_eq!(v["body_bytes"], 2000 * 11 * 1024);
+    assert_eq!(
+        v["errors"]["reset"].as_u64().unwrap() + v["errors"]["short_body"].as_u64().unwrap(),
+        0
+    );
+}
+
+/// A server that answers every second connection and resets the others,
+/// or sends a short body, or a 500.
+fn misbehaving(kind: &'static str) -> (std::thread::JoinHandle<()>, String) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/x", l.local_addr().unwrap());
+    let h = std::thread::spawn(move || {
+        for (i, c) in l.incoming().enumerate() {
+            let Ok(mut c) = c else { return };
+            let mut buf = [0u8; 1024];
+            let mut got = Vec::new();
+            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                match c.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                }
+            }
+            if got.starts_with(b"STOP") {
+                return;
+            }
+            let bad = i % 2 == 1;
+            match (kind, bad) {
+                ("reset", true) => {
+                    use std::os::fd::AsRawFd;
+                    let l = libc::linger {
+                        l_onoff: 1,
+                        l_linger: 0,
+                    };
+                    // SAFETY: SO_LINGER on our own socket.
+                    unsafe {
+                        libc::setsockopt(
+                            c.as_raw_fd(),
+                            libc::SOL_SOCKET,
+                            libc::SO_LINGER,
+                            &l as *const _ as *const libc::c_void,
+                            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+                        )
+                    };
+                }
+                ("short", true) => {
+                    let _ = c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\nConnection: close\r\n\r\nonly fifty bytes ..................................");
+                }
+                ("status", true) => {
+                    let _ = c.write_all(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno");
+                }
+                _ => {
+                    let _ = c.write_all(
+                        b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+                    );
+                }
+            }
+        }
+    });
+    (h, url)
+}
+
+fn stop(url: &str) {
+    let addr = url.trim_start_matches("http://").trim_end_matches("/x");
+    if let Ok(mut c) = TcpStream::connect(addr) {
+        let _ = c.write_all(b"STOP\r\n\r\n");
+    }
+}
+
+#[test]
+fn errors_are_counted_by_kind_and_retried() {
+    // Every other connection is reset (the first is answered): with
+    // retries all 10 requests succeed, after 9 resets.
+    let (h, url) = misbehaving("reset");
+    let (v, ok) = load(&[&url, "-c", "1", "-n", "10", "-k", "1", "--retries", "3"]);
+    stop(&url);
+    h.join().unwrap();
+    assert!(ok, "{v}");
+    assert_eq!(v["requests"], 10);
+    assert_eq!(v["errors"]["reset"], 9);
+    assert_eq!(v["retries"], 9);
+    assert_eq!(v["failed"], 0);
+    // Without retries half of them fail.
+    let (h, url) = misbehaving("reset");
+    let (v, ok) = load(&[&url, "-c", "1", "-n", "10", "-k", "1", "--retries", "0"]);
+    stop(&url);
+    h.join().unwrap();
+    assert!(!ok, "failed requests make the exit status 1");
+    assert_eq!(v["requests"], 5);
+    assert_eq!(v["failed"], 5);
+    // Short bodies.
+    let (h, url) = misbehaving("short");
+    let (v, _) = load(&[&url, "-c", "1", "-n", "4", "-k", "1", "--retries", "0"]);
+    stop(&url);
+    h.join().unwrap();
+    assert_eq!(v["errors"]["short_body"], 2);
+    assert_eq!(v["requests"], 2);
+    // Bad status: answered, counted as errors, not retried.
+    let (h, url) = misbehaving("status");
+    let (v, _) = load(&[&url, "-c", "1", "-n", "4", "-k", "1"]);
+    stop(&url);
+    h.join().unwrap();
+    assert_eq!(v["errors"]["status"], 2);
+    assert_eq!(v["statuses"]["500"], 2);
+    assert_eq!(v["requests"], 4);
+}
+
+#[test]
+fn bad_arguments_are_named() {
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+            .arg("load")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    assert!(run(&["https://example.invalid/"]).contains("not an http:// URL"));
+    assert!(run(&["http://127.0.0.1:1/", "-d", "soon"]).contains("-d: \"soon\" is not a duration"));
+    assert!(run(&["http://127.0.0.1:1/"]).contains("-n REQUESTS or -d DURATION"));
+    assert!(run(&[]).contains("no URL given"));
+}
