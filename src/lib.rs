@@ -16,3 +16,4 @@ pub mod net;
 pub mod report;
 pub mod results;
 pub mod sys;
+pub mod workloads;

@@ -9,35 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_scalebench"))
-}
-
-fn load(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-/// Checks a result file against docs/results-schema.json.
-fn assert_valid(doc: &Value) {
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/docs/results-schema.json"
-        ))
-        .unwrap(),
-    )
-    .unwrap();
-    let v = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = v
-        .iter_errors(doc)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "result file does not match the schema:\n{}",
-        errors.join("\n")
-    );
-}
+mod common;
+use common::{assert_valid, bin, load};
 
 fn bench<'a>(doc: &'a Value, name: &str) -> &'a Value {
     doc["benchmarks"]
@@ -188,6 +161,24 @@ fn every_benchmark_at_small_n_writes_a_valid_complete_file() {
             }
             assert!(stdout.contains(s.as_str()), "{s} missing from the summary");
         }
+    }
+    // The quick suite also runs every workload, at its small size.
+    let names: Vec<&str> = doc["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            assert_eq!(w["status"], "ok", "{}: {}", w["name"], w["message"]);
+            w["name"].as_str().unwrap()
+        })
+        .collect();
+    let want: Vec<&str> = scalebench::workloads::WORKLOADS
+        .iter()
+        .map(|w| w.info().name)
+        .collect();
+    assert_eq!(names, want);
+    for w in &want {
+        assert!(stdout.contains(w), "{w} missing from the summary");
     }
     assert!(
         stdout.contains(&out.display().to_string()),
@@ -530,7 +521,7 @@ fn unknown_benchmark_suggests_the_nearest() {
         .failure()
         .code(1)
         .stderr(
-            predicate::str::contains("unknown benchmark or suite `forc-static`")
+            predicate::str::contains("unknown benchmark, workload or suite `forc-static`")
                 .and(predicate::str::contains("did you mean `fork-static`")),
         );
 }

@@ -185,7 +185,7 @@ fn a_bad_file_is_named_and_the_rest_is_still_reported() {
     let t = tempfile::tempdir().unwrap();
     let mut doc: Value =
         serde_json::from_str(&std::fs::read_to_string(fixture("tuned.json")).unwrap()).unwrap();
-    doc["schema_version"] = 2.into();
+    doc["schema_version"] = 3.into();
     let newer = t.path().join("newer.json");
     std::fs::write(&newer, doc.to_string()).unwrap();
     let out = t.path().join("r.html");
@@ -198,7 +198,7 @@ fn a_bad_file_is_named_and_the_rest_is_still_reported() {
         .assert()
         .failure()
         .stderr(predicate::str::contains(
-            "newer.json: schema version 2 is not supported",
+            "newer.json: schema version 3 is not supported",
         ));
     let html = std::fs::read_to_string(&out).unwrap();
     assert!(html.contains("class=\"notice\">left out:") && html.contains("newer.json"));

@@ -357,6 +357,18 @@ fn out_of_descriptors_it_recovers() {
         let n = c.read(&mut buf).unwrap();
         assert!(text(&buf[..n]).starts_with("HTTP/1.1 200 OK"));
     }
+    // Wait until the server has accepted all it can: every descriptor in
+    // use (on a loaded machine it may still be accepting).
+    let fds = || {
+        std::fs::read_dir(format!("/proc/{}/fd", s.child.id()))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fds() < 40 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(fds() >= 40, "the server did not run out of descriptors");
     // A file it has not opened yet cannot be opened now: 503, not 404.
     held[5]
         .write_all(b"GET /sub/ok2.txt HTTP/1.1\r\n\r\n")

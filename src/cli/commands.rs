@@ -57,9 +57,15 @@ pub fn list() -> anyhow::Result<ExitCode> {
             writeln!(w, "{:<14} {:<44} {}", i.name, i.n_meaning, i.timed)?;
         }
         writeln!(w)?;
+        writeln!(w, "{:<14} what", "workload")?;
+        for wl in crate::workloads::WORKLOADS {
+            let i = wl.info();
+            writeln!(w, "{:<14} {}", i.name, i.what)?;
+        }
+        writeln!(w)?;
         writeln!(
             w,
-            "suites: quick (default: every benchmark at small n), full (the seeds' sizes)"
+            "suites: quick (default: every benchmark at small n, every workload at small size), full (the seeds' sizes)"
         )?;
         Ok(())
     })?;

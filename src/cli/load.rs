@@ -5,79 +5,9 @@ use super::LoadArgs;
 use crate::analysis::units::{fmt_n, fmt_ns};
 use crate::harness::limits;
 use crate::net::Backend;
-use crate::net::load::{self, Options, Outcome, Target};
+use crate::net::load::{self, Options, Target};
 use anyhow::{Context, bail};
-use serde::Serialize;
 use std::process::ExitCode;
-
-/// The outcome in JSON.
-#[derive(Serialize)]
-pub struct Summary {
-    /// Requests answered completely.
-    pub requests: u64,
-    /// Seconds the run took.
-    pub seconds: f64,
-    /// Requests per second.
-    pub requests_per_s: f64,
-    /// Body megabytes (10^6 bytes) per second.
-    pub mb_per_s: f64,
-    /// Body bytes received.
-    pub body_bytes: u64,
-    /// Connections opened.
-    pub connections: u64,
-    /// Latency percentiles, ns.
-    pub latency_ns: Latency,
-    /// Failed attempts by kind.
-    pub errors: load::Errors,
-    /// Attempts repeated.
-    pub retries: u64,
-    /// Requests given up.
-    pub failed: u64,
-    /// Responses by status.
-    pub statuses: std::collections::BTreeMap<u16, u64>,
-}
-
-/// Latency percentiles.
-#[derive(Serialize)]
-pub struct Latency {
-    /// Median.
-    pub p50: u64,
-    /// 90th percentile.
-    pub p90: u64,
-    /// 99th percentile.
-    pub p99: u64,
-    /// 99.9th percentile.
-    pub p999: u64,
-    /// Largest.
-    pub max: u64,
-    /// Mean.
-    pub mean: f64,
-}
-
-/// The JSON summary of an outcome.
-pub fn summary(o: &Outcome) -> Summary {
-    let q = |p: f64| o.latency.value_at_quantile(p);
-    Summary {
-        requests: o.requests,
-        seconds: o.elapsed.as_secs_f64(),
-        requests_per_s: o.rate(),
-        mb_per_s: o.mb_per_s(),
-        body_bytes: o.body_bytes,
-        connections: o.connections,
-        latency_ns: Latency {
-            p50: q(0.5),
-            p90: q(0.9),
-            p99: q(0.99),
-            p999: q(0.999),
-            max: o.latency.max(),
-            mean: o.latency.mean(),
-        },
-        errors: o.errors,
-        retries: o.retries,
-        failed: o.failed,
-        statuses: o.statuses.clone(),
-    }
-}
 
 /// Runs the load.
 pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
@@ -144,7 +74,7 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         backend,
     };
     let o = load::run(&opts).context("the load failed")?;
-    let s = summary(&o);
+    let s = o.stats();
     super::commands::with_output(None, |w| {
         if a.json {
             serde_json::to_writer_pretty(&mut *w, &s)?;

@@ -12,6 +12,7 @@ use crate::harness::{Ctx, NetOptions, limits, reaper};
 use crate::net::Backend;
 use crate::report::{self, Input, System};
 use crate::results::{self, ResultFile, Status, TimerInfo, Tool, sysinfo};
+use crate::workloads::{self, Size, WORKLOADS, Workload};
 use anyhow::{Context, bail};
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -23,11 +24,18 @@ struct Target {
     n: u64,
 }
 
+/// A workload to run and its size.
+struct WorkTarget {
+    workload: &'static dyn Workload,
+    size: Size,
+}
+
 /// The closest known name to `name`, if any is close.
 fn nearest(name: &str) -> Option<&'static str> {
     REGISTRY
         .iter()
         .map(|b| b.info().name)
+        .chain(WORKLOADS.iter().map(|w| w.info().name))
         .chain(["quick", "full"])
         .map(|k| (strsim::jaro_winkler(name, k), k))
         .filter(|(s, _)| *s > 0.7)
@@ -35,9 +43,10 @@ fn nearest(name: &str) -> Option<&'static str> {
         .map(|(_, k)| k)
 }
 
-/// Turns names and suites into benchmarks with sizes, in order, without
-/// repeats. Unknown names are an error that suggests the nearest.
-fn resolve(targets: &[String], max: Option<u64>) -> anyhow::Result<Vec<Target>> {
+/// Turns names and suites into benchmarks with sizes and workloads, in
+/// order, without repeats. Unknown names are an error that suggests the
+/// nearest.
+fn resolve(targets: &[String], max: Option<u64>) -> anyhow::Result<(Vec<Target>, Vec<WorkTarget>)> {
     let names: Vec<String> = if targets.is_empty() {
         vec!["quick".into()]
     } else {
@@ -52,19 +61,39 @@ fn resolve(targets: &[String], max: Option<u64>) -> anyhow::Result<Vec<Target>> 
             });
         }
     };
+    let mut work: Vec<WorkTarget> = Vec::new();
+    let mut push_work = |workload: &'static dyn Workload, size: Size| {
+        if !work
+            .iter()
+            .any(|t| t.workload.info().name == workload.info().name)
+        {
+            work.push(WorkTarget { workload, size });
+        }
+    };
     for name in &names {
         if let Some(suite) = Suite::parse(name) {
             for b in REGISTRY {
                 push(*b, suite.n_for(b.info()));
             }
+            let size = match suite {
+                Suite::Quick => Size::Quick,
+                Suite::Full => Size::Full,
+            };
+            for w in WORKLOADS {
+                push_work(*w, size);
+            }
         } else if let Some(b) = bench::find(name) {
             push(b, b.info().quick_n);
+        } else if let Some(w) = workloads::find(name) {
+            push_work(w, Size::Quick);
         } else {
             let hint = nearest(name).map_or(String::new(), |k| format!("; did you mean `{k}`?"));
-            bail!("unknown benchmark or suite `{name}`{hint} (`scalebench list` shows them all)");
+            bail!(
+                "unknown benchmark, workload or suite `{name}`{hint} (`scalebench list` shows them all)"
+            );
         }
     }
-    Ok(out)
+    Ok((out, work))
 }
 
 /// `results/<host>-<UTC time>.json`.
@@ -131,7 +160,7 @@ fn net_options(backends: &[String], ipv6: bool) -> anyhow::Result<NetOptions> {
 
 /// `scalebench run`.
 pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
-    let targets = resolve(&a.targets, a.max)?;
+    let (targets, work) = resolve(&a.targets, a.max)?;
     let mut net = net_options(&a.backend, a.ipv6)?;
     if let (Some(c), Some((_, server))) = (a.pin, net.cpus) {
         net.cpus = Some((c, server));
@@ -173,6 +202,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             pinned_cpu: a.pin,
         },
         benchmarks: Vec::new(),
+        workloads: Vec::new(),
     };
     // Writing the empty file first proves the path is writable before
     // anything is measured.
@@ -235,6 +265,15 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         results::write_atomic(&out, &file)
             .with_context(|| format!("cannot write the result file {}", out.display()))?;
     }
+    for w in &work {
+        if reaper::interrupted() {
+            break;
+        }
+        let r = w.workload.run(&ctx, w.size, &mut progress);
+        file.workloads.push(r);
+        results::write_atomic(&out, &file)
+            .with_context(|| format!("cannot write the result file {}", out.display()))?;
+    }
     let interrupted = reaper::interrupted();
     if !interrupted {
         file.finished = Some(results::now_rfc3339());
@@ -250,6 +289,12 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .filter(|b| b.status == Status::Failed)
         .map(|b| b.series.clone())
+        .chain(
+            file.workloads
+                .iter()
+                .filter(|w| w.status == Status::Failed)
+                .map(|w| w.name.clone()),
+        )
         .collect();
     let label = file.label.clone();
     let systems = [System { label, file }];
@@ -301,11 +346,17 @@ mod tests {
 
     #[test]
     fn suites_and_names_resolve_in_order_without_repeats() {
-        let t = resolve(&["bind".into(), "quick".into()], None).unwrap();
+        let (t, w) = resolve(&["bind".into(), "quick".into()], None).unwrap();
         assert_eq!(t[0].bench.info().name, "bind");
         assert_eq!(t.len(), REGISTRY.len());
-        let t = resolve(&["full".into()], Some(7)).unwrap();
+        assert_eq!(w.len(), WORKLOADS.len());
+        assert!(w.iter().all(|x| x.size == Size::Quick));
+        let (t, w) = resolve(&["full".into()], Some(7)).unwrap();
         assert!(t.iter().all(|x| x.n == 7));
+        assert!(w.iter().all(|x| x.size == Size::Full));
+        let (t, w) = resolve(&["http-ipstack".into()], None).unwrap();
+        assert!(t.is_empty());
+        assert_eq!(w[0].workload.info().name, "http-ipstack");
     }
 
     #[test]

@@ -168,6 +168,42 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The outcome as the result file records it.
+    pub fn stats(&self) -> crate::results::LoadStats {
+        let q = |p: f64| self.latency.value_at_quantile(p);
+        let e = &self.errors;
+        crate::results::LoadStats {
+            requests: self.requests,
+            seconds: self.elapsed.as_secs_f64(),
+            requests_per_s: self.rate(),
+            mb_per_s: self.mb_per_s(),
+            body_bytes: self.body_bytes,
+            connections: self.connections,
+            latency_ns: crate::results::LatencyStats {
+                p50: q(0.5),
+                p90: q(0.9),
+                p99: q(0.99),
+                p999: q(0.999),
+                max: self.latency.max(),
+                mean: self.latency.mean(),
+            },
+            errors: crate::results::ErrorStats {
+                connect: e.connect,
+                reset: e.reset,
+                timeout: e.timeout,
+                status: e.status,
+                short_body: e.short_body,
+            },
+            retries: self.retries,
+            failed: self.failed,
+            statuses: self
+                .statuses
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+        }
+    }
+
     /// Requests per second.
     pub fn rate(&self) -> f64 {
         self.requests as f64 / self.elapsed.as_secs_f64().max(1e-9)

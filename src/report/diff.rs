@@ -35,7 +35,8 @@ pub struct Difference {
     pub baseline: String,
     /// The system compared with it.
     pub other: String,
-    /// For costs: other / baseline at `at_n`.
+    /// For costs: other / baseline at `at_n` (for workloads: time per
+    /// request, other / baseline, with no `at_n`).
     pub ratio: Option<f64>,
     /// For costs: the n compared at.
     pub at_n: Option<f64>,
@@ -222,6 +223,44 @@ pub fn differences(input: &Input) -> Vec<Difference> {
                     });
                 }
                 (None, None) => {}
+            }
+        }
+    }
+    for t in input.work_tables() {
+        for l in t.lines.iter().filter(|l| l.system != baseline.label) {
+            let rps = |line: Option<&super::WorkLine>| {
+                line.and_then(|l| l.row)
+                    .and_then(|r| r.load.as_ref())
+                    .map(|s| s.requests_per_s)
+            };
+            let base = t
+                .lines
+                .iter()
+                .find(|b| b.label == l.label && b.system == baseline.label);
+            let (Some(a), Some(b)) = (rps(base), rps(Some(l))) else {
+                continue;
+            };
+            // Time per request, other over baseline: > 1 is slower.
+            let r = a / b;
+            if r.is_finite() && (r >= NOTABLE || r <= 1.0 / NOTABLE) {
+                out.push(Difference {
+                    series: t.name.to_string(),
+                    kind: Kind::Cost,
+                    baseline: baseline.label.clone(),
+                    other: l.system.to_string(),
+                    ratio: Some(r),
+                    at_n: None,
+                    text: format!(
+                        "{} ({}): {} is {} than {} ({:.0} against {:.0} req/s)",
+                        t.name,
+                        l.label,
+                        l.system,
+                        times(r),
+                        baseline.label,
+                        b,
+                        a
+                    ),
+                });
             }
         }
     }

@@ -31,7 +31,7 @@ tr.differs td { background: #fff4d6; } tr.differs td:first-child { font-weight: 
 ul.diffs li { margin: 2px 0; } .class { font-weight: 600; white-space: nowrap; padding: 0 5px; border-radius: 3px; }
 .k0 { background: #dff3e4; } .k1 { background: #eef6d8; } .k2 { background: #fdebd0; } .k3, .k4 { background: #f9d6d5; }
 .howto { background: #f6f8fa; border: 1px solid #e1e4e8; border-radius: 4px; padding: 8px 12px; font-size: 13.5px; }
-.flags { color: #8a4b00; font-size: 12.5px; } .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 6px; vertical-align: -1px; }
+.flags { color: #8a4b00; font-size: 12.5px; } .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 6px; vertical-align: -1px; } .bar { display: inline-block; height: 10px; border-radius: 2px; vertical-align: 0; }
 article.bench { border: 1px solid #e2e2e2; border-radius: 6px; padding: 12px 14px; margin: 16px 0; break-inside: avoid; }
 .what { color: #555; font-size: 13px; margin: 0 0 6px; }
 .scale label { font-size: 13px; margin-right: 12px; cursor: pointer; } .scale input { margin-right: 4px; }
@@ -271,7 +271,8 @@ impl Report for HtmlReport {
             out,
             "<p class=\"howto\"><b>How to read it.</b> n is how many resources (descriptors, processes, mappings, connections) were held when an operation was timed. Each chart plots every timed operation: x = n, y = its time; colour = system, marker shape = run; the solid line is the median at each n, the dashed one the fitted model. The <b>class</b> says how the cost grows with n: <span class=\"class k0\">O(1)</span> stays flat, <span class=\"class k1\">O(log n)</span> grows slowly, <span class=\"class k2\">O(n)</span> grows in proportion, <span class=\"class k3\">O(n log n)</span> and <span class=\"class k4\">O(n^2)</span> faster; the percentage is how sure the analysis is. Flags name what a class does not say: a <i>step</i> between plateaus, a <i>bimodal</i> second slower curve, a <i>slope change</i>.</p>"
         )?;
-        if input.entries.is_empty() {
+        let work = input.work_tables();
+        if input.entries.is_empty() && work.is_empty() {
             writeln!(
                 out,
                 "<p class=\"notice\">No benchmark results in the input.</p>"
@@ -308,46 +309,116 @@ impl Report for HtmlReport {
         }
 
         // Verdicts.
-        writeln!(
-            out,
-            "<h2 id=\"verdicts\">Verdicts</h2><table class=\"verdicts\"><tr><th>benchmark</th>"
-        )?;
-        for l in &labels {
-            writeln!(out, "<th>{}</th>", esc(l))?;
-        }
-        writeln!(out, "</tr>")?;
-        for series in input.series_names() {
-            write!(
+        if !input.entries.is_empty() {
+            writeln!(
                 out,
-                "<tr class=\"verdict\" data-series=\"{}\"><td><a href=\"#{}\">{}</a></td>",
-                esc(series),
-                anchor(series),
-                esc(series)
+                "<h2 id=\"verdicts\">Verdicts</h2><table class=\"verdicts\"><tr><th>benchmark</th>"
             )?;
             for l in &labels {
-                match input.of_series(series).find(|e| e.system == *l) {
-                    Some(e) => match &e.verdict {
-                        Ok(v) => write!(
-                            out,
-                            "<td>{}<br>{} → {} (×{:.2})<br>exponent {:.2}{}</td>",
-                            class_cell(v),
-                            fmt_ns(v.low.ns),
-                            fmt_ns(v.high.ns),
-                            v.ratio(),
-                            v.exponent.value,
-                            match flags_of(e) {
-                                f if f.is_empty() => String::new(),
-                                f => format!("<br><span class=\"flags\">{}</span>", esc(&f)),
-                            }
-                        )?,
-                        Err(m) => write!(out, "<td class=\"flags\">{}</td>", esc(m))?,
-                    },
-                    None => write!(out, "<td class=\"sub\">not run</td>")?,
-                }
+                writeln!(out, "<th>{}</th>", esc(l))?;
             }
             writeln!(out, "</tr>")?;
+            for series in input.series_names() {
+                write!(
+                    out,
+                    "<tr class=\"verdict\" data-series=\"{}\"><td><a href=\"#{}\">{}</a></td>",
+                    esc(series),
+                    anchor(series),
+                    esc(series)
+                )?;
+                for l in &labels {
+                    match input.of_series(series).find(|e| e.system == *l) {
+                        Some(e) => match &e.verdict {
+                            Ok(v) => write!(
+                                out,
+                                "<td>{}<br>{} → {} (×{:.2})<br>exponent {:.2}{}</td>",
+                                class_cell(v),
+                                fmt_ns(v.low.ns),
+                                fmt_ns(v.high.ns),
+                                v.ratio(),
+                                v.exponent.value,
+                                match flags_of(e) {
+                                    f if f.is_empty() => String::new(),
+                                    f => format!("<br><span class=\"flags\">{}</span>", esc(&f)),
+                                }
+                            )?,
+                            Err(m) => write!(out, "<td class=\"flags\">{}</td>", esc(m))?,
+                        },
+                        None => write!(out, "<td class=\"sub\">not run</td>")?,
+                    }
+                }
+                writeln!(out, "</tr>")?;
+            }
+            writeln!(out, "</table>")?;
         }
-        writeln!(out, "</table>")?;
+
+        // Workloads.
+        if !work.is_empty() {
+            writeln!(out, "<h2 id=\"workloads\">Workloads</h2>")?;
+        }
+        for t in &work {
+            let top = t
+                .lines
+                .iter()
+                .filter_map(|l| l.row?.load.as_ref().map(|s| s.requests_per_s))
+                .fold(0.0, f64::max);
+            writeln!(
+                out,
+                "<article class=\"workload\" id=\"{}\" data-workload=\"{}\"><h3>{}</h3><p class=\"what\">{}</p><table class=\"workloads\"><tr><th>row</th><th>system</th>",
+                anchor(t.name),
+                esc(t.name),
+                esc(t.name),
+                esc(t.what)
+            )?;
+            for c in super::WORK_COLUMNS {
+                write!(out, "<th>{}</th>", esc(c))?;
+            }
+            writeln!(out, "</tr>")?;
+            for l in &t.lines {
+                write!(
+                    out,
+                    "<tr data-row=\"{}\" data-system=\"{}\"><td>{}</td><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>",
+                    esc(l.label),
+                    esc(l.system),
+                    esc(l.label),
+                    colour(index(l.system)),
+                    esc(l.system)
+                )?;
+                match l.cells() {
+                    Ok(cells) => {
+                        let rps = l
+                            .row
+                            .and_then(|r| r.load.as_ref())
+                            .map_or(0.0, |s| s.requests_per_s);
+                        let width = if top > 0.0 { rps / top * 100.0 } else { 0.0 };
+                        for (i, c) in cells.iter().enumerate() {
+                            if i == 0 {
+                                write!(
+                                    out,
+                                    "<td class=\"num\"><span class=\"bar\" style=\"width:{width:.0}px;background:{}\"></span> {}</td>",
+                                    colour(index(l.system)),
+                                    esc(c)
+                                )?;
+                            } else {
+                                write!(out, "<td class=\"num\">{}</td>", esc(c))?;
+                            }
+                        }
+                    }
+                    Err(e) => write!(
+                        out,
+                        "<td colspan=\"{}\" class=\"flags\">{}</td>",
+                        super::WORK_COLUMNS.len(),
+                        esc(&e)
+                    )?,
+                }
+                writeln!(out, "</tr>")?;
+            }
+            writeln!(out, "</table>")?;
+            for m in &t.messages {
+                writeln!(out, "<p class=\"flags\">{}</p>", esc(m))?;
+            }
+            writeln!(out, "</article>")?;
+        }
 
         // Systems.
         let files: Vec<&ResultFile> = input.systems.iter().map(|s| &s.file).collect();
@@ -384,7 +455,9 @@ impl Report for HtmlReport {
         }
 
         // One article per benchmark series.
-        writeln!(out, "<h2 id=\"benchmarks\">Benchmarks</h2>")?;
+        if !input.entries.is_empty() {
+            writeln!(out, "<h2 id=\"benchmarks\">Benchmarks</h2>")?;
+        }
         for (k, series) in input.series_names().into_iter().enumerate() {
             let entries: Vec<&Entry> = input.of_series(series).collect();
             let what = entries

@@ -5,6 +5,7 @@
 use super::diff::{self, Difference};
 use super::{Input, Report};
 use crate::analysis::{Class, Estimate, Flag};
+use crate::results::LoadStats;
 use serde::Serialize;
 use std::io::Write;
 
@@ -18,6 +19,7 @@ struct Doc<'a> {
     systems: Vec<SystemRow<'a>>,
     verdicts: Vec<VerdictRow<'a>>,
     differences: Vec<Difference>,
+    workloads: Vec<WorkRow<'a>>,
     notices: &'a [String],
 }
 
@@ -47,6 +49,15 @@ struct VerdictRow<'a> {
     words: Option<String>,
     flags: Vec<&'a Flag>,
     error: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct WorkRow<'a> {
+    workload: &'a str,
+    row: &'a str,
+    system: &'a str,
+    load: Option<&'a LoadStats>,
+    error: Option<String>,
 }
 
 impl Report for JsonReport {
@@ -90,6 +101,19 @@ impl Report for JsonReport {
                 })
                 .collect(),
             differences: diff::differences(input),
+            workloads: input
+                .work_tables()
+                .iter()
+                .flat_map(|t| {
+                    t.lines.iter().map(|l| WorkRow {
+                        workload: t.name,
+                        row: l.label,
+                        system: l.system,
+                        load: l.row.and_then(|r| r.load.as_ref()),
+                        error: l.cells().err(),
+                    })
+                })
+                .collect(),
             notices: &input.notices,
         };
         serde_json::to_writer_pretty(&mut *out, &doc)?;

@@ -21,11 +21,14 @@ fn cell(s: &str) -> String {
 
 impl Report for MarkdownReport {
     fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
-        writeln!(
-            out,
-            "| system | benchmark | class | exponent | low | high | flags | verdict |"
-        )?;
-        writeln!(out, "|---|---|---|---|---|---|---|---|")?;
+        let only_work = input.entries.is_empty() && !input.work_tables().is_empty();
+        if !only_work {
+            writeln!(
+                out,
+                "| system | benchmark | class | exponent | low | high | flags | verdict |"
+            )?;
+            writeln!(out, "|---|---|---|---|---|---|---|---|")?;
+        }
         for e in &input.entries {
             let (class, exp, low, high, words) = match &e.verdict {
                 Ok(v) => (
@@ -52,6 +55,29 @@ impl Report for MarkdownReport {
                 cell(&flags_of(e)),
                 cell(&words)
             )?;
+        }
+        for t in input.work_tables() {
+            writeln!(out, "\n**{}** — {}\n", cell(t.name), cell(t.what))?;
+            write!(out, "| row | system |")?;
+            for c in super::WORK_COLUMNS {
+                write!(out, " {c} |")?;
+            }
+            writeln!(out, "\n|---|---|---:|---:|---:|---:|---:|---:|")?;
+            for l in &t.lines {
+                write!(out, "| {} | {} |", cell(l.label), cell(l.system))?;
+                match l.cells() {
+                    Ok(cells) => {
+                        for c in cells {
+                            write!(out, " {} |", cell(&c))?;
+                        }
+                    }
+                    Err(e) => write!(out, " {} | | | | | |", cell(&e))?,
+                }
+                writeln!(out)?;
+            }
+            for m in &t.messages {
+                writeln!(out, "\n{}", cell(m))?;
+            }
         }
         if input.systems.len() > 1 {
             writeln!(

@@ -17,8 +17,9 @@ pub use json::JsonReport;
 pub use markdown::MarkdownReport;
 pub use terminal::TerminalReport;
 
+use crate::analysis::units::fmt_ns;
 use crate::analysis::{self, Options, Sample, Verdict};
-use crate::results::{BenchResult, Cap, ResultFile, Status};
+use crate::results::{BenchResult, Cap, ResultFile, Status, WorkloadRow};
 use std::io::Write;
 
 /// One system's (or tuning's) result file with its label.
@@ -146,6 +147,117 @@ impl<'a> Input<'a> {
                 bench: None,
             }],
         }
+    }
+}
+
+/// One workload across every system: its rows, each system's measurement
+/// of a row next to the others.
+pub struct WorkTable<'a> {
+    /// Workload name (`http-ipstack`).
+    pub name: &'a str,
+    /// What it does.
+    pub what: &'a str,
+    /// Row label, then system order.
+    pub lines: Vec<WorkLine<'a>>,
+    /// `system: message` for systems where the workload did not end well.
+    pub messages: Vec<String>,
+}
+
+/// One row of one system.
+pub struct WorkLine<'a> {
+    /// The row's label (`4 processes, IPv6`).
+    pub label: &'a str,
+    /// The system's label.
+    pub system: &'a str,
+    /// The measurement (`None` where this system lacks the row).
+    pub row: Option<&'a WorkloadRow>,
+}
+
+/// Column heads of a workload table after the row and system.
+pub const WORK_COLUMNS: [&str; 6] = ["req/s", "MB/s", "p50", "p99", "max", "errors"];
+
+impl WorkLine<'_> {
+    /// The cells under [`WORK_COLUMNS`]; the error in words instead when
+    /// the row could not run.
+    pub fn cells(&self) -> Result<[String; 6], String> {
+        let Some(r) = self.row else {
+            return Err("not run".into());
+        };
+        let Some(l) = &r.load else {
+            return Err(r.error.clone().unwrap_or_else(|| "no measurement".into()));
+        };
+        let e = &l.errors;
+        let errors = e.connect + e.reset + e.timeout + e.status + e.short_body;
+        Ok([
+            format!("{:.0}", l.requests_per_s),
+            format!("{:.1}", l.mb_per_s),
+            fmt_ns(l.latency_ns.p50 as f64),
+            fmt_ns(l.latency_ns.p99 as f64),
+            fmt_ns(l.latency_ns.max as f64),
+            if l.failed > 0 {
+                format!("{errors} ({} failed)", l.failed)
+            } else {
+                errors.to_string()
+            },
+        ])
+    }
+}
+
+impl<'a> Input<'a> {
+    /// Every workload of every system, in order of first appearance.
+    pub fn work_tables(&self) -> Vec<WorkTable<'a>> {
+        let systems: &'a [System] = self.systems;
+        let mut names: Vec<(&'a str, &'a str)> = Vec::new();
+        for s in systems {
+            for w in &s.file.workloads {
+                if !names.iter().any(|(n, _)| *n == w.name) {
+                    names.push((&w.name, &w.what));
+                }
+            }
+        }
+        names
+            .into_iter()
+            .map(|(name, what)| {
+                let of = |s: &'a System| s.file.workloads.iter().find(|w| w.name == name);
+                let mut labels: Vec<&'a str> = Vec::new();
+                let mut messages = Vec::new();
+                for s in systems {
+                    if let Some(w) = of(s) {
+                        for r in &w.rows {
+                            if !labels.contains(&r.label.as_str()) {
+                                labels.push(&r.label);
+                            }
+                        }
+                        if w.status != Status::Ok || w.message.is_some() {
+                            messages.push(format!(
+                                "{}: {}{}",
+                                s.label,
+                                w.status.as_str(),
+                                w.message
+                                    .as_ref()
+                                    .map_or(String::new(), |m| format!(", {m}"))
+                            ));
+                        }
+                    }
+                }
+                let lines = labels
+                    .iter()
+                    .flat_map(|label| {
+                        systems.iter().map(move |s| WorkLine {
+                            label,
+                            system: &s.label,
+                            row: of(s).and_then(|w| w.rows.iter().find(|r| r.label == *label)),
+                        })
+                    })
+                    .collect();
+                WorkTable {
+                    name,
+                    what,
+                    lines,
+                    messages,
+                }
+            })
+            .collect()
     }
 }
 

@@ -1,7 +1,7 @@
 //! The terminal summary: a verdict table that fits 100 columns, then one
 //! line of words per series and its flags and caps.
 
-use super::{Entry, Input, Report, flags_of};
+use super::{Entry, Input, Report, WORK_COLUMNS, flags_of};
 use crate::analysis::units::{fmt_n, fmt_ns};
 use std::io::Write;
 
@@ -81,6 +81,43 @@ fn row(e: &Entry, show_system: bool) -> String {
     }
 }
 
+/// The workload tables: one line per row (and system), throughput and
+/// latency in columns.
+fn write_work(out: &mut dyn Write, input: &Input, many: bool) -> std::io::Result<()> {
+    for t in input.work_tables() {
+        writeln!(out)?;
+        wrapped(out, "", &format!("{} — {}", t.name, t.what))?;
+        let head = if many { "row / system" } else { "row" };
+        let mut h = format!("{head:<34}");
+        for c in WORK_COLUMNS {
+            h.push_str(&format!(" {c:>9}"));
+        }
+        writeln!(out, "{}", h.trim_end())?;
+        writeln!(out, "{}", "─".repeat(99))?;
+        for l in &t.lines {
+            let name = if many {
+                format!("{} · {}", l.label, l.system)
+            } else {
+                l.label.to_string()
+            };
+            let mut line = format!("{:<34}", fit(&name, 34));
+            match l.cells() {
+                Ok(cells) => {
+                    for c in cells {
+                        line.push_str(&format!(" {:>9}", fit(&c, 14)));
+                    }
+                }
+                Err(e) => line.push_str(&format!(" {}", fit(&e, 64))),
+            }
+            writeln!(out, "{}", line.trim_end())?;
+        }
+        for m in &t.messages {
+            wrapped(out, "    ", m)?;
+        }
+    }
+    Ok(())
+}
+
 impl Report for TerminalReport {
     fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
         let many = input.systems.len() > 1;
@@ -103,6 +140,10 @@ impl Report for TerminalReport {
             wrapped(out, "", &head)?;
         }
         writeln!(out)?;
+        if input.entries.is_empty() && !input.systems.iter().all(|s| s.file.workloads.is_empty()) {
+            write_work(out, input, many)?;
+            return write_tail(out, input, many);
+        }
         writeln!(
             out,
             "{:<20} {:>7} {:>9}   {:<9} {:<10} {:>4} {:<19} flags",
@@ -175,20 +216,26 @@ impl Report for TerminalReport {
                 }
             }
         }
-        if many {
-            writeln!(out)?;
-            writeln!(out, "What differs (against {}):", input.systems[0].label)?;
-            let diffs = super::diff::differences(input);
-            if diffs.is_empty() {
-                writeln!(out, "    nothing notable")?;
-            }
-            for d in diffs {
-                wrapped(out, "  - ", &d.text)?;
-            }
-        }
-        for n in &input.notices {
-            wrapped(out, "note: ", n)?;
-        }
-        Ok(())
+        write_work(out, input, many)?;
+        write_tail(out, input, many)
     }
+}
+
+/// What differs (with several systems), then the notices.
+fn write_tail(out: &mut dyn Write, input: &Input, many: bool) -> anyhow::Result<()> {
+    if many {
+        writeln!(out)?;
+        writeln!(out, "What differs (against {}):", input.systems[0].label)?;
+        let diffs = super::diff::differences(input);
+        if diffs.is_empty() {
+            writeln!(out, "    nothing notable")?;
+        }
+        for d in diffs {
+            wrapped(out, "  - ", &d.text)?;
+        }
+    }
+    for n in &input.notices {
+        wrapped(out, "note: ", n)?;
+    }
+    Ok(())
 }

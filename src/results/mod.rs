@@ -14,8 +14,9 @@ use std::collections::BTreeMap;
 
 /// Value of the `schema` field.
 pub const SCHEMA_NAME: &str = "scalebench-result";
-/// The schema version this scalebench writes and reads.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The schema version this scalebench writes. It reads this one and every
+/// older one (version 1 files have no `workloads`).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A whole result file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -42,6 +43,99 @@ pub struct ResultFile {
     pub timer: TimerInfo,
     /// One entry per benchmark series, in run order.
     pub benchmarks: Vec<BenchResult>,
+    /// One entry per real-world workload, in run order (schema 2).
+    #[serde(default)]
+    pub workloads: Vec<WorkloadResult>,
+}
+
+/// A real-world workload (static web serving, …): rows of throughput and
+/// latency, one per configuration.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct WorkloadResult {
+    /// Workload name as in `scalebench list` (`http-ipstack`).
+    pub name: String,
+    /// What it does, in words.
+    pub what: String,
+    /// How it ended (`ok`, `failed`, `unsupported`, `interrupted`).
+    pub status: Status,
+    /// Why it failed or is unsupported.
+    pub message: Option<String>,
+    /// Its parameters (file sizes, fetches, connections, …).
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// One row per configuration measured.
+    pub rows: Vec<WorkloadRow>,
+}
+
+/// One configuration of a workload and what the load generator measured.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct WorkloadRow {
+    /// The configuration in words (`4 processes, IPv6`).
+    pub label: String,
+    /// The configuration's parameters.
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// What was measured; `null` when the row could not run.
+    pub load: Option<LoadStats>,
+    /// Why the row could not run.
+    pub error: Option<String>,
+}
+
+/// What one load run measured (also `scalebench load --json`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LoadStats {
+    /// Requests answered completely (any status).
+    pub requests: u64,
+    /// Seconds the measured part took.
+    pub seconds: f64,
+    /// Requests per second.
+    pub requests_per_s: f64,
+    /// Body megabytes (10^6 bytes) per second.
+    pub mb_per_s: f64,
+    /// Body bytes received.
+    pub body_bytes: u64,
+    /// Connections opened.
+    pub connections: u64,
+    /// Latency percentiles of answered requests, ns.
+    pub latency_ns: LatencyStats,
+    /// Failed attempts by kind.
+    pub errors: ErrorStats,
+    /// Attempts repeated after a failure.
+    pub retries: u64,
+    /// Requests given up after the retries.
+    pub failed: u64,
+    /// Responses by status code.
+    pub statuses: BTreeMap<String, u64>,
+}
+
+/// Latency percentiles, ns.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct LatencyStats {
+    /// Median.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Largest.
+    pub max: u64,
+    /// Mean.
+    pub mean: f64,
+}
+
+/// Failed attempts by kind.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct ErrorStats {
+    /// connect() refused or failed.
+    pub connect: u64,
+    /// Reset or closed before a response began.
+    pub reset: u64,
+    /// No complete response within the timeout.
+    pub timeout: u64,
+    /// Status 400 or more, or not HTTP.
+    pub status: u64,
+    /// Closed before the body was complete.
+    pub short_body: u64,
 }
 
 /// The program that wrote a file.

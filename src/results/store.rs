@@ -36,7 +36,7 @@ pub enum LoadError {
     },
     /// A schema version this program does not read.
     #[error(
-        "{path}: schema version {found} is not supported (this scalebench reads version {SCHEMA_VERSION}); {hint}"
+        "{path}: schema version {found} is not supported (this scalebench reads versions 1 to {SCHEMA_VERSION}); {hint}"
     )]
     Version {
         /// The file.
@@ -75,7 +75,7 @@ pub fn load(path: &Path) -> Result<ResultFile, LoadError> {
         .get("schema_version")
         .and_then(|v| v.as_u64())
         .unwrap_or(0);
-    if found != u64::from(SCHEMA_VERSION) {
+    if found == 0 || found > u64::from(SCHEMA_VERSION) {
         let hint = if found > u64::from(SCHEMA_VERSION) {
             "it was written by a newer scalebench: upgrade to read it"
         } else {
