@@ -119,7 +119,7 @@ fn replay_follows_the_url_file() {
         format!("# captured\n{url}f1k.bin\n{url}f11k.bin\n{url}f1k.bin\n"),
     )
     .unwrap();
-    let (v, ok) = load(&["--urls-file", list.to_str().unwrap(), "-c", "1"]);
+    let (v, ok) = load(&["--urls", list.to_str().unwrap(), "-c", "1"]);
     assert!(ok);
     assert_eq!(v["requests"], 3, "one pass over the file");
     assert_eq!(v["body_bytes"], 2 * 1024 + 11 * 1024);

@@ -25,7 +25,7 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if urls.is_empty() {
-        bail!("no URL given (load URL… or --urls-file FILE)");
+        bail!("no URL given (load URL… or --urls FILE)");
     }
     // One resolution per distinct URL.
     let mut targets = Vec::with_capacity(urls.len());

@@ -55,7 +55,7 @@ pub struct LoadArgs {
     pub urls: Vec<String>,
     /// Read URLs from a file (one per line; `#` comments) and replay them
     /// in file order; the default total is then one pass over the file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long = "urls", visible_alias = "urls-file", value_name = "FILE")]
     pub urls_file: Option<PathBuf>,
     /// Concurrent connections.
     #[arg(short = 'c', long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -128,6 +128,12 @@ pub struct ServeArgs {
     /// after its first byte (seconds; 0: never).
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     pub header_timeout: f64,
+    /// Accept connections as soon as they are established, not once their
+    /// first data has arrived (TCP_DEFER_ACCEPT on Linux, the dataready
+    /// accept filter on FreeBSD and NetBSD; elsewhere accepting is never
+    /// deferred).
+    #[arg(long)]
+    pub no_defer_accept: bool,
 }
 
 /// Options of the internal benchmark server.

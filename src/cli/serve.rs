@@ -11,6 +11,7 @@ use crate::net::server::{Config, Handler};
 use crate::net::workers::{self, Listen};
 use anyhow::Context;
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -47,6 +48,13 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     let (listeners, bound) =
         workers::bind(&listen).with_context(|| format!("cannot listen on {addr}"))?;
+    if !a.no_defer_accept {
+        for l in &listeners {
+            // Where the OS has no such option (or the FreeBSD module is not
+            // loaded) accepting simply is not deferred.
+            let _ = crate::sys::defer_accept(l.as_raw_fd());
+        }
+    }
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "listening http://{bound}/")?;

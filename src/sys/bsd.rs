@@ -319,6 +319,44 @@ pub fn sendfile(sock: i32, file: i32, offset: u64, count: usize) -> std::io::Res
         ))
     }
 }
+/// Wakes a listening socket's accept only once a connection's first
+/// data has arrived: FreeBSD's and NetBSD's `dataready` accept filter (the
+/// accf_data module must be loaded), where there is one. Returns what was
+/// set, in words.
+pub fn defer_accept(listener: i32) -> std::io::Result<&'static str> {
+    #[cfg(any(target_os = "freebsd", target_os = "netbsd"))]
+    {
+        // SAFETY: accept_filter_arg is plain bytes.
+        let mut arg: libc::accept_filter_arg = unsafe { std::mem::zeroed() };
+        for (d, s) in arg.af_name.iter_mut().zip(b"dataready") {
+            *d = *s as libc::c_char;
+        }
+        // SAFETY: setsockopt with a pointer to a struct of the right size.
+        let r = unsafe {
+            libc::setsockopt(
+                listener,
+                libc::SOL_SOCKET,
+                libc::SO_ACCEPTFILTER,
+                &arg as *const libc::accept_filter_arg as *const libc::c_void,
+                std::mem::size_of::<libc::accept_filter_arg>() as libc::socklen_t,
+            )
+        };
+        if r == 0 {
+            Ok("accept filter dataready")
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+    #[cfg(not(any(target_os = "freebsd", target_os = "netbsd")))]
+    {
+        let _ = listener;
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "no deferred accept on this OS",
+        ))
+    }
+}
+
 /// Asks the kernel to send SIGTERM to this process when its parent dies,
 /// where the OS can (FreeBSD's procctl); returns whether it will.
 pub fn die_with_parent() -> bool {

@@ -212,6 +212,28 @@ pub fn die_with_parent() -> bool {
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0) == 0 }
 }
 
+/// Wakes a listening socket's accept only once a connection's first
+/// data has arrived (TCP_DEFER_ACCEPT): a request and its connection come
+/// in one wakeup. Returns what was set, in words.
+pub fn defer_accept(listener: i32) -> std::io::Result<&'static str> {
+    let secs: libc::c_int = 1;
+    // SAFETY: setsockopt with a pointer to an int of the right size.
+    let r = unsafe {
+        libc::setsockopt(
+            listener,
+            libc::IPPROTO_TCP,
+            libc::TCP_DEFER_ACCEPT,
+            &secs as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok("TCP_DEFER_ACCEPT")
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

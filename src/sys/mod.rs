@@ -18,8 +18,8 @@ mod bsd;
 use bsd as os;
 
 pub use os::{
-    count_mappings, cpu_mhz, cpu_model, die_with_parent, invariant_tsc, libc_version, memory_bytes,
-    mount_of, pin_to_cpu, sendfile, set_child_subreaper,
+    count_mappings, cpu_mhz, cpu_model, defer_accept, die_with_parent, invariant_tsc, libc_version,
+    memory_bytes, mount_of, pin_to_cpu, sendfile, set_child_subreaper,
 };
 
 /// Pins the calling thread to one CPU until dropped, then restores the
