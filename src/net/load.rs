@@ -640,15 +640,15 @@ impl<'a> Worker<'a> {
     fn connect(&mut self, i: usize) {
         let target = &self.opts.targets[self.conns[i].url];
         let addr = target.addr;
-        let fd = match sock::tcp_socket(&addr).and_then(|fd| {
-            sock::set_nonblocking(fd.as_raw_fd(), true)?;
-            Ok(fd)
-        }) {
+        let fd = match sock::tcp_socket_nonblocking(&addr) {
             Ok(fd) => fd,
             Err(_) => return self.fail(i, Fail::Connect),
         };
         let raw = fd.as_raw_fd();
-        let _ = sock::set_nodelay(raw);
+        // One request per connection is one write: Nagle never holds it.
+        if self.opts.per_connection != Some(1) {
+            let _ = sock::set_nodelay(raw);
+        }
         self.t.opened += 1;
         let c = &mut self.conns[i];
         c.done = 0;
@@ -667,6 +667,13 @@ impl<'a> Worker<'a> {
                 self.send(i);
             }
             Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {
+                // On a fast path (loopback) the handshake is already done:
+                // send now and skip a wait for writability.
+                if sock::is_connected(raw) {
+                    self.conns[i].state = State::Sending;
+                    let _ = self.poller.add(raw, Interest::READ);
+                    return self.send(i);
+                }
                 self.conns[i].state = State::Connecting;
                 if self.poller.add(raw, Interest::BOTH).is_err() {
                     self.fail(i, Fail::Connect);

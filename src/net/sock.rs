@@ -75,6 +75,15 @@ impl CAddr {
     }
 }
 
+/// Whether a socket whose connect() is in progress has finished its
+/// handshake (getpeername succeeds only then).
+pub fn is_connected(fd: RawFd) -> bool {
+    // SAFETY: getpeername fills the storage up to `len`.
+    let mut st: libc::sockaddr_storage = unsafe { zeroed() };
+    let mut len = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    unsafe { libc::getpeername(fd, &mut st as *mut _ as *mut libc::sockaddr, &mut len) == 0 }
+}
+
 /// The address a socket is bound to.
 pub fn local_addr(fd: RawFd) -> io::Result<SocketAddr> {
     // SAFETY: getsockname fills the storage up to `len`.
@@ -118,6 +127,35 @@ pub fn tcp_socket(addr: &SocketAddr) -> io::Result<OwnedFd> {
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
     set_cloexec(fd.as_raw_fd())?;
     Ok(fd)
+}
+
+/// A new non-blocking, close-on-exec TCP socket for `addr`'s family: one
+/// system call where the OS takes the flags in socket() (all but macOS).
+pub fn tcp_socket_nonblocking(addr: &SocketAddr) -> io::Result<OwnedFd> {
+    let family = match addr.ip() {
+        IpAddr::V4(_) => libc::AF_INET,
+        IpAddr::V6(_) => libc::AF_INET6,
+    };
+    #[cfg(not(target_vendor = "apple"))]
+    {
+        // SAFETY: plain socket() call.
+        let fd = check(unsafe {
+            libc::socket(
+                family,
+                libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                0,
+            )
+        })?;
+        // SAFETY: we own the new descriptor.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+    #[cfg(target_vendor = "apple")]
+    {
+        let _ = family;
+        let fd = tcp_socket(addr)?;
+        set_nonblocking(fd.as_raw_fd(), true)?;
+        Ok(fd)
+    }
 }
 
 fn set_cloexec(fd: RawFd) -> io::Result<()> {
