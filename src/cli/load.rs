@@ -72,6 +72,7 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         timeout,
         retries: a.retries,
         backend,
+        live: None,
     };
     let o = load::run(&opts).context("the load failed")?;
     let s = o.stats();

@@ -28,7 +28,7 @@ pub enum Command {
     /// List every benchmark: its name, what n is and what is timed.
     List,
     /// Run benchmarks or suites (default: the quick suite) and write a result file.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Judge result files and print the verdicts.
     Report(ReportArgs),
     /// Export every raw sample of result files.
@@ -212,6 +212,53 @@ pub struct RunArgs {
     /// Do not write the HTML report beside the result file.
     #[arg(long)]
     pub no_report: bool,
+    /// Filesystem workloads (fs, fs-sizes): run in this directory, on
+    /// whatever filesystem holds it (scalebench works in a subdirectory it
+    /// makes and removes); repeatable. Default: the work directory.
+    #[arg(
+        long = "dir",
+        value_name = "DIR",
+        help_heading = "Filesystem workloads"
+    )]
+    pub dirs: Vec<PathBuf>,
+    /// Make these filesystems on loop devices over files in the work
+    /// directory and run on each (Linux, root): `ext4,xfs,btrfs`, with mount
+    /// options after a colon: `ext4:noatime,data=writeback`.
+    #[arg(
+        long,
+        value_name = "TYPE[:OPTS],…",
+        help_heading = "Filesystem workloads"
+    )]
+    pub mkfs: Vec<String>,
+    /// Size of each made filesystem (`4G`).
+    #[arg(long, value_name = "SIZE", help_heading = "Filesystem workloads")]
+    pub fs_size: Option<String>,
+    /// Mount options for made filesystems that name none (`noatime`).
+    #[arg(long, value_name = "OPTS", help_heading = "Filesystem workloads")]
+    pub mount_opts: Option<String>,
+    /// Files in the image site (default: 20 000; `full`: 1 000 000).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..), help_heading = "Filesystem workloads")]
+    pub files: Option<u64>,
+    /// Bytes in the image site (`200M`; `full`: `10G`).
+    #[arg(long, value_name = "SIZE", help_heading = "Filesystem workloads")]
+    pub bytes: Option<String>,
+    /// Requests in the image site's log (default 10 000).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Filesystem workloads")]
+    pub requests: Option<u64>,
+    /// Seed of the image site generator (same seed, same site).
+    #[arg(long, default_value_t = 1, help_heading = "Filesystem workloads")]
+    pub seed: u64,
+    /// File sizes of fs-sizes (default `8K,16K,128K`).
+    #[arg(
+        long,
+        value_name = "SIZE,…",
+        value_delimiter = ',',
+        help_heading = "Filesystem workloads"
+    )]
+    pub sizes: Vec<String>,
+    /// Files per size in fs-sizes (default 2 000; `full`: 10 000).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Filesystem workloads")]
+    pub size_files: Option<u64>,
 }
 
 /// Options of `report`.
@@ -287,7 +334,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     match cli.command {
         Command::List => commands::list(),
-        Command::Run(a) => run::run(a),
+        Command::Run(a) => run::run(*a),
         Command::Report(a) => commands::report(a),
         Command::Export(a) => commands::export(a),
         Command::Analyze(a) => commands::analyze(a),

@@ -12,6 +12,7 @@ use crate::harness::{Ctx, NetOptions, limits, reaper};
 use crate::net::Backend;
 use crate::report::{self, Input, System};
 use crate::results::{self, ResultFile, Status, TimerInfo, Tool, sysinfo};
+use crate::workloads::fs::{FsOptions, Place, parse_bytes, parse_mkfs};
 use crate::workloads::{self, Size, WORKLOADS, Workload};
 use anyhow::{Context, bail};
 use std::io::Write as _;
@@ -80,7 +81,9 @@ fn resolve(targets: &[String], max: Option<u64>) -> anyhow::Result<(Vec<Target>,
                 Suite::Full => Size::Full,
             };
             for w in WORKLOADS {
-                push_work(*w, size);
+                if suite == Suite::Full || w.info().quick {
+                    push_work(*w, size);
+                }
             }
         } else if let Some(b) = bench::find(name) {
             push(b, b.info().quick_n);
@@ -158,9 +161,83 @@ fn net_options(backends: &[String], ipv6: bool) -> anyhow::Result<NetOptions> {
     })
 }
 
+/// Whether a program is on the PATH (or in the sbin directories root has).
+fn have_program(name: &str) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/sbin", "/usr/sbin", "/usr/local/sbin"].map(PathBuf::from))
+        .any(|d| d.join(name).is_file())
+}
+
+/// The filesystem workloads' options, checked before anything is measured.
+fn fs_options(a: &RunArgs) -> anyhow::Result<FsOptions> {
+    let mut places = Vec::new();
+    for d in &a.dirs {
+        if !d.is_dir() {
+            bail!("--dir {}: not a directory", d.display());
+        }
+        places.push(Place::Dir(d.clone()));
+    }
+    let specs = parse_mkfs(&a.mkfs).map_err(anyhow::Error::msg)?;
+    if !specs.is_empty() {
+        if !cfg!(target_os = "linux") {
+            bail!(
+                "--mkfs: making filesystems on loop devices is implemented for Linux only; use --dir on a mounted filesystem"
+            );
+        }
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            bail!(
+                "--mkfs needs root (it runs losetup, mkfs and mount); use --dir on a mounted filesystem instead"
+            );
+        }
+        for s in &specs {
+            let prog = format!("mkfs.{}", s.kind);
+            if !have_program(&prog) {
+                let pkg = match s.kind.as_str() {
+                    "xfs" => "xfsprogs",
+                    "btrfs" => "btrfs-progs",
+                    _ => "e2fsprogs",
+                };
+                bail!(
+                    "--mkfs {}: {prog} is not installed (Debian: apt-get install {pkg})",
+                    s.kind
+                );
+            }
+        }
+        for prog in ["losetup", "mount", "umount"] {
+            if !have_program(prog) {
+                bail!("--mkfs: {prog} is not installed (Debian: apt-get install mount)");
+            }
+        }
+    }
+    places.extend(specs.into_iter().map(Place::Mkfs));
+    let size = |flag: &str, v: &Option<String>| -> anyhow::Result<Option<u64>> {
+        v.as_deref()
+            .map(|s| parse_bytes(s).map_err(|e| anyhow::anyhow!("{flag}: {e}")))
+            .transpose()
+    };
+    Ok(FsOptions {
+        places,
+        fs_size: size("--fs-size", &a.fs_size)?,
+        mount_opts: a.mount_opts.clone().filter(|o| !o.is_empty()),
+        files: a.files,
+        bytes: size("--bytes", &a.bytes)?,
+        requests: a.requests,
+        seed: a.seed,
+        sizes: a
+            .sizes
+            .iter()
+            .map(|s| parse_bytes(s).map_err(|e| anyhow::anyhow!("--sizes: {e}")))
+            .collect::<anyhow::Result<_>>()?,
+        size_files: a.size_files,
+    })
+}
+
 /// `scalebench run`.
 pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let (targets, work) = resolve(&a.targets, a.max)?;
+    let fs = fs_options(&a)?;
     let mut net = net_options(&a.backend, a.ipv6)?;
     if let (Some(c), Some((_, server))) = (a.pin, net.cpus) {
         net.cpus = Some((c, server));
@@ -269,7 +346,11 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         if reaper::interrupted() {
             break;
         }
-        let r = w.workload.run(&ctx, w.size, &mut progress);
+        let opts = workloads::Options {
+            size: w.size,
+            fs: fs.clone(),
+        };
+        let r = w.workload.run(&ctx, &opts, &mut progress);
         file.workloads.push(r);
         results::write_atomic(&out, &file)
             .with_context(|| format!("cannot write the result file {}", out.display()))?;
@@ -349,11 +430,24 @@ mod tests {
         let (t, w) = resolve(&["bind".into(), "quick".into()], None).unwrap();
         assert_eq!(t[0].bench.info().name, "bind");
         assert_eq!(t.len(), REGISTRY.len());
-        assert_eq!(w.len(), WORKLOADS.len());
+        // The quick suite has the quick workloads; full has them all.
+        let quick: Vec<&str> = WORKLOADS
+            .iter()
+            .filter(|w| w.info().quick)
+            .map(|w| w.info().name)
+            .collect();
+        assert!(quick.contains(&"http-ipstack") && !quick.contains(&"fs"));
+        assert_eq!(
+            w.iter().map(|x| x.workload.info().name).collect::<Vec<_>>(),
+            quick
+        );
         assert!(w.iter().all(|x| x.size == Size::Quick));
         let (t, w) = resolve(&["full".into()], Some(7)).unwrap();
         assert!(t.iter().all(|x| x.n == 7));
+        assert_eq!(w.len(), WORKLOADS.len());
         assert!(w.iter().all(|x| x.size == Size::Full));
+        let (_, w) = resolve(&["fs".into(), "fs-sizes".into()], None).unwrap();
+        assert_eq!(w.len(), 2);
         let (t, w) = resolve(&["http-ipstack".into()], None).unwrap();
         assert!(t.is_empty());
         assert_eq!(w[0].workload.info().name, "http-ipstack");

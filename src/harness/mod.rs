@@ -1,10 +1,12 @@
 //! The harness: everything a benchmark does not do itself. It owns the
 //! clock, runs and warm-up ([`runner`]), resource limits ([`limits`]),
-//! child processes and ^C ([`reaper`]), progress display ([`progress`]) and
-//! the work directory ([`workdir`]).
+//! child processes and ^C ([`reaper`]), progress display ([`progress`]),
+//! timed workload phases with throughput over time ([`phase`]) and the work
+//! directory ([`workdir`]).
 
 pub mod clock;
 pub mod limits;
+pub mod phase;
 pub mod progress;
 pub mod rawclock;
 pub mod reaper;

@@ -110,6 +110,9 @@ pub struct Options {
     pub retries: u32,
     /// Event backend.
     pub backend: Backend,
+    /// Counters advanced by every response (one item, its body bytes), for
+    /// a caller that samples throughput while the load runs.
+    pub live: Option<std::sync::Arc<crate::harness::phase::Counters>>,
 }
 
 /// Failed attempts by kind.
@@ -836,6 +839,9 @@ impl<'a> Worker<'a> {
         let _ = self.t.hist.record(ns.min(3_600_000_000_000));
         *self.t.statuses.entry(status).or_default() += 1;
         self.t.body_bytes += body;
+        if let Some(live) = &self.opts.live {
+            live.add(1, body);
+        }
         if status >= 400 {
             self.t.errors.status += 1;
         }

@@ -482,6 +482,119 @@ pub fn svg(chart: &Chart, series: &[Series]) -> String {
     o
 }
 
+/// One line of a [`lines_svg`] chart.
+pub struct Line<'a> {
+    /// Legend label.
+    pub label: &'a str,
+    /// Colour.
+    pub colour: &'static str,
+    /// Points `(x, y)`, ascending x.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A line chart of throughput over time (x from 0, y from 0; one polyline
+/// per line, drawn as steps ending at each sample), as an `<svg>` element.
+pub fn lines_svg(id: &str, title: &str, x_label: &str, y_label: &str, lines: &[Line]) -> String {
+    let x_max = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0))
+        .fold(0.0, f64::max)
+        .max(1e-3);
+    let y_max = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .fold(0.0, f64::max)
+        .max(1e-9);
+    let xt = linear_ticks(x_max, 8);
+    let yt = linear_ticks(y_max, 5);
+    let (x_top, y_top) = (*xt.last().unwrap_or(&x_max), *yt.last().unwrap_or(&y_max));
+    let pw = W - LEFT - RIGHT;
+    let ph = H - TOP - BOTTOM;
+    let sx = |x: f64| LEFT + x / x_top * pw;
+    let sy = |y: f64| TOP + ph - y / y_top * ph;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<svg id=\"{}\" class=\"chart lines\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-label=\"{}\" xmlns=\"http://www.w3.org/2000/svg\">",
+        esc(id),
+        esc(title)
+    );
+    let _ = write!(
+        s,
+        "<text x=\"{LEFT}\" y=\"18\" class=\"title\" font-size=\"14\" font-weight=\"bold\">{}</text>",
+        esc(title)
+    );
+    for &t in &yt {
+        let y = sy(t);
+        let _ = write!(
+            s,
+            "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\">{}</text>",
+            W - RIGHT,
+            LEFT - 6.0,
+            y + 4.0,
+            num(t)
+        );
+    }
+    for &t in &xt {
+        let x = sx(t);
+        let _ = write!(
+            s,
+            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{TOP}\" y2=\"{:.1}\" stroke=\"#eee\"/><text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\">{}</text>",
+            TOP + ph,
+            TOP + ph + 16.0,
+            num(t)
+        );
+    }
+    let _ = write!(
+        s,
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\">{}</text><text x=\"14\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\" transform=\"rotate(-90 14 {:.1})\">{}</text>",
+        LEFT + pw / 2.0,
+        H - 8.0,
+        esc(x_label),
+        TOP + ph / 2.0,
+        TOP + ph / 2.0,
+        esc(y_label)
+    );
+    for l in lines {
+        let mut d = String::new();
+        let mut prev_x = 0.0;
+        for (i, &(x, y)) in l.points.iter().enumerate() {
+            let _ = write!(
+                d,
+                "{}{:.1},{:.1} {:.1},{:.1} ",
+                if i == 0 { "M" } else { "L" },
+                sx(prev_x),
+                sy(y),
+                sx(x),
+                sy(y)
+            );
+            prev_x = x;
+        }
+        let _ = write!(
+            s,
+            "<path class=\"line\" data-label=\"{}\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\"/>",
+            esc(l.label),
+            d.trim_end(),
+            l.colour
+        );
+    }
+    for (i, l) in lines.iter().enumerate() {
+        let y = TOP + 14.0 + i as f64 * 16.0;
+        let x = W - RIGHT - 190.0;
+        let _ = write!(
+            s,
+            "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"12\" height=\"4\" fill=\"{}\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\">{}</text>",
+            y - 4.0,
+            l.colour,
+            x + 16.0,
+            y,
+            esc(l.label)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

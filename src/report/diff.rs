@@ -228,21 +228,34 @@ pub fn differences(input: &Input) -> Vec<Difference> {
     }
     for t in input.work_tables() {
         for l in t.lines.iter().filter(|l| l.system != baseline.label) {
-            let rps = |line: Option<&super::WorkLine>| {
-                line.and_then(|l| l.row)
-                    .and_then(|r| r.load.as_ref())
-                    .map(|s| s.requests_per_s)
-            };
             let base = t
                 .lines
                 .iter()
-                .find(|b| b.label == l.label && b.system == baseline.label);
-            let (Some(a), Some(b)) = (rps(base), rps(Some(l))) else {
+                .find(|b| b.label == l.label && b.target == l.target && b.system == baseline.label);
+            // (cost, unit, how to show it): time per request for load rows,
+            // the phase's time for phases. Ratio other / baseline: > 1 is slower.
+            let cost = |line: Option<&super::WorkLine>| -> Option<(f64, String)> {
+                let r = line.and_then(|l| l.row)?;
+                match (&r.phase, &r.load) {
+                    (Some(p), _) if p.seconds > 0.0 => {
+                        Some((p.seconds, super::fmt_secs(p.seconds)))
+                    }
+                    (None, Some(s)) if s.requests_per_s > 0.0 => Some((
+                        1.0 / s.requests_per_s,
+                        format!("{:.0} req/s", s.requests_per_s),
+                    )),
+                    _ => None,
+                }
+            };
+            let (Some((a, a_txt)), Some((b, b_txt))) = (cost(base), cost(Some(l))) else {
                 continue;
             };
-            // Time per request, other over baseline: > 1 is slower.
-            let r = a / b;
+            let r = b / a;
             if r.is_finite() && (r >= NOTABLE || r <= 1.0 / NOTABLE) {
+                let row = match l.target {
+                    Some(tg) => format!("{}, {tg}", l.label),
+                    None => l.label.to_string(),
+                };
                 out.push(Difference {
                     series: t.name.to_string(),
                     kind: Kind::Cost,
@@ -251,14 +264,11 @@ pub fn differences(input: &Input) -> Vec<Difference> {
                     ratio: Some(r),
                     at_n: None,
                     text: format!(
-                        "{} ({}): {} is {} than {} ({:.0} against {:.0} req/s)",
+                        "{} ({row}): {} is {} than {} ({b_txt} against {a_txt})",
                         t.name,
-                        l.label,
                         l.system,
                         times(r),
                         baseline.label,
-                        b,
-                        a
                     ),
                 });
             }

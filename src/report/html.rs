@@ -357,46 +357,91 @@ impl Report for HtmlReport {
             writeln!(out, "<h2 id=\"workloads\">Workloads</h2>")?;
         }
         for t in &work {
-            let top = t
-                .lines
-                .iter()
-                .filter_map(|l| l.row?.load.as_ref().map(|s| s.requests_per_s))
-                .fold(0.0, f64::max);
+            let many = input.systems.len() > 1;
+            // One colour per system, or per system and target when a
+            // workload ran on several targets.
+            let whos: Vec<String> = {
+                let mut v: Vec<String> = Vec::new();
+                for l in &t.lines {
+                    let w = l.who(many);
+                    if !v.contains(&w) {
+                        v.push(w);
+                    }
+                }
+                v
+            };
+            let tint = |l: &super::WorkLine| {
+                if l.target.is_some() {
+                    colour(whos.iter().position(|w| *w == l.who(many)).unwrap_or(0))
+                } else {
+                    colour(index(l.system))
+                }
+            };
+            // The bar: req/s against the best, or a phase's time against
+            // the slowest of the same phase (longer is slower).
+            let bar = |l: &super::WorkLine| -> f64 {
+                let Some(r) = l.row else { return 0.0 };
+                if let Some(p) = &r.phase {
+                    let worst = t
+                        .lines
+                        .iter()
+                        .filter(|o| o.label == l.label)
+                        .filter_map(|o| o.row?.phase.as_ref().map(|p| p.seconds))
+                        .fold(0.0, f64::max);
+                    return if worst > 0.0 { p.seconds / worst } else { 0.0 };
+                }
+                let top = t
+                    .lines
+                    .iter()
+                    .filter_map(|l| l.row?.load.as_ref().map(|s| s.requests_per_s))
+                    .fold(0.0, f64::max);
+                r.load.as_ref().map_or(0.0, |s| {
+                    if top > 0.0 {
+                        s.requests_per_s / top
+                    } else {
+                        0.0
+                    }
+                })
+            };
+            let who_head = if t.lines.iter().any(|l| l.target.is_some()) {
+                if many { "system · target" } else { "target" }
+            } else {
+                "system"
+            };
             writeln!(
                 out,
-                "<article class=\"workload\" id=\"{}\" data-workload=\"{}\"><h3>{}</h3><p class=\"what\">{}</p><table class=\"workloads\"><tr><th>row</th><th>system</th>",
+                "<article class=\"workload\" id=\"{}\" data-workload=\"{}\"><h3>{}</h3><p class=\"what\">{}</p><table class=\"workloads\"><tr><th>row</th><th>{who_head}</th>",
                 anchor(t.name),
                 esc(t.name),
                 esc(t.name),
                 esc(t.what)
             )?;
-            for c in super::WORK_COLUMNS {
+            for c in t.columns {
                 write!(out, "<th>{}</th>", esc(c))?;
             }
             writeln!(out, "</tr>")?;
             for l in &t.lines {
+                let who = l.who(many);
                 write!(
                     out,
-                    "<tr data-row=\"{}\" data-system=\"{}\"><td>{}</td><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>",
+                    "<tr data-row=\"{}\" data-system=\"{}\"{}><td>{}</td><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>",
                     esc(l.label),
                     esc(l.system),
+                    l.target
+                        .map_or(String::new(), |tg| format!(" data-target=\"{}\"", esc(tg))),
                     esc(l.label),
-                    colour(index(l.system)),
-                    esc(l.system)
+                    tint(l),
+                    esc(&who)
                 )?;
                 match l.cells() {
                     Ok(cells) => {
-                        let rps = l
-                            .row
-                            .and_then(|r| r.load.as_ref())
-                            .map_or(0.0, |s| s.requests_per_s);
-                        let width = if top > 0.0 { rps / top * 100.0 } else { 0.0 };
+                        let width = bar(l) * 100.0;
                         for (i, c) in cells.iter().enumerate() {
                             if i == 0 {
                                 write!(
                                     out,
                                     "<td class=\"num\"><span class=\"bar\" style=\"width:{width:.0}px;background:{}\"></span> {}</td>",
-                                    colour(index(l.system)),
+                                    tint(l),
                                     esc(c)
                                 )?;
                             } else {
@@ -407,7 +452,7 @@ impl Report for HtmlReport {
                     Err(e) => write!(
                         out,
                         "<td colspan=\"{}\" class=\"flags\">{}</td>",
-                        super::WORK_COLUMNS.len(),
+                        t.columns.len(),
                         esc(&e)
                     )?,
                 }
@@ -416,6 +461,48 @@ impl Report for HtmlReport {
             writeln!(out, "</table>")?;
             for m in &t.messages {
                 writeln!(out, "<p class=\"flags\">{}</p>", esc(m))?;
+            }
+            // Throughput over time, a chart per phase that has a curve.
+            let mut labels_done: Vec<&str> = Vec::new();
+            for l in &t.lines {
+                if labels_done.contains(&l.label) {
+                    continue;
+                }
+                labels_done.push(l.label);
+                let lines: Vec<(String, &super::WorkLine, &crate::results::PhaseStats)> = t
+                    .lines
+                    .iter()
+                    .filter(|o| o.label == l.label)
+                    .filter_map(|o| {
+                        let p = o.row?.phase.as_ref()?;
+                        (!p.throughput.is_empty()).then(|| (o.who(many), o, p))
+                    })
+                    .collect();
+                if lines.is_empty() {
+                    continue;
+                }
+                let unit = lines[0].2.unit.clone();
+                let chart_lines: Vec<chart::Line> = lines
+                    .iter()
+                    .map(|(who, o, p)| chart::Line {
+                        label: who,
+                        colour: tint(o),
+                        points: p.throughput.iter().map(|s| (s[0], s[1])).collect(),
+                    })
+                    .collect();
+                let id = format!("{}-{}", anchor(t.name), anchor(l.label));
+                writeln!(
+                    out,
+                    "<figure class=\"phase\" data-phase=\"{}\">{}</figure>",
+                    esc(l.label),
+                    chart::lines_svg(
+                        &id,
+                        &format!("{}: {} — {unit} per second over time", t.name, l.label),
+                        "seconds since the phase started",
+                        &format!("{unit}/s"),
+                        &chart_lines
+                    )
+                )?;
             }
             writeln!(out, "</article>")?;
         }

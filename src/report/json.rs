@@ -56,7 +56,11 @@ struct WorkRow<'a> {
     workload: &'a str,
     row: &'a str,
     system: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    target: Option<&'a str>,
     load: Option<&'a LoadStats>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    phase: Option<&'a crate::results::PhaseStats>,
     error: Option<String>,
 }
 
@@ -109,7 +113,9 @@ impl Report for JsonReport {
                         workload: t.name,
                         row: l.label,
                         system: l.system,
+                        target: l.target,
                         load: l.row.and_then(|r| r.load.as_ref()),
+                        phase: l.row.and_then(|r| r.phase.as_ref()),
                         error: l.cells().err(),
                     })
                 })

@@ -59,19 +59,20 @@ impl Report for MarkdownReport {
         for t in input.work_tables() {
             writeln!(out, "\n**{}** — {}\n", cell(t.name), cell(t.what))?;
             write!(out, "| row | system |")?;
-            for c in super::WORK_COLUMNS {
+            for c in t.columns {
                 write!(out, " {c} |")?;
             }
-            writeln!(out, "\n|---|---|---:|---:|---:|---:|---:|---:|")?;
+            writeln!(out, "\n|---|---|{}", "---:|".repeat(t.columns.len()))?;
+            let many = input.systems.len() > 1;
             for l in &t.lines {
-                write!(out, "| {} | {} |", cell(l.label), cell(l.system))?;
+                write!(out, "| {} | {} |", cell(l.label), cell(&l.who(many)))?;
                 match l.cells() {
                     Ok(cells) => {
                         for c in cells {
                             write!(out, " {} |", cell(&c))?;
                         }
                     }
-                    Err(e) => write!(out, " {} | | | | | |", cell(&e))?,
+                    Err(e) => write!(out, " {} |{}", cell(&e), " |".repeat(t.columns.len() - 1))?,
                 }
                 writeln!(out)?;
             }

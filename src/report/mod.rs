@@ -157,48 +157,104 @@ pub struct WorkTable<'a> {
     pub name: &'a str,
     /// What it does.
     pub what: &'a str,
-    /// Row label, then system order.
+    /// Column heads after the row and system: [`WORK_COLUMNS`] for load
+    /// rows, [`PHASE_COLUMNS`] when the workload's rows are timed phases.
+    pub columns: &'static [&'static str],
+    /// Row label, then system, then target order.
     pub lines: Vec<WorkLine<'a>>,
     /// `system: message` for systems where the workload did not end well.
     pub messages: Vec<String>,
 }
 
-/// One row of one system.
+/// One row of one system (on one target).
 pub struct WorkLine<'a> {
-    /// The row's label (`4 processes, IPv6`).
+    /// The row's label (`4 processes, IPv6`, `unpack`).
     pub label: &'a str,
     /// The system's label.
     pub system: &'a str,
+    /// Where the row ran (`ext4`, `xfs`), for workloads run on several
+    /// filesystems.
+    pub target: Option<&'a str>,
     /// The measurement (`None` where this system lacks the row).
     pub row: Option<&'a WorkloadRow>,
 }
 
-/// Column heads of a workload table after the row and system.
+/// Column heads of a load table after the row and system.
 pub const WORK_COLUMNS: [&str; 6] = ["req/s", "MB/s", "p50", "p99", "max", "errors"];
 
+/// Column heads of a phase table after the row and system: wall time, items
+/// per second, MB/s, the sync after the phase, CPU time (user/system) of
+/// scalebench, errors.
+pub const PHASE_COLUMNS: [&str; 6] = ["time", "rate", "MB/s", "sync", "CPU usr/sys", "errors"];
+
+/// Seconds in a short human form (`312 ms`, `4.21 s`, `12m05s`).
+pub fn fmt_secs(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.0} ms", s * 1e3)
+    } else if s < 100.0 {
+        format!("{s:.2} s")
+    } else {
+        let m = (s / 60.0).floor();
+        format!("{m:.0}m{:02.0}s", s - 60.0 * m)
+    }
+}
+
+/// Errors of a load run in words (`0`, `12 (3 failed)`).
+fn load_errors(l: &crate::results::LoadStats) -> String {
+    let e = &l.errors;
+    let errors = e.connect + e.reset + e.timeout + e.status + e.short_body;
+    if l.failed > 0 {
+        format!("{errors} ({} failed)", l.failed)
+    } else {
+        errors.to_string()
+    }
+}
+
 impl WorkLine<'_> {
-    /// The cells under [`WORK_COLUMNS`]; the error in words instead when
+    /// Who measured the line: the system, with the target when there is one
+    /// (`host · ext4`); with a single system, the target alone.
+    pub fn who(&self, many_systems: bool) -> String {
+        match (self.target, many_systems) {
+            (Some(t), true) => format!("{} · {t}", self.system),
+            (Some(t), false) => t.to_string(),
+            (None, _) => self.system.to_string(),
+        }
+    }
+
+    /// The cells under the table's columns; the error in words instead when
     /// the row could not run.
-    pub fn cells(&self) -> Result<[String; 6], String> {
+    pub fn cells(&self) -> Result<Vec<String>, String> {
         let Some(r) = self.row else {
             return Err("not run".into());
         };
+        if let Some(p) = &r.phase {
+            let unit = match p.unit.as_str() {
+                "requests" => "req/s".to_string(),
+                u => format!("{u}/s"),
+            };
+            return Ok(vec![
+                fmt_secs(p.seconds),
+                format!("{:.0} {unit}", p.rate()),
+                format!("{:.1}", p.mb_per_s()),
+                p.sync_seconds.map_or("—".into(), fmt_secs),
+                format!("{:.1}/{:.1} s", p.cpu_user_s, p.cpu_system_s),
+                match (&r.load, &r.error) {
+                    (_, Some(e)) => e.clone(),
+                    (Some(l), None) => load_errors(l),
+                    (None, None) => "0".into(),
+                },
+            ]);
+        }
         let Some(l) = &r.load else {
             return Err(r.error.clone().unwrap_or_else(|| "no measurement".into()));
         };
-        let e = &l.errors;
-        let errors = e.connect + e.reset + e.timeout + e.status + e.short_body;
-        Ok([
+        Ok(vec![
             format!("{:.0}", l.requests_per_s),
             format!("{:.1}", l.mb_per_s),
             fmt_ns(l.latency_ns.p50 as f64),
             fmt_ns(l.latency_ns.p99 as f64),
             fmt_ns(l.latency_ns.max as f64),
-            if l.failed > 0 {
-                format!("{errors} ({} failed)", l.failed)
-            } else {
-                errors.to_string()
-            },
+            load_errors(l),
         ])
     }
 }
@@ -221,12 +277,14 @@ impl<'a> Input<'a> {
                 let of = |s: &'a System| s.file.workloads.iter().find(|w| w.name == name);
                 let mut labels: Vec<&'a str> = Vec::new();
                 let mut messages = Vec::new();
+                let mut phased = false;
                 for s in systems {
                     if let Some(w) = of(s) {
                         for r in &w.rows {
                             if !labels.contains(&r.label.as_str()) {
                                 labels.push(&r.label);
                             }
+                            phased |= r.phase.is_some() || r.target.is_some();
                         }
                         if w.status != Status::Ok || w.message.is_some() {
                             messages.push(format!(
@@ -240,19 +298,38 @@ impl<'a> Input<'a> {
                         }
                     }
                 }
-                let lines = labels
-                    .iter()
-                    .flat_map(|label| {
-                        systems.iter().map(move |s| WorkLine {
-                            label,
-                            system: &s.label,
-                            row: of(s).and_then(|w| w.rows.iter().find(|r| r.label == *label)),
-                        })
-                    })
-                    .collect();
+                let mut lines = Vec::new();
+                for label in &labels {
+                    for s in systems {
+                        let rows: Vec<&'a WorkloadRow> = of(s)
+                            .map(|w| w.rows.iter().filter(|r| r.label == *label).collect())
+                            .unwrap_or_default();
+                        if rows.is_empty() {
+                            lines.push(WorkLine {
+                                label,
+                                system: &s.label,
+                                target: None,
+                                row: None,
+                            });
+                        }
+                        for r in rows {
+                            lines.push(WorkLine {
+                                label,
+                                system: &s.label,
+                                target: r.target.as_deref(),
+                                row: Some(r),
+                            });
+                        }
+                    }
+                }
                 WorkTable {
                     name,
                     what,
+                    columns: if phased {
+                        &PHASE_COLUMNS
+                    } else {
+                        &WORK_COLUMNS
+                    },
                     lines,
                     messages,
                 }

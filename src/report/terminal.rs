@@ -1,7 +1,7 @@
 //! The terminal summary: a verdict table that fits 100 columns, then one
 //! line of words per series and its flags and caps.
 
-use super::{Entry, Input, Report, WORK_COLUMNS, flags_of};
+use super::{Entry, Input, Report, flags_of};
 use crate::analysis::units::{fmt_n, fmt_ns};
 use std::io::Write;
 
@@ -81,35 +81,65 @@ fn row(e: &Entry, show_system: bool) -> String {
     }
 }
 
+/// A table of timed phases on several targets: phase and target in their
+/// own columns, the cells sized for times and rates.
+fn write_phases(out: &mut dyn Write, t: &super::WorkTable, many: bool) -> std::io::Result<()> {
+    const W: [usize; 6] = [8, 15, 7, 7, 11, 8];
+    let head = if many { "system · target" } else { "target" };
+    let mut h = format!("{:<26} {head:<18}", "phase");
+    for (c, w) in t.columns.iter().zip(W) {
+        h.push_str(&format!(" {c:>w$}"));
+    }
+    writeln!(out, "{}", h.trim_end())?;
+    writeln!(out, "{}", "─".repeat(99))?;
+    for l in &t.lines {
+        let mut line = format!("{:<26} {:<18}", fit(l.label, 26), fit(&l.who(many), 18));
+        match l.cells() {
+            Ok(cells) => {
+                for (c, w) in cells.iter().zip(W) {
+                    line.push_str(&format!(" {:>w$}", fit(c, w.max(12))));
+                }
+            }
+            Err(e) => line.push_str(&format!(" {}", fit(&e, 54))),
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
 /// The workload tables: one line per row (and system), throughput and
 /// latency in columns.
 fn write_work(out: &mut dyn Write, input: &Input, many: bool) -> std::io::Result<()> {
     for t in input.work_tables() {
         writeln!(out)?;
         wrapped(out, "", &format!("{} — {}", t.name, t.what))?;
-        let head = if many { "row / system" } else { "row" };
-        let mut h = format!("{head:<34}");
-        for c in WORK_COLUMNS {
-            h.push_str(&format!(" {c:>9}"));
-        }
-        writeln!(out, "{}", h.trim_end())?;
-        writeln!(out, "{}", "─".repeat(99))?;
-        for l in &t.lines {
-            let name = if many {
-                format!("{} · {}", l.label, l.system)
-            } else {
-                l.label.to_string()
-            };
-            let mut line = format!("{:<34}", fit(&name, 34));
-            match l.cells() {
-                Ok(cells) => {
-                    for c in cells {
-                        line.push_str(&format!(" {:>9}", fit(&c, 14)));
-                    }
-                }
-                Err(e) => line.push_str(&format!(" {}", fit(&e, 64))),
+        if t.lines.iter().any(|l| l.target.is_some()) {
+            write_phases(out, &t, many)?;
+        } else {
+            let head = if many { "row / system" } else { "row" };
+            let mut h = format!("{head:<34}");
+            for c in t.columns {
+                h.push_str(&format!(" {c:>9}"));
             }
-            writeln!(out, "{}", line.trim_end())?;
+            writeln!(out, "{}", h.trim_end())?;
+            writeln!(out, "{}", "─".repeat(99))?;
+            for l in &t.lines {
+                let name = if many {
+                    format!("{} · {}", l.label, l.who(many))
+                } else {
+                    l.label.to_string()
+                };
+                let mut line = format!("{:<34}", fit(&name, 34));
+                match l.cells() {
+                    Ok(cells) => {
+                        for c in cells {
+                            line.push_str(&format!(" {:>9}", fit(&c, 14)));
+                        }
+                    }
+                    Err(e) => line.push_str(&format!(" {}", fit(&e, 64))),
+                }
+                writeln!(out, "{}", line.trim_end())?;
+            }
         }
         for m in &t.messages {
             wrapped(out, "    ", m)?;

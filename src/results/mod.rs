@@ -15,8 +15,9 @@ use std::collections::BTreeMap;
 /// Value of the `schema` field.
 pub const SCHEMA_NAME: &str = "scalebench-result";
 /// The schema version this scalebench writes. It reads this one and every
-/// older one (version 1 files have no `workloads`).
-pub const SCHEMA_VERSION: u32 = 2;
+/// older one (version 1 files have no `workloads`; version 2 rows have no
+/// `target` or `phase`).
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// A whole result file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -69,14 +70,70 @@ pub struct WorkloadResult {
 /// One configuration of a workload and what the load generator measured.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct WorkloadRow {
-    /// The configuration in words (`4 processes, IPv6`).
+    /// The configuration in words (`4 processes, IPv6`; for the
+    /// filesystem workloads the phase: `unpack`, `replay cold, 1 process`).
     pub label: String,
+    /// Where the row ran when a workload runs on several targets: the
+    /// filesystem (`ext4`, `ext4 noatime`, `dir /srv`). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
     /// The configuration's parameters.
     pub params: BTreeMap<String, serde_json::Value>,
-    /// What was measured; `null` when the row could not run.
+    /// What the load generator measured; `null` when the row could not run
+    /// or had no HTTP load.
     pub load: Option<LoadStats>,
+    /// A timed phase: duration, work done and throughput over time. Absent
+    /// for rows that are not phases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<PhaseStats>,
     /// Why the row could not run.
     pub error: Option<String>,
+}
+
+/// One timed phase of a workload (unpacking, replaying, deleting, …).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PhaseStats {
+    /// What `items` counts: `files`, `requests`, `entries`.
+    pub unit: String,
+    /// Wall-clock time of the phase, without a final sync.
+    pub seconds: f64,
+    /// Items done.
+    pub items: u64,
+    /// Bytes written, read or served.
+    pub bytes: u64,
+    /// Time of the sync that followed the phase (the data reaching the
+    /// disk), where one was done.
+    pub sync_seconds: Option<f64>,
+    /// User CPU time of scalebench and its children during the phase.
+    pub cpu_user_s: f64,
+    /// System (kernel) CPU time of scalebench and its children.
+    pub cpu_system_s: f64,
+    /// Throughput sampling interval, milliseconds.
+    pub interval_ms: u64,
+    /// Throughput over time: `[t, items_per_s, mb_per_s]` per interval, `t`
+    /// the end of the interval in seconds from the phase start (the last
+    /// interval may be shorter).
+    pub throughput: Vec<[f64; 3]>,
+}
+
+impl PhaseStats {
+    /// Items per second over the whole phase.
+    pub fn rate(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.items as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+
+    /// Megabytes (10^6) per second over the whole phase.
+    pub fn mb_per_s(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.bytes as f64 / 1e6 / self.seconds
+        } else {
+            0.0
+        }
+    }
 }
 
 /// What one load run measured (also `scalebench load --json`).

@@ -378,3 +378,51 @@ pub fn die_with_parent() -> bool {
         false
     }
 }
+
+/// Emptying the file caches is not possible from user space here: the
+/// caller says "warm only".
+pub fn drop_caches() -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "this OS has no way to drop the file caches from user space",
+    ))
+}
+
+/// Flushes dirty data (sync(2): these systems have no syncfs).
+pub fn sync_fs(_fd: i32) -> std::io::Result<()> {
+    // SAFETY: sync() has no preconditions.
+    unsafe { libc::sync() };
+    Ok(())
+}
+
+fn no_disks() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "making filesystems on file-backed disks (mdconfig, vnconfig, hdiutil) is not implemented on this OS yet; run on a mounted filesystem with --dir",
+    )
+}
+
+/// File-backed disks: not implemented here yet (see [`no_disks`]).
+pub fn disk_attach(_file: &Path) -> std::io::Result<String> {
+    Err(no_disks())
+}
+
+/// File-backed disks: not implemented here yet.
+pub fn disk_detach(_dev: &str) -> std::io::Result<()> {
+    Err(no_disks())
+}
+
+/// File-backed disks: not implemented here yet.
+pub fn make_fs(_kind: &str, _dev: &str) -> std::io::Result<()> {
+    Err(no_disks())
+}
+
+/// File-backed disks: not implemented here yet.
+pub fn mount_fs(_dev: &str, _dir: &Path, _kind: &str, _options: &str) -> std::io::Result<()> {
+    Err(no_disks())
+}
+
+/// File-backed disks: not implemented here yet.
+pub fn unmount_fs(_dir: &Path) -> std::io::Result<()> {
+    Err(no_disks())
+}

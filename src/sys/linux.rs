@@ -234,6 +234,81 @@ pub fn defer_accept(listener: i32) -> std::io::Result<&'static str> {
     }
 }
 
+/// Writes dirty data to disk, then empties the page, dentry and inode
+/// caches (`/proc/sys/vm/drop_caches`); needs root.
+pub fn drop_caches() -> std::io::Result<()> {
+    // SAFETY: sync() has no preconditions.
+    unsafe { libc::sync() };
+    std::fs::write("/proc/sys/vm/drop_caches", b"3\n")
+}
+
+/// Flushes the filesystem holding the open directory `fd` (syncfs(2)).
+pub fn sync_fs(fd: i32) -> std::io::Result<()> {
+    // SAFETY: syncfs on a descriptor we own.
+    if unsafe { libc::syncfs(fd) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Runs a system command, its failure an error naming it with its output.
+fn command(program: &str, args: &[&str]) -> std::io::Result<String> {
+    let out = std::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| std::io::Error::new(e.kind(), format!("{program}: {e}")))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        Err(std::io::Error::other(format!(
+            "`{program} {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )))
+    }
+}
+
+/// Attaches `file` to a free loop device; returns the device path.
+pub fn disk_attach(file: &Path) -> std::io::Result<String> {
+    let f = file.to_string_lossy();
+    command("losetup", &["--find", "--show", &f])
+}
+
+/// Detaches a loop device.
+pub fn disk_detach(dev: &str) -> std::io::Result<()> {
+    command("losetup", &["-d", dev]).map(drop)
+}
+
+/// Makes a filesystem of type `kind` (ext2, ext4, xfs, btrfs) on `dev`.
+pub fn make_fs(kind: &str, dev: &str) -> std::io::Result<()> {
+    let program = format!("mkfs.{kind}");
+    let args: &[&str] = match kind {
+        "ext2" | "ext3" | "ext4" => &["-q", "-F", dev],
+        "xfs" | "btrfs" => &["-q", "-f", dev],
+        _ => &[dev],
+    };
+    command(&program, args).map(drop)
+}
+
+/// Mounts `dev` (a filesystem of type `kind`) on `dir` with `options`
+/// (comma separated; empty for the defaults).
+pub fn mount_fs(dev: &str, dir: &Path, kind: &str, options: &str) -> std::io::Result<()> {
+    let d = dir.to_string_lossy();
+    let mut args = vec!["-t", kind];
+    if !options.is_empty() {
+        args.extend(["-o", options]);
+    }
+    args.extend([dev, &d]);
+    command("mount", &args).map(drop)
+}
+
+/// Unmounts `dir`.
+pub fn unmount_fs(dir: &Path) -> std::io::Result<()> {
+    command("umount", &[&dir.to_string_lossy()]).map(drop)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@
 //! - `http-shortconn`: one request per connection (short-lived
 //!   connections) for 1 KB, 8 KB and 16 KB objects.
 
-use super::{Info, Size, Workload};
+use super::{Info, Options as WorkOptions, Size, Workload};
 use crate::harness::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::reaper::ChildGroup;
@@ -31,18 +31,22 @@ pub struct ShortConn;
 static IPSTACK: Info = Info {
     name: "http-ipstack",
     what: "one 11 KB file fetched over keep-alive connections (50 connections, 10 requests each) from scalebench serve with 1 and 4 processes, over IPv4 and IPv6",
+    quick: true,
 };
 
 static SHORTCONN: Info = Info {
     name: "http-shortconn",
     what: "one request per connection (50 at a time) for 1 KB, 8 KB and 16 KB objects from scalebench serve",
+    quick: true,
 };
 
-/// A server process, stopped with its process group when dropped.
-struct Server {
+/// A `scalebench serve` process (or processes), stopped with its process
+/// group when dropped.
+pub(crate) struct Server {
     _stdin: std::process::ChildStdin,
     _group: ChildGroup,
-    url: String,
+    /// `http://127.0.0.1:PORT/`.
+    pub(crate) url: String,
 }
 
 /// Waits up to 10 s for the server's `listening URL` line.
@@ -73,7 +77,13 @@ fn read_url(r: &mut impl Read, fd: i32) -> Option<String> {
 }
 
 impl Server {
-    fn start(ctx: &Ctx, root: &Path, processes: u32, ipv6: bool) -> Result<Server, String> {
+    /// Starts serving `root` with `processes` worker processes.
+    pub(crate) fn start(
+        ctx: &Ctx,
+        root: &Path,
+        processes: u32,
+        ipv6: bool,
+    ) -> Result<Server, String> {
         let exe = ctx
             .exe()
             .ok_or("cannot find the scalebench executable to run the server")?;
@@ -142,6 +152,7 @@ fn measure(
         timeout: Duration::from_secs(10),
         retries: 3,
         backend: Backend::available_all()[0],
+        live: None,
     };
     load::run(&opts).map_err(|e| format!("warm-up: {e}"))?;
     opts.total = Some(fetches);
@@ -172,14 +183,18 @@ fn row(
     match r {
         Ok(s) => WorkloadRow {
             label,
+            target: None,
             params,
             load: Some(s),
+            phase: None,
             error: None,
         },
         Err(e) => WorkloadRow {
             label,
+            target: None,
             params,
             load: None,
+            phase: None,
             error: Some(e),
         },
     }
@@ -216,8 +231,8 @@ impl Workload for IpStack {
         &IPSTACK
     }
 
-    fn run(&self, ctx: &Ctx, size: Size, progress: &mut Progress) -> WorkloadResult {
-        let fetches: u64 = match size {
+    fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
+        let fetches: u64 = match opts.size {
             Size::Quick => 10_000,
             Size::Full => 50_000,
         };
@@ -267,8 +282,8 @@ impl Workload for ShortConn {
         &SHORTCONN
     }
 
-    fn run(&self, ctx: &Ctx, size: Size, progress: &mut Progress) -> WorkloadResult {
-        let fetches: u64 = match size {
+    fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
+        let fetches: u64 = match opts.size {
             Size::Quick => 5_000,
             Size::Full => 50_000,
         };

@@ -5,6 +5,7 @@
 //! Adding a workload: a file here with a unit struct implementing
 //! [`Workload`], and one line in the `registry!` list below.
 
+pub mod fs;
 pub mod http;
 
 use crate::harness::Ctx;
@@ -18,6 +19,8 @@ pub struct Info {
     pub name: &'static str,
     /// What it does, in words.
     pub what: &'static str,
+    /// Part of the quick suite (every workload is part of `full`).
+    pub quick: bool,
 }
 
 /// How big a run is.
@@ -29,13 +32,32 @@ pub enum Size {
     Full,
 }
 
+/// What a workload is asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// How big.
+    pub size: Size,
+    /// Options of the filesystem workloads.
+    pub fs: fs::FsOptions,
+}
+
+impl Options {
+    /// Defaults for `size`.
+    pub fn new(size: Size) -> Options {
+        Options {
+            size,
+            fs: fs::FsOptions::default(),
+        }
+    }
+}
+
 /// A real-world workload.
 pub trait Workload: Sync {
     /// Its description.
     fn info(&self) -> &'static Info;
 
     /// Runs it; never panics on failures (they go in the result).
-    fn run(&self, ctx: &Ctx, size: Size, progress: &mut Progress) -> WorkloadResult;
+    fn run(&self, ctx: &Ctx, opts: &Options, progress: &mut Progress) -> WorkloadResult;
 }
 
 macro_rules! registry {
@@ -48,6 +70,8 @@ macro_rules! registry {
 registry! {
     http::IpStack,
     http::ShortConn,
+    fs::Fs,
+    fs::FsSizes,
 }
 
 /// Looks a workload up by name.

@@ -1,0 +1,456 @@
+//! The filesystem workloads, after the seeds' "Round 2" (an image site
+//! unpacked, updated, served cold and warm, deleted) and the Rothman–Buckman
+//! file-size test.
+//!
+//! - `fs`: the image site ([`corpus`]): (a) unpack archive 1 with our own
+//!   extractor ([`extract`]); (b) unpack archive 2, in request order, on top;
+//!   (c) drop the caches and replay the request log over HTTP (100
+//!   connections, 10 requests each) against `scalebench serve` with 1
+//!   process, (d) again with 32; (e) both again warm; (f) delete it all.
+//!   Every phase is timed with its throughput sampled every 250 ms, and the
+//!   sync after a writing phase is timed on its own.
+//! - `fs-sizes`: write and read many files of 8, 16 and 128 KB (`--sizes`),
+//!   with and without an fsync per file ([`sizes`]).
+//!
+//! Both run on every place asked for: directories (`--dir`) and filesystems
+//! made on loop devices (`--mkfs`), one after the other, each a `target` of
+//! the rows.
+
+pub mod corpus;
+pub mod extract;
+pub mod ops;
+mod sizes;
+pub mod target;
+
+pub use sizes::FsSizes;
+pub use target::{FsSpec, Place, parse_bytes, parse_mkfs};
+
+use super::http::Server;
+use super::{Info, Options, Size, Workload};
+use crate::harness::Ctx;
+use crate::harness::phase::{self, DEFAULT_INTERVAL};
+use crate::harness::progress::Progress;
+use crate::harness::reaper::interrupted;
+use crate::net::Backend;
+use crate::net::load::{self, Target as LoadTarget};
+use crate::results::{PhaseStats, Status, WorkloadResult, WorkloadRow};
+use corpus::{Archive, Corpus, Spec};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Options of the filesystem workloads.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FsOptions {
+    /// Where to run: directories and filesystems to make, in order; empty
+    /// means the run's work directory.
+    pub places: Vec<Place>,
+    /// Size of each loop-device filesystem.
+    pub fs_size: Option<u64>,
+    /// Mount options for made filesystems that name none of their own.
+    pub mount_opts: Option<String>,
+    /// Files in the site (default: quick 20 000, full 1 000 000).
+    pub files: Option<u64>,
+    /// Bytes in the site (default: quick 200 MB, full 10 GB).
+    pub bytes: Option<u64>,
+    /// Requests in the log (default 10 000, the seeds' count).
+    pub requests: Option<u64>,
+    /// Generator seed.
+    pub seed: u64,
+    /// File sizes of `fs-sizes` (default 8 KB, 16 KB, 128 KB).
+    pub sizes: Vec<u64>,
+    /// Files per size in `fs-sizes` (default: quick 2 000, full 10 000).
+    pub size_files: Option<u64>,
+}
+
+/// Default loop filesystem size.
+pub const DEFAULT_FS_SIZE: u64 = 4 << 30;
+
+impl FsOptions {
+    fn places(&self, ctx: &Ctx) -> Vec<Place> {
+        if self.places.is_empty() {
+            vec![Place::WorkDir(ctx.workdir().to_path_buf())]
+        } else {
+            self.places.clone()
+        }
+    }
+}
+
+/// The `fs` workload.
+pub struct Fs;
+
+static FS: Info = Info {
+    name: "fs",
+    what: "the image site: unpack a generated tar.gz of images and thumbnails with plain system calls, unpack a second archive in request order on top, replay the request log over HTTP (100 connections) cold and warm with 1 and 32 server processes, delete everything; every phase timed, throughput every 250 ms",
+    quick: false,
+};
+
+/// One phase row.
+fn phase_row(
+    label: &str,
+    target: &str,
+    params: BTreeMap<String, serde_json::Value>,
+    phase: Option<PhaseStats>,
+    load: Option<crate::results::LoadStats>,
+    error: Option<String>,
+) -> WorkloadRow {
+    WorkloadRow {
+        label: label.to_string(),
+        target: Some(target.to_string()),
+        params,
+        load,
+        phase,
+        error,
+    }
+}
+
+/// Ends a workload: ok if any row measured, failed otherwise.
+pub(super) fn finish(
+    info: &Info,
+    params: BTreeMap<String, serde_json::Value>,
+    rows: Vec<WorkloadRow>,
+    mut notes: Vec<String>,
+) -> WorkloadResult {
+    let failed = rows.iter().all(|r| r.phase.is_none() && r.load.is_none());
+    notes.extend(rows.iter().filter_map(|r| {
+        r.error.as_ref().map(|e| {
+            format!(
+                "{}{}: {e}",
+                r.target
+                    .as_deref()
+                    .map_or(String::new(), |t| format!("{t}, ")),
+                r.label
+            )
+        })
+    }));
+    WorkloadResult {
+        name: info.name.into(),
+        what: info.what.into(),
+        status: if interrupted() {
+            Status::Interrupted
+        } else if failed {
+            Status::Failed
+        } else {
+            Status::Ok
+        },
+        message: notes.into_iter().reduce(|a, b| format!("{a}; {b}")),
+        params,
+        rows,
+    }
+}
+
+/// Unpacks one archive of `corpus` into `site` as a timed phase, then
+/// syncs (timed apart).
+fn unpack(corpus: &Arc<Corpus>, which: Archive, site: &Path) -> Result<PhaseStats, String> {
+    let (reader, generator) = corpus::spawn_archive(Arc::clone(corpus), which);
+    let (mut stats, r) = phase::run("files", DEFAULT_INTERVAL, |c| {
+        extract::extract(flate2::read::GzDecoder::new(reader), site, c)
+    });
+    // The generator ends when the reader is dropped (with the extractor).
+    let g = generator.join();
+    r.map_err(|e| e.to_string())?;
+    match g {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(format!("generating the archive: {e}")),
+        Err(_) => return Err("the archive generator panicked".into()),
+    }
+    stats.sync_seconds = Some(ops::sync_dir(site).map_err(|e| e.to_string())?);
+    Ok(stats)
+}
+
+/// Replays `urls` with 100 connections of 10 requests each as a timed phase.
+fn replay(
+    server: &Server,
+    paths: &[String],
+) -> Result<(PhaseStats, crate::results::LoadStats), String> {
+    let targets = paths
+        .iter()
+        .map(|p| LoadTarget::parse(&format!("{}{p}", server.url)).map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (stats, r) = phase::run("requests", DEFAULT_INTERVAL, |c| {
+        load::run(&load::Options {
+            targets,
+            connections: 100,
+            threads: 1,
+            per_connection: Some(10),
+            total: Some(paths.len() as u64),
+            duration: None,
+            rate: None,
+            // Cold caches on slow disks: a request may wait on many reads.
+            timeout: Duration::from_secs(60),
+            retries: 3,
+            backend: Backend::available_all()[0],
+            live: Some(Arc::clone(c)),
+        })
+    });
+    let o = r.map_err(|e| e.to_string())?;
+    Ok((stats, o.stats()))
+}
+
+/// Sizes of a run: (files, bytes, requests).
+fn corpus_size(opts: &Options) -> Spec {
+    let (files, bytes) = match opts.size {
+        Size::Quick => (20_000, 200_000_000),
+        Size::Full => (1_000_000, 10_000_000_000),
+    };
+    Spec {
+        seed: opts.fs.seed,
+        files: opts.fs.files.unwrap_or(files).max(2),
+        bytes: opts.fs.bytes.unwrap_or(bytes),
+        requests: opts.fs.requests.unwrap_or(10_000).max(1),
+    }
+}
+
+/// The phases, in order, as labelled in results.
+pub const PHASES: [&str; 7] = [
+    "unpack",
+    "unpack 2 (request order)",
+    "replay cold, 1 process",
+    "replay cold, 32 processes",
+    "replay warm, 1 process",
+    "replay warm, 32 processes",
+    "delete",
+];
+
+impl Workload for Fs {
+    fn info(&self) -> &'static Info {
+        &FS
+    }
+
+    fn run(&self, ctx: &Ctx, opts: &Options, progress: &mut Progress) -> WorkloadResult {
+        let spec = corpus_size(opts);
+        progress.phase("generating the corpus plan");
+        let corpus = Arc::new(Corpus::new(spec));
+        let (files, bytes) = corpus.final_totals();
+        let need = target::disk_need(files, bytes);
+        let places = opts.fs.places(ctx);
+        let mut params = BTreeMap::new();
+        params.insert("seed".into(), json!(spec.seed));
+        params.insert("files".into(), json!(files));
+        params.insert("bytes".into(), json!(bytes));
+        params.insert("requests".into(), json!(spec.requests));
+        params.insert(
+            "archive1_files".into(),
+            json!(corpus.archive_files(Archive::Site).len()),
+        );
+        params.insert(
+            "archive1_bytes".into(),
+            json!(corpus.archive_bytes(Archive::Site)),
+        );
+        params.insert(
+            "archive2_files".into(),
+            json!(corpus.archive_files(Archive::Requests).len()),
+        );
+        params.insert(
+            "archive2_bytes".into(),
+            json!(corpus.archive_bytes(Archive::Requests)),
+        );
+        params.insert("connections".into(), json!(100));
+        params.insert("requests_per_connection".into(), json!(10));
+        params.insert(
+            "interval_ms".into(),
+            json!(DEFAULT_INTERVAL.as_millis() as u64),
+        );
+        let paths: Vec<String> = corpus.log().iter().map(|&f| corpus.path(f)).collect();
+
+        let per_target = PHASES.len() as u64;
+        progress.begin(FS.name, per_target * places.len() as u64);
+        let mut rows = Vec::new();
+        let mut notes = Vec::new();
+        let mut infos = Vec::new();
+        for (i, place) in places.iter().enumerate() {
+            if interrupted() {
+                break;
+            }
+            let t = match target::prepare(
+                place,
+                ctx.workdir(),
+                i,
+                opts.fs.fs_size.unwrap_or(DEFAULT_FS_SIZE),
+                opts.fs.mount_opts.as_deref(),
+                need,
+            ) {
+                Ok(t) => t,
+                Err(e) => {
+                    let label = match place {
+                        Place::Dir(d) | Place::WorkDir(d) => format!("dir {}", d.display()),
+                        Place::Mkfs(s) => s.kind.clone(),
+                    };
+                    rows.push(phase_row(
+                        "setup",
+                        &label,
+                        BTreeMap::new(),
+                        None,
+                        None,
+                        Some(e),
+                    ));
+                    progress.advance(per_target);
+                    continue;
+                }
+            };
+            let mut info = t.info.clone();
+            info["label"] = json!(t.label);
+            let (r, note) = run_target(ctx, &corpus, &paths, &t, progress);
+            if let Some(n) = note {
+                info["cache"] = json!(n);
+            }
+            infos.push(info);
+            rows.extend(r);
+        }
+        params.insert("targets".into(), json!(infos));
+        progress.finish(&format!("{} phases", rows.len()));
+        if infos.iter().any(|i| {
+            i["cache"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("warm only"))
+        }) {
+            notes.push("warm only: the caches could not be dropped (see targets)".into());
+        }
+        finish(&FS, params, rows, notes)
+    }
+}
+
+/// Drops the caches; `Err` says why not.
+fn drop_caches() -> Result<(), String> {
+    crate::sys::drop_caches().map_err(|e| e.to_string())
+}
+
+/// Every phase on one target. Returns the rows and, when the caches could
+/// not be dropped, the note saying so.
+fn run_target(
+    ctx: &Ctx,
+    corpus: &Arc<Corpus>,
+    paths: &[String],
+    t: &target::Target,
+    progress: &mut Progress,
+) -> (Vec<WorkloadRow>, Option<String>) {
+    let mut rows = Vec::new();
+    let site: PathBuf = t.root.join("site");
+    let label = t.label.as_str();
+    if let Err(e) = std::fs::create_dir(&site) {
+        rows.push(phase_row(
+            "setup",
+            label,
+            BTreeMap::new(),
+            None,
+            None,
+            Some(format!("{}: {e}", site.display())),
+        ));
+        return (rows, None);
+    }
+    // (a), (b): the two archives.
+    for (name, which) in [(PHASES[0], Archive::Site), (PHASES[1], Archive::Requests)] {
+        progress.phase(&format!("{label}: {name}"));
+        let mut p = BTreeMap::new();
+        p.insert(
+            "archive_files".into(),
+            json!(corpus.archive_files(which).len()),
+        );
+        p.insert("archive_bytes".into(), json!(corpus.archive_bytes(which)));
+        match unpack(corpus, which, &site) {
+            Ok(s) => rows.push(phase_row(name, label, p, Some(s), None, None)),
+            Err(e) => {
+                rows.push(phase_row(name, label, p, None, None, Some(e)));
+                // Nothing to serve: delete what there is and stop here.
+                let _ = ops::remove_tree(&t.root, &phase::Counters::default());
+                return (rows, None);
+            }
+        }
+        progress.advance(1);
+        if interrupted() {
+            let _ = ops::remove_tree(&t.root, &phase::Counters::default());
+            return (rows, None);
+        }
+    }
+
+    // (c)–(e): the replays.
+    let mut cache_note = None;
+    let mut primed = false;
+    for (k, (cold, processes)) in [(true, 1u32), (true, 32), (false, 1), (false, 32)]
+        .into_iter()
+        .enumerate()
+    {
+        if interrupted() {
+            break;
+        }
+        let name = PHASES[2 + k];
+        progress.phase(&format!("{label}: {name}"));
+        let mut p = BTreeMap::new();
+        p.insert("processes".into(), json!(processes));
+        p.insert("cache".into(), json!(if cold { "cold" } else { "warm" }));
+        if cold && let Err(e) = drop_caches() {
+            cache_note = Some(format!("warm only: {e}"));
+            rows.push(phase_row(
+                name,
+                label,
+                p,
+                None,
+                None,
+                Some(format!("not run: the caches cannot be dropped ({e})")),
+            ));
+            progress.advance(1);
+            continue;
+        }
+        let server = match Server::start(ctx, &site, processes, false) {
+            Ok(s) => s,
+            Err(e) => {
+                rows.push(phase_row(name, label, p, None, None, Some(e)));
+                progress.advance(1);
+                continue;
+            }
+        };
+        if !cold && !primed && cache_note.is_some() {
+            // The cold rows did not run: read everything once first, so
+            // that "warm" means warm.
+            let _ = replay(&server, paths);
+            primed = true;
+        }
+        match replay(&server, paths) {
+            Ok((s, l)) => {
+                let error = (l.requests != paths.len() as u64 || l.failed > 0).then(|| {
+                    format!(
+                        "{} of {} requests answered, {} failed",
+                        l.requests,
+                        paths.len(),
+                        l.failed
+                    )
+                });
+                rows.push(phase_row(name, label, p, Some(s), Some(l), error));
+            }
+            Err(e) => rows.push(phase_row(name, label, p, None, None, Some(e))),
+        }
+        drop(server);
+        progress.advance(1);
+    }
+
+    // (f): delete everything.
+    progress.phase(&format!("{label}: delete"));
+    let (mut s, r) = phase::run("files", DEFAULT_INTERVAL, |c| ops::remove_tree(&t.root, c));
+    match r {
+        Ok(()) => {
+            s.sync_seconds = ops::sync_dir(&t.root).ok();
+            rows.push(phase_row(
+                PHASES[6],
+                label,
+                BTreeMap::new(),
+                Some(s),
+                None,
+                None,
+            ));
+        }
+        Err(e) => {
+            rows.push(phase_row(
+                PHASES[6],
+                label,
+                BTreeMap::new(),
+                None,
+                None,
+                Some(e.to_string()),
+            ));
+        }
+    }
+    progress.advance(1);
+    (rows, cache_note)
+}

@@ -1,0 +1,369 @@
+//! Where a filesystem workload runs: a directory on a mounted filesystem
+//! (`--dir`), or a filesystem made for the run on a loop device over a file
+//! in the work directory (`--mkfs`, root only), unmounted and detached on
+//! every path out (errors, ^C, panics) by the guard's `Drop`.
+
+use crate::sys;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A filesystem to make: its type and mount options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FsSpec {
+    /// `ext2`, `ext4`, `xfs`, `btrfs`, …
+    pub kind: String,
+    /// Mount options (`noatime`), or `None` for the defaults.
+    pub options: Option<String>,
+}
+
+/// Filesystem types `--mkfs` knows; an item of the list that is not one of
+/// these continues the previous item's mount options.
+pub const FS_KINDS: [&str; 5] = ["ext2", "ext3", "ext4", "xfs", "btrfs"];
+
+/// Parses `--mkfs` values: `ext4,xfs,btrfs,ext4:noatime,data=writeback` is
+/// four filesystems, the last with two mount options (a comma-separated
+/// piece that is not a filesystem type belongs to the options before it).
+pub fn parse_mkfs(values: &[String]) -> Result<Vec<FsSpec>, String> {
+    let mut out: Vec<FsSpec> = Vec::new();
+    for v in values {
+        let mut fresh = true;
+        for piece in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (kind, opts) = match piece.split_once(':') {
+                Some((k, o)) => (k, Some(o)),
+                None => (piece, None),
+            };
+            if FS_KINDS.contains(&kind) {
+                out.push(FsSpec {
+                    kind: kind.to_string(),
+                    options: opts.filter(|o| !o.is_empty()).map(String::from),
+                });
+                fresh = false;
+            } else if let (Some(last), false) = (out.last_mut(), fresh) {
+                if last.options.is_none() {
+                    return Err(format!(
+                        "--mkfs: `{piece}` is not a filesystem type ({}); mount options follow a type and a colon, as in ext4:noatime",
+                        FS_KINDS.join(", ")
+                    ));
+                }
+                let o = last.options.get_or_insert_with(String::new);
+                o.push(',');
+                o.push_str(piece);
+            } else {
+                return Err(format!(
+                    "--mkfs: `{kind}` is not a filesystem type scalebench can make ({})",
+                    FS_KINDS.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Where to run, as the user asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// A subdirectory made (and removed) under this directory.
+    Dir(PathBuf),
+    /// The same in the run's work directory (the default): labelled by
+    /// its filesystem and mount point rather than by its temporary name.
+    WorkDir(PathBuf),
+    /// A filesystem made on a loop device.
+    Mkfs(FsSpec),
+}
+
+/// A prepared place to run in.
+pub struct Target {
+    /// Its label in results and reports (`ext4`, `ext4 noatime`, `tmpfs /tmp`).
+    pub label: String,
+    /// The empty directory to work in.
+    pub root: PathBuf,
+    /// What the result records about it.
+    pub info: serde_json::Value,
+    _guard: Guard,
+}
+
+#[allow(dead_code)] // the guards are held for their Drop
+enum Guard {
+    Dir(tempfile::TempDir),
+    Loop(LoopDisk),
+}
+
+/// A loop device with a filesystem, mounted: unmounted, detached and its
+/// image removed when dropped.
+struct LoopDisk {
+    image: PathBuf,
+    dev: Option<String>,
+    mnt: PathBuf,
+    mounted: bool,
+}
+
+impl Drop for LoopDisk {
+    fn drop(&mut self) {
+        if self.mounted {
+            // A server that has just exited may still hold a file open for
+            // a moment: retry for a few seconds.
+            let mut ok = false;
+            for _ in 0..25 {
+                if sys::unmount_fs(&self.mnt).is_ok() {
+                    ok = true;
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            if !ok {
+                eprintln!(
+                    "scalebench: could not unmount {}; run `umount {}` and `losetup -d {}`",
+                    self.mnt.display(),
+                    self.mnt.display(),
+                    self.dev.as_deref().unwrap_or("?")
+                );
+                return;
+            }
+        }
+        if let Some(dev) = &self.dev
+            && let Err(e) = sys::disk_detach(dev)
+        {
+            eprintln!("scalebench: could not detach {dev}: {e}");
+        }
+        let _ = std::fs::remove_dir(&self.mnt);
+        let _ = std::fs::remove_file(&self.image);
+    }
+}
+
+/// Bytes a corpus of `files` files and `bytes` bytes takes on disk, with
+/// room for block rounding and metadata (4 KiB blocks, an inode and a
+/// directory entry per file).
+pub fn disk_need(files: u64, bytes: u64) -> u64 {
+    bytes + files * (4096 + 512) + (64 << 20)
+}
+
+fn human(b: u64) -> String {
+    if b >= 1 << 30 {
+        format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64)
+    }
+}
+
+fn describe(path: &Path) -> serde_json::Value {
+    let m = sys::mount_of(path).unwrap_or_default();
+    json!({
+        "fs_type": m.fs_type,
+        "mount_point": m.mount_point,
+        "device": m.device,
+        "mount_options": m.options,
+        "free_bytes": sys::free_bytes(path),
+    })
+}
+
+/// Makes `place` ready for a workload that needs `need` bytes (see
+/// [`disk_need`]); `index` keeps loop images of one run apart. Refuses
+/// clearly when the space is not there.
+pub fn prepare(
+    place: &Place,
+    workdir: &Path,
+    index: usize,
+    fs_size: u64,
+    default_opts: Option<&str>,
+    need: u64,
+) -> Result<Target, String> {
+    match place {
+        Place::Dir(dir) | Place::WorkDir(dir) => {
+            let free = sys::free_bytes(dir).ok_or_else(|| {
+                format!(
+                    "--dir {}: not a directory scalebench can use",
+                    dir.display()
+                )
+            })?;
+            if free < need {
+                return Err(format!(
+                    "--dir {}: {} free, the workload needs about {}; use fewer --files/--bytes or another directory",
+                    dir.display(),
+                    human(free),
+                    human(need)
+                ));
+            }
+            let t = tempfile::Builder::new()
+                .prefix("scalebench-fs-")
+                .tempdir_in(dir)
+                .map_err(|e| {
+                    format!(
+                        "--dir {}: cannot make a directory in it: {e}",
+                        dir.display()
+                    )
+                })?;
+            let mut info = describe(t.path());
+            info["path"] = json!(dir.display().to_string());
+            info["made"] = json!(false);
+            let fs_type = info["fs_type"].as_str().unwrap_or("?").to_string();
+            let label = match place {
+                Place::WorkDir(_) => {
+                    format!("{fs_type} {}", info["mount_point"].as_str().unwrap_or("?"))
+                }
+                _ => format!("{fs_type} {}", dir.display()),
+            };
+            Ok(Target {
+                label,
+                root: t.path().to_path_buf(),
+                info,
+                _guard: Guard::Dir(t),
+            })
+        }
+        Place::Mkfs(spec) => {
+            if fs_size < need + need / 4 {
+                return Err(format!(
+                    "--fs-size {}: too small for the corpus (about {} with filesystem overhead); raise it or use fewer --files/--bytes",
+                    human(fs_size),
+                    human(need + need / 4)
+                ));
+            }
+            // The image is sparse: blocks are taken as the workload writes.
+            let free = sys::free_bytes(workdir).unwrap_or(0);
+            if free < need {
+                return Err(format!(
+                    "{}: {} free for the loop image, the workload needs about {}",
+                    workdir.display(),
+                    human(free),
+                    human(need)
+                ));
+            }
+            let image = workdir.join(format!("fs-{index}-{}.img", spec.kind));
+            let mnt = workdir.join(format!("mnt-{index}-{}", spec.kind));
+            let f =
+                std::fs::File::create(&image).map_err(|e| format!("{}: {e}", image.display()))?;
+            let mut disk = LoopDisk {
+                image: image.clone(),
+                dev: None,
+                mnt: mnt.clone(),
+                mounted: false,
+            };
+            f.set_len(fs_size)
+                .map_err(|e| format!("{}: {e}", image.display()))?;
+            drop(f);
+            std::fs::create_dir(&mnt).map_err(|e| format!("{}: {e}", mnt.display()))?;
+            let dev = sys::disk_attach(&image).map_err(|e| format!("loop device: {e}"))?;
+            disk.dev = Some(dev.clone());
+            sys::make_fs(&spec.kind, &dev).map_err(|e| format!("mkfs: {e}"))?;
+            let opts = spec.options.as_deref().or(default_opts).unwrap_or("");
+            sys::mount_fs(&dev, &mnt, &spec.kind, opts).map_err(|e| format!("mount: {e}"))?;
+            disk.mounted = true;
+            let root = mnt.join("scalebench-fs");
+            std::fs::create_dir(&root).map_err(|e| format!("{}: {e}", root.display()))?;
+            let mut info = describe(&root);
+            info["made"] = json!(true);
+            info["fs_size"] = json!(fs_size);
+            info["mkfs"] = json!(spec.kind);
+            info["requested_mount_options"] = json!(opts);
+            let label = if opts.is_empty() {
+                spec.kind.clone()
+            } else {
+                format!("{} {opts}", spec.kind)
+            };
+            Ok(Target {
+                label,
+                root,
+                info,
+                _guard: Guard::Loop(disk),
+            })
+        }
+    }
+}
+
+/// Parses a byte count: `4G`, `200M`, `8K`, `128k`, `1.5G`, plain bytes
+/// (binary units: K = 1024).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M') => (&t[..t.len() - 1], 1 << 20),
+        Some('G') => (&t[..t.len() - 1], 1 << 30),
+        Some('T') => (&t[..t.len() - 1], 1 << 40),
+        _ => (t, 1),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (like 8K, 200M, 4G or a number of bytes)"))?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err(format!("`{s}` is not a positive size"));
+    }
+    Ok((v * mult as f64).round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mkfs_lists() {
+        let v = parse_mkfs(&[
+            "ext4,xfs,ext4:noatime,data=writeback".into(),
+            "btrfs".into(),
+        ])
+        .unwrap();
+        assert_eq!(
+            v,
+            vec![
+                FsSpec {
+                    kind: "ext4".into(),
+                    options: None
+                },
+                FsSpec {
+                    kind: "xfs".into(),
+                    options: None
+                },
+                FsSpec {
+                    kind: "ext4".into(),
+                    options: Some("noatime,data=writeback".into())
+                },
+                FsSpec {
+                    kind: "btrfs".into(),
+                    options: None
+                },
+            ]
+        );
+        let e = parse_mkfs(&["zfs".into()]).unwrap_err();
+        assert!(e.contains("`zfs`"), "{e}");
+        let e = parse_mkfs(&["ext4,noatime".into()]).unwrap_err();
+        assert!(e.contains("ext4:noatime"), "{e}");
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_bytes("8K").unwrap(), 8192);
+        assert_eq!(parse_bytes("128k").unwrap(), 131072);
+        assert_eq!(parse_bytes("4G").unwrap(), 4 << 30);
+        assert_eq!(parse_bytes("1.5M").unwrap(), 1_572_864);
+        assert_eq!(parse_bytes("100").unwrap(), 100);
+        assert!(parse_bytes("lots").unwrap_err().contains("`lots`"));
+        assert!(parse_bytes("-1K").is_err());
+    }
+
+    #[test]
+    fn a_dir_without_room_is_refused_by_name() {
+        let t = tempfile::tempdir().unwrap();
+        let e = match prepare(
+            &Place::Dir(t.path().into()),
+            t.path(),
+            0,
+            0,
+            None,
+            u64::MAX / 2,
+        ) {
+            Err(e) => e,
+            Ok(_) => panic!("accepted"),
+        };
+        assert!(
+            e.contains(&t.path().display().to_string()) && e.contains("free"),
+            "{e}"
+        );
+        // With room: a fresh subdirectory, removed with the target.
+        let got = prepare(&Place::Dir(t.path().into()), t.path(), 0, 0, None, 1).unwrap();
+        let root = got.root.clone();
+        assert!(root.starts_with(t.path()) && root.is_dir());
+        assert!(got.info["fs_type"].as_str().is_some_and(|s| !s.is_empty()));
+        drop(got);
+        assert!(!root.exists());
+    }
+}
