@@ -185,7 +185,8 @@ fn a_bad_file_is_named_and_the_rest_is_still_reported() {
     let t = tempfile::tempdir().unwrap();
     let mut doc: Value =
         serde_json::from_str(&std::fs::read_to_string(fixture("tuned.json")).unwrap()).unwrap();
-    doc["schema_version"] = 3.into();
+    let unknown = scalebench::results::SCHEMA_VERSION + 1;
+    doc["schema_version"] = unknown.into();
     let newer = t.path().join("newer.json");
     std::fs::write(&newer, doc.to_string()).unwrap();
     let out = t.path().join("r.html");
@@ -197,9 +198,9 @@ fn a_bad_file_is_named_and_the_rest_is_still_reported() {
         .arg(&out)
         .assert()
         .failure()
-        .stderr(predicate::str::contains(
-            "newer.json: schema version 3 is not supported",
-        ));
+        .stderr(predicate::str::contains(format!(
+            "newer.json: schema version {unknown} is not supported"
+        )));
     let html = std::fs::read_to_string(&out).unwrap();
     assert!(html.contains("class=\"notice\">left out:") && html.contains("newer.json"));
     assert!(html.contains("data-series=\"socket\" data-scale=\"linear\" data-systems=\"1\""));

@@ -1,0 +1,426 @@
+//! The filesystem workloads through the binary: on tmpfs (/dev/shm) and on
+//! an ext4 loop device (root: CI runs as root), every phase present, request
+//! counts exact, nothing left behind; ^C in the middle cleans up too.
+
+mod common;
+
+use assert_cmd::prelude::*;
+use common::{assert_valid, bin, load};
+use serde_json::Value;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const PHASES: [&str; 7] = [
+    "unpack",
+    "unpack 2 (request order)",
+    "replay cold, 1 process",
+    "replay cold, 32 processes",
+    "replay warm, 1 process",
+    "replay warm, 32 processes",
+    "delete",
+];
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn require_root() {
+    assert!(
+        is_root(),
+        "this test makes loop devices and drops caches: run it as root (scripts/test in CI is)"
+    );
+}
+
+/// Loop devices and mounts that mention `dir`.
+fn leftovers(dir: &Path) -> Vec<String> {
+    let d = dir.display().to_string();
+    let mut out: Vec<String> = std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(&d))
+        .map(String::from)
+        .collect();
+    if let Ok(o) = std::process::Command::new("losetup").arg("-a").output() {
+        out.extend(
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter(|l| l.contains(&d))
+                .map(String::from),
+        );
+    }
+    out
+}
+
+fn workload<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == name)
+        .unwrap_or_else(|| panic!("{name} missing"))
+}
+
+fn rows<'a>(w: &'a Value, target: &str) -> Vec<&'a Value> {
+    w["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["target"] == target)
+        .collect()
+}
+
+/// Checks every phase of `fs` on `target`.
+fn check_fs_phases(w: &Value, target: &str) {
+    assert_eq!(w["status"], "ok", "{}", w["message"]);
+    let p = &w["params"];
+    let rs = rows(w, target);
+    let labels: Vec<&str> = rs.iter().map(|r| r["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, PHASES, "{target}");
+    for r in &rs {
+        let ph = &r["phase"];
+        let label = r["label"].as_str().unwrap();
+        assert!(r["error"].is_null(), "{label}: {}", r["error"]);
+        assert!(ph["seconds"].as_f64().unwrap() > 0.0, "{label}");
+        assert!(!ph["throughput"].as_array().unwrap().is_empty(), "{label}");
+        match label {
+            "unpack" => {
+                assert_eq!(ph["items"], p["archive1_files"]);
+                assert_eq!(ph["bytes"], p["archive1_bytes"]);
+                assert!(ph["sync_seconds"].as_f64().is_some());
+            }
+            "unpack 2 (request order)" => {
+                assert_eq!(ph["items"], p["archive2_files"]);
+                assert_eq!(ph["bytes"], p["archive2_bytes"]);
+            }
+            "delete" => {
+                assert_eq!(ph["items"], p["files"]);
+                assert_eq!(ph["bytes"], p["bytes"]);
+            }
+            _ => {
+                // Every request of the log answered once, all 200.
+                let l = &r["load"];
+                assert_eq!(l["requests"], p["requests"], "{label}");
+                assert_eq!(ph["items"], p["requests"], "{label}");
+                assert_eq!(l["statuses"]["200"], p["requests"], "{label}");
+                assert_eq!(l["failed"], 0, "{label}");
+                assert_eq!(ph["bytes"], l["body_bytes"], "{label}");
+                let procs = if label.ends_with("1 process") { 1 } else { 32 };
+                assert_eq!(r["params"]["processes"], procs);
+            }
+        }
+    }
+}
+
+#[test]
+fn fs_and_fs_sizes_on_tmpfs() {
+    require_root();
+    let t = tempfile::tempdir().unwrap();
+    let shm = Path::new("/dev/shm");
+    let before: Vec<_> = std::fs::read_dir(shm)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let out = t.path().join("r.json");
+    let o = bin()
+        .args(["run", "fs", "fs-sizes", "--dir", "/dev/shm"])
+        .args(["--files", "600", "--bytes", "6M", "--requests", "800"])
+        .args([
+            "--size-files",
+            "40",
+            "--sizes",
+            "8K,128K",
+            "--quiet",
+            "--no-report",
+        ])
+        .arg("--workdir")
+        .arg(t.path())
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc = load(&out);
+    assert_valid(&doc);
+    let fs = workload(&doc, "fs");
+    let target = "tmpfs /dev/shm";
+    assert_eq!(fs["params"]["targets"][0]["label"], target);
+    assert_eq!(fs["params"]["targets"][0]["fs_type"], "tmpfs");
+    assert_eq!(fs["params"]["files"], 600);
+    check_fs_phases(fs, target);
+    // fs-sizes: write, read, write + fsync and a total per size.
+    let sizes = workload(&doc, "fs-sizes");
+    assert_eq!(sizes["status"], "ok", "{}", sizes["message"]);
+    let labels: Vec<&str> = rows(sizes, target)
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "8 KB write",
+            "8 KB read (cold)",
+            "8 KB write + fsync",
+            "8 KB total",
+            "128 KB write",
+            "128 KB read (cold)",
+            "128 KB write + fsync",
+            "128 KB total"
+        ]
+    );
+    for r in rows(sizes, target) {
+        let size = r["params"]["file_bytes"].as_u64().unwrap();
+        let ph = &r["phase"];
+        let k = if r["label"].as_str().unwrap().ends_with("total") {
+            3
+        } else {
+            1
+        };
+        assert_eq!(ph["items"], 40 * k, "{}", r["label"]);
+        assert_eq!(ph["bytes"], 40 * k * size, "{}", r["label"]);
+    }
+    // The terminal shows the phases per target.
+    for want in [
+        "unpack 2 (request order)",
+        "replay warm, 32 processes",
+        target,
+        "128 KB write + fsync",
+    ] {
+        assert!(stdout.contains(want), "{want} missing:\n{stdout}");
+    }
+    // Nothing left behind.
+    let after: Vec<_> = std::fs::read_dir(shm)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let new: Vec<_> = after.iter().filter(|p| !before.contains(p)).collect();
+    assert!(new.is_empty(), "left in /dev/shm: {new:?}");
+    assert_eq!(
+        std::fs::read_dir(t.path()).unwrap().count(),
+        1,
+        "only the result file"
+    );
+    // The HTML report has a throughput chart per phase.
+    let html = t.path().join("r.html");
+    bin()
+        .arg("report")
+        .arg(&out)
+        .arg("--html")
+        .arg(&html)
+        .assert()
+        .success();
+    let h = std::fs::read_to_string(&html).unwrap();
+    for p in PHASES {
+        assert!(
+            h.contains(&format!("<figure class=\"phase\" data-phase=\"{p}\">")),
+            "{p}"
+        );
+    }
+    assert!(h.contains("data-target=\"tmpfs /dev/shm\""));
+}
+
+#[test]
+fn fs_on_ext4_loop_devices_leaves_nothing_mounted() {
+    require_root();
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("r.json");
+    let work = t.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let o = bin()
+        .args([
+            "run",
+            "fs",
+            "--mkfs",
+            "ext4,ext4:noatime",
+            "--fs-size",
+            "256M",
+        ])
+        .args([
+            "--files",
+            "400",
+            "--bytes",
+            "4M",
+            "--requests",
+            "500",
+            "--quiet",
+            "--no-report",
+        ])
+        .arg("--workdir")
+        .arg(&work)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = load(&out);
+    assert_valid(&doc);
+    let fs = workload(&doc, "fs");
+    let targets = fs["params"]["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 2);
+    assert_eq!(targets[0]["label"], "ext4");
+    assert_eq!(targets[0]["fs_type"], "ext4");
+    assert_eq!(targets[0]["made"], true);
+    assert!(
+        targets[0]["device"]
+            .as_str()
+            .unwrap()
+            .starts_with("/dev/loop")
+    );
+    assert_eq!(targets[1]["label"], "ext4 noatime");
+    assert!(
+        targets[1]["mount_options"]
+            .as_str()
+            .unwrap()
+            .contains("noatime"),
+        "{}",
+        targets[1]["mount_options"]
+    );
+    check_fs_phases(fs, "ext4");
+    check_fs_phases(fs, "ext4 noatime");
+    assert!(leftovers(t.path()).is_empty(), "{:?}", leftovers(t.path()));
+    assert_eq!(
+        std::fs::read_dir(&work).unwrap().count(),
+        0,
+        "the work directory is empty"
+    );
+}
+
+#[test]
+fn interrupting_an_unpack_on_a_loop_device_unmounts_and_detaches() {
+    require_root();
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("r.json");
+    let work = t.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let mut child = bin()
+        .args([
+            "run",
+            "socket",
+            "fs",
+            "--max",
+            "200",
+            "--mkfs",
+            "ext4",
+            "--fs-size",
+            "3G",
+        ])
+        .args([
+            "--files",
+            "200000",
+            "--bytes",
+            "1G",
+            "--no-report",
+            "--quiet",
+        ])
+        .arg("--workdir")
+        .arg(&work)
+        .arg("-o")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the filesystem to be mounted and files to appear in it.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let unpacking = || walk_count(&work) > 100;
+    while !unpacking() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(unpacking(), "the unpack never started");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    assert!(leftovers(t.path()).is_empty(), "{:?}", leftovers(t.path()));
+    assert_eq!(
+        std::fs::read_dir(&work).unwrap().count(),
+        0,
+        "the work directory is empty"
+    );
+    // What finished before ^C is kept.
+    let doc = load(&out);
+    assert_valid(&doc);
+    assert_eq!(doc["complete"], false);
+    assert_eq!(doc["benchmarks"][0]["name"], "socket");
+    assert_eq!(doc["benchmarks"][0]["status"], "ok");
+}
+
+/// Files below `dir`, counted without following links, up to 1 000.
+fn walk_count(dir: &Path) -> usize {
+    let mut n = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            n += 1;
+            if n > 1000 {
+                return n;
+            }
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(e.path());
+            }
+        }
+    }
+    n
+}
+
+#[test]
+fn bad_filesystem_options_are_named() {
+    let cases: [(&[&str], &str); 4] = [
+        (&["--mkfs", "zfs"], "`zfs`"),
+        (&["--dir", "/nonexistent/place"], "--dir /nonexistent/place"),
+        (&["--bytes", "lots"], "--bytes: `lots`"),
+        (&["--sizes", "8K,huge"], "--sizes: `huge`"),
+    ];
+    for (args, want) in cases {
+        bin()
+            .args(["run", "fs"])
+            .args(args)
+            .assert()
+            .failure()
+            .stderr(predicates::str::contains(want));
+    }
+}
+
+#[test]
+fn a_corpus_that_does_not_fit_is_refused_and_the_rest_kept() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("r.json");
+    let o = bin()
+        .args(["run", "socket", "fs", "--max", "100", "--dir"])
+        .arg(t.path())
+        .args([
+            "--files",
+            "1000",
+            "--bytes",
+            "1000T",
+            "--quiet",
+            "--no-report",
+        ])
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let doc = load(&out);
+    assert_valid(&doc);
+    assert_eq!(doc["benchmarks"][0]["status"], "ok");
+    let fs = workload(&doc, "fs");
+    assert_eq!(fs["status"], "failed");
+    let m = fs["message"].as_str().unwrap();
+    assert!(
+        m.contains(&t.path().display().to_string()) && m.contains("free"),
+        "{m}"
+    );
+    assert_eq!(
+        std::fs::read_dir(t.path()).unwrap().count(),
+        1,
+        "only the result file"
+    );
+}
