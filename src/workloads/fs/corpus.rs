@@ -123,6 +123,8 @@ pub struct Corpus {
     second: Vec<u32>,
     /// Names of the image directories below `img/` and `thumb/`.
     image_dirs: Vec<String>,
+    /// Random bytes contents are cut from.
+    pool: Vec<u8>,
 }
 
 impl Corpus {
@@ -230,6 +232,7 @@ impl Corpus {
             log,
             second,
             image_dirs,
+            pool: pool(spec.seed),
         }
     }
 
@@ -373,7 +376,7 @@ impl Corpus {
             tar.append_data(
                 &mut h,
                 &path,
-                Content::new(self.spec.seed, f, version, size),
+                Content::new(&self.pool, self.spec.seed, f, version, size),
             )?;
         }
         tar.into_inner()?.finish()?.flush()
@@ -387,48 +390,58 @@ impl Corpus {
             self.size(f, 1)
         };
         let mut v = Vec::with_capacity(size as usize);
-        Content::new(self.spec.seed, f, version, size)
+        Content::new(&self.pool, self.spec.seed, f, version, size)
             .read_to_end(&mut v)
             .expect("generated content");
         v
     }
 }
 
+/// Bytes of the pool file contents are cut from (1 MiB).
+const POOL: usize = 1 << 20;
+
+/// The pool: random bytes from the seed, so that contents cost a copy to
+/// generate (the unpack phase must measure the kernel, not the generator).
+fn pool(seed: u64) -> Vec<u8> {
+    let mut r = Rng::new(seed, S_CONTENT);
+    let mut v = Vec::with_capacity(POOL);
+    while v.len() < POOL {
+        v.extend_from_slice(&r.next_u64().to_le_bytes());
+    }
+    v
+}
+
 /// A file's bytes, generated as they are read: a JPEG start-of-image
-/// marker, then random bytes (images do not compress). Byte `i` depends
-/// only on the file and `i` (a counter-based generator), never on how the
-/// reader splits its reads.
-struct Content {
-    key: u64,
+/// marker, then random bytes (images do not compress) cut from the pool at
+/// an offset of the file's own, wrapping around. Byte `i` depends only on
+/// the file, its version and `i`, never on how the reader splits its reads.
+struct Content<'a> {
+    pool: &'a [u8],
+    start: usize,
     pos: u64,
     size: u64,
 }
 
-impl Content {
-    fn new(seed: u64, f: u32, version: u32, size: u64) -> Content {
+impl<'a> Content<'a> {
+    fn new(pool: &'a [u8], seed: u64, f: u32, version: u32, size: u64) -> Content<'a> {
+        let mut r = Rng::new(seed ^ (u64::from(f) << 8) ^ u64::from(version), S_CONTENT);
         Content {
-            key: Rng::new(seed ^ (u64::from(f) << 8) ^ u64::from(version), S_CONTENT).next_u64(),
+            pool,
+            start: r.below(pool.len() as u64) as usize,
             pos: 0,
             size,
         }
     }
-
-    fn word(&self, k: u64) -> [u8; 8] {
-        let mut r = Rng(self.key ^ k.wrapping_mul(0xD6E8_FEB8_6659_FD93));
-        r.next_u64().to_le_bytes()
-    }
 }
 
-impl Read for Content {
+impl Read for Content<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = (buf.len() as u64).min(self.size - self.pos) as usize;
         let mut i = 0;
         while i < n {
-            let p = self.pos + i as u64;
-            let w = self.word(p / 8);
-            let off = (p % 8) as usize;
-            let take = (8 - off).min(n - i);
-            buf[i..i + take].copy_from_slice(&w[off..off + take]);
+            let at = (self.start + (self.pos as usize + i)) % self.pool.len();
+            let take = (self.pool.len() - at).min(n - i);
+            buf[i..i + take].copy_from_slice(&self.pool[at..at + take]);
             i += take;
         }
         // The JPEG marker over the first bytes.
