@@ -222,6 +222,31 @@ fn fs_and_fs_sizes_on_tmpfs() {
         );
     }
     assert!(h.contains("data-target=\"tmpfs /dev/shm\""));
+    // Laid over a copy whose phases took twice as long, the report names
+    // every phase as slower.
+    let mut slow = doc.clone();
+    slow["label"] = "slow".into();
+    for w in slow["workloads"].as_array_mut().unwrap() {
+        for r in w["rows"].as_array_mut().unwrap() {
+            let s = r["phase"]["seconds"].as_f64().unwrap();
+            r["phase"]["seconds"] = (2.0 * s).into();
+        }
+    }
+    let slow_file = t.path().join("slow.json");
+    std::fs::write(&slow_file, slow.to_string()).unwrap();
+    let o = bin()
+        .arg("report")
+        .arg(&out)
+        .arg(&slow_file)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    for p in PHASES {
+        assert!(
+            text.contains(&format!("fs ({p}, {target}): slow is 2.0× slower")),
+            "{p}:\n{text}"
+        );
+    }
 }
 
 #[test]

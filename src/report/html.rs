@@ -403,11 +403,7 @@ impl Report for HtmlReport {
                     }
                 })
             };
-            let who_head = if t.lines.iter().any(|l| l.target.is_some()) {
-                if many { "system · target" } else { "target" }
-            } else {
-                "system"
-            };
+            let who_head = t.who_head(many);
             writeln!(
                 out,
                 "<article class=\"workload\" id=\"{}\" data-workload=\"{}\"><h3>{}</h3><p class=\"what\">{}</p><table class=\"workloads\"><tr><th>row</th><th>{who_head}</th>",

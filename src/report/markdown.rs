@@ -58,7 +58,7 @@ impl Report for MarkdownReport {
         }
         for t in input.work_tables() {
             writeln!(out, "\n**{}** — {}\n", cell(t.name), cell(t.what))?;
-            write!(out, "| row | system |")?;
+            write!(out, "| row | {} |", t.who_head(input.systems.len() > 1))?;
             for c in t.columns {
                 write!(out, " {c} |")?;
             }

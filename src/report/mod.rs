@@ -210,6 +210,17 @@ fn load_errors(l: &crate::results::LoadStats) -> String {
     }
 }
 
+impl WorkTable<'_> {
+    /// The head of the column that says who measured a line.
+    pub fn who_head(&self, many_systems: bool) -> &'static str {
+        match (self.lines.iter().any(|l| l.target.is_some()), many_systems) {
+            (true, true) => "system · target",
+            (true, false) => "target",
+            (false, _) => "system",
+        }
+    }
+}
+
 impl WorkLine<'_> {
     /// Who measured the line: the system, with the target when there is one
     /// (`host · ext4`); with a single system, the target alone.

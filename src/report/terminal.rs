@@ -85,7 +85,7 @@ fn row(e: &Entry, show_system: bool) -> String {
 /// own columns, the cells sized for times and rates.
 fn write_phases(out: &mut dyn Write, t: &super::WorkTable, many: bool) -> std::io::Result<()> {
     const W: [usize; 6] = [8, 15, 7, 7, 11, 8];
-    let head = if many { "system · target" } else { "target" };
+    let head = t.who_head(many);
     let mut h = format!("{:<26} {head:<18}", "phase");
     for (c, w) in t.columns.iter().zip(W) {
         h.push_str(&format!(" {c:>w$}"));
