@@ -26,7 +26,7 @@ fn run(names: &[&str]) -> (Value, String) {
         .success();
     let doc = load(&out);
     assert_valid(&doc);
-    assert_eq!(doc["schema_version"], 3);
+    assert_eq!(doc["schema_version"], scalebench::results::SCHEMA_VERSION);
     assert_eq!(doc["complete"], true);
     assert_eq!(
         std::fs::read_dir(&work).unwrap().count(),

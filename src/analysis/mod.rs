@@ -8,6 +8,7 @@ pub mod buckets;
 pub mod csvin;
 pub mod fit;
 pub mod flags;
+pub mod profile;
 pub mod units;
 
 pub use buckets::{Bucket, Sample};

@@ -72,7 +72,9 @@ impl Run for BindRun {
     }
 
     fn op(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
-        let fd = self.fds[self.bound];
+        let Some(&fd) = self.fds.get(self.bound) else {
+            return Err(anyhow!("all {} sockets of the run are bound", self.fds.len()).into());
+        };
         let addr = &self.addr as *const libc::sockaddr_in as *const libc::sockaddr;
         let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
         sw.start();
@@ -88,6 +90,23 @@ impl Run for BindRun {
             ));
         }
         self.bound += 1;
+        Ok(())
+    }
+
+    /// Closes the socket just bound and puts a fresh one in its place.
+    fn undo(&mut self, _sw: &mut Stopwatch) -> Result<(), StepError> {
+        if self.bound == 0 {
+            return Ok(());
+        }
+        // SAFETY: plain socket() call.
+        let fresh = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };
+        if fresh < 0 {
+            return Err(anyhow!("socket(): {}", std::io::Error::last_os_error()).into());
+        }
+        self.bound -= 1;
+        // SAFETY: closing the socket the last op bound.
+        unsafe { libc::close(self.fds[self.bound]) };
+        self.fds[self.bound] = fresh;
         Ok(())
     }
 }

@@ -33,6 +33,11 @@ impl Run for ForkRun {
     fn op(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
         self.0.fork_one(sw)
     }
+
+    /// Kills and reaps a child.
+    fn undo(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
+        self.0.kill_one(sw)
+    }
 }
 
 impl Benchmark for Fork {

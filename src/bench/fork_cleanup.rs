@@ -57,4 +57,9 @@ impl Run for CleanupRun {
     fn op(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
         self.0.kill_one(sw)
     }
+
+    /// Forks a child in place of the one removed.
+    fn undo(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
+        self.0.fork_one(sw)
+    }
 }

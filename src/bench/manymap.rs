@@ -128,6 +128,24 @@ impl Opened {
         Ok(())
     }
 
+    /// Closes the file opened last.
+    pub fn close_last(&mut self) {
+        if self.fds.len() > self.maps.len()
+            && let Some(fd) = self.fds.pop()
+        {
+            // SAFETY: closing a descriptor this struct opened.
+            unsafe { libc::close(fd) };
+        }
+    }
+
+    /// Unmaps the file mapped last.
+    pub fn unmap_last(&mut self) {
+        if let Some(a) = self.maps.pop() {
+            // SAFETY: unmapping what this struct mapped.
+            unsafe { libc::munmap(a as *mut libc::c_void, FILE_BYTES) };
+        }
+    }
+
     /// Opens every file (untimed).
     pub fn open_all(&mut self) -> Result<(), StartError> {
         while self.fds.len() < self.tree.paths.len() {

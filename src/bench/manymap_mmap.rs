@@ -42,4 +42,9 @@ impl Run for MapRun {
     fn op(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
         self.0.map_next(Some(sw))
     }
+
+    fn undo(&mut self, _sw: &mut Stopwatch) -> Result<(), StepError> {
+        self.0.unmap_last();
+        Ok(())
+    }
 }

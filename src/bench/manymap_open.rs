@@ -40,4 +40,9 @@ impl Run for OpenRun {
     fn op(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
         self.0.open_next(Some(sw))
     }
+
+    fn undo(&mut self, _sw: &mut Stopwatch) -> Result<(), StepError> {
+        self.0.close_last();
+        Ok(())
+    }
 }

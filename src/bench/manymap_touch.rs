@@ -49,4 +49,12 @@ impl Run for TouchRun {
         self.touched += 1;
         Ok(())
     }
+
+    fn undo(&mut self, _sw: &mut Stopwatch) -> Result<(), StepError> {
+        if self.touched > 0 {
+            self.touched -= 1;
+            super::mmap::untouch(self.files.maps[self.touched]);
+        }
+        Ok(())
+    }
 }

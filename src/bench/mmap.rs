@@ -120,6 +120,21 @@ impl PageMaps {
         self.maps.push(addr as usize);
         Ok(())
     }
+
+    /// Unmaps the page mapped last.
+    pub(crate) fn unmap_last(&mut self) {
+        if let Some(a) = self.maps.pop() {
+            // SAFETY: unmapping a page this struct mapped.
+            unsafe { libc::munmap(a as *mut libc::c_void, self.page) };
+        }
+    }
+}
+
+/// Drops the page table entry of a mapped page, so that the next touch
+/// faults again (the touch benchmarks' undo).
+pub(crate) fn untouch(page: usize) {
+    // SAFETY: `page` is the start of a live mapping of at least one page.
+    unsafe { libc::madvise(page as *mut libc::c_void, page_size(), libc::MADV_DONTNEED) };
 }
 
 impl Drop for PageMaps {
@@ -161,5 +176,10 @@ impl Run for MmapRun {
 
     fn op(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
         self.0.map_next(Some(sw))
+    }
+
+    fn undo(&mut self, _sw: &mut Stopwatch) -> Result<(), StepError> {
+        self.0.unmap_last();
+        Ok(())
     }
 }

@@ -57,6 +57,14 @@ impl Run for SocketRun {
         self.fds.push(fd);
         Ok(())
     }
+
+    fn undo(&mut self, _sw: &mut Stopwatch) -> Result<(), StepError> {
+        if let Some(fd) = self.fds.pop() {
+            // SAFETY: closing the descriptor the last op opened.
+            unsafe { libc::close(fd) };
+        }
+        Ok(())
+    }
 }
 
 impl Drop for SocketRun {

@@ -6,6 +6,7 @@ mod load;
 mod responder;
 mod run;
 mod serve;
+mod why;
 
 use crate::harness::clock::TimerKind;
 use crate::report::Format;
@@ -41,6 +42,9 @@ pub enum Command {
     Serve(ServeArgs),
     /// Load an HTTP server: concurrency, requests per connection, rate, URL replay.
     Load(LoadArgs),
+    /// Profile the benchmarks of a result file at low and high n and say
+    /// which functions make their cost grow (stored in the file).
+    Why(WhyArgs),
     /// The network benchmarks' server (started by `run`; not for direct use).
     #[command(name = "__responder", hide = true)]
     Responder(ResponderArgs),
@@ -212,6 +216,18 @@ pub struct RunArgs {
     /// Do not write the HTML report beside the result file.
     #[arg(long)]
     pub no_report: bool,
+    /// After each benchmark, profile it at low and at high n (the timed
+    /// operation and its undo, repeated while a sampling profiler records
+    /// call stacks) and say which functions make it grow. Needs perf on
+    /// Linux, DTrace on FreeBSD and macOS.
+    #[arg(long)]
+    pub why: bool,
+    /// Length of each profile window, seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_window)]
+    pub why_seconds: f64,
+    /// The profiler's program (default: perf on Linux, dtrace elsewhere).
+    #[arg(long, value_name = "PROGRAM")]
+    pub profiler: Option<String>,
     /// Filesystem workloads (fs, fs-sizes): run in this directory, on
     /// whatever filesystem holds it (scalebench works in a subdirectory it
     /// makes and removes); repeatable. Default: the work directory.
@@ -259,6 +275,44 @@ pub struct RunArgs {
     /// Files per size in fs-sizes (default 2 000; `full`: 10 000).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Filesystem workloads")]
     pub size_files: Option<u64>,
+}
+
+/// A profile window length: 0.2 to 60 seconds.
+fn parse_window(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if (0.2..=60.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} s: a profile window is 0.2 to 60 seconds"))
+    }
+}
+
+/// Options of `why`.
+#[derive(Debug, clap::Args)]
+pub struct WhyArgs {
+    /// The result file whose benchmarks to profile.
+    #[arg(value_name = "RESULT.json")]
+    pub file: PathBuf,
+    /// Only these benchmarks (names or series, e.g. `bind`, `httpreq[poll]`).
+    #[arg(long = "only", value_name = "NAME", value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Write the file with the profiles here instead of over the input.
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Length of each profile window, seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_window)]
+    pub seconds: f64,
+    /// The profiler's program (default: perf on Linux, dtrace elsewhere).
+    #[arg(long, value_name = "PROGRAM")]
+    pub profiler: Option<String>,
+    /// Where to create the work directory (default: the system temp dir).
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// No progress output on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Options of `report`.
@@ -341,6 +395,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Sysinfo(a) => commands::sysinfo(a),
         Command::Serve(a) => serve::run(a),
         Command::Load(a) => load::run(a),
+        Command::Why(a) => why::run(a),
         Command::Responder(a) => responder::run(a),
     }
 }

@@ -7,6 +7,7 @@ use crate::bench::{self, Benchmark, REGISTRY, Suite};
 use crate::harness::clock::Clock;
 use crate::harness::progress::{Mode, Progress};
 use crate::harness::runner::{Plan, run_benchmark};
+use crate::harness::why::{self, WhyOptions};
 use crate::harness::workdir::WorkDir;
 use crate::harness::{Ctx, NetOptions, limits, reaper};
 use crate::net::Backend;
@@ -337,6 +338,22 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             );
             progress.note(&leak);
             r.message = Some(r.message.map_or(leak.clone(), |m| format!("{m}; {leak}")));
+        }
+        // After the leak check: the profile windows are not the runs.
+        if a.why && matches!(r.status, Status::Ok | Status::Capped) && !reaper::interrupted() {
+            progress.phase(&format!(
+                "{}: profiling at low and high n (--why)",
+                r.series
+            ));
+            let opts = WhyOptions {
+                seconds: a.why_seconds,
+                profiler_cmd: a.profiler.clone(),
+            };
+            let p = why::profile(t.bench, variant.as_deref(), &ctx, r.params.n, &opts);
+            if let Some(e) = &p.error {
+                progress.note(&format!("{}: no profile: {e}", r.series));
+            }
+            r.profile = Some(p);
         }
         file.benchmarks.push(r);
         results::write_atomic(&out, &file)

@@ -7,10 +7,12 @@
 pub mod clock;
 pub mod limits;
 pub mod phase;
+pub mod profiler;
 pub mod progress;
 pub mod rawclock;
 pub mod reaper;
 pub mod runner;
+pub mod why;
 pub mod workdir;
 
 use crate::net::Backend;

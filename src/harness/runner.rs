@@ -88,6 +88,7 @@ pub fn run_benchmark(
         caps: Vec::new(),
         environment: limits::environment(info.uses, info.knobs),
         runs: Vec::new(),
+        profile: None,
     };
     if n == 0 {
         result.status = Status::Failed;

@@ -41,6 +41,85 @@ ul.words { list-style: none; padding: 0; margin: 6px 0 0; } ul.words li { margin
 @media print { .scale input, .scale label { display: none; } .scale .lin-view { display: block !important; } .scale .log-view { display: none !important; } body { max-width: none; } }
 "#;
 
+/// The growing functions of an entry's profile, as a table, and the flame
+/// graph of its high-n window with them marked.
+fn write_profile(out: &mut dyn Write, e: &Entry, id: &str) -> std::io::Result<()> {
+    let Some(p) = e.bench.and_then(|b| b.profile.as_ref()) else {
+        return Ok(());
+    };
+    if p.error.is_some() || p.windows.len() < 2 {
+        return Ok(());
+    }
+    let (lo, hi) = (&p.windows[0], &p.windows[1]);
+    writeln!(
+        out,
+        "<div class=\"profile\" data-system=\"{}\"><p class=\"what\">profile of {}: {} samples at n = {} and {} at n = {} ({}, {} Hz; {:.1} s windows)</p>",
+        esc(e.system),
+        esc(e.system),
+        lo.samples,
+        fmt_n(lo.n as f64),
+        hi.samples,
+        fmt_n(hi.n as f64),
+        esc(&p.profiler),
+        p.frequency_hz,
+        hi.seconds
+    )?;
+    if !p.growing.is_empty() {
+        writeln!(
+            out,
+            "<table class=\"growing\"><tr><th>growing function</th><th>time</th><th>share at n = {}</th><th>share at n = {}</th><th>CPU per op at n = {}</th><th>at n = {}</th></tr>",
+            fmt_n(lo.n as f64),
+            fmt_n(hi.n as f64),
+            fmt_n(lo.n as f64),
+            fmt_n(hi.n as f64)
+        )?;
+        for g in &p.growing {
+            writeln!(
+                out,
+                "<tr><td>{}{}</td><td>{}</td><td class=\"num\">{:.1} %</td><td class=\"num\">{:.1} %</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                esc(&g.function),
+                if g.kernel { " [k]" } else { "" },
+                esc(&g.basis),
+                g.low_share * 100.0,
+                g.high_share * 100.0,
+                fmt_ns(g.low_ns_per_op),
+                fmt_ns(g.high_ns_per_op)
+            )?;
+        }
+        writeln!(out, "</table>")?;
+    }
+    if let Some(text) = hi.folded_text() {
+        let folded = crate::analysis::profile::unfold(&text);
+        let marks: Vec<String> = p
+            .growing
+            .iter()
+            .map(|g| {
+                if g.kernel {
+                    format!("{} [k]", g.function)
+                } else {
+                    g.function.clone()
+                }
+            })
+            .collect();
+        writeln!(
+            out,
+            "{}",
+            super::flame::svg(
+                id,
+                &format!(
+                    "{} {} at n = {}: where the time goes (growing functions in red)",
+                    e.system,
+                    e.series,
+                    fmt_n(hi.n as f64)
+                ),
+                &folded,
+                &marks
+            )
+        )?;
+    }
+    writeln!(out, "</div>")
+}
+
 fn colour(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
 }
@@ -147,6 +226,9 @@ fn verdict_words(e: &Entry, idx: usize) -> String {
                     "<div class=\"detail flags\">{}</div>",
                     esc(&f.describe())
                 ));
+            }
+            if let Some(w) = super::why_of(e) {
+                s.push_str(&format!("<div class=\"detail why\">{}</div>", esc(&w)));
             }
         }
         Err(m) => s.push_str(&format!(
@@ -598,7 +680,11 @@ impl Report for HtmlReport {
             for e in &entries {
                 writeln!(out, "{}", verdict_words(e, index(e.system)))?;
             }
-            writeln!(out, "</ul></article>")?;
+            writeln!(out, "</ul>")?;
+            for e in &entries {
+                write_profile(out, e, &format!("p{k}-{}", index(e.system)))?;
+            }
+            writeln!(out, "</article>")?;
         }
         let failed = input
             .entries

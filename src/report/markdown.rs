@@ -53,7 +53,10 @@ impl Report for MarkdownReport {
                 low,
                 high,
                 cell(&flags_of(e)),
-                cell(&words)
+                cell(&match super::why_of(e) {
+                    Some(w) => format!("{words}; {w}"),
+                    None => words,
+                })
             )?;
         }
         for t in input.work_tables() {

@@ -6,6 +6,7 @@ pub mod chart;
 mod csv_out;
 pub mod diff;
 pub mod export;
+pub mod flame;
 pub mod html;
 mod json;
 mod markdown;
@@ -347,6 +348,17 @@ impl<'a> Input<'a> {
             })
             .collect()
     }
+}
+
+/// What the profile windows found for an entry, in one line (`why: …`),
+/// or why there is no profile; `None` when none was asked for.
+pub fn why_of(e: &Entry) -> Option<String> {
+    let p = e.bench?.profile.as_ref()?;
+    Some(match (&p.error, &p.explanation) {
+        (Some(err), _) => format!("why: no profile ({err})"),
+        (None, Some(x)) => format!("why: {x}"),
+        (None, None) => "why: no finding".to_string(),
+    })
 }
 
 /// All flags of an entry, status first, `;`-separated.

@@ -229,6 +229,9 @@ impl Report for TerminalReport {
                         for f in &v.flags {
                             wrapped(out, "    ", &f.describe())?;
                         }
+                        if let Some(w) = super::why_of(e) {
+                            wrapped(out, "    ", &w)?;
+                        }
                     }
                     Err(m) => wrapped(out, "", &format!("{who} — no verdict: {m}"))?,
                 }

@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 pub const SCHEMA_NAME: &str = "scalebench-result";
 /// The schema version this scalebench writes. It reads this one and every
 /// older one (version 1 files have no `workloads`; version 2 rows have no
-/// `target` or `phase`).
-pub const SCHEMA_VERSION: u32 = 3;
+/// `target` or `phase`; version 3 benchmarks have no `profile`).
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// A whole result file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -345,6 +345,105 @@ pub struct BenchResult {
     pub environment: BTreeMap<String, String>,
     /// Every run, in order.
     pub runs: Vec<RunRecord>,
+    /// Where the time goes at low and at high n (`run --why`, `why`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<Profile>,
+}
+
+/// A benchmark's profile: call stacks sampled while the harness held n
+/// steady at the first decile and at the largest n, repeating the timed
+/// operation and its undo; and the functions whose time grew.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Profile {
+    /// The profiler (`perf`, `dtrace`), empty when none could run.
+    pub profiler: String,
+    /// The event sampled (`cpu-clock`).
+    pub event: String,
+    /// Samples per second per CPU.
+    pub frequency_hz: u32,
+    /// The low-n window, then the high-n one.
+    pub windows: Vec<ProfileWindow>,
+    /// Functions whose time per operation grew most, largest first.
+    pub growing: Vec<Grower>,
+    /// The finding in words ("at n = 15 000, 65 % of the time is in …").
+    pub explanation: Option<String>,
+    /// Why there is no profile (no profiler, kernel stacks forbidden, …),
+    /// with the command that would enable it.
+    pub error: Option<String>,
+}
+
+/// One profile window.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ProfileWindow {
+    /// n held during the window.
+    pub n: u64,
+    /// Length of the window, seconds.
+    pub seconds: f64,
+    /// Operations (each with its undo) done in it.
+    pub ops: u64,
+    /// Stacks sampled, in all processes of the benchmark.
+    pub samples: u64,
+    /// Functions by self time (the leaf of a sample), most first.
+    pub top_self: Vec<FnSamples>,
+    /// Functions by inclusive time (anywhere in a sample), most first.
+    pub top_inclusive: Vec<FnSamples>,
+    /// Folded stacks (`root;…;leaf COUNT` per line, kernel frames marked
+    /// ` [k]`), when under 64 KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folded: Option<String>,
+    /// The same, gzip-compressed and base64-encoded, when larger.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folded_gzip_base64: Option<String>,
+}
+
+impl ProfileWindow {
+    /// The folded stacks, decompressed if need be.
+    pub fn folded_text(&self) -> Option<String> {
+        if let Some(f) = &self.folded {
+            return Some(f.clone());
+        }
+        use base64::Engine;
+        use std::io::Read;
+        let gz = base64::engine::general_purpose::STANDARD
+            .decode(self.folded_gzip_base64.as_ref()?)
+            .ok()?;
+        let mut s = String::new();
+        flate2::read::GzDecoder::new(&gz[..])
+            .read_to_string(&mut s)
+            .ok()?;
+        Some(s)
+    }
+}
+
+/// A function and its samples in a window.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FnSamples {
+    /// Function name.
+    pub function: String,
+    /// Kernel function.
+    pub kernel: bool,
+    /// Samples.
+    pub samples: u64,
+}
+
+/// A function whose time grew from the low to the high window.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Grower {
+    /// Function name.
+    pub function: String,
+    /// Kernel function.
+    pub kernel: bool,
+    /// `self` (time in the function itself) or `inclusive` (in it and
+    /// what it calls).
+    pub basis: String,
+    /// Share of the low window's samples.
+    pub low_share: f64,
+    /// Share of the high window's samples.
+    pub high_share: f64,
+    /// CPU time per operation in it at low n, ns.
+    pub low_ns_per_op: f64,
+    /// The same at high n.
+    pub high_ns_per_op: f64,
 }
 
 /// Parameters of a benchmark series.

@@ -1,0 +1,103 @@
+//! `scalebench why RESULT.json`: profile the benchmarks of a result file at
+//! low and high n (the n each reached), and store the profiles in it.
+
+use super::WhyArgs;
+use crate::bench;
+use crate::harness::clock::{Clock, TimerKind};
+use crate::harness::progress::{Mode, Progress};
+use crate::harness::why::{WhyOptions, profile};
+use crate::harness::workdir::WorkDir;
+use crate::harness::{Ctx, limits, reaper};
+use crate::results::{self, Status};
+use anyhow::{Context, bail};
+use std::process::ExitCode;
+
+/// The variant in a series name: `httpreq[poll]` → `poll`.
+fn variant_of(series: &str) -> Option<&str> {
+    let (_, rest) = series.split_once('[')?;
+    rest.strip_suffix(']')
+}
+
+/// `scalebench why`.
+pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
+    let mut file = results::load(&a.file)?;
+    for o in &a.only {
+        if !file
+            .benchmarks
+            .iter()
+            .any(|b| &b.name == o || &b.series == o)
+        {
+            bail!("--only {o}: {} has no such benchmark", a.file.display());
+        }
+    }
+    let out = a.out.clone().unwrap_or_else(|| a.file.clone());
+    let clock = Clock::new(TimerKind::Monotonic)?;
+    reaper::install();
+    let workdir = WorkDir::create(a.workdir.as_deref())?;
+    let guard = limits::raise();
+    let ctx = Ctx::new(workdir.path(), &clock);
+    let opts = WhyOptions {
+        seconds: a.seconds,
+        profiler_cmd: a.profiler.clone(),
+    };
+    let progress = Progress::new(Mode::detect(a.quiet));
+    let mut done = 0;
+    let mut errors = 0;
+    for i in 0..file.benchmarks.len() {
+        if reaper::interrupted() {
+            break;
+        }
+        let b = &file.benchmarks[i];
+        if !a.only.is_empty() && !a.only.iter().any(|o| *o == b.name || *o == b.series) {
+            continue;
+        }
+        if !matches!(b.status, Status::Ok | Status::Capped) {
+            continue;
+        }
+        let Some(bench) = bench::find(&b.name) else {
+            progress.note(&format!(
+                "{}: this scalebench has no such benchmark",
+                b.series
+            ));
+            continue;
+        };
+        progress.note(&format!(
+            "{}: profiling at n = {} and n = {}",
+            b.series,
+            (b.params.n / 10).max(1),
+            b.params.n
+        ));
+        let p = profile(bench, variant_of(&b.series), &ctx, b.params.n, &opts);
+        match (&p.error, &p.explanation) {
+            (Some(e), _) => {
+                errors += 1;
+                progress.note(&format!("{}: no profile: {e}", b.series));
+            }
+            (None, Some(x)) => progress.note(&format!("{}: {x}", b.series)),
+            (None, None) => {}
+        }
+        file.benchmarks[i].profile = Some(p);
+        done += 1;
+        results::write_atomic(&out, &file)
+            .with_context(|| format!("cannot write the result file {}", out.display()))?;
+    }
+    drop(guard);
+    drop(workdir);
+    eprintln!("{done} benchmarks profiled into {}", out.display());
+    Ok(if errors > 0 || reaper::interrupted() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variants_come_from_series_names() {
+        assert_eq!(variant_of("httpreq[poll]"), Some("poll"));
+        assert_eq!(variant_of("bind"), None);
+    }
+}

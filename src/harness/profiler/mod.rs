@@ -1,0 +1,141 @@
+//! Sampling profilers behind one small interface: start recording the call
+//! stacks of some processes for a while, then hand back the samples.
+//!
+//! Backends: Linux `perf` (the software `cpu-clock` event, which works
+//! without hardware counters, e.g. in virtual machines) and DTrace's
+//! `profile` provider (FreeBSD, macOS, illumos). Each says, when it cannot
+//! run, exactly what is missing and the command that enables it.
+
+pub mod dtrace;
+pub mod perf;
+
+use std::path::Path;
+use std::time::Duration;
+
+/// One frame of a call stack.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Frame {
+    /// The function (`inet_bind2_bucket_find`, `scalebench::…::walk`), or
+    /// `[unknown]` when the profiler could not name it.
+    pub function: String,
+    /// Whether it runs in the kernel.
+    pub kernel: bool,
+}
+
+/// One sample: a call stack, leaf (where the CPU was) first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sample {
+    /// Process id.
+    pub pid: u32,
+    /// Command name.
+    pub comm: String,
+    /// Frames, innermost first.
+    pub frames: Vec<Frame>,
+}
+
+/// A recording in progress.
+pub trait Recording {
+    /// Waits for the recording to end and reads its samples.
+    fn finish(self: Box<Self>) -> Result<Vec<Sample>, String>;
+}
+
+/// A sampling profiler.
+pub trait Profiler {
+    /// Its name (`perf`, `dtrace`), as stored in results.
+    fn name(&self) -> &'static str;
+
+    /// The event sampled, in words (`cpu-clock`).
+    fn event(&self) -> &'static str;
+
+    /// Samples per second per CPU.
+    fn frequency(&self) -> u32;
+
+    /// Whether it can record kernel and user stacks here; the error says
+    /// what is missing and how to enable it.
+    fn check(&self) -> Result<(), String>;
+
+    /// Starts recording `pids` (and the children they start) for `length`,
+    /// writing its raw data into `dir`. Recording begins within about
+    /// [`ATTACH_DELAY`] of the call.
+    fn start(
+        &self,
+        pids: &[u32],
+        length: Duration,
+        dir: &Path,
+    ) -> Result<Box<dyn Recording>, String>;
+}
+
+/// How long a profiler may take to attach before the work it should see.
+pub const ATTACH_DELAY: Duration = Duration::from_millis(400);
+
+/// The profiler this system has, or why there is none. `override_cmd`
+/// replaces the profiler's program (tests use it to simulate a missing one).
+pub fn detect(override_cmd: Option<&str>) -> Result<Box<dyn Profiler>, String> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let p = perf::Perf::new(override_cmd.unwrap_or("perf"));
+        p.check()?;
+        Ok(Box::new(p))
+    }
+    #[cfg(any(
+        target_os = "freebsd",
+        target_vendor = "apple",
+        target_os = "illumos",
+        target_os = "solaris"
+    ))]
+    {
+        let p = dtrace::Dtrace::new(override_cmd.unwrap_or("dtrace"));
+        p.check()?;
+        Ok(Box::new(p))
+    }
+    #[cfg(not(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_vendor = "apple",
+        target_os = "illumos",
+        target_os = "solaris"
+    )))]
+    {
+        let _ = override_cmd;
+        Err(format!(
+            "no sampling profiler backend for {} yet (perf on Linux, DTrace on FreeBSD, macOS and illumos)",
+            std::env::consts::OS
+        ))
+    }
+}
+
+/// This process and every process below it (Linux: from /proc; elsewhere
+/// this process only, and the profiler follows children it starts).
+pub fn process_tree() -> Vec<u32> {
+    let me = std::process::id();
+    let mut out = vec![me];
+    if let Ok(rd) = std::fs::read_dir("/proc") {
+        let mut parent: Vec<(u32, u32)> = Vec::new();
+        for e in rd.flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            // The ppid follows the parenthesised command name.
+            if let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..])
+                && let Some(pp) = rest.split_whitespace().nth(1).and_then(|s| s.parse().ok())
+            {
+                parent.push((pid, pp));
+            }
+        }
+        let mut i = 0;
+        while i < out.len() {
+            let p = out[i];
+            for &(c, pp) in &parent {
+                if pp == p && !out.contains(&c) {
+                    out.push(c);
+                }
+            }
+            i += 1;
+        }
+    }
+    out
+}

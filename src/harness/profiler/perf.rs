@@ -1,0 +1,317 @@
+//! Linux `perf`: `perf record -e cpu-clock -g -p PIDS -- sleep LENGTH`,
+//! read back with `perf script`.
+
+use super::{Frame, Profiler, Recording, Sample};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// The perf backend.
+pub struct Perf {
+    program: String,
+}
+
+/// Samples per second: odd, so that it does not beat with periodic work.
+const FREQUENCY: u32 = 997;
+
+impl Perf {
+    /// perf, run as `program`.
+    pub fn new(program: &str) -> Perf {
+        Perf {
+            program: program.to_string(),
+        }
+    }
+}
+
+fn read_sysctl(name: &str) -> Option<i64> {
+    std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Why perf cannot record kernel stacks of our processes here, if it
+/// cannot: `paranoid` is kernel.perf_event_paranoid, `kptr` is
+/// kernel.kptr_restrict, `root` whether we run as root.
+pub fn kernel_stacks_blocked(
+    paranoid: Option<i64>,
+    kptr: Option<i64>,
+    root: bool,
+) -> Option<String> {
+    if !root && paranoid.is_some_and(|p| p > 1) {
+        return Some(format!(
+            "kernel stacks are not recorded: kernel.perf_event_paranoid is {} (needs 1 or less, or root); enable with `sudo sysctl kernel.perf_event_paranoid=1`",
+            paranoid.unwrap_or(2)
+        ));
+    }
+    if kptr.is_some_and(|k| k >= 2) || (!root && kptr.is_some_and(|k| k >= 1)) {
+        return Some(format!(
+            "kernel functions cannot be named: kernel.kptr_restrict is {} (needs 0, or 1 as root); enable with `sudo sysctl kernel.kptr_restrict=0`",
+            kptr.unwrap_or(1)
+        ));
+    }
+    None
+}
+
+impl Profiler for Perf {
+    fn name(&self) -> &'static str {
+        "perf"
+    }
+
+    fn event(&self) -> &'static str {
+        "cpu-clock"
+    }
+
+    fn frequency(&self) -> u32 {
+        FREQUENCY
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let ok = Command::new(&self.program)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            return Err(format!(
+                "the profiler `{}` is not installed or does not run (Debian: `apt-get install linux-perf`)",
+                self.program
+            ));
+        }
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        match kernel_stacks_blocked(
+            read_sysctl("perf_event_paranoid"),
+            read_sysctl("kptr_restrict"),
+            root,
+        ) {
+            Some(why) => Err(why),
+            None => Ok(()),
+        }
+    }
+
+    fn start(
+        &self,
+        pids: &[u32],
+        length: Duration,
+        dir: &Path,
+    ) -> Result<Box<dyn Recording>, String> {
+        let data = dir.join("perf.data");
+        let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+        let child = Command::new(&self.program)
+            .args(["record", "-q", "-e", "cpu-clock", "-g"])
+            .args(["-F", &FREQUENCY.to_string()])
+            .args(["-p", &list.join(",")])
+            .arg("-o")
+            .arg(&data)
+            .args(["--", "sleep", &format!("{:.3}", length.as_secs_f64())])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("{} record: {e}", self.program))?;
+        Ok(Box::new(PerfRecording {
+            program: self.program.clone(),
+            child: Some(child),
+            data,
+        }))
+    }
+}
+
+struct PerfRecording {
+    program: String,
+    child: Option<Child>,
+    data: PathBuf,
+}
+
+impl Drop for PerfRecording {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = std::fs::remove_file(&self.data);
+    }
+}
+
+impl Recording for PerfRecording {
+    fn finish(mut self: Box<Self>) -> Result<Vec<Sample>, String> {
+        let child = self.child.take().ok_or("perf record was not started")?;
+        let out = child
+            .wait_with_output()
+            .map_err(|e| format!("{} record: {e}", self.program))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{} record failed: {}",
+                self.program,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        let script = Command::new(&self.program)
+            .args(["script", "-F", "comm,pid,ip,sym,dso", "-i"])
+            .arg(&self.data)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .map_err(|e| format!("{} script: {e}", self.program))?;
+        if !script.status.success() {
+            return Err(format!("{} script failed", self.program));
+        }
+        Ok(parse_script(&String::from_utf8_lossy(&script.stdout)))
+    }
+}
+
+/// Drops a Rust symbol's hash suffix (`::h0123456789abcdef`) and a
+/// `+0x12` offset.
+fn clean_symbol(s: &str) -> String {
+    let s = match s.rfind("+0x") {
+        Some(i) if s[i + 3..].bytes().all(|b| b.is_ascii_hexdigit()) => &s[..i],
+        _ => s,
+    };
+    let s = match s.rfind("::h") {
+        Some(i) if s.len() - i == 19 && s[i + 3..].bytes().all(|b| b.is_ascii_hexdigit()) => {
+            &s[..i]
+        }
+        _ => s,
+    };
+    s.to_string()
+}
+
+/// One frame line: `ADDR SYMBOL (DSO)`.
+fn parse_frame(line: &str) -> Option<Frame> {
+    let line = line.trim();
+    let (addr, rest) = line.split_once(char::is_whitespace)?;
+    let addr = u64::from_str_radix(addr, 16).ok()?;
+    let rest = rest.trim();
+    let (sym, dso) = match rest.rfind(" (") {
+        Some(i) if rest.ends_with(')') => (&rest[..i], &rest[i + 2..rest.len() - 1]),
+        _ if rest.starts_with('(') && rest.ends_with(')') => ("", &rest[1..rest.len() - 1]),
+        _ => (rest, ""),
+    };
+    let kernel = dso.starts_with("[kernel") || (dso.is_empty() && addr >= 0xffff_8000_0000_0000);
+    let sym = sym.trim();
+    let function = if sym.is_empty() || sym == "[unknown]" {
+        "[unknown]".to_string()
+    } else {
+        clean_symbol(sym)
+    };
+    Some(Frame { function, kernel })
+}
+
+/// Parses `perf script -F comm,pid,ip,sym,dso` output: a header line
+/// (`COMM PID`) per sample, then its frames, innermost first, indented; a
+/// blank line between samples. Lines that cannot be read are skipped, a
+/// last line without its newline is left out, and a sample cut short keeps
+/// the frames it has.
+pub fn parse_script(text: &str) -> Vec<Sample> {
+    let mut out = Vec::new();
+    let mut cur: Option<Sample> = None;
+    // A last line without its newline was cut short: left out.
+    let whole = match text.rfind('\n') {
+        Some(i) => &text[..=i],
+        None => "",
+    };
+    for line in whole.lines() {
+        if line.trim().is_empty() {
+            if let Some(s) = cur.take()
+                && !s.frames.is_empty()
+            {
+                out.push(s);
+            }
+            continue;
+        }
+        if line.starts_with(char::is_whitespace) {
+            if let (Some(s), Some(f)) = (cur.as_mut(), parse_frame(line)) {
+                s.frames.push(f);
+            }
+            continue;
+        }
+        // A header: the command name may contain spaces; the pid is the
+        // last token made of digits (or `pid/tid`).
+        if let Some(s) = cur.take()
+            && !s.frames.is_empty()
+        {
+            out.push(s);
+        }
+        let toks: Vec<&str> = line.split_whitespace().collect();
+        let Some(i) = toks.iter().rposition(|t| {
+            let p = t.split('/').next().unwrap_or("");
+            !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())
+        }) else {
+            continue;
+        };
+        let pid = toks[i]
+            .split('/')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        cur = Some(Sample {
+            pid,
+            comm: toks[..i].join(" "),
+            frames: Vec::new(),
+        });
+    }
+    if let Some(s) = cur
+        && !s.frames.is_empty()
+    {
+        out.push(s);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symbols_lose_offsets_and_hashes() {
+        assert_eq!(
+            clean_symbol("inet_bind2_bucket_find+0x24"),
+            "inet_bind2_bucket_find"
+        );
+        assert_eq!(
+            clean_symbol("scalebench::bench::bind::BindRun::op::h0123456789abcdef+0x5"),
+            "scalebench::bench::bind::BindRun::op"
+        );
+        assert_eq!(clean_symbol("a+b"), "a+b");
+    }
+
+    #[test]
+    fn frames() {
+        let f = parse_frame("\tffffffffa1b2c3d4 inet_bind2_bucket_find+0x24 ([kernel.kallsyms])")
+            .unwrap();
+        assert_eq!(
+            f,
+            Frame {
+                function: "inet_bind2_bucket_find".into(),
+                kernel: true
+            }
+        );
+        let f = parse_frame("\t    7f0011223344 __bind+0xb (/usr/lib/x86_64-linux-gnu/libc.so.6)")
+            .unwrap();
+        assert_eq!(
+            f,
+            Frame {
+                function: "__bind".into(),
+                kernel: false
+            }
+        );
+        let f = parse_frame("\t    55aa00000000 [unknown] (/work/scalebench)").unwrap();
+        assert_eq!(f.function, "[unknown]");
+        let f = parse_frame("\t    55aa00000000 <T as core::Foo>::bar (x y) (/bin/a b)").unwrap();
+        assert_eq!(f.function, "<T as core::Foo>::bar (x y)");
+        assert!(parse_frame("\tnot a frame").is_none());
+    }
+
+    #[test]
+    fn blocked_kernel_stacks_say_how_to_enable_them() {
+        assert!(kernel_stacks_blocked(Some(2), Some(0), true).is_none());
+        let e = kernel_stacks_blocked(Some(2), Some(0), false).unwrap();
+        assert!(e.contains("perf_event_paranoid=1"), "{e}");
+        let e = kernel_stacks_blocked(Some(1), Some(2), true).unwrap();
+        assert!(e.contains("kptr_restrict=0"), "{e}");
+        assert!(kernel_stacks_blocked(Some(1), Some(0), false).is_none());
+    }
+}

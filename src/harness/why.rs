@@ -1,0 +1,148 @@
+//! Profile windows (`run --why`, `why`): the harness starts a fresh run of
+//! a benchmark, holds n at the first decile and then at the largest n, and
+//! at each repeats the timed operation and its undo for a fixed time while
+//! a sampling profiler records the call stacks of every process of the
+//! benchmark. The windows are separate from the timed runs and never
+//! disturb their numbers.
+
+use super::Ctx;
+use super::clock::Stopwatch;
+use super::profiler::{self, ATTACH_DELAY, Profiler};
+use super::reaper::interrupted;
+use crate::analysis::profile::{Window, compare};
+use crate::bench::{Benchmark, Run, Schedule, StepError};
+use crate::results::Profile;
+use std::time::{Duration, Instant};
+
+/// Options of the profile windows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WhyOptions {
+    /// Length of each window.
+    pub seconds: f64,
+    /// The profiler's program instead of the default (`perf`, `dtrace`).
+    pub profiler_cmd: Option<String>,
+}
+
+impl Default for WhyOptions {
+    fn default() -> Self {
+        WhyOptions {
+            seconds: 2.0,
+            profiler_cmd: None,
+        }
+    }
+}
+
+/// A profile that could not be made, saying why.
+fn failed(why: String) -> Profile {
+    Profile {
+        error: Some(why),
+        ..Profile::default()
+    }
+}
+
+/// Moves a run to `n` (untimed): more operations for per-item benchmarks,
+/// a resize for levelled ones.
+fn reach(run: &mut dyn Run, schedule: Schedule, n: u64, sw: &mut Stopwatch) -> Result<(), String> {
+    match schedule {
+        Schedule::PerItem => {
+            while run.held() < n {
+                if interrupted() {
+                    return Err("interrupted".into());
+                }
+                run.op(sw).map_err(|e| format!("reaching n = {n}: {e}"))?;
+                let _ = sw.take_ns();
+            }
+            Ok(())
+        }
+        Schedule::Levels { .. } => run
+            .resize_to(n)
+            .map_err(|e| format!("resizing to n = {n}: {e}")),
+    }
+}
+
+/// One window at the run's current n.
+fn window(
+    run: &mut dyn Run,
+    p: &dyn Profiler,
+    opts: &WhyOptions,
+    ctx: &Ctx,
+    sw: &mut Stopwatch,
+) -> Result<Window, String> {
+    let n = run.held();
+    let dir = tempfile::Builder::new()
+        .prefix("profile-")
+        .tempdir_in(ctx.workdir())
+        .map_err(|e| format!("a directory for the profiler: {e}"))?;
+    let length = Duration::from_secs_f64(opts.seconds);
+    let rec = p.start(
+        &profiler::process_tree(),
+        ATTACH_DELAY + length + Duration::from_millis(300),
+        dir.path(),
+    )?;
+    std::thread::sleep(ATTACH_DELAY);
+    let start = Instant::now();
+    let mut ops = 0u64;
+    while start.elapsed() < length && !interrupted() {
+        let step = run.op(sw).and_then(|()| {
+            let _ = sw.take_ns();
+            run.undo(sw)
+        });
+        let _ = sw.take_ns();
+        match step {
+            Ok(()) => {}
+            Err(StepError::Interrupted) => break,
+            Err(e) => return Err(format!("at n = {n}: {e}")),
+        }
+        if run.held() != n {
+            return Err(format!(
+                "the operation's undo does not restore n (held {} after op + undo at n = {n})",
+                run.held()
+            ));
+        }
+        ops += 1;
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let samples = rec.finish()?;
+    Ok(Window {
+        n,
+        seconds,
+        ops,
+        samples,
+    })
+}
+
+/// Profiles `bench` (`variant`) at the first decile of `n` and at `n`.
+/// Never fails: a profile that cannot be made says why in its `error`.
+pub fn profile(
+    bench: &dyn Benchmark,
+    variant: Option<&str>,
+    ctx: &Ctx,
+    n: u64,
+    opts: &WhyOptions,
+) -> Profile {
+    let p = match profiler::detect(opts.profiler_cmd.as_deref()) {
+        Ok(p) => p,
+        Err(e) => return failed(e),
+    };
+    if n < 2 {
+        return failed(format!("n = {n} is too small for a low and a high window"));
+    }
+    let low_n = (n / 10).max(1);
+    // One item more than n: at n the window's operation adds one before
+    // its undo takes it away.
+    let mut run = match bench.start(ctx, variant, n + 1) {
+        Ok(r) => r,
+        Err(e) => return failed(format!("starting a run to profile: {e}")),
+    };
+    let mut sw = Stopwatch::new(ctx.clock());
+    let schedule = bench.schedule();
+    let result = (|| -> Result<Profile, String> {
+        reach(run.as_mut(), schedule, low_n, &mut sw)?;
+        let low = window(run.as_mut(), p.as_ref(), opts, ctx, &mut sw)?;
+        reach(run.as_mut(), schedule, n, &mut sw)?;
+        let high = window(run.as_mut(), p.as_ref(), opts, ctx, &mut sw)?;
+        Ok(compare(p.name(), p.event(), p.frequency(), &low, &high))
+    })();
+    drop(run);
+    result.unwrap_or_else(failed)
+}
