@@ -211,4 +211,10 @@ impl Run for ConnectRun {
     fn op(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
         self.connect_one(Some(sw))
     }
+
+    /// Closes the connection just made.
+    fn undo(&mut self, _sw: &mut Stopwatch) -> Result<(), StepError> {
+        self.conns.pop();
+        Ok(())
+    }
 }

@@ -4,7 +4,6 @@
 use super::WhyArgs;
 use crate::bench;
 use crate::harness::clock::{Clock, TimerKind};
-use crate::harness::progress::{Mode, Progress};
 use crate::harness::why::{WhyOptions, profile};
 use crate::harness::workdir::WorkDir;
 use crate::harness::{Ctx, limits, reaper};
@@ -40,7 +39,11 @@ pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
         seconds: a.seconds,
         profiler_cmd: a.profiler.clone(),
     };
-    let progress = Progress::new(Mode::detect(a.quiet));
+    let say = |m: &str| {
+        if !a.quiet {
+            eprintln!("{m}");
+        }
+    };
     let mut done = 0;
     let mut errors = 0;
     for i in 0..file.benchmarks.len() {
@@ -55,13 +58,13 @@ pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
             continue;
         }
         let Some(bench) = bench::find(&b.name) else {
-            progress.note(&format!(
+            say(&format!(
                 "{}: this scalebench has no such benchmark",
                 b.series
             ));
             continue;
         };
-        progress.note(&format!(
+        say(&format!(
             "{}: profiling at n = {} and n = {}",
             b.series,
             (b.params.n / 10).max(1),
@@ -71,9 +74,9 @@ pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
         match (&p.error, &p.explanation) {
             (Some(e), _) => {
                 errors += 1;
-                progress.note(&format!("{}: no profile: {e}", b.series));
+                say(&format!("{}: no profile: {e}", b.series));
             }
-            (None, Some(x)) => progress.note(&format!("{}: {x}", b.series)),
+            (None, Some(x)) => say(&format!("{}: {x}", b.series)),
             (None, None) => {}
         }
         file.benchmarks[i].profile = Some(p);

@@ -40,17 +40,25 @@ fn failed(why: String) -> Profile {
     }
 }
 
-/// Moves a run to `n` (untimed): more operations for per-item benchmarks,
-/// a resize for levelled ones.
+/// Moves a run to `n` (untimed): operations for per-item benchmarks (which
+/// add an item, or remove one, like fork-cleanup), a resize for levelled
+/// ones.
 fn reach(run: &mut dyn Run, schedule: Schedule, n: u64, sw: &mut Stopwatch) -> Result<(), String> {
     match schedule {
         Schedule::PerItem => {
-            while run.held() < n {
+            while run.held() != n {
                 if interrupted() {
                     return Err("interrupted".into());
                 }
+                let before = run.held().abs_diff(n);
                 run.op(sw).map_err(|e| format!("reaching n = {n}: {e}"))?;
                 let _ = sw.take_ns();
+                if run.held().abs_diff(n) >= before {
+                    return Err(format!(
+                        "cannot reach n = {n} from {} with this benchmark's operation",
+                        run.held()
+                    ));
+                }
             }
             Ok(())
         }
@@ -137,10 +145,20 @@ pub fn profile(
     let mut sw = Stopwatch::new(ctx.clock());
     let schedule = bench.schedule();
     let result = (|| -> Result<Profile, String> {
-        reach(run.as_mut(), schedule, low_n, &mut sw)?;
-        let low = window(run.as_mut(), p.as_ref(), opts, ctx, &mut sw)?;
-        reach(run.as_mut(), schedule, n, &mut sw)?;
-        let high = window(run.as_mut(), p.as_ref(), opts, ctx, &mut sw)?;
+        // A benchmark whose operation removes items (fork-cleanup) starts
+        // full and visits the high n first.
+        let shrinking = run.held() > low_n;
+        let order = if shrinking { [n, low_n] } else { [low_n, n] };
+        let mut got = Vec::with_capacity(2);
+        for target in order {
+            reach(run.as_mut(), schedule, target, &mut sw)?;
+            got.push(window(run.as_mut(), p.as_ref(), opts, ctx, &mut sw)?);
+        }
+        if shrinking {
+            got.reverse();
+        }
+        let high = got.pop().ok_or("no window")?;
+        let low = got.pop().ok_or("no window")?;
         Ok(compare(p.name(), p.event(), p.frequency(), &low, &high))
     })();
     drop(run);
