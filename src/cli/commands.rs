@@ -65,7 +65,7 @@ pub fn list() -> anyhow::Result<ExitCode> {
         writeln!(w)?;
         writeln!(
             w,
-            "suites: quick (default: every benchmark at small n, every workload at small size), full (the seeds' sizes)"
+            "suites: quick (default: every benchmark at small n, the http workloads at small size), full (everything at the seeds' sizes)"
         )?;
         Ok(())
     })?;
