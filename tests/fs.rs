@@ -397,11 +397,13 @@ fn walk_count(dir: &Path) -> usize {
 
 #[test]
 fn bad_filesystem_options_are_named() {
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 6] = [
         (&["--mkfs", "zfs"], "`zfs`"),
         (&["--dir", "/nonexistent/place"], "--dir /nonexistent/place"),
         (&["--bytes", "lots"], "--bytes: `lots`"),
         (&["--sizes", "8K,huge"], "--sizes: `huge`"),
+        (&["--sizes", "2T"], "--sizes: `2T` is over"),
+        (&["--files", "1000000000000"], "--files"),
     ];
     for (args, want) in cases {
         bin()

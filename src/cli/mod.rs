@@ -252,14 +252,14 @@ pub struct RunArgs {
     /// Mount options for made filesystems that name none (`noatime`).
     #[arg(long, value_name = "OPTS", help_heading = "Filesystem workloads")]
     pub mount_opts: Option<String>,
-    /// Files in the image site (default: 20 000; `full`: 1 000 000).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..), help_heading = "Filesystem workloads")]
+    /// Files in the image site (default: 20 000; `full`: 1 000 000; at most 100 million).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=100_000_000), help_heading = "Filesystem workloads")]
     pub files: Option<u64>,
     /// Bytes in the image site (`200M`; `full`: `10G`).
     #[arg(long, value_name = "SIZE", help_heading = "Filesystem workloads")]
     pub bytes: Option<String>,
-    /// Requests in the image site's log (default 10 000).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Filesystem workloads")]
+    /// Requests in the image site's log (default 10 000; at most 100 million).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000_000), help_heading = "Filesystem workloads")]
     pub requests: Option<u64>,
     /// Seed of the image site generator (same seed, same site).
     #[arg(long, default_value_t = 1, help_heading = "Filesystem workloads")]
@@ -272,8 +272,8 @@ pub struct RunArgs {
         help_heading = "Filesystem workloads"
     )]
     pub sizes: Vec<String>,
-    /// Files per size in fs-sizes (default 2 000; `full`: 10 000).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Filesystem workloads")]
+    /// Files per size in fs-sizes (default 2 000; `full`: 10 000; at most 10 million).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000), help_heading = "Filesystem workloads")]
     pub size_files: Option<u64>,
 }
 

@@ -229,7 +229,13 @@ fn fs_options(a: &RunArgs) -> anyhow::Result<FsOptions> {
         sizes: a
             .sizes
             .iter()
-            .map(|s| parse_bytes(s).map_err(|e| anyhow::anyhow!("--sizes: {e}")))
+            .map(|s| {
+                let b = parse_bytes(s).map_err(|e| anyhow::anyhow!("--sizes: {e}"))?;
+                if b > 1 << 30 {
+                    bail!("--sizes: `{s}` is over the 1G a file of fs-sizes may have");
+                }
+                Ok(b)
+            })
             .collect::<anyhow::Result<_>>()?,
         size_files: a.size_files,
     })

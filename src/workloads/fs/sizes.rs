@@ -133,7 +133,10 @@ impl Workload for FsSizes {
             opts.fs.sizes.clone()
         };
         let places = opts.fs.places(ctx);
-        let need = target::disk_need(2 * n, 2 * n * sizes.iter().max().copied().unwrap_or(0));
+        let need = target::disk_need(
+            2 * n,
+            (2 * n).saturating_mul(sizes.iter().max().copied().unwrap_or(0)),
+        );
         let mut params = BTreeMap::new();
         params.insert("files_per_size".into(), json!(n));
         params.insert("sizes".into(), json!(sizes));

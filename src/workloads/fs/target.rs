@@ -135,7 +135,9 @@ impl Drop for LoopDisk {
 /// room for block rounding and metadata (4 KiB blocks, an inode and a
 /// directory entry per file).
 pub fn disk_need(files: u64, bytes: u64) -> u64 {
-    bytes + files * (4096 + 512) + (64 << 20)
+    bytes
+        .saturating_add(files.saturating_mul(4096 + 512))
+        .saturating_add(64 << 20)
 }
 
 fn human(b: u64) -> String {
@@ -211,11 +213,11 @@ pub fn prepare(
             })
         }
         Place::Mkfs(spec) => {
-            if fs_size < need + need / 4 {
+            if fs_size < need.saturating_add(need / 4) {
                 return Err(format!(
                     "--fs-size {}: too small for the corpus (about {} with filesystem overhead); raise it or use fewer --files/--bytes",
                     human(fs_size),
-                    human(need + need / 4)
+                    human(need.saturating_add(need / 4))
                 ));
             }
             // The image is sparse: blocks are taken as the workload writes.
