@@ -199,9 +199,10 @@ pub trait Run {
     /// Undoes the last operation, so that n is back where it was: the
     /// profile windows (`run --why`) repeat op + undo at a fixed n. Closing
     /// the socket just made, unbinding by closing and replacing it, reaping
-    /// the child just forked, unmapping the page just mapped, … The default
-    /// does nothing: right for benchmarks whose operation leaves n as it
-    /// was (connect, httpreq); the harness checks `held()` either way.
+    /// the child just forked, unmapping the page just mapped, closing the
+    /// connection just made, … The default does nothing: right for
+    /// benchmarks whose operation leaves n as it was (httpreq); the harness
+    /// checks `held()` either way.
     /// `sw`'s readings are discarded.
     fn undo(&mut self, _sw: &mut Stopwatch) -> Result<(), StepError> {
         Ok(())

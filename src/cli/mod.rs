@@ -310,6 +310,9 @@ pub struct WhyArgs {
     /// Where to create the work directory (default: the system temp dir).
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
+    /// Profile even when the file was measured on another host.
+    #[arg(long)]
+    pub force: bool,
     /// No progress output on stderr.
     #[arg(long, short)]
     pub quiet: bool,

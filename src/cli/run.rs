@@ -218,12 +218,21 @@ fn fs_options(a: &RunArgs) -> anyhow::Result<FsOptions> {
             .map(|s| parse_bytes(s).map_err(|e| anyhow::anyhow!("{flag}: {e}")))
             .transpose()
     };
+    let bytes = size("--bytes", &a.bytes)?;
+    if let (Some(b), Some(f)) = (bytes, a.files)
+        && b / f > 1 << 30
+    {
+        bail!(
+            "--bytes {} over --files {f}: the site's files would average over 1G each",
+            b
+        );
+    }
     Ok(FsOptions {
         places,
         fs_size: size("--fs-size", &a.fs_size)?,
         mount_opts: a.mount_opts.clone().filter(|o| !o.is_empty()),
         files: a.files,
-        bytes: size("--bytes", &a.bytes)?,
+        bytes,
         requests: a.requests,
         seed: a.seed,
         sizes: a
@@ -355,7 +364,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
                 seconds: a.why_seconds,
                 profiler_cmd: a.profiler.clone(),
             };
-            let p = why::profile(t.bench, variant.as_deref(), &ctx, r.params.n, &opts);
+            let capped = r.status == Status::Capped;
+            let p = why::profile(t.bench, variant.as_deref(), &ctx, r.params.n, capped, &opts);
             if let Some(e) = &p.error {
                 progress.note(&format!("{}: no profile: {e}", r.series));
             }

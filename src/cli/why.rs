@@ -29,12 +29,33 @@ pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
             bail!("--only {o}: {} has no such benchmark", a.file.display());
         }
     }
+    let host = crate::sys::uname().nodename;
+    if file.system.hostname != host && !a.force {
+        bail!(
+            "{} was measured on {}, this is {host}: a profile here would not explain those numbers (--force to profile anyway)",
+            a.file.display(),
+            file.system.hostname
+        );
+    }
+    // Written by this version from now on.
+    file.schema_version = results::SCHEMA_VERSION;
     let out = a.out.clone().unwrap_or_else(|| a.file.clone());
     let clock = Clock::new(TimerKind::Monotonic)?;
     reaper::install();
     let workdir = WorkDir::create(a.workdir.as_deref())?;
     let guard = limits::raise();
-    let ctx = Ctx::new(workdir.path(), &clock);
+    // The network benchmarks as they were run: the same address family.
+    let ipv6 = file.benchmarks.iter().any(|b| {
+        b.params
+            .extra
+            .get("address_family")
+            .and_then(|v| v.as_str())
+            == Some("ipv6")
+    });
+    let ctx = Ctx::new(workdir.path(), &clock).with_net(crate::harness::NetOptions {
+        ipv6,
+        ..crate::harness::NetOptions::default()
+    });
     let opts = WhyOptions {
         seconds: a.seconds,
         profiler_cmd: a.profiler.clone(),
@@ -70,7 +91,15 @@ pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
             (b.params.n / 10).max(1),
             b.params.n
         ));
-        let p = profile(bench, variant_of(&b.series), &ctx, b.params.n, &opts);
+        let capped = b.status == Status::Capped;
+        let p = profile(
+            bench,
+            variant_of(&b.series),
+            &ctx,
+            b.params.n,
+            capped,
+            &opts,
+        );
         match (&p.error, &p.explanation) {
             (Some(e), _) => {
                 errors += 1;

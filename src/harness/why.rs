@@ -119,19 +119,23 @@ fn window(
     })
 }
 
-/// Profiles `bench` (`variant`) at the first decile of `n` and at `n`.
-/// Never fails: a profile that cannot be made says why in its `error`.
+/// Profiles `bench` (`variant`) at the first decile of `n` and at `n` —
+/// at `n - 1` when a limit `capped` the runs at `n`, since the window's
+/// operation needs room for one more item. Never fails: a profile that
+/// cannot be made says why in its `error`.
 pub fn profile(
     bench: &dyn Benchmark,
     variant: Option<&str>,
     ctx: &Ctx,
     n: u64,
+    capped: bool,
     opts: &WhyOptions,
 ) -> Profile {
     let p = match profiler::detect(opts.profiler_cmd.as_deref()) {
         Ok(p) => p,
         Err(e) => return failed(e),
     };
+    let n = if capped { n.saturating_sub(1) } else { n };
     if n < 2 {
         return failed(format!("n = {n} is too small for a low and a high window"));
     }

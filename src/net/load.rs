@@ -674,7 +674,9 @@ impl<'a> Worker<'a> {
                 // send now and skip a wait for writability.
                 if sock::is_connected(raw) {
                     self.conns[i].state = State::Sending;
-                    let _ = self.poller.add(raw, Interest::READ);
+                    if self.poller.add(raw, Interest::READ).is_err() {
+                        return self.fail(i, Fail::Connect);
+                    }
                     return self.send(i);
                 }
                 self.conns[i].state = State::Connecting;

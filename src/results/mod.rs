@@ -104,9 +104,10 @@ pub struct PhaseStats {
     /// Time of the sync that followed the phase (the data reaching the
     /// disk), where one was done.
     pub sync_seconds: Option<f64>,
-    /// User CPU time of scalebench and its children during the phase.
+    /// User CPU time of the scalebench process (all its threads) during
+    /// the phase; server processes are not included.
     pub cpu_user_s: f64,
-    /// System (kernel) CPU time of scalebench and its children.
+    /// System (kernel) CPU time of the scalebench process.
     pub cpu_system_s: f64,
     /// Throughput sampling interval, milliseconds.
     pub interval_ms: u64,

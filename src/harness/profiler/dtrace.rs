@@ -6,6 +6,7 @@
 //! type-checked and its parser tested on text in that format.
 
 use super::{Frame, Profiler, Recording, Sample};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -29,7 +30,8 @@ impl Dtrace {
 /// The D script: sample the pids at FREQUENCY Hz for `secs`, then print
 /// each distinct (pid, command, kernel stack, user stack) with its count.
 pub fn script(pids: &[u32], secs: u64) -> String {
-    let pred: Vec<String> = pids.iter().map(|p| format!("pid == {p}")).collect();
+    // progenyof() follows the children the processes start later.
+    let pred: Vec<String> = pids.iter().map(|p| format!("progenyof({p})")).collect();
     format!(
         "profile-{FREQUENCY} /{}/ {{ @s[pid, execname, stack(), ustack()] = count(); }} \
          tick-{}s {{ exit(0); }} \
@@ -90,6 +92,7 @@ impl Profiler for Dtrace {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
+            .process_group(0)
             .spawn()
             .map_err(|e| format!("{}: {e}", self.program))?;
         Ok(Box::new(DtraceRecording {
@@ -109,7 +112,9 @@ struct DtraceRecording {
 impl Drop for DtraceRecording {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
+            // The profiler and what it started (perf's `sleep`) together.
+            // SAFETY: signalling the process group we made for it.
+            unsafe { libc::kill(-(c.id() as i32), libc::SIGKILL) };
             let _ = c.wait();
         }
         let _ = std::fs::remove_file(&self.out);
@@ -213,7 +218,7 @@ mod tests {
     #[test]
     fn the_script_names_every_pid() {
         let s = script(&[10, 20], 2);
-        assert!(s.contains("pid == 10 || pid == 20"));
+        assert!(s.contains("progenyof(10) || progenyof(20)"));
         assert!(s.contains("profile-997") && s.contains("tick-2s"));
     }
 

@@ -119,11 +119,16 @@ pub fn process_tree() -> Vec<u32> {
             let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
                 continue;
             };
-            // The ppid follows the parenthesised command name.
-            if let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..])
-                && let Some(pp) = rest.split_whitespace().nth(1).and_then(|s| s.parse().ok())
-            {
-                parent.push((pid, pp));
+            // The state and the ppid follow the parenthesised command
+            // name; zombies (a profiler cannot attach to them) are left out.
+            if let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) {
+                let mut f = rest.split_whitespace();
+                let state = f.next().unwrap_or("");
+                if let Some(pp) = f.next().and_then(|s| s.parse().ok())
+                    && state != "Z"
+                {
+                    parent.push((pid, pp));
+                }
             }
         }
         let mut i = 0;

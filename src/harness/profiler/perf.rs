@@ -2,6 +2,7 @@
 //! read back with `perf script`.
 
 use super::{Frame, Profiler, Recording, Sample};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -110,6 +111,7 @@ impl Profiler for Perf {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
+            .process_group(0)
             .spawn()
             .map_err(|e| format!("{} record: {e}", self.program))?;
         Ok(Box::new(PerfRecording {
@@ -129,7 +131,9 @@ struct PerfRecording {
 impl Drop for PerfRecording {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
+            // The profiler and what it started (perf's `sleep`) together.
+            // SAFETY: signalling the process group we made for it.
+            unsafe { libc::kill(-(c.id() as i32), libc::SIGKILL) };
             let _ = c.wait();
         }
         let _ = std::fs::remove_file(&self.data);

@@ -63,6 +63,9 @@ pub fn safe_relative(name: &str) -> Result<Option<PathBuf>, &'static str> {
     if name.contains('\0') {
         return Err("the path contains a NUL byte");
     }
+    if name.len() > 4096 || name.split('/').count() > 256 {
+        return Err("the path is longer than 4 096 bytes or 256 components");
+    }
     let mut out = PathBuf::new();
     for c in Path::new(name).components() {
         match c {
@@ -185,14 +188,33 @@ fn write_file(
 ) -> Result<(), ExtractError> {
     let c = c_path(full);
     // SAFETY: open with a NUL-terminated path; the descriptor is closed below.
+    // Not truncated at open: what is there must first prove to be a plain
+    // file of its own (not a FIFO, not a hard link to a file elsewhere).
     let fd = unsafe {
         libc::open(
             c.as_ptr(),
-            libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            libc::O_WRONLY | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
             0o644 as libc::c_uint,
         )
     };
     if fd < 0 {
+        return Err(io_err(full));
+    }
+    // SAFETY: fstat fills a plain struct for our descriptor.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let plain = unsafe { libc::fstat(fd, &mut st) } == 0
+        && st.st_mode & libc::S_IFMT == libc::S_IFREG
+        && st.st_nlink == 1;
+    // SAFETY: truncating our own descriptor.
+    if !plain || unsafe { libc::ftruncate(fd, 0) } != 0 {
+        // SAFETY: closing the descriptor opened above.
+        unsafe { libc::close(fd) };
+        if !plain {
+            return Err(ExtractError::Refused {
+                entry: full.display().to_string(),
+                why: "it exists in the target and is not a plain file of its own (a FIFO, a device, a hard link?)",
+            });
+        }
         return Err(io_err(full));
     }
     let mut left = size;
@@ -255,6 +277,13 @@ fn skip(r: &mut impl Read, mut n: u64, buf: &mut [u8]) -> Result<(), ExtractErro
 }
 
 /// Reads a small entry body (long name, pax record) whole.
+/// `size` rounded up to whole 512-byte blocks.
+fn padded(size: u64) -> Result<u64, ExtractError> {
+    size.div_ceil(512)
+        .checked_mul(512)
+        .ok_or_else(|| ExtractError::Corrupt("an entry size overflows".into()))
+}
+
 fn read_body(r: &mut impl Read, size: u64) -> Result<Vec<u8>, ExtractError> {
     if size > 1 << 20 {
         return Err(ExtractError::Corrupt("a metadata entry over 1 MiB".into()));
@@ -304,9 +333,14 @@ pub fn extract(
     loop {
         if !read_block(&mut r, &mut header)? {
             // End of stream without the two zero blocks: accepted after at
-            // least one, as GNU tar does.
-            if zero_blocks > 0 || out.files + out.dirs > 0 {
+            // least one, as GNU tar does; without any, the archive was cut.
+            if zero_blocks > 0 {
                 return Ok(out);
+            }
+            if out.files + out.dirs > 0 {
+                return Err(ExtractError::Corrupt(
+                    "the archive is cut short (no end-of-archive blocks)".into(),
+                ));
             }
             return Err(ExtractError::Corrupt("empty archive".into()));
         }
@@ -348,9 +382,6 @@ pub fn extract(
                 name = format!("{prefix}/{name}");
             }
         }
-        if let Some(l) = long_name.take() {
-            name = l;
-        }
         match kind {
             b'L' => {
                 let body = read_body(&mut r, size)?;
@@ -359,7 +390,9 @@ pub fn extract(
             }
             b'x' => {
                 let body = read_body(&mut r, size)?;
-                long_name = pax_path(&body);
+                if let Some(p) = pax_path(&body) {
+                    long_name = Some(p);
+                }
                 continue;
             }
             b'g' => {
@@ -367,6 +400,9 @@ pub fn extract(
                 continue;
             }
             _ => {}
+        }
+        if let Some(l) = long_name.take() {
+            name = l;
         }
         let rel = match safe_relative(&name) {
             Ok(p) => p,
@@ -384,7 +420,7 @@ pub fn extract(
                     dirs.make(root, parent)?;
                 }
                 write_file(&mut r, &root.join(&rel), size, &mut buf, counters)?;
-                skip(&mut r, size.div_ceil(512) * 512 - size, &mut buf)?;
+                skip(&mut r, padded(size)? - size, &mut buf)?;
                 counters.add(1, 0);
                 out.files += 1;
                 out.bytes += size;
@@ -394,7 +430,7 @@ pub fn extract(
                     dirs.make(root, &rel)?;
                 }
                 out.dirs += 1;
-                skip(&mut r, size.div_ceil(512) * 512, &mut buf)?;
+                skip(&mut r, padded(size)?, &mut buf)?;
             }
             b'1' | b'2' => {
                 return Err(ExtractError::Refused {
@@ -550,6 +586,17 @@ mod tests {
             assert!(err.contains(why), "{err} (wanted {why})");
             assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "{err}");
         }
+        // A hard link planted in the target to a file outside: refused
+        // before anything is truncated.
+        let victim = outside.join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        std::fs::hard_link(&victim, target.join("hl")).unwrap();
+        let data = tar_of(&[("hl", tar::EntryType::Regular, b"bad")]);
+        let err = extract(&data[..], &target, &Counters::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("hard link"), "{err}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
         // The planted link itself is untouched.
         assert!(
             std::fs::symlink_metadata(target.join("planted"))

@@ -65,8 +65,15 @@ pub struct FsOptions {
     pub size_files: Option<u64>,
 }
 
-/// Default loop filesystem size.
+/// Default loop filesystem size, at least.
 pub const DEFAULT_FS_SIZE: u64 = 4 << 30;
+
+/// The loop filesystem size when none is given: 4 GiB, or room for `need`
+/// with a quarter to spare, in whole GiB.
+pub fn default_fs_size(need: u64) -> u64 {
+    let want = need.saturating_add(need / 4);
+    DEFAULT_FS_SIZE.max(want.div_ceil(1 << 30).saturating_mul(1 << 30))
+}
 
 impl FsOptions {
     fn places(&self, ctx: &Ctx) -> Vec<Place> {
@@ -146,7 +153,12 @@ pub(super) fn finish(
 fn unpack(corpus: &Arc<Corpus>, which: Archive, site: &Path) -> Result<PhaseStats, String> {
     let (reader, generator) = corpus::spawn_archive(Arc::clone(corpus), which);
     let (mut stats, r) = phase::run("files", DEFAULT_INTERVAL, |c| {
-        extract::extract(flate2::read::GzDecoder::new(reader), site, c)
+        let mut gz = flate2::read::GzDecoder::new(reader);
+        let got = extract::extract(&mut gz, site, c)?;
+        // Read to the end: the gzip trailer (and its CRC check), and the
+        // generator never finds its reader gone.
+        std::io::copy(&mut gz, &mut std::io::sink())?;
+        Ok::<_, extract::ExtractError>(got)
     });
     // The generator ends when the reader is dropped (with the extractor).
     let g = generator.join();
@@ -268,7 +280,7 @@ impl Workload for Fs {
                 place,
                 ctx.workdir(),
                 i,
-                opts.fs.fs_size.unwrap_or(DEFAULT_FS_SIZE),
+                opts.fs.fs_size.unwrap_or_else(|| default_fs_size(need)),
                 opts.fs.mount_opts.as_deref(),
                 need,
             ) {
@@ -431,6 +443,9 @@ fn run_target(
     match r {
         Ok(()) => {
             s.sync_seconds = ops::sync_dir(&t.root).ok();
+            // The bytes removed are the site's (not counted per file: that
+            // would take a stat each inside the timed phase).
+            s.bytes = corpus.final_totals().1;
             rows.push(phase_row(
                 PHASES[6],
                 label,

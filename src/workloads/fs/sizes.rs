@@ -3,7 +3,7 @@
 //! the caches can be dropped), then write N more with an fsync after each
 //! file. Every step is a timed phase; a `total` row per size adds them up.
 
-use super::{DEFAULT_FS_SIZE, Info, Options, Place, Size, Workload, finish, ops, target};
+use super::{Info, Options, Place, Size, Workload, finish, ops, target};
 use crate::harness::Ctx;
 use crate::harness::phase::{self, DEFAULT_INTERVAL};
 use crate::harness::progress::Progress;
@@ -153,7 +153,9 @@ impl Workload for FsSizes {
                 place,
                 ctx.workdir(),
                 i,
-                opts.fs.fs_size.unwrap_or(DEFAULT_FS_SIZE),
+                opts.fs
+                    .fs_size
+                    .unwrap_or_else(|| super::default_fs_size(need)),
                 opts.fs.mount_opts.as_deref(),
                 need,
             ) {

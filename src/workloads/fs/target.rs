@@ -232,8 +232,13 @@ pub fn prepare(
             }
             let image = workdir.join(format!("fs-{index}-{}.img", spec.kind));
             let mnt = workdir.join(format!("mnt-{index}-{}", spec.kind));
-            let f =
-                std::fs::File::create(&image).map_err(|e| format!("{}: {e}", image.display()))?;
+            // Both new: nothing that was there before is ever truncated or
+            // removed by the guard.
+            std::fs::create_dir(&mnt).map_err(|e| format!("{}: {e}", mnt.display()))?;
+            let f = std::fs::File::create_new(&image).map_err(|e| {
+                let _ = std::fs::remove_dir(&mnt);
+                format!("{}: {e}", image.display())
+            })?;
             let mut disk = LoopDisk {
                 image: image.clone(),
                 dev: None,
@@ -243,7 +248,6 @@ pub fn prepare(
             f.set_len(fs_size)
                 .map_err(|e| format!("{}: {e}", image.display()))?;
             drop(f);
-            std::fs::create_dir(&mnt).map_err(|e| format!("{}: {e}", mnt.display()))?;
             let dev = sys::disk_attach(&image).map_err(|e| format!("loop device: {e}"))?;
             disk.dev = Some(dev.clone());
             sys::make_fs(&spec.kind, &dev).map_err(|e| format!("mkfs: {e}"))?;
@@ -290,7 +294,11 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
     if !(v.is_finite() && v > 0.0) {
         return Err(format!("`{s}` is not a positive size"));
     }
-    Ok((v * mult as f64).round() as u64)
+    let b = (v * mult as f64).round() as u64;
+    if b == 0 {
+        return Err(format!("`{s}` is less than a byte"));
+    }
+    Ok(b)
 }
 
 #[cfg(test)]
@@ -340,6 +348,7 @@ mod tests {
         assert_eq!(parse_bytes("100").unwrap(), 100);
         assert!(parse_bytes("lots").unwrap_err().contains("`lots`"));
         assert!(parse_bytes("-1K").is_err());
+        assert!(parse_bytes("0.3").unwrap_err().contains("less than a byte"));
     }
 
     #[test]
