@@ -426,7 +426,7 @@ fn a_corpus_that_does_not_fit_is_refused_and_the_rest_kept() {
             "--files",
             "1000",
             "--bytes",
-            "1000T",
+            "1000G",
             "--quiet",
             "--no-report",
         ])
