@@ -82,12 +82,14 @@ fn window(
         .tempdir_in(ctx.workdir())
         .map_err(|e| format!("a directory for the profiler: {e}"))?;
     let length = Duration::from_secs_f64(opts.seconds);
-    let rec = p.start(
+    // At most: attaching, the window, and a generous margin; the
+    // recording is stopped as soon as the window ends.
+    let mut rec = p.start(
         &profiler::process_tree(),
-        ATTACH_DELAY + length + Duration::from_millis(300),
+        ATTACH_DELAY + length + Duration::from_secs(30),
         dir.path(),
     )?;
-    std::thread::sleep(ATTACH_DELAY);
+    rec.ready()?;
     let start = Instant::now();
     let mut ops = 0u64;
     while start.elapsed() < length && !interrupted() {
@@ -110,6 +112,7 @@ fn window(
         ops += 1;
     }
     let seconds = start.elapsed().as_secs_f64();
+    rec.stop();
     let samples = rec.finish()?;
     Ok(Window {
         n,

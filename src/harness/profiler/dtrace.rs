@@ -122,6 +122,14 @@ impl Drop for DtraceRecording {
 }
 
 impl Recording for DtraceRecording {
+    fn stop(&mut self) {
+        // SIGINT: DTrace runs its END clause (printing the stacks) and exits.
+        if let Some(c) = &self.child {
+            // SAFETY: signalling the profiler we started.
+            unsafe { libc::kill(c.id() as i32, libc::SIGINT) };
+        }
+    }
+
     fn finish(mut self: Box<Self>) -> Result<Vec<Sample>, String> {
         let child = self.child.take().ok_or("dtrace was not started")?;
         let o = child

@@ -35,6 +35,17 @@ pub struct Sample {
 
 /// A recording in progress.
 pub trait Recording {
+    /// Waits until the profiler records (for a profiler that can say so;
+    /// the default waits [`ATTACH_DELAY`]).
+    fn ready(&mut self) -> Result<(), String> {
+        std::thread::sleep(ATTACH_DELAY);
+        Ok(())
+    }
+
+    /// Stops recording (where the profiler can be told; else recording
+    /// ends when its time is up).
+    fn stop(&mut self) {}
+
     /// Waits for the recording to end and reads its samples.
     fn finish(self: Box<Self>) -> Result<Vec<Sample>, String>;
 }
@@ -54,9 +65,9 @@ pub trait Profiler {
     /// what is missing and how to enable it.
     fn check(&self) -> Result<(), String>;
 
-    /// Starts recording `pids` (and the children they start) for `length`,
-    /// writing its raw data into `dir`. Recording begins within about
-    /// [`ATTACH_DELAY`] of the call.
+    /// Starts recording `pids` (and the children they start) for at most
+    /// `length`, writing its raw data into `dir`; [`Recording::ready`]
+    /// returns once it records, [`Recording::stop`] ends it early.
     fn start(
         &self,
         pids: &[u32],

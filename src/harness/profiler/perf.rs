@@ -101,8 +101,30 @@ impl Profiler for Perf {
     ) -> Result<Box<dyn Recording>, String> {
         let data = dir.join("perf.data");
         let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+        // Events start disabled; `enable` on the control fifo starts them
+        // and perf acknowledges, so the window begins when sampling does
+        // (attaching to thousands of processes takes a while).
+        let ctl = dir.join("ctl");
+        let ack = dir.join("ack");
+        for f in [&ctl, &ack] {
+            let c = std::ffi::CString::new(f.as_os_str().as_encoded_bytes())
+                .map_err(|e| e.to_string())?;
+            // SAFETY: mkfifo with a NUL-terminated path.
+            if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
+                return Err(format!(
+                    "mkfifo {}: {}",
+                    f.display(),
+                    std::io::Error::last_os_error()
+                ));
+            }
+        }
         let child = Command::new(&self.program)
-            .args(["record", "-q", "-e", "cpu-clock", "-g"])
+            .args(["record", "-q", "-e", "cpu-clock", "-g", "-D", "-1"])
+            .arg(format!(
+                "--control=fifo:{},{}",
+                ctl.display(),
+                ack.display()
+            ))
             .args(["-F", &FREQUENCY.to_string()])
             .args(["-p", &list.join(",")])
             .arg("-o")
@@ -118,6 +140,11 @@ impl Profiler for Perf {
             program: self.program.clone(),
             child: Some(child),
             data,
+            ctl,
+            ack,
+            ctl_fd: None,
+            ack_fd: None,
+            stopped: false,
         }))
     }
 }
@@ -126,6 +153,95 @@ struct PerfRecording {
     program: String,
     child: Option<Child>,
     data: PathBuf,
+    ctl: PathBuf,
+    ack: PathBuf,
+    ctl_fd: Option<std::fs::File>,
+    ack_fd: Option<std::fs::File>,
+    /// Stopped with SIGINT: a non-zero exit is then expected.
+    stopped: bool,
+}
+
+/// How long perf may take to attach and answer.
+const HANDSHAKE: Duration = Duration::from_secs(20);
+
+impl PerfRecording {
+    /// Whether perf has exited (then it failed: it runs for the window).
+    fn exited(&mut self) -> Option<String> {
+        let c = self.child.as_mut()?;
+        match c.try_wait() {
+            Ok(Some(st)) => {
+                let mut err = String::new();
+                if let Some(e) = c.stderr.as_mut() {
+                    use std::io::Read;
+                    let _ = e.read_to_string(&mut err);
+                }
+                Some(format!(
+                    "{} record ended early ({st}): {}",
+                    self.program,
+                    err.trim()
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// Sends a command on the control fifo and waits for perf's `ack`.
+    fn command(&mut self, cmd: &str) -> Result<(), String> {
+        use std::io::{Read, Write};
+        use std::os::unix::fs::OpenOptionsExt;
+        let deadline = std::time::Instant::now() + HANDSHAKE;
+        if self.ack_fd.is_none() {
+            self.ack_fd = Some(
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(&self.ack)
+                    .map_err(|e| format!("{}: {e}", self.ack.display()))?,
+            );
+        }
+        while self.ctl_fd.is_none() {
+            // Opening the writing end fails (ENXIO) until perf reads it.
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&self.ctl)
+            {
+                Ok(f) => self.ctl_fd = Some(f),
+                Err(_) if std::time::Instant::now() < deadline => {
+                    if let Some(e) = self.exited() {
+                        return Err(e);
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => return Err(format!("perf did not open its control fifo: {e}")),
+            }
+        }
+        if let Some(f) = self.ctl_fd.as_mut() {
+            f.write_all(format!("{cmd}\n").as_bytes())
+                .map_err(|e| format!("perf control: {e}"))?;
+        }
+        let mut got = Vec::new();
+        let mut b = [0u8; 16];
+        // perf writes "ack\n" and a NUL.
+        while !got.windows(4).any(|w| w == b"ack\n") {
+            let n = match self.ack_fd.as_mut() {
+                Some(f) => f.read(&mut b).unwrap_or(0),
+                None => 0,
+            };
+            if n > 0 {
+                got.extend_from_slice(&b[..n]);
+                continue;
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(format!("perf did not acknowledge `{cmd}`"));
+            }
+            if let Some(e) = self.exited() {
+                return Err(e);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ok(())
+    }
 }
 
 impl Drop for PerfRecording {
@@ -141,12 +257,28 @@ impl Drop for PerfRecording {
 }
 
 impl Recording for PerfRecording {
+    fn ready(&mut self) -> Result<(), String> {
+        self.command("enable")
+    }
+
+    fn stop(&mut self) {
+        let _ = self.command("disable");
+        self.ctl_fd = None;
+        // SIGINT: perf ends its `sleep` and writes what it has.
+        self.stopped = true;
+        if let Some(c) = &self.child {
+            // SAFETY: signalling the profiler we started.
+            unsafe { libc::kill(c.id() as i32, libc::SIGINT) };
+        }
+    }
+
     fn finish(mut self: Box<Self>) -> Result<Vec<Sample>, String> {
         let child = self.child.take().ok_or("perf record was not started")?;
         let out = child
             .wait_with_output()
             .map_err(|e| format!("{} record: {e}", self.program))?;
-        if !out.status.success() {
+        let ended_well = out.status.success() || (self.stopped && self.data.exists());
+        if !ended_well {
             return Err(format!(
                 "{} record failed: {}",
                 self.program,
