@@ -14,7 +14,7 @@ use crate::harness::progress::Progress;
 use crate::harness::reaper::ChildGroup;
 use crate::net::Backend;
 use crate::net::load::{self, Options, Target};
-use crate::results::{Status, WorkloadResult, WorkloadRow};
+use crate::results::{WorkloadResult, WorkloadRow};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -200,32 +200,6 @@ fn row(
     }
 }
 
-fn finish(
-    info: &Info,
-    params: BTreeMap<String, serde_json::Value>,
-    rows: Vec<WorkloadRow>,
-) -> WorkloadResult {
-    let all_failed = rows.iter().all(|r| r.load.is_none());
-    let interrupted = crate::harness::reaper::interrupted();
-    WorkloadResult {
-        name: info.name.into(),
-        what: info.what.into(),
-        status: if interrupted {
-            Status::Interrupted
-        } else if all_failed {
-            Status::Failed
-        } else {
-            Status::Ok
-        },
-        message: rows
-            .iter()
-            .filter_map(|r| r.error.as_ref().map(|e| format!("{}: {e}", r.label)))
-            .reduce(|a, b| format!("{a}; {b}")),
-        params,
-        rows,
-    }
-}
-
 impl Workload for IpStack {
     fn info(&self) -> &'static Info {
         &IPSTACK
@@ -243,10 +217,11 @@ impl Workload for IpStack {
         params.insert("connections".into(), json!(50));
         params.insert("requests_per_connection".into(), json!(10));
         if let Err(e) = object(&root, "f11k.bin", 11 * 1024) {
-            return finish(
+            return super::finish(
                 &IPSTACK,
                 params,
                 vec![row("setup".into(), BTreeMap::new(), Err(e.to_string()))],
+                Vec::new(),
             );
         }
         progress.begin(IPSTACK.name, 4);
@@ -273,7 +248,7 @@ impl Workload for IpStack {
             progress.advance(1);
         }
         progress.finish(&format!("{} rows", rows.len()));
-        finish(&IPSTACK, params, rows)
+        super::finish(&IPSTACK, params, rows, Vec::new())
     }
 }
 
@@ -295,10 +270,11 @@ impl Workload for ShortConn {
         let objects = [(1, "f1k.bin"), (8, "f8k.bin"), (16, "f16k.bin")];
         for (kb, name) in objects {
             if let Err(e) = object(&root, name, kb * 1024) {
-                return finish(
+                return super::finish(
                     &SHORTCONN,
                     params,
                     vec![row("setup".into(), BTreeMap::new(), Err(e.to_string()))],
+                    Vec::new(),
                 );
             }
         }
@@ -321,6 +297,6 @@ impl Workload for ShortConn {
             progress.advance(1);
         }
         progress.finish(&format!("{} rows", rows.len()));
-        finish(&SHORTCONN, params, rows)
+        super::finish(&SHORTCONN, params, rows, Vec::new())
     }
 }

@@ -10,7 +10,8 @@ pub mod http;
 
 use crate::harness::Ctx;
 use crate::harness::progress::Progress;
-use crate::results::WorkloadResult;
+use crate::results::{Status, WorkloadResult, WorkloadRow};
+use std::collections::BTreeMap;
 
 /// Static description of a workload.
 #[derive(Debug)]
@@ -77,4 +78,41 @@ registry! {
 /// Looks a workload up by name.
 pub fn find(name: &str) -> Option<&'static dyn Workload> {
     WORKLOADS.iter().copied().find(|w| w.info().name == name)
+}
+
+/// Ends a workload: ok if any row measured, failed if none did (or
+/// interrupted); the message holds `notes` and every row's error, prefixed
+/// by its target where it has one.
+pub(crate) fn finish(
+    info: &Info,
+    params: BTreeMap<String, serde_json::Value>,
+    rows: Vec<WorkloadRow>,
+    mut notes: Vec<String>,
+) -> WorkloadResult {
+    let failed = rows.iter().all(|r| r.phase.is_none() && r.load.is_none());
+    notes.extend(rows.iter().filter_map(|r| {
+        r.error.as_ref().map(|e| {
+            format!(
+                "{}{}: {e}",
+                r.target
+                    .as_deref()
+                    .map_or(String::new(), |t| format!("{t}, ")),
+                r.label
+            )
+        })
+    }));
+    WorkloadResult {
+        name: info.name.into(),
+        what: info.what.into(),
+        status: if crate::harness::reaper::interrupted() {
+            Status::Interrupted
+        } else if failed {
+            Status::Failed
+        } else {
+            Status::Ok
+        },
+        message: notes.into_iter().reduce(|a, b| format!("{a}; {b}")),
+        params,
+        rows,
+    }
 }

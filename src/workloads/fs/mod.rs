@@ -26,14 +26,14 @@ pub use sizes::FsSizes;
 pub use target::{FsSpec, Place, parse_bytes, parse_mkfs};
 
 use super::http::Server;
-use super::{Info, Options, Size, Workload};
+use super::{Info, Options, Size, Workload, finish};
 use crate::harness::Ctx;
 use crate::harness::phase::{self, DEFAULT_INTERVAL};
 use crate::harness::progress::Progress;
 use crate::harness::reaper::interrupted;
 use crate::net::Backend;
 use crate::net::load::{self, Target as LoadTarget};
-use crate::results::{PhaseStats, Status, WorkloadResult, WorkloadRow};
+use crate::results::{PhaseStats, WorkloadResult, WorkloadRow};
 use corpus::{Archive, Corpus, Spec};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -113,39 +113,51 @@ fn phase_row(
     }
 }
 
-/// Ends a workload: ok if any row measured, failed otherwise.
-pub(super) fn finish(
-    info: &Info,
-    params: BTreeMap<String, serde_json::Value>,
-    rows: Vec<WorkloadRow>,
-    mut notes: Vec<String>,
-) -> WorkloadResult {
-    let failed = rows.iter().all(|r| r.phase.is_none() && r.load.is_none());
-    notes.extend(rows.iter().filter_map(|r| {
-        r.error.as_ref().map(|e| {
-            format!(
-                "{}{}: {e}",
-                r.target
-                    .as_deref()
-                    .map_or(String::new(), |t| format!("{t}, ")),
-                r.label
-            )
+/// Makes `place` (the `index`-th of the run) ready for a workload needing
+/// `need` bytes; on failure, the `setup` row that says why, under the
+/// place's label.
+fn prepare_place(
+    place: &Place,
+    index: usize,
+    ctx: &Ctx,
+    opts: &Options,
+    need: u64,
+) -> Result<target::Target, Box<WorkloadRow>> {
+    target::prepare(
+        place,
+        ctx.workdir(),
+        index,
+        opts.fs.fs_size.unwrap_or_else(|| default_fs_size(need)),
+        opts.fs.mount_opts.as_deref(),
+        need,
+    )
+    .map_err(|e| {
+        let label = match place {
+            Place::Dir(d) | Place::WorkDir(d) => format!("dir {}", d.display()),
+            Place::Mkfs(s) => s.kind.clone(),
+        };
+        Box::new(phase_row(
+            "setup",
+            &label,
+            BTreeMap::new(),
+            None,
+            None,
+            Some(e),
+        ))
+    })
+}
+
+/// The note for a result some of whose targets could not drop their
+/// caches (`suffix` says what that means for the rows).
+fn warm_only_note(infos: &[serde_json::Value], suffix: &str) -> Option<String> {
+    infos
+        .iter()
+        .any(|i| {
+            i["cache"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("warm only"))
         })
-    }));
-    WorkloadResult {
-        name: info.name.into(),
-        what: info.what.into(),
-        status: if interrupted() {
-            Status::Interrupted
-        } else if failed {
-            Status::Failed
-        } else {
-            Status::Ok
-        },
-        message: notes.into_iter().reduce(|a, b| format!("{a}; {b}")),
-        params,
-        rows,
-    }
+        .then(|| format!("warm only: the caches could not be dropped{suffix}"))
 }
 
 /// Unpacks one archive of `corpus` into `site` as a timed phase, then
@@ -276,28 +288,10 @@ impl Workload for Fs {
             if interrupted() {
                 break;
             }
-            let t = match target::prepare(
-                place,
-                ctx.workdir(),
-                i,
-                opts.fs.fs_size.unwrap_or_else(|| default_fs_size(need)),
-                opts.fs.mount_opts.as_deref(),
-                need,
-            ) {
+            let t = match prepare_place(place, i, ctx, opts, need) {
                 Ok(t) => t,
-                Err(e) => {
-                    let label = match place {
-                        Place::Dir(d) | Place::WorkDir(d) => format!("dir {}", d.display()),
-                        Place::Mkfs(s) => s.kind.clone(),
-                    };
-                    rows.push(phase_row(
-                        "setup",
-                        &label,
-                        BTreeMap::new(),
-                        None,
-                        None,
-                        Some(e),
-                    ));
+                Err(row) => {
+                    rows.push(*row);
                     progress.advance(per_target);
                     continue;
                 }
@@ -313,13 +307,7 @@ impl Workload for Fs {
         }
         params.insert("targets".into(), json!(infos));
         progress.finish(&format!("{} phases", rows.len()));
-        if infos.iter().any(|i| {
-            i["cache"]
-                .as_str()
-                .is_some_and(|c| c.starts_with("warm only"))
-        }) {
-            notes.push("warm only: the caches could not be dropped (see targets)".into());
-        }
+        notes.extend(warm_only_note(&infos, " (see targets)"));
         finish(&FS, params, rows, notes)
     }
 }

@@ -3,7 +3,9 @@
 //! the caches can be dropped), then write N more with an fsync after each
 //! file. Every step is a timed phase; a `total` row per size adds them up.
 
-use super::{Info, Options, Place, Size, Workload, finish, ops, target};
+use super::{
+    Info, Options, Size, Workload, finish, ops, phase_row, prepare_place, target, warm_only_note,
+};
 use crate::harness::Ctx;
 use crate::harness::phase::{self, DEFAULT_INTERVAL};
 use crate::harness::progress::Progress;
@@ -43,14 +45,7 @@ fn row(
         Ok(s) => (Some(s), None),
         Err(e) => (None, Some(e)),
     };
-    WorkloadRow {
-        label,
-        target: Some(target.to_string()),
-        params,
-        load: None,
-        phase,
-        error,
-    }
+    phase_row(&label, target, params, phase, None, error)
 }
 
 /// Writes `n` files of `data` into `dir` as a timed phase.
@@ -149,23 +144,10 @@ impl Workload for FsSizes {
             if interrupted() {
                 break;
             }
-            let t = match target::prepare(
-                place,
-                ctx.workdir(),
-                i,
-                opts.fs
-                    .fs_size
-                    .unwrap_or_else(|| super::default_fs_size(need)),
-                opts.fs.mount_opts.as_deref(),
-                need,
-            ) {
+            let t = match prepare_place(place, i, ctx, opts, need) {
                 Ok(t) => t,
-                Err(e) => {
-                    let label = match place {
-                        Place::Dir(d) | Place::WorkDir(d) => format!("dir {}", d.display()),
-                        Place::Mkfs(s) => s.kind.clone(),
-                    };
-                    rows.push(row("setup".into(), &label, BTreeMap::new(), Err(e)));
+                Err(row) => {
+                    rows.push(*row);
                     progress.advance(steps);
                     continue;
                 }
@@ -224,13 +206,7 @@ impl Workload for FsSizes {
             }
             infos.push(info);
         }
-        if infos.iter().any(|i| {
-            i["cache"]
-                .as_str()
-                .is_some_and(|c| c.starts_with("warm only"))
-        }) {
-            notes.push("warm only: the caches could not be dropped, reads are warm".into());
-        }
+        notes.extend(warm_only_note(&infos, ", reads are warm"));
         params.insert("targets".into(), json!(infos));
         progress.finish(&format!("{} rows", rows.len()));
         finish(&FS_SIZES, params, rows, notes)
