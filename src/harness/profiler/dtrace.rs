@@ -5,10 +5,10 @@
 //! Written to DTrace's documented interface; on Linux it is only
 //! type-checked and its parser tested on text in that format.
 
-use super::{Frame, Profiler, Recording, Sample};
-use std::os::unix::process::CommandExt;
+use super::{Frame, Profiler, Recording, Sample, interrupt, wait_group};
+use crate::harness::reaper::ChildGroup;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// The DTrace backend.
@@ -84,17 +84,17 @@ impl Profiler for Dtrace {
         dir: &Path,
     ) -> Result<Box<dyn Recording>, String> {
         let out = dir.join("dtrace.out");
-        let child = Command::new(&self.program)
-            .args(["-q", "-x", "stackframes=100", "-x", "ustackframes=100"])
-            .args(["-n", &script(pids, length.as_secs_f64().ceil() as u64)])
-            .arg("-o")
-            .arg(&out)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .map_err(|e| format!("{}: {e}", self.program))?;
+        let child = ChildGroup::spawn(
+            Command::new(&self.program)
+                .args(["-q", "-x", "stackframes=100", "-x", "ustackframes=100"])
+                .args(["-n", &script(pids, length.as_secs_f64().ceil() as u64)])
+                .arg("-o")
+                .arg(&out)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped()),
+        )
+        .map_err(|e| format!("{}: {e}", self.program))?;
         Ok(Box::new(DtraceRecording {
             program: self.program.clone(),
             child: Some(child),
@@ -105,18 +105,14 @@ impl Profiler for Dtrace {
 
 struct DtraceRecording {
     program: String,
-    child: Option<Child>,
+    child: Option<ChildGroup>,
     out: PathBuf,
 }
 
 impl Drop for DtraceRecording {
     fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            // The profiler and what it started (perf's `sleep`) together.
-            // SAFETY: signalling the process group we made for it.
-            unsafe { libc::kill(-(c.id() as i32), libc::SIGKILL) };
-            let _ = c.wait();
-        }
+        // The group is killed and reaped with it.
+        self.child = None;
         let _ = std::fs::remove_file(&self.out);
     }
 }
@@ -124,23 +120,16 @@ impl Drop for DtraceRecording {
 impl Recording for DtraceRecording {
     fn stop(&mut self) {
         // SIGINT: DTrace runs its END clause (printing the stacks) and exits.
-        if let Some(c) = &self.child {
-            // SAFETY: signalling the profiler we started.
-            unsafe { libc::kill(c.id() as i32, libc::SIGINT) };
+        if let Some(g) = &self.child {
+            interrupt(g);
         }
     }
 
     fn finish(mut self: Box<Self>) -> Result<Vec<Sample>, String> {
-        let child = self.child.take().ok_or("dtrace was not started")?;
-        let o = child
-            .wait_with_output()
-            .map_err(|e| format!("{}: {e}", self.program))?;
-        if !o.status.success() {
-            return Err(format!(
-                "{} failed: {}",
-                self.program,
-                String::from_utf8_lossy(&o.stderr).trim()
-            ));
+        let mut g = self.child.take().ok_or("dtrace was not started")?;
+        let (status, err) = wait_group(&mut g).map_err(|e| format!("{}: {e}", self.program))?;
+        if !status.success() {
+            return Err(format!("{} failed: {}", self.program, err.trim()));
         }
         let text = std::fs::read_to_string(&self.out).map_err(|e| e.to_string())?;
         Ok(parse_output(&text))

@@ -9,6 +9,7 @@
 pub mod dtrace;
 pub mod perf;
 
+use crate::harness::reaper::ChildGroup;
 use std::path::Path;
 use std::time::Duration;
 
@@ -74,6 +75,23 @@ pub trait Profiler {
         length: Duration,
         dir: &Path,
     ) -> Result<Box<dyn Recording>, String>;
+}
+
+/// Waits for a profiler to exit: its status and what it said on stderr.
+fn wait_group(g: &mut ChildGroup) -> std::io::Result<(std::process::ExitStatus, String)> {
+    use std::io::Read;
+    let mut err = String::new();
+    if let Some(mut e) = g.child().stderr.take() {
+        e.read_to_string(&mut err)?;
+    }
+    Ok((g.child().wait()?, err))
+}
+
+/// Sends SIGINT to a profiler (perf writes what it has, DTrace prints its
+/// aggregations), not to what it started.
+fn interrupt(g: &ChildGroup) {
+    // SAFETY: signalling the profiler we started.
+    unsafe { libc::kill(g.pgid(), libc::SIGINT) };
 }
 
 /// How long a profiler may take to attach before the work it should see.

@@ -1,10 +1,10 @@
 //! Linux `perf`: `perf record -e cpu-clock -g -p PIDS -- sleep LENGTH`,
 //! read back with `perf script`.
 
-use super::{Frame, Profiler, Recording, Sample};
-use std::os::unix::process::CommandExt;
+use super::{Frame, Profiler, Recording, Sample, interrupt, wait_group};
+use crate::harness::reaper::ChildGroup;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// The perf backend.
@@ -118,24 +118,26 @@ impl Profiler for Perf {
                 ));
             }
         }
-        let child = Command::new(&self.program)
-            .args(["record", "-q", "-e", "cpu-clock", "-g", "-D", "-1"])
-            .arg(format!(
-                "--control=fifo:{},{}",
-                ctl.display(),
-                ack.display()
-            ))
-            .args(["-F", &FREQUENCY.to_string()])
-            .args(["-p", &list.join(",")])
-            .arg("-o")
-            .arg(&data)
-            .args(["--", "sleep", &format!("{:.3}", length.as_secs_f64())])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .map_err(|e| format!("{} record: {e}", self.program))?;
+        // Its own process group, killed and reaped (perf's `sleep` too)
+        // on every way out.
+        let child = ChildGroup::spawn(
+            Command::new(&self.program)
+                .args(["record", "-q", "-e", "cpu-clock", "-g", "-D", "-1"])
+                .arg(format!(
+                    "--control=fifo:{},{}",
+                    ctl.display(),
+                    ack.display()
+                ))
+                .args(["-F", &FREQUENCY.to_string()])
+                .args(["-p", &list.join(",")])
+                .arg("-o")
+                .arg(&data)
+                .args(["--", "sleep", &format!("{:.3}", length.as_secs_f64())])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped()),
+        )
+        .map_err(|e| format!("{} record: {e}", self.program))?;
         Ok(Box::new(PerfRecording {
             program: self.program.clone(),
             child: Some(child),
@@ -151,7 +153,7 @@ impl Profiler for Perf {
 
 struct PerfRecording {
     program: String,
-    child: Option<Child>,
+    child: Option<ChildGroup>,
     data: PathBuf,
     ctl: PathBuf,
     ack: PathBuf,
@@ -167,14 +169,10 @@ const HANDSHAKE: Duration = Duration::from_secs(20);
 impl PerfRecording {
     /// Whether perf has exited (then it failed: it runs for the window).
     fn exited(&mut self) -> Option<String> {
-        let c = self.child.as_mut()?;
-        match c.try_wait() {
+        let g = self.child.as_mut()?;
+        match g.child().try_wait() {
             Ok(Some(st)) => {
-                let mut err = String::new();
-                if let Some(e) = c.stderr.as_mut() {
-                    use std::io::Read;
-                    let _ = e.read_to_string(&mut err);
-                }
+                let err = wait_group(g).map(|(_, e)| e).unwrap_or_default();
                 Some(format!(
                     "{} record ended early ({st}): {}",
                     self.program,
@@ -246,12 +244,8 @@ impl PerfRecording {
 
 impl Drop for PerfRecording {
     fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            // The profiler and what it started (perf's `sleep`) together.
-            // SAFETY: signalling the process group we made for it.
-            unsafe { libc::kill(-(c.id() as i32), libc::SIGKILL) };
-            let _ = c.wait();
-        }
+        // The group (perf and its `sleep`) is killed and reaped with it.
+        self.child = None;
         let _ = std::fs::remove_file(&self.data);
     }
 }
@@ -266,24 +260,18 @@ impl Recording for PerfRecording {
         self.ctl_fd = None;
         // SIGINT: perf ends its `sleep` and writes what it has.
         self.stopped = true;
-        if let Some(c) = &self.child {
-            // SAFETY: signalling the profiler we started.
-            unsafe { libc::kill(c.id() as i32, libc::SIGINT) };
+        if let Some(g) = &self.child {
+            interrupt(g);
         }
     }
 
     fn finish(mut self: Box<Self>) -> Result<Vec<Sample>, String> {
-        let child = self.child.take().ok_or("perf record was not started")?;
-        let out = child
-            .wait_with_output()
-            .map_err(|e| format!("{} record: {e}", self.program))?;
-        let ended_well = out.status.success() || (self.stopped && self.data.exists());
+        let mut g = self.child.take().ok_or("perf record was not started")?;
+        let (status, err) =
+            wait_group(&mut g).map_err(|e| format!("{} record: {e}", self.program))?;
+        let ended_well = status.success() || (self.stopped && self.data.exists());
         if !ended_well {
-            return Err(format!(
-                "{} record failed: {}",
-                self.program,
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
+            return Err(format!("{} record failed: {}", self.program, err.trim()));
         }
         let script = Command::new(&self.program)
             .args(["script", "-F", "comm,pid,ip,sym,dso", "-i"])
