@@ -13,7 +13,6 @@ use crate::harness::phase::Counters;
 use std::collections::HashSet;
 use std::ffi::CString;
 use std::io::{self, Read};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 /// Why extraction stopped.
@@ -124,8 +123,11 @@ fn read_block(r: &mut impl Read, buf: &mut [u8]) -> Result<bool, ExtractError> {
     Ok(true)
 }
 
-fn c_path(p: &Path) -> CString {
-    CString::new(p.as_os_str().as_bytes()).expect("checked: no NUL")
+fn c_path(p: &Path) -> Result<CString, ExtractError> {
+    super::ops::c_path(p).map_err(|source| ExtractError::Io {
+        path: p.display().to_string(),
+        source,
+    })
 }
 
 fn io_err(p: &Path) -> ExtractError {
@@ -150,7 +152,7 @@ impl Dirs {
             self.make(root, parent)?;
         }
         let full = root.join(rel);
-        let c = c_path(&full);
+        let c = c_path(&full)?;
         // SAFETY: mkdir with a NUL-terminated path.
         if unsafe { libc::mkdir(c.as_ptr(), 0o755) } != 0 {
             let e = io::Error::last_os_error();
@@ -186,7 +188,7 @@ fn write_file(
     buf: &mut [u8],
     counters: &Counters,
 ) -> Result<(), ExtractError> {
-    let c = c_path(full);
+    let c = c_path(full)?;
     // SAFETY: open with a NUL-terminated path; the descriptor is closed below.
     // Not truncated at open: what is there must first prove to be a plain
     // file of its own (not a FIFO, not a hard link to a file elsewhere).

@@ -8,7 +8,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::Instant;
 
-fn c_path(p: &Path) -> io::Result<CString> {
+/// A path as a C string (a NUL inside is an error).
+pub(super) fn c_path(p: &Path) -> io::Result<CString> {
     CString::new(p.as_os_str().as_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path with a NUL byte"))
 }
