@@ -325,12 +325,16 @@ impl Corpus {
         (files, bytes)
     }
 
+    /// Files and bytes of file data an archive carries.
+    pub fn archive_totals(&self, which: Archive) -> (usize, u64) {
+        let files = self.archive_files(which);
+        let bytes = files.iter().map(|&f| self.archive_size(which, f)).sum();
+        (files.len(), bytes)
+    }
+
     /// Bytes of file data an archive carries.
     pub fn archive_bytes(&self, which: Archive) -> u64 {
-        self.archive_files(which)
-            .iter()
-            .map(|&f| self.archive_size(which, f))
-            .sum()
+        self.archive_totals(which).1
     }
 
     /// Writes an archive as tar.gz to `w`. The gzip layer uses stored

@@ -255,29 +255,22 @@ impl Workload for Fs {
         params.insert("files".into(), json!(files));
         params.insert("bytes".into(), json!(bytes));
         params.insert("requests".into(), json!(spec.requests));
-        params.insert(
-            "archive1_files".into(),
-            json!(corpus.archive_files(Archive::Site).len()),
-        );
-        params.insert(
-            "archive1_bytes".into(),
-            json!(corpus.archive_bytes(Archive::Site)),
-        );
-        params.insert(
-            "archive2_files".into(),
-            json!(corpus.archive_files(Archive::Requests).len()),
-        );
-        params.insert(
-            "archive2_bytes".into(),
-            json!(corpus.archive_bytes(Archive::Requests)),
-        );
+        let site = Site {
+            archives: [Archive::Site, Archive::Requests].map(|a| (a, corpus.archive_totals(a))),
+            bytes,
+            paths: corpus.log().iter().map(|&f| corpus.path(f)).collect(),
+            corpus,
+        };
+        for (k, (_, (n, b))) in site.archives.iter().enumerate() {
+            params.insert(format!("archive{}_files", k + 1), json!(n));
+            params.insert(format!("archive{}_bytes", k + 1), json!(b));
+        }
         params.insert("connections".into(), json!(100));
         params.insert("requests_per_connection".into(), json!(10));
         params.insert(
             "interval_ms".into(),
             json!(DEFAULT_INTERVAL.as_millis() as u64),
         );
-        let paths: Vec<String> = corpus.log().iter().map(|&f| corpus.path(f)).collect();
 
         let per_target = PHASES.len() as u64;
         progress.begin(FS.name, per_target * places.len() as u64);
@@ -298,7 +291,7 @@ impl Workload for Fs {
             };
             let mut info = t.info.clone();
             info["label"] = json!(t.label);
-            let (r, note) = run_target(ctx, &corpus, &paths, &t, progress);
+            let (r, note) = run_target(ctx, &site, &t, progress);
             if let Some(n) = note {
                 info["cache"] = json!(n);
             }
@@ -317,12 +310,22 @@ fn drop_caches() -> Result<(), String> {
     crate::sys::drop_caches().map_err(|e| e.to_string())
 }
 
+/// The generated site and what is known of it before anything is written.
+struct Site {
+    corpus: Arc<Corpus>,
+    /// The request log as URL paths.
+    paths: Vec<String>,
+    /// Bytes of the site after both archives.
+    bytes: u64,
+    /// Each archive with its (files, bytes).
+    archives: [(Archive, (usize, u64)); 2],
+}
+
 /// Every phase on one target. Returns the rows and, when the caches could
 /// not be dropped, the note saying so.
 fn run_target(
     ctx: &Ctx,
-    corpus: &Arc<Corpus>,
-    paths: &[String],
+    site_plan: &Site,
     t: &target::Target,
     progress: &mut Progress,
 ) -> (Vec<WorkloadRow>, Option<String>) {
@@ -341,14 +344,12 @@ fn run_target(
         return (rows, None);
     }
     // (a), (b): the two archives.
-    for (name, which) in [(PHASES[0], Archive::Site), (PHASES[1], Archive::Requests)] {
+    let (corpus, paths) = (&site_plan.corpus, &site_plan.paths[..]);
+    for (name, &(which, (files, bytes))) in PHASES[..2].iter().zip(&site_plan.archives) {
         progress.phase(&format!("{label}: {name}"));
         let mut p = BTreeMap::new();
-        p.insert(
-            "archive_files".into(),
-            json!(corpus.archive_files(which).len()),
-        );
-        p.insert("archive_bytes".into(), json!(corpus.archive_bytes(which)));
+        p.insert("archive_files".into(), json!(files));
+        p.insert("archive_bytes".into(), json!(bytes));
         match unpack(corpus, which, &site) {
             Ok(s) => rows.push(phase_row(name, label, p, Some(s), None, None)),
             Err(e) => {
@@ -433,7 +434,7 @@ fn run_target(
             s.sync_seconds = ops::sync_dir(&t.root).ok();
             // The bytes removed are the site's (not counted per file: that
             // would take a stat each inside the timed phase).
-            s.bytes = corpus.final_totals().1;
+            s.bytes = site_plan.bytes;
             rows.push(phase_row(
                 PHASES[6],
                 label,
