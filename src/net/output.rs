@@ -89,7 +89,9 @@ impl Output {
     /// Sends what it can to `fd`; `buf` is scratch space for read/write.
     /// `last` says the connection closes after this output: on Linux the
     /// memory is then sent with MSG_MORE, so that the close's FIN rides on
-    /// the last data segment instead of costing a packet of its own.
+    /// the last data segment instead of costing a packet of its own. Memory
+    /// before a file range (a response head) is sent with MSG_MORE too, so
+    /// that it leaves in one segment with the file's first bytes.
     pub fn flush(
         &mut self,
         fd: RawFd,
@@ -125,8 +127,13 @@ impl Output {
                 iov_len: rest.len(),
             });
         }
-        let only_memory = !self.chunks.iter().any(|c| matches!(c, Chunk::File { .. }));
-        let r = if last && only_memory && cfg!(any(target_os = "linux", target_os = "android")) {
+        // On Linux, memory followed by a file range (a response head before
+        // its body) goes with MSG_MORE so that the head and the first pages
+        // of the body leave as one segment; so does the last output of a
+        // closing connection (its FIN rides on the last data segment).
+        let file_follows = self.chunks.iter().any(|c| matches!(c, Chunk::File { .. }));
+        let more = file_follows || last;
+        let r = if more && cfg!(any(target_os = "linux", target_os = "android")) {
             #[cfg(any(target_os = "linux", target_os = "android"))]
             {
                 // SAFETY: msghdr is plain data; the iovecs live until the call returns.

@@ -155,6 +155,9 @@ struct Conn {
     out: Output,
     close_after: bool,
     writing: bool,
+    /// Registered with the backend (a connection answered and closed at
+    /// once never is).
+    watched: bool,
     /// Requests answered on this connection.
     served: u64,
     /// Last time anything was read or written.
@@ -311,11 +314,6 @@ impl Server<'_> {
 
     fn opened(&mut self, fd: RawFd) {
         self.stats.accepted += 1;
-        if self.poller.add(fd, Interest::READ).is_err() {
-            self.stats.rejected += 1;
-            sock::close(fd);
-            return;
-        }
         let idx = fd as usize;
         if self.conns.len() <= idx {
             self.conns.resize_with(idx + 1, || None);
@@ -325,6 +323,7 @@ impl Server<'_> {
             out: Output::default(),
             close_after: false,
             writing: false,
+            watched: false,
             served: 0,
             last_io: self.now,
             head_since: None,
@@ -339,20 +338,44 @@ impl Server<'_> {
         if greet {
             self.flush(fd);
         } else {
-            // On a fast path the request is already there: answer it now
-            // rather than after another wait.
+            // On a fast path (deferred accept) the request is already
+            // there: answer it now rather than after another wait. A
+            // connection answered and closed here never costs the backend
+            // a registration.
             self.read_and_answer(fd);
+        }
+        self.watch(fd);
+    }
+
+    /// Registers a connection that is still open with the backend (once),
+    /// for reading and, while output is blocked, writing.
+    fn watch(&mut self, fd: RawFd) {
+        let Some(c) = self.conns.get_mut(fd as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        if c.watched {
+            return;
+        }
+        let interest = if c.writing {
+            Interest::BOTH
+        } else {
+            Interest::READ
+        };
+        if self.poller.add(fd, interest).is_err() {
+            self.stats.rejected += 1;
+            self.close(fd);
+            return;
+        }
+        if let Some(c) = self.conns[fd as usize].as_mut() {
+            c.watched = true;
         }
     }
 
     fn close(&mut self, fd: RawFd) {
-        if self
-            .conns
-            .get_mut(fd as usize)
-            .and_then(Option::take)
-            .is_some()
-        {
-            let _ = self.poller.forget(fd);
+        if let Some(c) = self.conns.get_mut(fd as usize).and_then(Option::take) {
+            if c.watched {
+                let _ = self.poller.forget(fd);
+            }
             sock::close(fd);
             self.stats.closed += 1;
             // A descriptor came free: accept again if we had paused.
@@ -484,13 +507,17 @@ impl Server<'_> {
                     self.close(fd);
                 } else if c.writing {
                     c.writing = false;
-                    let _ = self.poller.modify(fd, Interest::READ);
+                    if c.watched {
+                        let _ = self.poller.modify(fd, Interest::READ);
+                    }
                 }
             }
             Ok(Flushed::Blocked) => {
                 if !c.writing {
                     c.writing = true;
-                    let _ = self.poller.modify(fd, Interest::BOTH);
+                    if c.watched {
+                        let _ = self.poller.modify(fd, Interest::BOTH);
+                    }
                 }
             }
         }
