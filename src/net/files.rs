@@ -11,6 +11,7 @@
 use super::http::{self, Request, Version};
 use super::output::Output;
 use super::server::Handler;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
@@ -44,8 +45,8 @@ struct Entry {
     len: u64,
     mtime: SystemTime,
     ino: u64,
-    /// The response head up to (not including) the Connection header.
-    head: Vec<u8>,
+    /// The whole response head for each [`Connection`] case.
+    heads: [Rc<[u8]>; 3],
     last_modified: String,
     body: Option<Rc<[u8]>>,
     checked: Instant,
@@ -82,11 +83,20 @@ fn percent_decode(s: &str) -> Option<Vec<u8>> {
 }
 
 /// The path below the root that a request target names, normalised to
-/// `a/b/c` (empty: the root itself), or the status to refuse it with.
-pub fn relative_path(target: &str) -> Result<String, Refused> {
+/// `a/b/c` (empty: the root itself), or the status to refuse it with. A
+/// target that is already normal (no escapes, no empty, `.` or `..`
+/// segments) is returned as a slice of itself.
+pub fn relative_path(target: &str) -> Result<Cow<'_, str>, Refused> {
     let path = target.split(['?', '#']).next().unwrap_or("");
     if !path.starts_with('/') {
         return Err(Refused(400));
+    }
+    let rest = &path[1..];
+    if !rest.is_empty()
+        && !rest.contains(['%', '\0'])
+        && rest.split('/').all(|seg| !matches!(seg, "" | "." | ".."))
+    {
+        return Ok(Cow::Borrowed(rest));
     }
     let bytes = percent_decode(path).ok_or(Refused(400))?;
     if bytes.contains(&0) {
@@ -101,7 +111,7 @@ pub fn relative_path(target: &str) -> Result<String, Refused> {
             s => parts.push(s),
         }
     }
-    Ok(parts.join("/"))
+    Ok(Cow::Owned(parts.join("/")))
 }
 
 /// A Content-Type by file name extension.
@@ -200,15 +210,16 @@ impl StaticFiles {
         let head = format!(
             "HTTP/1.1 200 OK\r\nServer: scalebench\r\nContent-Type: {}\r\nContent-Length: {len}\r\nLast-Modified: {last_modified}\r\n",
             content_type(&path)
-        )
-        .into_bytes();
+        );
+        let heads =
+            Connection::ALL.map(|c| Rc::from(format!("{head}{}\r\n", c.header()).as_bytes()));
         Ok(Entry {
             path,
             file: Rc::new(file),
             len,
             mtime,
             ino: meta.ino(),
-            head,
+            heads,
             last_modified,
             body,
             checked: Instant::now(),
@@ -263,10 +274,37 @@ fn status_response(status: u16, keep: bool, version: Version, out: &mut Output) 
 }
 
 fn connection_header(keep: bool, version: Version) -> &'static str {
-    match (keep, version) {
-        (false, _) => "Connection: close\r\n",
-        (true, Version::Http10) => "Connection: keep-alive\r\n",
-        (true, Version::Http11) => "",
+    Connection::of(keep, version).header()
+}
+
+/// What a response says about the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Connection {
+    /// HTTP/1.1 kept alive: nothing to say.
+    Keep11,
+    /// HTTP/1.0 kept alive: `Connection: keep-alive`.
+    Keep10,
+    /// Closing: `Connection: close`.
+    Close,
+}
+
+impl Connection {
+    const ALL: [Connection; 3] = [Connection::Keep11, Connection::Keep10, Connection::Close];
+
+    fn of(keep: bool, version: Version) -> Connection {
+        match (keep, version) {
+            (false, _) => Connection::Close,
+            (true, Version::Http10) => Connection::Keep10,
+            (true, Version::Http11) => Connection::Keep11,
+        }
+    }
+
+    fn header(self) -> &'static str {
+        match self {
+            Connection::Keep11 => "",
+            Connection::Keep10 => "Connection: keep-alive\r\n",
+            Connection::Close => "Connection: close\r\n",
+        }
     }
 }
 
@@ -318,11 +356,7 @@ impl Handler for StaticFiles {
             );
             return keep;
         }
-        let mut head = Vec::with_capacity(e.head.len() + 32);
-        head.extend_from_slice(&e.head);
-        head.extend_from_slice(connection_header(keep, req.version).as_bytes());
-        head.extend_from_slice(b"\r\n");
-        out.bytes(&head);
+        out.shared(e.heads[Connection::of(keep, req.version) as usize].clone());
         if !head_only {
             match &e.body {
                 Some(b) => out.shared(b.clone()),
@@ -339,7 +373,7 @@ mod tests {
 
     #[test]
     fn targets_are_normalised_or_refused() {
-        let ok = |t: &str| relative_path(t).unwrap();
+        let ok = |t: &str| relative_path(t).unwrap().into_owned();
         let bad = |t: &str| relative_path(t).unwrap_err().0;
         assert_eq!(ok("/"), "");
         assert_eq!(ok("/a/b.txt"), "a/b.txt");
@@ -352,6 +386,14 @@ mod tests {
         assert_eq!(bad("/a%zz"), 400);
         assert_eq!(bad("a/b"), 400);
         assert_eq!(bad("http://x/y"), 400);
+        // Normal targets come back as slices of themselves.
+        assert!(matches!(
+            relative_path("/a/b.txt?q"),
+            Ok(Cow::Borrowed("a/b.txt"))
+        ));
+        assert!(matches!(relative_path("/a/./b"), Ok(Cow::Owned(_))));
+        assert_eq!(bad("/a/.."), 400);
+        assert_eq!(bad("/a\0b"), 400);
     }
 
     #[test]
