@@ -2,11 +2,13 @@
 //! `scripts/test` installs it), and against small servers that misbehave
 //! on purpose, to prove the counts.
 
+mod common;
+
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 fn load(args: &[&str]) -> (Value, bool) {
     let out = Command::new(env!("CARGO_BIN_EXE_scalebench"))
@@ -20,40 +22,14 @@ fn load(args: &[&str]) -> (Value, bool) {
     (v, out.status.success())
 }
 
-/// A child stopped on drop: SIGTERM first (nginx's master then stops its
-/// workers), SIGKILL if it lingers, then reaped.
-struct Kill(Child);
-impl Drop for Kill {
-    fn drop(&mut self) {
-        drop(self.0.stdin.take());
-        // SAFETY: signalling our own child.
-        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
-        for _ in 0..200 {
-            if matches!(self.0.try_wait(), Ok(Some(_))) {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve(root: &Path) -> (Kill, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_scalebench"))
-        .arg("serve")
-        .arg("--root")
-        .arg(root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line.trim().strip_prefix("listening ").unwrap().to_string();
-    (Kill(child), url)
+fn serve(root: &Path) -> (common::Child, String) {
+    common::spawn_announcing(
+        Command::new(env!("CARGO_BIN_EXE_scalebench"))
+            .arg("serve")
+            .arg("--root")
+            .arg(root),
+        "listening ",
+    )
 }
 
 fn site() -> tempfile::TempDir {
@@ -152,7 +128,7 @@ fn counts_are_exact_against_nginx() {
         ),
     )
     .unwrap();
-    let _n = Kill(
+    let _n = common::Child(
         Command::new(nginx)
             .args(["-c", conf.to_str().unwrap()])
             .spawn()

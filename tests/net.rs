@@ -1,9 +1,11 @@
 //! The benchmark server process (`scalebench __responder`) under each
 //! backend: descriptor exhaustion on purpose, then recovery.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 const BACKENDS: &[&str] = if cfg!(target_os = "linux") {
@@ -13,7 +15,7 @@ const BACKENDS: &[&str] = if cfg!(target_os = "linux") {
 };
 
 struct Server {
-    child: std::process::Child,
+    _child: common::Child,
     addr: SocketAddr,
 }
 
@@ -24,31 +26,12 @@ impl Server {
             "ulimit -n {nofile} && exec '{}' __responder --backend {backend} --greet --accept-burst 1",
             env!("CARGO_BIN_EXE_scalebench")
         );
-        let mut child = Command::new("sh")
-            .args(["-c", &cmd])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .trim()
-            .strip_prefix("listening ")
-            .unwrap()
-            .parse()
-            .unwrap();
-        Server { child, addr }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        drop(self.child.stdin.take()); // the server exits when its input closes
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let (child, addr) =
+            common::spawn_announcing(Command::new("sh").args(["-c", &cmd]), "listening ");
+        Server {
+            _child: child,
+            addr: addr.parse().unwrap(),
+        }
     }
 }
 

@@ -2,16 +2,18 @@
 //! attempts that must never yield a byte from outside the root, slow and
 //! vanishing clients, descriptor exhaustion and many connections.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const SECRET: &str = "TOPSECRET-outside-the-root";
 
 struct Server {
-    child: Child,
+    child: common::Child,
     addr: SocketAddr,
 }
 
@@ -33,27 +35,11 @@ impl Server {
             }
             None => Command::new(env!("CARGO_BIN_EXE_scalebench")),
         };
-        let mut child = cmd
-            .arg("serve")
-            .arg("--root")
-            .arg(root)
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening http://")
-            .unwrap()
-            .trim_end_matches('/');
+        cmd.arg("serve").arg("--root").arg(root).args(extra);
+        let (child, url) = common::spawn_announcing(&mut cmd, "listening http://");
         Server {
             child,
-            addr: url.parse().unwrap(),
+            addr: url.trim_end_matches('/').parse().unwrap(),
         }
     }
 
@@ -70,14 +56,6 @@ impl Server {
         let mut v = Vec::new();
         let _ = s.read_to_end(&mut v);
         v
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        drop(self.child.stdin.take());
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -363,7 +341,7 @@ fn out_of_descriptors_it_recovers() {
     // Wait until the server has accepted all it can: every descriptor in
     // use (on a loaded machine it may still be accepting).
     let fds = || {
-        std::fs::read_dir(format!("/proc/{}/fd", s.child.id()))
+        std::fs::read_dir(format!("/proc/{}/fd", s.child.0.id()))
             .map(|d| d.count())
             .unwrap_or(0)
     };

@@ -37,3 +37,47 @@ pub fn assert_valid(doc: &Value) {
         errors.join("\n")
     );
 }
+
+/// A child process a test started: stopped and reaped on drop — its input
+/// closed, SIGTERM (nginx's master then stops its workers), SIGKILL if it
+/// lingers.
+pub struct Child(pub std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        drop(self.0.stdin.take());
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        for _ in 0..200 {
+            if matches!(self.0.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `cmd` with its input and output piped and reads the first line
+/// it prints, which must begin with `prefix` (a server announcing where it
+/// listens); returns the child and the rest of that line.
+pub fn spawn_announcing(cmd: &mut Command, prefix: &str) -> (Child, String) {
+    use std::io::BufRead;
+    let mut child = Child(
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("the server starts"),
+    );
+    let mut line = String::new();
+    std::io::BufReader::new(child.0.stdout.as_mut().expect("piped"))
+        .read_line(&mut line)
+        .expect("the server prints a line");
+    let rest = line
+        .trim()
+        .strip_prefix(prefix)
+        .unwrap_or_else(|| panic!("expected {prefix:?}…, got {line:?}"))
+        .to_string();
+    (child, rest)
+}
