@@ -361,13 +361,11 @@ impl Server<'_> {
         } else {
             Interest::READ
         };
-        if self.poller.add(fd, interest).is_err() {
+        if self.poller.add(fd, interest).is_ok() {
+            c.watched = true;
+        } else {
             self.stats.rejected += 1;
             self.close(fd);
-            return;
-        }
-        if let Some(c) = self.conns[fd as usize].as_mut() {
-            c.watched = true;
         }
     }
 
