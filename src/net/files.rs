@@ -18,7 +18,7 @@ use std::io;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 /// How bodies are sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,14 +49,17 @@ struct Entry {
     heads: [Rc<[u8]>; 3],
     last_modified: String,
     body: Option<Rc<[u8]>>,
-    checked: Instant,
+    /// When it was last found unchanged (on [`crate::sys::coarse_now`]'s clock).
+    checked: Duration,
 }
 
 /// The handler.
 pub struct StaticFiles {
     root: PathBuf,
     bodies: Bodies,
-    cache: HashMap<String, Entry>,
+    /// Looked up once per request: a fast hash, not a DoS-resistant one
+    /// (the keys are paths that exist below the root).
+    cache: HashMap<String, Entry, foldhash::fast::RandomState>,
 }
 
 /// Why a target cannot be served.
@@ -82,6 +85,25 @@ fn percent_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Whether `p` is a relative path that needs no decoding or normalising:
+/// not empty, no `%` or NUL, no empty, `.` or `..` segment.
+fn is_normal(p: &[u8]) -> bool {
+    let mut seg = 0; // the current segment's start
+    for (i, &b) in p.iter().enumerate() {
+        match b {
+            b'%' | 0 => return false,
+            b'/' => {
+                if matches!(&p[seg..i], b"" | b"." | b"..") {
+                    return false;
+                }
+                seg = i + 1;
+            }
+            _ => {}
+        }
+    }
+    !matches!(&p[seg..], b"" | b"." | b"..")
+}
+
 /// The path below the root that a request target names, normalised to
 /// `a/b/c` (empty: the root itself), or the status to refuse it with. A
 /// target that is already normal (no escapes, no empty, `.` or `..`
@@ -92,10 +114,7 @@ pub fn relative_path(target: &str) -> Result<Cow<'_, str>, Refused> {
         return Err(Refused(400));
     }
     let rest = &path[1..];
-    if !rest.is_empty()
-        && !rest.contains(['%', '\0'])
-        && rest.split('/').all(|seg| !matches!(seg, "" | "." | ".."))
-    {
+    if is_normal(rest.as_bytes()) {
         return Ok(Cow::Borrowed(rest));
     }
     let bytes = percent_decode(path).ok_or(Refused(400))?;
@@ -162,7 +181,7 @@ impl StaticFiles {
         Ok(StaticFiles {
             root,
             bodies,
-            cache: HashMap::new(),
+            cache: HashMap::default(),
         })
     }
 
@@ -222,15 +241,15 @@ impl StaticFiles {
             heads,
             last_modified,
             body,
-            checked: Instant::now(),
+            checked: crate::sys::coarse_now(),
         })
     }
 
     /// The cached entry for `rel`, opened or re-checked as needed.
     fn entry(&mut self, rel: &str) -> Result<&Entry, Refused> {
-        let now = Instant::now();
+        let now = crate::sys::coarse_now();
         let fresh = match self.cache.get(rel) {
-            Some(e) if now - e.checked < RECHECK => true,
+            Some(e) if now.saturating_sub(e.checked) < RECHECK => true,
             Some(e) => std::fs::symlink_metadata(&e.path).is_ok_and(|m| {
                 m.is_file()
                     && m.len() == e.len
@@ -393,6 +412,14 @@ mod tests {
         ));
         assert!(matches!(relative_path("/a/./b"), Ok(Cow::Owned(_))));
         assert_eq!(bad("/a/.."), 400);
+        for normal in ["a", "a/b", "a.b/.c/..d", "..a/b..", "a/b.txt"] {
+            assert!(is_normal(normal.as_bytes()), "{normal}");
+        }
+        for other in [
+            "", ".", "..", "a/", "a//b", "a/./b", "a/../b", "./a", "a/.", "a%41", "a\0",
+        ] {
+            assert!(!is_normal(other.as_bytes()), "{other}");
+        }
         assert_eq!(bad("/a\0b"), 400);
     }
 

@@ -60,27 +60,107 @@ pub enum Parse<'a> {
     Error(u16),
 }
 
+/// Bytes allowed in a token (RFC 9110 §5.6.2), as a lookup table.
+const TOKEN: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'!' | b'#'
+                    | b'$'
+                    | b'%'
+                    | b'&'
+                    | b'\''
+                    | b'*'
+                    | b'+'
+                    | b'-'
+                    | b'.'
+                    | b'^'
+                    | b'_'
+                    | b'`'
+                    | b'|'
+                    | b'~'
+            );
+        i += 1;
+    }
+    t
+};
+
 fn is_token(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    !s.is_empty() && s.bytes().all(|b| TOKEN[b as usize])
 }
 
-/// Finds the end of the head: the index just past the blank line.
-fn head_end(buf: &[u8]) -> Option<usize> {
-    let mut i = 0;
-    while let Some(p) = buf[i..].iter().position(|&b| b == b'\n') {
-        let nl = i + p;
-        // A blank line: "\n\n" or "\n\r\n".
-        if buf.get(nl + 1) == Some(&b'\n') {
-            return Some(nl + 2);
-        }
-        if buf.get(nl + 1) == Some(&b'\r') && buf.get(nl + 2) == Some(&b'\n') {
-            return Some(nl + 3);
-        }
-        i = nl + 1;
+/// Where a head's lines end, found in one pass.
+enum Scan {
+    /// Not a whole head yet.
+    Incomplete,
+    /// A whole head ending at `end` (just past its blank line); `lines`
+    /// are the indices of the `\n` ending each line before the blank one.
+    Head { end: usize, lines: Vec<usize> },
+    /// Refused with this status.
+    Error(u16),
+}
+
+/// Finds the request line and header lines of the head at the start of
+/// `buf` (which starts with neither CR nor LF).
+fn scan(buf: &[u8], limits: &Limits) -> Scan {
+    if buf.is_empty() {
+        return Scan::Incomplete;
     }
-    None
+    let mut lines = Vec::with_capacity(16);
+    let mut start = 0;
+    loop {
+        let Some(p) = buf[start..].iter().position(|&b| b == b'\n') else {
+            let limit = if lines.is_empty() {
+                (limits.request_line, 414)
+            } else {
+                (limits.head, 431)
+            };
+            return if buf.len() > limit.0 {
+                Scan::Error(limit.1)
+            } else {
+                Scan::Incomplete
+            };
+        };
+        let nl = start + p;
+        if lines.is_empty() && nl > limits.request_line {
+            return Scan::Error(414);
+        }
+        // A blank line ("\n" or "\r\n") after the request line ends the head.
+        if !lines.is_empty() && (nl == start || (nl == start + 1 && buf[start] == b'\r')) {
+            let end = nl + 1;
+            return if end > limits.head {
+                Scan::Error(431)
+            } else {
+                Scan::Head { end, lines }
+            };
+        }
+        if nl > limits.head {
+            return Scan::Error(431);
+        }
+        lines.push(nl);
+        start = nl + 1;
+    }
+}
+
+/// The line of `head` ending at the `\n` at `nl`, starting at `from`,
+/// without its line end (a CR before the LF is dropped).
+fn line_at(head: &str, from: usize, nl: usize) -> &str {
+    let l = &head[from..nl];
+    l.strip_suffix('\r').unwrap_or(l)
+}
+
+/// Splits a request line into exactly three parts at single spaces.
+fn three_parts(line: &str) -> Option<(&str, &str, &str)> {
+    let (method, rest) = line.split_once(' ')?;
+    let (target, version) = rest.split_once(' ')?;
+    if version.contains(' ') {
+        return None;
+    }
+    Some((method, target, version))
 }
 
 /// Parses the request at the start of `buf`.
@@ -92,38 +172,20 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parse<'a> {
         .count();
     let buf_all = buf;
     let buf = &buf[skip..];
-    let Some(line_end) = buf.iter().position(|&b| b == b'\n') else {
-        return if buf.len() > limits.request_line {
-            Parse::Error(414)
-        } else {
-            Parse::Incomplete
-        };
+    let (end, ends) = match scan(buf, limits) {
+        Scan::Incomplete => return Parse::Incomplete,
+        Scan::Error(status) => return Parse::Error(status),
+        Scan::Head { end, lines } => (end, lines),
     };
-    if line_end > limits.request_line {
-        return Parse::Error(414);
-    }
-    let Some(end) = head_end(buf) else {
-        return if buf.len() > limits.head {
-            Parse::Error(431)
-        } else {
-            Parse::Incomplete
-        };
-    };
-    if end > limits.head {
-        return Parse::Error(431);
-    }
-    let Ok(head) = std::str::from_utf8(&buf[..end]) else {
-        return Parse::Error(400);
-    };
-    if head.contains('\0') {
+    let raw = &buf[..end];
+    // Plain ASCII without NUL (the usual head) is valid UTF-8 as it is.
+    if !raw.iter().all(|&b| b != 0 && b < 0x80) && raw.contains(&0) {
         return Parse::Error(400);
     }
-    let mut lines = head.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
-    let line = lines.next().unwrap_or("");
-    let mut parts = line.split(' ');
-    let (Some(method), Some(target), Some(version), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
+    let Ok(head) = std::str::from_utf8(raw) else {
+        return Parse::Error(400);
+    };
+    let Some((method, target, version)) = three_parts(line_at(head, 0, ends[0])) else {
         return Parse::Error(400);
     };
     if !is_token(method) || target.is_empty() || target.bytes().any(|b| b <= b' ' || b == 0x7f) {
@@ -138,10 +200,8 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parse<'a> {
     let mut keep_alive = version == Version::Http11;
     let mut if_modified_since = None;
     let mut content_length: Option<usize> = None;
-    for l in lines {
-        if l.is_empty() {
-            break;
-        }
+    for w in ends.windows(2) {
+        let l = line_at(head, w[0] + 1, w[1]);
         if l.starts_with(' ') || l.starts_with('\t') {
             return Parse::Error(400); // obsolete line folding
         }
@@ -150,6 +210,11 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parse<'a> {
         };
         if !is_token(name) {
             return Parse::Error(400);
+        }
+        // Only a few names matter; their lengths tell the others apart
+        // without comparing.
+        if !matches!(name.len(), 10 | 14 | 17) {
+            continue;
         }
         let value = value.trim_matches(|c| c == ' ' || c == '\t');
         if name.eq_ignore_ascii_case("connection") {

@@ -49,6 +49,9 @@ pub enum Flushed {
     Blocked,
 }
 
+/// Memory chunks one writev sends at most.
+const IOV_MAX: usize = 16;
+
 /// Bytes one flush sends from a file at most (keeps one connection from
 /// holding the loop).
 const FILE_BURST: u64 = 512 * 1024;
@@ -113,20 +116,26 @@ impl Output {
 
     /// writev (sendmsg) of the leading memory chunks.
     fn send_memory(&mut self, fd: RawFd, last: bool) -> io::Result<Flushed> {
-        let mut iov: Vec<libc::iovec> = Vec::with_capacity(8);
+        let mut iov = [libc::iovec {
+            iov_base: std::ptr::null_mut(),
+            iov_len: 0,
+        }; IOV_MAX];
+        let mut n = 0;
         #[cfg(not(any(target_os = "linux", target_os = "android")))]
         let _ = last;
-        for c in self.chunks.iter().take(16) {
+        for c in self.chunks.iter().take(IOV_MAX) {
             let rest: &[u8] = match c {
                 Chunk::Bytes(v, sent) => &v[*sent..],
                 Chunk::Shared(v, sent) => &v[*sent..],
                 Chunk::File { .. } => break,
             };
-            iov.push(libc::iovec {
+            iov[n] = libc::iovec {
                 iov_base: rest.as_ptr() as *mut libc::c_void,
                 iov_len: rest.len(),
-            });
+            };
+            n += 1;
         }
+        let iov = &mut iov[..n];
         // On Linux, memory followed by a file range (a response head before
         // its body) goes with MSG_MORE so that the head and the first pages
         // of the body leave as one segment; so does the last output of a

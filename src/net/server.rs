@@ -15,9 +15,10 @@ use super::backend::{Backend, Event, Interest, Poller};
 use super::http::{self, Limits, Parse, Request};
 use super::output::{FileMode, Flushed, Output};
 use super::sock;
+use crate::sys::coarse_now;
 use std::io;
 use std::os::fd::RawFd;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Answers requests.
 pub trait Handler {
@@ -160,10 +161,10 @@ struct Conn {
     watched: bool,
     /// Requests answered on this connection.
     served: u64,
-    /// Last time anything was read or written.
-    last_io: Instant,
+    /// Last time anything was read or written (on [`coarse_now`]'s clock).
+    last_io: Duration,
     /// When the first byte of an incomplete request head arrived.
-    head_since: Option<Instant>,
+    head_since: Option<Duration>,
     /// TCP_NODELAY is set (once the connection is kept alive).
     nodelay: bool,
 }
@@ -174,6 +175,17 @@ const READ_BURST: usize = 64 * 1024;
 /// How often timeouts are checked.
 const SWEEP: Duration = Duration::from_millis(250);
 
+/// The wait in whole milliseconds until a deadline `left` away: rounded
+/// up, so that a wait never ends just before a deadline the coarse clock
+/// has not reached yet (which would spin until its next tick).
+fn wait_ms(left: Duration) -> i32 {
+    if left.is_zero() {
+        0
+    } else {
+        left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
+    }
+}
+
 struct Server<'h> {
     poller: Box<dyn Poller>,
     listener: RawFd,
@@ -182,12 +194,13 @@ struct Server<'h> {
     handler: &'h mut dyn Handler,
     cfg: Config,
     stats: Stats,
-    paused_until: Option<Instant>,
+    paused_until: Option<Duration>,
     buf: Vec<u8>,
     file_buf: Vec<u8>,
-    next_sweep: Option<Instant>,
-    /// The time after the last wait (timeouts need no finer clock).
-    now: Instant,
+    next_sweep: Option<Duration>,
+    /// The time after the last wait on [`coarse_now`]'s clock (timeouts
+    /// need no finer clock; it costs no system call where the OS maps it).
+    now: Duration,
 }
 
 /// Serves on `listener` until `control` reports end of input (or an
@@ -219,8 +232,8 @@ pub fn serve(
         buf: vec![0u8; 16 * 1024],
         file_buf: Vec::new(),
         next_sweep: (cfg.idle_timeout.is_some() || cfg.head_timeout.is_some())
-            .then(|| Instant::now() + SWEEP),
-        now: Instant::now(),
+            .then(|| coarse_now() + SWEEP),
+        now: coarse_now(),
     };
     let result = s.run();
     for fd in 0..s.conns.len() {
@@ -240,13 +253,13 @@ impl Server<'_> {
                 (a, b) => a.or(b),
             };
             let timeout = match deadline {
-                Some(t) => t.saturating_duration_since(Instant::now()).as_millis() as i32,
+                Some(t) => wait_ms(t.saturating_sub(coarse_now())),
                 None => -1,
             };
             events.clear();
             self.poller.wait(&mut events, timeout)?;
             if self.paused_until.is_some() || self.next_sweep.is_some() {
-                let now = Instant::now();
+                let now = coarse_now();
                 self.now = now;
                 if self.paused_until.is_some_and(|t| now >= t) {
                     self.resume_accepting()?;
@@ -301,7 +314,7 @@ impl Server<'_> {
                         // Out of descriptors: stop watching the listener for
                         // a while instead of spinning on it.
                         self.poller.delete(self.listener)?;
-                        self.paused_until = Some(Instant::now() + self.cfg.accept_pause);
+                        self.paused_until = Some(coarse_now() + self.cfg.accept_pause);
                         self.stats.accept_pauses += 1;
                         return Ok(());
                     }
@@ -399,6 +412,9 @@ impl Server<'_> {
     fn read_and_answer(&mut self, fd: RawFd) {
         let mut eof = false;
         let mut total = 0;
+        // A single short read onto an empty input buffer (the usual case)
+        // is parsed where it was read; only what is left of it is kept.
+        let mut direct = 0;
         loop {
             match sock::read(fd, &mut self.buf) {
                 Ok(0) => {
@@ -407,10 +423,15 @@ impl Server<'_> {
                 }
                 Ok(k) => {
                     let c = self.conns[fd as usize].as_mut().expect("open");
-                    if !c.close_after {
+                    total += k;
+                    if c.close_after {
+                        // Answered for the last time: the rest is dropped.
+                    } else if c.inbuf.is_empty() && k < self.buf.len() {
+                        direct = k;
+                        break;
+                    } else {
                         c.inbuf.extend_from_slice(&self.buf[..k]);
                     }
-                    total += k;
                     if total >= READ_BURST || k < self.buf.len() {
                         break;
                     }
@@ -427,7 +448,15 @@ impl Server<'_> {
         let limits = self.cfg.limits;
         let max_requests = self.cfg.max_requests;
         let timed = self.next_sweep.is_some();
-        let c = self.conns[fd as usize].as_mut().expect("open");
+        let Server {
+            conns,
+            handler,
+            stats,
+            buf,
+            now,
+            ..
+        } = self;
+        let c = conns[fd as usize].as_mut().expect("open");
         let Conn {
             inbuf,
             out,
@@ -438,23 +467,24 @@ impl Server<'_> {
             nodelay,
             ..
         } = &mut **c;
+        let input: &[u8] = if direct > 0 { &buf[..direct] } else { inbuf };
         let mut start = 0;
         while !*close_after {
-            match http::parse(&inbuf[start..], &limits) {
+            match http::parse(&input[start..], &limits) {
                 Parse::Incomplete => break,
                 Parse::Complete(mut req, len) => {
-                    self.stats.requests += 1;
+                    stats.requests += 1;
                     *served += 1;
                     if max_requests.is_some_and(|m| *served >= m) {
                         req.keep_alive = false;
                     }
-                    if !self.handler.respond(&req, out) {
+                    if !handler.respond(&req, out) {
                         *close_after = true;
                     }
                     start += len;
                 }
                 Parse::Error(status) => {
-                    self.stats.requests += 1;
+                    stats.requests += 1;
                     let mut v = Vec::new();
                     http::error_response(status, &mut v);
                     out.bytes(&v);
@@ -462,17 +492,19 @@ impl Server<'_> {
                 }
             }
         }
-        inbuf.drain(..start);
         if *close_after {
             inbuf.clear();
+        } else if direct > 0 {
+            inbuf.extend_from_slice(&buf[start..direct]);
+        } else {
+            inbuf.drain(..start);
         }
         if timed {
-            let now = self.now;
-            *last_io = now;
+            *last_io = *now;
             *head_since = if inbuf.is_empty() {
                 None
             } else {
-                Some(head_since.unwrap_or(now))
+                Some(head_since.unwrap_or(*now))
             };
         }
         if eof {
@@ -523,7 +555,7 @@ impl Server<'_> {
 
     /// Closes connections that have been idle, or sending a request head,
     /// for too long.
-    fn sweep(&mut self, now: Instant) {
+    fn sweep(&mut self, now: Duration) {
         let (idle, head) = (self.cfg.idle_timeout, self.cfg.head_timeout);
         let expired: Vec<RawFd> = self
             .conns
@@ -603,6 +635,15 @@ mod tests {
             got.extend_from_slice(&buf[..n]);
         }
         String::from_utf8(got).unwrap()
+    }
+
+    #[test]
+    fn waits_round_up_to_whole_milliseconds() {
+        assert_eq!(wait_ms(Duration::ZERO), 0);
+        assert_eq!(wait_ms(Duration::from_micros(1)), 1);
+        assert_eq!(wait_ms(Duration::from_micros(1500)), 2);
+        assert_eq!(wait_ms(Duration::from_millis(250)), 250);
+        assert_eq!(wait_ms(Duration::from_secs(1 << 40)), i32::MAX);
     }
 
     #[test]

@@ -4,6 +4,13 @@ use super::{Knob, Mount};
 use std::path::Path;
 use std::process::Command;
 
+/// The clock behind [`super::coarse_now`].
+#[cfg(any(target_os = "freebsd", target_os = "dragonfly"))]
+pub const COARSE_CLOCK: libc::clockid_t = libc::CLOCK_MONOTONIC_FAST;
+/// The clock behind [`super::coarse_now`].
+#[cfg(not(any(target_os = "freebsd", target_os = "dragonfly")))]
+pub const COARSE_CLOCK: libc::clockid_t = libc::CLOCK_MONOTONIC;
+
 /// OS-specific sysctl names of a knob.
 pub fn knob_names(knob: Knob) -> &'static [&'static str] {
     let freebsd_like = cfg!(any(

@@ -3,6 +3,9 @@
 use super::{Knob, Mount};
 use std::path::Path;
 
+/// The clock behind [`super::coarse_now`].
+pub const COARSE_CLOCK: libc::clockid_t = libc::CLOCK_MONOTONIC_COARSE;
+
 /// OS-specific sysctl names of a knob.
 pub fn knob_names(knob: Knob) -> &'static [&'static str] {
     match knob {

@@ -157,6 +157,21 @@ pub fn uname() -> Uname {
     }
 }
 
+/// Time on a cheap monotonic clock, from an arbitrary fixed point, for
+/// timeouts that need no better than a few milliseconds: the kernel's
+/// tick-updated clock (CLOCK_MONOTONIC_COARSE on Linux, CLOCK_MONOTONIC_FAST
+/// on FreeBSD and DragonFly), read without a system call where the OS maps
+/// its clock into the process; CLOCK_MONOTONIC elsewhere.
+pub fn coarse_now() -> std::time::Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills the timespec it is given.
+    unsafe { libc::clock_gettime(os::COARSE_CLOCK, &mut ts) };
+    std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 /// Number of online CPUs (of the machine, not of this process's affinity
 /// mask).
 pub fn cpu_count() -> usize {
@@ -215,6 +230,16 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_coarse_clock_moves_forward() {
+        let a = coarse_now();
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        let b = coarse_now();
+        assert!(b >= a, "went back: {a:?} then {b:?}");
+        // Its resolution is a kernel tick (1 to 10 ms): 60 ms show.
+        assert!(b - a >= std::time::Duration::from_millis(40), "{:?}", b - a);
+    }
 
     #[test]
     fn uname_names_this_system() {
