@@ -93,74 +93,56 @@ fn is_token(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| TOKEN[b as usize])
 }
 
-/// Where a head's lines end, found in one pass.
-enum Scan {
-    /// Not a whole head yet.
-    Incomplete,
-    /// A whole head ending at `end` (just past its blank line); `lines`
-    /// are the indices of the `\n` ending each line before the blank one.
-    Head { end: usize, lines: Vec<usize> },
-    /// Refused with this status.
-    Error(u16),
+/// The first index of `b` in `s` (a plain loop: the strings searched
+/// here are a few dozen bytes, too short for a vectorised search to pay).
+fn find(s: &[u8], b: u8) -> Option<usize> {
+    s.iter().position(|&c| c == b)
 }
 
-/// Finds the request line and header lines of the head at the start of
-/// `buf` (which starts with neither CR nor LF).
-fn scan(buf: &[u8], limits: &Limits) -> Scan {
-    if buf.is_empty() {
-        return Scan::Incomplete;
+/// Where the head at the start of `buf` (which starts with neither CR nor
+/// LF) ends, in one pass: the index just past its blank line, and the index
+/// of the `\n` ending the request line.
+fn scan(buf: &[u8], limits: &Limits) -> Result<Option<(usize, usize)>, u16> {
+    let Some(first) = find(buf, b'\n') else {
+        return if buf.len() > limits.request_line {
+            Err(414)
+        } else {
+            Ok(None)
+        };
+    };
+    if first > limits.request_line {
+        return Err(414);
     }
-    let mut lines = Vec::with_capacity(16);
-    let mut start = 0;
+    let mut start = first + 1;
     loop {
-        let Some(p) = buf[start..].iter().position(|&b| b == b'\n') else {
-            let limit = if lines.is_empty() {
-                (limits.request_line, 414)
+        let Some(p) = find(&buf[start.min(buf.len())..], b'\n') else {
+            return if buf.len() > limits.head {
+                Err(431)
             } else {
-                (limits.head, 431)
-            };
-            return if buf.len() > limit.0 {
-                Scan::Error(limit.1)
-            } else {
-                Scan::Incomplete
+                Ok(None)
             };
         };
         let nl = start + p;
-        if lines.is_empty() && nl > limits.request_line {
-            return Scan::Error(414);
+        if nl >= limits.head {
+            return Err(431);
         }
-        // A blank line ("\n" or "\r\n") after the request line ends the head.
-        if !lines.is_empty() && (nl == start || (nl == start + 1 && buf[start] == b'\r')) {
-            let end = nl + 1;
-            return if end > limits.head {
-                Scan::Error(431)
-            } else {
-                Scan::Head { end, lines }
-            };
+        // A blank line ("\n" or "\r\n") ends the head.
+        if nl == start || (nl == start + 1 && buf[start] == b'\r') {
+            return Ok(Some((nl + 1, first)));
         }
-        if nl > limits.head {
-            return Scan::Error(431);
-        }
-        lines.push(nl);
         start = nl + 1;
     }
 }
 
-/// The line of `head` ending at the `\n` at `nl`, starting at `from`,
-/// without its line end (a CR before the LF is dropped).
-fn line_at(head: &str, from: usize, nl: usize) -> &str {
-    let l = &head[from..nl];
+/// `l` without a CR at its end.
+fn strip_cr(l: &str) -> &str {
     l.strip_suffix('\r').unwrap_or(l)
 }
 
-/// Splits a request line into exactly three parts at single spaces.
-fn three_parts(line: &str) -> Option<(&str, &str, &str)> {
-    let (method, rest) = line.split_once(' ')?;
-    let (target, version) = rest.split_once(' ')?;
-    if version.contains(' ') {
-        return None;
-    }
-    Some((method, target, version))
+/// Splits `s` at the first `b` (an ASCII byte, so both halves are str).
+fn split_at_byte(s: &str, b: u8) -> Option<(&str, &str)> {
+    let i = find(s.as_bytes(), b)?;
+    Some((&s[..i], &s[i + 1..]))
 }
 
 /// Parses the request at the start of `buf`.
@@ -172,23 +154,30 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parse<'a> {
         .count();
     let buf_all = buf;
     let buf = &buf[skip..];
-    let (end, ends) = match scan(buf, limits) {
-        Scan::Incomplete => return Parse::Incomplete,
-        Scan::Error(status) => return Parse::Error(status),
-        Scan::Head { end, lines } => (end, lines),
+    let (end, first) = match scan(buf, limits) {
+        Ok(None) => return Parse::Incomplete,
+        Ok(Some(found)) => found,
+        Err(status) => return Parse::Error(status),
     };
     let raw = &buf[..end];
-    // Plain ASCII without NUL (the usual head) is valid UTF-8 as it is.
-    if !raw.iter().all(|&b| b != 0 && b < 0x80) && raw.contains(&0) {
+    if raw.contains(&0) {
         return Parse::Error(400);
     }
     let Ok(head) = std::str::from_utf8(raw) else {
         return Parse::Error(400);
     };
-    let Some((method, target, version)) = three_parts(line_at(head, 0, ends[0])) else {
+    // The request line: exactly three parts, one space apart.
+    let Some((method, rest)) = split_at_byte(strip_cr(&head[..first]), b' ') else {
         return Parse::Error(400);
     };
-    if !is_token(method) || target.is_empty() || target.bytes().any(|b| b <= b' ' || b == 0x7f) {
+    let Some((target, version)) = split_at_byte(rest, b' ') else {
+        return Parse::Error(400);
+    };
+    if find(version.as_bytes(), b' ').is_some()
+        || !is_token(method)
+        || target.is_empty()
+        || target.bytes().any(|b| b <= b' ' || b == 0x7f)
+    {
         return Parse::Error(400);
     }
     let version = match version {
@@ -200,12 +189,17 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parse<'a> {
     let mut keep_alive = version == Version::Http11;
     let mut if_modified_since = None;
     let mut content_length: Option<usize> = None;
-    for w in ends.windows(2) {
-        let l = line_at(head, w[0] + 1, w[1]);
+    let mut rest = &head[first + 1..];
+    while let Some((line, next)) = split_at_byte(rest, b'\n') {
+        rest = next;
+        let l = strip_cr(line);
+        if l.is_empty() {
+            break;
+        }
         if l.starts_with(' ') || l.starts_with('\t') {
             return Parse::Error(400); // obsolete line folding
         }
-        let Some((name, value)) = l.split_once(':') else {
+        let Some((name, value)) = split_at_byte(l, b':') else {
             return Parse::Error(400);
         };
         if !is_token(name) {
@@ -395,6 +389,41 @@ mod tests {
             panic!()
         };
         assert_eq!((r.method, &s[len..]), ("POST", "GET"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_parse_without_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
+            let _ = parse(&bytes, &Limits::default());
+        }
+
+        #[test]
+        fn well_formed_requests_parse_whole_and_not_before(
+            method in "[A-Z]{1,8}",
+            target in "/[a-z0-9./%?=-]{0,40}",
+            headers in proptest::collection::vec(("[A-Za-z][A-Za-z0-9-]{0,15}", "[ -~]{0,30}"), 0..6),
+            close in proptest::bool::ANY,
+            crlf in proptest::bool::ANY,
+        ) {
+            let nl = if crlf { "\r\n" } else { "\n" };
+            let mut s = format!("{method} {target} HTTP/1.1{nl}");
+            for (n, v) in &headers {
+                let n = if n.len() == 10 || n.len() == 14 || n.len() == 17 { format!("X{n}") } else { n.clone() };
+                s += &format!("{n}: {}{nl}", v.trim());
+            }
+            if close {
+                s += &format!("Connection: close{nl}");
+            }
+            s += nl;
+            let Parse::Complete(r, len) = p(&s) else {
+                panic!("not complete: {s:?}");
+            };
+            proptest::prop_assert_eq!(len, s.len());
+            proptest::prop_assert_eq!((r.method, r.target, r.keep_alive), (method.as_str(), target.as_str(), !close));
+            for k in 0..s.len() {
+                proptest::prop_assert_eq!(p(&s[..k]), Parse::Incomplete, "after {} bytes", k);
+            }
+        }
     }
 
     #[test]
