@@ -259,6 +259,30 @@ fn errors_are_counted_by_kind_and_retried() {
 }
 
 #[test]
+fn refused_connections_are_connect_errors() {
+    // A port nobody listens on: every attempt is refused, whether connect()
+    // says so itself or the first write after it does.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    for k in ["1", "10"] {
+        let url = format!("http://127.0.0.1:{port}/x");
+        let (v, ok) = load(&[&url, "-c", "2", "-n", "3", "-k", k, "--retries", "1"]);
+        assert!(!ok, "failed requests make the exit status 1: {v}");
+        assert_eq!(v["requests"], 0, "{v}");
+        assert_eq!(
+            v["errors"]["connect"], 6,
+            "3 requests, 2 attempts each: {v}"
+        );
+        assert_eq!(v["errors"]["reset"], 0, "{v}");
+        assert_eq!(v["retries"], 3, "{v}");
+        assert_eq!(v["failed"], 3, "{v}");
+    }
+}
+
+#[test]
 fn bad_arguments_are_named() {
     let run = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_scalebench"))

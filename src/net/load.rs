@@ -276,6 +276,12 @@ struct Conn {
     has_request: bool,
     /// Where the connection goes.
     peer: SocketAddr,
+    /// The connection is known to be established (connect() said so, or
+    /// a write went through); until then a failed write is a failed
+    /// connect.
+    confirmed: bool,
+    /// Writability is watched (a write could not finish).
+    want_write: bool,
 }
 
 /// One thread's counters.
@@ -497,6 +503,8 @@ impl<'a> Worker<'a> {
                 body_len: 0,
                 status: 0,
                 server_closes: false,
+                confirmed: false,
+                want_write: false,
                 last: false,
                 has_request: false,
                 peer: opts.targets[0].addr,
@@ -659,6 +667,8 @@ impl<'a> Worker<'a> {
         c.deadline = self.now + self.opts.timeout;
         c.fd = Some(fd);
         c.peer = addr;
+        c.confirmed = false;
+        c.want_write = false;
         if self.by_fd.len() <= raw as usize {
             self.by_fd.resize(raw as usize + 1, usize::MAX);
         }
@@ -666,23 +676,20 @@ impl<'a> Worker<'a> {
         match sock::connect(raw, &sock::CAddr::new(&addr)) {
             Ok(()) => {
                 self.conns[i].state = State::Sending;
+                self.conns[i].confirmed = true;
                 let _ = self.poller.add(raw, Interest::READ);
                 self.send(i);
             }
             Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {
-                // On a fast path (loopback) the handshake is already done:
-                // send now and skip a wait for writability.
-                if sock::is_connected(raw) {
-                    self.conns[i].state = State::Sending;
-                    if self.poller.add(raw, Interest::READ).is_err() {
-                        return self.fail(i, Fail::Connect);
-                    }
-                    return self.send(i);
+                // On a fast path (loopback) the handshake is usually done
+                // by now: send at once. A socket still connecting refuses
+                // the write (EAGAIN on Linux, ENOTCONN on the BSDs) and
+                // waits for writability; one whose connect failed says why.
+                self.conns[i].state = State::Sending;
+                if self.poller.add(raw, Interest::READ).is_err() {
+                    return self.fail(i, Fail::Connect);
                 }
-                self.conns[i].state = State::Connecting;
-                if self.poller.add(raw, Interest::BOTH).is_err() {
-                    self.fail(i, Fail::Connect);
-                }
+                self.send(i);
             }
             Err(_) => self.fail(i, Fail::Connect),
         }
@@ -710,8 +717,9 @@ impl<'a> Worker<'a> {
                 if err != 0 {
                     return self.fail(i, Fail::Connect);
                 }
-                self.conns[i].state = State::Sending;
-                let _ = self.poller.modify(raw, Interest::READ);
+                let c = &mut self.conns[i];
+                c.state = State::Sending;
+                c.confirmed = true;
                 self.send(i);
             }
             State::Sending => {
@@ -740,23 +748,47 @@ impl<'a> Worker<'a> {
         let t = &self.opts.targets[c.url];
         let req = if c.last { &t.request_close } else { &t.request };
         let mut sent = c.sent;
+        let mut confirmed = c.confirmed;
         while sent < req.len() {
             match sock::write(raw, &req[sent..]) {
-                Ok(k) => sent += k,
+                Ok(k) => {
+                    sent += k;
+                    confirmed = true;
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.conns[i].sent = sent;
-                    let _ = self.poller.modify(raw, Interest::BOTH);
+                Err(e)
+                    if e.kind() == io::ErrorKind::WouldBlock
+                        || (!confirmed && e.raw_os_error() == Some(libc::ENOTCONN)) =>
+                {
+                    let c = &mut self.conns[i];
+                    c.sent = sent;
+                    c.confirmed = confirmed;
+                    if !confirmed {
+                        // Still connecting: writability will say it is done.
+                        c.state = State::Connecting;
+                    }
+                    if !c.want_write {
+                        c.want_write = true;
+                        let _ = self.poller.modify(raw, Interest::BOTH);
+                    }
                     return;
                 }
-                Err(_) => return self.fail(i, Fail::Reset),
+                Err(_) => {
+                    let why = if confirmed {
+                        Fail::Reset
+                    } else {
+                        Fail::Connect
+                    };
+                    return self.fail(i, why);
+                }
             }
         }
-        let was_blocked = self.conns[i].sent > 0;
         let c = &mut self.conns[i];
         c.sent = sent;
+        c.confirmed = true;
         c.state = State::Receiving;
-        if was_blocked {
+        if c.want_write {
+            c.want_write = false;
             let _ = self.poller.modify(raw, Interest::READ);
         }
     }

@@ -75,15 +75,6 @@ impl CAddr {
     }
 }
 
-/// Whether a socket whose connect() is in progress has finished its
-/// handshake (getpeername succeeds only then).
-pub fn is_connected(fd: RawFd) -> bool {
-    // SAFETY: getpeername fills the storage up to `len`.
-    let mut st: libc::sockaddr_storage = unsafe { zeroed() };
-    let mut len = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-    unsafe { libc::getpeername(fd, &mut st as *mut _ as *mut libc::sockaddr, &mut len) == 0 }
-}
-
 /// The address a socket is bound to.
 pub fn local_addr(fd: RawFd) -> io::Result<SocketAddr> {
     // SAFETY: getsockname fills the storage up to `len`.
