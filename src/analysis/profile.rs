@@ -11,7 +11,13 @@
 //! share when another grows).
 //!
 //! The growth to explain is the total CPU time per operation, high minus
-//! low. Under a quarter of the low window's, nothing is said to grow. Else
+//! low. Under a quarter of the low window's, nothing is said to grow. Nor
+//! when the operation got slower *alike* — less than twice as slow, and no
+//! function's share of the samples (self or inclusive) up by five points:
+//! a uniform slowdown is what a busy or stolen CPU looks like (a shared
+//! CI runner made an O(1) operation a third slower between windows), and
+//! a profile cannot tell it from growth spread evenly over every function,
+//! so it names none and says so. Else
 //! the functions whose self time per operation grew most are named, largest
 //! first, while each adds at least a tenth of the growth, up to three and
 //! until half of it is explained. When the growth is spread over too many
@@ -99,6 +105,20 @@ fn counts(samples: &[Sample]) -> (HashMap<Frame, u64>, HashMap<Frame, u64>) {
         }
     }
     (own, incl)
+}
+
+/// The largest rise of any function's share of its window's samples, low
+/// to high (0.05 = five points).
+fn share_rise(
+    l: &HashMap<Frame, u64>,
+    h: &HashMap<Frame, u64>,
+    low: &Window,
+    high: &Window,
+) -> f64 {
+    let share = |c: u64, w: &Window| c as f64 / w.samples.len().max(1) as f64;
+    h.iter()
+        .map(|(f, &c)| share(c, high) - share(l.get(f).copied().unwrap_or(0), low))
+        .fold(0.0, f64::max)
 }
 
 fn top(m: &HashMap<Frame, u64>, k: usize) -> Vec<FnSamples> {
@@ -228,6 +248,17 @@ pub fn compare(
     } else if growth < 0.25 * total_l {
         explanation = Some(format!(
             "nothing grows: {:.2} µs of CPU per operation at n = {}, {:.2} µs at n = {}, spent in the same functions",
+            total_l / 1e3,
+            fmt_count(low.n),
+            total_h / 1e3,
+            fmt_count(high.n)
+        ));
+    } else if total_h < 2.0 * total_l
+        && share_rise(&own_l, &own_h, low, high) < 0.05
+        && share_rise(&incl_l, &incl_h, low, high) < 0.05
+    {
+        explanation = Some(format!(
+            "nothing grows faster than the rest: {:.2} µs of CPU per operation at n = {}, {:.2} µs at n = {}, spent in the same functions in the same proportions (a uniform slowdown: a busy or stolen CPU, or growth spread evenly over everything)",
             total_l / 1e3,
             fmt_count(low.n),
             total_h / 1e3,
@@ -397,6 +428,29 @@ mod tests {
         let p = compare("perf", "cpu-clock", 1000, &low, &high);
         assert!(p.growing.is_empty());
         assert!(p.explanation.unwrap().starts_with("nothing grows"));
+    }
+
+    #[test]
+    fn a_uniform_slowdown_names_nothing_but_a_shifted_profile_does() {
+        // Everything a third slower, in the same proportions: the CPU, not
+        // the code (seen on a shared CI runner for an O(1) operation).
+        let low = window(2000, 1000, &[(980, BIND), (20, FIND)]);
+        let high = window(20_000, 1000, &[(1300, BIND), (27, FIND)]);
+        let p = compare("perf", "cpu-clock", 1000, &low, &high);
+        assert!(p.growing.is_empty(), "{:?}", p.growing);
+        let e = p.explanation.unwrap();
+        assert!(
+            e.starts_with("nothing grows faster than the rest: 1000.00 µs"),
+            "{e}"
+        );
+        // The same third, all of it in one function whose share rises.
+        let high = window(20_000, 1000, &[(980, BIND), (347, FIND)]);
+        let p = compare("perf", "cpu-clock", 1000, &low, &high);
+        assert_eq!(p.growing[0].function, "inet_bind2_bucket_find");
+        // Twice as slow counts even in the same proportions.
+        let high = window(20_000, 1000, &[(1960, BIND), (40, FIND)]);
+        let p = compare("perf", "cpu-clock", 1000, &low, &high);
+        assert_eq!(p.growing[0].function, "__inet_bind");
     }
 
     #[test]
