@@ -398,7 +398,13 @@ fn five_thousand_concurrent_connections() {
 fn every_sending_and_accepting_mode_sends_the_same_bytes() {
     let t = site();
     let want = std::fs::read(t.path().join("www/big.bin")).unwrap();
-    for mode in ["--sendfile", "--readwrite", "--no-defer-accept"] {
+    for mode in [
+        "--sendfile",
+        "--readwrite",
+        "--no-defer-accept",
+        "--backend=poll",
+        "--io-uring",
+    ] {
         let s = Server::start(&t.path().join("www"), &[mode]);
         let r = s.raw(b"GET /big.bin HTTP/1.1\r\nConnection: close\r\n\r\n");
         let body = &r[r.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4..];

@@ -107,9 +107,15 @@ pub struct ServeArgs {
     /// Listen on ::1 (IPv6) instead of 127.0.0.1 when --addr is not given.
     #[arg(short = '6', long = "ipv6")]
     pub ipv6: bool,
-    /// Event backend (default: the best this OS has).
+    /// Event backend (default: io_uring where the kernel has it, else the
+    /// best readiness backend this OS has).
     #[arg(long, value_enum)]
     pub backend: Option<crate::net::Backend>,
+    /// Serve with io_uring (Linux 6.1+): multishot accept and receive,
+    /// batched sends; the default where available unless --backend names
+    /// a readiness backend.
+    #[arg(long)]
+    pub io_uring: bool,
     /// Worker processes sharing one listening socket (bound before they fork).
     #[arg(long, value_name = "N", conflicts_with = "reuseport", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub processes: Option<u32>,

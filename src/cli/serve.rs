@@ -39,6 +39,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             std::env::consts::OS
         );
     }
+    let io_uring = uring_wanted(&a)?;
     let workers = a.processes.or(a.reuseport).unwrap_or(1) as usize;
     let listen = Listen {
         addr,
@@ -69,6 +70,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         idle_timeout: seconds(a.idle_timeout),
         head_timeout: seconds(a.header_timeout),
         max_requests: Some(a.max_requests.max(1)),
+        io_uring,
         ..Config::new(backend)
     };
     let bodies = if a.sendfile || a.readwrite {
@@ -88,4 +90,26 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     )
     .context("the server failed")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether to serve with io_uring: when asked (`--io-uring`, an error
+/// where it cannot), and by default where the kernel can and no readiness
+/// backend was named.
+fn uring_wanted(a: &ServeArgs) -> anyhow::Result<bool> {
+    #[cfg(target_os = "linux")]
+    let can = crate::net::uring::available();
+    #[cfg(not(target_os = "linux"))]
+    let can = false;
+    if a.io_uring {
+        if a.backend.is_some() {
+            anyhow::bail!("--io-uring and --backend: choose one");
+        }
+        if !can {
+            anyhow::bail!(
+                "--io-uring: this kernel cannot (Linux 6.1 or later with io_uring enabled is needed)"
+            );
+        }
+        return Ok(true);
+    }
+    Ok(can && a.backend.is_none())
 }

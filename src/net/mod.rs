@@ -10,6 +10,8 @@ pub mod load;
 pub mod output;
 pub mod server;
 pub mod sock;
+#[cfg(target_os = "linux")]
+pub mod uring;
 pub mod workers;
 
 pub use backend::Backend;

@@ -50,7 +50,7 @@ pub enum Flushed {
 }
 
 /// Memory chunks one writev sends at most.
-const IOV_MAX: usize = 16;
+pub const IOV_MAX: usize = 16;
 
 /// Bytes one flush sends from a file at most (keeps one connection from
 /// holding the loop).
@@ -114,16 +114,12 @@ impl Output {
         Ok(Flushed::Done)
     }
 
-    /// writev (sendmsg) of the leading memory chunks.
-    fn send_memory(&mut self, fd: RawFd, last: bool) -> io::Result<Flushed> {
-        let mut iov = [libc::iovec {
-            iov_base: std::ptr::null_mut(),
-            iov_len: 0,
-        }; IOV_MAX];
+    /// Points `iov` at the leading memory chunks (up to a file range or
+    /// `iov.len()` chunks); returns how many entries it filled. The chunks
+    /// do not move until [`Output::consume`] or the next append.
+    pub fn gather(&self, iov: &mut [libc::iovec]) -> usize {
         let mut n = 0;
-        #[cfg(not(any(target_os = "linux", target_os = "android")))]
-        let _ = last;
-        for c in self.chunks.iter().take(IOV_MAX) {
+        for c in self.chunks.iter().take(iov.len()) {
             let rest: &[u8] = match c {
                 Chunk::Bytes(v, sent) => &v[*sent..],
                 Chunk::Shared(v, sent) => &v[*sent..],
@@ -135,13 +131,55 @@ impl Output {
             };
             n += 1;
         }
+        n
+    }
+
+    /// Drops `n` bytes sent from the leading memory chunks.
+    pub fn consume(&mut self, mut n: usize) {
+        while n > 0 {
+            let Some(front) = self.chunks.front_mut() else {
+                break;
+            };
+            let (len, sent) = match front {
+                Chunk::Bytes(v, sent) => (v.len(), sent),
+                Chunk::Shared(v, sent) => (v.len(), sent),
+                Chunk::File { .. } => break,
+            };
+            let take = n.min(len - *sent);
+            *sent += take;
+            n -= take;
+            if *sent == len {
+                self.chunks.pop_front();
+            }
+        }
+    }
+
+    /// Whether what goes out next is a file range.
+    pub fn file_next(&self) -> bool {
+        matches!(self.chunks.front(), Some(Chunk::File { .. }))
+    }
+
+    /// Whether a file range is queued anywhere (a response head before it
+    /// goes with MSG_MORE).
+    pub fn has_file(&self) -> bool {
+        self.chunks.iter().any(|c| matches!(c, Chunk::File { .. }))
+    }
+
+    /// writev (sendmsg) of the leading memory chunks.
+    fn send_memory(&mut self, fd: RawFd, last: bool) -> io::Result<Flushed> {
+        let mut iov = [libc::iovec {
+            iov_base: std::ptr::null_mut(),
+            iov_len: 0,
+        }; IOV_MAX];
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        let _ = last;
+        let n = self.gather(&mut iov);
         let iov = &mut iov[..n];
         // On Linux, memory followed by a file range (a response head before
         // its body) goes with MSG_MORE so that the head and the first pages
         // of the body leave as one segment; so does the last output of a
         // closing connection (its FIN rides on the last data segment).
-        let file_follows = self.chunks.iter().any(|c| matches!(c, Chunk::File { .. }));
-        let more = file_follows || last;
+        let more = self.has_file() || last;
         let r = if more && cfg!(any(target_os = "linux", target_os = "android")) {
             #[cfg(any(target_os = "linux", target_os = "android"))]
             {
@@ -167,23 +205,7 @@ impl Output {
                 _ => Err(e),
             };
         }
-        let mut left = r as usize;
-        while left > 0 {
-            let Some(front) = self.chunks.front_mut() else {
-                break;
-            };
-            let (len, sent) = match front {
-                Chunk::Bytes(v, sent) => (v.len(), sent),
-                Chunk::Shared(v, sent) => (v.len(), sent),
-                Chunk::File { .. } => break,
-            };
-            let take = left.min(len - *sent);
-            *sent += take;
-            left -= take;
-            if *sent == len {
-                self.chunks.pop_front();
-            }
-        }
+        self.consume(r as usize);
         Ok(Flushed::Done)
     }
 

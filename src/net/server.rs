@@ -115,6 +115,9 @@ pub struct Config {
     /// worker processes wait on one listening socket, wake one per
     /// connection (only where the backend can).
     pub shared_listener: bool,
+    /// Serve with the io_uring loop ([`super::uring`], Linux) instead of
+    /// the readiness `backend`.
+    pub io_uring: bool,
 }
 
 impl Config {
@@ -130,6 +133,7 @@ impl Config {
             head_timeout: None,
             max_requests: None,
             shared_listener: false,
+            io_uring: false,
         }
     }
 }
@@ -173,7 +177,7 @@ struct Conn {
 const READ_BURST: usize = 64 * 1024;
 
 /// How often timeouts are checked.
-const SWEEP: Duration = Duration::from_millis(250);
+pub(crate) const SWEEP: Duration = Duration::from_millis(250);
 
 /// The wait in whole milliseconds until a deadline `left` away: rounded
 /// up, so that a wait never ends just before a deadline the coarse clock
@@ -211,6 +215,10 @@ pub fn serve(
     cfg: Config,
     handler: &mut dyn Handler,
 ) -> io::Result<Stats> {
+    #[cfg(target_os = "linux")]
+    if cfg.io_uring {
+        return super::uring::serve(listener, control, cfg, handler);
+    }
     let mut poller = cfg.backend.create()?;
     if cfg.shared_listener {
         poller.add_shared(listener)?;
@@ -586,18 +594,43 @@ mod tests {
     use std::time::Duration;
 
     /// Runs a server with `backend` in a thread while `f` talks to it.
-    fn with_server(backend: Backend, greet: bool, f: impl FnOnce(SocketAddr)) -> Stats {
+    /// Every loop this machine can serve with: each readiness backend,
+    /// and io_uring where the kernel has it.
+    struct Engine(Config);
+
+    impl std::fmt::Display for Engine {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            if self.0.io_uring {
+                f.write_str("io_uring")
+            } else {
+                write!(f, "{}", self.0.backend)
+            }
+        }
+    }
+
+    fn engines() -> Vec<Engine> {
+        let mut v: Vec<Engine> = Backend::available_all()
+            .into_iter()
+            .map(|b| Engine(Config::new(b)))
+            .collect();
+        #[cfg(target_os = "linux")]
+        if crate::net::uring::available() {
+            v.push(Engine(Config {
+                io_uring: true,
+                ..Config::new(Backend::Epoll)
+            }));
+        }
+        v
+    }
+
+    fn with_server(engine: &Engine, greet: bool, f: impl FnOnce(SocketAddr)) -> Stats {
+        let cfg = engine.0;
         let listener = sock::listen(&"127.0.0.1:0".parse().unwrap(), 1024).unwrap();
         let addr = sock::local_addr(listener.as_raw_fd()).unwrap();
         let (control, stop) = UnixStream::pair().unwrap();
         let t = std::thread::spawn(move || {
             let mut h = FixedResponder::new(16, greet);
-            let r = serve(
-                listener.as_raw_fd(),
-                Some(control.as_raw_fd()),
-                Config::new(backend),
-                &mut h,
-            );
+            let r = serve(listener.as_raw_fd(), Some(control.as_raw_fd()), cfg, &mut h);
             drop(listener);
             drop(control);
             r
@@ -648,8 +681,8 @@ mod tests {
 
     #[test]
     fn every_backend_serves_many_keep_alive_connections() {
-        for b in Backend::available_all() {
-            let stats = with_server(b, false, |addr| {
+        for b in engines() {
+            let stats = with_server(&b, false, |addr| {
                 let mut conns: Vec<TcpStream> = (0..300).map(|_| connect(addr)).collect();
                 for round in 0..2 {
                     for c in conns.iter_mut() {
@@ -671,8 +704,8 @@ mod tests {
 
     #[test]
     fn pipelined_requests_get_answers_in_order() {
-        for b in Backend::available_all() {
-            with_server(b, false, |addr| {
+        for b in engines() {
+            with_server(&b, false, |addr| {
                 let mut c = connect(addr);
                 c.write_all(b"GET /1 HTTP/1.1\r\n\r\nHEAD /2 HTTP/1.1\r\n\r\nGET /3 HTTP/1.1\r\nConnection: close\r\n\r\n")
                     .unwrap();
@@ -687,8 +720,8 @@ mod tests {
 
     #[test]
     fn a_half_closed_peer_gets_its_answer() {
-        for b in Backend::available_all() {
-            with_server(b, false, |addr| {
+        for b in engines() {
+            with_server(&b, false, |addr| {
                 let mut c = connect(addr);
                 c.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
                 c.shutdown(Shutdown::Write).unwrap();
@@ -703,8 +736,8 @@ mod tests {
 
     #[test]
     fn garbage_gets_400_and_close_and_resets_do_not_hurt_others() {
-        for b in Backend::available_all() {
-            let stats = with_server(b, false, |addr| {
+        for b in engines() {
+            let stats = with_server(&b, false, |addr| {
                 let mut g = connect(addr);
                 g.write_all(b"hello there\r\n\r\n").unwrap();
                 let all = read_all(&mut g);
@@ -729,8 +762,8 @@ mod tests {
 
     #[test]
     fn greeting_comes_first() {
-        for b in Backend::available_all() {
-            with_server(b, true, |addr| {
+        for b in engines() {
+            with_server(&b, true, |addr| {
                 let mut c = connect(addr);
                 let mut one = [0u8; 1];
                 c.read_exact(&mut one).unwrap();
