@@ -68,6 +68,8 @@ fn ipstack_has_four_rows_ipv4_and_ipv6_with_one_and_four_processes() {
     assert_eq!(w["status"], "ok", "{}", w["message"]);
     assert_eq!(w["params"]["object_bytes"], 11 * 1024);
     assert_eq!(w["params"]["requests_per_connection"], 10);
+    // This machine's kernel has io_uring: serve runs on it by default.
+    assert_eq!(w["params"]["server_loop"], "io_uring");
     let fetches = w["params"]["fetches"].as_u64().unwrap();
     let rows = w["rows"].as_array().unwrap();
     let got: Vec<(String, u64)> = rows
@@ -110,6 +112,7 @@ fn shortconn_opens_one_connection_per_request_for_each_object() {
     assert_eq!(w["name"], "http-shortconn");
     assert_eq!(w["status"], "ok", "{}", w["message"]);
     assert_eq!(w["params"]["requests_per_connection"], 1);
+    assert_eq!(w["params"]["server_loop"], "io_uring");
     let fetches = w["params"]["fetches"].as_u64().unwrap();
     let sizes: Vec<u64> = w["rows"]
         .as_array()

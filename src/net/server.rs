@@ -207,6 +207,16 @@ struct Server<'h> {
     now: Duration,
 }
 
+/// The loop `scalebench serve` uses when not told: `io_uring` where the
+/// kernel can, else the best readiness backend's name.
+pub fn default_loop() -> &'static str {
+    #[cfg(target_os = "linux")]
+    if super::uring::available() {
+        return "io_uring";
+    }
+    Backend::available_all()[0].name()
+}
+
 /// Serves on `listener` until `control` reports end of input (or an
 /// error). The listener must be non-blocking. Returns what it did.
 pub fn serve(

@@ -214,6 +214,10 @@ impl Workload for IpStack {
         let mut params = BTreeMap::new();
         params.insert("object_bytes".into(), json!(11 * 1024));
         params.insert("fetches".into(), json!(fetches));
+        params.insert(
+            "server_loop".into(),
+            json!(crate::net::server::default_loop()),
+        );
         params.insert("connections".into(), json!(50));
         params.insert("requests_per_connection".into(), json!(10));
         if let Err(e) = object(&root, "f11k.bin", 11 * 1024) {
@@ -265,6 +269,10 @@ impl Workload for ShortConn {
         let root = ctx.workdir().join("www-shortconn");
         let mut params = BTreeMap::new();
         params.insert("fetches".into(), json!(fetches));
+        params.insert(
+            "server_loop".into(),
+            json!(crate::net::server::default_loop()),
+        );
         params.insert("connections".into(), json!(50));
         params.insert("requests_per_connection".into(), json!(1));
         let objects = [(1, "f1k.bin"), (8, "f8k.bin"), (16, "f16k.bin")];
