@@ -190,6 +190,65 @@ fn wait_ms(left: Duration) -> i32 {
     }
 }
 
+/// Answers the whole requests at the front of `input` into `out`, in
+/// order, until one asks to close (or is malformed: answered with its
+/// error status, and the connection closes); returns the bytes they took.
+/// Shared by the readiness loop and the io_uring loop.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn answer_all(
+    input: &[u8],
+    limits: &Limits,
+    max_requests: Option<u64>,
+    handler: &mut dyn Handler,
+    stats: &mut Stats,
+    served: &mut u64,
+    close_after: &mut bool,
+    out: &mut Output,
+) -> usize {
+    let mut start = 0;
+    while !*close_after {
+        match http::parse(&input[start..], limits) {
+            Parse::Incomplete => break,
+            Parse::Complete(mut req, len) => {
+                stats.requests += 1;
+                *served += 1;
+                if max_requests.is_some_and(|m| *served >= m) {
+                    req.keep_alive = false;
+                }
+                if !handler.respond(&req, out) {
+                    *close_after = true;
+                }
+                start += len;
+            }
+            Parse::Error(status) => {
+                stats.requests += 1;
+                let mut v = Vec::new();
+                http::error_response(status, &mut v);
+                out.bytes(&v);
+                *close_after = true;
+            }
+        }
+    }
+    start
+}
+
+/// Whether a connection is past a timeout at `now`: its request head
+/// incomplete for longer than the head timeout, or — `quiet`, nothing
+/// pending either way — idle for longer than the idle timeout.
+pub(crate) fn timed_out(
+    cfg: &Config,
+    now: Duration,
+    head_since: Option<Duration>,
+    last_io: Duration,
+    quiet: bool,
+) -> bool {
+    let slow = cfg
+        .head_timeout
+        .is_some_and(|t| head_since.is_some_and(|s| now - s > t));
+    let idle = cfg.idle_timeout.is_some_and(|t| quiet && now - last_io > t);
+    slow || idle
+}
+
 struct Server<'h> {
     poller: Box<dyn Poller>,
     listener: RawFd,
@@ -486,30 +545,16 @@ impl Server<'_> {
             ..
         } = &mut **c;
         let input: &[u8] = if direct > 0 { &buf[..direct] } else { inbuf };
-        let mut start = 0;
-        while !*close_after {
-            match http::parse(&input[start..], &limits) {
-                Parse::Incomplete => break,
-                Parse::Complete(mut req, len) => {
-                    stats.requests += 1;
-                    *served += 1;
-                    if max_requests.is_some_and(|m| *served >= m) {
-                        req.keep_alive = false;
-                    }
-                    if !handler.respond(&req, out) {
-                        *close_after = true;
-                    }
-                    start += len;
-                }
-                Parse::Error(status) => {
-                    stats.requests += 1;
-                    let mut v = Vec::new();
-                    http::error_response(status, &mut v);
-                    out.bytes(&v);
-                    *close_after = true;
-                }
-            }
-        }
+        let start = answer_all(
+            input,
+            &limits,
+            max_requests,
+            &mut **handler,
+            stats,
+            served,
+            close_after,
+            out,
+        );
         if *close_after {
             inbuf.clear();
         } else if direct > 0 {
@@ -574,17 +619,15 @@ impl Server<'_> {
     /// Closes connections that have been idle, or sending a request head,
     /// for too long.
     fn sweep(&mut self, now: Duration) {
-        let (idle, head) = (self.cfg.idle_timeout, self.cfg.head_timeout);
+        let cfg = &self.cfg;
         let expired: Vec<RawFd> = self
             .conns
             .iter()
             .enumerate()
             .filter_map(|(fd, c)| {
                 let c = c.as_ref()?;
-                let slow = head.is_some_and(|t| c.head_since.is_some_and(|s| now - s > t));
-                let quiet = idle
-                    .is_some_and(|t| c.out.is_empty() && c.inbuf.is_empty() && now - c.last_io > t);
-                (slow || quiet).then_some(fd as RawFd)
+                let quiet = c.out.is_empty() && c.inbuf.is_empty();
+                timed_out(cfg, now, c.head_since, c.last_io, quiet).then_some(fd as RawFd)
             })
             .collect();
         for fd in expired {

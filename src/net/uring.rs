@@ -21,9 +21,8 @@
 //! the descriptor and a generation, so one for a connection already closed
 //! is never taken for its successor on the same descriptor.
 
-use super::http::{self, Parse};
 use super::output::{Flushed, IOV_MAX, Output};
-use super::server::{Config, Handler, Stats};
+use super::server::{Config, Handler, Stats, answer_all, timed_out};
 use super::sock;
 use crate::sys::coarse_now;
 use io_uring::{IoUring, cqueue, opcode, types};
@@ -540,30 +539,16 @@ impl Server<'_> {
         if c.sending.is_some() || c.polling {
             return Ok(());
         }
-        let mut start = 0;
-        while !c.close_after {
-            match http::parse(&c.inbuf[start..], &limits) {
-                Parse::Incomplete => break,
-                Parse::Complete(mut req, len) => {
-                    stats.requests += 1;
-                    c.served += 1;
-                    if max_requests.is_some_and(|m| c.served >= m) {
-                        req.keep_alive = false;
-                    }
-                    if !handler.respond(&req, &mut c.out) {
-                        c.close_after = true;
-                    }
-                    start += len;
-                }
-                Parse::Error(status) => {
-                    stats.requests += 1;
-                    let mut v = Vec::new();
-                    http::error_response(status, &mut v);
-                    c.out.bytes(&v);
-                    c.close_after = true;
-                }
-            }
-        }
+        let start = answer_all(
+            &c.inbuf,
+            &limits,
+            max_requests,
+            &mut **handler,
+            stats,
+            &mut c.served,
+            &mut c.close_after,
+            &mut c.out,
+        );
         if c.close_after {
             c.inbuf.clear();
         } else {
@@ -675,17 +660,17 @@ impl Server<'_> {
 
     /// Closes connections idle, or sending a request head, for too long.
     fn sweep(&mut self, now: Duration) {
-        let (idle, head) = (self.cfg.idle_timeout, self.cfg.head_timeout);
+        let cfg = &self.cfg;
         let expired: Vec<RawFd> = self
             .conns
             .iter()
             .enumerate()
             .filter_map(|(fd, c)| {
                 let c = c.as_ref()?;
-                let slow = head.is_some_and(|h| c.head_since.is_some_and(|t| now >= t + h));
-                let quiet = c.sending.is_none() && !c.polling && c.inbuf.is_empty();
-                let idled = idle.is_some_and(|i| quiet && now >= c.last_io + i);
-                (slow || idled).then_some(fd as RawFd)
+                // Output stays queued until its send completes: nothing
+                // queued is nothing in flight.
+                let quiet = c.out.is_empty() && c.inbuf.is_empty();
+                timed_out(cfg, now, c.head_since, c.last_io, quiet).then_some(fd as RawFd)
             })
             .collect();
         for fd in expired {
