@@ -158,19 +158,11 @@ pub struct Stats {
 struct Conn {
     inbuf: Vec<u8>,
     out: Output,
-    close_after: bool,
+    ex: Exchange,
     writing: bool,
     /// Registered with the backend (a connection answered and closed at
     /// once never is).
     watched: bool,
-    /// Requests answered on this connection.
-    served: u64,
-    /// Last time anything was read or written (on [`coarse_now`]'s clock).
-    last_io: Duration,
-    /// When the first byte of an incomplete request head arrived.
-    head_since: Option<Duration>,
-    /// TCP_NODELAY is set (once the connection is kept alive).
-    nodelay: bool,
 }
 
 /// Largest amount read from one connection per readiness event.
@@ -190,63 +182,117 @@ fn wait_ms(left: Duration) -> i32 {
     }
 }
 
-/// Answers the whole requests at the front of `input` into `out`, in
-/// order, until one asks to close (or is malformed: answered with its
-/// error status, and the connection closes); returns the bytes they took.
-/// Shared by the readiness loop and the io_uring loop.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn answer_all(
-    input: &[u8],
-    limits: &Limits,
-    max_requests: Option<u64>,
-    handler: &mut dyn Handler,
-    stats: &mut Stats,
-    served: &mut u64,
-    close_after: &mut bool,
-    out: &mut Output,
-) -> usize {
-    let mut start = 0;
-    while !*close_after {
-        match http::parse(&input[start..], limits) {
-            Parse::Incomplete => break,
-            Parse::Complete(mut req, len) => {
-                stats.requests += 1;
-                *served += 1;
-                if max_requests.is_some_and(|m| *served >= m) {
-                    req.keep_alive = false;
-                }
-                if !handler.respond(&req, out) {
-                    *close_after = true;
-                }
-                start += len;
-            }
-            Parse::Error(status) => {
-                stats.requests += 1;
-                let mut v = Vec::new();
-                http::error_response(status, &mut v);
-                out.bytes(&v);
-                *close_after = true;
-            }
-        }
-    }
-    start
+/// What both loops keep per connection about its requests: how many were
+/// answered, whether it closes after the last, and the clocks its timeouts
+/// run on.
+pub(crate) struct Exchange {
+    /// Requests answered on this connection.
+    pub(crate) served: u64,
+    /// The connection closes once what is queued is out.
+    pub(crate) close_after: bool,
+    /// Last time anything was read or written (on [`coarse_now`]'s clock).
+    pub(crate) last_io: Duration,
+    /// When the first byte of an incomplete request head arrived.
+    head_since: Option<Duration>,
+    /// TCP_NODELAY is set (once the connection is kept alive).
+    nodelay: bool,
 }
 
-/// Whether a connection is past a timeout at `now`: its request head
-/// incomplete for longer than the head timeout, or — `quiet`, nothing
-/// pending either way — idle for longer than the idle timeout.
-pub(crate) fn timed_out(
-    cfg: &Config,
-    now: Duration,
-    head_since: Option<Duration>,
-    last_io: Duration,
-    quiet: bool,
-) -> bool {
-    let slow = cfg
-        .head_timeout
-        .is_some_and(|t| head_since.is_some_and(|s| now - s > t));
-    let idle = cfg.idle_timeout.is_some_and(|t| quiet && now - last_io > t);
-    slow || idle
+impl Exchange {
+    /// A connection opened at `now`.
+    pub(crate) fn new(now: Duration) -> Exchange {
+        Exchange {
+            served: 0,
+            close_after: false,
+            last_io: now,
+            head_since: None,
+            nodelay: false,
+        }
+    }
+
+    /// Answers the whole requests at the front of `input` into `out`, in
+    /// order, until one asks to close (or is malformed: answered with its
+    /// error status, and the connection closes); returns the bytes they
+    /// took.
+    pub(crate) fn answer(
+        &mut self,
+        input: &[u8],
+        cfg: &Config,
+        handler: &mut dyn Handler,
+        stats: &mut Stats,
+        out: &mut Output,
+    ) -> usize {
+        let mut start = 0;
+        while !self.close_after {
+            match http::parse(&input[start..], &cfg.limits) {
+                Parse::Incomplete => break,
+                Parse::Complete(mut req, len) => {
+                    stats.requests += 1;
+                    self.served += 1;
+                    if cfg.max_requests.is_some_and(|m| self.served >= m) {
+                        req.keep_alive = false;
+                    }
+                    if !handler.respond(&req, out) {
+                        self.close_after = true;
+                    }
+                    start += len;
+                }
+                Parse::Error(status) => {
+                    stats.requests += 1;
+                    let mut v = Vec::new();
+                    http::error_response(status, &mut v);
+                    out.bytes(&v);
+                    self.close_after = true;
+                }
+            }
+        }
+        start
+    }
+
+    /// After [`answer`](Self::answer): starts or stops the slow-head clock
+    /// (`unparsed`: part of a request is still waiting for the rest; `now`
+    /// is given when timeouts are on), closes after a half-closed peer's
+    /// last answer (`eof`), and sets TCP_NODELAY on a connection kept
+    /// alive, so that later small responses do not wait for ACKs.
+    pub(crate) fn answered(&mut self, fd: RawFd, unparsed: bool, now: Option<Duration>, eof: bool) {
+        if let Some(now) = now {
+            self.last_io = now;
+            self.head_since = if unparsed {
+                Some(self.head_since.unwrap_or(now))
+            } else {
+                None
+            };
+        }
+        if eof {
+            self.close_after = true;
+        }
+        if !self.close_after && self.served > 0 && !self.nodelay {
+            self.nodelay = true;
+            let _ = sock::set_nodelay(fd);
+        }
+    }
+
+    /// Whether the connection is past a timeout at `now`: its request head
+    /// incomplete for longer than the head timeout, or — `quiet`, nothing
+    /// pending either way — idle for longer than the idle timeout.
+    pub(crate) fn timed_out(&self, cfg: &Config, now: Duration, quiet: bool) -> bool {
+        let slow = cfg
+            .head_timeout
+            .is_some_and(|t| self.head_since.is_some_and(|s| now - s > t));
+        let idle = cfg
+            .idle_timeout
+            .is_some_and(|t| quiet && now - self.last_io > t);
+        slow || idle
+    }
+}
+
+/// The earlier of two optional deadlines (accepting resumes, timeouts are
+/// swept), or none.
+pub(crate) fn next_deadline(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 struct Server<'h> {
@@ -325,11 +371,7 @@ impl Server<'_> {
     fn run(&mut self) -> io::Result<()> {
         let mut events: Vec<Event> = Vec::with_capacity(1024);
         loop {
-            let deadline = match (self.paused_until, self.next_sweep) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            let timeout = match deadline {
+            let timeout = match next_deadline(self.paused_until, self.next_sweep) {
                 Some(t) => wait_ms(t.saturating_sub(coarse_now())),
                 None => -1,
             };
@@ -411,13 +453,9 @@ impl Server<'_> {
         let mut c = Box::new(Conn {
             inbuf: Vec::new(),
             out: Output::default(),
-            close_after: false,
+            ex: Exchange::new(self.now),
             writing: false,
             watched: false,
-            served: 0,
-            last_io: self.now,
-            head_since: None,
-            nodelay: false,
         });
         let greeting = self.handler.greeting();
         if !greeting.is_empty() {
@@ -501,7 +539,7 @@ impl Server<'_> {
                 Ok(k) => {
                     let c = self.conns[fd as usize].as_mut().expect("open");
                     total += k;
-                    if c.close_after {
+                    if c.ex.close_after {
                         // Answered for the last time: the rest is dropped.
                     } else if c.inbuf.is_empty() && k < self.buf.len() {
                         direct = k;
@@ -522,63 +560,28 @@ impl Server<'_> {
                 }
             }
         }
-        let limits = self.cfg.limits;
-        let max_requests = self.cfg.max_requests;
-        let timed = self.next_sweep.is_some();
+        let now = self.next_sweep.is_some().then_some(self.now);
         let Server {
             conns,
             handler,
             stats,
             buf,
-            now,
+            cfg,
             ..
         } = self;
         let c = conns[fd as usize].as_mut().expect("open");
-        let Conn {
-            inbuf,
-            out,
-            close_after,
-            served,
-            last_io,
-            head_since,
-            nodelay,
-            ..
-        } = &mut **c;
+        let Conn { inbuf, out, ex, .. } = &mut **c;
         let input: &[u8] = if direct > 0 { &buf[..direct] } else { inbuf };
-        let start = answer_all(
-            input,
-            &limits,
-            max_requests,
-            &mut **handler,
-            stats,
-            served,
-            close_after,
-            out,
-        );
-        if *close_after {
+        let start = ex.answer(input, cfg, &mut **handler, stats, out);
+        if ex.close_after {
             inbuf.clear();
         } else if direct > 0 {
             inbuf.extend_from_slice(&buf[start..direct]);
         } else {
             inbuf.drain(..start);
         }
-        if timed {
-            *last_io = *now;
-            *head_since = if inbuf.is_empty() {
-                None
-            } else {
-                Some(head_since.unwrap_or(*now))
-            };
-        }
-        if eof {
-            // Half-closed (or gone): answer what arrived, then close.
-            *close_after = true;
-        }
-        if !*close_after && *served > 0 && !*nodelay {
-            // Kept alive: later small responses must not wait for ACKs.
-            *nodelay = true;
-            let _ = sock::set_nodelay(fd);
-        }
+        // Half-closed (or gone): what arrived is answered, then it closes.
+        ex.answered(fd, !inbuf.is_empty(), now, eof);
         self.flush(fd);
     }
 
@@ -589,14 +592,14 @@ impl Server<'_> {
             self.file_buf = vec![0u8; 64 * 1024];
         }
         let c = self.conns[fd as usize].as_mut().expect("open");
-        let r = c.out.flush(fd, mode, &mut self.file_buf, c.close_after);
+        let r = c.out.flush(fd, mode, &mut self.file_buf, c.ex.close_after);
         if self.next_sweep.is_some() {
-            c.last_io = self.now;
+            c.ex.last_io = self.now;
         }
         match r {
             Err(_) => self.close(fd),
             Ok(Flushed::Done) => {
-                if c.close_after {
+                if c.ex.close_after {
                     self.close(fd);
                 } else if c.writing {
                     c.writing = false;
@@ -627,7 +630,7 @@ impl Server<'_> {
             .filter_map(|(fd, c)| {
                 let c = c.as_ref()?;
                 let quiet = c.out.is_empty() && c.inbuf.is_empty();
-                timed_out(cfg, now, c.head_since, c.last_io, quiet).then_some(fd as RawFd)
+                c.ex.timed_out(cfg, now, quiet).then_some(fd as RawFd)
             })
             .collect();
         for fd in expired {

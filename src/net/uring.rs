@@ -22,7 +22,7 @@
 //! is never taken for its successor on the same descriptor.
 
 use super::output::{Flushed, IOV_MAX, Output};
-use super::server::{Config, Handler, Stats, answer_all, timed_out};
+use super::server::{Config, Exchange, Handler, Stats, next_deadline};
 use super::sock;
 use crate::sys::coarse_now;
 use io_uring::{IoUring, cqueue, opcode, types};
@@ -155,11 +155,7 @@ struct Conn {
     era: u32,
     inbuf: Vec<u8>,
     out: Output,
-    close_after: bool,
-    served: u64,
-    last_io: Duration,
-    head_since: Option<Duration>,
-    nodelay: bool,
+    ex: Exchange,
     /// Operations submitted and not yet completed for good.
     recv_armed: bool,
     sending: Option<Box<Sending>>,
@@ -290,11 +286,7 @@ impl Server<'_> {
     fn run(&mut self) -> io::Result<()> {
         let mut done: Vec<(u64, i32, u32)> = Vec::with_capacity(1024);
         while !self.stop {
-            let deadline = match (self.paused_until, self.next_sweep) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            let r = match deadline {
+            let r = match next_deadline(self.paused_until, self.next_sweep) {
                 Some(t) => {
                     let left = t.saturating_sub(coarse_now());
                     let ts = types::Timespec::from(left.max(Duration::from_micros(100)));
@@ -399,7 +391,7 @@ impl Server<'_> {
                     }
                     if res > 0 {
                         let data = self.ring.buf(bid.unwrap_or(0), res as usize);
-                        if !c.close_after {
+                        if !c.ex.close_after {
                             c.inbuf.extend_from_slice(data);
                         }
                     } else if res == 0 {
@@ -436,7 +428,7 @@ impl Server<'_> {
                         return Ok(());
                     }
                     c.out.consume(res as usize);
-                    c.last_io = self.now;
+                    c.ex.last_io = self.now;
                     self.answer(fd)?;
                 } else {
                     self.settle(fd, era, |c| c.sending = None);
@@ -485,11 +477,7 @@ impl Server<'_> {
             era,
             inbuf: Vec::new(),
             out: Output::default(),
-            close_after: false,
-            served: 0,
-            last_io: self.now,
-            head_since: None,
-            nodelay: false,
+            ex: Exchange::new(self.now),
             recv_armed: false,
             sending: None,
             polling: false,
@@ -525,50 +513,26 @@ impl Server<'_> {
     /// Parses what arrived, answers it, and sends what is pending — unless
     /// a send is still in flight (its completion calls this again).
     fn answer(&mut self, fd: RawFd) -> io::Result<()> {
-        let limits = self.cfg.limits;
-        let max_requests = self.cfg.max_requests;
-        let timed = self.next_sweep.is_some();
-        let now = self.now;
+        let now = self.next_sweep.is_some().then_some(self.now);
         let Server {
             conns,
             handler,
             stats,
+            cfg,
             ..
         } = self;
         let c = conns[fd as usize].as_mut().expect("open");
         if c.sending.is_some() || c.polling {
             return Ok(());
         }
-        let start = answer_all(
-            &c.inbuf,
-            &limits,
-            max_requests,
-            &mut **handler,
-            stats,
-            &mut c.served,
-            &mut c.close_after,
-            &mut c.out,
-        );
-        if c.close_after {
+        let start =
+            c.ex.answer(&c.inbuf, cfg, &mut **handler, stats, &mut c.out);
+        if c.ex.close_after {
             c.inbuf.clear();
         } else {
             c.inbuf.drain(..start);
         }
-        if timed {
-            c.last_io = now;
-            c.head_since = if c.inbuf.is_empty() {
-                None
-            } else {
-                Some(c.head_since.unwrap_or(now))
-            };
-        }
-        if c.eof {
-            c.close_after = true;
-        }
-        if !c.close_after && c.served > 0 && !c.nodelay {
-            c.nodelay = true;
-            let _ = sock::set_nodelay(fd);
-        }
+        c.ex.answered(fd, !c.inbuf.is_empty(), now, c.eof);
         self.send(fd)
     }
 
@@ -579,7 +543,7 @@ impl Server<'_> {
     fn send(&mut self, fd: RawFd) -> io::Result<()> {
         let c = self.conns[fd as usize].as_mut().expect("open");
         if c.out.is_empty() {
-            if c.close_after {
+            if c.ex.close_after {
                 self.shut(fd);
             }
             return Ok(());
@@ -590,14 +554,14 @@ impl Server<'_> {
             }
             match c
                 .out
-                .flush(fd, self.cfg.file_mode, &mut self.file_buf, c.close_after)
+                .flush(fd, self.cfg.file_mode, &mut self.file_buf, c.ex.close_after)
             {
                 Err(_) => {
                     self.shut(fd);
                     return Ok(());
                 }
                 Ok(Flushed::Done) => {
-                    return if c.close_after {
+                    return if c.ex.close_after {
                         self.shut(fd);
                         Ok(())
                     } else {
@@ -670,7 +634,7 @@ impl Server<'_> {
                 // Output stays queued until its send completes: nothing
                 // queued is nothing in flight.
                 let quiet = c.out.is_empty() && c.inbuf.is_empty();
-                timed_out(cfg, now, c.head_since, c.last_io, quiet).then_some(fd as RawFd)
+                c.ex.timed_out(cfg, now, quiet).then_some(fd as RawFd)
             })
             .collect();
         for fd in expired {
