@@ -4,14 +4,16 @@
 //! must be valid UTF-8 without NUL; `..` segments are refused; the file
 //! found is resolved to its real path (symbolic links followed), which must
 //! lie below the real root; and it is opened without following a final
-//! symbolic link. Small files are kept in memory and sent with writev;
-//! larger ones with sendfile (or read/write). Open files are cached and
+//! symbolic link. Small files are kept in memory, each response to a GET
+//! as one buffer of head and body (built when first needed, per
+//! Connection header); larger ones go with sendfile (or read/write). Open files are cached and
 //! re-checked with stat(2) at most once a second.
 
 use super::http::{self, Request, Version};
 use super::output::Output;
 use super::server::Handler;
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
@@ -49,6 +51,10 @@ struct Entry {
     heads: [Rc<[u8]>; 3],
     last_modified: String,
     body: Option<Rc<[u8]>>,
+    /// Head and body in one buffer for each [`Connection`] case, built
+    /// when first asked for (small files only): a response that goes out
+    /// as one buffer needs the kernel's plainest send.
+    wholes: [OnceCell<Rc<[u8]>>; 3],
     /// When it was last found unchanged (on [`crate::sys::coarse_now`]'s clock).
     checked: Duration,
 }
@@ -241,6 +247,7 @@ impl StaticFiles {
             heads,
             last_modified,
             body,
+            wholes: Default::default(),
             checked: crate::sys::coarse_now(),
         })
     }
@@ -375,11 +382,18 @@ impl Handler for StaticFiles {
             );
             return keep;
         }
-        out.shared(e.heads[Connection::of(keep, req.version) as usize].clone());
-        if !head_only {
-            match &e.body {
-                Some(b) => out.shared(b.clone()),
-                None => out.file(e.file.clone(), 0, e.len),
+        let conn = Connection::of(keep, req.version) as usize;
+        let head = &e.heads[conn];
+        match (&e.body, head_only) {
+            (_, true) => out.shared(head.clone()),
+            (Some(body), false) => out.shared(
+                e.wholes[conn]
+                    .get_or_init(|| Rc::from([&head[..], &body[..]].concat()))
+                    .clone(),
+            ),
+            (None, false) => {
+                out.shared(head.clone());
+                out.file(e.file.clone(), 0, e.len);
             }
         }
         keep
@@ -431,5 +445,67 @@ mod tests {
         );
         assert_eq!(content_type(Path::new("x.jpg")), "image/jpeg");
         assert_eq!(content_type(Path::new("noext")), "application/octet-stream");
+    }
+
+    /// The response `h` queues for `request`, as the buffers a send
+    /// would point at.
+    fn answer(h: &mut StaticFiles, request: &[u8]) -> Vec<Vec<u8>> {
+        let http::Parse::Complete(req, _) = http::parse(request, &http::Limits::default()) else {
+            panic!("not a whole request: {request:?}");
+        };
+        let mut out = Output::default();
+        h.respond(&req, &mut out);
+        let mut iov = [libc::iovec {
+            iov_base: std::ptr::null_mut(),
+            iov_len: 0,
+        }; crate::net::output::IOV_MAX];
+        let n = out.gather(&mut iov);
+        iov[..n]
+            .iter()
+            // SAFETY: gather points at chunks `out` holds until here.
+            .map(|v| {
+                unsafe { std::slice::from_raw_parts(v.iov_base as *const u8, v.iov_len) }.to_vec()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_small_file_goes_out_as_one_buffer_of_head_and_body() {
+        let dir = tempfile::tempdir().unwrap();
+        let body: Vec<u8> = (0..3000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(dir.path().join("f.bin"), &body).unwrap();
+        let mut h = StaticFiles::new(dir.path(), Bodies::Auto).unwrap();
+        for (request, connection) in [
+            (&b"GET /f.bin HTTP/1.1\r\n\r\n"[..], None),
+            (
+                b"GET /f.bin HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+                Some("keep-alive"),
+            ),
+            (
+                b"GET /f.bin HTTP/1.1\r\nConnection: close\r\n\r\n",
+                Some("close"),
+            ),
+        ] {
+            let bufs = answer(&mut h, request);
+            assert_eq!(bufs.len(), 1, "one buffer");
+            let r = &bufs[0];
+            let split = r.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+            let head = String::from_utf8_lossy(&r[..split]);
+            assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+            assert!(head.contains("Content-Length: 3000\r\n"), "{head}");
+            assert_eq!(
+                head.contains("Connection: "),
+                connection.is_some(),
+                "{head}"
+            );
+            if let Some(c) = connection {
+                assert!(head.contains(&format!("Connection: {c}\r\n")), "{head}");
+            }
+            assert_eq!(&r[split..], &body[..]);
+        }
+        // HEAD: the same head, no body.
+        let get = answer(&mut h, b"GET /f.bin HTTP/1.1\r\n\r\n").concat();
+        let head = answer(&mut h, b"HEAD /f.bin HTTP/1.1\r\n\r\n").concat();
+        assert_eq!(head, get[..get.len() - body.len()]);
     }
 }

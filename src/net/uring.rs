@@ -196,6 +196,11 @@ struct Server<'h> {
     next_sweep: Option<Duration>,
     now: Duration,
     file_buf: Vec<u8>,
+    /// Send records of completed sends, reused (one allocation per
+    /// connection sending at once, not one per send). Boxed: the kernel
+    /// reads a record at its address while the send is in flight.
+    #[allow(clippy::vec_box)]
+    spare: Vec<Box<Sending>>,
     stop: bool,
 }
 
@@ -223,6 +228,7 @@ pub fn serve(
             .then(|| coarse_now() + super::server::SWEEP),
         now: coarse_now(),
         file_buf: Vec::new(),
+        spare: Vec::new(),
         stop: false,
     };
     s.arm_accept()?;
@@ -431,7 +437,8 @@ impl Server<'_> {
             SEND => {
                 if self.live(fd, era) {
                     let c = self.conns[fd as usize].as_mut().expect("live");
-                    c.sending = None;
+                    let done = c.sending.take();
+                    self.spare.extend(done);
                     if res < 0 {
                         self.shut(fd);
                         return Ok(());
@@ -440,7 +447,9 @@ impl Server<'_> {
                     c.ex.last_io = self.now;
                     self.answer(fd)?;
                 } else {
-                    self.settle(fd, era, |c| c.sending = None);
+                    let mut done = None;
+                    self.settle(fd, era, |c| done = c.sending.take());
+                    self.spare.extend(done);
                 }
             }
             POLL_OUT => {
@@ -545,7 +554,8 @@ impl Server<'_> {
         self.send(fd)
     }
 
-    /// Starts sending what is pending: memory by a sendmsg submission, a
+    /// Starts sending what is pending: memory by a send submission (one
+    /// buffer) or a sendmsg submission (several), a
     /// file range at once with sendfile (waiting for writability by a poll
     /// submission when the socket is full); closes when all is out and the
     /// connection is to close.
@@ -588,25 +598,38 @@ impl Server<'_> {
                 }
             }
         }
-        let mut s = Box::new(Sending {
-            // SAFETY: msghdr is plain data.
-            msg: unsafe { std::mem::zeroed() },
-            iov: [libc::iovec {
-                iov_base: std::ptr::null_mut(),
-                iov_len: 0,
-            }; IOV_MAX],
+        let mut s = self.spare.pop().unwrap_or_else(|| {
+            Box::new(Sending {
+                // SAFETY: msghdr is plain data.
+                msg: unsafe { std::mem::zeroed() },
+                iov: [libc::iovec {
+                    iov_base: std::ptr::null_mut(),
+                    iov_len: 0,
+                }; IOV_MAX],
+            })
         });
         let n = c.out.gather(&mut s.iov);
-        s.msg.msg_iov = s.iov.as_mut_ptr();
-        s.msg.msg_iovlen = n as _;
         let mut flags = libc::MSG_NOSIGNAL;
         if c.out.has_file() {
             flags |= libc::MSG_MORE;
         }
-        let e = opcode::SendMsg::new(types::Fd(fd), &s.msg)
-            .flags(flags as u32)
-            .build()
-            .user_data(tag(SEND, c.era, fd));
+        let t = tag(SEND, c.era, fd);
+        let e = if n == 1 {
+            // One buffer (a whole cached response): a plain send, which
+            // spares the kernel copying and checking a message header.
+            let len = u32::try_from(s.iov[0].iov_len).unwrap_or(u32::MAX);
+            opcode::Send::new(types::Fd(fd), s.iov[0].iov_base.cast(), len)
+                .flags(flags)
+                .build()
+                .user_data(t)
+        } else {
+            s.msg.msg_iov = s.iov.as_mut_ptr();
+            s.msg.msg_iovlen = n as _;
+            opcode::SendMsg::new(types::Fd(fd), &s.msg)
+                .flags(flags as u32)
+                .build()
+                .user_data(t)
+        };
         c.sending = Some(s);
         self.ring.push(&e)
     }
