@@ -289,7 +289,10 @@ impl Server<'_> {
     fn arm_accept(&mut self) -> io::Result<()> {
         if !self.accepting {
             self.ring.push(
+                // Non-blocking: what serve writes or reads directly (a
+                // first read, sendfile) must never hold the loop.
                 &opcode::AcceptMulti::new(types::Fd(self.listener))
+                    .flags(libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC)
                     .build()
                     .user_data(tag(ACCEPT, 0, self.listener)),
             )?;
@@ -507,11 +510,41 @@ impl Server<'_> {
             c.out.bytes(greeting);
         }
         self.conns[idx] = Some(c);
-        if self.arm_recv(fd).is_err() {
+        // Accept is deferred until the request arrives, so it is usually
+        // here: read and answered at once. A connection closed after that
+        // one answer never has a receive armed, and its response is then
+        // written directly (as the readiness loop does): no ring work, no
+        // shutdown, for a short connection.
+        let mut b = [0u8; 4096];
+        loop {
+            match sock::read(fd, &mut b) {
+                Ok(0) => {
+                    self.conns[idx].as_mut().expect("open").eof = true;
+                    break;
+                }
+                Ok(k) => {
+                    let c = self.conns[idx].as_mut().expect("open");
+                    c.inbuf.extend_from_slice(&b[..k]);
+                    if k < b.len() {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(_) => {
+                    self.shut(fd);
+                    return;
+                }
+            }
+        }
+        if self.answer(fd).is_err() {
             self.shut(fd);
             return;
         }
-        let _ = self.answer(fd);
+        if self.conns[idx].as_ref().is_some_and(|c| !c.ex.close_after) && self.arm_recv(fd).is_err()
+        {
+            self.shut(fd);
+        }
     }
 
     fn arm_recv(&mut self, fd: RawFd) -> io::Result<()> {
@@ -566,6 +599,23 @@ impl Server<'_> {
                 self.shut(fd);
             }
             return Ok(());
+        }
+        if c.ex.close_after && !c.busy() {
+            // Answered once and closing, nothing submitted for it (see
+            // opened): written directly, the ring only if the socket is full.
+            if self.file_buf.is_empty() {
+                self.file_buf = vec![0u8; 64 * 1024];
+            }
+            match c
+                .out
+                .flush(fd, self.cfg.file_mode, &mut self.file_buf, true)
+            {
+                Err(_) | Ok(Flushed::Done) => {
+                    self.shut(fd);
+                    return Ok(());
+                }
+                Ok(Flushed::Blocked) => {}
+            }
         }
         if c.out.file_next() {
             if self.file_buf.is_empty() {
@@ -642,8 +692,11 @@ impl Server<'_> {
         };
         self.stats.closed += 1;
         c.closing = true;
-        // SAFETY: our own socket.
-        unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+        if c.busy() {
+            // Ends the receive (and any send) in flight.
+            // SAFETY: our own socket.
+            unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+        }
         sock::close(fd);
         if c.busy() {
             self.closing.insert((fd, c.era), c);
