@@ -166,7 +166,7 @@ struct Conn {
 }
 
 /// Largest amount read from one connection per readiness event.
-const READ_BURST: usize = 64 * 1024;
+pub(crate) const READ_BURST: usize = 64 * 1024;
 
 /// How often timeouts are checked.
 pub(crate) const SWEEP: Duration = Duration::from_millis(250);

@@ -22,7 +22,7 @@
 //! is never taken for its successor on the same descriptor.
 
 use super::output::{Flushed, IOV_MAX, Output};
-use super::server::{Config, Exchange, Handler, Stats, next_deadline};
+use super::server::{Config, Exchange, Handler, READ_BURST, Stats, next_deadline};
 use super::sock;
 use crate::sys::coarse_now;
 use io_uring::{IoUring, cqueue, opcode, types};
@@ -525,7 +525,8 @@ impl Server<'_> {
                 Ok(k) => {
                     let c = self.conns[idx].as_mut().expect("open");
                     c.inbuf.extend_from_slice(&b[..k]);
-                    if k < b.len() {
+                    // The rest, if any, comes by the receive armed below.
+                    if k < b.len() || c.inbuf.len() >= READ_BURST {
                         break;
                     }
                 }
