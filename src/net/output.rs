@@ -89,7 +89,8 @@ impl Output {
         self.chunks.is_empty()
     }
 
-    /// Sends what it can to `fd`; `buf` is scratch space for read/write.
+    /// Sends what it can to `fd`; `buf` is scratch space for read/write
+    /// (given 64 KB when first needed, if it is empty).
     /// `last` says the connection closes after this output: on Linux the
     /// memory is then sent with MSG_MORE, so that the close's FIN rides on
     /// the last data segment instead of costing a packet of its own. Memory
@@ -99,7 +100,7 @@ impl Output {
         &mut self,
         fd: RawFd,
         mode: FileMode,
-        buf: &mut [u8],
+        buf: &mut Vec<u8>,
         last: bool,
     ) -> io::Result<Flushed> {
         while !self.chunks.is_empty() {
@@ -210,7 +211,7 @@ impl Output {
     }
 
     /// sendfile (or pread + write) of the leading file range.
-    fn send_file(&mut self, fd: RawFd, mode: FileMode, buf: &mut [u8]) -> io::Result<Flushed> {
+    fn send_file(&mut self, fd: RawFd, mode: FileMode, buf: &mut Vec<u8>) -> io::Result<Flushed> {
         let Some(Chunk::File { file, offset, end }) = self.chunks.front_mut() else {
             return Ok(Flushed::Done);
         };
@@ -256,6 +257,9 @@ impl Output {
     }
 }
 
+/// Scratch space [`read_write`] gives itself when it is handed none.
+const SCRATCH: usize = 64 * 1024;
+
 /// pread into `buf` and write what it can; returns bytes written. A short
 /// write re-reads the rest next time (the offset only moves by what went
 /// out).
@@ -264,8 +268,11 @@ fn read_write(
     file: &File,
     offset: u64,
     want: usize,
-    buf: &mut [u8],
+    buf: &mut Vec<u8>,
 ) -> io::Result<usize> {
+    if buf.is_empty() {
+        buf.resize(SCRATCH, 0);
+    }
     let n = want.min(buf.len());
     let got = file.read_at(&mut buf[..n], offset)?;
     if got == 0 {
@@ -326,7 +333,7 @@ mod tests {
         drop(b);
         let mut o = Output::default();
         o.bytes(b"x");
-        let mut buf = [0u8; 16];
+        let mut buf = vec![0u8; 16];
         assert!(
             o.flush(a.as_raw_fd(), FileMode::Sendfile, &mut buf, true)
                 .is_err()

@@ -286,6 +286,25 @@ impl Exchange {
     }
 }
 
+/// The descriptors of the connections in `conns` (indexed by descriptor)
+/// past a timeout at `now`; `state` gives a connection's exchange and
+/// whether nothing is pending either way. Shared by both loops' sweeps.
+pub(crate) fn expired<C>(
+    conns: &[Option<Box<C>>],
+    cfg: &Config,
+    now: Duration,
+    state: impl Fn(&C) -> (&Exchange, bool),
+) -> Vec<RawFd> {
+    conns
+        .iter()
+        .enumerate()
+        .filter_map(|(fd, c)| {
+            let (ex, quiet) = state(c.as_ref()?);
+            ex.timed_out(cfg, now, quiet).then_some(fd as RawFd)
+        })
+        .collect()
+}
+
 /// The earlier of two optional deadlines (accepting resumes, timeouts are
 /// swept), or none.
 pub(crate) fn next_deadline(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
@@ -588,9 +607,6 @@ impl Server<'_> {
     /// Writes what is pending; adjusts interest; closes when done and asked to.
     fn flush(&mut self, fd: RawFd) {
         let mode = self.cfg.file_mode;
-        if self.file_buf.is_empty() {
-            self.file_buf = vec![0u8; 64 * 1024];
-        }
         let c = self.conns[fd as usize].as_mut().expect("open");
         let r = c.out.flush(fd, mode, &mut self.file_buf, c.ex.close_after);
         if self.next_sweep.is_some() {
@@ -622,18 +638,8 @@ impl Server<'_> {
     /// Closes connections that have been idle, or sending a request head,
     /// for too long.
     fn sweep(&mut self, now: Duration) {
-        let cfg = &self.cfg;
-        let expired: Vec<RawFd> = self
-            .conns
-            .iter()
-            .enumerate()
-            .filter_map(|(fd, c)| {
-                let c = c.as_ref()?;
-                let quiet = c.out.is_empty() && c.inbuf.is_empty();
-                c.ex.timed_out(cfg, now, quiet).then_some(fd as RawFd)
-            })
-            .collect();
-        for fd in expired {
+        let quiet = |c: &Conn| c.out.is_empty() && c.inbuf.is_empty();
+        for fd in expired(&self.conns, &self.cfg, now, |c| (&c.ex, quiet(c))) {
             self.stats.timeouts += 1;
             self.close(fd);
         }

@@ -22,7 +22,7 @@
 //! is never taken for its successor on the same descriptor.
 
 use super::output::{Flushed, IOV_MAX, Output};
-use super::server::{Config, Exchange, Handler, READ_BURST, Stats, next_deadline};
+use super::server::{Config, Exchange, Handler, READ_BURST, Stats, expired, next_deadline};
 use super::sock;
 use crate::sys::coarse_now;
 use io_uring::{IoUring, cqueue, opcode, types};
@@ -604,9 +604,6 @@ impl Server<'_> {
         if c.ex.close_after && !c.busy() {
             // Answered once and closing, nothing submitted for it (see
             // opened): written directly, the ring only if the socket is full.
-            if self.file_buf.is_empty() {
-                self.file_buf = vec![0u8; 64 * 1024];
-            }
             match c
                 .out
                 .flush(fd, self.cfg.file_mode, &mut self.file_buf, true)
@@ -619,9 +616,6 @@ impl Server<'_> {
             }
         }
         if c.out.file_next() {
-            if self.file_buf.is_empty() {
-                self.file_buf = vec![0u8; 64 * 1024];
-            }
             match c
                 .out
                 .flush(fd, self.cfg.file_mode, &mut self.file_buf, c.ex.close_after)
@@ -710,20 +704,10 @@ impl Server<'_> {
 
     /// Closes connections idle, or sending a request head, for too long.
     fn sweep(&mut self, now: Duration) {
-        let cfg = &self.cfg;
-        let expired: Vec<RawFd> = self
-            .conns
-            .iter()
-            .enumerate()
-            .filter_map(|(fd, c)| {
-                let c = c.as_ref()?;
-                // Output stays queued until its send completes: nothing
-                // queued is nothing in flight.
-                let quiet = c.out.is_empty() && c.inbuf.is_empty();
-                c.ex.timed_out(cfg, now, quiet).then_some(fd as RawFd)
-            })
-            .collect();
-        for fd in expired {
+        // Output stays queued until its send completes: nothing queued is
+        // nothing in flight.
+        let quiet = |c: &Conn| c.out.is_empty() && c.inbuf.is_empty();
+        for fd in expired(&self.conns, &self.cfg, now, |c| (&c.ex, quiet(c))) {
             self.stats.timeouts += 1;
             self.shut(fd);
         }
