@@ -198,7 +198,7 @@ pub enum Place {
 
 impl Axes {
     /// How far up the axis `y` lies, 0 at the bottom and 1 at the top (not
-    /// clamped; NaN for a non-positive value on a log axis).
+    /// clamped; minus infinity for a non-positive value on a log axis).
     fn ty(&self, y: f64) -> f64 {
         if self.log_y {
             if y <= 0.0 {
@@ -228,9 +228,10 @@ impl Axes {
     }
 
     /// The pixel `(column, row)` a sample falls in, row 0 at the top, and
-    /// whether it was inside the y range; `None` for a non-finite one.
+    /// whether it was inside the y range; `None` for a non-finite one (or
+    /// an empty plot area).
     pub fn pixel(&self, x: f64, y: f64) -> Option<(usize, usize, Place)> {
-        if !x.is_finite() || !y.is_finite() {
+        if !x.is_finite() || !y.is_finite() || self.width == 0 || self.height == 0 {
             return None;
         }
         let (w, h) = (self.width, self.height);
