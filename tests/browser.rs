@@ -1,8 +1,11 @@
 //! The HTML report in a real browser: headless Chromium (Debian's
 //! `chromium`; `scripts/test` installs it) loads the report from a file.
 //! The DOM it builds has the expected charts, a screenshot is not blank,
-//! and the page logs nothing to the console.
+//! and the page logs nothing to the console; a report of the quick suite's
+//! size stays under 5 MB and renders too. (How long it takes is measured by
+//! `scripts/render-time`, not here.)
 
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -48,6 +51,42 @@ fn headless(page: &Path, profile: &Path, extra: &[&str]) -> (String, String) {
     )
 }
 
+/// A screenshot of `page` as RGB(A) pixels, `samples` bytes each.
+fn screenshot(page: &Path, profile: &Path, shot: &Path, size: &str) -> (Vec<u8>, usize) {
+    let (_, log) = headless(
+        page,
+        profile,
+        &[
+            &format!("--window-size={size}"),
+            &format!("--screenshot={}", shot.display()),
+        ],
+    );
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(shot).unwrap_or_else(|e| panic!("no screenshot ({e}):\n{log}")),
+    ));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    buf.truncate(info.buffer_size());
+    (buf, info.color_type.samples())
+}
+
+/// Pixels that are not (nearly) white.
+fn ink(pixels: &[&[u8]]) -> usize {
+    pixels
+        .iter()
+        .filter(|p| !p[..3].iter().all(|&c| c > 245))
+        .count()
+}
+
+/// Within 40 of colour `c` in each channel.
+fn near(p: &[u8], c: [u8; 3]) -> bool {
+    p[..3]
+        .iter()
+        .zip(c)
+        .all(|(&a, b)| (a as i32 - b as i32).abs() < 40)
+}
+
 #[test]
 fn chromium_renders_the_report() {
     let t = tempfile::tempdir().unwrap();
@@ -83,40 +122,20 @@ fn chromium_renders_the_report() {
     assert!(!log.contains(":CONSOLE"), "console messages:\n{log}");
 
     // A screenshot with ink on it.
-    let shot = t.path().join("shot.png");
-    let (_, log) = headless(
+    let (buf, px) = screenshot(
         &page,
         &t.path().join("p2"),
-        &[
-            "--window-size=1200,1600",
-            &format!("--screenshot={}", shot.display()),
-        ],
+        &t.path().join("shot.png"),
+        "1200,1600",
     );
-    let decoder = png::Decoder::new(std::io::BufReader::new(
-        std::fs::File::open(&shot).unwrap_or_else(|e| panic!("no screenshot ({e}):\n{log}")),
-    ));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let px = info.color_type.samples();
-    let pixels: Vec<&[u8]> = buf[..info.buffer_size()].chunks(px).collect();
-    let white = pixels
-        .iter()
-        .filter(|p| p[..3].iter().all(|&c| c > 245))
-        .count();
-    let ink = pixels.len() - white;
+    let pixels: Vec<&[u8]> = buf.chunks(px).collect();
+    let ink = ink(&pixels);
     assert!(
         ink * 20 > pixels.len(),
         "the screenshot is nearly blank: {ink} of {} pixels",
         pixels.len()
     );
     // The palette's blue and vermillion are on it (the two systems).
-    let near = |p: &[u8], c: [u8; 3]| {
-        p[..3]
-            .iter()
-            .zip(c)
-            .all(|(&a, b)| (a as i32 - b as i32).abs() < 40)
-    };
     assert!(
         pixels.iter().any(|p| near(p, [0x00, 0x72, 0xB2])),
         "no blue series"
@@ -124,5 +143,141 @@ fn chromium_renders_the_report() {
     assert!(
         pixels.iter().any(|p| near(p, [0xD5, 0x5E, 0x00])),
         "no vermillion series"
+    );
+}
+
+/// A small deterministic generator (xorshift64*), uniform in [0, 1).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// A result file shaped like the quick suite's: 16 series of 5 runs, 7 of
+/// 10 000 samples a run, 3 of 2 000 and 6 of 600 (398 000 samples), with
+/// what real ones have: noise, a dense band, a second slower curve in
+/// some, growth in others, and rare outliers up to 1 000 times slower.
+fn quick_sized_result(base: &Value) -> Value {
+    let mut doc = base.clone();
+    let bench0 = doc["benchmarks"][0].clone();
+    let run0 = bench0["runs"][0].clone();
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut benches = Vec::new();
+    for b in 0..16 {
+        let (n, every) = match b {
+            0..7 => (10_000, 1),
+            7..10 => (2_000, 1),
+            _ => (7_200, 12),
+        };
+        let base_ns = 800.0 * (1 + b % 5) as f64;
+        let slope = if b % 4 == 3 { base_ns / 2_000.0 } else { 0.0 };
+        let runs: Vec<Value> = (0..5)
+            .map(|r| {
+                let samples: Vec<[u64; 2]> = (0..n)
+                    .step_by(every)
+                    .map(|i| {
+                        let u = rng.next();
+                        let noise = (rng.next() + rng.next() + rng.next()) / 3.0;
+                        let mut ns = (base_ns + slope * i as f64) * (0.8 + 0.4 * noise);
+                        if b % 3 == 1 && u < 0.2 {
+                            ns *= 2.5; // a second, slower curve
+                        } else if u > 0.995 {
+                            ns *= 2.0 + 998.0 * rng.next().powi(4); // rare outliers
+                        }
+                        [i as u64, ns as u64]
+                    })
+                    .collect();
+                let mut run = run0.clone();
+                run["index"] = json!(r);
+                run["samples"] = json!(samples);
+                run
+            })
+            .collect();
+        let mut bench = bench0.clone();
+        bench["name"] = json!(format!("synthetic-{b}"));
+        bench["series"] = json!(format!("synthetic-{b}"));
+        bench["params"]["requested_n"] = json!(n);
+        bench["params"]["n"] = json!(n);
+        bench["params"]["runs"] = json!(5);
+        bench["runs"] = json!(runs);
+        benches.push(bench);
+    }
+    doc["benchmarks"] = json!(benches);
+    doc
+}
+
+#[test]
+fn chromium_renders_a_quick_suite_sized_report_under_5_mb() {
+    let t = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let base: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixtures.join("default.json")).unwrap())
+            .unwrap();
+    let result = t.path().join("quick.json");
+    std::fs::write(&result, quick_sized_result(&base).to_string()).unwrap();
+    let page = t.path().join("quick.html");
+    let status = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .arg("report")
+        .arg(&result)
+        .arg("--html")
+        .arg(&page)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.len() < 5_000_000,
+        "the report is {} bytes, over 5 MB",
+        html.len()
+    );
+    assert_eq!(html.matches("all 50 000 samples drawn").count(), 14);
+    assert_eq!(html.matches("all 10 000 samples drawn").count(), 6);
+    assert_eq!(html.matches("all 3 000 samples drawn").count(), 12);
+
+    // The browser builds every chart with its image.
+    let (dom, log) = headless(&page, &t.path().join("p1"), &["--dump-dom"]);
+    assert_eq!(
+        dom.matches("<svg class=\"chart\"").count(),
+        32,
+        "charts in the DOM:\n{log}"
+    );
+    assert_eq!(
+        dom.matches("<image class=\"density\"").count(),
+        32,
+        "a density image per chart"
+    );
+    assert!(!log.contains(":CONSOLE"), "console messages:\n{log}");
+
+    // And draws them: the first charts' samples are on the screenshot, in
+    // shades of the system's blue.
+    let (buf, px) = screenshot(
+        &page,
+        &t.path().join("p2"),
+        &t.path().join("shot.png"),
+        "1200,6000",
+    );
+    let pixels: Vec<&[u8]> = buf.chunks(px).collect();
+    let ink = ink(&pixels);
+    assert!(
+        ink * 20 > pixels.len(),
+        "the screenshot is nearly blank: {ink} of {} pixels",
+        pixels.len()
+    );
+    let blue = pixels
+        .iter()
+        .filter(|p| p[2] > 150 && p[2] as i32 > p[0] as i32 + 60)
+        .count();
+    assert!(
+        blue > 50_000,
+        "{blue} pixels in shades of the system's blue"
+    );
+    assert!(
+        pixels.iter().any(|p| near(p, [0x00, 0x72, 0xB2])),
+        "the dense band in the system's own blue"
     );
 }

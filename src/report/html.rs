@@ -1,7 +1,8 @@
-//! The HTML report: one self-contained file (inline CSS and SVG, no script,
-//! no network) with what differs between the systems in sentences, the
-//! verdict table, the system table with its differences highlighted, and
-//! per benchmark a chart of every sample of every run of every system,
+//! The HTML report: one self-contained file (inline CSS and SVG, the
+//! samples of each chart an embedded PNG; no script, no network) with what
+//! differs between the systems in sentences, the verdict table, the system
+//! table with its differences highlighted, and per benchmark a chart of
+//! every sample of every run of every system (see [`super::chart`]),
 //! switchable between a linear and a logarithmic time axis (a CSS radio
 //! toggle), with each system's verdict in words beside it.
 
@@ -16,9 +17,6 @@ use std::io::Write;
 
 /// The HTML writer.
 pub struct HtmlReport;
-
-/// Samples drawn per system and chart before thinning for display.
-pub const BUDGET: usize = 4000;
 
 const STYLE: &str = r#"
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1b1b1b; margin: 0 auto; max-width: 1180px; padding: 0 18px 40px; }
@@ -351,7 +349,7 @@ impl Report for HtmlReport {
         }
         writeln!(
             out,
-            "<p class=\"howto\"><b>How to read it.</b> n is how many resources (descriptors, processes, mappings, connections) were held when an operation was timed. Each chart plots every timed operation: x = n, y = its time; colour = system, marker shape = run; the solid line is the median at each n, the dashed one the fitted model. The <b>class</b> says how the cost grows with n: <span class=\"class k0\">O(1)</span> stays flat, <span class=\"class k1\">O(log n)</span> grows slowly, <span class=\"class k2\">O(n)</span> grows in proportion, <span class=\"class k3\">O(n log n)</span> and <span class=\"class k4\">O(n^2)</span> faster; the percentage is how sure the analysis is. Flags name what a class does not say: a <i>step</i> between plateaus, a <i>bimodal</i> second slower curve, a <i>slope change</i>.</p>"
+            "<p class=\"howto\"><b>How to read it.</b> n is how many resources (descriptors, processes, mappings, connections) were held when an operation was timed. Each chart plots every timed operation: x = n, y = its time; colour = system, and the darker a spot the more operations took that time at that n (every one counts; where they are dense, single ones are a faint pixel, and one far from any other gets a ring; where they are few, each is a small square; where two systems overlap, their colours mix darker); the solid line is the median at each n, the thin dashed ones each run's own median (one that strays is a run that differs), the dark dashed one the fitted model. The <b>class</b> says how the cost grows with n: <span class=\"class k0\">O(1)</span> stays flat, <span class=\"class k1\">O(log n)</span> grows slowly, <span class=\"class k2\">O(n)</span> grows in proportion, <span class=\"class k3\">O(n log n)</span> and <span class=\"class k4\">O(n^2)</span> faster; the percentage is how sure the analysis is. Flags name what a class does not say: a <i>step</i> between plateaus, a <i>bimodal</i> second slower curve, a <i>slope change</i>.</p>"
         )?;
         let work = input.work_tables();
         if input.entries.is_empty() && work.is_empty() {
@@ -657,7 +655,6 @@ impl Report for HtmlReport {
                         name: series,
                         x_label,
                         log_y: false,
-                        budget: BUDGET,
                     },
                     &data,
                 );
@@ -667,7 +664,6 @@ impl Report for HtmlReport {
                         name: series,
                         x_label,
                         log_y: true,
-                        budget: BUDGET,
                     },
                     &data,
                 );

@@ -117,7 +117,6 @@ impl Report for MarkdownReport {
                         name: series,
                         x_label: &x_label,
                         log_y: false,
-                        budget: super::html::BUDGET,
                     },
                     &data,
                 );
