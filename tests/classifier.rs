@@ -1,56 +1,150 @@
-//! The classifier on generated series: every class, with noise, with
-//! outliers, with a step, with a bimodal mix, on linear and logarithmic n
-//! grids. Property tests draw the parameters.
+//! The classifier against a labelled set of generated series (seeded, so
+//! every run of this test sees the same data): the five classes with light
+//! and heavy noise at two sizes, practically flat curves, steps with and
+//! without growth before them, a second curve, a falling cost, runs that
+//! differ, warm-up transients, and noise-free curves. The bars are the
+//! issue's: pure classes right in at least 95 % of cases, flat curves never
+//! a growth class, no verdict that contradicts itself, every planted flag
+//! found, no flag on noise-free data, and the same configuration drawn with
+//! 8 seeds given the same verdict at least 7 times.
+//!
+//! `cargo test --release --test classifier -- --nocapture` prints the whole
+//! table.
 
-use proptest::prelude::*;
-use rand::{SeedableRng, rngs::StdRng};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, LogNormal};
-use scalebench::analysis::{Class, Flag, Options, Sample, analyze};
+use scalebench::analysis::{Class, Flag, Label, Model, Options, Sample, Verdict, analyze};
+use std::collections::BTreeMap;
 
-/// Cost model: `a·(1 + rise·g(n)/g(n_max))`, so that the series rises by
-/// `rise` (relative) over the range whatever the class.
-fn cost(class: Class, a: f64, rise: f64, n: f64, n_max: f64) -> f64 {
-    if class == Class::Constant {
-        a
-    } else {
-        a * (1.0 + rise * class.g(n) / class.g(n_max))
-    }
+/// How much noise.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Noise {
+    /// None at all.
+    Free,
+    /// Log-normal σ = 0.05.
+    Light,
+    /// Log-normal σ = 0.3 and 1 % of samples 2–32× slower.
+    Heavy,
 }
 
-struct Gen {
-    class: Class,
-    a: f64,
-    rise: f64,
-    sigma: f64,
-    outliers: f64,
+/// How many samples: `runs` runs of `points` values of n from 0 to
+/// `n_max`.
+#[derive(Debug, Clone, Copy)]
+struct Size {
     runs: u32,
-    seed: u64,
+    points: usize,
+    n_max: f64,
 }
 
-impl Gen {
-    /// n = 0..n_max, once per run.
-    fn linear_grid(&self, n_max: u64) -> Vec<Sample> {
-        let ns: Vec<f64> = (0..n_max).map(|n| n as f64).collect();
-        self.on(&ns)
-    }
+/// 3 000 samples, n up to 1 000.
+const SMALL: Size = Size {
+    runs: 3,
+    points: 1000,
+    n_max: 1000.0,
+};
+/// 50 000 samples, n up to 20 000.
+const LARGE: Size = Size {
+    runs: 5,
+    points: 10_000,
+    n_max: 20_000.0,
+};
 
-    /// n = powers of two up to 2^k, `reps` times each per run.
-    fn log_grid(&self, k: u32, reps: usize) -> Vec<Sample> {
-        let ns: Vec<f64> = (0..=k)
-            .flat_map(|e| std::iter::repeat_n((1u64 << e) as f64, reps))
-            .collect();
-        self.on(&ns)
-    }
+/// The shape of a generated series.
+#[derive(Debug, Clone, Copy)]
+enum Shape {
+    /// `a·(1 + rise·g(n)/g(n_max))`.
+    Pure(Class),
+    /// Flat, but 10 % dearer by the end of each run than at its start.
+    Drift,
+    /// Flat with a +8 % step (a cache knee) at 60 % of n.
+    Knee,
+    /// 50 µs + a linear term worth +5 % at n_max.
+    TinyLinear,
+    /// A plateau that jumps ×`jump` at 60 % of n; `before` rise up to it.
+    Step { jump: f64, before: f64 },
+    /// 20 % of samples 2.5× slower; the main curve of this class.
+    Bimodal(Class),
+    /// Falls from 2a at n = 0 to a at n_max.
+    Falling,
+    /// Two of five runs (one of three) rising ×3 (linearly), the others flat.
+    RunsDiffer,
+    /// The first 3 % of every run up to 3× slower, decaying; then this
+    /// class.
+    Warmup(Class),
+}
 
-    fn on(&self, ns: &[f64]) -> Vec<Sample> {
-        let mut rng = StdRng::seed_from_u64(self.seed);
-        let noise = LogNormal::new(0.0, self.sigma).unwrap();
-        let n_max = ns.iter().cloned().fold(0.0, f64::max);
-        let mut out = Vec::new();
-        for run in 0..self.runs {
-            for &n in ns {
-                let mut y = cost(self.class, self.a, self.rise, n, n_max) * noise.sample(&mut rng);
-                if rng.random::<f64>() < self.outliers {
+struct Case {
+    shape: Shape,
+    noise: Noise,
+    size: Size,
+}
+
+impl Case {
+    fn samples(&self, seed: u64) -> Vec<Sample> {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let sigma: f64 = match self.noise {
+            Noise::Free => 0.0,
+            Noise::Light => 0.05,
+            Noise::Heavy => 0.3,
+        };
+        let noise = LogNormal::new(0.0, sigma.max(1e-12)).unwrap();
+        let a = 50_000.0 * (1.0 + rng.random::<f64>());
+        let rise = 1.0 + 4.0 * rng.random::<f64>();
+        let Size {
+            runs,
+            points,
+            n_max,
+        } = self.size;
+        let mut out = Vec::with_capacity(runs as usize * points);
+        for run in 0..runs {
+            for i in 0..points {
+                let n = i as f64 * n_max / points as f64;
+                let t = i as f64 / points as f64;
+                let pure = |c: Class| {
+                    if c == Class::Constant {
+                        a
+                    } else {
+                        a * (1.0 + rise * c.g(n) / c.g(n_max))
+                    }
+                };
+                let mut y = match self.shape {
+                    Shape::Pure(c) | Shape::Bimodal(c) => pure(c),
+                    Shape::Drift => a * (1.0 + 0.10 * t),
+                    Shape::Knee => a * if n < 0.6 * n_max { 1.0 } else { 1.08 },
+                    Shape::TinyLinear => 50_000.0 + 2500.0 * n / n_max,
+                    Shape::Step { jump, before } => {
+                        let at = 0.6 * n_max;
+                        if n < at {
+                            a * (1.0 + before * n / at)
+                        } else {
+                            a * (1.0 + before) * jump
+                        }
+                    }
+                    Shape::Falling => a * (2.0 - n / n_max),
+                    Shape::RunsDiffer => {
+                        // The last two of five runs (one of three) rise.
+                        let differ = (runs as f64 * 0.4).round().max(1.0) as u32;
+                        a * if run >= runs - differ {
+                            1.0 + 2.0 * n / n_max
+                        } else {
+                            1.0
+                        }
+                    }
+                    Shape::Warmup(c) => {
+                        let w = 0.03 * points as f64;
+                        pure(c) * (1.0 + 2.0 * (-(i as f64) / (w / 3.0)).exp())
+                    }
+                };
+                if let Shape::Bimodal(_) = self.shape
+                    && rng.random::<f64>() < 0.2
+                {
+                    y *= 2.5;
+                }
+                if self.noise != Noise::Free {
+                    y *= noise.sample(&mut rng);
+                }
+                if self.noise == Noise::Heavy && rng.random::<f64>() < 0.01 {
                     y *= 2.0 + 30.0 * rng.random::<f64>();
                 }
                 out.push(Sample { n, ns: y, run });
@@ -58,257 +152,349 @@ impl Gen {
         }
         out
     }
+
+    fn name(&self) -> String {
+        format!(
+            "{:?} {:?} {}",
+            self.shape,
+            self.noise,
+            self.size.runs as usize * self.size.points
+        )
+    }
 }
 
-fn class_strategy() -> impl Strategy<Value = Class> {
-    prop::sample::select(Class::ALL.to_vec())
+/// Ways a verdict contradicts itself.
+fn contradictions(v: &Verdict) -> Vec<String> {
+    let mut out = Vec::new();
+    let rise = v.ratio() - 1.0;
+    let segmented = matches!(v.model, Model::Segmented(_));
+    if v.class.grows() && rise.abs() < 0.05 {
+        out.push(format!("{} over ends within 5 % ({rise:+.3})", v.class));
+    }
+    if v.class.grows() && !segmented && v.rise.lo <= v.tolerance {
+        out.push(format!(
+            "{} with a rise whose lower bound {:.3} is within τ",
+            v.class, v.rise.lo
+        ));
+    }
+    if v.class == Label::Class(Class::Constant) && !segmented {
+        if rise > v.rise.hi + 1e-9 {
+            out.push(format!(
+                "O(1) beside ×{:.2}, outside its bound +{:.3}",
+                v.ratio(),
+                v.rise.hi
+            ));
+        }
+        if v.rise.hi >= v.tolerance {
+            out.push(format!("O(1) with an upper bound {:.3} ≥ τ", v.rise.hi));
+        }
+    }
+    if !(v.rise.lo <= rise + 1e-9 && rise <= v.rise.hi + 1e-9) {
+        out.push(format!(
+            "rise {rise:.3} outside its own interval {:?}",
+            v.rise
+        ));
+    }
+    let w = v.words();
+    if !segmented && !w.starts_with(v.class.label()) {
+        out.push(format!("words do not start with the label: {w}"));
+    }
+    if v.class == Label::Class(Class::Constant)
+        && (w.contains("grows") || w.contains("superlinear"))
+    {
+        out.push(format!("O(1) in words that say it grows: {w}"));
+    }
+    if let Some(c) = v.confidence
+        && !(0.0..=1.0).contains(&c)
+    {
+        out.push(format!("confidence {c}"));
+    }
+    out
 }
 
-proptest! {
-    // A fixed seed keeps CI deterministic; failures shrink to a case that
-    // is printed and can be replayed.
-    #![proptest_config(ProptestConfig {
-        cases: 96,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(0x5ca1ab1e),
-        .. ProptestConfig::default()
-    })]
+fn has(v: &Verdict, flag: &str) -> bool {
+    v.flags.iter().any(|f| f.name() == flag)
+}
 
-    /// Every class is named on a linear grid, with realistic noise and a
-    /// sprinkling of outliers. Where noise makes two neighbouring classes
-    /// indistinguishable, the verdict must say so (`alternative`).
-    #[test]
-    fn names_the_class_on_a_linear_grid(
-        class in class_strategy(),
-        a in 200.0f64..1e6,
-        rise in 1.0f64..5.0,
-        sigma in 0.01f64..0.12,
-        outliers in 0.0f64..0.01,
-        n_max in 2000u64..5000,
-        seed in any::<u64>(),
-    ) {
-        let s = Gen { class, a, rise, sigma, outliers, runs: 5, seed }.linear_grid(n_max);
-        let v = analyze(&s, None, &Options::default()).unwrap();
-        prop_assert!(
-            v.class == class || v.alternative == Some(class),
-            "{} (alternative {:?}) for {class}: {}", v.class, v.alternative, v.words()
-        );
+/// What a case must give: `Err` says why it failed.
+fn check(case: &Case, v: &Verdict) -> Result<(), String> {
+    let label = v.class;
+    let flags = v.flag_names();
+    let want = |ok: bool, what: &str| {
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("{what}: got {label} [{flags}] — {}", v.words()))
+        }
+    };
+    match case.shape {
+        Shape::Pure(c) if case.noise == Noise::Free => want(
+            label == Label::Class(c) && v.flags.is_empty(),
+            &format!("noise-free {c}, no flags"),
+        ),
+        Shape::Pure(c) => want(label == Label::Class(c), &format!("{c}")),
+        Shape::Drift | Shape::Knee | Shape::TinyLinear => {
+            want(!label.grows(), "practically flat: no growth class")
+        }
+        Shape::Step { before, .. } => {
+            let class = if before > 0.0 {
+                Class::Linear
+            } else {
+                Class::Constant
+            };
+            want(
+                has(v, "step") && label == Label::Class(class),
+                &format!("a step, {class} before it"),
+            )
+        }
+        Shape::Bimodal(c) => want(
+            has(v, "bimodal")
+                && if c == Class::Constant {
+                    !label.grows()
+                } else {
+                    label == Label::Class(c)
+                },
+            &format!("bimodal over {c}"),
+        ),
+        Shape::Falling => want(has(v, "falls") && !label.grows(), "falls, no growth class"),
+        Shape::RunsDiffer => want(has(v, "runs-disagree"), "runs-disagree"),
+        Shape::Warmup(c) => want(
+            label == Label::Class(c) && !has(v, "step") && !has(v, "falls") && !has(v, "bimodal"),
+            &format!("{c} despite a warm-up, no step, falls or bimodal"),
+        ),
     }
+}
 
-    /// The same on a log grid, as other tools often sample n.
-    #[test]
-    fn names_the_class_on_a_log_grid(
-        class in class_strategy(),
-        a in 200.0f64..1e6,
-        rise in 1.0f64..5.0,
-        sigma in 0.01f64..0.1,
-        seed in any::<u64>(),
-    ) {
-        let s = Gen { class, a, rise, sigma, outliers: 0.0, runs: 3, seed }.log_grid(16, 30);
-        let v = analyze(&s, None, &Options::default()).unwrap();
-        prop_assert_eq!(v.class, class, "{}", v.words());
+fn cases() -> Vec<Case> {
+    let mut out = Vec::new();
+    for size in [SMALL, LARGE] {
+        for noise in [Noise::Light, Noise::Heavy] {
+            for c in Class::ALL {
+                out.push(Case {
+                    shape: Shape::Pure(c),
+                    noise,
+                    size,
+                });
+            }
+            for shape in [
+                Shape::Drift,
+                Shape::Knee,
+                Shape::TinyLinear,
+                Shape::Step {
+                    jump: 2.0,
+                    before: 0.0,
+                },
+                Shape::Step {
+                    jump: 3.0,
+                    before: 0.6,
+                },
+                Shape::Bimodal(Class::Constant),
+                Shape::Bimodal(Class::Linear),
+                Shape::Falling,
+                Shape::RunsDiffer,
+                Shape::Warmup(Class::Constant),
+                Shape::Warmup(Class::Linear),
+            ] {
+                out.push(Case { shape, noise, size });
+            }
+        }
     }
-
-    /// A plateau that jumps is O(1) with a step at the right place.
-    #[test]
-    fn finds_a_step(
-        a in 200.0f64..1e6,
-        jump in 1.3f64..4.0,
-        at in 0.2f64..0.8,
-        sigma in 0.01f64..0.1,
-        seed in any::<u64>(),
-    ) {
-        let n_max = 4000u64;
-        let mut rng = StdRng::seed_from_u64(seed);
-        let noise = LogNormal::new(0.0, sigma).unwrap();
-        let cut = at * n_max as f64;
-        let s: Vec<Sample> = (0..5u32)
-            .flat_map(|run| (0..n_max).map(move |n| (run, n as f64)))
-            .map(|(run, n)| Sample { n, ns: a * if n < cut { 1.0 } else { jump } * noise.sample(&mut rng), run })
-            .collect();
-        let v = analyze(&s, None, &Options::default()).unwrap();
-        prop_assert_eq!(v.class, Class::Constant);
-        let step = v.flags.iter().find_map(|f| match f {
-            Flag::Step { at_n, from_ns, to_ns } => Some((*at_n, *from_ns, *to_ns)),
-            _ => None,
+    for c in Class::ALL {
+        out.push(Case {
+            shape: Shape::Pure(c),
+            noise: Noise::Free,
+            size: Size {
+                runs: 1,
+                points: 1000,
+                n_max: 1000.0,
+            },
         });
-        prop_assert!(step.is_some(), "no step flagged: {:?}", v.flags);
-        let (at_n, from, to) = step.unwrap();
-        prop_assert!((at_n - cut).abs() < 0.05 * n_max as f64, "step at {at_n}, not {cut}");
-        prop_assert!((to / from / jump - 1.0).abs() < 0.1);
     }
+    out
+}
 
-    /// A share of samples on a second, slower curve is flagged bimodal
-    /// and does not change the main curve's class.
-    #[test]
-    fn finds_a_shadow_curve(
-        class in prop::sample::select(vec![Class::Constant, Class::Linear]),
-        share in 0.05f64..0.4,
-        ratio in 1.6f64..5.0,
-        sigma in 0.01f64..0.08,
-        seed in any::<u64>(),
-    ) {
-        let mut rng = StdRng::seed_from_u64(seed);
-        let noise = LogNormal::new(0.0, sigma).unwrap();
-        let n_max = 3000u64;
-        let s: Vec<Sample> = (0..5u32)
-            .flat_map(|run| (0..n_max).map(move |n| (run, n as f64)))
-            .map(|(run, n)| {
-                let slow = rng.random::<f64>() < share;
-                let y = cost(class, 1000.0, 1.0, n, n_max as f64) * if slow { ratio } else { 1.0 };
-                Sample { n, ns: y * noise.sample(&mut rng), run }
+const SEEDS: u64 = 8;
+
+#[test]
+fn the_labelled_set() {
+    let opts = Options::default();
+    let all = cases();
+    // (case, seed) → verdict, judged on all cores.
+    let jobs: Vec<(usize, u64)> = (0..all.len())
+        .flat_map(|c| (0..SEEDS).map(move |s| (c, s)))
+        .collect();
+    let results: Vec<(usize, u64, Verdict)> = std::thread::scope(|sc| {
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let chunks: Vec<Vec<(usize, u64)>> = (0..threads)
+            .map(|t| jobs.iter().copied().skip(t).step_by(threads).collect())
+            .collect();
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| {
+                let all = &all;
+                sc.spawn(move || {
+                    let opts = Options { threads: 1, ..opts };
+                    chunk
+                        .into_iter()
+                        .map(|(c, s)| {
+                            let seed = 1000 * c as u64 + s;
+                            (
+                                c,
+                                s,
+                                analyze(&all[c].samples(seed), None, &opts).expect("judged"),
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                })
             })
             .collect();
-        let v = analyze(&s, None, &Options::default()).unwrap();
-        prop_assert_eq!(v.class, class);
-        let found = v.flags.iter().find_map(|f| match f {
-            Flag::Bimodal { share, ratio_low, .. } => Some((*share, *ratio_low)),
-            _ => None,
-        });
-        prop_assert!(found.is_some(), "no bimodal flag: {:?}", v.flags);
-        let (got_share, got_ratio) = found.unwrap();
-        prop_assert!((got_share - share).abs() < 0.05 + 0.2 * share, "share {got_share} vs {share}");
-        prop_assert!((got_ratio / ratio - 1.0).abs() < 0.15, "ratio {got_ratio} vs {ratio}");
-    }
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
 
-    /// Plain noisy series carry no step and no bimodal flag.
-    #[test]
-    fn no_false_structure(
-        class in class_strategy(),
-        sigma in 0.01f64..0.2,
-        outliers in 0.0f64..0.01,
-        seed in any::<u64>(),
-    ) {
-        let s = Gen { class, a: 5000.0, rise: 2.0, sigma, outliers, runs: 5, seed }.linear_grid(3000);
-        let v = analyze(&s, None, &Options::default()).unwrap();
-        let names: Vec<&str> = v.flags.iter().map(|f| f.name()).collect();
-        for f in ["step", "bimodal", "slope-change"] {
-            prop_assert!(!names.contains(&f), "{names:?}");
+    let mut failures = Vec::new();
+    let mut pure = (0, 0);
+    let mut unstable = Vec::new();
+    let mut by_case: BTreeMap<usize, Vec<&Verdict>> = BTreeMap::new();
+    for (c, s, v) in &results {
+        let case = &all[*c];
+        by_case.entry(*c).or_default().push(v);
+        for x in contradictions(v) {
+            failures.push(format!("{} seed {s}: contradiction: {x}", case.name()));
+        }
+        let ok = check(case, v);
+        if let Shape::Pure(_) = case.shape {
+            pure.1 += 1;
+            if ok.is_ok() {
+                pure.0 += 1;
+            }
+        }
+        if let Err(e) = ok {
+            let tolerated = matches!(case.shape, Shape::Pure(_)) && case.noise != Noise::Free;
+            let line = format!("{} seed {s}: {e}", case.name());
+            if tolerated {
+                println!("miss (counted in the 95 %): {line}");
+            } else {
+                failures.push(line);
+            }
         }
     }
-}
-
-#[test]
-fn slight_growth_below_the_threshold_is_flat_and_said() {
-    let s = Gen {
-        class: Class::Linear,
-        a: 1000.0,
-        rise: 0.05,
-        sigma: 0.02,
-        outliers: 0.0,
-        runs: 5,
-        seed: 7,
-    }
-    .linear_grid(5000);
-    let v = analyze(&s, None, &Options::default()).unwrap();
-    assert_eq!(v.class, Class::Constant);
-    assert!(
-        v.flags.iter().any(|f| f.name() == "slight-growth"),
-        "{:?}",
-        v.flags
-    );
-}
-
-#[test]
-fn a_run_that_grows_among_flat_runs_is_flagged() {
-    let flat = Gen {
-        class: Class::Constant,
-        a: 1000.0,
-        rise: 0.0,
-        sigma: 0.03,
-        outliers: 0.0,
-        runs: 4,
-        seed: 1,
-    }
-    .linear_grid(2000);
-    let mut s = flat;
-    s.extend(
-        Gen {
-            class: Class::Linear,
-            a: 1000.0,
-            rise: 3.0,
-            sigma: 0.03,
-            outliers: 0.0,
-            runs: 1,
-            seed: 2,
+    for (c, vs) in &by_case {
+        let mut count: BTreeMap<String, usize> = BTreeMap::new();
+        for v in vs {
+            *count.entry(v.class.label().to_string()).or_default() += 1;
         }
-        .linear_grid(2000)
-        .into_iter()
-        .map(|x| Sample { run: 4, ..x }),
-    );
-    let v = analyze(&s, None, &Options::default()).unwrap();
-    let f = v.flags.iter().find(|f| f.name() == "runs-disagree");
-    assert!(f.is_some(), "{:?}", v.flags);
+        let top = count.values().max().copied().unwrap_or(0);
+        println!("{:<60} {count:?}", all[*c].name());
+        if top + 1 < vs.len() {
+            unstable.push(format!("{}: {count:?}", all[*c].name()));
+        }
+    }
+    println!("pure classes right: {}/{}", pure.0, pure.1);
+    for f in &failures {
+        println!("FAIL {f}");
+    }
     assert!(
-        f.unwrap().describe().contains("run 5: O(n)"),
-        "{}",
-        f.unwrap().describe()
+        pure.0 as f64 >= 0.95 * pure.1 as f64,
+        "pure classes right in {}/{} cases (< 95 %)",
+        pure.0,
+        pure.1
+    );
+    assert!(
+        unstable.is_empty(),
+        "verdicts that change with the seed:\n{}",
+        unstable.join("\n")
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
     );
 }
 
 #[test]
-fn exponent_interval_covers_the_truth_for_a_power() {
-    // cost = n (no intercept): the log-log slope is 1.
-    let mut rng = StdRng::seed_from_u64(3);
-    let noise = LogNormal::new(0.0, 0.05).unwrap();
-    let s: Vec<Sample> = (0..3u32)
-        .flat_map(|run| (1..3000u64).map(move |n| (run, n as f64)))
-        .map(|(run, n)| Sample {
-            n,
-            ns: 10.0 * (n + 1.0) * noise.sample(&mut rng),
-            run,
+fn a_noise_free_line_one_sample_per_n_is_not_bimodal() {
+    // The example: rows 0,1000 / 1,2000 / …
+    let s: Vec<Sample> = (0..1000)
+        .map(|i| Sample {
+            n: i as f64,
+            ns: 1000.0 * (i + 1) as f64,
+            run: 0,
         })
         .collect();
     let v = analyze(&s, None, &Options::default()).unwrap();
-    assert!(
-        v.exponent.lo <= 1.0 && 1.0 <= v.exponent.hi,
-        "{:?}",
-        v.exponent
-    );
-    assert!(v.exponent.hi - v.exponent.lo < 0.1);
+    assert_eq!(v.class, Label::Class(Class::Linear), "{}", v.words());
+    assert!(v.flags.is_empty(), "{:?}", v.flags);
+    assert_eq!(v.confidence, None, "one run: stability unknown");
 }
 
-/// Accuracy survey (not a test): `cargo test --release --test classifier survey -- --ignored --nocapture`.
 #[test]
-#[ignore]
-fn survey() {
-    let mut rng = StdRng::seed_from_u64(42);
-    for class in Class::ALL {
-        let (mut right, mut wrong_conf, mut total) = (0, 0, 0);
-        let mut examples = Vec::new();
-        for _ in 0..200 {
-            let g = Gen {
-                class,
-                a: rng.random_range(200.0..1e6),
-                rise: rng.random_range(0.5..5.0),
-                sigma: rng.random_range(0.01..0.15),
-                outliers: rng.random_range(0.0..0.01),
-                runs: 5,
-                seed: rng.random(),
-            };
-            let n_max = rng.random_range(1000..5000);
-            let v = analyze(&g.linear_grid(n_max), None, &Options::default()).unwrap();
-            total += 1;
-            if v.class == class {
-                right += 1;
+fn a_step_is_described_per_segment_with_the_growth_before_it() {
+    // bind beyond the even half of the port range: +60 % up to n = 13 500,
+    // then ×600.
+    let mut rng = StdRng::seed_from_u64(5);
+    let noise = LogNormal::new(0.0, 0.05).unwrap();
+    let s: Vec<Sample> = (0..5u32)
+        .flat_map(|run| (0..15_000).map(move |n| (run, n as f64)))
+        .map(|(run, n)| {
+            let y = if n < 13_500.0 {
+                2000.0 * (1.0 + 0.6 * n / 13_500.0)
             } else {
-                if v.confidence >= 0.8 {
-                    wrong_conf += 1;
-                }
-                if examples.len() < 4 {
-                    examples.push(format!(
-                        "  got {} ({:.0} %) rise {:.2} sigma {:.3} n {}",
-                        v.class,
-                        v.confidence * 100.0,
-                        g.rise,
-                        g.sigma,
-                        n_max
-                    ));
-                }
+                2000.0 * 1.6 * 600.0
+            };
+            Sample {
+                n,
+                ns: y * noise.sample(&mut rng),
+                run,
             }
-        }
-        println!("{class}: {right}/{total} right, {wrong_conf} wrong with confidence ≥ 80 %");
-        for e in examples {
-            println!("{e}");
-        }
+        })
+        .collect();
+    let v = analyze(&s, None, &Options::default()).unwrap();
+    assert_eq!(v.class, Label::Class(Class::Linear), "{}", v.words());
+    let w = v.words();
+    assert!(w.starts_with("O(n), +"), "{w}");
+    assert!(w.contains("up to n ≈ 13"), "{w}");
+    assert!(w.contains("in one step"), "{w}");
+    let step = v.flags.iter().find_map(|f| match f {
+        Flag::Step {
+            at_n,
+            from_ns,
+            to_ns,
+        } => Some((*at_n, to_ns / from_ns)),
+        _ => None,
+    });
+    let (at, jump) = step.expect("a step flag");
+    assert!((at - 13_500.0).abs() < 700.0, "{at}");
+    assert!((jump / 600.0 - 1.0).abs() < 0.15, "{jump}");
+}
+
+#[test]
+fn few_runs_have_unknown_stability_and_votes_add_up() {
+    let s = Case {
+        shape: Shape::Pure(Class::Linear),
+        noise: Noise::Light,
+        size: Size {
+            runs: 2,
+            points: 1000,
+            n_max: 1000.0,
+        },
     }
+    .samples(3);
+    let v = analyze(&s, None, &Options::default()).unwrap();
+    assert_eq!(v.confidence, None);
+    let s = Case {
+        shape: Shape::Pure(Class::Linear),
+        noise: Noise::Light,
+        size: SMALL,
+    }
+    .samples(3);
+    let v = analyze(&s, None, &Options::default()).unwrap();
+    let c = v.confidence.expect("3 runs: a confidence");
+    let total: f64 = v.votes.iter().map(|x| x.share).sum();
+    assert!((total - 1.0).abs() < 1e-9, "{:?}", v.votes);
+    let own = v.votes.iter().find(|x| x.what == v.class.label()).unwrap();
+    assert_eq!(own.share, c);
 }

@@ -114,7 +114,7 @@ fn json_report_has_verdicts_and_differences() {
     assert!(out.status.success());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["schema"], "scalebench-report");
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     assert_eq!(v["systems"].as_array().unwrap().len(), 2);
     let verdicts = v["verdicts"].as_array().unwrap();
     assert_eq!(verdicts.len(), 7);
@@ -128,8 +128,31 @@ fn json_report_has_verdicts_and_differences() {
         .iter()
         .find(|x| x["series"] == "socket" && x["system"] == "default")
         .unwrap();
-    assert!(ok["class"].as_str().unwrap().starts_with("O("));
-    assert!(ok["exponent"]["lo"].as_f64().unwrap() <= ok["exponent"]["hi"].as_f64().unwrap());
+    let class = ok["class"].as_str().unwrap();
+    assert!(
+        class.starts_with("O(") || ["undecided", "superlinear", "no fit"].contains(&class),
+        "{class}"
+    );
+    let rise = &ok["rise"];
+    let (lo, value, hi) = (
+        rise["lo"].as_f64().unwrap(),
+        rise["value"].as_f64().unwrap(),
+        rise["hi"].as_f64().unwrap(),
+    );
+    assert!(lo <= value && value <= hi, "{rise}");
+    assert!(
+        (value - (ok["high_ns"].as_f64().unwrap() / ok["low_ns"].as_f64().unwrap() - 1.0)).abs()
+            < 1e-9
+    );
+    if let Some(e) = ok["exponent"].as_object() {
+        assert!(e["lo"].as_f64().unwrap() <= e["hi"].as_f64().unwrap());
+    }
+    let votes = ok["votes"].as_array().unwrap();
+    let total: f64 = votes.iter().map(|x| x["share"].as_f64().unwrap()).sum();
+    assert!((total - 1.0).abs() < 1e-9, "{votes:?}");
+    let own = votes.iter().find(|x| x["what"] == class).unwrap();
+    assert_eq!(own["share"], ok["confidence"]);
+    assert!(ok["words"].as_str().unwrap().starts_with(class));
     let diffs = v["differences"].as_array().unwrap();
     assert!(
         diffs

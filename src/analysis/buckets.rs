@@ -1,5 +1,14 @@
 //! Per-n summaries: samples grouped into buckets along n, each with its
 //! median and spread.
+//!
+//! The bucket edges are chosen once, from all samples of a series, and
+//! then reused for every bootstrap replica, so that a replica differs from
+//! the data only in which samples it holds. Edges are the union of
+//! equal-count cuts (resolution where the samples are), log-spaced cuts
+//! (resolution at small n, where the shapes of n, n log n and n² differ
+//! most) and the two cuts that delimit the low and high ends (the lowest
+//! and highest tenth of the samples by n); buckets with too few samples are
+//! merged into a neighbour within the same end.
 
 /// One sample: n resources held, the cost in ns, and the run it came from.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -55,22 +64,213 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     }
 }
 
+/// Quantile `q` of unsorted values (linear interpolation, as
+/// [`quantile`]; reorders them).
+pub fn quantile_of(v: &mut [f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q.clamp(0.0, 1.0) * (v.len() - 1) as f64;
+    let (i, frac) = (pos.floor() as usize, pos.fract());
+    let (_, x, rest) = v.select_nth_unstable_by(i, f64::total_cmp);
+    let x = *x;
+    if frac == 0.0 || rest.is_empty() {
+        return x;
+    }
+    let next = rest.iter().copied().fold(f64::INFINITY, f64::min);
+    x * (1.0 - frac) + next * frac
+}
+
+/// Median of unsorted values (reorders them).
+pub fn median_of(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let m = v.len() / 2;
+    let (_, hi, _) = v.select_nth_unstable_by(m, f64::total_cmp);
+    let hi = *hi;
+    if v.len() % 2 == 1 {
+        hi
+    } else {
+        let lo = v[..m].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo + hi) / 2.0
+    }
+}
+
+/// Equal-count cuts.
+const EQUAL_CUTS: usize = 24;
+/// Log-spaced cuts per decade of n.
+const LOG_CUTS_PER_DECADE: f64 = 8.0;
+/// One bucket per distinct n when there are at most this many.
+const DISTINCT_MAX: usize = 40;
+/// Share of the samples (by n) at each end that the words compare.
+pub const END_SHARE: f64 = 0.10;
+
+/// Where the buckets of a series begin, and which of them form the low
+/// and high ends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layout {
+    /// Bucket `i` holds the samples with `starts[i] <= n < starts[i+1]`
+    /// (the last one every n from its start up).
+    pub starts: Vec<f64>,
+    /// Buckets `0..low_end` are the low end.
+    pub low_end: usize,
+    /// Buckets `high_end..` are the high end.
+    pub high_end: usize,
+}
+
+impl Layout {
+    /// Chooses bucket edges for `samples` (not necessarily sorted).
+    pub fn new(samples: &[Sample]) -> Layout {
+        let mut ns: Vec<f64> = samples.iter().map(|s| s.n).collect();
+        ns.sort_by(f64::total_cmp);
+        let total = ns.len();
+        if total == 0 {
+            return Layout {
+                starts: vec![0.0],
+                low_end: 1,
+                high_end: 0,
+            };
+        }
+        let mut distinct: Vec<f64> = ns.clone();
+        distinct.dedup();
+        // The smallest n at or above `x` (the start of the bucket holding it).
+        let at_or_above = |x: f64| -> Option<f64> {
+            let i = ns.partition_point(|&v| v < x);
+            ns.get(i).copied()
+        };
+        // The ends: the n of the k-th smallest and the k-th largest sample;
+        // every sample with that n belongs to the end.
+        let k = ((total as f64 * END_SHARE).round() as usize).max(1);
+        let low_last = ns[k - 1];
+        let high_first = ns[total - k];
+        let low_cut = at_or_above(next_up(low_last));
+        let high_cut = Some(high_first);
+
+        let mut cuts: Vec<f64> = Vec::new();
+        if distinct.len() <= DISTINCT_MAX {
+            cuts.extend(&distinct);
+        } else {
+            for i in 1..EQUAL_CUTS {
+                cuts.push(ns[i * total / EQUAL_CUTS]);
+            }
+            let lo = distinct.iter().copied().find(|&v| v > 0.0);
+            let hi = distinct[distinct.len() - 1];
+            if let Some(lo) = lo
+                && hi > lo
+            {
+                let steps = ((hi / lo).log10() * LOG_CUTS_PER_DECADE).ceil() as usize;
+                for j in 0..=steps {
+                    let x = lo * 10f64.powf(j as f64 / LOG_CUTS_PER_DECADE);
+                    if let Some(c) = at_or_above(x) {
+                        cuts.push(c);
+                    }
+                }
+            }
+        }
+        cuts.extend(low_cut);
+        cuts.extend(high_cut);
+        cuts.push(ns[0]);
+        cuts.sort_by(f64::total_cmp);
+        cuts.dedup();
+        let counts: Vec<usize> = (0..cuts.len())
+            .map(|i| {
+                let a = ns.partition_point(|&v| v < cuts[i]);
+                let b = cuts
+                    .get(i + 1)
+                    .map_or(total, |&c| ns.partition_point(|&v| v < c));
+                b - a
+            })
+            .collect();
+        let region = |c: f64| -> u8 {
+            if low_cut.is_some_and(|l| c < l) {
+                0
+            } else if high_cut.is_some_and(|h| c >= h) && high_first > low_last {
+                2
+            } else {
+                1
+            }
+        };
+        // Merge small buckets into the next one of the same region (the
+        // last of a region into the one before it).
+        let min = if distinct.len() <= DISTINCT_MAX {
+            1
+        } else {
+            (total / 200).max(20)
+        };
+        let mut merged: Vec<(f64, usize, u8)> = Vec::new();
+        let mut carry: Option<(f64, usize, u8)> = None;
+        for (&c, &n) in cuts.iter().zip(&counts) {
+            let r = region(c);
+            let cur = match carry.take() {
+                Some((start, m, cr)) if cr == r => (start, m + n, r),
+                Some(prev) => {
+                    push_or_fold(&mut merged, prev);
+                    (c, n, r)
+                }
+                None => (c, n, r),
+            };
+            if cur.1 >= min {
+                merged.push(cur);
+            } else {
+                carry = Some(cur);
+            }
+        }
+        if let Some(prev) = carry {
+            push_or_fold(&mut merged, prev);
+        }
+        let starts: Vec<f64> = merged.iter().map(|m| m.0).collect();
+        let low_end = merged.iter().take_while(|m| m.2 == 0).count().max(1);
+        let high_end = merged
+            .iter()
+            .position(|m| m.2 == 2)
+            .unwrap_or(merged.len().saturating_sub(1))
+            .max(low_end.min(merged.len() - 1));
+        Layout {
+            starts,
+            low_end,
+            high_end,
+        }
+    }
+
+    /// Number of buckets.
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Whether there are no buckets.
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// The bucket that holds `n`.
+    pub fn index(&self, n: f64) -> usize {
+        self.starts.partition_point(|&s| s <= n).saturating_sub(1)
+    }
+}
+
+/// Appends a too-small bucket to the last one of the same region, or
+/// keeps it as its own when there is none.
+fn push_or_fold(merged: &mut Vec<(f64, usize, u8)>, b: (f64, usize, u8)) {
+    match merged.last_mut() {
+        Some(last) if last.2 == b.2 => last.1 += b.1,
+        _ => merged.push(b),
+    }
+}
+
+/// The next representable value above `x`.
+fn next_up(x: f64) -> f64 {
+    if x == 0.0 {
+        f64::MIN_POSITIVE
+    } else {
+        let bits = x.to_bits();
+        f64::from_bits(if x > 0.0 { bits + 1 } else { bits - 1 })
+    }
+}
+
 /// Standard error of the mean of per-run medians, 0 with fewer than 3
 /// runs of at least 5 samples.
-fn between_runs(group: &[Sample]) -> f64 {
-    let mut runs: Vec<u32> = group.iter().map(|s| s.run).collect();
-    runs.sort_unstable();
-    runs.dedup();
-    let meds: Vec<f64> = runs
-        .iter()
-        .filter_map(|&r| {
-            let mut v: Vec<f64> = group.iter().filter(|s| s.run == r).map(|s| s.ns).collect();
-            (v.len() >= 5).then(|| {
-                v.sort_by(f64::total_cmp);
-                quantile(&v, 0.5)
-            })
-        })
-        .collect();
+fn between_runs(meds: &[f64]) -> f64 {
     if meds.len() < 3 {
         return 0.0;
     }
@@ -80,87 +280,137 @@ fn between_runs(group: &[Sample]) -> f64 {
     (var / k).sqrt()
 }
 
-fn summarize(group: &[Sample]) -> Bucket {
-    let mut ys: Vec<f64> = group.iter().map(|s| s.ns).collect();
-    ys.sort_by(f64::total_cmp);
-    let mut ns: Vec<f64> = group.iter().map(|s| s.n).collect();
-    ns.sort_by(f64::total_cmp);
-    let median = quantile(&ys, 0.5);
-    let (p25, p75) = (quantile(&ys, 0.25), quantile(&ys, 0.75));
+/// The order statistics of `v` at `ranks` (ascending, distinct, each
+/// below `v.len()`), written to `out` in the same order; `v` is reordered.
+/// One selection splits the slice for the ranks on either side, so the
+/// work is about `len · log(ranks)`.
+fn select_ranks(v: &mut [f64], offset: usize, ranks: &[usize], out: &mut [f64]) {
+    if ranks.is_empty() {
+        return;
+    }
+    let mid = ranks.len() / 2;
+    let k = ranks[mid] - offset;
+    let (left, x, right) = v.select_nth_unstable_by(k, f64::total_cmp);
+    out[mid] = *x;
+    let (lo_out, rest) = out.split_at_mut(mid);
+    select_ranks(left, offset, &ranks[..mid], lo_out);
+    select_ranks(right, offset + k + 1, &ranks[mid + 1..], &mut rest[1..]);
+}
+
+/// Quantiles `qs` of unsorted values, as [`quantile`] would give them on
+/// the sorted values (reorders `v`).
+pub fn quantiles_of<const K: usize>(v: &mut [f64], qs: [f64; K]) -> [f64; K] {
+    let n = v.len();
+    if n == 0 {
+        return [f64::NAN; K];
+    }
+    let pos = qs.map(|q| q.clamp(0.0, 1.0) * (n - 1) as f64);
+    let mut ranks: Vec<usize> = Vec::with_capacity(2 * K);
+    for p in pos {
+        let i = p.floor() as usize;
+        ranks.push(i);
+        if p.fract() > 0.0 && i + 1 < n {
+            ranks.push(i + 1);
+        }
+    }
+    ranks.sort_unstable();
+    ranks.dedup();
+    let mut vals = vec![0.0; ranks.len()];
+    select_ranks(v, 0, &ranks, &mut vals);
+    let at = |r: usize| vals[ranks.binary_search(&r).expect("rank selected")];
+    pos.map(|p| {
+        let (i, f) = (p.floor() as usize, p.fract());
+        if f > 0.0 && i + 1 < n {
+            at(i) * (1.0 - f) + at(i + 1) * f
+        } else {
+            at(i)
+        }
+    })
+}
+
+/// Summarises one bucket: `ys` its costs (any order; reordered),
+/// `n` its (smallest, largest, median) n, `run_medians` the medians of
+/// the runs with at least 5 samples in it.
+pub fn summarize(ys: &mut [f64], n: (f64, f64, f64), run_medians: &[f64]) -> Bucket {
+    let [p10, p25, median, p75, p90] = quantiles_of(ys, [0.1, 0.25, 0.5, 0.75, 0.9]);
     let sigma = (p75 - p25) / 1.349;
     let within = 1.2533 * sigma / (ys.len() as f64).sqrt();
     let se = within
-        .max(between_runs(group))
+        .max(between_runs(run_medians))
         .max(0.002 * median.abs())
         .max(1e-9);
     Bucket {
-        n_lo: ns[0],
-        n_hi: ns[ns.len() - 1],
-        n: quantile(&ns, 0.5),
+        n_lo: n.0,
+        n_hi: n.1,
+        n: n.2,
         count: ys.len(),
         median,
-        p10: quantile(&ys, 0.1),
+        p10,
         p25,
         p75,
-        p90: quantile(&ys, 0.9),
+        p90,
         se,
     }
 }
 
-/// Groups samples into at most `target` buckets along n: one bucket per
-/// distinct n when there are few distinct values, otherwise buckets of
-/// (nearly) equal sample counts that never split one n value.
-pub fn bucketize(samples: &[Sample], target: usize) -> Vec<Bucket> {
-    if samples.is_empty() {
-        return Vec::new();
+/// Smallest, largest and median of n values (reorders them).
+pub fn n_range(ns: &mut [f64]) -> (f64, f64, f64) {
+    let (lo, hi) = ns
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
+    (lo, hi, median_of(ns))
+}
+
+/// Groups samples into the buckets of `layout` (empty buckets are left
+/// out).
+pub fn bucketize_with(samples: &[Sample], layout: &Layout) -> Vec<Bucket> {
+    let mut groups: Vec<Vec<Sample>> = vec![Vec::new(); layout.len()];
+    for s in samples {
+        groups[layout.index(s.n)].push(*s);
     }
-    let mut s = samples.to_vec();
-    s.sort_by(|a, b| a.n.total_cmp(&b.n));
-    let mut distinct = 1;
-    for w in s.windows(2) {
-        if w[1].n != w[0].n {
-            distinct += 1;
-        }
-    }
-    let target = target.max(1);
-    let mut out = Vec::new();
-    if distinct <= target {
-        let mut start = 0;
-        for i in 1..=s.len() {
-            if i == s.len() || s[i].n != s[start].n {
-                out.push(summarize(&s[start..i]));
-                start = i;
-            }
-        }
-        return out;
-    }
-    let per = s.len().div_ceil(target);
-    let mut start = 0;
-    while start < s.len() {
-        let mut end = (start + per).min(s.len());
-        while end < s.len() && s[end].n == s[end - 1].n {
-            end += 1;
-        }
-        // Fold a small remainder into this bucket.
-        if s.len() - end < per / 2 {
-            end = s.len();
-        }
-        out.push(summarize(&s[start..end]));
-        start = end;
-    }
-    out
+    groups
+        .iter()
+        .filter(|g| !g.is_empty())
+        .map(|g| summarize_group(g))
+        .collect()
+}
+
+/// Summarises a group of samples (any runs).
+pub fn summarize_group(g: &[Sample]) -> Bucket {
+    let mut ys: Vec<f64> = g.iter().map(|s| s.ns).collect();
+    let mut ns: Vec<f64> = g.iter().map(|s| s.n).collect();
+    let mut runs: Vec<u32> = g.iter().map(|s| s.run).collect();
+    runs.sort_unstable();
+    runs.dedup();
+    let meds: Vec<f64> = runs
+        .iter()
+        .filter_map(|&r| {
+            let mut v: Vec<f64> = g.iter().filter(|s| s.run == r).map(|s| s.ns).collect();
+            (v.len() >= 5).then(|| median_of(&mut v))
+        })
+        .collect();
+    summarize(&mut ys, n_range(&mut ns), &meds)
+}
+
+/// Groups samples into buckets along n (see [`Layout`]).
+pub fn bucketize(samples: &[Sample]) -> Vec<Bucket> {
+    bucketize_with(samples, &Layout::new(samples))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn ramp(k: usize) -> Vec<Sample> {
-        (0..k)
-            .map(|i| Sample {
-                n: i as f64,
-                ns: 100.0 + i as f64,
-                run: 0,
+    fn ramp(k: usize, runs: u32) -> Vec<Sample> {
+        (0..runs)
+            .flat_map(|r| {
+                (0..k).map(move |i| Sample {
+                    n: i as f64,
+                    ns: 100.0 + i as f64,
+                    run: r,
+                })
             })
             .collect()
     }
@@ -173,17 +423,35 @@ mod tests {
         assert_eq!(quantile(&v, 1.0), 5.0);
         assert_eq!(quantile(&v, 0.25), 2.0);
         assert!(quantile(&[], 0.5).is_nan());
+        assert_eq!(median_of(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median_of(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
+        let mut v: Vec<f64> = (0..101).rev().map(|x| x as f64).collect();
+        let mut sorted = v.clone();
+        sorted.sort_by(f64::total_cmp);
+        let qs = [0.1, 0.25, 0.333, 0.5, 0.75, 0.9];
+        let got = quantiles_of(&mut v, qs);
+        for (g, q) in got.iter().zip(qs) {
+            assert!((g - quantile(&sorted, q)).abs() < 1e-12, "{q}: {g}");
+        }
     }
 
     #[test]
-    fn equal_count_buckets_cover_everything_in_order() {
-        let b = bucketize(&ramp(1000), 20);
-        assert_eq!(b.len(), 20);
-        assert_eq!(b.iter().map(|x| x.count).sum::<usize>(), 1000);
+    fn buckets_cover_everything_in_order_with_log_resolution_at_low_n() {
+        let s = ramp(10_000, 5);
+        let layout = Layout::new(&s);
+        let b = bucketize_with(&s, &layout);
+        assert_eq!(b.iter().map(|x| x.count).sum::<usize>(), 50_000);
         assert!(b.windows(2).all(|w| w[0].n_hi < w[1].n_lo));
         assert_eq!(b[0].n_lo, 0.0);
-        assert_eq!(b[19].n_hi, 999.0);
-        assert!((b[0].median - 124.5).abs() < 1e-9);
+        assert_eq!(b.last().unwrap().n_hi, 9_999.0);
+        assert!(b.iter().all(|x| x.count >= 250), "{b:?}");
+        // Log-spaced cuts put several buckets below n = 1 000.
+        assert!(b.iter().filter(|x| x.n < 1000.0).count() >= 4, "{b:?}");
+        // The ends are exactly the lowest and highest tenth.
+        let low: usize = b[..layout.low_end].iter().map(|x| x.count).sum();
+        let high: usize = b[layout.high_end..].iter().map(|x| x.count).sum();
+        assert_eq!(low, 5_000);
+        assert_eq!(high, 5_000);
     }
 
     #[test]
@@ -197,8 +465,8 @@ mod tests {
                 })
                 .collect()
         };
-        let tight = bucketize(&mk(0.0), 1)[0].se;
-        let apart = bucketize(&mk(100.0), 1)[0].se;
+        let tight = summarize_group(&mk(0.0)).se;
+        let apart = summarize_group(&mk(100.0)).se;
         assert!(apart > 10.0 * tight, "{tight} vs {apart}");
     }
 
@@ -214,10 +482,31 @@ mod tests {
                 })
             })
             .collect();
-        let b = bucketize(&s, 20);
+        let b = bucketize(&s);
         assert_eq!(b.len(), 3);
         assert_eq!(b[2].n, 100.0);
         assert_eq!(b[2].median, 102.0);
         assert_eq!(b[2].count, 5);
+    }
+
+    #[test]
+    fn levels_keep_their_ends_whole() {
+        // 100 levels, 6 samples each, 5 runs: the ends are 10 levels each.
+        let s: Vec<Sample> = (0..5u32)
+            .flat_map(|r| {
+                (0..100).flat_map(move |l| {
+                    (0..6).map(move |_| Sample {
+                        n: l as f64 * 80.0,
+                        ns: 1.0,
+                        run: r,
+                    })
+                })
+            })
+            .collect();
+        let layout = Layout::new(&s);
+        let b = bucketize_with(&s, &layout);
+        let low: usize = b[..layout.low_end].iter().map(|x| x.count).sum();
+        let high: usize = b[layout.high_end..].iter().map(|x| x.count).sum();
+        assert_eq!((low, high), (300, 300), "{layout:?}");
     }
 }

@@ -1,226 +1,10 @@
-//! Structure a growth class does not describe: steps between plateaus
-//! (the seeds' "dents": a structure leaving a CPU cache) and bimodality
-//! (the seeds' "shadow graphs": a share of samples on a second, slower
-//! curve).
+//! Structure a growth class does not describe, found in the samples
+//! themselves rather than in the bucket medians: a second, slower curve
+//! within runs (the seeds' "shadow graphs"), runs that disagree with each
+//! other, and a cost that drifts with time rather than with n.
 
-use super::buckets::{Bucket, Sample};
-
-/// A jump between two plateaus.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Step {
-    /// n where the jump happens (between two buckets).
-    pub at_n: f64,
-    /// Level before, ns.
-    pub from_ns: f64,
-    /// Level after, ns.
-    pub to_ns: f64,
-}
-
-/// Weighted mean and weighted squared deviation of bucket medians.
-fn level(b: &[Bucket]) -> (f64, f64) {
-    let sw: f64 = b.iter().map(|x| 1.0 / (x.se * x.se)).sum();
-    let m = b.iter().map(|x| x.median / (x.se * x.se)).sum::<f64>() / sw;
-    let ss = b.iter().map(|x| ((x.median - m) / x.se).powi(2)).sum();
-    (m, ss)
-}
-
-/// Minimum buckets on a plateau.
-const MIN_PLATEAU: usize = 3;
-
-/// Finds one or two steps: a piecewise-constant fit of the bucket medians
-/// with 1 or 2 breaks must beat the best smooth model's χ² (`smooth_chi2`)
-/// by a factor of 4, every jump must be at least 15 % of the lower level
-/// and 4 standard errors, and each plateau must be flat (every median
-/// within 3 standard errors plus 5 % of its level or a tenth of the
-/// smallest jump, whichever is larger). The bucket on each side
-/// of a break may straddle the jump, so it is left out of the plateau it
-/// borders; the step's position is therefore known to about one bucket.
-pub fn find_steps(buckets: &[Bucket], smooth_chi2: f64) -> Vec<Step> {
-    let k = buckets.len();
-    if k < 2 * MIN_PLATEAU {
-        return Vec::new();
-    }
-    let mut best1: Option<(f64, usize)> = None;
-    for i in MIN_PLATEAU..=k - MIN_PLATEAU {
-        let ss = level(&buckets[..i]).1 + level(&buckets[i..]).1;
-        if best1.is_none_or(|(b, _)| ss < b) {
-            best1 = Some((ss, i));
-        }
-    }
-    let mut best2: Option<(f64, usize, usize)> = None;
-    for i in MIN_PLATEAU..=k.saturating_sub(2 * MIN_PLATEAU) {
-        for j in i + MIN_PLATEAU..=k - MIN_PLATEAU {
-            let ss = level(&buckets[..i]).1 + level(&buckets[i..j]).1 + level(&buckets[j..]).1;
-            if best2.is_none_or(|(b, _, _)| ss < b) {
-                best2 = Some((ss, i, j));
-            }
-        }
-    }
-    let Some((ss1, i1)) = best1 else {
-        return Vec::new();
-    };
-    // Two breaks when they explain clearly more; if they do not pass the
-    // checks, one break may still.
-    let mut candidates = Vec::new();
-    if let Some((ss2, i, j)) = best2
-        && ss2 < 0.5 * ss1
-    {
-        candidates.push(vec![i, j]);
-    }
-    candidates.push(vec![i1]);
-    candidates
-        .into_iter()
-        .map(|breaks| check_steps(buckets, &breaks, smooth_chi2))
-        .find(|s| !s.is_empty())
-        .unwrap_or_default()
-}
-
-/// The steps at `breaks` if they pass the checks of [`find_steps`], else
-/// none.
-fn check_steps(buckets: &[Bucket], breaks: &[usize], smooth_chi2: f64) -> Vec<Step> {
-    let k = buckets.len();
-    let mut edges = vec![0];
-    edges.extend(breaks);
-    edges.push(k);
-    // Plateaus without the buckets that touch a break.
-    let plateaus: Vec<&[Bucket]> = edges
-        .windows(2)
-        .map(|w| {
-            let lo = if w[0] > 0 { w[0] + 1 } else { 0 };
-            let hi = if w[1] < k { w[1] - 1 } else { k };
-            &buckets[lo..hi.max(lo)]
-        })
-        .collect();
-    if plateaus.iter().any(|p| p.len() < 2) {
-        return Vec::new();
-    }
-    let total: f64 = plateaus.iter().map(|s| level(s).1).sum();
-    if total * 4.0 > smooth_chi2 {
-        return Vec::new();
-    }
-    let mut steps = Vec::new();
-    let mut smallest_jump = f64::INFINITY;
-    for (w, &brk) in plateaus.windows(2).zip(breaks) {
-        let (a, b) = (level(w[0]).0, level(w[1]).0);
-        let se = (w[0].last().expect("plateau").se.powi(2) + w[1][0].se.powi(2)).sqrt();
-        let jump = (b - a).abs();
-        if jump < 0.15 * a.min(b) || jump < 4.0 * se {
-            return Vec::new();
-        }
-        smallest_jump = smallest_jump.min(jump);
-        steps.push(Step {
-            at_n: (buckets[brk - 1].n_hi + buckets[brk].n_lo) / 2.0,
-            from_ns: a,
-            to_ns: b,
-        });
-    }
-    let flat = plateaus.iter().all(|s| {
-        let m = level(s).0;
-        let tolerance = (0.05 * m).max(0.1 * smallest_jump);
-        s.iter()
-            .all(|x| (x.median - m).abs() <= tolerance + 3.0 * x.se)
-    });
-    if flat { steps } else { Vec::new() }
-}
-
-/// A linear cost whose slope rises at one point (the seeds' "dents" when
-/// a growing structure leaves a CPU cache): O(n) with a kink.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Kink {
-    /// Where the slope changes.
-    pub at_n: f64,
-    /// Cost per item before, ns.
-    pub slope_before: f64,
-    /// Cost per item after, ns.
-    pub slope_after: f64,
-    /// Cost at n = 0, ns.
-    pub intercept: f64,
-}
-
-/// Weighted least squares of `y = a + b1·n + b2·max(0, n − k)`; returns
-/// (a, b1, b2, χ²).
-fn hinge(pts: &[(f64, f64, f64)], k: f64) -> Option<(f64, f64, f64, f64)> {
-    let mut m = [[0.0f64; 3]; 3];
-    let mut v = [0.0f64; 3];
-    for &(n, y, se) in pts {
-        let w = 1.0 / (se * se);
-        let x = [1.0, n, (n - k).max(0.0)];
-        for i in 0..3 {
-            v[i] += w * x[i] * y;
-            for j in 0..3 {
-                m[i][j] += w * x[i] * x[j];
-            }
-        }
-    }
-    // Gaussian elimination with partial pivoting.
-    let mut a = [[0.0f64; 4]; 3];
-    for i in 0..3 {
-        a[i][..3].copy_from_slice(&m[i]);
-        a[i][3] = v[i];
-    }
-    for c in 0..3 {
-        let p = (c..3).max_by(|&x, &y| a[x][c].abs().total_cmp(&a[y][c].abs()))?;
-        a.swap(c, p);
-        if a[c][c].abs() < 1e-300 {
-            return None;
-        }
-        let pivot = a[c];
-        for (r, row) in a.iter_mut().enumerate() {
-            if r != c {
-                let f = row[c] / pivot[c];
-                for (x, p) in row.iter_mut().zip(pivot).skip(c) {
-                    *x -= f * p;
-                }
-            }
-        }
-    }
-    let (c0, c1, c2) = (a[0][3] / a[0][0], a[1][3] / a[1][1], a[2][3] / a[2][2]);
-    let chi2 = pts
-        .iter()
-        .map(|&(n, y, se)| ((y - (c0 + c1 * n + c2 * (n - k).max(0.0))) / se).powi(2))
-        .sum();
-    Some((c0, c1, c2, chi2))
-}
-
-/// The best kink: the continuous two-segment line with the least χ² whose
-/// second slope is at least 30 % steeper than the first (which must not
-/// fall), with at least 4 buckets on each side. Returns (χ², kink).
-pub fn best_kink(buckets: &[Bucket]) -> Option<(f64, Kink)> {
-    let pts: Vec<(f64, f64, f64)> = buckets.iter().map(|b| (b.n, b.median, b.se)).collect();
-    if pts.len() < 10 {
-        return None;
-    }
-    let mut best: Option<(f64, Kink)> = None;
-    for i in 4..pts.len() - 4 {
-        let k = pts[i].0;
-        let Some((a, b1, b2, chi2)) = hinge(&pts, k) else {
-            continue;
-        };
-        let after = b1 + b2;
-        if b1 < -1e-12 * a.abs() || after <= 0.0 || b2 < 0.3 * b1.max(0.0) || b2 <= 0.0 {
-            continue;
-        }
-        if best.as_ref().is_none_or(|(c, _)| chi2 < *c) {
-            best = Some((
-                chi2,
-                Kink {
-                    at_n: k,
-                    slope_before: b1,
-                    slope_after: after,
-                    intercept: a,
-                },
-            ));
-        }
-    }
-    best
-}
-
-/// A kink that explains the data clearly better than the best smooth
-/// model (χ² `smooth_chi2`): its χ² is lower by a quarter and by at least 10.
-pub fn find_kink(buckets: &[Bucket], smooth_chi2: f64) -> Option<Kink> {
-    let (chi2, kink) = best_kink(buckets)?;
-    (chi2 * 1.25 <= smooth_chi2 && smooth_chi2 - chi2 >= 10.0).then_some(kink)
-}
+use super::buckets::{Sample, median_of};
+use super::{DriftSource, Flag, RunInfo};
 
 /// A second, slower curve above the main one.
 #[derive(Debug, Clone, PartialEq)]
@@ -239,107 +23,305 @@ pub struct Shadow {
     pub curve: Vec<(f64, f64, f64)>,
 }
 
-/// Two groups of one bucket's log-costs, split where the within-group
-/// variance is least.
-struct Split {
-    upper: usize,
+/// A mixture fitted to one group's residuals: a main normal, a second
+/// normal above it, and a uniform background for outliers.
+#[derive(Debug, Clone, Copy)]
+struct Mixture {
+    /// Weights of the main and second curve among the normal parts
+    /// (w1 + w2 = 1) and of the background among all.
+    w2: f64,
     m1: f64,
+    s1: f64,
     m2: f64,
     s2: f64,
-    separation: f64,
+    /// Residuals at or above this are more likely on the second curve.
+    threshold: f64,
+    /// Log-likelihood gain over one normal and the background.
+    gain: f64,
 }
 
-fn split(logs: &[f64]) -> Option<Split> {
-    let m = logs.len();
-    let mut pre = vec![(0.0, 0.0); m + 1];
-    for (i, x) in logs.iter().enumerate() {
-        pre[i + 1] = (pre[i].0 + x, pre[i].1 + x * x);
+/// Histogram bins of the mixture fit.
+const BINS: usize = 128;
+
+/// A binned sample: bin centres and weights, with the bin width.
+struct Binned {
+    x: Vec<f64>,
+    c: Vec<f64>,
+    width: f64,
+    range: f64,
+    total: f64,
+}
+
+/// Weighted histogram of residuals over [lo, hi] (values beyond count at
+/// the edges).
+fn histogram(g: &[Residual], lo: f64, hi: f64) -> Binned {
+    let width = (hi - lo) / BINS as f64;
+    let mut c = vec![0.0; BINS];
+    for x in g {
+        let i = (((x.r.clamp(lo, hi) - lo) / width) as usize).min(BINS - 1);
+        c[i] += f64::from(x.w);
     }
-    let stats = |lo: usize, hi: usize| {
-        let k = (hi - lo) as f64;
-        let mean = (pre[hi].0 - pre[lo].0) / k;
-        (mean, ((pre[hi].1 - pre[lo].1) / k - mean * mean).max(0.0))
-    };
-    let lo_k = (m as f64 * 0.5).ceil() as usize;
-    let hi_k = m.saturating_sub(3);
-    let mut best: Option<(f64, usize)> = None;
-    for k in lo_k.max(1)..=hi_k {
-        let within = stats(0, k).1 * k as f64 + stats(k, m).1 * (m - k) as f64;
-        if best.is_none_or(|(b, _)| within < b) {
-            best = Some((within, k));
+    let total = c.iter().sum();
+    Binned {
+        x: (0..BINS).map(|i| lo + (i as f64 + 0.5) * width).collect(),
+        c,
+        width,
+        range: hi - lo,
+        total,
+    }
+}
+
+impl Binned {
+    /// Quantile `q` of the binned values (to a bin).
+    fn quantile(&self, q: f64) -> f64 {
+        let target = q * self.total;
+        let mut seen = 0.0;
+        for (&x, &c) in self.x.iter().zip(&self.c) {
+            seen += c;
+            if seen >= target {
+                return x;
+            }
+        }
+        self.x[BINS - 1]
+    }
+}
+
+/// The residuals binned around their median: costs 0.2–20× the main
+/// level; beyond, they count at the edges.
+fn bin(g: &[Residual]) -> Option<Binned> {
+    let (lo, hi) = g
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(x.r), b.max(x.r))
+        });
+    if hi - lo <= 1e-6 || hi.is_nan() || lo.is_nan() {
+        return None;
+    }
+    let rough = histogram(g, lo.max(-5.0), hi.min(5.0).max(lo.max(-5.0) + 1e-6));
+    let med = rough.quantile(0.5);
+    let (lo, hi) = (lo.max(med - 1.5), hi.min(med + 3.0));
+    if hi - lo <= 1e-6 || hi.is_nan() || lo.is_nan() {
+        return None;
+    }
+    Some(histogram(g, lo, hi))
+}
+
+fn normal(x: f64, m: f64, s: f64) -> f64 {
+    (-0.5 * ((x - m) / s).powi(2)).exp() / (s * (2.0 * std::f64::consts::PI).sqrt())
+}
+
+/// EM for a uniform background plus `k` normals (1 or 2) on binned data,
+/// from a start; returns the log-likelihood and the components (weight,
+/// mean, sd), background first with its weight only.
+fn em(
+    b: &Binned,
+    start: &[(f64, f64, f64)],
+    iterations: usize,
+) -> (f64, f64, Vec<(f64, f64, f64)>) {
+    let mut bg = 0.01;
+    let mut comp = start.to_vec();
+    let floor = b.width;
+    let mut ll = f64::NEG_INFINITY;
+    let mut last = f64::NEG_INFINITY;
+    let mut resp = vec![0.0; comp.len() + 1];
+    for it in 0..=iterations {
+        let mut acc = vec![(0.0, 0.0, 0.0); comp.len()];
+        let mut acc_bg = 0.0;
+        ll = 0.0;
+        for (&x, &c) in b.x.iter().zip(&b.c) {
+            if c == 0.0 {
+                continue;
+            }
+            resp[0] = bg / b.range;
+            for (j, &(w, m, s)) in comp.iter().enumerate() {
+                resp[j + 1] = w * normal(x, m, s);
+            }
+            let p: f64 = resp.iter().sum::<f64>().max(1e-300);
+            ll += c * (p * b.width).ln();
+            acc_bg += c * resp[0] / p;
+            for (j, a) in acc.iter_mut().enumerate() {
+                let r = c * resp[j + 1] / p;
+                a.0 += r;
+                a.1 += r * x;
+                a.2 += r * x * x;
+            }
+        }
+        if it == iterations || (ll - last).abs() < 1e-4 * b.total.max(1.0) {
+            break;
+        }
+        last = ll;
+        bg = (acc_bg / b.total).clamp(1e-4, 0.2);
+        for (j, a) in acc.iter().enumerate() {
+            if a.0 > 1e-9 {
+                let m = a.1 / a.0;
+                let v = (a.2 / a.0 - m * m).max(floor * floor);
+                comp[j] = (a.0 / b.total, m, v.sqrt());
+            }
         }
     }
-    let (_, k) = best?;
-    let ((m1, v1), (m2, v2)) = (stats(0, k), stats(k, m));
-    Some(Split {
-        upper: m - k,
-        m1,
-        m2,
-        s2: v2.sqrt(),
-        separation: std::f64::consts::SQRT_2 * (m2 - m1) / (v1 + v2).sqrt().max(1e-12),
+    (ll, bg, comp)
+}
+
+/// Fits one normal and the background, then two normals and the
+/// background (started from a split at the largest gap in density above
+/// the main curve's median), and keeps the second when it is above the
+/// first.
+fn mixture(g: &[Residual]) -> Option<Mixture> {
+    let b = bin(g)?;
+    let med = b.quantile(0.5);
+    // Robust spread of the main curve, from its quartiles.
+    let mad = ((b.quantile(0.75) - b.quantile(0.25)) / 1.349).max(b.width);
+    let (ll1, _, one) = em(&b, &[(0.99, med, mad)], 30);
+    let main = one[0];
+    // Start the second curve at the mean of what lies beyond 2.5 robust
+    // sds above the main curve.
+    let cut = main.1 + 2.5 * main.2;
+    let (mut w, mut sx) = (0.0, 0.0);
+    for (&x, &c) in b.x.iter().zip(&b.c) {
+        if x > cut {
+            w += c;
+            sx += c * x;
+        }
+    }
+    if w < 3.0 {
+        return None;
+    }
+    let start = [
+        (1.0 - w / b.total, main.1, main.2),
+        (w / b.total, sx / w, main.2),
+    ];
+    let (ll2, _, two) = em(&b, &start, 60);
+    let (c1, c2) = if two[0].1 <= two[1].1 {
+        (two[0], two[1])
+    } else {
+        (two[1], two[0])
+    };
+    let w2 = c2.0 / (c1.0 + c2.0);
+    // Where the second curve becomes the likelier.
+    let threshold =
+        b.x.iter()
+            .copied()
+            .find(|&x| x > c1.1 && c2.0 * normal(x, c2.1, c2.2) > c1.0 * normal(x, c1.1, c1.2))
+            .unwrap_or(f64::INFINITY);
+    Some(Mixture {
+        w2,
+        m1: c1.1,
+        s1: c1.2,
+        m2: c2.1,
+        s2: c2.2,
+        threshold,
+        gain: ll2 - ll1,
     })
 }
 
-/// Looks for a shadow curve, bucket by bucket, so that a second curve may
-/// grow differently from the main one (the seeds' O(1) main curve with an
-/// O(n) shadow). In each bucket of at least 30 samples the log-costs are
-/// split in two where the within-group variance is least (Otsu); the
-/// bucket shows a second curve when the upper group holds 1–50 % of its
-/// samples (at least 3), lies at least 25 % above the lower one, is
-/// separated from it by Ashman's D ≥ 3 and is itself tight (σ of its
-/// log-cost ≤ 0.35: a curve, not scatter). The series is bimodal when at
-/// least a third of the buckets show one.
-pub fn find_shadow(samples: &[Sample]) -> Option<Shadow> {
-    let target = (samples.len() / 100).clamp(1, 40);
-    let mut sorted = samples.to_vec();
-    sorted.sort_by(|a, b| a.n.total_cmp(&b.n));
-    let per = sorted.len().div_ceil(target);
-    let mut total = 0;
-    let mut upper = 0;
+/// One sample's residual against its run's level in its bucket.
+#[derive(Debug, Clone, Copy)]
+pub struct Residual {
+    /// ln(cost / level).
+    pub r: f64,
+    /// The cost, ns.
+    pub y: f64,
+    /// Its run slot.
+    pub slot: usize,
+    /// Its n.
+    pub n: f64,
+    /// Times it counts (a bootstrap replica draws samples more than once).
+    pub w: u32,
+}
+
+/// Weighted median of `(value, weight)` pairs (reorders them).
+fn weighted_median(v: &mut [(f64, u32)]) -> f64 {
+    v.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    let total: usize = v.iter().map(|x| x.1 as usize).sum();
+    let half = total.div_ceil(2);
+    let mut seen = 0;
+    for x in v.iter() {
+        seen += x.1 as usize;
+        if seen >= half {
+            return x.0;
+        }
+    }
+    f64::NAN
+}
+
+/// Fewest samples in a group the second curve is looked for in.
+const GROUP_MIN: usize = 200;
+
+/// Looks for a shadow curve, group of buckets by group, so that a second
+/// curve may grow differently from the main one (the seeds' O(1) main
+/// curve with an O(n) shadow). `groups` holds, per bucket, every sample's
+/// residual against its own run's level there; consecutive buckets are
+/// joined until a group holds at least 200 samples (and a fifteenth of
+/// all). In each group a mixture is fitted to the residuals: a main normal,
+/// a uniform background for scattered outliers, and a second normal. The
+/// group shows a second curve when the second normal holds 1–50 % of the
+/// curves' samples (at least 3, from at least two runs when there are
+/// two), lies at least 25 % above the main one, is separated from it by
+/// Ashman's D ≥ 2.5, is itself tight (σ of its log-cost ≤ 0.35: a curve,
+/// not scatter), and raises the log-likelihood by more than 1.5·ln(m) + 5.
+/// The series is bimodal when at least a third of the groups show one.
+pub fn find_shadow(buckets: Vec<Vec<Residual>>) -> Option<Shadow> {
+    let all: usize = buckets.iter().flatten().map(|x| x.w as usize).sum();
+    let min = GROUP_MIN.max(all / 15);
+    let mut groups: Vec<Vec<Residual>> = Vec::new();
+    let mut cur: Vec<Residual> = Vec::new();
+    for b in buckets {
+        cur.extend(b);
+        if cur.iter().map(|x| x.w as usize).sum::<usize>() >= min {
+            groups.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        match groups.last_mut() {
+            Some(last) => last.extend(cur),
+            None => groups.push(cur),
+        }
+    }
+    let total_groups = groups.len();
+    let mut total = 0.0;
+    let mut upper = 0.0;
     let mut curve = Vec::new();
     let mut ratios = Vec::new();
-    let mut buckets = 0;
-    for chunk in sorted.chunks(per.max(1)) {
-        buckets += 1;
-        if chunk.len() < 30 {
+    for g in groups {
+        let m: usize = g.iter().map(|x| x.w as usize).sum();
+        if m < 30 {
             continue;
         }
-        let mut logs: Vec<f64> = chunk
-            .iter()
-            .filter(|s| s.ns > 0.0)
-            .map(|s| s.ns.ln())
-            .collect();
-        logs.sort_by(f64::total_cmp);
-        let Some(sp) = split(&logs) else { continue };
-        let share = sp.upper as f64 / logs.len() as f64;
-        if (0.01..=0.5).contains(&share)
-            && sp.upper >= 3
-            && sp.m2 - sp.m1 >= 1.25f64.ln()
-            && sp.separation >= 3.0
-            && sp.s2 <= 0.35
+        let Some(mx) = mixture(&g) else { continue };
+        let up = |x: &&Residual| x.r >= mx.threshold;
+        let mut slots: Vec<usize> = g.iter().map(|x| x.slot).collect();
+        slots.sort_unstable();
+        slots.dedup();
+        let mut up_slots: Vec<usize> = g.iter().filter(up).map(|x| x.slot).collect();
+        up_slots.sort_unstable();
+        up_slots.dedup();
+        let separation =
+            std::f64::consts::SQRT_2 * (mx.m2 - mx.m1) / (mx.s1 * mx.s1 + mx.s2 * mx.s2).sqrt();
+        if (0.01..=0.5).contains(&mx.w2)
+            && mx.w2 * m as f64 >= 3.0
+            && up_slots.len() >= slots.len().min(2)
+            && mx.m2 - mx.m1 >= 1.25f64.ln()
+            && separation >= 2.5
+            && mx.s2 <= 0.35
+            && mx.gain > 1.5 * (m as f64).ln() + 5.0
         {
-            total += logs.len();
-            upper += sp.upper;
-            let up: Vec<f64> = logs[logs.len() - sp.upper..]
-                .iter()
-                .map(|x| x.exp())
-                .collect();
-            let med = super::buckets::quantile(&up, 0.5);
-            let n_mid = chunk[chunk.len() / 2].n;
-            curve.push((
-                n_mid,
-                med,
-                (med * sp.s2 / (sp.upper as f64).sqrt()).max(0.002 * med),
-            ));
-            ratios.push((sp.m2 - sp.m1).exp());
+            total += m as f64;
+            upper += mx.w2 * m as f64;
+            let mut ys: Vec<(f64, u32)> = g.iter().filter(up).map(|x| (x.y, x.w)).collect();
+            let med = weighted_median(&mut ys);
+            let mut ns: Vec<(f64, u32)> = g.iter().map(|x| (x.n, x.w)).collect();
+            let n_mid = weighted_median(&mut ns);
+            let k = (mx.w2 * m as f64).max(1.0);
+            curve.push((n_mid, med, (med * mx.s2 / k.sqrt()).max(0.002 * med)));
+            ratios.push((mx.m2 - mx.m1).exp());
         }
     }
     let with = curve.len();
-    if with == 0 || with * 3 < buckets {
+    if with == 0 || with * 3 < total_groups {
         return None;
     }
     Some(Shadow {
-        share: upper as f64 / total as f64,
+        share: upper / total,
         ratio_low: ratios[0],
         ratio_high: ratios[with - 1],
         buckets_with: with,
@@ -347,9 +329,111 @@ pub fn find_shadow(samples: &[Sample]) -> Option<Shadow> {
     })
 }
 
+/// Median of one run's samples at its lowest and highest tenth of n.
+fn run_ends(s: &[(f64, f64)]) -> Option<(f64, f64)> {
+    if s.len() < 20 {
+        return None;
+    }
+    let mut v = s.to_vec();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let k = (v.len() / 10).max(1);
+    let mut lo: Vec<f64> = v[..k].iter().map(|x| x.1).collect();
+    let mut hi: Vec<f64> = v[v.len() - k..].iter().map(|x| x.1).collect();
+    Some((median_of(&mut lo), median_of(&mut hi)))
+}
+
+/// A cost that moved with time rather than with n, by more than `min`
+/// (relative) over one run:
+///
+/// - **directions**: with runs measured upwards and downwards, each run's
+///   own rise between its ends is G·D upwards and G/D downwards for a
+///   growth G with n and a drift D over a run's time; D is estimated as
+///   the square root of the ratio of the two groups' geometric means, and
+///   flagged when the two groups differ by at least three standard errors;
+/// - **recheck**: a re-timing at low n at the other end of a run in time
+///   is compared with the run's own samples at the same n; flagged when
+///   every run moved the same way and the median run by more than `min`.
+pub fn drift(samples: &[Sample], runs: &[RunInfo], min: f64) -> Option<Flag> {
+    let of_run = |r: u32| -> Vec<(f64, f64)> {
+        samples
+            .iter()
+            .filter(|s| s.run == r)
+            .map(|s| (s.n, s.ns))
+            .collect()
+    };
+    // Directions.
+    let mut up = Vec::new();
+    let mut down = Vec::new();
+    for info in runs {
+        if let Some((lo, hi)) = run_ends(&of_run(info.run))
+            && lo > 0.0
+            && hi > 0.0
+        {
+            let l = (hi / lo).ln();
+            if info.downwards {
+                down.push(l)
+            } else {
+                up.push(l)
+            }
+        }
+    }
+    if !up.is_empty() && !down.is_empty() && up.len() + down.len() >= 3 {
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let (mu, md) = (mean(&up), mean(&down));
+        let ss: f64 = up.iter().map(|x| (x - mu).powi(2)).sum::<f64>()
+            + down.iter().map(|x| (x - md).powi(2)).sum::<f64>();
+        let dof = (up.len() + down.len()) as f64 - 2.0;
+        let se = (ss / dof.max(1.0) * (1.0 / up.len() as f64 + 1.0 / down.len() as f64)).sqrt();
+        let d = ((mu - md) / 2.0).exp();
+        if (d - 1.0).abs() > min && (mu - md).abs() > 3.0 * se {
+            return Some(Flag::Drift {
+                factor: d,
+                source: DriftSource::Directions,
+            });
+        }
+    }
+    // Re-timings.
+    let mut factors = Vec::new();
+    for info in runs.iter().filter(|i| i.recheck.len() >= 5) {
+        let (lo_n, hi_n) = info
+            .recheck
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+                (a.min(x.0), b.max(x.0))
+            });
+        let mut own: Vec<f64> = samples
+            .iter()
+            .filter(|s| s.run == info.run && s.n >= lo_n && s.n <= hi_n)
+            .map(|s| s.ns)
+            .collect();
+        if own.len() < 5 {
+            continue;
+        }
+        let mut again: Vec<f64> = info.recheck.iter().map(|x| x.1).collect();
+        let (a, b) = (median_of(&mut again), median_of(&mut own));
+        if a > 0.0 && b > 0.0 {
+            // Later over earlier: a re-timing after the run is later
+            // than the run's own low n; one before it, earlier.
+            factors.push(if info.recheck_after { a / b } else { b / a });
+        }
+    }
+    if factors.len() >= 2 {
+        let same_way = factors.iter().all(|&f| f > 1.0) || factors.iter().all(|&f| f < 1.0);
+        let mut logs: Vec<f64> = factors.iter().map(|f| f.ln()).collect();
+        let m = median_of(&mut logs).exp();
+        if same_way && (m - 1.0).abs() > min {
+            return Some(Flag::Drift {
+                factor: m,
+                source: DriftSource::Recheck,
+            });
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::buckets::bucketize;
+    use super::super::resample::{Data, summarize};
     use super::*;
 
     fn noise(i: usize) -> f64 {
@@ -361,78 +445,25 @@ mod tests {
         x / (1u64 << 31) as f64 - 1.0
     }
 
-    fn series(f: impl Fn(usize) -> f64) -> Vec<Sample> {
-        (0..5000)
+    fn shadow(f: impl Fn(usize) -> f64) -> Option<Shadow> {
+        let s: Vec<Sample> = (0..5000)
             .map(|i| Sample {
                 n: (i % 1000) as f64,
                 ns: f(i),
                 run: (i / 1000) as u32,
             })
-            .collect()
-    }
-
-    #[test]
-    fn a_step_is_found_where_it_is() {
-        let s = series(|i| if i % 1000 < 600 { 1000.0 } else { 1600.0 } * (1.0 + 0.03 * noise(i)));
-        let b = bucketize(&s, 40);
-        let steps = find_steps(&b, 1e9);
-        assert_eq!(steps.len(), 1, "{steps:?}");
-        assert!((steps[0].at_n - 600.0).abs() < 30.0, "{steps:?}");
-        assert!((steps[0].to_ns / steps[0].from_ns - 1.6).abs() < 0.05);
-    }
-
-    #[test]
-    fn no_step_in_a_line() {
-        let s = series(|i| (1000.0 + (i % 1000) as f64) * (1.0 + 0.03 * noise(i)));
-        let b = bucketize(&s, 40);
-        let line = super::super::fit::fit(
-            super::super::fit::Class::Linear,
-            &super::super::fit::points(&b),
-        );
-        assert!(find_steps(&b, line.chi2).is_empty());
-    }
-
-    #[test]
-    fn a_kink_is_found_where_the_slope_rises() {
-        // 250 ns per item up to 400, then 440 (poll() leaving the cache).
-        let s = series(|i| {
-            let n = (i % 1000) as f64;
-            let y = 20_000.0 + 250.0 * n + 190.0 * (n - 400.0).max(0.0);
-            y * (1.0 + 0.03 * noise(i))
-        });
-        let b = bucketize(&s, 30);
-        let pts = super::super::fit::points(&b);
-        let best = super::super::fit::Class::ALL
-            .iter()
-            .map(|&c| super::super::fit::fit(c, &pts).chi2)
-            .fold(f64::INFINITY, f64::min);
-        let k = find_kink(&b, best).expect("kink");
-        assert!((k.at_n - 400.0).abs() < 60.0, "{k:?}");
-        assert!((k.slope_before / 250.0 - 1.0).abs() < 0.1, "{k:?}");
-        assert!((k.slope_after / 440.0 - 1.0).abs() < 0.1, "{k:?}");
-    }
-
-    #[test]
-    fn no_kink_in_a_parabola() {
-        let s = series(|i| {
-            let n = (i % 1000) as f64;
-            (1000.0 + n * n / 100.0) * (1.0 + 0.03 * noise(i))
-        });
-        let b = bucketize(&s, 30);
-        let q = super::super::fit::fit(
-            super::super::fit::Class::Quadratic,
-            &super::super::fit::points(&b),
-        );
-        assert!(find_kink(&b, q.chi2).is_none());
+            .collect();
+        let d = Data::new(&s);
+        summarize(&d.full(), &d, true).shadow.flatten()
     }
 
     #[test]
     fn a_shadow_curve_is_found_and_sized() {
-        let s = series(|i| {
+        let sh = shadow(|i| {
             let slow = i % 5 == 0; // 20 %
             (if slow { 1900.0 } else { 1000.0 }) * (1.0 + 0.05 * noise(i))
-        });
-        let sh = find_shadow(&s).expect("shadow");
+        })
+        .expect("shadow");
         assert!((sh.share - 0.2).abs() < 0.02, "{sh:?}");
         assert!((sh.ratio_low - 1.9).abs() < 0.1, "{sh:?}");
         assert!((sh.ratio_high - 1.9).abs() < 0.1, "{sh:?}");
@@ -441,7 +472,7 @@ mod tests {
     #[test]
     fn a_growing_shadow_over_a_flat_curve_is_found() {
         // Linux 2.4's fork in the seeds: O(1) and O(n) mixed sample by sample.
-        let s = series(|i| {
+        let sh = shadow(|i| {
             let n = (i % 1000) as f64;
             let base = if i % 3 == 0 {
                 1000.0 + 20.0 * n
@@ -449,8 +480,8 @@ mod tests {
                 1000.0
             };
             base * (1.0 + 0.05 * noise(i))
-        });
-        let sh = find_shadow(&s).expect("shadow");
+        })
+        .expect("shadow");
         assert!(
             sh.ratio_high > 10.0 && sh.ratio_high > sh.ratio_low,
             "{sh:?}"
@@ -460,7 +491,7 @@ mod tests {
 
     #[test]
     fn scattered_outliers_are_not_a_shadow() {
-        let s = series(|i| {
+        let sh = shadow(|i| {
             let out = i % 97 == 0; // ~1 %, all over the place
             1000.0
                 * (1.0 + 0.05 * noise(i))
@@ -470,6 +501,6 @@ mod tests {
                     1.0
                 }
         });
-        assert!(find_shadow(&s).is_none());
+        assert!(sh.is_none(), "{sh:?}");
     }
 }

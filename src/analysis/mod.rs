@@ -1,49 +1,61 @@
-//! From samples to a verdict: per-n buckets, the growth class with its
-//! fit and confidence, the growth exponent with an interval, the cost at
-//! low and high n in words, and flags for structure a class misses
-//! (steps, a second curve, runs that disagree). The method is described in
-//! `docs/analysis.md`; every threshold is named there.
+//! From samples to a verdict: buckets along n, the rise between the low
+//! and high ends with a bootstrap interval, one model family behind the
+//! class, the words, the exponent and the flags, and a confidence that
+//! re-runs the whole judgement on resampled runs. The method is described
+//! in `docs/analysis.md`; every threshold is named there.
 
 pub mod buckets;
 pub mod csvin;
 pub mod fit;
 pub mod flags;
+pub mod judge;
+pub mod models;
 pub mod profile;
+pub mod resample;
 pub mod units;
 
 pub use buckets::{Bucket, Sample};
-pub use fit::{Class, Fit, Rule};
+pub use fit::{Class, Fit};
+pub use judge::Model;
+pub use models::{Bent, Power, Segmented};
+pub use resample::Level;
 
-use rand::SeedableRng;
-use rand_distr::{Distribution, Normal};
 use serde::Serialize;
 use units::{fmt_n, fmt_ns};
 
 /// Analysis settings.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
-    /// Buckets along n for the fits.
-    pub buckets: usize,
-    /// The class rule's thresholds.
-    pub rule: Rule,
-    /// Bootstrap replicas for the confidence and the exponent interval.
+    /// τ: a rise between the ends below this (relative) is flat; a growth
+    /// class needs the rise's lower bound above it.
+    pub tolerance: f64,
+    /// Two-sided level of the rise interval (0.90: each bound is a 95 %
+    /// one-sided bound).
+    pub level: f64,
+    /// Decades of n needed to tell n, n log n and n² apart.
+    pub min_decades: f64,
+    /// Bootstrap replicas.
     pub replicas: usize,
     /// Seed of the bootstrap (verdicts are reproducible).
     pub seed: u64,
+    /// Threads for the replicas (the result does not depend on it).
+    pub threads: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
-            buckets: 30,
-            rule: Rule::default(),
+            tolerance: 0.20,
+            level: 0.90,
+            min_decades: 1.5,
             replicas: 200,
             seed: 0x5ca1ab1e,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }
 }
 
-/// An estimate with a 95 % interval.
+/// An estimate with an interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Estimate {
     /// Point estimate.
@@ -54,26 +66,103 @@ pub struct Estimate {
     pub hi: f64,
 }
 
-/// A cost at one n.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Level {
-    /// n (median n of the bucket).
-    pub n: f64,
-    /// Median cost, ns.
-    pub ns: f64,
+/// What a verdict calls a series: a growth class, or why it names none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Label {
+    /// One of the five classes.
+    Class(Class),
+    /// The rise's interval straddles the tolerance: neither flat nor
+    /// growing can be said.
+    Undecided,
+    /// Grows faster than linearly, but n is not spread over enough decades
+    /// to tell n log n from n² (or from a per-item cost that rises).
+    Superlinear,
+    /// Grows, and no class of the family fits; the model that does is
+    /// named instead.
+    NoFit,
 }
 
-/// Something about a series its class does not say.
+impl Label {
+    /// The label as written (`O(n)`, `undecided`, `superlinear`, `no fit`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Label::Class(c) => c.label(),
+            Label::Undecided => "undecided",
+            Label::Superlinear => "superlinear",
+            Label::NoFit => "no fit",
+        }
+    }
+
+    /// Parses [`Label::label`].
+    pub fn parse(s: &str) -> Option<Label> {
+        match s {
+            "undecided" => Some(Label::Undecided),
+            "superlinear" => Some(Label::Superlinear),
+            "no fit" => Some(Label::NoFit),
+            _ => Class::parse(s).map(Label::Class),
+        }
+    }
+
+    /// The class, when the label is one.
+    pub fn class(self) -> Option<Class> {
+        match self {
+            Label::Class(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Whether the label says the cost grows (a class above O(1),
+    /// superlinear, or growth no class fits).
+    pub fn grows(self) -> bool {
+        !matches!(self, Label::Class(Class::Constant) | Label::Undecided)
+    }
+
+    /// A small integer for styling (0–4 the classes, 5 undecided, 6
+    /// superlinear, 7 no fit).
+    pub fn index(self) -> usize {
+        match self {
+            Label::Class(c) => c as usize,
+            Label::Undecided => 5,
+            Label::Superlinear => 6,
+            Label::NoFit => 7,
+        }
+    }
+}
+
+impl std::fmt::Display for Label {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+impl Serialize for Label {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.label())
+    }
+}
+
+/// How a drift was seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DriftSource {
+    /// Runs measured upwards and downwards disagree.
+    Directions,
+    /// A re-timing at low n, at another time than the run's own low n,
+    /// disagrees with the run.
+    Recheck,
+}
+
+/// Something about a series its label does not say.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "flag", rename_all = "kebab-case")]
 pub enum Flag {
-    /// A jump between two plateaus.
+    /// A jump between two segments.
     Step {
         /// Where it jumps.
         at_n: f64,
-        /// Level before, ns.
+        /// Cost just before, ns.
         from_ns: f64,
-        /// Level after, ns.
+        /// Cost just after, ns.
         to_ns: f64,
     },
     /// Linear cost whose slope rises at one n (a structure leaving a cache).
@@ -85,7 +174,7 @@ pub enum Flag {
         /// ns per item after.
         after_ns: f64,
     },
-    /// A share of samples on a second, slower curve.
+    /// A share of samples on a second, slower curve within runs.
     Bimodal {
         /// Share of samples on it (where it shows).
         share: f64,
@@ -96,15 +185,28 @@ pub enum Flag {
         /// Its own growth class, if it can be told.
         class: Option<Class>,
     },
-    /// Runs classify differently: some flat, some growing.
+    /// Runs disagree: some flat, some rising or falling.
     RunsDisagree {
-        /// Class of each run, in run order.
-        classes: Vec<Class>,
+        /// The runs, in order.
+        runs: Vec<u32>,
+        /// Each run's own rise between the ends (relative).
+        rises: Vec<f64>,
     },
-    /// Significant growth, but below the flat threshold.
-    SlightGrowth {
-        /// Rise over the range, relative.
-        rise: f64,
+    /// The cost changed with time during the runs, not with n.
+    Drift {
+        /// Factor by which the cost changed over one run's time.
+        factor: f64,
+        /// How it was seen.
+        source: DriftSource,
+    },
+    /// The first buckets are far above the curve of the rest and fall
+    /// toward it (a transient at the start of the runs); they are left out
+    /// of the fits.
+    WarmUp {
+        /// Up to where.
+        until_n: f64,
+        /// The first bucket over the rest's curve there.
+        excess: f64,
     },
     /// The cost falls as n grows.
     Falls {
@@ -125,6 +227,28 @@ pub enum Flag {
     },
 }
 
+/// Signed percentage (`+12 %`, `−3 %`).
+fn pct(x: f64) -> String {
+    let v = x * 100.0;
+    let digits = if v.abs() < 10.0 { 1 } else { 0 };
+    if v < 0.0 {
+        format!("−{:.digits$} %", -v)
+    } else {
+        format!("+{v:.digits$} %")
+    }
+}
+
+/// A factor (`×1.64`, `×950`).
+fn times(x: f64) -> String {
+    if x >= 100.0 {
+        format!("×{x:.0}")
+    } else if x >= 10.0 {
+        format!("×{x:.1}")
+    } else {
+        format!("×{x:.2}")
+    }
+}
+
 impl Flag {
     /// The flag's short name (`step`, `bimodal`, …).
     pub fn name(&self) -> &'static str {
@@ -133,7 +257,8 @@ impl Flag {
             Flag::SlopeChange { .. } => "slope-change",
             Flag::Bimodal { .. } => "bimodal",
             Flag::RunsDisagree { .. } => "runs-disagree",
-            Flag::SlightGrowth { .. } => "slight-growth",
+            Flag::Drift { .. } => "drift",
+            Flag::WarmUp { .. } => "warm-up",
             Flag::Falls { .. } => "falls",
             Flag::TimerBound { .. } => "timer-bound",
             Flag::Noisy { .. } => "noisy",
@@ -148,10 +273,11 @@ impl Flag {
                 from_ns,
                 to_ns,
             } => format!(
-                "step at n ≈ {}: {} → {} (a jump between plateaus)",
+                "step at n ≈ {}: {} → {} ({} in one step)",
                 fmt_n(*at_n),
                 fmt_ns(*from_ns),
-                fmt_ns(*to_ns)
+                fmt_ns(*to_ns),
+                times(to_ns / from_ns)
             ),
             Flag::SlopeChange {
                 at_n,
@@ -174,25 +300,41 @@ impl Flag {
                 } else {
                     format!("{ratio_low:.1}× slower at low n, {ratio_high:.1}× at high n")
                 };
-                let grows = class.map_or(String::new(), |c| format!(", growing {c}"));
+                let grows = class.map_or(String::new(), |c| format!(", itself {c}"));
                 format!(
-                    "bimodal: {:.0} % of samples on a second curve {ratio}{grows}",
+                    "bimodal: {:.0} % of samples on a second curve within runs, {ratio}{grows}",
                     share * 100.0
                 )
             }
-            Flag::RunsDisagree { classes } => {
-                let per: Vec<String> = classes
+            Flag::RunsDisagree { runs, rises } => {
+                let per: Vec<String> = runs
                     .iter()
-                    .enumerate()
-                    .map(|(i, c)| format!("run {}: {c}", i + 1))
+                    .zip(rises)
+                    .map(|(r, x)| format!("run {}: {}", r + 1, pct(*x)))
                     .collect();
-                format!("runs disagree: {}", per.join(", "))
+                format!(
+                    "runs disagree: some flat, some not, between the ends ({})",
+                    per.join(", ")
+                )
             }
-            Flag::SlightGrowth { rise } => format!(
-                "slight growth: +{:.1} % over the range (significant, but below the flat threshold)",
-                rise * 100.0
+            Flag::Drift { factor, source } => match source {
+                DriftSource::Directions => format!(
+                    "drift: runs measured upwards and downwards disagree; the cost changed {} over a run's time, not with n",
+                    times(*factor)
+                ),
+                DriftSource::Recheck => format!(
+                    "drift: re-timed at low n at the other end of each run, the cost was {} what the run measured there: time, not only n, moved it",
+                    times(*factor)
+                ),
+            },
+            Flag::WarmUp { until_n, excess } => format!(
+                "warm-up: up to n ≈ {} the cost is up to {} the curve of the rest, falling toward it (a transient at the start of the runs?); left out of the fit",
+                fmt_n(*until_n),
+                times(*excess)
             ),
-            Flag::Falls { ratio } => format!("falls: high-n cost is ×{ratio:.2} the low-n cost"),
+            Flag::Falls { ratio } => {
+                format!("falls: high-n cost is {} the low-n cost", times(*ratio))
+            }
             Flag::TimerBound { overhead_ns, share } => format!(
                 "timer-bound: the timer's own cost ({}) is {:.0} % of the median sample",
                 fmt_ns(*overhead_ns),
@@ -206,24 +348,63 @@ impl Flag {
     }
 }
 
+/// A share of the bootstrap replicas.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Vote {
+    /// A label (`O(1)`, `undecided`) or a flag name.
+    pub what: String,
+    /// Share of replicas (0–1).
+    pub share: f64,
+}
+
+/// What is known of one run beyond its samples.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunInfo {
+    /// Run id (as in [`Sample::run`]).
+    pub run: u32,
+    /// Whether it visited n from high to low.
+    pub downwards: bool,
+    /// Samples (n, ns) re-timed at low n, far in time from the run's own
+    /// low-n samples.
+    pub recheck: Vec<(f64, f64)>,
+    /// Whether the re-timing came after the run (else before it).
+    pub recheck_after: bool,
+}
+
 /// The verdict on one series.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
-    /// The growth class.
-    pub class: Class,
-    /// Share of bootstrap replicas that chose the same class (0–1).
-    pub confidence: f64,
-    /// Fit of the chosen class.
-    pub fit: Fit,
+    /// The label: a growth class, or `undecided`, `superlinear`, `no fit`.
+    pub class: Label,
+    /// Share of bootstrap replicas (whole runs resampled, then samples
+    /// within runs) whose whole judgement gave the same label; `None`
+    /// (unknown) with fewer than 3 runs.
+    pub confidence: Option<f64>,
+    /// Every label the replicas gave, with its share.
+    pub votes: Vec<Vote>,
+    /// Every flag the replicas raised, with the share that raised it.
+    pub flag_votes: Vec<Vote>,
+    /// The model behind the label.
+    pub model: Model,
     /// Fits of every class, simplest first.
     pub fits: Vec<Fit>,
-    /// Another growth class that fits about as well (within the rule's
-    /// tie tolerance): the data cannot tell the two apart.
+    /// The best `a + b·nᵖ`, when something grows.
+    pub power: Option<Power>,
+    /// Another class that fits about as well: the data cannot tell the
+    /// two apart.
     pub alternative: Option<Class>,
-    /// Rise over the n range predicted by the best growth model, relative.
-    pub rise: f64,
-    /// Log-log slope of the bucket medians, with a 95 % bootstrap interval.
-    pub exponent: Estimate,
+    /// The rise between the ends, high/low − 1, with its interval.
+    pub rise: Estimate,
+    /// The tolerance τ the rise was judged against.
+    pub tolerance: f64,
+    /// Decades of n the buckets span.
+    pub span_decades: f64,
+    /// Exponent p of the growing part (`a + b·nᵖ`) with a 95 % interval,
+    /// when the series grows.
+    pub exponent: Option<Estimate>,
+    /// Local exponent of the growing part over the lower and the upper
+    /// half of n, when it matters (superlinear, no fit).
+    pub local_exponent: Option<(f64, f64)>,
     /// Median cost (and median n) of the 10 % of samples with the
     /// smallest n.
     pub low: Level,
@@ -237,7 +418,7 @@ pub struct Verdict {
     pub overhead_ns: Option<f64>,
     /// Per-n summaries.
     pub buckets: Vec<Bucket>,
-    /// Structure the class does not describe.
+    /// Structure the label does not describe.
     pub flags: Vec<Flag>,
 }
 
@@ -247,47 +428,87 @@ impl Verdict {
         self.high.ns / self.low.ns
     }
 
-    /// "3.10 µs at n = 10 → 3.20 µs at n = 10 000: flat (×1.03)".
-    pub fn words(&self) -> String {
-        let r = self.ratio();
-        let how = if r < 0.67 {
-            "falls"
-        } else if r < 0.9 {
-            "falls slightly"
-        } else if r < 1.1 {
-            "flat"
-        } else if r < 1.5 {
-            "grows slightly"
-        } else if r < 3.0 {
-            "grows"
-        } else {
-            "grows steeply"
-        };
+    /// The ends: "3.10 µs at n = 10 → 3.20 µs at n = 10 000 (×1.03)".
+    pub fn ends(&self) -> String {
         format!(
-            "{} at n = {} → {} at n = {}: {how} (×{r:.2})",
+            "{} at n = {} → {} at n = {} ({})",
             fmt_ns(self.low.ns),
             fmt_n(self.low.n),
             fmt_ns(self.high.ns),
-            fmt_n(self.high.n)
+            fmt_n(self.high.n),
+            times(self.ratio())
         )
+    }
+
+    fn range(&self) -> String {
+        format!("n = {}..{}", fmt_n(self.low.n), fmt_n(self.high.n))
+    }
+
+    fn interval(&self) -> String {
+        format!(
+            "{} ({}..{})",
+            pct(self.rise.value),
+            pct(self.rise.lo),
+            pct(self.rise.hi)
+        )
+    }
+
+    /// The verdict in one sentence, label first; its numbers are the
+    /// ones the label was decided on.
+    pub fn words(&self) -> String {
+        let ends = self.ends();
+        match (&self.class, &self.model) {
+            (_, Model::Segmented(s)) => format!("{}; {ends}", describe_segments(s, self.tolerance)),
+            (Label::Class(Class::Constant), _) => {
+                let bound = if self.rise.hi >= 0.0 {
+                    format!("at most {}", pct(self.rise.hi))
+                } else {
+                    format!(
+                        "falls by at least {}",
+                        pct(-self.rise.hi).trim_start_matches('+')
+                    )
+                };
+                format!("O(1): {bound} over {}; {ends}", self.range())
+            }
+            (Label::Undecided, _) => format!(
+                "undecided: {} over {} (flat below {}); {ends}",
+                self.interval(),
+                self.range(),
+                pct(self.tolerance)
+            ),
+            (Label::Class(c), Model::Bent(b)) => format!(
+                "{c}: {} per item up to n ≈ {}, {} per item after; {ends}",
+                fmt_ns(b.before),
+                fmt_n(b.knot),
+                fmt_ns(b.after)
+            ),
+            (Label::Class(c), _) => {
+                format!("{c}: {} over {}; {ends}", self.interval(), self.range())
+            }
+            (Label::Superlinear, _) => format!(
+                "superlinear: {} over {}{} (n, n log n and n² cannot be told apart over {:.1} decades of n); {ends}",
+                self.interval(),
+                self.range(),
+                self.local_words(),
+                self.span_decades
+            ),
+            (Label::NoFit, m) => format!(
+                "no fit: no single class fits, {} does{}; {ends}",
+                describe_model(m),
+                self.local_words()
+            ),
+        }
+    }
+
+    fn local_words(&self) -> String {
+        self.local_exponent.map_or(String::new(), |(a, b)| {
+            format!(", local exponent {a:.1} → {b:.1}")
+        })
     }
 
     /// The fitted model in words ("1.80 µs + 0.13 ns·n").
     pub fn model(&self) -> String {
-        let f = &self.fit;
-        let term = match f.class {
-            Class::Constant => return fmt_ns(f.a),
-            Class::Log => "ln(n+1)",
-            Class::Linear => "n",
-            Class::NLogN => "n·ln(n+1)",
-            Class::Quadratic => "n²",
-        };
-        let b = if f.b.abs() >= 0.01 {
-            format!("{:.3} ns", f.b)
-        } else {
-            format!("{:.3e} ns", f.b)
-        };
-        format!("{} + {b}·{term}", fmt_ns(f.a))
+        describe_model(&self.model)
     }
 
     /// Flag names joined by `;` (for tables).
@@ -298,6 +519,88 @@ impl Verdict {
             .collect::<Vec<_>>()
             .join(";")
     }
+
+    /// The model's cost at n (for drawing the fitted curve).
+    pub fn curve(&self, n: f64) -> f64 {
+        self.model.at(n)
+    }
+}
+
+/// A coefficient in ns with enough digits.
+fn coef(b: f64) -> String {
+    if b.abs() >= 0.01 {
+        format!("{b:.3} ns")
+    } else {
+        format!("{b:.3e} ns")
+    }
+}
+
+/// A model in words ("1.80 µs + 0.130 ns·n").
+pub fn describe_model(m: &Model) -> String {
+    match m {
+        Model::Smooth(f) => {
+            let term = match f.class {
+                Class::Constant => return fmt_ns(f.a),
+                Class::Log => "ln(n+1)",
+                Class::Linear => "n",
+                Class::NLogN => "n·ln(n+1)",
+                Class::Quadratic => "n²",
+            };
+            format!("{} + {}·{term}", fmt_ns(f.a), coef(f.b))
+        }
+        Model::Power(p) => format!("{} + {}·n^{:.2}", fmt_ns(p.a), coef(p.b), p.p),
+        Model::Bent(b) => format!(
+            "{} + {}·n, {}·n beyond n ≈ {}",
+            fmt_ns(b.a),
+            coef(b.before),
+            coef(b.after),
+            fmt_n(b.knot)
+        ),
+        Model::Segmented(s) => describe_segments(s, 0.0),
+    }
+}
+
+/// Segments in words: "O(1) up to n ≈ 13 500, then ×950 in one step";
+/// "O(n), +60 %, up to n ≈ 13 500, then ×600".
+fn describe_segments(s: &Segmented, tau: f64) -> String {
+    let seg = |i: usize| {
+        let g = &s.segments[i];
+        let r = g.rise();
+        if g.line && r.abs() >= tau.max(0.05) {
+            format!("O(n), {},", pct(r))
+        } else {
+            "O(1)".to_string()
+        }
+    };
+    let mut out = String::new();
+    for i in 0..s.jumps_at.len() {
+        let (from, to) = s.jump(i);
+        if i == 0 {
+            out.push_str(&format!(
+                "{} up to n ≈ {}, then {} in one step",
+                seg(0),
+                fmt_n(s.jumps_at[0]),
+                times(to / from)
+            ));
+        } else {
+            out.push_str(&format!(
+                ", {} up to n ≈ {}, then {}",
+                seg(i).trim_end_matches(','),
+                fmt_n(s.jumps_at[i]),
+                times(to / from)
+            ));
+        }
+    }
+    let last = s.segments.len() - 1;
+    let tail = &s.segments[last];
+    if tail.line && tail.rise().abs() >= tau.max(0.05) {
+        out.push_str(&format!(
+            ", then O(n), {} to n = {}",
+            pct(tail.rise()),
+            fmt_n(tail.to_n)
+        ));
+    }
+    out
 }
 
 /// Why a series cannot be judged.
@@ -317,273 +620,164 @@ pub fn analyze(
     overhead_ns: Option<f64>,
     opts: &Options,
 ) -> Result<Verdict, Insufficient> {
+    analyze_runs(samples, &[], overhead_ns, opts)
+}
+
+/// Judges a series whose runs are described by `runs` (direction, a
+/// re-timing at low n): as [`analyze`], plus the `drift` flag.
+pub fn analyze_runs(
+    samples: &[Sample],
+    runs: &[RunInfo],
+    overhead_ns: Option<f64>,
+    opts: &Options,
+) -> Result<Verdict, Insufficient> {
+    let samples: Vec<Sample> = samples
+        .iter()
+        .filter(|s| s.n.is_finite() && s.ns.is_finite())
+        .copied()
+        .collect();
     if samples.len() < 10 {
         return Err(Insufficient::TooFewSamples(samples.len()));
     }
-    let buckets = buckets::bucketize(samples, opts.buckets);
-    if buckets.len() < 3 {
-        return Err(Insufficient::TooFewN(buckets.len()));
+    let data = resample::Data::new(&samples);
+    let point = resample::summarize(&data.full(), &data, true);
+    if point.buckets.len() < 3 {
+        return Err(Insufficient::TooFewN(point.buckets.len()));
     }
-    let pts = fit::points(&buckets);
-    let point = decide(&buckets, opts.rule);
-    let choice = point.choice.clone();
-    let slope = |p: &[(f64, f64, f64)]| {
-        fit::loglog_slope(&p.iter().map(|x| (x.0, x.1)).collect::<Vec<_>>())
-    };
+    let reps = resample::replicas(&data, opts.replicas, opts.seed, opts.threads);
 
-    // Parametric bootstrap: perturb each bucket median by its standard
-    // error; each replica votes for a class.
-    let mut rng = rand::rngs::StdRng::seed_from_u64(opts.seed);
-    let z = Normal::new(0.0, 1.0).expect("valid normal");
-    let mut votes = [0usize; Class::ALL.len()];
-    let mut slopes = Vec::with_capacity(opts.replicas);
-    let mut replica = buckets.clone();
-    for _ in 0..opts.replicas {
-        for (r, b) in replica.iter_mut().zip(&buckets) {
-            r.median = b.median + b.se * z.sample(&mut rng);
-        }
-        votes[decide(&replica, opts.rule).class as usize] += 1;
-        slopes.push(slope(&fit::points(&replica)));
-    }
-    // The verdict is the class most replicas chose (the point estimate
-    // wins ties), so that one lucky or unlucky bucket cannot decide it.
-    let point_class = point.class as usize;
-    let modal = (0..votes.len())
-        .max_by_key(|&i| (votes[i], i == point_class))
-        .expect("five classes");
-    let class = Class::ALL[modal];
-    slopes.retain(|s| s.is_finite());
-    slopes.sort_by(f64::total_cmp);
-    let exponent = Estimate {
-        value: slope(&pts),
-        lo: buckets::quantile(&slopes, 0.025),
-        hi: buckets::quantile(&slopes, 0.975),
-    };
-    let (class, confidence) = if opts.replicas == 0 {
-        (point.class, f64::NAN)
-    } else {
-        (class, votes[modal] as f64 / opts.replicas as f64)
-    };
-
-    let (low, high) = ends(samples);
-    let mut v = Verdict {
-        class,
-        confidence,
-        fit: choice.fits[class as usize],
-        fits: choice.fits.clone(),
-        alternative: if class == point.class {
-            point.alternative()
-        } else {
-            Some(point.class)
-        },
-        rise: choice.rise,
-        exponent,
-        low,
-        high,
-        samples: samples.len(),
-        runs: {
-            let mut r: Vec<u32> = samples.iter().map(|s| s.run).collect();
-            r.sort_unstable();
-            r.dedup();
-            r.len()
-        },
-        overhead_ns,
-        buckets: Vec::new(),
-        flags: Vec::new(),
-    };
-
-    // Flags.
-    if class == point.class && !point.steps.is_empty() {
-        for s in &point.steps {
-            v.flags.push(Flag::Step {
-                at_n: s.at_n,
-                from_ns: s.from_ns,
-                to_ns: s.to_ns,
-            });
-        }
-    } else if class == point.class
-        && let Some(k) = &point.kink
-    {
-        v.flags.push(Flag::SlopeChange {
-            at_n: k.at_n,
-            before_ns: k.slope_before,
-            after_ns: k.slope_after,
-        });
-    } else if v.class == Class::Constant
-        && choice.significant
-        && choice.rise > 0.0
-        && choice.rise < opts.rule.flat
-    {
-        v.flags.push(Flag::SlightGrowth { rise: choice.rise });
-    }
-    let lin = choice.fits[2];
-    if lin.b < 0.0 && v.ratio() < 1.0 - opts.rule.flat {
-        let drop_chi2 = choice.fits[0].chi2 - lin.chi2;
-        if drop_chi2 > 9f64.max(0.1 * lin.chi2) {
-            v.flags.push(Flag::Falls { ratio: v.ratio() });
-        }
-    }
-    if let Some(sh) = flags::find_shadow(samples) {
-        let class = (sh.curve.len() >= 3).then(|| fit::choose(&sh.curve, opts.rule).class);
-        v.flags.push(Flag::Bimodal {
-            share: sh.share,
-            ratio_low: sh.ratio_low,
-            ratio_high: sh.ratio_high,
-            class,
-        });
-    }
-    if let Some(f) = runs_disagree(samples, opts) {
-        v.flags.push(f);
-    }
-    let mut all: Vec<f64> = samples.iter().map(|s| s.ns).collect();
-    all.sort_by(f64::total_cmp);
-    let median = buckets::quantile(&all, 0.5);
-    if let Some(o) = overhead_ns
-        && median > 0.0
-        && o / median > 0.05
-    {
-        v.flags.push(Flag::TimerBound {
-            overhead_ns: o,
-            share: o / median,
-        });
-    }
-    let mut spreads: Vec<f64> = buckets
+    // The rise interval: percentiles of the replicas' ratios, as factors
+    // of the point ratio (each replica is judged with the same factors
+    // around its own ratio).
+    let ratio = point.ratio();
+    let mut ratios: Vec<f64> = reps
         .iter()
-        .filter(|b| b.median > 0.0)
-        .map(|b| (b.p90 - b.p10) / b.median)
+        .map(|r| r.ratio())
+        .filter(|r| r.is_finite())
         .collect();
-    spreads.sort_by(f64::total_cmp);
-    let spread = buckets::quantile(&spreads, 0.5);
-    if spread > 1.0 {
-        v.flags.push(Flag::Noisy { spread });
-    }
-    v.buckets = buckets;
-    Ok(v)
-}
-
-/// The class rule applied to one set of buckets, with the structure that
-/// overrides a smooth class: plateaus joined by steps are O(1); a line
-/// whose slope rises at one point is O(n).
-#[derive(Debug, Clone)]
-struct Decision {
-    class: Class,
-    choice: fit::Choice,
-    steps: Vec<flags::Step>,
-    kink: Option<flags::Kink>,
-}
-
-impl Decision {
-    fn alternative(&self) -> Option<Class> {
-        if self.steps.is_empty() && self.kink.is_none() {
-            self.choice.alternative
-        } else {
-            None
-        }
-    }
-}
-
-fn decide(buckets: &[Bucket], rule: Rule) -> Decision {
-    let choice = fit::choose(&fit::points(buckets), rule);
-    let best_smooth = choice.fits[1..]
-        .iter()
-        .filter(|f| f.b > 0.0)
-        .map(|f| f.chi2)
-        .fold(choice.fits[0].chi2, f64::min);
-    let steps = flags::find_steps(buckets, best_smooth);
-    if !steps.is_empty() {
-        return Decision {
-            class: Class::Constant,
-            choice,
-            steps,
-            kink: None,
-        };
-    }
-    let superlinear = matches!(
-        choice.class,
-        Class::Linear | Class::NLogN | Class::Quadratic
-    );
-    let mut kink = superlinear
-        .then(|| flags::find_kink(buckets, best_smooth))
-        .flatten();
-    if kink.is_none() && choice.class == Class::Quadratic && linear_at_high_n(buckets, rule) {
-        // Quadratic over the whole range, but a straight line over its
-        // upper half: a convex start (a structure leaving a cache) then
-        // linear growth.
-        kink = flags::best_kink(buckets).map(|(_, k)| k);
-    }
-    Decision {
-        class: if kink.is_some() {
-            Class::Linear
-        } else {
-            choice.class
-        },
-        choice,
-        steps: Vec::new(),
-        kink,
-    }
-}
-
-/// Whether a line fits the upper half of the buckets about as well as a
-/// parabola (within the rule's tie tolerance) with a rising slope.
-fn linear_at_high_n(buckets: &[Bucket], _rule: Rule) -> bool {
-    let upper = fit::points(&buckets[buckets.len() / 2..]);
-    if upper.len() < 5 {
-        return false;
-    }
-    let line = fit::fit(Class::Linear, &upper);
-    let parabola = fit::fit(Class::Quadratic, &upper);
-    line.b > 0.0 && line.chi2 <= parabola.chi2 + 4f64.max(0.10 * parabola.chi2)
-}
-
-/// Median n and cost of the 10 % of samples with the smallest n, and of
-/// the 10 % with the largest (at least one sample each).
-fn ends(samples: &[Sample]) -> (Level, Level) {
-    let mut s = samples.to_vec();
-    s.sort_by(|a, b| a.n.total_cmp(&b.n));
-    let k = (s.len() / 10).max(1);
-    let level = |part: &[Sample]| {
-        let mut n: Vec<f64> = part.iter().map(|x| x.n).collect();
-        let mut y: Vec<f64> = part.iter().map(|x| x.ns).collect();
-        n.sort_by(f64::total_cmp);
-        y.sort_by(f64::total_cmp);
-        Level {
-            n: buckets::quantile(&n, 0.5),
-            ns: buckets::quantile(&y, 0.5),
-        }
+    ratios.sort_by(f64::total_cmp);
+    let tail = (1.0 - opts.level) / 2.0;
+    let interval = if ratios.is_empty() || ratio.is_nan() || ratio <= 0.0 || !ratio.is_finite() {
+        (1.0, 1.0)
+    } else {
+        (
+            buckets::quantile(&ratios, tail) / ratio,
+            buckets::quantile(&ratios, 1.0 - tail) / ratio,
+        )
     };
-    (level(&s[..k]), level(&s[s.len() - k..]))
-}
+    let positive: Vec<f64> = point
+        .buckets
+        .iter()
+        .map(|b| b.n)
+        .filter(|&n| n > 0.0)
+        .collect();
+    let span = match (positive.first(), point.buckets.last()) {
+        (Some(&lo), Some(hi)) if hi.n > lo => (hi.n / lo).log10(),
+        _ => 0.0,
+    };
+    let mut all: Vec<f64> = samples.iter().map(|s| s.ns).collect();
+    let median_ns = buckets::median_of(&mut all);
+    let ctx = judge::Context {
+        interval,
+        span,
+        overhead_ns,
+        median_ns,
+    };
+    let j = judge::judge(&point, &ctx, opts);
 
-/// Classifies each run on its own; flags the series when some runs are
-/// clearly flat (their best growth model rises less than the flat
-/// threshold) and others clearly grow (a growth class rising at least
-/// three times the threshold, Δχ² over O(1) above 25).
-fn runs_disagree(samples: &[Sample], opts: &Options) -> Option<Flag> {
-    let mut runs: Vec<u32> = samples.iter().map(|s| s.run).collect();
-    runs.sort_unstable();
-    runs.dedup();
-    if runs.len() < 2 {
-        return None;
-    }
-    let mut per = Vec::new();
-    for r in runs {
-        let s: Vec<Sample> = samples.iter().filter(|s| s.run == r).copied().collect();
-        if s.len() < 50 {
-            return None;
+    // Every replica judged whole.
+    let judged: Vec<judge::Judgement> = reps.iter().map(|r| judge::judge(r, &ctx, opts)).collect();
+    let mut runs_seen: Vec<u32> = samples.iter().map(|s| s.run).collect();
+    runs_seen.sort_unstable();
+    runs_seen.dedup();
+    let count = |f: &dyn Fn(&judge::Judgement) -> bool| {
+        judged.iter().filter(|x| f(x)).count() as f64 / judged.len().max(1) as f64
+    };
+    let mut labels: Vec<Label> = judged.iter().map(|x| x.label).collect();
+    labels.sort();
+    labels.dedup();
+    let mut votes: Vec<Vote> = labels
+        .iter()
+        .map(|&l| Vote {
+            what: l.label().to_string(),
+            share: count(&|x| x.label == l),
+        })
+        .collect();
+    votes.sort_by(|a, b| b.share.total_cmp(&a.share));
+    let mut names: Vec<&str> = judged
+        .iter()
+        .flat_map(|x| x.flags.iter().map(Flag::name))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    // The second curve is looked for in every SHADOW_EVERY-th replica
+    // only: its share is among those.
+    let looked: Vec<(&judge::Judgement, bool)> = judged
+        .iter()
+        .zip(&reps)
+        .map(|(j, r)| (j, r.shadow.is_some()))
+        .collect();
+    let flag_votes: Vec<Vote> = names
+        .iter()
+        .map(|&n| {
+            let pool: Vec<&judge::Judgement> = looked
+                .iter()
+                .filter(|(_, shadow)| *shadow || n != "bimodal")
+                .map(|(j, _)| *j)
+                .collect();
+            let with = pool
+                .iter()
+                .filter(|x| x.flags.iter().any(|f| f.name() == n))
+                .count();
+            Vote {
+                what: n.to_string(),
+                share: with as f64 / pool.len().max(1) as f64,
+            }
+        })
+        .collect();
+    let confidence =
+        (runs_seen.len() >= 3 && !judged.is_empty()).then(|| count(&|x| x.label == j.label));
+
+    let exponent = match (j.label.grows(), &j.power) {
+        (true, Some(p)) if !matches!(j.model, Model::Segmented(_)) => {
+            let mut ps: Vec<f64> = judged.iter().filter_map(|x| x.power.map(|p| p.p)).collect();
+            ps.sort_by(f64::total_cmp);
+            Some(Estimate {
+                value: p.p,
+                lo: buckets::quantile(&ps, 0.025).min(p.p),
+                hi: buckets::quantile(&ps, 0.975).max(p.p),
+            })
         }
-        let b = buckets::bucketize(&s, opts.buckets);
-        if b.len() < 3 {
-            return None;
-        }
-        per.push(fit::choose(&fit::points(&b), opts.rule));
+        _ => None,
+    };
+    let mut flags = j.flags;
+    if let Some(d) = flags::drift(&samples, runs, opts.tolerance / 2.0) {
+        flags.push(d);
     }
-    let flat = per.iter().any(|c| c.rise < opts.rule.flat);
-    let grows = per.iter().any(|c| {
-        c.class != Class::Constant
-            && c.rise >= 3.0 * opts.rule.flat
-            && c.fits[0].chi2 - c.fit.chi2 > 25.0
-    });
-    (flat && grows).then(|| Flag::RunsDisagree {
-        classes: per.into_iter().map(|c| c.class).collect(),
+    Ok(Verdict {
+        class: j.label,
+        confidence,
+        votes,
+        flag_votes,
+        model: j.model,
+        fits: j.fits,
+        power: j.power,
+        alternative: j.alternative,
+        rise: Estimate {
+            value: j.rise.0,
+            lo: j.rise.1,
+            hi: j.rise.2,
+        },
+        tolerance: opts.tolerance,
+        span_decades: span,
+        exponent,
+        local_exponent: j.local,
+        low: point.low,
+        high: point.high,
+        samples: samples.len(),
+        runs: runs_seen.len(),
+        overhead_ns,
+        buckets: point.buckets,
+        flags,
     })
 }

@@ -40,7 +40,8 @@ impl Report for CsvReport {
             let (class, exponent, low_ns, high_ns) = match &e.verdict {
                 Ok(v) => (
                     v.class.label().to_string(),
-                    format!("{:.3}", v.exponent.value),
+                    v.exponent
+                        .map_or(String::new(), |e| format!("{:.3}", e.value)),
                     format!("{:.0}", v.low.ns),
                     format!("{:.0}", v.high.ns),
                 ),

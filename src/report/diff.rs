@@ -4,7 +4,7 @@
 
 use super::{Entry, Input};
 use crate::analysis::units::{fmt_n, fmt_ns};
-use crate::analysis::{Class, Flag, Verdict};
+use crate::analysis::{Class, Flag, Label, Verdict};
 use serde::Serialize;
 
 /// Smallest cost ratio called a difference.
@@ -67,11 +67,13 @@ pub fn cost_at(v: &Verdict, n: f64) -> f64 {
     b[b.len() - 1].median
 }
 
-fn grows(c: Class) -> String {
-    if c == Class::Constant {
-        "stays O(1)".into()
-    } else {
-        format!("grows {c}")
+fn grows(c: Label) -> String {
+    match c {
+        Label::Class(Class::Constant) => "stays O(1)".into(),
+        Label::Class(c) => format!("grows {c}"),
+        Label::Undecided => "is undecided (neither flat nor growing can be said)".into(),
+        Label::Superlinear => "grows superlinearly".into(),
+        Label::NoFit => "grows, no single class fitting".into(),
     }
 }
 

@@ -27,7 +27,7 @@ th { background: #f4f4f4; } td.num { text-align: right; white-space: nowrap; }
 tr.differs td { background: #fff4d6; } tr.differs td:first-child { font-weight: 600; }
 .notice { background: #fdecea; border: 1px solid #f5c2c0; padding: 8px 12px; border-radius: 4px; }
 ul.diffs li { margin: 2px 0; } .class { font-weight: 600; white-space: nowrap; padding: 0 5px; border-radius: 3px; }
-.k0 { background: #dff3e4; } .k1 { background: #eef6d8; } .k2 { background: #fdebd0; } .k3, .k4 { background: #f9d6d5; }
+.k0 { background: #dff3e4; } .k1 { background: #eef6d8; } .k2 { background: #fdebd0; } .k3, .k4, .k6 { background: #f9d6d5; } .k5 { background: #e8e8e8; } .k7 { background: #f3e0f0; }
 .howto { background: #f6f8fa; border: 1px solid #e1e4e8; border-radius: 4px; padding: 8px 12px; font-size: 13.5px; }
 .flags { color: #8a4b00; font-size: 12.5px; } .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 6px; vertical-align: -1px; } .bar { display: inline-block; height: 10px; border-radius: 2px; vertical-align: 0; }
 article.bench { border: 1px solid #e2e2e2; border-radius: 6px; padding: 12px 14px; margin: 16px 0; break-inside: avoid; }
@@ -164,7 +164,7 @@ fn series_of<'a>(e: &'a Entry, idx: usize) -> Series<'a> {
             let fit = (0..=60)
                 .map(|i| {
                     let n = hi * i as f64 / 60.0;
-                    (n, v.fit.at(n))
+                    (n, v.curve(n))
                 })
                 .filter(|p| p.1 > 0.0)
                 .collect();
@@ -186,11 +186,13 @@ fn class_cell(v: &Verdict) -> String {
     let alt = v.alternative.map_or(String::new(), |c: Class| {
         format!(" <span class=\"flags\">(or {c})</span>")
     });
+    let conf = v.confidence.map_or("stability unknown".to_string(), |c| {
+        format!("{:.0}%", c * 100.0)
+    });
     format!(
-        "<span class=\"class k{}\">{}</span> <span class=\"sub\">{:.0}%</span>{alt}",
-        v.class as usize,
+        "<span class=\"class k{}\">{}</span> <span class=\"sub\">{conf}</span>{alt}",
+        v.class.index(),
         esc(v.class.label()),
-        v.confidence * 100.0
     )
 }
 
@@ -203,21 +205,15 @@ fn verdict_words(e: &Entry, idx: usize) -> String {
     match &e.verdict {
         Ok(v) => {
             s.push_str(&format!(
-                "<li>{sw}<b>{}</b> — <span class=\"class k{}\">{}</span>: {}",
+                "<li>{sw}<b>{}</b> — <span class=\"class k{}\">{}</span> {}",
                 esc(e.system),
-                v.class as usize,
+                v.class.index(),
                 esc(v.class.label()),
                 esc(&v.words())
             ));
             s.push_str(&format!(
-                "<div class=\"detail\">fit {}; exponent {:.2} [{:.2}, {:.2}]; {} samples in {} runs; confidence {:.0} %</div>",
-                esc(&v.model()),
-                v.exponent.value,
-                v.exponent.lo,
-                v.exponent.hi,
-                fmt_n(v.samples as f64),
-                v.runs,
-                v.confidence * 100.0
+                "<div class=\"detail\">{}</div>",
+                esc(&super::details(v))
             ));
             for f in &v.flags {
                 s.push_str(&format!(
@@ -411,12 +407,12 @@ impl Report for HtmlReport {
                         Some(e) => match &e.verdict {
                             Ok(v) => write!(
                                 out,
-                                "<td>{}<br>{} → {} (×{:.2})<br>exponent {:.2}{}</td>",
+                                "<td>{}<br>{} → {} (×{:.2})<br>rise {}{}</td>",
                                 class_cell(v),
                                 fmt_ns(v.low.ns),
                                 fmt_ns(v.high.ns),
                                 v.ratio(),
-                                v.exponent.value,
+                                esc(&super::terminal::rise_cell(v)),
                                 match flags_of(e) {
                                     f if f.is_empty() => String::new(),
                                     f => format!("<br><span class=\"flags\">{}</span>", esc(&f)),

@@ -4,7 +4,7 @@
 
 use super::diff::{self, Difference};
 use super::{Input, Report};
-use crate::analysis::{Class, Estimate, Flag};
+use crate::analysis::{Class, Estimate, Flag, Label, Model, Vote};
 use crate::results::LoadStats;
 use serde::Serialize;
 use std::io::Write;
@@ -38,10 +38,18 @@ struct VerdictRow<'a> {
     series: &'a str,
     n: u64,
     status: Option<&'static str>,
-    class: Option<Class>,
+    class: Option<Label>,
     confidence: Option<f64>,
+    votes: Vec<&'a Vote>,
+    flag_votes: Vec<&'a Vote>,
     alternative: Option<Class>,
+    rise: Option<Estimate>,
+    tolerance: Option<f64>,
+    span_decades: Option<f64>,
+    model: Option<&'a Model>,
+    model_words: Option<String>,
     exponent: Option<Estimate>,
+    local_exponent: Option<(f64, f64)>,
     low_n: Option<f64>,
     low_ns: Option<f64>,
     high_n: Option<f64>,
@@ -68,7 +76,7 @@ impl Report for JsonReport {
     fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
         let doc = Doc {
             schema: "scalebench-report",
-            schema_version: 1,
+            schema_version: 2,
             systems: input
                 .systems
                 .iter()
@@ -91,9 +99,17 @@ impl Report for JsonReport {
                         n: e.n,
                         status: e.status.map(|s| s.as_str()),
                         class: v.map(|v| v.class),
-                        confidence: v.map(|v| v.confidence),
+                        confidence: v.and_then(|v| v.confidence),
+                        votes: v.map(|v| v.votes.iter().collect()).unwrap_or_default(),
+                        flag_votes: v.map(|v| v.flag_votes.iter().collect()).unwrap_or_default(),
                         alternative: v.and_then(|v| v.alternative),
-                        exponent: v.map(|v| v.exponent),
+                        rise: v.map(|v| v.rise),
+                        tolerance: v.map(|v| v.tolerance),
+                        span_decades: v.map(|v| v.span_decades),
+                        model: v.map(|v| &v.model),
+                        model_words: v.map(|v| v.model()),
+                        exponent: v.and_then(|v| v.exponent),
+                        local_exponent: v.and_then(|v| v.local_exponent),
                         low_n: v.map(|v| v.low.n),
                         low_ns: v.map(|v| v.low.ns),
                         high_n: v.map(|v| v.high.n),

@@ -33,10 +33,9 @@ impl Report for MarkdownReport {
             let (class, exp, low, high, words) = match &e.verdict {
                 Ok(v) => (
                     v.class.label().to_string(),
-                    format!(
-                        "{:.2} [{:.2}, {:.2}]",
-                        v.exponent.value, v.exponent.lo, v.exponent.hi
-                    ),
+                    v.exponent.map_or("—".into(), |x| {
+                        format!("{:.2} [{:.2}, {:.2}]", x.value, x.lo, x.hi)
+                    }),
                     fmt_ns(v.low.ns),
                     fmt_ns(v.high.ns),
                     v.words(),

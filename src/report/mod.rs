@@ -18,7 +18,7 @@ pub use json::JsonReport;
 pub use markdown::MarkdownReport;
 pub use terminal::TerminalReport;
 
-use crate::analysis::units::fmt_ns;
+use crate::analysis::units::{fmt_n, fmt_ns};
 use crate::analysis::{self, Options, Sample, Verdict};
 use crate::results::{BenchResult, Cap, ResultFile, Status, WorkloadRow};
 use std::io::Write;
@@ -359,6 +359,44 @@ pub fn why_of(e: &Entry) -> Option<String> {
         (None, Some(x)) => format!("why: {x}"),
         (None, None) => "why: no finding".to_string(),
     })
+}
+
+/// The evidence behind a verdict in one line: the model, the exponent,
+/// how many samples and runs, and how stable the label is under
+/// resampling whole runs.
+pub fn details(v: &Verdict) -> String {
+    let exponent = v.exponent.map_or(String::new(), |e| {
+        format!(
+            "; exponent of the growing part {:.2} [{:.2}, {:.2}]",
+            e.value, e.lo, e.hi
+        )
+    });
+    let stability = match v.confidence {
+        Some(c) => {
+            let others: Vec<String> = v
+                .votes
+                .iter()
+                .filter(|x| x.what != v.class.label())
+                .map(|x| format!("{} {:.0} %", x.what, x.share * 100.0))
+                .collect();
+            let also = if others.is_empty() {
+                String::new()
+            } else {
+                format!(" (also {})", others.join(", "))
+            };
+            format!(
+                "; the same label in {:.0} % of resampled runs{also}",
+                c * 100.0
+            )
+        }
+        None => "; stability unknown (fewer than 3 runs)".to_string(),
+    };
+    format!(
+        "fit {}{exponent}; {} samples in {} runs{stability}",
+        v.model(),
+        fmt_n(v.samples as f64),
+        v.runs
+    )
 }
 
 /// All flags of an entry, status first, `;`-separated.

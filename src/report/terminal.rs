@@ -2,6 +2,7 @@
 //! line of words per series and its flags and caps.
 
 use super::{Entry, Input, Report, flags_of};
+use crate::analysis::Verdict;
 use crate::analysis::units::{fmt_n, fmt_ns};
 use std::io::Write;
 
@@ -14,12 +15,29 @@ pub const WIDTH: usize = 100;
 /// Writes `text` after `first`, wrapped at spaces to [`WIDTH`] columns;
 /// continuation lines are indented two columns more than `first`.
 fn wrapped(out: &mut dyn Write, first: &str, text: &str) -> std::io::Result<()> {
-    // A number and its unit stay on one line.
-    let text = ["ns", "µs", "ms", "s "]
+    // A number and its unit stay on one line, and so do a number's digit
+    // groups, `n = …` and a count with what it counts; such spaces are
+    // written as plain spaces.
+    const KEEP: char = '\u{a0}';
+    let text = ["ns", "µs", "ms", "s ", "samples", "runs", "%", "="]
         .iter()
         .fold(text.to_string(), |t, u| {
-            t.replace(&format!(" {u}"), &format!("\u{a0}{u}"))
-        });
+            t.replace(&format!(" {u}"), &format!("{KEEP}{u}"))
+        })
+        .replace("= ", &format!("={KEEP}"))
+        .replace("samples in ", &format!("samples{KEEP}in{KEEP}"));
+    let chars: Vec<char> = text.chars().collect();
+    let text: String = chars
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            let digits = i > 0
+                && i + 1 < chars.len()
+                && chars[i - 1].is_ascii_digit()
+                && chars[i + 1].is_ascii_digit();
+            if c == ' ' && digits { KEEP } else { c }
+        })
+        .collect();
     let text = text.as_str();
     let cont = " ".repeat(first.chars().count() + 2);
     let mut line = first.to_string();
@@ -28,7 +46,7 @@ fn wrapped(out: &mut dyn Write, first: &str, text: &str) -> std::io::Result<()> 
     for word in text.split(' ') {
         let w = word.chars().count();
         if !empty && len + 1 + w > WIDTH {
-            writeln!(out, "{line}")?;
+            writeln!(out, "{}", line.replace(KEEP, " "))?;
             line = format!("{cont}{word}");
             len = cont.chars().count() + w;
         } else {
@@ -41,7 +59,7 @@ fn wrapped(out: &mut dyn Write, first: &str, text: &str) -> std::io::Result<()> 
         }
         empty = false;
     }
-    writeln!(out, "{line}")
+    writeln!(out, "{}", line.replace(KEEP, " "))
 }
 
 /// Cuts `s` to `w` characters, marking the cut.
@@ -64,20 +82,42 @@ fn row(e: &Entry, show_system: bool) -> String {
     let n = fmt_n(e.n as f64);
     match &e.verdict {
         Ok(v) => format!(
-            "{:<20} {:>7} {:>9} → {:<9} {:<10} {:>4} {:<19} {}",
+            "{:<20} {:>7} {:>9} → {:<9} {:<11} {:>4} {:<17} {}",
             fit(&name, 20),
             n,
             fmt_ns(v.low.ns),
             fmt_ns(v.high.ns),
             v.class.label(),
-            format!("{:.0}%", v.confidence * 100.0),
-            format!(
-                "{:+.2} [{:+.2},{:+.2}]",
-                v.exponent.value, v.exponent.lo, v.exponent.hi
-            ),
-            fit(&flags_of(e), 13)
+            v.confidence
+                .map_or("?".to_string(), |c| format!("{:.0}%", c * 100.0)),
+            rise_cell(v),
+            fit(&flags_of(e), 12)
         ),
         Err(m) => format!("{:<20} {:>7} {}", fit(&name, 20), n, fit(m, 71)),
+    }
+}
+
+/// The rise between the ends with its interval, compactly: `+8% [-4,+19]`,
+/// or as factors when it is large: `×40 [×21,×55]`.
+pub fn rise_cell(v: &Verdict) -> String {
+    let r = v.rise;
+    if r.hi >= 1.0 {
+        let f = |x: f64| {
+            let x = 1.0 + x;
+            if x >= 10.0 {
+                format!("×{x:.0}")
+            } else {
+                format!("×{x:.1}")
+            }
+        };
+        format!("{} [{},{}]", f(r.value), f(r.lo), f(r.hi))
+    } else {
+        format!(
+            "{:+.0}% [{:+.0},{:+.0}]",
+            r.value * 100.0,
+            r.lo * 100.0,
+            r.hi * 100.0
+        )
     }
 }
 
@@ -176,7 +216,7 @@ impl Report for TerminalReport {
         }
         writeln!(
             out,
-            "{:<20} {:>7} {:>9}   {:<9} {:<10} {:>4} {:<19} flags",
+            "{:<20} {:>7} {:>9}   {:<9} {:<11} {:>4} {:<17} flags",
             if many {
                 "system benchmark"
             } else {
@@ -187,7 +227,7 @@ impl Report for TerminalReport {
             "high n",
             "class",
             "conf",
-            "exponent [95% CI]"
+            "rise [90% CI]"
         )?;
         writeln!(out, "{}", "─".repeat(99))?;
         // Group by series so that systems sit next to each other.
@@ -215,17 +255,8 @@ impl Report for TerminalReport {
                         let alt = v
                             .alternative
                             .map_or(String::new(), |c| format!(" ({c} fits about as well)"));
-                        wrapped(out, "", &format!("{who} — {}{alt}: {}", v.class, v.words()))?;
-                        wrapped(
-                            out,
-                            "    ",
-                            &format!(
-                                "fit {}, {} samples in {} runs",
-                                v.model(),
-                                fmt_n(v.samples as f64),
-                                v.runs
-                            ),
-                        )?;
+                        wrapped(out, "", &format!("{who} — {}{alt}", v.words()))?;
+                        wrapped(out, "    ", &super::details(v))?;
                         for f in &v.flags {
                             wrapped(out, "    ", &f.describe())?;
                         }

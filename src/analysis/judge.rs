@@ -1,0 +1,488 @@
+//! The judgement: from a [`Summary`] (bucket medians, the two ends, a
+//! second curve) and the interval of the rise between the ends, a label
+//! (a growth class, `undecided`, `superlinear` or `no fit`), the model
+//! behind it, and the flags. The same function judges the data and every
+//! bootstrap replica, so the confidence measures the whole judgement.
+//!
+//! The order of decisions (documented in docs/analysis.md):
+//! 1. every model of the family is fitted ([`super::models`]);
+//! 2. a structure (a step between segments, a bent line) is taken when it
+//!    beats every smooth model clearly and passes its own checks;
+//! 3. otherwise the rise between the ends decides flat against growth on
+//!    its interval: flat (O(1)) when its upper bound is below the
+//!    tolerance τ, growth when its lower bound is above τ, undecided in
+//!    between;
+//! 4. growth is named by the best smooth class, or the best model when no
+//!    class fits; n, n log n and n² are told apart only over enough
+//!    decades of n.
+
+use super::fit::{Class, Fit};
+use super::models::{self, Bent, Ic, Point, Power, Segmented};
+use super::resample::Summary;
+use super::{Flag, Label, Options};
+use serde::Serialize;
+
+/// The model a verdict stands on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Model {
+    /// `a + b·g(n)` of one class.
+    Smooth(Fit),
+    /// `a + b·nᵖ` (no class fits better).
+    Power(Power),
+    /// A line whose slope rises at one n.
+    Bent(Bent),
+    /// Segments joined by jumps.
+    Segmented(Segmented),
+}
+
+impl Model {
+    /// The model's cost at n.
+    pub fn at(&self, n: f64) -> f64 {
+        match self {
+            Model::Smooth(f) => f.at(n),
+            Model::Power(p) => p.at(n),
+            Model::Bent(b) => b.at(n),
+            Model::Segmented(s) => s.at(n),
+        }
+    }
+
+    /// χ² of the fit.
+    pub fn chi2(&self) -> f64 {
+        match self {
+            Model::Smooth(f) => f.chi2,
+            Model::Power(p) => p.chi2,
+            Model::Bent(b) => b.chi2,
+            Model::Segmented(s) => s.chi2,
+        }
+    }
+
+    /// Parameters it was fitted with.
+    pub fn params(&self) -> usize {
+        match self {
+            Model::Smooth(f) if f.class == Class::Constant => 1,
+            Model::Smooth(_) => 2,
+            Model::Power(_) => 3,
+            Model::Bent(_) => 4,
+            Model::Segmented(s) => s.params,
+        }
+    }
+}
+
+/// What was decided about one summary.
+#[derive(Debug, Clone)]
+pub struct Judgement {
+    /// The label.
+    pub label: Label,
+    /// The model behind it.
+    pub model: Model,
+    /// Another class that fits about as well.
+    pub alternative: Option<Class>,
+    /// Fits of every class, simplest first (b of either sign).
+    pub fits: Vec<Fit>,
+    /// The best power `a + b·nᵖ`, when something grows.
+    pub power: Option<Power>,
+    /// Local exponent of the growing part over the lower and the upper
+    /// half of the buckets.
+    pub local: Option<(f64, f64)>,
+    /// Flags.
+    pub flags: Vec<Flag>,
+    /// The rise between the ends and its interval (relative).
+    pub rise: (f64, f64, f64),
+}
+
+/// What a judgement needs beyond the summary.
+#[derive(Debug, Clone, Copy)]
+pub struct Context {
+    /// The rise interval as factors of the ratio: (lower, upper) bound of
+    /// high/low divided by its point value.
+    pub interval: (f64, f64),
+    /// Decades of n the buckets span.
+    pub span: f64,
+    /// Median timer overhead, ns.
+    pub overhead_ns: Option<f64>,
+    /// Median sample, ns (for `timer-bound`).
+    pub median_ns: f64,
+}
+
+/// Improvement of the criterion a structure needs over every smooth
+/// class.
+const STRUCTURE_MARGIN: f64 = 10.0;
+/// … and a bent line.
+const BENT_MARGIN: f64 = 6.0;
+/// Improvement a power needs over every class before no class is said to
+/// fit.
+const POWER_MARGIN: f64 = 10.0;
+/// Criterion difference within which two classes tie (the simpler wins,
+/// the other is the alternative).
+const TIE: f64 = 2.0;
+/// The smallest jump of a step, relative to the lower level.
+const MIN_JUMP: f64 = 0.15;
+/// Ends closer than this are never a growth class.
+const NEAR: f64 = 0.05;
+/// Share of the level a bucket may stray from a fitted segment (plus
+/// three standard errors): how flat a plateau must be, whatever the jump.
+const SEGMENT_TOLERANCE: f64 = 0.05;
+/// Relative error added to every bucket for the lack-of-fit test: misfit
+/// smaller than this is not practically a misfit.
+const PRACTICAL: f64 = 0.03;
+
+/// Judges one summary.
+pub fn judge(sum: &Summary, ctx: &Context, opts: &Options) -> Judgement {
+    let mut flags = Vec::new();
+    let skip = sum.warm_up;
+    if skip > 0 {
+        let first = &sum.buckets[0];
+        let rest = models::points(&sum.buckets[skip..]);
+        let best = best_smooth_fit(&rest);
+        flags.push(Flag::WarmUp {
+            until_n: sum.buckets[skip - 1].n_hi,
+            excess: first.median / best.at(first.n),
+        });
+    }
+    let b = &sum.buckets[skip..];
+    let pts = models::points(b);
+    let k = pts.len();
+    let tau = opts.tolerance;
+    let ratio = sum.ratio();
+    let rise = ratio - 1.0;
+    let (lo, hi) = (
+        (ratio * ctx.interval.0 - 1.0).min(rise),
+        (ratio * ctx.interval.1 - 1.0).max(rise),
+    );
+
+    let fits: Vec<Fit> = Class::ALL
+        .iter()
+        .map(|&c| models::fit_class(c, &pts))
+        .collect();
+    let power = models::fit_power(&pts);
+    let bent = models::fit_bent(&pts);
+    let reduced = |chi2: f64, params: usize| chi2 / (k as f64 - params as f64).max(1.0);
+    let mut scale = fits
+        .iter()
+        .map(|f| reduced(f.chi2, if f.class == Class::Constant { 1 } else { 2 }))
+        .chain(power.map(|p| reduced(p.chi2, 3)))
+        .chain(bent.map(|b| reduced(b.chi2, 4)))
+        .fold(f64::INFINITY, f64::min)
+        .max(1.0);
+    let penalty = (k as f64).ln().max(1.0);
+    let segs = models::fit_segmented(&pts, penalty, scale);
+    scale = segs
+        .iter()
+        .map(|s| reduced(s.chi2, s.params))
+        .fold(scale, f64::min)
+        .max(1.0);
+    let ic = Ic { scale, penalty };
+    let class_ic = |f: &Fit| ic.of(f.chi2, if f.class == Class::Constant { 1 } else { 2 });
+    let best_smooth = fits.iter().map(class_ic).fold(f64::INFINITY, f64::min);
+    let best_any_smooth = power.map_or(best_smooth, |p| best_smooth.min(ic.of(p.chi2, 3)));
+
+    let mut alternative = None;
+    let mut local = None;
+
+    // A structure that beats every smooth model clearly.
+    let step = segs
+        .iter()
+        .filter(|s| ic.of(s.chi2, s.params) <= best_any_smooth - STRUCTURE_MARGIN)
+        .filter(|s| segments_hold(s, b))
+        .min_by(|x, y| ic.of(x.chi2, x.params).total_cmp(&ic.of(y.chi2, y.params)))
+        .cloned();
+    let near = rise.abs() < NEAR;
+    let (label, model) = if let Some(s) = step {
+        for i in 0..s.jumps_at.len() {
+            let (from, to) = s.jump(i);
+            flags.push(Flag::Step {
+                at_n: s.jumps_at[i],
+                from_ns: from,
+                to_ns: to,
+            });
+        }
+        let class = s
+            .segments
+            .iter()
+            .map(|g| {
+                if g.line && g.rise() >= tau && !near {
+                    Class::Linear
+                } else {
+                    Class::Constant
+                }
+            })
+            .max()
+            .unwrap_or(Class::Constant);
+        (Label::Class(class), Model::Segmented(s))
+    } else if hi < tau {
+        (Label::Class(Class::Constant), Model::Smooth(fits[0]))
+    } else if lo <= tau || near {
+        (Label::Undecided, Model::Smooth(fits[0]))
+    } else {
+        // Growth: the best class, a bent line, or no class.
+        let growth: Vec<&Fit> = fits[1..].iter().filter(|f| f.b > 0.0).collect();
+        let best_growth = growth
+            .iter()
+            .map(|f| class_ic(f))
+            .fold(f64::INFINITY, f64::min);
+        let pick = growth
+            .iter()
+            .find(|f| class_ic(f) <= best_growth + TIE)
+            .map(|f| **f);
+        let bent = bent.filter(|x| ic.of(x.chi2, 4) <= best_growth - BENT_MARGIN);
+        let power_wins = power.filter(|p| {
+            let best_class = bent.map_or(best_growth, |x| best_growth.min(ic.of(x.chi2, 4)));
+            ic.of(p.chi2, 3) <= best_class - POWER_MARGIN && !near_class_exponent(p.p)
+        });
+        if let Some(p) = power_wins {
+            local = local_exponents(&pts, p.a);
+            (Label::NoFit, Model::Power(p))
+        } else if let Some(x) = bent {
+            flags.push(Flag::SlopeChange {
+                at_n: x.knot,
+                before_ns: x.before,
+                after_ns: x.after,
+            });
+            (Label::Class(Class::Linear), Model::Bent(x))
+        } else if let Some(f) = pick {
+            alternative = growth
+                .iter()
+                .filter(|g| g.class != f.class && class_ic(g) <= class_ic(&f) + TIE)
+                .min_by(|x, y| class_ic(x).total_cmp(&class_ic(y)))
+                .map(|g| g.class);
+            let superlinear = matches!(f.class, Class::NLogN | Class::Quadratic);
+            if superlinear && ctx.span < opts.min_decades {
+                local = power.and_then(|p| local_exponents(&pts, p.a));
+                alternative = None;
+                (Label::Superlinear, Model::Smooth(f))
+            } else if let Some(p) = power.filter(|p| {
+                !near_class_exponent(p.p)
+                    && !fits_practically(&pts, |n| f.at(n), 2)
+                    && fits_practically(&pts, |n| p.at(n), 3)
+            }) {
+                // The class misses where a power fits: no class fits.
+                local = local_exponents(&pts, p.a);
+                alternative = None;
+                (Label::NoFit, Model::Power(p))
+            } else {
+                (Label::Class(f.class), Model::Smooth(f))
+            }
+        } else {
+            (Label::Undecided, Model::Smooth(fits[0]))
+        }
+    };
+
+    // Flags the label does not carry.
+    if label == Label::Class(Class::Constant)
+        && !matches!(model, Model::Segmented(_))
+        && hi < -NEAR
+        && ratio < 1.0 - 2.0 * NEAR
+    {
+        flags.push(Flag::Falls { ratio });
+    }
+    if let Some(Some(sh)) = &sum.shadow {
+        let class = (sh.curve.len() >= 3).then(|| shadow_class(&sh.curve, tau));
+        flags.push(Flag::Bimodal {
+            share: sh.share,
+            ratio_low: sh.ratio_low,
+            ratio_high: sh.ratio_high,
+            class: class.flatten(),
+        });
+    }
+    if let Some(f) = runs_disagree(sum, tau) {
+        flags.push(f);
+    }
+    if let Some(o) = ctx.overhead_ns
+        && ctx.median_ns > 0.0
+        && o / ctx.median_ns > 0.05
+    {
+        flags.push(Flag::TimerBound {
+            overhead_ns: o,
+            share: o / ctx.median_ns,
+        });
+    }
+    if sum.spread > 1.0 {
+        flags.push(Flag::Noisy { spread: sum.spread });
+    }
+    Judgement {
+        label,
+        model,
+        alternative,
+        fits,
+        power,
+        local,
+        flags,
+        rise: (rise, lo, hi),
+    }
+}
+
+/// The class fit with the least χ² (b of either sign).
+fn best_smooth_fit(pts: &[Point]) -> Fit {
+    Class::ALL
+        .iter()
+        .map(|&c| models::fit_class(c, pts))
+        .min_by(|x, y| x.chi2.total_cmp(&y.chi2))
+        .expect("five classes")
+}
+
+/// Share of the samples the leading buckets of a warm-up may hold at most.
+const WARM_UP_SHARE: f64 = 0.05;
+
+/// A transient at the start of the runs: the leading buckets (together at
+/// most 5 % of the samples) above the best smooth fit of the buckets after
+/// them — the first, the highest, by more than 10 % and four standard
+/// errors, the others each by half a standard error and on average by one
+/// and a half — and the bucket after them not (by 3 % and two). Returns how many to leave
+/// out of the fits (0: none).
+pub fn warm_up(b: &[Bucket]) -> usize {
+    let total: usize = b.iter().map(|x| x.count).sum();
+    let mut best = 0;
+    let mut held = 0;
+    for j in 1..b.len() {
+        held += b[j - 1].count;
+        if held as f64 > WARM_UP_SHARE * total as f64 || b.len() - j < 8 {
+            break;
+        }
+        let fit = best_smooth_fit(&models::points(&b[j..]));
+        // Above the rest's curve by `share` and `z` standard errors.
+        let above = |x: &Bucket, share: f64, z: f64| {
+            let m = fit.at(x.n);
+            m > 0.0 && x.median > (1.0 + share) * m && x.median - m > z * x.se
+        };
+        let first_highest = b[1..j].iter().all(|x| x.median <= b[0].median);
+        // The others above the curve, together clearly: each by half a
+        // standard error, on average by one and a half.
+        let z: Vec<f64> = b[1..j]
+            .iter()
+            .map(|x| (x.median - fit.at(x.n)) / x.se)
+            .collect();
+        let tail = z.iter().all(|&z| z > 0.5)
+            && (z.is_empty() || z.iter().sum::<f64>() / z.len() as f64 > 1.5);
+        if above(&b[0], 0.10, 4.0) && tail && first_highest && !above(&b[j], 0.03, 2.0) {
+            best = j;
+        }
+    }
+    best
+}
+
+/// Whether a segmented model's jumps are real steps and its segments hold:
+/// every jump at least [`MIN_JUMP`] of the lower level and four standard
+/// errors; every bucket within three standard errors plus
+/// [`SEGMENT_TOLERANCE`] of its segment (the bucket on each side of a jump
+/// may straddle it and is not checked).
+fn segments_hold(s: &Segmented, b: &[Bucket]) -> bool {
+    for i in 0..s.jumps_at.len() {
+        let (from, to) = s.jump(i);
+        let lower = from.min(to);
+        if lower.is_nan() || lower <= 0.0 {
+            return false;
+        }
+        let at = s.jumps_at[i];
+        let left = b.iter().rev().find(|x| x.n < at);
+        let right = b.iter().find(|x| x.n > at);
+        let (Some(l), Some(r)) = (left, right) else {
+            return false;
+        };
+        let se = (l.se * l.se + r.se * r.se).sqrt();
+        let jump = (to - from).abs();
+        if jump < MIN_JUMP * lower || jump < 4.0 * se {
+            return false;
+        }
+    }
+    let near_jump = |x: &Bucket| {
+        s.jumps_at.iter().any(|&j| {
+            let l = b.iter().rev().find(|y| y.n < j).map(|y| y.n);
+            let r = b.iter().find(|y| y.n > j).map(|y| y.n);
+            Some(x.n) == l || Some(x.n) == r
+        })
+    };
+    b.iter().filter(|x| !near_jump(x)).all(|x| {
+        let m = s.at(x.n);
+        (x.median - m).abs() <= SEGMENT_TOLERANCE * m.abs() + 3.0 * x.se
+    })
+}
+
+/// Whether a power's exponent is that of a class: within 0.1 of 1 (n) or
+/// 2 (n²) — such a power is the class, not a misfit of it.
+fn near_class_exponent(p: f64) -> bool {
+    (p - 1.0).abs() < 0.1 || (p - 2.0).abs() < 0.1
+}
+
+/// Lack of fit, practically: the model's χ² with every standard error
+/// widened by [`PRACTICAL`] of the level is within the 99.9 % quantile
+/// of χ² with its degrees of freedom.
+fn fits_practically(pts: &[Point], at: impl Fn(f64) -> f64, params: usize) -> bool {
+    let chi2: f64 = pts
+        .iter()
+        .map(|&(n, y, se)| {
+            let e2 = se * se + (PRACTICAL * y).powi(2);
+            (y - at(n)).powi(2) / e2
+        })
+        .sum();
+    let dof = (pts.len() as f64 - params as f64).max(1.0);
+    chi2 <= models::chi2_quantile(dof, 3.09)
+}
+
+/// Log-log slope of the growing part (cost − a) over the lower and upper
+/// half of the points.
+fn local_exponents(pts: &[Point], a: f64) -> Option<(f64, f64)> {
+    let grow: Vec<(f64, f64)> = pts
+        .iter()
+        .filter(|p| p.0 > 0.0 && p.1 - a > 0.0)
+        .map(|p| (p.0.ln(), (p.1 - a).ln()))
+        .collect();
+    if grow.len() < 6 {
+        return None;
+    }
+    let half = grow.len() / 2;
+    let slope = |xs: &[(f64, f64)]| {
+        let k = xs.len() as f64;
+        let mx = xs.iter().map(|p| p.0).sum::<f64>() / k;
+        let my = xs.iter().map(|p| p.1).sum::<f64>() / k;
+        let sxx: f64 = xs.iter().map(|p| (p.0 - mx).powi(2)).sum();
+        let sxy: f64 = xs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+        (sxx > 0.0).then(|| sxy / sxx)
+    };
+    Some((slope(&grow[..half])?, slope(&grow[half..])?))
+}
+
+/// The class of a second curve: the best growth class when it rises by
+/// the tolerance over its range, else O(1).
+fn shadow_class(curve: &[Point], tau: f64) -> Option<Class> {
+    let fits: Vec<Fit> = Class::ALL
+        .iter()
+        .map(|&c| models::fit_class(c, curve))
+        .collect();
+    let (lo, hi) = (curve.first()?.0, curve.last()?.0);
+    let best = fits[1..]
+        .iter()
+        .filter(|f| f.b > 0.0)
+        .min_by(|x, y| x.chi2.total_cmp(&y.chi2))?;
+    let rise = (best.at(hi) - best.at(lo)) / best.at(lo);
+    let significant = fits[0].chi2 - best.chi2 > 9f64.max(0.1 * best.chi2);
+    Some(if significant && rise >= tau {
+        best.class
+    } else {
+        Class::Constant
+    })
+}
+
+/// Some runs clearly flat (their own ends within τ/2) and others clearly
+/// growing or falling (beyond 2τ).
+fn runs_disagree(sum: &Summary, tau: f64) -> Option<Flag> {
+    let mut per: Vec<(u32, f64)> = sum
+        .slot_ends
+        .iter()
+        .filter(|e| e.1 > 0.0 && e.2 > 0.0)
+        .map(|e| (e.0, e.2 / e.1 - 1.0))
+        .collect();
+    per.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    per.dedup_by(|a, b| a.0 == b.0);
+    if per.len() < 2 {
+        return None;
+    }
+    let flat = per.iter().any(|p| p.1.abs() < tau / 2.0);
+    let moves = per.iter().any(|p| p.1.abs() > 2.0 * tau);
+    (flat && moves).then(|| Flag::RunsDisagree {
+        runs: per.iter().map(|p| p.0).collect(),
+        rises: per.iter().map(|p| p.1).collect(),
+    })
+}
+
+use super::buckets::Bucket;

@@ -1,0 +1,503 @@
+//! The samples of a series arranged by run and bucket, the two-stage
+//! bootstrap that resamples them (whole runs with replacement, then
+//! samples within each run and bucket with replacement), and the summary
+//! every judgement is made from — the same function for the data and for
+//! each replica, so that a replica is judged exactly as the data is.
+
+use super::buckets::{self, Bucket, Layout, Sample, median_of, quantile};
+use super::flags::{self, Shadow};
+use super::judge;
+use rand::rngs::Xoshiro256PlusPlus as Rng64;
+use rand::{Rng, RngExt, SeedableRng};
+
+/// A cost at one n.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Level {
+    /// n (median n of the samples it summarises).
+    pub n: f64,
+    /// Median cost, ns.
+    pub ns: f64,
+}
+
+/// One run's samples in one bucket, sorted by cost.
+#[derive(Debug, Clone, Default)]
+struct Cell {
+    /// Costs, ascending.
+    y: Vec<f64>,
+    /// ln of each cost (NaN when not positive).
+    ln: Vec<f64>,
+    /// n of each.
+    n: Vec<f64>,
+}
+
+/// Samples by run and bucket.
+#[derive(Debug, Clone)]
+pub struct Data {
+    /// The buckets.
+    pub layout: Layout,
+    /// Run ids, ascending.
+    pub runs: Vec<u32>,
+    /// `cells[run][bucket]`.
+    cells: Vec<Vec<Cell>>,
+    /// Per bucket: smallest, largest and median n of the data (a replica
+    /// keeps them: it resamples costs, not where they were measured).
+    n_ranges: Vec<(f64, f64, f64)>,
+    /// Median n of the low and of the high end.
+    end_n: (f64, f64),
+}
+
+impl Data {
+    /// Arranges `samples`.
+    pub fn new(samples: &[Sample]) -> Data {
+        let layout = Layout::new(samples);
+        let mut runs: Vec<u32> = samples.iter().map(|s| s.run).collect();
+        runs.sort_unstable();
+        runs.dedup();
+        let mut raw: Vec<Vec<Vec<(f64, f64)>>> = vec![vec![Vec::new(); layout.len()]; runs.len()];
+        for s in samples {
+            let r = runs.binary_search(&s.run).expect("run listed");
+            raw[r][layout.index(s.n)].push((s.ns, s.n));
+        }
+        let cells: Vec<Vec<Cell>> = raw
+            .into_iter()
+            .map(|run| {
+                run.into_iter()
+                    .map(|mut c| {
+                        c.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+                        Cell {
+                            y: c.iter().map(|x| x.0).collect(),
+                            ln: c
+                                .iter()
+                                .map(|x| if x.0 > 0.0 { x.0.ln() } else { f64::NAN })
+                                .collect(),
+                            n: c.iter().map(|x| x.1).collect(),
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let n_ranges = (0..layout.len())
+            .map(|b| {
+                let mut ns: Vec<f64> = cells.iter().flat_map(|r| r[b].n.iter().copied()).collect();
+                if ns.is_empty() {
+                    (f64::NAN, f64::NAN, f64::NAN)
+                } else {
+                    buckets::n_range(&mut ns)
+                }
+            })
+            .collect();
+        let end = |r: std::ops::Range<usize>| {
+            let mut ns: Vec<f64> = cells
+                .iter()
+                .flat_map(|run| run[r.clone()].iter().flat_map(|c| c.n.iter().copied()))
+                .collect();
+            median_of(&mut ns)
+        };
+        let end_n = (end(0..layout.low_end), end(layout.high_end..layout.len()));
+        Data {
+            layout,
+            runs,
+            cells,
+            n_ranges,
+            end_n,
+        }
+    }
+
+    /// Every sample, each run once.
+    pub fn full(&self) -> View {
+        View {
+            slots: (0..self.runs.len()).collect(),
+            counts: None,
+        }
+    }
+
+    /// A bootstrap replica: as many runs as there are, drawn with
+    /// replacement, and in each the samples of every bucket drawn with
+    /// replacement (as many as the run has there).
+    pub fn replica(&self, rng: &mut Rng64) -> View {
+        let k = self.runs.len();
+        let mut slots = Vec::with_capacity(k);
+        let mut counts = Vec::with_capacity(k);
+        for _ in 0..k {
+            let r = rng.random_range(0..k);
+            slots.push(r);
+            counts.push(
+                self.cells[r]
+                    .iter()
+                    .map(|c| {
+                        let len = c.y.len();
+                        let mut w = vec![0u32; len];
+                        for _ in 0..len {
+                            // Multiply-shift: an index below len from 64
+                            // random bits.
+                            let i = ((u128::from(rng.next_u64()) * len as u128) >> 64) as usize;
+                            w[i] += 1;
+                        }
+                        w
+                    })
+                    .collect(),
+            );
+        }
+        View {
+            slots,
+            counts: Some(counts),
+        }
+    }
+
+    /// The same replica as [`Data::replica`] for seed `seed` and index `i`.
+    pub fn replica_at(&self, seed: u64, i: usize) -> View {
+        let mut rng =
+            Rng64::seed_from_u64(seed ^ (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        self.replica(&mut rng)
+    }
+
+    /// The samples of `view` in bucket `b` of slot `s`: (cost, ln cost, n,
+    /// how many times drawn), by cost.
+    fn cell<'a>(
+        &'a self,
+        view: &'a View,
+        s: usize,
+        b: usize,
+    ) -> impl Iterator<Item = (f64, f64, f64, u32)> + 'a {
+        let c = &self.cells[view.slots[s]][b];
+        let w = view.counts.as_ref().map(|w| &w[s][b]);
+        (0..c.y.len())
+            .map(move |i| (c.y[i], c.ln[i], c.n[i], w.map_or(1, |w| w[i])))
+            .filter(|x| x.3 > 0)
+    }
+
+    /// Median n of the low end from layout bucket `from` on.
+    fn end_n_from(&self, from: usize) -> f64 {
+        let mut ns: Vec<f64> = self
+            .cells
+            .iter()
+            .flat_map(|run| {
+                run[from..self.layout.low_end]
+                    .iter()
+                    .flat_map(|c| c.n.iter().copied())
+            })
+            .collect();
+        median_of(&mut ns)
+    }
+
+    /// Number of samples of `view` in bucket `b` of slot `s`.
+    fn cell_len(&self, view: &View, s: usize, b: usize) -> usize {
+        self.cells[view.slots[s]][b].y.len()
+    }
+}
+
+/// One set of samples: the data, or a replica of it (which runs fill the
+/// slots, and how often each sample was drawn).
+#[derive(Debug, Clone)]
+pub struct View {
+    /// The run (index into [`Data::runs`]) of each slot; a replica may hold
+    /// a run twice.
+    slots: Vec<usize>,
+    /// `counts[slot][bucket][i]`: times the i-th sample (by cost) of the
+    /// slot's run in the bucket was drawn; `None` for the data itself.
+    counts: Option<Vec<Vec<Vec<u32>>>>,
+}
+
+/// What a judgement is made from.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// Non-empty buckets, by n.
+    pub buckets: Vec<Bucket>,
+    /// The low end: median n and cost of the lowest tenth of the samples.
+    pub low: Level,
+    /// The high end.
+    pub high: Level,
+    /// Per slot: (run id, its own low-end and high-end median cost; NaN
+    /// where it has no samples there).
+    pub slot_ends: Vec<(u32, f64, f64)>,
+    /// A second, slower curve within runs: `None` when not looked for,
+    /// `Some(None)` when there is none.
+    pub shadow: Option<Option<Shadow>>,
+    /// Median over buckets of (p90 − p10) / median.
+    pub spread: f64,
+    /// Leading buckets of a warm-up transient, left out of the low end
+    /// and of the fits (see [`judge::warm_up`]).
+    pub warm_up: usize,
+}
+
+impl Summary {
+    /// high / low cost.
+    pub fn ratio(&self) -> f64 {
+        self.high.ns / self.low.ns
+    }
+}
+
+/// Summarises a view of `data` (the data itself or a replica); the
+/// search for a second curve, the costliest part, only when `shadow`.
+pub fn summarize(view: &View, data: &Data, shadow: bool) -> Summary {
+    let layout = &data.layout;
+    let nb = layout.len();
+    let slots = view.slots.len();
+    let mut out_buckets = Vec::with_capacity(nb);
+    let mut pooled_median = vec![f64::NAN; nb];
+    let mut slot_median = vec![vec![f64::NAN; nb]; slots];
+    let mut ys: Vec<f64> = Vec::new();
+    for b in 0..nb {
+        ys.clear();
+        let mut meds = Vec::new();
+        for (s, own) in slot_median.iter_mut().enumerate() {
+            let len = data.cell_len(view, s, b);
+            if len == 0 {
+                continue;
+            }
+            let before = ys.len();
+            for (y, _, _, w) in data.cell(view, s, b) {
+                for _ in 0..w {
+                    ys.push(y);
+                }
+            }
+            // The slot's part of `ys` is sorted: its median is direct.
+            let part = &ys[before..];
+            let m = buckets::quantile(part, 0.5);
+            if len >= 5 {
+                meds.push(m);
+                own[b] = m;
+            }
+        }
+        if ys.is_empty() {
+            continue;
+        }
+        let bucket = buckets::summarize(&mut ys, data.n_ranges[b], &meds);
+        pooled_median[b] = bucket.median;
+        out_buckets.push(bucket);
+    }
+    // A transient at the start of the runs is not the low end's cost.
+    let warm_up = judge::warm_up(&out_buckets);
+    let low_from = if warm_up > 0 {
+        let skipped = out_buckets[warm_up - 1].n_hi;
+        (0..layout.low_end)
+            .find(|&b| data.n_ranges[b].0 > skipped)
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    let end = |r: std::ops::Range<usize>| {
+        let mut v: Vec<f64> = Vec::new();
+        for s in 0..slots {
+            for b in r.clone() {
+                for (y, _, _, w) in data.cell(view, s, b) {
+                    for _ in 0..w {
+                        v.push(y);
+                    }
+                }
+            }
+        }
+        median_of(&mut v)
+    };
+    let low = Level {
+        n: if low_from == 0 {
+            data.end_n.0
+        } else {
+            data.end_n_from(low_from)
+        },
+        ns: end(low_from..layout.low_end),
+    };
+    let high = Level {
+        n: data.end_n.1,
+        ns: end(layout.high_end..nb),
+    };
+    let slot_ends = (0..slots)
+        .map(|s| {
+            let one = |r: std::ops::Range<usize>| {
+                let mut v: Vec<f64> = r
+                    .flat_map(|b| data.cell(view, s, b))
+                    .flat_map(|(y, _, _, w)| std::iter::repeat_n(y, w as usize))
+                    .collect();
+                median_of(&mut v)
+            };
+            (
+                data.runs[view.slots[s]],
+                one(0..layout.low_end),
+                one(layout.high_end..nb),
+            )
+        })
+        .collect();
+    let mut spreads: Vec<f64> = out_buckets
+        .iter()
+        .filter(|b| b.median > 0.0)
+        .map(|b| (b.p90 - b.p10) / b.median)
+        .collect();
+    spreads.sort_by(f64::total_cmp);
+    let spread = quantile(&spreads, 0.5);
+    let shadow = if shadow {
+        Some(shadow_of(
+            view,
+            data,
+            &out_buckets,
+            &pooled_median,
+            &slot_median,
+        ))
+    } else {
+        None
+    };
+    Summary {
+        buckets: out_buckets,
+        low,
+        high,
+        slot_ends,
+        shadow,
+        spread,
+        warm_up,
+    }
+}
+
+/// Looks for a second curve in the residuals of every sample against its
+/// own run's level in its bucket (the run's median there, times the
+/// pooled medians' trend within the bucket, interpolated in log space), so
+/// that runs at different levels are not a second curve and a steep curve
+/// is not two.
+fn shadow_of(
+    view: &View,
+    data: &Data,
+    buckets: &[Bucket],
+    pooled: &[f64],
+    slot_median: &[Vec<f64>],
+) -> Option<Shadow> {
+    // (n, ln median) of the non-empty buckets, in layout order.
+    let xs: Vec<(f64, f64)> = buckets.iter().map(|b| (b.n, b.median.ln())).collect();
+    let slope = |i: usize, j: usize| -> f64 {
+        let (a, b) = (xs[i], xs[j]);
+        if b.0 != a.0 && a.1.is_finite() && b.1.is_finite() {
+            (b.1 - a.1) / (b.0 - a.0)
+        } else {
+            0.0
+        }
+    };
+    let mut groups = Vec::new();
+    let mut k = 0; // index into xs of the current non-empty bucket
+    for (b, &m) in pooled.iter().enumerate() {
+        if m.is_nan() {
+            continue;
+        }
+        let i = k;
+        k += 1;
+        if m.is_nan() || m <= 0.0 {
+            continue;
+        }
+        let (nb, lm) = xs[i];
+        let left = if i > 0 { slope(i - 1, i) } else { 0.0 };
+        let right = if i + 1 < xs.len() {
+            slope(i, i + 1)
+        } else {
+            0.0
+        };
+        let mut res: Vec<flags::Residual> = Vec::new();
+        for (s, own) in slot_median.iter().enumerate() {
+            let base = if own[b] > 0.0 { own[b].ln() } else { lm };
+            for (y, ly, n, w) in data.cell(view, s, b) {
+                if ly.is_finite() {
+                    let t = if n < nb { left } else { right } * (n - nb);
+                    res.push(flags::Residual {
+                        r: ly - base - t,
+                        y,
+                        slot: s,
+                        n,
+                        w,
+                    });
+                }
+            }
+        }
+        groups.push(res);
+    }
+    flags::find_shadow(groups)
+}
+
+/// One replica in this many looks for a second curve (the costliest part
+/// of a summary; the label does not depend on it, only the `bimodal`
+/// flag's share of the votes).
+pub const SHADOW_EVERY: usize = 4;
+
+/// Summaries of `replicas` bootstrap replicas of `data`, computed on up to
+/// `threads` threads; replica `i` is the same whatever the thread count.
+pub fn replicas(data: &Data, replicas: usize, seed: u64, threads: usize) -> Vec<Summary> {
+    let threads = threads.clamp(1, 16).min(replicas.max(1));
+    let mut out: Vec<Option<Summary>> = vec![None; replicas];
+    std::thread::scope(|s| {
+        let chunks: Vec<&mut [Option<Summary>]> =
+            out.chunks_mut(replicas.div_ceil(threads).max(1)).collect();
+        let mut start = 0;
+        for chunk in chunks {
+            let first = start;
+            start += chunk.len();
+            s.spawn(move || {
+                for (j, slot) in chunk.iter_mut().enumerate() {
+                    let view = data.replica_at(seed, first + j);
+                    let i = first + j;
+                    *slot = Some(summarize(&view, data, i % SHADOW_EVERY == 0));
+                }
+            });
+        }
+    });
+    out.into_iter()
+        .map(|s| s.expect("every replica computed"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(runs: u32, f: impl Fn(u32, f64) -> f64) -> Vec<Sample> {
+        (0..runs)
+            .flat_map(|r| (0..2000).map(move |i| (r, i as f64)))
+            .map(|(run, n)| Sample {
+                n,
+                ns: f(run, n),
+                run,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_full_view_summarises_the_data() {
+        let s = series(5, |_, n| 1000.0 + n);
+        let d = Data::new(&s);
+        let sum = summarize(&d.full(), &d, true);
+        assert_eq!(sum.buckets.iter().map(|b| b.count).sum::<usize>(), 10_000);
+        assert!((sum.low.n - 99.5).abs() < 1.0, "{:?}", sum.low);
+        assert!((sum.high.n - 1899.5).abs() < 1.0, "{:?}", sum.high);
+        assert!((sum.ratio() - 2899.5 / 1099.5).abs() < 0.01);
+        assert_eq!(sum.slot_ends.len(), 5);
+        assert!(sum.shadow.flatten().is_none());
+    }
+
+    #[test]
+    fn replicas_are_reproducible_and_keep_counts() {
+        let s = series(5, |r, n| 1000.0 + n + 100.0 * r as f64);
+        let d = Data::new(&s);
+        let a = replicas(&d, 8, 7, 1);
+        let b = replicas(&d, 8, 7, 2);
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.buckets, y.buckets);
+            assert_eq!(x.buckets.iter().map(|b| b.count).sum::<usize>(), 10_000);
+        }
+        // Whole runs are resampled: the replicas' levels differ.
+        assert!(a.windows(2).any(|w| w[0].low.ns != w[1].low.ns));
+    }
+
+    #[test]
+    fn runs_at_different_levels_are_not_a_second_curve() {
+        // Two runs 60 % slower than the other three, each one tight curve.
+        let s = series(5, |r, n| (1000.0 + n) * if r >= 3 { 1.6 } else { 1.0 });
+        let d = Data::new(&s);
+        assert!(summarize(&d.full(), &d, true).shadow.flatten().is_none());
+    }
+
+    #[test]
+    fn a_steep_noise_free_line_is_not_a_second_curve() {
+        let s: Vec<Sample> = (0..3000)
+            .map(|i| Sample {
+                n: i as f64,
+                ns: 1000.0 * (i + 1) as f64,
+                run: 0,
+            })
+            .collect();
+        let d = Data::new(&s);
+        assert!(summarize(&d.full(), &d, true).shadow.flatten().is_none());
+    }
+}
