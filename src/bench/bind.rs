@@ -94,19 +94,24 @@ impl Run for BindRun {
     }
 
     /// Closes the socket just bound and puts a fresh one in its place.
+    /// Closing first lets the fresh socket take the same descriptor, so
+    /// that the run holds exactly what it held one bind earlier (and needs
+    /// no descriptor more at a descriptor limit).
     fn undo(&mut self, _sw: &mut Stopwatch) -> Result<(), StepError> {
         if self.bound == 0 {
             return Ok(());
         }
-        // SAFETY: plain socket() call.
-        let fresh = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };
-        if fresh < 0 {
-            return Err(anyhow!("socket(): {}", std::io::Error::last_os_error()).into());
-        }
         self.bound -= 1;
         // SAFETY: closing the socket the last op bound.
         unsafe { libc::close(self.fds[self.bound]) };
+        // SAFETY: plain socket() call.
+        let fresh = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };
+        // -1 when it failed: the next bind() then fails with EBADF and
+        // closing -1 on drop is harmless.
         self.fds[self.bound] = fresh;
+        if fresh < 0 {
+            return Err(anyhow!("socket(): {}", std::io::Error::last_os_error()).into());
+        }
         Ok(())
     }
 }
