@@ -46,6 +46,12 @@ impl Benchmark for Bind {
         &INFO
     }
 
+    /// Closing the socket bound last (and putting a fresh one in its slot)
+    /// frees its port.
+    fn downwards(&self) -> bool {
+        true
+    }
+
     fn start(&self, _ctx: &Ctx, _variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
         let mut run = BindRun {
             fds: Vec::with_capacity(n as usize),
