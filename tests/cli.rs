@@ -123,7 +123,7 @@ fn every_benchmark_at_small_n_writes_a_valid_complete_file() {
             assert_eq!(r["params"]["n"], n);
             let runs = r["runs"].as_array().unwrap();
             assert_eq!(runs.len(), 2, "{s}");
-            for run in runs {
+            for (i, run) in runs.iter().enumerate() {
                 let ns: Vec<u64> = run["samples"]
                     .as_array()
                     .unwrap()
@@ -150,13 +150,35 @@ fn every_benchmark_at_small_n_writes_a_valid_complete_file() {
                         "{s}: the whole range"
                     );
                     assert_eq!(extra["address_family"], "ipv4");
+                    assert_eq!(run["direction"], if i % 2 == 1 { "down" } else { "up" });
+                    assert!(run.get("recheck").is_none(), "{s}");
                 } else {
-                    let expect: Vec<u64> = if name == "fork-cleanup" {
-                        (1..=n).rev().collect()
+                    // Odd-numbered runs of these go down; the others are
+                    // re-timed at low n (20 operations at n = 120).
+                    let alternates =
+                        ["socket", "bind", "mmap", "manymap-open", "manymap-mmap"].contains(&name);
+                    let (expect, direction): (Vec<u64>, &str) = if name == "fork-cleanup" {
+                        ((1..=n).rev().collect(), "down")
+                    } else if alternates && i % 2 == 1 {
+                        ((0..n).rev().collect(), "down")
                     } else {
-                        (0..n).collect()
+                        ((0..n).collect(), "up")
                     };
                     assert_eq!(ns, expect, "{s}: n of each sample");
+                    assert_eq!(run["direction"], direction, "{s} run {i}");
+                    let recheck: Vec<u64> = run["recheck"]
+                        .as_array()
+                        .map(|a| a.iter().map(|s| s[0].as_u64().unwrap()).collect())
+                        .unwrap_or_default();
+                    let (expect, when): (Vec<u64>, Value) = if alternates {
+                        (Vec::new(), Value::Null)
+                    } else if name == "fork-cleanup" {
+                        ((1..=20).rev().collect(), "before".into())
+                    } else {
+                        ((0..20).collect(), "after".into())
+                    };
+                    assert_eq!(recheck, expect, "{s} run {i}: re-timing");
+                    assert_eq!(run["recheck_when"], when, "{s} run {i}");
                 }
             }
             assert!(stdout.contains(s.as_str()), "{s} missing from the summary");

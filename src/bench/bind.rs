@@ -46,6 +46,12 @@ impl Benchmark for Bind {
         &INFO
     }
 
+    /// Closing the socket bound last (and putting a fresh one in its slot)
+    /// frees its port.
+    fn downwards(&self) -> bool {
+        true
+    }
+
     fn start(&self, _ctx: &Ctx, _variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
         let mut run = BindRun {
             fds: Vec::with_capacity(n as usize),
@@ -94,19 +100,24 @@ impl Run for BindRun {
     }
 
     /// Closes the socket just bound and puts a fresh one in its place.
+    /// Closing first lets the fresh socket take the same descriptor, so
+    /// that the run holds exactly what it held one bind earlier (and needs
+    /// no descriptor more at a descriptor limit).
     fn undo(&mut self, _sw: &mut Stopwatch) -> Result<(), StepError> {
         if self.bound == 0 {
             return Ok(());
         }
-        // SAFETY: plain socket() call.
-        let fresh = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };
-        if fresh < 0 {
-            return Err(anyhow!("socket(): {}", std::io::Error::last_os_error()).into());
-        }
         self.bound -= 1;
         // SAFETY: closing the socket the last op bound.
         unsafe { libc::close(self.fds[self.bound]) };
+        // SAFETY: plain socket() call.
+        let fresh = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };
+        // -1 when it failed: the next bind() then fails with EBADF and
+        // closing -1 on drop is harmless.
         self.fds[self.bound] = fresh;
+        if fresh < 0 {
+            return Err(anyhow!("socket(): {}", std::io::Error::last_os_error()).into());
+        }
         Ok(())
     }
 }

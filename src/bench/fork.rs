@@ -40,6 +40,10 @@ impl Run for ForkRun {
     }
 }
 
+/// Not [`Benchmark::downwards`] (nor is `fork-static`): the undo kills and
+/// reaps the *oldest* child, not the one just forked, so the children left
+/// and their places in the kernel's process lists and pid space are not
+/// those of one fork earlier. The harness re-times low n instead.
 impl Benchmark for Fork {
     fn info(&self) -> &'static Info {
         &INFO

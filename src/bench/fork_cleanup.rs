@@ -29,6 +29,11 @@ impl Benchmark for ForkCleanup {
         &INFO
     }
 
+    /// n falls: `start(n)` forks n children, each operation removes one.
+    fn falling(&self) -> bool {
+        true
+    }
+
     fn start(&self, ctx: &Ctx, _variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
         let mut f = Forker::start(ctx, Linking::Dynamic)?;
         let clock: &Clock = ctx.clock();

@@ -27,6 +27,11 @@ impl Benchmark for ManymapMmap {
         &INFO
     }
 
+    /// Unmapping the file mapped last; the next mmap() maps it again.
+    fn downwards(&self) -> bool {
+        true
+    }
+
     fn start(&self, ctx: &Ctx, _variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
         let mut o = Opened::new(Tree::ensure(ctx, n)?);
         o.open_all()?;

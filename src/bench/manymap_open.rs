@@ -27,6 +27,11 @@ impl Benchmark for ManymapOpen {
         &INFO
     }
 
+    /// Closing the file opened last; the next open() opens it again.
+    fn downwards(&self) -> bool {
+        true
+    }
+
     fn start(&self, ctx: &Ctx, _variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
         Ok(Box::new(OpenRun(Opened::new(Tree::ensure(ctx, n)?))))
     }

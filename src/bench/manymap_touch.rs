@@ -26,6 +26,9 @@ struct TouchRun {
     touched: usize,
 }
 
+/// Not [`Benchmark::downwards`], for the reasons given for `mmap-touch`
+/// (the undo, `MADV_DONTNEED`, leaves page-table pages behind on Linux and
+/// need not unmap anything elsewhere). The harness re-times low n instead.
 impl Benchmark for ManymapTouch {
     fn info(&self) -> &'static Info {
         &INFO

@@ -164,6 +164,12 @@ impl Benchmark for Mmap {
         &INFO
     }
 
+    /// Unmapping the page mapped last frees its place, which the next mmap()
+    /// of the same page takes again.
+    fn downwards(&self) -> bool {
+        true
+    }
+
     fn start(&self, ctx: &Ctx, _variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
         Ok(Box::new(MmapRun(PageMaps::open(ctx, n)?)))
     }

@@ -26,6 +26,12 @@ struct TouchRun {
     touched: usize,
 }
 
+/// Not [`Benchmark::downwards`]: the undo (madvise `MADV_DONTNEED`) does
+/// not return a run to the state it had one touch earlier. On Linux the
+/// page-table pages the first touches allocated stay, so a touch on the way
+/// down never allocates one where the same touch on the way up may; on the
+/// BSDs and macOS `MADV_DONTNEED` need not remove the mapping at all, and
+/// the next read may not fault. The harness re-times low n instead.
 impl Benchmark for MmapTouch {
     fn info(&self) -> &'static Info {
         &INFO

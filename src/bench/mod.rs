@@ -118,6 +118,27 @@ pub trait Benchmark: Sync {
         Schedule::PerItem
     }
 
+    /// Whether a [`Schedule::PerItem`] run can also be measured on the way
+    /// down: true when [`Run::undo`] removes the item the last operation
+    /// added and so returns the run to the state it had one item earlier,
+    /// so that the operation timed at `held() = k` on the way down does
+    /// the same thing as at `held() = k` on the way up. The harness then
+    /// measures odd-numbered runs downwards (grow to n untimed, then for
+    /// k = n-1 down to 0: undo, time the operation, undo), so that a cost
+    /// drifting over time does not pass for a cost growing with n. False
+    /// (the default) makes the harness re-time low n separately instead.
+    fn downwards(&self) -> bool {
+        false
+    }
+
+    /// Whether n falls as a run goes on (fork-cleanup: `start` creates n
+    /// items, each operation removes one), so that a run's low-n end is
+    /// its last operations; `start(k)` followed by k operations then
+    /// measures n = k down to 1.
+    fn falling(&self) -> bool {
+        false
+    }
+
     /// Limits of its own beyond the resources in [`Info::uses`] (a server
     /// process's descriptor limit, select's FD_SETSIZE), as budgets.
     fn budgets(&self, _ctx: &Ctx, _variant: Option<&str>) -> Vec<(Resource, Budget)> {

@@ -103,6 +103,11 @@ impl Benchmark for Linear {
         &LINEAR
     }
 
+    /// The undo pops the item the operation pushed.
+    fn downwards(&self) -> bool {
+        true
+    }
+
     fn start(
         &self,
         _ctx: &Ctx,
@@ -116,6 +121,11 @@ impl Benchmark for Linear {
 impl Benchmark for Constant {
     fn info(&self) -> &'static Info {
         &CONSTANT
+    }
+
+    /// The undo pops the item the operation pushed.
+    fn downwards(&self) -> bool {
+        true
     }
 
     fn start(

@@ -29,6 +29,12 @@ impl Benchmark for Socket {
         &INFO
     }
 
+    /// Closing the socket made last frees its descriptor, which the next
+    /// socket() takes again.
+    fn downwards(&self) -> bool {
+        true
+    }
+
     fn start(&self, _ctx: &Ctx, _variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
         Ok(Box::new(SocketRun {
             fds: Vec::with_capacity(n as usize),

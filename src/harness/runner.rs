@@ -1,11 +1,25 @@
 //! Runs one benchmark: budget and caps, warm-up, the timed runs, and the
 //! record of every sample.
+//!
+//! So that a cost drifting over time (a CPU warming up, a cache filling,
+//! another process starting) does not pass for a cost growing with n, runs
+//! do not all visit n in the same order. Level schedules go up in
+//! even-numbered runs and down in odd ones. Per-item benchmarks whose undo
+//! restores the state one item earlier ([`Benchmark::downwards`]) do the
+//! same: an odd-numbered run grows to n untimed, then for k = n-1 down to
+//! 0 undoes one item, times the operation at n = k and undoes it again.
+//! The other per-item benchmarks are re-timed at low n in a fresh run,
+//! after each run (before it when n falls during a run, as in
+//! fork-cleanup), so that each run's low n are also measured far in time
+//! from the run's own low-n samples.
 
 use super::clock::{Clock, Stopwatch};
 use super::progress::Progress;
 use super::{Ctx, Resource, limits, reaper};
-use crate::bench::{Benchmark, StartError, StepError};
-use crate::results::{BenchResult, Cap, Params, RunRecord, Status, now_rfc3339};
+use crate::bench::{Benchmark, Run, Schedule, StartError, StepError};
+use crate::results::{
+    BenchResult, Cap, Direction, Params, RecheckWhen, RunRecord, Status, now_rfc3339,
+};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -26,6 +40,78 @@ const PROGRESS_EVERY: u64 = 64;
 /// The warm-up for a run of `n` operations when none is given.
 pub fn default_warmup(n: u64) -> u64 {
     (n / 20).clamp(10, 500).min(n)
+}
+
+/// Operations of a re-timing at low n after (or before) a run of `n`
+/// items: as many as a run has in its lowest tenth of n, at most 500, and
+/// at least 20 (or n, if smaller).
+pub fn recheck_ops(n: u64) -> u64 {
+    (n / 10).min(500).max(n.min(20))
+}
+
+/// How a benchmark's runs visit n, and whether they are re-timed at low n.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Order {
+    /// A level schedule: up in even-numbered runs, down in odd ones.
+    Levels,
+    /// Per item, able to go down: up in even-numbered runs; odd ones grow
+    /// to n untimed and measure on the way down.
+    Alternating,
+    /// Per item, n rises in every run; re-timed at low n after each run.
+    Rising,
+    /// Per item, n falls in every run (fork-cleanup); re-timed at low n
+    /// before each run.
+    Falling,
+}
+
+impl Order {
+    fn of(bench: &dyn Benchmark) -> Order {
+        match bench.schedule() {
+            Schedule::Levels { .. } => Order::Levels,
+            Schedule::PerItem if bench.falling() => Order::Falling,
+            Schedule::PerItem if bench.downwards() => Order::Alternating,
+            Schedule::PerItem => Order::Rising,
+        }
+    }
+
+    /// Whether run `r` visits n downwards by the harness's choice.
+    fn goes_down(self, r: u32) -> bool {
+        matches!(self, Order::Levels | Order::Alternating) && r % 2 == 1
+    }
+
+    /// The order in which run `r` visits n, as recorded.
+    fn direction(self, r: u32) -> Direction {
+        if self == Order::Falling || self.goes_down(r) {
+            Direction::Down
+        } else {
+            Direction::Up
+        }
+    }
+
+    /// When its runs are re-timed at low n, if they are.
+    fn recheck(self) -> Option<RecheckWhen> {
+        match self {
+            Order::Rising => Some(RecheckWhen::After),
+            Order::Falling => Some(RecheckWhen::Before),
+            Order::Levels | Order::Alternating => None,
+        }
+    }
+
+    /// Units of progress of run `r` aiming at `n`, its re-timing included:
+    /// every call to `op` or `undo`, timed or not.
+    fn units(self, r: u32, schedule: Schedule, n: u64) -> u64 {
+        let run = if self == Order::Alternating && self.goes_down(r) {
+            // Growing: one op per item; each step down: undo, op, undo.
+            4 * n
+        } else {
+            schedule.ops(n)
+        };
+        run + if self.recheck().is_some() {
+            recheck_ops(n)
+        } else {
+            0
+        }
+    }
 }
 
 /// Applies the budgets to a request: the n that fits, and a cap for each
@@ -100,7 +186,9 @@ pub fn run_benchmark(
         return result;
     }
     let warm_ops = if warmup > 0 { schedule.ops(warmup) } else { 0 };
-    progress.begin(&series, warm_ops + schedule.ops(n) * u64::from(plan.runs));
+    let order = Order::of(bench);
+    let run_units: u64 = (0..plan.runs).map(|r| order.units(r, schedule, n)).sum();
+    progress.begin(&series, warm_ops + run_units);
     for c in &caps {
         progress.note(&format!("n capped at {} by {}", c.reached, c.reason));
     }
@@ -138,30 +226,40 @@ pub fn run_benchmark(
         if reaper::interrupted() {
             return finish_early(result, RunEnd::Interrupted, caps, progress);
         }
-        progress.phase(&format!("run {}/{}", r + 1, plan.runs));
+        let phase = format!("run {}/{}", r + 1, plan.runs);
+        let mut recheck = Vec::new();
+        if order.recheck() == Some(RecheckWhen::Before) {
+            progress.phase(&format!("{phase}: re-timing low n first"));
+            match recheck_low_n(bench, variant, ctx, clock, n, true, progress) {
+                Ok(s) => recheck = s,
+                Err(e) => return finish_early(result, e, caps, progress),
+            }
+        }
+        progress.phase(&phase);
         let timer_overhead = clock.measure_overhead(1000);
         let started = now_rfc3339();
         let t0 = Instant::now();
-        let (samples, end) = match one_run(bench, variant, ctx, clock, n, r % 2 == 1, progress) {
-            Ok(s) => (s, None),
-            Err(RunEnd::Limit {
-                samples,
-                reached,
-                resource,
-                detail,
-            }) => {
-                progress.note(&format!("limit reached at n = {reached}: {detail}"));
-                caps.push(Cap {
-                    resource: resource.name().into(),
-                    requested: plan.n,
+        let (samples, end) =
+            match one_run(bench, variant, ctx, clock, n, order.goes_down(r), progress) {
+                Ok(s) => (s, None),
+                Err(RunEnd::Limit {
+                    samples,
                     reached,
-                    reason: detail,
-                });
-                n = reached;
-                (samples, None)
-            }
-            Err(e) => (Vec::new(), Some(e)),
-        };
+                    resource,
+                    detail,
+                }) => {
+                    progress.note(&format!("limit reached at n = {reached}: {detail}"));
+                    caps.push(Cap {
+                        resource: resource.name().into(),
+                        requested: plan.n,
+                        reached,
+                        reason: detail,
+                    });
+                    n = reached;
+                    (samples, None)
+                }
+                Err(e) => (Vec::new(), Some(e)),
+            };
         if let Some(e) = end {
             return finish_early(result, e, caps, progress);
         }
@@ -173,13 +271,29 @@ pub fn run_benchmark(
                 progress,
             );
         }
+        let duration_ms = t0.elapsed().as_secs_f64() * 1e3;
+        // The run's resources are released: re-time low n in a fresh run.
+        let mut after_end = None;
+        if order.recheck() == Some(RecheckWhen::After) {
+            progress.phase(&format!("{phase}: re-timing low n"));
+            match recheck_low_n(bench, variant, ctx, clock, n, false, progress) {
+                Ok(s) => recheck = s,
+                Err(e) => after_end = Some(e),
+            }
+        }
         result.runs.push(RunRecord {
             index: r,
             started,
-            duration_ms: t0.elapsed().as_secs_f64() * 1e3,
+            duration_ms,
             timer_overhead,
             samples,
+            direction: order.direction(r),
+            recheck_when: order.recheck().filter(|_| !recheck.is_empty()),
+            recheck,
         });
+        if let Some(e) = after_end {
+            return finish_early(result, e, caps, progress);
+        }
     }
     result.params.n = n;
     result.status = if caps.is_empty() {
@@ -233,8 +347,79 @@ fn finish_early(
     result
 }
 
-/// One run aiming at `n` items; returns the `[n, ns]` samples. A level
-/// schedule goes down when `downwards`.
+/// Passes work done on to the progress display in batches, the rest when
+/// dropped (between operations, never inside a timed call).
+struct Ticker<'p> {
+    progress: &'p Progress,
+    pending: u64,
+}
+
+impl<'p> Ticker<'p> {
+    fn new(progress: &'p Progress) -> Self {
+        Ticker {
+            progress,
+            pending: 0,
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, units: u64) {
+        self.pending += units;
+        if self.pending >= PROGRESS_EVERY {
+            self.progress.advance(self.pending);
+            self.pending = 0;
+        }
+    }
+}
+
+impl Drop for Ticker<'_> {
+    fn drop(&mut self) {
+        self.progress.advance(self.pending);
+    }
+}
+
+/// Starts a run of `bench` for `n` items.
+fn start_run(
+    bench: &dyn Benchmark,
+    variant: Option<&str>,
+    ctx: &Ctx,
+    n: u64,
+) -> Result<Box<dyn Run>, RunEnd> {
+    bench.start(ctx, variant, n).map_err(|e| match e {
+        _ if reaper::interrupted() => RunEnd::Interrupted,
+        StartError::Unsupported(m) => RunEnd::Unsupported(m),
+        StartError::Failed(e) => RunEnd::Failed(format!("{e:#}")),
+    })
+}
+
+/// How a failed operation ends a run: a limit caps n at `reached`.
+fn step_end(e: StepError, samples: Vec<[u64; 2]>, reached: u64) -> RunEnd {
+    match e {
+        StepError::Limit { resource, detail } => RunEnd::Limit {
+            samples,
+            reached,
+            resource,
+            detail,
+        },
+        StepError::Interrupted => RunEnd::Interrupted,
+        StepError::Failed(e) => RunEnd::Failed(format!("{e:#}")),
+    }
+}
+
+/// The reading of an operation that must have timed itself.
+fn reading(bench: &dyn Benchmark, sw: &mut Stopwatch) -> Result<u64, RunEnd> {
+    sw.take_ns().ok_or_else(|| {
+        RunEnd::Failed(format!(
+            "benchmark bug: {} did not time its operation",
+            bench.info().name
+        ))
+    })
+}
+
+/// One run aiming at `n` items; returns the `[n, ns]` samples. When
+/// `downwards`, a level schedule visits its levels from the top, and a
+/// per-item benchmark that can ([`Benchmark::downwards`]) measures on the
+/// way down ([`shrinking_run`]).
 fn one_run(
     bench: &dyn Benchmark,
     variant: Option<&str>,
@@ -244,25 +429,16 @@ fn one_run(
     downwards: bool,
     progress: &Progress,
 ) -> Result<Vec<[u64; 2]>, RunEnd> {
-    let mut run = bench.start(ctx, variant, n).map_err(|e| match e {
-        _ if reaper::interrupted() => RunEnd::Interrupted,
-        StartError::Unsupported(m) => RunEnd::Unsupported(m),
-        StartError::Failed(e) => RunEnd::Failed(format!("{e:#}")),
-    })?;
-    let plan = bench.schedule().plan(n, downwards);
+    let mut run = start_run(bench, variant, ctx, n)?;
+    let schedule = bench.schedule();
+    if downwards && schedule == Schedule::PerItem && bench.downwards() {
+        return shrinking_run(bench, run.as_mut(), clock, n, progress);
+    }
+    let plan = schedule.plan(n, downwards);
     let mut samples = Vec::with_capacity(plan.len());
     let mut sw = Stopwatch::new(clock);
-    let failed = |e: StepError, samples: Vec<[u64; 2]>, reached: u64| match e {
-        StepError::Limit { resource, detail } => RunEnd::Limit {
-            samples,
-            reached,
-            resource,
-            detail,
-        },
-        StepError::Interrupted => RunEnd::Interrupted,
-        StepError::Failed(e) => RunEnd::Failed(format!("{e:#}")),
-    };
-    for (i, grow) in plan.iter().enumerate() {
+    let mut ticker = Ticker::new(progress);
+    for grow in &plan {
         if reaper::interrupted() {
             return Err(RunEnd::Interrupted);
         }
@@ -270,26 +446,133 @@ fn one_run(
             && let Err(e) = run.resize_to(target)
         {
             let reached = run.held();
-            return Err(failed(e, samples, reached));
+            return Err(step_end(e, samples, reached));
         }
         let held = run.held();
         match run.op(&mut sw) {
-            Ok(()) => match sw.take_ns() {
-                Some(ns) => samples.push([held, ns]),
-                None => {
-                    return Err(RunEnd::Failed(format!(
-                        "benchmark bug: {} did not time its operation",
-                        bench.info().name
-                    )));
-                }
-            },
-            Err(e) => return Err(failed(e, samples, held)),
+            Ok(()) => samples.push([held, reading(bench, &mut sw)?]),
+            Err(e) => return Err(step_end(e, samples, held)),
         }
-        if (i as u64 + 1).is_multiple_of(PROGRESS_EVERY) {
-            progress.advance(PROGRESS_EVERY);
-        }
+        ticker.add(1);
     }
-    progress.advance(plan.len() as u64 % PROGRESS_EVERY);
+    drop(ticker);
+    drop(run);
+    Ok(samples)
+}
+
+/// A per-item run measured on the way down: grows to `n` items untimed
+/// (readings discarded), then for k = n-1 down to 0 removes one item
+/// ([`Run::undo`]), times the operation at `held() = k` and undoes it. A
+/// limit met while growing caps n where it was met, as in a run going up,
+/// and the run measures down from there. A limit met on the way down,
+/// below an n the run already held, fails the benchmark.
+fn shrinking_run(
+    bench: &dyn Benchmark,
+    run: &mut dyn Run,
+    clock: &Clock,
+    n: u64,
+    progress: &Progress,
+) -> Result<Vec<[u64; 2]>, RunEnd> {
+    let name = bench.info().name;
+    let mut sw = Stopwatch::new(clock);
+    let mut untimed = Stopwatch::new(clock);
+    let mut ticker = Ticker::new(progress);
+    let mut limit = None;
+    for _ in 0..n {
+        if reaper::interrupted() {
+            return Err(RunEnd::Interrupted);
+        }
+        match run.op(&mut untimed) {
+            Ok(()) => {
+                untimed.take_ns();
+            }
+            Err(StepError::Limit { resource, detail }) => {
+                limit = Some((resource, detail));
+                break;
+            }
+            Err(e) => return Err(step_end(e, Vec::new(), run.held())),
+        }
+        ticker.add(1);
+    }
+    let top = run.held();
+    if top > n || (limit.is_none() && top != n) {
+        return Err(RunEnd::Failed(format!(
+            "benchmark bug: {name} held {top} items after growing towards {n}"
+        )));
+    }
+    let on_the_way_down = |e: StepError| match e {
+        StepError::Limit { detail, .. } => RunEnd::Failed(format!(
+            "{detail}, on the way down from the n = {top} this run already held"
+        )),
+        e => step_end(e, Vec::new(), 0),
+    };
+    let mut samples = Vec::with_capacity(top as usize);
+    for k in (0..top).rev() {
+        if reaper::interrupted() {
+            return Err(RunEnd::Interrupted);
+        }
+        run.undo(&mut untimed).map_err(on_the_way_down)?;
+        if run.held() != k {
+            return Err(RunEnd::Failed(format!(
+                "benchmark bug: {name}'s undo left {} items, not {k}",
+                run.held()
+            )));
+        }
+        run.op(&mut sw).map_err(on_the_way_down)?;
+        samples.push([k, reading(bench, &mut sw)?]);
+        run.undo(&mut untimed).map_err(on_the_way_down)?;
+        untimed.take_ns();
+        ticker.add(3);
+    }
+    match limit {
+        Some((resource, detail)) => Err(RunEnd::Limit {
+            samples,
+            reached: top,
+            resource,
+            detail,
+        }),
+        None => Ok(samples),
+    }
+}
+
+/// Re-times low n for a benchmark that cannot measure on the way down:
+/// starts a fresh run and times its first [`recheck_ops`]`(n)` operations.
+/// The run is started for `n` items (the state the run's own first
+/// operations met), or, when n falls during a run (`falling`), for that
+/// many items only, so that its operations remove the last ones (n =
+/// k … 1). A limit ends the re-timing early without capping n.
+fn recheck_low_n(
+    bench: &dyn Benchmark,
+    variant: Option<&str>,
+    ctx: &Ctx,
+    clock: &Clock,
+    n: u64,
+    falling: bool,
+    progress: &Progress,
+) -> Result<Vec<[u64; 2]>, RunEnd> {
+    let k = recheck_ops(n);
+    let mut run = start_run(bench, variant, ctx, if falling { k } else { n })?;
+    let mut sw = Stopwatch::new(clock);
+    let mut ticker = Ticker::new(progress);
+    let mut samples = Vec::with_capacity(k as usize);
+    for _ in 0..k {
+        if reaper::interrupted() {
+            return Err(RunEnd::Interrupted);
+        }
+        let held = run.held();
+        match run.op(&mut sw) {
+            Ok(()) => samples.push([held, reading(bench, &mut sw)?]),
+            Err(StepError::Limit { detail, .. }) => {
+                progress.note(&format!(
+                    "re-timing low n stopped by a limit at n = {held}: {detail}"
+                ));
+                break;
+            }
+            Err(e) => return Err(step_end(e, samples, held)),
+        }
+        ticker.add(1);
+    }
+    drop(ticker);
     drop(run);
     Ok(samples)
 }
@@ -300,11 +583,52 @@ mod tests {
     use crate::bench::{Info, Run};
     use crate::harness::clock::TimerKind;
     use crate::harness::progress::Mode;
+    use std::sync::{Arc, Mutex};
 
-    /// A benchmark whose operation hits a limit after `limit` items.
+    /// What a fake run was asked to do, in order.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Event {
+        /// A run started for this many items.
+        Start(u64),
+        /// An operation made while this many items were held.
+        Op(u64),
+        /// An undo that left this many items held.
+        Undo(u64),
+    }
+
+    /// A benchmark whose operation adds an item (removes one when
+    /// `falling`) and records `1000 + items held before it` ticks, so that
+    /// a sample's ns says which state the timed operation really met.
     struct Fake {
+        /// Items an operation can never go beyond.
         limit: u64,
+        /// (k, m): the k-th run started (0-based) meets a limit at m items.
+        limit_in_start: Option<(usize, u64)>,
+        /// An operation at this many items fails.
         fail_at: Option<u64>,
+        /// Only in the k-th run started, if given.
+        fail_in_start: Option<usize>,
+        downwards: bool,
+        falling: bool,
+        log: Arc<Mutex<Vec<Event>>>,
+    }
+
+    impl Fake {
+        fn new(limit: u64) -> Fake {
+            Fake {
+                limit,
+                limit_in_start: None,
+                fail_at: None,
+                fail_in_start: None,
+                downwards: false,
+                falling: false,
+                log: Arc::default(),
+            }
+        }
+
+        fn events(&self) -> Vec<Event> {
+            self.log.lock().unwrap().clone()
+        }
     }
 
     static INFO: Info = Info {
@@ -321,22 +645,42 @@ mod tests {
         held: u64,
         limit: u64,
         fail_at: Option<u64>,
+        falling: bool,
+        log: Arc<Mutex<Vec<Event>>>,
     }
 
     impl Benchmark for Fake {
         fn info(&self) -> &'static Info {
             &INFO
         }
+        fn downwards(&self) -> bool {
+            self.downwards
+        }
+        fn falling(&self) -> bool {
+            self.falling
+        }
         fn start(
             &self,
             _ctx: &Ctx,
             _variant: Option<&str>,
-            _n: u64,
+            n: u64,
         ) -> Result<Box<dyn crate::bench::Run>, StartError> {
+            let mut log = self.log.lock().unwrap();
+            let nth = log.iter().filter(|e| matches!(e, Event::Start(_))).count();
+            log.push(Event::Start(n));
+            let limit = match self.limit_in_start {
+                Some((k, m)) if k == nth => m,
+                _ => self.limit,
+            };
+            let fail_at = self
+                .fail_at
+                .filter(|_| self.fail_in_start.is_none_or(|k| k == nth));
             Ok(Box::new(FakeRun {
-                held: 0,
-                limit: self.limit,
-                fail_at: self.fail_at,
+                held: if self.falling { n } else { 0 },
+                limit,
+                fail_at,
+                falling: self.falling,
+                log: Arc::clone(&self.log),
             }))
         }
     }
@@ -346,8 +690,14 @@ mod tests {
             self.held
         }
         fn op(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
+            self.log.lock().unwrap().push(Event::Op(self.held));
             if Some(self.held) == self.fail_at {
                 return Err(StepError::Failed(anyhow::anyhow!("broke at {}", self.held)));
+            }
+            if self.falling {
+                sw.record_ticks(1000 + self.held);
+                self.held -= 1;
+                return Ok(());
             }
             if self.held >= self.limit {
                 return Err(StepError::Limit {
@@ -355,9 +705,17 @@ mod tests {
                     detail: format!("out of fakes at n = {}", self.held),
                 });
             }
-            sw.start();
+            sw.record_ticks(1000 + self.held);
             self.held += 1;
-            sw.stop();
+            Ok(())
+        }
+        fn undo(&mut self, _sw: &mut Stopwatch) -> Result<(), StepError> {
+            if self.falling {
+                self.held += 1;
+            } else {
+                self.held = self.held.saturating_sub(1);
+            }
+            self.log.lock().unwrap().push(Event::Undo(self.held));
             Ok(())
         }
     }
@@ -374,44 +732,219 @@ mod tests {
         run_benchmark(b, None, plan, &ctx, &mut Progress::new(Mode::Quiet))
     }
 
+    fn ns_of(samples: &[[u64; 2]]) -> Vec<u64> {
+        samples.iter().map(|s| s[0]).collect()
+    }
+
+    /// Each sample's ns is 1000 + the items the fake really held when the
+    /// timed operation was made: it must agree with the sample's n.
+    fn assert_timed_at_n(samples: &[[u64; 2]]) {
+        for s in samples {
+            assert_eq!(s[1], 1000 + s[0], "sample {s:?} timed at another n");
+        }
+    }
+
     #[test]
     fn records_every_sample_of_every_run() {
-        let r = go(
-            &Fake {
-                limit: 1000,
-                fail_at: None,
-            },
-            50,
-            3,
-        );
+        let r = go(&Fake::new(1000), 50, 3);
         assert_eq!(r.status, Status::Ok);
         assert_eq!(r.runs.len(), 3);
         for (i, run) in r.runs.iter().enumerate() {
             assert_eq!(run.index, i as u32);
-            let ns: Vec<u64> = run.samples.iter().map(|s| s[0]).collect();
-            assert_eq!(ns, (0..50).collect::<Vec<_>>());
+            assert_eq!(ns_of(&run.samples), (0..50).collect::<Vec<_>>());
+            assert_timed_at_n(&run.samples);
+            assert_eq!(run.direction, Direction::Up);
             assert!(run.timer_overhead.median_ns > 0.0);
         }
     }
 
     #[test]
-    fn a_limit_met_while_running_caps_n_and_says_why() {
-        let r = go(
-            &Fake {
-                limit: 30,
-                fail_at: None,
-            },
-            50,
-            2,
+    fn odd_runs_of_a_downward_benchmark_time_n_minus_1_down_to_0() {
+        let b = Fake {
+            downwards: true,
+            ..Fake::new(1000)
+        };
+        let r = go(&b, 50, 3);
+        assert_eq!(r.status, Status::Ok);
+        assert_eq!(r.runs.len(), 3);
+        let up: Vec<u64> = (0..50).collect();
+        let down: Vec<u64> = (0..50).rev().collect();
+        for (i, run) in r.runs.iter().enumerate() {
+            let (want, dir) = if i % 2 == 1 {
+                (&down, Direction::Down)
+            } else {
+                (&up, Direction::Up)
+            };
+            assert_eq!(&ns_of(&run.samples), want, "run {i}");
+            assert_timed_at_n(&run.samples);
+            assert_eq!(run.direction, dir, "run {i}");
+            assert!(
+                run.recheck.is_empty(),
+                "no re-timing when a run can go down"
+            );
+            assert_eq!(run.recheck_when, None);
+        }
+    }
+
+    #[test]
+    fn a_down_run_grows_untimed_then_undoes_times_and_undoes_at_each_n() {
+        let b = Fake {
+            downwards: true,
+            ..Fake::new(1000)
+        };
+        let r = go(&b, 3, 2);
+        assert_eq!(r.status, Status::Ok);
+        use Event::*;
+        let events = b.events();
+        let second = events.iter().rposition(|e| *e == Start(3)).unwrap();
+        assert_eq!(
+            events[second..],
+            [
+                Start(3),
+                // Growing to n, untimed.
+                Op(0),
+                Op(1),
+                Op(2),
+                // k = 2, 1, 0: remove one, time the operation at k, remove it.
+                Undo(2),
+                Op(2),
+                Undo(2),
+                Undo(1),
+                Op(1),
+                Undo(1),
+                Undo(0),
+                Op(0),
+                Undo(0),
+            ]
         );
+        assert_eq!(r.runs[1].samples, vec![[2, 1002], [1, 1001], [0, 1000]]);
+    }
+
+    #[test]
+    fn a_limit_met_while_growing_untimed_caps_n_and_the_run_measures_down_from_it() {
+        // Run 0 (up) reaches 50; run 1 (down) meets a limit at 30 while
+        // growing; run 2 aims at 30.
+        let b = Fake {
+            downwards: true,
+            limit_in_start: Some((1, 30)),
+            ..Fake::new(1000)
+        };
+        let r = go(&b, 50, 3);
+        assert_eq!(r.status, Status::Capped);
+        assert_eq!(r.params.n, 30);
+        assert_eq!(r.caps.len(), 1);
+        assert_eq!(r.caps[0].reached, 30);
+        assert_eq!(r.caps[0].requested, 50);
+        assert_eq!(r.caps[0].resource, "descriptors");
+        assert!(r.caps[0].reason.contains("out of fakes at n = 30"));
+        assert_eq!(ns_of(&r.runs[0].samples), (0..50).collect::<Vec<_>>());
+        assert_eq!(ns_of(&r.runs[1].samples), (0..30).rev().collect::<Vec<_>>());
+        assert_eq!(r.runs[1].direction, Direction::Down);
+        assert_eq!(ns_of(&r.runs[2].samples), (0..30).collect::<Vec<_>>());
+        for run in &r.runs {
+            assert_timed_at_n(&run.samples);
+        }
+    }
+
+    #[test]
+    fn a_limit_at_the_first_item_of_a_down_run_fails_as_in_an_up_run() {
+        let b = Fake {
+            downwards: true,
+            limit_in_start: Some((1, 0)),
+            ..Fake::new(1000)
+        };
+        let r = go(&b, 20, 2);
+        assert_eq!(r.status, Status::Failed);
+        assert!(r.message.unwrap().contains("before the first operation"));
+        assert_eq!(r.runs.len(), 1, "the finished run is kept");
+    }
+
+    #[test]
+    fn a_failure_in_a_down_run_keeps_the_runs_that_finished() {
+        let b = Fake {
+            downwards: true,
+            fail_at: Some(10),
+            fail_in_start: Some(1),
+            ..Fake::new(1000)
+        };
+        let r = go(&b, 20, 3);
+        assert_eq!(r.status, Status::Failed);
+        assert!(r.message.as_deref().unwrap().contains("broke at 10"));
+        assert_eq!(r.runs.len(), 1);
+        assert_eq!(r.runs[0].direction, Direction::Up);
+    }
+
+    #[test]
+    fn a_benchmark_that_cannot_go_down_is_retimed_at_low_n_after_each_run() {
+        let b = Fake::new(1000);
+        let r = go(&b, 300, 2);
+        assert_eq!(r.status, Status::Ok);
+        let k = recheck_ops(300);
+        assert_eq!(k, 30);
+        for run in &r.runs {
+            assert_eq!(run.direction, Direction::Up);
+            assert_eq!(ns_of(&run.samples), (0..300).collect::<Vec<_>>());
+            assert_eq!(run.recheck_when, Some(RecheckWhen::After));
+            assert_eq!(ns_of(&run.recheck), (0..k).collect::<Vec<_>>());
+            assert_timed_at_n(&run.recheck);
+        }
+        // Run, then a fresh run (started for the same n) for the
+        // re-timing, twice; each re-timing's operations follow its run's.
+        use Event::*;
+        let events = b.events();
+        let starts: Vec<usize> = (0..events.len())
+            .filter(|&i| matches!(events[i], Start(_)))
+            .collect();
+        assert_eq!(starts.len(), 4);
+        for (j, &i) in starts.iter().enumerate() {
+            assert_eq!(events[i], Start(300));
+            let ops = starts.get(j + 1).unwrap_or(&events.len()) - i - 1;
+            assert_eq!(ops as u64, if j % 2 == 0 { 300 } else { k });
+            assert_eq!(events[i + ops], Op(if j % 2 == 0 { 299 } else { k - 1 }));
+        }
+    }
+
+    #[test]
+    fn a_falling_benchmark_is_retimed_at_low_n_before_each_run() {
+        let b = Fake {
+            falling: true,
+            ..Fake::new(1000)
+        };
+        let r = go(&b, 300, 2);
+        assert_eq!(r.status, Status::Ok);
+        let k = recheck_ops(300);
+        for run in &r.runs {
+            assert_eq!(run.direction, Direction::Down);
+            assert_eq!(ns_of(&run.samples), (1..=300).rev().collect::<Vec<_>>());
+            assert_eq!(run.recheck_when, Some(RecheckWhen::Before));
+            // A fresh run of k items, removed one by one: n = k … 1.
+            assert_eq!(ns_of(&run.recheck), (1..=k).rev().collect::<Vec<_>>());
+            assert_timed_at_n(&run.samples);
+            assert_timed_at_n(&run.recheck);
+        }
+        use Event::*;
+        let starts: Vec<Event> = b
+            .events()
+            .into_iter()
+            .filter(|e| matches!(e, Start(_)))
+            .collect();
+        assert_eq!(starts, [Start(k), Start(300), Start(k), Start(300)]);
+    }
+
+    #[test]
+    fn a_limit_met_while_running_caps_n_and_says_why() {
+        let r = go(&Fake::new(30), 50, 2);
         assert_eq!(r.status, Status::Capped);
         assert_eq!(r.params.n, 30);
         assert_eq!(r.params.requested_n, 50);
         assert_eq!(r.runs.len(), 2);
         assert!(r.runs.iter().all(|x| x.samples.len() == 30));
+        assert_eq!(r.caps.len(), 1);
         assert_eq!(r.caps[0].reached, 30);
         assert_eq!(r.caps[0].resource, "descriptors");
         assert!(r.caps[0].reason.contains("out of fakes"));
+        // The re-timing after each run aims at the n reached.
+        assert!(r.runs.iter().all(|x| x.recheck.len() == 20));
     }
 
     #[test]
@@ -419,8 +952,8 @@ mod tests {
         // Fails in every run at item 20: the first run already fails.
         let r = go(
             &Fake {
-                limit: 1000,
                 fail_at: Some(20),
+                ..Fake::new(1000)
             },
             50,
             2,
@@ -435,5 +968,29 @@ mod tests {
         assert_eq!(default_warmup(5), 5);
         assert_eq!(default_warmup(1000), 50);
         assert_eq!(default_warmup(1_000_000), 500);
+    }
+
+    #[test]
+    fn recheck_ops_is_the_lowest_tenth_bounded() {
+        assert_eq!(recheck_ops(0), 0);
+        assert_eq!(recheck_ops(5), 5);
+        assert_eq!(recheck_ops(40), 20);
+        assert_eq!(recheck_ops(300), 30);
+        assert_eq!(recheck_ops(2000), 200);
+        assert_eq!(recheck_ops(1_000_000), 500);
+    }
+
+    #[test]
+    fn directions_and_rechecks_follow_the_order() {
+        assert_eq!(Order::Levels.direction(1), Direction::Down);
+        assert_eq!(Order::Levels.direction(2), Direction::Up);
+        assert_eq!(Order::Levels.recheck(), None);
+        assert_eq!(Order::Rising.direction(1), Direction::Up);
+        assert_eq!(Order::Falling.direction(0), Direction::Down);
+        assert!(!Order::Falling.goes_down(1), "its start() already holds n");
+        let per_item = Schedule::PerItem;
+        assert_eq!(Order::Alternating.units(0, per_item, 100), 100);
+        assert_eq!(Order::Alternating.units(1, per_item, 100), 400);
+        assert_eq!(Order::Rising.units(1, per_item, 100), 120);
     }
 }

@@ -491,9 +491,101 @@ pub struct RunRecord {
     /// the operation that took `ns` nanoseconds was done. Raw: the timer
     /// overhead is not subtracted.
     pub samples: Vec<[u64; 2]>,
+    /// The order in which the run visited n. Absent in files written
+    /// before the field existed: read as `up`.
+    #[serde(default)]
+    pub direction: Direction,
+    /// Re-timing at low n of a benchmark that cannot measure on the way
+    /// down: `[n, ns]` pairs of the first operations of a fresh run, taken
+    /// far in time from this run's own low-n samples (see
+    /// [`RunRecord::recheck_when`]). Empty (absent in the file) when none
+    /// was taken.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recheck: Vec<[u64; 2]>,
+    /// When [`RunRecord::recheck`] was taken; absent when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recheck_when: Option<RecheckWhen>,
+}
+
+/// The order in which a run visited n.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// n rose as the run went on.
+    #[default]
+    Up,
+    /// n fell as the run went on.
+    Down,
+}
+
+impl Direction {
+    /// Lower-case name as in the file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Up => "up",
+            Direction::Down => "down",
+        }
+    }
+}
+
+/// When a run's re-timing at low n was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecheckWhen {
+    /// After the run, once its resources were released: the run's own
+    /// low-n samples came first.
+    After,
+    /// Before the run started: the run's own low-n samples come last
+    /// (fork-cleanup, whose n falls).
+    Before,
 }
 
 /// RFC 3339 UTC timestamp of now, to the second.
 pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_without_direction_or_recheck_still_load() {
+        let old = r#"{"index": 1, "started": "2026-01-01T00:00:00Z", "duration_ms": 1.5,
+            "timer_overhead": {"min_ns": 20.0, "median_ns": 25.0}, "samples": [[0, 100], [1, 110]]}"#;
+        let r: RunRecord = serde_json::from_str(old).unwrap();
+        assert_eq!(r.direction, Direction::Up);
+        assert!(r.recheck.is_empty());
+        assert_eq!(r.recheck_when, None);
+        assert_eq!(r.samples, vec![[0, 100], [1, 110]]);
+    }
+
+    #[test]
+    fn direction_and_recheck_are_written_as_documented() {
+        let mut r = RunRecord {
+            index: 0,
+            started: "2026-01-01T00:00:00Z".into(),
+            duration_ms: 1.0,
+            timer_overhead: Overhead {
+                min_ns: 20.0,
+                median_ns: 25.0,
+            },
+            samples: vec![[1, 100], [0, 90]],
+            direction: Direction::Down,
+            recheck: Vec::new(),
+            recheck_when: None,
+        };
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["direction"], "down");
+        assert!(v.get("recheck").is_none() && v.get("recheck_when").is_none());
+        r.direction = Direction::Up;
+        r.recheck = vec![[0, 80], [1, 85]];
+        r.recheck_when = Some(RecheckWhen::After);
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["direction"], "up");
+        assert_eq!(v["recheck"], serde_json::json!([[0, 80], [1, 85]]));
+        assert_eq!(v["recheck_when"], "after");
+        let back: RunRecord = serde_json::from_value(v).unwrap();
+        assert_eq!(back, r);
+    }
 }
