@@ -329,17 +329,21 @@ pub fn find_shadow(buckets: Vec<Vec<Residual>>) -> Option<Shadow> {
     })
 }
 
-/// Median of one run's samples at its lowest and highest tenth of n.
+/// Interquartile mean of one run's samples at its lowest and highest
+/// tenth of n (the ends, as the verdict's).
 fn run_ends(s: &[(f64, f64)]) -> Option<(f64, f64)> {
     if s.len() < 20 {
         return None;
     }
     let mut v = s.to_vec();
     v.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let k = (v.len() / 10).max(1);
+    let k = ((v.len() as f64 * super::buckets::END_SHARE) as usize).max(1);
     let mut lo: Vec<f64> = v[..k].iter().map(|x| x.1).collect();
     let mut hi: Vec<f64> = v[v.len() - k..].iter().map(|x| x.1).collect();
-    Some((median_of(&mut lo), median_of(&mut hi)))
+    Some((
+        super::buckets::interquartile_mean(&mut lo),
+        super::buckets::interquartile_mean(&mut hi),
+    ))
 }
 
 /// A cost that moved with time rather than with n, by more than `min`
@@ -434,6 +438,7 @@ pub fn drift(samples: &[Sample], runs: &[RunInfo], min: f64) -> Option<Flag> {
 #[cfg(test)]
 mod tests {
     use super::super::resample::{Data, summarize};
+    use super::super::{Flag, RunInfo};
     use super::*;
 
     fn noise(i: usize) -> f64 {
@@ -502,5 +507,94 @@ mod tests {
                 }
         });
         assert!(sh.is_none(), "{sh:?}");
+    }
+
+    fn run(r: u32, down: bool, f: impl Fn(f64, f64) -> f64) -> Vec<Sample> {
+        // 1 000 samples; f(n, t) with t the share of the run's time passed.
+        (0..1000)
+            .map(|i| {
+                let n = if down { 999 - i } else { i } as f64;
+                let t = i as f64 / 1000.0;
+                Sample {
+                    n,
+                    ns: f(n, t) * (1.0 + 0.02 * noise(i + 1000 * r as usize)),
+                    run: r,
+                }
+            })
+            .collect()
+    }
+
+    fn info(r: u32, down: bool) -> RunInfo {
+        RunInfo {
+            run: r,
+            downwards: down,
+            ..RunInfo::default()
+        }
+    }
+
+    #[test]
+    fn a_drift_in_time_shows_between_directions() {
+        // Flat in n, 30 % dearer by the end of every run.
+        let mut s = Vec::new();
+        let mut runs = Vec::new();
+        for r in 0..5u32 {
+            let down = r % 2 == 1;
+            s.extend(run(r, down, |_, t| 1000.0 * (1.0 + 0.3 * t)));
+            runs.push(info(r, down));
+        }
+        match drift(&s, &runs, 0.1) {
+            Some(Flag::Drift { factor, source }) => {
+                assert_eq!(source, DriftSource::Directions);
+                assert!((factor - 1.3).abs() < 0.05, "{factor}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn growth_with_n_is_not_a_drift() {
+        let mut s = Vec::new();
+        let mut runs = Vec::new();
+        for r in 0..5u32 {
+            let down = r % 2 == 1;
+            s.extend(run(r, down, |n, _| 1000.0 + n));
+            runs.push(info(r, down));
+        }
+        assert_eq!(drift(&s, &runs, 0.1), None);
+    }
+
+    #[test]
+    fn a_recheck_that_differs_in_every_run_is_a_drift() {
+        let mut s = Vec::new();
+        let mut runs = Vec::new();
+        for r in 0..3u32 {
+            s.extend(run(r, false, |_, _| 1000.0));
+            runs.push(RunInfo {
+                recheck: (0..50).map(|n| (n as f64, 1250.0)).collect(),
+                recheck_after: true,
+                ..info(r, false)
+            });
+        }
+        match drift(&s, &runs, 0.1) {
+            Some(Flag::Drift { factor, source }) => {
+                assert_eq!(source, DriftSource::Recheck);
+                assert!((factor - 1.25).abs() < 0.03, "{factor}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The same re-timing taken before the run (n falls): the cost was
+        // higher earlier, so it fell with time.
+        for r in &mut runs {
+            r.recheck_after = false;
+        }
+        match drift(&s, &runs, 0.1) {
+            Some(Flag::Drift { factor, .. }) => assert!((factor - 0.8).abs() < 0.03, "{factor}"),
+            other => panic!("{other:?}"),
+        }
+        // Agreeing re-timings: no drift.
+        for r in &mut runs {
+            r.recheck = (0..50).map(|n| (n as f64, 1010.0)).collect();
+        }
+        assert_eq!(drift(&s, &runs, 0.1), None);
     }
 }

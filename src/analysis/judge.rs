@@ -17,7 +17,7 @@
 //!    decades of n.
 
 use super::fit::{Class, Fit};
-use super::models::{self, Bent, Ic, Point, Power, Segmented};
+use super::models::{self, Bent, Bent2, Ic, Point, Power, Segmented};
 use super::resample::Summary;
 use super::{Flag, Label, Options};
 use serde::Serialize;
@@ -32,6 +32,8 @@ pub enum Model {
     Power(Power),
     /// A line whose slope rises at one n.
     Bent(Bent),
+    /// A line whose slope rises at two n.
+    Bent2(Bent2),
     /// Segments joined by jumps.
     Segmented(Segmented),
 }
@@ -43,6 +45,7 @@ impl Model {
             Model::Smooth(f) => f.at(n),
             Model::Power(p) => p.at(n),
             Model::Bent(b) => b.at(n),
+            Model::Bent2(b) => b.at(n),
             Model::Segmented(s) => s.at(n),
         }
     }
@@ -53,6 +56,7 @@ impl Model {
             Model::Smooth(f) => f.chi2,
             Model::Power(p) => p.chi2,
             Model::Bent(b) => b.chi2,
+            Model::Bent2(b) => b.chi2,
             Model::Segmented(s) => s.chi2,
         }
     }
@@ -64,6 +68,7 @@ impl Model {
             Model::Smooth(_) => 2,
             Model::Power(_) => 3,
             Model::Bent(_) => 4,
+            Model::Bent2(_) => 6,
             Model::Segmented(s) => s.params,
         }
     }
@@ -110,9 +115,6 @@ pub struct Context {
 const STRUCTURE_MARGIN: f64 = 10.0;
 /// … and a bent line.
 const BENT_MARGIN: f64 = 6.0;
-/// Improvement a power needs over every class before no class is said to
-/// fit.
-const POWER_MARGIN: f64 = 10.0;
 /// Criterion difference within which two classes tie (the simpler wins,
 /// the other is the alternative).
 const TIE: f64 = 2.0;
@@ -157,12 +159,14 @@ pub fn judge(sum: &Summary, ctx: &Context, opts: &Options) -> Judgement {
         .collect();
     let power = models::fit_power(&pts);
     let bent = models::fit_bent(&pts);
+    let bent2 = models::fit_bent2(&pts);
     let reduced = |chi2: f64, params: usize| chi2 / (k as f64 - params as f64).max(1.0);
     let mut scale = fits
         .iter()
         .map(|f| reduced(f.chi2, if f.class == Class::Constant { 1 } else { 2 }))
         .chain(power.map(|p| reduced(p.chi2, 3)))
         .chain(bent.map(|b| reduced(b.chi2, 4)))
+        .chain(bent2.map(|b| reduced(b.chi2, 6)))
         .fold(f64::INFINITY, f64::min)
         .max(1.0);
     let penalty = (k as f64).ln().max(1.0);
@@ -225,21 +229,33 @@ pub fn judge(sum: &Summary, ctx: &Context, opts: &Options) -> Judgement {
             .iter()
             .find(|f| class_ic(f) <= best_growth + TIE)
             .map(|f| **f);
-        let bent = bent.filter(|x| ic.of(x.chi2, 4) <= best_growth - BENT_MARGIN);
-        let power_wins = power.filter(|p| {
-            let best_class = bent.map_or(best_growth, |x| best_growth.min(ic.of(x.chi2, 4)));
-            ic.of(p.chi2, 3) <= best_class - POWER_MARGIN && !near_class_exponent(p.p)
-        });
-        if let Some(p) = power_wins {
-            local = local_exponents(&pts, p.a);
-            (Label::NoFit, Model::Power(p))
-        } else if let Some(x) = bent {
-            flags.push(Flag::SlopeChange {
-                at_n: x.knot,
-                before_ns: x.before,
-                after_ns: x.after,
-            });
-            (Label::Class(Class::Linear), Model::Bent(x))
+        // A line whose cost per item rises once or twice (a structure
+        // leaving one cache, then the next), when it beats every class.
+        let bent1 = bent.map(|x| (ic.of(x.chi2, 4), Model::Bent(x)));
+        let bent2 = bent2.map(|x| (ic.of(x.chi2, 6), Model::Bent2(x)));
+        let bent = [bent1, bent2]
+            .into_iter()
+            .flatten()
+            .filter(|(c, _)| *c <= best_growth - BENT_MARGIN)
+            .min_by(|x, y| x.0.total_cmp(&y.0))
+            .map(|x| x.1);
+        if let Some(m) = bent {
+            let knots: Vec<(f64, f64, f64)> = match &m {
+                Model::Bent(x) => vec![(x.knot, x.before, x.after)],
+                Model::Bent2(x) => vec![
+                    (x.knots[0], x.slopes[0], x.slopes[1]),
+                    (x.knots[1], x.slopes[1], x.slopes[2]),
+                ],
+                _ => Vec::new(),
+            };
+            for (at_n, before_ns, after_ns) in knots {
+                flags.push(Flag::SlopeChange {
+                    at_n,
+                    before_ns,
+                    after_ns,
+                });
+            }
+            (Label::Class(Class::Linear), m)
         } else if let Some(f) = pick {
             alternative = growth
                 .iter()
@@ -421,7 +437,7 @@ fn fits_practically(pts: &[Point], at: impl Fn(f64) -> f64, params: usize) -> bo
 
 /// Log-log slope of the growing part (cost − a) over the lower and upper
 /// half of the points.
-fn local_exponents(pts: &[Point], a: f64) -> Option<(f64, f64)> {
+pub fn local_exponents(pts: &[Point], a: f64) -> Option<(f64, f64)> {
     let grow: Vec<(f64, f64)> = pts
         .iter()
         .filter(|p| p.0 > 0.0 && p.1 - a > 0.0)

@@ -17,7 +17,7 @@ pub mod units;
 pub use buckets::{Bucket, Sample};
 pub use fit::{Class, Fit};
 pub use judge::Model;
-pub use models::{Bent, Power, Segmented};
+pub use models::{Bent, Bent2, Power, Segmented};
 pub use resample::Level;
 
 use serde::Serialize;
@@ -46,7 +46,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             tolerance: 0.20,
-            level: 0.90,
+            level: 0.80,
             min_decades: 1.5,
             replicas: 200,
             seed: 0x5ca1ab1e,
@@ -405,10 +405,10 @@ pub struct Verdict {
     /// Local exponent of the growing part over the lower and the upper
     /// half of n, when it matters (superlinear, no fit).
     pub local_exponent: Option<(f64, f64)>,
-    /// Median cost (and median n) of the 10 % of samples with the
-    /// smallest n.
+    /// Interquartile mean of the cost (and median n) of the tenth of the
+    /// samples with the smallest n.
     pub low: Level,
-    /// … and of the 10 % with the largest n.
+    /// … and of the tenth with the largest n.
     pub high: Level,
     /// Samples analysed.
     pub samples: usize,
@@ -481,6 +481,14 @@ impl Verdict {
                 fmt_ns(b.before),
                 fmt_n(b.knot),
                 fmt_ns(b.after)
+            ),
+            (Label::Class(c), Model::Bent2(b)) => format!(
+                "{c}: {} per item up to n ≈ {}, {} up to n ≈ {}, {} after; {ends}",
+                fmt_ns(b.slopes[0]),
+                fmt_n(b.knots[0]),
+                fmt_ns(b.slopes[1]),
+                fmt_n(b.knots[1]),
+                fmt_ns(b.slopes[2])
             ),
             (Label::Class(c), _) => {
                 format!("{c}: {} over {}; {ends}", self.interval(), self.range())
@@ -555,6 +563,15 @@ pub fn describe_model(m: &Model) -> String {
             coef(b.before),
             coef(b.after),
             fmt_n(b.knot)
+        ),
+        Model::Bent2(b) => format!(
+            "{} + {}·n, {}·n beyond n ≈ {}, {}·n beyond n ≈ {}",
+            fmt_ns(b.a),
+            coef(b.slopes[0]),
+            coef(b.slopes[1]),
+            fmt_n(b.knots[0]),
+            coef(b.slopes[2]),
+            fmt_n(b.knots[1])
         ),
         Model::Segmented(s) => describe_segments(s, 0.0),
     }

@@ -276,6 +276,66 @@ pub fn fit_bent(pts: &[Point]) -> Option<Bent> {
     best
 }
 
+/// A continuous line whose slope rises at two n (a cost per item that
+/// rises twice: a structure leaving one cache, then the next).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Bent2 {
+    /// Cost at n = 0, ns.
+    pub a: f64,
+    /// Slopes before the first knot, between the knots, after the second.
+    pub slopes: [f64; 3],
+    /// Where the slope changes.
+    pub knots: [f64; 2],
+    /// χ².
+    pub chi2: f64,
+}
+
+impl Bent2 {
+    /// The model's cost at n.
+    pub fn at(&self, n: f64) -> f64 {
+        self.a
+            + self.slopes[0] * n
+            + (self.slopes[1] - self.slopes[0]) * (n - self.knots[0]).max(0.0)
+            + (self.slopes[2] - self.slopes[1]) * (n - self.knots[1]).max(0.0)
+    }
+}
+
+/// The best line with two knots whose slope rises at each by at least
+/// 30 % (the first not falling), with at least three buckets before the
+/// first knot, between them, and after the second.
+pub fn fit_bent2(pts: &[Point]) -> Option<Bent2> {
+    let k = pts.len();
+    if k < 10 {
+        return None;
+    }
+    let mut best: Option<Bent2> = None;
+    for i in 3..k - 6 {
+        for j in i + 3..k - 3 {
+            let (k1, k2) = (pts[i].0, pts[j].0);
+            let Some(([a, b1, d1, d2], chi2)) =
+                wls(pts, |n| [1.0, n, (n - k1).max(0.0), (n - k2).max(0.0)])
+            else {
+                continue;
+            };
+            let (s1, s2) = (b1 + d1, b1 + d1 + d2);
+            let level = a.abs().max(1e-300);
+            if b1 < -1e-9 * level || d1 <= 0.3 * b1.max(0.0) || d2 <= 0.3 * s1.max(0.0) || d1 <= 0.0
+            {
+                continue;
+            }
+            if best.is_none_or(|b| chi2 < b.chi2) {
+                best = Some(Bent2 {
+                    a,
+                    slopes: [b1, s1, s2],
+                    knots: [k1, k2],
+                    chi2,
+                });
+            }
+        }
+    }
+    best
+}
+
 /// One segment of a segmented model: a constant or a line over n.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Segment {

@@ -4,7 +4,7 @@
 //! every judgement is made from — the same function for the data and for
 //! each replica, so that a replica is judged exactly as the data is.
 
-use super::buckets::{self, Bucket, Layout, Sample, median_of, quantile};
+use super::buckets::{self, Bucket, Layout, Sample, interquartile_mean, median_of, quantile};
 use super::flags::{self, Shadow};
 use super::judge;
 use rand::rngs::Xoshiro256PlusPlus as Rng64;
@@ -203,7 +203,8 @@ pub struct View {
 pub struct Summary {
     /// Non-empty buckets, by n.
     pub buckets: Vec<Bucket>,
-    /// The low end: median n and cost of the lowest tenth of the samples.
+    /// The low end: median n and interquartile mean of the cost of the
+    /// lowest tenth of the samples.
     pub low: Level,
     /// The high end.
     pub high: Level,
@@ -287,7 +288,7 @@ pub fn summarize(view: &View, data: &Data, shadow: bool) -> Summary {
                 }
             }
         }
-        median_of(&mut v)
+        interquartile_mean(&mut v)
     };
     let low = Level {
         n: if low_from == 0 {
@@ -308,7 +309,7 @@ pub fn summarize(view: &View, data: &Data, shadow: bool) -> Summary {
                     .flat_map(|b| data.cell(view, s, b))
                     .flat_map(|(y, _, _, w)| std::iter::repeat_n(y, w as usize))
                     .collect();
-                median_of(&mut v)
+                interquartile_mean(&mut v)
             };
             (
                 data.runs[view.slots[s]],

@@ -201,10 +201,14 @@ pub struct RunArgs {
     /// Name of this system in reports (default: the host name).
     #[arg(long, value_name = "NAME")]
     pub label: Option<String>,
-    /// Pin the benchmarking process to this CPU (network benchmarks pin
-    /// their client to the first CPU and their server to the last by default).
-    #[arg(long, value_name = "CPU")]
+    /// Pin the benchmarking process to this CPU. Without it, every
+    /// benchmark run is pinned to the first CPU (with the processes it
+    /// starts), and the network benchmarks' server to the last.
+    #[arg(long, value_name = "CPU", conflicts_with = "no_pin")]
     pub pin: Option<usize>,
+    /// Pin nothing: leave benchmark runs and servers to the scheduler.
+    #[arg(long)]
+    pub no_pin: bool,
     /// Event backends for the network benchmarks, comma separated, or
     /// `all` (every backend this OS has; the default).
     #[arg(

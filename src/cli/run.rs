@@ -258,6 +258,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     if let (Some(c), Some((_, server))) = (a.pin, net.cpus) {
         net.cpus = Some((c, server));
     }
+    if a.no_pin {
+        net.cpus = None;
+    }
     let runs = a.runs.unwrap_or(Suite::Quick.runs());
     let clock = Clock::new(a.timer)?;
     reaper::install();

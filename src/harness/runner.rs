@@ -186,6 +186,16 @@ pub fn run_benchmark(
         return result;
     }
     let warm_ops = if warmup > 0 { schedule.ops(warmup) } else { 0 };
+    // Everything below runs on one CPU (see `Ctx::pin`); the guard restores
+    // the affinity when the benchmark is done.
+    let _pin = ctx.pin().and_then(|cpu| {
+        let guard = crate::sys::PinGuard::new(cpu).ok()?;
+        result
+            .params
+            .extra
+            .insert("pinned_cpu".into(), serde_json::Value::from(cpu));
+        Some(guard)
+    });
     let order = Order::of(bench);
     let run_units: u64 = (0..plan.runs).map(|r| order.units(r, schedule, n)).sum();
     progress.begin(&series, warm_ops + run_units);

@@ -143,6 +143,10 @@ pub fn profile(
         return failed(format!("n = {n} is too small for a low and a high window"));
     }
     let low_n = (n / 10).max(1);
+    // On the CPU the timed runs used.
+    let _pin = ctx
+        .pin()
+        .and_then(|cpu| crate::sys::PinGuard::new(cpu).ok());
     // One item more than n: at n the window's operation adds one before
     // its undo takes it away.
     let mut run = match bench.start(ctx, variant, n + 1) {

@@ -20,7 +20,7 @@ pub use terminal::TerminalReport;
 
 use crate::analysis::units::{fmt_n, fmt_ns};
 use crate::analysis::{self, Options, Sample, Verdict};
-use crate::results::{BenchResult, Cap, ResultFile, Status, WorkloadRow};
+use crate::results::{BenchResult, Cap, Direction, RecheckWhen, ResultFile, Status, WorkloadRow};
 use std::io::Write;
 
 /// One system's (or tuning's) result file with its label.
@@ -74,6 +74,24 @@ pub fn samples_of(b: &BenchResult) -> Vec<Sample> {
         .collect()
 }
 
+/// What is known of each run of a recorded series beyond its samples:
+/// the direction it visited n and its re-timing at low n.
+pub fn runs_of(b: &BenchResult) -> Vec<analysis::RunInfo> {
+    b.runs
+        .iter()
+        .map(|r| analysis::RunInfo {
+            run: r.index,
+            downwards: r.direction == Direction::Down,
+            recheck: r
+                .recheck
+                .iter()
+                .map(|s| (s[0] as f64, s[1] as f64))
+                .collect(),
+            recheck_after: r.recheck_when != Some(RecheckWhen::Before),
+        })
+        .collect()
+}
+
 /// Median timer overhead over a series' runs.
 pub fn overhead_of(b: &BenchResult) -> Option<f64> {
     let mut o: Vec<f64> = b.runs.iter().map(|r| r.timer_overhead.median_ns).collect();
@@ -89,7 +107,8 @@ pub fn judge(b: &BenchResult, opts: &Options) -> Result<Verdict, String> {
             (s, None) => format!("{}: no runs", s.as_str()),
         });
     }
-    analysis::analyze(&samples_of(b), overhead_of(b), opts).map_err(|e| e.to_string())
+    analysis::analyze_runs(&samples_of(b), &runs_of(b), overhead_of(b), opts)
+        .map_err(|e| e.to_string())
 }
 
 impl<'a> Input<'a> {
