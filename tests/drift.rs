@@ -1,6 +1,7 @@
 //! Drift over time through the binary: benchmarks whose undo restores the
-//! state one item earlier measure odd-numbered runs on the way down; the
-//! others are re-timed at low n in a fresh run.
+//! state one item earlier measure every run both ways (up and down in
+//! even-numbered runs, down and up in odd ones); the others are re-timed
+//! at low n in a fresh run.
 
 use serde_json::Value;
 
@@ -29,8 +30,20 @@ fn ns_of(pairs: &Value) -> Vec<u64> {
         .collect()
 }
 
+/// Even n going up and odd n coming down (`up-down`), or odd n coming
+/// down and even n going up again (`down-up`), below `top`.
+fn both_ways(run: usize, top: u64) -> (Vec<u64>, &'static str) {
+    let even = (0..top).filter(|k| k.is_multiple_of(2));
+    let odd_down = (0..top).rev().filter(|k| k % 2 == 1);
+    if run.is_multiple_of(2) {
+        (even.chain(odd_down).collect(), "up-down")
+    } else {
+        (odd_down.chain(even).collect(), "down-up")
+    }
+}
+
 #[test]
-fn socket_and_bind_measure_every_other_run_on_the_way_down() {
+fn socket_and_bind_measure_every_run_both_ways() {
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("r.json");
     let ok = bin()
@@ -48,11 +61,7 @@ fn socket_and_bind_measure_every_other_run_on_the_way_down() {
         let runs = b["runs"].as_array().unwrap();
         assert_eq!(runs.len(), 3);
         for (i, run) in runs.iter().enumerate() {
-            let (want, dir): (Vec<u64>, &str) = if i % 2 == 1 {
-                ((0..300).rev().collect(), "down")
-            } else {
-                ((0..300).collect(), "up")
-            };
+            let (want, dir) = both_ways(i, 300);
             assert_eq!(ns_of(&run["samples"]), want, "{name} run {i}");
             assert_eq!(run["direction"], dir, "{name} run {i}");
             assert!(run.get("recheck").is_none(), "{name} run {i}: {run}");

@@ -156,10 +156,13 @@ pub enum Schedule {
     /// One timed operation per item: each operation adds the item it
     /// times (socket, fork, …), so n counts 0, 1, 2, … up to the target.
     PerItem,
-    /// `levels` evenly spaced values of n from 0 up to the target, visited
-    /// upwards in even-numbered runs and downwards in odd ones (so that a
-    /// drift over time does not pass for growth with n); at each the run
-    /// is resized there untimed ([`Run::resize_to`]), then `per_level`
+    /// `levels` evenly spaced values of n from 0 up to the target, each
+    /// run visiting them both ways — up and then down in even-numbered
+    /// runs, down and then up in odd ones —, half of a level's operations
+    /// on each way (so that a drift over time, or a spell of slow
+    /// operations, falls on both ends of n alike and cannot pass for
+    /// growth with n); at each visit
+    /// the run is resized there untimed ([`Run::resize_to`]), then the
     /// operations are timed. For operations whose cost grows with n, so
     /// that large n stay affordable.
     Levels {
@@ -179,21 +182,25 @@ impl Schedule {
         }
     }
 
-    /// For each timed operation, the n to resize to first (if any); levels
-    /// go down when `downwards`, else up.
-    pub fn plan(self, n: u64, downwards: bool) -> Vec<Option<u64>> {
+    /// For each timed operation, the n to resize to first (if any): levels
+    /// up, then down, or down and then up when `peak_first` (a level's
+    /// operations split between its two visits, the first taking the odd
+    /// one).
+    pub fn plan(self, n: u64, peak_first: bool) -> Vec<Option<u64>> {
         match self {
             Schedule::PerItem => vec![None; n as usize],
             Schedule::Levels { levels, per_level } => {
                 let l = levels.min(n.max(1));
-                let mut order: Vec<u64> = (0..l).map(|i| i * n / l).collect();
-                if downwards {
-                    order.reverse();
+                let mut way: Vec<u64> = (0..l).map(|i| i * n / l).collect();
+                if peak_first {
+                    way.reverse();
                 }
-                order
-                    .into_iter()
-                    .flat_map(|target| (0..per_level).map(move |j| (j == 0).then_some(target)))
-                    .collect()
+                let visit =
+                    |target: u64, ops: u64| (0..ops).map(move |j| (j == 0).then_some(target));
+                let (first, second) = (per_level.div_ceil(2), per_level / 2);
+                let mut out: Vec<Option<u64>> = way.iter().flat_map(|&t| visit(t, first)).collect();
+                out.extend(way.iter().rev().flat_map(|&t| visit(t, second)));
+                out
             }
         }
     }
@@ -343,11 +350,14 @@ mod tests {
         assert_eq!(s.ops(100), 12);
         let p = s.plan(100, false);
         assert_eq!(p.len(), 12);
-        let grows: Vec<u64> = p.iter().flatten().copied().collect();
-        assert_eq!(grows, vec![0, 25, 50, 75]);
-        assert_eq!(p.iter().filter(|x| x.is_none()).count(), 8);
-        let down: Vec<u64> = s.plan(100, true).iter().flatten().copied().collect();
-        assert_eq!(down, vec![75, 50, 25, 0]);
+        // Up with two operations a level, then down with one.
+        let visits: Vec<u64> = p.iter().flatten().copied().collect();
+        assert_eq!(visits, vec![0, 25, 50, 75, 75, 50, 25, 0]);
+        assert_eq!(p.iter().filter(|x| x.is_none()).count(), 4);
+        assert_eq!(p[..3], [Some(0), None, Some(25)]);
+        let p = s.plan(100, true);
+        let visits: Vec<u64> = p.iter().flatten().copied().collect();
+        assert_eq!(visits, vec![75, 50, 25, 0, 0, 25, 50, 75]);
         assert_eq!(Schedule::PerItem.plan(3, true), vec![None, None, None]);
         assert_eq!(s.ops(2), 6, "never more levels than items");
     }

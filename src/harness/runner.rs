@@ -52,11 +52,12 @@ pub fn recheck_ops(n: u64) -> u64 {
 /// How a benchmark's runs visit n, and whether they are re-timed at low n.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Order {
-    /// A level schedule: up in even-numbered runs, down in odd ones.
+    /// A level schedule: up and down in even-numbered runs, down and up
+    /// in odd ones.
     Levels,
-    /// Per item, able to go down: up in even-numbered runs; odd ones grow
-    /// to n untimed and measure on the way down.
-    Alternating,
+    /// Per item, able to go down: even-numbered runs go up and down,
+    /// odd ones down and up ([`updown_run`]).
+    UpDown,
     /// Per item, n rises in every run; re-timed at low n after each run.
     Rising,
     /// Per item, n falls in every run (fork-cleanup); re-timed at low n
@@ -69,22 +70,23 @@ impl Order {
         match bench.schedule() {
             Schedule::Levels { .. } => Order::Levels,
             Schedule::PerItem if bench.falling() => Order::Falling,
-            Schedule::PerItem if bench.downwards() => Order::Alternating,
+            Schedule::PerItem if bench.downwards() => Order::UpDown,
             Schedule::PerItem => Order::Rising,
         }
     }
 
-    /// Whether run `r` visits n downwards by the harness's choice.
-    fn goes_down(self, r: u32) -> bool {
-        matches!(self, Order::Levels | Order::Alternating) && r % 2 == 1
+    /// Whether run `r` visits its top n first (down-up).
+    fn peak_first(self, r: u32) -> bool {
+        matches!(self, Order::Levels | Order::UpDown) && r % 2 == 1
     }
 
     /// The order in which run `r` visits n, as recorded.
     fn direction(self, r: u32) -> Direction {
-        if self == Order::Falling || self.goes_down(r) {
-            Direction::Down
-        } else {
-            Direction::Up
+        match self {
+            Order::Levels | Order::UpDown if self.peak_first(r) => Direction::DownUp,
+            Order::Levels | Order::UpDown => Direction::UpDown,
+            Order::Falling => Direction::Down,
+            Order::Rising => Direction::Up,
         }
     }
 
@@ -93,16 +95,17 @@ impl Order {
         match self {
             Order::Rising => Some(RecheckWhen::After),
             Order::Falling => Some(RecheckWhen::Before),
-            Order::Levels | Order::Alternating => None,
+            Order::Levels | Order::UpDown => None,
         }
     }
 
-    /// Units of progress of run `r` aiming at `n`, its re-timing included:
+    /// Units of progress of a run aiming at `n`, its re-timing included:
     /// every call to `op` or `undo`, timed or not.
     fn units(self, r: u32, schedule: Schedule, n: u64) -> u64 {
-        let run = if self == Order::Alternating && self.goes_down(r) {
-            // Growing: one op per item; each step down: undo, op, undo.
-            4 * n
+        let run = if self == Order::UpDown {
+            // Up: one op per item; down: undo, op, undo at odd n, undo at
+            // even n; down-up runs grow once more.
+            if self.peak_first(r) { 4 * n } else { 3 * n }
         } else {
             schedule.ops(n)
         };
@@ -185,7 +188,12 @@ pub fn run_benchmark(
         result.caps = caps;
         return result;
     }
-    let warm_ops = if warmup > 0 { schedule.ops(warmup) } else { 0 };
+    let order = Order::of(bench);
+    let warm_ops = if warmup > 0 {
+        order.units(0, schedule, warmup) - order.recheck().map_or(0, |_| recheck_ops(warmup))
+    } else {
+        0
+    };
     // Everything below runs on one CPU (see `Ctx::pin`); the guard restores
     // the affinity when the benchmark is done.
     let _pin = ctx.pin().and_then(|cpu| {
@@ -196,7 +204,6 @@ pub fn run_benchmark(
             .insert("pinned_cpu".into(), serde_json::Value::from(cpu));
         Some(guard)
     });
-    let order = Order::of(bench);
     let run_units: u64 = (0..plan.runs).map(|r| order.units(r, schedule, n)).sum();
     progress.begin(&series, warm_ops + run_units);
     for c in &caps {
@@ -250,7 +257,7 @@ pub fn run_benchmark(
         let started = now_rfc3339();
         let t0 = Instant::now();
         let (samples, end) =
-            match one_run(bench, variant, ctx, clock, n, order.goes_down(r), progress) {
+            match one_run(bench, variant, ctx, clock, n, order.peak_first(r), progress) {
                 Ok(s) => (s, None),
                 Err(RunEnd::Limit {
                     samples,
@@ -426,25 +433,25 @@ fn reading(bench: &dyn Benchmark, sw: &mut Stopwatch) -> Result<u64, RunEnd> {
     })
 }
 
-/// One run aiming at `n` items; returns the `[n, ns]` samples. When
-/// `downwards`, a level schedule visits its levels from the top, and a
-/// per-item benchmark that can ([`Benchmark::downwards`]) measures on the
-/// way down ([`shrinking_run`]).
+/// One run aiming at `n` items; returns the `[n, ns]` samples. A level
+/// schedule visits its levels both ways, and a per-item benchmark that can
+/// ([`Benchmark::downwards`]) times n both ways ([`updown_run`]): up and
+/// down, or down and up when `peak_first`.
 fn one_run(
     bench: &dyn Benchmark,
     variant: Option<&str>,
     ctx: &Ctx,
     clock: &Clock,
     n: u64,
-    downwards: bool,
+    peak_first: bool,
     progress: &Progress,
 ) -> Result<Vec<[u64; 2]>, RunEnd> {
     let mut run = start_run(bench, variant, ctx, n)?;
     let schedule = bench.schedule();
-    if downwards && schedule == Schedule::PerItem && bench.downwards() {
-        return shrinking_run(bench, run.as_mut(), clock, n, progress);
+    if schedule == Schedule::PerItem && bench.downwards() {
+        return updown_run(bench, run.as_mut(), clock, n, peak_first, progress);
     }
-    let plan = schedule.plan(n, downwards);
+    let plan = schedule.plan(n, peak_first);
     let mut samples = Vec::with_capacity(plan.len());
     let mut sw = Stopwatch::new(clock);
     let mut ticker = Ticker::new(progress);
@@ -470,17 +477,27 @@ fn one_run(
     Ok(samples)
 }
 
-/// A per-item run measured on the way down: grows to `n` items untimed
-/// (readings discarded), then for k = n-1 down to 0 removes one item
-/// ([`Run::undo`]), times the operation at `held() = k` and undoes it. A
-/// limit met while growing caps n where it was met, as in a run going up,
-/// and the run measures down from there. A limit met on the way down,
-/// below an n the run already held, fails the benchmark.
-fn shrinking_run(
+/// A per-item run that visits n both ways, timing every other n on each
+/// way, so that every run meets both ends of n once early and once late
+/// and a drift over the run's time, or a spell of slow operations, falls
+/// on both ends alike:
+///
+/// - **up-down** (`peak_first` false): grows to `n` items timing the
+///   operation at every even n (the odd n's readings are discarded), then
+///   for k = n-1 down to 0 removes one item ([`Run::undo`]) and, at odd k,
+///   times the operation at `held() = k` and undoes it;
+/// - **down-up** (`peak_first`): grows to `n` untimed, comes down timing
+///   odd k as above, then grows to `n` again timing every even n.
+///
+/// A limit met while first growing caps n where it was met, as in a run
+/// going up, and the run turns there. A limit met later, below an n the
+/// run already held, fails the benchmark.
+fn updown_run(
     bench: &dyn Benchmark,
     run: &mut dyn Run,
     clock: &Clock,
     n: u64,
+    peak_first: bool,
     progress: &Progress,
 ) -> Result<Vec<[u64; 2]>, RunEnd> {
     let name = bench.info().name;
@@ -488,11 +505,15 @@ fn shrinking_run(
     let mut untimed = Stopwatch::new(clock);
     let mut ticker = Ticker::new(progress);
     let mut limit = None;
+    let mut samples = Vec::with_capacity(n as usize);
     for _ in 0..n {
         if reaper::interrupted() {
             return Err(RunEnd::Interrupted);
         }
-        match run.op(&mut untimed) {
+        let k = run.held();
+        let timed = !peak_first && k.is_multiple_of(2);
+        match run.op(if timed { &mut sw } else { &mut untimed }) {
+            Ok(()) if timed => samples.push([k, reading(bench, &mut sw)?]),
             Ok(()) => {
                 untimed.take_ns();
             }
@@ -500,7 +521,7 @@ fn shrinking_run(
                 limit = Some((resource, detail));
                 break;
             }
-            Err(e) => return Err(step_end(e, Vec::new(), run.held())),
+            Err(e) => return Err(step_end(e, samples, k)),
         }
         ticker.add(1);
     }
@@ -510,29 +531,48 @@ fn shrinking_run(
             "benchmark bug: {name} held {top} items after growing towards {n}"
         )));
     }
-    let on_the_way_down = |e: StepError| match e {
+    let after_the_turn = |e: StepError| match e {
         StepError::Limit { detail, .. } => RunEnd::Failed(format!(
-            "{detail}, on the way down from the n = {top} this run already held"
+            "{detail}, below the n = {top} this run already held"
         )),
         e => step_end(e, Vec::new(), 0),
     };
-    let mut samples = Vec::with_capacity(top as usize);
     for k in (0..top).rev() {
         if reaper::interrupted() {
             return Err(RunEnd::Interrupted);
         }
-        run.undo(&mut untimed).map_err(on_the_way_down)?;
+        run.undo(&mut untimed).map_err(after_the_turn)?;
+        untimed.take_ns();
         if run.held() != k {
             return Err(RunEnd::Failed(format!(
                 "benchmark bug: {name}'s undo left {} items, not {k}",
                 run.held()
             )));
         }
-        run.op(&mut sw).map_err(on_the_way_down)?;
-        samples.push([k, reading(bench, &mut sw)?]);
-        run.undo(&mut untimed).map_err(on_the_way_down)?;
-        untimed.take_ns();
-        ticker.add(3);
+        if k % 2 == 1 {
+            run.op(&mut sw).map_err(after_the_turn)?;
+            samples.push([k, reading(bench, &mut sw)?]);
+            run.undo(&mut untimed).map_err(after_the_turn)?;
+            untimed.take_ns();
+            ticker.add(3);
+        } else {
+            ticker.add(1);
+        }
+    }
+    if peak_first {
+        for k in 0..top {
+            if reaper::interrupted() {
+                return Err(RunEnd::Interrupted);
+            }
+            if k.is_multiple_of(2) {
+                run.op(&mut sw).map_err(after_the_turn)?;
+                samples.push([k, reading(bench, &mut sw)?]);
+            } else {
+                run.op(&mut untimed).map_err(after_the_turn)?;
+                untimed.take_ns();
+            }
+            ticker.add(1);
+        }
     }
     match limit {
         Some((resource, detail)) => Err(RunEnd::Limit {
@@ -768,8 +808,31 @@ mod tests {
         }
     }
 
+    /// Even n ascending, then odd n descending, below `top`.
+    fn up_down(top: u64) -> Vec<u64> {
+        let mut v: Vec<u64> = (0..top).filter(|k| k.is_multiple_of(2)).collect();
+        v.extend((0..top).rev().filter(|k| k % 2 == 1));
+        v
+    }
+
+    /// Odd n descending, then even n ascending, below `top`.
+    fn down_up(top: u64) -> Vec<u64> {
+        let mut v: Vec<u64> = (0..top).rev().filter(|k| k % 2 == 1).collect();
+        v.extend((0..top).filter(|k| k.is_multiple_of(2)));
+        v
+    }
+
+    /// The n a run `r` of a downward benchmark times, in order.
+    fn both_ways(r: usize, top: u64) -> (Vec<u64>, Direction) {
+        if r.is_multiple_of(2) {
+            (up_down(top), Direction::UpDown)
+        } else {
+            (down_up(top), Direction::DownUp)
+        }
+    }
+
     #[test]
-    fn odd_runs_of_a_downward_benchmark_time_n_minus_1_down_to_0() {
+    fn runs_of_a_downward_benchmark_alternate_up_down_and_down_up() {
         let b = Fake {
             downwards: true,
             ..Fake::new(1000)
@@ -777,15 +840,9 @@ mod tests {
         let r = go(&b, 50, 3);
         assert_eq!(r.status, Status::Ok);
         assert_eq!(r.runs.len(), 3);
-        let up: Vec<u64> = (0..50).collect();
-        let down: Vec<u64> = (0..50).rev().collect();
         for (i, run) in r.runs.iter().enumerate() {
-            let (want, dir) = if i % 2 == 1 {
-                (&down, Direction::Down)
-            } else {
-                (&up, Direction::Up)
-            };
-            assert_eq!(&ns_of(&run.samples), want, "run {i}");
+            let (want, dir) = both_ways(i, 50);
+            assert_eq!(ns_of(&run.samples), want, "run {i}");
             assert_timed_at_n(&run.samples);
             assert_eq!(run.direction, dir, "run {i}");
             assert!(
@@ -797,43 +854,90 @@ mod tests {
     }
 
     #[test]
-    fn a_down_run_grows_untimed_then_undoes_times_and_undoes_at_each_n() {
+    fn an_updown_run_times_even_n_going_up_then_odd_n_coming_down() {
         let b = Fake {
             downwards: true,
             ..Fake::new(1000)
         };
-        let r = go(&b, 3, 2);
+        let r = go(&b, 4, 1);
         assert_eq!(r.status, Status::Ok);
         use Event::*;
         let events = b.events();
-        let second = events.iter().rposition(|e| *e == Start(3)).unwrap();
+        let start = events.iter().rposition(|e| *e == Start(4)).unwrap();
         assert_eq!(
-            events[second..],
+            events[start..],
             [
-                Start(3),
-                // Growing to n, untimed.
+                Start(4),
+                // Up to n: every operation made, the even n timed.
                 Op(0),
                 Op(1),
                 Op(2),
-                // k = 2, 1, 0: remove one, time the operation at k, remove it.
-                Undo(2),
-                Op(2),
+                Op(3),
+                // k = 3 (odd): remove one, time the operation at k, remove
+                // it; k = 2 (even): remove one; and so on.
+                Undo(3),
+                Op(3),
+                Undo(3),
                 Undo(2),
                 Undo(1),
                 Op(1),
                 Undo(1),
-                Undo(0),
-                Op(0),
                 Undo(0),
             ]
         );
-        assert_eq!(r.runs[1].samples, vec![[2, 1002], [1, 1001], [0, 1000]]);
+        assert_eq!(
+            r.runs[0].samples,
+            vec![[0, 1000], [2, 1002], [3, 1003], [1, 1001]]
+        );
     }
 
     #[test]
-    fn a_limit_met_while_growing_untimed_caps_n_and_the_run_measures_down_from_it() {
-        // Run 0 (up) reaches 50; run 1 (down) meets a limit at 30 while
-        // growing; run 2 aims at 30.
+    fn a_downup_run_grows_untimed_times_odd_n_coming_down_then_even_n_going_up() {
+        let b = Fake {
+            downwards: true,
+            ..Fake::new(1000)
+        };
+        let r = go(&b, 4, 2);
+        assert_eq!(r.status, Status::Ok);
+        assert_eq!(r.runs[1].direction, Direction::DownUp);
+        use Event::*;
+        let events = b.events();
+        let start = events.iter().rposition(|e| *e == Start(4)).unwrap();
+        assert_eq!(
+            events[start..],
+            [
+                Start(4),
+                // Up to n, untimed.
+                Op(0),
+                Op(1),
+                Op(2),
+                Op(3),
+                // Down, timing odd k.
+                Undo(3),
+                Op(3),
+                Undo(3),
+                Undo(2),
+                Undo(1),
+                Op(1),
+                Undo(1),
+                Undo(0),
+                // Up again, timing even k.
+                Op(0),
+                Op(1),
+                Op(2),
+                Op(3),
+            ]
+        );
+        assert_eq!(
+            r.runs[1].samples,
+            vec![[3, 1003], [1, 1001], [0, 1000], [2, 1002]]
+        );
+    }
+
+    #[test]
+    fn a_limit_met_while_growing_caps_n_and_the_run_comes_down_from_it() {
+        // Run 0 reaches 50; run 1 meets a limit at 30 while growing; run 2
+        // aims at 30.
         let b = Fake {
             downwards: true,
             limit_in_start: Some((1, 30)),
@@ -847,10 +951,9 @@ mod tests {
         assert_eq!(r.caps[0].requested, 50);
         assert_eq!(r.caps[0].resource, "descriptors");
         assert!(r.caps[0].reason.contains("out of fakes at n = 30"));
-        assert_eq!(ns_of(&r.runs[0].samples), (0..50).collect::<Vec<_>>());
-        assert_eq!(ns_of(&r.runs[1].samples), (0..30).rev().collect::<Vec<_>>());
-        assert_eq!(r.runs[1].direction, Direction::Down);
-        assert_eq!(ns_of(&r.runs[2].samples), (0..30).collect::<Vec<_>>());
+        assert_eq!(ns_of(&r.runs[0].samples), up_down(50));
+        assert_eq!(ns_of(&r.runs[1].samples), down_up(30));
+        assert_eq!(ns_of(&r.runs[2].samples), up_down(30));
         for run in &r.runs {
             assert_timed_at_n(&run.samples);
         }
@@ -881,7 +984,7 @@ mod tests {
         assert_eq!(r.status, Status::Failed);
         assert!(r.message.as_deref().unwrap().contains("broke at 10"));
         assert_eq!(r.runs.len(), 1);
-        assert_eq!(r.runs[0].direction, Direction::Up);
+        assert_eq!(r.runs[0].direction, Direction::UpDown);
     }
 
     #[test]
@@ -992,15 +1095,18 @@ mod tests {
 
     #[test]
     fn directions_and_rechecks_follow_the_order() {
-        assert_eq!(Order::Levels.direction(1), Direction::Down);
-        assert_eq!(Order::Levels.direction(2), Direction::Up);
+        assert_eq!(Order::Levels.direction(0), Direction::UpDown);
+        assert_eq!(Order::Levels.direction(1), Direction::DownUp);
+        assert_eq!(Order::UpDown.direction(2), Direction::UpDown);
+        assert_eq!(Order::UpDown.direction(3), Direction::DownUp);
         assert_eq!(Order::Levels.recheck(), None);
+        assert_eq!(Order::UpDown.recheck(), None);
         assert_eq!(Order::Rising.direction(1), Direction::Up);
-        assert_eq!(Order::Falling.direction(0), Direction::Down);
-        assert!(!Order::Falling.goes_down(1), "its start() already holds n");
+        assert_eq!(Order::Falling.direction(1), Direction::Down);
+        assert!(!Order::Falling.peak_first(1), "its start() already holds n");
         let per_item = Schedule::PerItem;
-        assert_eq!(Order::Alternating.units(0, per_item, 100), 100);
-        assert_eq!(Order::Alternating.units(1, per_item, 100), 400);
+        assert_eq!(Order::UpDown.units(0, per_item, 100), 300);
+        assert_eq!(Order::UpDown.units(1, per_item, 100), 400);
         assert_eq!(Order::Rising.units(1, per_item, 100), 120);
     }
 }

@@ -81,7 +81,7 @@ pub fn runs_of(b: &BenchResult) -> Vec<analysis::RunInfo> {
         .iter()
         .map(|r| analysis::RunInfo {
             run: r.index,
-            downwards: r.direction == Direction::Down,
+            downwards: matches!(r.direction, Direction::Down | Direction::DownUp),
             recheck: r
                 .recheck
                 .iter()

@@ -516,6 +516,12 @@ pub enum Direction {
     Up,
     /// n fell as the run went on.
     Down,
+    /// n rose and then fell again.
+    #[serde(rename = "up-down")]
+    UpDown,
+    /// n fell from its top and then rose to it again.
+    #[serde(rename = "down-up")]
+    DownUp,
 }
 
 impl Direction {
@@ -524,6 +530,8 @@ impl Direction {
         match self {
             Direction::Up => "up",
             Direction::Down => "down",
+            Direction::UpDown => "up-down",
+            Direction::DownUp => "down-up",
         }
     }
 }
