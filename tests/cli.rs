@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{assert_valid, bin, load};
+use common::{assert_both_ways, assert_valid, bin, load};
 
 fn bench<'a>(doc: &'a Value, name: &str) -> &'a Value {
     doc["benchmarks"]
@@ -157,26 +157,23 @@ fn every_benchmark_at_small_n_writes_a_valid_complete_file() {
                     );
                     assert!(run.get("recheck").is_none(), "{s}");
                 } else {
-                    // These time even n going up and odd n coming down
+                    // These time n both ways, in one or more passes
                     // (down and up again in odd-numbered runs); the others
                     // are re-timed at low n (20 operations at n = 120).
                     let alternates =
                         ["socket", "bind", "mmap", "manymap-open", "manymap-mmap"].contains(&name);
-                    let (expect, direction): (Vec<u64>, &str) = if name == "fork-cleanup" {
-                        ((1..=n).rev().collect(), "down")
-                    } else if alternates {
-                        let even = (0..n).filter(|k| k.is_multiple_of(2));
-                        let odd_down = (0..n).rev().filter(|k| k % 2 == 1);
-                        if i % 2 == 0 {
-                            (even.chain(odd_down).collect(), "up-down")
-                        } else {
-                            (odd_down.chain(even).collect(), "down-up")
-                        }
+                    if alternates {
+                        assert_both_ways(run, i, n, s);
                     } else {
-                        ((0..n).collect(), "up")
-                    };
-                    assert_eq!(ns, expect, "{s}: n of each sample");
-                    assert_eq!(run["direction"], direction, "{s} run {i}");
+                        let (expect, direction): (Vec<u64>, &str) = if name == "fork-cleanup" {
+                            ((1..=n).rev().collect(), "down")
+                        } else {
+                            ((0..n).collect(), "up")
+                        };
+                        assert_eq!(ns, expect, "{s}: n of each sample");
+                        assert_eq!(run["direction"], direction, "{s} run {i}");
+                        assert!(run.get("crossings").is_none(), "{s} run {i}");
+                    }
                     let recheck: Vec<u64> = run["recheck"]
                         .as_array()
                         .map(|a| a.iter().map(|s| s[0].as_u64().unwrap()).collect())

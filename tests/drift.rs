@@ -1,12 +1,12 @@
 //! Drift over time through the binary: benchmarks whose undo restores the
-//! state one item earlier measure every run both ways (up and down in
-//! even-numbered runs, down and up in odd ones); the others are re-timed
-//! at low n in a fresh run.
+//! state one item earlier measure every run both ways, in one or more
+//! passes (up and down in even-numbered runs, down and up in odd ones);
+//! the others are re-timed at low n in a fresh run.
 
 use serde_json::Value;
 
 mod common;
-use common::{assert_valid, bin, load};
+use common::{assert_both_ways, assert_valid, bin, load};
 
 fn bench<'a>(doc: &'a Value, name: &str) -> &'a Value {
     doc["benchmarks"]
@@ -30,18 +30,6 @@ fn ns_of(pairs: &Value) -> Vec<u64> {
         .collect()
 }
 
-/// Even n going up and odd n coming down (`up-down`), or odd n coming
-/// down and even n going up again (`down-up`), below `top`.
-fn both_ways(run: usize, top: u64) -> (Vec<u64>, &'static str) {
-    let even = (0..top).filter(|k| k.is_multiple_of(2));
-    let odd_down = (0..top).rev().filter(|k| k % 2 == 1);
-    if run.is_multiple_of(2) {
-        (even.chain(odd_down).collect(), "up-down")
-    } else {
-        (odd_down.chain(even).collect(), "down-up")
-    }
-}
-
 #[test]
 fn socket_and_bind_measure_every_run_both_ways() {
     let t = tempfile::tempdir().unwrap();
@@ -61,9 +49,8 @@ fn socket_and_bind_measure_every_run_both_ways() {
         let runs = b["runs"].as_array().unwrap();
         assert_eq!(runs.len(), 3);
         for (i, run) in runs.iter().enumerate() {
-            let (want, dir) = both_ways(i, 300);
-            assert_eq!(ns_of(&run["samples"]), want, "{name} run {i}");
-            assert_eq!(run["direction"], dir, "{name} run {i}");
+            assert_both_ways(run, i, 300, name);
+            ns_of(&run["samples"]);
             assert!(run.get("recheck").is_none(), "{name} run {i}: {run}");
             assert!(run.get("recheck_when").is_none(), "{name} run {i}");
         }

@@ -349,9 +349,11 @@ fn run_ends(s: &[(f64, f64)]) -> Option<(f64, f64)> {
 /// A cost that moved with time rather than with n, by more than `min`
 /// (relative) over one run:
 ///
-/// - **directions**: with runs measured upwards and downwards, each run's
-///   own rise between its ends is G·D upwards and G/D downwards for a
-///   growth G with n and a drift D over a run's time; D is estimated as
+/// - **directions**: with runs that visited n in opposite orders (up
+///   against down, up-down against down-up: [`RunInfo::downwards`] tells
+///   the second kind), each run's own rise between its ends is G·D in one
+///   kind and G/D in the other for a growth G with n and a drift D over
+///   the part of a run's time between its ends; D is estimated as
 ///   the square root of the ratio of the two groups' geometric means, and
 ///   flagged when the two groups differ by at least three standard errors;
 /// - **recheck**: a re-timing at low n at the other end of a run in time

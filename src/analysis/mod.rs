@@ -145,7 +145,8 @@ impl Serialize for Label {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DriftSource {
-    /// Runs measured upwards and downwards disagree.
+    /// Runs that visited n in opposite orders (up against down, up-down
+    /// against down-up) disagree.
     Directions,
     /// A re-timing at low n, at another time than the run's own low n,
     /// disagrees with the run.
@@ -319,7 +320,7 @@ impl Flag {
             }
             Flag::Drift { factor, source } => match source {
                 DriftSource::Directions => format!(
-                    "drift: runs measured upwards and downwards disagree; the cost changed {} over a run's time, not with n",
+                    "drift: runs that visited n in opposite orders disagree: time within a run, not n, changed the cost {} between the two",
                     times(*factor)
                 ),
                 DriftSource::Recheck => format!(
@@ -362,7 +363,8 @@ pub struct Vote {
 pub struct RunInfo {
     /// Run id (as in [`Sample::run`]).
     pub run: u32,
-    /// Whether it visited n from high to low.
+    /// Whether it visited n from high to low (or started at the top and
+    /// came down first, against runs that started going up).
     pub downwards: bool,
     /// Samples (n, ns) re-timed at low n, far in time from the run's own
     /// low-n samples.
@@ -648,10 +650,24 @@ pub fn analyze_runs(
     overhead_ns: Option<f64>,
     opts: &Options,
 ) -> Result<Verdict, Insufficient> {
-    let samples: Vec<Sample> = samples
+    let measured: Vec<Sample> = samples
         .iter()
         .filter(|s| s.n.is_finite() && s.ns.is_finite())
         .copied()
+        .collect();
+    // A run's re-timing at low n counts as its own samples: the low end of
+    // a run that cannot go both ways is so measured at both ends of the
+    // run's time, and a drift or a spell of slow operations at one end of
+    // a run falls on both ends of n (the drift flag still compares the two).
+    let samples: Vec<Sample> = measured
+        .iter()
+        .copied()
+        .chain(runs.iter().flat_map(|r| {
+            r.recheck
+                .iter()
+                .filter(|x| x.0.is_finite() && x.1.is_finite())
+                .map(move |&(n, ns)| Sample { n, ns, run: r.run })
+        }))
         .collect();
     if samples.len() < 10 {
         return Err(Insufficient::TooFewSamples(samples.len()));
@@ -768,7 +784,7 @@ pub fn analyze_runs(
         _ => None,
     };
     let mut flags = j.flags;
-    if let Some(d) = flags::drift(&samples, runs, opts.tolerance / 2.0) {
+    if let Some(d) = flags::drift(&measured, runs, opts.tolerance / 2.0) {
         flags.push(d);
     }
     Ok(Verdict {
@@ -797,4 +813,65 @@ pub fn analyze_runs(
         buckets: point.buckets,
         flags,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Five flat runs over n = 0..1000 whose first tenth of operations
+    /// (low n, at the start of each run) is 40 % slower: a spell at the
+    /// start of each run, not a cost of n.
+    fn slow_start() -> Vec<Sample> {
+        (0..5u32)
+            .flat_map(|run| {
+                (0..1000).map(move |i| Sample {
+                    n: i as f64,
+                    ns: if i < 100 { 1400.0 } else { 1000.0 }
+                        + ((i * 7 + run as usize) % 13) as f64,
+                    run,
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_recheck_counts_as_the_runs_own_low_n() {
+        let opts = Options::default();
+        let samples = slow_start();
+        let bare: Vec<RunInfo> = (0..5)
+            .map(|run| RunInfo {
+                run,
+                ..Default::default()
+            })
+            .collect();
+        let without = analyze_runs(&samples, &bare, None, &opts).unwrap();
+        // Re-timed after each run, at its usual cost.
+        let rechecked: Vec<RunInfo> = (0..5)
+            .map(|run| RunInfo {
+                run,
+                recheck: (0..100)
+                    .map(|i| (i as f64, 1000.0 + (i % 13) as f64))
+                    .collect(),
+                recheck_after: true,
+                ..Default::default()
+            })
+            .collect();
+        let with = analyze_runs(&samples, &rechecked, None, &opts).unwrap();
+        assert_eq!(without.samples, 5000);
+        assert_eq!(with.samples, 5500, "the re-timings are judged too");
+        assert!(without.rise.value < -0.2, "{:?}", without.rise);
+        assert!(
+            with.rise.value > without.rise.value + 0.1,
+            "{:?} against {:?}",
+            with.rise,
+            without.rise
+        );
+        // The drift flag still compares the re-timing with the run alone.
+        assert!(
+            with.flags.iter().any(|f| matches!(f, Flag::Drift { .. })),
+            "{:?}",
+            with.flags
+        );
+    }
 }

@@ -123,8 +123,8 @@ pub trait Benchmark: Sync {
     /// added and so returns the run to the state it had one item earlier,
     /// so that the operation timed at `held() = k` on the way down does
     /// the same thing as at `held() = k` on the way up. The harness then
-    /// measures odd-numbered runs downwards (grow to n untimed, then for
-    /// k = n-1 down to 0: undo, time the operation, undo), so that a cost
+    /// measures every run both ways, in passes up and down, timing each n
+    /// once (coming down: undo, time the operation, undo), so that a cost
     /// drifting over time does not pass for a cost growing with n. False
     /// (the default) makes the harness re-time low n separately instead.
     fn downwards(&self) -> bool {

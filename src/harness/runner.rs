@@ -21,7 +21,7 @@ use crate::results::{
     BenchResult, Cap, Direction, Params, RecheckWhen, RunRecord, Status, now_rfc3339,
 };
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// What to run.
 #[derive(Debug, Clone, Copy)]
@@ -221,11 +221,31 @@ pub fn run_benchmark(
     }
     let clock = ctx.clock();
 
+    // The time one up-and-down pass over n takes, for runs that measure
+    // both ways: guessed from the warm-up, then from each run.
+    let mut pass_time: Option<Duration> = None;
+
     // Warm-up: one short run whose samples are discarded.
     if warmup > 0 {
         progress.phase("warm-up");
-        match one_run(bench, variant, ctx, clock, warmup, false, progress) {
-            Ok(_) => {}
+        let mut sweeps = Sweeps::default();
+        match one_run(
+            bench,
+            variant,
+            ctx,
+            clock,
+            warmup,
+            false,
+            1,
+            &mut sweeps,
+            progress,
+        ) {
+            Ok(_) => {
+                // One pass over `warmup` items: a first guess at the pace.
+                if sweeps.timed > 0 {
+                    pass_time = Some(sweeps.took.mul_f64(n as f64 / warmup as f64));
+                }
+            }
             Err(RunEnd::Unsupported(why)) => {
                 result.status = Status::Unsupported;
                 result.message = Some(why);
@@ -256,27 +276,44 @@ pub fn run_benchmark(
         let timer_overhead = clock.measure_overhead(1000);
         let started = now_rfc3339();
         let t0 = Instant::now();
-        let (samples, end) =
-            match one_run(bench, variant, ctx, clock, n, order.peak_first(r), progress) {
-                Ok(s) => (s, None),
-                Err(RunEnd::Limit {
-                    samples,
+        let passes = passes_for(pass_time);
+        let mut sweeps = Sweeps::default();
+        let outcome = one_run(
+            bench,
+            variant,
+            ctx,
+            clock,
+            n,
+            order.peak_first(r),
+            passes,
+            &mut sweeps,
+            progress,
+        );
+        if sweeps.timed > 0 {
+            // A down-up run also grows once untimed: count it as half a pass.
+            let made = f64::from(sweeps.timed) / 2.0 + if order.peak_first(r) { 0.5 } else { 0.0 };
+            pass_time = Some(sweeps.took.div_f64(made));
+        }
+        let (samples, end) = match outcome {
+            Ok(s) => (s, None),
+            Err(RunEnd::Limit {
+                samples,
+                reached,
+                resource,
+                detail,
+            }) => {
+                progress.note(&format!("limit reached at n = {reached}: {detail}"));
+                caps.push(Cap {
+                    resource: resource.name().into(),
+                    requested: plan.n,
                     reached,
-                    resource,
-                    detail,
-                }) => {
-                    progress.note(&format!("limit reached at n = {reached}: {detail}"));
-                    caps.push(Cap {
-                        resource: resource.name().into(),
-                        requested: plan.n,
-                        reached,
-                        reason: detail,
-                    });
-                    n = reached;
-                    (samples, None)
-                }
-                Err(e) => (Vec::new(), Some(e)),
-            };
+                    reason: detail,
+                });
+                n = reached;
+                (samples, None)
+            }
+            Err(e) => (Vec::new(), Some(e)),
+        };
         if let Some(e) = end {
             return finish_early(result, e, caps, progress);
         }
@@ -305,6 +342,7 @@ pub fn run_benchmark(
             timer_overhead,
             samples,
             direction: order.direction(r),
+            crossings: (sweeps.timed > 0).then_some(sweeps.timed),
             recheck_when: order.recheck().filter(|_| !recheck.is_empty()),
             recheck,
         });
@@ -436,7 +474,9 @@ fn reading(bench: &dyn Benchmark, sw: &mut Stopwatch) -> Result<u64, RunEnd> {
 /// One run aiming at `n` items; returns the `[n, ns]` samples. A level
 /// schedule visits its levels both ways, and a per-item benchmark that can
 /// ([`Benchmark::downwards`]) times n both ways ([`updown_run`]): up and
-/// down, or down and up when `peak_first`.
+/// down, or down and up when `peak_first`, in `passes` passes, telling
+/// `sweeps` how it went.
+#[allow(clippy::too_many_arguments)]
 fn one_run(
     bench: &dyn Benchmark,
     variant: Option<&str>,
@@ -444,12 +484,23 @@ fn one_run(
     clock: &Clock,
     n: u64,
     peak_first: bool,
+    passes: u32,
+    sweeps: &mut Sweeps,
     progress: &Progress,
 ) -> Result<Vec<[u64; 2]>, RunEnd> {
     let mut run = start_run(bench, variant, ctx, n)?;
     let schedule = bench.schedule();
     if schedule == Schedule::PerItem && bench.downwards() {
-        return updown_run(bench, run.as_mut(), clock, n, peak_first, progress);
+        return updown_run(
+            bench,
+            run.as_mut(),
+            clock,
+            n,
+            peak_first,
+            passes,
+            sweeps,
+            progress,
+        );
     }
     let plan = schedule.plan(n, peak_first);
     let mut samples = Vec::with_capacity(plan.len());
@@ -477,41 +528,102 @@ fn one_run(
     Ok(samples)
 }
 
-/// A per-item run that visits n both ways, timing every other n on each
-/// way, so that every run meets both ends of n once early and once late
-/// and a drift over the run's time, or a spell of slow operations, falls
-/// on both ends alike:
+/// Largest number of up-and-down passes a run that measures both ways
+/// makes ([`updown_run`]).
+pub const MAX_PASSES: u32 = 8;
+
+/// Wall time a run that measures both ways aims at: it makes as many
+/// passes (up to [`MAX_PASSES`]) as the previous run's pace says fit.
+pub const PASS_BUDGET: Duration = Duration::from_millis(500);
+
+/// Passes for the next run that measures both ways, from the time one
+/// pass took so far.
+fn passes_for(pass_time: Option<Duration>) -> u32 {
+    match pass_time {
+        Some(t) if !t.is_zero() => {
+            let fit = PASS_BUDGET.as_secs_f64() / t.as_secs_f64();
+            (fit.floor() as u32).clamp(1, MAX_PASSES)
+        }
+        _ => 1,
+    }
+}
+
+/// What a run that measures both ways did besides its samples.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sweeps {
+    /// Crossings of the range of n in which the run timed operations.
+    timed: u32,
+    /// Wall time the run took.
+    took: Duration,
+}
+
+/// A per-item run that visits n both ways, several times over, timing each
+/// n once, so that every run meets both ends of n early, late and in
+/// between, and a drift over the run's time, or a spell of slow
+/// operations, falls on both ends alike. The run crosses the range 2·m
+/// times (m = `passes`): going up it makes the operation at every n,
+/// coming down it removes one item ([`Run::undo`]) at every n; the
+/// crossing numbered h (from 0) times the n whose selector is h — for an
+/// operation timed on the way down, the item is removed, the operation
+/// timed at `held() = k` and undone.
 ///
-/// - **up-down** (`peak_first` false): grows to `n` items timing the
-///   operation at every even n (the odd n's readings are discarded), then
-///   for k = n-1 down to 0 removes one item ([`Run::undo`]) and, at odd k,
-///   times the operation at `held() = k` and undoes it;
-/// - **down-up** (`peak_first`): grows to `n` untimed, comes down timing
-///   odd k as above, then grows to `n` again timing every even n.
+/// - **up-down** (`peak_first` false): crossings up, down, up, …; n is
+///   timed in crossing n mod 2m (with one pass: even n going up, odd n
+///   coming down);
+/// - **down-up** (`peak_first`): grows to `n` untimed first, then crosses
+///   down, up, …; n is timed in crossing (n + 1) mod 2m (with one pass:
+///   odd n coming down, even n going up).
 ///
-/// A limit met while first growing caps n where it was met, as in a run
-/// going up, and the run turns there. A limit met later, below an n the
-/// run already held, fails the benchmark.
+/// When the run has taken over twice [`PASS_BUDGET`] after a crossing,
+/// the next crossing times every n not yet timed, and is the last. A limit
+/// met while first growing caps n where it was met, as in a run going up.
+/// A limit met later, below an n the run already held, fails the
+/// benchmark.
+#[allow(clippy::too_many_arguments)]
 fn updown_run(
     bench: &dyn Benchmark,
     run: &mut dyn Run,
     clock: &Clock,
     n: u64,
     peak_first: bool,
+    passes: u32,
+    sweeps: &mut Sweeps,
     progress: &Progress,
 ) -> Result<Vec<[u64; 2]>, RunEnd> {
     let name = bench.info().name;
+    let t0 = Instant::now();
+    // Never more crossings than items to time.
+    let crossings = 2 * u64::from(passes).min(n / 2).max(1);
+    let crossing_of = |k: u64| {
+        if peak_first {
+            (k + 1) % crossings
+        } else {
+            k % crossings
+        }
+    };
     let mut sw = Stopwatch::new(clock);
     let mut untimed = Stopwatch::new(clock);
     let mut ticker = Ticker::new(progress);
+    // Progress: 3n units for an up-down run, 4n for a down-up one, however
+    // many passes it makes.
+    let units = if peak_first { 4 * n } else { 3 * n };
+    let steps = crossings * n + if peak_first { n } else { 0 };
+    let (mut step, mut given) = (0u64, 0u64);
+    let mut tick = |ticker: &mut Ticker| {
+        step += 1;
+        let due = units * step / steps.max(1);
+        ticker.add(due - given);
+        given = due;
+    };
     let mut limit = None;
     let mut samples = Vec::with_capacity(n as usize);
+    // The first growth: timed (crossing 0) in an up-down run.
     for _ in 0..n {
         if reaper::interrupted() {
             return Err(RunEnd::Interrupted);
         }
         let k = run.held();
-        let timed = !peak_first && k.is_multiple_of(2);
+        let timed = !peak_first && crossing_of(k) == 0;
         match run.op(if timed { &mut sw } else { &mut untimed }) {
             Ok(()) if timed => samples.push([k, reading(bench, &mut sw)?]),
             Ok(()) => {
@@ -523,7 +635,7 @@ fn updown_run(
             }
             Err(e) => return Err(step_end(e, samples, k)),
         }
-        ticker.add(1);
+        tick(&mut ticker);
     }
     let top = run.held();
     if top > n || (limit.is_none() && top != n) {
@@ -537,43 +649,60 @@ fn updown_run(
         )),
         e => step_end(e, Vec::new(), 0),
     };
-    for k in (0..top).rev() {
+    let first = if peak_first { 0 } else { 1 };
+    let mut last = false;
+    sweeps.timed = first as u32;
+    for h in first..crossings {
         if reaper::interrupted() {
             return Err(RunEnd::Interrupted);
         }
-        run.undo(&mut untimed).map_err(after_the_turn)?;
-        untimed.take_ns();
-        if run.held() != k {
-            return Err(RunEnd::Failed(format!(
-                "benchmark bug: {name}'s undo left {} items, not {k}",
-                run.held()
-            )));
+        // The first growth of a down-up run is no crossing of its own.
+        let done = h - first + u64::from(!peak_first);
+        if h + 1 < crossings && done > 0 && t0.elapsed() > 2 * PASS_BUDGET {
+            last = true;
         }
-        if k % 2 == 1 {
-            run.op(&mut sw).map_err(after_the_turn)?;
-            samples.push([k, reading(bench, &mut sw)?]);
-            run.undo(&mut untimed).map_err(after_the_turn)?;
-            untimed.take_ns();
-            ticker.add(3);
-        } else {
-            ticker.add(1);
-        }
-    }
-    if peak_first {
-        for k in 0..top {
-            if reaper::interrupted() {
-                return Err(RunEnd::Interrupted);
-            }
-            if k.is_multiple_of(2) {
-                run.op(&mut sw).map_err(after_the_turn)?;
-                samples.push([k, reading(bench, &mut sw)?]);
-            } else {
-                run.op(&mut untimed).map_err(after_the_turn)?;
+        let this = |k: u64| {
+            let c = crossing_of(k);
+            c == h || (last && c > h)
+        };
+        sweeps.timed += 1;
+        let down = (h % 2 == 0) == peak_first;
+        if down {
+            for k in (0..top).rev() {
+                run.undo(&mut untimed).map_err(after_the_turn)?;
                 untimed.take_ns();
+                if run.held() != k {
+                    return Err(RunEnd::Failed(format!(
+                        "benchmark bug: {name}'s undo left {} items, not {k}",
+                        run.held()
+                    )));
+                }
+                if this(k) {
+                    run.op(&mut sw).map_err(after_the_turn)?;
+                    samples.push([k, reading(bench, &mut sw)?]);
+                    run.undo(&mut untimed).map_err(after_the_turn)?;
+                    untimed.take_ns();
+                }
+                tick(&mut ticker);
             }
-            ticker.add(1);
+        } else {
+            for k in 0..top {
+                if this(k) {
+                    run.op(&mut sw).map_err(after_the_turn)?;
+                    samples.push([k, reading(bench, &mut sw)?]);
+                } else {
+                    run.op(&mut untimed).map_err(after_the_turn)?;
+                    untimed.take_ns();
+                }
+                tick(&mut ticker);
+            }
+        }
+        if last {
+            break;
         }
     }
+    ticker.add(units - given);
+    sweeps.took = t0.elapsed();
     match limit {
         Some((resource, detail)) => Err(RunEnd::Limit {
             samples,
@@ -808,27 +937,101 @@ mod tests {
         }
     }
 
-    /// Even n ascending, then odd n descending, below `top`.
-    fn up_down(top: u64) -> Vec<u64> {
-        let mut v: Vec<u64> = (0..top).filter(|k| k.is_multiple_of(2)).collect();
-        v.extend((0..top).rev().filter(|k| k % 2 == 1));
-        v
-    }
-
-    /// Odd n descending, then even n ascending, below `top`.
-    fn down_up(top: u64) -> Vec<u64> {
-        let mut v: Vec<u64> = (0..top).rev().filter(|k| k % 2 == 1).collect();
-        v.extend((0..top).filter(|k| k.is_multiple_of(2)));
-        v
-    }
-
-    /// The n a run `r` of a downward benchmark times, in order.
-    fn both_ways(r: usize, top: u64) -> (Vec<u64>, Direction) {
-        if r.is_multiple_of(2) {
-            (up_down(top), Direction::UpDown)
-        } else {
-            (down_up(top), Direction::DownUp)
+    /// The n a run that measures both ways times, in order, below `top`,
+    /// when it crosses the range 2·`passes` times: starting up (or down
+    /// when `peak_first`), crossing h times the n with selector h.
+    fn both_ways(top: u64, peak_first: bool, passes: u64) -> Vec<u64> {
+        let c = 2 * passes;
+        let sel = |k: u64| if peak_first { (k + 1) % c } else { k % c };
+        let mut v = Vec::new();
+        for h in 0..c {
+            let down = (h % 2 == 0) == peak_first;
+            let ks: Vec<u64> = if down {
+                (0..top).rev().collect()
+            } else {
+                (0..top).collect()
+            };
+            v.extend(ks.into_iter().filter(|&k| sel(k) == h));
         }
+        v
+    }
+
+    /// What run `r` of a downward benchmark timed is `both_ways` with the
+    /// crossings it recorded.
+    fn assert_both_ways(r: usize, run: &RunRecord, top: u64) {
+        let peak_first = r % 2 == 1;
+        let dir = if peak_first {
+            Direction::DownUp
+        } else {
+            Direction::UpDown
+        };
+        assert_eq!(run.direction, dir, "run {r}");
+        let crossings = u64::from(run.crossings.expect("crossings recorded"));
+        assert!(crossings >= 2 && crossings.is_multiple_of(2), "run {r}");
+        assert!(crossings <= 2 * u64::from(MAX_PASSES));
+        assert_eq!(
+            ns_of(&run.samples),
+            both_ways(top, peak_first, crossings / 2),
+            "run {r}"
+        );
+        let mut every: Vec<u64> = ns_of(&run.samples);
+        every.sort_unstable();
+        assert_eq!(every, (0..top).collect::<Vec<_>>(), "each n once, run {r}");
+    }
+
+    #[test]
+    fn one_pass_is_even_n_up_and_odd_n_down_or_odd_n_down_and_even_n_up() {
+        assert_eq!(both_ways(5, false, 1), vec![0, 2, 4, 3, 1]);
+        assert_eq!(both_ways(5, true, 1), vec![3, 1, 0, 2, 4]);
+        // Crossing 0 up: 0, 4; 1 down: 5, 1; 2 up: 2, 6; 3 down: 7, 3.
+        assert_eq!(both_ways(8, false, 2), vec![0, 4, 5, 1, 2, 6, 7, 3]);
+    }
+
+    #[test]
+    fn a_run_in_three_passes_crosses_six_times_timing_each_n_once() {
+        let b = Fake {
+            downwards: true,
+            ..Fake::new(1000)
+        };
+        let clock = Clock::new(TimerKind::Monotonic).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Ctx::new(dir.path(), &clock);
+        let progress = Progress::new(Mode::Quiet);
+        for peak_first in [false, true] {
+            let mut sweeps = Sweeps::default();
+            let samples = one_run(
+                &b,
+                None,
+                &ctx,
+                &clock,
+                40,
+                peak_first,
+                3,
+                &mut sweeps,
+                &progress,
+            )
+            .ok()
+            .unwrap();
+            assert_eq!(sweeps.timed, 6);
+            assert_eq!(ns_of(&samples), both_ways(40, peak_first, 3));
+            assert_timed_at_n(&samples);
+        }
+        // Never more crossings than items.
+        let mut sweeps = Sweeps::default();
+        let samples = one_run(&b, None, &ctx, &clock, 3, false, 8, &mut sweeps, &progress)
+            .ok()
+            .unwrap();
+        assert_eq!(sweeps.timed, 2);
+        assert_eq!(ns_of(&samples), vec![0, 2, 1]);
+    }
+
+    #[test]
+    fn passes_follow_the_pace_within_bounds() {
+        assert_eq!(passes_for(None), 1);
+        assert_eq!(passes_for(Some(Duration::ZERO)), 1);
+        assert_eq!(passes_for(Some(PASS_BUDGET * 2)), 1);
+        assert_eq!(passes_for(Some(PASS_BUDGET / 3)), 3);
+        assert_eq!(passes_for(Some(Duration::from_nanos(1))), MAX_PASSES);
     }
 
     #[test]
@@ -841,10 +1044,8 @@ mod tests {
         assert_eq!(r.status, Status::Ok);
         assert_eq!(r.runs.len(), 3);
         for (i, run) in r.runs.iter().enumerate() {
-            let (want, dir) = both_ways(i, 50);
-            assert_eq!(ns_of(&run.samples), want, "run {i}");
+            assert_both_ways(i, run, 50);
             assert_timed_at_n(&run.samples);
-            assert_eq!(run.direction, dir, "run {i}");
             assert!(
                 run.recheck.is_empty(),
                 "no re-timing when a run can go down"
@@ -897,9 +1098,15 @@ mod tests {
             downwards: true,
             ..Fake::new(1000)
         };
-        let r = go(&b, 4, 2);
-        assert_eq!(r.status, Status::Ok);
-        assert_eq!(r.runs[1].direction, Direction::DownUp);
+        let clock = Clock::new(TimerKind::Monotonic).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Ctx::new(dir.path(), &clock);
+        let mut sweeps = Sweeps::default();
+        let progress = Progress::new(Mode::Quiet);
+        let samples = one_run(&b, None, &ctx, &clock, 4, true, 1, &mut sweeps, &progress)
+            .ok()
+            .unwrap();
+        assert_eq!(sweeps.timed, 2);
         use Event::*;
         let events = b.events();
         let start = events.iter().rposition(|e| *e == Start(4)).unwrap();
@@ -928,10 +1135,7 @@ mod tests {
                 Op(3),
             ]
         );
-        assert_eq!(
-            r.runs[1].samples,
-            vec![[3, 1003], [1, 1001], [0, 1000], [2, 1002]]
-        );
+        assert_eq!(samples, vec![[3, 1003], [1, 1001], [0, 1000], [2, 1002]]);
     }
 
     #[test]
@@ -951,9 +1155,9 @@ mod tests {
         assert_eq!(r.caps[0].requested, 50);
         assert_eq!(r.caps[0].resource, "descriptors");
         assert!(r.caps[0].reason.contains("out of fakes at n = 30"));
-        assert_eq!(ns_of(&r.runs[0].samples), up_down(50));
-        assert_eq!(ns_of(&r.runs[1].samples), down_up(30));
-        assert_eq!(ns_of(&r.runs[2].samples), up_down(30));
+        assert_both_ways(0, &r.runs[0], 50);
+        assert_both_ways(1, &r.runs[1], 30);
+        assert_both_ways(2, &r.runs[2], 30);
         for run in &r.runs {
             assert_timed_at_n(&run.samples);
         }

@@ -495,6 +495,11 @@ pub struct RunRecord {
     /// before the field existed: read as `up`.
     #[serde(default)]
     pub direction: Direction,
+    /// For a run that measured both ways (`up-down`, `down-up`) item by
+    /// item: how many times it crossed the range of n timing operations
+    /// (each n is timed once, in one of them). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crossings: Option<u32>,
     /// Re-timing at low n of a benchmark that cannot measure on the way
     /// down: `[n, ns]` pairs of the first operations of a fresh run, taken
     /// far in time from this run's own low-n samples (see
@@ -580,12 +585,20 @@ mod tests {
             },
             samples: vec![[1, 100], [0, 90]],
             direction: Direction::Down,
+            crossings: None,
             recheck: Vec::new(),
             recheck_when: None,
         };
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["direction"], "down");
         assert!(v.get("recheck").is_none() && v.get("recheck_when").is_none());
+        assert!(v.get("crossings").is_none());
+        r.direction = Direction::DownUp;
+        r.crossings = Some(6);
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["direction"], "down-up");
+        assert_eq!(v["crossings"], 6);
+        r.crossings = None;
         r.direction = Direction::Up;
         r.recheck = vec![[0, 80], [1, 85]];
         r.recheck_when = Some(RecheckWhen::After);

@@ -81,3 +81,39 @@ pub fn spawn_announcing(cmd: &mut Command, prefix: &str) -> (Child, String) {
         .to_string();
     (child, rest)
 }
+
+/// Checks run `i` of a benchmark that measures both ways (socket, bind,
+/// mmap, manymap-open, manymap-mmap) against docs/results-format.md: its
+/// direction (`up-down` in even-numbered runs, `down-up` in odd ones), its
+/// `crossings` (an even number, 2 to 16, when no crossing was cut short),
+/// and the n it timed, in order: crossing h timed the n with selector h
+/// (n mod c, or (n + 1) mod c for `down-up`, with c crossings), up and down
+/// in turn, each n below `top` once.
+pub fn assert_both_ways(run: &Value, i: usize, top: u64, what: &str) {
+    let peak_first = i % 2 == 1;
+    let dir = if peak_first { "down-up" } else { "up-down" };
+    assert_eq!(run["direction"], dir, "{what} run {i}");
+    let c = run["crossings"].as_u64().expect("crossings");
+    assert!(
+        (2..=16).contains(&c) && c.is_multiple_of(2),
+        "{what} run {i}: {c} crossings"
+    );
+    let sel = |k: u64| if peak_first { (k + 1) % c } else { k % c };
+    let mut want = Vec::new();
+    for h in 0..c {
+        let down = (h % 2 == 0) == peak_first;
+        let ks: Vec<u64> = if down {
+            (0..top).rev().collect()
+        } else {
+            (0..top).collect()
+        };
+        want.extend(ks.into_iter().filter(|&k| sel(k) == h));
+    }
+    let got: Vec<u64> = run["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s[0].as_u64().unwrap())
+        .collect();
+    assert_eq!(got, want, "{what} run {i}: n of each sample");
+}
