@@ -99,12 +99,13 @@ impl Order {
         }
     }
 
-    /// Units of progress of a run aiming at `n`, its re-timing included:
-    /// every call to `op` or `undo`, timed or not.
+    /// Units of progress of run `r` aiming at `n`, its re-timing included:
+    /// every call to `op` or `undo`, timed or not — for a run that measures
+    /// both ways, those of a single pass, which its passes share.
     fn units(self, r: u32, schedule: Schedule, n: u64) -> u64 {
         let run = if self == Order::UpDown {
-            // Up: one op per item; down: undo, op, undo at odd n, undo at
-            // even n; down-up runs grow once more.
+            // One pass. Up: one op per item; down: undo, op, undo at odd
+            // n, undo at even n; down-up runs grow once more.
             if self.peak_first(r) { 4 * n } else { 3 * n }
         } else {
             schedule.ops(n)
