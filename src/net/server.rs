@@ -671,6 +671,7 @@ mod tests {
     }
 
     fn engines() -> Vec<Engine> {
+        #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
         let mut v: Vec<Engine> = Backend::available_all()
             .into_iter()
             .map(|b| Engine(Config::new(b)))
