@@ -99,23 +99,29 @@ impl Order {
         }
     }
 
-    /// Units of progress of run `r` aiming at `n`, its re-timing included:
-    /// every call to `op` or `undo`, timed or not — for a run that measures
-    /// both ways, those of a single pass, which its passes share.
+    /// Units of progress of run `r` aiming at `n`, its re-timing included.
     fn units(self, r: u32, schedule: Schedule, n: u64) -> u64 {
-        let run = if self == Order::UpDown {
-            // One pass. Up: one op per item; down: undo, op, undo at odd
-            // n, undo at even n; down-up runs grow once more.
-            if self.peak_first(r) { 4 * n } else { 3 * n }
+        self.run_units(r, schedule, n) + self.recheck().map_or(0, |_| recheck_ops(n))
+    }
+
+    /// Units of progress of run `r` itself: every call to `op` or `undo`,
+    /// timed or not — for a run that measures both ways, those of a single
+    /// pass ([`updown_units`]), which its passes share.
+    fn run_units(self, r: u32, schedule: Schedule, n: u64) -> u64 {
+        if self == Order::UpDown {
+            updown_units(n, self.peak_first(r))
         } else {
             schedule.ops(n)
-        };
-        run + if self.recheck().is_some() {
-            recheck_ops(n)
-        } else {
-            0
         }
     }
+}
+
+/// Units of progress of a run that measures both ways aiming at `n`,
+/// however many passes it makes: those of one pass. Up: one op per item;
+/// down: undo, op, undo at odd n, undo at even n; a down-up run grows once
+/// more.
+fn updown_units(n: u64, peak_first: bool) -> u64 {
+    if peak_first { 4 * n } else { 3 * n }
 }
 
 /// Applies the budgets to a request: the n that fits, and a cap for each
@@ -191,7 +197,7 @@ pub fn run_benchmark(
     }
     let order = Order::of(bench);
     let warm_ops = if warmup > 0 {
-        order.units(0, schedule, warmup) - order.recheck().map_or(0, |_| recheck_ops(warmup))
+        order.run_units(0, schedule, warmup)
     } else {
         0
     };
@@ -607,7 +613,7 @@ fn updown_run(
     let mut ticker = Ticker::new(progress);
     // Progress: 3n units for an up-down run, 4n for a down-up one, however
     // many passes it makes.
-    let units = if peak_first { 4 * n } else { 3 * n };
+    let units = updown_units(n, peak_first);
     let steps = crossings * n + if peak_first { n } else { 0 };
     let (mut step, mut given) = (0u64, 0u64);
     let mut tick = |ticker: &mut Ticker| {
@@ -912,6 +918,30 @@ mod tests {
         run_benchmark(b, None, plan, &ctx, &mut Progress::new(Mode::Quiet))
     }
 
+    /// One run of `b` for `n` items straight through [`one_run`], in
+    /// `passes` passes: its samples and how many crossings it timed.
+    fn one(b: &Fake, n: u64, peak_first: bool, passes: u32) -> (Vec<[u64; 2]>, u32) {
+        let clock = Clock::new(TimerKind::Monotonic).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Ctx::new(dir.path(), &clock);
+        let progress = Progress::new(Mode::Quiet);
+        let mut sweeps = Sweeps::default();
+        let samples = one_run(
+            b,
+            None,
+            &ctx,
+            &clock,
+            n,
+            peak_first,
+            passes,
+            &mut sweeps,
+            &progress,
+        )
+        .ok()
+        .unwrap();
+        (samples, sweeps.timed)
+    }
+
     fn ns_of(samples: &[[u64; 2]]) -> Vec<u64> {
         samples.iter().map(|s| s[0]).collect()
     }
@@ -994,35 +1024,15 @@ mod tests {
             downwards: true,
             ..Fake::new(1000)
         };
-        let clock = Clock::new(TimerKind::Monotonic).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = Ctx::new(dir.path(), &clock);
-        let progress = Progress::new(Mode::Quiet);
         for peak_first in [false, true] {
-            let mut sweeps = Sweeps::default();
-            let samples = one_run(
-                &b,
-                None,
-                &ctx,
-                &clock,
-                40,
-                peak_first,
-                3,
-                &mut sweeps,
-                &progress,
-            )
-            .ok()
-            .unwrap();
-            assert_eq!(sweeps.timed, 6);
+            let (samples, timed) = one(&b, 40, peak_first, 3);
+            assert_eq!(timed, 6);
             assert_eq!(ns_of(&samples), both_ways(40, peak_first, 3));
             assert_timed_at_n(&samples);
         }
         // Never more crossings than items.
-        let mut sweeps = Sweeps::default();
-        let samples = one_run(&b, None, &ctx, &clock, 3, false, 8, &mut sweeps, &progress)
-            .ok()
-            .unwrap();
-        assert_eq!(sweeps.timed, 2);
+        let (samples, timed) = one(&b, 3, false, 8);
+        assert_eq!(timed, 2);
         assert_eq!(ns_of(&samples), vec![0, 2, 1]);
     }
 
@@ -1099,15 +1109,8 @@ mod tests {
             downwards: true,
             ..Fake::new(1000)
         };
-        let clock = Clock::new(TimerKind::Monotonic).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = Ctx::new(dir.path(), &clock);
-        let mut sweeps = Sweeps::default();
-        let progress = Progress::new(Mode::Quiet);
-        let samples = one_run(&b, None, &ctx, &clock, 4, true, 1, &mut sweeps, &progress)
-            .ok()
-            .unwrap();
-        assert_eq!(sweeps.timed, 2);
+        let (samples, timed) = one(&b, 4, true, 1);
+        assert_eq!(timed, 2);
         use Event::*;
         let events = b.events();
         let start = events.iter().rposition(|e| *e == Start(4)).unwrap();
