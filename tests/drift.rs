@@ -31,11 +31,13 @@ fn ns_of(pairs: &Value) -> Vec<u64> {
 }
 
 #[test]
-fn socket_and_bind_measure_every_run_both_ways() {
+fn socket_bind_and_fork_measure_every_run_both_ways() {
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("r.json");
     let ok = bin()
-        .args(["run", "socket", "bind", "--max", "300", "--runs", "3", "-q"])
+        .args([
+            "run", "socket", "bind", "fork", "--max", "300", "--runs", "3", "-q",
+        ])
         .args(["--no-report", "-o"])
         .arg(&out)
         .status()
@@ -43,7 +45,7 @@ fn socket_and_bind_measure_every_run_both_ways() {
     assert!(ok.success());
     let doc = load(&out);
     assert_valid(&doc);
-    for name in ["socket", "bind"] {
+    for name in ["socket", "bind", "fork"] {
         let b = bench(&doc, name);
         assert_eq!(b["status"], "ok", "{name}: {}", b["message"]);
         let runs = b["runs"].as_array().unwrap();
@@ -63,7 +65,7 @@ fn benchmarks_that_cannot_go_down_are_retimed_at_low_n() {
     let work = t.path().join("work");
     std::fs::create_dir(&work).unwrap();
     let out = t.path().join("r.json");
-    let names = ["fork", "fork-cleanup", "mmap-touch", "manymap-touch"];
+    let names = ["fork-cleanup", "mmap-touch", "manymap-touch"];
     let ok = bin()
         .arg("run")
         .args(names)

@@ -34,19 +34,22 @@ impl Run for ForkRun {
         self.0.fork_one(sw)
     }
 
-    /// Kills and reaps a child.
+    /// Kills and reaps the newest child: the children left are those of
+    /// one fork earlier.
     fn undo(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
-        self.0.kill_one(sw)
+        self.0.kill_newest(sw)
     }
 }
 
-/// Not [`Benchmark::downwards`] (nor is `fork-static`): the undo kills and
-/// reaps the *oldest* child, not the one just forked, so the children left
-/// and their places in the kernel's process lists and pid space are not
-/// those of one fork earlier. The harness re-times low n instead.
 impl Benchmark for Fork {
     fn info(&self) -> &'static Info {
         &INFO
+    }
+
+    /// The undo kills the child the last fork made, so runs are measured
+    /// both ways.
+    fn downwards(&self) -> bool {
+        true
     }
 
     fn start(&self, ctx: &Ctx, _variant: Option<&str>, _n: u64) -> Result<Box<dyn Run>, StartError> {

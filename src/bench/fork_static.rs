@@ -26,6 +26,11 @@ impl Benchmark for ForkStatic {
         &INFO
     }
 
+    /// As `fork`: the undo kills the newest child.
+    fn downwards(&self) -> bool {
+        true
+    }
+
     fn start(&self, ctx: &Ctx, _variant: Option<&str>, _n: u64) -> Result<Box<dyn Run>, StartError> {
         Ok(Box::new(ForkRun(Forker::start(ctx, Linking::Static)?)))
     }

@@ -16,6 +16,9 @@
 //! - [`CMD_FORK`]: fork one child; the child writes one byte into a pipe and
 //!   pauses; the helper times fork() until it has read that byte.
 //! - [`CMD_KILL`]: SIGKILL the oldest live child and waitpid() for it, timed.
+//! - [`CMD_KILL_NEWEST`]: the same for the newest live child (the one the
+//!   last fork made), so that the children left are those of one fork
+//!   earlier.
 //! - [`CMD_QUIT`] or end of input: kill and reap all children, exit.
 //!
 //! A reply is a tag byte ([`TAG_OK`] with the elapsed clock ticks, or
@@ -29,6 +32,8 @@ use super::rawclock::Source;
 pub const CMD_FORK: u8 = b'f';
 /// Kill and reap the oldest child.
 pub const CMD_KILL: u8 = b'k';
+/// Kill and reap the newest child.
+pub const CMD_KILL_NEWEST: u8 = b'K';
 /// Kill everything and exit.
 pub const CMD_QUIT: u8 = b'q';
 /// Reply tag: the payload is elapsed clock ticks.
@@ -209,11 +214,17 @@ pub fn serve(source: Source) -> i32 {
                     Reply::Ticks(t1.wrapping_sub(t0))
                 }
             }
-            CMD_KILL if head == tail => Reply::Errno(10), // ECHILD
-            CMD_KILL => {
-                // SAFETY: `head % MAX_CHILDREN` holds a live child's pid.
-                let pid = unsafe { *ring.add(head % MAX_CHILDREN) };
-                head += 1;
+            CMD_KILL | CMD_KILL_NEWEST if head == tail => Reply::Errno(10), // ECHILD
+            CMD_KILL | CMD_KILL_NEWEST => {
+                let slot = if cmd == CMD_KILL {
+                    head += 1;
+                    head - 1
+                } else {
+                    tail -= 1;
+                    tail
+                };
+                // SAFETY: `slot % MAX_CHILDREN` holds a live child's pid.
+                let pid = unsafe { *ring.add(slot % MAX_CHILDREN) };
                 let t0 = source.read();
                 // SAFETY: signalling our own child.
                 let r = unsafe { ffi::kill(pid, ffi::SIGKILL) };

@@ -3,7 +3,7 @@
 //! its own and asks it, one command at a time, to fork or kill a child.
 //! The helper times each call with the same raw clock the harness uses.
 
-use super::forker::{CMD_FORK, CMD_KILL, REPLY_LEN, Reply};
+use super::forker::{CMD_FORK, CMD_KILL, CMD_KILL_NEWEST, REPLY_LEN, Reply};
 use super::{StartError, StepError, errno_name};
 use crate::harness::clock::Stopwatch;
 use crate::harness::reaper::{ChildGroup, interrupted};
@@ -183,7 +183,18 @@ impl Forker {
 
     /// Kills and reaps the oldest child; records kill-until-reaped.
     pub fn kill_one(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
-        match self.request(CMD_KILL)? {
+        self.kill(CMD_KILL, sw)
+    }
+
+    /// Kills and reaps the newest child (the last one forked), so that the
+    /// children left are those of one fork earlier; records
+    /// kill-until-reaped.
+    pub fn kill_newest(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
+        self.kill(CMD_KILL_NEWEST, sw)
+    }
+
+    fn kill(&mut self, cmd: u8, sw: &mut Stopwatch) -> Result<(), StepError> {
+        match self.request(cmd)? {
             Reply::Ticks(t) => {
                 sw.record_ticks(t);
                 self.live -= 1;
@@ -251,6 +262,9 @@ mod run_tests {
                 let ns = sw.take_ns().unwrap();
                 assert!(ns > 1_000 && ns < 1_000_000_000, "{linking:?}: {ns} ns");
             }
+            f.kill_newest(&mut sw).unwrap();
+            assert_eq!(f.live(), 2);
+            f.fork_one(&mut sw).unwrap();
             for i in (0..3).rev() {
                 f.kill_one(&mut sw).unwrap();
                 assert!(sw.take_ns().unwrap() > 0);
