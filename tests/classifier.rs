@@ -498,3 +498,42 @@ fn few_runs_have_unknown_stability_and_votes_add_up() {
     let own = v.votes.iter().find(|x| x.what == v.class.label()).unwrap();
     assert_eq!(own.share, c);
 }
+
+/// select() on this VM: a cost per descriptor that rises about ×4 once the
+/// set outgrows a cache, over n = 1..1 000 (as `connect[select]` measured
+/// it). A line bent once, not n², and called O(n) with the slope change;
+/// a pure n² with the same rise stays O(n^2).
+#[test]
+fn a_per_item_cost_rising_once_is_linear_not_quadratic() {
+    let mut rng = StdRng::seed_from_u64(11);
+    let noise = LogNormal::new(0.0, 0.15).unwrap();
+    let draw = |rng: &mut StdRng, f: &dyn Fn(f64) -> f64| -> Vec<Sample> {
+        (0..5u32)
+            .flat_map(|run| {
+                let level = 1.0 + 0.04 * (run as f64 - 2.0);
+                (0..100)
+                    .flat_map(move |l| (0..10).map(move |_| (run, level, 1.0 + l as f64 * 10.0)))
+            })
+            .map(|(run, level, n)| Sample {
+                n,
+                ns: level * f(n) * noise.sample(rng),
+                run,
+            })
+            .collect()
+    };
+    let bent = |n: f64| 150_000.0 + 80.0 * n.min(400.0) + 350.0 * (n - 400.0).max(0.0);
+    for seed in 0..4 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let v = analyze(&draw(&mut rng, &bent), None, &Options::default()).unwrap();
+        assert_eq!(
+            v.class,
+            Label::Class(Class::Linear),
+            "seed {seed}: {}",
+            v.words()
+        );
+        assert!(has(&v, "slope-change"), "seed {seed}: {:?}", v.flags);
+    }
+    let quadratic = |n: f64| 150_000.0 * (1.0 + 1.6 * (n / 1000.0).powi(2));
+    let v = analyze(&draw(&mut rng, &quadratic), None, &Options::default()).unwrap();
+    assert_eq!(v.class, Label::Class(Class::Quadratic), "{}", v.words());
+}

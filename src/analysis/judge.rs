@@ -233,10 +233,21 @@ pub fn judge(sum: &Summary, ctx: &Context, opts: &Options) -> Judgement {
         // leaving one cache, then the next), when it beats every class.
         let bent1 = bent.map(|x| (ic.of(x.chi2, 4), Model::Bent(x)));
         let bent2 = bent2.map(|x| (ic.of(x.chi2, 6), Model::Bent2(x)));
+        // A line with one bend is O(n) whose cost per item rises once (a
+        // structure outgrowing a cache): n² must beat it by the margin a
+        // structure needs, since over a decade or two the two are hard to
+        // tell apart (select's scan over n descriptors). Not n log n: a bent
+        // line follows it too closely for the two to be told apart.
+        let quadratic_pick = pick.is_some_and(|f| f.class == Class::Quadratic);
         let bent = [bent1, bent2]
             .into_iter()
             .flatten()
-            .filter(|(c, _)| *c <= best_growth - BENT_MARGIN)
+            .filter(|(c, m)| {
+                *c <= best_growth - BENT_MARGIN
+                    || (quadratic_pick
+                        && matches!(m, Model::Bent(_))
+                        && *c <= best_growth + STRUCTURE_MARGIN)
+            })
             .min_by(|x, y| x.0.total_cmp(&y.0))
             .map(|x| x.1);
         if let Some(m) = bent {
