@@ -14,7 +14,9 @@
 //!    between;
 //! 4. growth is named by the best smooth class, or the best model when no
 //!    class fits; n, n log n and n² are told apart only over enough
-//!    decades of n.
+//!    decades of n; a class the bootstrap replicas' majority named
+//!    ([`Context::prefer`]) is named instead of the best by the
+//!    criterion.
 
 use super::fit::{Class, Fit};
 use super::models::{self, Bent, Bent2, Ic, Point, Power, Segmented};
@@ -108,6 +110,10 @@ pub struct Context {
     pub overhead_ns: Option<f64>,
     /// Median sample, ns (for `timer-bound`).
     pub median_ns: f64,
+    /// The growth class to name when the cost grows and that class fits
+    /// with b > 0: the class most bootstrap replicas named (see
+    /// `analyze_runs`). `None` lets the criterion choose.
+    pub prefer: Option<Class>,
 }
 
 /// Improvement of the criterion a structure needs over every smooth
@@ -225,10 +231,15 @@ pub fn judge(sum: &Summary, ctx: &Context, opts: &Options) -> Judgement {
             .iter()
             .map(|f| class_ic(f))
             .fold(f64::INFINITY, f64::min);
-        let pick = growth
-            .iter()
-            .find(|f| class_ic(f) <= best_growth + TIE)
-            .map(|f| **f);
+        let preferred = ctx
+            .prefer
+            .and_then(|c| growth.iter().find(|f| f.class == c).map(|f| **f));
+        let pick = preferred.or_else(|| {
+            growth
+                .iter()
+                .find(|f| class_ic(f) <= best_growth + TIE)
+                .map(|f| **f)
+        });
         // A line whose cost per item rises once or twice (a structure
         // leaving one cache, then the next), when it beats every class.
         let bent1 = bent.map(|x| (ic.of(x.chi2, 4), Model::Bent(x)));
@@ -242,11 +253,17 @@ pub fn judge(sum: &Summary, ctx: &Context, opts: &Options) -> Judgement {
         let bent = [bent1, bent2]
             .into_iter()
             .flatten()
-            .filter(|(c, m)| {
-                *c <= best_growth - BENT_MARGIN
-                    || (quadratic_pick
-                        && matches!(m, Model::Bent(_))
-                        && *c <= best_growth + STRUCTURE_MARGIN)
+            .filter(|(c, m)| match preferred.map(|f| f.class) {
+                // Named by the replicas: a bent line only for O(n), when
+                // it beats the straight one.
+                Some(Class::Linear) => *c <= class_ic(&preferred.unwrap()) - BENT_MARGIN,
+                Some(_) => false,
+                None => {
+                    *c <= best_growth - BENT_MARGIN
+                        || (quadratic_pick
+                            && matches!(m, Model::Bent(_))
+                            && *c <= best_growth + STRUCTURE_MARGIN)
+                }
             })
             .min_by(|x, y| x.0.total_cmp(&y.0))
             .map(|x| x.1);

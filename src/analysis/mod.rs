@@ -715,6 +715,7 @@ pub fn analyze_runs(
         span,
         overhead_ns,
         median_ns,
+        prefer: None,
     };
     let j = judge::judge(&point, &ctx, opts);
 
@@ -723,6 +724,24 @@ pub fn analyze_runs(
     let mut runs_seen: Vec<u32> = samples.iter().map(|s| s.run).collect();
     runs_seen.sort_unstable();
     runs_seen.dedup();
+    // Which growth class: where the data's own judgement names one and
+    // two thirds of the replicas name another, that one. The choice among
+    // classes that fit about as well is the least stable part of a
+    // verdict, and the replicas' majority is steadier than one draw.
+    let j = match bagged_class(&j, &judged) {
+        Some(c) if runs_seen.len() >= 3 => {
+            let k = judge::judge(
+                &point,
+                &judge::Context {
+                    prefer: Some(c),
+                    ..ctx
+                },
+                opts,
+            );
+            if k.label == Label::Class(c) { k } else { j }
+        }
+        _ => j,
+    };
     let count = |f: &dyn Fn(&judge::Judgement) -> bool| {
         judged.iter().filter(|x| f(x)).count() as f64 / judged.len().max(1) as f64
     };
@@ -815,6 +834,21 @@ pub fn analyze_runs(
     })
 }
 
+/// The growth class at least two thirds of the replicas named, when the
+/// data's own judgement names a different growth class.
+fn bagged_class(j: &judge::Judgement, judged: &[judge::Judgement]) -> Option<Class> {
+    let own = match j.label {
+        Label::Class(c) if c != Class::Constant => c,
+        _ => return None,
+    };
+    let votes = |c: Class| judged.iter().filter(|x| x.label == Label::Class(c)).count();
+    let top = Class::ALL[1..]
+        .iter()
+        .copied()
+        .max_by_key(|&c| (votes(c), std::cmp::Reverse(c as usize)))?;
+    (top != own && 3 * votes(top) >= 2 * judged.len()).then_some(top)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -833,6 +867,57 @@ mod tests {
                 })
             })
             .collect()
+    }
+
+    /// A judgement that only carries a label.
+    fn labelled(label: Label) -> judge::Judgement {
+        judge::Judgement {
+            label,
+            model: Model::Smooth(Fit {
+                class: Class::Constant,
+                a: 1.0,
+                b: 0.0,
+                chi2: 0.0,
+            }),
+            alternative: None,
+            fits: Vec::new(),
+            power: None,
+            local: None,
+            flags: Vec::new(),
+            rise: (0.0, 0.0, 0.0),
+        }
+    }
+
+    fn replicas(labels: &[(Label, usize)]) -> Vec<judge::Judgement> {
+        labels
+            .iter()
+            .flat_map(|&(l, k)| std::iter::repeat_with(move || labelled(l)).take(k))
+            .collect()
+    }
+
+    #[test]
+    fn the_replicas_majority_names_the_growth_class() {
+        let (n, nlogn) = (Label::Class(Class::Linear), Label::Class(Class::NLogN));
+        let own = labelled(nlogn);
+        // Two thirds or more name O(n): O(n).
+        let r = replicas(&[(n, 80), (nlogn, 20)]);
+        assert_eq!(bagged_class(&own, &r), Some(Class::Linear));
+        let r = replicas(&[(n, 67), (nlogn, 13), (Label::Undecided, 20)]);
+        assert_eq!(bagged_class(&own, &r), Some(Class::Linear));
+        // A bare majority is not enough; nor is agreement a change.
+        let r = replicas(&[(n, 52), (nlogn, 48)]);
+        assert_eq!(bagged_class(&own, &r), None);
+        assert_eq!(bagged_class(&labelled(n), &replicas(&[(n, 90)])), None);
+        // Flat, undecided and the other labels are the data's own.
+        let r = replicas(&[(n, 100)]);
+        for l in [
+            Label::Class(Class::Constant),
+            Label::Undecided,
+            Label::Superlinear,
+            Label::NoFit,
+        ] {
+            assert_eq!(bagged_class(&labelled(l), &r), None, "{l}");
+        }
     }
 
     #[test]
