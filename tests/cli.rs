@@ -657,8 +657,10 @@ fn progress_is_lines_off_a_terminal_a_bar_on_one_and_nothing_when_quiet() {
     let out = t.path().join("r.json");
     let run = |quiet: bool| {
         let mut c = bin();
-        c.args(["run", "socket", "--max", "50", "--runs", "2", "--out"])
-            .arg(&out);
+        c.args([
+            "run", "socket", "--max", "50", "--runs", "2", "--force", "--out",
+        ])
+        .arg(&out);
         if quiet {
             c.arg("-q");
         }
@@ -676,7 +678,7 @@ fn progress_is_lines_off_a_terminal_a_bar_on_one_and_nothing_when_quiet() {
     assert_eq!(String::from_utf8(run(true).stderr).unwrap(), "");
     // On a terminal (script(1) gives one): a bar with an ETA.
     let cmd = format!(
-        "'{}' run socket --max 20000 --runs 1 --out '{}'",
+        "'{}' run socket --max 20000 --runs 1 --force --out '{}'",
         env!("CARGO_BIN_EXE_scalebench"),
         out.display()
     );

@@ -260,6 +260,21 @@ fn why_profiles_an_existing_result_file() {
     let p = &doc["benchmarks"][0]["profile"];
     assert!(p["error"].is_null(), "{}", p["error"]);
     assert_eq!(p["windows"][1]["n"], 2000);
+    // A profiler that fails does not replace the good profile stored, and
+    // the count says nothing was profiled.
+    let before = std::fs::read(&with).unwrap();
+    bin()
+        .arg("why")
+        .arg(&with)
+        .args(["--seconds", "0.5", "--profiler", "/bin/false"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains(
+            "the profile stored before is kept",
+        ))
+        .stderr(predicates::str::contains("0 benchmarks profiled"))
+        .stderr(predicates::str::contains("1 failed (1 kept"));
+    assert_eq!(std::fs::read(&with).unwrap(), before);
     // A name not in the file is an error that names it.
     bin()
         .arg("why")

@@ -1,6 +1,8 @@
 //! Samples from other tools: CSV with a header line naming the columns
-//! `n` and `ns` (required) and `run` (optional), in any order; other
-//! columns are ignored. Errors name the file and line.
+//! `n` and `ns` (required) and `run` (optional), in any order. Columns
+//! `system` and `benchmark` (or `series`), as `scalebench export` writes
+//! them, keep series apart ([`parse_series`]); other columns are ignored.
+//! Errors name the file and line.
 
 use super::Sample;
 use std::path::{Path, PathBuf};
@@ -34,6 +36,16 @@ pub enum CsvError {
         /// What is wrong.
         message: String,
     },
+    /// JSON, not CSV (a result file, most likely).
+    #[error("{path}: {what}, not CSV{hint}")]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// What it is.
+        what: &'static str,
+        /// What to do instead.
+        hint: &'static str,
+    },
     /// No data rows.
     #[error("{path}: no samples after the header")]
     Empty {
@@ -56,8 +68,72 @@ pub fn read(path: &Path) -> Result<Vec<Sample>, CsvError> {
     parse(&text, path)
 }
 
-/// Parses CSV text; `path` only names the source in errors.
+/// Parses CSV text into one list of samples, whatever series the rows
+/// name; `path` only names the source in errors.
 pub fn parse(text: &str, path: &Path) -> Result<Vec<Sample>, CsvError> {
+    Ok(parse_keyed(text, path)?
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect())
+}
+
+/// One series of a CSV file: its name (`system · benchmark`, from the
+/// columns that exist; `None` when the file has neither) and samples.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Its name, from the `system` and `benchmark`/`series` columns.
+    pub name: Option<String>,
+    /// Its samples, in file order.
+    pub samples: Vec<Sample>,
+}
+
+/// Reads the series of `path` (`-` reads standard input).
+pub fn read_series(path: &Path) -> Result<Vec<Series>, CsvError> {
+    let io = |source| CsvError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let text = if path == Path::new("-") {
+        std::io::read_to_string(std::io::stdin()).map_err(io)?
+    } else {
+        std::fs::read_to_string(path).map_err(io)?
+    };
+    parse_series(&text, path)
+}
+
+/// Parses CSV text into its series, in the order each first appears.
+pub fn parse_series(text: &str, path: &Path) -> Result<Vec<Series>, CsvError> {
+    let mut out: Vec<Series> = Vec::new();
+    for (key, s) in parse_keyed(text, path)? {
+        match out.iter_mut().find(|x| x.name == key) {
+            Some(x) => x.samples.push(s),
+            None => out.push(Series {
+                name: key,
+                samples: vec![s],
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// Every sample with the series its row names.
+fn parse_keyed(text: &str, path: &Path) -> Result<Vec<(Option<String>, Sample)>, CsvError> {
+    if text.trim_start().starts_with(['{', '[']) {
+        let result = text.contains("\"schema\"") && text.contains("scalebench");
+        return Err(CsvError::Json {
+            path: path.to_path_buf(),
+            what: if result {
+                "a scalebench result file"
+            } else {
+                "JSON"
+            },
+            hint: if result {
+                ": its verdicts are shown by `scalebench report`, its samples as CSV by `scalebench export`"
+            } else {
+                ""
+            },
+        });
+    }
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(true)
         .trim(csv::Trim::All)
@@ -80,6 +156,10 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Sample>, CsvError> {
         });
     };
     let ri = col("run");
+    let keys: Vec<usize> = [col("system"), col("benchmark").or_else(|| col("series"))]
+        .into_iter()
+        .flatten()
+        .collect();
     let mut out = Vec::new();
     for rec in rdr.records() {
         let rec = rec.map_err(|e| {
@@ -116,11 +196,21 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Sample>, CsvError> {
             }
             None => 0,
         };
-        out.push(Sample {
-            n: num(ni, "n")?,
-            ns: num(nsi, "ns")?,
-            run,
+        let key = (!keys.is_empty()).then(|| {
+            keys.iter()
+                .map(|&i| rec.get(i).unwrap_or(""))
+                .filter(|k| !k.is_empty())
+                .collect::<Vec<_>>()
+                .join(" · ")
         });
+        out.push((
+            key,
+            Sample {
+                n: num(ni, "n")?,
+                ns: num(nsi, "ns")?,
+                run,
+            },
+        ));
     }
     if out.is_empty() {
         return Err(CsvError::Empty {

@@ -4,27 +4,27 @@ use super::{AnalyzeArgs, ExportArgs, ExportFormat, ReportArgs, SysinfoArgs};
 use crate::analysis::{self, Options};
 use crate::bench::REGISTRY;
 use crate::report::{self, Input, System, export};
-use crate::results::{self, sysinfo};
-use anyhow::Context;
+use crate::results::{self, output, sysinfo};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Runs `f` on standard output or on a new file; a closed pipe on standard
-/// output (`| head`) counts as success.
+/// Runs `f` on standard output or on the file `path` (the output `what`);
+/// a closed pipe on standard output (`| head`) counts as success. A file
+/// is checked against the output rules first ([`output::check`]: its
+/// directory exists, it is none of `inputs`, nothing but a regular file is
+/// replaced) and written atomically, so a failed write leaves an existing
+/// file as it was.
 pub(crate) fn with_output(
+    what: &str,
     path: Option<&Path>,
+    inputs: &[(&Path, &str)],
     f: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     match path {
         Some(p) => {
-            let file = std::fs::File::create(p)
-                .with_context(|| format!("cannot create {}", p.display()))?;
-            let mut w = std::io::BufWriter::new(file);
-            f(&mut w).with_context(|| format!("writing {}", p.display()))?;
-            w.flush()
-                .with_context(|| format!("writing {}", p.display()))?;
-            Ok(())
+            output::check(what, p, output::Existing::Replace, inputs)?;
+            output::write_file_atomic(p, f)
         }
         None => {
             let stdout = std::io::stdout();
@@ -50,7 +50,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// `scalebench list`.
 pub fn list() -> anyhow::Result<ExitCode> {
-    with_output(None, |w| {
+    with_output("", None, &[], |w| {
         writeln!(w, "{:<14} {:<44} timed", "benchmark", "n")?;
         for b in REGISTRY {
             let i = b.info();
@@ -125,6 +125,11 @@ fn report_files(a: &ReportArgs) -> anyhow::Result<Vec<(Option<String>, PathBuf)>
 /// in the report, which shows the rest; the exit status is then 1.
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let files = report_files(&a)?;
+    if a.svg_dir.is_some() && (a.html.is_some() || a.format != report::Format::Markdown) {
+        anyhow::bail!(
+            "--svg-dir: only the Markdown report links SVG charts; add --format markdown"
+        );
+    }
     let (systems, problems) = load_what_can_be_loaded(&files);
     if systems.is_empty() {
         return Err(problems
@@ -133,15 +138,23 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
             .unwrap_or_else(|| anyhow::anyhow!("no result files could be read")));
     }
     let mut input = Input::new(&systems, &Options::default());
-    input.notices = problems
-        .iter()
-        .map(|e| format!("left out: {e:#}"))
-        .collect();
-    let (format, output) = match &a.html {
-        Some(path) => (report::Format::Html, Some(path.as_path())),
-        None => (a.format, a.output.as_deref()),
+    input
+        .notices
+        .extend(problems.iter().map(|e| format!("left out: {e:#}")));
+    for n in &input.notices {
+        if !n.starts_with("left out: ") {
+            eprintln!("note: {n}");
+        }
+    }
+    let (format, output, what) = match &a.html {
+        Some(path) => (report::Format::Html, Some(path.as_path()), "--html"),
+        None => (a.format, a.output.as_deref(), "--output"),
     };
-    with_output(output, |w| {
+    let inputs: Vec<(&Path, &str)> = files
+        .iter()
+        .map(|(_, f)| (f.as_path(), "an input of this command"))
+        .collect();
+    with_output(what, output, &inputs, |w| {
         report::writer(format, a.svg_dir.as_deref()).write(&input, w)
     })?;
     if let Some(p) = output
@@ -165,7 +178,14 @@ pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
     let systems = load_systems(&files)?;
     match a.format {
         ExportFormat::Csv => {
-            with_output(a.output.as_deref(), |w| export::samples_csv(&systems, w))?
+            let inputs: Vec<(&Path, &str)> = a
+                .files
+                .iter()
+                .map(|f| (f.as_path(), "an input of this command"))
+                .collect();
+            with_output("--output", a.output.as_deref(), &inputs, |w| {
+                export::samples_csv(&systems, w)
+            })?
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -173,9 +193,21 @@ pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
 
 /// `scalebench analyze`.
 pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
-    let samples = analysis::csvin::read(&a.file)?;
-    let input = Input::external(&a.name, &samples, &Options::default());
-    with_output(None, |w| report::writer(a.format, None).write(&input, w))?;
+    let series = analysis::csvin::read_series(&a.file)?;
+    let named: Vec<(String, &[analysis::Sample])> = series
+        .iter()
+        .map(|s| {
+            let name = match (&s.name, series.len()) {
+                (Some(n), _) if !n.is_empty() => n.clone(),
+                _ => a.name.clone(),
+            };
+            (name, s.samples.as_slice())
+        })
+        .collect();
+    let input = Input::external(&named, &Options::default());
+    with_output("", None, &[], |w| {
+        report::writer(a.format, None).write(&input, w)
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -183,7 +215,7 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
 pub fn sysinfo(a: SysinfoArgs) -> anyhow::Result<ExitCode> {
     let dir = std::env::temp_dir();
     let s = sysinfo::collect(Some(&dir));
-    with_output(None, |w| {
+    with_output("", None, &[], |w| {
         if a.json {
             serde_json::to_writer_pretty(&mut *w, &s)?;
             writeln!(w)?;

@@ -12,16 +12,22 @@ use std::process::ExitCode;
 /// Runs the load.
 pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
     let _limits = limits::raise();
-    let mut urls = a.urls.clone();
+    // Each URL with where it came from, for errors.
+    let mut urls: Vec<(String, String)> = a
+        .urls
+        .iter()
+        .map(|u| (u.clone(), format!("URL {u}")))
+        .collect();
     let replay = a.urls_file.is_some();
     if let Some(f) = &a.urls_file {
         let text =
             std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
         urls.extend(
             text.lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .map(String::from),
+                .enumerate()
+                .map(|(i, l)| (i + 1, l.trim()))
+                .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+                .map(|(i, l)| (l.to_string(), format!("{}, line {i}", f.display()))),
         );
     }
     if urls.is_empty() {
@@ -30,30 +36,19 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
     // One resolution per distinct URL.
     let mut targets = Vec::with_capacity(urls.len());
     let mut seen: std::collections::HashMap<String, Target> = std::collections::HashMap::new();
-    for u in &urls {
+    for (u, from) in &urls {
         let t = match seen.get(u) {
             Some(t) => t.clone(),
             None => {
-                let t = Target::parse(u)?;
+                let t = Target::parse(u).with_context(|| from.clone())?;
                 seen.insert(u.clone(), t.clone());
                 t
             }
         };
         targets.push(t);
     }
-    let duration = a
-        .duration
-        .as_deref()
-        .map(load::parse_duration)
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("-d: {e}"))?;
-    let timeout =
-        load::parse_duration(&a.timeout).map_err(|e| anyhow::anyhow!("--timeout: {e}"))?;
-    if let Some(r) = a.rate
-        && !(r.is_finite() && r > 0.0)
-    {
-        bail!("--rate {r}: must be a positive number of requests per second");
-    }
+    let duration = a.duration;
+    let timeout = a.timeout;
     let total = match (a.requests, duration) {
         (Some(n), _) => Some(n),
         (None, Some(_)) => None,
@@ -76,7 +71,7 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
     };
     let o = load::run(&opts).context("the load failed")?;
     let s = o.stats();
-    super::commands::with_output(None, |w| {
+    super::commands::with_output("", None, &[], |w| {
         if a.json {
             serde_json::to_writer_pretty(&mut *w, &s)?;
             writeln!(w)?;

@@ -6,6 +6,7 @@ mod load;
 mod responder;
 mod run;
 mod serve;
+mod values;
 mod why;
 
 use crate::harness::clock::TimerKind;
@@ -71,19 +72,20 @@ pub struct LoadArgs {
     /// Total requests.
     #[arg(short = 'n', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub requests: Option<u64>,
-    /// Duration (`10` and `10s` both mean ten seconds; `500ms`, `2m`).
-    #[arg(short = 'd', long, value_name = "DURATION")]
-    pub duration: Option<String>,
+    /// Duration (`10` and `10s` both mean ten seconds; `500ms`, `2m`;
+    /// 1 ms to 30 days). With -n the load stops at whichever comes first.
+    #[arg(short = 'd', long, value_name = "DURATION", value_parser = values::load_duration, allow_negative_numbers = true)]
+    pub duration: Option<std::time::Duration>,
     /// Threads, each with its own event loop.
     #[arg(short = 't', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: u32,
     /// Fixed request rate (requests per second in all); latency is then
     /// measured from when each request was due.
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", value_parser = values::rate, allow_negative_numbers = true)]
     pub rate: Option<f64>,
-    /// A request not answered within this fails as a timeout.
-    #[arg(long, value_name = "DURATION", default_value = "10s")]
-    pub timeout: String,
+    /// A request not answered within this fails as a timeout (1 ms to 1 h).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = values::load_timeout, allow_negative_numbers = true)]
+    pub timeout: std::time::Duration,
     /// Retries of a failed request before it counts as failed.
     #[arg(long, default_value_t = 3)]
     pub retries: u32,
@@ -131,13 +133,14 @@ pub struct ServeArgs {
     /// Requests per connection before the server closes it.
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub max_requests: u64,
-    /// Close a connection idle this long (seconds; 0: never).
-    #[arg(long, value_name = "SECONDS", default_value_t = 15.0)]
-    pub idle_timeout: f64,
+    /// Close a connection idle this long (seconds or with a unit, up to a
+    /// day; 0: never).
+    #[arg(long, value_name = "SECONDS", default_value = "15", value_parser = values::server_timeout, allow_negative_numbers = true)]
+    pub idle_timeout: values::ServerTimeout,
     /// Close a connection whose request head is not complete this long
-    /// after its first byte (seconds; 0: never).
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
-    pub header_timeout: f64,
+    /// after its first byte (seconds or with a unit, up to a day; 0: never).
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = values::server_timeout, allow_negative_numbers = true)]
+    pub header_timeout: values::ServerTimeout,
     /// Accept connections as soon as they are established, not once their
     /// first data has arrived (TCP_DEFER_ACCEPT on Linux, the dataready
     /// accept filter on FreeBSD and NetBSD; elsewhere accepting is never
@@ -181,14 +184,20 @@ pub struct RunArgs {
     #[arg(value_name = "NAME|SUITE")]
     pub targets: Vec<String>,
     /// Items per run for every benchmark (overrides the suite's sizes).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
     pub max: Option<u64>,
     /// Runs per benchmark.
-    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000), allow_negative_numbers = true)]
     pub runs: Option<u32>,
-    /// Result file (default: results/<host>-<UTC time>.json).
+    /// Result file (default: results/<host>-<UTC time>.json, with -2,
+    /// -3, … added when taken). It must not exist (see --force), and its
+    /// directory must.
     #[arg(long, short, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Replace the result file given with --out (and the HTML report
+    /// beside it) when they exist; only regular files are ever replaced.
+    #[arg(long)]
+    pub force: bool,
     /// Timer for every sample.
     #[arg(long, value_enum, default_value_t = TimerKind::Monotonic)]
     pub timer: TimerKind,
@@ -204,7 +213,12 @@ pub struct RunArgs {
     /// Pin the benchmarking process to this CPU. Without it, every
     /// benchmark run is pinned to the first CPU (with the processes it
     /// starts), and the network benchmarks' server to the last.
-    #[arg(long, value_name = "CPU", conflicts_with = "no_pin")]
+    #[arg(
+        long,
+        value_name = "CPU",
+        conflicts_with = "no_pin",
+        allow_negative_numbers = true
+    )]
     pub pin: Option<usize>,
     /// Pin nothing: leave benchmark runs and servers to the scheduler.
     #[arg(long)]
@@ -233,7 +247,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub why: bool,
     /// Length of each profile window, seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_window)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_window, allow_negative_numbers = true)]
     pub why_seconds: f64,
     /// The profiler's program (default: perf on Linux, dtrace elsewhere).
     #[arg(long, value_name = "PROGRAM")]
@@ -312,7 +326,7 @@ pub struct WhyArgs {
     #[arg(long, short, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Length of each profile window, seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_window)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_window, allow_negative_numbers = true)]
     pub seconds: f64,
     /// The profiler's program (default: perf on Linux, dtrace elsewhere).
     #[arg(long, value_name = "PROGRAM")]

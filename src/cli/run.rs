@@ -12,11 +12,10 @@ use crate::harness::workdir::WorkDir;
 use crate::harness::{Ctx, NetOptions, limits, reaper};
 use crate::net::Backend;
 use crate::report::{self, Input, System};
-use crate::results::{self, ResultFile, Status, TimerInfo, Tool, sysinfo};
+use crate::results::{self, ResultFile, Status, TimerInfo, Tool, output, sysinfo};
 use crate::workloads::fs::{FsOptions, Place, parse_bytes, parse_mkfs};
 use crate::workloads::{self, Size, WORKLOADS, Workload};
 use anyhow::{Context, bail};
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -100,8 +99,8 @@ fn resolve(targets: &[String], max: Option<u64>) -> anyhow::Result<(Vec<Target>,
     Ok((out, work))
 }
 
-/// `results/<host>-<UTC time>.json`.
-fn default_out(host: &str) -> PathBuf {
+/// `results/<host>-<UTC time>`, without the extension.
+fn default_base(host: &str) -> PathBuf {
     let host: String = host
         .chars()
         .map(|c| {
@@ -116,7 +115,51 @@ fn default_out(host: &str) -> PathBuf {
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())
         .collect();
-    PathBuf::from("results").join(format!("{host}-{t}.json"))
+    PathBuf::from("results").join(format!("{host}-{t}"))
+}
+
+/// The result file and the HTML report beside it (unless `--no-report`),
+/// checked against the output rules before anything is measured. A new
+/// result file is claimed at once (created empty, exclusively), so that
+/// no other run can take its name.
+fn outputs(a: &RunArgs, host: &str) -> anyhow::Result<(PathBuf, Option<PathBuf>)> {
+    let existing = if a.force {
+        output::Existing::Replace
+    } else {
+        output::Existing::Refuse
+    };
+    let out = match &a.out {
+        Some(p) => {
+            output::check("--out", p, existing, &[])?;
+            p.clone()
+        }
+        None => {
+            std::fs::create_dir_all("results")
+                .context("cannot create the directory results/ for the result file")?;
+            output::claim_new(&default_base(host), "json")
+                .context("cannot create a result file in results/")?
+        }
+    };
+    let html = (!a.no_report).then(|| out.with_extension("html"));
+    if let Some(h) = &html {
+        if output::same_file(h, &out) {
+            bail!(
+                "--out {}: the HTML report goes beside the result file as {}, which is the result file itself; name the result file .json, or add --no-report",
+                out.display(),
+                h.display()
+            );
+        }
+        output::check("the HTML report", h, existing, &[(&out, "the result file")])?;
+    }
+    if a.out.is_some() && !out.exists() {
+        // Claim the name, as for default names.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&out)
+            .with_context(|| format!("cannot create the result file {}", out.display()))?;
+    }
+    Ok((out, html))
 }
 
 /// The network options from `--backend` and `-6`.
@@ -265,6 +308,14 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let clock = Clock::new(a.timer)?;
     reaper::install();
     if let Some(cpu) = a.pin {
+        let online = crate::sys::cpu_count();
+        if cpu >= online {
+            bail!(
+                "--pin {cpu}: this machine has {online} CPU{} online (0 to {})",
+                if online == 1 { "" } else { "s" },
+                online.saturating_sub(1)
+            );
+        }
         crate::sys::pin_to_cpu(cpu).map_err(|e| anyhow::anyhow!("--pin {cpu}: {e}"))?;
     }
     let workdir = WorkDir::create(a.workdir.as_deref())?;
@@ -277,10 +328,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let system = sysinfo::collect(Some(workdir.path()));
     let label = a.label.clone().unwrap_or_else(|| system.hostname.clone());
-    let out = a
-        .out
-        .clone()
-        .unwrap_or_else(|| default_out(&system.hostname));
+
     let mut file = ResultFile {
         schema: results::SCHEMA_NAME.into(),
         schema_version: results::SCHEMA_VERSION,
@@ -302,6 +350,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     // Writing the empty file first proves the path is writable before
     // anything is measured.
+    let (out, html) = outputs(&a, &file.system.hostname)?;
     results::write_atomic(&out, &file)
         .with_context(|| format!("cannot write the result file {}", out.display()))?;
 
@@ -416,17 +465,12 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let label = file.label.clone();
     let systems = [System { label, file }];
     let input = Input::new(&systems, &Options::default());
-    let html = (!a.no_report).then(|| out.with_extension("html"));
     if let Some(h) = &html {
-        let mut w = std::io::BufWriter::new(
-            std::fs::File::create(h).with_context(|| format!("cannot create {}", h.display()))?,
-        );
-        report::writer(report::Format::Html, None)
-            .write(&input, &mut w)
-            .and_then(|()| w.flush().map_err(Into::into))
-            .with_context(|| format!("writing {}", h.display()))?;
+        output::write_file_atomic(h, |w| {
+            report::writer(report::Format::Html, None).write(&input, w)
+        })?;
     }
-    super::commands::with_output(None, |w| {
+    super::commands::with_output("", None, &[], |w| {
         report::writer(report::Format::Terminal, None).write(&input, w)?;
         writeln!(w, "\nresult file: {}", out.display())?;
         if let Some(h) = &html {

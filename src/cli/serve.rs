@@ -13,11 +13,6 @@ use anyhow::Context;
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::process::ExitCode;
-use std::time::Duration;
-
-fn seconds(s: f64) -> Option<Duration> {
-    (s > 0.0 && s.is_finite()).then(|| Duration::from_secs_f64(s))
-}
 
 /// Runs the server.
 pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -67,8 +62,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         } else {
             FileMode::Sendfile
         },
-        idle_timeout: seconds(a.idle_timeout),
-        head_timeout: seconds(a.header_timeout),
+        idle_timeout: a.idle_timeout.0,
+        head_timeout: a.header_timeout.0,
         max_requests: Some(a.max_requests.max(1)),
         io_uring,
         ..Config::new(backend)

@@ -7,7 +7,7 @@ use crate::harness::clock::{Clock, TimerKind};
 use crate::harness::why::{WhyOptions, profile};
 use crate::harness::workdir::WorkDir;
 use crate::harness::{Ctx, limits, reaper};
-use crate::results::{self, Status};
+use crate::results::{self, Status, output};
 use anyhow::{Context, bail};
 use std::process::ExitCode;
 
@@ -40,6 +40,9 @@ pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
     // Written by this version from now on.
     file.schema_version = results::SCHEMA_VERSION;
     let out = a.out.clone().unwrap_or_else(|| a.file.clone());
+    if !output::same_file(&out, &a.file) {
+        output::check("--out", &out, output::Existing::Replace, &[])?;
+    }
     let clock = Clock::new(TimerKind::Monotonic)?;
     reaper::install();
     let workdir = WorkDir::create(a.workdir.as_deref())?;
@@ -67,6 +70,7 @@ pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
     };
     let mut done = 0;
     let mut errors = 0;
+    let mut kept = 0;
     for i in 0..file.benchmarks.len() {
         if reaper::interrupted() {
             break;
@@ -100,22 +104,49 @@ pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
             capped,
             &opts,
         );
+        let stored_good = b.profile.as_ref().is_some_and(|q| q.error.is_none());
         match (&p.error, &p.explanation) {
             (Some(e), _) => {
                 errors += 1;
+                if stored_good {
+                    kept += 1;
+                    say(&format!(
+                        "{}: no profile: {e}; the profile stored before is kept",
+                        b.series
+                    ));
+                    continue;
+                }
                 say(&format!("{}: no profile: {e}", b.series));
             }
             (None, Some(x)) => say(&format!("{}: {x}", b.series)),
             (None, None) => {}
         }
+        if p.error.is_none() {
+            done += 1;
+        }
         file.benchmarks[i].profile = Some(p);
-        done += 1;
         results::write_atomic(&out, &file)
             .with_context(|| format!("cannot write the result file {}", out.display()))?;
     }
     drop(guard);
     drop(workdir);
-    eprintln!("{done} benchmarks profiled into {}", out.display());
+    let failed = if errors > 0 {
+        format!(
+            "; {errors} failed{}",
+            if kept > 0 {
+                format!(" ({kept} kept the profile stored before)")
+            } else {
+                String::new()
+            }
+        )
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "{done} benchmark{} profiled into {}{failed}",
+        if done == 1 { "" } else { "s" },
+        out.display()
+    );
     Ok(if errors > 0 || reaper::interrupted() {
         ExitCode::FAILURE
     } else {

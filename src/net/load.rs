@@ -924,18 +924,6 @@ impl<'a> Worker<'a> {
     }
 }
 
-/// Parses a duration: `10`, `10s`, `500ms`, `2m`.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    if let Ok(secs) = s.parse::<f64>()
-        && secs.is_finite()
-        && secs >= 0.0
-    {
-        return Ok(Duration::from_secs_f64(secs));
-    }
-    humantime::parse_duration(s)
-        .map_err(|e| format!("{s:?} is not a duration ({e}); try 10 or 10s"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -971,14 +959,5 @@ mod tests {
         assert_eq!((h.status, h.body, h.close), (304, Some(0), true));
         assert!(parse_head(b"HTTP/1.1 200 OK\r\n").unwrap().is_none());
         assert!(parse_head(b"garbage\r\n\r\n").is_err());
-    }
-
-    #[test]
-    fn durations_with_and_without_unit() {
-        assert_eq!(parse_duration("10").unwrap(), Duration::from_secs(10));
-        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
-        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
-        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
-        assert!(parse_duration("soon").is_err());
     }
 }

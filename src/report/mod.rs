@@ -144,28 +144,49 @@ impl<'a> Input<'a> {
                 })
             })
             .collect();
+        // A series twice in one file (files put together by hand) is
+        // shown twice, and said so.
+        let mut notices = Vec::new();
+        for s in systems {
+            let mut seen: Vec<&str> = Vec::new();
+            for b in &s.file.benchmarks {
+                if seen.contains(&b.series.as_str()) {
+                    let note = format!(
+                        "{}: the series {} appears more than once in this file; each is shown",
+                        s.label, b.series
+                    );
+                    if !notices.contains(&note) {
+                        notices.push(note);
+                    }
+                } else {
+                    seen.push(&b.series);
+                }
+            }
+        }
         Input {
             systems,
             entries,
-            notices: Vec::new(),
+            notices,
         }
     }
 
-    /// One external series (from `analyze`).
-    pub fn external(name: &str, samples: &[Sample], opts: &Options) -> Input<'static> {
-        let n = samples.iter().map(|s| s.n).fold(0.0, f64::max) as u64;
+    /// External series (from `analyze`), each judged on its own.
+    pub fn external(series: &[(String, &[Sample])], opts: &Options) -> Input<'static> {
         Input {
             systems: &[],
             notices: Vec::new(),
-            entries: vec![Entry {
-                system: "",
-                series: name.to_string(),
-                n,
-                status: None,
-                caps: &[],
-                verdict: analysis::analyze(samples, None, opts).map_err(|e| e.to_string()),
-                bench: None,
-            }],
+            entries: series
+                .iter()
+                .map(|(name, samples)| Entry {
+                    system: "",
+                    series: name.clone(),
+                    n: samples.iter().map(|s| s.n).fold(0.0, f64::max) as u64,
+                    status: None,
+                    caps: &[],
+                    verdict: analysis::analyze(samples, None, opts).map_err(|e| e.to_string()),
+                    bench: None,
+                })
+                .collect(),
         }
     }
 }

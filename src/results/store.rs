@@ -94,12 +94,10 @@ pub fn load(path: &Path) -> Result<ResultFile, LoadError> {
 /// Writes `result` to `path` atomically: a temporary file in the same
 /// directory is written, flushed to disk and renamed over `path`, so a
 /// reader (or a crash) sees either the old or the new file, never half.
+/// The directory must exist, and only a regular file is ever replaced
+/// (see [`super::output`]).
 pub fn write_atomic(path: &Path, result: &ResultFile) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir)?;
+    let dir = super::output::dir_of(path);
     let mut tmp = tempfile::Builder::new()
         .prefix(".scalebench-")
         .suffix(".tmp")
@@ -117,6 +115,7 @@ pub fn write_atomic(path: &Path, result: &ResultFile) -> std::io::Result<()> {
         tmp.as_file()
             .set_permissions(std::fs::Permissions::from_mode(0o644))?;
     }
+    super::output::still_replaceable(path)?;
     tmp.persist(path).map_err(|e| e.error)?;
     if let Ok(d) = std::fs::File::open(&dir) {
         let _ = d.sync_all();

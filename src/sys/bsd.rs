@@ -172,6 +172,9 @@ pub fn mount_of(path: &Path) -> Option<Mount> {
 pub fn pin_to_cpu(cpu: usize) -> Result<(), String> {
     #[cfg(target_os = "freebsd")]
     {
+        if cpu >= 8 * std::mem::size_of::<libc::cpuset_t>() {
+            return Err(format!("CPU {cpu} is beyond what an affinity mask holds"));
+        }
         // SAFETY: cpuset_t is plain data, set with the libc macros.
         unsafe {
             let mut set: libc::cpuset_t = std::mem::zeroed();

@@ -148,6 +148,9 @@ pub fn mount_of(path: &Path) -> Option<Mount> {
 
 /// Pins the calling process to one CPU.
 pub fn pin_to_cpu(cpu: usize) -> Result<(), String> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(format!("CPU {cpu} is beyond what an affinity mask holds"));
+    }
     // SAFETY: cpu_set_t is plain data, manipulated with the libc macros.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();

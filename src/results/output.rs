@@ -1,0 +1,350 @@
+//! The rules every file scalebench writes for the user follows, so that no
+//! output destroys anything:
+//!
+//! - the directory an output goes into must exist (scalebench creates no
+//!   directory the user names; only `results/` for `run`'s default names);
+//! - nothing that is not a regular file is ever replaced: not a directory,
+//!   device, FIFO or socket, and not a symbolic link (a link is neither
+//!   written through nor replaced);
+//! - no output may be an input of the same command, nor another output of
+//!   it;
+//! - an existing regular file is replaced only where the command allows it
+//!   ([`Existing`]): `run` refuses unless `--force`, the report and export
+//!   writers replace it (atomically: a failed write leaves it as it was).
+
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// What an output may do with a regular file already at its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Existing {
+    /// Refuse: the path must be new (`run` without `--force`).
+    Refuse,
+    /// Replace it (atomically).
+    Replace,
+}
+
+/// Why an output path was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// The directory the output would go into does not exist.
+    #[error("{what} {path}: the directory {dir} does not exist (scalebench does not create it)")]
+    NoDirectory {
+        /// The option or role (`--out`, `the HTML report`).
+        what: String,
+        /// The output path.
+        path: PathBuf,
+        /// Its directory.
+        dir: PathBuf,
+    },
+    /// Something other than a regular file is at the path.
+    #[error("{what} {path}: {kind}; scalebench only ever replaces regular files")]
+    NotRegular {
+        /// The option or role.
+        what: String,
+        /// The output path.
+        path: PathBuf,
+        /// What is there, in words.
+        kind: &'static str,
+    },
+    /// The output is an input of the same command.
+    #[error("{what} {path} is also {other}: it would be overwritten; choose another name")]
+    Collides {
+        /// The option or role.
+        what: String,
+        /// The output path.
+        path: PathBuf,
+        /// What else it is (`the input file`, `the result file`).
+        other: String,
+    },
+    /// A regular file exists and the command does not replace files.
+    #[error("{what} {path} exists; use --force to replace it, or choose another name")]
+    Exists {
+        /// The option or role.
+        what: String,
+        /// The output path.
+        path: PathBuf,
+    },
+    /// The path could not be examined.
+    #[error("{what} {path}: {source}")]
+    Io {
+        /// The option or role.
+        what: String,
+        /// The output path.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// What sits at a path, in words, when it is not a regular file.
+fn not_regular(m: &std::fs::Metadata) -> Option<&'static str> {
+    let t = m.file_type();
+    if t.is_file() {
+        None
+    } else if t.is_symlink() {
+        Some("is a symbolic link")
+    } else if t.is_dir() {
+        Some("is a directory")
+    } else if t.is_block_device() || t.is_char_device() {
+        Some("is a device")
+    } else if t.is_fifo() {
+        Some("is a FIFO")
+    } else if t.is_socket() {
+        Some("is a socket")
+    } else {
+        Some("is not a regular file")
+    }
+}
+
+/// The directory a path's file lives in (`.` for a bare name).
+pub fn dir_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Whether two paths name the same file: the same inode when both exist,
+/// else the same absolute path once `.` and `..` are resolved lexically
+/// in the part that exists.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        return x.dev() == y.dev() && x.ino() == y.ino();
+    }
+    let norm = |p: &Path| -> Option<PathBuf> {
+        let dir = std::fs::canonicalize(dir_of(p)).ok()?;
+        Some(dir.join(p.file_name()?))
+    };
+    match (norm(a), norm(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// Checks that `path` may be written as the output `what` of a command
+/// whose inputs (and other outputs) are `others` (each with what it is),
+/// before anything is measured or written.
+pub fn check(
+    what: &str,
+    path: &Path,
+    existing: Existing,
+    others: &[(&Path, &str)],
+) -> Result<(), OutputError> {
+    let dir = dir_of(path);
+    if !dir.is_dir() {
+        return Err(OutputError::NoDirectory {
+            what: what.into(),
+            path: path.into(),
+            dir,
+        });
+    }
+    for (other, is) in others {
+        if same_file(path, other) {
+            return Err(OutputError::Collides {
+                what: what.into(),
+                path: path.into(),
+                other: (*is).into(),
+            });
+        }
+    }
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(OutputError::Io {
+            what: what.into(),
+            path: path.into(),
+            source,
+        }),
+        Ok(m) => {
+            if let Some(kind) = not_regular(&m) {
+                Err(OutputError::NotRegular {
+                    what: what.into(),
+                    path: path.into(),
+                    kind,
+                })
+            } else if existing == Existing::Refuse {
+                Err(OutputError::Exists {
+                    what: what.into(),
+                    path: path.into(),
+                })
+            } else {
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Just before a rename over `path`: refuses when something other than a
+/// regular file has appeared there since the checks.
+pub fn still_replaceable(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) => match not_regular(&m) {
+            Some(kind) => Err(std::io::Error::other(format!(
+                "{} {kind}; scalebench only ever replaces regular files",
+                path.display()
+            ))),
+            None => Ok(()),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Claims a new file name: `base` + `.json`, or `base-2.json`,
+/// `base-3.json`, … when taken, by creating it exclusively (so two runs
+/// started in the same instant never share a name). The file is left
+/// empty, to be replaced by the first write.
+pub fn claim_new(base: &Path, ext: &str) -> std::io::Result<PathBuf> {
+    for k in 1..10_000u32 {
+        let mut name = base.as_os_str().to_os_string();
+        if k > 1 {
+            name.push(format!("-{k}"));
+        }
+        name.push(format!(".{ext}"));
+        let p = PathBuf::from(name);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+        {
+            Ok(_) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "no free name for {}",
+        base.display()
+    )))
+}
+
+/// Writes a file through `f` atomically: into a temporary file in the same
+/// directory, renamed over `path` only when everything was written (a
+/// failed write leaves an existing file as it was).
+pub fn write_file_atomic(
+    path: &Path,
+    f: impl FnOnce(&mut dyn std::io::Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use std::io::Write;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".scalebench-")
+        .suffix(".tmp")
+        .tempfile_in(dir_of(path))
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    {
+        let mut w = std::io::BufWriter::new(tmp.as_file_mut());
+        f(&mut w).with_context(|| format!("writing {}", path.display()))?;
+        w.flush()
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    still_replaceable(path)?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_paths_pass_and_missing_directories_do_not() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("r.json");
+        check("--out", &p, Existing::Refuse, &[]).unwrap();
+        let e = check("--out", &d.path().join("no/r.json"), Existing::Refuse, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not exist") && e.contains("no"), "{e}");
+    }
+
+    #[test]
+    fn existing_files_are_refused_or_replaced_as_asked() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("r.json");
+        std::fs::write(&p, "x").unwrap();
+        let e = check("--out", &p, Existing::Refuse, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--force"), "{e}");
+        check("--out", &p, Existing::Replace, &[]).unwrap();
+    }
+
+    #[test]
+    fn links_directories_and_devices_are_never_replaced() {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("t");
+        std::fs::write(&target, "keep").unwrap();
+        let link = d.path().join("l.json");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        for (p, word) in [
+            (link.as_path(), "symbolic link"),
+            (d.path(), "directory"),
+            (Path::new("/dev/null"), "device"),
+        ] {
+            let e = check("-o", p, Existing::Replace, &[])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(word), "{e}");
+        }
+        assert!(still_replaceable(&link).is_err());
+        let e = write_file_atomic(&link, |w| Ok(w.write_all(b"new")?)).unwrap_err();
+        assert!(format!("{e:#}").contains("symbolic link"), "{e:#}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+    }
+
+    #[test]
+    fn an_output_may_not_be_an_input() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("a.json");
+        std::fs::write(&p, "{}").unwrap();
+        let other = d.path().join(".").join("a.json");
+        let e = check("--html", &other, Existing::Replace, &[(&p, "an input")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is also an input"), "{e}");
+        // Not yet existing: the same name twice.
+        let q = d.path().join("b.html");
+        assert!(same_file(&q, &d.path().join("./b.html")));
+        assert!(!same_file(&q, &d.path().join("c.html")));
+    }
+
+    #[test]
+    fn claimed_names_never_collide() {
+        let d = tempfile::tempdir().unwrap();
+        let base = d.path().join("host-20261124T000000");
+        let a = claim_new(&base, "json").unwrap();
+        let b = claim_new(&base, "json").unwrap();
+        assert_ne!(a, b);
+        assert!(b.to_string_lossy().ends_with("-2.json"), "{}", b.display());
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_old_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("r.csv");
+        std::fs::write(&p, "old").unwrap();
+        let r = write_file_atomic(&p, |w| {
+            w.write_all(b"half")?;
+            anyhow::bail!("disk full")
+        });
+        assert!(r.is_err());
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "old");
+        write_file_atomic(&p, |w| Ok(w.write_all(b"new")?)).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
+    }
+}

@@ -1,0 +1,322 @@
+//! A table of bad inputs through the binary: each exits non-zero (2 for a
+//! usage error, 1 for anything else) with a message that names the thing
+//! at fault, and never panics or prints a backtrace. Nothing here measures
+//! anything: every case is refused before the first sample.
+
+use std::path::Path;
+use std::process::Command;
+
+mod common;
+use common::bin;
+
+/// One bad input: the arguments (`{dir}` is replaced by a scratch
+/// directory holding the files below), the exit code, and words the
+/// message must contain.
+struct Case {
+    args: &'static str,
+    code: i32,
+    says: &'static str,
+}
+
+const fn case(args: &'static str, code: i32, says: &'static str) -> Case {
+    Case { args, code, says }
+}
+
+/// Usage errors (2) and failures (1).
+const CASES: &[Case] = &[
+    // run: names, sizes, counts.
+    case(
+        "run nosuch",
+        1,
+        "unknown benchmark, workload or suite `nosuch`",
+    ),
+    case("run forkk", 1, "did you mean `fork`"),
+    case("run socket --max 0", 2, "--max"),
+    case("run socket --max -1", 2, "--max"),
+    case("run socket --max abc", 2, "--max"),
+    case("run socket --max 1e3", 2, "--max"),
+    case("run socket --max 99999999999999999999999", 2, "--max"),
+    case("run socket --runs 0", 2, "--runs"),
+    case("run socket --runs 1001", 2, "--runs"),
+    case("run socket --runs NaN", 2, "--runs"),
+    case("run socket --warmup x", 2, "--warmup"),
+    case("run socket --timer sundial", 2, "--timer"),
+    case("run socket --pin 99 --max 10", 1, "--pin 99"),
+    case("run socket --pin -1", 2, "--pin"),
+    case("run socket --pin 1 --no-pin", 2, "--no-pin"),
+    case(
+        "run connect --backend carrier-pigeon --max 10",
+        1,
+        "carrier-pigeon",
+    ),
+    case("run socket --why-seconds 0", 2, "--why-seconds"),
+    case("run socket --why-seconds NaN", 2, "--why-seconds"),
+    case("run socket --why-seconds 1e300", 2, "--why-seconds"),
+    case("run socket --why-seconds -3", 2, "--why-seconds"),
+    case("run socket --workdir {dir}/nope --max 10", 1, "{dir}/nope"),
+    case(
+        "run socket --max 10 -o {dir}/nope/r.json",
+        1,
+        "does not exist",
+    ),
+    case("run socket --max 10 -o {dir}/existing.json", 1, "--force"),
+    case(
+        "run socket --max 10 -o {dir}/r.html",
+        1,
+        "name the result file .json",
+    ),
+    case("run socket --max 10 --force -o {dir}", 1, "is a directory"),
+    case(
+        "run socket --max 10 --force -o /dev/null --no-report",
+        1,
+        "is a device",
+    ),
+    case(
+        "run socket --max 10 --force -o {dir}/link.json",
+        1,
+        "symbolic link",
+    ),
+    case("run --bogus-flag", 2, "--bogus-flag"),
+    // report, export, analyze: files.
+    case("report", 1, "no result files given"),
+    case("report {dir}/missing.json", 1, "{dir}/missing.json"),
+    case("report {dir}/garbage.json", 1, "{dir}/garbage.json: line 1"),
+    case("report {dir}/other.json", 1, "not a scalebench result file"),
+    case("report {dir}/future.json", 1, "schema version 99"),
+    case("report {dir}/data.csv", 1, "{dir}/data.csv"),
+    case("report --label noequals", 1, "--label noequals"),
+    case("report --label =x.json", 1, "NAME=FILE"),
+    case("report --format pdf {dir}/existing.json", 2, "--format"),
+    case(
+        "report {dir}/result.json --html {dir}/result.json",
+        1,
+        "is also an input",
+    ),
+    case(
+        "report {dir}/result.json --svg-dir {dir}/svg",
+        1,
+        "--svg-dir",
+    ),
+    case(
+        "report {dir}/result.json -f csv -o {dir}/nope/x.csv",
+        1,
+        "does not exist",
+    ),
+    case("export", 2, "RESULT.json"),
+    case(
+        "export {dir}/result.json -o {dir}/result.json",
+        1,
+        "is also an input",
+    ),
+    case("export {dir}/result.json -o {dir}", 1, "is a directory"),
+    case("export {dir}/result.json -f xml", 2, "--format"),
+    case("export {dir}/garbage.json", 1, "{dir}/garbage.json"),
+    case("analyze {dir}/missing.csv", 1, "{dir}/missing.csv"),
+    case(
+        "analyze {dir}/result.json",
+        1,
+        "a scalebench result file, not CSV",
+    ),
+    case(
+        "analyze {dir}/noheader.csv",
+        1,
+        "the header must name the columns `n` and `ns`",
+    ),
+    case("analyze {dir}/badnum.csv", 1, "line 3"),
+    case("analyze {dir}/negative.csv", 1, "finite number"),
+    case("analyze {dir}/ragged.csv", 1, "fields where the header has"),
+    case("analyze {dir}/headeronly.csv", 1, "no samples"),
+    case("analyze {dir}/badrun.csv", 1, "run is not a whole number"),
+    case("analyze {dir}/data.csv -f yaml", 2, "--format"),
+    // why.
+    case("why {dir}/missing.json", 1, "{dir}/missing.json"),
+    case("why {dir}/result.json --only nosuch", 1, "--only nosuch"),
+    case("why {dir}/result.json --seconds 0", 2, "--seconds"),
+    case("why {dir}/result.json --seconds inf", 2, "--seconds"),
+    case(
+        "why {dir}/result.json -o {dir}/nope/w.json",
+        1,
+        "does not exist",
+    ),
+    // serve.
+    case("serve", 2, "--root"),
+    case("serve --root {dir}/nope", 1, "{dir}/nope"),
+    case(
+        "serve --root {dir} --idle-timeout 1e300",
+        2,
+        "--idle-timeout",
+    ),
+    case("serve --root {dir} --idle-timeout NaN", 2, "--idle-timeout"),
+    case("serve --root {dir} --idle-timeout inf", 2, "--idle-timeout"),
+    case("serve --root {dir} --idle-timeout -1", 2, "--idle-timeout"),
+    case(
+        "serve --root {dir} --header-timeout 2days",
+        2,
+        "--header-timeout",
+    ),
+    case("serve --root {dir} --addr nowhere", 2, "--addr"),
+    case("serve --root {dir} --processes 0", 2, "--processes"),
+    case(
+        "serve --root {dir} --processes 2 --reuseport 2",
+        2,
+        "--reuseport",
+    ),
+    case("serve --root {dir} --backend smoke", 2, "--backend"),
+    case(
+        "serve --root {dir} --sendfile --readwrite",
+        2,
+        "--readwrite",
+    ),
+    // load.
+    case("load", 1, "no URL given"),
+    case("load http://127.0.0.1:9/", 1, "-n REQUESTS or -d DURATION"),
+    case("load https://127.0.0.1:9/ -n 1", 1, "https"),
+    case("load ftp://127.0.0.1:9/ -n 1", 1, "ftp://"),
+    case("load http://127.0.0.1:9/ -d 1e300", 2, "--duration"),
+    case("load http://127.0.0.1:9/ -d 0", 2, "--duration"),
+    case("load http://127.0.0.1:9/ -d -5", 2, "--duration"),
+    case("load http://127.0.0.1:9/ -d soon", 2, "--duration"),
+    case(
+        "load http://127.0.0.1:9/ -n 1 --timeout 1e300",
+        2,
+        "--timeout",
+    ),
+    case(
+        "load http://127.0.0.1:9/ -n 1 --timeout NaN",
+        2,
+        "--timeout",
+    ),
+    case("load http://127.0.0.1:9/ -n 1 --rate 0", 2, "--rate"),
+    case("load http://127.0.0.1:9/ -n 1 --rate 1e-300", 2, "--rate"),
+    case("load http://127.0.0.1:9/ -n 1 --rate inf", 2, "--rate"),
+    case("load http://127.0.0.1:9/ -n 0", 2, "--requests"),
+    case("load http://127.0.0.1:9/ -n 1 -c 0", 2, "--connections"),
+    case("load http://127.0.0.1:9/ -n 1 -t 0", 2, "--threads"),
+    case("load --urls {dir}/urls.txt -n 1", 1, "urls.txt, line 3"),
+    case("load --urls {dir}/missing.txt -n 1", 1, "{dir}/missing.txt"),
+    // top level.
+    case("frobnicate", 2, "frobnicate"),
+];
+
+/// The scratch files the cases name.
+fn scratch(dir: &Path) {
+    let w = |name: &str, text: &str| std::fs::write(dir.join(name), text).unwrap();
+    w("existing.json", "not mine to lose");
+    w("garbage.json", "{ this is not json");
+    w("other.json", r#"{"hello": "world"}"#);
+    w(
+        "future.json",
+        r#"{"schema": "scalebench-result", "schema_version": 99}"#,
+    );
+    w("data.csv", "n,ns\n1,100\n2,200\n3,300\n");
+    w("noheader.csv", "1,100\n2,200\n");
+    w("badnum.csv", "n,ns\n1,100\n2,fast\n");
+    w("negative.csv", "n,ns\n1,100\n2,-200\n");
+    w("ragged.csv", "n,ns\n1,100\n2,200,7\n");
+    w("headeronly.csv", "n,ns\n");
+    w("badrun.csv", "n,ns,run\n1,100,first\n");
+    w("urls.txt", "http://127.0.0.1:9/\n# a comment\nftp://x/\n");
+    std::os::unix::fs::symlink(dir.join("existing.json"), dir.join("link.json")).unwrap();
+    // A real result file to refuse writing over.
+    let ok = bin()
+        .args([
+            "run",
+            "socket",
+            "--max",
+            "50",
+            "--runs",
+            "1",
+            "-q",
+            "--no-report",
+            "-o",
+        ])
+        .arg(dir.join("result.json"))
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+#[test]
+fn every_bad_input_is_refused_by_name_without_a_panic() {
+    assert!(CASES.len() >= 60, "{} cases", CASES.len());
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    scratch(dir);
+    let d = dir.to_str().unwrap();
+    let mut failures = Vec::new();
+    for c in CASES {
+        let args: Vec<String> = c
+            .args
+            .split_whitespace()
+            .map(|a| a.replace("{dir}", d))
+            .collect();
+        let out = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+            .args(&args)
+            .current_dir(dir)
+            .env("RUST_BACKTRACE", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let says = c.says.replace("{dir}", d);
+        let problems: Vec<&str> = [
+            (out.status.code() != Some(c.code), "exit code"),
+            (!err.contains(&says), "message"),
+            (
+                err.contains("panicked") || err.contains("stack backtrace"),
+                "panic",
+            ),
+        ]
+        .into_iter()
+        .filter(|(bad, _)| *bad)
+        .map(|(_, what)| what)
+        .collect();
+        if !problems.is_empty() {
+            failures.push(format!(
+                "`{}`: wrong {} (exit {:?}, want {}; want {says:?} in):\n{err}",
+                c.args,
+                problems.join(", "),
+                out.status.code(),
+                c.code
+            ));
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.join("existing.json")).unwrap(),
+        "not mine to lose"
+    );
+    assert!(!dir.join("nope").exists(), "no directory was created");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn a_series_twice_in_one_file_is_said_so() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path().join("r.json");
+    let ok = bin()
+        .args([
+            "run",
+            "socket",
+            "--max",
+            "50",
+            "--runs",
+            "1",
+            "-q",
+            "--no-report",
+            "-o",
+        ])
+        .arg(&r)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&r).unwrap()).unwrap();
+    let b = doc["benchmarks"][0].clone();
+    doc["benchmarks"].as_array_mut().unwrap().push(b);
+    std::fs::write(&r, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let out = bin().arg("report").arg(&r).output().unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the series socket appears more than once"),
+        "{err}"
+    );
+}
