@@ -294,7 +294,11 @@ fn bad_arguments_are_named() {
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
     assert!(run(&["https://example.invalid/"]).contains("not an http:// URL"));
-    assert!(run(&["http://127.0.0.1:1/", "-d", "soon"]).contains("-d: \"soon\" is not a duration"));
+    let e = run(&["http://127.0.0.1:1/", "-d", "soon"]);
+    assert!(
+        e.contains("'--duration <DURATION>'") && e.contains("`soon` is not a duration"),
+        "{e}"
+    );
     assert!(run(&["http://127.0.0.1:1/"]).contains("-n REQUESTS or -d DURATION"));
     assert!(run(&[]).contains("no URL given"));
 }
