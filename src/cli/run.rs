@@ -149,7 +149,14 @@ fn outputs(a: &RunArgs, host: &str) -> anyhow::Result<(PathBuf, Option<PathBuf>)
                 h.display()
             );
         }
-        output::check("the HTML report", h, existing, &[(&out, "the result file")])?;
+        if let Err(e) = output::check("the HTML report", h, existing, &[(&out, "the result file")])
+        {
+            if a.out.is_none() {
+                // Give back the name claimed above.
+                let _ = std::fs::remove_file(&out);
+            }
+            return Err(e.into());
+        }
     }
     if a.out.is_some() && !out.exists() {
         // Claim the name, as for default names.
