@@ -384,16 +384,23 @@ pub fn run(opts: &Options) -> io::Result<Outcome> {
 }
 
 /// How a response head reads.
-struct Head {
-    len: usize,
-    status: u16,
-    body: Option<u64>,
-    close: bool,
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    /// Length of the head, its blank line included.
+    pub len: usize,
+    /// Status code.
+    pub status: u16,
+    /// Body length: Content-Length, 0 for a status without a body, `None`
+    /// if the head does not say.
+    pub body: Option<u64>,
+    /// Whether the server closes the connection after this response.
+    pub close: bool,
 }
 
 /// Parses a response head at the start of `b`; `Ok(None)` if incomplete,
-/// `Err(())` if it is not HTTP.
-fn parse_head(b: &[u8]) -> Result<Option<Head>, ()> {
+/// `Err(())` if it is not HTTP (public for the fuzz targets).
+#[allow(clippy::result_unit_err)] // the one error: "not HTTP", counted, not shown
+pub fn parse_head(b: &[u8]) -> Result<Option<Head>, ()> {
     let Some(end) = b.windows(4).position(|w| w == b"\r\n\r\n") else {
         return if b.len() > 64 * 1024 {
             Err(())

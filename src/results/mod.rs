@@ -7,7 +7,7 @@ pub mod output;
 mod store;
 pub mod sysinfo;
 
-pub use store::{LoadError, load, write_atomic};
+pub use store::{LoadError, load, parse, write_atomic};
 
 use crate::harness::clock::{Overhead, TimerKind};
 use serde::{Deserialize, Serialize};

@@ -54,6 +54,12 @@ pub fn load(path: &Path) -> Result<ResultFile, LoadError> {
         path: path.to_path_buf(),
         source,
     })?;
+    parse(&text, path)
+}
+
+/// Parses and checks the text of a result file; `path` only names the
+/// file in errors.
+pub fn parse(text: &str, path: &Path) -> Result<ResultFile, LoadError> {
     let syntax = |e: serde_json::Error| LoadError::Syntax {
         path: path.to_path_buf(),
         line: e.line(),
@@ -65,7 +71,7 @@ pub fn load(path: &Path) -> Result<ResultFile, LoadError> {
             .unwrap_or("")
             .to_string(),
     };
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(syntax)?;
+    let value: serde_json::Value = serde_json::from_str(text).map_err(syntax)?;
     if value.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA_NAME) {
         return Err(LoadError::NotAResult {
             path: path.to_path_buf(),
@@ -88,7 +94,7 @@ pub fn load(path: &Path) -> Result<ResultFile, LoadError> {
         });
     }
     // Re-parse from text (not from `value`) so errors carry line numbers.
-    serde_json::from_str(&text).map_err(syntax)
+    serde_json::from_str(text).map_err(syntax)
 }
 
 /// Writes `result` to `path` atomically: a temporary file in the same
