@@ -83,6 +83,11 @@ const CASES: &[Case] = &[
     case("report {dir}/garbage.json", 1, "{dir}/garbage.json: line 1"),
     case("report {dir}/other.json", 1, "not a scalebench result file"),
     case("report {dir}/future.json", 1, "schema version 99"),
+    case(
+        "report {dir}/stringy.json",
+        1,
+        "\"schema_version\" is \"4\", not a whole number",
+    ),
     case("report {dir}/data.csv", 1, "{dir}/data.csv"),
     case("report --label noequals", 1, "--label noequals"),
     case("report --label =x.json", 1, "NAME=FILE"),
@@ -207,6 +212,10 @@ fn scratch(dir: &Path) {
     w(
         "future.json",
         r#"{"schema": "scalebench-result", "schema_version": 99}"#,
+    );
+    w(
+        "stringy.json",
+        r#"{"schema": "scalebench-result", "schema_version": "4"}"#,
     );
     w("data.csv", "n,ns\n1,100\n2,200\n3,300\n");
     w("noheader.csv", "1,100\n2,200\n");

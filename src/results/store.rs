@@ -77,10 +77,15 @@ pub fn parse(text: &str, path: &Path) -> Result<ResultFile, LoadError> {
             path: path.to_path_buf(),
         });
     }
-    let found = value
-        .get("schema_version")
-        .and_then(|v| v.as_u64())
-        .unwrap_or(0);
+    let found = match value.get("schema_version") {
+        Some(v) => v.as_u64().ok_or_else(|| LoadError::Syntax {
+            path: path.to_path_buf(),
+            line: 1,
+            column: 1,
+            message: format!("\"schema_version\" is {v}, not a whole number"),
+        })?,
+        None => 0,
+    };
     if found == 0 || found > u64::from(SCHEMA_VERSION) {
         let hint = if found > u64::from(SCHEMA_VERSION) {
             "it was written by a newer scalebench: upgrade to read it"
