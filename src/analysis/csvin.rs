@@ -54,18 +54,22 @@ pub enum CsvError {
     },
 }
 
-/// Reads samples from `path` (`-` reads standard input).
-pub fn read(path: &Path) -> Result<Vec<Sample>, CsvError> {
+/// The text of `path` (`-` reads standard input).
+fn read_text(path: &Path) -> Result<String, CsvError> {
     let io = |source| CsvError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let text = if path == Path::new("-") {
-        std::io::read_to_string(std::io::stdin()).map_err(io)?
+    if path == Path::new("-") {
+        std::io::read_to_string(std::io::stdin()).map_err(io)
     } else {
-        std::fs::read_to_string(path).map_err(io)?
-    };
-    parse(&text, path)
+        std::fs::read_to_string(path).map_err(io)
+    }
+}
+
+/// Reads samples from `path` (`-` reads standard input).
+pub fn read(path: &Path) -> Result<Vec<Sample>, CsvError> {
+    parse(&read_text(path)?, path)
 }
 
 /// Parses CSV text into one list of samples, whatever series the rows
@@ -89,16 +93,7 @@ pub struct Series {
 
 /// Reads the series of `path` (`-` reads standard input).
 pub fn read_series(path: &Path) -> Result<Vec<Series>, CsvError> {
-    let io = |source| CsvError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let text = if path == Path::new("-") {
-        std::io::read_to_string(std::io::stdin()).map_err(io)?
-    } else {
-        std::fs::read_to_string(path).map_err(io)?
-    };
-    parse_series(&text, path)
+    parse_series(&read_text(path)?, path)
 }
 
 /// Parses CSV text into its series, in the order each first appears.

@@ -219,8 +219,9 @@ pub fn claim_new(base: &Path, ext: &str) -> std::io::Result<PathBuf> {
 }
 
 /// Writes a file through `f` atomically: into a temporary file in the same
-/// directory, renamed over `path` only when everything was written (a
-/// failed write leaves an existing file as it was).
+/// directory, flushed to disk and renamed over `path` only when everything
+/// was written (a failed write, or a crash, leaves an existing file as it
+/// was). Every file scalebench writes for the user goes through here.
 pub fn write_file_atomic(
     path: &Path,
     f: impl FnOnce(&mut dyn std::io::Write) -> anyhow::Result<()>,
@@ -238,6 +239,10 @@ pub fn write_file_atomic(
         w.flush()
             .with_context(|| format!("writing {}", path.display()))?;
     }
+    tmp.as_file()
+        .sync_all()
+        .with_context(|| format!("writing {}", path.display()))?;
+    // tempfile creates 0600; an output is as readable as any other file.
     {
         use std::os::unix::fs::PermissionsExt;
         tmp.as_file()
@@ -248,6 +253,9 @@ pub fn write_file_atomic(
     tmp.persist(path)
         .map_err(|e| e.error)
         .with_context(|| format!("cannot write {}", path.display()))?;
+    if let Ok(d) = std::fs::File::open(dir_of(path)) {
+        let _ = d.sync_all();
+    }
     Ok(())
 }
 

@@ -2,7 +2,6 @@
 //! with the file named on read.
 
 use super::{ResultFile, SCHEMA_NAME, SCHEMA_VERSION};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Why a result file could not be read.
@@ -102,34 +101,13 @@ pub fn parse(text: &str, path: &Path) -> Result<ResultFile, LoadError> {
     serde_json::from_str(text).map_err(syntax)
 }
 
-/// Writes `result` to `path` atomically: a temporary file in the same
-/// directory is written, flushed to disk and renamed over `path`, so a
-/// reader (or a crash) sees either the old or the new file, never half.
-/// The directory must exist, and only a regular file is ever replaced
-/// (see [`super::output`]).
-pub fn write_atomic(path: &Path, result: &ResultFile) -> std::io::Result<()> {
-    let dir = super::output::dir_of(path);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".scalebench-")
-        .suffix(".tmp")
-        .tempfile_in(&dir)?;
-    {
-        let mut w = std::io::BufWriter::new(tmp.as_file_mut());
-        serde_json::to_writer(&mut w, result)?;
+/// Writes `result` to `path` atomically ([`super::output::write_file_atomic`]):
+/// a reader (or a crash) sees either the old or the new file, never half.
+/// The directory must exist, and only a regular file is ever replaced.
+pub fn write_atomic(path: &Path, result: &ResultFile) -> anyhow::Result<()> {
+    super::output::write_file_atomic(path, |w| {
+        serde_json::to_writer(&mut *w, result)?;
         w.write_all(b"\n")?;
-        w.flush()?;
-    }
-    tmp.as_file().sync_all()?;
-    // tempfile creates 0600; a result file is as readable as any other.
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
-    }
-    super::output::still_replaceable(path)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    if let Ok(d) = std::fs::File::open(&dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+        Ok(())
+    })
 }
