@@ -851,7 +851,7 @@ fn clients_vanishing_mid_sendfile_leak_nothing() {
         (format!("{} --readwrite", runs[0].0), vec!["--readwrite"]),
     );
     for (name, extra) in runs {
-        let what = format!("vanishing[{name}] {VANISHING} clients");
+        let what = format!("vanishing[{name}] {VANISHING}+ clients");
         let mut s = Server::start(t.path(), &extra, None);
         // The big file opened and cached, and its body whole.
         let whole = s.get("/big.bin");
