@@ -38,6 +38,8 @@ enum Chunk {
 #[derive(Default)]
 pub struct Output {
     chunks: VecDeque<Chunk>,
+    /// Bytes still to go, memory and file ranges alike.
+    queued: u64,
 }
 
 /// What a flush achieved.
@@ -59,6 +61,7 @@ const FILE_BURST: u64 = 512 * 1024;
 impl Output {
     /// Appends bytes (joined with the previous bytes when possible).
     pub fn bytes(&mut self, b: &[u8]) {
+        self.queued += b.len() as u64;
         if let Some(Chunk::Bytes(v, _)) = self.chunks.back_mut() {
             v.extend_from_slice(b);
         } else {
@@ -69,6 +72,7 @@ impl Output {
     /// Appends a shared body.
     pub fn shared(&mut self, body: Rc<[u8]>) {
         if !body.is_empty() {
+            self.queued += body.len() as u64;
             self.chunks.push_back(Chunk::Shared(body, 0));
         }
     }
@@ -76,6 +80,7 @@ impl Output {
     /// Appends `len` bytes of `file` from `offset`.
     pub fn file(&mut self, file: Rc<File>, offset: u64, len: u64) {
         if len > 0 {
+            self.queued += len;
             self.chunks.push_back(Chunk::File {
                 file,
                 offset,
@@ -87,6 +92,12 @@ impl Output {
     /// Whether nothing is pending.
     pub fn is_empty(&self) -> bool {
         self.chunks.is_empty()
+    }
+
+    /// Bytes still to go: memory and file ranges alike (what bounds how
+    /// far a connection's answers may run ahead of its reader).
+    pub fn queued(&self) -> u64 {
+        self.queued
     }
 
     /// Sends what it can to `fd`; `buf` is scratch space for read/write
@@ -149,6 +160,7 @@ impl Output {
             let take = n.min(len - *sent);
             *sent += take;
             n -= take;
+            self.queued -= take as u64;
             if *sent == len {
                 self.chunks.pop_front();
             }
@@ -241,6 +253,7 @@ impl Output {
                 Ok(k) => {
                     *offset += k as u64;
                     sent_total += k as u64;
+                    self.queued -= k as u64;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flushed::Blocked),
@@ -309,6 +322,7 @@ mod tests {
             o.shared(Rc::from(&b"shared;"[..]));
             o.file(file.clone(), 10, 250_000);
             o.bytes(b";tail");
+            assert_eq!(o.queued(), 6 + 7 + 250_000 + 5);
             let mut buf = vec![0u8; 16 * 1024];
             let mut rounds = 0;
             while o.flush(a.as_raw_fd(), mode, &mut buf, false).unwrap() == Flushed::Blocked {
@@ -317,6 +331,7 @@ mod tests {
                 std::thread::sleep(std::time::Duration::from_micros(50));
             }
             assert!(o.is_empty());
+            assert_eq!(o.queued(), 0, "{mode:?}");
             drop(a);
             let got = reader.join().unwrap();
             let mut want = b"head1;shared;".to_vec();

@@ -10,6 +10,16 @@
 //! ENFILE) the listener is taken out of the poller for 100 ms — or until a
 //! connection closes — so the loop never spins while the connections it has
 //! are still served.
+//!
+//! Bounds: a connection's answers run at most [`OUT_HIGH`] bytes ahead of
+//! its reader — past that no more of its requests are read or answered
+//! until they are out — so a client that pipelines without reading holds
+//! little memory. An answer that closes the connection while input is
+//! still coming (an error such as 431 in the middle of a huge head, or
+//! requests after a `Connection: close`) lingers: the write side is shut
+//! down after the answer and the rest is read and dropped, for up to
+//! [`LINGER`] or [`LINGER_BYTES`], so that closing with unread input does
+//! not reset the connection before the client has read the answer.
 
 use super::backend::{Backend, Event, Interest, Poller};
 use super::http::{self, Limits, Parse, Request};
@@ -163,6 +173,22 @@ struct Conn {
     /// Registered with the backend (a connection answered and closed at
     /// once never is).
     watched: bool,
+    /// What the backend watches it for.
+    interest: Interest,
+    /// The peer sent its last byte.
+    eof: bool,
+}
+
+impl Conn {
+    /// What to watch for: reading unless its answers are [`OUT_HIGH`]
+    /// ahead (then only the writes that drain them), writing while output
+    /// is blocked.
+    fn wanted(&self) -> Interest {
+        Interest {
+            read: self.out.queued() < OUT_HIGH,
+            write: self.writing,
+        }
+    }
 }
 
 /// Largest amount read from one connection per readiness event.
@@ -170,6 +196,17 @@ pub(crate) const READ_BURST: usize = 64 * 1024;
 
 /// How often timeouts are checked.
 pub(crate) const SWEEP: Duration = Duration::from_millis(250);
+
+/// How far a connection's queued answers (bytes, file ranges included)
+/// may run ahead of its reader before no more of its requests are read.
+pub(crate) const OUT_HIGH: u64 = 256 * 1024;
+
+/// Longest a closing connection lingers, reading and dropping what its
+/// client still sends after the last answer.
+pub(crate) const LINGER: Duration = Duration::from_secs(2);
+
+/// Most bytes a lingering connection reads and drops before it closes.
+pub(crate) const LINGER_BYTES: u64 = 4 << 20;
 
 /// The wait in whole milliseconds until a deadline `left` away: rounded
 /// up, so that a wait never ends just before a deadline the coarse clock
@@ -196,6 +233,13 @@ pub(crate) struct Exchange {
     head_since: Option<Duration>,
     /// TCP_NODELAY is set (once the connection is kept alive).
     nodelay: bool,
+    /// Input came that will never be answered (after an error or a last
+    /// answer): the close lingers.
+    pub(crate) unread: bool,
+    /// Lingering (write side shut down, input dropped) until then.
+    pub(crate) linger_until: Option<Duration>,
+    /// Bytes dropped while lingering.
+    pub(crate) dropped: u64,
 }
 
 impl Exchange {
@@ -207,13 +251,30 @@ impl Exchange {
             last_io: now,
             head_since: None,
             nodelay: false,
+            unread: false,
+            linger_until: None,
+            dropped: 0,
         }
+    }
+
+    /// Whether the close after the last answer lingers: input came past
+    /// it and the peer has not finished sending (`eof`).
+    pub(crate) fn lingers(&self, eof: bool) -> bool {
+        self.unread && !eof
+    }
+
+    /// Input dropped after the last answer: whether the connection has
+    /// taken enough and closes now.
+    pub(crate) fn drop_input(&mut self, n: usize) -> bool {
+        self.unread = true;
+        self.dropped += n as u64;
+        self.linger_until.is_some() && self.dropped > LINGER_BYTES
     }
 
     /// Answers the whole requests at the front of `input` into `out`, in
     /// order, until one asks to close (or is malformed: answered with its
-    /// error status, and the connection closes); returns the bytes they
-    /// took.
+    /// error status, and the connection closes) or `out` holds
+    /// [`OUT_HIGH`] bytes; returns the bytes they took.
     pub(crate) fn answer(
         &mut self,
         input: &[u8],
@@ -223,7 +284,7 @@ impl Exchange {
         out: &mut Output,
     ) -> usize {
         let mut start = 0;
-        while !self.close_after {
+        while !self.close_after && out.queued() < OUT_HIGH {
             match http::parse(&input[start..], &cfg.limits) {
                 Parse::Incomplete => break,
                 Parse::Complete(mut req, len) => {
@@ -245,6 +306,9 @@ impl Exchange {
                     self.close_after = true;
                 }
             }
+        }
+        if self.close_after && start < input.len() {
+            self.unread = true;
         }
         start
     }
@@ -282,27 +346,45 @@ impl Exchange {
         let idle = cfg
             .idle_timeout
             .is_some_and(|t| quiet && now - self.last_io > t);
-        slow || idle
+        let lingered = self.linger_until.is_some_and(|t| now >= t);
+        slow || idle || lingered
     }
 }
 
+/// Most connections one sweep closes. Closing thousands at once (a crowd
+/// of slowloris connections timing out together) would hold the loop for
+/// tens of milliseconds; the rest are closed by the next sweep, right
+/// after the events that came meanwhile.
+pub(crate) const SWEEP_CLOSES: usize = 64;
+
 /// The descriptors of the connections in `conns` (indexed by descriptor)
-/// past a timeout at `now`; `state` gives a connection's exchange and
-/// whether nothing is pending either way. Shared by both loops' sweeps.
+/// past a timeout at `now`, at most [`SWEEP_CLOSES`] of them, and whether
+/// there are more; `state` gives a connection's exchange and whether
+/// nothing is pending either way. Shared by both loops' sweeps.
 pub(crate) fn expired<C>(
     conns: &[Option<Box<C>>],
     cfg: &Config,
     now: Duration,
     state: impl Fn(&C) -> (&Exchange, bool),
-) -> Vec<RawFd> {
-    conns
+) -> (Vec<RawFd>, bool) {
+    let mut v: Vec<RawFd> = conns
         .iter()
         .enumerate()
         .filter_map(|(fd, c)| {
             let (ex, quiet) = state(c.as_ref()?);
             ex.timed_out(cfg, now, quiet).then_some(fd as RawFd)
         })
-        .collect()
+        .take(SWEEP_CLOSES + 1)
+        .collect();
+    let more = v.len() > SWEEP_CLOSES;
+    v.truncate(SWEEP_CLOSES);
+    (v, more)
+}
+
+/// When the sweep after one at `now` is due: at once when it left
+/// expired connections open ([`SWEEP_CLOSES`]), else after [`SWEEP`].
+pub(crate) fn next_sweep_after(now: Duration, more: bool) -> Duration {
+    if more { now } else { now + SWEEP }
 }
 
 /// The earlier of two optional deadlines (accepting resumes, timeouts are
@@ -404,7 +486,6 @@ impl Server<'_> {
                 }
                 if self.next_sweep.is_some_and(|t| now >= t) {
                     self.sweep(now);
-                    self.next_sweep = Some(now + SWEEP);
                 }
             }
             for ev in &events {
@@ -475,6 +556,8 @@ impl Server<'_> {
             ex: Exchange::new(self.now),
             writing: false,
             watched: false,
+            interest: Interest::READ,
+            eof: false,
         });
         let greeting = self.handler.greeting();
         if !greeting.is_empty() {
@@ -495,7 +578,7 @@ impl Server<'_> {
     }
 
     /// Registers a connection that is still open with the backend (once),
-    /// for reading and, while output is blocked, writing.
+    /// for what it waits for ([`Conn::wanted`]).
     fn watch(&mut self, fd: RawFd) {
         let Some(c) = self.conns.get_mut(fd as usize).and_then(Option::as_mut) else {
             return;
@@ -503,16 +586,24 @@ impl Server<'_> {
         if c.watched {
             return;
         }
-        let interest = if c.writing {
-            Interest::BOTH
-        } else {
-            Interest::READ
-        };
+        let interest = c.wanted();
         if self.poller.add(fd, interest).is_ok() {
             c.watched = true;
+            c.interest = interest;
         } else {
             self.stats.rejected += 1;
             self.close(fd);
+        }
+    }
+
+    /// Tells the backend when what a watched connection waits for changed.
+    fn rewatch(&mut self, fd: RawFd) {
+        let Some(c) = self.conns.get_mut(fd as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        let want = c.wanted();
+        if c.watched && c.interest != want && self.poller.modify(fd, want).is_ok() {
+            c.interest = want;
         }
     }
 
@@ -535,6 +626,9 @@ impl Server<'_> {
         }
         if ev.write {
             self.flush(fd);
+            if self.conns.get(fd as usize).is_none_or(|c| c.is_none()) {
+                return;
+            }
         }
         if ev.read {
             self.read_and_answer(fd);
@@ -544,7 +638,16 @@ impl Server<'_> {
     }
 
     fn read_and_answer(&mut self, fd: RawFd) {
-        let mut eof = false;
+        let c = self.conns[fd as usize].as_mut().expect("open");
+        if c.ex.linger_until.is_some() {
+            self.drop_input(fd);
+            return;
+        }
+        if c.out.queued() >= OUT_HIGH {
+            // Its answers are far enough ahead: nothing more is read until
+            // they are out (the backend is not watching it for reading).
+            return;
+        }
         let mut total = 0;
         // A single short read onto an empty input buffer (the usual case)
         // is parsed where it was read; only what is left of it is kept.
@@ -552,7 +655,7 @@ impl Server<'_> {
         loop {
             match sock::read(fd, &mut self.buf) {
                 Ok(0) => {
-                    eof = true;
+                    self.conns[fd as usize].as_mut().expect("open").eof = true;
                     break;
                 }
                 Ok(k) => {
@@ -560,6 +663,7 @@ impl Server<'_> {
                     total += k;
                     if c.ex.close_after {
                         // Answered for the last time: the rest is dropped.
+                        c.ex.drop_input(k);
                     } else if c.inbuf.is_empty() && k < self.buf.len() {
                         direct = k;
                         break;
@@ -579,6 +683,14 @@ impl Server<'_> {
                 }
             }
         }
+        self.answer(fd, direct);
+        self.flush(fd);
+    }
+
+    /// Answers the requests waiting for `fd`: the first `direct` bytes of
+    /// the read buffer when given (what is left of them is kept), else
+    /// its input buffer. Returns the bytes answered.
+    fn answer(&mut self, fd: RawFd, direct: usize) -> usize {
         let now = self.next_sweep.is_some().then_some(self.now);
         let Server {
             conns,
@@ -589,7 +701,13 @@ impl Server<'_> {
             ..
         } = self;
         let c = conns[fd as usize].as_mut().expect("open");
-        let Conn { inbuf, out, ex, .. } = &mut **c;
+        let Conn {
+            inbuf,
+            out,
+            ex,
+            eof,
+            ..
+        } = &mut **c;
         let input: &[u8] = if direct > 0 { &buf[..direct] } else { inbuf };
         let start = ex.answer(input, cfg, &mut **handler, stats, out);
         if ex.close_after {
@@ -599,49 +717,123 @@ impl Server<'_> {
         } else {
             inbuf.drain(..start);
         }
-        // Half-closed (or gone): what arrived is answered, then it closes.
-        ex.answered(fd, !inbuf.is_empty(), now, eof);
-        self.flush(fd);
+        // Half-closed (or gone): what arrived is answered, then it closes
+        // — once no request is held back behind answers still going out.
+        let held = out.queued() >= OUT_HIGH && !inbuf.is_empty();
+        ex.answered(fd, !inbuf.is_empty(), now, *eof && !held);
+        start
     }
 
-    /// Writes what is pending; adjusts interest; closes when done and asked to.
+    /// Writes what is pending, answers what waits in the input buffer
+    /// once all is out, adjusts interest; closes (or lingers) when done
+    /// and asked to.
     fn flush(&mut self, fd: RawFd) {
         let mode = self.cfg.file_mode;
-        let c = self.conns[fd as usize].as_mut().expect("open");
-        let r = c.out.flush(fd, mode, &mut self.file_buf, c.ex.close_after);
-        if self.next_sweep.is_some() {
-            c.ex.last_io = self.now;
-        }
-        match r {
-            Err(_) => self.close(fd),
-            Ok(Flushed::Done) => {
-                if c.ex.close_after {
+        loop {
+            let c = self.conns[fd as usize].as_mut().expect("open");
+            let r = c.out.flush(fd, mode, &mut self.file_buf, c.ex.close_after);
+            if self.next_sweep.is_some() {
+                c.ex.last_io = self.now;
+            }
+            match r {
+                Err(_) => {
                     self.close(fd);
-                } else if c.writing {
+                    return;
+                }
+                Ok(Flushed::Done) => {
                     c.writing = false;
-                    if c.watched {
-                        let _ = self.poller.modify(fd, Interest::READ);
+                    if c.ex.close_after {
+                        self.finish(fd);
+                        return;
+                    }
+                    // Requests held back while the answers were ahead.
+                    if c.inbuf.is_empty() {
+                        break;
+                    }
+                    let took = self.answer(fd, 0);
+                    let c = self.conns[fd as usize].as_mut().expect("open");
+                    if took == 0 && !c.ex.close_after {
+                        break;
                     }
                 }
-            }
-            Ok(Flushed::Blocked) => {
-                if !c.writing {
+                Ok(Flushed::Blocked) => {
                     c.writing = true;
-                    if c.watched {
-                        let _ = self.poller.modify(fd, Interest::BOTH);
-                    }
+                    break;
                 }
             }
         }
+        self.rewatch(fd);
+    }
+
+    /// After the last answer: closes, or — when input is still coming —
+    /// shuts down the write side and lingers, dropping what arrives.
+    fn finish(&mut self, fd: RawFd) {
+        let c = self.conns[fd as usize].as_mut().expect("open");
+        if c.ex.linger_until.is_some() {
+            return;
+        }
+        if !c.ex.lingers(c.eof) {
+            self.close(fd);
+            return;
+        }
+        let now = coarse_now();
+        c.ex.linger_until = Some(now + LINGER);
+        // SAFETY: our own socket.
+        unsafe { libc::shutdown(fd, libc::SHUT_WR) };
+        if self.next_sweep.is_none() {
+            // Timeouts are off: sweep until the lingering is over.
+            self.now = now;
+            self.next_sweep = Some(now + SWEEP);
+        }
+        self.rewatch(fd);
+    }
+
+    /// Reads and drops what a lingering connection's client still sends;
+    /// closes at its end, on an error, or past [`LINGER_BYTES`].
+    fn drop_input(&mut self, fd: RawFd) {
+        let mut total = 0;
+        loop {
+            match sock::read(fd, &mut self.buf) {
+                Ok(0) => break,
+                Ok(k) => {
+                    total += k;
+                    let c = self.conns[fd as usize].as_mut().expect("open");
+                    if c.ex.drop_input(k) {
+                        break;
+                    }
+                    if total >= READ_BURST {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(_) => break,
+            }
+        }
+        self.close(fd);
     }
 
     /// Closes connections that have been idle, or sending a request head,
-    /// for too long.
+    /// or lingering, for too long.
     fn sweep(&mut self, now: Duration) {
         let quiet = |c: &Conn| c.out.is_empty() && c.inbuf.is_empty();
-        for fd in expired(&self.conns, &self.cfg, now, |c| (&c.ex, quiet(c))) {
+        let (fds, more) = expired(&self.conns, &self.cfg, now, |c| (&c.ex, quiet(c)));
+        for fd in fds {
             self.stats.timeouts += 1;
             self.close(fd);
+        }
+        self.next_sweep = Some(next_sweep_after(now, more));
+        if !more
+            && self.cfg.idle_timeout.is_none()
+            && self.cfg.head_timeout.is_none()
+            && !self
+                .conns
+                .iter()
+                .flatten()
+                .any(|c| c.ex.linger_until.is_some())
+        {
+            // Swept only for lingering connections, and none is left.
+            self.next_sweep = None;
         }
     }
 }
@@ -687,12 +879,17 @@ mod tests {
     }
 
     fn with_server(engine: &Engine, greet: bool, f: impl FnOnce(SocketAddr)) -> Stats {
+        with_body(engine, greet, 16, f)
+    }
+
+    /// As [`with_server`], answering with a `body`-byte body.
+    fn with_body(engine: &Engine, greet: bool, body: usize, f: impl FnOnce(SocketAddr)) -> Stats {
         let cfg = engine.0;
         let listener = sock::listen(&"127.0.0.1:0".parse().unwrap(), 1024).unwrap();
         let addr = sock::local_addr(listener.as_raw_fd()).unwrap();
         let (control, stop) = UnixStream::pair().unwrap();
         let t = std::thread::spawn(move || {
-            let mut h = FixedResponder::new(16, greet);
+            let mut h = FixedResponder::new(body, greet);
             let r = serve(listener.as_raw_fd(), Some(control.as_raw_fd()), cfg, &mut h);
             drop(listener);
             drop(control);
@@ -731,6 +928,34 @@ mod tests {
             got.extend_from_slice(&buf[..n]);
         }
         String::from_utf8(got).unwrap()
+    }
+
+    #[test]
+    fn a_sweep_closes_a_bounded_batch() {
+        let cfg = Config {
+            head_timeout: Some(Duration::from_secs(2)),
+            ..Config::new(Backend::Poll)
+        };
+        let t0 = Duration::from_secs(100);
+        let n = 4 * SWEEP_CLOSES;
+        let conns: Vec<Option<Box<Exchange>>> = (0..n)
+            .map(|i| {
+                let mut ex = Exchange::new(t0);
+                // Every other connection has an unfinished head since t0.
+                ex.answered(-1, i % 2 == 0, Some(t0), false);
+                Some(Box::new(ex))
+            })
+            .collect();
+        let at = |s| t0 + Duration::from_secs(s);
+        let (fds, more) = expired(&conns, &cfg, at(1), |e| (e, false));
+        assert!(fds.is_empty() && !more);
+        let (fds, more) = expired(&conns, &cfg, at(3), |e| (e, false));
+        assert_eq!(fds.len(), SWEEP_CLOSES);
+        assert!(more && fds.iter().all(|fd| fd % 2 == 0));
+        assert_eq!(next_sweep_after(at(3), more), at(3));
+        let (fds, more) = expired(&conns[n - SWEEP_CLOSES..], &cfg, at(3), |e| (e, false));
+        assert_eq!((fds.len(), more), (SWEEP_CLOSES / 2, false));
+        assert_eq!(next_sweep_after(at(3), more), at(3) + SWEEP);
     }
 
     #[test]
@@ -820,6 +1045,91 @@ mod tests {
                 assert!(read_all(&mut ok).starts_with("HTTP/1.1 200 OK"), "{b}");
             });
             assert_eq!(stats.accepted, 4, "{b}");
+        }
+    }
+
+    #[test]
+    fn an_error_answer_reaches_a_client_still_sending() {
+        // A 1 MB head gets 431 after its first 16 KB; the client is still
+        // sending. Closing with its input unread would reset the
+        // connection, and the reset can reach the client before it has
+        // read the answer: the close lingers instead.
+        for b in engines() {
+            with_server(&b, false, |addr| {
+                let c = connect(addr);
+                let mut w = c.try_clone().unwrap();
+                let writer = std::thread::spawn(move || {
+                    let mut req = b"GET / HTTP/1.1\r\nX-Big: ".to_vec();
+                    req.resize(1 << 20, b'a');
+                    req.extend_from_slice(b"\r\n\r\n");
+                    let _ = w.write_all(&req);
+                });
+                let mut got = Vec::new();
+                let end = (&c).read_to_end(&mut got);
+                writer.join().unwrap();
+                let all = String::from_utf8_lossy(&got);
+                assert!(
+                    end.is_ok() && all.starts_with("HTTP/1.1 431 "),
+                    "{b}: {end:?} {all:?}"
+                );
+            });
+        }
+    }
+
+    #[test]
+    fn answers_run_ahead_of_a_reader_only_so_far() {
+        const BODY: usize = 4096;
+        const N: usize = 20_000;
+        for b in engines() {
+            let stats = with_body(&b, false, BODY, |addr| {
+                let reqs = b"GET / HTTP/1.1\r\n\r\n".repeat(N);
+                // A client that pipelines N requests and reads nothing:
+                // without a bound all N answers (80 MB) would be queued.
+                let idle = connect(addr);
+                idle.set_nonblocking(true).unwrap();
+                let mut sent = 0;
+                let until = std::time::Instant::now() + Duration::from_secs(2);
+                while sent < reqs.len() && std::time::Instant::now() < until {
+                    match (&idle).write(&reqs[sent..]) {
+                        Ok(k) => sent += k,
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                            std::thread::sleep(Duration::from_millis(5))
+                        }
+                        Err(e) => panic!("{b}: {e}"),
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(300));
+                // One that pipelines N, half-closes and reads them all.
+                let c = connect(addr);
+                let mut w = c.try_clone().unwrap();
+                let writer = std::thread::spawn(move || {
+                    w.write_all(&reqs).unwrap();
+                    w.shutdown(Shutdown::Write).unwrap();
+                });
+                let mut total = 0usize;
+                let mut buf = vec![0u8; 1 << 16];
+                loop {
+                    match (&c).read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(k) => total += k,
+                        Err(e) => panic!("{b}: {e} after {total} bytes"),
+                    }
+                }
+                writer.join().unwrap();
+                let one =
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 4096\r\n\r\n"
+                        .len()
+                        + BODY;
+                assert_eq!(total, N * one, "{b}: {} answers", total / one);
+                drop(idle);
+            });
+            // The second client's N, and of the first client's no more
+            // than fit in OUT_HIGH and the sockets' buffers (4 MB here).
+            let first = stats.requests - N as u64;
+            assert!(
+                first < 8 * 1024 * 1024 / BODY as u64,
+                "{b}: {first} answers queued for a client that reads nothing"
+            );
         }
     }
 

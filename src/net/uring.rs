@@ -20,9 +20,20 @@
 //! buffers until every operation on it has completed. Completions carry
 //! the descriptor and a generation, so one for a connection already closed
 //! is never taken for its successor on the same descriptor.
+//!
+//! Bounds, as in the readiness loop: answers run at most
+//! [`OUT_HIGH`] bytes ahead of the reader, and while requests are held
+//! back (a send in flight, or answers that far ahead) and
+//! [`READ_BURST`] bytes wait unparsed, the connection's receive is
+//! cancelled and started again once they are answered — a client that
+//! pipelines without reading holds little memory. A close with input
+//! still coming lingers ([`super::server::LINGER`]).
 
 use super::output::{Flushed, IOV_MAX, Output};
-use super::server::{Config, Exchange, Handler, READ_BURST, Stats, expired, next_deadline};
+use super::server::{
+    Config, Exchange, Handler, LINGER, OUT_HIGH, READ_BURST, Stats, expired, next_deadline,
+    next_sweep_after,
+};
 use super::sock;
 use crate::sys::coarse_now;
 use io_uring::{IoUring, cqueue, opcode, types};
@@ -167,6 +178,8 @@ struct Conn {
     ex: Exchange,
     /// Operations submitted and not yet completed for good.
     recv_armed: bool,
+    /// The receive is being cancelled (requests held back).
+    recv_cancel: bool,
     sending: Option<Box<Sending>>,
     polling: bool,
     /// The peer sent its last byte.
@@ -178,6 +191,14 @@ struct Conn {
 impl Conn {
     fn busy(&self) -> bool {
         self.recv_armed || self.sending.is_some() || self.polling
+    }
+
+    /// Whether its requests wait behind its answers (a send in flight,
+    /// or answers [`OUT_HIGH`] ahead) with [`READ_BURST`] bytes of them
+    /// unparsed: then nothing more is received until they are answered.
+    fn held_back(&self) -> bool {
+        self.inbuf.len() >= READ_BURST
+            && (self.sending.is_some() || self.polling || self.out.queued() >= OUT_HIGH)
     }
 }
 
@@ -328,7 +349,6 @@ impl Server<'_> {
                 }
                 if self.next_sweep.is_some_and(|t| now >= t) {
                     self.sweep(now);
-                    self.next_sweep = Some(now + super::server::SWEEP);
                 }
             }
             done.clear();
@@ -402,25 +422,26 @@ impl Server<'_> {
                 let bid = cqueue::buffer_select(flags);
                 let more = cqueue::more(flags);
                 let live = self.live(fd, era);
+                let mut gone = false;
                 if live {
                     let c = self.conns[fd as usize].as_mut().expect("live");
                     if !more {
                         c.recv_armed = false;
+                        c.recv_cancel = false;
                     }
                     if res > 0 {
                         let data = self.ring.buf(bid.unwrap_or(0), res as usize);
                         if !c.ex.close_after {
                             c.inbuf.extend_from_slice(data);
+                        } else if c.ex.drop_input(data.len()) {
+                            // Lingered over its byte budget.
+                            gone = true;
                         }
                     } else if res == 0 {
                         c.eof = true;
-                    } else if res != -libc::ENOBUFS {
+                    } else if res != -libc::ENOBUFS && res != -libc::ECANCELED {
                         // Reset or other error: the peer is gone.
-                        if let Some(b) = bid {
-                            self.ring.give_back(b);
-                        }
-                        self.shut(fd);
-                        return Ok(());
+                        gone = true;
                     }
                 } else if !more {
                     self.settle(fd, era, |c| c.recv_armed = false);
@@ -428,12 +449,18 @@ impl Server<'_> {
                 if let Some(b) = bid {
                     self.ring.give_back(b);
                 }
+                if gone {
+                    self.shut(fd);
+                    return Ok(());
+                }
                 if live {
                     self.answer(fd)?;
-                    // A receive that ended (out of buffers, or the kernel
-                    // ended it) is started again.
+                    // A receive that ended (out of buffers, cancelled, or
+                    // the kernel ended it) is started again, unless
+                    // requests are held back.
                     if self.live(fd, era) {
                         self.arm_recv(fd)?;
+                        self.hold_back(fd)?;
                     }
                 }
             }
@@ -500,6 +527,7 @@ impl Server<'_> {
             out: Output::default(),
             ex: Exchange::new(self.now),
             recv_armed: false,
+            recv_cancel: false,
             sending: None,
             polling: false,
             eof: false,
@@ -550,7 +578,7 @@ impl Server<'_> {
 
     fn arm_recv(&mut self, fd: RawFd) -> io::Result<()> {
         let c = self.conns[fd as usize].as_mut().expect("open");
-        if c.recv_armed || c.eof {
+        if c.recv_armed || c.eof || c.held_back() {
             return Ok(());
         }
         c.recv_armed = true;
@@ -562,9 +590,34 @@ impl Server<'_> {
         )
     }
 
+    /// Cancels the receive of a connection whose requests are held back
+    /// ([`Conn::held_back`]); [`Server::answer`] starts it again.
+    fn hold_back(&mut self, fd: RawFd) -> io::Result<()> {
+        let c = self.conns[fd as usize].as_mut().expect("open");
+        if !c.recv_armed || c.recv_cancel || !c.held_back() {
+            return Ok(());
+        }
+        c.recv_cancel = true;
+        let t = tag(RECV, c.era, fd);
+        // Its own completion (user data 0) is ignored; the receive's last
+        // completion says ECANCELED.
+        self.ring
+            .push(&opcode::AsyncCancel::new(t).build().user_data(0))
+    }
+
     /// Parses what arrived, answers it, and sends what is pending — unless
     /// a send is still in flight (its completion calls this again).
+    /// Starts the receive again if it was stopped while requests were
+    /// held back.
     fn answer(&mut self, fd: RawFd) -> io::Result<()> {
+        self.answer_waiting(fd)?;
+        match self.conns.get(fd as usize).and_then(Option::as_ref) {
+            Some(c) if !c.ex.close_after && !c.recv_armed => self.arm_recv(fd),
+            _ => Ok(()),
+        }
+    }
+
+    fn answer_waiting(&mut self, fd: RawFd) -> io::Result<()> {
         let now = self.next_sweep.is_some().then_some(self.now);
         let Server {
             conns,
@@ -584,7 +637,10 @@ impl Server<'_> {
         } else {
             c.inbuf.drain(..start);
         }
-        c.ex.answered(fd, !c.inbuf.is_empty(), now, c.eof);
+        // At the end of input, it closes once no request is held back
+        // behind answers still going out.
+        let held = c.out.queued() >= OUT_HIGH && !c.inbuf.is_empty();
+        c.ex.answered(fd, !c.inbuf.is_empty(), now, c.eof && !held);
         self.send(fd)
     }
 
@@ -597,7 +653,7 @@ impl Server<'_> {
         let c = self.conns[fd as usize].as_mut().expect("open");
         if c.out.is_empty() {
             if c.ex.close_after {
-                self.shut(fd);
+                return self.finish(fd);
             }
             return Ok(());
         }
@@ -608,10 +664,11 @@ impl Server<'_> {
                 .out
                 .flush(fd, self.cfg.file_mode, &mut self.file_buf, true)
             {
-                Err(_) | Ok(Flushed::Done) => {
+                Err(_) => {
                     self.shut(fd);
                     return Ok(());
                 }
+                Ok(Flushed::Done) => return self.finish(fd),
                 Ok(Flushed::Blocked) => {}
             }
         }
@@ -626,8 +683,7 @@ impl Server<'_> {
                 }
                 Ok(Flushed::Done) => {
                     return if c.ex.close_after {
-                        self.shut(fd);
-                        Ok(())
+                        self.finish(fd)
                     } else {
                         Ok(())
                     };
@@ -679,6 +735,33 @@ impl Server<'_> {
         self.ring.push(&e)
     }
 
+    /// After the last answer: closes, or — when input is still coming —
+    /// shuts down the write side and lingers, its receive dropping what
+    /// arrives, until the peer's end of input or the linger's end.
+    fn finish(&mut self, fd: RawFd) -> io::Result<()> {
+        let c = self.conns[fd as usize].as_mut().expect("open");
+        if c.ex.linger_until.is_some() {
+            if c.eof {
+                self.shut(fd);
+            }
+            return Ok(());
+        }
+        if !c.ex.lingers(c.eof) {
+            self.shut(fd);
+            return Ok(());
+        }
+        let now = coarse_now();
+        c.ex.linger_until = Some(now + LINGER);
+        // SAFETY: our own socket.
+        unsafe { libc::shutdown(fd, libc::SHUT_WR) };
+        if self.next_sweep.is_none() {
+            // Timeouts are off: sweep until the lingering is over.
+            self.now = now;
+            self.next_sweep = Some(now + super::server::SWEEP);
+        }
+        self.arm_recv(fd)
+    }
+
     /// Ends a connection: shut down at once (which ends its receive), its
     /// descriptor closed and its memory freed when nothing is in flight.
     fn shut(&mut self, fd: RawFd) {
@@ -707,9 +790,23 @@ impl Server<'_> {
         // Output stays queued until its send completes: nothing queued is
         // nothing in flight.
         let quiet = |c: &Conn| c.out.is_empty() && c.inbuf.is_empty();
-        for fd in expired(&self.conns, &self.cfg, now, |c| (&c.ex, quiet(c))) {
+        let (fds, more) = expired(&self.conns, &self.cfg, now, |c| (&c.ex, quiet(c)));
+        for fd in fds {
             self.stats.timeouts += 1;
             self.shut(fd);
+        }
+        self.next_sweep = Some(next_sweep_after(now, more));
+        if !more
+            && self.cfg.idle_timeout.is_none()
+            && self.cfg.head_timeout.is_none()
+            && !self
+                .conns
+                .iter()
+                .flatten()
+                .any(|c| c.ex.linger_until.is_some())
+        {
+            // Swept only for lingering connections, and none is left.
+            self.next_sweep = None;
         }
     }
 }

@@ -10,10 +10,14 @@ pub struct Epoll {
     buf: Vec<libc::epoll_event>,
 }
 
+/// The events for `i`. A peer's half-close (EPOLLRDHUP) is asked for only
+/// with reading: it is level-triggered, and a connection not being read
+/// (its answers too far ahead of its reader) would be reported on every
+/// wait.
 fn mask(i: Interest) -> u32 {
-    let mut m = libc::EPOLLRDHUP as u32;
+    let mut m = 0;
     if i.read {
-        m |= libc::EPOLLIN as u32;
+        m |= (libc::EPOLLIN | libc::EPOLLRDHUP) as u32;
     }
     if i.write {
         m |= libc::EPOLLOUT as u32;
