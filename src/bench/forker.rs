@@ -14,7 +14,9 @@
 //! `rawclock::Source::code`). It reads one-byte commands on stdin and
 //! answers each with a [`REPLY_LEN`]-byte reply on stdout:
 //! - [`CMD_FORK`]: fork one child; the child writes one byte into a pipe and
-//!   pauses; the helper times fork() until it has read that byte.
+//!   waits; the helper times fork() until it has read that byte. A waiting
+//!   child blocks reading a lifeline pipe whose only writer is the helper,
+//!   so it exits when the helper is gone, even after a SIGKILL.
 //! - [`CMD_KILL`]: SIGKILL the oldest live child and waitpid() for it, timed.
 //! - [`CMD_KILL_NEWEST`]: the same for the newest live child (the one the
 //!   last fork made), so that the children left are those of one fork
@@ -81,6 +83,8 @@ impl Reply {
 mod ffi {
     use core::ffi::{c_char, c_int};
     pub const SIGKILL: c_int = 9;
+    pub const SIGPIPE: c_int = 13; // on every supported OS
+    pub const SIG_IGN: usize = 1;
     pub const EINTR: c_int = 4; // on every supported OS
     unsafe extern "C" {
         pub fn fork() -> c_int;
@@ -89,7 +93,8 @@ mod ffi {
         pub fn write(fd: c_int, buf: *const u8, n: usize) -> isize;
         pub fn kill(pid: c_int, sig: c_int) -> c_int;
         pub fn waitpid(pid: c_int, status: *mut c_int, options: c_int) -> c_int;
-        pub fn pause() -> c_int;
+        pub fn close(fd: c_int) -> c_int;
+        pub fn signal(sig: c_int, handler: usize) -> usize;
         pub fn _exit(code: c_int) -> !;
         pub fn malloc(size: usize) -> *mut c_int;
         #[cfg_attr(
@@ -176,6 +181,19 @@ pub fn serve(source: Source) -> i32 {
         return 3;
     }
     let (rd, wr) = (fds[0], fds[1]);
+    // The lifeline: every child blocks reading it and exits at its end of
+    // input, which comes when the helper is gone, however it died (even by
+    // SIGKILL, which it cannot catch). Only the helper holds the write end.
+    let mut life = [0i32; 2];
+    // SAFETY: `life` has room for the two descriptors pipe() writes.
+    if unsafe { ffi::pipe(life.as_mut_ptr()) } != 0 {
+        return 3;
+    }
+    // A reply to a scalebench that is gone fails with EPIPE (and ends the
+    // loop, killing the children) instead of killing the helper with
+    // SIGPIPE and leaving them behind.
+    // SAFETY: ignoring a signal.
+    unsafe { ffi::signal(ffi::SIGPIPE, ffi::SIG_IGN) };
     // A ring of child pids; pages are touched only as children are added.
     // SAFETY: malloc of plain integers; checked for NULL.
     let ring = unsafe { ffi::malloc(MAX_CHILDREN * core::mem::size_of::<i32>()) };
@@ -193,12 +211,14 @@ pub fn serve(source: Source) -> i32 {
                 // calls async-signal-safe functions.
                 let pid = unsafe { ffi::fork() };
                 if pid == 0 {
-                    // SAFETY: child side: write one byte, then wait to be killed.
+                    // SAFETY: child side: write one byte (the timed part
+                    // ends when the helper reads it), then wait on the
+                    // lifeline until killed or until the helper is gone.
                     unsafe {
                         ffi::write(wr, b"x".as_ptr(), 1);
-                        loop {
-                            ffi::pause();
-                        }
+                        ffi::close(life[1]);
+                        while ffi::read(life[0], &mut byte, 1) < 0 && ffi::errno() == ffi::EINTR {}
+                        ffi::_exit(0);
                     }
                 }
                 if pid < 0 {

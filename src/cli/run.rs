@@ -329,6 +329,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut progress = Progress::new(Mode::detect(a.quiet));
     let guard = limits::raise();
     if progress.mode() != Mode::Quiet {
+        for n in workdir.swept() {
+            eprintln!("work dir: {n}");
+        }
         for n in &guard.notes {
             eprintln!("limits: {n}");
         }

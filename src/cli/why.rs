@@ -46,6 +46,9 @@ pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
     let clock = Clock::new(TimerKind::Monotonic)?;
     reaper::install();
     let workdir = WorkDir::create(a.workdir.as_deref())?;
+    for n in workdir.swept() {
+        eprintln!("work dir: {n}");
+    }
     let guard = limits::raise();
     // The network benchmarks as they were run: the same address family.
     let ipv6 = file.benchmarks.iter().any(|b| {

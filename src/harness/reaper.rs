@@ -9,6 +9,11 @@
 //! signal kills every registered group at once and exits with status 130.
 //! On Linux and FreeBSD scalebench makes itself a subreaper, so
 //! grandchildren orphaned by a killed helper are reaped here too.
+//!
+//! SIGKILL cannot be caught, so for that case every child is armed to die
+//! with scalebench (see [`ChildGroup::spawn`]), and the work directory a
+//! killed run leaves is removed by the next run
+//! ([`super::workdir::WorkDir`]).
 
 use std::process::{Child, Command};
 use std::sync::Once;
@@ -79,9 +84,32 @@ pub struct ChildGroup {
 impl ChildGroup {
     /// Spawns `cmd` as the leader of a new process group and registers the
     /// group for cleanup.
+    ///
+    /// The child also dies when scalebench dies, even by SIGKILL: where the
+    /// OS has a parent-death signal (Linux, FreeBSD, DragonFly) it is set to
+    /// SIGKILL between fork and exec (on Linux it fires when the *thread*
+    /// that spawned the child ends, so spawn from the thread that keeps the
+    /// group). Elsewhere, and for what the child forks in turn, the
+    /// children watch a pipe from scalebench for end of input (the fork
+    /// helper's commands, the servers' standard input), and external
+    /// programs (the profilers) end by themselves after their window.
     pub fn spawn(cmd: &mut Command) -> std::io::Result<ChildGroup> {
         use std::os::unix::process::CommandExt;
         install();
+        // SAFETY: getpid cannot fail.
+        let parent = unsafe { libc::getpid() };
+        // SAFETY: the closure runs in the child between fork and exec and
+        // makes only async-signal-safe system calls.
+        unsafe {
+            cmd.pre_exec(move || {
+                crate::sys::die_with_parent(libc::SIGKILL);
+                // The parent died before the signal was armed.
+                if libc::getppid() != parent {
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                }
+                Ok(())
+            });
+        }
         let child = cmd.process_group(0).spawn()?;
         let pgid = child.id() as i32;
         let slot = GROUPS.iter().position(|g| {

@@ -58,7 +58,7 @@ pub fn serve_all(
             return Err(e);
         }
         if pid == 0 {
-            crate::sys::die_with_parent();
+            crate::sys::die_with_parent(libc::SIGTERM);
             let fd = listeners.get(w).unwrap_or(&listeners[0]).as_raw_fd();
             let mut h = handler();
             let code = match server::serve(fd, control, cfg, h.as_mut()) {

@@ -367,24 +367,27 @@ pub fn defer_accept(listener: i32) -> std::io::Result<&'static str> {
     }
 }
 
-/// Asks the kernel to send SIGTERM to this process when its parent dies,
-/// where the OS can (FreeBSD's procctl); returns whether it will.
-pub fn die_with_parent() -> bool {
-    #[cfg(target_os = "freebsd")]
+/// Asks the kernel to send `signal` to this process when its parent dies,
+/// where the OS can (procctl on FreeBSD and DragonFly); returns whether it
+/// will. Async-signal-safe (one system call), so usable between fork and
+/// exec.
+pub fn die_with_parent(signal: libc::c_int) -> bool {
+    #[cfg(any(target_os = "freebsd", target_os = "dragonfly"))]
     {
-        let mut sig: libc::c_int = libc::SIGTERM;
-        // SAFETY: procctl on our own pid with a pointer to an int.
+        let mut sig: libc::c_int = signal;
+        // SAFETY: procctl on our own process with a pointer to an int.
         unsafe {
             libc::procctl(
                 libc::P_PID,
-                0,
+                libc::getpid() as libc::id_t,
                 libc::PROC_PDEATHSIG_CTL,
                 &mut sig as *mut libc::c_int as *mut libc::c_void,
             ) == 0
         }
     }
-    #[cfg(not(target_os = "freebsd"))]
+    #[cfg(not(any(target_os = "freebsd", target_os = "dragonfly")))]
     {
+        let _ = signal;
         false
     }
 }
@@ -415,6 +418,12 @@ fn no_disks() -> std::io::Error {
 /// File-backed disks: not implemented here yet (see [`no_disks`]).
 pub fn disk_attach(_file: &Path) -> std::io::Result<String> {
     Err(no_disks())
+}
+
+/// What a killed run's filesystem workload left mounted below `dir`:
+/// nothing here, where file-backed disks are not made yet.
+pub fn release_mounts_under(_dir: &Path) -> Vec<String> {
+    Vec::new()
 }
 
 /// File-backed disks: not implemented here yet.

@@ -1,7 +1,7 @@
 //! Linux: `/proc` and `/sys`.
 
 use super::{Knob, Mount};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The clock behind [`super::coarse_now`].
 pub const COARSE_CLOCK: libc::clockid_t = libc::CLOCK_MONOTONIC_COARSE;
@@ -212,10 +212,12 @@ pub fn sendfile(sock: i32, file: i32, offset: u64, count: usize) -> std::io::Res
     }
 }
 
-/// Asks the kernel to send SIGTERM to this process when its parent dies.
-pub fn die_with_parent() -> bool {
+/// Asks the kernel to send `signal` to this process when its parent (on
+/// Linux: the parent *thread*) dies; returns whether it will.
+/// Async-signal-safe (one system call), so usable between fork and exec.
+pub fn die_with_parent(signal: libc::c_int) -> bool {
     // SAFETY: prctl with integer arguments.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0) == 0 }
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, signal, 0, 0, 0) == 0 }
 }
 
 /// Wakes a listening socket's accept only once a connection's first
@@ -274,6 +276,53 @@ fn command(program: &str, args: &[&str]) -> std::io::Result<String> {
             String::from_utf8_lossy(&out.stderr).trim()
         )))
     }
+}
+
+/// Unmounts every filesystem mounted at or below `dir` (deepest first) and
+/// detaches every loop device whose backing file lies below it: what a
+/// killed run's filesystem workload left behind. Returns what it did or
+/// could not do, in words.
+pub fn release_mounts_under(dir: &Path) -> Vec<String> {
+    let mut notes = Vec::new();
+    let Ok(dir) = std::fs::canonicalize(dir) else {
+        return notes;
+    };
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mut points: Vec<PathBuf> = info
+        .lines()
+        .filter_map(parse_mountinfo_line)
+        .map(|m| PathBuf::from(m.mount_point))
+        .filter(|p| p.starts_with(&dir))
+        .collect();
+    points.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+    for p in points {
+        match unmount_fs(&p) {
+            Ok(()) => notes.push(format!("unmounted {}", p.display())),
+            Err(e) => notes.push(format!("could not unmount {}: {e}", p.display())),
+        }
+    }
+    let Ok(devices) = std::fs::read_dir("/sys/block") else {
+        return notes;
+    };
+    for d in devices.flatten() {
+        let name = d.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("loop") {
+            continue;
+        }
+        let Ok(backing) = std::fs::read_to_string(d.path().join("loop/backing_file")) else {
+            continue;
+        };
+        // A deleted backing file reads "PATH (deleted)".
+        let backing = backing.trim().trim_end_matches(" (deleted)");
+        if Path::new(backing).starts_with(&dir) {
+            let dev = format!("/dev/{name}");
+            match disk_detach(&dev) {
+                Ok(()) => notes.push(format!("detached {dev}")),
+                Err(e) => notes.push(format!("could not detach {dev}: {e}")),
+            }
+        }
+    }
+    notes
 }
 
 /// Attaches `file` to a free loop device; returns the device path.

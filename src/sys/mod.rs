@@ -20,7 +20,7 @@ use bsd as os;
 pub use os::{
     count_mappings, cpu_mhz, cpu_model, defer_accept, die_with_parent, disk_attach, disk_detach,
     drop_caches, invariant_tsc, libc_version, make_fs, memory_bytes, mount_fs, mount_of,
-    pin_to_cpu, sendfile, set_child_subreaper, sync_fs, unmount_fs,
+    pin_to_cpu, release_mounts_under, sendfile, set_child_subreaper, sync_fs, unmount_fs,
 };
 
 /// Pins the calling thread to one CPU until dropped, then restores the

@@ -1,0 +1,277 @@
+//! SIGKILL leaves nothing (issue 14, part 3): scalebench is killed with
+//! `kill -9` in the middle of a fork run, a connect run, an HTTP workload
+//! and a filesystem workload on a loop device; then no process it started
+//! may be left, and the next run removes the work directory it left (and
+//! anything mounted there), saying so.
+//!
+//! Every process scalebench starts shares its session, which each test makes
+//! new (setsid), so "what is left" is every live process in that session.
+
+#![cfg(target_os = "linux")]
+
+mod common;
+use common::bin;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// Live (not zombie) processes whose session is `sid`, with their names.
+fn in_session(sid: i32) -> Vec<(i32, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let name = stat[open + 1..close].to_string();
+        let f: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        // state ppid pgrp session …
+        if f.len() > 3 && f[0] != "Z" && f[3].parse::<i32>() == Ok(sid) {
+            out.push((pid, name));
+        }
+    }
+    out
+}
+
+/// The `scalebench-*` entries in `dir`.
+fn work_dirs(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("scalebench-"))
+        .collect()
+}
+
+/// Mount points below `dir`.
+fn mounts_under(dir: &Path) -> Vec<String> {
+    let dir = dir.canonicalize().unwrap();
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split(' ').nth(4).map(String::from))
+        .filter(|m| Path::new(m).starts_with(&dir))
+        .collect()
+}
+
+/// Starts `scalebench ARGS --workdir BASE` in a session of its own, waits
+/// until `ready` holds for the processes of that session (or fails after
+/// `limit`), kills scalebench with SIGKILL and checks that every process
+/// of the session is gone within 5 s. Returns what was seen when it was
+/// killed, for the messages.
+fn kill_when(
+    args: &[&str],
+    base: &Path,
+    limit: Duration,
+    ready: impl Fn(&[(i32, String)]) -> bool,
+) -> String {
+    let mut cmd = bin();
+    cmd.args(args)
+        .arg("--workdir")
+        .arg(base)
+        .args(["--quiet", "--no-report", "-o"])
+        .arg(base.join("result.json"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    // SAFETY: setsid in the child before exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let mut child = common::Child(cmd.spawn().unwrap());
+    let sid = child.0.id() as i32;
+    let start = Instant::now();
+    let seen = loop {
+        let procs = in_session(sid);
+        if ready(&procs) {
+            break procs;
+        }
+        if let Ok(Some(status)) = child.0.try_wait() {
+            let mut err = String::new();
+            use std::io::Read;
+            let _ = child.0.stderr.take().unwrap().read_to_string(&mut err);
+            panic!("{args:?} ended ({status}) before the kill: {err}");
+        }
+        assert!(
+            start.elapsed() < limit,
+            "{args:?}: not ready after {limit:?}; session: {procs:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let summary = format!(
+        "{} processes in the session at the kill ({:?} after the start)",
+        seen.len(),
+        start.elapsed()
+    );
+    // SAFETY: SIGKILL to the child this test started.
+    unsafe { libc::kill(sid, libc::SIGKILL) };
+    child.0.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = in_session(sid);
+        if left.is_empty() {
+            break;
+        }
+        if Instant::now() > deadline {
+            // Clean up after a failure, then report it.
+            for (pid, _) in &left {
+                // SAFETY: processes of the session this test made.
+                unsafe { libc::kill(*pid, libc::SIGKILL) };
+            }
+            panic!(
+                "{args:?}: {} processes left 5 s after kill -9: {left:?} ({summary})",
+                left.len()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    summary
+}
+
+/// The next run in the same base removes what the killed one left, says
+/// so, and leaves no work directory of its own.
+fn next_run_sweeps(base: &Path, what: &str) {
+    assert_eq!(
+        work_dirs(base).len(),
+        1,
+        "{what}: the killed run's work directory is there before the next run"
+    );
+    let o = bin()
+        .args(["run", "socket", "--max", "50", "--runs", "1", "--no-report"])
+        .arg("--workdir")
+        .arg(base)
+        .arg("-o")
+        .arg(base.join("next.json"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{what}: the next run failed: {err}");
+    assert!(
+        err.contains("work dir: removed") && err.contains("which is gone"),
+        "{what}: the next run says what it removed: {err}"
+    );
+    assert_eq!(work_dirs(base), Vec::<String>::new(), "{what}: {err}");
+    assert_eq!(mounts_under(base), Vec::<String>::new(), "{what}: {err}");
+}
+
+/// A temporary directory that, should the test fail, first unmounts what
+/// is mounted below it and detaches the loop devices over its files.
+struct Unmounting(tempfile::TempDir);
+
+impl Unmounting {
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl Drop for Unmounting {
+    fn drop(&mut self) {
+        let mut points = mounts_under(self.path());
+        points.sort_by_key(|p| std::cmp::Reverse(p.len()));
+        for m in points {
+            let _ = std::process::Command::new("umount").arg(&m).status();
+        }
+        let out = std::process::Command::new("losetup")
+            .arg("-a")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        let dir = self.path().to_string_lossy().into_owned();
+        for l in out.lines().filter(|l| l.contains(&dir)) {
+            if let Some(dev) = l.split(':').next() {
+                let _ = std::process::Command::new("losetup")
+                    .args(["-d", dev])
+                    .status();
+            }
+        }
+    }
+}
+
+#[test]
+fn kill_9_mid_fork_leaves_nothing() {
+    let base = tempfile::tempdir().unwrap();
+    // The helper and at least 200 of its children are alive.
+    let seen = kill_when(
+        &["run", "fork", "--max", "3000", "--runs", "20"],
+        base.path(),
+        Duration::from_secs(60),
+        |p| p.iter().filter(|(_, n)| n.starts_with("forker")).count() >= 200,
+    );
+    eprintln!("fork: {seen}");
+    next_run_sweeps(base.path(), "fork");
+}
+
+#[test]
+fn kill_9_mid_connect_leaves_nothing() {
+    let base = tempfile::tempdir().unwrap();
+    // The responder (a second scalebench) runs and has been for a moment.
+    let seen = kill_when(
+        &["run", "connect", "--max", "3000", "--runs", "20"],
+        base.path(),
+        Duration::from_secs(60),
+        |p| p.iter().filter(|(_, n)| n == "scalebench").count() >= 2,
+    );
+    eprintln!("connect: {seen}");
+    next_run_sweeps(base.path(), "connect");
+}
+
+#[test]
+fn kill_9_mid_http_workload_leaves_nothing() {
+    let base = tempfile::tempdir().unwrap();
+    // The server with its four worker processes: scalebench, serve and 3
+    // forked workers.
+    let seen = kill_when(
+        &["run", "http-ipstack", "--runs", "5"],
+        base.path(),
+        Duration::from_secs(60),
+        |p| p.iter().filter(|(_, n)| n == "scalebench").count() >= 5,
+    );
+    eprintln!("http-ipstack: {seen}");
+    next_run_sweeps(base.path(), "http-ipstack");
+}
+
+#[test]
+fn kill_9_mid_fs_workload_on_a_loop_device_leaves_nothing() {
+    // SAFETY: geteuid has no preconditions.
+    assert!(
+        unsafe { libc::geteuid() } == 0,
+        "this test makes a loop device: run it as root (scripts/test in CI is)"
+    );
+    let base = Unmounting(tempfile::tempdir().unwrap());
+    let b = base.path().to_path_buf();
+    // Killed once the filesystem is mounted in the work directory.
+    let seen = kill_when(
+        &[
+            "run",
+            "fs",
+            "--mkfs",
+            "ext4",
+            "--fs-size",
+            "512M",
+            "--files",
+            "20000",
+            "--bytes",
+            "100M",
+            "--requests",
+            "500",
+        ],
+        base.path(),
+        Duration::from_secs(120),
+        move |_| !mounts_under(&b).is_empty(),
+    );
+    eprintln!("fs: {seen}");
+    assert!(
+        !mounts_under(base.path()).is_empty(),
+        "the killed run left its filesystem mounted (the case this test is for)"
+    );
+    next_run_sweeps(base.path(), "fs");
+}
