@@ -302,3 +302,62 @@ fn bad_arguments_are_named() {
     assert!(run(&["http://127.0.0.1:1/"]).contains("-n REQUESTS or -d DURATION"));
     assert!(run(&[]).contains("no URL given"));
 }
+
+/// Starts `load URL -d 60 EXTRA…`, sends it `signal` after 1 s, and returns
+/// its exit status, stdout and how long it took from the signal to exit.
+fn interrupted_load(
+    url: &str,
+    extra: &[&str],
+    signal: libc::c_int,
+) -> (std::process::ExitStatus, String, std::time::Duration) {
+    let mut child = common::Child(
+        Command::new(env!("CARGO_BIN_EXE_scalebench"))
+            .args(["load", url, "-d", "60", "-c", "8"])
+            .args(extra)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let sent = std::time::Instant::now();
+    // SAFETY: signalling the child this test started.
+    unsafe { libc::kill(child.0.id() as i32, signal) };
+    let mut out = String::new();
+    child
+        .0
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    let status = child.0.wait().unwrap();
+    (status, out, sent.elapsed())
+}
+
+#[test]
+fn an_interrupted_load_keeps_what_it_measured() {
+    let t = site();
+    let (_s, url) = serve(t.path());
+    let url = format!("{url}f1k.bin");
+    // ^C with --json: the JSON of the part that ran, marked interrupted.
+    let (status, out, took) = interrupted_load(&url, &["--json"], libc::SIGINT);
+    assert_eq!(status.code(), Some(130), "{out}");
+    assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(v["interrupted"], true, "{out}");
+    let requests = v["requests"].as_u64().unwrap();
+    assert!(requests > 0, "{out}");
+    assert_eq!(v["statuses"]["200"].as_u64(), Some(requests), "{out}");
+    assert_eq!(v["body_bytes"].as_u64(), Some(requests * 1024), "{out}");
+    let secs = v["seconds"].as_f64().unwrap();
+    assert!((0.5..5.0).contains(&secs), "ran {secs} s of 60: {out}");
+    // SIGTERM without --json: the summary, saying it was interrupted.
+    let (status, out, _) = interrupted_load(&url, &[], libc::SIGTERM);
+    assert_eq!(status.code(), Some(130), "{out}");
+    assert!(out.starts_with("interrupted after "), "{out}");
+    assert!(out.contains("requests") && out.contains("req/s"), "{out}");
+    // A load that ran its course says nothing of the kind.
+    let (v, ok) = load(&[&url, "-n", "100"]);
+    assert!(ok && v.get("interrupted").is_none(), "{v}");
+}

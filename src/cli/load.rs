@@ -1,13 +1,21 @@
 //! `scalebench load`: drives any HTTP server by URL and prints what it
-//! measured (or JSON).
+//! measured (or JSON). ^C or SIGTERM ends it early and still prints (or
+//! writes) what it measured, exit status 130; a progress line on stderr
+//! when that is a terminal.
 
 use super::LoadArgs;
 use crate::analysis::units::{fmt_n, fmt_ns};
-use crate::harness::limits;
+use crate::harness::phase::Counters;
+use crate::harness::{limits, reaper};
 use crate::net::Backend;
 use crate::net::load::{self, Options, Target};
 use anyhow::{Context, bail};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// Runs the load.
 pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
@@ -67,15 +75,32 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         timeout,
         retries: a.retries,
         backend,
-        live: None,
+        live: Some(Arc::new(Counters::default())),
+        stop: Some(reaper::interrupted),
     };
-    let o = load::run(&opts).context("the load failed")?;
+    // ^C or SIGTERM ends the load early; what it measured is still shown.
+    reaper::install();
+    let ticker = Ticker::start(&opts, a.quiet);
+    let o = load::run(&opts);
+    drop(ticker);
+    let o = o.context("the load failed")?;
     let s = o.stats();
     super::commands::with_output("", None, &[], |w| {
         if a.json {
-            serde_json::to_writer_pretty(&mut *w, &s)?;
+            let doc = LoadJson {
+                stats: &s,
+                interrupted: o.stopped,
+            };
+            serde_json::to_writer_pretty(&mut *w, &doc)?;
             writeln!(w)?;
             return Ok(());
+        }
+        if o.stopped {
+            writeln!(
+                w,
+                "interrupted after {:.2} s: the figures are those of the part that ran",
+                s.seconds
+            )?;
         }
         writeln!(
             w,
@@ -126,9 +151,101 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         writeln!(w, "  status    {}", st.join(", "))?;
         Ok(())
     })?;
-    Ok(if o.failed > 0 {
+    Ok(if o.stopped {
+        ExitCode::from(130)
+    } else if o.failed > 0 {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `load --json`: the load's figures, and `"interrupted": true` when ^C or
+/// SIGTERM ended it early.
+#[derive(serde::Serialize)]
+struct LoadJson<'a> {
+    #[serde(flatten)]
+    stats: &'a crate::results::LoadStats,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    interrupted: bool,
+}
+
+/// A progress line on stderr while the load runs, when stderr is a
+/// terminal: elapsed time against the duration (or requests against the
+/// count), requests so far and their rate over the last interval. Ended
+/// (and cleared) when dropped.
+struct Ticker {
+    done: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Ticker {
+    fn start(opts: &Options, quiet: bool) -> Ticker {
+        let done = Arc::new(AtomicBool::new(false));
+        let thread = match (&opts.live, quiet || !std::io::stderr().is_terminal()) {
+            (Some(live), false) => {
+                let (live, done, total, duration) = (
+                    Arc::clone(live),
+                    Arc::clone(&done),
+                    opts.total,
+                    opts.duration,
+                );
+                Some(std::thread::spawn(move || {
+                    tick(&live, &done, total, duration)
+                }))
+            }
+            _ => None,
+        };
+        Ticker { done, thread }
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The ticker's loop: redraws every 250 ms until `done`.
+fn tick(live: &Counters, done: &AtomicBool, total: Option<u64>, duration: Option<Duration>) {
+    // The bar follows whichever ends the load: the duration, else the count.
+    let (len, by_time) = match (duration, total) {
+        (Some(d), _) => (d.as_millis().max(1) as u64, true),
+        (None, Some(n)) => (n, false),
+        (None, None) => (0, false),
+    };
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("load [{bar:30}] {elapsed_precise}  ETA {eta}  {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let start = Instant::now();
+    let (mut last, mut last_at) = (0u64, start);
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(250));
+        let (requests, _) = live.get();
+        let now = Instant::now();
+        let rate = (requests - last) as f64 / (now - last_at).as_secs_f64().max(1e-9);
+        (last, last_at) = (requests, now);
+        bar.set_position(if by_time {
+            (now - start).as_millis() as u64
+        } else {
+            requests
+        });
+        bar.set_message(format!(
+            "{} requests, {} req/s{}",
+            fmt_n(requests as f64),
+            fmt_n(rate.round()),
+            if reaper::interrupted() {
+                " (stopping)"
+            } else {
+                ""
+            }
+        ));
+    }
+    bar.finish_and_clear();
 }

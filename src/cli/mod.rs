@@ -95,6 +95,9 @@ pub struct LoadArgs {
     /// Print the outcome as JSON.
     #[arg(long)]
     pub json: bool,
+    /// No progress line on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// Options of `serve`.

@@ -113,6 +113,9 @@ pub struct Options {
     /// Counters advanced by every response (one item, its body bytes), for
     /// a caller that samples throughput while the load runs.
     pub live: Option<std::sync::Arc<crate::harness::phase::Counters>>,
+    /// Ends the load early, keeping what was measured, once this returns
+    /// true (^C): every thread asks at least every 10 ms. `None`: never.
+    pub stop: Option<fn() -> bool>,
 }
 
 /// Failed attempts by kind.
@@ -168,6 +171,9 @@ pub struct Outcome {
     pub failed: u64,
     /// Responses by status code.
     pub statuses: BTreeMap<u16, u64>,
+    /// Whether [`Options::stop`] ended the load before its count or
+    /// duration: the figures are those of the part that ran.
+    pub stopped: bool,
 }
 
 impl Outcome {
@@ -365,6 +371,7 @@ pub fn run(opts: &Options) -> io::Result<Outcome> {
         retries: 0,
         failed: 0,
         statuses: BTreeMap::new(),
+        stopped: opts.stop.is_some_and(|f| f()),
     };
     for t in tallies {
         let t = t?;
@@ -527,7 +534,7 @@ impl<'a> Worker<'a> {
         let mut events: Vec<Event> = Vec::with_capacity(1024);
         let mut last_sweep = self.now;
         loop {
-            if self.deadline.is_some_and(|d| self.now >= d) {
+            if self.deadline.is_some_and(|d| self.now >= d) || self.opts.stop.is_some_and(|f| f()) {
                 self.shared.stop.store(true, Ordering::Relaxed);
                 break;
             }

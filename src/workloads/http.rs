@@ -153,6 +153,7 @@ fn measure(
         retries: 3,
         backend: Backend::available_all()[0],
         live: None,
+        stop: None,
     };
     load::run(&opts).map_err(|e| format!("warm-up: {e}"))?;
     opts.total = Some(fetches);

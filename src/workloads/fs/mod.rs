@@ -207,6 +207,7 @@ fn replay(
             retries: 3,
             backend: Backend::available_all()[0],
             live: Some(Arc::clone(c)),
+            stop: None,
         })
     });
     let o = r.map_err(|e| e.to_string())?;
