@@ -1,6 +1,6 @@
 //! SIGKILL leaves nothing (issue 14, part 3): scalebench is killed with
-//! `kill -9` in the middle of a fork run, a connect run, an HTTP workload
-//! and a filesystem workload on a loop device; then no process it started
+//! `kill -9` in the middle of a fork run, a connect run, an HTTP workload,
+//! a filesystem workload on a loop device and a profile taken with perf; then no process it started
 //! may be left, and the next run removes the work directory it left (and
 //! anything mounted there), saying so.
 //!
@@ -65,8 +65,17 @@ fn mounts_under(dir: &Path) -> Vec<String> {
 /// `limit`), kills scalebench with SIGKILL and checks that every process
 /// of the session is gone within 5 s. Returns what was seen when it was
 /// killed, for the messages.
-fn kill_when(
-    args: &[&str],
+/// `run ARGS --no-report -o BASE/result.json`.
+fn run_args(base: &Path, args: &[&str]) -> Vec<String> {
+    let mut v = vec!["run".to_string()];
+    v.extend(args.iter().map(|a| a.to_string()));
+    v.extend(["--no-report".into(), "-o".into()]);
+    v.push(base.join("result.json").to_string_lossy().into_owned());
+    v
+}
+
+fn kill_when<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(
+    args: &[S],
     base: &Path,
     limit: Duration,
     ready: impl Fn(&[(i32, String)]) -> bool,
@@ -75,8 +84,7 @@ fn kill_when(
     cmd.args(args)
         .arg("--workdir")
         .arg(base)
-        .args(["--quiet", "--no-report", "-o"])
-        .arg(base.join("result.json"))
+        .arg("--quiet")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
@@ -163,6 +171,39 @@ fn next_run_sweeps(base: &Path, what: &str) {
     assert_eq!(mounts_under(base), Vec::<String>::new(), "{what}: {err}");
 }
 
+#[test]
+fn kill_9_mid_profile_leaves_nothing() {
+    let base = tempfile::tempdir().unwrap();
+    let result = base.path().join("socket.json");
+    let o = bin()
+        .args([
+            "run",
+            "socket",
+            "--max",
+            "200",
+            "--runs",
+            "1",
+            "--no-report",
+        ])
+        .args(["--quiet", "--workdir"])
+        .arg(base.path())
+        .arg("-o")
+        .arg(&result)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // `why` with perf recording (and perf's `sleep`) under it.
+    let r = result.to_string_lossy().into_owned();
+    let seen = kill_when(
+        &["why", r.as_str(), "--only", "socket", "--profiler", "perf"],
+        base.path(),
+        Duration::from_secs(60),
+        |p| p.iter().any(|(_, n)| n == "perf"),
+    );
+    eprintln!("why: {seen}");
+    next_run_sweeps(base.path(), "why");
+}
+
 /// A temporary directory that, should the test fail, first unmounts what
 /// is mounted below it and detaches the loop devices over its files.
 struct Unmounting(tempfile::TempDir);
@@ -201,7 +242,7 @@ fn kill_9_mid_fork_leaves_nothing() {
     let base = tempfile::tempdir().unwrap();
     // The helper and at least 200 of its children are alive.
     let seen = kill_when(
-        &["run", "fork", "--max", "3000", "--runs", "20"],
+        &run_args(base.path(), &["fork", "--max", "3000", "--runs", "20"]),
         base.path(),
         Duration::from_secs(60),
         |p| p.iter().filter(|(_, n)| n.starts_with("forker")).count() >= 200,
@@ -213,12 +254,21 @@ fn kill_9_mid_fork_leaves_nothing() {
 #[test]
 fn kill_9_mid_connect_leaves_nothing() {
     let base = tempfile::tempdir().unwrap();
-    // The responder (a second scalebench) runs and has been for a moment.
+    // The responder (a second scalebench) has run for 300 ms: connections
+    // are being made and held.
+    let since = std::cell::Cell::new(None::<Instant>);
     let seen = kill_when(
-        &["run", "connect", "--max", "3000", "--runs", "20"],
+        &run_args(base.path(), &["connect", "--max", "3000", "--runs", "20"]),
         base.path(),
         Duration::from_secs(60),
-        |p| p.iter().filter(|(_, n)| n == "scalebench").count() >= 2,
+        |p| {
+            if p.iter().filter(|(_, n)| n == "scalebench").count() < 2 {
+                return false;
+            }
+            let t = since.get().unwrap_or_else(Instant::now);
+            since.set(Some(t));
+            t.elapsed() >= Duration::from_millis(300)
+        },
     );
     eprintln!("connect: {seen}");
     next_run_sweeps(base.path(), "connect");
@@ -230,7 +280,7 @@ fn kill_9_mid_http_workload_leaves_nothing() {
     // The server with its four worker processes: scalebench, serve and 3
     // forked workers.
     let seen = kill_when(
-        &["run", "http-ipstack", "--runs", "5"],
+        &run_args(base.path(), &["http-ipstack", "--runs", "5"]),
         base.path(),
         Duration::from_secs(60),
         |p| p.iter().filter(|(_, n)| n == "scalebench").count() >= 5,
@@ -250,20 +300,22 @@ fn kill_9_mid_fs_workload_on_a_loop_device_leaves_nothing() {
     let b = base.path().to_path_buf();
     // Killed once the filesystem is mounted in the work directory.
     let seen = kill_when(
-        &[
-            "run",
-            "fs",
-            "--mkfs",
-            "ext4",
-            "--fs-size",
-            "512M",
-            "--files",
-            "20000",
-            "--bytes",
-            "100M",
-            "--requests",
-            "500",
-        ],
+        &run_args(
+            base.path(),
+            &[
+                "fs",
+                "--mkfs",
+                "ext4",
+                "--fs-size",
+                "512M",
+                "--files",
+                "20000",
+                "--bytes",
+                "100M",
+                "--requests",
+                "500",
+            ],
+        ),
         base.path(),
         Duration::from_secs(120),
         move |_| !mounts_under(&b).is_empty(),
