@@ -12,6 +12,7 @@ pub mod judge;
 pub mod models;
 pub mod profile;
 pub mod resample;
+pub mod sweep;
 pub mod units;
 
 pub use buckets::{Bucket, Sample};

@@ -12,6 +12,7 @@ pub mod progress;
 pub mod rawclock;
 pub mod reaper;
 pub mod runner;
+pub mod sweep;
 pub mod why;
 pub mod workdir;
 

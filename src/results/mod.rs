@@ -17,8 +17,9 @@ use std::collections::BTreeMap;
 pub const SCHEMA_NAME: &str = "scalebench-result";
 /// The schema version this scalebench writes. It reads this one and every
 /// older one (version 1 files have no `workloads`; version 2 rows have no
-/// `target` or `phase`; version 3 benchmarks have no `profile`).
-pub const SCHEMA_VERSION: u32 = 4;
+/// `target` or `phase`; version 3 benchmarks have no `profile`; version 4
+/// rows have no `sweep`).
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// A whole result file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -87,8 +88,77 @@ pub struct WorkloadRow {
     /// for rows that are not phases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<PhaseStats>,
+    /// A sweep: the row's figure measured at a list of levels (clients,
+    /// connections, database size …). Absent for rows that are not sweeps
+    /// (schema 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepStats>,
     /// Why the row could not run.
     pub error: Option<String>,
+}
+
+/// Throughput against a level (clients, connections, size): each level a
+/// heat-up, then samples of fixed length; every sample kept.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SweepStats {
+    /// What the levels count (`connections`, `clients`, `size/memory`).
+    pub variable: String,
+    /// The unit of the figure (`req/s`, `TPS`).
+    pub unit: String,
+    /// The level per-unit efficiency is normalised to.
+    pub baseline: f64,
+    /// Heat-up before each level's samples, seconds (not measured).
+    pub heat_up_s: f64,
+    /// Length of one sample, seconds.
+    pub sample_s: f64,
+    /// Samples asked for per level.
+    pub samples: u32,
+    /// How many of the last samples make a level's figure (their mean).
+    pub figure_of_last: u32,
+    /// Logical CPUs (the per-CPU normalisation of the reports).
+    pub cpus: usize,
+    /// One entry per level, in the order run.
+    pub levels: Vec<SweepLevel>,
+}
+
+/// One level of a sweep.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SweepLevel {
+    /// The level (clients, connections, or a ratio such as size/memory).
+    pub level: f64,
+    /// The level's figure: the mean of the last `figure_of_last` samples
+    /// (fewer when fewer finished); `null` when none did.
+    pub value: Option<f64>,
+    /// Every sample, in order.
+    pub samples: Vec<SweepSample>,
+    /// Share (0–1) of all CPUs' time that was busy during the samples,
+    /// where the OS tells.
+    pub cpu_busy: Option<f64>,
+    /// Mean clock of the busy CPUs during the samples, MHz (each CPU's
+    /// clock weighted by its busy time), where the OS tells.
+    pub busy_mhz: Option<f64>,
+    /// The level's own parameters (database size, …).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// Why the level did not finish (then its samples are those that did).
+    pub error: Option<String>,
+}
+
+/// One sample of a sweep level.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SweepSample {
+    /// End of the sample, seconds from the start of the level's samples.
+    pub t: f64,
+    /// Its length, seconds.
+    pub seconds: f64,
+    /// The figure over the sample (requests or transactions per second).
+    pub value: f64,
+    /// Latency percentiles over the sample, ns, where measured per request.
+    pub latency_ns: Option<LatencyStats>,
+    /// Mean latency, ns, where only the mean is known.
+    pub mean_latency_ns: Option<f64>,
+    /// Failed requests or transactions in the sample.
+    pub errors: u64,
 }
 
 /// One timed phase of a workload (unpacking, replaying, deleting, …).

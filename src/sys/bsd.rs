@@ -54,6 +54,74 @@ pub fn sysctl(name: &str) -> Option<String> {
     (!v.is_empty()).then_some(v)
 }
 
+/// Busy and total time of each CPU so far, in ticks: FreeBSD's
+/// `kern.cp_times` (user, nice, system, interrupt, idle per CPU); `None`
+/// on the other systems here.
+pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
+    #[cfg(target_os = "freebsd")]
+    {
+        let name = c"kern.cp_times";
+        let mut len: libc::size_t = 0;
+        // SAFETY: asking for the size only.
+        if unsafe {
+            libc::sysctlbyname(
+                name.as_ptr(),
+                std::ptr::null_mut(),
+                &mut len,
+                std::ptr::null(),
+                0,
+            )
+        } != 0
+        {
+            return None;
+        }
+        let mut buf = vec![0 as libc::c_long; len / std::mem::size_of::<libc::c_long>()];
+        let mut len = buf.len() * std::mem::size_of::<libc::c_long>();
+        // SAFETY: `buf` holds `len` bytes.
+        if unsafe {
+            libc::sysctlbyname(
+                name.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                &mut len,
+                std::ptr::null(),
+                0,
+            )
+        } != 0
+        {
+            return None;
+        }
+        buf.truncate(len / std::mem::size_of::<libc::c_long>());
+        let v: Vec<super::CpuTicks> = buf
+            .chunks_exact(5)
+            .map(|c| {
+                let total: u64 = c.iter().map(|&x| x as u64).sum();
+                super::CpuTicks {
+                    busy: total - c[4] as u64,
+                    total,
+                }
+            })
+            .collect();
+        (!v.is_empty()).then_some(v)
+    }
+    #[cfg(not(target_os = "freebsd"))]
+    {
+        None
+    }
+}
+
+/// The current clock of each CPU in MHz: `dev.cpu.N.freq` (FreeBSD,
+/// DragonFly, where cpufreq is loaded); `None` elsewhere.
+pub fn cpu_clocks_mhz() -> Option<Vec<f64>> {
+    if !cfg!(any(target_os = "freebsd", target_os = "dragonfly")) {
+        return None;
+    }
+    let n = super::cpu_count();
+    let v: Vec<f64> = (0..n)
+        .map_while(|i| sysctl(&format!("dev.cpu.{i}.freq"))?.parse().ok())
+        .collect();
+    (v.len() == n).then_some(v)
+}
+
 /// The CPU model name.
 pub fn cpu_model() -> Option<String> {
     if cfg!(target_vendor = "apple") {

@@ -47,6 +47,57 @@ pub fn cpu_mhz() -> Option<f64> {
     cpuinfo_field("cpu MHz")?.parse().ok()
 }
 
+/// Busy and total time of each CPU so far, in the OS's ticks, from
+/// /proc/stat (busy: everything but idle and iowait).
+pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let v: Vec<super::CpuTicks> = stat
+        .lines()
+        .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
+        .filter_map(|l| {
+            let f: Vec<u64> = l
+                .split_whitespace()
+                .skip(1)
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            // user nice system idle iowait irq softirq steal (guest is in user)
+            if f.len() < 4 {
+                return None;
+            }
+            let total: u64 = f.iter().take(8).sum();
+            let idle = f[3] + f.get(4).copied().unwrap_or(0);
+            Some(super::CpuTicks {
+                busy: total - idle,
+                total,
+            })
+        })
+        .collect();
+    (!v.is_empty()).then_some(v)
+}
+
+/// The current clock of each CPU in MHz: cpufreq's scaling_cur_freq, else
+/// the "cpu MHz" lines of /proc/cpuinfo.
+pub fn cpu_clocks_mhz() -> Option<Vec<f64>> {
+    let mut v = Vec::new();
+    for i in 0.. {
+        match std::fs::read_to_string(format!(
+            "/sys/devices/system/cpu/cpu{i}/cpufreq/scaling_cur_freq"
+        )) {
+            Ok(s) => v.push(s.trim().parse::<f64>().ok()? / 1000.0),
+            Err(_) => break,
+        }
+    }
+    if v.is_empty() {
+        let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+        v = info
+            .lines()
+            .filter(|l| l.starts_with("cpu MHz"))
+            .filter_map(|l| l.split(':').nth(1)?.trim().parse().ok())
+            .collect();
+    }
+    (!v.is_empty()).then_some(v)
+}
+
 /// Whether the TSC runs at a constant rate in every power state.
 pub fn invariant_tsc() -> Option<bool> {
     let flags = cpuinfo_field("flags")?;

@@ -18,10 +18,20 @@ mod bsd;
 use bsd as os;
 
 pub use os::{
-    count_mappings, cpu_mhz, cpu_model, defer_accept, die_with_parent, disk_attach, disk_detach,
-    drop_caches, invariant_tsc, libc_version, make_fs, memory_bytes, mount_fs, mount_of,
-    pin_to_cpu, release_mounts_under, sendfile, set_child_subreaper, sync_fs, unmount_fs,
+    count_mappings, cpu_clocks_mhz, cpu_mhz, cpu_model, cpu_ticks, defer_accept, die_with_parent,
+    disk_attach, disk_detach, drop_caches, invariant_tsc, libc_version, make_fs, memory_bytes,
+    mount_fs, mount_of, pin_to_cpu, release_mounts_under, sendfile, set_child_subreaper, sync_fs,
+    unmount_fs,
 };
+
+/// Time one CPU has spent so far, in the OS's ticks ([`cpu_ticks`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuTicks {
+    /// Not idle (and not waiting for I/O).
+    pub busy: u64,
+    /// All of it.
+    pub total: u64,
+}
 
 /// Pins the calling thread to one CPU until dropped, then restores the
 /// affinity it had.

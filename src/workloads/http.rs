@@ -188,6 +188,7 @@ fn row(
             params,
             load: Some(s),
             phase: None,
+            sweep: None,
             error: None,
         },
         Err(e) => WorkloadRow {
@@ -196,6 +197,7 @@ fn row(
             params,
             load: None,
             phase: None,
+            sweep: None,
             error: Some(e),
         },
     }

@@ -109,6 +109,7 @@ fn phase_row(
         params,
         load,
         phase,
+        sweep: None,
         error,
     }
 }

@@ -1,0 +1,309 @@
+//! The verdict of a sweep (throughput against a level): where it peaks,
+//! where per-unit efficiency falls off (the knee), how far it declines
+//! after the peak, and which levels failed. docs/analysis.md §7.
+//!
+//! - **Per-unit efficiency** at level L: (value(L) / L) / (value(B) / B),
+//!   B the baseline level: 1.0 is ideal linear scaling from the baseline.
+//! - **Peak**: the highest figure; the levels whose figure is within
+//!   [`PLATEAU`] of it form its range ("peaks at 1 000–1 500").
+//! - **Knee**: the first level above the baseline whose efficiency is below
+//!   the stated share (default [`KNEE_SHARE`]).
+//! - **Decline**: the figure at the highest level measured against the
+//!   peak, when the peak lies below that level and the fall exceeds the
+//!   plateau.
+
+use super::units::fmt_n;
+use crate::results::SweepStats;
+use serde::Serialize;
+
+/// Figures within this share of the peak belong to the peak's range.
+pub const PLATEAU: f64 = 0.03;
+
+/// The default share of the baseline's per-unit efficiency below which a
+/// level is past the knee.
+pub const KNEE_SHARE: f64 = 0.8;
+
+/// One level as the verdict sees it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LevelFigure {
+    /// The level.
+    pub level: f64,
+    /// Its figure, if it has one.
+    pub value: Option<f64>,
+    /// Per-unit efficiency against the baseline (1.0 = linear scaling).
+    pub efficiency: Option<f64>,
+}
+
+/// The peak of a sweep.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Peak {
+    /// The level with the highest figure.
+    pub level: f64,
+    /// That figure.
+    pub value: f64,
+    /// The lowest and highest level within [`PLATEAU`] of the peak.
+    pub range: (f64, f64),
+}
+
+/// What a sweep shows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepVerdict {
+    /// Every level in ascending order.
+    pub levels: Vec<LevelFigure>,
+    /// The peak, when any level has a figure.
+    pub peak: Option<Peak>,
+    /// The first level past the knee, if any.
+    pub knee: Option<f64>,
+    /// The share the knee is judged against.
+    pub knee_share: f64,
+    /// The highest level with a figure and its fall from the peak (a
+    /// negative share), when it fell by more than the plateau.
+    pub decline: Option<(f64, f64)>,
+    /// The baseline's figure was missing: no efficiencies.
+    pub baseline_missing: bool,
+    /// Levels that did not finish, with why.
+    pub failed: Vec<(f64, String)>,
+    /// The verdict in one sentence.
+    pub words: String,
+}
+
+/// Judges a sweep; `knee_share` is the share of the baseline's per-unit
+/// efficiency that marks the knee.
+pub fn judge(s: &SweepStats, knee_share: f64) -> SweepVerdict {
+    let mut lv: Vec<&crate::results::SweepLevel> = s.levels.iter().collect();
+    lv.sort_by(|a, b| a.level.total_cmp(&b.level));
+    let base = lv
+        .iter()
+        .find(|l| l.level == s.baseline)
+        .and_then(|l| l.value)
+        .filter(|v| *v > 0.0)
+        .map(|v| v / s.baseline);
+    let levels: Vec<LevelFigure> = lv
+        .iter()
+        .map(|l| LevelFigure {
+            level: l.level,
+            value: l.value,
+            efficiency: match (l.value, base) {
+                (Some(v), Some(b)) => Some(v / l.level / b),
+                _ => None,
+            },
+        })
+        .collect();
+    let peak = levels
+        .iter()
+        .filter_map(|l| Some((l.level, l.value?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(level, value)| {
+            let near: Vec<f64> = levels
+                .iter()
+                .filter(|l| l.value.is_some_and(|v| v >= value * (1.0 - PLATEAU)))
+                .map(|l| l.level)
+                .collect();
+            Peak {
+                level,
+                value,
+                range: (near[0], near[near.len() - 1]),
+            }
+        });
+    let knee = levels
+        .iter()
+        .filter(|l| l.level > s.baseline)
+        .find(|l| l.efficiency.is_some_and(|e| e < knee_share))
+        .map(|l| l.level);
+    let decline = peak.as_ref().and_then(|p| {
+        let last = levels.iter().rev().find(|l| l.value.is_some())?;
+        let fall = last.value? / p.value - 1.0;
+        (last.level > p.range.1 && fall < -PLATEAU).then_some((last.level, fall))
+    });
+    let failed: Vec<(f64, String)> = lv
+        .iter()
+        .filter_map(|l| Some((l.level, l.error.clone()?)))
+        .collect();
+    let mut v = SweepVerdict {
+        levels,
+        peak,
+        knee,
+        knee_share,
+        decline,
+        baseline_missing: base.is_none(),
+        failed,
+        words: String::new(),
+    };
+    v.words = words(&v, s);
+    v
+}
+
+/// "1 000" or "1 000–1 500".
+fn range(a: f64, b: f64) -> String {
+    if a == b {
+        fmt_n(a)
+    } else {
+        format!("{}–{}", fmt_n(a), fmt_n(b))
+    }
+}
+
+fn words(v: &SweepVerdict, s: &SweepStats) -> String {
+    let Some(p) = &v.peak else {
+        return format!(
+            "no level finished{}",
+            v.failed.first().map_or(String::new(), |(l, e)| format!(
+                " ({} {}: {e})",
+                s.variable,
+                fmt_n(*l)
+            ))
+        );
+    };
+    let mut parts = vec![format!(
+        "peaks at {} {} ({} {})",
+        range(p.range.0, p.range.1),
+        s.variable,
+        fmt_n(p.value.round()),
+        s.unit
+    )];
+    if let Some((level, fall)) = v.decline {
+        parts.push(format!("{:+.0} % by {}", fall * 100.0, fmt_n(level)));
+    }
+    if v.baseline_missing {
+        parts.push(format!(
+            "no per-unit efficiency (the baseline {} has no figure)",
+            fmt_n(s.baseline)
+        ));
+    } else {
+        let at_peak = v
+            .levels
+            .iter()
+            .find(|l| l.level == p.level)
+            .and_then(|l| l.efficiency);
+        if let Some(e) = at_peak
+            && p.level != s.baseline
+        {
+            parts.push(format!(
+                "{:.0} % of linear scaling from {} at the peak",
+                e * 100.0,
+                fmt_n(s.baseline)
+            ));
+        }
+        match v.knee {
+            Some(k) => parts.push(format!(
+                "per-unit efficiency below {:.0} % of {}'s from {}",
+                v.knee_share * 100.0,
+                fmt_n(s.baseline),
+                fmt_n(k)
+            )),
+            None => parts.push(format!(
+                "per-unit efficiency at least {:.0} % of {}'s at every level",
+                v.knee_share * 100.0,
+                fmt_n(s.baseline)
+            )),
+        }
+    }
+    for (l, e) in &v.failed {
+        parts.push(format!("{} {} failed: {e}", s.variable, fmt_n(*l)));
+    }
+    parts.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{SweepLevel, SweepStats};
+
+    fn sweep(points: &[(f64, Option<f64>)]) -> SweepStats {
+        SweepStats {
+            variable: "sends".into(),
+            unit: "msg/s".into(),
+            baseline: points[0].0,
+            heat_up_s: 0.0,
+            sample_s: 1.0,
+            samples: 3,
+            figure_of_last: 3,
+            cpus: 2,
+            levels: points
+                .iter()
+                .map(|&(level, value)| SweepLevel {
+                    level,
+                    value,
+                    samples: Vec::new(),
+                    cpu_busy: None,
+                    busy_mhz: None,
+                    params: Default::default(),
+                    error: value.is_none().then(|| "bind: EAGAIN".to_string()),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn rothman_and_buckmans_shape_peak_range_and_decline() {
+        // Rises to a plateau at 1 000–1 500, then falls steadily; 5 000 failed.
+        let s = sweep(&[
+            (500.0, Some(400.0)),
+            (1000.0, Some(600.0)),
+            (1500.0, Some(590.0)),
+            (2000.0, Some(560.0)),
+            (3000.0, Some(492.0)),
+            (5000.0, None),
+        ]);
+        let v = judge(&s, KNEE_SHARE);
+        let p = v.peak.as_ref().unwrap();
+        assert_eq!(
+            (p.level, p.value, p.range),
+            (1000.0, 600.0, (1000.0, 1500.0))
+        );
+        let (at, fall) = v.decline.unwrap();
+        assert_eq!(at, 3000.0);
+        assert!((fall + 0.18).abs() < 1e-9);
+        // Efficiency at 1 000: (600/1000)/(400/500) = 0.75 < 0.8: the knee.
+        assert_eq!(v.knee, Some(1000.0));
+        assert_eq!(v.failed, vec![(5000.0, "bind: EAGAIN".to_string())]);
+        assert!(
+            v.words
+                .starts_with("peaks at 1 000–1 500 sends (600 msg/s); -18 % by 3 000"),
+            "{}",
+            v.words
+        );
+        assert!(
+            v.words.contains("sends 5 000 failed: bind: EAGAIN"),
+            "{}",
+            v.words
+        );
+    }
+
+    #[test]
+    fn linear_scaling_has_no_knee_and_no_decline() {
+        let s = sweep(&[(1.0, Some(100.0)), (2.0, Some(199.0)), (4.0, Some(396.0))]);
+        let v = judge(&s, KNEE_SHARE);
+        assert_eq!(v.knee, None);
+        assert_eq!(v.decline, None);
+        assert_eq!(v.peak.as_ref().unwrap().range, (4.0, 4.0));
+        let e = v.levels[2].efficiency.unwrap();
+        assert!((e - 0.99).abs() < 1e-9, "{e}");
+        assert!(
+            v.words
+                .contains("99 % of linear scaling from 1 at the peak"),
+            "{}",
+            v.words
+        );
+        assert!(v.words.contains("at least 80 %"), "{}", v.words);
+    }
+
+    #[test]
+    fn levels_are_judged_in_ascending_order_and_a_missing_baseline_is_said() {
+        let mut s = sweep(&[(4.0, Some(300.0)), (1.0, None), (2.0, Some(250.0))]);
+        s.baseline = 1.0;
+        let v = judge(&s, KNEE_SHARE);
+        assert_eq!(
+            v.levels.iter().map(|l| l.level).collect::<Vec<_>>(),
+            vec![1.0, 2.0, 4.0]
+        );
+        assert!(v.baseline_missing && v.knee.is_none());
+        assert!(v.words.contains("baseline 1 has no figure"), "{}", v.words);
+        let none = judge(&sweep(&[(1.0, None)]), KNEE_SHARE);
+        assert!(none.peak.is_none());
+        assert!(
+            none.words.starts_with("no level finished (sends 1: bind"),
+            "{}",
+            none.words
+        );
+    }
+}
