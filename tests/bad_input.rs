@@ -49,6 +49,67 @@ const CASES: &[Case] = &[
         1,
         "carrier-pigeon",
     ),
+    // run: sweeps.
+    case(
+        "run http-shortconn --sweep connections",
+        2,
+        "VARIABLE=LEVEL",
+    ),
+    case(
+        "run http-shortconn --sweep connections=0,10",
+        2,
+        "out of range",
+    ),
+    case(
+        "run http-shortconn --sweep connections=10,10",
+        2,
+        "given twice",
+    ),
+    case(
+        "run http-shortconn --sweep connections=1,NaN",
+        2,
+        "`NaN` is not a whole number",
+    ),
+    case(
+        "run http-shortconn --sweep clients=1,2",
+        1,
+        "http-shortconn cannot be swept over clients",
+    ),
+    case(
+        "run socket --sweep connections=1,2",
+        1,
+        "no workload selected",
+    ),
+    case(
+        "run fs http-ipstack --sweep connections=1,2",
+        1,
+        "fs cannot be swept over connections (connections is swept by http-ipstack, http-shortconn)",
+    ),
+    case(
+        "run http-ipstack --heat-up 2s",
+        1,
+        "--heat-up sets how a sweep runs",
+    ),
+    case(
+        "run http-ipstack --sweep connections=1,2 --baseline 3",
+        1,
+        "--baseline 3: not one of the --sweep levels",
+    ),
+    case(
+        "run http-ipstack --sweep connections=1,2 --sample-time 1ms",
+        2,
+        "--sample-time",
+    ),
+    case(
+        "run http-ipstack --sweep connections=1,2 --heat-up -1",
+        2,
+        "--heat-up",
+    ),
+    case(
+        "run http-ipstack --sweep connections=1,2 --samples 0",
+        2,
+        "--samples",
+    ),
     case("run socket --why-seconds 0", 2, "--why-seconds"),
     case("run socket --why-seconds NaN", 2, "--why-seconds"),
     case("run socket --why-seconds 1e300", 2, "--why-seconds"),

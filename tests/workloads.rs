@@ -137,3 +137,83 @@ fn a_workload_name_is_suggested_when_misspelt() {
         .failure()
         .stderr(predicates::str::contains("did you mean `http-ipstack`"));
 }
+
+#[test]
+fn a_connection_sweep_keeps_every_sample_and_names_its_peak() {
+    let (doc, html) = run(&[
+        "http-shortconn",
+        "--sweep",
+        "connections=1,4,16",
+        "--heat-up",
+        "0.2",
+        "--sample-time",
+        "0.3",
+        "--samples",
+        "4",
+    ]);
+    let w = &doc["workloads"][0];
+    assert_eq!(w["status"], "ok", "{w}");
+    assert_eq!(
+        w["params"]["connections"],
+        serde_json::json!([1.0, 4.0, 16.0])
+    );
+    let rows = w["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "one sweep per object size");
+    for r in rows {
+        assert!(r["load"].is_null() && r["error"].is_null(), "{r}");
+        let s = &r["sweep"];
+        assert_eq!(s["variable"], "connections");
+        assert_eq!(s["unit"], "req/s");
+        assert_eq!(
+            (s["baseline"].as_f64(), s["samples"].as_u64()),
+            (Some(1.0), Some(4))
+        );
+        let levels = s["levels"].as_array().unwrap();
+        assert_eq!(
+            levels
+                .iter()
+                .map(|l| l["level"].as_f64().unwrap())
+                .collect::<Vec<_>>(),
+            vec![1.0, 4.0, 16.0]
+        );
+        for l in levels {
+            let samples = l["samples"].as_array().unwrap();
+            assert_eq!(samples.len(), 4, "{l}");
+            // The figure is the mean of the last three samples.
+            let last: Vec<f64> = samples[1..]
+                .iter()
+                .map(|x| x["value"].as_f64().unwrap())
+                .collect();
+            let mean = last.iter().sum::<f64>() / 3.0;
+            let value = l["value"].as_f64().unwrap();
+            assert!((value - mean).abs() < 1e-6 * mean, "{value} vs {mean}");
+            assert!(value > 0.0);
+            for x in samples {
+                assert_eq!(x["errors"], 0, "{x}");
+                assert!(x["latency_ns"]["p50"].as_u64().unwrap() > 0, "{x}");
+                let secs = x["seconds"].as_f64().unwrap();
+                assert!((0.25..1.0).contains(&secs), "a 0.3 s sample took {secs} s");
+            }
+            // Linux tells how busy the CPUs were, and at what clock.
+            let busy = l["cpu_busy"].as_f64().unwrap();
+            assert!(busy > 0.0 && busy <= 1.0, "{l}");
+            assert!(l["busy_mhz"].as_f64().is_some(), "{l}");
+        }
+    }
+    // The terminal report names the peak; the level table is there.
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("r.json");
+    std::fs::write(&f, doc.to_string()).unwrap();
+    let o = bin().arg("report").arg(&f).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains("req/s against connections: peaks at "),
+        "{text}"
+    );
+    assert!(text.contains("per-unit"), "{text}");
+    assert!(
+        html.contains("1 KB object"),
+        "the HTML report has the sweep rows"
+    );
+}

@@ -302,6 +302,24 @@ pub struct RunArgs {
     /// Files per size in fs-sizes (default 2 000; `full`: 10 000; at most 10 million).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000), help_heading = "Filesystem workloads")]
     pub size_files: Option<u64>,
+    /// Sweep a workload over levels of one variable instead of measuring it
+    /// once: `connections=1,10,100,1000` for the HTTP workloads. Each level
+    /// is a heat-up, then samples; the mean of the last three is its figure.
+    #[arg(long, value_name = "VAR=L,L,…", value_parser = values::sweep, help_heading = "Sweeps")]
+    pub sweep: Option<(String, Vec<f64>)>,
+    /// Unmeasured time before each level's samples (default: quick 1 s, full 10 s).
+    #[arg(long, value_name = "DURATION", value_parser = values::heat_up, allow_negative_numbers = true, help_heading = "Sweeps")]
+    pub heat_up: Option<std::time::Duration>,
+    /// Length of one sample (default: quick 2 s, full 10 s).
+    #[arg(long, value_name = "DURATION", value_parser = values::sample_time, allow_negative_numbers = true, help_heading = "Sweeps")]
+    pub sample_time: Option<std::time::Duration>,
+    /// Samples per level, at least 1 (default: quick 3, full 5); the mean
+    /// of the last three is the level's figure.
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=1000), help_heading = "Sweeps")]
+    pub samples: Option<u32>,
+    /// The level per-unit efficiency is normalised to (default: the lowest).
+    #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u64).range(1..=1_000_000), help_heading = "Sweeps")]
+    pub baseline: Option<u64>,
 }
 
 /// A profile window length: 0.2 to 60 seconds.

@@ -14,7 +14,7 @@ use crate::net::Backend;
 use crate::report::{self, Input, System};
 use crate::results::{self, ResultFile, Status, TimerInfo, Tool, output, sysinfo};
 use crate::workloads::fs::{FsOptions, Place, parse_bytes, parse_mkfs};
-use crate::workloads::{self, Size, WORKLOADS, Workload};
+use crate::workloads::{self, Size, SweepOptions, WORKLOADS, Workload};
 use anyhow::{Context, bail};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -220,6 +220,58 @@ fn have_program(name: &str) -> bool {
         .any(|d| d.join(name).is_file())
 }
 
+/// The sweep asked for, checked before anything is measured: every
+/// selected workload must sweep its variable, the baseline must be one of
+/// its levels, and the sweep's timings need a sweep.
+fn sweep_options(a: &RunArgs, work: &[WorkTarget]) -> anyhow::Result<Option<SweepOptions>> {
+    let Some((variable, levels)) = &a.sweep else {
+        for (given, name) in [
+            (a.heat_up.is_some(), "--heat-up"),
+            (a.sample_time.is_some(), "--sample-time"),
+            (a.samples.is_some(), "--samples"),
+            (a.baseline.is_some(), "--baseline"),
+        ] {
+            if given {
+                bail!("{name} sets how a sweep runs: give --sweep VAR=LEVEL,… too");
+            }
+        }
+        return Ok(None);
+    };
+    let able = |w: &dyn Workload| w.sweeps().contains(&variable.as_str());
+    let who: Vec<&str> = WORKLOADS
+        .iter()
+        .filter(|w| able(**w))
+        .map(|w| w.info().name)
+        .collect();
+    let hint = if who.is_empty() {
+        format!("no workload sweeps {variable}")
+    } else {
+        format!("{variable} is swept by {}", who.join(", "))
+    };
+    if work.is_empty() {
+        bail!("--sweep {variable}=…: no workload selected ({hint})");
+    }
+    if let Some(w) = work.iter().find(|w| !able(w.workload)) {
+        bail!(
+            "--sweep {variable}=…: {} cannot be swept over {variable} ({hint})",
+            w.workload.info().name
+        );
+    }
+    if let Some(b) = a.baseline
+        && !levels.contains(&(b as f64))
+    {
+        bail!("--baseline {b}: not one of the --sweep levels");
+    }
+    Ok(Some(SweepOptions {
+        variable: variable.clone(),
+        levels: levels.clone(),
+        heat_up: a.heat_up,
+        sample: a.sample_time,
+        samples: a.samples,
+        baseline: a.baseline.map(|b| b as f64),
+    }))
+}
+
 /// The filesystem workloads' options, checked before anything is measured.
 fn fs_options(a: &RunArgs) -> anyhow::Result<FsOptions> {
     let mut places = Vec::new();
@@ -304,6 +356,7 @@ fn fs_options(a: &RunArgs) -> anyhow::Result<FsOptions> {
 pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let (targets, work) = resolve(&a.targets, a.max)?;
     let fs = fs_options(&a)?;
+    let sweep = sweep_options(&a, &work)?;
     let mut net = net_options(&a.backend, a.ipv6)?;
     if let (Some(c), Some((_, server))) = (a.pin, net.cpus) {
         net.cpus = Some((c, server));
@@ -444,6 +497,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         let opts = workloads::Options {
             size: w.size,
             fs: fs.clone(),
+            sweep: sweep.clone(),
         };
         let r = w.workload.run(&ctx, &opts, &mut progress);
         file.workloads.push(r);

@@ -121,3 +121,73 @@ mod tests {
         }
     }
 }
+
+/// `run --sweep VARIABLE=LEVEL,LEVEL,…`: a variable name and 1 to 64
+/// levels, each a positive whole number up to 10⁶ (connections, clients),
+/// all different.
+pub fn sweep(s: &str) -> Result<(String, Vec<f64>), String> {
+    let (var, levels) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}`: write VARIABLE=LEVEL,LEVEL,… (connections=1,10,100)"))?;
+    let var = var.trim();
+    if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(format!(
+            "`{var}` is not a variable name (connections, clients)"
+        ));
+    }
+    let mut v = Vec::new();
+    for l in levels.split(',') {
+        let l = l.trim();
+        let n: u64 = l
+            .parse()
+            .map_err(|_| format!("{var} level `{l}` is not a whole number"))?;
+        if !(1..=1_000_000).contains(&n) {
+            return Err(format!("{var} level {n} is out of range: 1 to 1000000"));
+        }
+        if v.contains(&(n as f64)) {
+            return Err(format!("{var} level {n} is given twice"));
+        }
+        v.push(n as f64);
+    }
+    if v.len() > 64 {
+        return Err(format!("{} {var} levels: at most 64", v.len()));
+    }
+    Ok((var.to_string(), v))
+}
+
+/// `run --heat-up`: 0 to 1 hour.
+pub fn heat_up(s: &str) -> Result<Duration, String> {
+    duration_in(s, Duration::ZERO, Duration::from_secs(3_600))
+}
+
+/// `run --sample-time`: 100 ms to 1 hour.
+pub fn sample_time(s: &str) -> Result<Duration, String> {
+    duration_in(s, Duration::from_millis(100), Duration::from_secs(3_600))
+}
+
+#[cfg(test)]
+mod sweep_tests {
+    use super::*;
+
+    #[test]
+    fn sweeps_parse_and_bad_ones_are_named() {
+        assert_eq!(
+            sweep("connections=1,10, 100").unwrap(),
+            ("connections".to_string(), vec![1.0, 10.0, 100.0])
+        );
+        for (bad, says) in [
+            ("connections", "VARIABLE=LEVEL"),
+            ("=1,2", "not a variable name"),
+            ("conn=1,x", "`x` is not a whole number"),
+            ("conn=0", "out of range"),
+            ("conn=1,1", "given twice"),
+            ("conn=-1", "not a whole number"),
+            ("conn=1e300", "not a whole number"),
+        ] {
+            let e = sweep(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        assert!(heat_up("0").is_ok() && heat_up("nan").is_err());
+        assert!(sample_time("50ms").is_err() && sample_time("2s").is_ok());
+    }
+}

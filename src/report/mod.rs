@@ -297,6 +297,34 @@ impl WorkLine<'_> {
                 },
             ]);
         }
+        if let Some(sw) = &r.sweep {
+            // The peak level's figures; the verdict and every level follow
+            // the table (see `sweep_levels`).
+            let v = crate::analysis::sweep::judge(sw, crate::analysis::sweep::KNEE_SHARE);
+            let Some(p) = &v.peak else {
+                return Err(v.words);
+            };
+            let at = sw.levels.iter().find(|l| l.level == p.level);
+            let lat = at.and_then(|l| l.samples.iter().rev().find_map(|s| s.latency_ns));
+            let errors: u64 = sw
+                .levels
+                .iter()
+                .flat_map(|l| &l.samples)
+                .map(|s| s.errors)
+                .sum();
+            let ns = |f: fn(&crate::results::LatencyStats) -> u64| {
+                lat.as_ref()
+                    .map_or("—".to_string(), |l| fmt_ns(f(l) as f64))
+            };
+            return Ok(vec![
+                format!("{:.0}", p.value),
+                format!("peak@{}", fmt_n(p.level)),
+                ns(|l| l.p50),
+                ns(|l| l.p99),
+                ns(|l| l.max),
+                errors.to_string(),
+            ]);
+        }
         let Some(l) = &r.load else {
             return Err(r.error.clone().unwrap_or_else(|| "no measurement".into()));
         };
@@ -309,6 +337,51 @@ impl WorkLine<'_> {
             load_errors(l),
         ])
     }
+}
+
+/// Column heads of a sweep's level table.
+pub const SWEEP_COLUMNS: [&str; 6] = [
+    "level", "figure", "per-unit", "CPU busy", "busy MHz", "samples",
+];
+
+/// A sweep's levels in ascending order, one line of [`SWEEP_COLUMNS`]
+/// cells each: the level, its figure, per-unit efficiency against the
+/// baseline, CPU busy share and busy clock, and the range of its samples
+/// (or why it failed).
+pub fn sweep_levels(s: &crate::results::SweepStats) -> Vec<[String; 6]> {
+    let v = crate::analysis::sweep::judge(s, crate::analysis::sweep::KNEE_SHARE);
+    v.levels
+        .iter()
+        .map(|f| {
+            let l = s.levels.iter().find(|l| l.level == f.level);
+            let samples = l.map(|l| &l.samples[..]).unwrap_or(&[]);
+            let lo = samples
+                .iter()
+                .map(|x| x.value)
+                .fold(f64::INFINITY, f64::min);
+            let hi = samples.iter().map(|x| x.value).fold(0.0, f64::max);
+            [
+                fmt_n(f.level),
+                f.value.map_or("—".into(), |x| fmt_n(x.round())),
+                f.efficiency.map_or("—".into(), |e| format!("{e:.2}")),
+                l.and_then(|l| l.cpu_busy)
+                    .map_or("—".into(), |b| format!("{:.0} %", b * 100.0)),
+                l.and_then(|l| l.busy_mhz)
+                    .map_or("—".into(), |m| format!("{m:.0}")),
+                match l.and_then(|l| l.error.as_deref()) {
+                    Some(e) => format!("failed: {e}"),
+                    None if samples.is_empty() => "none".into(),
+                    None => format!(
+                        "{} × {}: {}–{}",
+                        samples.len(),
+                        fmt_secs(s.sample_s),
+                        fmt_n(lo.round()),
+                        fmt_n(hi.round())
+                    ),
+                },
+            ]
+        })
+        .collect()
 }
 
 impl<'a> Input<'a> {

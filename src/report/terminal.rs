@@ -181,9 +181,62 @@ fn write_work(out: &mut dyn Write, input: &Input, many: bool) -> std::io::Result
                 writeln!(out, "{}", line.trim_end())?;
             }
         }
+        for l in &t.lines {
+            if let Some(sw) = l.row.and_then(|r| r.sweep.as_ref()) {
+                write_sweep(out, l, sw, many)?;
+            }
+        }
         for m in &t.messages {
             wrapped(out, "    ", m)?;
         }
+    }
+    Ok(())
+}
+
+/// A sweep under its workload's table: the verdict in words, then one line
+/// per level.
+fn write_sweep(
+    out: &mut dyn Write,
+    l: &super::WorkLine,
+    sw: &crate::results::SweepStats,
+    many: bool,
+) -> std::io::Result<()> {
+    let v = crate::analysis::sweep::judge(sw, crate::analysis::sweep::KNEE_SHARE);
+    let who = if many {
+        format!("{} · {}", l.label, l.who(many))
+    } else {
+        l.label.to_string()
+    };
+    writeln!(out)?;
+    wrapped(
+        out,
+        "  ",
+        &format!("{who} — {} against {}: {}", sw.unit, sw.variable, v.words),
+    )?;
+    let mut cols = super::SWEEP_COLUMNS;
+    cols[0] = &sw.variable;
+    cols[1] = &sw.unit;
+    writeln!(
+        out,
+        "    {:>11} {:>9} {:>8} {:>8} {:>8}  {}",
+        fit(cols[0], 11),
+        cols[1],
+        cols[2],
+        cols[3],
+        cols[4],
+        cols[5]
+    )?;
+    for c in super::sweep_levels(sw) {
+        writeln!(
+            out,
+            "    {:>11} {:>9} {:>8} {:>8} {:>8}  {}",
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4],
+            fit(&c[5], 40)
+        )?;
     }
     Ok(())
 }

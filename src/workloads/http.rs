@@ -12,16 +12,17 @@ use super::{Info, Options as WorkOptions, Size, Workload};
 use crate::harness::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::reaper::ChildGroup;
+use crate::harness::sweep;
 use crate::net::Backend;
 use crate::net::load::{self, Options, Target};
-use crate::results::{WorkloadResult, WorkloadRow};
+use crate::results::{SweepSample, WorkloadResult, WorkloadRow};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The `http-ipstack` workload.
 pub struct IpStack;
@@ -176,6 +177,93 @@ fn measure(
         .ok_or_else(|| "interrupted".to_string())
 }
 
+/// Sweeps the number of connections: at each level `load` keeps that many
+/// connections busy (`per_connection` requests each) for the heat-up, then
+/// for each sample; a sample's figure is its req/s.
+fn sweep_connections(
+    url: &str,
+    per_connection: u64,
+    plan: &sweep::Plan,
+    progress: &mut Progress,
+) -> Result<crate::results::SweepStats, String> {
+    let target = Target::parse(url).map_err(|e| e.to_string())?;
+    let mut runner = |level: f64, plan: &sweep::Plan| {
+        let mut opts = Options {
+            targets: vec![target.clone()],
+            connections: level as usize,
+            threads: 1,
+            per_connection: Some(per_connection),
+            total: None,
+            duration: Some(plan.heat_up),
+            rate: None,
+            timeout: Duration::from_secs(10),
+            retries: 3,
+            backend: Backend::available_all()[0],
+            live: None,
+            stop: Some(crate::harness::reaper::interrupted),
+        };
+        let mut out = sweep::LevelOutcome::default();
+        if !plan.heat_up.is_zero()
+            && let Err(e) = load::run(&opts)
+        {
+            out.error = Some(format!("heat-up: {e}"));
+            return out;
+        }
+        opts.duration = Some(plan.sample);
+        let start = Instant::now();
+        for _ in 0..plan.samples {
+            if crate::harness::reaper::interrupted() {
+                break;
+            }
+            match load::run(&opts) {
+                Ok(o) if o.stopped => break,
+                Ok(o) => {
+                    let s = o.stats();
+                    out.samples.push(SweepSample {
+                        t: start.elapsed().as_secs_f64(),
+                        seconds: s.seconds,
+                        value: s.requests_per_s,
+                        latency_ns: (s.requests > 0).then_some(s.latency_ns),
+                        mean_latency_ns: None,
+                        errors: o.errors.total(),
+                    });
+                }
+                Err(e) => {
+                    out.error = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        if !out.samples.is_empty() {
+            out.window = Some((start, Instant::now()));
+        }
+        out
+    };
+    Ok(sweep::run(plan, progress, &mut runner))
+}
+
+/// A row holding a sweep (or why it could not run).
+fn sweep_row(
+    label: String,
+    mut params: BTreeMap<String, serde_json::Value>,
+    r: Result<crate::results::SweepStats, String>,
+) -> WorkloadRow {
+    params.insert("load_threads".into(), json!(1));
+    let (sweep, error) = match r {
+        Ok(s) => (Some(s), None),
+        Err(e) => (None, Some(e)),
+    };
+    WorkloadRow {
+        label,
+        target: None,
+        params,
+        load: None,
+        phase: None,
+        sweep,
+        error,
+    }
+}
+
 fn row(
     label: String,
     params: BTreeMap<String, serde_json::Value>,
@@ -203,9 +291,24 @@ fn row(
     }
 }
 
+/// Progress units of a workload with `rows` rows: one per row, or with a
+/// sweep the planned seconds of all its levels.
+fn rows_total(rows: u64, plan: Option<&sweep::Plan>) -> u64 {
+    match plan {
+        Some(p) => {
+            rows * (p.planned().as_secs() / p.levels.len().max(1) as u64) * p.levels.len() as u64
+        }
+        None => rows,
+    }
+}
+
 impl Workload for IpStack {
     fn info(&self) -> &'static Info {
         &IPSTACK
+    }
+
+    fn sweeps(&self) -> &'static [&'static str] {
+        &["connections"]
     }
 
     fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
@@ -231,7 +334,11 @@ impl Workload for IpStack {
                 Vec::new(),
             );
         }
-        progress.begin(IPSTACK.name, 4);
+        let plan = opts.sweep.as_ref().map(|s| s.plan(opts.size, "req/s"));
+        if let Some(p) = &plan {
+            params.insert("connections".into(), json!(p.levels));
+        }
+        progress.begin(IPSTACK.name, rows_total(4, plan.as_ref()));
         let mut rows = Vec::new();
         for (ipv6, processes) in [(false, 1), (false, 4), (true, 1), (true, 4)] {
             if crate::harness::reaper::interrupted() {
@@ -249,10 +356,19 @@ impl Workload for IpStack {
                 "address_family".into(),
                 json!(if ipv6 { "ipv6" } else { "ipv4" }),
             );
-            let r = Server::start(ctx, &root, processes, ipv6)
-                .and_then(|s| measure(&format!("{}f11k.bin", s.url), fetches, 10, &mut p));
-            rows.push(row(label, p, r));
-            progress.advance(1);
+            let server = Server::start(ctx, &root, processes, ipv6);
+            let url = |s: &Server| format!("{}f11k.bin", s.url);
+            match &plan {
+                Some(plan) => {
+                    let r = server.and_then(|s| sweep_connections(&url(&s), 10, plan, progress));
+                    rows.push(sweep_row(label, p, r));
+                }
+                None => {
+                    let r = server.and_then(|s| measure(&url(&s), fetches, 10, &mut p));
+                    rows.push(row(label, p, r));
+                    progress.advance(1);
+                }
+            }
         }
         progress.finish(&format!("{} rows", rows.len()));
         super::finish(&IPSTACK, params, rows, Vec::new())
@@ -262,6 +378,10 @@ impl Workload for IpStack {
 impl Workload for ShortConn {
     fn info(&self) -> &'static Info {
         &SHORTCONN
+    }
+
+    fn sweeps(&self) -> &'static [&'static str] {
+        &["connections"]
     }
 
     fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
@@ -289,7 +409,14 @@ impl Workload for ShortConn {
                 );
             }
         }
-        progress.begin(SHORTCONN.name, objects.len() as u64);
+        let plan = opts.sweep.as_ref().map(|s| s.plan(opts.size, "req/s"));
+        if let Some(p) = &plan {
+            params.insert("connections".into(), json!(p.levels));
+        }
+        progress.begin(
+            SHORTCONN.name,
+            rows_total(objects.len() as u64, plan.as_ref()),
+        );
         let server = Server::start(ctx, &root, 1, false);
         let mut rows = Vec::new();
         for (kb, name) in objects {
@@ -300,12 +427,21 @@ impl Workload for ShortConn {
             progress.phase(&label);
             let mut p = BTreeMap::new();
             p.insert("object_bytes".into(), json!(kb * 1024));
-            let r = match &server {
-                Ok(s) => measure(&format!("{}{name}", s.url), fetches, 1, &mut p),
-                Err(e) => Err(e.clone()),
-            };
-            rows.push(row(label, p, r));
-            progress.advance(1);
+            match (&server, &plan) {
+                (Ok(s), Some(plan)) => {
+                    let r = sweep_connections(&format!("{}{name}", s.url), 1, plan, progress);
+                    rows.push(sweep_row(label, p, r));
+                }
+                (Ok(s), None) => {
+                    let r = measure(&format!("{}{name}", s.url), fetches, 1, &mut p);
+                    rows.push(row(label, p, r));
+                    progress.advance(1);
+                }
+                (Err(e), _) => {
+                    rows.push(row(label, p, Err(e.clone())));
+                    progress.advance(1);
+                }
+            }
         }
         progress.finish(&format!("{} rows", rows.len()));
         super::finish(&SHORTCONN, params, rows, Vec::new())

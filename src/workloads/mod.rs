@@ -10,8 +10,10 @@ pub mod http;
 
 use crate::harness::Ctx;
 use crate::harness::progress::Progress;
+use crate::harness::sweep;
 use crate::results::{Status, WorkloadResult, WorkloadRow};
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// Static description of a workload.
 #[derive(Debug)]
@@ -34,12 +36,14 @@ pub enum Size {
 }
 
 /// What a workload is asked to do.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Options {
     /// How big.
     pub size: Size,
     /// Options of the filesystem workloads.
     pub fs: fs::FsOptions,
+    /// Sweep over levels of one variable instead of measuring once.
+    pub sweep: Option<SweepOptions>,
 }
 
 impl Options {
@@ -48,6 +52,47 @@ impl Options {
         Options {
             size,
             fs: fs::FsOptions::default(),
+            sweep: None,
+        }
+    }
+}
+
+/// A sweep as asked for (`run --sweep connections=1,10,100`); what is not
+/// given follows the size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepOptions {
+    /// The variable (`connections`, `clients`).
+    pub variable: String,
+    /// Its levels, in the order to run them.
+    pub levels: Vec<f64>,
+    /// Heat-up per level (default: quick 1 s, full 10 s).
+    pub heat_up: Option<Duration>,
+    /// Sample length (default: quick 2 s, full 10 s).
+    pub sample: Option<Duration>,
+    /// Samples per level (default: quick 3, full 5).
+    pub samples: Option<u32>,
+    /// Baseline level (default: the lowest).
+    pub baseline: Option<f64>,
+}
+
+impl SweepOptions {
+    /// The harness's plan for a workload of `size` whose figure is in `unit`.
+    pub fn plan(&self, size: Size, unit: &str) -> sweep::Plan {
+        let (heat, sample, samples) = match size {
+            Size::Quick => (1, 2, 3),
+            Size::Full => (10, 10, 5),
+        };
+        sweep::Plan {
+            variable: self.variable.clone(),
+            unit: unit.to_string(),
+            levels: self.levels.clone(),
+            baseline: self
+                .baseline
+                .unwrap_or_else(|| self.levels.iter().copied().fold(f64::INFINITY, f64::min)),
+            heat_up: self.heat_up.unwrap_or(Duration::from_secs(heat)),
+            samples: self.samples.unwrap_or(samples),
+            sample: self.sample.unwrap_or(Duration::from_secs(sample)),
+            figure_of_last: 3,
         }
     }
 }
@@ -56,6 +101,12 @@ impl Options {
 pub trait Workload: Sync {
     /// Its description.
     fn info(&self) -> &'static Info;
+
+    /// The variables it can be swept over (`run --sweep VAR=…`); none by
+    /// default.
+    fn sweeps(&self) -> &'static [&'static str] {
+        &[]
+    }
 
     /// Runs it; never panics on failures (they go in the result).
     fn run(&self, ctx: &Ctx, opts: &Options, progress: &mut Progress) -> WorkloadResult;
@@ -89,7 +140,9 @@ pub(crate) fn finish(
     rows: Vec<WorkloadRow>,
     mut notes: Vec<String>,
 ) -> WorkloadResult {
-    let failed = rows.iter().all(|r| r.phase.is_none() && r.load.is_none());
+    let failed = rows
+        .iter()
+        .all(|r| r.phase.is_none() && r.load.is_none() && r.sweep.is_none());
     notes.extend(rows.iter().filter_map(|r| {
         r.error.as_ref().map(|e| {
             format!(
