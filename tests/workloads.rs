@@ -216,4 +216,54 @@ fn a_connection_sweep_keeps_every_sample_and_names_its_peak() {
         html.contains("1 KB object"),
         "the HTML report has the sweep rows"
     );
+    // Three curves per swept row in the HTML report: figure, per-unit,
+    // load × frequency.
+    assert_eq!(
+        html.matches("class=\"chart curve\"").count(),
+        9,
+        "three charts per sweep"
+    );
+    assert!(
+        html.contains("peaks at "),
+        "the verdict is in the HTML report"
+    );
+    // The JSON report carries the sweep and its verdict.
+    let o = bin()
+        .args(["report", "-f", "json"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let w0 = &j["workloads"][0];
+    assert_eq!(w0["sweep"]["variable"], "connections", "{w0}");
+    let peak = w0["sweep_verdict"]["peak"]["value"].as_f64().unwrap();
+    let best = w0["sweep"]["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l["value"].as_f64())
+        .fold(0.0, f64::max);
+    assert_eq!(peak, best, "the peak is the best level's figure");
+    // Every sample in the sweep CSV: 3 rows × 3 levels × 4 samples.
+    let o = bin()
+        .args(["export", "-f", "sweep-csv"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let csv = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{csv}");
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("system,workload,row,target,variable,unit,level,sample"));
+    assert_eq!(lines.len(), 1 + 3 * 3 * 4, "{csv}");
+    // Markdown: the verdict, the level table and the charts as SVG files.
+    let svg = t.path().join("svg");
+    let o = bin()
+        .args(["report", "-f", "markdown", "--svg-dir"])
+        .arg(&svg)
+        .arg(&f)
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert!(md.contains("| connections | req/s | per-unit |"), "{md}");
+    assert_eq!(std::fs::read_dir(&svg).unwrap().count(), 9, "{md}");
 }

@@ -1,11 +1,13 @@
 //! The verdict of a sweep (throughput against a level): where it peaks,
 //! where per-unit efficiency falls off (the knee), how far it declines
-//! after the peak, and which levels failed. docs/analysis.md §7.
+//! after the peak, and which levels failed. docs/analysis.md §10.
 //!
 //! - **Per-unit efficiency** at level L: (value(L) / L) / (value(B) / B),
 //!   B the baseline level: 1.0 is ideal linear scaling from the baseline.
-//! - **Peak**: the highest figure; the levels whose figure is within
-//!   [`PLATEAU`] of it form its range ("peaks at 1 000–1 500").
+//! - **Peak**: the highest figure; the neighbouring levels (without a
+//!   gap) whose figure is within [`PLATEAU`] of it, or within half the
+//!   spread of the peak level's samples where that is wider, form its
+//!   range ("peaks at 1 000–1 500").
 //! - **Knee**: the first level above the baseline whose efficiency is below
 //!   the stated share (default [`KNEE_SHARE`]).
 //! - **Decline**: the figure at the highest level measured against the
@@ -41,7 +43,8 @@ pub struct Peak {
     pub level: f64,
     /// That figure.
     pub value: f64,
-    /// The lowest and highest level within [`PLATEAU`] of the peak.
+    /// The lowest and highest level of the run of neighbours within
+    /// [`PLATEAU`] (or the peak's sample spread) of the peak.
     pub range: (f64, f64),
 }
 
@@ -91,18 +94,37 @@ pub fn judge(s: &SweepStats, knee_share: f64) -> SweepVerdict {
         .collect();
     let peak = levels
         .iter()
-        .filter_map(|l| Some((l.level, l.value?)))
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(level, value)| {
-            let near: Vec<f64> = levels
+        .enumerate()
+        .filter_map(|(i, l)| Some((i, l.level, l.value?)))
+        .max_by(|a, b| a.2.total_cmp(&b.2))
+        .map(|(i, level, value)| {
+            // The neighbours, on either side without a gap, whose figure is
+            // within the plateau — or within the peak level's own sample
+            // spread, where that is wider: what noise cannot tell apart.
+            let spread = lv[i]
+                .samples
                 .iter()
-                .filter(|l| l.value.is_some_and(|v| v >= value * (1.0 - PLATEAU)))
-                .map(|l| l.level)
-                .collect();
+                .rev()
+                .take(s.figure_of_last.max(1) as usize)
+                .map(|x| x.value)
+                .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+                    (lo.min(v), hi.max(v))
+                });
+            let half = if spread.1 >= spread.0 {
+                (spread.1 - spread.0) / 2.0 / value
+            } else {
+                0.0
+            };
+            let near = |l: &LevelFigure| {
+                l.value
+                    .is_some_and(|v| v >= value * (1.0 - PLATEAU.max(half)))
+            };
+            let lo = levels[..i].iter().rev().take_while(|l| near(l)).count();
+            let hi = levels[i + 1..].iter().take_while(|l| near(l)).count();
             Peak {
                 level,
                 value,
-                range: (near[0], near[near.len() - 1]),
+                range: (levels[i - lo].level, levels[i + hi].level),
             }
         });
     let knee = levels
@@ -161,7 +183,11 @@ fn words(v: &SweepVerdict, s: &SweepStats) -> String {
         s.unit
     )];
     if let Some((level, fall)) = v.decline {
-        parts.push(format!("{:+.0} % by {}", fall * 100.0, fmt_n(level)));
+        parts.push(format!(
+            "{} % by {}",
+            format!("{:+.0}", fall * 100.0).replace('-', "−"),
+            fmt_n(level)
+        ));
     }
     if v.baseline_missing {
         parts.push(format!(
@@ -258,7 +284,7 @@ mod tests {
         assert_eq!(v.failed, vec![(5000.0, "bind: EAGAIN".to_string())]);
         assert!(
             v.words
-                .starts_with("peaks at 1 000–1 500 sends (600 msg/s); -18 % by 3 000"),
+                .starts_with("peaks at 1 000–1 500 sends (600 msg/s); −18 % by 3 000"),
             "{}",
             v.words
         );
@@ -267,6 +293,21 @@ mod tests {
             "{}",
             v.words
         );
+    }
+
+    #[test]
+    fn the_peak_range_has_no_gaps() {
+        // 1 024 comes back near the peak, but 8–256 lie well below it.
+        let s = sweep(&[
+            (1.0, Some(5_700.0)),
+            (2.0, Some(13_190.0)),
+            (4.0, Some(13_813.0)),
+            (8.0, Some(12_187.0)),
+            (256.0, Some(11_412.0)),
+            (1024.0, Some(13_443.0)),
+        ]);
+        let v = judge(&s, KNEE_SHARE);
+        assert_eq!(v.peak.unwrap().range, (4.0, 4.0));
     }
 
     #[test]

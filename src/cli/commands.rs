@@ -176,18 +176,17 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
 pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
     let files: Vec<(Option<String>, PathBuf)> = a.files.iter().map(|f| (None, f.clone())).collect();
     let systems = load_systems(&files)?;
-    match a.format {
-        ExportFormat::Csv => {
-            let inputs: Vec<(&Path, &str)> = a
-                .files
-                .iter()
-                .map(|f| (f.as_path(), "an input of this command"))
-                .collect();
-            with_output("--output", a.output.as_deref(), &inputs, |w| {
-                export::samples_csv(&systems, w)
-            })?
+    let inputs: Vec<(&Path, &str)> = a
+        .files
+        .iter()
+        .map(|f| (f.as_path(), "an input of this command"))
+        .collect();
+    with_output("--output", a.output.as_deref(), &inputs, |w| {
+        match a.format {
+            ExportFormat::Csv => export::samples_csv(&systems, w),
+            ExportFormat::SweepCsv => export::sweeps_csv(&systems, w),
         }
-    }
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 

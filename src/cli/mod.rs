@@ -407,6 +407,10 @@ pub struct ExportArgs {
 pub enum ExportFormat {
     /// `system,benchmark,run,n,ns`, one row per sample.
     Csv,
+    /// Every sample of every sweep: `system,workload,row,target,variable,
+    /// unit,level,sample,t,seconds,value,errors,p50_ns,p99_ns,
+    /// mean_latency_ns,level_value,cpu_busy,busy_mhz`.
+    SweepCsv,
 }
 
 /// Options of `analyze`.

@@ -773,7 +773,7 @@ pub fn svg(chart: &Chart, series: &[Series]) -> String {
     o
 }
 
-/// One line of a [`lines_svg`] chart.
+/// One line of a [`lines_svg`] or [`curve_svg`] chart.
 pub struct Line<'a> {
     /// Legend label.
     pub label: &'a str,
@@ -781,6 +781,87 @@ pub struct Line<'a> {
     pub colour: &'static str,
     /// Points `(x, y)`, ascending x.
     pub points: Vec<(f64, f64)>,
+}
+
+/// Opens a chart's `<svg>` with its title, grid, tick labels and axis
+/// labels; ticks are `(pixel, label)`.
+fn frame(
+    id: &str,
+    class: &str,
+    title: &str,
+    labels: (&str, &str),
+    xt: &[(f64, String)],
+    yt: &[(f64, String)],
+) -> String {
+    let pw = W - LEFT - RIGHT;
+    let ph = H - TOP - BOTTOM;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<svg id=\"{}\" class=\"chart {class}\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-label=\"{}\" xmlns=\"http://www.w3.org/2000/svg\">",
+        esc(id),
+        esc(title)
+    );
+    let _ = write!(
+        s,
+        "<text x=\"{LEFT}\" y=\"18\" class=\"title\" font-size=\"14\" font-weight=\"bold\">{}</text>",
+        esc(title)
+    );
+    for (y, label) in yt {
+        let _ = write!(
+            s,
+            "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\">{label}</text>",
+            W - RIGHT,
+            LEFT - 6.0,
+            y + 4.0,
+        );
+    }
+    for (x, label) in xt {
+        let _ = write!(
+            s,
+            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{TOP}\" y2=\"{:.1}\" stroke=\"#eee\"/><text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\">{label}</text>",
+            TOP + ph,
+            TOP + ph + 16.0,
+        );
+    }
+    let _ = write!(
+        s,
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\">{}</text><text x=\"14\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\" transform=\"rotate(-90 14 {:.1})\">{}</text>",
+        LEFT + pw / 2.0,
+        H - 8.0,
+        esc(labels.0),
+        TOP + ph / 2.0,
+        TOP + ph / 2.0,
+        esc(labels.1)
+    );
+    s
+}
+
+/// The legend of `lines`, top right, and the end of the `<svg>`.
+fn legend_and_close(s: &mut String, lines: &[Line]) {
+    for (i, l) in lines.iter().enumerate() {
+        let y = TOP + 14.0 + i as f64 * 16.0;
+        let x = W - RIGHT - 190.0;
+        let _ = write!(
+            s,
+            "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"12\" height=\"4\" fill=\"{}\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\">{}</text>",
+            y - 4.0,
+            l.colour,
+            x + 16.0,
+            y,
+            esc(l.label)
+        );
+    }
+    s.push_str("</svg>");
+}
+
+/// The largest y of `lines` (at least a tiny positive number).
+fn y_max_of(lines: &[Line]) -> f64 {
+    lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .fold(0.0, f64::max)
+        .max(1e-9)
 }
 
 /// A line chart of throughput over time (x from 0, y from 0; one polyline
@@ -791,60 +872,20 @@ pub fn lines_svg(id: &str, title: &str, x_label: &str, y_label: &str, lines: &[L
         .flat_map(|l| l.points.iter().map(|p| p.0))
         .fold(0.0, f64::max)
         .max(1e-3);
-    let y_max = lines
-        .iter()
-        .flat_map(|l| l.points.iter().map(|p| p.1))
-        .fold(0.0, f64::max)
-        .max(1e-9);
     let xt = linear_ticks(x_max, 8);
-    let yt = linear_ticks(y_max, 5);
-    let (x_top, y_top) = (*xt.last().unwrap_or(&x_max), *yt.last().unwrap_or(&y_max));
+    let yt = linear_ticks(y_max_of(lines), 5);
+    let (x_top, y_top) = (*xt.last().unwrap_or(&x_max), *yt.last().unwrap_or(&1.0));
     let pw = W - LEFT - RIGHT;
     let ph = H - TOP - BOTTOM;
     let sx = |x: f64| LEFT + x / x_top * pw;
     let sy = |y: f64| TOP + ph - y / y_top * ph;
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        "<svg id=\"{}\" class=\"chart lines\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-label=\"{}\" xmlns=\"http://www.w3.org/2000/svg\">",
-        esc(id),
-        esc(title)
-    );
-    let _ = write!(
-        s,
-        "<text x=\"{LEFT}\" y=\"18\" class=\"title\" font-size=\"14\" font-weight=\"bold\">{}</text>",
-        esc(title)
-    );
-    for &t in &yt {
-        let y = sy(t);
-        let _ = write!(
-            s,
-            "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\">{}</text>",
-            W - RIGHT,
-            LEFT - 6.0,
-            y + 4.0,
-            num(t)
-        );
-    }
-    for &t in &xt {
-        let x = sx(t);
-        let _ = write!(
-            s,
-            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{TOP}\" y2=\"{:.1}\" stroke=\"#eee\"/><text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\">{}</text>",
-            TOP + ph,
-            TOP + ph + 16.0,
-            num(t)
-        );
-    }
-    let _ = write!(
-        s,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\">{}</text><text x=\"14\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\" transform=\"rotate(-90 14 {:.1})\">{}</text>",
-        LEFT + pw / 2.0,
-        H - 8.0,
-        esc(x_label),
-        TOP + ph / 2.0,
-        TOP + ph / 2.0,
-        esc(y_label)
+    let mut s = frame(
+        id,
+        "lines",
+        title,
+        (x_label, y_label),
+        &xt.iter().map(|&t| (sx(t), num(t))).collect::<Vec<_>>(),
+        &yt.iter().map(|&t| (sy(t), num(t))).collect::<Vec<_>>(),
     );
     for l in lines {
         let mut d = String::new();
@@ -869,20 +910,78 @@ pub fn lines_svg(id: &str, title: &str, x_label: &str, y_label: &str, lines: &[L
             l.colour
         );
     }
-    for (i, l) in lines.iter().enumerate() {
-        let y = TOP + 14.0 + i as f64 * 16.0;
-        let x = W - RIGHT - 190.0;
+    legend_and_close(&mut s, lines);
+    s
+}
+
+/// A curve chart of a figure against a level (a sweep): x logarithmic
+/// when the levels span more than a factor of ten, else linear; y from 0;
+/// each line a polyline through its points with a marker at each.
+pub fn curve_svg(id: &str, title: &str, x_label: &str, y_label: &str, lines: &[Line]) -> String {
+    let xs = || lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
+    let x_lo = xs().fold(f64::INFINITY, f64::min).max(1e-9);
+    let x_hi = xs().fold(0.0, f64::max).max(x_lo * 1.0001);
+    let log = x_hi / x_lo > 10.0;
+    let pw = W - LEFT - RIGHT;
+    let ph = H - TOP - BOTTOM;
+    let (xt, x0, x1) = if log {
+        let t = log_ticks(x_lo, x_hi);
+        (t, x_lo.log10(), x_hi.log10())
+    } else {
+        let t = linear_ticks(x_hi, 8);
+        let top = *t.last().unwrap_or(&x_hi);
+        (t, 0.0, top)
+    };
+    let sx = |x: f64| {
+        let v = if log { x.max(1e-9).log10() } else { x };
+        LEFT + (v - x0) / (x1 - x0).max(1e-12) * pw
+    };
+    let yt = linear_ticks(y_max_of(lines), 5);
+    let y_top = *yt.last().unwrap_or(&1.0);
+    let sy = |y: f64| TOP + ph - y / y_top * ph;
+    let mut s = frame(
+        id,
+        "curve",
+        title,
+        (x_label, y_label),
+        &xt.iter().map(|&t| (sx(t), num(t))).collect::<Vec<_>>(),
+        &yt.iter().map(|&t| (sy(t), num(t))).collect::<Vec<_>>(),
+    );
+    for l in lines {
+        let d: Vec<String> = l
+            .points
+            .iter()
+            .enumerate()
+            .map(|(i, &(x, y))| {
+                format!(
+                    "{}{:.1},{:.1}",
+                    if i == 0 { "M" } else { "L" },
+                    sx(x),
+                    sy(y)
+                )
+            })
+            .collect();
         let _ = write!(
             s,
-            "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"12\" height=\"4\" fill=\"{}\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\">{}</text>",
-            y - 4.0,
-            l.colour,
-            x + 16.0,
-            y,
-            esc(l.label)
+            "<path class=\"line\" data-label=\"{}\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\"/>",
+            esc(l.label),
+            d.join(" "),
+            l.colour
         );
+        for &(x, y) in &l.points {
+            let _ = write!(
+                s,
+                "<circle class=\"point\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{}\"><title>{}: {} → {}</title></circle>",
+                sx(x),
+                sy(y),
+                l.colour,
+                esc(l.label),
+                num(x),
+                num(y)
+            );
+        }
     }
-    s.push_str("</svg>");
+    legend_and_close(&mut s, lines);
     s
 }
 

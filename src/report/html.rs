@@ -576,6 +576,47 @@ impl Report for HtmlReport {
                     )
                 )?;
             }
+            // Sweeps: the verdict of each, then figure, per-unit and load ×
+            // frequency against the level, systems overlaid.
+            let mut sweeps_done: Vec<&str> = Vec::new();
+            for l in &t.lines {
+                let Some(sw) = l.row.and_then(|r| r.sweep.as_ref()) else {
+                    continue;
+                };
+                let v = crate::analysis::sweep::judge(sw, crate::analysis::sweep::KNEE_SHARE);
+                writeln!(
+                    out,
+                    "<p class=\"sweep\"><b>{}</b> — {} against {}: {}</p>",
+                    esc(&format!("{} · {}", l.label, l.who(many))),
+                    esc(&sw.unit),
+                    esc(&sw.variable),
+                    esc(&v.words)
+                )?;
+                if sweeps_done.contains(&l.label) {
+                    continue;
+                }
+                sweeps_done.push(l.label);
+            }
+            for label in sweeps_done {
+                for c in super::sweep_charts(t, label, many) {
+                    let lines: Vec<chart::Line> = c
+                        .lines
+                        .iter()
+                        .map(|(who, system, points)| chart::Line {
+                            label: who,
+                            colour: colour(index(system)),
+                            points: points.clone(),
+                        })
+                        .collect();
+                    let id = format!("{}-{}-{}", anchor(t.name), anchor(label), c.key);
+                    writeln!(
+                        out,
+                        "<figure class=\"sweep\" data-sweep=\"{}\">{}</figure>",
+                        esc(label),
+                        chart::curve_svg(&id, &c.title, &c.x_label, &c.y_label, &lines)
+                    )?;
+                }
+            }
             writeln!(out, "</article>")?;
         }
 

@@ -69,6 +69,10 @@ struct WorkRow<'a> {
     load: Option<&'a LoadStats>,
     #[serde(skip_serializing_if = "Option::is_none")]
     phase: Option<&'a crate::results::PhaseStats>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sweep: Option<&'a crate::results::SweepStats>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sweep_verdict: Option<crate::analysis::sweep::SweepVerdict>,
     error: Option<String>,
 }
 
@@ -132,6 +136,10 @@ impl Report for JsonReport {
                         target: l.target,
                         load: l.row.and_then(|r| r.load.as_ref()),
                         phase: l.row.and_then(|r| r.phase.as_ref()),
+                        sweep: l.row.and_then(|r| r.sweep.as_ref()),
+                        sweep_verdict: l.row.and_then(|r| r.sweep.as_ref()).map(|s| {
+                            crate::analysis::sweep::judge(s, crate::analysis::sweep::KNEE_SHARE)
+                        }),
                         error: l.cells().err(),
                     })
                 })

@@ -19,6 +19,79 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
+impl MarkdownReport {
+    /// Each sweep of a workload table: its verdict and level table, and
+    /// (with an SVG directory) its charts.
+    fn write_sweeps(
+        &self,
+        t: &super::WorkTable,
+        many: bool,
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        let mut labels: Vec<&str> = Vec::new();
+        for l in &t.lines {
+            let Some(sw) = l.row.and_then(|r| r.sweep.as_ref()) else {
+                continue;
+            };
+            let v = crate::analysis::sweep::judge(sw, crate::analysis::sweep::KNEE_SHARE);
+            writeln!(
+                out,
+                "\n**{} · {}** — {} against {}: {}\n",
+                cell(l.label),
+                cell(&l.who(many)),
+                cell(&sw.unit),
+                cell(&sw.variable),
+                cell(&v.words)
+            )?;
+            let mut heads = super::SWEEP_COLUMNS;
+            heads[0] = &sw.variable;
+            heads[1] = &sw.unit;
+            writeln!(out, "| {} |", heads.map(cell).join(" | "))?;
+            writeln!(out, "|{}", "---:|".repeat(heads.len()))?;
+            for c in super::sweep_levels(sw) {
+                writeln!(out, "| {} |", c.map(|x| cell(&x)).join(" | "))?;
+            }
+            if !labels.contains(&l.label) {
+                labels.push(l.label);
+            }
+        }
+        let Some(dir) = &self.svg_dir else {
+            return Ok(());
+        };
+        for label in labels {
+            for (i, c) in super::sweep_charts(t, label, many).into_iter().enumerate() {
+                let lines: Vec<chart::Line> = c
+                    .lines
+                    .iter()
+                    .enumerate()
+                    .map(|(k, (who, _, points))| chart::Line {
+                        label: who,
+                        colour: chart::PALETTE[k % chart::PALETTE.len()],
+                        points: points.clone(),
+                    })
+                    .collect();
+                let id = format!("{}-{}-{}", anchor(t.name), anchor(label), c.key);
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+                let file = dir.join(format!("{id}.svg"));
+                std::fs::write(
+                    &file,
+                    chart::curve_svg(&id, &c.title, &c.x_label, &c.y_label, &lines),
+                )
+                .with_context(|| format!("cannot write {}", file.display()))?;
+                writeln!(
+                    out,
+                    "{}![{}]({})",
+                    if i == 0 { "\n" } else { "" },
+                    cell(&c.title),
+                    file.display()
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Report for MarkdownReport {
     fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
         let only_work = input.entries.is_empty() && !input.work_tables().is_empty();
@@ -81,6 +154,7 @@ impl Report for MarkdownReport {
             for m in &t.messages {
                 writeln!(out, "\n{}", cell(m))?;
             }
+            self.write_sweeps(&t, many, out)?;
         }
         if input.systems.len() > 1 {
             writeln!(

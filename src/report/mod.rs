@@ -384,6 +384,98 @@ pub fn sweep_levels(s: &crate::results::SweepStats) -> Vec<[String; 6]> {
         .collect()
 }
 
+/// One line of a [`SweepChart`]: who measured it (system, and target where
+/// there is one), the system's label, and its points in ascending level.
+pub type SweepLine<'a> = (String, &'a str, Vec<(f64, f64)>);
+
+/// One chart of a sweep: a figure against the level, one line per system
+/// (and target) that swept the row.
+pub struct SweepChart<'a> {
+    /// Short name for ids and file names (`figure`, `per-unit`, `load-ghz`).
+    pub key: &'static str,
+    /// The chart's title.
+    pub title: String,
+    /// The x axis: the variable.
+    pub x_label: String,
+    /// The y axis.
+    pub y_label: String,
+    /// `(who, system, points)` per line, points in ascending level.
+    pub lines: Vec<SweepLine<'a>>,
+}
+
+/// The charts of the sweep rows labelled `label` in `t`: the figure, the
+/// per-unit efficiency against each line's own baseline (1.0 = linear
+/// scaling), and load × frequency — busy CPUs times their clock, in GHz —
+/// against the level. Charts without data are left out.
+pub fn sweep_charts<'a>(t: &WorkTable<'a>, label: &str, many: bool) -> Vec<SweepChart<'a>> {
+    let sweeps: Vec<(String, &'a str, &'a crate::results::SweepStats)> = t
+        .lines
+        .iter()
+        .filter(|l| l.label == label)
+        .filter_map(|l| Some((l.who(many), l.system, l.row?.sweep.as_ref()?)))
+        .collect();
+    let Some((_, _, first)) = sweeps.first() else {
+        return Vec::new();
+    };
+    let pick = |f: &dyn Fn(
+        &crate::results::SweepStats,
+        &crate::analysis::sweep::LevelFigure,
+    ) -> Option<f64>| {
+        sweeps
+            .iter()
+            .map(|(who, system, s)| {
+                let v = crate::analysis::sweep::judge(s, crate::analysis::sweep::KNEE_SHARE);
+                let points = v
+                    .levels
+                    .iter()
+                    .filter_map(|l| Some((l.level, f(s, l)?)))
+                    .collect();
+                (who.clone(), *system, points)
+            })
+            .filter(|(_, _, p): &SweepLine| !p.is_empty())
+            .collect::<Vec<_>>()
+    };
+    fn level(s: &crate::results::SweepStats, l: f64) -> Option<&crate::results::SweepLevel> {
+        s.levels.iter().find(|x| x.level == l)
+    }
+    let charts = [
+        SweepChart {
+            key: "figure",
+            title: format!(
+                "{}: {label} — {} against {}",
+                t.name, first.unit, first.variable
+            ),
+            x_label: first.variable.clone(),
+            y_label: first.unit.clone(),
+            lines: pick(&|_, l| l.value),
+        },
+        SweepChart {
+            key: "per-unit",
+            title: format!(
+                "{}: {label} — {} per {} against the baseline (1 = linear scaling)",
+                t.name, first.unit, first.variable
+            ),
+            x_label: first.variable.clone(),
+            y_label: "per-unit efficiency".into(),
+            lines: pick(&|_, l| l.efficiency),
+        },
+        SweepChart {
+            key: "load-ghz",
+            title: format!(
+                "{}: {label} — load × frequency (busy CPUs × their clock)",
+                t.name
+            ),
+            x_label: first.variable.clone(),
+            y_label: "busy GHz".into(),
+            lines: pick(&|s, l| {
+                let x = level(s, l.level)?;
+                Some(x.cpu_busy? * s.cpus as f64 * x.busy_mhz? / 1000.0)
+            }),
+        },
+    ];
+    charts.into_iter().filter(|c| !c.lines.is_empty()).collect()
+}
+
 impl<'a> Input<'a> {
     /// Every workload of every system, in order of first appearance.
     pub fn work_tables(&self) -> Vec<WorkTable<'a>> {
