@@ -1,6 +1,7 @@
 //! SIGKILL leaves nothing (issue 14, part 3): scalebench is killed with
 //! `kill -9` in the middle of a fork run, a connect run, an HTTP workload,
-//! a filesystem workload on a loop device and a profile taken with perf; then no process it started
+//! a filesystem workload on a loop device, a profile taken with perf and
+//! pgbench against its throwaway PostgreSQL cluster; then no process it started
 //! may be left, and the next run removes the work directory it left (and
 //! anything mounted there), saying so.
 //!
@@ -202,6 +203,87 @@ fn kill_9_mid_profile_leaves_nothing() {
     );
     eprintln!("why: {seen}");
     next_run_sweeps(base.path(), "why");
+}
+
+/// Live processes named `postgres` (PostgreSQL's children each make a
+/// session of their own, so they are found by name, not by session).
+fn postgres_processes() -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let name = stat.split(['(', ')']).nth(1).unwrap_or("");
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            name == "postgres" && !state.starts_with('Z')
+        })
+        .collect()
+}
+
+#[test]
+fn kill_9_mid_pgbench_leaves_nothing() {
+    let base = tempfile::tempdir().unwrap();
+    let shm_before = std::fs::read_to_string("/proc/sysvipc/shm").unwrap_or_default();
+    let before = postgres_processes();
+    let new = || -> Vec<i32> {
+        postgres_processes()
+            .into_iter()
+            .filter(|p| !before.contains(p))
+            .collect()
+    };
+    // pgbench is measuring against the cluster (the run with progress
+    // reports, -P), with the postmaster, its helpers and the backends.
+    let seen = kill_when(
+        &run_args(
+            base.path(),
+            &[
+                "pgbench",
+                "--sweep",
+                "clients=2",
+                "--heat-up",
+                "0",
+                "--sample-time",
+                "10",
+                "--db-size",
+                "16M",
+            ],
+        ),
+        base.path(),
+        Duration::from_secs(120),
+        |p| {
+            p.iter().any(|(pid, n)| {
+                n == "pgbench"
+                    && std::fs::read(format!("/proc/{pid}/cmdline"))
+                        .is_ok_and(|c| c.split(|&b| b == 0).any(|a| a == b"-P"))
+            }) && new().len() >= 4
+        },
+    );
+    eprintln!("pgbench: {seen}");
+    // The backends end once they see the postmaster is gone.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !new().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        new(),
+        Vec::<i32>::new(),
+        "postgres processes left 10 s after kill -9"
+    );
+    next_run_sweeps(base.path(), "pgbench");
+    // The next run also freed the cluster's shared memory segment.
+    let ids = |s: &str| -> Vec<String> {
+        s.lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().nth(1).map(String::from))
+            .collect()
+    };
+    let was = ids(&shm_before);
+    let left: Vec<String> = ids(&std::fs::read_to_string("/proc/sysvipc/shm").unwrap_or_default())
+        .into_iter()
+        .filter(|i| !was.contains(i))
+        .collect();
+    assert!(left.is_empty(), "shared memory left: {left:?}");
 }
 
 /// A temporary directory that, should the test fail, first unmounts what

@@ -317,6 +317,22 @@ pub struct RunArgs {
     /// of the last three is the level's figure.
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=1000), help_heading = "Sweeps")]
     pub samples: Option<u32>,
+    /// pgbench: the database size the scale factor follows (`160M`; default
+    /// quick 160 MB, full 1.6 GB; at most 1 TB).
+    #[arg(long, value_name = "SIZE", help_heading = "PostgreSQL")]
+    pub db_size: Option<String>,
+    /// pgbench: the transactions, each a row (default select-only).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        value_name = "MODE,…",
+        help_heading = "PostgreSQL"
+    )]
+    pub pg_mode: Vec<crate::workloads::pg::Mode>,
+    /// pgbench: connect over the unix socket instead of TCP to 127.0.0.1.
+    #[arg(long, help_heading = "PostgreSQL")]
+    pub pg_socket: bool,
     /// The level per-unit efficiency is normalised to (default: the lowest).
     #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u64).range(1..=1_000_000), help_heading = "Sweeps")]
     pub baseline: Option<u64>,

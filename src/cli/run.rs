@@ -14,6 +14,7 @@ use crate::net::Backend;
 use crate::report::{self, Input, System};
 use crate::results::{self, ResultFile, Status, TimerInfo, Tool, output, sysinfo};
 use crate::workloads::fs::{FsOptions, Place, parse_bytes, parse_mkfs};
+use crate::workloads::pg::PgOptions;
 use crate::workloads::{self, Size, SweepOptions, WORKLOADS, Workload};
 use anyhow::{Context, bail};
 use std::path::PathBuf;
@@ -355,8 +356,20 @@ fn fs_options(a: &RunArgs) -> anyhow::Result<FsOptions> {
 /// `scalebench run`.
 pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let (targets, work) = resolve(&a.targets, a.max)?;
-    let fs = fs_options(&a)?;
-    let sweep = sweep_options(&a, &work)?;
+    let work_opts = workloads::Options {
+        fs: fs_options(&a)?,
+        sweep: sweep_options(&a, &work)?,
+        pg: PgOptions {
+            db_bytes: a
+                .db_size
+                .as_deref()
+                .map(|s| parse_bytes(s).map_err(|e| anyhow::anyhow!("--db-size: {e}")))
+                .transpose()?,
+            modes: a.pg_mode.clone(),
+            socket: a.pg_socket,
+        },
+        ..workloads::Options::new(Size::Quick)
+    };
     let mut net = net_options(&a.backend, a.ipv6)?;
     if let (Some(c), Some((_, server))) = (a.pin, net.cpus) {
         net.cpus = Some((c, server));
@@ -378,7 +391,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
         crate::sys::pin_to_cpu(cpu).map_err(|e| anyhow::anyhow!("--pin {cpu}: {e}"))?;
     }
-    let workdir = WorkDir::create(a.workdir.as_deref())?;
+    let workdir = WorkDir::create_with(a.workdir.as_deref(), workloads::release_stale)?;
     let mut progress = Progress::new(Mode::detect(a.quiet));
     let guard = limits::raise();
     if progress.mode() != Mode::Quiet {
@@ -496,8 +509,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
         let opts = workloads::Options {
             size: w.size,
-            fs: fs.clone(),
-            sweep: sweep.clone(),
+            ..work_opts.clone()
         };
         let r = w.workload.run(&ctx, &opts, &mut progress);
         file.workloads.push(r);

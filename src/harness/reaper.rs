@@ -151,9 +151,84 @@ impl Drop for ChildGroup {
     }
 }
 
+/// How a program run by [`run_bounded`] ended.
+#[derive(Debug)]
+pub struct Finished {
+    /// Its exit status; `None` when it was killed (limit reached or ^C).
+    pub status: Option<std::process::ExitStatus>,
+    /// Everything it wrote to standard output.
+    pub stdout: String,
+    /// Everything it wrote to standard error.
+    pub stderr: String,
+    /// Killed because it ran past the limit.
+    pub timed_out: bool,
+}
+
+/// Runs `cmd` in a [`ChildGroup`] to its end, collecting its output, and
+/// kills it (with its group) when it runs longer than `limit` or when
+/// [`interrupted`]: a child in a process group of its own does not see the
+/// terminal's ^C.
+pub fn run_bounded(cmd: &mut Command, limit: std::time::Duration) -> std::io::Result<Finished> {
+    use std::io::Read;
+    use std::process::Stdio;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut g = ChildGroup::spawn(cmd)?;
+    let drain = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut s = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut s);
+            }
+            String::from_utf8_lossy(&s).into_owned()
+        })
+    };
+    let out = drain(
+        g.child()
+            .stdout
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        g.child()
+            .stderr
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
+    let start = std::time::Instant::now();
+    let (status, timed_out) = loop {
+        if let Some(st) = g.child().try_wait()? {
+            break (Some(st), false);
+        }
+        if interrupted() {
+            break (None, false);
+        }
+        if start.elapsed() > limit {
+            break (None, true);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    drop(g); // kills what is left of the group, so the pipes close
+    Ok(Finished {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+        timed_out,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One test at a time: the panic hook kills every registered group of
+    /// the process, the other tests' children too.
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn one() -> std::sync::MutexGuard<'static, ()> {
+        ONE.lock().unwrap_or_else(|e| e.into_inner())
+    }
 
     /// A shell in its own group that starts a long sleep in the background
     /// and prints the sleep's pid.
@@ -189,6 +264,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn a_panic_still_kills_the_group() {
+        let _one = one();
         let r = std::panic::catch_unwind(|| {
             let (_g, grandchild) = shell_with_grandchild();
             assert!(running(grandchild));
@@ -203,7 +279,30 @@ mod tests {
     }
 
     #[test]
+    fn a_bounded_run_collects_output_and_is_killed_at_its_limit() {
+        let _one = one();
+        let f = run_bounded(
+            Command::new("sh").args(["-c", "echo out; echo err >&2; exit 3"]),
+            std::time::Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!(f.status.and_then(|s| s.code()), Some(3));
+        assert_eq!((f.stdout.as_str(), f.stderr.as_str()), ("out\n", "err\n"));
+        assert!(!f.timed_out);
+        let start = std::time::Instant::now();
+        let f = run_bounded(
+            Command::new("sh").args(["-c", "echo started; sleep 30"]),
+            std::time::Duration::from_millis(200),
+        )
+        .unwrap();
+        assert!(f.timed_out && f.status.is_none());
+        assert_eq!(f.stdout, "started\n");
+        assert!(start.elapsed() < std::time::Duration::from_secs(10));
+    }
+
+    #[test]
     fn dropping_a_group_kills_and_reaps_its_grandchildren() {
+        let _one = one();
         let (g, grandchild) = shell_with_grandchild();
         // SAFETY: probing a pid with signal 0.
         assert_eq!(unsafe { libc::kill(grandchild, 0) }, 0, "sleep runs");

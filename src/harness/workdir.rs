@@ -34,8 +34,18 @@ impl WorkDir {
     /// Creates `scalebench-XXXXXX` under `base` (default: the temp dir),
     /// after removing the work directories of runs that are gone.
     pub fn create(base: Option<&Path>) -> anyhow::Result<WorkDir> {
+        WorkDir::create_with(base, |_| Vec::new())
+    }
+
+    /// The same, with `release` called on each dead run's directory before
+    /// it is removed, to free what files do not hold (a database's shared
+    /// memory); it returns what it did, in words.
+    pub fn create_with(
+        base: Option<&Path>,
+        release: fn(&Path) -> Vec<String>,
+    ) -> anyhow::Result<WorkDir> {
         let base: PathBuf = base.map_or_else(std::env::temp_dir, Path::to_path_buf);
-        let swept = sweep(&base);
+        let swept = sweep(&base, release);
         let dir = tempfile::Builder::new()
             .prefix(PREFIX)
             .tempdir_in(&base)
@@ -84,7 +94,7 @@ fn claim(dir: &Path) -> std::io::Result<File> {
 
 /// Removes the work directories under `base` whose run is gone; returns
 /// what it did, in words.
-fn sweep(base: &Path) -> Vec<String> {
+fn sweep(base: &Path, release: fn(&Path) -> Vec<String>) -> Vec<String> {
     let mut notes = Vec::new();
     let Ok(entries) = std::fs::read_dir(base) else {
         return notes;
@@ -115,7 +125,8 @@ fn sweep(base: &Path) -> Vec<String> {
             .ok()
             .and_then(|s| s.trim().parse::<u32>().ok())
             .map_or_else(|| "a run".to_string(), |p| format!("run {p}"));
-        let mut released = crate::sys::release_mounts_under(&path);
+        let mut released = release(&path);
+        released.extend(crate::sys::release_mounts_under(&path));
         match std::fs::remove_dir_all(&path) {
             Ok(()) => notes.push(format!(
                 "removed {} left by {pid}, which is gone{}",

@@ -199,7 +199,8 @@ pub struct WorkTable<'a> {
     /// What it does.
     pub what: &'a str,
     /// Column heads after the row and system: [`WORK_COLUMNS`] for load
-    /// rows, [`PHASE_COLUMNS`] when the workload's rows are timed phases.
+    /// rows, [`PHASE_COLUMNS`] when the workload's rows are timed phases,
+    /// [`SWEEP_ROW_COLUMNS`] when they are sweeps.
     pub columns: &'static [&'static str],
     /// Row label, then system, then target order.
     pub lines: Vec<WorkLine<'a>>,
@@ -222,6 +223,11 @@ pub struct WorkLine<'a> {
 
 /// Column heads of a load table after the row and system.
 pub const WORK_COLUMNS: [&str; 6] = ["req/s", "MB/s", "p50", "p99", "max", "errors"];
+
+/// Column heads of a table of sweeps after the row and system: the peak
+/// figure, the level (or range) it is reached at, per-unit efficiency
+/// there, the decline after it, the knee, and errors.
+pub const SWEEP_ROW_COLUMNS: [&str; 6] = ["peak", "at", "of linear", "decline", "knee", "errors"];
 
 /// Column heads of a phase table after the row and system: wall time, items
 /// per second, MB/s, the sync after the phase, CPU time (user/system) of
@@ -298,31 +304,45 @@ impl WorkLine<'_> {
             ]);
         }
         if let Some(sw) = &r.sweep {
-            // The peak level's figures; the verdict and every level follow
-            // the table (see `sweep_levels`).
+            // The verdict's figures (under SWEEP_ROW_COLUMNS); the words
+            // and every level follow the table (see `sweep_levels`).
             let v = crate::analysis::sweep::judge(sw, crate::analysis::sweep::KNEE_SHARE);
             let Some(p) = &v.peak else {
                 return Err(v.words);
             };
-            let at = sw.levels.iter().find(|l| l.level == p.level);
-            let lat = at.and_then(|l| l.samples.iter().rev().find_map(|s| s.latency_ns));
             let errors: u64 = sw
                 .levels
                 .iter()
                 .flat_map(|l| &l.samples)
                 .map(|s| s.errors)
                 .sum();
-            let ns = |f: fn(&crate::results::LatencyStats) -> u64| {
-                lat.as_ref()
-                    .map_or("—".to_string(), |l| fmt_ns(f(l) as f64))
-            };
+            let failed = sw.levels.iter().filter(|l| l.error.is_some()).count();
+            let eff = v
+                .levels
+                .iter()
+                .find(|l| l.level == p.level)
+                .and_then(|l| l.efficiency);
             return Ok(vec![
-                format!("{:.0}", p.value),
-                format!("peak@{}", fmt_n(p.level)),
-                ns(|l| l.p50),
-                ns(|l| l.p99),
-                ns(|l| l.max),
-                errors.to_string(),
+                format!("{} {}", fmt_n(p.value.round()), sw.unit),
+                if p.range.0 == p.range.1 {
+                    fmt_n(p.level)
+                } else {
+                    format!("{}–{}", fmt_n(p.range.0), fmt_n(p.range.1))
+                },
+                eff.map_or("—".into(), |e| format!("{:.0} %", e * 100.0)),
+                v.decline.map_or("—".into(), |(l, f)| {
+                    format!(
+                        "{}% @{}",
+                        format!("{:+.0}", f * 100.0).replace('-', "−"),
+                        fmt_n(l)
+                    )
+                }),
+                v.knee.map_or("—".into(), fmt_n),
+                if failed > 0 {
+                    format!("{errors} ({failed} levels failed)")
+                } else {
+                    errors.to_string()
+                },
             ]);
         }
         let Some(l) = &r.load else {
@@ -495,6 +515,7 @@ impl<'a> Input<'a> {
                 let mut labels: Vec<&'a str> = Vec::new();
                 let mut messages = Vec::new();
                 let mut phased = false;
+                let mut swept = false;
                 for s in systems {
                     if let Some(w) = of(s) {
                         for r in &w.rows {
@@ -502,6 +523,7 @@ impl<'a> Input<'a> {
                                 labels.push(&r.label);
                             }
                             phased |= r.phase.is_some() || r.target.is_some();
+                            swept |= r.sweep.is_some();
                         }
                         if w.status != Status::Ok || w.message.is_some() {
                             messages.push(format!(
@@ -544,6 +566,8 @@ impl<'a> Input<'a> {
                     what,
                     columns: if phased {
                         &PHASE_COLUMNS
+                    } else if swept {
+                        &SWEEP_ROW_COLUMNS
                     } else {
                         &WORK_COLUMNS
                     },

@@ -24,6 +24,51 @@ pub use os::{
     unmount_fs,
 };
 
+/// Removes the System V shared memory segment `id` if its key is `key`
+/// and no process is attached: `Some(Ok(true))` removed, `Some(Ok(false))`
+/// gone or not that one or in use, `None` where this build cannot read a
+/// segment's key.
+pub fn shm_remove_unused(id: i32, key: i64) -> Option<std::io::Result<bool>> {
+    // SAFETY: shmctl IPC_STAT into a zeroed plain struct.
+    let mut ds: libc::shmid_ds = unsafe { std::mem::zeroed() };
+    if unsafe { libc::shmctl(id, libc::IPC_STAT, &mut ds) } != 0 {
+        return Some(Ok(false));
+    }
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    let found = i64::from(ds.shm_perm.__key);
+    #[cfg(any(target_os = "freebsd", target_os = "dragonfly"))]
+    let found = i64::from(ds.shm_perm.key);
+    #[cfg(target_vendor = "apple")]
+    let found = i64::from(ds.shm_perm._key);
+    #[cfg(not(any(
+        all(target_os = "linux", target_env = "gnu"),
+        target_os = "freebsd",
+        target_os = "dragonfly",
+        target_vendor = "apple"
+    )))]
+    return {
+        let _ = (ds, key);
+        None
+    };
+    #[cfg(any(
+        all(target_os = "linux", target_env = "gnu"),
+        target_os = "freebsd",
+        target_os = "dragonfly",
+        target_vendor = "apple"
+    ))]
+    {
+        if found != key || ds.shm_nattch != 0 {
+            return Some(Ok(false));
+        }
+        // SAFETY: removing the segment named by the caller.
+        if unsafe { libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut()) } == 0 {
+            Some(Ok(true))
+        } else {
+            Some(Err(std::io::Error::last_os_error()))
+        }
+    }
+}
+
 /// Time one CPU has spent so far, in the OS's ticks ([`cpu_ticks`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CpuTicks {

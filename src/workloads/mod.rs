@@ -7,6 +7,7 @@
 
 pub mod fs;
 pub mod http;
+pub mod pg;
 
 use crate::harness::Ctx;
 use crate::harness::progress::Progress;
@@ -44,6 +45,8 @@ pub struct Options {
     pub fs: fs::FsOptions,
     /// Sweep over levels of one variable instead of measuring once.
     pub sweep: Option<SweepOptions>,
+    /// Options of the pgbench workload.
+    pub pg: pg::PgOptions,
 }
 
 impl Options {
@@ -53,6 +56,7 @@ impl Options {
             size,
             fs: fs::FsOptions::default(),
             sweep: None,
+            pg: pg::PgOptions::default(),
         }
     }
 }
@@ -124,6 +128,13 @@ registry! {
     http::ShortConn,
     fs::Fs,
     fs::FsSizes,
+    pg::PgBench,
+}
+
+/// Frees what a killed run's workloads left in its work directory `dir`
+/// beyond files (PostgreSQL's shared memory); returns what it did.
+pub fn release_stale(dir: &std::path::Path) -> Vec<String> {
+    pg::cluster::release_stale(dir)
 }
 
 /// Looks a workload up by name.

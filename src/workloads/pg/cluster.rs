@@ -1,0 +1,343 @@
+//! A throwaway PostgreSQL cluster: made with the system's `initdb` in the
+//! work directory, served by `postgres` started directly (not through
+//! `pg_ctl`, which would detach it) as a child in a process group of its
+//! own, on a private port of 127.0.0.1 and a private socket directory,
+//! trust authentication. Stopped with a fast shutdown when dropped, killed
+//! with its group if that does not end it; killed with scalebench even by
+//! SIGKILL (the parent-death signal; its backends exit when the postmaster
+//! is gone), and its files go with the work directory.
+//!
+//! PostgreSQL refuses to run as root: as root the cluster runs as the
+//! `postgres` user (else `nobody`), owning its directory, and the work
+//! directory is made traversable (0711) for it.
+
+use crate::harness::reaper::{ChildGroup, run_bounded};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The PostgreSQL programs of one installation.
+#[derive(Debug, Clone)]
+pub struct Bin {
+    /// The directory holding initdb, postgres, pgbench, psql, pg_isready.
+    pub dir: PathBuf,
+}
+
+impl Bin {
+    /// The installation whose `initdb` is on PATH, else the newest of
+    /// Debian's `/usr/lib/postgresql/*/bin`.
+    pub fn find() -> Result<Bin, String> {
+        let has_all = |d: &Path| {
+            ["initdb", "postgres", "pgbench", "psql", "pg_isready"]
+                .iter()
+                .all(|p| d.join(p).is_file())
+        };
+        if let Some(path) = std::env::var_os("PATH") {
+            for d in std::env::split_paths(&path) {
+                let initdb = d.join("initdb");
+                if let Ok(real) = std::fs::canonicalize(&initdb)
+                    && let Some(dir) = real.parent()
+                    && has_all(dir)
+                {
+                    return Ok(Bin {
+                        dir: dir.to_path_buf(),
+                    });
+                }
+            }
+        }
+        let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+            .map(|rd| {
+                rd.flatten()
+                    .filter_map(|e| {
+                        let v: u32 = e.file_name().to_string_lossy().parse().ok()?;
+                        let dir = e.path().join("bin");
+                        has_all(&dir).then_some((v, dir))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        versions.sort();
+        versions.pop().map(|(_, dir)| Bin { dir }).ok_or_else(|| {
+            "no PostgreSQL found (initdb, postgres, pgbench, psql and pg_isready on PATH or in /usr/lib/postgresql/*/bin; Debian: apt-get install postgresql)".to_string()
+        })
+    }
+
+    /// One of its programs.
+    pub fn tool(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+/// Who the cluster runs as: `None` for the current user, else a uid/gid.
+type RunAs = Option<(u32, u32, String)>;
+
+/// As root, the `postgres` user (else `nobody`); otherwise nobody else.
+fn run_as() -> Result<RunAs, String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Ok(None);
+    }
+    for name in ["postgres", "nobody"] {
+        let c = std::ffi::CString::new(name).expect("no NUL");
+        // SAFETY: getpwnam with a NUL-terminated name; the result is read
+        // at once, before any other getpw* call.
+        let pw = unsafe { libc::getpwnam(c.as_ptr()) };
+        if !pw.is_null() {
+            // SAFETY: non-null passwd entry.
+            let (uid, gid) = unsafe { ((*pw).pw_uid, (*pw).pw_gid) };
+            return Ok(Some((uid, gid, name.to_string())));
+        }
+    }
+    Err("running as root, and there is neither a `postgres` nor a `nobody` user to run PostgreSQL as (it refuses root)".into())
+}
+
+/// Gives `path` to the cluster's user.
+fn chown(path: &Path, who: &RunAs) -> Result<(), String> {
+    if let Some((uid, gid, _)) = who {
+        std::os::unix::fs::chown(path, Some(*uid), Some(*gid))
+            .map_err(|e| format!("chown {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// A free TCP port on 127.0.0.1 (free when asked; PostgreSQL binds it a
+/// moment later).
+fn free_port() -> Result<u16, String> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("a free port: {e}"))?;
+    Ok(l.local_addr().map_err(|e| e.to_string())?.port())
+}
+
+/// The user the benchmark connects as.
+pub const USER: &str = "scalebench";
+/// The database it uses.
+pub const DATABASE: &str = "postgres";
+
+/// A running throwaway cluster.
+pub struct Cluster {
+    bin: Bin,
+    group: Option<ChildGroup>,
+    dir: PathBuf,
+    /// The TCP port on 127.0.0.1.
+    pub port: u16,
+    /// The directory of its unix socket.
+    pub socket_dir: PathBuf,
+    /// Who it runs as (the user name), when not the current user.
+    pub runs_as: Option<String>,
+}
+
+impl Cluster {
+    /// Makes a cluster in `dir` (created; must not exist) and starts it
+    /// with `max_connections`; waits until it accepts connections.
+    pub fn start(bin: &Bin, dir: &Path, max_connections: u32) -> Result<Cluster, String> {
+        let who = run_as()?;
+        if who.is_some()
+            && let Some(parent) = dir.parent()
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // The cluster's user must reach its directory inside ours.
+            std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o711))
+                .map_err(|e| format!("chmod {}: {e}", parent.display()))?;
+        }
+        std::fs::create_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let data = dir.join("data");
+        let socket_dir = dir.join("sock");
+        for d in [&data, &socket_dir] {
+            std::fs::create_dir(d).map_err(|e| format!("{}: {e}", d.display()))?;
+        }
+        for d in [dir, &data, &socket_dir] {
+            chown(d, &who)?;
+        }
+        let as_user = |cmd: &mut Command| {
+            use std::os::unix::process::CommandExt;
+            if let Some((uid, gid, _)) = &who {
+                cmd.uid(*uid).gid(*gid);
+            }
+            cmd.current_dir(dir);
+        };
+        let mut initdb = Command::new(bin.tool("initdb"));
+        initdb.arg("-D").arg(&data).args([
+            "-A",
+            "trust",
+            "-U",
+            USER,
+            "-N",
+            "-E",
+            "UTF8",
+            "--locale=C",
+        ]);
+        as_user(&mut initdb);
+        let f = run_bounded(&mut initdb, Duration::from_secs(120))
+            .map_err(|e| format!("initdb: {e}"))?;
+        if !f.status.is_some_and(|s| s.success()) {
+            return Err(format!("initdb failed: {}", last_lines(&f.stderr, 3)));
+        }
+        let log = dir.join("postgres.log");
+        let mut last_error = String::new();
+        for _ in 0..3 {
+            let port = free_port()?;
+            let logf =
+                std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+            chown(&log, &who)?;
+            let mut cmd = Command::new(bin.tool("postgres"));
+            cmd.arg("-D")
+                .arg(&data)
+                .args(["-c", "listen_addresses=127.0.0.1"])
+                .args(["-c", &format!("port={port}")])
+                .arg("-c")
+                .arg(format!("unix_socket_directories={}", socket_dir.display()))
+                .args(["-c", &format!("max_connections={max_connections}")])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::from(logf));
+            as_user(&mut cmd);
+            let group = ChildGroup::spawn(&mut cmd).map_err(|e| format!("postgres: {e}"))?;
+            let mut c = Cluster {
+                bin: bin.clone(),
+                group: Some(group),
+                dir: dir.to_path_buf(),
+                port,
+                socket_dir: socket_dir.clone(),
+                runs_as: who.as_ref().map(|w| w.2.clone()),
+            };
+            match c.wait_ready(Duration::from_secs(60)) {
+                Ok(()) => return Ok(c),
+                Err(e) => last_error = e,
+            }
+        }
+        Err(format!("postgres did not start: {last_error}"))
+    }
+
+    /// Waits until the server accepts connections, or it has exited.
+    fn wait_ready(&mut self, limit: Duration) -> Result<(), String> {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if let Some(g) = self.group.as_mut()
+                && let Ok(Some(st)) = g.child().try_wait()
+            {
+                return Err(format!("postgres exited ({st}): {}", self.log_tail()));
+            }
+            let f = run_bounded(
+                Command::new(self.bin.tool("pg_isready"))
+                    .args(["-q", "-h", "127.0.0.1", "-t", "1"])
+                    .args(["-p", &self.port.to_string()]),
+                Duration::from_secs(5),
+            )
+            .map_err(|e| format!("pg_isready: {e}"))?;
+            if f.status.is_some_and(|s| s.success()) {
+                return Ok(());
+            }
+            if crate::harness::reaper::interrupted() {
+                return Err("interrupted".into());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Err(format!("not ready after {limit:?}: {}", self.log_tail()))
+    }
+
+    /// The last lines of the server's log.
+    pub fn log_tail(&self) -> String {
+        last_lines(
+            &std::fs::read_to_string(self.dir.join("postgres.log")).unwrap_or_default(),
+            3,
+        )
+    }
+
+    /// Runs SQL through psql over TCP; returns its output, rows separated
+    /// by newlines, fields by `|`.
+    pub fn sql(&self, query: &str) -> Result<String, String> {
+        let f = run_bounded(
+            Command::new(self.bin.tool("psql"))
+                .args(["-X", "-A", "-t", "-F", "|", "-h", "127.0.0.1"])
+                .args(["-p", &self.port.to_string(), "-U", USER, "-d", DATABASE])
+                .args(["-c", query]),
+            Duration::from_secs(60),
+        )
+        .map_err(|e| format!("psql: {e}"))?;
+        if f.status.is_some_and(|s| s.success()) {
+            Ok(f.stdout)
+        } else {
+            Err(format!("psql: {}", last_lines(&f.stderr, 2)))
+        }
+    }
+
+    /// The server's version and the settings that matter to a benchmark.
+    pub fn settings(&self) -> BTreeMap<String, String> {
+        let q = "select name, setting || coalesce(' ' || unit, '') from pg_settings where name in \
+                 ('server_version', 'shared_buffers', 'max_connections', 'fsync', \
+                 'synchronous_commit', 'full_page_writes', 'wal_level', 'work_mem', \
+                 'effective_cache_size', 'huge_pages', 'shared_memory_type', 'max_wal_size', \
+                 'checkpoint_timeout', 'jit')";
+        self.sql(q)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| {
+                let (k, v) = l.split_once('|')?;
+                Some((k.to_string(), v.to_string()))
+            })
+            .collect()
+    }
+
+    /// Stops the server: a fast shutdown (SIGINT), up to 30 s, then its
+    /// whole process group is killed.
+    pub fn stop(&mut self) {
+        if let Some(mut g) = self.group.take() {
+            // SAFETY: signalling the postmaster we started.
+            unsafe { libc::kill(g.pgid(), libc::SIGINT) };
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(30) {
+                if matches!(g.child().try_wait(), Ok(Some(_))) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            drop(g);
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Frees the System V shared memory segment of a cluster left in `dir`
+/// (the work directory of a killed run): its `postmaster.pid` names the
+/// segment's key and id (line 7); a segment with that key and id and no
+/// process attached is removed. Returns what it did.
+pub fn release_stale(dir: &Path) -> Vec<String> {
+    let pid_file = dir.join("pg/data/postmaster.pid");
+    let Ok(text) = std::fs::read_to_string(&pid_file) else {
+        return Vec::new();
+    };
+    let Some((key, id)) = text.lines().nth(6).and_then(|l| {
+        let mut f = l.split_whitespace();
+        Some((
+            f.next()?.parse::<i64>().ok()?,
+            f.next()?.parse::<i32>().ok()?,
+        ))
+    }) else {
+        return Vec::new();
+    };
+    match crate::sys::shm_remove_unused(id, key) {
+        Some(Ok(true)) => {
+            vec![format!(
+                "removed PostgreSQL's shared memory segment {id} (key {key})"
+            )]
+        }
+        Some(Ok(false)) => Vec::new(), // gone, another key, or in use
+        Some(Err(e)) => vec![format!(
+            "could not remove PostgreSQL's shared memory segment {id}: {e}"
+        )],
+        None => vec![format!(
+            "PostgreSQL's shared memory segment {id} (key {key}) may be left: remove it with ipcrm -m {id} once no process uses it"
+        )],
+    }
+}
+
+/// The last `n` non-empty lines of `s`, joined by " / ".
+pub fn last_lines(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" / ")
+}

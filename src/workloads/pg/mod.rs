@@ -1,0 +1,426 @@
+//! `pgbench`: PostgreSQL's own benchmark against a throwaway cluster
+//! ([`cluster`]), swept over the number of clients — the DragonFly
+//! performance page's experiment. Each level is a heat-up run of pgbench
+//! and a measured run with a progress report every sample (`-P`), whose
+//! lines are the samples; the mean of the last three is the level's TPS.
+//!
+//! Select-only (`-S`, DragonFly's) by default, TPC-B-like as well on
+//! request; over TCP to 127.0.0.1 (default) or the unix socket; `-j
+//! min(clients, CPUs)`; no pinning (recorded).
+
+pub mod cluster;
+
+use super::{Info, Options as WorkOptions, Size, Workload};
+use crate::harness::Ctx;
+use crate::harness::progress::Progress;
+use crate::harness::reaper::run_bounded;
+use crate::harness::sweep::{self, LevelOutcome};
+use crate::results::{SweepSample, WorkloadResult, WorkloadRow};
+use cluster::{Bin, Cluster, DATABASE, USER, last_lines};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// The `pgbench` workload.
+pub struct PgBench;
+
+static PGBENCH: Info = Info {
+    name: "pgbench",
+    what: "PostgreSQL's pgbench (select-only) against a throwaway cluster, TPS against clients (1, 2, 4 … 2×CPUs; full: 4×CPUs)",
+    quick: false,
+};
+
+/// Which transactions pgbench runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// `-S`: one indexed SELECT per transaction (DragonFly's).
+    SelectOnly,
+    /// The default TPC-B-like transaction: three UPDATEs, a SELECT, an
+    /// INSERT.
+    Tpcb,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::SelectOnly => "select-only",
+            Mode::Tpcb => "tpcb",
+        }
+    }
+}
+
+/// Options of the pgbench workload.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PgOptions {
+    /// Target database size in bytes (the scale factor follows; default:
+    /// quick 160 MB, full 1.6 GB).
+    pub db_bytes: Option<u64>,
+    /// Modes, each a row (default: select-only).
+    pub modes: Vec<Mode>,
+    /// Connect over the unix socket instead of TCP.
+    pub socket: bool,
+}
+
+/// Bytes of one scale unit of pgbench's tables with their indexes, about
+/// (measured here: scale 10 is 160 MB after `pgbench -i`).
+const BYTES_PER_SCALE: u64 = 16_000_000;
+
+/// The scale factor for a database of about `bytes`.
+pub fn scale_for(bytes: u64) -> u64 {
+    (bytes / BYTES_PER_SCALE).max(1)
+}
+
+/// One `progress:` line of pgbench: seconds since the start, TPS, mean
+/// latency in ms, and failed transactions (PostgreSQL 15+; 0 before).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProgressLine {
+    /// Seconds since the run started (the end of the interval).
+    pub t: f64,
+    /// Transactions per second over the interval.
+    pub tps: f64,
+    /// Mean latency, ms.
+    pub lat_ms: Option<f64>,
+    /// Failed transactions in the interval.
+    pub failed: u64,
+}
+
+/// Parses pgbench's `progress: 2.0 s, 62581.2 tps, lat 0.032 ms stddev
+/// 0.010, 0 failed` lines out of its standard error.
+pub fn parse_progress(stderr: &str) -> Vec<ProgressLine> {
+    stderr
+        .lines()
+        .filter_map(|l| {
+            let rest = l.trim().strip_prefix("progress: ")?;
+            let mut parts = rest.split(", ");
+            let t: f64 = parts.next()?.strip_suffix(" s")?.trim().parse().ok()?;
+            let tps: f64 = parts.next()?.strip_suffix(" tps")?.trim().parse().ok()?;
+            let mut lat_ms = None;
+            let mut failed = 0;
+            for p in parts {
+                if let Some(x) = p.strip_prefix("lat ") {
+                    lat_ms = x.split_whitespace().next().and_then(|v| v.parse().ok());
+                } else if let Some(x) = p.strip_suffix(" failed") {
+                    failed = x.trim().parse().unwrap_or(0);
+                }
+            }
+            Some(ProgressLine {
+                t,
+                tps,
+                lat_ms,
+                failed,
+            })
+        })
+        .collect()
+}
+
+/// The default client levels: 1, 2, 4 … up to 2×CPUs (full: 4×CPUs), and
+/// that top level itself.
+pub fn default_levels(size: Size, cpus: usize) -> Vec<f64> {
+    let top = cpus.max(1) * if size == Size::Full { 4 } else { 2 };
+    let mut v = Vec::new();
+    let mut c = 1;
+    while c < top {
+        v.push(c as f64);
+        c *= 2;
+    }
+    v.push(top as f64);
+    v
+}
+
+impl Workload for PgBench {
+    fn info(&self) -> &'static Info {
+        &PGBENCH
+    }
+
+    fn sweeps(&self) -> &'static [&'static str] {
+        &["clients"]
+    }
+
+    fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
+        let pg = &opts.pg;
+        let cpus = crate::sys::cpu_count();
+        let db_bytes = pg.db_bytes.unwrap_or(match opts.size {
+            Size::Quick => 10 * BYTES_PER_SCALE,
+            Size::Full => 100 * BYTES_PER_SCALE,
+        });
+        let scale = scale_for(db_bytes);
+        let modes = if pg.modes.is_empty() {
+            vec![Mode::SelectOnly]
+        } else {
+            pg.modes.clone()
+        };
+        let mut plan = match &opts.sweep {
+            Some(s) => s.plan(opts.size, "TPS"),
+            None => super::SweepOptions {
+                variable: "clients".into(),
+                levels: default_levels(opts.size, cpus),
+                heat_up: None,
+                sample: None,
+                samples: None,
+                baseline: None,
+            }
+            .plan(opts.size, "TPS"),
+        };
+        // pgbench counts whole seconds.
+        plan.sample = Duration::from_secs(plan.sample.as_secs_f64().round().max(1.0) as u64);
+        plan.heat_up = Duration::from_secs(plan.heat_up.as_secs_f64().round() as u64);
+        let mut params = BTreeMap::new();
+        params.insert("scale".into(), json!(scale));
+        params.insert("target_db_bytes".into(), json!(db_bytes));
+        params.insert(
+            "transport".into(),
+            json!(if pg.socket {
+                "unix socket"
+            } else {
+                "tcp 127.0.0.1"
+            }),
+        );
+        params.insert("threads".into(), json!("min(clients, CPUs)"));
+        params.insert("pinning".into(), json!("none"));
+        params.insert("clients".into(), json!(plan.levels));
+        let bin = match Bin::find() {
+            Ok(b) => b,
+            Err(e) => return unsupported(params, e),
+        };
+        params.insert("bin_dir".into(), json!(bin.dir.display().to_string()));
+        let max_clients = plan.levels.iter().copied().fold(1.0, f64::max) as u32;
+        progress.begin(
+            PGBENCH.name,
+            modes.len() as u64 * plan.planned().as_secs() + 20,
+        );
+        progress.phase("initdb and start");
+        let cluster = match Cluster::start(&bin, &ctx.workdir().join("pg"), max_clients + 10) {
+            Ok(c) => c,
+            Err(e) => return failed(params, "setup", e),
+        };
+        if let Some(u) = &cluster.runs_as {
+            params.insert("server_user".into(), json!(u));
+        }
+        params.insert("settings".into(), json!(cluster.settings()));
+        progress.phase(&format!("pgbench -i -s {scale}"));
+        let init = run_bounded(
+            pgbench(&bin, &cluster, pg.socket)
+                .args(["-i", "-q", "-s", &scale.to_string()])
+                .arg(DATABASE),
+            Duration::from_secs(3_600),
+        );
+        match init {
+            Ok(f) if f.status.is_some_and(|s| s.success()) => {}
+            Ok(f) => {
+                return failed(
+                    params,
+                    "setup",
+                    format!(
+                        "pgbench -i failed: {}",
+                        last_lines(&format!("{}\n{}", f.stderr, cluster.log_tail()), 3)
+                    ),
+                );
+            }
+            Err(e) => return failed(params, "setup", format!("pgbench -i: {e}")),
+        }
+        if let Ok(b) = cluster.sql("select pg_database_size(current_database())") {
+            params.insert("db_bytes".into(), json!(b.trim().parse::<u64>().ok()));
+        }
+        progress.advance(20);
+        let mut rows = Vec::new();
+        for mode in modes {
+            if crate::harness::reaper::interrupted() {
+                break;
+            }
+            let mut runner = |level: f64, plan: &sweep::Plan| {
+                level_run(&bin, &cluster, pg.socket, mode, level as u32, cpus, plan)
+            };
+            let stats = sweep::run(&plan, progress, &mut runner);
+            let mut p = BTreeMap::new();
+            p.insert("mode".into(), json!(mode.name()));
+            rows.push(WorkloadRow {
+                label: mode.name().into(),
+                target: None,
+                params: p,
+                load: None,
+                phase: None,
+                sweep: Some(stats),
+                error: None,
+            });
+        }
+        drop(cluster);
+        progress.finish(&format!("{} rows", rows.len()));
+        super::finish(&PGBENCH, params, rows, Vec::new())
+    }
+}
+
+/// pgbench pointed at the cluster.
+fn pgbench(bin: &Bin, c: &Cluster, socket: bool) -> Command {
+    let mut cmd = Command::new(bin.tool("pgbench"));
+    if socket {
+        cmd.arg("-h").arg(&c.socket_dir);
+    } else {
+        cmd.args(["-h", "127.0.0.1"]);
+    }
+    cmd.args(["-p", &c.port.to_string(), "-U", USER]);
+    cmd
+}
+
+/// One level: a heat-up run, then a measured run of `samples × sample`
+/// seconds reporting progress every sample.
+fn level_run(
+    bin: &Bin,
+    c: &Cluster,
+    socket: bool,
+    mode: Mode,
+    clients: u32,
+    cpus: usize,
+    plan: &sweep::Plan,
+) -> LevelOutcome {
+    let threads = (clients as usize).min(cpus).max(1);
+    let base = |secs: u64| {
+        let mut cmd = pgbench(bin, c, socket);
+        if mode == Mode::SelectOnly {
+            cmd.arg("-S");
+        }
+        cmd.args(["-n", "-c", &clients.to_string(), "-j", &threads.to_string()])
+            .args(["-T", &secs.to_string()]);
+        cmd
+    };
+    let mut out = LevelOutcome::default();
+    out.params.insert("threads".into(), json!(threads));
+    let limit = |secs: u64| Duration::from_secs(secs * 2 + 60);
+    let heat = plan.heat_up.as_secs();
+    if heat > 0 {
+        match run_bounded(base(heat).arg(DATABASE), limit(heat)) {
+            Ok(f) if f.status.is_some_and(|s| s.success()) => {}
+            Ok(f) => {
+                out.error = Some(why(&f, c, "heat-up"));
+                return out;
+            }
+            Err(e) => {
+                out.error = Some(format!("heat-up: {e}"));
+                return out;
+            }
+        }
+    }
+    let each = plan.sample.as_secs().max(1);
+    // One second more than the samples: pgbench may leave out the report
+    // of an interval that ends with the run.
+    let secs = each * u64::from(plan.samples) + 1;
+    let start = Instant::now();
+    let f = match run_bounded(
+        base(secs).args(["-P", &each.to_string()]).arg(DATABASE),
+        limit(secs),
+    ) {
+        Ok(f) => f,
+        Err(e) => {
+            out.error = Some(format!("pgbench: {e}"));
+            return out;
+        }
+    };
+    let end = Instant::now();
+    let lines = parse_progress(&f.stderr);
+    let mut prev = 0.0;
+    for l in lines.iter().take(plan.samples as usize) {
+        out.samples.push(SweepSample {
+            t: l.t,
+            seconds: l.t - prev,
+            value: l.tps,
+            latency_ns: None,
+            mean_latency_ns: l.lat_ms.map(|ms| ms * 1e6),
+            errors: l.failed,
+        });
+        prev = l.t;
+    }
+    if !out.samples.is_empty() {
+        out.window = Some((start, end));
+    }
+    if !f.status.is_some_and(|s| s.success()) {
+        out.error = Some(why(&f, c, "pgbench"));
+    }
+    out
+}
+
+/// Why a pgbench run failed, in words.
+fn why(f: &crate::harness::reaper::Finished, c: &Cluster, what: &str) -> String {
+    if f.timed_out {
+        return format!("{what}: did not finish in time");
+    }
+    if f.status.is_none() {
+        return format!("{what}: interrupted");
+    }
+    format!(
+        "{what} failed: {}",
+        last_lines(&format!("{}\n{}", f.stderr, c.log_tail()), 3)
+    )
+}
+
+fn unsupported(params: BTreeMap<String, serde_json::Value>, why: String) -> WorkloadResult {
+    WorkloadResult {
+        name: PGBENCH.name.into(),
+        what: PGBENCH.what.into(),
+        status: crate::results::Status::Unsupported,
+        message: Some(why),
+        params,
+        rows: Vec::new(),
+    }
+}
+
+fn failed(params: BTreeMap<String, serde_json::Value>, label: &str, e: String) -> WorkloadResult {
+    super::finish(
+        &PGBENCH,
+        params,
+        vec![WorkloadRow {
+            label: label.into(),
+            target: None,
+            params: BTreeMap::new(),
+            load: None,
+            phase: None,
+            sweep: None,
+            error: Some(e),
+        }],
+        Vec::new(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_lines_of_pgbench_15_and_older_parse() {
+        let err = "starting vacuum...end.\n\
+                   progress: 1.0 s, 9996.7 tps, lat 0.197 ms stddev 0.488, 0 failed\n\
+                   progress: 2.0 s, 10755.9 tps, lat 0.185 ms stddev 0.504, 3 failed\n\
+                   progress: 3.0 s, 812.5 tps, lat 2.461 ms stddev 1.020\n\
+                   pgbench: error: something\n";
+        let p = parse_progress(err);
+        assert_eq!(p.len(), 3);
+        assert_eq!(
+            p[0],
+            ProgressLine {
+                t: 1.0,
+                tps: 9996.7,
+                lat_ms: Some(0.197),
+                failed: 0
+            }
+        );
+        assert_eq!(p[1].failed, 3);
+        assert_eq!((p[2].tps, p[2].failed), (812.5, 0));
+    }
+
+    #[test]
+    fn levels_double_up_to_twice_or_four_times_the_cpus() {
+        assert_eq!(default_levels(Size::Quick, 2), vec![1.0, 2.0, 4.0]);
+        assert_eq!(default_levels(Size::Full, 2), vec![1.0, 2.0, 4.0, 8.0]);
+        assert_eq!(default_levels(Size::Quick, 3), vec![1.0, 2.0, 4.0, 6.0]);
+        assert_eq!(
+            default_levels(Size::Full, 16),
+            vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
+        );
+    }
+
+    #[test]
+    fn the_scale_follows_the_size() {
+        assert_eq!(scale_for(160_000_000), 10);
+        assert_eq!(scale_for(1), 1);
+        assert_eq!(scale_for(1_600_000_000), 100);
+    }
+}

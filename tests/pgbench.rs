@@ -1,0 +1,153 @@
+//! The pgbench workload against the system's real PostgreSQL (Debian's
+//! `postgresql`, installed by `scripts/test`): a throwaway cluster, a sweep
+//! over clients with every progress sample kept, the server's version and
+//! settings on record, and nothing left behind — no postgres process, no
+//! file, no shared memory segment.
+
+mod common;
+
+use common::{assert_valid, bin, load};
+use std::path::Path;
+
+/// Live processes named `postgres` or `pgbench`, by pid.
+fn pg_processes() -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let name = stat.split(['(', ')']).nth(1).unwrap_or("");
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            (name == "postgres" || name == "pgbench") && !state.starts_with('Z')
+        })
+        .collect()
+}
+
+/// System V shared memory segment ids.
+fn shm_ids() -> Vec<String> {
+    std::fs::read_to_string("/proc/sysvipc/shm")
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().nth(1).map(String::from))
+        .collect()
+}
+
+fn entries(d: &Path) -> usize {
+    std::fs::read_dir(d).unwrap().count()
+}
+
+#[test]
+fn a_client_sweep_against_a_throwaway_cluster_leaves_nothing() {
+    let before = pg_processes();
+    let shm_before = shm_ids();
+    let t = tempfile::tempdir().unwrap();
+    let work = t.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let out = t.path().join("r.json");
+    let o = bin()
+        .args(["run", "pgbench", "--sweep", "clients=1,2,3"])
+        .args(["--heat-up", "1", "--sample-time", "1", "--samples", "3"])
+        .args(["--db-size", "32M", "--pg-mode", "select-only,tpcb"])
+        .args(["--no-report", "--quiet", "--workdir"])
+        .arg(&work)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let doc = load(&out);
+    assert_valid(&doc);
+    let w = &doc["workloads"][0];
+    assert_eq!(w["name"], "pgbench");
+    assert_eq!(w["status"], "ok", "{w}");
+    let p = &w["params"];
+    assert_eq!(p["scale"], 2, "32 MB is scale 2");
+    assert!(p["db_bytes"].as_u64().unwrap() > 20_000_000, "{p}");
+    assert!(
+        p["settings"]["server_version"]
+            .as_str()
+            .unwrap()
+            .starts_with(char::is_numeric),
+        "{p}"
+    );
+    for k in ["shared_buffers", "max_connections", "fsync"] {
+        assert!(p["settings"][k].is_string(), "{k}: {p}");
+    }
+    assert_eq!(p["transport"], "tcp 127.0.0.1");
+    let rows = w["rows"].as_array().unwrap();
+    assert_eq!(
+        rows.iter()
+            .map(|r| r["label"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        vec!["select-only", "tpcb"]
+    );
+    for r in rows {
+        let s = &r["sweep"];
+        assert_eq!(
+            (s["variable"].as_str(), s["unit"].as_str()),
+            (Some("clients"), Some("TPS"))
+        );
+        let levels = s["levels"].as_array().unwrap();
+        assert_eq!(levels.len(), 3);
+        for l in levels {
+            assert!(l["error"].is_null(), "{l}");
+            let samples = l["samples"].as_array().unwrap();
+            assert_eq!(samples.len(), 3, "one progress line per second: {l}");
+            for x in samples {
+                assert!(x["value"].as_f64().unwrap() > 50.0, "{x}");
+                assert!(x["mean_latency_ns"].as_f64().unwrap() > 0.0, "{x}");
+                assert_eq!(x["errors"], 0, "{x}");
+            }
+            let mean = samples
+                .iter()
+                .map(|x| x["value"].as_f64().unwrap())
+                .sum::<f64>()
+                / 3.0;
+            assert!((l["value"].as_f64().unwrap() - mean).abs() < 1e-6 * mean);
+            // -j is min(clients, CPUs).
+            let cpus = doc["system"]["cpu"]["count"].as_u64().unwrap();
+            assert_eq!(
+                l["params"]["threads"].as_u64().unwrap(),
+                l["level"]
+                    .as_u64()
+                    .unwrap_or(l["level"].as_f64().unwrap() as u64)
+                    .min(cpus)
+            );
+        }
+    }
+    // Nothing left: processes, files, shared memory.
+    let after: Vec<i32> = pg_processes()
+        .into_iter()
+        .filter(|p| !before.contains(p))
+        .collect();
+    assert!(
+        after.is_empty(),
+        "postgres or pgbench left running: {after:?}"
+    );
+    assert_eq!(entries(&work), 0, "work directory emptied");
+    let shm: Vec<String> = shm_ids()
+        .into_iter()
+        .filter(|s| !shm_before.contains(s))
+        .collect();
+    assert!(shm.is_empty(), "shared memory left: {shm:?}");
+}
+
+#[test]
+fn pgbench_options_are_checked_before_anything_runs() {
+    for (args, says) in [
+        (&["run", "pgbench", "--db-size", "lots"][..], "--db-size"),
+        (&["run", "pgbench", "--pg-mode", "nosql"][..], "--pg-mode"),
+        (
+            &["run", "pgbench", "--sweep", "connections=1,2"][..],
+            "pgbench cannot be swept over connections",
+        ),
+    ] {
+        let o = bin().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
