@@ -207,7 +207,8 @@ pub fn run_bounded(cmd: &mut Command, limit: std::time::Duration) -> std::io::Re
         if start.elapsed() > limit {
             break (None, true);
         }
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        // Seldom: the child may be a benchmark that a wake-up disturbs.
+        std::thread::sleep(std::time::Duration::from_millis(100));
     };
     drop(g); // kills what is left of the group, so the pipes close
     Ok(Finished {
