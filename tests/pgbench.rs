@@ -4,6 +4,9 @@
 //! settings on record, and nothing left behind — no postgres process, no
 //! file, no shared memory segment.
 
+// It finds processes and shared memory through /proc: Linux only.
+#![cfg(target_os = "linux")]
+
 mod common;
 
 use common::{assert_valid, bin, load};
@@ -34,12 +37,20 @@ fn shm_ids() -> Vec<String> {
         .collect()
 }
 
+/// One cluster at a time: each test counts the postgres processes it left.
+static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one() -> std::sync::MutexGuard<'static, ()> {
+    ONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn entries(d: &Path) -> usize {
     std::fs::read_dir(d).unwrap().count()
 }
 
 #[test]
 fn a_client_sweep_against_a_throwaway_cluster_leaves_nothing() {
+    let _one = one();
     let before = pg_processes();
     let shm_before = shm_ids();
     let t = tempfile::tempdir().unwrap();
@@ -144,10 +155,121 @@ fn pgbench_options_are_checked_before_anything_runs() {
             &["run", "pgbench", "--sweep", "connections=1,2"][..],
             "pgbench cannot be swept over connections",
         ),
+        (
+            &["run", "http-ipstack", "--memory-sweep"][..],
+            "--memory-sweep is pgbench's; http-ipstack has no database",
+        ),
+        (
+            &["run", "pgbench", "--pg-memory", "1G"][..],
+            "--memory-sweep",
+        ),
+        (
+            &["run", "pgbench", "--memory-sweep", "--sweep", "clients=1"][..],
+            "cannot be used with",
+        ),
+        (
+            &["run", "pgbench", "--memory-sweep", "--pg-memory", "x"][..],
+            "--pg-memory",
+        ),
     ] {
         let o = bin().args(args).output().unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success() && err.contains(says), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
+}
+
+/// This process's memory cgroup directory (v1 or v2), where scalebench
+/// makes its own below.
+fn memory_cgroup_dir() -> std::path::PathBuf {
+    let text = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+    for l in text.lines() {
+        let f: Vec<&str> = l.splitn(3, ':').collect();
+        if f[1].split(',').any(|c| c == "memory") {
+            return Path::new("/sys/fs/cgroup/memory").join(f[2].trim_start_matches('/'));
+        }
+    }
+    let path = text.lines().find_map(|l| l.strip_prefix("0::")).unwrap();
+    Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'))
+}
+
+#[test]
+fn a_memory_sweep_grows_the_database_past_a_cgroup_limit() {
+    let _one = one();
+    let before = pg_processes();
+    let t = tempfile::tempdir().unwrap();
+    let work = t.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let out = t.path().join("r.json");
+    let o = bin()
+        .args(["run", "pgbench", "--memory-sweep", "--pg-memory", "256M"])
+        .args(["--heat-up", "0", "--sample-time", "1", "--samples", "3"])
+        .args(["--no-report", "--quiet", "--workdir"])
+        .arg(&work)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let doc = load(&out);
+    assert_valid(&doc);
+    let w = &doc["workloads"][0];
+    assert_eq!(w["status"], "ok", "{w}");
+    let limit = w["params"]["memory_limit"].as_str().unwrap();
+    assert!(
+        limit.starts_with("cgroup v"),
+        "a memory cgroup was made: {limit}"
+    );
+    assert_eq!(
+        w["params"]["settings"]["shared_buffers"], "8192 8kB",
+        "a quarter of 256 MB"
+    );
+    let rows = w["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "only the memory sweep");
+    let s = &rows[0]["sweep"];
+    assert_eq!(s["variable"], "size/memory");
+    assert_eq!(s["knee_on"], "figure");
+    let levels = s["levels"].as_array().unwrap();
+    assert_eq!(
+        levels
+            .iter()
+            .map(|l| l["level"].as_f64().unwrap())
+            .collect::<Vec<_>>(),
+        vec![0.5, 1.0, 2.0]
+    );
+    let mut last_scale = 0;
+    for l in levels {
+        assert!(l["error"].is_null(), "{l}");
+        assert_eq!(l["samples"].as_array().unwrap().len(), 3, "{l}");
+        assert!(l["value"].as_f64().unwrap() > 0.0, "{l}");
+        // The database is loaded anew at each size, the caches dropped.
+        let scale = l["params"]["scale"].as_u64().unwrap();
+        assert!(scale > last_scale, "{l}");
+        last_scale = scale;
+        assert_eq!(l["params"]["cache"], "dropped", "{l}");
+        let ratio = l["params"]["db_bytes"].as_f64().unwrap() / (256u64 << 20) as f64;
+        let level = l["level"].as_f64().unwrap();
+        assert!(
+            (ratio / level - 1.0).abs() < 0.35,
+            "size/memory {ratio:.2} for level {level}"
+        );
+    }
+    // Nothing left: processes, the cgroup.
+    let after: Vec<i32> = pg_processes()
+        .into_iter()
+        .filter(|p| !before.contains(p))
+        .collect();
+    assert!(
+        after.is_empty(),
+        "postgres or pgbench left running: {after:?}"
+    );
+    let left: Vec<String> = std::fs::read_dir(memory_cgroup_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("scalebench-"))
+        .collect();
+    assert!(left.is_empty(), "cgroups left: {left:?}");
+    assert_eq!(entries(&work), 0, "work directory emptied");
 }

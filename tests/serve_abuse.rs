@@ -26,6 +26,9 @@
 //! test fails. The cases run one at a time (a lock), so that no case's
 //! abuse falls on another's normal client.
 
+// It reads /proc and uses Linux's thread ids: Linux only.
+#![cfg(target_os = "linux")]
+
 mod common;
 
 use std::io::{ErrorKind, Read, Write};

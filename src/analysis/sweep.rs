@@ -64,6 +64,9 @@ pub struct SweepVerdict {
     pub decline: Option<(f64, f64)>,
     /// The baseline's figure was missing: no efficiencies.
     pub baseline_missing: bool,
+    /// Efficiency is per level unit (else the figure against the
+    /// baseline's figure).
+    pub per_unit: bool,
     /// Levels that did not finish, with why.
     pub failed: Vec<(f64, String)>,
     /// The verdict in one sentence.
@@ -73,6 +76,9 @@ pub struct SweepVerdict {
 /// Judges a sweep; `knee_share` is the share of the baseline's per-unit
 /// efficiency that marks the knee.
 pub fn judge(s: &SweepStats, knee_share: f64) -> SweepVerdict {
+    // Per level unit (clients, connections), or the figure itself (size
+    // against memory), against the baseline's.
+    let per_unit = s.knee_on != "figure";
     let mut lv: Vec<&crate::results::SweepLevel> = s.levels.iter().collect();
     lv.sort_by(|a, b| a.level.total_cmp(&b.level));
     let base = lv
@@ -87,7 +93,8 @@ pub fn judge(s: &SweepStats, knee_share: f64) -> SweepVerdict {
             level: l.level,
             value: l.value,
             efficiency: match (l.value, base) {
-                (Some(v), Some(b)) => Some(v / l.level / b),
+                (Some(v), Some(b)) if per_unit => Some(v / l.level / b),
+                (Some(v), Some(b)) => Some(v / (b * s.baseline)),
                 _ => None,
             },
         })
@@ -148,6 +155,7 @@ pub fn judge(s: &SweepStats, knee_share: f64) -> SweepVerdict {
         knee_share,
         decline,
         baseline_missing: base.is_none(),
+        per_unit,
         failed,
         words: String::new(),
     };
@@ -155,12 +163,22 @@ pub fn judge(s: &SweepStats, knee_share: f64) -> SweepVerdict {
     v
 }
 
+/// A level in words: whole numbers with thin grouping (`1 000`), others
+/// as they are (`0.5`).
+pub fn fmt_level(x: f64) -> String {
+    if x.fract() == 0.0 {
+        fmt_n(x)
+    } else {
+        format!("{}", (x * 1000.0).round() / 1000.0)
+    }
+}
+
 /// "1 000" or "1 000–1 500".
 fn range(a: f64, b: f64) -> String {
     if a == b {
-        fmt_n(a)
+        fmt_level(a)
     } else {
-        format!("{}–{}", fmt_n(a), fmt_n(b))
+        format!("{}–{}", fmt_level(a), fmt_level(b))
     }
 }
 
@@ -171,7 +189,7 @@ fn words(v: &SweepVerdict, s: &SweepStats) -> String {
             v.failed.first().map_or(String::new(), |(l, e)| format!(
                 " ({} {}: {e})",
                 s.variable,
-                fmt_n(*l)
+                fmt_level(*l)
             ))
         );
     };
@@ -186,13 +204,13 @@ fn words(v: &SweepVerdict, s: &SweepStats) -> String {
         parts.push(format!(
             "{} % by {}",
             format!("{:+.0}", fall * 100.0).replace('-', "−"),
-            fmt_n(level)
+            fmt_level(level)
         ));
     }
     if v.baseline_missing {
         parts.push(format!(
             "no per-unit efficiency (the baseline {} has no figure)",
-            fmt_n(s.baseline)
+            fmt_level(s.baseline)
         ));
     } else {
         let at_peak = v
@@ -202,29 +220,35 @@ fn words(v: &SweepVerdict, s: &SweepStats) -> String {
             .and_then(|l| l.efficiency);
         if let Some(e) = at_peak
             && p.level != s.baseline
+            && v.per_unit
         {
             parts.push(format!(
                 "{:.0} % of linear scaling from {} at the peak",
                 e * 100.0,
-                fmt_n(s.baseline)
+                fmt_level(s.baseline)
             ));
         }
+        let what = if v.per_unit {
+            "per-unit efficiency"
+        } else {
+            s.unit.as_str()
+        };
         match v.knee {
             Some(k) => parts.push(format!(
-                "per-unit efficiency below {:.0} % of {}'s from {}",
+                "{what} below {:.0} % of {}'s from {}",
                 v.knee_share * 100.0,
-                fmt_n(s.baseline),
-                fmt_n(k)
+                fmt_level(s.baseline),
+                fmt_level(k)
             )),
             None => parts.push(format!(
-                "per-unit efficiency at least {:.0} % of {}'s at every level",
+                "{what} at least {:.0} % of {}'s at every level",
                 v.knee_share * 100.0,
-                fmt_n(s.baseline)
+                fmt_level(s.baseline)
             )),
         }
     }
     for (l, e) in &v.failed {
-        parts.push(format!("{} {} failed: {e}", s.variable, fmt_n(*l)));
+        parts.push(format!("{} {} failed: {e}", s.variable, fmt_level(*l)));
     }
     parts.join("; ")
 }
@@ -239,6 +263,7 @@ mod tests {
             variable: "sends".into(),
             unit: "msg/s".into(),
             baseline: points[0].0,
+            knee_on: "per-unit".into(),
             heat_up_s: 0.0,
             sample_s: 1.0,
             samples: 3,
@@ -293,6 +318,29 @@ mod tests {
             "{}",
             v.words
         );
+    }
+
+    #[test]
+    fn a_size_sweep_judges_its_knee_on_the_figure() {
+        // TPS against database size / memory: flat, then falling past 1.
+        let mut s = sweep(&[
+            (0.5, Some(75_000.0)),
+            (1.0, Some(70_000.0)),
+            (1.5, Some(30_000.0)),
+            (2.0, Some(10_000.0)),
+        ]);
+        s.knee_on = "figure".into();
+        s.unit = "TPS".into();
+        s.variable = "size/memory".into();
+        let v = judge(&s, KNEE_SHARE);
+        assert_eq!(v.knee, Some(1.5));
+        assert!((v.levels[1].efficiency.unwrap() - 70.0 / 75.0).abs() < 1e-9);
+        assert!(
+            v.words.contains("TPS below 80 % of 0.5's from 1.5"),
+            "{}",
+            v.words
+        );
+        assert!(!v.words.contains("linear"), "{}", v.words);
     }
 
     #[test]

@@ -333,6 +333,20 @@ pub struct RunArgs {
     /// pgbench: connect over the unix socket instead of TCP to 127.0.0.1.
     #[arg(long, help_heading = "PostgreSQL")]
     pub pg_socket: bool,
+    /// pgbench: sweep the database size from half to twice the memory it
+    /// may use (a memory cgroup on Linux), caches dropped at each level,
+    /// instead of the clients.
+    #[arg(long, conflicts_with = "sweep", help_heading = "PostgreSQL")]
+    pub memory_sweep: bool,
+    /// pgbench --memory-sweep: the memory the database may use (`256M`;
+    /// default quick 256 MB, full 1 GB).
+    #[arg(
+        long,
+        value_name = "SIZE",
+        requires = "memory_sweep",
+        help_heading = "PostgreSQL"
+    )]
+    pub pg_memory: Option<String>,
     /// The level per-unit efficiency is normalised to (default: the lowest).
     #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u64).range(1..=1_000_000), help_heading = "Sweeps")]
     pub baseline: Option<u64>,

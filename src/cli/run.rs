@@ -226,6 +226,28 @@ fn have_program(name: &str) -> bool {
 /// its levels, and the sweep's timings need a sweep.
 fn sweep_options(a: &RunArgs, work: &[WorkTarget]) -> anyhow::Result<Option<SweepOptions>> {
     let Some((variable, levels)) = &a.sweep else {
+        if a.memory_sweep {
+            if let Some(w) = work.iter().find(|w| w.workload.info().name != "pgbench") {
+                bail!(
+                    "--memory-sweep is pgbench's; {} has no database",
+                    w.workload.info().name
+                );
+            }
+            if work.is_empty() {
+                bail!("--memory-sweep: run pgbench (`scalebench run pgbench --memory-sweep`)");
+            }
+            if a.baseline.is_some() {
+                bail!("--baseline: a memory sweep's baseline is its smallest size (0.5)");
+            }
+            return Ok(Some(SweepOptions {
+                variable: "size/memory".into(),
+                levels: Vec::new(),
+                heat_up: a.heat_up,
+                sample: a.sample_time,
+                samples: a.samples,
+                baseline: None,
+            }));
+        }
         for (given, name) in [
             (a.heat_up.is_some(), "--heat-up"),
             (a.sample_time.is_some(), "--sample-time"),
@@ -367,6 +389,12 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
                 .transpose()?,
             modes: a.pg_mode.clone(),
             socket: a.pg_socket,
+            memory_sweep: a.memory_sweep,
+            memory_bytes: a
+                .pg_memory
+                .as_deref()
+                .map(|s| parse_bytes(s).map_err(|e| anyhow::anyhow!("--pg-memory: {e}")))
+                .transpose()?,
         },
         ..workloads::Options::new(Size::Quick)
     };

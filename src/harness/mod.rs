@@ -4,6 +4,7 @@
 //! timed workload phases with throughput over time ([`phase`]) and the work
 //! directory ([`workdir`]).
 
+pub mod cgroup;
 pub mod clock;
 pub mod limits;
 pub mod phase;

@@ -28,6 +28,9 @@ pub struct Plan {
     pub levels: Vec<f64>,
     /// The level per-unit efficiency is normalised to.
     pub baseline: f64,
+    /// Whether the knee is judged per level unit (`per-unit`) or on the
+    /// figure itself (`figure`).
+    pub knee_on: &'static str,
     /// Unmeasured time before each level's samples.
     pub heat_up: Duration,
     /// Samples per level.
@@ -87,7 +90,7 @@ pub fn run(plan: &Plan, progress: &mut Progress, runner: &mut dyn LevelRunner) -
         progress.phase(&format!(
             "{} {} ({}/{})",
             plan.variable,
-            crate::analysis::units::fmt_n(level),
+            crate::analysis::sweep::fmt_level(level),
             i + 1,
             plan.levels.len()
         ));
@@ -113,6 +116,7 @@ pub fn run(plan: &Plan, progress: &mut Progress, runner: &mut dyn LevelRunner) -
         variable: plan.variable.clone(),
         unit: plan.unit.clone(),
         baseline: plan.baseline,
+        knee_on: plan.knee_on.to_string(),
         heat_up_s: plan.heat_up.as_secs_f64(),
         sample_s: plan.sample.as_secs_f64(),
         samples: plan.samples,
@@ -258,6 +262,7 @@ mod tests {
             unit: "TPS".into(),
             levels: vec![1.0, 2.0, 4.0],
             baseline: 1.0,
+            knee_on: "per-unit",
             heat_up: Duration::ZERO,
             samples: 4,
             sample: Duration::from_millis(1),

@@ -46,6 +46,9 @@ impl MarkdownReport {
             let mut heads = super::SWEEP_COLUMNS;
             heads[0] = &sw.variable;
             heads[1] = &sw.unit;
+            if sw.knee_on == "figure" {
+                heads[2] = "vs base";
+            }
             writeln!(out, "| {} |", heads.map(cell).join(" | "))?;
             writeln!(out, "|{}", "---:|".repeat(heads.len()))?;
             for c in super::sweep_levels(sw) {

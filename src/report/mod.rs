@@ -225,9 +225,10 @@ pub struct WorkLine<'a> {
 pub const WORK_COLUMNS: [&str; 6] = ["req/s", "MB/s", "p50", "p99", "max", "errors"];
 
 /// Column heads of a table of sweeps after the row and system: the peak
-/// figure, the level (or range) it is reached at, per-unit efficiency
-/// there, the decline after it, the knee, and errors.
-pub const SWEEP_ROW_COLUMNS: [&str; 6] = ["peak", "at", "of linear", "decline", "knee", "errors"];
+/// figure, the level (or range) it is reached at, the efficiency there
+/// against the baseline (per unit, or the figure's share for a size
+/// sweep), the decline after it, the knee, and errors.
+pub const SWEEP_ROW_COLUMNS: [&str; 6] = ["peak", "at", "vs base", "decline", "knee", "errors"];
 
 /// Column heads of a phase table after the row and system: wall time, items
 /// per second, MB/s, the sync after the phase, CPU time (user/system) of
@@ -325,19 +326,23 @@ impl WorkLine<'_> {
             return Ok(vec![
                 format!("{} {}", fmt_n(p.value.round()), sw.unit),
                 if p.range.0 == p.range.1 {
-                    fmt_n(p.level)
+                    crate::analysis::sweep::fmt_level(p.level)
                 } else {
-                    format!("{}–{}", fmt_n(p.range.0), fmt_n(p.range.1))
+                    format!(
+                        "{}–{}",
+                        crate::analysis::sweep::fmt_level(p.range.0),
+                        crate::analysis::sweep::fmt_level(p.range.1)
+                    )
                 },
                 eff.map_or("—".into(), |e| format!("{:.0} %", e * 100.0)),
                 v.decline.map_or("—".into(), |(l, f)| {
                     format!(
                         "{}% @{}",
                         format!("{:+.0}", f * 100.0).replace('-', "−"),
-                        fmt_n(l)
+                        crate::analysis::sweep::fmt_level(l)
                     )
                 }),
-                v.knee.map_or("—".into(), fmt_n),
+                v.knee.map_or("—".into(), crate::analysis::sweep::fmt_level),
                 if failed > 0 {
                     format!("{errors} ({failed} levels failed)")
                 } else {
@@ -381,7 +386,7 @@ pub fn sweep_levels(s: &crate::results::SweepStats) -> Vec<[String; 6]> {
                 .fold(f64::INFINITY, f64::min);
             let hi = samples.iter().map(|x| x.value).fold(0.0, f64::max);
             [
-                fmt_n(f.level),
+                crate::analysis::sweep::fmt_level(f.level),
                 f.value.map_or("—".into(), |x| fmt_n(x.round())),
                 f.efficiency.map_or("—".into(), |e| format!("{e:.2}")),
                 l.and_then(|l| l.cpu_busy)
@@ -471,12 +476,23 @@ pub fn sweep_charts<'a>(t: &WorkTable<'a>, label: &str, many: bool) -> Vec<Sweep
         },
         SweepChart {
             key: "per-unit",
-            title: format!(
-                "{}: {label} — {} per {} against the baseline (1 = linear scaling)",
-                t.name, first.unit, first.variable
-            ),
+            title: if first.knee_on == "figure" {
+                format!(
+                    "{}: {label} — {} against the baseline's",
+                    t.name, first.unit
+                )
+            } else {
+                format!(
+                    "{}: {label} — {} per {} against the baseline (1 = linear scaling)",
+                    t.name, first.unit, first.variable
+                )
+            },
             x_label: first.variable.clone(),
-            y_label: "per-unit efficiency".into(),
+            y_label: if first.knee_on == "figure" {
+                "share of the baseline's".into()
+            } else {
+                "per-unit efficiency".into()
+            },
             lines: pick(&|_, l| l.efficiency),
         },
         SweepChart {

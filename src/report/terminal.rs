@@ -216,6 +216,9 @@ fn write_sweep(
     let mut cols = super::SWEEP_COLUMNS;
     cols[0] = &sw.variable;
     cols[1] = &sw.unit;
+    if sw.knee_on == "figure" {
+        cols[2] = "vs base";
+    }
     writeln!(
         out,
         "    {:>11} {:>9} {:>8} {:>8} {:>8}  {}",

@@ -107,6 +107,11 @@ pub struct SweepStats {
     pub unit: String,
     /// The level per-unit efficiency is normalised to.
     pub baseline: f64,
+    /// What the knee is judged on: `per-unit` (the figure per level unit,
+    /// as for clients or connections; the default) or `figure` (the figure
+    /// itself, as for database size against memory).
+    #[serde(default = "per_unit", skip_serializing_if = "is_per_unit")]
+    pub knee_on: String,
     /// Heat-up before each level's samples, seconds (not measured).
     pub heat_up_s: f64,
     /// Length of one sample, seconds.
@@ -119,6 +124,14 @@ pub struct SweepStats {
     pub cpus: usize,
     /// One entry per level, in the order run.
     pub levels: Vec<SweepLevel>,
+}
+
+fn per_unit() -> String {
+    "per-unit".into()
+}
+
+fn is_per_unit(s: &str) -> bool {
+    s == "per-unit"
 }
 
 /// One level of a sweep.

@@ -93,6 +93,7 @@ impl SweepOptions {
             baseline: self
                 .baseline
                 .unwrap_or_else(|| self.levels.iter().copied().fold(f64::INFINITY, f64::min)),
+            knee_on: "per-unit",
             heat_up: self.heat_up.unwrap_or(Duration::from_secs(heat)),
             samples: self.samples.unwrap_or(samples),
             sample: self.sample.unwrap_or(Duration::from_secs(sample)),

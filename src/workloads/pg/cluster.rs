@@ -128,8 +128,15 @@ pub struct Cluster {
 
 impl Cluster {
     /// Makes a cluster in `dir` (created; must not exist) and starts it
-    /// with `max_connections`; waits until it accepts connections.
-    pub fn start(bin: &Bin, dir: &Path, max_connections: u32) -> Result<Cluster, String> {
+    /// with `max_connections` and `settings`, its postmaster (and so every
+    /// backend) under `limit` if given; waits until it accepts connections.
+    pub fn start(
+        bin: &Bin,
+        dir: &Path,
+        max_connections: u32,
+        limit: Option<&crate::harness::cgroup::MemoryLimit>,
+        settings: &[(&str, String)],
+    ) -> Result<Cluster, String> {
         let who = run_as()?;
         if who.is_some()
             && let Some(parent) = dir.parent()
@@ -187,11 +194,20 @@ impl Cluster {
                 .arg("-c")
                 .arg(format!("unix_socket_directories={}", socket_dir.display()))
                 .args(["-c", &format!("max_connections={max_connections}")])
+                .args(
+                    settings
+                        .iter()
+                        .flat_map(|(k, v)| ["-c".to_string(), format!("{k}={v}")]),
+                )
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::from(logf));
             as_user(&mut cmd);
             let group = ChildGroup::spawn(&mut cmd).map_err(|e| format!("postgres: {e}"))?;
+            // At once, before it forks its helpers and backends.
+            if let Some(l) = limit {
+                l.add(group.pgid() as u32)?;
+            }
             let mut c = Cluster {
                 bin: bin.clone(),
                 group: Some(group),

@@ -12,6 +12,7 @@ pub mod cluster;
 
 use super::{Info, Options as WorkOptions, Size, Workload};
 use crate::harness::Ctx;
+use crate::harness::cgroup::MemoryLimit;
 use crate::harness::progress::Progress;
 use crate::harness::reaper::run_bounded;
 use crate::harness::sweep::{self, LevelOutcome};
@@ -60,6 +61,11 @@ pub struct PgOptions {
     pub modes: Vec<Mode>,
     /// Connect over the unix socket instead of TCP.
     pub socket: bool,
+    /// Sweep the database size against the memory it may use instead of
+    /// the clients (the swapcache experiment).
+    pub memory_sweep: bool,
+    /// The memory the database may use (default: quick 256 MB, full 1 GB).
+    pub memory_bytes: Option<u64>,
 }
 
 /// Bytes of one scale unit of pgbench's tables with their indexes, about
@@ -151,8 +157,8 @@ impl Workload for PgBench {
             pg.modes.clone()
         };
         let mut plan = match &opts.sweep {
-            Some(s) => s.plan(opts.size, "TPS"),
-            None => super::SweepOptions {
+            Some(s) if !pg.memory_sweep => s.plan(opts.size, "TPS"),
+            _ => super::SweepOptions {
                 variable: "clients".into(),
                 levels: default_levels(opts.size, cpus),
                 heat_up: None,
@@ -190,7 +196,46 @@ impl Workload for PgBench {
             modes.len() as u64 * plan.planned().as_secs() + 20,
         );
         progress.phase("initdb and start");
-        let cluster = match Cluster::start(&bin, &ctx.workdir().join("pg"), max_clients + 10) {
+        let limit = if pg.memory_sweep {
+            let bytes = pg.memory_bytes.unwrap_or(match opts.size {
+                Size::Quick => 256 << 20,
+                Size::Full => 1 << 30,
+            });
+            params.insert("memory_bytes".into(), json!(bytes));
+            match MemoryLimit::create(bytes) {
+                Ok(l) => {
+                    params.insert(
+                        "memory_limit".into(),
+                        json!(format!("{} {}", l.kind, l.path().display())),
+                    );
+                    Some(l)
+                }
+                Err(e) => {
+                    params.insert("memory_limit".into(), json!(format!("none: {e}")));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        // Under a memory limit the shared buffers take a quarter of it (as
+        // PostgreSQL advises for a machine's RAM), and index builds little,
+        // so that the limit bounds the cache rather than killing backends.
+        let settings: Vec<(&str, String)> =
+            match params.get("memory_bytes").and_then(|v| v.as_u64()) {
+                Some(m) if limit.is_some() => vec![
+                    ("shared_buffers", format!("{}kB", m / 4 / 1024)),
+                    ("maintenance_work_mem", "16MB".to_string()),
+                ],
+                _ => Vec::new(),
+            };
+        let cluster = match Cluster::start(
+            &bin,
+            &ctx.workdir().join("pg"),
+            max_clients.max(cpus as u32) + 10,
+            limit.as_ref(),
+            &settings,
+        ) {
             Ok(c) => c,
             Err(e) => return failed(params, "setup", e),
         };
@@ -242,7 +287,12 @@ impl Workload for PgBench {
         }
         progress.advance(20);
         let mut rows = Vec::new();
-        for mode in modes {
+        if pg.memory_sweep {
+            let memory = params["memory_bytes"].as_u64().unwrap_or(256 << 20);
+            let row = memory_sweep(&bin, &cluster, pg.socket, memory, cpus, opts, progress);
+            rows.push(row);
+        }
+        for mode in modes.into_iter().filter(|_| !pg.memory_sweep) {
             if crate::harness::reaper::interrupted() {
                 break;
             }
@@ -263,6 +313,7 @@ impl Workload for PgBench {
             });
         }
         drop(cluster);
+        drop(limit);
         progress.finish(&format!("{} rows", rows.len()));
         super::finish(&PGBENCH, params, rows, Vec::new())
     }
@@ -272,6 +323,91 @@ impl Workload for PgBench {
 /// blocks read.
 const PREWARM: &str = "select sum(pg_prewarm(c.oid::regclass)) from pg_class c \
     where c.relname like 'pgbench\\_%' and c.relkind in ('r', 'i')";
+
+/// The swapcache experiment: select-only TPS with as many clients as
+/// CPUs while the database grows from half to twice the memory it may use;
+/// at each level the tables are loaded anew at the level's scale,
+/// checkpointed, and the caches dropped where permitted.
+fn memory_sweep(
+    bin: &Bin,
+    c: &Cluster,
+    socket: bool,
+    memory: u64,
+    cpus: usize,
+    opts: &WorkOptions,
+    progress: &mut Progress,
+) -> WorkloadRow {
+    let levels = match opts.size {
+        Size::Quick => vec![0.5, 1.0, 2.0],
+        Size::Full => vec![0.5, 0.75, 1.0, 1.25, 1.5, 2.0],
+    };
+    let mut plan = super::SweepOptions {
+        variable: "size/memory".into(),
+        levels,
+        heat_up: opts.sweep.as_ref().and_then(|s| s.heat_up),
+        sample: opts.sweep.as_ref().and_then(|s| s.sample),
+        samples: opts.sweep.as_ref().and_then(|s| s.samples),
+        baseline: None,
+    }
+    .plan(opts.size, "TPS");
+    plan.knee_on = "figure";
+    plan.sample = Duration::from_secs(plan.sample.as_secs_f64().round().max(1.0) as u64);
+    plan.heat_up = Duration::from_secs(plan.heat_up.as_secs_f64().round() as u64);
+    let clients = cpus.max(1) as u32;
+    let mut runner = |ratio: f64, plan: &sweep::Plan| {
+        let scale = scale_for((ratio * memory as f64) as u64);
+        let mut out = LevelOutcome::default();
+        out.params.insert("scale".into(), json!(scale));
+        match run_bounded(
+            pgbench(bin, c, socket)
+                .args(["-i", "-q", "-s", &scale.to_string()])
+                .arg(DATABASE),
+            Duration::from_secs(3_600),
+        ) {
+            Ok(f) if f.status.is_some_and(|s| s.success()) => {}
+            Ok(f) => {
+                out.error = Some(why(&f, c, "pgbench -i"));
+                return out;
+            }
+            Err(e) => {
+                out.error = Some(format!("pgbench -i: {e}"));
+                return out;
+            }
+        }
+        if let Err(e) = c.sql("checkpoint") {
+            out.error = Some(e);
+            return out;
+        }
+        if let Ok(b) = c.sql("select pg_database_size(current_database())") {
+            out.params
+                .insert("db_bytes".into(), json!(b.trim().parse::<u64>().ok()));
+        }
+        out.params.insert(
+            "cache".into(),
+            json!(match crate::sys::drop_caches() {
+                Ok(()) => "dropped".to_string(),
+                Err(e) => format!("warm: {e}"),
+            }),
+        );
+        let mut m = level_run(bin, c, socket, Mode::SelectOnly, clients, cpus, plan);
+        m.params.append(&mut out.params);
+        m
+    };
+    let stats = sweep::run(&plan, progress, &mut runner);
+    let mut p = BTreeMap::new();
+    p.insert("mode".into(), json!("select-only"));
+    p.insert("clients".into(), json!(clients));
+    p.insert("memory_bytes".into(), json!(memory));
+    WorkloadRow {
+        label: "select-only, size against memory".into(),
+        target: None,
+        params: p,
+        load: None,
+        phase: None,
+        sweep: Some(stats),
+        error: None,
+    }
+}
 
 /// pgbench pointed at the cluster.
 fn pgbench(bin: &Bin, c: &Cluster, socket: bool) -> Command {

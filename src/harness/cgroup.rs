@@ -1,0 +1,124 @@
+//! A memory limit for the processes a workload starts: a cgroup of its own
+//! (Linux, v2 or v1 memory controller) below the one scalebench runs in,
+//! made with the limit and removed when dropped. Elsewhere, or without the
+//! rights, [`MemoryLimit::create`] says why not and the caller goes on
+//! without a limit (and says so).
+//!
+//! A cgroup left by a killed run (`scalebench-PID` whose PID is gone and
+//! which holds no process) is removed by the next [`MemoryLimit::create`].
+
+use std::path::{Path, PathBuf};
+
+/// A memory cgroup holding the processes added to it.
+#[derive(Debug)]
+pub struct MemoryLimit {
+    dir: PathBuf,
+    /// The limit, bytes.
+    pub bytes: u64,
+    /// `cgroup v2` or `cgroup v1`.
+    pub kind: &'static str,
+}
+
+/// Where this process's memory cgroup is, and which version: v2 (a
+/// `0::/path` line, the unified hierarchy with the memory controller) or
+/// v1 (a `N:memory:/path` line).
+fn own_cgroup() -> Result<(PathBuf, &'static str), String> {
+    let text = std::fs::read_to_string("/proc/self/cgroup")
+        .map_err(|e| format!("no cgroups here (/proc/self/cgroup: {e})"))?;
+    for l in text.lines() {
+        let mut f = l.splitn(3, ':');
+        let (_, ctrl, path) = (f.next(), f.next().unwrap_or(""), f.next().unwrap_or(""));
+        if ctrl.split(',').any(|c| c == "memory") {
+            let root = Path::new("/sys/fs/cgroup/memory");
+            if root.is_dir() {
+                return Ok((root.join(path.trim_start_matches('/')), "cgroup v1"));
+            }
+        }
+    }
+    for l in text.lines() {
+        if let Some(path) = l.strip_prefix("0::") {
+            for root in ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"] {
+                let dir = Path::new(root).join(path.trim_start_matches('/'));
+                let ctl = std::fs::read_to_string(Path::new(root).join("cgroup.controllers"))
+                    .unwrap_or_default();
+                if ctl.split_whitespace().any(|c| c == "memory") && dir.is_dir() {
+                    return Ok((dir, "cgroup v2"));
+                }
+            }
+        }
+    }
+    Err("no memory cgroup controller is mounted".into())
+}
+
+impl MemoryLimit {
+    /// Makes `scalebench-PID` with a limit of `bytes` below this process's
+    /// memory cgroup.
+    pub fn create(bytes: u64) -> Result<MemoryLimit, String> {
+        if !cfg!(target_os = "linux") {
+            return Err("memory limits use cgroups, which only Linux has".into());
+        }
+        let (parent, kind) = own_cgroup()?;
+        sweep_stale(&parent);
+        let dir = parent.join(format!("scalebench-{}", std::process::id()));
+        std::fs::create_dir(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+        let limit = MemoryLimit { dir, bytes, kind };
+        let file = if kind == "cgroup v2" {
+            "memory.max"
+        } else {
+            "memory.limit_in_bytes"
+        };
+        std::fs::write(limit.dir.join(file), bytes.to_string())
+            .map_err(|e| format!("cannot set {}: {e}", limit.dir.join(file).display()))?;
+        Ok(limit)
+    }
+
+    /// Puts process `pid` (and so what it forks later) under the limit.
+    pub fn add(&self, pid: u32) -> Result<(), String> {
+        std::fs::write(self.dir.join("cgroup.procs"), pid.to_string())
+            .map_err(|e| format!("cannot move process {pid} into {}: {e}", self.dir.display()))
+    }
+
+    /// The cgroup's directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for MemoryLimit {
+    fn drop(&mut self) {
+        // Its processes are gone by now (the caller stops them first); a
+        // cgroup with none is removed with rmdir. Retry briefly while the
+        // last ones are being reaped.
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+/// Removes `scalebench-PID` cgroups below `parent` whose PID is gone and
+/// which hold no process.
+fn sweep_stale(parent: &Path) {
+    let Ok(rd) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("scalebench-")
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: probing a pid with signal 0.
+        let alive = unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        let empty = std::fs::read_to_string(e.path().join("cgroup.procs"))
+            .is_ok_and(|s| s.trim().is_empty());
+        if !alive && empty {
+            let _ = std::fs::remove_dir(e.path());
+        }
+    }
+}
