@@ -233,20 +233,20 @@ fn kill_9_mid_pgbench_leaves_nothing() {
             .collect()
     };
     // pgbench is measuring against the cluster (the run with progress
-    // reports, -P), with the postmaster, its helpers and the backends.
+    // reports, -P), with the postmaster, its helpers and the backends, in a
+    // memory cgroup of the run's own (--memory-sweep).
     let seen = kill_when(
         &run_args(
             base.path(),
             &[
                 "pgbench",
-                "--sweep",
-                "clients=2",
+                "--memory-sweep",
+                "--pg-memory",
+                "256M",
                 "--heat-up",
                 "0",
                 "--sample-time",
                 "10",
-                "--db-size",
-                "16M",
             ],
         ),
         base.path(),
@@ -284,6 +284,31 @@ fn kill_9_mid_pgbench_leaves_nothing() {
         .filter(|i| !was.contains(i))
         .collect();
     assert!(left.is_empty(), "shared memory left: {left:?}");
+    // And the memory cgroup the killed run made for the postmaster.
+    let text = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+    let dir = text
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.splitn(3, ':').collect();
+            f[1].split(',').any(|c| c == "memory").then(|| {
+                std::path::Path::new("/sys/fs/cgroup/memory").join(f[2].trim_start_matches('/'))
+            })
+        })
+        .unwrap_or_else(|| {
+            let p = text.lines().find_map(|l| l.strip_prefix("0::")).unwrap();
+            std::path::Path::new("/sys/fs/cgroup").join(p.trim_start_matches('/'))
+        });
+    let cgroups: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("scalebench-"))
+        .collect();
+    assert!(
+        cgroups.is_empty(),
+        "memory cgroups left in {}: {cgroups:?}",
+        dir.display()
+    );
 }
 
 /// A temporary directory that, should the test fail, first unmounts what

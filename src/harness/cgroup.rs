@@ -98,6 +98,20 @@ impl Drop for MemoryLimit {
     }
 }
 
+/// Removes the memory cgroup a killed run `pid` made, if it is there and
+/// holds no process; returns what it did.
+pub fn release(pid: u32) -> Option<String> {
+    let (parent, _) = own_cgroup().ok()?;
+    let dir = parent.join(format!("scalebench-{pid}"));
+    if !dir.is_dir() {
+        return None;
+    }
+    Some(match std::fs::remove_dir(&dir) {
+        Ok(()) => format!("removed the memory cgroup {}", dir.display()),
+        Err(e) => format!("could not remove the memory cgroup {}: {e}", dir.display()),
+    })
+}
+
 /// Removes `scalebench-PID` cgroups below `parent` whose PID is gone and
 /// which hold no process.
 fn sweep_stale(parent: &Path) {

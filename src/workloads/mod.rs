@@ -132,10 +132,17 @@ registry! {
     pg::PgBench,
 }
 
-/// Frees what a killed run's workloads left in its work directory `dir`
-/// beyond files (PostgreSQL's shared memory); returns what it did.
+/// Frees what a killed run's workloads left beyond the files in its work
+/// directory `dir` (PostgreSQL's shared memory, the memory cgroup);
+/// returns what it did.
 pub fn release_stale(dir: &std::path::Path) -> Vec<String> {
-    pg::cluster::release_stale(dir)
+    let mut v = pg::cluster::release_stale(dir);
+    // The memory cgroup of pgbench --memory-sweep is named after the run.
+    let owner = std::fs::read_to_string(dir.join(crate::harness::workdir::OWNER));
+    if let Some(pid) = owner.ok().and_then(|s| s.trim().parse::<u32>().ok()) {
+        v.extend(crate::harness::cgroup::release(pid));
+    }
+    v
 }
 
 /// Looks a workload up by name.
