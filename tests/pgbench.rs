@@ -273,3 +273,71 @@ fn a_memory_sweep_grows_the_database_past_a_cgroup_limit() {
     assert!(left.is_empty(), "cgroups left: {left:?}");
     assert_eq!(entries(&work), 0, "work directory emptied");
 }
+
+#[test]
+fn an_existing_server_is_used_by_connection_string_and_left_running() {
+    let _one = one();
+    use scalebench::workloads::pg::cluster::{Bin, Cluster};
+    // "Someone else's" server: a cluster this test makes and stops.
+    let t = tempfile::tempdir().unwrap();
+    let bin_dir = Bin::find().unwrap();
+    let theirs = Cluster::start(&bin_dir, &t.path().join("theirs"), 20, None, &[]).unwrap();
+    let conninfo = format!(
+        "host=127.0.0.1 port={} user=scalebench dbname=postgres",
+        theirs.port
+    );
+    let work = t.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let out = t.path().join("r.json");
+    let o = bin()
+        .args(["run", "pgbench", "--pg-server", &conninfo])
+        .args([
+            "--sweep",
+            "clients=1,2",
+            "--heat-up",
+            "0",
+            "--sample-time",
+            "1",
+        ])
+        .args([
+            "--samples",
+            "2",
+            "--db-size",
+            "16M",
+            "--no-report",
+            "--quiet",
+        ])
+        .arg("--workdir")
+        .arg(&work)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = load(&out);
+    assert_valid(&doc);
+    let w = &doc["workloads"][0];
+    assert_eq!(w["status"], "ok", "{w}");
+    assert_eq!(w["params"]["server"], "given by connection string");
+    let argv = doc["command_line"].to_string();
+    assert!(
+        !argv.contains("dbname"),
+        "the connection string is not recorded: {argv}"
+    );
+    assert!(w["params"]["settings"]["server_version"].is_string(), "{w}");
+    let levels = w["rows"][0]["sweep"]["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 2);
+    for l in levels {
+        assert_eq!(l["samples"].as_array().unwrap().len(), 2, "{l}");
+    }
+    // Their server still runs, with the tables pgbench made.
+    let psql = std::process::Command::new(bin_dir.tool("psql"))
+        .args(["-X", "-A", "-t", "-d", &conninfo, "-c"])
+        .arg("select count(*) from pgbench_branches")
+        .output()
+        .unwrap();
+    assert!(psql.status.success(), "the server was left running");
+    assert_eq!(String::from_utf8_lossy(&psql.stdout).trim(), "1", "scale 1");
+    assert_eq!(entries(&work), 0);
+    drop(theirs);
+}

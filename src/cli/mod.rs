@@ -330,6 +330,12 @@ pub struct RunArgs {
         help_heading = "PostgreSQL"
     )]
     pub pg_mode: Vec<crate::workloads::pg::Mode>,
+    /// pgbench: an existing server by libpq connection string (`host=db
+    /// port=5432 user=bench dbname=bench`, or a postgresql:// URI) instead
+    /// of a throwaway cluster. Its pgbench_* tables are dropped and made
+    /// anew (`pgbench -i`); nothing else is touched.
+    #[arg(long, value_name = "CONNINFO", conflicts_with_all = ["memory_sweep", "pg_socket"], help_heading = "PostgreSQL")]
+    pub pg_server: Option<String>,
     /// pgbench: connect over the unix socket instead of TCP to 127.0.0.1.
     #[arg(long, help_heading = "PostgreSQL")]
     pub pg_socket: bool,

@@ -221,6 +221,22 @@ fn have_program(name: &str) -> bool {
         .any(|d| d.join(name).is_file())
 }
 
+/// The command line as recorded: a connection string (`--pg-server`) may
+/// hold a password, so its value is replaced by `(redacted)`.
+fn redacted(args: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for a in args {
+        if out.last().is_some_and(|p| p == "--pg-server") {
+            out.push("(redacted)".into());
+        } else if a.starts_with("--pg-server=") {
+            out.push("--pg-server=(redacted)".into());
+        } else {
+            out.push(a);
+        }
+    }
+    out
+}
+
 /// The sweep asked for, checked before anything is measured: every
 /// selected workload must sweep its variable, the baseline must be one of
 /// its levels, and the sweep's timings need a sweep.
@@ -390,6 +406,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             modes: a.pg_mode.clone(),
             socket: a.pg_socket,
             memory_sweep: a.memory_sweep,
+            server: a.pg_server.clone(),
             memory_bytes: a
                 .pg_memory
                 .as_deref()
@@ -437,7 +454,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         schema: results::SCHEMA_NAME.into(),
         schema_version: results::SCHEMA_VERSION,
         tool: Tool::this(),
-        command_line: std::env::args().collect(),
+        command_line: redacted(std::env::args()),
         label,
         started: results::now_rfc3339(),
         finished: None,
@@ -608,6 +625,29 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connection_strings_are_not_recorded() {
+        let argv = [
+            "scalebench",
+            "run",
+            "pgbench",
+            "--pg-server",
+            "password=x",
+            "--pg-server=y=z",
+        ];
+        assert_eq!(
+            redacted(argv.iter().map(|s| s.to_string())),
+            vec![
+                "scalebench",
+                "run",
+                "pgbench",
+                "--pg-server",
+                "(redacted)",
+                "--pg-server=(redacted)"
+            ]
+        );
+    }
 
     #[test]
     fn suites_and_names_resolve_in_order_without_repeats() {

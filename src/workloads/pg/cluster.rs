@@ -63,6 +63,24 @@ impl Bin {
         })
     }
 
+    /// The installation with `pgbench` and `psql` (enough for a server of
+    /// someone else's).
+    pub fn find_clients() -> Result<Bin, String> {
+        if let Ok(b) = Bin::find() {
+            return Ok(b);
+        }
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&path)
+            .find_map(|d| {
+                let real = std::fs::canonicalize(d.join("pgbench")).ok()?;
+                let dir = real.parent()?;
+                dir.join("psql").is_file().then(|| Bin {
+                    dir: dir.to_path_buf(),
+                })
+            })
+            .ok_or_else(|| "no pgbench and psql found (on PATH or in /usr/lib/postgresql/*/bin; Debian: apt-get install postgresql-client)".to_string())
+    }
+
     /// One of its programs.
     pub fn tool(&self, name: &str) -> PathBuf {
         self.dir.join(name)
@@ -259,17 +277,112 @@ impl Cluster {
         )
     }
 
-    /// Runs SQL through psql over TCP; returns its output, rows separated
-    /// by newlines, fields by `|`.
+    /// Stops the server: a fast shutdown (SIGINT), up to 30 s, then its
+    /// whole process group is killed.
+    pub fn stop(&mut self) {
+        if let Some(mut g) = self.group.take() {
+            // SAFETY: signalling the postmaster we started.
+            unsafe { libc::kill(g.pgid(), libc::SIGINT) };
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(30) {
+                if matches!(g.child().try_wait(), Ok(Some(_))) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            drop(g);
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The database pgbench runs against: the throwaway cluster, or an
+/// existing server given by a libpq connection string.
+pub struct Server {
+    bin: Bin,
+    local: Option<Cluster>,
+    conninfo: Option<String>,
+    socket: bool,
+}
+
+impl Server {
+    /// The throwaway cluster `c`, reached over TCP (or its unix socket).
+    pub fn local(bin: Bin, c: Cluster, socket: bool) -> Server {
+        Server {
+            bin,
+            local: Some(c),
+            conninfo: None,
+            socket,
+        }
+    }
+
+    /// An existing server by connection string (`host=… port=… user=…
+    /// dbname=…` or a `postgresql://` URI).
+    pub fn remote(bin: Bin, conninfo: String) -> Server {
+        Server {
+            bin,
+            local: None,
+            conninfo: Some(conninfo),
+            socket: false,
+        }
+    }
+
+    /// The throwaway cluster, if this is one.
+    pub fn cluster(&self) -> Option<&Cluster> {
+        self.local.as_ref()
+    }
+
+    /// The connection arguments of pgbench and psql, the database last
+    /// (so it goes at the end of the command line).
+    fn target(&self, cmd: &mut Command, db_flag: bool) {
+        match (&self.local, &self.conninfo) {
+            (Some(c), _) => {
+                if self.socket {
+                    cmd.arg("-h").arg(&c.socket_dir);
+                } else {
+                    cmd.args(["-h", "127.0.0.1"]);
+                }
+                cmd.args(["-p", &c.port.to_string(), "-U", USER]);
+                if db_flag {
+                    cmd.args(["-d", DATABASE]);
+                }
+            }
+            (None, Some(ci)) => {
+                if db_flag {
+                    cmd.arg("-d");
+                }
+                cmd.arg(ci);
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// `pgbench ARGS… DATABASE`, pointed at the server.
+    pub fn pgbench(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(self.bin.tool("pgbench"));
+        cmd.args(args);
+        if self.local.is_some() {
+            self.target(&mut cmd, false);
+            cmd.arg(DATABASE);
+        } else {
+            self.target(&mut cmd, false);
+        }
+        cmd
+    }
+
+    /// Runs SQL through psql; returns its output, rows separated by
+    /// newlines, fields by `|`.
     pub fn sql(&self, query: &str) -> Result<String, String> {
-        let f = run_bounded(
-            Command::new(self.bin.tool("psql"))
-                .args(["-X", "-A", "-t", "-F", "|", "-h", "127.0.0.1"])
-                .args(["-p", &self.port.to_string(), "-U", USER, "-d", DATABASE])
-                .args(["-c", query]),
-            Duration::from_secs(60),
-        )
-        .map_err(|e| format!("psql: {e}"))?;
+        let mut cmd = Command::new(self.bin.tool("psql"));
+        cmd.args(["-X", "-A", "-t", "-F", "|", "-v", "ON_ERROR_STOP=1"]);
+        self.target(&mut cmd, true);
+        cmd.args(["-c", query]);
+        let f = run_bounded(&mut cmd, Duration::from_secs(60)).map_err(|e| format!("psql: {e}"))?;
         if f.status.is_some_and(|s| s.success()) {
             Ok(f.stdout)
         } else {
@@ -294,27 +407,13 @@ impl Cluster {
             .collect()
     }
 
-    /// Stops the server: a fast shutdown (SIGINT), up to 30 s, then its
-    /// whole process group is killed.
-    pub fn stop(&mut self) {
-        if let Some(mut g) = self.group.take() {
-            // SAFETY: signalling the postmaster we started.
-            unsafe { libc::kill(g.pgid(), libc::SIGINT) };
-            let start = Instant::now();
-            while start.elapsed() < Duration::from_secs(30) {
-                if matches!(g.child().try_wait(), Ok(Some(_))) {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            drop(g);
-        }
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        self.stop();
+    /// The last lines of the throwaway cluster's log (empty for a server
+    /// of someone else's).
+    pub fn log_tail(&self) -> String {
+        self.local
+            .as_ref()
+            .map(Cluster::log_tail)
+            .unwrap_or_default()
     }
 }
 

@@ -17,10 +17,9 @@ use crate::harness::progress::Progress;
 use crate::harness::reaper::run_bounded;
 use crate::harness::sweep::{self, LevelOutcome};
 use crate::results::{SweepSample, WorkloadResult, WorkloadRow};
-use cluster::{Bin, Cluster, DATABASE, USER, last_lines};
+use cluster::{Bin, Cluster, Server, last_lines};
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The `pgbench` workload.
@@ -66,6 +65,9 @@ pub struct PgOptions {
     pub memory_sweep: bool,
     /// The memory the database may use (default: quick 256 MB, full 1 GB).
     pub memory_bytes: Option<u64>,
+    /// An existing server by libpq connection string instead of the
+    /// throwaway cluster (its pgbench_* tables are replaced).
+    pub server: Option<String>,
 }
 
 /// Bytes of one scale unit of pgbench's tables with their indexes, about
@@ -185,7 +187,12 @@ impl Workload for PgBench {
         params.insert("threads".into(), json!("min(clients, CPUs)"));
         params.insert("pinning".into(), json!("none"));
         params.insert("clients".into(), json!(plan.levels));
-        let bin = match Bin::find() {
+        let found = if pg.server.is_some() {
+            Bin::find_clients()
+        } else {
+            Bin::find()
+        };
+        let bin = match found {
             Ok(b) => b,
             Err(e) => return unsupported(params, e),
         };
@@ -229,25 +236,32 @@ impl Workload for PgBench {
                 ],
                 _ => Vec::new(),
             };
-        let cluster = match Cluster::start(
-            &bin,
-            &ctx.workdir().join("pg"),
-            max_clients.max(cpus as u32) + 10,
-            limit.as_ref(),
-            &settings,
-        ) {
-            Ok(c) => c,
-            Err(e) => return failed(params, "setup", e),
+        let server = match &pg.server {
+            Some(ci) => {
+                params.insert("server".into(), json!("given by connection string"));
+                Server::remote(bin.clone(), ci.clone())
+            }
+            None => match Cluster::start(
+                &bin,
+                &ctx.workdir().join("pg"),
+                max_clients.max(cpus as u32) + 10,
+                limit.as_ref(),
+                &settings,
+            ) {
+                Ok(c) => {
+                    if let Some(u) = &c.runs_as {
+                        params.insert("server_user".into(), json!(u));
+                    }
+                    params.insert("server".into(), json!("throwaway cluster"));
+                    Server::local(bin.clone(), c, pg.socket)
+                }
+                Err(e) => return failed(params, "setup", e),
+            },
         };
-        if let Some(u) = &cluster.runs_as {
-            params.insert("server_user".into(), json!(u));
-        }
-        params.insert("settings".into(), json!(cluster.settings()));
+        params.insert("settings".into(), json!(server.settings()));
         progress.phase(&format!("pgbench -i -s {scale}"));
         let init = run_bounded(
-            pgbench(&bin, &cluster, pg.socket)
-                .args(["-i", "-q", "-s", &scale.to_string()])
-                .arg(DATABASE),
+            &mut server.pgbench(&["-i", "-q", "-s", &scale.to_string()]),
             Duration::from_secs(3_600),
         );
         match init {
@@ -258,7 +272,7 @@ impl Workload for PgBench {
                     "setup",
                     format!(
                         "pgbench -i failed: {}",
-                        last_lines(&format!("{}\n{}", f.stderr, cluster.log_tail()), 3)
+                        last_lines(&format!("{}\n{}", f.stderr, server.log_tail()), 3)
                     ),
                 );
             }
@@ -266,39 +280,45 @@ impl Workload for PgBench {
         }
         // The freshly loaded tables are dirty: write them out now, not
         // during the first level.
-        if let Err(e) = cluster.sql("checkpoint") {
-            return failed(params, "setup", e);
-        }
+        // (On a server of someone else's this may need rights we lack:
+        // then it is noted, not fatal.)
+        params.insert(
+            "checkpoint".into(),
+            json!(match server.sql("checkpoint") {
+                Ok(_) => "done".to_string(),
+                Err(e) if server.cluster().is_none() => format!("not done: {e}"),
+                Err(e) => return failed(params, "setup", e),
+            }),
+        );
         // Warm the shared buffers with the tables and indexes, as a long
         // run would have them (pg_prewarm, from PostgreSQL's contrib; the
         // heat-up of each level does the rest).
         params.insert(
             "prewarm".into(),
-            json!(match cluster
+            json!(match server
                 .sql("create extension if not exists pg_prewarm")
-                .and_then(|_| cluster.sql(PREWARM))
+                .and_then(|_| server.sql(PREWARM))
             {
                 Ok(blocks) => format!("pg_prewarm: {} blocks", blocks.trim()),
                 Err(e) => format!("none ({e})"),
             }),
         );
-        if let Ok(b) = cluster.sql("select pg_database_size(current_database())") {
+        if let Ok(b) = server.sql("select pg_database_size(current_database())") {
             params.insert("db_bytes".into(), json!(b.trim().parse::<u64>().ok()));
         }
         progress.advance(20);
         let mut rows = Vec::new();
         if pg.memory_sweep {
             let memory = params["memory_bytes"].as_u64().unwrap_or(256 << 20);
-            let row = memory_sweep(&bin, &cluster, pg.socket, memory, cpus, opts, progress);
+            let row = memory_sweep(&server, memory, cpus, opts, progress);
             rows.push(row);
         }
         for mode in modes.into_iter().filter(|_| !pg.memory_sweep) {
             if crate::harness::reaper::interrupted() {
                 break;
             }
-            let mut runner = |level: f64, plan: &sweep::Plan| {
-                level_run(&bin, &cluster, pg.socket, mode, level as u32, cpus, plan)
-            };
+            let mut runner =
+                |level: f64, plan: &sweep::Plan| level_run(&server, mode, level as u32, cpus, plan);
             let stats = sweep::run(&plan, progress, &mut runner);
             let mut p = BTreeMap::new();
             p.insert("mode".into(), json!(mode.name()));
@@ -312,7 +332,7 @@ impl Workload for PgBench {
                 error: None,
             });
         }
-        drop(cluster);
+        drop(server);
         drop(limit);
         progress.finish(&format!("{} rows", rows.len()));
         super::finish(&PGBENCH, params, rows, Vec::new())
@@ -329,9 +349,7 @@ const PREWARM: &str = "select sum(pg_prewarm(c.oid::regclass)) from pg_class c \
 /// at each level the tables are loaded anew at the level's scale,
 /// checkpointed, and the caches dropped where permitted.
 fn memory_sweep(
-    bin: &Bin,
-    c: &Cluster,
-    socket: bool,
+    c: &Server,
     memory: u64,
     cpus: usize,
     opts: &WorkOptions,
@@ -359,9 +377,7 @@ fn memory_sweep(
         let mut out = LevelOutcome::default();
         out.params.insert("scale".into(), json!(scale));
         match run_bounded(
-            pgbench(bin, c, socket)
-                .args(["-i", "-q", "-s", &scale.to_string()])
-                .arg(DATABASE),
+            &mut c.pgbench(&["-i", "-q", "-s", &scale.to_string()]),
             Duration::from_secs(3_600),
         ) {
             Ok(f) if f.status.is_some_and(|s| s.success()) => {}
@@ -389,7 +405,7 @@ fn memory_sweep(
                 Err(e) => format!("warm: {e}"),
             }),
         );
-        let mut m = level_run(bin, c, socket, Mode::SelectOnly, clients, cpus, plan);
+        let mut m = level_run(c, Mode::SelectOnly, clients, cpus, plan);
         m.params.append(&mut out.params);
         m
     };
@@ -409,45 +425,34 @@ fn memory_sweep(
     }
 }
 
-/// pgbench pointed at the cluster.
-fn pgbench(bin: &Bin, c: &Cluster, socket: bool) -> Command {
-    let mut cmd = Command::new(bin.tool("pgbench"));
-    if socket {
-        cmd.arg("-h").arg(&c.socket_dir);
-    } else {
-        cmd.args(["-h", "127.0.0.1"]);
-    }
-    cmd.args(["-p", &c.port.to_string(), "-U", USER]);
-    cmd
-}
-
 /// One level: a heat-up run, then a measured run of `samples × sample`
 /// seconds reporting progress every sample.
 fn level_run(
-    bin: &Bin,
-    c: &Cluster,
-    socket: bool,
+    c: &Server,
     mode: Mode,
     clients: u32,
     cpus: usize,
     plan: &sweep::Plan,
 ) -> LevelOutcome {
     let threads = (clients as usize).min(cpus).max(1);
-    let base = |secs: u64| {
-        let mut cmd = pgbench(bin, c, socket);
+    let base = |secs: u64, progress: Option<u64>| {
+        let (c_, j_, t_) = (clients.to_string(), threads.to_string(), secs.to_string());
+        let mut args = vec!["-n", "-c", &c_, "-j", &j_, "-T", &t_];
         if mode == Mode::SelectOnly {
-            cmd.arg("-S");
+            args.push("-S");
         }
-        cmd.args(["-n", "-c", &clients.to_string(), "-j", &threads.to_string()])
-            .args(["-T", &secs.to_string()]);
-        cmd
+        let p_ = progress.map(|p| p.to_string());
+        if let Some(p) = &p_ {
+            args.extend(["-P", p.as_str()]);
+        }
+        c.pgbench(&args)
     };
     let mut out = LevelOutcome::default();
     out.params.insert("threads".into(), json!(threads));
     let limit = |secs: u64| Duration::from_secs(secs * 2 + 60);
     let heat = plan.heat_up.as_secs();
     if heat > 0 {
-        match run_bounded(base(heat).arg(DATABASE), limit(heat)) {
+        match run_bounded(&mut base(heat, None), limit(heat)) {
             Ok(f) if f.status.is_some_and(|s| s.success()) => {}
             Ok(f) => {
                 out.error = Some(why(&f, c, "heat-up"));
@@ -464,10 +469,7 @@ fn level_run(
     // of an interval that ends with the run.
     let secs = each * u64::from(plan.samples) + 1;
     let start = Instant::now();
-    let f = match run_bounded(
-        base(secs).args(["-P", &each.to_string()]).arg(DATABASE),
-        limit(secs),
-    ) {
+    let f = match run_bounded(&mut base(secs, Some(each)), limit(secs)) {
         Ok(f) => f,
         Err(e) => {
             out.error = Some(format!("pgbench: {e}"));
@@ -498,7 +500,7 @@ fn level_run(
 }
 
 /// Why a pgbench run failed, in words.
-fn why(f: &crate::harness::reaper::Finished, c: &Cluster, what: &str) -> String {
+fn why(f: &crate::harness::reaper::Finished, c: &Server, what: &str) -> String {
     if f.timed_out {
         return format!("{what}: did not finish in time");
     }
