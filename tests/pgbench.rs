@@ -163,6 +163,18 @@ fn pgbench_options_are_checked_before_anything_runs() {
             &["run", "pgbench", "--pg-memory", "1G"][..],
             "--memory-sweep",
         ),
+        (&["run", "pgbench", "--pg-pin", "sideways"][..], "--pg-pin"),
+        (
+            &[
+                "run",
+                "pgbench",
+                "--pg-pin",
+                "together",
+                "--pg-server",
+                "host=x",
+            ][..],
+            "cannot be used with",
+        ),
         (
             &["run", "pgbench", "--memory-sweep", "--sweep", "clients=1"][..],
             "cannot be used with",
@@ -281,7 +293,7 @@ fn an_existing_server_is_used_by_connection_string_and_left_running() {
     // "Someone else's" server: a cluster this test makes and stops.
     let t = tempfile::tempdir().unwrap();
     let bin_dir = Bin::find().unwrap();
-    let theirs = Cluster::start(&bin_dir, &t.path().join("theirs"), 20, None, &[]).unwrap();
+    let theirs = Cluster::start(&bin_dir, &t.path().join("theirs"), 20, None, &[], None).unwrap();
     let conninfo = format!(
         "host=127.0.0.1 port={} user=scalebench dbname=postgres",
         theirs.port

@@ -221,6 +221,16 @@ fn postgres_processes() -> Vec<i32> {
         .collect()
 }
 
+/// The CPUs process `pid` may run on, as /proc lists them (`0`, `0-1`).
+fn cpus_allowed(pid: i32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .map(|v| v.trim().to_string())
+        .unwrap_or_default()
+}
+
 #[test]
 fn kill_9_mid_pgbench_leaves_nothing() {
     let base = tempfile::tempdir().unwrap();
@@ -247,6 +257,8 @@ fn kill_9_mid_pgbench_leaves_nothing() {
                 "0",
                 "--sample-time",
                 "10",
+                "--pg-pin",
+                "apart",
             ],
         ),
         base.path(),
@@ -256,7 +268,11 @@ fn kill_9_mid_pgbench_leaves_nothing() {
                 n == "pgbench"
                     && std::fs::read(format!("/proc/{pid}/cmdline"))
                         .is_ok_and(|c| c.split(|&b| b == 0).any(|a| a == b"-P"))
+                    // --pg-pin apart: pgbench on CPU 1 …
+                    && cpus_allowed(*pid) == "1"
             }) && new().len() >= 4
+                // … and every postgres process on CPU 0.
+                && new().iter().all(|pid| cpus_allowed(*pid) == "0")
         },
     );
     eprintln!("pgbench: {seen}");

@@ -336,6 +336,11 @@ pub struct RunArgs {
     /// anew (`pgbench -i`); nothing else is touched.
     #[arg(long, value_name = "CONNINFO", conflicts_with_all = ["memory_sweep", "pg_socket"], help_heading = "PostgreSQL")]
     pub pg_server: Option<String>,
+    /// pgbench: where the throwaway cluster and pgbench run (default none:
+    /// left to the scheduler; together: both on CPU 0; apart: server on
+    /// CPU 0, pgbench on CPU 1).
+    #[arg(long, value_enum, default_value_t = crate::workloads::pg::Pin::None, conflicts_with = "pg_server", help_heading = "PostgreSQL")]
+    pub pg_pin: crate::workloads::pg::Pin,
     /// pgbench: connect over the unix socket instead of TCP to 127.0.0.1.
     #[arg(long, help_heading = "PostgreSQL")]
     pub pg_socket: bool,

@@ -311,6 +311,30 @@ fn sweep_options(a: &RunArgs, work: &[WorkTarget]) -> anyhow::Result<Option<Swee
     }))
 }
 
+/// pgbench's options, checked before anything is measured.
+fn pg_options(a: &RunArgs) -> anyhow::Result<PgOptions> {
+    if a.pg_pin == crate::workloads::pg::Pin::Apart && crate::sys::cpu_count() < 2 {
+        bail!("--pg-pin apart needs two CPUs; this machine has one");
+    }
+    Ok(PgOptions {
+        db_bytes: a
+            .db_size
+            .as_deref()
+            .map(|s| parse_bytes(s).map_err(|e| anyhow::anyhow!("--db-size: {e}")))
+            .transpose()?,
+        modes: a.pg_mode.clone(),
+        socket: a.pg_socket,
+        memory_sweep: a.memory_sweep,
+        server: a.pg_server.clone(),
+        pin: a.pg_pin,
+        memory_bytes: a
+            .pg_memory
+            .as_deref()
+            .map(|s| parse_bytes(s).map_err(|e| anyhow::anyhow!("--pg-memory: {e}")))
+            .transpose()?,
+    })
+}
+
 /// The filesystem workloads' options, checked before anything is measured.
 fn fs_options(a: &RunArgs) -> anyhow::Result<FsOptions> {
     let mut places = Vec::new();
@@ -397,22 +421,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let work_opts = workloads::Options {
         fs: fs_options(&a)?,
         sweep: sweep_options(&a, &work)?,
-        pg: PgOptions {
-            db_bytes: a
-                .db_size
-                .as_deref()
-                .map(|s| parse_bytes(s).map_err(|e| anyhow::anyhow!("--db-size: {e}")))
-                .transpose()?,
-            modes: a.pg_mode.clone(),
-            socket: a.pg_socket,
-            memory_sweep: a.memory_sweep,
-            server: a.pg_server.clone(),
-            memory_bytes: a
-                .pg_memory
-                .as_deref()
-                .map(|s| parse_bytes(s).map_err(|e| anyhow::anyhow!("--pg-memory: {e}")))
-                .transpose()?,
-        },
+        pg: pg_options(&a)?,
         ..workloads::Options::new(Size::Quick)
     };
     let mut net = net_options(&a.backend, a.ipv6)?;

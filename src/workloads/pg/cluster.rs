@@ -147,13 +147,15 @@ pub struct Cluster {
 impl Cluster {
     /// Makes a cluster in `dir` (created; must not exist) and starts it
     /// with `max_connections` and `settings`, its postmaster (and so every
-    /// backend) under `limit` if given; waits until it accepts connections.
+    /// backend) under `limit` and on `cpu` if given; waits until it accepts
+    /// connections.
     pub fn start(
         bin: &Bin,
         dir: &Path,
         max_connections: u32,
         limit: Option<&crate::harness::cgroup::MemoryLimit>,
         settings: &[(&str, String)],
+        cpu: Option<usize>,
     ) -> Result<Cluster, String> {
         let who = run_as()?;
         if who.is_some()
@@ -221,6 +223,9 @@ impl Cluster {
                 .stdout(Stdio::null())
                 .stderr(Stdio::from(logf));
             as_user(&mut cmd);
+            if let Some(cpu) = cpu {
+                pin_child(&mut cmd, cpu);
+            }
             let group = ChildGroup::spawn(&mut cmd).map_err(|e| format!("postgres: {e}"))?;
             // At once, before it forks its helpers and backends.
             if let Some(l) = limit {
@@ -308,16 +313,33 @@ pub struct Server {
     local: Option<Cluster>,
     conninfo: Option<String>,
     socket: bool,
+    client_cpu: Option<usize>,
+}
+
+/// Pins the child `cmd` starts to `cpu` before it runs (what it forks
+/// inherits that).
+fn pin_child(cmd: &mut Command, cpu: usize) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec; on success pin_to_cpu makes one
+    // system call and allocates nothing (the CPU was checked to exist).
+    unsafe {
+        cmd.pre_exec(move || {
+            let _ = crate::sys::pin_to_cpu(cpu);
+            Ok(())
+        });
+    }
 }
 
 impl Server {
-    /// The throwaway cluster `c`, reached over TCP (or its unix socket).
-    pub fn local(bin: Bin, c: Cluster, socket: bool) -> Server {
+    /// The throwaway cluster `c`, reached over TCP (or its unix socket),
+    /// pgbench on `client_cpu` if given.
+    pub fn local(bin: Bin, c: Cluster, socket: bool, client_cpu: Option<usize>) -> Server {
         Server {
             bin,
             local: Some(c),
             conninfo: None,
             socket,
+            client_cpu,
         }
     }
 
@@ -329,6 +351,7 @@ impl Server {
             local: None,
             conninfo: Some(conninfo),
             socket: false,
+            client_cpu: None,
         }
     }
 
@@ -365,6 +388,9 @@ impl Server {
     /// `pgbench ARGS… DATABASE`, pointed at the server.
     pub fn pgbench(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(self.bin.tool("pgbench"));
+        if let Some(cpu) = self.client_cpu {
+            pin_child(&mut cmd, cpu);
+        }
         cmd.args(args);
         if self.local.is_some() {
             self.target(&mut cmd, false);
