@@ -222,7 +222,9 @@ impl Workload for PgBench {
         );
         params.insert("threads".into(), json!("min(clients, CPUs)"));
         params.insert("pinning".into(), json!(pg.pin.words()));
-        params.insert("clients".into(), json!(plan.levels));
+        if !pg.memory_sweep {
+            params.insert("clients".into(), json!(plan.levels));
+        }
         let found = if pg.server.is_some() {
             Bin::find_clients()
         } else {
