@@ -45,7 +45,7 @@ pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
     }
     let clock = Clock::new(TimerKind::Monotonic)?;
     reaper::install();
-    let workdir = WorkDir::create(a.workdir.as_deref())?;
+    let workdir = WorkDir::create_with(a.workdir.as_deref(), crate::workloads::release_stale)?;
     for n in workdir.swept() {
         eprintln!("work dir: {n}");
     }
