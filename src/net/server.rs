@@ -387,6 +387,24 @@ pub(crate) fn next_sweep_after(now: Duration, more: bool) -> Duration {
     if more { now } else { now + SWEEP }
 }
 
+/// When the sweep after one at `now` over `conns` is due: see
+/// [`next_sweep_after`]; none at all when the only reason to sweep is
+/// lingering connections (no idle or head timeout is set) and none is left.
+pub(crate) fn next_sweep<C>(
+    conns: &[Option<Box<C>>],
+    cfg: &Config,
+    now: Duration,
+    more: bool,
+    ex: impl Fn(&C) -> &Exchange,
+) -> Option<Duration> {
+    let lingering = || conns.iter().flatten().any(|c| ex(c).linger_until.is_some());
+    if !more && cfg.idle_timeout.is_none() && cfg.head_timeout.is_none() && !lingering() {
+        None
+    } else {
+        Some(next_sweep_after(now, more))
+    }
+}
+
 /// The earlier of two optional deadlines (accepting resumes, timeouts are
 /// swept), or none.
 pub(crate) fn next_deadline(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
@@ -822,19 +840,7 @@ impl Server<'_> {
             self.stats.timeouts += 1;
             self.close(fd);
         }
-        self.next_sweep = Some(next_sweep_after(now, more));
-        if !more
-            && self.cfg.idle_timeout.is_none()
-            && self.cfg.head_timeout.is_none()
-            && !self
-                .conns
-                .iter()
-                .flatten()
-                .any(|c| c.ex.linger_until.is_some())
-        {
-            // Swept only for lingering connections, and none is left.
-            self.next_sweep = None;
-        }
+        self.next_sweep = next_sweep(&self.conns, &self.cfg, now, more, |c| &c.ex);
     }
 }
 

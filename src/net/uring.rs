@@ -32,7 +32,7 @@
 use super::output::{Flushed, IOV_MAX, Output};
 use super::server::{
     Config, Exchange, Handler, LINGER, OUT_HIGH, READ_BURST, Stats, expired, next_deadline,
-    next_sweep_after,
+    next_sweep,
 };
 use super::sock;
 use crate::sys::coarse_now;
@@ -795,18 +795,6 @@ impl Server<'_> {
             self.stats.timeouts += 1;
             self.shut(fd);
         }
-        self.next_sweep = Some(next_sweep_after(now, more));
-        if !more
-            && self.cfg.idle_timeout.is_none()
-            && self.cfg.head_timeout.is_none()
-            && !self
-                .conns
-                .iter()
-                .flatten()
-                .any(|c| c.ex.linger_until.is_some())
-        {
-            // Swept only for lingering connections, and none is left.
-            self.next_sweep = None;
-        }
+        self.next_sweep = next_sweep(&self.conns, &self.cfg, now, more, |c| &c.ex);
     }
 }
