@@ -9,32 +9,12 @@
 
 mod common;
 
-use common::{assert_valid, bin, load};
+use common::{assert_valid, bin, load, memory_cgroup_dir, shm_ids};
 use std::path::Path;
 
 /// Live processes named `postgres` or `pgbench`, by pid.
 fn pg_processes() -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok())
-        .filter(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let name = stat.split(['(', ')']).nth(1).unwrap_or("");
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            (name == "postgres" || name == "pgbench") && !state.starts_with('Z')
-        })
-        .collect()
-}
-
-/// System V shared memory segment ids.
-fn shm_ids() -> Vec<String> {
-    std::fs::read_to_string("/proc/sysvipc/shm")
-        .unwrap_or_default()
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split_whitespace().nth(1).map(String::from))
-        .collect()
+    common::processes_named(&["postgres", "pgbench"])
 }
 
 /// One cluster at a time: each test counts the postgres processes it left.
@@ -48,6 +28,27 @@ fn entries(d: &Path) -> usize {
     std::fs::read_dir(d).unwrap().count()
 }
 
+/// `run pgbench ARGS --no-report --quiet` with a work directory `work`
+/// (made) and a result file in `dir`; checks it succeeded and the file is
+/// valid, and returns the file.
+fn run_pgbench(dir: &Path, work: &Path, args: &[&str]) -> serde_json::Value {
+    std::fs::create_dir(work).unwrap();
+    let out = dir.join("r.json");
+    let o = bin()
+        .args(["run", "pgbench"])
+        .args(args)
+        .args(["--no-report", "--quiet", "--workdir"])
+        .arg(work)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = load(&out);
+    assert_valid(&doc);
+    doc
+}
+
 #[test]
 fn a_client_sweep_against_a_throwaway_cluster_leaves_nothing() {
     let _one = one();
@@ -55,22 +56,24 @@ fn a_client_sweep_against_a_throwaway_cluster_leaves_nothing() {
     let shm_before = shm_ids();
     let t = tempfile::tempdir().unwrap();
     let work = t.path().join("work");
-    std::fs::create_dir(&work).unwrap();
-    let out = t.path().join("r.json");
-    let o = bin()
-        .args(["run", "pgbench", "--sweep", "clients=1,2,3"])
-        .args(["--heat-up", "1", "--sample-time", "1", "--samples", "3"])
-        .args(["--db-size", "32M", "--pg-mode", "select-only,tpcb"])
-        .args(["--no-report", "--quiet", "--workdir"])
-        .arg(&work)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{err}");
-    let doc = load(&out);
-    assert_valid(&doc);
+    let doc = run_pgbench(
+        t.path(),
+        &work,
+        &[
+            "--sweep",
+            "clients=1,2,3",
+            "--heat-up",
+            "1",
+            "--sample-time",
+            "1",
+            "--samples",
+            "3",
+            "--db-size",
+            "32M",
+            "--pg-mode",
+            "select-only,tpcb",
+        ],
+    );
     let w = &doc["workloads"][0];
     assert_eq!(w["name"], "pgbench");
     assert_eq!(w["status"], "ok", "{w}");
@@ -191,41 +194,27 @@ fn pgbench_options_are_checked_before_anything_runs() {
     }
 }
 
-/// This process's memory cgroup directory (v1 or v2), where scalebench
-/// makes its own below.
-fn memory_cgroup_dir() -> std::path::PathBuf {
-    let text = std::fs::read_to_string("/proc/self/cgroup").unwrap();
-    for l in text.lines() {
-        let f: Vec<&str> = l.splitn(3, ':').collect();
-        if f[1].split(',').any(|c| c == "memory") {
-            return Path::new("/sys/fs/cgroup/memory").join(f[2].trim_start_matches('/'));
-        }
-    }
-    let path = text.lines().find_map(|l| l.strip_prefix("0::")).unwrap();
-    Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'))
-}
-
 #[test]
 fn a_memory_sweep_grows_the_database_past_a_cgroup_limit() {
     let _one = one();
     let before = pg_processes();
     let t = tempfile::tempdir().unwrap();
     let work = t.path().join("work");
-    std::fs::create_dir(&work).unwrap();
-    let out = t.path().join("r.json");
-    let o = bin()
-        .args(["run", "pgbench", "--memory-sweep", "--pg-memory", "256M"])
-        .args(["--heat-up", "0", "--sample-time", "1", "--samples", "3"])
-        .args(["--no-report", "--quiet", "--workdir"])
-        .arg(&work)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{err}");
-    let doc = load(&out);
-    assert_valid(&doc);
+    let doc = run_pgbench(
+        t.path(),
+        &work,
+        &[
+            "--memory-sweep",
+            "--pg-memory",
+            "256M",
+            "--heat-up",
+            "0",
+            "--sample-time",
+            "1",
+            "--samples",
+            "3",
+        ],
+    );
     let w = &doc["workloads"][0];
     assert_eq!(w["status"], "ok", "{w}");
     let limit = w["params"]["memory_limit"].as_str().unwrap();
@@ -276,12 +265,7 @@ fn a_memory_sweep_grows_the_database_past_a_cgroup_limit() {
         after.is_empty(),
         "postgres or pgbench left running: {after:?}"
     );
-    let left: Vec<String> = std::fs::read_dir(memory_cgroup_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("scalebench-"))
-        .collect();
+    let left = common::scalebench_entries(&memory_cgroup_dir());
     assert!(left.is_empty(), "cgroups left: {left:?}");
     assert_eq!(entries(&work), 0, "work directory emptied");
 }
@@ -299,35 +283,24 @@ fn an_existing_server_is_used_by_connection_string_and_left_running() {
         theirs.port
     );
     let work = t.path().join("work");
-    std::fs::create_dir(&work).unwrap();
-    let out = t.path().join("r.json");
-    let o = bin()
-        .args(["run", "pgbench", "--pg-server", &conninfo])
-        .args([
+    let doc = run_pgbench(
+        t.path(),
+        &work,
+        &[
+            "--pg-server",
+            &conninfo,
             "--sweep",
             "clients=1,2",
             "--heat-up",
             "0",
             "--sample-time",
             "1",
-        ])
-        .args([
             "--samples",
             "2",
             "--db-size",
             "16M",
-            "--no-report",
-            "--quiet",
-        ])
-        .arg("--workdir")
-        .arg(&work)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let doc = load(&out);
-    assert_valid(&doc);
+        ],
+    );
     let w = &doc["workloads"][0];
     assert_eq!(w["status"], "ok", "{w}");
     assert_eq!(w["params"]["server"], "given by connection string");

@@ -17,37 +17,18 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-/// Live (not zombie) processes whose session is `sid`, with their names.
+/// Live processes whose session is `sid`, with their names.
 fn in_session(sid: i32) -> Vec<(i32, String)> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
-            continue;
-        };
-        let name = stat[open + 1..close].to_string();
-        let f: Vec<&str> = stat[close + 1..].split_whitespace().collect();
-        // state ppid pgrp session …
-        if f.len() > 3 && f[0] != "Z" && f[3].parse::<i32>() == Ok(sid) {
-            out.push((pid, name));
-        }
-    }
-    out
+    common::live_processes()
+        .into_iter()
+        .filter(|(_, _, s)| *s == sid)
+        .map(|(pid, name, _)| (pid, name))
+        .collect()
 }
 
 /// The `scalebench-*` entries in `dir`.
 fn work_dirs(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("scalebench-"))
-        .collect()
+    common::scalebench_entries(dir)
 }
 
 /// Mount points below `dir`.
@@ -208,17 +189,7 @@ fn kill_9_mid_profile_leaves_nothing() {
 /// Live processes named `postgres` (PostgreSQL's children each make a
 /// session of their own, so they are found by name, not by session).
 fn postgres_processes() -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok())
-        .filter(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let name = stat.split(['(', ')']).nth(1).unwrap_or("");
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            name == "postgres" && !state.starts_with('Z')
-        })
-        .collect()
+    common::processes_named(&["postgres"])
 }
 
 /// The CPUs process `pid` may run on, as /proc lists them (`0`, `0-1`).
@@ -234,7 +205,7 @@ fn cpus_allowed(pid: i32) -> String {
 #[test]
 fn kill_9_mid_pgbench_leaves_nothing() {
     let base = tempfile::tempdir().unwrap();
-    let shm_before = std::fs::read_to_string("/proc/sysvipc/shm").unwrap_or_default();
+    let shm_before = common::shm_ids();
     let before = postgres_processes();
     let new = || -> Vec<i32> {
         postgres_processes()
@@ -288,38 +259,14 @@ fn kill_9_mid_pgbench_leaves_nothing() {
     );
     next_run_sweeps(base.path(), "pgbench");
     // The next run also freed the cluster's shared memory segment.
-    let ids = |s: &str| -> Vec<String> {
-        s.lines()
-            .skip(1)
-            .filter_map(|l| l.split_whitespace().nth(1).map(String::from))
-            .collect()
-    };
-    let was = ids(&shm_before);
-    let left: Vec<String> = ids(&std::fs::read_to_string("/proc/sysvipc/shm").unwrap_or_default())
+    let left: Vec<String> = common::shm_ids()
         .into_iter()
-        .filter(|i| !was.contains(i))
+        .filter(|i| !shm_before.contains(i))
         .collect();
     assert!(left.is_empty(), "shared memory left: {left:?}");
     // And the memory cgroup the killed run made for the postmaster.
-    let text = std::fs::read_to_string("/proc/self/cgroup").unwrap();
-    let dir = text
-        .lines()
-        .find_map(|l| {
-            let f: Vec<&str> = l.splitn(3, ':').collect();
-            f[1].split(',').any(|c| c == "memory").then(|| {
-                std::path::Path::new("/sys/fs/cgroup/memory").join(f[2].trim_start_matches('/'))
-            })
-        })
-        .unwrap_or_else(|| {
-            let p = text.lines().find_map(|l| l.strip_prefix("0::")).unwrap();
-            std::path::Path::new("/sys/fs/cgroup").join(p.trim_start_matches('/'))
-        });
-    let cgroups: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("scalebench-"))
-        .collect();
+    let dir = common::memory_cgroup_dir();
+    let cgroups = common::scalebench_entries(&dir);
     assert!(
         cgroups.is_empty(),
         "memory cgroups left in {}: {cgroups:?}",

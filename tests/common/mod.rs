@@ -117,3 +117,70 @@ pub fn assert_both_ways(run: &Value, i: usize, top: u64, what: &str) {
         .collect();
     assert_eq!(got, want, "{what} run {i}: n of each sample");
 }
+
+/// Live (not zombie) processes, Linux's /proc: pid, name and session.
+pub fn live_processes() -> Vec<(i32, String, i32)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let f: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        // state ppid pgrp session …
+        if let (Some(&state), Some(sid)) = (f.first(), f.get(3).and_then(|s| s.parse().ok()))
+            && state != "Z"
+        {
+            out.push((pid, stat[open + 1..close].to_string(), sid));
+        }
+    }
+    out
+}
+
+/// Live processes with one of these names, by pid.
+pub fn processes_named(names: &[&str]) -> Vec<i32> {
+    live_processes()
+        .into_iter()
+        .filter(|(_, n, _)| names.contains(&n.as_str()))
+        .map(|(pid, _, _)| pid)
+        .collect()
+}
+
+/// System V shared memory segment ids (Linux's /proc/sysvipc/shm).
+pub fn shm_ids() -> Vec<String> {
+    std::fs::read_to_string("/proc/sysvipc/shm")
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().nth(1).map(String::from))
+        .collect()
+}
+
+/// This process's memory cgroup directory (v1, else v2), where scalebench
+/// makes its own below.
+pub fn memory_cgroup_dir() -> std::path::PathBuf {
+    let text = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+    for l in text.lines() {
+        let f: Vec<&str> = l.splitn(3, ':').collect();
+        if f.len() == 3 && f[1].split(',').any(|c| c == "memory") {
+            return Path::new("/sys/fs/cgroup/memory").join(f[2].trim_start_matches('/'));
+        }
+    }
+    let path = text.lines().find_map(|l| l.strip_prefix("0::")).unwrap();
+    Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'))
+}
+
+/// The `scalebench-*` entries in `dir`.
+pub fn scalebench_entries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("scalebench-"))
+        .collect()
+}
