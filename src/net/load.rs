@@ -118,6 +118,28 @@ pub struct Options {
     pub stop: Option<fn() -> bool>,
 }
 
+impl Options {
+    /// `connections` keep-alive connections to `targets` from one thread,
+    /// closed-loop, on the best backend, 10 s timeout, 3 retries; no count
+    /// or duration yet (set one), no live counters, no early stop.
+    pub fn new(targets: Vec<Target>, connections: usize) -> Options {
+        Options {
+            targets,
+            connections,
+            threads: 1,
+            per_connection: None,
+            total: None,
+            duration: None,
+            rate: None,
+            timeout: Duration::from_secs(10),
+            retries: 3,
+            backend: Backend::available_all()[0],
+            live: None,
+            stop: None,
+        }
+    }
+}
+
 /// Failed attempts by kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Errors {

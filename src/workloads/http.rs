@@ -13,7 +13,6 @@ use crate::harness::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::reaper::ChildGroup;
 use crate::harness::sweep;
-use crate::net::Backend;
 use crate::net::load::{self, Options, Target};
 use crate::results::{SweepSample, WorkloadResult, WorkloadRow};
 use serde_json::json;
@@ -143,18 +142,9 @@ fn measure(
 ) -> Result<crate::results::LoadStats, String> {
     let target = Target::parse(url).map_err(|e| e.to_string())?;
     let mut opts = Options {
-        targets: vec![target],
-        connections: 50,
-        threads: 1,
         per_connection: Some(per_connection),
         total: Some((fetches / 10).clamp(100, 5_000)),
-        duration: None,
-        rate: None,
-        timeout: Duration::from_secs(10),
-        retries: 3,
-        backend: Backend::available_all()[0],
-        live: None,
-        stop: None,
+        ..Options::new(vec![target], 50)
     };
     load::run(&opts).map_err(|e| format!("warm-up: {e}"))?;
     opts.total = Some(fetches);
@@ -189,18 +179,10 @@ fn sweep_connections(
     let target = Target::parse(url).map_err(|e| e.to_string())?;
     let mut runner = |level: f64, plan: &sweep::Plan| {
         let mut opts = Options {
-            targets: vec![target.clone()],
-            connections: level as usize,
-            threads: 1,
             per_connection: Some(per_connection),
-            total: None,
             duration: Some(plan.heat_up),
-            rate: None,
-            timeout: Duration::from_secs(10),
-            retries: 3,
-            backend: Backend::available_all()[0],
-            live: None,
             stop: Some(crate::harness::reaper::interrupted),
+            ..Options::new(vec![target.clone()], level as usize)
         };
         let mut out = sweep::LevelOutcome::default();
         if !plan.heat_up.is_zero()

@@ -31,7 +31,6 @@ use crate::harness::Ctx;
 use crate::harness::phase::{self, DEFAULT_INTERVAL};
 use crate::harness::progress::Progress;
 use crate::harness::reaper::interrupted;
-use crate::net::Backend;
 use crate::net::load::{self, Target as LoadTarget};
 use crate::results::{PhaseStats, WorkloadResult, WorkloadRow};
 use corpus::{Archive, Corpus, Spec};
@@ -196,19 +195,12 @@ fn replay(
         .collect::<Result<Vec<_>, _>>()?;
     let (stats, r) = phase::run("requests", DEFAULT_INTERVAL, |c| {
         load::run(&load::Options {
-            targets,
-            connections: 100,
-            threads: 1,
             per_connection: Some(10),
             total: Some(paths.len() as u64),
-            duration: None,
-            rate: None,
             // Cold caches on slow disks: a request may wait on many reads.
             timeout: Duration::from_secs(60),
-            retries: 3,
-            backend: Backend::available_all()[0],
             live: Some(Arc::clone(c)),
-            stop: None,
+            ..load::Options::new(targets, 100)
         })
     });
     let o = r.map_err(|e| e.to_string())?;
