@@ -173,6 +173,11 @@ pub fn fmt_level(x: f64) -> String {
     }
 }
 
+/// A share as a signed whole percentage with a true minus (`−18`, `+4`).
+pub fn signed_percent(share: f64) -> String {
+    format!("{:+.0}", share * 100.0).replace('-', "−")
+}
+
 /// "1 000" or "1 000–1 500".
 fn range(a: f64, b: f64) -> String {
     if a == b {
@@ -203,7 +208,7 @@ fn words(v: &SweepVerdict, s: &SweepStats) -> String {
     if let Some((level, fall)) = v.decline {
         parts.push(format!(
             "{} % by {}",
-            format!("{:+.0}", fall * 100.0).replace('-', "−"),
+            signed_percent(fall),
             fmt_level(level)
         ));
     }

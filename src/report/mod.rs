@@ -338,7 +338,7 @@ impl WorkLine<'_> {
                 v.decline.map_or("—".into(), |(l, f)| {
                     format!(
                         "{}% @{}",
-                        format!("{:+.0}", f * 100.0).replace('-', "−"),
+                        crate::analysis::sweep::signed_percent(f),
                         crate::analysis::sweep::fmt_level(l)
                     )
                 }),
@@ -433,13 +433,18 @@ pub struct SweepChart<'a> {
 /// scaling), and load × frequency — busy CPUs times their clock, in GHz —
 /// against the level. Charts without data are left out.
 pub fn sweep_charts<'a>(t: &WorkTable<'a>, label: &str, many: bool) -> Vec<SweepChart<'a>> {
-    let sweeps: Vec<(String, &'a str, &'a crate::results::SweepStats)> = t
+    // Each line's sweep with its verdict, judged once for all the charts.
+    let sweeps: Vec<(String, &'a str, &'a crate::results::SweepStats, _)> = t
         .lines
         .iter()
         .filter(|l| l.label == label)
-        .filter_map(|l| Some((l.who(many), l.system, l.row?.sweep.as_ref()?)))
+        .filter_map(|l| {
+            let s = l.row?.sweep.as_ref()?;
+            let v = crate::analysis::sweep::judge(s, crate::analysis::sweep::KNEE_SHARE);
+            Some((l.who(many), l.system, s, v))
+        })
         .collect();
-    let Some((_, _, first)) = sweeps.first() else {
+    let Some((_, _, first, _)) = sweeps.first() else {
         return Vec::new();
     };
     let pick = |f: &dyn Fn(
@@ -448,8 +453,7 @@ pub fn sweep_charts<'a>(t: &WorkTable<'a>, label: &str, many: bool) -> Vec<Sweep
     ) -> Option<f64>| {
         sweeps
             .iter()
-            .map(|(who, system, s)| {
-                let v = crate::analysis::sweep::judge(s, crate::analysis::sweep::KNEE_SHARE);
+            .map(|(who, system, s, v)| {
                 let points = v
                     .levels
                     .iter()

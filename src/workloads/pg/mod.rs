@@ -206,9 +206,7 @@ impl Workload for PgBench {
             }
             .plan(opts.size, "TPS"),
         };
-        // pgbench counts whole seconds.
-        plan.sample = Duration::from_secs(plan.sample.as_secs_f64().round().max(1.0) as u64);
-        plan.heat_up = Duration::from_secs(plan.heat_up.as_secs_f64().round() as u64);
+        whole_seconds(&mut plan);
         let mut params = BTreeMap::new();
         params.insert("scale".into(), json!(scale));
         params.insert("target_db_bytes".into(), json!(db_bytes));
@@ -299,23 +297,8 @@ impl Workload for PgBench {
         };
         params.insert("settings".into(), json!(server.settings()));
         progress.phase(&format!("pgbench -i -s {scale}"));
-        let init = run_bounded(
-            &mut server.pgbench(&["-i", "-q", "-s", &scale.to_string()]),
-            Duration::from_secs(3_600),
-        );
-        match init {
-            Ok(f) if f.status.is_some_and(|s| s.success()) => {}
-            Ok(f) => {
-                return failed(
-                    params,
-                    "setup",
-                    format!(
-                        "pgbench -i failed: {}",
-                        last_lines(&format!("{}\n{}", f.stderr, server.log_tail()), 3)
-                    ),
-                );
-            }
-            Err(e) => return failed(params, "setup", format!("pgbench -i: {e}")),
+        if let Err(e) = load_tables(&server, scale) {
+            return failed(params, "setup", e);
         }
         // The freshly loaded tables are dirty: write them out now, not
         // during the first level.
@@ -342,8 +325,8 @@ impl Workload for PgBench {
                 Err(e) => format!("none ({e})"),
             }),
         );
-        if let Ok(b) = server.sql("select pg_database_size(current_database())") {
-            params.insert("db_bytes".into(), json!(b.trim().parse::<u64>().ok()));
+        if let Some(b) = database_bytes(&server) {
+            params.insert("db_bytes".into(), json!(b));
         }
         progress.advance(20);
         let mut rows = Vec::new();
@@ -408,34 +391,22 @@ fn memory_sweep(
     }
     .plan(opts.size, "TPS");
     plan.knee_on = "figure";
-    plan.sample = Duration::from_secs(plan.sample.as_secs_f64().round().max(1.0) as u64);
-    plan.heat_up = Duration::from_secs(plan.heat_up.as_secs_f64().round() as u64);
+    whole_seconds(&mut plan);
     let clients = cpus.max(1) as u32;
     let mut runner = |ratio: f64, plan: &sweep::Plan| {
         let scale = scale_for((ratio * memory as f64) as u64);
         let mut out = LevelOutcome::default();
         out.params.insert("scale".into(), json!(scale));
-        match run_bounded(
-            &mut c.pgbench(&["-i", "-q", "-s", &scale.to_string()]),
-            Duration::from_secs(3_600),
-        ) {
-            Ok(f) if f.status.is_some_and(|s| s.success()) => {}
-            Ok(f) => {
-                out.error = Some(why(&f, c, "pgbench -i"));
-                return out;
-            }
-            Err(e) => {
-                out.error = Some(format!("pgbench -i: {e}"));
-                return out;
-            }
+        if let Err(e) = load_tables(c, scale) {
+            out.error = Some(e);
+            return out;
         }
         if let Err(e) = c.sql("checkpoint") {
             out.error = Some(e);
             return out;
         }
-        if let Ok(b) = c.sql("select pg_database_size(current_database())") {
-            out.params
-                .insert("db_bytes".into(), json!(b.trim().parse::<u64>().ok()));
+        if let Some(b) = database_bytes(c) {
+            out.params.insert("db_bytes".into(), json!(b));
         }
         out.params.insert(
             "cache".into(),
@@ -536,6 +507,33 @@ fn level_run(
         out.error = Some(why(&f, c, "pgbench"));
     }
     out
+}
+
+/// pgbench counts whole seconds: samples of at least one.
+fn whole_seconds(plan: &mut sweep::Plan) {
+    plan.sample = Duration::from_secs(plan.sample.as_secs_f64().round().max(1.0) as u64);
+    plan.heat_up = Duration::from_secs(plan.heat_up.as_secs_f64().round() as u64);
+}
+
+/// Loads pgbench's tables anew at `scale` (`pgbench -i`).
+fn load_tables(c: &Server, scale: u64) -> Result<(), String> {
+    match run_bounded(
+        &mut c.pgbench(&["-i", "-q", "-s", &scale.to_string()]),
+        Duration::from_secs(3_600),
+    ) {
+        Ok(f) if f.status.is_some_and(|s| s.success()) => Ok(()),
+        Ok(f) => Err(why(&f, c, "pgbench -i")),
+        Err(e) => Err(format!("pgbench -i: {e}")),
+    }
+}
+
+/// The database's size in bytes, as the server counts it.
+fn database_bytes(c: &Server) -> Option<u64> {
+    c.sql("select pg_database_size(current_database())")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Why a pgbench run failed, in words.
