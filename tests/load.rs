@@ -179,23 +179,7 @@ fn misbehaving(kind: &'static str) -> (std::thread::JoinHandle<()>, String) {
             }
             let bad = i % 2 == 1;
             match (kind, bad) {
-                ("reset", true) => {
-                    use std::os::fd::AsRawFd;
-                    let l = libc::linger {
-                        l_onoff: 1,
-                        l_linger: 0,
-                    };
-                    // SAFETY: SO_LINGER on our own socket.
-                    unsafe {
-                        libc::setsockopt(
-                            c.as_raw_fd(),
-                            libc::SOL_SOCKET,
-                            libc::SO_LINGER,
-                            &l as *const _ as *const libc::c_void,
-                            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-                        )
-                    };
-                }
+                ("reset", true) => common::reset_on_close(&c),
                 ("short", true) => {
                     let _ = c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\nConnection: close\r\n\r\nonly fifty bytes ..................................");
                 }

@@ -294,29 +294,10 @@ fn slow_and_vanishing_clients_do_not_stop_the_others() {
         c.write_all(b"GET /big.bin HTTP/1.1\r\n\r\n").unwrap();
         let mut buf = [0u8; 4096];
         c.read_exact(&mut buf).unwrap();
-        socket2_reset(c);
+        common::reset(c);
     }
     let r = s.raw(b"GET /big.bin HTTP/1.1\r\nConnection: close\r\n\r\n");
     assert!(r.len() > 8_000_000, "{} bytes", r.len());
-}
-
-/// Closes a stream with a reset (SO_LINGER 0).
-fn socket2_reset(c: TcpStream) {
-    use std::os::fd::AsRawFd;
-    let l = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
-    // SAFETY: setting SO_LINGER on our own socket.
-    unsafe {
-        libc::setsockopt(
-            c.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            &l as *const _ as *const libc::c_void,
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        );
-    }
 }
 
 #[test]

@@ -33,7 +33,6 @@ mod common;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
-use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -252,24 +251,6 @@ fn raise_nofile() -> u64 {
             }
         }
         r.rlim_cur
-    }
-}
-
-/// Closes a stream with a reset (SO_LINGER 0).
-fn reset(c: TcpStream) {
-    let l = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
-    // SAFETY: setting SO_LINGER on our own socket.
-    unsafe {
-        libc::setsockopt(
-            c.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            &l as *const _ as *const libc::c_void,
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        );
     }
 }
 
@@ -650,7 +631,7 @@ fn a_pipeliner_that_never_reads_holds_little_memory() {
             rss0 >> 10,
             rss1 >> 10
         );
-        reset(c);
+        common::reset(c);
         assert!(s.running(), "{what}: the server died");
         assert!(
             rss1.saturating_sub(rss0) < 64 << 10,
@@ -797,7 +778,7 @@ fn a_descriptor_storm_past_the_limit_is_survived() {
         let cpu = s.cpu() - cpu0;
         let wall = hold.elapsed();
         for c in held {
-            reset(c);
+            common::reset(c);
         }
         let max = probe.finish(&what);
         // Once the storm ends, a new client is served again.
@@ -890,7 +871,7 @@ fn clients_vanishing_mid_sendfile_leak_nothing() {
                     let mut buf = [0u8; 4096];
                     (&c).read_exact(&mut buf).unwrap();
                     match (round + i) % 3 {
-                        0 => reset(c),
+                        0 => common::reset(c),
                         1 => drop(c),
                         _ => {
                             let _ = c.shutdown(Shutdown::Both);

@@ -184,3 +184,27 @@ pub fn scalebench_entries(dir: &Path) -> Vec<String> {
         .filter(|n| n.starts_with("scalebench-"))
         .collect()
 }
+
+/// Makes closing `c` send a reset instead of a FIN (SO_LINGER 0).
+pub fn reset_on_close(c: &std::net::TcpStream) {
+    use std::os::fd::AsRawFd;
+    let l = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: setting SO_LINGER on our own socket.
+    unsafe {
+        libc::setsockopt(
+            c.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            &l as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+}
+
+/// Closes `c` with a reset.
+pub fn reset(c: std::net::TcpStream) {
+    reset_on_close(&c);
+}
