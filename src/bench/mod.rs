@@ -313,28 +313,7 @@ pub(crate) fn step_error(
     }
 }
 
-/// Symbolic name of the errno values limits produce.
-pub fn errno_name(e: i32) -> String {
-    let known = [
-        (libc::EMFILE, "EMFILE"),
-        (libc::ENFILE, "ENFILE"),
-        (libc::EAGAIN, "EAGAIN"),
-        (libc::ENOMEM, "ENOMEM"),
-        (libc::EADDRINUSE, "EADDRINUSE"),
-        (libc::EADDRNOTAVAIL, "EADDRNOTAVAIL"),
-        (libc::ENOBUFS, "ENOBUFS"),
-        (libc::EINTR, "EINTR"),
-        (libc::EACCES, "EACCES"),
-        (libc::EPERM, "EPERM"),
-        (libc::ENOENT, "ENOENT"),
-        (libc::EINVAL, "EINVAL"),
-    ];
-    known
-        .iter()
-        .find(|(v, _)| *v == e)
-        .map(|(_, n)| n.to_string())
-        .unwrap_or_else(|| format!("errno {e}"))
-}
+pub use crate::sys::errno_name;
 
 #[cfg(test)]
 mod tests {

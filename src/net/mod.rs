@@ -9,6 +9,7 @@ pub mod http;
 pub mod load;
 pub mod output;
 pub mod server;
+pub mod smtp;
 pub mod sock;
 #[cfg(target_os = "linux")]
 pub mod uring;

@@ -89,6 +89,20 @@ impl Output {
         }
     }
 
+    /// The memory bytes still to go, as text (tests of handlers).
+    #[cfg(test)]
+    pub(crate) fn text_for_tests(&self) -> String {
+        let mut v = Vec::new();
+        for c in &self.chunks {
+            match c {
+                Chunk::Bytes(b, sent) => v.extend_from_slice(&b[*sent..]),
+                Chunk::Shared(b, sent) => v.extend_from_slice(&b[*sent..]),
+                Chunk::File { .. } => v.extend_from_slice(b"<file>"),
+            }
+        }
+        String::from_utf8_lossy(&v).into_owned()
+    }
+
     /// Whether nothing is pending.
     pub fn is_empty(&self) -> bool {
         self.chunks.is_empty()

@@ -26,11 +26,15 @@ use super::http::{self, Limits, Parse, Request};
 use super::output::{FileMode, Flushed, Output};
 use super::sock;
 use crate::sys::coarse_now;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::io;
 use std::os::fd::RawFd;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Answers requests.
+/// Answers requests: HTTP/1.1 by default ([`respond`](Self::respond) per
+/// request); a handler that speaks another protocol (the SMTP sink)
+/// replaces [`answer`](Self::answer) instead.
 pub trait Handler {
     /// Bytes sent as soon as a connection is accepted (empty: none).
     fn greeting(&self) -> &[u8] {
@@ -40,8 +44,70 @@ pub trait Handler {
     /// Appends the response to `req` to `out`; returns whether the
     /// connection may stay open. `req.keep_alive` is false when the client
     /// asked to close or the connection reached its request limit: the
-    /// response should then say `Connection: close`.
-    fn respond(&mut self, req: &Request, out: &mut Output) -> bool;
+    /// response should then say `Connection: close`. A handler that
+    /// replaces [`answer`](Self::answer) is never asked; the default
+    /// answers 501 and closes.
+    fn respond(&mut self, _req: &Request, out: &mut Output) -> bool {
+        let mut v = Vec::new();
+        http::error_response(501, &mut v);
+        out.bytes(&v);
+        false
+    }
+
+    /// Answers the whole requests at the front of `input` into `out`, in
+    /// order, and returns the bytes they took; sets `ex.close_after` when
+    /// the connection is to close once `out` is sent, and stops there or
+    /// once `out` holds [`OUT_HIGH`] bytes. `ex` is the connection's own
+    /// record (its [`Exchange::state`] is the handler's to keep). The
+    /// default parses HTTP/1.1 and calls [`respond`](Self::respond).
+    fn answer(
+        &mut self,
+        input: &[u8],
+        ex: &mut Exchange,
+        cfg: &Config,
+        stats: &mut Stats,
+        out: &mut Output,
+    ) -> usize {
+        answer_http(self, input, ex, cfg, stats, out)
+    }
+}
+
+/// The HTTP/1.1 [`Handler::answer`]: requests parsed under `cfg`'s limits,
+/// each given to `h.respond`; a malformed one answered with its error
+/// status, and the connection closes.
+pub fn answer_http<H: Handler + ?Sized>(
+    h: &mut H,
+    input: &[u8],
+    ex: &mut Exchange,
+    cfg: &Config,
+    stats: &mut Stats,
+    out: &mut Output,
+) -> usize {
+    let mut start = 0;
+    while !ex.close_after && out.queued() < OUT_HIGH {
+        match http::parse(&input[start..], &cfg.limits) {
+            Parse::Incomplete => break,
+            Parse::Complete(mut req, len) => {
+                stats.requests += 1;
+                ex.served += 1;
+                if cfg.max_requests.is_some_and(|m| ex.served >= m) {
+                    req.keep_alive = false;
+                }
+                if !h.respond(&req, out) {
+                    ex.close_after = true;
+                }
+                start += len;
+            }
+            Parse::Error(status) => {
+                stats.requests += 1;
+                let mut v = Vec::new();
+                http::error_response(status, &mut v);
+                out.bytes(&v);
+                ex.close_after = true;
+            }
+        }
+    }
+    start
 }
 
 /// Answers GET and HEAD with a fixed body of `n` bytes, other methods with
@@ -128,6 +194,10 @@ pub struct Config {
     /// Serve with the io_uring loop ([`super::uring`], Linux) instead of
     /// the readiness `backend`.
     pub io_uring: bool,
+    /// Hold what is to be sent this long after a connection opens (its
+    /// greeting) and after each batch of answers, as a slow peer would
+    /// (the SMTP sink's remote MTA); readiness backends only.
+    pub reply_delay: Option<Duration>,
 }
 
 impl Config {
@@ -144,6 +214,7 @@ impl Config {
             max_requests: None,
             shared_listener: false,
             io_uring: false,
+            reply_delay: None,
         }
     }
 }
@@ -177,6 +248,9 @@ struct Conn {
     interest: Interest,
     /// The peer sent its last byte.
     eof: bool,
+    /// Output is held until then ([`Config::reply_delay`]; on
+    /// [`Server::clock`]).
+    hold: Option<Duration>,
 }
 
 impl Conn {
@@ -199,7 +273,7 @@ pub(crate) const SWEEP: Duration = Duration::from_millis(250);
 
 /// How far a connection's queued answers (bytes, file ranges included)
 /// may run ahead of its reader before no more of its requests are read.
-pub(crate) const OUT_HIGH: u64 = 256 * 1024;
+pub const OUT_HIGH: u64 = 256 * 1024;
 
 /// Longest a closing connection lingers, reading and dropping what its
 /// client still sends after the last answer.
@@ -220,13 +294,16 @@ fn wait_ms(left: Duration) -> i32 {
 }
 
 /// What both loops keep per connection about its requests: how many were
-/// answered, whether it closes after the last, and the clocks its timeouts
-/// run on.
-pub(crate) struct Exchange {
+/// answered, whether it closes after the last, the handler's own state,
+/// and the clocks its timeouts run on.
+pub struct Exchange {
     /// Requests answered on this connection.
-    pub(crate) served: u64,
+    pub served: u64,
     /// The connection closes once what is queued is out.
-    pub(crate) close_after: bool,
+    pub close_after: bool,
+    /// The handler's state of this connection's conversation (0 when it
+    /// opens; HTTP keeps none).
+    pub state: u64,
     /// Last time anything was read or written (on [`coarse_now`]'s clock).
     pub(crate) last_io: Duration,
     /// When the first byte of an incomplete request head arrived.
@@ -248,6 +325,7 @@ impl Exchange {
         Exchange {
             served: 0,
             close_after: false,
+            state: 0,
             last_io: now,
             head_since: None,
             nodelay: false,
@@ -271,10 +349,8 @@ impl Exchange {
         self.linger_until.is_some() && self.dropped > LINGER_BYTES
     }
 
-    /// Answers the whole requests at the front of `input` into `out`, in
-    /// order, until one asks to close (or is malformed: answered with its
-    /// error status, and the connection closes) or `out` holds
-    /// [`OUT_HIGH`] bytes; returns the bytes they took.
+    /// Lets `handler` answer the whole requests at the front of `input`
+    /// into `out` ([`Handler::answer`]); returns the bytes they took.
     pub(crate) fn answer(
         &mut self,
         input: &[u8],
@@ -283,30 +359,7 @@ impl Exchange {
         stats: &mut Stats,
         out: &mut Output,
     ) -> usize {
-        let mut start = 0;
-        while !self.close_after && out.queued() < OUT_HIGH {
-            match http::parse(&input[start..], &cfg.limits) {
-                Parse::Incomplete => break,
-                Parse::Complete(mut req, len) => {
-                    stats.requests += 1;
-                    self.served += 1;
-                    if cfg.max_requests.is_some_and(|m| self.served >= m) {
-                        req.keep_alive = false;
-                    }
-                    if !handler.respond(&req, out) {
-                        self.close_after = true;
-                    }
-                    start += len;
-                }
-                Parse::Error(status) => {
-                    stats.requests += 1;
-                    let mut v = Vec::new();
-                    http::error_response(status, &mut v);
-                    out.bytes(&v);
-                    self.close_after = true;
-                }
-            }
-        }
+        let start = handler.answer(input, self, cfg, stats, out);
         if self.close_after && start < input.len() {
             self.unread = true;
         }
@@ -429,6 +482,11 @@ struct Server<'h> {
     /// The time after the last wait on [`coarse_now`]'s clock (timeouts
     /// need no finer clock; it costs no system call where the OS maps it).
     now: Duration,
+    /// Connections whose output is held, by when it is released (stale
+    /// entries — closed since, or released — are skipped).
+    holds: BinaryHeap<Reverse<(Duration, RawFd)>>,
+    /// The precise clock held output is released on.
+    clock: Instant,
 }
 
 /// The loop `scalebench serve` uses when not told: `io_uring` where the
@@ -451,6 +509,12 @@ pub fn serve(
 ) -> io::Result<Stats> {
     #[cfg(target_os = "linux")]
     if cfg.io_uring {
+        if cfg.reply_delay.is_some() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a reply delay needs a readiness backend, not io_uring",
+            ));
+        }
         return super::uring::serve(listener, control, cfg, handler);
     }
     let mut poller = cfg.backend.create()?;
@@ -476,6 +540,8 @@ pub fn serve(
         next_sweep: (cfg.idle_timeout.is_some() || cfg.head_timeout.is_some())
             .then(|| coarse_now() + SWEEP),
         now: coarse_now(),
+        holds: BinaryHeap::new(),
+        clock: Instant::now(),
     };
     let result = s.run();
     for fd in 0..s.conns.len() {
@@ -490,12 +556,19 @@ impl Server<'_> {
     fn run(&mut self) -> io::Result<()> {
         let mut events: Vec<Event> = Vec::with_capacity(1024);
         loop {
-            let timeout = match next_deadline(self.paused_until, self.next_sweep) {
+            let mut timeout = match next_deadline(self.paused_until, self.next_sweep) {
                 Some(t) => wait_ms(t.saturating_sub(coarse_now())),
                 None => -1,
             };
+            if let Some(Reverse((t, _))) = self.holds.peek() {
+                let w = wait_ms(t.saturating_sub(self.clock.elapsed()));
+                timeout = if timeout < 0 { w } else { timeout.min(w) };
+            }
             events.clear();
             self.poller.wait(&mut events, timeout)?;
+            if !self.holds.is_empty() {
+                self.release_holds();
+            }
             if self.paused_until.is_some() || self.next_sweep.is_some() {
                 let now = coarse_now();
                 self.now = now;
@@ -576,6 +649,7 @@ impl Server<'_> {
             watched: false,
             interest: Interest::READ,
             eof: false,
+            hold: None,
         });
         let greeting = self.handler.greeting();
         if !greeting.is_empty() {
@@ -583,6 +657,9 @@ impl Server<'_> {
         }
         let greet = !c.out.is_empty();
         self.conns[idx] = Some(c);
+        if greet {
+            self.hold(fd);
+        }
         if greet {
             self.flush(fd);
         } else {
@@ -727,7 +804,9 @@ impl Server<'_> {
             ..
         } = &mut **c;
         let input: &[u8] = if direct > 0 { &buf[..direct] } else { inbuf };
+        let before = out.queued();
         let start = ex.answer(input, cfg, &mut **handler, stats, out);
+        let more = out.queued() > before;
         if ex.close_after {
             inbuf.clear();
         } else if direct > 0 {
@@ -739,7 +818,42 @@ impl Server<'_> {
         // — once no request is held back behind answers still going out.
         let held = out.queued() >= OUT_HIGH && !inbuf.is_empty();
         ex.answered(fd, !inbuf.is_empty(), now, *eof && !held);
+        if more {
+            self.hold(fd);
+        }
         start
+    }
+
+    /// Holds what `fd` is to send for [`Config::reply_delay`], unless it is
+    /// already held.
+    fn hold(&mut self, fd: RawFd) {
+        let Some(d) = self.cfg.reply_delay else {
+            return;
+        };
+        let c = self.conns[fd as usize].as_mut().expect("open");
+        if c.hold.is_none() {
+            let t = self.clock.elapsed() + d;
+            c.hold = Some(t);
+            self.holds.push(Reverse((t, fd)));
+        }
+    }
+
+    /// Sends what was held and is due.
+    fn release_holds(&mut self) {
+        let now = self.clock.elapsed();
+        while let Some(&Reverse((t, fd))) = self.holds.peek() {
+            if t > now {
+                break;
+            }
+            self.holds.pop();
+            let Some(c) = self.conns.get_mut(fd as usize).and_then(Option::as_mut) else {
+                continue;
+            };
+            if c.hold == Some(t) {
+                c.hold = None;
+                self.flush(fd);
+            }
+        }
     }
 
     /// Writes what is pending, answers what waits in the input buffer
@@ -747,6 +861,12 @@ impl Server<'_> {
     /// and asked to.
     fn flush(&mut self, fd: RawFd) {
         let mode = self.cfg.file_mode;
+        if self.conns[fd as usize]
+            .as_ref()
+            .is_some_and(|c| c.hold.is_some())
+        {
+            return; // sent when released
+        }
         loop {
             let c = self.conns[fd as usize].as_mut().expect("open");
             let r = c.out.flush(fd, mode, &mut self.file_buf, c.ex.close_after);
@@ -770,7 +890,7 @@ impl Server<'_> {
                     }
                     let took = self.answer(fd, 0);
                     let c = self.conns[fd as usize].as_mut().expect("open");
-                    if took == 0 && !c.ex.close_after {
+                    if (took == 0 && !c.ex.close_after) || c.hold.is_some() {
                         break;
                     }
                 }

@@ -295,6 +295,32 @@ pub fn connect(fd: RawFd, addr: &CAddr) -> io::Result<()> {
     Ok(())
 }
 
+/// bind(): exactly one system call.
+#[inline]
+pub fn bind(fd: RawFd, addr: &CAddr) -> io::Result<()> {
+    // SAFETY: binding our socket to a valid address.
+    check(unsafe { libc::bind(fd, addr.ptr(), addr.len()) })?;
+    Ok(())
+}
+
+/// The pending error of a socket (SO_ERROR; how a non-blocking connect
+/// that failed says why), `None` when there is none.
+pub fn take_error(fd: RawFd) -> io::Result<Option<i32>> {
+    let mut v: libc::c_int = 0;
+    let mut len = size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: reading an int option into a live int.
+    check(unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_ERROR,
+            &mut v as *mut _ as *mut libc::c_void,
+            &mut len,
+        )
+    })?;
+    Ok((v != 0).then_some(v))
+}
+
 /// read() into `buf`.
 #[inline]
 pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {

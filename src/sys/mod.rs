@@ -282,6 +282,40 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
     Some((s.f_bavail as u64).saturating_mul(s.f_frsize as u64))
 }
 
+/// The symbolic name of an errno value (`EADDRINUSE`), or `errno N` for
+/// one not listed: the values resource limits and network calls produce.
+pub fn errno_name(e: i32) -> String {
+    let known = [
+        (libc::EMFILE, "EMFILE"),
+        (libc::ENFILE, "ENFILE"),
+        (libc::EAGAIN, "EAGAIN"),
+        (libc::ENOMEM, "ENOMEM"),
+        (libc::EADDRINUSE, "EADDRINUSE"),
+        (libc::EADDRNOTAVAIL, "EADDRNOTAVAIL"),
+        (libc::ENOBUFS, "ENOBUFS"),
+        (libc::EINTR, "EINTR"),
+        (libc::EACCES, "EACCES"),
+        (libc::EPERM, "EPERM"),
+        (libc::ENOENT, "ENOENT"),
+        (libc::EINVAL, "EINVAL"),
+        (libc::EBADF, "EBADF"),
+        (libc::ECONNREFUSED, "ECONNREFUSED"),
+        (libc::ECONNRESET, "ECONNRESET"),
+        (libc::ECONNABORTED, "ECONNABORTED"),
+        (libc::ETIMEDOUT, "ETIMEDOUT"),
+        (libc::EPIPE, "EPIPE"),
+        (libc::ENOTCONN, "ENOTCONN"),
+        (libc::EHOSTUNREACH, "EHOSTUNREACH"),
+        (libc::ENETUNREACH, "ENETUNREACH"),
+        (libc::EINPROGRESS, "EINPROGRESS"),
+    ];
+    known
+        .iter()
+        .find(|(v, _)| *v == e)
+        .map(|(_, n)| n.to_string())
+        .unwrap_or_else(|| format!("errno {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
