@@ -284,6 +284,7 @@ mod tests {
                     busy_mhz: None,
                     params: Default::default(),
                     error: value.is_none().then(|| "bind: EAGAIN".to_string()),
+                    failures: Default::default(),
                 })
                 .collect(),
         }

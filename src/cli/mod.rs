@@ -6,6 +6,7 @@ mod load;
 mod responder;
 mod run;
 mod serve;
+mod smtp;
 mod values;
 mod why;
 
@@ -43,6 +44,10 @@ pub enum Command {
     Serve(ServeArgs),
     /// Load an HTTP server: concurrency, requests per connection, rate, URL replay.
     Load(LoadArgs),
+    /// Accept and discard mail over SMTP (the mail workload's sink), counting messages.
+    SmtpSink(SmtpSinkArgs),
+    /// Send mail over SMTP with many simultaneous sessions and count what failed.
+    SmtpSend(SmtpSendArgs),
     /// Profile the benchmarks of a result file at low and high n and say
     /// which functions make their cost grow (stored in the file).
     Why(WhyArgs),
@@ -98,6 +103,91 @@ pub struct LoadArgs {
     /// No progress line on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// Options of `smtp-sink`.
+#[derive(Debug, clap::Args)]
+pub struct SmtpSinkArgs {
+    /// Address to listen on; port 0 picks a free port (printed on start).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub addr: Option<std::net::SocketAddr>,
+    /// Listen on ::1 (IPv6) instead of 127.0.0.1 when --addr is not given.
+    #[arg(short = '6', long = "ipv6")]
+    pub ipv6: bool,
+    /// Worker processes, each with a SO_REUSEPORT socket.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub processes: u32,
+    /// Wait this long before every reply (the greeting, each batch of
+    /// pipelined replies, the end of data), as a slow remote MTA: `0`,
+    /// `20ms`, up to 1 minute.
+    #[arg(long, value_name = "DURATION", default_value = "0", value_parser = values::reply_delay, allow_negative_numbers = true)]
+    pub reply_delay: std::time::Duration,
+    /// Event backend (default: the best this OS has).
+    #[arg(long, value_enum)]
+    pub backend: Option<crate::net::Backend>,
+    /// The name the sink gives itself in its greeting and EHLO reply.
+    #[arg(long, default_value = "scalebench.invalid")]
+    pub hostname: String,
+    /// Print the counts at the end as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `smtp-send`.
+#[derive(Debug, clap::Args)]
+pub struct SmtpSendArgs {
+    /// The SMTP server: IP:PORT, [IPv6]:PORT or HOST:PORT.
+    #[arg(value_name = "SERVER", value_parser = values::server_addr)]
+    pub server: std::net::SocketAddr,
+    /// Simultaneous sessions.
+    #[arg(short = 's', long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub sessions: u32,
+    /// Messages to deliver in all.
+    #[arg(short = 'n', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub messages: Option<u64>,
+    /// Duration (`10`, `10s`, `500ms`, `2m`); with -n whichever comes first.
+    #[arg(short = 'd', long, value_name = "DURATION", value_parser = values::load_duration, allow_negative_numbers = true)]
+    pub duration: Option<std::time::Duration>,
+    /// Messages per session before QUIT.
+    #[arg(short = 'k', long = "per-session", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub per_session: u64,
+    /// Message size in bytes, headers included (at least 87).
+    #[arg(long = "size", value_name = "BYTES", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
+    pub size: u64,
+    /// Recipients per message.
+    #[arg(short = 'r', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub recipients: u32,
+    /// Bind each socket to this address before connecting (default: the
+    /// unspecified address of the server's family, port 0, as MailEngine
+    /// did).
+    #[arg(long, value_name = "IP", conflicts_with = "no_bind")]
+    pub bind: Option<std::net::IpAddr>,
+    /// Connect without binding first.
+    #[arg(long)]
+    pub no_bind: bool,
+    /// Send MAIL, RCPT and DATA one at a time even when the server offers
+    /// PIPELINING.
+    #[arg(long)]
+    pub no_pipelining: bool,
+    /// A reply not received within this fails the session (1 ms to 1 h).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = values::load_timeout, allow_negative_numbers = true)]
+    pub timeout: std::time::Duration,
+    /// Sender processes (default: as many as the sessions need, given how
+    /// many descriptors one process may open).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub processes: Option<u32>,
+    /// Event backend (default: the best this OS has).
+    #[arg(long, value_enum)]
+    pub backend: Option<crate::net::Backend>,
+    /// Per-interval tallies (for sweeps): untallied time at the start.
+    #[arg(long, value_name = "DURATION", default_value = "0", value_parser = values::heat_up, allow_negative_numbers = true)]
+    pub warmup: std::time::Duration,
+    /// Per-interval tallies (for sweeps): the length of each interval.
+    #[arg(long, value_name = "DURATION", value_parser = values::sample_time, allow_negative_numbers = true)]
+    pub interval: Option<std::time::Duration>,
+    /// Print the outcome as JSON (exact histograms included).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of `serve`.
@@ -358,6 +448,25 @@ pub struct RunArgs {
         help_heading = "PostgreSQL"
     )]
     pub pg_memory: Option<String>,
+    /// mail: message size in bytes, headers included (default 4096; at
+    /// least 87).
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(0..=1_000_000_000), help_heading = "Mail")]
+    pub mail_size: Option<u64>,
+    /// mail: recipients per message (default 1).
+    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=10_000), help_heading = "Mail")]
+    pub mail_recipients: Option<u32>,
+    /// mail: messages per session before QUIT (default 1: every message a
+    /// connection of its own).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Mail")]
+    pub mail_per_session: Option<u64>,
+    /// mail: the sink's wait before each reply, as a remote MTA's (default
+    /// 20ms; 0 to 1 minute).
+    #[arg(long, value_name = "DURATION", value_parser = values::reply_delay, allow_negative_numbers = true, help_heading = "Mail")]
+    pub mail_reply_delay: Option<std::time::Duration>,
+    /// mail: send to an SMTP server already running (HOST:PORT) instead of
+    /// scalebench's sink. Every message is sent to it: use a sink.
+    #[arg(long, value_name = "HOST:PORT", value_parser = values::server_addr, conflicts_with = "mail_reply_delay", help_heading = "Mail")]
+    pub mail_server: Option<std::net::SocketAddr>,
     /// The level per-unit efficiency is normalised to (default: the lowest).
     #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u64).range(1..=1_000_000), help_heading = "Sweeps")]
     pub baseline: Option<u64>,
@@ -488,6 +597,8 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Sysinfo(a) => commands::sysinfo(a),
         Command::Serve(a) => serve::run(a),
         Command::Load(a) => load::run(a),
+        Command::SmtpSink(a) => smtp::sink(a),
+        Command::SmtpSend(a) => smtp::send(a),
         Command::Why(a) => why::run(a),
         Command::Responder(a) => responder::run(a),
     }

@@ -335,6 +335,18 @@ fn pg_options(a: &RunArgs) -> anyhow::Result<PgOptions> {
     })
 }
 
+/// The mail workload's options.
+fn mail_options(a: &RunArgs) -> crate::workloads::mail::MailOptions {
+    let d = crate::workloads::mail::MailOptions::default();
+    crate::workloads::mail::MailOptions {
+        message_bytes: a.mail_size.unwrap_or(d.message_bytes),
+        recipients: a.mail_recipients.unwrap_or(d.recipients),
+        per_session: a.mail_per_session.unwrap_or(d.per_session),
+        reply_delay: a.mail_reply_delay.unwrap_or(d.reply_delay),
+        server: a.mail_server,
+    }
+}
+
 /// The filesystem workloads' options, checked before anything is measured.
 fn fs_options(a: &RunArgs) -> anyhow::Result<FsOptions> {
     let mut places = Vec::new();
@@ -422,6 +434,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         fs: fs_options(&a)?,
         sweep: sweep_options(&a, &work)?,
         pg: pg_options(&a)?,
+        mail: mail_options(&a),
         ..workloads::Options::new(Size::Quick)
     };
     let mut net = net_options(&a.backend, a.ipv6)?;

@@ -165,6 +165,28 @@ pub fn sample_time(s: &str) -> Result<Duration, String> {
     duration_in(s, Duration::from_millis(100), Duration::from_secs(3_600))
 }
 
+/// `smtp-sink --reply-delay`: 0 to 1 minute.
+pub fn reply_delay(s: &str) -> Result<Duration, String> {
+    duration_in(s, Duration::ZERO, Duration::from_secs(60))
+}
+
+/// A server address: `IP:PORT`, `[IPv6]:PORT` or `HOST:PORT` (the first
+/// address the name resolves to).
+pub fn server_addr(s: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(a) = s.trim().parse() {
+        return Ok(a);
+    }
+    if !s.contains(':') {
+        return Err(format!("`{s}` has no port: give HOST:PORT"));
+    }
+    s.trim()
+        .to_socket_addrs()
+        .map_err(|e| format!("`{s}` is not an address ({e}); give HOST:PORT"))?
+        .next()
+        .ok_or_else(|| format!("`{s}` resolves to no address"))
+}
+
 #[cfg(test)]
 mod sweep_tests {
     use super::*;
@@ -189,5 +211,10 @@ mod sweep_tests {
         }
         assert!(heat_up("0").is_ok() && heat_up("nan").is_err());
         assert!(sample_time("50ms").is_err() && sample_time("2s").is_ok());
+        assert!(reply_delay("0").is_ok() && reply_delay("2m").is_err());
+        assert_eq!(server_addr("127.0.0.1:25").unwrap().port(), 25);
+        assert_eq!(server_addr("localhost:2525").unwrap().port(), 2525);
+        assert!(server_addr("127.0.0.1").unwrap_err().contains("no port"));
+        assert!(server_addr("[::1]:x").is_err());
     }
 }

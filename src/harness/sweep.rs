@@ -60,6 +60,8 @@ pub struct LevelOutcome {
     pub params: BTreeMap<String, serde_json::Value>,
     /// Why the level did not finish.
     pub error: Option<String>,
+    /// Failed calls and refusals, by what failed.
+    pub failures: BTreeMap<String, u64>,
 }
 
 /// Runs one level of a sweep: the heat-up, then `plan.samples` samples of
@@ -109,6 +111,7 @@ pub fn run(plan: &Plan, progress: &mut Progress, runner: &mut dyn LevelRunner) -
             busy_mhz,
             params: out.params,
             error: out.error,
+            failures: out.failures,
         });
         progress.advance(per_level);
     }

@@ -198,6 +198,9 @@ pub struct Config {
     /// greeting) and after each batch of answers, as a slow peer would
     /// (the SMTP sink's remote MTA); readiness backends only.
     pub reply_delay: Option<Duration>,
+    /// Stops serving once this returns true (^C), asked after every wait
+    /// (a signal ends a wait); `None`: only the control descriptor stops it.
+    pub stop: Option<fn() -> bool>,
 }
 
 impl Config {
@@ -215,6 +218,7 @@ impl Config {
             shared_listener: false,
             io_uring: false,
             reply_delay: None,
+            stop: None,
         }
     }
 }
@@ -566,6 +570,9 @@ impl Server<'_> {
             }
             events.clear();
             self.poller.wait(&mut events, timeout)?;
+            if self.cfg.stop.is_some_and(|f| f()) {
+                return Ok(());
+            }
             if !self.holds.is_empty() {
                 self.release_holds();
             }

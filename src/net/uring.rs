@@ -324,7 +324,7 @@ impl Server<'_> {
 
     fn run(&mut self) -> io::Result<()> {
         let mut done: Vec<(u64, i32, u32)> = Vec::with_capacity(1024);
-        while !self.stop {
+        while !self.stop && !self.cfg.stop.is_some_and(|f| f()) {
             let r = match next_deadline(self.paused_until, self.next_sweep) {
                 Some(t) => {
                     let left = t.saturating_sub(coarse_now());

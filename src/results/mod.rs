@@ -155,6 +155,10 @@ pub struct SweepLevel {
     pub params: BTreeMap<String, serde_json::Value>,
     /// Why the level did not finish (then its samples are those that did).
     pub error: Option<String>,
+    /// Failed calls and refusals during the level, by what failed (`bind
+    /// EADDRINUSE`, `reply 421 to MAIL`, `timeout waiting for …`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failures: BTreeMap<String, u64>,
 }
 
 /// One sample of a sweep level.
@@ -263,6 +267,21 @@ pub struct LatencyStats {
     pub max: u64,
     /// Mean.
     pub mean: f64,
+}
+
+impl LatencyStats {
+    /// The percentiles of a histogram of ns.
+    pub fn of(h: &hdrhistogram::Histogram<u64>) -> LatencyStats {
+        let q = |p: f64| h.value_at_quantile(p);
+        LatencyStats {
+            p50: q(0.5),
+            p90: q(0.9),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: h.max(),
+            mean: h.mean(),
+        }
+    }
 }
 
 /// Failed attempts by kind.

@@ -50,7 +50,7 @@ pub(crate) struct Server {
 }
 
 /// Waits up to 10 s for the server's `listening URL` line.
-fn read_url(r: &mut impl Read, fd: i32) -> Option<String> {
+pub(crate) fn read_url(r: &mut impl Read, fd: i32) -> Option<String> {
     let mut line = Vec::new();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while std::time::Instant::now() < deadline {

@@ -7,6 +7,7 @@
 
 pub mod fs;
 pub mod http;
+pub mod mail;
 pub mod pg;
 
 use crate::harness::Ctx;
@@ -47,6 +48,8 @@ pub struct Options {
     pub sweep: Option<SweepOptions>,
     /// Options of the pgbench workload.
     pub pg: pg::PgOptions,
+    /// Options of the mail workload.
+    pub mail: mail::MailOptions,
 }
 
 impl Options {
@@ -57,6 +60,7 @@ impl Options {
             fs: fs::FsOptions::default(),
             sweep: None,
             pg: pg::PgOptions::default(),
+            mail: mail::MailOptions::default(),
         }
     }
 }
@@ -65,7 +69,7 @@ impl Options {
 /// given follows the size.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepOptions {
-    /// The variable (`connections`, `clients`).
+    /// The variable (`connections`, `clients`, `sessions`).
     pub variable: String,
     /// Its levels, in the order to run them.
     pub levels: Vec<f64>,
@@ -130,6 +134,7 @@ registry! {
     fs::Fs,
     fs::FsSizes,
     pg::PgBench,
+    mail::Mail,
 }
 
 /// Frees what a killed run's workloads left beyond the files in its work

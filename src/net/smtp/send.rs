@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -437,6 +437,99 @@ pub fn run(opts: &Options) -> io::Result<Outcome> {
     s.run()?;
     s.o.elapsed = s.start.elapsed();
     Ok(s.o)
+}
+
+/// Runs the sender spread over `processes` processes (this one and
+/// forked copies, which die with it), `opts.sessions` and `opts.total`
+/// shared out evenly, and merges what they did ([`Outcome::merge`];
+/// `peak_open` is then the sum of each process's peak). The calling
+/// process must be single-threaded.
+pub fn run_processes(opts: &Options, processes: usize) -> io::Result<Outcome> {
+    let p = processes
+        .max(1)
+        .min(opts.sessions.max(1))
+        .min(opts.total.map_or(usize::MAX, |t| t.max(1) as usize));
+    let share = |k: usize| {
+        let split = |n: u64| n / p as u64 + u64::from((k as u64) < n % p as u64);
+        Options {
+            sessions: split(opts.sessions as u64) as usize,
+            total: opts.total.map(split),
+            ..opts.clone()
+        }
+    };
+    let mut children: Vec<(i32, OwnedFd)> = Vec::new();
+    let abandon = |children: Vec<(i32, OwnedFd)>, e: io::Error| {
+        for (pid, _) in children {
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            reap(pid);
+        }
+        Err(e)
+    };
+    for k in 1..p {
+        let mut fds = [0; 2];
+        // SAFETY: a plain pipe() into a two-int array.
+        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+            return abandon(children, io::Error::last_os_error());
+        }
+        // SAFETY: the pipe's fresh descriptors are ours.
+        let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        // SAFETY: the caller is single-threaded; the child runs the sender,
+        // writes its report and exits without returning.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return abandon(children, io::Error::last_os_error());
+        }
+        if pid == 0 {
+            crate::sys::die_with_parent(libc::SIGTERM);
+            drop(r);
+            drop(std::mem::take(&mut children));
+            let code = match run(&share(k)) {
+                Ok(o) => match serde_json::to_writer(std::fs::File::from(w), &o.report()) {
+                    Ok(()) => 0,
+                    Err(_) => 2,
+                },
+                Err(e) => {
+                    eprintln!("sender process {k}: {e}");
+                    1
+                }
+            };
+            // SAFETY: ends the child without running the parent's destructors.
+            unsafe { libc::_exit(code) };
+        }
+        drop(w);
+        children.push((pid, r));
+    }
+    let mut outcome = run(&share(0));
+    let mut failed = Vec::new();
+    for (k, (pid, r)) in children.into_iter().enumerate() {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut std::fs::File::from(r), &mut text);
+        let status = reap(pid);
+        match serde_json::from_str::<Report>(&text) {
+            Ok(rep) => {
+                if let Ok(o) = &mut outcome {
+                    o.merge(&Outcome::from_report(&rep));
+                }
+            }
+            Err(_) => failed.push(format!("sender process {} (wait status {status})", k + 1)),
+        }
+    }
+    let o = outcome?;
+    if !failed.is_empty() {
+        return Err(io::Error::other(format!("{} failed", failed.join(", "))));
+    }
+    Ok(o)
+}
+
+/// Waits for child `pid` to end; its wait status.
+fn reap(pid: i32) -> i32 {
+    let mut st = 0;
+    // SAFETY: reaping our own child.
+    while unsafe { libc::waitpid(pid, &mut st, 0) } < 0
+        && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+    {}
+    st
 }
 
 impl Sender<'_> {

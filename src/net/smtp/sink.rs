@@ -65,9 +65,39 @@ impl Counters {
         Box::leak(Box::default())
     }
 
+    /// The counts now.
+    pub fn snapshot(&self) -> SinkCounts {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        SinkCounts {
+            messages: get(&self.messages),
+            recipients: get(&self.recipients),
+            bytes: get(&self.bytes),
+            commands: get(&self.commands),
+            error_replies: get(&self.errors),
+            quits: get(&self.quits),
+        }
+    }
+
     fn add(c: &AtomicU64, n: u64) {
         c.fetch_add(n, Ordering::Relaxed);
     }
+}
+
+/// What a sink accepted, as `smtp-sink --json` prints it at the end.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SinkCounts {
+    /// Messages accepted.
+    pub messages: u64,
+    /// Their recipients.
+    pub recipients: u64,
+    /// Bytes of message data.
+    pub bytes: u64,
+    /// Commands read.
+    pub commands: u64,
+    /// Error replies sent.
+    pub error_replies: u64,
+    /// Sessions ended by QUIT.
+    pub quits: u64,
 }
 
 // The state of a session, in its [`Exchange::state`].

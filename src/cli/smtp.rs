@@ -1,0 +1,241 @@
+//! `scalebench smtp-sink` and `scalebench smtp-send`: either side of the
+//! mail workload on its own, so that each can face a real MTA by address.
+//! The sink prints `listening smtp://ADDR` once bound and serves until ^C,
+//! SIGTERM, or (when standard input is a pipe) the end of its input, then
+//! prints what it accepted. The sender prints messages/s, latency and a
+//! table of failures by call and errno; ^C ends it early with what it did.
+
+use super::{SmtpSendArgs, SmtpSinkArgs};
+use crate::analysis::units::{fmt_n, fmt_ns};
+use crate::harness::{Resource, limits, reaper};
+use crate::net::Backend;
+use crate::net::server::{Config, Handler};
+use crate::net::smtp::send::{self, Options};
+use crate::net::smtp::sink::{Counters, Sink};
+use crate::net::workers::{self, Listen};
+use anyhow::{Context, bail};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Descriptors one sender process keeps for itself besides its sessions.
+const SPARE_FDS: u64 = 64;
+
+fn backend(b: Option<Backend>) -> anyhow::Result<Backend> {
+    let b = b.unwrap_or_else(|| Backend::available_all()[0]);
+    if !b.available() {
+        bail!("--backend {b}: not available on {}", std::env::consts::OS);
+    }
+    Ok(b)
+}
+
+/// Runs the sink.
+pub fn sink(a: SmtpSinkArgs) -> anyhow::Result<ExitCode> {
+    let _limits = limits::raise();
+    reaper::install();
+    let addr = a.addr.unwrap_or_else(|| {
+        if a.ipv6 {
+            "[::1]:0".parse().expect("valid")
+        } else {
+            "127.0.0.1:0".parse().expect("valid")
+        }
+    });
+    let backend = backend(a.backend)?;
+    if a.hostname.is_empty() || a.hostname.bytes().any(|c| !c.is_ascii_graphic()) {
+        bail!(
+            "--hostname `{}`: one word of printable characters",
+            a.hostname
+        );
+    }
+    let workers = a.processes as usize;
+    let listen = Listen {
+        addr,
+        workers,
+        reuseport: workers > 1,
+        backlog: 4096,
+    };
+    let (listeners, bound) =
+        workers::bind(&listen).with_context(|| format!("cannot listen on {addr}"))?;
+    let counters = Counters::shared().context("shared counters")?;
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening smtp://{bound}")?;
+        out.flush()?;
+    }
+    let cfg = Config {
+        reply_delay: (!a.reply_delay.is_zero()).then_some(a.reply_delay),
+        stop: Some(reaper::interrupted),
+        ..Config::new(backend)
+    };
+    let host = a.hostname.clone();
+    let served = workers::serve_all(
+        listeners,
+        workers,
+        cfg,
+        workers::stdin_control(),
+        move || Box::new(Sink::new(&host, counters)) as Box<dyn Handler>,
+    );
+    let counts = counters.snapshot();
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        serde_json::to_writer(&mut out, &counts)?;
+        writeln!(out)?;
+    } else {
+        writeln!(
+            out,
+            "sink: {} messages to {} recipients ({} bytes), {} commands, {} error replies, {} sessions ended by QUIT",
+            counts.messages,
+            counts.recipients,
+            counts.bytes,
+            counts.commands,
+            counts.error_replies,
+            counts.quits
+        )?;
+    }
+    served.context("the sink failed")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs the sender.
+pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
+    let _limits = limits::raise();
+    if a.messages.is_none() && a.duration.is_none() {
+        bail!("say how much: -n MESSAGES or -d DURATION");
+    }
+    let backend = backend(a.backend)?;
+    let sessions = u64::from(a.sessions);
+    // Sessions one process can hold: its descriptor budget, and what the
+    // backend can watch.
+    let mut per_process = limits::budget(Resource::Descriptors)
+        .map_or(u64::MAX, |b| b.max.saturating_sub(SPARE_FDS))
+        .max(1);
+    if let Some(c) = backend.fd_ceiling() {
+        per_process = per_process.min((c as u64).saturating_sub(SPARE_FDS).max(1));
+    }
+    let processes = match a.processes {
+        Some(p) => {
+            let p = u64::from(p);
+            if sessions.div_ceil(p) > per_process {
+                bail!(
+                    "--sessions {sessions} over --processes {p} is {} sessions a process, more than one process may open here ({per_process}: {}); give more --processes",
+                    sessions.div_ceil(p),
+                    limits::budget(Resource::Descriptors).map_or(String::new(), |b| b.reason)
+                );
+            }
+            p
+        }
+        None => sessions.div_ceil(per_process),
+    };
+    if processes > 1024 {
+        bail!("--sessions {sessions} would need {processes} sender processes; at most 1024");
+    }
+    let opts = Options {
+        per_session: a.per_session,
+        message_bytes: a.size as usize,
+        recipients: a.recipients,
+        total: a.messages,
+        duration: a.duration,
+        bind: if a.no_bind {
+            None
+        } else {
+            a.bind.or(Options::new(a.server, 1).bind)
+        },
+        pipelining: !a.no_pipelining,
+        timeout: a.timeout,
+        backend,
+        warmup: a.warmup,
+        interval: a.interval,
+        stop: Some(reaper::interrupted),
+        ..Options::new(a.server, sessions as usize)
+    };
+    if let (Some(ip), true) = (
+        opts.bind,
+        opts.bind.is_some_and(|b| b.is_ipv4() != a.server.is_ipv4()),
+    ) {
+        bail!("--bind {ip}: not the family of {}", a.server);
+    }
+    reaper::install();
+    let o = send::run_processes(&opts, processes as usize).context("the sender failed")?;
+    let r = o.report();
+    super::commands::with_output("", None, &[], |w| {
+        if a.json {
+            serde_json::to_writer(&mut *w, &r)?;
+            writeln!(w)?;
+            return Ok(());
+        }
+        if o.stopped {
+            writeln!(
+                w,
+                "interrupted after {:.2} s: the figures are those of the part that ran",
+                r.seconds
+            )?;
+        }
+        writeln!(
+            w,
+            "{} sessions in {} process{}, {} message{} of {} bytes to {} recipient{} per session, {}, {}",
+            a.sessions,
+            processes,
+            if processes == 1 { "" } else { "es" },
+            a.per_session,
+            if a.per_session == 1 { "" } else { "s" },
+            a.size.max(crate::net::smtp::MIN_MESSAGE as u64),
+            a.recipients,
+            if a.recipients == 1 { "" } else { "s" },
+            match opts.bind {
+                Some(ip) => format!("bound to {ip} before connect"),
+                None => "unbound".into(),
+            },
+            if a.no_pipelining {
+                "no pipelining"
+            } else {
+                "pipelining when offered"
+            }
+        )?;
+        writeln!(
+            w,
+            "  messages  {} in {:.2} s: {:.0} msg/s; {} sessions ended by QUIT, peak {} open",
+            fmt_n(o.messages as f64),
+            r.seconds,
+            r.messages_per_s,
+            fmt_n(o.sessions as f64),
+            fmt_n(o.peak_open as f64)
+        )?;
+        if o.messages > 0 {
+            let q = |p: f64| fmt_ns(o.latency.value_at_quantile(p) as f64);
+            writeln!(
+                w,
+                "  latency   p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+                q(0.5),
+                q(0.9),
+                q(0.99),
+                q(0.999),
+                fmt_ns(o.latency.max() as f64)
+            )?;
+        }
+        if o.failures.is_empty() {
+            writeln!(w, "  failures  none")?;
+        } else {
+            writeln!(
+                w,
+                "  failures  {} in {} sessions:",
+                fmt_n(o.failed() as f64),
+                fmt_n(o.failed_sessions as f64)
+            )?;
+            let mut v: Vec<_> = o.failures.iter().collect();
+            v.sort_by(|x, y| y.1.cmp(x.1).then(x.0.cmp(y.0)));
+            for (what, n) in v {
+                writeln!(w, "    {:>10}  {what}", fmt_n(*n as f64))?;
+            }
+        }
+        if let Some(why) = &o.gave_up {
+            writeln!(w, "  gave up:  {why}")?;
+        }
+        Ok(())
+    })?;
+    Ok(if o.stopped {
+        ExitCode::from(130)
+    } else if o.gave_up.is_some() || o.messages == 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

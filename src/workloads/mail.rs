@@ -1,0 +1,317 @@
+//! The `mail` workload, Rothman & Buckman's MailEngine test: messages per
+//! second against simultaneous sends. `scalebench smtp-sink` (its own
+//! process) accepts and discards mail, waiting a reply delay before each
+//! reply as a remote MTA would; `scalebench smtp-send` holds S sessions,
+//! each socket bound before it connects, and is swept over S (quick: 100,
+//! 500, 1 000; full: 100 … 5 000). At each level one sender run covers the
+//! heat-up and the samples (sessions stay open across sample boundaries);
+//! the sender spreads itself over several processes when S exceeds what
+//! one may open. Every failed call is counted by call and errno in the
+//! level's `failures`. With `--mail-server` the sender faces an MTA
+//! already running instead of the sink.
+
+use super::{Info, Options as WorkOptions, Size, Workload};
+use crate::harness::Ctx;
+use crate::harness::progress::Progress;
+use crate::harness::reaper::{ChildGroup, run_bounded};
+use crate::harness::sweep::{self, LevelOutcome};
+use crate::net::smtp::send::{Outcome, Report};
+use crate::results::{LatencyStats, SweepSample, WorkloadResult, WorkloadRow};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The `mail` workload.
+pub struct Mail;
+
+static MAIL: Info = Info {
+    name: "mail",
+    what: "SMTP messages/s against simultaneous sends: scalebench smtp-send (each socket bound before connect) against scalebench smtp-sink with a reply delay, swept over the sessions; failures by call and errno",
+    quick: true,
+};
+
+/// The mail workload's options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MailOptions {
+    /// Message size in bytes (headers included).
+    pub message_bytes: u64,
+    /// Recipients per message.
+    pub recipients: u32,
+    /// Messages per session.
+    pub per_session: u64,
+    /// The sink's wait before each reply.
+    pub reply_delay: Duration,
+    /// An MTA already running, instead of the sink.
+    pub server: Option<SocketAddr>,
+}
+
+impl Default for MailOptions {
+    /// 4 KB messages, one recipient, one message per session (every
+    /// delivery a connection of its own, as to 200 000 different
+    /// recipients), a 20 ms reply delay.
+    fn default() -> MailOptions {
+        MailOptions {
+            message_bytes: 4096,
+            recipients: 1,
+            per_session: 1,
+            reply_delay: Duration::from_millis(20),
+            server: None,
+        }
+    }
+}
+
+/// The default levels of simultaneous sessions.
+pub fn default_levels(size: Size) -> Vec<f64> {
+    match size {
+        Size::Quick => vec![100.0, 500.0, 1000.0],
+        Size::Full => vec![100.0, 500.0, 1000.0, 1500.0, 2000.0, 3000.0, 5000.0],
+    }
+}
+
+/// A `scalebench smtp-sink` process; stopped with its group when dropped.
+struct SinkProcess {
+    stdin: Option<std::process::ChildStdin>,
+    group: ChildGroup,
+    addr: SocketAddr,
+}
+
+impl SinkProcess {
+    fn start(ctx: &Ctx, delay: Duration) -> Result<SinkProcess, String> {
+        let exe = ctx
+            .exe()
+            .ok_or("cannot find the scalebench executable to run the sink")?;
+        let mut cmd = Command::new(exe);
+        cmd.args(["smtp-sink", "--json", "--reply-delay"])
+            .arg(format!("{}ms", delay.as_millis()))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut group =
+            ChildGroup::spawn(&mut cmd).map_err(|e| format!("starting the sink: {e}"))?;
+        let child = group.child();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.as_mut().ok_or("sink stdout")?;
+        let fd = stdout.as_raw_fd();
+        let addr =
+            super::http::read_url(stdout, fd).and_then(|u| u.strip_prefix("smtp://")?.parse().ok());
+        match addr {
+            Some(addr) => Ok(SinkProcess { stdin, group, addr }),
+            None => {
+                let mut err = String::new();
+                if let Some(e) = group.child().stderr.as_mut() {
+                    let _ = e.read_to_string(&mut err);
+                }
+                Err(format!("the sink did not start: {}", err.trim()))
+            }
+        }
+    }
+
+    /// Stops the sink (end of its input) and returns what it counted.
+    fn stop(mut self) -> Option<crate::net::smtp::sink::SinkCounts> {
+        drop(self.stdin.take());
+        let mut out = String::new();
+        let child = self.group.child();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if let Some(o) = child.stdout.as_mut() {
+            let _ = o.read_to_string(&mut out);
+        }
+        serde_json::from_str(out.lines().last()?).ok()
+    }
+}
+
+/// Runs one level: one sender run of the heat-up and the samples.
+fn level_run(
+    ctx: &Ctx,
+    target: SocketAddr,
+    m: &MailOptions,
+    sessions: u64,
+    plan: &sweep::Plan,
+) -> LevelOutcome {
+    let mut out = LevelOutcome::default();
+    let Some(exe) = ctx.exe() else {
+        out.error = Some("cannot find the scalebench executable to run the sender".into());
+        return out;
+    };
+    let total = plan.heat_up + plan.sample * plan.samples;
+    let ms = |d: Duration| format!("{}ms", d.as_millis());
+    let mut cmd = Command::new(exe);
+    cmd.arg("smtp-send")
+        .arg(target.to_string())
+        .args(["--json", "-s", &sessions.to_string(), "-d", &ms(total)])
+        .args([
+            "--warmup",
+            &ms(plan.heat_up),
+            "--interval",
+            &ms(plan.sample),
+        ])
+        .args(["--size", &m.message_bytes.to_string()])
+        .args([
+            "-r",
+            &m.recipients.to_string(),
+            "-k",
+            &m.per_session.to_string(),
+        ]);
+    let start = Instant::now();
+    let f = match run_bounded(&mut cmd, total + Duration::from_secs(60)) {
+        Ok(f) => f,
+        Err(e) => {
+            out.error = Some(format!("starting the sender: {e}"));
+            return out;
+        }
+    };
+    let report = serde_json::from_str::<Report>(f.stdout.trim());
+    let o = match report {
+        Ok(r) => Outcome::from_report(&r),
+        Err(_) => {
+            out.error = Some(if f.timed_out {
+                "the sender did not finish in time".into()
+            } else if f.status.is_none() {
+                "interrupted".into()
+            } else {
+                let e = f.stderr.trim();
+                format!(
+                    "the sender failed: {}",
+                    e.lines().last().unwrap_or("no message")
+                )
+            });
+            return out;
+        }
+    };
+    let secs = plan.sample.as_secs_f64();
+    for (k, iv) in o.intervals.iter().take(plan.samples as usize).enumerate() {
+        out.samples.push(SweepSample {
+            t: secs * (k + 1) as f64,
+            seconds: secs,
+            value: iv.messages as f64 / secs,
+            latency_ns: (iv.messages > 0).then(|| LatencyStats::of(&iv.latency)),
+            mean_latency_ns: None,
+            errors: iv.failures,
+        });
+    }
+    if !out.samples.is_empty() {
+        let from = start + plan.heat_up;
+        out.window = Some((from, from + plan.sample * out.samples.len() as u32));
+    }
+    out.params
+        .insert("sessions_ended".into(), json!(o.sessions));
+    out.params.insert("peak_open".into(), json!(o.peak_open));
+    out.params.insert("messages".into(), json!(o.messages));
+    out.failures = o.failures.clone();
+    if let Some(why) = o.gave_up {
+        out.error = Some(why);
+    } else if o.stopped {
+        out.error = Some("interrupted".into());
+    }
+    out
+}
+
+impl Workload for Mail {
+    fn info(&self) -> &'static Info {
+        &MAIL
+    }
+
+    fn sweeps(&self) -> &'static [&'static str] {
+        &["sessions"]
+    }
+
+    fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
+        let m = &opts.mail;
+        let (heat, sample) = match opts.size {
+            Size::Quick => (1, 1),
+            Size::Full => (10, 10),
+        };
+        let plan = match &opts.sweep {
+            Some(s) => s.plan(opts.size, "msg/s"),
+            None => super::SweepOptions {
+                variable: "sessions".into(),
+                levels: default_levels(opts.size),
+                heat_up: Some(Duration::from_secs(heat)),
+                sample: Some(Duration::from_secs(sample)),
+                samples: None,
+                baseline: None,
+            }
+            .plan(opts.size, "msg/s"),
+        };
+        let mut params = BTreeMap::new();
+        params.insert("sessions".into(), json!(plan.levels));
+        params.insert(
+            "message_bytes".into(),
+            json!(m.message_bytes.max(crate::net::smtp::MIN_MESSAGE as u64)),
+        );
+        params.insert("recipients".into(), json!(m.recipients));
+        params.insert("messages_per_session".into(), json!(m.per_session));
+        params.insert("bind_before_connect".into(), json!(true));
+        progress.begin(MAIL.name, plan.planned().as_secs() + 2);
+        let mut notes = Vec::new();
+        let (sink, target) = match m.server {
+            Some(addr) => {
+                params.insert("server".into(), json!(addr.to_string()));
+                (None, Ok(addr))
+            }
+            None => {
+                params.insert(
+                    "reply_delay_ms".into(),
+                    json!(m.reply_delay.as_secs_f64() * 1e3),
+                );
+                params.insert("sink_processes".into(), json!(1));
+                match SinkProcess::start(ctx, m.reply_delay) {
+                    Ok(s) => {
+                        let a = s.addr;
+                        (Some(s), Ok(a))
+                    }
+                    Err(e) => (None, Err(e)),
+                }
+            }
+        };
+        let label = format!(
+            "{} B messages",
+            m.message_bytes.max(crate::net::smtp::MIN_MESSAGE as u64)
+        );
+        let row = match target {
+            Ok(target) => {
+                let mut runner =
+                    |level: f64, plan: &sweep::Plan| level_run(ctx, target, m, level as u64, plan);
+                let stats = sweep::run(&plan, progress, &mut runner);
+                WorkloadRow {
+                    label,
+                    target: None,
+                    params: BTreeMap::new(),
+                    load: None,
+                    phase: None,
+                    sweep: Some(stats),
+                    error: None,
+                }
+            }
+            Err(e) => WorkloadRow {
+                label,
+                target: None,
+                params: BTreeMap::new(),
+                load: None,
+                phase: None,
+                sweep: None,
+                error: Some(e),
+            },
+        };
+        if let Some(s) = sink {
+            match s.stop() {
+                Some(c) => {
+                    params.insert("sink_messages".into(), json!(c.messages));
+                    params.insert("sink_error_replies".into(), json!(c.error_replies));
+                }
+                None => notes.push("the sink did not report its counts".to_string()),
+            }
+        }
+        progress.finish("1 row");
+        super::finish(&MAIL, params, vec![row], notes)
+    }
+}
