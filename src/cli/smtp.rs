@@ -102,7 +102,8 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
         bail!("say how much: -n MESSAGES or -d DURATION");
     }
     let backend = backend(a.backend)?;
-    let sessions = u64::from(a.sessions);
+    // Never more sessions than messages.
+    let sessions = u64::from(a.sessions).min(a.messages.unwrap_or(u64::MAX));
     // Sessions one process can hold: its descriptor budget, and what the
     // backend can watch.
     let mut per_process = limits::budget(Resource::Descriptors)
@@ -127,6 +128,15 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
     };
     if processes > 1024 {
         bail!("--sessions {sessions} would need {processes} sender processes; at most 1024");
+    }
+    // Every session to the one server needs a local port of its own.
+    if let Some((first, last)) = crate::sys::port_range() {
+        let ports = u64::from(last.saturating_sub(first)) + 1;
+        if sessions > ports {
+            bail!(
+                "--sessions {sessions}: more than the {ports} local ports ({first}–{last}) connections from one address to one server can use"
+            );
+        }
     }
     let opts = Options {
         per_session: a.per_session,
@@ -172,7 +182,7 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
         writeln!(
             w,
             "{} sessions in {} process{}, {} message{} of {} bytes to {} recipient{} per session, {}, {}",
-            a.sessions,
+            sessions,
             processes,
             if processes == 1 { "" } else { "es" },
             a.per_session,

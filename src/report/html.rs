@@ -592,6 +592,18 @@ impl Report for HtmlReport {
                     esc(&sw.variable),
                     esc(&v.words)
                 )?;
+                if let Some(rows) = super::sweep_failures(sw) {
+                    write!(out, "<table class=\"failures\">")?;
+                    for (i, r) in rows.iter().enumerate() {
+                        let tag = if i == 0 { "th" } else { "td" };
+                        write!(out, "<tr>")?;
+                        for c in r {
+                            write!(out, "<{tag}>{}</{tag}>", esc(c))?;
+                        }
+                        write!(out, "</tr>")?;
+                    }
+                    writeln!(out, "</table>")?;
+                }
                 if sweeps_done.contains(&l.label) {
                     continue;
                 }

@@ -54,6 +54,16 @@ impl MarkdownReport {
             for c in super::sweep_levels(sw) {
                 writeln!(out, "| {} |", c.map(|x| cell(&x)).join(" | "))?;
             }
+            if let Some(rows) = super::sweep_failures(sw) {
+                writeln!(out)?;
+                for (i, r) in rows.iter().enumerate() {
+                    let cells: Vec<String> = r.iter().map(|x| cell(x)).collect();
+                    writeln!(out, "| {} |", cells.join(" | "))?;
+                    if i == 0 {
+                        writeln!(out, "|---|{}", "---:|".repeat(r.len() - 1))?;
+                    }
+                }
+            }
             if !labels.contains(&l.label) {
                 labels.push(l.label);
             }

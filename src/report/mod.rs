@@ -409,6 +409,42 @@ pub fn sweep_levels(s: &crate::results::SweepStats) -> Vec<[String; 6]> {
         .collect()
 }
 
+/// A sweep's failures as a table: the column heads (`failures`, then
+/// every level) and one row per kind of failure, most frequent first, its
+/// count at each level (`—` for none). `None` when nothing failed.
+pub fn sweep_failures(s: &crate::results::SweepStats) -> Option<Vec<Vec<String>>> {
+    let mut kinds: std::collections::BTreeMap<&str, u64> = Default::default();
+    for l in &s.levels {
+        for (k, n) in &l.failures {
+            *kinds.entry(k).or_default() += n;
+        }
+    }
+    if kinds.is_empty() {
+        return None;
+    }
+    let mut order: Vec<(&str, u64)> = kinds.into_iter().collect();
+    order.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let mut levels: Vec<&crate::results::SweepLevel> = s.levels.iter().collect();
+    levels.sort_by(|a, b| a.level.total_cmp(&b.level));
+    let mut head = vec![format!("failures by {}", s.variable)];
+    head.extend(
+        levels
+            .iter()
+            .map(|l| crate::analysis::sweep::fmt_level(l.level)),
+    );
+    let mut rows = vec![head];
+    for (kind, _) in order {
+        let mut r = vec![kind.to_string()];
+        r.extend(levels.iter().map(|l| {
+            l.failures
+                .get(kind)
+                .map_or("—".into(), |&n| fmt_n(n as f64))
+        }));
+        rows.push(r);
+    }
+    Some(rows)
+}
+
 /// One line of a [`SweepChart`]: who measured it (system, and target where
 /// there is one), the system's label, and its points in ascending level.
 pub type SweepLine<'a> = (String, &'a str, Vec<(f64, f64)>);

@@ -241,6 +241,16 @@ fn write_sweep(
             fit(&c[5], 40)
         )?;
     }
+    if let Some(rows) = super::sweep_failures(sw) {
+        writeln!(out)?;
+        for r in rows {
+            let mut line = format!("    {:<36}", fit(&r[0], 36));
+            for c in &r[1..] {
+                line.push_str(&format!(" {c:>9}"));
+            }
+            writeln!(out, "{}", line.trim_end())?;
+        }
+    }
     Ok(())
 }
 

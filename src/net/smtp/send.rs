@@ -397,10 +397,14 @@ pub fn run(opts: &Options) -> io::Result<Outcome> {
         ));
     }
     let now = Instant::now();
+    // Never more sessions than messages.
+    let slots = opts
+        .sessions
+        .min(opts.total.map_or(usize::MAX, |t| t as usize));
     let mut s = Sender {
         opts,
         poller: opts.backend.create()?,
-        slots: (0..opts.sessions)
+        slots: (0..slots)
             .map(|_| Session {
                 fd: None,
                 session: 0,
@@ -608,6 +612,9 @@ impl Sender<'_> {
 
     /// Opens a new session in slot `i`, if there is a message for it.
     fn open(&mut self, i: usize) {
+        // Opening many sessions at once can take long (bind and connect
+        // search for a free port): each one's clock starts when it opens.
+        self.now = Instant::now();
         self.slots[i].retry_at = None;
         if !self.claim() {
             return;
