@@ -54,59 +54,57 @@ pub fn sysctl(name: &str) -> Option<String> {
     (!v.is_empty()).then_some(v)
 }
 
+/// Reads the sysctl `name` into `buf`; returns how many `T` it filled.
+#[cfg(target_os = "freebsd")]
+fn sysctl_by_name<T: Copy>(name: &std::ffi::CStr, buf: &mut [T]) -> Option<usize> {
+    let mut len = std::mem::size_of_val(buf);
+    // SAFETY: `buf` holds `len` bytes; every caller's `T` is plain data
+    // (integers, C structs) that any bytes the kernel writes make valid.
+    let r = unsafe {
+        libc::sysctlbyname(
+            name.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    (r == 0).then(|| len / std::mem::size_of::<T>())
+}
+
+/// The size in bytes of the sysctl `name`'s value.
+#[cfg(target_os = "freebsd")]
+fn sysctl_size(name: &std::ffi::CStr) -> Option<usize> {
+    let mut len: libc::size_t = 0;
+    // SAFETY: asking for the size only.
+    let r = unsafe {
+        libc::sysctlbyname(
+            name.as_ptr(),
+            std::ptr::null_mut(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    (r == 0).then_some(len)
+}
+
 /// Busy and total time of each CPU so far, in ticks: FreeBSD's
 /// `kern.cp_times` (user, nice, system, interrupt, idle per CPU); `None`
 /// on the other systems here.
 pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
     #[cfg(target_os = "freebsd")]
-    {
+    let v = {
         let name = c"kern.cp_times";
-        let mut len: libc::size_t = 0;
-        // SAFETY: asking for the size only.
-        if unsafe {
-            libc::sysctlbyname(
-                name.as_ptr(),
-                std::ptr::null_mut(),
-                &mut len,
-                std::ptr::null(),
-                0,
-            )
-        } != 0
-        {
-            return None;
-        }
-        let mut buf = vec![0 as libc::c_long; len / std::mem::size_of::<libc::c_long>()];
-        let mut len = buf.len() * std::mem::size_of::<libc::c_long>();
-        // SAFETY: `buf` holds `len` bytes.
-        if unsafe {
-            libc::sysctlbyname(
-                name.as_ptr(),
-                buf.as_mut_ptr().cast(),
-                &mut len,
-                std::ptr::null(),
-                0,
-            )
-        } != 0
-        {
-            return None;
-        }
-        buf.truncate(len / std::mem::size_of::<libc::c_long>());
-        let v: Vec<super::CpuTicks> = buf
-            .chunks_exact(5)
-            .map(|c| {
-                let total: u64 = c.iter().map(|&x| x as u64).sum();
-                super::CpuTicks {
-                    busy: total - c[4] as u64,
-                    total,
-                }
-            })
-            .collect();
-        (!v.is_empty()).then_some(v)
-    }
+        let mut buf =
+            vec![0 as libc::c_long; sysctl_size(name)? / std::mem::size_of::<libc::c_long>()];
+        let n = sysctl_by_name(name, &mut buf)?;
+        let raw: Vec<u64> = buf[..n].iter().map(|&x| x as u64).collect();
+        super::cpu_states::ticks_from_states(&raw, libc::CPUSTATES as usize, libc::CP_IDLE as usize)
+    };
     #[cfg(not(target_os = "freebsd"))]
-    {
-        None
-    }
+    let v: Vec<super::CpuTicks> = Vec::new();
+    (!v.is_empty()).then_some(v)
 }
 
 /// The current clock of each CPU in MHz: `dev.cpu.N.freq` (FreeBSD,

@@ -14,6 +14,10 @@ use linux as os;
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 mod bsd;
+// The CPU counters of the systems that `bsd.rs` reads them on; built on
+// Linux too, for its tests.
+#[cfg(any(test, target_os = "freebsd"))]
+mod cpu_states;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 use bsd as os;
 
