@@ -55,7 +55,7 @@ pub fn sysctl(name: &str) -> Option<String> {
 }
 
 /// Reads the sysctl `name` into `buf`; returns how many `T` it filled.
-#[cfg(target_os = "freebsd")]
+#[cfg(any(target_os = "freebsd", target_os = "netbsd"))]
 fn sysctl_by_name<T: Copy>(name: &std::ffi::CStr, buf: &mut [T]) -> Option<usize> {
     let mut len = std::mem::size_of_val(buf);
     // SAFETY: `buf` holds `len` bytes; every caller's `T` is plain data
@@ -89,9 +89,46 @@ fn sysctl_size(name: &std::ffi::CStr) -> Option<usize> {
     (r == 0).then_some(len)
 }
 
-/// Busy and total time of each CPU so far, in ticks: FreeBSD's
-/// `kern.cp_times` (user, nice, system, interrupt, idle per CPU); `None`
-/// on the other systems here.
+/// The sysctl `name`'s value as an unsigned integer, whether the kernel
+/// keeps it in 4 bytes or in 8.
+#[cfg(target_os = "netbsd")]
+fn sysctl_uint_by_name(name: &std::ffi::CStr) -> Option<u64> {
+    let mut buf = [0u8; 8];
+    match sysctl_by_name(name, &mut buf)? {
+        4 => Some(u64::from(u32::from_ne_bytes(buf[..4].try_into().ok()?))),
+        8 => Some(u64::from_ne_bytes(buf)),
+        _ => None,
+    }
+}
+
+/// Reads the sysctl with the MIB `mib` into `buf`; returns how many `T` it
+/// filled.
+#[cfg(target_os = "netbsd")]
+fn sysctl_by_mib<T: Copy>(mib: &[libc::c_int], buf: &mut [T]) -> std::io::Result<usize> {
+    let mut len = std::mem::size_of_val(buf);
+    // SAFETY: `buf` holds `len` bytes; every caller's `T` is plain data
+    // (integers, C structs) that any bytes the kernel writes make valid.
+    let r = unsafe {
+        libc::sysctl(
+            mib.as_ptr(),
+            mib.len() as libc::c_uint,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if r == 0 {
+        Ok(len / std::mem::size_of::<T>())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Busy and total time of each CPU so far, in ticks (busy: all but idle):
+/// FreeBSD's `kern.cp_times`, NetBSD's `kern.cp_time` with room for every
+/// CPU (both user, nice, system, interrupt, idle per CPU); `None` on the
+/// other systems here.
 pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
     #[cfg(target_os = "freebsd")]
     let v = {
@@ -102,22 +139,63 @@ pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
         let raw: Vec<u64> = buf[..n].iter().map(|&x| x as u64).collect();
         super::cpu_states::ticks_from_states(&raw, libc::CPUSTATES as usize, libc::CP_IDLE as usize)
     };
-    #[cfg(not(target_os = "freebsd"))]
+    #[cfg(target_os = "netbsd")]
+    let v = {
+        // sys/sched.h: CP_USER, CP_NICE, CP_SYS, CP_INTR, CP_IDLE.
+        const CPUSTATES: usize = 5;
+        const CP_IDLE: usize = 4;
+        let mut ncpu: [libc::c_int; 1] = [0];
+        sysctl_by_mib(&[libc::CTL_HW, libc::HW_NCPU], &mut ncpu).ok()?;
+        // Given a buffer of exactly one CPU's size the kernel sums all CPUs;
+        // given one for hw.ncpu CPUs it returns each (init_sysctl.c,
+        // sysctl_kern_cptime). With one CPU the two are the same.
+        let mut raw = vec![0u64; usize::try_from(ncpu[0]).ok()?.max(1) * CPUSTATES];
+        let n = sysctl_by_mib(&[libc::CTL_KERN, libc::KERN_CP_TIME], &mut raw).ok()?;
+        raw.truncate(n);
+        super::cpu_states::ticks_from_states(&raw, CPUSTATES, CP_IDLE)
+    };
+    #[cfg(not(any(target_os = "freebsd", target_os = "netbsd")))]
     let v: Vec<super::CpuTicks> = Vec::new();
     (!v.is_empty()).then_some(v)
 }
 
 /// The current clock of each CPU in MHz: `dev.cpu.N.freq` (FreeBSD,
-/// DragonFly, where cpufreq is loaded); `None` elsewhere.
+/// DragonFly, where cpufreq is loaded); on NetBSD the one clock all CPUs
+/// share, `machdep.est.frequency.current` (Intel) or
+/// `machdep.powernow.frequency.current` (AMD) where ACPI P-states or
+/// est/powernow run, else `machdep.cpu.frequency.current` (some ARM
+/// boards); `None` elsewhere.
 pub fn cpu_clocks_mhz() -> Option<Vec<f64>> {
-    if !cfg!(any(target_os = "freebsd", target_os = "dragonfly")) {
-        return None;
+    #[cfg(any(target_os = "freebsd", target_os = "dragonfly"))]
+    {
+        let n = super::cpu_count();
+        let v: Vec<f64> = (0..n)
+            .map_while(|i| sysctl(&format!("dev.cpu.{i}.freq"))?.parse().ok())
+            .collect();
+        (v.len() == n).then_some(v)
     }
-    let n = super::cpu_count();
-    let v: Vec<f64> = (0..n)
-        .map_while(|i| sysctl(&format!("dev.cpu.{i}.freq"))?.parse().ok())
-        .collect();
-    (v.len() == n).then_some(v)
+    #[cfg(target_os = "netbsd")]
+    {
+        let mhz = [
+            c"machdep.est.frequency.current",
+            c"machdep.powernow.frequency.current",
+            c"machdep.cpu.frequency.current",
+        ]
+        .into_iter()
+        .find_map(sysctl_uint_by_name)?;
+        same_clock_for_all(mhz as f64)
+    }
+    #[cfg(not(any(target_os = "freebsd", target_os = "dragonfly", target_os = "netbsd")))]
+    {
+        None
+    }
+}
+
+/// `mhz` for each CPU, on systems whose CPUs all run at one clock; `None`
+/// if it is no clock.
+#[cfg(target_os = "netbsd")]
+fn same_clock_for_all(mhz: f64) -> Option<Vec<f64>> {
+    (mhz > 0.0).then(|| vec![mhz; super::cpu_count()])
 }
 
 /// The CPU model name.

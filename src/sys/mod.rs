@@ -16,7 +16,7 @@ use linux as os;
 mod bsd;
 // The CPU counters of the systems that `bsd.rs` reads them on; built on
 // Linux too, for its tests.
-#[cfg(any(test, target_os = "freebsd"))]
+#[cfg(any(test, target_os = "freebsd", target_os = "netbsd"))]
 mod cpu_states;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 use bsd as os;
