@@ -103,7 +103,7 @@ fn sysctl_uint_by_name(name: &std::ffi::CStr) -> Option<u64> {
 
 /// Reads the sysctl with the MIB `mib` into `buf`; returns how many `T` it
 /// filled.
-#[cfg(target_os = "netbsd")]
+#[cfg(any(target_os = "netbsd", target_os = "openbsd"))]
 fn sysctl_by_mib<T: Copy>(mib: &[libc::c_int], buf: &mut [T]) -> std::io::Result<usize> {
     let mut len = std::mem::size_of_val(buf);
     // SAFETY: `buf` holds `len` bytes; every caller's `T` is plain data
@@ -127,8 +127,9 @@ fn sysctl_by_mib<T: Copy>(mib: &[libc::c_int], buf: &mut [T]) -> std::io::Result
 
 /// Busy and total time of each CPU so far, in ticks (busy: all but idle):
 /// FreeBSD's `kern.cp_times`, NetBSD's `kern.cp_time` with room for every
-/// CPU (both user, nice, system, interrupt, idle per CPU); `None` on the
-/// other systems here.
+/// CPU (both user, nice, system, interrupt, idle per CPU); OpenBSD's
+/// `KERN_CPUSTATS` for each CPU (user, nice, system, spin, interrupt, idle),
+/// the online ones only; `None` on the other systems here.
 pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
     #[cfg(target_os = "freebsd")]
     let v = {
@@ -154,7 +155,31 @@ pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
         raw.truncate(n);
         super::cpu_states::ticks_from_states(&raw, CPUSTATES, CP_IDLE)
     };
-    #[cfg(not(any(target_os = "freebsd", target_os = "netbsd")))]
+    #[cfg(target_os = "openbsd")]
+    let v = {
+        // sys/sched.h: CP_USER, CP_NICE, CP_SYS, CP_SPIN, CP_INTR, CP_IDLE;
+        // struct cpustats { uint64_t cs_time[CPUSTATES]; uint64_t cs_flags; }.
+        // Unlike KERN_CPTIME2, it says whether the CPU is online: with
+        // hw.smt=0 half the CPUs are not, and their idle would count.
+        const CPUSTATES: usize = 6;
+        const CP_IDLE: usize = 5;
+        const CPUSTATS_ONLINE: u64 = 0x0001;
+        let mut ncpu: [libc::c_int; 1] = [0];
+        sysctl_by_mib(&[libc::CTL_HW, libc::HW_NCPU], &mut ncpu).ok()?;
+        let mut raw = Vec::new();
+        for cpu in 0..ncpu[0] {
+            let mut record = [0u64; CPUSTATES + 1];
+            match sysctl_by_mib(&[libc::CTL_KERN, libc::KERN_CPUSTATS, cpu], &mut record) {
+                Ok(n) if n == record.len() => raw.extend_from_slice(&record),
+                // No CPU with that unit number.
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                _ => return None,
+            }
+        }
+        let states = super::cpu_states::online_cpustats(&raw, CPUSTATES, CPUSTATS_ONLINE);
+        super::cpu_states::ticks_from_states(&states, CPUSTATES, CP_IDLE)
+    };
+    #[cfg(not(any(target_os = "freebsd", target_os = "netbsd", target_os = "openbsd")))]
     let v: Vec<super::CpuTicks> = Vec::new();
     (!v.is_empty()).then_some(v)
 }
@@ -164,7 +189,8 @@ pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
 /// share, `machdep.est.frequency.current` (Intel) or
 /// `machdep.powernow.frequency.current` (AMD) where ACPI P-states or
 /// est/powernow run, else `machdep.cpu.frequency.current` (some ARM
-/// boards); `None` elsewhere.
+/// boards); on OpenBSD the one clock all CPUs share, `hw.cpuspeed`; `None`
+/// elsewhere.
 pub fn cpu_clocks_mhz() -> Option<Vec<f64>> {
     #[cfg(any(target_os = "freebsd", target_os = "dragonfly"))]
     {
@@ -185,7 +211,20 @@ pub fn cpu_clocks_mhz() -> Option<Vec<f64>> {
         .find_map(sysctl_uint_by_name)?;
         same_clock_for_all(mhz as f64)
     }
-    #[cfg(not(any(target_os = "freebsd", target_os = "dragonfly", target_os = "netbsd")))]
+    #[cfg(target_os = "openbsd")]
+    {
+        // sys/sysctl.h: HW_CPUSPEED, an int in MHz; libc lacks the constant.
+        const HW_CPUSPEED: libc::c_int = 12;
+        let mut mhz: [libc::c_int; 1] = [0];
+        sysctl_by_mib(&[libc::CTL_HW, HW_CPUSPEED], &mut mhz).ok()?;
+        same_clock_for_all(f64::from(mhz[0]))
+    }
+    #[cfg(not(any(
+        target_os = "freebsd",
+        target_os = "dragonfly",
+        target_os = "netbsd",
+        target_os = "openbsd"
+    )))]
     {
         None
     }
@@ -193,7 +232,7 @@ pub fn cpu_clocks_mhz() -> Option<Vec<f64>> {
 
 /// `mhz` for each CPU, on systems whose CPUs all run at one clock; `None`
 /// if it is no clock.
-#[cfg(target_os = "netbsd")]
+#[cfg(any(target_os = "netbsd", target_os = "openbsd"))]
 fn same_clock_for_all(mhz: f64) -> Option<Vec<f64>> {
     (mhz > 0.0).then(|| vec![mhz; super::cpu_count()])
 }

@@ -16,7 +16,12 @@ use linux as os;
 mod bsd;
 // The CPU counters of the systems that `bsd.rs` reads them on; built on
 // Linux too, for its tests.
-#[cfg(any(test, target_os = "freebsd", target_os = "netbsd"))]
+#[cfg(any(
+    test,
+    target_os = "freebsd",
+    target_os = "netbsd",
+    target_os = "openbsd"
+))]
 mod cpu_states;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 use bsd as os;
