@@ -55,7 +55,7 @@ pub fn sysctl(name: &str) -> Option<String> {
 }
 
 /// Reads the sysctl `name` into `buf`; returns how many `T` it filled.
-#[cfg(any(target_os = "freebsd", target_os = "netbsd"))]
+#[cfg(any(target_os = "freebsd", target_os = "dragonfly", target_os = "netbsd"))]
 fn sysctl_by_name<T: Copy>(name: &std::ffi::CStr, buf: &mut [T]) -> Option<usize> {
     let mut len = std::mem::size_of_val(buf);
     // SAFETY: `buf` holds `len` bytes; every caller's `T` is plain data
@@ -73,7 +73,7 @@ fn sysctl_by_name<T: Copy>(name: &std::ffi::CStr, buf: &mut [T]) -> Option<usize
 }
 
 /// The size in bytes of the sysctl `name`'s value.
-#[cfg(target_os = "freebsd")]
+#[cfg(any(target_os = "freebsd", target_os = "dragonfly"))]
 fn sysctl_size(name: &std::ffi::CStr) -> Option<usize> {
     let mut len: libc::size_t = 0;
     // SAFETY: asking for the size only.
@@ -129,7 +129,9 @@ fn sysctl_by_mib<T: Copy>(mib: &[libc::c_int], buf: &mut [T]) -> std::io::Result
 /// FreeBSD's `kern.cp_times`, NetBSD's `kern.cp_time` with room for every
 /// CPU (both user, nice, system, interrupt, idle per CPU); OpenBSD's
 /// `KERN_CPUSTATS` for each CPU (user, nice, system, spin, interrupt, idle),
-/// the online ones only; `None` on the other systems here.
+/// the online ones only; DragonFly's `kern.cputime` (user, nice, system,
+/// interrupt, idle of each CPU, in microseconds); `None` on the other
+/// systems here.
 pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
     #[cfg(target_os = "freebsd")]
     let v = {
@@ -179,7 +181,27 @@ pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
         let states = super::cpu_states::online_cpustats(&raw, CPUSTATES, CPUSTATS_ONLINE);
         super::cpu_states::ticks_from_states(&states, CPUSTATES, CP_IDLE)
     };
-    #[cfg(not(any(target_os = "freebsd", target_os = "netbsd", target_os = "openbsd")))]
+    #[cfg(target_os = "dragonfly")]
+    let v = {
+        // A struct kinfo_cputime (sys/kinfo.h) for each CPU; kern.cp_time
+        // is only their sum.
+        let name = c"kern.cputime";
+        // SAFETY: kinfo_cputime is plain data; all zeros is a valid value.
+        let zero: libc::kinfo_cputime = unsafe { std::mem::zeroed() };
+        let mut buf = vec![zero; sysctl_size(name)? / std::mem::size_of_val(&zero)];
+        let n = sysctl_by_name(name, &mut buf)?;
+        let raw: Vec<u64> = buf[..n]
+            .iter()
+            .flat_map(|c| [c.cp_user, c.cp_nice, c.cp_sys, c.cp_intr, c.cp_idle])
+            .collect();
+        super::cpu_states::ticks_from_states(&raw, 5, 4)
+    };
+    #[cfg(not(any(
+        target_os = "freebsd",
+        target_os = "dragonfly",
+        target_os = "netbsd",
+        target_os = "openbsd"
+    )))]
     let v: Vec<super::CpuTicks> = Vec::new();
     (!v.is_empty()).then_some(v)
 }

@@ -19,6 +19,7 @@ mod bsd;
 #[cfg(any(
     test,
     target_os = "freebsd",
+    target_os = "dragonfly",
     target_os = "netbsd",
     target_os = "openbsd"
 ))]
