@@ -55,7 +55,12 @@ pub fn sysctl(name: &str) -> Option<String> {
 }
 
 /// Reads the sysctl `name` into `buf`; returns how many `T` it filled.
-#[cfg(any(target_os = "freebsd", target_os = "dragonfly", target_os = "netbsd"))]
+#[cfg(any(
+    target_os = "freebsd",
+    target_os = "dragonfly",
+    target_os = "netbsd",
+    target_vendor = "apple"
+))]
 fn sysctl_by_name<T: Copy>(name: &std::ffi::CStr, buf: &mut [T]) -> Option<usize> {
     let mut len = std::mem::size_of_val(buf);
     // SAFETY: `buf` holds `len` bytes; every caller's `T` is plain data
@@ -91,7 +96,7 @@ fn sysctl_size(name: &std::ffi::CStr) -> Option<usize> {
 
 /// The sysctl `name`'s value as an unsigned integer, whether the kernel
 /// keeps it in 4 bytes or in 8.
-#[cfg(target_os = "netbsd")]
+#[cfg(any(target_os = "netbsd", target_vendor = "apple"))]
 fn sysctl_uint_by_name(name: &std::ffi::CStr) -> Option<u64> {
     let mut buf = [0u8; 8];
     match sysctl_by_name(name, &mut buf)? {
@@ -130,8 +135,9 @@ fn sysctl_by_mib<T: Copy>(mib: &[libc::c_int], buf: &mut [T]) -> std::io::Result
 /// CPU (both user, nice, system, interrupt, idle per CPU); OpenBSD's
 /// `KERN_CPUSTATS` for each CPU (user, nice, system, spin, interrupt, idle),
 /// the online ones only; DragonFly's `kern.cputime` (user, nice, system,
-/// interrupt, idle of each CPU, in microseconds); `None` on the other
-/// systems here.
+/// interrupt, idle of each CPU, in microseconds); macOS's
+/// `host_processor_info` (user, system, idle, nice of each CPU, 32-bit
+/// counters that wrap); `None` on the other systems here.
 pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
     #[cfg(target_os = "freebsd")]
     let v = {
@@ -196,14 +202,68 @@ pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
             .collect();
         super::cpu_states::ticks_from_states(&raw, 5, 4)
     };
+    #[cfg(target_vendor = "apple")]
+    let v = super::cpu_states::ticks_from_states(
+        &mach_cpu_load()?,
+        libc::CPU_STATE_MAX as usize,
+        libc::CPU_STATE_IDLE as usize,
+    );
     #[cfg(not(any(
         target_os = "freebsd",
         target_os = "dragonfly",
         target_os = "netbsd",
-        target_os = "openbsd"
+        target_os = "openbsd",
+        target_vendor = "apple"
     )))]
     let v: Vec<super::CpuTicks> = Vec::new();
     (!v.is_empty()).then_some(v)
+}
+
+/// `cpu_ticks[CPU_STATE_MAX]` of each CPU, one CPU after the other, from
+/// `host_processor_info(PROCESSOR_CPU_LOAD_INFO)`.
+// libc marks mach_host_self and mach_task_self deprecated in favour of the
+// mach2 crate; they are the same calls, and not worth a crate here.
+#[cfg(target_vendor = "apple")]
+#[allow(deprecated)]
+fn mach_cpu_load() -> Option<Vec<u64>> {
+    // Each mach_host_self() adds a reference to the host port: one will do.
+    static HOST: std::sync::OnceLock<libc::mach_port_t> = std::sync::OnceLock::new();
+    // SAFETY: no arguments; returns a send right to the host port.
+    let host = *HOST.get_or_init(|| unsafe { libc::mach_host_self() });
+    let mut cpus: libc::natural_t = 0;
+    let mut info: libc::processor_info_array_t = std::ptr::null_mut();
+    let mut count: libc::mach_msg_type_number_t = 0;
+    // SAFETY: the kernel fills the three out-parameters.
+    let r = unsafe {
+        libc::host_processor_info(
+            host,
+            libc::PROCESSOR_CPU_LOAD_INFO,
+            &mut cpus,
+            &mut info,
+            &mut count,
+        )
+    };
+    if r != libc::KERN_SUCCESS || info.is_null() {
+        return None;
+    }
+    let states = libc::CPU_STATE_MAX as usize;
+    // SAFETY: the kernel mapped `count` integer_t at `info`: `cpus` records
+    // of processor_cpu_load_info, whose counters are unsigned.
+    let raw: Vec<u64> = unsafe { std::slice::from_raw_parts(info, count as usize) }
+        .iter()
+        .take(cpus as usize * states)
+        .map(|&x| u64::from(x as u32))
+        .collect();
+    // SAFETY: gives back the memory host_processor_info mapped, once, after
+    // the last use of it.
+    unsafe {
+        libc::vm_deallocate(
+            libc::mach_task_self(),
+            info as libc::vm_address_t,
+            count as libc::vm_size_t * std::mem::size_of::<libc::integer_t>(),
+        );
+    }
+    Some(raw)
 }
 
 /// The current clock of each CPU in MHz: `dev.cpu.N.freq` (FreeBSD,
@@ -211,8 +271,9 @@ pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
 /// share, `machdep.est.frequency.current` (Intel) or
 /// `machdep.powernow.frequency.current` (AMD) where ACPI P-states or
 /// est/powernow run, else `machdep.cpu.frequency.current` (some ARM
-/// boards); on OpenBSD the one clock all CPUs share, `hw.cpuspeed`; `None`
-/// elsewhere.
+/// boards); on OpenBSD the one clock all CPUs share, `hw.cpuspeed`; on
+/// Intel Macs `hw.cpufrequency`, the nominal clock, as macOS tells no
+/// current one (Apple silicon has not even that); `None` elsewhere.
 pub fn cpu_clocks_mhz() -> Option<Vec<f64>> {
     #[cfg(any(target_os = "freebsd", target_os = "dragonfly"))]
     {
@@ -241,11 +302,17 @@ pub fn cpu_clocks_mhz() -> Option<Vec<f64>> {
         sysctl_by_mib(&[libc::CTL_HW, HW_CPUSPEED], &mut mhz).ok()?;
         same_clock_for_all(f64::from(mhz[0]))
     }
+    #[cfg(target_vendor = "apple")]
+    {
+        let hz = sysctl_uint_by_name(c"hw.cpufrequency")?;
+        same_clock_for_all(hz as f64 / 1e6)
+    }
     #[cfg(not(any(
         target_os = "freebsd",
         target_os = "dragonfly",
         target_os = "netbsd",
-        target_os = "openbsd"
+        target_os = "openbsd",
+        target_vendor = "apple"
     )))]
     {
         None
@@ -254,7 +321,7 @@ pub fn cpu_clocks_mhz() -> Option<Vec<f64>> {
 
 /// `mhz` for each CPU, on systems whose CPUs all run at one clock; `None`
 /// if it is no clock.
-#[cfg(any(target_os = "netbsd", target_os = "openbsd"))]
+#[cfg(any(target_os = "netbsd", target_os = "openbsd", target_vendor = "apple"))]
 fn same_clock_for_all(mhz: f64) -> Option<Vec<f64>> {
     (mhz > 0.0).then(|| vec![mhz; super::cpu_count()])
 }

@@ -21,7 +21,8 @@ mod bsd;
     target_os = "freebsd",
     target_os = "dragonfly",
     target_os = "netbsd",
-    target_os = "openbsd"
+    target_os = "openbsd",
+    target_vendor = "apple"
 ))]
 mod cpu_states;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
