@@ -1,4 +1,5 @@
-//! The BSDs and macOS: `sysctl(8)`, `statfs(2)` and `mount(8)`.
+//! The BSDs and macOS: `sysctl(8)` and `sysctl(3)`, `statfs(2)`,
+//! `mount(8)`, and Mach's `host_processor_info` on macOS.
 
 use super::{Knob, Mount};
 use std::path::Path;
