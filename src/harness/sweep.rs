@@ -3,7 +3,10 @@
 //! level a heat-up, then K samples of T seconds, every sample kept and the
 //! mean of the last three the level's figure. While a level's samples run,
 //! a sampler reads how busy the CPUs are and at what clock, for the
-//! "load × frequency" curve.
+//! "load × frequency" curve: [`crate::sys::cpu_ticks`] and
+//! [`crate::sys::cpu_clocks_mhz`], from /proc and sysfs on Linux, sysctl
+//! and Mach calls on the BSDs and macOS. Where the system tells nothing,
+//! the level has no CPU figures.
 //!
 //! The workload supplies one thing: a [`LevelRunner`] that runs a level and
 //! returns its samples. Everything else — order, progress with ETA over the

@@ -1,4 +1,5 @@
-//! The BSDs and macOS: `sysctl(8)`, `statfs(2)` and `mount(8)`.
+//! The BSDs and macOS: `sysctl(8)` and `sysctl(3)`, `statfs(2)`,
+//! `mount(8)`, and Mach's `host_processor_info` on macOS.
 
 use super::{Knob, Mount};
 use std::path::Path;
@@ -54,72 +55,276 @@ pub fn sysctl(name: &str) -> Option<String> {
     (!v.is_empty()).then_some(v)
 }
 
-/// Busy and total time of each CPU so far, in ticks: FreeBSD's
-/// `kern.cp_times` (user, nice, system, interrupt, idle per CPU); `None`
-/// on the other systems here.
+/// Reads the sysctl `name` into `buf`; returns how many `T` it filled.
+#[cfg(any(
+    target_os = "freebsd",
+    target_os = "dragonfly",
+    target_os = "netbsd",
+    target_vendor = "apple"
+))]
+fn sysctl_by_name<T: Copy>(name: &std::ffi::CStr, buf: &mut [T]) -> Option<usize> {
+    let mut len = std::mem::size_of_val(buf);
+    // SAFETY: `buf` holds `len` bytes; every caller's `T` is plain data
+    // (integers, C structs) that any bytes the kernel writes make valid.
+    let r = unsafe {
+        libc::sysctlbyname(
+            name.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    (r == 0).then(|| len / std::mem::size_of::<T>())
+}
+
+/// The size in bytes of the sysctl `name`'s value.
+#[cfg(any(target_os = "freebsd", target_os = "dragonfly"))]
+fn sysctl_size(name: &std::ffi::CStr) -> Option<usize> {
+    let mut len: libc::size_t = 0;
+    // SAFETY: asking for the size only.
+    let r = unsafe {
+        libc::sysctlbyname(
+            name.as_ptr(),
+            std::ptr::null_mut(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    (r == 0).then_some(len)
+}
+
+/// The sysctl `name`'s value as an unsigned integer, whether the kernel
+/// keeps it in 4 bytes or in 8.
+#[cfg(any(target_os = "netbsd", target_vendor = "apple"))]
+fn sysctl_uint_by_name(name: &std::ffi::CStr) -> Option<u64> {
+    let mut buf = [0u8; 8];
+    match sysctl_by_name(name, &mut buf)? {
+        4 => Some(u64::from(u32::from_ne_bytes(buf[..4].try_into().ok()?))),
+        8 => Some(u64::from_ne_bytes(buf)),
+        _ => None,
+    }
+}
+
+/// Reads the sysctl with the MIB `mib` into `buf`; returns how many `T` it
+/// filled.
+#[cfg(any(target_os = "netbsd", target_os = "openbsd"))]
+fn sysctl_by_mib<T: Copy>(mib: &[libc::c_int], buf: &mut [T]) -> std::io::Result<usize> {
+    let mut len = std::mem::size_of_val(buf);
+    // SAFETY: `buf` holds `len` bytes; every caller's `T` is plain data
+    // (integers, C structs) that any bytes the kernel writes make valid.
+    let r = unsafe {
+        libc::sysctl(
+            mib.as_ptr(),
+            mib.len() as libc::c_uint,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if r == 0 {
+        Ok(len / std::mem::size_of::<T>())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Busy and total time of each CPU so far, in ticks (busy: all but idle):
+/// FreeBSD's `kern.cp_times`, NetBSD's `kern.cp_time` with room for every
+/// CPU (both user, nice, system, interrupt, idle per CPU); OpenBSD's
+/// `KERN_CPUSTATS` for each CPU (user, nice, system, spin, interrupt, idle),
+/// the online ones only; DragonFly's `kern.cputime` (user, nice, system,
+/// interrupt, idle of each CPU, in microseconds); macOS's
+/// `host_processor_info` (user, system, idle, nice of each CPU, 32-bit
+/// counters that wrap); `None` on the other systems here.
 pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
     #[cfg(target_os = "freebsd")]
-    {
+    let v = {
         let name = c"kern.cp_times";
-        let mut len: libc::size_t = 0;
-        // SAFETY: asking for the size only.
-        if unsafe {
-            libc::sysctlbyname(
-                name.as_ptr(),
-                std::ptr::null_mut(),
-                &mut len,
-                std::ptr::null(),
-                0,
-            )
-        } != 0
-        {
-            return None;
+        let mut buf =
+            vec![0 as libc::c_long; sysctl_size(name)? / std::mem::size_of::<libc::c_long>()];
+        let n = sysctl_by_name(name, &mut buf)?;
+        let raw: Vec<u64> = buf[..n].iter().map(|&x| x as u64).collect();
+        super::cpu_states::ticks_from_states(&raw, libc::CPUSTATES as usize, libc::CP_IDLE as usize)
+    };
+    #[cfg(target_os = "netbsd")]
+    let v = {
+        // sys/sched.h: CP_USER, CP_NICE, CP_SYS, CP_INTR, CP_IDLE.
+        const CPUSTATES: usize = 5;
+        const CP_IDLE: usize = 4;
+        let mut ncpu: [libc::c_int; 1] = [0];
+        sysctl_by_mib(&[libc::CTL_HW, libc::HW_NCPU], &mut ncpu).ok()?;
+        // Given a buffer of exactly one CPU's size the kernel sums all CPUs;
+        // given one for hw.ncpu CPUs it returns each (init_sysctl.c,
+        // sysctl_kern_cptime). With one CPU the two are the same.
+        let mut raw = vec![0u64; usize::try_from(ncpu[0]).ok()?.max(1) * CPUSTATES];
+        let n = sysctl_by_mib(&[libc::CTL_KERN, libc::KERN_CP_TIME], &mut raw).ok()?;
+        raw.truncate(n);
+        super::cpu_states::ticks_from_states(&raw, CPUSTATES, CP_IDLE)
+    };
+    #[cfg(target_os = "openbsd")]
+    let v = {
+        // sys/sched.h: CP_USER, CP_NICE, CP_SYS, CP_SPIN, CP_INTR, CP_IDLE;
+        // struct cpustats { uint64_t cs_time[CPUSTATES]; uint64_t cs_flags; }.
+        // Unlike KERN_CPTIME2, it says whether the CPU is online: with
+        // hw.smt=0 half the CPUs are not, and their idle would count.
+        const CPUSTATES: usize = 6;
+        const CP_IDLE: usize = 5;
+        const CPUSTATS_ONLINE: u64 = 0x0001;
+        let mut ncpu: [libc::c_int; 1] = [0];
+        sysctl_by_mib(&[libc::CTL_HW, libc::HW_NCPU], &mut ncpu).ok()?;
+        let mut raw = Vec::new();
+        for cpu in 0..ncpu[0] {
+            let mut record = [0u64; CPUSTATES + 1];
+            match sysctl_by_mib(&[libc::CTL_KERN, libc::KERN_CPUSTATS, cpu], &mut record) {
+                Ok(n) if n == record.len() => raw.extend_from_slice(&record),
+                // No CPU with that unit number.
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                _ => return None,
+            }
         }
-        let mut buf = vec![0 as libc::c_long; len / std::mem::size_of::<libc::c_long>()];
-        let mut len = buf.len() * std::mem::size_of::<libc::c_long>();
-        // SAFETY: `buf` holds `len` bytes.
-        if unsafe {
-            libc::sysctlbyname(
-                name.as_ptr(),
-                buf.as_mut_ptr().cast(),
-                &mut len,
-                std::ptr::null(),
-                0,
-            )
-        } != 0
-        {
-            return None;
-        }
-        buf.truncate(len / std::mem::size_of::<libc::c_long>());
-        let v: Vec<super::CpuTicks> = buf
-            .chunks_exact(5)
-            .map(|c| {
-                let total: u64 = c.iter().map(|&x| x as u64).sum();
-                super::CpuTicks {
-                    busy: total - c[4] as u64,
-                    total,
-                }
-            })
+        let states = super::cpu_states::online_cpustats(&raw, CPUSTATES, CPUSTATS_ONLINE);
+        super::cpu_states::ticks_from_states(&states, CPUSTATES, CP_IDLE)
+    };
+    #[cfg(target_os = "dragonfly")]
+    let v = {
+        // A struct kinfo_cputime (sys/kinfo.h) for each CPU; kern.cp_time
+        // is only their sum.
+        let name = c"kern.cputime";
+        // SAFETY: kinfo_cputime is plain data; all zeros is a valid value.
+        let zero: libc::kinfo_cputime = unsafe { std::mem::zeroed() };
+        let mut buf = vec![zero; sysctl_size(name)? / std::mem::size_of_val(&zero)];
+        let n = sysctl_by_name(name, &mut buf)?;
+        let raw: Vec<u64> = buf[..n]
+            .iter()
+            .flat_map(|c| [c.cp_user, c.cp_nice, c.cp_sys, c.cp_intr, c.cp_idle])
             .collect();
-        (!v.is_empty()).then_some(v)
+        super::cpu_states::ticks_from_states(&raw, 5, 4)
+    };
+    #[cfg(target_vendor = "apple")]
+    let v = super::cpu_states::ticks_from_states(
+        &mach_cpu_load()?,
+        libc::CPU_STATE_MAX as usize,
+        libc::CPU_STATE_IDLE as usize,
+    );
+    #[cfg(not(any(
+        target_os = "freebsd",
+        target_os = "dragonfly",
+        target_os = "netbsd",
+        target_os = "openbsd",
+        target_vendor = "apple"
+    )))]
+    let v: Vec<super::CpuTicks> = Vec::new();
+    (!v.is_empty()).then_some(v)
+}
+
+/// `cpu_ticks[CPU_STATE_MAX]` of each CPU, one CPU after the other, from
+/// `host_processor_info(PROCESSOR_CPU_LOAD_INFO)`.
+// libc marks mach_host_self and mach_task_self deprecated in favour of the
+// mach2 crate; they are the same calls, and not worth a crate here.
+#[cfg(target_vendor = "apple")]
+#[allow(deprecated)]
+fn mach_cpu_load() -> Option<Vec<u64>> {
+    // Each mach_host_self() adds a reference to the host port: one will do.
+    static HOST: std::sync::OnceLock<libc::mach_port_t> = std::sync::OnceLock::new();
+    // SAFETY: no arguments; returns a send right to the host port.
+    let host = *HOST.get_or_init(|| unsafe { libc::mach_host_self() });
+    let mut cpus: libc::natural_t = 0;
+    let mut info: libc::processor_info_array_t = std::ptr::null_mut();
+    let mut count: libc::mach_msg_type_number_t = 0;
+    // SAFETY: the kernel fills the three out-parameters.
+    let r = unsafe {
+        libc::host_processor_info(
+            host,
+            libc::PROCESSOR_CPU_LOAD_INFO,
+            &mut cpus,
+            &mut info,
+            &mut count,
+        )
+    };
+    if r != libc::KERN_SUCCESS || info.is_null() {
+        return None;
     }
-    #[cfg(not(target_os = "freebsd"))]
+    let states = libc::CPU_STATE_MAX as usize;
+    // SAFETY: the kernel mapped `count` integer_t at `info`: `cpus` records
+    // of processor_cpu_load_info, whose counters are unsigned.
+    let raw: Vec<u64> = unsafe { std::slice::from_raw_parts(info, count as usize) }
+        .iter()
+        .take(cpus as usize * states)
+        .map(|&x| u64::from(x as u32))
+        .collect();
+    // SAFETY: gives back the memory host_processor_info mapped, once, after
+    // the last use of it.
+    unsafe {
+        libc::vm_deallocate(
+            libc::mach_task_self(),
+            info as libc::vm_address_t,
+            count as libc::vm_size_t * std::mem::size_of::<libc::integer_t>(),
+        );
+    }
+    Some(raw)
+}
+
+/// The current clock of each CPU in MHz: `dev.cpu.N.freq` (FreeBSD,
+/// DragonFly, where cpufreq is loaded); on NetBSD the one clock all CPUs
+/// share, `machdep.est.frequency.current` (Intel) or
+/// `machdep.powernow.frequency.current` (AMD) where ACPI P-states or
+/// est/powernow run, else `machdep.cpu.frequency.current` (some ARM
+/// boards); on OpenBSD the one clock all CPUs share, `hw.cpuspeed`; on
+/// Intel Macs `hw.cpufrequency`, the nominal clock, as macOS tells no
+/// current one (Apple silicon has not even that); `None` elsewhere.
+pub fn cpu_clocks_mhz() -> Option<Vec<f64>> {
+    #[cfg(any(target_os = "freebsd", target_os = "dragonfly"))]
+    {
+        let n = super::cpu_count();
+        let v: Vec<f64> = (0..n)
+            .map_while(|i| sysctl(&format!("dev.cpu.{i}.freq"))?.parse().ok())
+            .collect();
+        (v.len() == n).then_some(v)
+    }
+    #[cfg(target_os = "netbsd")]
+    {
+        let mhz = [
+            c"machdep.est.frequency.current",
+            c"machdep.powernow.frequency.current",
+            c"machdep.cpu.frequency.current",
+        ]
+        .into_iter()
+        .find_map(sysctl_uint_by_name)?;
+        same_clock_for_all(mhz as f64)
+    }
+    #[cfg(target_os = "openbsd")]
+    {
+        // sys/sysctl.h: HW_CPUSPEED, an int in MHz; libc lacks the constant.
+        const HW_CPUSPEED: libc::c_int = 12;
+        let mut mhz: [libc::c_int; 1] = [0];
+        sysctl_by_mib(&[libc::CTL_HW, HW_CPUSPEED], &mut mhz).ok()?;
+        same_clock_for_all(f64::from(mhz[0]))
+    }
+    #[cfg(target_vendor = "apple")]
+    {
+        let hz = sysctl_uint_by_name(c"hw.cpufrequency")?;
+        same_clock_for_all(hz as f64 / 1e6)
+    }
+    #[cfg(not(any(
+        target_os = "freebsd",
+        target_os = "dragonfly",
+        target_os = "netbsd",
+        target_os = "openbsd",
+        target_vendor = "apple"
+    )))]
     {
         None
     }
 }
 
-/// The current clock of each CPU in MHz: `dev.cpu.N.freq` (FreeBSD,
-/// DragonFly, where cpufreq is loaded); `None` elsewhere.
-pub fn cpu_clocks_mhz() -> Option<Vec<f64>> {
-    if !cfg!(any(target_os = "freebsd", target_os = "dragonfly")) {
-        return None;
-    }
-    let n = super::cpu_count();
-    let v: Vec<f64> = (0..n)
-        .map_while(|i| sysctl(&format!("dev.cpu.{i}.freq"))?.parse().ok())
-        .collect();
-    (v.len() == n).then_some(v)
+/// `mhz` for each CPU, on systems whose CPUs all run at one clock; `None`
+/// if it is no clock.
+#[cfg(any(target_os = "netbsd", target_os = "openbsd", target_vendor = "apple"))]
+fn same_clock_for_all(mhz: f64) -> Option<Vec<f64>> {
+    (mhz > 0.0).then(|| vec![mhz; super::cpu_count()])
 }
 
 /// The CPU model name.

@@ -3,7 +3,8 @@
 //! The rest of scalebench asks this module abstract questions ("what is the
 //! ephemeral port range?", "which filesystem holds this path?") and gets an
 //! answer or `None`; the `cfg` branches live here and nowhere else. Linux
-//! reads `/proc`; the BSDs and macOS ask `sysctl(8)` and `statfs(2)`.
+//! reads `/proc`; the BSDs and macOS ask `sysctl` and `statfs(2)` (and
+//! macOS Mach for its CPU counters).
 
 use std::path::Path;
 
@@ -14,6 +15,17 @@ use linux as os;
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 mod bsd;
+// The CPU counters of the systems that `bsd.rs` reads them on; built on
+// Linux too, for its tests.
+#[cfg(any(
+    test,
+    target_os = "freebsd",
+    target_os = "dragonfly",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_vendor = "apple"
+))]
+mod cpu_states;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 use bsd as os;
 
@@ -69,7 +81,8 @@ pub fn shm_remove_unused(id: i32, key: i64) -> Option<std::io::Result<bool>> {
     }
 }
 
-/// Time one CPU has spent so far, in the OS's ticks ([`cpu_ticks`]).
+/// Time one CPU has spent so far ([`cpu_ticks`]), in the OS's ticks
+/// (microseconds on DragonFly): only shares of it count.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CpuTicks {
     /// Not idle (and not waiting for I/O).
