@@ -1,5 +1,6 @@
 //! SIGKILL leaves nothing (issue 14, part 3): scalebench is killed with
 //! `kill -9` in the middle of a fork run, a connect run, an HTTP workload,
+//! the mail workload,
 //! a filesystem workload on a loop device, a profile taken with perf and
 //! pgbench against its throwaway PostgreSQL cluster; then no process it started
 //! may be left, and the next run removes the work directory it left (and
@@ -357,6 +358,36 @@ fn kill_9_mid_http_workload_leaves_nothing() {
     );
     eprintln!("http-ipstack: {seen}");
     next_run_sweeps(base.path(), "http-ipstack");
+}
+
+#[test]
+fn kill_9_mid_mail_workload_leaves_nothing() {
+    let base = tempfile::tempdir().unwrap();
+    // scalebench, its SMTP sink and its sender, for a second: sessions
+    // open, messages on their way.
+    let since = std::cell::OnceCell::new();
+    let seen = kill_when(
+        &run_args(
+            base.path(),
+            &[
+                "mail",
+                "--sweep",
+                "sessions=300",
+                "--sample-time",
+                "5",
+                "--samples",
+                "2",
+            ],
+        ),
+        base.path(),
+        Duration::from_secs(60),
+        |p| {
+            p.iter().filter(|(_, n)| n == "scalebench").count() >= 3
+                && since.get_or_init(Instant::now).elapsed() > Duration::from_secs(1)
+        },
+    );
+    eprintln!("mail: {seen}");
+    next_run_sweeps(base.path(), "mail");
 }
 
 #[test]

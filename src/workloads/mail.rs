@@ -72,6 +72,15 @@ pub fn default_levels(size: Size) -> Vec<f64> {
     }
 }
 
+/// Sink worker processes for up to `sessions` connections at once: one,
+/// or as many as the descriptor limit needs with a quarter to spare
+/// (SO_REUSEPORT spreads connections by a hash, not evenly).
+fn sink_processes(sessions: f64) -> u64 {
+    let per = crate::harness::limits::budget(crate::harness::Resource::Descriptors)
+        .map_or(u64::MAX, |b| b.max.saturating_sub(64).max(1));
+    ((sessions * 1.25) as u64).div_ceil(per).clamp(1, 1024)
+}
+
 /// A `scalebench smtp-sink` process; stopped with its group when dropped.
 struct SinkProcess {
     stdin: Option<std::process::ChildStdin>,
@@ -80,13 +89,14 @@ struct SinkProcess {
 }
 
 impl SinkProcess {
-    fn start(ctx: &Ctx, delay: Duration) -> Result<SinkProcess, String> {
+    fn start(ctx: &Ctx, delay: Duration, processes: u64) -> Result<SinkProcess, String> {
         let exe = ctx
             .exe()
             .ok_or("cannot find the scalebench executable to run the sink")?;
         let mut cmd = Command::new(exe);
         cmd.args(["smtp-sink", "--json", "--reply-delay"])
             .arg(format!("{}ms", delay.as_millis()))
+            .args(["--processes", &processes.to_string()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -263,8 +273,9 @@ impl Workload for Mail {
                     "reply_delay_ms".into(),
                     json!(m.reply_delay.as_secs_f64() * 1e3),
                 );
-                params.insert("sink_processes".into(), json!(1));
-                match SinkProcess::start(ctx, m.reply_delay) {
+                let procs = sink_processes(plan.levels.iter().copied().fold(1.0, f64::max));
+                params.insert("sink_processes".into(), json!(procs));
+                match SinkProcess::start(ctx, m.reply_delay, procs) {
                     Ok(s) => {
                         let a = s.addr;
                         (Some(s), Ok(a))
