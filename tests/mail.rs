@@ -111,6 +111,7 @@ fn run_mail_sweeps_sessions_names_the_peak_and_leaves_nothing() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(text.contains("msg/s against sessions: peaks at"), "{text}");
+    assert!(text.contains("failures by sessions: none at any level"), "{text}");
     let doc = load(&out);
     assert_valid(&doc);
     let w = &doc["workloads"][0];
@@ -121,6 +122,7 @@ fn run_mail_sweeps_sessions_names_the_peak_and_leaves_nothing() {
     let sw = &w["rows"][0]["sweep"];
     assert_eq!(sw["variable"], "sessions");
     assert_eq!(sw["unit"], "msg/s");
+    assert_eq!(sw["counts_failures"], true);
     let levels = sw["levels"].as_array().unwrap();
     assert_eq!(levels.len(), 2);
     let mut sent = 0;

@@ -274,6 +274,7 @@ mod tests {
             samples: 3,
             figure_of_last: 3,
             cpus: 2,
+            counts_failures: false,
             levels: points
                 .iter()
                 .map(|&(level, value)| SweepLevel {

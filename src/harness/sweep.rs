@@ -42,6 +42,9 @@ pub struct Plan {
     pub sample: Duration,
     /// How many of the last samples make the level's figure.
     pub figure_of_last: u32,
+    /// The workload counts failed calls by call and errno (each level's
+    /// `failures`), so none counted means none failed.
+    pub counts_failures: bool,
 }
 
 impl Plan {
@@ -128,6 +131,7 @@ pub fn run(plan: &Plan, progress: &mut Progress, runner: &mut dyn LevelRunner) -
         samples: plan.samples,
         figure_of_last: plan.figure_of_last,
         cpus: crate::sys::cpu_count(),
+        counts_failures: plan.counts_failures,
         levels,
     }
 }
@@ -273,6 +277,7 @@ mod tests {
             samples: 4,
             sample: Duration::from_millis(1),
             figure_of_last: 3,
+            counts_failures: false,
         };
         let mut seen = Vec::new();
         let mut runner = |level: f64, p: &Plan| {

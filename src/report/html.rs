@@ -592,7 +592,9 @@ impl Report for HtmlReport {
                     esc(&sw.variable),
                     esc(&v.words)
                 )?;
-                if let Some(rows) = super::sweep_failures(sw) {
+                if let Some(rows) = super::sweep_failures(sw).filter(|r| r.len() == 1) {
+                    writeln!(out, "<p class=\"failures\">{}</p>", esc(&rows[0][0]))?;
+                } else if let Some(rows) = super::sweep_failures(sw) {
                     write!(out, "<table class=\"failures\">")?;
                     for (i, r) in rows.iter().enumerate() {
                         let tag = if i == 0 { "th" } else { "td" };

@@ -56,7 +56,10 @@ impl MarkdownReport {
             }
             if let Some(rows) = super::sweep_failures(sw) {
                 writeln!(out)?;
-                for (i, r) in rows.iter().enumerate() {
+                if rows.len() == 1 {
+                    writeln!(out, "{}", cell(&rows[0][0]))?;
+                }
+                for (i, r) in rows.iter().enumerate().filter(|_| rows.len() > 1) {
                     let cells: Vec<String> = r.iter().map(|x| cell(x)).collect();
                     writeln!(out, "| {} |", cells.join(" | "))?;
                     if i == 0 {

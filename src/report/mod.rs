@@ -411,7 +411,9 @@ pub fn sweep_levels(s: &crate::results::SweepStats) -> Vec<[String; 6]> {
 
 /// A sweep's failures as a table: the column heads (`failures`, then
 /// every level) and one row per kind of failure, most frequent first, its
-/// count at each level (`—` for none). `None` when nothing failed.
+/// count at each level (`—` for none); a single cell saying none failed
+/// when the workload counts failures and none did; `None` when it does
+/// not count them.
 pub fn sweep_failures(s: &crate::results::SweepStats) -> Option<Vec<Vec<String>>> {
     let mut kinds: std::collections::BTreeMap<&str, u64> = Default::default();
     for l in &s.levels {
@@ -420,7 +422,12 @@ pub fn sweep_failures(s: &crate::results::SweepStats) -> Option<Vec<Vec<String>>
         }
     }
     if kinds.is_empty() {
-        return None;
+        return s.counts_failures.then(|| {
+            vec![vec![format!(
+                "failures by {}: none at any level",
+                s.variable
+            )]]
+        });
     }
     let mut order: Vec<(&str, u64)> = kinds.into_iter().collect();
     order.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
@@ -729,4 +736,66 @@ pub enum Format {
     Html,
     /// Verdicts and differences, machine-readable.
     Json,
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::results::{SweepLevel, SweepStats};
+
+    fn sweep(failures: &[(f64, &[(&str, u64)])], counts: bool) -> SweepStats {
+        SweepStats {
+            variable: "sessions".into(),
+            unit: "msg/s".into(),
+            baseline: 100.0,
+            knee_on: "per-unit".into(),
+            heat_up_s: 1.0,
+            sample_s: 1.0,
+            samples: 3,
+            figure_of_last: 3,
+            cpus: 2,
+            counts_failures: counts,
+            levels: failures
+                .iter()
+                .map(|(level, f)| SweepLevel {
+                    level: *level,
+                    value: Some(1.0),
+                    samples: Vec::new(),
+                    cpu_busy: None,
+                    busy_mhz: None,
+                    params: Default::default(),
+                    error: None,
+                    failures: f.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn failures_are_tabled_by_kind_and_level_most_first() {
+        let s = sweep(
+            &[
+                (
+                    1000.0,
+                    &[
+                        ("bind EADDRINUSE", 1200),
+                        ("timeout waiting for the greeting", 3),
+                    ],
+                ),
+                (100.0, &[]),
+                (500.0, &[("timeout waiting for the greeting", 1)]),
+            ],
+            true,
+        );
+        let t = super::sweep_failures(&s).unwrap();
+        assert_eq!(t[0], ["failures by sessions", "100", "500", "1 000"]);
+        assert_eq!(t[1], ["bind EADDRINUSE", "—", "—", "1 200"]);
+        assert_eq!(t[2], ["timeout waiting for the greeting", "—", "1", "3"]);
+        assert_eq!(t.len(), 3);
+        let none = sweep(&[(100.0, &[]), (500.0, &[])], true);
+        assert_eq!(
+            super::sweep_failures(&none).unwrap(),
+            [["failures by sessions: none at any level"]]
+        );
+        assert!(super::sweep_failures(&sweep(&[(100.0, &[])], false)).is_none());
+    }
 }

@@ -243,7 +243,10 @@ fn write_sweep(
     }
     if let Some(rows) = super::sweep_failures(sw) {
         writeln!(out)?;
-        for r in rows {
+        if rows.len() == 1 {
+            writeln!(out, "    {}", rows[0][0])?;
+        }
+        for r in rows.iter().filter(|_| rows.len() > 1) {
             let mut line = format!("    {:<36}", fit(&r[0], 36));
             for c in &r[1..] {
                 line.push_str(&format!(" {c:>9}"));

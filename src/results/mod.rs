@@ -122,6 +122,10 @@ pub struct SweepStats {
     pub figure_of_last: u32,
     /// Logical CPUs (the per-CPU normalisation of the reports).
     pub cpus: usize,
+    /// The workload counts failed calls by call and errno (`levels[].failures`):
+    /// none counted means none failed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub counts_failures: bool,
     /// One entry per level, in the order run.
     pub levels: Vec<SweepLevel>,
 }

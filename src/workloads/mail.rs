@@ -240,7 +240,7 @@ impl Workload for Mail {
             Size::Quick => (1, 1),
             Size::Full => (10, 10),
         };
-        let plan = match &opts.sweep {
+        let mut plan = match &opts.sweep {
             Some(s) => s.plan(opts.size, "msg/s"),
             None => super::SweepOptions {
                 variable: "sessions".into(),
@@ -252,6 +252,7 @@ impl Workload for Mail {
             }
             .plan(opts.size, "msg/s"),
         };
+        plan.counts_failures = true;
         let mut params = BTreeMap::new();
         params.insert("sessions".into(), json!(plan.levels));
         params.insert(

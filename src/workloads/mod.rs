@@ -102,6 +102,7 @@ impl SweepOptions {
             samples: self.samples.unwrap_or(samples),
             sample: self.sample.unwrap_or(Duration::from_secs(sample)),
             figure_of_last: 3,
+            counts_failures: false,
         }
     }
 }
