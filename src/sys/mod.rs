@@ -18,10 +18,10 @@ mod bsd;
 use bsd as os;
 
 pub use os::{
-    count_mappings, cpu_clocks_mhz, cpu_mhz, cpu_model, cpu_ticks, defer_accept, die_with_parent,
-    disk_attach, disk_detach, drop_caches, invariant_tsc, libc_version, make_fs, memory_bytes,
-    mount_fs, mount_of, pin_to_cpu, release_mounts_under, sendfile, set_child_subreaper, sync_fs,
-    unmount_fs,
+    bind_address_no_port, count_mappings, cpu_clocks_mhz, cpu_mhz, cpu_model, cpu_ticks,
+    defer_accept, die_with_parent, disk_attach, disk_detach, drop_caches, invariant_tsc,
+    libc_version, make_fs, memory_bytes, mount_fs, mount_of, pin_to_cpu, release_mounts_under,
+    sendfile, set_child_subreaper, sync_fs, time_wait_count, unmount_fs, whole_loopback_net,
 };
 
 /// Removes the System V shared memory segment `id` if its key is `key`
@@ -116,7 +116,26 @@ pub enum Knob {
     Mappings,
     /// Listen backlog ceiling.
     ListenBacklog,
+    /// Whether a new outgoing connection may take over a TIME_WAIT
+    /// socket's port (Linux `tcp_tw_reuse`).
+    TimeWaitReuse,
+    /// Most TIME_WAIT sockets the system keeps (beyond it they are dropped
+    /// at once).
+    TimeWaitBuckets,
+    /// The maximum segment lifetime TIME_WAIT lasts twice of (the BSDs'
+    /// `net.inet.tcp.msl`; fixed at 60 s on Linux).
+    SegmentLifetime,
 }
+
+/// The knobs that decide how many short-lived connections can be opened
+/// and closed per second: the ephemeral port range and TIME_WAIT's length,
+/// reuse and ceiling.
+pub const TIME_WAIT_KNOBS: [Knob; 4] = [
+    Knob::PortRange,
+    Knob::TimeWaitReuse,
+    Knob::TimeWaitBuckets,
+    Knob::SegmentLifetime,
+];
 
 /// The OS-specific sysctl names that make up `knob` (empty when this OS has
 /// no such tunable).
