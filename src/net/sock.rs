@@ -287,6 +287,15 @@ pub fn set_timeouts(fd: RawFd, t: Duration) -> io::Result<()> {
     Ok(())
 }
 
+/// bind() to `addr` (port 0: the OS picks one, at bind() or, after
+/// [`crate::sys::bind_address_no_port`], at connect()).
+pub fn bind(fd: RawFd, addr: &SocketAddr) -> io::Result<()> {
+    let a = CAddr::new(addr);
+    // SAFETY: binding our socket to a valid address.
+    check(unsafe { libc::bind(fd, a.ptr(), a.len()) })?;
+    Ok(())
+}
+
 /// connect(): exactly one system call, retried only on EINTR.
 #[inline]
 pub fn connect(fd: RawFd, addr: &CAddr) -> io::Result<()> {
