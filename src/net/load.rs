@@ -606,6 +606,17 @@ pub fn run(opts: &Options) -> io::Result<Outcome> {
             "source addresses and URLs must all be IPv4 or all IPv6",
         ));
     }
+    for src in &opts.sources {
+        let probe = SocketAddr::new(*src, 0);
+        let fd = sock::tcp_socket(&probe)?;
+        let _ = crate::sys::bind_address_no_port(fd.as_raw_fd());
+        sock::bind(fd.as_raw_fd(), &probe).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("source address {src}: {e}"),
+            )
+        })?;
+    }
     let threads = opts.threads.clamp(1, opts.connections.max(1));
     let shared = Shared {
         claimed: AtomicU64::new(0),
@@ -754,7 +765,8 @@ enum Fail {
 }
 
 /// How a failed bind() (`bind`) or connect() counts: no port left, or a
-/// failed connect.
+/// failed connect. (Every source address was bound once before the load
+/// began, so a bind() that now finds no address means no port.)
 fn fail_of(e: &io::Error, bind: bool) -> Fail {
     match e.raw_os_error() {
         Some(libc::EADDRNOTAVAIL) => Fail::Ports,
@@ -1298,6 +1310,23 @@ mod tests {
         o.statuses.insert(404, seed);
         o.peak_open = 10 + seed;
         o
+    }
+
+    #[test]
+    fn port_exhaustion_is_its_own_kind() {
+        let e = |n| io::Error::from_raw_os_error(n);
+        assert_eq!(fail_of(&e(libc::EADDRNOTAVAIL), false), Fail::Ports);
+        assert_eq!(fail_of(&e(libc::EADDRNOTAVAIL), true), Fail::Ports);
+        assert_eq!(fail_of(&e(libc::EADDRINUSE), true), Fail::Ports);
+        assert_eq!(fail_of(&e(libc::EADDRINUSE), false), Fail::Connect);
+        assert_eq!(fail_of(&e(libc::ECONNREFUSED), false), Fail::Connect);
+        let mut x = Errors {
+            port_exhausted: 2,
+            connect: 1,
+            ..Errors::default()
+        };
+        x.add(&x.clone());
+        assert_eq!((x.port_exhausted, x.total()), (4, 6));
     }
 
     #[test]
