@@ -209,6 +209,10 @@ pub struct RunArgs {
     /// Items per run for every benchmark (overrides the suite's sizes).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
     pub max: Option<u64>,
+    /// Benchmarks and workloads named on their own run at the `full`
+    /// suite's sizes (the seeds'), not the quick ones.
+    #[arg(long)]
+    pub full: bool,
     /// Runs per benchmark.
     #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000), allow_negative_numbers = true)]
     pub runs: Option<u32>,
