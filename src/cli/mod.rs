@@ -97,7 +97,7 @@ pub struct LoadArgs {
     pub warm_up: Option<std::time::Duration>,
     /// Processes to spread the connections over, each a `scalebench load`
     /// (default: as many as the open-files limit needs, usually 1).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
     pub processes: Option<u32>,
     /// Connect from this local address (repeat for several, taken round
     /// robin). Default: the OS's choice, or on Linux for a loopback URL

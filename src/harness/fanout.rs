@@ -5,8 +5,9 @@
 //! standard error kept for errors. Nothing is left behind: a copy that runs
 //! past the limit is killed, ^C asks every copy to stop (SIGTERM, so it can
 //! still print what it measured) and kills what is left after a grace
-//! period, a panic kills them through the [`super::reaper`] hook, and every
-//! copy is reaped before [`run`] returns.
+//! period, so does a copy that fails (the others' work would be wasted), a
+//! panic kills them through the [`super::reaper`] hook, and every copy is
+//! reaped before [`run`] returns.
 //!
 //! Generic: the copies' subcommand and output format are the caller's.
 
@@ -22,9 +23,12 @@ use std::time::{Duration, Instant};
 pub struct Bounds {
     /// Every copy still running after this is killed.
     pub limit: Duration,
-    /// After ^C (or SIGTERM) the copies get SIGTERM and this long to end
-    /// by themselves before they are killed.
+    /// After ^C (or SIGTERM), or when a copy failed, the others get
+    /// SIGTERM and this long to end by themselves before they are killed.
     pub grace: Duration,
+    /// Exit codes of a copy that did its work; a copy that ends with
+    /// another (or by a signal, or cannot start) has failed.
+    pub ok: &'static [i32],
 }
 
 /// How one copy ended.
@@ -138,12 +142,16 @@ pub fn run(exe: &Path, copies: &[Vec<OsString>], bounds: Bounds) -> Vec<Copy> {
     let start = Instant::now();
     let mut asked_to_stop: Option<Instant> = None;
     let mut timed_out = false;
+    let mut failed = running.iter().any(|r| r.is_err());
     loop {
         let mut left = 0;
         for r in running.iter_mut().flatten() {
             if r.status.is_none() {
                 match r.group.child().try_wait() {
-                    Ok(Some(st)) => r.status = Some(st),
+                    Ok(Some(st)) => {
+                        r.status = Some(st);
+                        failed |= !st.code().is_some_and(|c| bounds.ok.contains(&c));
+                    }
                     Ok(None) => left += 1,
                     // Cannot be waited for: treat as gone (the group's drop
                     // kills and reaps it).
@@ -158,7 +166,7 @@ pub fn run(exe: &Path, copies: &[Vec<OsString>], bounds: Bounds) -> Vec<Copy> {
             timed_out = true;
             break;
         }
-        if reaper::interrupted() {
+        if reaper::interrupted() || failed {
             match asked_to_stop {
                 None => {
                     for r in running.iter().flatten() {
@@ -214,6 +222,7 @@ mod tests {
     const BOUNDS: Bounds = Bounds {
         limit: Duration::from_secs(20),
         grace: Duration::from_secs(1),
+        ok: &[0],
     };
 
     #[test]
@@ -239,7 +248,7 @@ mod tests {
         let _one = one();
         let copies = vec![
             sh("echo fine"),
-            sh("echo partial; echo first line >&2; echo 'no such URL' >&2; exit 3"),
+            sh("sleep 0.3; echo partial; echo first line >&2; echo 'no such URL' >&2; exit 3"),
         ];
         let got = run(Path::new("/bin/sh"), &copies, BOUNDS);
         assert_eq!(got[0].output(&[0]).unwrap(), "fine\n");
@@ -264,6 +273,7 @@ mod tests {
             Bounds {
                 limit: Duration::from_millis(500),
                 grace: Duration::from_secs(1),
+                ok: &[0],
             },
         );
         assert!(start.elapsed() < Duration::from_secs(10));
@@ -272,6 +282,28 @@ mod tests {
         assert_eq!(got[1].stdout, "slow\n", "what it printed is kept");
         let e = got[1].output(&[0]).unwrap_err();
         assert!(e.contains("time limit"), "{e}");
+    }
+
+    #[test]
+    fn a_failed_copy_stops_the_others() {
+        let _one = one();
+        let start = Instant::now();
+        let copies = vec![
+            sh("trap 'echo stopped; exit 0' TERM; echo working; sleep 30 & wait"),
+            sh("sleep 0.2; exit 2"),
+        ];
+        let got = run(Path::new("/bin/sh"), &copies, BOUNDS);
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+        assert_eq!(
+            got[0].output(&[0]).unwrap(),
+            "working\nstopped\n",
+            "asked, not killed"
+        );
+        assert!(got[1].output(&[0]).unwrap_err().contains("exit status: 2"));
     }
 
     #[test]
