@@ -264,6 +264,19 @@ fn refused_connections_are_connect_errors() {
         assert_eq!(v["retries"], 3, "{v}");
         assert_eq!(v["failed"], 3, "{v}");
     }
+    // For a duration: attempts refused at once, hundreds of thousands of
+    // them, each retried or given up in turn (not by recursion, which
+    // overflowed the stack).
+    let url = format!("http://127.0.0.1:{port}/x");
+    let (v, ok) = load(&[&url, "-c", "4", "-d", "1", "-k", "1"]);
+    assert!(!ok, "{v}");
+    let connect = v["errors"]["connect"].as_u64().unwrap();
+    assert!(connect > 1000, "{v}");
+    let handled = v["retries"].as_u64().unwrap() + v["failed"].as_u64().unwrap();
+    assert!(
+        (connect - 4..=connect).contains(&handled),
+        "every failure retried or given up, but those at the end: {v}"
+    );
 }
 
 #[test]

@@ -556,6 +556,9 @@ struct Worker<'a> {
     warming: bool,
     /// The next source address, round robin.
     next_source: usize,
+    /// Connections whose attempt failed, to retry (or give up) at the
+    /// top of the loop.
+    again: Vec<usize>,
     /// Fixed rate: the next free send slot and the gap between slots.
     next_slot: Option<(Instant, Duration)>,
     deadline: Option<Instant>,
@@ -799,6 +802,7 @@ impl<'a> Worker<'a> {
             marks: Vec::new(),
             warming: !opts.warm_up.is_zero(),
             next_source: 0,
+            again: Vec::new(),
             next_slot,
             deadline: opts.duration.map(|d| start + opts.warm_up + d),
             now: start,
@@ -855,6 +859,11 @@ impl<'a> Worker<'a> {
                 self.shared.stop.store(true, Ordering::Relaxed);
                 break;
             }
+            // Failed attempts go on; those that fail again at once wait
+            // for the next turn.
+            for i in std::mem::take(&mut self.again) {
+                self.resume(i);
+            }
             if self.conns.iter().all(|c| !c.has_request) {
                 break;
             }
@@ -901,6 +910,9 @@ impl<'a> Worker<'a> {
     /// How long to wait for events: until the next rate slot or timeout
     /// check, or the end of the run.
     fn wait_ms(&self) -> i32 {
+        if !self.again.is_empty() {
+            return 0;
+        }
         let mut wait = Duration::from_millis(10);
         if let Some(d) = self.deadline {
             wait = wait.min(d.saturating_duration_since(self.now));
@@ -1246,9 +1258,17 @@ impl<'a> Worker<'a> {
         let c = &mut self.conns[i];
         c.state = State::Idle;
         c.attempts += 1;
-        if c.attempts <= self.opts.retries {
+        // Not from here: a connect() that fails at once (no port left, a
+        // refusal on loopback) would fail again inside this call, and so
+        // on, as deep as the run is long.
+        self.again.push(i);
+    }
+
+    /// After a failure: retries the request (it keeps its start time), or
+    /// gives it up and takes the next.
+    fn resume(&mut self, i: usize) {
+        if self.conns[i].attempts <= self.opts.retries {
             self.t.retries += 1;
-            // Retry at once (the request keeps its start time).
             self.begin(i);
         } else {
             self.t.failed += 1;
