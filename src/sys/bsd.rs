@@ -45,8 +45,8 @@ pub fn knob_names(knob: Knob) -> &'static [&'static str] {
     }
 }
 
-/// TCP sockets in TIME_WAIT now, system-wide, where the OS tells cheaply
-/// (FreeBSD's `net.inet.tcp.tw_count`… is not a stable name: not read).
+/// TCP sockets in TIME_WAIT now, system-wide: not read on the BSDs and
+/// macOS (only netstat(1) lists them; the result records null).
 pub fn time_wait_count() -> Option<u64> {
     None
 }

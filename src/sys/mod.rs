@@ -341,6 +341,25 @@ mod tests {
 
     #[cfg(target_os = "linux")]
     #[test]
+    fn time_wait_is_counted_and_its_knobs_read() {
+        assert!(time_wait_count().is_some());
+        let names: Vec<String> = TIME_WAIT_KNOBS
+            .iter()
+            .flat_map(|k| knob_values(*k))
+            .map(|(n, _)| n)
+            .collect();
+        for n in [
+            "net.ipv4.ip_local_port_range",
+            "net.ipv4.tcp_tw_reuse",
+            "net.ipv4.tcp_max_tw_buckets",
+        ] {
+            assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
+        }
+        assert!(whole_loopback_net());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
     fn port_range_is_sane() {
         let (a, b) = port_range().expect("port range");
         assert!(a > 0 && b >= a && b <= 65535);
