@@ -264,6 +264,19 @@ fn refused_connections_are_connect_errors() {
         assert_eq!(v["retries"], 3, "{v}");
         assert_eq!(v["failed"], 3, "{v}");
     }
+    // For a duration: attempts refused at once, hundreds of thousands of
+    // them, each retried or given up in turn (not by recursion, which
+    // overflowed the stack).
+    let url = format!("http://127.0.0.1:{port}/x");
+    let (v, ok) = load(&[&url, "-c", "4", "-d", "1", "-k", "1"]);
+    assert!(!ok, "{v}");
+    let connect = v["errors"]["connect"].as_u64().unwrap();
+    assert!(connect > 1000, "{v}");
+    let handled = v["retries"].as_u64().unwrap() + v["failed"].as_u64().unwrap();
+    assert!(
+        (connect - 4..=connect).contains(&handled),
+        "every failure retried or given up, but those at the end: {v}"
+    );
 }
 
 #[test]
@@ -287,22 +300,62 @@ fn bad_arguments_are_named() {
     assert!(run(&[]).contains("no URL given"));
 }
 
+/// Live processes in session `sid`.
+fn in_session(sid: i32) -> Vec<(i32, String, i32)> {
+    common::live_processes()
+        .into_iter()
+        .filter(|p| p.2 == sid)
+        .collect()
+}
+
+/// Waits up to 5 s for session `sid` to be empty; panics naming what is
+/// left (after killing it).
+fn assert_session_ends(sid: i32, what: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let left = in_session(sid);
+        if left.is_empty() {
+            return;
+        }
+        if std::time::Instant::now() > deadline {
+            for p in &left {
+                // SAFETY: processes of a session this test made.
+                unsafe { libc::kill(p.0, libc::SIGKILL) };
+            }
+            panic!("{what}: left behind {left:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// `load URL -d 60 -c 8 EXTRA…` in a session of its own (its id is the
+/// child's pid).
+fn long_load(url: &str, extra: &[&str]) -> common::Child {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_scalebench"));
+    cmd.args(["load", url, "-d", "60", "-c", "8"])
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: setsid in the child before exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    common::Child(cmd.spawn().unwrap())
+}
+
 /// Starts `load URL -d 60 EXTRA…`, sends it `signal` after 1 s, and returns
-/// its exit status, stdout and how long it took from the signal to exit.
+/// its exit status, stdout and how long it took from the signal to exit;
+/// every process it started has ended by then.
 fn interrupted_load(
     url: &str,
     extra: &[&str],
     signal: libc::c_int,
 ) -> (std::process::ExitStatus, String, std::time::Duration) {
-    let mut child = common::Child(
-        Command::new(env!("CARGO_BIN_EXE_scalebench"))
-            .args(["load", url, "-d", "60", "-c", "8"])
-            .args(extra)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
+    let mut child = long_load(url, extra);
     std::thread::sleep(std::time::Duration::from_secs(1));
     let sent = std::time::Instant::now();
     // SAFETY: signalling the child this test started.
@@ -316,7 +369,9 @@ fn interrupted_load(
         .read_to_string(&mut out)
         .unwrap();
     let status = child.0.wait().unwrap();
-    (status, out, sent.elapsed())
+    let took = sent.elapsed();
+    assert_session_ends(child.0.id() as i32, &format!("load {extra:?}"));
+    (status, out, took)
 }
 
 #[test]
@@ -344,4 +399,122 @@ fn an_interrupted_load_keeps_what_it_measured() {
     // A load that ran its course says nothing of the kind.
     let (v, ok) = load(&[&url, "-n", "100"]);
     assert!(ok && v.get("interrupted").is_none(), "{v}");
+}
+
+#[test]
+fn a_load_spread_over_processes_counts_exactly() {
+    let t = site();
+    let (_s, url) = serve(t.path());
+    let url = format!("{url}f1k.bin");
+    // A count, shared out: the remainder to the first processes.
+    let (v, ok) = load(&[
+        &url,
+        "-c",
+        "90",
+        "-n",
+        "3001",
+        "-k",
+        "1",
+        "--processes",
+        "3",
+    ]);
+    assert!(ok, "{v}");
+    assert_eq!(v["processes"], 3, "{v}");
+    assert_eq!(v["requests"], 3001);
+    assert_eq!(v["connections"], 3001, "one connection per request");
+    assert_eq!(v["body_bytes"], 3001 * 1024);
+    assert_eq!(v["statuses"]["200"], 3001);
+    assert_eq!(v["errors"]["port_exhausted"], 0, "{v}");
+    let peak = v["peak_open"].as_u64().unwrap();
+    assert!(peak > 3 && peak <= 90, "{v}");
+    let lat = &v["latency_ns"];
+    assert!(lat["p50"].as_u64().unwrap() > 0 && lat["p50"].as_u64() <= lat["max"].as_u64());
+    // A duration after a warm-up, in rounds: the rounds add up.
+    let (v, ok) = load(&[
+        &url,
+        "-c",
+        "20",
+        "-d",
+        "1",
+        "--warm-up",
+        "0.3",
+        "--rounds",
+        "2",
+        "--processes",
+        "2",
+        "--source",
+        "127.0.0.2",
+        "--source",
+        "127.0.0.3",
+    ]);
+    assert!(ok, "{v}");
+    assert_eq!(v["processes"], 2);
+    assert_eq!(v["sources"], serde_json::json!(["127.0.0.2", "127.0.0.3"]));
+    let rounds = v["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 2, "{v}");
+    let sum: u64 = rounds.iter().map(|r| r["requests"].as_u64().unwrap()).sum();
+    assert_eq!(sum, v["requests"].as_u64().unwrap());
+    assert!(sum > 0);
+    let secs = v["seconds"].as_f64().unwrap();
+    assert!(
+        (0.95..2.0).contains(&secs),
+        "{secs} s measured of 1 (after 0.3 s warm-up)"
+    );
+    // Replaying a file in order cannot be shared out.
+    let list = t.path().join("urls");
+    std::fs::write(&list, format!("{url}\n")).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args(["load", "--processes", "2", "-c", "4", "--urls"])
+        .arg(&list)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("in one process"));
+    // A source address this host does not have is named before anything runs.
+    let o = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args(["load", &url, "-n", "10", "--source", "192.0.2.1"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("192.0.2.1"),
+        "{o:?}"
+    );
+}
+
+#[test]
+fn a_spread_load_stops_on_a_signal_and_leaves_nothing() {
+    let t = site();
+    let (_s, url) = serve(t.path());
+    let url = format!("{url}f1k.bin");
+    // ^C: every process reports what it measured, merged.
+    let (status, out, took) = interrupted_load(&url, &["--json", "--processes", "2"], libc::SIGINT);
+    assert_eq!(status.code(), Some(130), "{out}");
+    assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(
+        (v["interrupted"].as_bool(), v["processes"].as_u64()),
+        (Some(true), Some(2))
+    );
+    let requests = v["requests"].as_u64().unwrap();
+    assert!(
+        requests > 0 && v["statuses"]["200"].as_u64() == Some(requests),
+        "{out}"
+    );
+    // kill -9: the load processes die with it.
+    let mut child = long_load(&url, &["--processes", "3", "--quiet"]);
+    let sid = child.0.id() as i32;
+    let start = std::time::Instant::now();
+    while in_session(sid).len() < 4 {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "{:?}",
+            in_session(sid)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: SIGKILL to the child this test started.
+    unsafe { libc::kill(sid, libc::SIGKILL) };
+    child.0.wait().unwrap();
+    assert_session_ends(sid, "load --processes 3 after kill -9");
 }

@@ -111,7 +111,10 @@ fn run_mail_sweeps_sessions_names_the_peak_and_leaves_nothing() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(text.contains("msg/s against sessions: peaks at"), "{text}");
-    assert!(text.contains("failures by sessions: none at any level"), "{text}");
+    assert!(
+        text.contains("failures by sessions: none at any level"),
+        "{text}"
+    );
     let doc = load(&out);
     assert_valid(&doc);
     let w = &doc["workloads"][0];

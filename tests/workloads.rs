@@ -107,26 +107,96 @@ fn ipstack_has_four_rows_ipv4_and_ipv6_with_one_and_four_processes() {
 
 #[test]
 fn shortconn_opens_one_connection_per_request_for_each_object() {
+    let start = std::time::Instant::now();
     let (doc, html) = run(&["http-shortconn"]);
+    let took = start.elapsed();
     let w = &doc["workloads"][0];
     assert_eq!(w["name"], "http-shortconn");
     assert_eq!(w["status"], "ok", "{}", w["message"]);
-    assert_eq!(w["params"]["requests_per_connection"], 1);
-    assert_eq!(w["params"]["server_loop"], "io_uring");
-    let fetches = w["params"]["fetches"].as_u64().unwrap();
+    let p = &w["params"];
+    assert_eq!(p["requests_per_connection"], 1);
+    assert_eq!(p["server_loop"], "io_uring");
+    // One SO_REUSEPORT worker per CPU; the quick size needs one load
+    // process and the OS's source address.
+    let cpus = std::thread::available_parallelism().unwrap().get() as u64;
+    assert_eq!(
+        (
+            p["server_processes"].as_u64(),
+            p["server_reuseport"].as_bool()
+        ),
+        (Some(cpus), Some(true))
+    );
+    assert_eq!(p["connections"], 50);
+    assert_eq!(p["load_processes"], 1);
+    assert_eq!(p["source_addresses"], serde_json::json!([]));
+    assert_eq!(p["rounds"], 3);
+    // The knobs that govern TIME_WAIT, as they are.
+    for k in [
+        "net.ipv4.tcp_tw_reuse",
+        "net.ipv4.ip_local_port_range",
+        "net.ipv4.tcp_max_tw_buckets",
+    ] {
+        assert!(
+            p["knobs"][k].is_string(),
+            "{k} not recorded: {}",
+            p["knobs"]
+        );
+    }
     let sizes: Vec<u64> = w["rows"]
         .as_array()
         .unwrap()
         .iter()
         .map(|r| {
             let bytes = r["params"]["object_bytes"].as_u64().unwrap();
-            let l = clean(r, fetches, bytes);
-            assert_eq!(l["connections"], fetches, "{}", r["label"]);
+            assert!(r["error"].is_null(), "{r}");
+            let l = &r["load"];
+            let requests = l["requests"].as_u64().unwrap();
+            assert!(requests > 100, "{r}");
+            assert_eq!(l["body_bytes"].as_u64(), Some(requests * bytes), "{r}");
+            assert_eq!(l["statuses"]["200"].as_u64(), Some(requests), "{r}");
+            for (k, v) in l["errors"].as_object().unwrap() {
+                assert_eq!(v, 0, "{}: {k} errors", r["label"]);
+            }
+            // One connection per request; those still open at the end of
+            // the measured time (at most 50) had no answer counted yet.
+            let c = l["connections"].as_u64().unwrap();
+            assert!(
+                (requests..=requests + 50).contains(&c),
+                "{c} connections for {requests}"
+            );
+            let secs = l["seconds"].as_f64().unwrap();
+            assert!((1.4..2.5).contains(&secs), "1.5 s measured, {secs} s");
+            // Three rounds; the row's req/s is all of them together.
+            let rounds: Vec<f64> = r["params"]["rounds_requests_per_s"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect();
+            assert_eq!(rounds.len(), 3, "{r}");
+            let rps = l["requests_per_s"].as_f64().unwrap();
+            let (lo, hi) = rounds
+                .iter()
+                .fold((f64::MAX, 0.0f64), |(a, b), x| (a.min(*x), b.max(*x)));
+            assert!(
+                rps >= lo * 0.9 && rps <= hi * 1.1,
+                "{rps} outside its rounds {rounds:?}"
+            );
+            // TIME_WAIT before and after, read from /proc/net/sockstat.
+            assert!(r["params"]["time_wait_before"].is_u64(), "{r}");
+            assert!(r["params"]["time_wait_after"].is_u64(), "{r}");
+            assert_eq!(r["params"]["errors_port_exhausted"], 0);
+            let peak = r["params"]["peak_open"].as_u64().unwrap();
+            assert!(peak > 0 && peak <= 50, "{r}");
             bytes
         })
         .collect();
     assert_eq!(sizes, [1024, 8 * 1024, 16 * 1024]);
     assert!(html.contains("data-workload=\"http-shortconn\""));
+    assert!(
+        took < std::time::Duration::from_secs(15),
+        "the quick shortconn took {took:?}"
+    );
 }
 
 #[test]

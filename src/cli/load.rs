@@ -1,7 +1,8 @@
 //! `scalebench load`: drives any HTTP server by URL and prints what it
 //! measured (or JSON). ^C or SIGTERM ends it early and still prints (or
 //! writes) what it measured, exit status 130; a progress line on stderr
-//! when that is a terminal.
+//! when that is a terminal. More connections than one process may open
+//! are spread over several `scalebench load --part` processes.
 
 use super::LoadArgs;
 use crate::analysis::units::{fmt_n, fmt_ns};
@@ -9,6 +10,7 @@ use crate::harness::phase::Counters;
 use crate::harness::{limits, reaper};
 use crate::net::Backend;
 use crate::net::load::{self, Options, Target};
+use crate::net::spread;
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -64,6 +66,30 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         (None, None) => bail!("say how much: -n REQUESTS or -d DURATION"),
     };
     let backend = a.backend.unwrap_or_else(|| Backend::available_all()[0]);
+    // More connections than this process may open: several processes.
+    let processes = if a.part {
+        1
+    } else {
+        a.processes
+            .unwrap_or_else(|| spread::processes_for(u64::from(a.connections)))
+            .min(a.connections)
+    };
+    if processes > 1 && replay {
+        bail!(
+            "--urls replays the file in order in one process: at most {} connections here (or --processes 1)",
+            spread::connections_per_process().unwrap_or(u64::MAX)
+        );
+    }
+    let (sources, source_note) = if a.sources.is_empty() && !a.part {
+        let first = targets[0].addr;
+        if targets.iter().all(|t| t.addr.ip() == first.ip()) {
+            spread::sources_for(&first, u64::from(a.connections))
+        } else {
+            (Vec::new(), None)
+        }
+    } else {
+        (a.sources.clone(), None)
+    };
     let opts = Options {
         targets,
         connections: a.connections as usize,
@@ -71,26 +97,46 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         per_connection: a.per_connection,
         total,
         duration,
+        warm_up: a.warm_up.unwrap_or_default(),
+        rounds: a.rounds,
+        sources,
         rate: a.rate,
         timeout,
         retries: a.retries,
         backend,
-        live: Some(Arc::new(Counters::default())),
+        live: (processes == 1).then(|| Arc::new(Counters::default())),
         stop: Some(reaper::interrupted),
     };
     // ^C or SIGTERM ends the load early; what it measured is still shown.
     reaper::install();
-    let ticker = Ticker::start(&opts, a.quiet);
-    let o = load::run(&opts);
+    let ticker = Ticker::start(&opts, a.quiet || a.part);
+    let o = if processes > 1 {
+        let exe = crate::harness::fanout::this_exe().context("cannot find this executable")?;
+        spread::run(&exe, &opts, processes)
+    } else {
+        load::run(&opts)
+    };
     drop(ticker);
     let o = o.context("the load failed")?;
     let s = o.stats();
     super::commands::with_output("", None, &[], |w| {
+        if a.part {
+            serde_json::to_writer(&mut *w, &o.part())?;
+            writeln!(w)?;
+            return Ok(());
+        }
         if a.json {
-            let doc = LoadJson {
+            let mut doc = serde_json::to_value(LoadJson {
                 stats: &s,
                 interrupted: o.stopped,
-            };
+                processes: o.processes,
+                peak_open: o.peak_open,
+                sources: &opts.sources,
+                rounds: o.rounds.iter().map(|r| r.stats()).collect(),
+            })?;
+            // Port exhaustion on its own (the result file's LoadStats
+            // counts it with connect).
+            doc["errors"] = serde_json::to_value(o.errors)?;
             serde_json::to_writer_pretty(&mut *w, &doc)?;
             writeln!(w)?;
             return Ok(());
@@ -104,9 +150,18 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         }
         writeln!(
             w,
-            "{} connections, {} threads, {}{}",
+            "{} connections{}, {} threads{}, {}{}",
             a.connections,
+            if o.processes > 1 {
+                format!(
+                    " in {} processes (at most {} open at once)",
+                    o.processes, o.peak_open
+                )
+            } else {
+                format!(" (at most {} open at once)", o.peak_open)
+            },
             opts.threads.min(a.connections as usize),
+            if o.processes > 1 { " each" } else { "" },
             match a.per_connection {
                 Some(k) => format!("{k} requests per connection"),
                 None => "keep-alive".into(),
@@ -133,14 +188,27 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
             fmt_ns(l.p999 as f64),
             fmt_ns(l.max as f64)
         )?;
+        if !opts.sources.is_empty() {
+            writeln!(w, "  from      {}", spread::describe_sources(&opts.sources))?;
+        }
+        if let Some(n) = &source_note {
+            writeln!(w, "  note      {n}")?;
+        }
         let e = &o.errors;
         if e.total() == 0 {
             writeln!(w, "  errors    none")?;
         } else {
             writeln!(
                 w,
-                "  errors    connect {}, reset {}, timeout {}, bad status {}, short body {}; {} retried, {} given up",
-                e.connect, e.reset, e.timeout, e.status, e.short_body, o.retries, o.failed
+                "  errors    connect {}, port exhaustion (EADDRNOTAVAIL) {}, reset {}, timeout {}, bad status {}, short body {}; {} retried, {} given up",
+                e.connect,
+                e.port_exhausted,
+                e.reset,
+                e.timeout,
+                e.status,
+                e.short_body,
+                o.retries,
+                o.failed
             )?;
         }
         let st: Vec<String> = o
@@ -161,13 +229,21 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `load --json`: the load's figures, and `"interrupted": true` when ^C or
-/// SIGTERM ended it early.
+/// SIGTERM ended it early; the processes that made it, the most
+/// connections open at once, the source addresses (when chosen) and each
+/// round's figures (with --rounds).
 #[derive(serde::Serialize)]
 struct LoadJson<'a> {
     #[serde(flatten)]
     stats: &'a crate::results::LoadStats,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     interrupted: bool,
+    processes: u32,
+    peak_open: u64,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    sources: &'a [std::net::IpAddr],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    rounds: Vec<crate::results::LoadStats>,
 }
 
 /// A progress line on stderr while the load runs, when stderr is a

@@ -97,12 +97,32 @@ pub struct LoadArgs {
     /// Event backend (default: the best this OS has).
     #[arg(long, value_enum)]
     pub backend: Option<crate::net::Backend>,
+    /// Load this long before measuring (not counted; needs -d).
+    #[arg(long, value_name = "DURATION", value_parser = values::warm_up, requires = "duration")]
+    pub warm_up: Option<std::time::Duration>,
+    /// Processes to spread the connections over, each a `scalebench load`
+    /// (default: as many as the open-files limit needs, usually 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
+    pub processes: Option<u32>,
+    /// Connect from this local address (repeat for several, taken round
+    /// robin). Default: the OS's choice, or on Linux for a loopback URL
+    /// that needs more ports than one address has, 127.0.0.1, 127.0.0.2, …
+    #[arg(long = "source", value_name = "ADDR")]
+    pub sources: Vec<std::net::IpAddr>,
     /// Print the outcome as JSON.
     #[arg(long)]
     pub json: bool,
     /// No progress line on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+    /// The measured time in this many rounds, each reported on its own
+    /// (with --part: for the process that spreads the load).
+    #[arg(long, hide = true, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000), requires = "duration")]
+    pub rounds: u32,
+    /// Print the outcome as an exact part for a spreading parent (every
+    /// count and the histogram's buckets), nothing else.
+    #[arg(long, hide = true)]
+    pub part: bool,
 }
 
 /// Options of `smtp-sink`.
@@ -279,6 +299,10 @@ pub struct RunArgs {
     /// Items per run for every benchmark (overrides the suite's sizes).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
     pub max: Option<u64>,
+    /// Benchmarks and workloads named on their own run at the `full`
+    /// suite's sizes (the seeds'), not the quick ones.
+    #[arg(long)]
+    pub full: bool,
     /// Runs per benchmark.
     #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000), allow_negative_numbers = true)]
     pub runs: Option<u32>,

@@ -46,9 +46,14 @@ fn nearest(name: &str) -> Option<&'static str> {
 }
 
 /// Turns names and suites into benchmarks with sizes and workloads, in
-/// order, without repeats. Unknown names are an error that suggests the
+/// order, without repeats; a name on its own gets the quick size, or the
+/// full one with `full`. Unknown names are an error that suggests the
 /// nearest.
-fn resolve(targets: &[String], max: Option<u64>) -> anyhow::Result<(Vec<Target>, Vec<WorkTarget>)> {
+fn resolve(
+    targets: &[String],
+    max: Option<u64>,
+    full: bool,
+) -> anyhow::Result<(Vec<Target>, Vec<WorkTarget>)> {
     let names: Vec<String> = if targets.is_empty() {
         vec!["quick".into()]
     } else {
@@ -87,9 +92,16 @@ fn resolve(targets: &[String], max: Option<u64>) -> anyhow::Result<(Vec<Target>,
                 }
             }
         } else if let Some(b) = bench::find(name) {
-            push(b, b.info().quick_n);
+            push(
+                b,
+                if full {
+                    b.info().full_n
+                } else {
+                    b.info().quick_n
+                },
+            );
         } else if let Some(w) = workloads::find(name) {
-            push_work(w, Size::Quick);
+            push_work(w, if full { Size::Full } else { Size::Quick });
         } else {
             let hint = nearest(name).map_or(String::new(), |k| format!("; did you mean `{k}`?"));
             bail!(
@@ -429,7 +441,7 @@ fn fs_options(a: &RunArgs) -> anyhow::Result<FsOptions> {
 
 /// `scalebench run`.
 pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
-    let (targets, work) = resolve(&a.targets, a.max)?;
+    let (targets, work) = resolve(&a.targets, a.max, a.full)?;
     let work_opts = workloads::Options {
         fs: fs_options(&a)?,
         sweep: sweep_options(&a, &work)?,
@@ -673,7 +685,7 @@ mod tests {
 
     #[test]
     fn suites_and_names_resolve_in_order_without_repeats() {
-        let (t, w) = resolve(&["bind".into(), "quick".into()], None).unwrap();
+        let (t, w) = resolve(&["bind".into(), "quick".into()], None, false).unwrap();
         assert_eq!(t[0].bench.info().name, "bind");
         assert_eq!(t.len(), REGISTRY.len());
         // The quick suite has the quick workloads; full has them all.
@@ -688,25 +700,33 @@ mod tests {
             quick
         );
         assert!(w.iter().all(|x| x.size == Size::Quick));
-        let (t, w) = resolve(&["full".into()], Some(7)).unwrap();
+        let (t, w) = resolve(&["full".into()], Some(7), false).unwrap();
         assert!(t.iter().all(|x| x.n == 7));
         assert_eq!(w.len(), WORKLOADS.len());
         assert!(w.iter().all(|x| x.size == Size::Full));
-        let (_, w) = resolve(&["fs".into(), "fs-sizes".into()], None).unwrap();
+        let (_, w) = resolve(&["fs".into(), "fs-sizes".into()], None, false).unwrap();
         assert_eq!(w.len(), 2);
-        let (t, w) = resolve(&["http-ipstack".into()], None).unwrap();
+        let (_, w) = resolve(&["http-shortconn".into()], None, true).unwrap();
+        assert_eq!(w[0].size, Size::Full, "--full");
+        let (t, w) = resolve(&["http-ipstack".into()], None, false).unwrap();
         assert!(t.is_empty());
         assert_eq!(w[0].workload.info().name, "http-ipstack");
     }
 
     #[test]
     fn unknown_names_suggest_the_nearest() {
-        let e = resolve(&["sockt".into()], None).err().unwrap().to_string();
+        let e = resolve(&["sockt".into()], None, false)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(
             e.contains("`sockt`") && e.contains("did you mean `socket`"),
             "{e}"
         );
-        let e = resolve(&["zzzzzz".into()], None).err().unwrap().to_string();
+        let e = resolve(&["zzzzzz".into()], None, false)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(!e.contains("did you mean"), "{e}");
     }
 }

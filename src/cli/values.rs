@@ -39,6 +39,11 @@ pub fn load_duration(s: &str) -> Result<Duration, String> {
     )
 }
 
+/// `load --warm-up`: 0 to 1 day.
+pub fn warm_up(s: &str) -> Result<Duration, String> {
+    duration_in(s, Duration::ZERO, Duration::from_secs(86_400))
+}
+
 /// `load --timeout`: 1 ms to 1 hour.
 pub fn load_timeout(s: &str) -> Result<Duration, String> {
     duration_in(s, Duration::from_millis(1), Duration::from_secs(3_600))

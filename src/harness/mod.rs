@@ -6,6 +6,7 @@
 
 pub mod cgroup;
 pub mod clock;
+pub mod fanout;
 pub mod limits;
 pub mod phase;
 pub mod profiler;

@@ -220,14 +220,16 @@ pub fn run_bounded(cmd: &mut Command, limit: std::time::Duration) -> std::io::Re
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// One test at a time: the panic hook kills every registered group of
     /// the process, the other tests' children too.
     static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-    fn one() -> std::sync::MutexGuard<'static, ()> {
+    /// Holds off the other tests that start child groups (here and in
+    /// [`super::super::fanout`]).
+    pub(crate) fn one() -> std::sync::MutexGuard<'static, ()> {
         ONE.lock().unwrap_or_else(|e| e.into_inner())
     }
 

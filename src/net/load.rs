@@ -6,14 +6,21 @@
 //! Latencies go into an HDR histogram per thread, merged at the end. Every
 //! response's body is length-checked; failures are counted by kind and the
 //! request retried on a new connection up to a bound.
+//!
+//! A run can begin with an unmeasured warm-up and split its measured time
+//! into rounds (one process, no new connections between them); connections
+//! can come from several local addresses (more ports than one address
+//! has). An [`Outcome`] travels between processes as a [`Part`], exact to
+//! the histogram bucket, so runs spread over processes ([`super::spread`])
+//! merge into one.
 
 use super::backend::{Backend, Event, Interest, Poller};
 use super::sock;
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -100,8 +107,17 @@ pub struct Options {
     pub per_connection: Option<u64>,
     /// Stop after this many successful requests.
     pub total: Option<u64>,
-    /// Stop after this long.
+    /// Stop after this long (measured time: the warm-up comes first).
     pub duration: Option<Duration>,
+    /// Load this long before measuring (needs a duration); what it did is
+    /// not counted.
+    pub warm_up: Duration,
+    /// The measured duration in this many rounds of equal length, each
+    /// counted on its own (needs a duration when more than 1).
+    pub rounds: u32,
+    /// Local addresses to connect from, round robin by connection (empty:
+    /// the OS picks); each has its own ephemeral ports.
+    pub sources: Vec<IpAddr>,
     /// Requests per second in all (open loop), if fixed.
     pub rate: Option<f64>,
     /// A request not answered in this time fails as a timeout.
@@ -121,7 +137,8 @@ pub struct Options {
 impl Options {
     /// `connections` keep-alive connections to `targets` from one thread,
     /// closed-loop, on the best backend, 10 s timeout, 3 retries; no count
-    /// or duration yet (set one), no live counters, no early stop.
+    /// or duration yet (set one), no warm-up, one round, the OS's source
+    /// address, no live counters, no early stop.
     pub fn new(targets: Vec<Target>, connections: usize) -> Options {
         Options {
             targets,
@@ -130,6 +147,9 @@ impl Options {
             per_connection: None,
             total: None,
             duration: None,
+            warm_up: Duration::ZERO,
+            rounds: 1,
+            sources: Vec::new(),
             rate: None,
             timeout: Duration::from_secs(10),
             retries: 3,
@@ -141,10 +161,15 @@ impl Options {
 }
 
 /// Failed attempts by kind.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Errors {
-    /// connect() refused or failed.
+    /// connect() refused or failed (other than for want of a port).
     pub connect: u64,
+    /// No local port left: EADDRNOTAVAIL from connect() or bind() (or
+    /// EADDRINUSE from bind() to port 0): the ephemeral port range is used
+    /// up, by open connections and by TIME_WAIT.
+    #[serde(default)]
+    pub port_exhausted: u64,
     /// The connection was reset or closed before a response began.
     pub reset: u64,
     /// No complete response within the timeout.
@@ -158,6 +183,7 @@ pub struct Errors {
 impl Errors {
     fn add(&mut self, o: &Errors) {
         self.connect += o.connect;
+        self.port_exhausted += o.port_exhausted;
         self.reset += o.reset;
         self.timeout += o.timeout;
         self.status += o.status;
@@ -166,7 +192,12 @@ impl Errors {
 
     /// All failed attempts.
     pub fn total(&self) -> u64 {
-        self.connect + self.reset + self.timeout + self.status + self.short_body
+        self.connect
+            + self.port_exhausted
+            + self.reset
+            + self.timeout
+            + self.status
+            + self.short_body
     }
 }
 
@@ -196,6 +227,14 @@ pub struct Outcome {
     /// Whether [`Options::stop`] ended the load before its count or
     /// duration: the figures are those of the part that ran.
     pub stopped: bool,
+    /// Each round's figures when the measured time was split
+    /// ([`Options::rounds`] > 1); the outcome itself is all of them.
+    pub rounds: Vec<Outcome>,
+    /// Most connections open at once in one process (with several
+    /// processes: the sum of each one's most).
+    pub peak_open: u64,
+    /// Processes that made the load.
+    pub processes: u32,
 }
 
 impl Outcome {
@@ -219,7 +258,10 @@ impl Outcome {
                 mean: self.latency.mean(),
             },
             errors: crate::results::ErrorStats {
-                connect: e.connect,
+                // The result file has no field of its own for port
+                // exhaustion (yet): counted with the failed connects there,
+                // and on its own in the rows' parameters.
+                connect: e.connect + e.port_exhausted,
                 reset: e.reset,
                 timeout: e.timeout,
                 status: e.status,
@@ -244,6 +286,164 @@ impl Outcome {
     pub fn mb_per_s(&self) -> f64 {
         self.body_bytes as f64 / 1e6 / self.elapsed.as_secs_f64().max(1e-9)
     }
+
+    /// Nothing measured yet, over `elapsed`.
+    fn empty(elapsed: Duration) -> Outcome {
+        Outcome {
+            requests: 0,
+            body_bytes: 0,
+            head_bytes: 0,
+            connections: 0,
+            elapsed,
+            latency: new_hist(),
+            errors: Errors::default(),
+            retries: 0,
+            failed: 0,
+            statuses: BTreeMap::new(),
+            stopped: false,
+            rounds: Vec::new(),
+            peak_open: 0,
+            processes: 1,
+        }
+    }
+
+    /// Adds one thread's counts.
+    fn add_tally(&mut self, t: &Tally) {
+        self.requests += t.requests;
+        self.body_bytes += t.body_bytes;
+        self.head_bytes += t.head_bytes;
+        self.connections += t.opened;
+        self.latency.add(&t.hist).expect("same bounds");
+        self.errors.add(&t.errors);
+        self.retries += t.retries;
+        self.failed += t.failed;
+        for (k, v) in &t.statuses {
+            *self.statuses.entry(*k).or_default() += v;
+        }
+    }
+
+    /// Adds `o`'s counts, errors and latencies (not its time).
+    fn add_counts(&mut self, o: &Outcome) {
+        self.requests += o.requests;
+        self.body_bytes += o.body_bytes;
+        self.head_bytes += o.head_bytes;
+        self.connections += o.connections;
+        self.latency.add(&o.latency).expect("same bounds");
+        self.errors.add(&o.errors);
+        self.retries += o.retries;
+        self.failed += o.failed;
+        for (k, v) in &o.statuses {
+            *self.statuses.entry(*k).or_default() += v;
+        }
+    }
+
+    /// The outcome as another process reads it back ([`Outcome::from_part`]).
+    pub fn part(&self) -> Part {
+        Part {
+            requests: self.requests,
+            body_bytes: self.body_bytes,
+            head_bytes: self.head_bytes,
+            connections: self.connections,
+            elapsed_ns: self.elapsed.as_nanos() as u64,
+            errors: self.errors,
+            retries: self.retries,
+            failed: self.failed,
+            statuses: self.statuses.clone(),
+            latency: super::hist::buckets(&self.latency),
+            stopped: self.stopped,
+            peak_open: self.peak_open,
+            processes: self.processes,
+            rounds: self.rounds.iter().map(Outcome::part).collect(),
+        }
+    }
+
+    /// The outcome a [`Part`] holds: the same counts, the same histogram
+    /// buckets (so the same percentiles).
+    pub fn from_part(p: &Part) -> Result<Outcome, String> {
+        let latency = super::hist::from_buckets(&p.latency)?;
+        Ok(Outcome {
+            requests: p.requests,
+            body_bytes: p.body_bytes,
+            head_bytes: p.head_bytes,
+            connections: p.connections,
+            elapsed: Duration::from_nanos(p.elapsed_ns),
+            latency,
+            errors: p.errors,
+            retries: p.retries,
+            failed: p.failed,
+            statuses: p.statuses.clone(),
+            stopped: p.stopped,
+            rounds: p
+                .rounds
+                .iter()
+                .map(Outcome::from_part)
+                .collect::<Result<_, _>>()?,
+            peak_open: p.peak_open,
+            processes: p.processes,
+        })
+    }
+
+    /// The outcomes of loads that ran at the same time (one per process)
+    /// as one: counts, errors and histograms added, the elapsed time the
+    /// longest, rounds merged round by round; stopped if any was.
+    pub fn merge(outs: &[Outcome]) -> Outcome {
+        let mut m = Outcome::empty(Duration::ZERO);
+        m.processes = 0;
+        for o in outs {
+            m.add_counts(o);
+            m.elapsed = m.elapsed.max(o.elapsed);
+            m.stopped |= o.stopped;
+            m.peak_open += o.peak_open;
+            m.processes += o.processes;
+        }
+        let rounds = outs.iter().map(|o| o.rounds.len()).max().unwrap_or(0);
+        m.rounds = (0..rounds)
+            .map(|k| {
+                let same: Vec<Outcome> = outs
+                    .iter()
+                    .filter_map(|o| o.rounds.get(k).cloned())
+                    .collect();
+                Outcome::merge(&same)
+            })
+            .collect();
+        m
+    }
+}
+
+/// An [`Outcome`] as JSON for another process: every count, and the
+/// latency histogram's recorded buckets as `[value, count]` pairs (ns), so
+/// that merged percentiles are exact, not averaged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Part {
+    /// Requests answered.
+    pub requests: u64,
+    /// Body bytes received.
+    pub body_bytes: u64,
+    /// Head bytes received.
+    pub head_bytes: u64,
+    /// Connections opened.
+    pub connections: u64,
+    /// Measured wall time, ns.
+    pub elapsed_ns: u64,
+    /// Failed attempts by kind.
+    pub errors: Errors,
+    /// Attempts repeated.
+    pub retries: u64,
+    /// Requests given up.
+    pub failed: u64,
+    /// Responses by status.
+    pub statuses: BTreeMap<u16, u64>,
+    /// Latency histogram: (highest value of the bucket, count), ns.
+    pub latency: Vec<(u64, u64)>,
+    /// Ended early by a signal.
+    pub stopped: bool,
+    /// Most connections open at once.
+    pub peak_open: u64,
+    /// Processes it covers.
+    pub processes: u32,
+    /// Its rounds, when the measured time was split.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<Part>,
 }
 
 /// Shared between threads.
@@ -255,6 +455,9 @@ struct Shared {
     next_url: AtomicU64,
     stop: AtomicBool,
     total: Option<u64>,
+    /// Connections open now in this process, and the most so far.
+    open: AtomicU64,
+    peak_open: AtomicU64,
 }
 
 impl Shared {
@@ -313,6 +516,7 @@ struct Conn {
 }
 
 /// One thread's counters.
+#[derive(Debug, Clone)]
 struct Tally {
     hist: Histogram<u64>,
     requests: u64,
@@ -334,14 +538,40 @@ struct Worker<'a> {
     by_fd: Vec<usize>,
     buf: Vec<u8>,
     t: Tally,
+    /// The measured rounds this thread finished (the current one is `t`).
+    done: Vec<Tally>,
+    /// The times at which `t` ends and the next round begins, soonest
+    /// first (the warm-up's end, then each round's but the last).
+    marks: Vec<Instant>,
+    /// `t` is the warm-up's: dropped at the first mark.
+    warming: bool,
+    /// The next source address, round robin.
+    next_source: usize,
+    /// Connections whose attempt failed, to retry (or give up) at the
+    /// top of the loop.
+    again: Vec<usize>,
     /// Fixed rate: the next free send slot and the gap between slots.
     next_slot: Option<(Instant, Duration)>,
     deadline: Option<Instant>,
     now: Instant,
 }
 
-fn new_hist() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds")
+use super::hist::new as new_hist;
+
+impl Tally {
+    fn new() -> Tally {
+        Tally {
+            hist: new_hist(),
+            requests: 0,
+            body_bytes: 0,
+            head_bytes: 0,
+            opened: 0,
+            errors: Errors::default(),
+            retries: 0,
+            failed: 0,
+            statuses: BTreeMap::new(),
+        }
+    }
 }
 
 /// Runs the load.
@@ -352,24 +582,56 @@ pub fn run(opts: &Options) -> io::Result<Outcome> {
             "no URL to load",
         ));
     }
+    if opts.duration.is_none() && (opts.rounds > 1 || !opts.warm_up.is_zero()) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a warm-up or rounds need a duration",
+        ));
+    }
+    let v4 = |a: &IpAddr| a.is_ipv4();
+    if let Some(s) = opts.sources.first()
+        && (opts.sources.iter().any(|x| v4(x) != v4(s))
+            || opts.targets.iter().any(|t| v4(&t.addr.ip()) != v4(s)))
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "source addresses and URLs must all be IPv4 or all IPv6",
+        ));
+    }
+    for src in &opts.sources {
+        let probe = SocketAddr::new(*src, 0);
+        let fd = sock::tcp_socket(&probe)?;
+        let _ = crate::sys::bind_address_no_port(fd.as_raw_fd());
+        sock::bind(fd.as_raw_fd(), &probe).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("source address {src}: {e}"),
+            )
+        })?;
+    }
     let threads = opts.threads.clamp(1, opts.connections.max(1));
     let shared = Shared {
         claimed: AtomicU64::new(0),
         next_url: AtomicU64::new(0),
         stop: AtomicBool::new(false),
         total: opts.total,
+        open: AtomicU64::new(0),
+        peak_open: AtomicU64::new(0),
     };
     let start = Instant::now();
-    let tallies: Vec<io::Result<Tally>> = std::thread::scope(|s| {
+    let tallies: Vec<io::Result<Vec<Tally>>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let conns =
                     opts.connections / threads + usize::from(t < opts.connections % threads);
                 let shared = &shared;
-                s.spawn(move || -> io::Result<Tally> {
+                s.spawn(move || -> io::Result<Vec<Tally>> {
                     let mut w = Worker::new(opts, shared, conns, threads, start)?;
                     w.run()?;
-                    Ok(w.t)
+                    if !w.warming {
+                        w.done.push(w.t);
+                    }
+                    Ok(w.done)
                 })
             })
             .collect();
@@ -381,33 +643,36 @@ pub fn run(opts: &Options) -> io::Result<Outcome> {
             })
             .collect()
     });
-    let elapsed = start.elapsed();
-    let mut out = Outcome {
-        requests: 0,
-        body_bytes: 0,
-        head_bytes: 0,
-        connections: 0,
-        elapsed,
-        latency: new_hist(),
-        errors: Errors::default(),
-        retries: 0,
-        failed: 0,
-        statuses: BTreeMap::new(),
-        stopped: opts.stop.is_some_and(|f| f()),
+    let end = Instant::now();
+    let tallies = tallies.into_iter().collect::<io::Result<Vec<_>>>()?;
+    // Round k ran from its planned start to its planned end, the last one
+    // to the actual end.
+    let n = tallies.iter().map(Vec::len).max().unwrap_or(0);
+    let measured_from = start + opts.warm_up;
+    let bound = |k: usize| match opts.duration {
+        Some(d) if k < n => measured_from + d.mul_f64(k as f64 / f64::from(opts.rounds.max(1))),
+        _ => end,
     };
-    for t in tallies {
-        let t = t?;
-        out.requests += t.requests;
-        out.body_bytes += t.body_bytes;
-        out.head_bytes += t.head_bytes;
-        out.connections += t.opened;
-        out.latency.add(&t.hist).expect("same bounds");
-        out.errors.add(&t.errors);
-        out.retries += t.retries;
-        out.failed += t.failed;
-        for (k, v) in &t.statuses {
-            *out.statuses.entry(*k).or_default() += v;
+    let mut rounds: Vec<Outcome> = (0..n)
+        .map(|k| {
+            let mut o = Outcome::empty(bound(k + 1).saturating_duration_since(bound(k)));
+            for t in tallies.iter().filter_map(|t| t.get(k)) {
+                o.add_tally(t);
+            }
+            o
+        })
+        .collect();
+    let mut out = Outcome::empty(end.saturating_duration_since(measured_from.min(end)));
+    for r in &rounds {
+        out.add_counts(r);
+    }
+    out.stopped = opts.stop.is_some_and(|f| f());
+    out.peak_open = shared.peak_open.load(Ordering::Relaxed);
+    if opts.rounds > 1 {
+        for r in &mut rounds {
+            r.peak_open = out.peak_open;
         }
+        out.rounds = rounds;
     }
     Ok(out)
 }
@@ -484,10 +749,22 @@ pub fn parse_head(b: &[u8]) -> Result<Option<Head>, ()> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fail {
     Connect,
+    Ports,
     Reset,
     Timeout,
     Status,
     ShortBody,
+}
+
+/// How a failed bind() (`bind`) or connect() counts: no port left, or a
+/// failed connect. (Every source address was bound once before the load
+/// began, so a bind() that now finds no address means no port.)
+fn fail_of(e: &io::Error, bind: bool) -> Fail {
+    match e.raw_os_error() {
+        Some(libc::EADDRNOTAVAIL) => Fail::Ports,
+        Some(libc::EADDRINUSE) if bind => Fail::Ports,
+        _ => Fail::Connect,
+    }
 }
 
 impl<'a> Worker<'a> {
@@ -509,19 +786,14 @@ impl<'a> Worker<'a> {
             conns: Vec::with_capacity(conns),
             by_fd: Vec::new(),
             buf: vec![0u8; 64 * 1024],
-            t: Tally {
-                hist: new_hist(),
-                requests: 0,
-                body_bytes: 0,
-                head_bytes: 0,
-                opened: 0,
-                errors: Errors::default(),
-                retries: 0,
-                failed: 0,
-                statuses: BTreeMap::new(),
-            },
+            t: Tally::new(),
+            done: Vec::new(),
+            marks: Vec::new(),
+            warming: !opts.warm_up.is_zero(),
+            next_source: 0,
+            again: Vec::new(),
             next_slot,
-            deadline: opts.duration.map(|d| start + d),
+            deadline: opts.duration.map(|d| start + opts.warm_up + d),
             now: start,
         };
         for _ in 0..conns {
@@ -546,6 +818,15 @@ impl<'a> Worker<'a> {
                 peer: opts.targets[0].addr,
             });
         }
+        if let Some(d) = opts.duration {
+            if w.warming {
+                w.marks.push(start + opts.warm_up);
+            }
+            let r = opts.rounds.max(1);
+            w.marks.extend(
+                (1..r).map(|k| start + opts.warm_up + d.mul_f64(f64::from(k) / f64::from(r))),
+            );
+        }
         Ok(w)
     }
 
@@ -556,9 +837,21 @@ impl<'a> Worker<'a> {
         let mut events: Vec<Event> = Vec::with_capacity(1024);
         let mut last_sweep = self.now;
         loop {
+            while self.marks.first().is_some_and(|m| self.now >= *m) {
+                self.marks.remove(0);
+                let t = std::mem::replace(&mut self.t, Tally::new());
+                if !std::mem::take(&mut self.warming) {
+                    self.done.push(t);
+                }
+            }
             if self.deadline.is_some_and(|d| self.now >= d) || self.opts.stop.is_some_and(|f| f()) {
                 self.shared.stop.store(true, Ordering::Relaxed);
                 break;
+            }
+            // Failed attempts go on; those that fail again at once wait
+            // for the next turn.
+            for i in std::mem::take(&mut self.again) {
+                self.resume(i);
             }
             if self.conns.iter().all(|c| !c.has_request) {
                 break;
@@ -606,9 +899,15 @@ impl<'a> Worker<'a> {
     /// How long to wait for events: until the next rate slot or timeout
     /// check, or the end of the run.
     fn wait_ms(&self) -> i32 {
+        if !self.again.is_empty() {
+            return 0;
+        }
         let mut wait = Duration::from_millis(10);
         if let Some(d) = self.deadline {
             wait = wait.min(d.saturating_duration_since(self.now));
+        }
+        if let Some(m) = self.marks.first() {
+            wait = wait.min(m.saturating_duration_since(self.now));
         }
         if self.next_slot.is_some()
             && let Some(due) = self
@@ -692,6 +991,16 @@ impl<'a> Worker<'a> {
             Err(_) => return self.fail(i, Fail::Connect),
         };
         let raw = fd.as_raw_fd();
+        if !self.opts.sources.is_empty() {
+            let src = self.opts.sources[self.next_source % self.opts.sources.len()];
+            self.next_source = self.next_source.wrapping_add(1);
+            // Where the OS can, the port is left to connect(), which picks
+            // one unique for the address pair.
+            let _ = crate::sys::bind_address_no_port(raw);
+            if let Err(e) = sock::bind(raw, &SocketAddr::new(src, 0)) {
+                return self.fail(i, fail_of(&e, true));
+            }
+        }
         // One request per connection is one write: Nagle never holds it.
         if self.opts.per_connection != Some(1) {
             let _ = sock::set_nodelay(raw);
@@ -703,6 +1012,8 @@ impl<'a> Worker<'a> {
         c.deadline = self.now + self.opts.timeout;
         c.fd = Some(fd);
         c.peer = addr;
+        let open = self.shared.open.fetch_add(1, Ordering::Relaxed) + 1;
+        self.shared.peak_open.fetch_max(open, Ordering::Relaxed);
         c.confirmed = false;
         c.want_write = false;
         if self.by_fd.len() <= raw as usize {
@@ -727,7 +1038,7 @@ impl<'a> Worker<'a> {
                 }
                 self.send(i);
             }
-            Err(_) => self.fail(i, Fail::Connect),
+            Err(e) => self.fail(i, fail_of(&e, false)),
         }
     }
 
@@ -737,21 +1048,8 @@ impl<'a> Worker<'a> {
                 if !(ev.write || ev.hangup) {
                     return;
                 }
-                let raw = self.raw(i);
-                let mut err: libc::c_int = 0;
-                let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-                // SAFETY: reading SO_ERROR into an int.
-                unsafe {
-                    libc::getsockopt(
-                        raw,
-                        libc::SOL_SOCKET,
-                        libc::SO_ERROR,
-                        &mut err as *mut _ as *mut libc::c_void,
-                        &mut len,
-                    )
-                };
-                if err != 0 {
-                    return self.fail(i, Fail::Connect);
+                if let Ok(Some(err)) = sock::take_error(self.raw(i)) {
+                    return self.fail(i, fail_of(&io::Error::from_raw_os_error(err), false));
                 }
                 let c = &mut self.conns[i];
                 c.state = State::Sending;
@@ -926,6 +1224,7 @@ impl<'a> Worker<'a> {
     fn fail(&mut self, i: usize, why: Fail) {
         match why {
             Fail::Connect => self.t.errors.connect += 1,
+            Fail::Ports => self.t.errors.port_exhausted += 1,
             Fail::Reset => self.t.errors.reset += 1,
             Fail::Timeout => self.t.errors.timeout += 1,
             Fail::Status => self.t.errors.status += 1,
@@ -935,9 +1234,17 @@ impl<'a> Worker<'a> {
         let c = &mut self.conns[i];
         c.state = State::Idle;
         c.attempts += 1;
-        if c.attempts <= self.opts.retries {
+        // Not from here: a connect() that fails at once (no port left, a
+        // refusal on loopback) would fail again inside this call, and so
+        // on, as deep as the run is long.
+        self.again.push(i);
+    }
+
+    /// After a failure: retries the request (it keeps its start time), or
+    /// gives it up and takes the next.
+    fn resume(&mut self, i: usize) {
+        if self.conns[i].attempts <= self.opts.retries {
             self.t.retries += 1;
-            // Retry at once (the request keeps its start time).
             self.begin(i);
         } else {
             self.t.failed += 1;
@@ -947,6 +1254,7 @@ impl<'a> Worker<'a> {
 
     fn drop_fd(&mut self, i: usize) {
         if let Some(fd) = self.conns[i].fd.take() {
+            self.shared.open.fetch_sub(1, Ordering::Relaxed);
             let raw = fd.as_raw_fd();
             let _ = self.poller.forget(raw);
             if let Some(slot) = self.by_fd.get_mut(raw as usize) {
@@ -978,6 +1286,109 @@ mod tests {
         assert!(t.request.starts_with(b"GET / HTTP/1.1"));
         assert!(Target::parse("https://x/").is_err());
         assert!(Target::parse("ftp://x/").is_err());
+    }
+
+    /// An outcome with `lat` as its latencies, and counts derived from a
+    /// seed.
+    fn outcome(lat: &[u64], seed: u64) -> Outcome {
+        let mut o = Outcome::empty(Duration::from_millis(900 + seed));
+        for &v in lat {
+            o.latency.record(v).unwrap();
+        }
+        o.requests = lat.len() as u64;
+        o.body_bytes = 1024 * o.requests;
+        o.head_bytes = 100 * o.requests;
+        o.connections = o.requests + seed;
+        o.errors.connect = seed;
+        o.errors.port_exhausted = 2 * seed;
+        o.retries = 3 * seed;
+        o.statuses.insert(200, o.requests);
+        o.statuses.insert(404, seed);
+        o.peak_open = 10 + seed;
+        o
+    }
+
+    #[test]
+    fn port_exhaustion_is_its_own_kind() {
+        let e = |n| io::Error::from_raw_os_error(n);
+        assert_eq!(fail_of(&e(libc::EADDRNOTAVAIL), false), Fail::Ports);
+        assert_eq!(fail_of(&e(libc::EADDRNOTAVAIL), true), Fail::Ports);
+        assert_eq!(fail_of(&e(libc::EADDRINUSE), true), Fail::Ports);
+        assert_eq!(fail_of(&e(libc::EADDRINUSE), false), Fail::Connect);
+        assert_eq!(fail_of(&e(libc::ECONNREFUSED), false), Fail::Connect);
+        let mut x = Errors {
+            port_exhausted: 2,
+            connect: 1,
+            ..Errors::default()
+        };
+        x.add(&x.clone());
+        assert_eq!((x.port_exhausted, x.total()), (4, 6));
+    }
+
+    #[test]
+    fn parts_merge_exactly() {
+        // Latencies spread over many buckets, some far apart.
+        let a: Vec<u64> = (1..5000u64)
+            .map(|i| i * i * 37 % 9_000_000_000 + 1)
+            .collect();
+        let b: Vec<u64> = (1..3000u64)
+            .map(|i| i * 1_234_567 % 50_000_000 + 7)
+            .collect();
+        let (oa, ob) = (outcome(&a, 1), outcome(&b, 2));
+        // Through JSON as the processes send them.
+        let back = |o: &Outcome| {
+            let text = serde_json::to_string(&o.part()).unwrap();
+            Outcome::from_part(&serde_json::from_str(&text).unwrap()).unwrap()
+        };
+        let m = Outcome::merge(&[back(&oa), back(&ob)]);
+        // What one histogram of every latency says.
+        let mut all = new_hist();
+        for v in a.iter().chain(&b) {
+            all.record(*v).unwrap();
+        }
+        for q in [0.0, 0.5, 0.9, 0.99, 0.999, 1.0] {
+            assert_eq!(
+                m.latency.value_at_quantile(q),
+                all.value_at_quantile(q),
+                "{q}"
+            );
+        }
+        assert_eq!(m.latency.max(), all.max());
+        assert_eq!(m.latency.min(), all.min());
+        assert_eq!(m.latency.len(), all.len());
+        assert!((m.latency.mean() - all.mean()).abs() < 1e-6 * all.mean());
+        assert_eq!(m.requests, (a.len() + b.len()) as u64);
+        assert_eq!(m.body_bytes, oa.body_bytes + ob.body_bytes);
+        assert_eq!(m.head_bytes, oa.head_bytes + ob.head_bytes);
+        assert_eq!(m.connections, oa.connections + ob.connections);
+        assert_eq!(
+            (m.errors.connect, m.errors.port_exhausted, m.retries),
+            (3, 6, 9)
+        );
+        assert_eq!(m.statuses[&200], m.requests);
+        assert_eq!(m.statuses[&404], 3);
+        assert_eq!(m.elapsed, Duration::from_millis(902), "the longest");
+        assert_eq!((m.peak_open, m.processes), (23, 2));
+        assert_eq!(m.stats().errors.connect, 9, "the result file counts both");
+    }
+
+    #[test]
+    fn rounds_merge_round_by_round() {
+        let mut x = outcome(&[1000, 2000], 1);
+        x.rounds = vec![outcome(&[1000], 0), outcome(&[2000], 0)];
+        let mut y = outcome(&[3000], 2);
+        y.rounds = vec![outcome(&[3000], 0)];
+        y.stopped = true;
+        let m = Outcome::merge(&[x, y]);
+        assert!(m.stopped);
+        assert_eq!(m.rounds.len(), 2);
+        assert_eq!(
+            m.rounds.iter().map(|r| r.requests).collect::<Vec<_>>(),
+            [2, 1]
+        );
+        let p = m.part();
+        assert_eq!(p.rounds.len(), 2);
+        assert_eq!(Outcome::from_part(&p).unwrap().rounds[0].requests, 2);
     }
 
     #[test]

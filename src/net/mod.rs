@@ -1,16 +1,19 @@
 //! Networking: event backends ([`backend`]), HTTP parsing ([`http`]), the
 //! event-driven server ([`server`]), a blocking benchmark client
-//! ([`client`]) and raw socket helpers ([`sock`]).
+//! ([`client`]), the load generator ([`load`], over several processes:
+//! [`spread`]) and raw socket helpers ([`sock`]).
 
 pub mod backend;
 pub mod client;
 pub mod files;
+pub mod hist;
 pub mod http;
 pub mod load;
 pub mod output;
 pub mod server;
 pub mod smtp;
 pub mod sock;
+pub mod spread;
 #[cfg(target_os = "linux")]
 pub mod uring;
 pub mod workers;

@@ -287,19 +287,20 @@ pub fn set_timeouts(fd: RawFd, t: Duration) -> io::Result<()> {
     Ok(())
 }
 
+/// bind() to `addr` (port 0: the OS picks one, at bind() or, after
+/// [`crate::sys::bind_address_no_port`], at connect()).
+pub fn bind(fd: RawFd, addr: &SocketAddr) -> io::Result<()> {
+    let a = CAddr::new(addr);
+    // SAFETY: binding our socket to a valid address.
+    check(unsafe { libc::bind(fd, a.ptr(), a.len()) })?;
+    Ok(())
+}
+
 /// connect(): exactly one system call, retried only on EINTR.
 #[inline]
 pub fn connect(fd: RawFd, addr: &CAddr) -> io::Result<()> {
     // SAFETY: connecting our socket to a valid address.
     check(unsafe { libc::connect(fd, addr.ptr(), addr.len()) })?;
-    Ok(())
-}
-
-/// bind(): exactly one system call.
-#[inline]
-pub fn bind(fd: RawFd, addr: &CAddr) -> io::Result<()> {
-    // SAFETY: binding our socket to a valid address.
-    check(unsafe { libc::bind(fd, addr.ptr(), addr.len()) })?;
     Ok(())
 }
 

@@ -36,7 +36,33 @@ pub fn knob_names(knob: Knob) -> &'static [&'static str] {
         Knob::Mappings => &[],
         Knob::ListenBacklog if freebsd_like => &["kern.ipc.somaxconn"],
         Knob::ListenBacklog => &["kern.somaxconn"],
+        // The BSDs have no TIME_WAIT reuse switch.
+        Knob::TimeWaitReuse => &[],
+        Knob::TimeWaitBuckets if cfg!(target_os = "freebsd") => &["net.inet.tcp.maxtcptw"],
+        Knob::TimeWaitBuckets => &[],
+        Knob::SegmentLifetime if freebsd_like => &["net.inet.tcp.msl"],
+        Knob::SegmentLifetime if cfg!(target_os = "netbsd") => &["net.inet.tcp.mslt"],
+        Knob::SegmentLifetime => &[],
     }
+}
+
+/// TCP sockets in TIME_WAIT now, system-wide: not read on the BSDs and
+/// macOS (only netstat(1) lists them; the result records null).
+pub fn time_wait_count() -> Option<u64> {
+    None
+}
+
+/// Whether every address of 127.0.0.0/8 may be connected from without
+/// configuring it: not on the BSDs and macOS, where only 127.0.0.1 is
+/// configured on lo0 by default.
+pub fn whole_loopback_net() -> bool {
+    false
+}
+
+/// Where the OS has no `IP_BIND_ADDRESS_NO_PORT`: nothing to do, `Ok(false)`
+/// (a bound source address then takes its port at bind()).
+pub fn bind_address_no_port(_fd: i32) -> std::io::Result<bool> {
+    Ok(false)
 }
 
 /// Reads one sysctl.

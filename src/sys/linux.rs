@@ -16,6 +16,50 @@ pub fn knob_names(knob: Knob) -> &'static [&'static str] {
         Knob::ProcessesPerUser => &[],
         Knob::Mappings => &["vm.max_map_count"],
         Knob::ListenBacklog => &["net.core.somaxconn"],
+        Knob::TimeWaitReuse => &["net.ipv4.tcp_tw_reuse"],
+        Knob::TimeWaitBuckets => &["net.ipv4.tcp_max_tw_buckets"],
+        // TIME_WAIT lasts TCP_TIMEWAIT_LEN (60 s), a compile-time constant.
+        Knob::SegmentLifetime => &[],
+    }
+}
+
+/// TCP sockets in TIME_WAIT now, system-wide (`tw` in /proc/net/sockstat;
+/// IPv6 ones are counted there too).
+pub fn time_wait_count() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/net/sockstat").ok()?;
+    let line = text.lines().find(|l| l.starts_with("TCP:"))?;
+    let f: Vec<&str> = line.split_whitespace().collect();
+    let i = f.iter().position(|w| *w == "tw")?;
+    f.get(i + 1)?.parse().ok()
+}
+
+/// Whether every address of 127.0.0.0/8 is a loopback address this host
+/// may connect from without configuring it (true on Linux).
+pub fn whole_loopback_net() -> bool {
+    true
+}
+
+/// Asks a socket about to be bound to a source address to leave the port
+/// to connect(), which then picks one unique for the whole address pair
+/// (`IP_BIND_ADDRESS_NO_PORT`): without it, bind() would need a port free
+/// for every destination and the range would run out at its size.
+/// `Ok(false)` where the OS has no such option.
+pub fn bind_address_no_port(fd: i32) -> std::io::Result<bool> {
+    let on: libc::c_int = 1;
+    // SAFETY: setsockopt with a pointer to an int of the right size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_IP,
+            libc::IP_BIND_ADDRESS_NO_PORT,
+            &on as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(true)
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 

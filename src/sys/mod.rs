@@ -30,10 +30,10 @@ mod cpu_states;
 use bsd as os;
 
 pub use os::{
-    count_mappings, cpu_clocks_mhz, cpu_mhz, cpu_model, cpu_ticks, defer_accept, die_with_parent,
-    disk_attach, disk_detach, drop_caches, invariant_tsc, libc_version, make_fs, memory_bytes,
-    mount_fs, mount_of, pin_to_cpu, release_mounts_under, sendfile, set_child_subreaper, sync_fs,
-    unmount_fs,
+    bind_address_no_port, count_mappings, cpu_clocks_mhz, cpu_mhz, cpu_model, cpu_ticks,
+    defer_accept, die_with_parent, disk_attach, disk_detach, drop_caches, invariant_tsc,
+    libc_version, make_fs, memory_bytes, mount_fs, mount_of, pin_to_cpu, release_mounts_under,
+    sendfile, set_child_subreaper, sync_fs, time_wait_count, unmount_fs, whole_loopback_net,
 };
 
 /// Removes the System V shared memory segment `id` if its key is `key`
@@ -129,7 +129,26 @@ pub enum Knob {
     Mappings,
     /// Listen backlog ceiling.
     ListenBacklog,
+    /// Whether a new outgoing connection may take over a TIME_WAIT
+    /// socket's port (Linux `tcp_tw_reuse`).
+    TimeWaitReuse,
+    /// Most TIME_WAIT sockets the system keeps (beyond it they are dropped
+    /// at once).
+    TimeWaitBuckets,
+    /// The maximum segment lifetime TIME_WAIT lasts twice of (the BSDs'
+    /// `net.inet.tcp.msl`; fixed at 60 s on Linux).
+    SegmentLifetime,
 }
+
+/// The knobs that decide how many short-lived connections can be opened
+/// and closed per second: the ephemeral port range and TIME_WAIT's length,
+/// reuse and ceiling.
+pub const TIME_WAIT_KNOBS: [Knob; 4] = [
+    Knob::PortRange,
+    Knob::TimeWaitReuse,
+    Knob::TimeWaitBuckets,
+    Knob::SegmentLifetime,
+];
 
 /// The OS-specific sysctl names that make up `knob` (empty when this OS has
 /// no such tunable).
@@ -365,6 +384,25 @@ mod tests {
         let m = mount_of(Path::new("/")).expect("mount of /");
         assert_eq!(m.mount_point, "/");
         assert!(!m.fs_type.is_empty());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn time_wait_is_counted_and_its_knobs_read() {
+        assert!(time_wait_count().is_some());
+        let names: Vec<String> = TIME_WAIT_KNOBS
+            .iter()
+            .flat_map(|k| knob_values(*k))
+            .map(|(n, _)| n)
+            .collect();
+        for n in [
+            "net.ipv4.ip_local_port_range",
+            "net.ipv4.tcp_tw_reuse",
+            "net.ipv4.tcp_max_tw_buckets",
+        ] {
+            assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
+        }
+        assert!(whole_loopback_net());
     }
 
     #[cfg(target_os = "linux")]

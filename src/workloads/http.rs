@@ -6,7 +6,14 @@
 //!   requests per connection; the server with 1 and with 4 processes, over
 //!   IPv4 and IPv6: four rows, as in the seeds' table.
 //! - `http-shortconn`: one request per connection (short-lived
-//!   connections) for 1 KB, 8 KB and 16 KB objects.
+//!   connections) for 1 KB, 8 KB and 16 KB objects, at the DragonFly
+//!   slides' scale when full: 30 000 connections at once for 2 minutes per
+//!   object, the server with one worker per CPU and SO_REUSEPORT. One
+//!   process may not open that many descriptors, nor one source address
+//!   have that many ports: the load is spread over processes
+//!   ([`crate::net::spread`]) and loopback source addresses, and what
+//!   TIME_WAIT did (its count before and after, the knobs that govern it,
+//!   port exhaustion) is recorded.
 
 use super::{Info, Options as WorkOptions, Size, Workload};
 use crate::harness::Ctx;
@@ -14,6 +21,7 @@ use crate::harness::progress::Progress;
 use crate::harness::reaper::ChildGroup;
 use crate::harness::sweep;
 use crate::net::load::{self, Options, Target};
+use crate::net::spread;
 use crate::results::{SweepSample, WorkloadResult, WorkloadRow};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -36,7 +44,7 @@ static IPSTACK: Info = Info {
 
 static SHORTCONN: Info = Info {
     name: "http-shortconn",
-    what: "one request per connection (50 at a time) for 1 KB, 8 KB and 16 KB objects from scalebench serve",
+    what: "one request per connection for 1 KB, 8 KB and 16 KB objects from scalebench serve with one SO_REUSEPORT worker per CPU: 30 000 connections at once for 120 s per object (quick: 50 for 1.5 s)",
     quick: true,
 };
 
@@ -77,11 +85,13 @@ pub(crate) fn read_url(r: &mut impl Read, fd: i32) -> Option<String> {
 }
 
 impl Server {
-    /// Starts serving `root` with `processes` worker processes.
+    /// Starts serving `root` with `processes` worker processes sharing one
+    /// listening socket, or with a SO_REUSEPORT socket each (`reuseport`).
     pub(crate) fn start(
         ctx: &Ctx,
         root: &Path,
         processes: u32,
+        reuseport: bool,
         ipv6: bool,
     ) -> Result<Server, String> {
         let exe = ctx
@@ -91,7 +101,14 @@ impl Server {
         cmd.arg("serve")
             .arg("--root")
             .arg(root)
-            .args(["--processes", &processes.to_string()])
+            .args([
+                if reuseport {
+                    "--reuseport"
+                } else {
+                    "--processes"
+                },
+                &processes.to_string(),
+            ])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -167,10 +184,138 @@ fn measure(
         .ok_or_else(|| "interrupted".to_string())
 }
 
-/// Sweeps the number of connections: at each level `load` keeps that many
-/// connections busy (`per_connection` requests each) for the heat-up, then
-/// for each sample; a sample's figure is its req/s.
+/// How a load of some number of connections is made here: by how many
+/// processes, from which source addresses, and what limited it.
+#[derive(Debug, Clone)]
+struct Scale {
+    /// Connections at once (what was asked, or less where the system
+    /// cannot).
+    connections: u64,
+    /// Load processes.
+    processes: u32,
+    /// Source addresses (empty: the OS's).
+    sources: Vec<std::net::IpAddr>,
+    /// Why fewer connections, or fewer source addresses, than wanted.
+    notes: Vec<String>,
+}
+
+impl Scale {
+    /// The scale of a loopback load of `wanted` connections to `server`.
+    fn of(wanted: u64, server: std::net::SocketAddr) -> Scale {
+        let mut notes = Vec::new();
+        let mut connections = wanted;
+        // Both ends of every connection are descriptors of this system.
+        if let Some((max, name)) = crate::sys::knob_values(crate::sys::Knob::FilesSystem)
+            .into_iter()
+            .find_map(|(n, v)| v.trim().parse::<u64>().ok().map(|x| (x, n)))
+        {
+            let fit = max.saturating_sub(4096) / 2;
+            if fit < connections {
+                notes.push(format!(
+                    "{wanted} connections wanted, {fit} reached: {name} = {max} descriptors for both ends"
+                ));
+                connections = fit;
+            }
+        }
+        let (sources, note) = spread::sources_for(&server, connections);
+        if let Some(n) = note {
+            // One source address: at most its ports.
+            if let Some((a, b)) = crate::sys::port_range() {
+                let fit = u64::from(b - a + 1).saturating_sub(1024);
+                if fit < connections {
+                    notes.push(format!("{wanted} connections wanted, {fit} reached: {n}"));
+                    connections = fit;
+                }
+            }
+        }
+        Scale {
+            connections,
+            processes: spread::processes_for(connections),
+            sources,
+            notes,
+        }
+    }
+
+    /// Records it in `p`.
+    fn record(&self, p: &mut BTreeMap<String, serde_json::Value>) {
+        p.insert("load_processes".into(), json!(self.processes));
+        p.insert(
+            "source_addresses".into(),
+            json!(
+                self.sources
+                    .iter()
+                    .map(|a| a.to_string())
+                    .collect::<Vec<_>>()
+            ),
+        );
+        if !self.notes.is_empty() {
+            p.insert("limited_by".into(), json!(self.notes.join("; ")));
+        }
+    }
+}
+
+/// Runs `opts` at `scale`: in this process when one process may hold the
+/// connections, else spread over `scale.processes` `scalebench load`
+/// processes.
+fn run_load(ctx: &Ctx, opts: &Options, scale: &Scale) -> Result<load::Outcome, String> {
+    let opts = Options {
+        connections: scale.connections as usize,
+        sources: scale.sources.clone(),
+        ..opts.clone()
+    };
+    if scale.processes > 1 {
+        let exe = ctx
+            .exe()
+            .ok_or("cannot find the scalebench executable to spread the load")?;
+        spread::run(exe, &opts, scale.processes).map_err(|e| e.to_string())
+    } else {
+        load::run(&opts).map_err(|e| e.to_string())
+    }
+}
+
+/// What a run did to TIME_WAIT and the ports, in `p`: the TIME_WAIT count
+/// before and after (where the OS tells), the most connections open at
+/// once, and port exhaustion (which the result file's `errors.connect`
+/// includes).
+fn record_time_wait(
+    p: &mut BTreeMap<String, serde_json::Value>,
+    before: Option<u64>,
+    o: Option<&load::Outcome>,
+) {
+    p.insert("time_wait_before".into(), json!(before));
+    p.insert(
+        "time_wait_after".into(),
+        json!(crate::sys::time_wait_count()),
+    );
+    if let Some(o) = o {
+        p.insert("peak_open".into(), json!(o.peak_open));
+        p.insert(
+            "errors_port_exhausted".into(),
+            json!(o.errors.port_exhausted),
+        );
+    }
+}
+
+/// The knobs that govern short connections, as they are now.
+fn time_wait_knobs() -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    for k in crate::sys::TIME_WAIT_KNOBS.into_iter().chain([
+        crate::sys::Knob::FilesPerProcess,
+        crate::sys::Knob::ListenBacklog,
+    ]) {
+        for (n, v) in crate::sys::knob_values(k) {
+            m.insert(n, json!(v));
+        }
+    }
+    serde_json::Value::Object(m)
+}
+
+/// Sweeps the number of connections: each level is one load run (spread
+/// over processes when one cannot hold it) of `per_connection` requests
+/// per connection: the heat-up, then the samples as its rounds, with no
+/// new connections between them; a sample's figure is its req/s.
 fn sweep_connections(
+    ctx: &Ctx,
     url: &str,
     per_connection: u64,
     plan: &sweep::Plan,
@@ -178,46 +323,56 @@ fn sweep_connections(
 ) -> Result<crate::results::SweepStats, String> {
     let target = Target::parse(url).map_err(|e| e.to_string())?;
     let mut runner = |level: f64, plan: &sweep::Plan| {
-        let mut opts = Options {
+        let mut out = sweep::LevelOutcome::default();
+        let scale = Scale::of(level as u64, target.addr);
+        scale.record(&mut out.params);
+        if plan.samples == 0 {
+            return out;
+        }
+        let opts = Options {
             per_connection: Some(per_connection),
-            duration: Some(plan.heat_up),
+            duration: Some(plan.sample * plan.samples),
+            warm_up: plan.heat_up,
+            rounds: plan.samples,
             stop: Some(crate::harness::reaper::interrupted),
             ..Options::new(vec![target.clone()], level as usize)
         };
-        let mut out = sweep::LevelOutcome::default();
-        if !plan.heat_up.is_zero()
-            && let Err(e) = load::run(&opts)
-        {
-            out.error = Some(format!("heat-up: {e}"));
-            return out;
+        let tw = crate::sys::time_wait_count();
+        let begun = Instant::now();
+        let r = run_load(ctx, &opts, &scale);
+        let end = Instant::now();
+        record_time_wait(&mut out.params, tw, r.as_ref().ok());
+        let o = match r {
+            Ok(o) => o,
+            Err(e) => {
+                out.error = Some(e);
+                return out;
+            }
+        };
+        let mut rounds = if o.rounds.is_empty() {
+            vec![o.clone()]
+        } else {
+            o.rounds.clone()
+        };
+        if o.stopped {
+            // The last round was cut short.
+            rounds.pop();
         }
-        opts.duration = Some(plan.sample);
-        let start = Instant::now();
-        for _ in 0..plan.samples {
-            if crate::harness::reaper::interrupted() {
-                break;
-            }
-            match load::run(&opts) {
-                Ok(o) if o.stopped => break,
-                Ok(o) => {
-                    let s = o.stats();
-                    out.samples.push(SweepSample {
-                        t: start.elapsed().as_secs_f64(),
-                        seconds: s.seconds,
-                        value: s.requests_per_s,
-                        latency_ns: (s.requests > 0).then_some(s.latency_ns),
-                        mean_latency_ns: None,
-                        errors: o.errors.total(),
-                    });
-                }
-                Err(e) => {
-                    out.error = Some(e.to_string());
-                    break;
-                }
-            }
+        let mut t = 0.0;
+        for r in rounds {
+            let s = r.stats();
+            t += s.seconds;
+            out.samples.push(SweepSample {
+                t,
+                seconds: s.seconds,
+                value: s.requests_per_s,
+                latency_ns: (s.requests > 0).then_some(s.latency_ns),
+                mean_latency_ns: None,
+                errors: r.errors.total(),
+            });
         }
         if !out.samples.is_empty() {
-            out.window = Some((start, Instant::now()));
+            out.window = Some(((begun + plan.heat_up).min(end), end));
         }
         out
     };
@@ -338,11 +493,12 @@ impl Workload for IpStack {
                 "address_family".into(),
                 json!(if ipv6 { "ipv6" } else { "ipv4" }),
             );
-            let server = Server::start(ctx, &root, processes, ipv6);
+            let server = Server::start(ctx, &root, processes, false, ipv6);
             let url = |s: &Server| format!("{}f11k.bin", s.url);
             match &plan {
                 Some(plan) => {
-                    let r = server.and_then(|s| sweep_connections(&url(&s), 10, plan, progress));
+                    let r =
+                        server.and_then(|s| sweep_connections(ctx, &url(&s), 10, plan, progress));
                     rows.push(sweep_row(label, p, r));
                 }
                 None => {
@@ -357,6 +513,77 @@ impl Workload for IpStack {
     }
 }
 
+/// How `http-shortconn` measures each object: connections at once, the
+/// unmeasured warm-up, and the measured time in rounds.
+struct ShortPlan {
+    connections: u64,
+    warm_up: Duration,
+    rounds: u32,
+    round: Duration,
+}
+
+impl ShortPlan {
+    fn of(size: Size) -> ShortPlan {
+        match size {
+            // Quick: the seeds' 50 connections, 1.5 s per object.
+            Size::Quick => ShortPlan {
+                connections: 50,
+                warm_up: Duration::from_millis(300),
+                rounds: 3,
+                round: Duration::from_millis(500),
+            },
+            // Full: the DragonFly slides' 30 000 connections (15 000 per
+            // client there), 2-minute averages; the warm-up opens them all.
+            Size::Full => ShortPlan {
+                connections: 30_000,
+                warm_up: Duration::from_secs(10),
+                rounds: 4,
+                round: Duration::from_secs(30),
+            },
+        }
+    }
+}
+
+/// Server workers for up to `connections` at once: one per CPU, more when
+/// that many cannot hold them in their open-files limits.
+fn server_workers(connections: u64) -> u32 {
+    let cpus = crate::sys::cpu_count() as u32;
+    // A tenth more: reuseport spreads connections by hash, not evenly.
+    cpus.max(spread::processes_for(connections + connections / 10))
+}
+
+/// One object's row: a load of `plan` against `url`, the row's figures
+/// all its rounds together, each round's req/s in the parameters.
+fn shortconn_row(
+    ctx: &Ctx,
+    url: &str,
+    plan: &ShortPlan,
+    scale: &Scale,
+    p: &mut BTreeMap<String, serde_json::Value>,
+) -> Result<crate::results::LoadStats, String> {
+    let target = Target::parse(url).map_err(|e| e.to_string())?;
+    let opts = Options {
+        per_connection: Some(1),
+        duration: Some(plan.round * plan.rounds),
+        warm_up: plan.warm_up,
+        rounds: plan.rounds,
+        stop: Some(crate::harness::reaper::interrupted),
+        ..Options::new(vec![target], scale.connections as usize)
+    };
+    let tw = crate::sys::time_wait_count();
+    let r = run_load(ctx, &opts, scale);
+    record_time_wait(p, tw, r.as_ref().ok());
+    let o = r?;
+    if o.requests == 0 && o.stopped {
+        return Err("interrupted".into());
+    }
+    p.insert(
+        "rounds_requests_per_s".into(),
+        json!(o.rounds.iter().map(|r| r.rate()).collect::<Vec<_>>()),
+    );
+    Ok(o.stats())
+}
+
 impl Workload for ShortConn {
     fn info(&self) -> &'static Info {
         &SHORTCONN
@@ -367,19 +594,22 @@ impl Workload for ShortConn {
     }
 
     fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
-        let fetches: u64 = match opts.size {
-            Size::Quick => 5_000,
-            Size::Full => 50_000,
-        };
+        let short = ShortPlan::of(opts.size);
         let root = ctx.workdir().join("www-shortconn");
         let mut params = BTreeMap::new();
-        params.insert("fetches".into(), json!(fetches));
         params.insert(
             "server_loop".into(),
             json!(crate::net::server::default_loop()),
         );
-        params.insert("connections".into(), json!(50));
+        params.insert("connections".into(), json!(short.connections));
         params.insert("requests_per_connection".into(), json!(1));
+        params.insert("warm_up_s".into(), json!(short.warm_up.as_secs_f64()));
+        params.insert(
+            "seconds".into(),
+            json!((short.round * short.rounds).as_secs_f64()),
+        );
+        params.insert("rounds".into(), json!(short.rounds));
+        params.insert("knobs".into(), time_wait_knobs());
         let objects = [(1, "f1k.bin"), (8, "f8k.bin"), (16, "f16k.bin")];
         for (kb, name) in objects {
             if let Err(e) = object(&root, name, kb * 1024) {
@@ -392,14 +622,27 @@ impl Workload for ShortConn {
             }
         }
         let plan = opts.sweep.as_ref().map(|s| s.plan(opts.size, "req/s"));
-        if let Some(p) = &plan {
-            params.insert("connections".into(), json!(p.levels));
+        let most = match &plan {
+            Some(p) => {
+                params.insert("connections".into(), json!(p.levels));
+                p.levels.iter().copied().fold(1.0, f64::max) as u64
+            }
+            None => short.connections,
+        };
+        let loopback: std::net::SocketAddr = "127.0.0.1:80".parse().expect("valid");
+        let scale = Scale::of(short.connections, loopback);
+        if plan.is_none() {
+            params.insert("connections".into(), json!(scale.connections));
+            scale.record(&mut params);
         }
+        let workers = server_workers(Scale::of(most, loopback).connections);
+        params.insert("server_processes".into(), json!(workers));
+        params.insert("server_reuseport".into(), json!(true));
         progress.begin(
             SHORTCONN.name,
             rows_total(objects.len() as u64, plan.as_ref()),
         );
-        let server = Server::start(ctx, &root, 1, false);
+        let server = Server::start(ctx, &root, workers, true, false);
         let mut rows = Vec::new();
         for (kb, name) in objects {
             if crate::harness::reaper::interrupted() {
@@ -411,11 +654,11 @@ impl Workload for ShortConn {
             p.insert("object_bytes".into(), json!(kb * 1024));
             match (&server, &plan) {
                 (Ok(s), Some(plan)) => {
-                    let r = sweep_connections(&format!("{}{name}", s.url), 1, plan, progress);
+                    let r = sweep_connections(ctx, &format!("{}{name}", s.url), 1, plan, progress);
                     rows.push(sweep_row(label, p, r));
                 }
                 (Ok(s), None) => {
-                    let r = measure(&format!("{}{name}", s.url), fetches, 1, &mut p);
+                    let r = shortconn_row(ctx, &format!("{}{name}", s.url), &short, &scale, &mut p);
                     rows.push(row(label, p, r));
                     progress.advance(1);
                 }

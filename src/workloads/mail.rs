@@ -179,9 +179,11 @@ fn level_run(
             return out;
         }
     };
-    let report = serde_json::from_str::<Report>(f.stdout.trim());
+    let report = serde_json::from_str::<Report>(f.stdout.trim())
+        .map_err(|e| e.to_string())
+        .and_then(|r| Outcome::from_report(&r));
     let o = match report {
-        Ok(r) => Outcome::from_report(&r),
+        Ok(o) => o,
         Err(_) => {
             out.error = Some(if f.timed_out {
                 "the sender did not finish in time".into()

@@ -127,9 +127,7 @@ pub struct Outcome {
     pub gave_up: Option<String>,
 }
 
-fn new_hist() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds")
-}
+use crate::net::hist::new as new_hist;
 
 impl Outcome {
     fn new() -> Outcome {
@@ -193,11 +191,7 @@ impl Outcome {
     /// The outcome in a form that crosses a process boundary exactly
     /// (histograms as their recorded buckets).
     pub fn report(&self) -> Report {
-        let buckets = |h: &Histogram<u64>| {
-            h.iter_recorded()
-                .map(|v| [v.value_iterated_to(), v.count_at_value()])
-                .collect()
-        };
+        let buckets = crate::net::hist::buckets;
         Report {
             messages: self.messages,
             recipients: self.recipients,
@@ -222,16 +216,10 @@ impl Outcome {
         }
     }
 
-    /// Back from a [`Report`].
-    pub fn from_report(r: &Report) -> Outcome {
-        let hist = |b: &[[u64; 2]]| {
-            let mut h = new_hist();
-            for &[v, n] in b {
-                let _ = h.record_n(v, n);
-            }
-            h
-        };
-        Outcome {
+    /// Back from a [`Report`]; an error names a latency out of range.
+    pub fn from_report(r: &Report) -> Result<Outcome, String> {
+        let hist = crate::net::hist::from_buckets;
+        Ok(Outcome {
             messages: r.messages,
             recipients: r.recipients,
             sessions: r.sessions,
@@ -239,19 +227,21 @@ impl Outcome {
             peak_open: r.peak_open,
             elapsed: Duration::from_secs_f64(r.seconds.max(0.0)),
             failures: r.failures.clone(),
-            latency: hist(&r.latency_buckets),
+            latency: hist(&r.latency_buckets)?,
             intervals: r
                 .intervals
                 .iter()
-                .map(|iv| Interval {
-                    messages: iv.messages,
-                    failures: iv.failures,
-                    latency: hist(&iv.latency_buckets),
+                .map(|iv| {
+                    Ok(Interval {
+                        messages: iv.messages,
+                        failures: iv.failures,
+                        latency: hist(&iv.latency_buckets)?,
+                    })
                 })
-                .collect(),
+                .collect::<Result<_, String>>()?,
             stopped: r.stopped,
             gave_up: r.gave_up.clone(),
-        }
+        })
     }
 }
 
@@ -275,7 +265,7 @@ pub struct Report {
     /// Failures by call and errno, reply, or what timed out.
     pub failures: BTreeMap<String, u64>,
     /// Message latency in ns: [value, count] of every recorded bucket.
-    pub latency_buckets: Vec<[u64; 2]>,
+    pub latency_buckets: Vec<(u64, u64)>,
     /// Per interval, when asked for.
     pub intervals: Vec<IntervalReport>,
     /// Ended early by ^C.
@@ -292,7 +282,7 @@ pub struct IntervalReport {
     /// Failures in it.
     pub failures: u64,
     /// Latency buckets, as [`Report::latency_buckets`].
-    pub latency_buckets: Vec<[u64; 2]>,
+    pub latency_buckets: Vec<(u64, u64)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -510,10 +500,13 @@ pub fn run_processes(opts: &Options, processes: usize) -> io::Result<Outcome> {
         let mut text = String::new();
         let _ = std::io::Read::read_to_string(&mut std::fs::File::from(r), &mut text);
         let status = reap(pid);
-        match serde_json::from_str::<Report>(&text) {
-            Ok(rep) => {
-                if let Ok(o) = &mut outcome {
-                    o.merge(&Outcome::from_report(&rep));
+        match serde_json::from_str::<Report>(&text)
+            .map_err(|e| e.to_string())
+            .and_then(|r| Outcome::from_report(&r))
+        {
+            Ok(o) => {
+                if let Ok(mine) = &mut outcome {
+                    mine.merge(&o);
                 }
             }
             Err(_) => failed.push(format!("sender process {} (wait status {status})", k + 1)),
@@ -645,7 +638,7 @@ impl Sender<'_> {
         s.want_write = false;
         s.deadline = self.now + self.opts.timeout;
         if let Some(ip) = self.opts.bind
-            && let Err(e) = sock::bind(raw, &CAddr::new(&SocketAddr::new(ip, 0)))
+            && let Err(e) = sock::bind(raw, &SocketAddr::new(ip, 0))
         {
             return self.fail_call(i, "bind", &e);
         }
@@ -1058,7 +1051,7 @@ mod tests {
     fn a_refusing_address_is_counted_and_given_up_on() {
         // Bound but not listening: connections are refused.
         let fd = sock::tcp_socket(&"127.0.0.1:0".parse().unwrap()).unwrap();
-        sock::bind(fd.as_raw_fd(), &CAddr::new(&"127.0.0.1:0".parse().unwrap())).unwrap();
+        sock::bind(fd.as_raw_fd(), &"127.0.0.1:0".parse().unwrap()).unwrap();
         let addr = sock::local_addr(fd.as_raw_fd()).unwrap();
         let opts = Options {
             total: Some(10),
@@ -1126,7 +1119,7 @@ mod tests {
         assert!(o.intervals.len() >= 3, "{}", o.intervals.len());
         let tallied: u64 = o.intervals.iter().map(|i| i.messages).sum();
         assert!(tallied < o.messages && tallied > 0);
-        let back = Outcome::from_report(&o.report());
+        let back = Outcome::from_report(&o.report()).unwrap();
         assert_eq!(back.messages, o.messages);
         assert_eq!(back.latency.len(), o.latency.len());
         assert_eq!(

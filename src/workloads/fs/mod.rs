@@ -388,7 +388,7 @@ fn run_target(
             progress.advance(1);
             continue;
         }
-        let server = match Server::start(ctx, &site, processes, false) {
+        let server = match Server::start(ctx, &site, processes, false, false) {
             Ok(s) => s,
             Err(e) => {
                 rows.push(phase_row(name, label, p, None, None, Some(e)));
