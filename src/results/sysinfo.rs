@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Every knob recorded in a result file's `system.sysctls`.
-pub const RECORDED_KNOBS: [Knob; 7] = [
+pub const RECORDED_KNOBS: [Knob; 10] = [
     Knob::FilesSystem,
     Knob::FilesPerProcess,
     Knob::PortRange,
@@ -14,6 +14,9 @@ pub const RECORDED_KNOBS: [Knob; 7] = [
     Knob::ProcessesPerUser,
     Knob::Mappings,
     Knob::ListenBacklog,
+    Knob::TimeWaitReuse,
+    Knob::TimeWaitBuckets,
+    Knob::SegmentLifetime,
 ];
 
 /// Current resource limits, by C name.
