@@ -200,14 +200,26 @@ fn level_run(
         }
     };
     let secs = plan.sample.as_secs_f64();
-    for (k, iv) in o.intervals.iter().take(plan.samples as usize).enumerate() {
+    // An interval in which nothing was delivered and nothing failed is a
+    // sample of 0 msg/s, unless the run ended before it.
+    let ran = o.elapsed.saturating_sub(plan.heat_up);
+    let whole = ((ran.as_secs_f64() / secs.max(1e-9)) as usize).min(plan.samples as usize);
+    for k in 0..whole.max(o.intervals.len().min(plan.samples as usize)) {
+        let (messages, failures, latency) = match o.intervals.get(k) {
+            Some(iv) => (
+                iv.messages,
+                iv.failures,
+                (iv.messages > 0).then(|| LatencyStats::of(&iv.latency)),
+            ),
+            None => (0, 0, None),
+        };
         out.samples.push(SweepSample {
             t: secs * (k + 1) as f64,
             seconds: secs,
-            value: iv.messages as f64 / secs,
-            latency_ns: (iv.messages > 0).then(|| LatencyStats::of(&iv.latency)),
+            value: messages as f64 / secs,
+            latency_ns: latency,
             mean_latency_ns: None,
-            errors: iv.failures,
+            errors: failures,
         });
     }
     if !out.samples.is_empty() {
