@@ -157,10 +157,7 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
         stop: Some(reaper::interrupted),
         ..Options::new(a.server, sessions as usize)
     };
-    if let (Some(ip), true) = (
-        opts.bind,
-        opts.bind.is_some_and(|b| b.is_ipv4() != a.server.is_ipv4()),
-    ) {
+    if let Some(ip) = opts.bind.filter(|b| b.is_ipv4() != a.server.is_ipv4()) {
         bail!("--bind {ip}: not the family of {}", a.server);
     }
     reaper::install();

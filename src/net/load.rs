@@ -258,14 +258,12 @@ impl Outcome {
                 mean: self.latency.mean(),
             },
             errors: crate::results::ErrorStats {
-                // The result file has no field of its own for port
-                // exhaustion (yet): counted with the failed connects there,
-                // and on its own in the rows' parameters.
-                connect: e.connect + e.port_exhausted,
+                connect: e.connect,
                 reset: e.reset,
                 timeout: e.timeout,
                 status: e.status,
                 short_body: e.short_body,
+                port_exhausted: e.port_exhausted,
             },
             retries: self.retries,
             failed: self.failed,
@@ -1369,7 +1367,12 @@ mod tests {
         assert_eq!(m.statuses[&404], 3);
         assert_eq!(m.elapsed, Duration::from_millis(902), "the longest");
         assert_eq!((m.peak_open, m.processes), (23, 2));
-        assert_eq!(m.stats().errors.connect, 9, "the result file counts both");
+        let e = m.stats().errors;
+        assert_eq!(
+            (e.connect, e.port_exhausted),
+            (3, 6),
+            "apart in the result file too"
+        );
     }
 
     #[test]

@@ -250,7 +250,7 @@ pub fn fmt_secs(s: f64) -> String {
 /// Errors of a load run in words (`0`, `12 (3 failed)`).
 fn load_errors(l: &crate::results::LoadStats) -> String {
     let e = &l.errors;
-    let errors = e.connect + e.reset + e.timeout + e.status + e.short_body;
+    let errors = e.connect + e.reset + e.timeout + e.status + e.short_body + e.port_exhausted;
     if l.failed > 0 {
         format!("{errors} ({} failed)", l.failed)
     } else {

@@ -301,6 +301,10 @@ pub struct ErrorStats {
     pub status: u64,
     /// Closed before the body was complete.
     pub short_body: u64,
+    /// No local port to connect from (EADDRNOTAVAIL); not among `connect`
+    /// (files before this field count them there).
+    #[serde(default)]
+    pub port_exhausted: u64,
 }
 
 /// The program that wrote a file.

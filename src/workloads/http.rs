@@ -274,9 +274,8 @@ fn run_load(ctx: &Ctx, opts: &Options, scale: &Scale) -> Result<load::Outcome, S
 }
 
 /// What a run did to TIME_WAIT and the ports, in `p`: the TIME_WAIT count
-/// before and after (where the OS tells), the most connections open at
-/// once, and port exhaustion (which the result file's `errors.connect`
-/// includes).
+/// before and after (where the OS tells) and the most connections open at
+/// once (port exhaustion is in the row's `load.errors`).
 fn record_time_wait(
     p: &mut BTreeMap<String, serde_json::Value>,
     before: Option<u64>,
@@ -289,10 +288,6 @@ fn record_time_wait(
     );
     if let Some(o) = o {
         p.insert("peak_open".into(), json!(o.peak_open));
-        p.insert(
-            "errors_port_exhausted".into(),
-            json!(o.errors.port_exhausted),
-        );
     }
 }
 
