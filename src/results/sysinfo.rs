@@ -51,6 +51,9 @@ pub fn workdir(dir: &Path) -> WorkdirInfo {
 /// Collects everything about this machine; `dir` is the work directory.
 pub fn collect(dir: Option<&Path>) -> SystemInfo {
     let u = sys::uname();
+    let sysctls = sysctls(&RECORDED_KNOBS);
+    let mut tuning = sys::tuning();
+    tuning.sysctls.retain(|k, _| !sysctls.contains_key(k));
     SystemInfo {
         os: u.sysname,
         os_release: u.release,
@@ -65,8 +68,9 @@ pub fn collect(dir: Option<&Path>) -> SystemInfo {
         memory_bytes: sys::memory_bytes(),
         libc: sys::libc_version(),
         limits: limits(),
-        sysctls: sysctls(&RECORDED_KNOBS),
+        sysctls,
         workdir: dir.map(workdir),
+        tuning,
     }
 }
 

@@ -33,7 +33,8 @@ pub use os::{
     bind_address_no_port, count_mappings, cpu_clocks_mhz, cpu_mhz, cpu_model, cpu_ticks,
     defer_accept, die_with_parent, disk_attach, disk_detach, drop_caches, invariant_tsc,
     libc_version, make_fs, memory_bytes, mount_fs, mount_of, pin_to_cpu, release_mounts_under,
-    sendfile, set_child_subreaper, sync_fs, time_wait_count, unmount_fs, whole_loopback_net,
+    sendfile, set_child_subreaper, sync_fs, time_wait_count, tuning, unmount_fs,
+    whole_loopback_net,
 };
 
 /// Removes the System V shared memory segment `id` if its key is `key`
@@ -160,6 +161,16 @@ pub fn knob_names(knob: Knob) -> &'static [&'static str] {
 /// `kern.maxproc`, …); `None` when it does not exist or cannot be read.
 pub fn sysctl(name: &str) -> Option<String> {
     os::sysctl(name)
+}
+
+/// The three load averages out of `/proc/loadavg` (`0.52 0.31 0.20 1/234
+/// 5678`) or `vm.loadavg` (`{ 0.52 0.31 0.20 }`).
+pub(crate) fn parse_load_average(s: &str) -> Option<[f64; 3]> {
+    let mut v = s
+        .split_whitespace()
+        .filter(|w| *w != "{" && *w != "}")
+        .map(|w| w.parse::<f64>().ok());
+    Some([v.next()??, v.next()??, v.next()??])
 }
 
 /// Every (name, value) pair that makes up `knob` on this system.
@@ -360,6 +371,20 @@ mod tests {
         assert!(b >= a, "went back: {a:?} then {b:?}");
         // Its resolution is a kernel tick (1 to 10 ms): 60 ms show.
         assert!(b - a >= std::time::Duration::from_millis(40), "{:?}", b - a);
+    }
+
+    #[test]
+    fn load_averages_parse_from_proc_and_sysctl() {
+        assert_eq!(
+            parse_load_average("0.52 0.31 0.20 1/234 5678"),
+            Some([0.52, 0.31, 0.2])
+        );
+        assert_eq!(
+            parse_load_average("{ 1.00 2.50 0.05 }"),
+            Some([1.0, 2.5, 0.05])
+        );
+        assert_eq!(parse_load_average("0.1 x 0.3"), None);
+        assert_eq!(parse_load_average(""), None);
     }
 
     #[test]
