@@ -89,4 +89,17 @@ mod tests {
         assert!(!w.fs_type.is_empty(), "{w:?}");
         assert!(w.free_bytes.is_some());
     }
+
+    #[test]
+    fn a_system_record_without_tuning_still_loads_and_round_trips() {
+        let mut v = serde_json::to_value(collect(None)).unwrap();
+        v.as_object_mut().unwrap().remove("tuning");
+        let s: SystemInfo = serde_json::from_value(v).unwrap();
+        assert_eq!(s.tuning, Default::default());
+        // An empty record is written as an empty object.
+        assert_eq!(
+            serde_json::to_value(&s).unwrap()["tuning"],
+            serde_json::json!({})
+        );
+    }
 }

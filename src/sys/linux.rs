@@ -547,8 +547,60 @@ fn hypervisor(flags: Option<&str>, machine: Option<&str>) -> Option<String> {
         return Some("none".into());
     }
     read_line("/sys/hypervisor/type")
+        .or_else(cpuid_hypervisor)
         .or_else(|| machine.map(str::to_string))
         .or_else(|| Some("yes".into()))
+}
+
+/// The hypervisor's name by its CPUID signature (leaf 0x40000000), when
+/// the CPU says it runs under one.
+#[cfg(target_arch = "x86_64")]
+fn cpuid_hypervisor() -> Option<String> {
+    use std::arch::x86_64::__cpuid;
+    // SAFETY: every x86_64 CPU has CPUID; leaves the CPU does not know
+    // return zeros or the highest leaf's values.
+    #[allow(unused_unsafe)]
+    let (present, r) = unsafe { (__cpuid(1).ecx >> 31 == 1, __cpuid(0x4000_0000)) };
+    if !present {
+        return None;
+    }
+    let bytes: Vec<u8> = [r.ebx, r.ecx, r.edx]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    hypervisor_name(&bytes)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn cpuid_hypervisor() -> Option<String> {
+    None
+}
+
+/// The hypervisor a CPUID signature names (`KVMKVMKVM` → `kvm`); an
+/// unknown signature as it is, trimmed.
+pub(crate) fn hypervisor_name(sig: &[u8]) -> Option<String> {
+    let s = String::from_utf8_lossy(sig);
+    let s = s.trim_matches(|c: char| c == '\0' || c.is_whitespace());
+    let known = [
+        ("KVMKVMKVM", "kvm"),
+        ("Microsoft Hv", "hyperv"),
+        ("VMwareVMware", "vmware"),
+        ("XenVMMXenVMM", "xen"),
+        ("TCGTCGTCGTCG", "qemu"),
+        ("bhyve bhyve", "bhyve"),
+        ("VBoxVBoxVBox", "virtualbox"),
+        ("ACRNACRNACRN", "acrn"),
+        ("lrpepyh  vr", "parallels"),
+    ];
+    if s.is_empty() || !s.chars().all(|c| c.is_ascii_graphic() || c == ' ') {
+        return None;
+    }
+    Some(
+        known
+            .iter()
+            .find(|(sig, _)| *sig == s)
+            .map_or_else(|| s.to_string(), |(_, name)| name.to_string()),
+    )
 }
 
 /// The DMI maker and product name.
@@ -717,6 +769,18 @@ mod tests {
             Some("cpu0=performance cpu1=powersave")
         );
         assert_eq!(g(&[]), None);
+    }
+
+    #[test]
+    fn hypervisor_signatures_name_the_hypervisor() {
+        assert_eq!(hypervisor_name(b"KVMKVMKVM\0\0\0").as_deref(), Some("kvm"));
+        assert_eq!(hypervisor_name(b"Microsoft Hv").as_deref(), Some("hyperv"));
+        assert_eq!(
+            hypervisor_name(b"NewVisorNewV").as_deref(),
+            Some("NewVisorNewV")
+        );
+        assert_eq!(hypervisor_name(&[0; 12]), None);
+        assert_eq!(hypervisor_name(&[1, 2, 3]), None);
     }
 
     #[test]
