@@ -407,6 +407,20 @@ fn on_off(v: String) -> Option<String> {
     }
 }
 
+/// The busiest other processes by ps(1)'s %CPU (a decaying average over
+/// the last minute or so, not a sample).
+fn busiest() -> Option<Vec<crate::results::BusyProcess>> {
+    let out = Command::new("ps")
+        .args(["-A", "-o", "pid=,pcpu=,comm="])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let out = String::from_utf8_lossy(&out.stdout);
+    Some(super::parse_ps_busiest(&out, std::process::id(), 5))
+}
+
 /// The machine's settings and state now, from whichever of these sysctls
 /// this system has.
 pub fn tuning() -> crate::results::Tuning {
@@ -480,6 +494,7 @@ pub fn tuning() -> crate::results::Tuning {
         hypervisor,
         machine,
         load_average: sysctl("vm.loadavg").and_then(|v| super::parse_load_average(&v)),
+        busiest: busiest(),
         sysctls,
         ..Default::default()
     }

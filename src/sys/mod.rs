@@ -173,6 +173,27 @@ pub(crate) fn parse_load_average(s: &str) -> Option<[f64; 3]> {
     Some([v.next()??, v.next()??, v.next()??])
 }
 
+/// The `n` busiest processes but `skip` out of `ps -A -o pid=,pcpu=,comm=`
+/// (`  123  12.5 /usr/sbin/foo`), busiest first, leaving out the idle ones.
+#[cfg(any(test, not(any(target_os = "linux", target_os = "android"))))]
+pub(crate) fn parse_ps_busiest(out: &str, skip: u32, n: usize) -> Vec<crate::results::BusyProcess> {
+    let mut v: Vec<crate::results::BusyProcess> = out
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let pid: u32 = f.next()?.parse().ok()?;
+            let percent: f64 = f.next()?.replace(',', ".").parse().ok()?;
+            let cmd = f.collect::<Vec<_>>().join(" ");
+            let name = cmd.rsplit('/').next().unwrap_or(&cmd).to_string();
+            (pid != skip && percent > 0.0 && !name.is_empty())
+                .then_some(crate::results::BusyProcess { pid, name, percent })
+        })
+        .collect();
+    v.sort_by(|a, b| b.percent.total_cmp(&a.percent).then(a.pid.cmp(&b.pid)));
+    v.truncate(n);
+    v
+}
+
 /// Every (name, value) pair that makes up `knob` on this system.
 pub fn knob_values(knob: Knob) -> Vec<(String, String)> {
     knob_names(knob)
@@ -385,6 +406,25 @@ mod tests {
         );
         assert_eq!(parse_load_average("0.1 x 0.3"), None);
         assert_eq!(parse_load_average(""), None);
+    }
+
+    #[test]
+    fn ps_output_ranks_the_busiest_without_us_or_the_idle() {
+        let out = "    1   0.0 /sbin/init\n  200  12.5 /usr/local/bin/postgres\n  300  40,0 sshd\n  400  99.0 scalebench\n  junk\n  500   3.1 /usr/bin/my prog\n";
+        let r = parse_ps_busiest(out, 400, 5);
+        let got: Vec<(u32, &str, f64)> = r
+            .iter()
+            .map(|p| (p.pid, p.name.as_str(), p.percent))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (300, "sshd", 40.0),
+                (200, "postgres", 12.5),
+                (500, "my prog", 3.1)
+            ]
+        );
+        assert_eq!(parse_ps_busiest(out, 400, 1).len(), 1);
     }
 
     #[test]
