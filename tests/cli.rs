@@ -649,6 +649,19 @@ fn sysinfo_prints_the_system() {
     let out = bin().args(["sysinfo", "--json"]).output().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["os"].is_string() && v["cpu"]["count"].as_u64().unwrap() >= 1);
+    let t = &v["tuning"];
+    assert!(t.is_object(), "{v}");
+    if cfg!(target_os = "linux") {
+        assert!(t["kernel_cmdline"].is_string(), "{t}");
+        assert!(t["clocksource"].is_string(), "{t}");
+        let load = t["load_average"].as_array().expect("load_average");
+        assert_eq!(load.len(), 3, "{t}");
+        assert!(t["busiest"].is_array(), "{t}");
+        // The text form prints them too.
+        bin().arg("sysinfo").assert().success().stdout(
+            predicate::str::contains("clocksource ").and(predicate::str::contains("load ")),
+        );
+    }
 }
 
 #[test]

@@ -250,6 +250,49 @@ pub fn sysinfo(a: SysinfoArgs) -> anyhow::Result<ExitCode> {
                 d.path, d.mount_point, d.fs_type, d.device, d.mount_options
             )?;
         }
+        let t = &s.tuning;
+        let yes_no = |b: bool| if b { "on" } else { "off" }.to_string();
+        let fields = [
+            ("governor", t.governor.clone()),
+            ("boost", t.boost.map(yes_no)),
+            ("smt", t.smt.clone()),
+            ("smt active", t.smt_active.map(yes_no)),
+            ("microcode", t.microcode.clone()),
+            ("cmdline", t.kernel_cmdline.clone()),
+            ("thp", t.thp_enabled.clone()),
+            ("thp defrag", t.thp_defrag.clone()),
+            ("clocksource", t.clocksource.clone()),
+            ("hypervisor", t.hypervisor.clone()),
+            ("machine", t.machine.clone()),
+            (
+                "load",
+                t.load_average
+                    .map(|[a, b, c]| format!("{a:.2} {b:.2} {c:.2} (1, 5, 15 min)")),
+            ),
+        ];
+        for (k, v) in fields {
+            if let Some(v) = v {
+                writeln!(w, "{k:<11} {v}")?;
+            }
+        }
+        if let Some(b) = &t.busiest {
+            if b.is_empty() {
+                writeln!(w, "busiest     no other process used CPU over 200 ms")?;
+            }
+            for p in b {
+                writeln!(
+                    w,
+                    "busiest     {:>5.1} %  {} (pid {})",
+                    p.percent, p.name, p.pid
+                )?;
+            }
+        }
+        for (k, v) in &t.sysctls {
+            writeln!(w, "sysctl      {k} = {v}")?;
+        }
+        for (k, v) in &t.mitigations {
+            writeln!(w, "mitigation  {k}: {v}")?;
+        }
         Ok(())
     })?;
     Ok(ExitCode::SUCCESS)

@@ -51,6 +51,9 @@ pub fn workdir(dir: &Path) -> WorkdirInfo {
 /// Collects everything about this machine; `dir` is the work directory.
 pub fn collect(dir: Option<&Path>) -> SystemInfo {
     let u = sys::uname();
+    let sysctls = sysctls(&RECORDED_KNOBS);
+    let mut tuning = sys::tuning();
+    tuning.sysctls.retain(|k, _| !sysctls.contains_key(k));
     SystemInfo {
         os: u.sysname,
         os_release: u.release,
@@ -65,8 +68,9 @@ pub fn collect(dir: Option<&Path>) -> SystemInfo {
         memory_bytes: sys::memory_bytes(),
         libc: sys::libc_version(),
         limits: limits(),
-        sysctls: sysctls(&RECORDED_KNOBS),
+        sysctls,
         workdir: dir.map(workdir),
+        tuning,
     }
 }
 
@@ -84,5 +88,18 @@ mod tests {
         let w = s.workdir.unwrap();
         assert!(!w.fs_type.is_empty(), "{w:?}");
         assert!(w.free_bytes.is_some());
+    }
+
+    #[test]
+    fn a_system_record_without_tuning_still_loads_and_round_trips() {
+        let mut v = serde_json::to_value(collect(None)).unwrap();
+        v.as_object_mut().unwrap().remove("tuning");
+        let s: SystemInfo = serde_json::from_value(v).unwrap();
+        assert_eq!(s.tuning, Default::default());
+        // An empty record is written as an empty object.
+        assert_eq!(
+            serde_json::to_value(&s).unwrap()["tuning"],
+            serde_json::json!({})
+        );
     }
 }

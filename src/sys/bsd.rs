@@ -398,6 +398,108 @@ pub fn memory_bytes() -> Option<u64> {
     sysctl(name)?.parse().ok()
 }
 
+/// `1` → `on`, `0` → `off` (SMT switches).
+fn on_off(v: String) -> Option<String> {
+    match v.as_str() {
+        "1" => Some("on".into()),
+        "0" => Some("off".into()),
+        _ => None,
+    }
+}
+
+/// The busiest other processes by ps(1)'s %CPU (a decaying average over
+/// the last minute or so, not a sample).
+fn busiest() -> Option<Vec<crate::results::BusyProcess>> {
+    let out = Command::new("ps")
+        .args(["-A", "-o", "pid=,pcpu=,comm="])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let out = String::from_utf8_lossy(&out.stdout);
+    Some(super::parse_ps_busiest(&out, std::process::id(), 5))
+}
+
+/// The machine's settings and state now, from whichever of these sysctls
+/// this system has.
+pub fn tuning() -> crate::results::Tuning {
+    let joined = |names: &[&str]| {
+        let v: Vec<String> = names.iter().filter_map(|n| sysctl(n)).collect();
+        (!v.is_empty()).then(|| v.join(" "))
+    };
+    let machine = if cfg!(target_vendor = "apple") {
+        sysctl("hw.model")
+    } else if cfg!(target_os = "openbsd") {
+        joined(&["hw.vendor", "hw.product"])
+    } else if cfg!(target_os = "netbsd") {
+        joined(&["machdep.dmi.system-vendor", "machdep.dmi.system-product"])
+    } else {
+        None
+    };
+    let hypervisor = if cfg!(target_vendor = "apple") {
+        sysctl("kern.hv_vmm_present").map(|v| {
+            if v == "0" {
+                "none".into()
+            } else {
+                "yes".into()
+            }
+        })
+    } else if cfg!(target_os = "netbsd") {
+        sysctl("machdep.hypervisor")
+    } else {
+        sysctl("kern.vm_guest")
+    };
+    let smt = if cfg!(target_os = "openbsd") {
+        sysctl("hw.smt").and_then(on_off)
+    } else {
+        sysctl("machdep.hyperthreading_allowed").and_then(on_off)
+    };
+    let mitigations = [
+        "vm.pmap.pti",
+        "hw.ibrs_active",
+        "hw.spec_store_bypass_disable_active",
+        "hw.mds_disable_state",
+    ]
+    .iter()
+    .filter(|_| cfg!(target_os = "freebsd"))
+    .filter_map(|n| Some((n.to_string(), sysctl(n)?)))
+    .collect();
+    let sysctls = [
+        "kern.hz",
+        "kern.ipc.nmbclusters",
+        "kern.maxfiles",
+        "kern.maxproc",
+        "net.inet.tcp.msl",
+        "dev.cpu.0.cx_lowest",
+        "dev.cpu.0.cx_usage",
+    ]
+    .iter()
+    .filter_map(|n| Some((n.to_string(), sysctl(n)?)))
+    .collect();
+    crate::results::Tuning {
+        governor: if cfg!(target_os = "openbsd") {
+            sysctl("hw.perfpolicy")
+        } else {
+            None
+        },
+        smt,
+        microcode: if cfg!(target_vendor = "apple") {
+            sysctl("machdep.cpu.microcode_version")
+        } else {
+            None
+        },
+        mitigations,
+        clocksource: sysctl("kern.timecounter.hardware"),
+        hypervisor,
+        machine,
+        load_average: sysctl("vm.loadavg").and_then(|v| super::parse_load_average(&v)),
+        busiest: busiest(),
+        sysctls,
+        ..Default::default()
+    }
+}
+
 /// The C library and its version.
 pub fn libc_version() -> String {
     let u = super::uname();

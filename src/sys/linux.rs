@@ -459,6 +459,262 @@ pub fn unmount_fs(dir: &Path) -> std::io::Result<()> {
     command("umount", &[&dir.to_string_lossy()]).map(drop)
 }
 
+/// One line of a sysfs or procfs file, trimmed; `None` when absent or empty.
+fn read_line(path: &str) -> Option<String> {
+    let v = std::fs::read_to_string(path).ok()?;
+    let v = v.trim();
+    (!v.is_empty()).then(|| v.to_string())
+}
+
+/// The selected choice of a sysfs multiple choice (`always [madvise]
+/// never` → `madvise`); a value without brackets is itself.
+pub(crate) fn selected_choice(s: &str) -> Option<String> {
+    let s = s.trim();
+    if s.is_empty() {
+        return None;
+    }
+    match s.split_whitespace().find(|w| w.starts_with('[')) {
+        Some(w) => Some(w.trim_matches(|c| c == '[' || c == ']').to_string()),
+        None if !s.contains(' ') => Some(s.to_string()),
+        None => None,
+    }
+}
+
+/// Per-CPU values collapsed into one when they are all equal, else each
+/// as `cpuN=value`.
+pub(crate) fn collapse_per_cpu(values: &[(usize, String)]) -> Option<String> {
+    let (_, first) = values.first()?;
+    if values.iter().all(|(_, v)| v == first) {
+        return Some(first.clone());
+    }
+    Some(
+        values
+            .iter()
+            .map(|(i, v)| format!("cpu{i}={v}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+/// The cpufreq governor of each CPU, collapsed when all are equal.
+fn governor() -> Option<String> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir("/sys/devices/system/cpu").ok()?.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(i) = name
+            .strip_prefix("cpu")
+            .and_then(|n| n.parse::<usize>().ok())
+        else {
+            continue;
+        };
+        let p = format!("/sys/devices/system/cpu/{name}/cpufreq/scaling_governor");
+        if let Some(g) = read_line(&p) {
+            v.push((i, g));
+        }
+    }
+    v.sort();
+    collapse_per_cpu(&v)
+}
+
+/// Whether the CPUs may boost: cpufreq's `boost`, else intel_pstate's
+/// `no_turbo` (inverted).
+fn boost() -> Option<bool> {
+    if let Some(b) = read_line("/sys/devices/system/cpu/cpufreq/boost") {
+        return Some(b == "1");
+    }
+    read_line("/sys/devices/system/cpu/intel_pstate/no_turbo").map(|v| v == "0")
+}
+
+/// Every CPU vulnerability and what the kernel says of it.
+fn mitigations() -> std::collections::BTreeMap<String, String> {
+    let Ok(dir) = std::fs::read_dir("/sys/devices/system/cpu/vulnerabilities") else {
+        return Default::default();
+    };
+    dir.flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let v = read_line(&e.path().to_string_lossy())?;
+            Some((name, v))
+        })
+        .collect()
+}
+
+/// The hypervisor, when the CPU says it runs under one (`none` when it
+/// says it does not; `None` when it cannot tell, as on most ARM).
+fn hypervisor(flags: Option<&str>, machine: Option<&str>) -> Option<String> {
+    let flags = flags?;
+    if !flags.split_whitespace().any(|f| f == "hypervisor") {
+        return Some("none".into());
+    }
+    read_line("/sys/hypervisor/type")
+        .or_else(cpuid_hypervisor)
+        .or_else(|| machine.map(str::to_string))
+        .or_else(|| Some("yes".into()))
+}
+
+/// The hypervisor's name by its CPUID signature (leaf 0x40000000), when
+/// the CPU says it runs under one.
+#[cfg(target_arch = "x86_64")]
+fn cpuid_hypervisor() -> Option<String> {
+    use std::arch::x86_64::__cpuid;
+    // SAFETY: every x86_64 CPU has CPUID; leaves the CPU does not know
+    // return zeros or the highest leaf's values.
+    #[allow(unused_unsafe)]
+    let (present, r) = unsafe { (__cpuid(1).ecx >> 31 == 1, __cpuid(0x4000_0000)) };
+    if !present {
+        return None;
+    }
+    let bytes: Vec<u8> = [r.ebx, r.ecx, r.edx]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    hypervisor_name(&bytes)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn cpuid_hypervisor() -> Option<String> {
+    None
+}
+
+/// The hypervisor a CPUID signature names (`KVMKVMKVM` → `kvm`); an
+/// unknown signature as it is, trimmed.
+pub(crate) fn hypervisor_name(sig: &[u8]) -> Option<String> {
+    let s = String::from_utf8_lossy(sig);
+    let s = s.trim_matches(|c: char| c == '\0' || c.is_whitespace());
+    let known = [
+        ("KVMKVMKVM", "kvm"),
+        ("Microsoft Hv", "hyperv"),
+        ("VMwareVMware", "vmware"),
+        ("XenVMMXenVMM", "xen"),
+        ("TCGTCGTCGTCG", "qemu"),
+        ("bhyve bhyve", "bhyve"),
+        ("VBoxVBoxVBox", "virtualbox"),
+        ("ACRNACRNACRN", "acrn"),
+        ("lrpepyh  vr", "parallels"),
+    ];
+    if s.is_empty() || !s.chars().all(|c| c.is_ascii_graphic() || c == ' ') {
+        return None;
+    }
+    Some(
+        known
+            .iter()
+            .find(|(sig, _)| *sig == s)
+            .map_or_else(|| s.to_string(), |(_, name)| name.to_string()),
+    )
+}
+
+/// The DMI maker and product name.
+fn machine() -> Option<String> {
+    let parts: Vec<String> = ["sys_vendor", "product_name"]
+        .iter()
+        .filter_map(|f| read_line(&format!("/sys/class/dmi/id/{f}")))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(" "))
+}
+
+/// (name, utime + stime) from one /proc/PID/stat.
+pub(crate) fn parse_proc_stat(s: &str) -> Option<(String, u64)> {
+    let open = s.find('(')?;
+    let close = s.rfind(')')?;
+    let name = s.get(open + 1..close)?.to_string();
+    let f: Vec<&str> = s.get(close + 1..)?.split_whitespace().collect();
+    // After the name: state ppid pgrp session tty_nr tpgid flags minflt
+    // cminflt majflt cmajflt utime stime …
+    let utime: u64 = f.get(11)?.parse().ok()?;
+    let stime: u64 = f.get(12)?.parse().ok()?;
+    Some((name, utime + stime))
+}
+
+type ProcTimes = std::collections::HashMap<u32, (String, u64)>;
+
+/// CPU ticks used so far by every process but `skip`.
+fn proc_times(skip: u32) -> ProcTimes {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return ProcTimes::new();
+    };
+    dir.flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            if pid == skip {
+                return None;
+            }
+            let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            Some((pid, parse_proc_stat(&s)?))
+        })
+        .collect()
+}
+
+/// The `n` processes that used the most CPU between two samples `secs`
+/// apart, busiest first, leaving out the idle ones.
+pub(crate) fn rank_busiest(
+    before: &ProcTimes,
+    after: &ProcTimes,
+    ticks_per_s: f64,
+    secs: f64,
+    n: usize,
+) -> Vec<crate::results::BusyProcess> {
+    let mut v: Vec<crate::results::BusyProcess> = after
+        .iter()
+        .filter_map(|(&pid, (name, t))| {
+            let (_, t0) = before.get(&pid)?;
+            let d = t.checked_sub(*t0).filter(|&d| d > 0)?;
+            Some(crate::results::BusyProcess {
+                pid,
+                name: name.clone(),
+                percent: (d as f64 / ticks_per_s / secs * 1000.0).round() / 10.0,
+            })
+        })
+        .collect();
+    v.sort_by(|a, b| b.percent.total_cmp(&a.percent).then(a.pid.cmp(&b.pid)));
+    v.truncate(n);
+    v
+}
+
+/// The busiest other processes over a 200 ms sample.
+fn busiest() -> Option<Vec<crate::results::BusyProcess>> {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz <= 0 {
+        return None;
+    }
+    let me = std::process::id();
+    let t0 = std::time::Instant::now();
+    let before = proc_times(me);
+    if before.is_empty() {
+        return None;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let after = proc_times(me);
+    let secs = t0.elapsed().as_secs_f64();
+    Some(rank_busiest(&before, &after, hz as f64, secs, 5))
+}
+
+/// The machine's settings and state now (the busiest processes take a
+/// 200 ms sample).
+pub fn tuning() -> crate::results::Tuning {
+    let flags = cpuinfo_field("flags");
+    let machine = machine();
+    crate::results::Tuning {
+        governor: governor(),
+        boost: boost(),
+        smt: read_line("/sys/devices/system/cpu/smt/control"),
+        smt_active: read_line("/sys/devices/system/cpu/smt/active").map(|v| v == "1"),
+        microcode: cpuinfo_field("microcode"),
+        mitigations: mitigations(),
+        kernel_cmdline: read_line("/proc/cmdline"),
+        thp_enabled: read_line("/sys/kernel/mm/transparent_hugepage/enabled")
+            .and_then(|v| selected_choice(&v)),
+        thp_defrag: read_line("/sys/kernel/mm/transparent_hugepage/defrag")
+            .and_then(|v| selected_choice(&v)),
+        clocksource: read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+        hypervisor: hypervisor(flags.as_deref(), machine.as_deref()),
+        machine,
+        load_average: read_line("/proc/loadavg").and_then(|v| super::parse_load_average(&v)),
+        busiest: busiest(),
+        sysctls: Default::default(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -477,5 +733,96 @@ mod tests {
     fn sysctl_refuses_paths() {
         assert_eq!(sysctl("../../etc/passwd"), None);
         assert!(sysctl("kernel.pid_max").is_some());
+    }
+
+    #[test]
+    fn the_selected_choice_is_the_bracketed_one() {
+        assert_eq!(
+            selected_choice("always [madvise] never").as_deref(),
+            Some("madvise")
+        );
+        assert_eq!(
+            selected_choice("[always] defer defer+madvise madvise never").as_deref(),
+            Some("always")
+        );
+        assert_eq!(selected_choice("tsc\n").as_deref(), Some("tsc"));
+        assert_eq!(selected_choice("a b c"), None);
+        assert_eq!(selected_choice(""), None);
+    }
+
+    #[test]
+    fn equal_governors_collapse_and_different_ones_are_listed() {
+        let g = |v: &[&str]| {
+            let v: Vec<(usize, String)> = v
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (i, s.to_string()))
+                .collect();
+            collapse_per_cpu(&v)
+        };
+        assert_eq!(
+            g(&["performance", "performance"]).as_deref(),
+            Some("performance")
+        );
+        assert_eq!(
+            g(&["performance", "powersave"]).as_deref(),
+            Some("cpu0=performance cpu1=powersave")
+        );
+        assert_eq!(g(&[]), None);
+    }
+
+    #[test]
+    fn hypervisor_signatures_name_the_hypervisor() {
+        assert_eq!(hypervisor_name(b"KVMKVMKVM\0\0\0").as_deref(), Some("kvm"));
+        assert_eq!(hypervisor_name(b"Microsoft Hv").as_deref(), Some("hyperv"));
+        assert_eq!(
+            hypervisor_name(b"NewVisorNewV").as_deref(),
+            Some("NewVisorNewV")
+        );
+        assert_eq!(hypervisor_name(&[0; 12]), None);
+        assert_eq!(hypervisor_name(&[1, 2, 3]), None);
+    }
+
+    #[test]
+    fn proc_stat_parses_names_with_spaces_and_parentheses() {
+        let s =
+            "1234 (my (odd) name) S 1 1234 1234 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 1 0 100 0 0";
+        assert_eq!(parse_proc_stat(s), Some(("my (odd) name".into(), 300)));
+        assert_eq!(parse_proc_stat("1 (init) S 1"), None);
+    }
+
+    #[test]
+    fn the_busiest_processes_rank_by_ticks_between_samples() {
+        let m = |v: &[(u32, &str, u64)]| -> ProcTimes {
+            v.iter().map(|&(p, n, t)| (p, (n.to_string(), t))).collect()
+        };
+        let before = m(&[
+            (1, "idle", 10),
+            (2, "busy", 100),
+            (3, "half", 0),
+            (4, "gone", 5),
+        ]);
+        let after = m(&[
+            (1, "idle", 10),
+            (2, "busy", 120),
+            (3, "half", 10),
+            (5, "new", 50),
+        ]);
+        // 100 ticks/s over 0.2 s: 20 ticks are one whole CPU.
+        let r = rank_busiest(&before, &after, 100.0, 0.2, 5);
+        let got: Vec<(u32, &str, f64)> = r
+            .iter()
+            .map(|p| (p.pid, p.name.as_str(), p.percent))
+            .collect();
+        assert_eq!(got, vec![(2, "busy", 100.0), (3, "half", 50.0)]);
+        assert_eq!(rank_busiest(&before, &after, 100.0, 0.2, 1).len(), 1);
+    }
+
+    #[test]
+    fn tuning_reads_the_kernel_command_line_and_the_load() {
+        let t = tuning();
+        assert!(t.kernel_cmdline.is_some(), "{t:?}");
+        assert!(t.load_average.is_some(), "{t:?}");
+        assert!(t.busiest.is_some(), "{t:?}");
     }
 }

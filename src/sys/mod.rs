@@ -33,7 +33,8 @@ pub use os::{
     bind_address_no_port, count_mappings, cpu_clocks_mhz, cpu_mhz, cpu_model, cpu_ticks,
     defer_accept, die_with_parent, disk_attach, disk_detach, drop_caches, invariant_tsc,
     libc_version, make_fs, memory_bytes, mount_fs, mount_of, pin_to_cpu, release_mounts_under,
-    sendfile, set_child_subreaper, sync_fs, time_wait_count, unmount_fs, whole_loopback_net,
+    sendfile, set_child_subreaper, sync_fs, time_wait_count, tuning, unmount_fs,
+    whole_loopback_net,
 };
 
 /// Removes the System V shared memory segment `id` if its key is `key`
@@ -160,6 +161,37 @@ pub fn knob_names(knob: Knob) -> &'static [&'static str] {
 /// `kern.maxproc`, …); `None` when it does not exist or cannot be read.
 pub fn sysctl(name: &str) -> Option<String> {
     os::sysctl(name)
+}
+
+/// The three load averages out of `/proc/loadavg` (`0.52 0.31 0.20 1/234
+/// 5678`) or `vm.loadavg` (`{ 0.52 0.31 0.20 }`).
+pub(crate) fn parse_load_average(s: &str) -> Option<[f64; 3]> {
+    let mut v = s
+        .split_whitespace()
+        .filter(|w| *w != "{" && *w != "}")
+        .map(|w| w.parse::<f64>().ok());
+    Some([v.next()??, v.next()??, v.next()??])
+}
+
+/// The `n` busiest processes but `skip` out of `ps -A -o pid=,pcpu=,comm=`
+/// (`  123  12.5 /usr/sbin/foo`), busiest first, leaving out the idle ones.
+#[cfg(any(test, not(any(target_os = "linux", target_os = "android"))))]
+pub(crate) fn parse_ps_busiest(out: &str, skip: u32, n: usize) -> Vec<crate::results::BusyProcess> {
+    let mut v: Vec<crate::results::BusyProcess> = out
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let pid: u32 = f.next()?.parse().ok()?;
+            let percent: f64 = f.next()?.replace(',', ".").parse().ok()?;
+            let cmd = f.collect::<Vec<_>>().join(" ");
+            let name = cmd.rsplit('/').next().unwrap_or(&cmd).to_string();
+            (pid != skip && percent > 0.0 && !name.is_empty())
+                .then_some(crate::results::BusyProcess { pid, name, percent })
+        })
+        .collect();
+    v.sort_by(|a, b| b.percent.total_cmp(&a.percent).then(a.pid.cmp(&b.pid)));
+    v.truncate(n);
+    v
 }
 
 /// Every (name, value) pair that makes up `knob` on this system.
@@ -360,6 +392,39 @@ mod tests {
         assert!(b >= a, "went back: {a:?} then {b:?}");
         // Its resolution is a kernel tick (1 to 10 ms): 60 ms show.
         assert!(b - a >= std::time::Duration::from_millis(40), "{:?}", b - a);
+    }
+
+    #[test]
+    fn load_averages_parse_from_proc_and_sysctl() {
+        assert_eq!(
+            parse_load_average("0.52 0.31 0.20 1/234 5678"),
+            Some([0.52, 0.31, 0.2])
+        );
+        assert_eq!(
+            parse_load_average("{ 1.00 2.50 0.05 }"),
+            Some([1.0, 2.5, 0.05])
+        );
+        assert_eq!(parse_load_average("0.1 x 0.3"), None);
+        assert_eq!(parse_load_average(""), None);
+    }
+
+    #[test]
+    fn ps_output_ranks_the_busiest_without_us_or_the_idle() {
+        let out = "    1   0.0 /sbin/init\n  200  12.5 /usr/local/bin/postgres\n  300  40,0 sshd\n  400  99.0 scalebench\n  junk\n  500   3.1 /usr/bin/my prog\n";
+        let r = parse_ps_busiest(out, 400, 5);
+        let got: Vec<(u32, &str, f64)> = r
+            .iter()
+            .map(|p| (p.pid, p.name.as_str(), p.percent))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (300, "sshd", 40.0),
+                (200, "postgres", 12.5),
+                (500, "my prog", 3.1)
+            ]
+        );
+        assert_eq!(parse_ps_busiest(out, 400, 1).len(), 1);
     }
 
     #[test]
