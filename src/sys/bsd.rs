@@ -409,7 +409,7 @@ fn on_off(v: String) -> Option<String> {
 
 /// The busiest other processes by ps(1)'s %CPU (a decaying average over
 /// the last minute or so, not a sample).
-fn busiest() -> Option<Vec<crate::results::BusyProcess>> {
+fn busiest() -> Option<Vec<super::tuning::BusyProcess>> {
     let out = Command::new("ps")
         .args(["-A", "-o", "pid=,pcpu=,comm="])
         .output()
@@ -423,7 +423,7 @@ fn busiest() -> Option<Vec<crate::results::BusyProcess>> {
 
 /// The machine's settings and state now, from whichever of these sysctls
 /// this system has.
-pub fn tuning() -> crate::results::Tuning {
+pub fn tuning() -> super::tuning::Tuning {
     let joined = |names: &[&str]| {
         let v: Vec<String> = names.iter().filter_map(|n| sysctl(n)).collect();
         (!v.is_empty()).then(|| v.join(" "))
@@ -477,7 +477,7 @@ pub fn tuning() -> crate::results::Tuning {
     .iter()
     .filter_map(|n| Some((n.to_string(), sysctl(n)?)))
     .collect();
-    crate::results::Tuning {
+    super::tuning::Tuning {
         governor: if cfg!(target_os = "openbsd") {
             sysctl("hw.perfpolicy")
         } else {

@@ -652,13 +652,13 @@ pub(crate) fn rank_busiest(
     ticks_per_s: f64,
     secs: f64,
     n: usize,
-) -> Vec<crate::results::BusyProcess> {
-    let mut v: Vec<crate::results::BusyProcess> = after
+) -> Vec<super::tuning::BusyProcess> {
+    let mut v: Vec<super::tuning::BusyProcess> = after
         .iter()
         .filter_map(|(&pid, (name, t))| {
             let (_, t0) = before.get(&pid)?;
             let d = t.checked_sub(*t0).filter(|&d| d > 0)?;
-            Some(crate::results::BusyProcess {
+            Some(super::tuning::BusyProcess {
                 pid,
                 name: name.clone(),
                 percent: (d as f64 / ticks_per_s / secs * 1000.0).round() / 10.0,
@@ -671,7 +671,7 @@ pub(crate) fn rank_busiest(
 }
 
 /// The busiest other processes over a 200 ms sample.
-fn busiest() -> Option<Vec<crate::results::BusyProcess>> {
+fn busiest() -> Option<Vec<super::tuning::BusyProcess>> {
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if hz <= 0 {
@@ -691,10 +691,10 @@ fn busiest() -> Option<Vec<crate::results::BusyProcess>> {
 
 /// The machine's settings and state now (the busiest processes take a
 /// 200 ms sample).
-pub fn tuning() -> crate::results::Tuning {
+pub fn tuning() -> super::tuning::Tuning {
     let flags = cpuinfo_field("flags");
     let machine = machine();
-    crate::results::Tuning {
+    super::tuning::Tuning {
         governor: governor(),
         boost: boost(),
         smt: read_line("/sys/devices/system/cpu/smt/control"),

@@ -26,6 +26,7 @@ mod bsd;
     target_vendor = "apple"
 ))]
 mod cpu_states;
+pub mod tuning;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 use bsd as os;
 
@@ -176,8 +177,8 @@ pub(crate) fn parse_load_average(s: &str) -> Option<[f64; 3]> {
 /// The `n` busiest processes but `skip` out of `ps -A -o pid=,pcpu=,comm=`
 /// (`  123  12.5 /usr/sbin/foo`), busiest first, leaving out the idle ones.
 #[cfg(any(test, not(any(target_os = "linux", target_os = "android"))))]
-pub(crate) fn parse_ps_busiest(out: &str, skip: u32, n: usize) -> Vec<crate::results::BusyProcess> {
-    let mut v: Vec<crate::results::BusyProcess> = out
+pub(crate) fn parse_ps_busiest(out: &str, skip: u32, n: usize) -> Vec<self::tuning::BusyProcess> {
+    let mut v: Vec<self::tuning::BusyProcess> = out
         .lines()
         .filter_map(|l| {
             let mut f = l.split_whitespace();
@@ -186,7 +187,7 @@ pub(crate) fn parse_ps_busiest(out: &str, skip: u32, n: usize) -> Vec<crate::res
             let cmd = f.collect::<Vec<_>>().join(" ");
             let name = cmd.rsplit('/').next().unwrap_or(&cmd).to_string();
             (pid != skip && percent > 0.0 && !name.is_empty())
-                .then_some(crate::results::BusyProcess { pid, name, percent })
+                .then_some(self::tuning::BusyProcess { pid, name, percent })
         })
         .collect();
     v.sort_by(|a, b| b.percent.total_cmp(&a.percent).then(a.pid.cmp(&b.pid)));
