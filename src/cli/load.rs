@@ -7,10 +7,10 @@
 use super::LoadArgs;
 use crate::analysis::units::{fmt_n, fmt_ns};
 use crate::harness::phase::Counters;
+use crate::harness::spread;
 use crate::harness::{limits, reaper};
 use crate::net::Backend;
 use crate::net::load::{self, Options, Target};
-use crate::net::spread;
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;

@@ -14,6 +14,7 @@ pub mod progress;
 pub mod rawclock;
 pub mod reaper;
 pub mod runner;
+pub mod spread;
 pub mod sweep;
 pub mod why;
 pub mod workdir;

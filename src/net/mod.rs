@@ -1,7 +1,8 @@
 //! Networking: event backends ([`backend`]), HTTP parsing ([`http`]), the
 //! event-driven server ([`server`]), a blocking benchmark client
-//! ([`client`]), the load generator ([`load`], over several processes:
-//! [`spread`]) and raw socket helpers ([`sock`]).
+//! ([`client`]), the load generator ([`load`]; spread over several
+//! processes by `harness::spread`), the SMTP sink and sender ([`smtp`]),
+//! latency histograms ([`hist`]) and raw socket helpers ([`sock`]).
 
 pub mod backend;
 pub mod client;
@@ -13,7 +14,6 @@ pub mod output;
 pub mod server;
 pub mod smtp;
 pub mod sock;
-pub mod spread;
 #[cfg(target_os = "linux")]
 pub mod uring;
 pub mod workers;

@@ -11,7 +11,7 @@
 //!   object, the server with one worker per CPU and SO_REUSEPORT. One
 //!   process may not open that many descriptors, nor one source address
 //!   have that many ports: the load is spread over processes
-//!   ([`crate::net::spread`]) and loopback source addresses, and what
+//!   ([`crate::harness::spread`]) and loopback source addresses, and what
 //!   TIME_WAIT did (its count before and after, the knobs that govern it,
 //!   port exhaustion) is recorded.
 
@@ -19,9 +19,9 @@ use super::{Info, Options as WorkOptions, Size, Workload};
 use crate::harness::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::reaper::ChildGroup;
+use crate::harness::spread;
 use crate::harness::sweep;
 use crate::net::load::{self, Options, Target};
-use crate::net::spread;
 use crate::results::{SweepSample, WorkloadResult, WorkloadRow};
 use serde_json::json;
 use std::collections::BTreeMap;

@@ -1,11 +1,11 @@
 //! A load bigger than one process may make: its connections spread over
-//! several `scalebench load` processes ([`crate::harness::fanout`]) that
+//! several `scalebench load` processes ([`super::fanout`]) that
 //! run at the same time and report exact [`Part`]s, merged into one
 //! [`Outcome`]; and the local addresses a load needs when it wants more
 //! connections to one server than one address has ports.
 
-use super::load::{Options, Outcome, Part};
-use crate::harness::fanout;
+use super::fanout;
+use crate::net::load::{Options, Outcome, Part};
 use crate::sys::{self, Knob, Rlimit};
 use std::ffi::OsString;
 use std::io;
