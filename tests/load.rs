@@ -331,19 +331,12 @@ fn assert_session_ends(sid: i32, what: &str) {
 /// `load URL -d 60 -c 8 EXTRA…` in a session of its own (its id is the
 /// child's pid).
 fn long_load(url: &str, extra: &[&str]) -> common::Child {
-    use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_scalebench"));
     cmd.args(["load", url, "-d", "60", "-c", "8"])
         .args(extra)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    // SAFETY: setsid in the child before exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
+    common::in_new_session(&mut cmd);
     common::Child(cmd.spawn().unwrap())
 }
 

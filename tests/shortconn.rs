@@ -10,7 +10,6 @@
 mod common;
 
 use common::{assert_valid, bin, live_processes, load};
-use std::os::unix::process::CommandExt;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -82,14 +81,7 @@ fn thirty_thousand_connections_at_once_from_more_than_one_process() {
     .stdin(Stdio::null())
     .stdout(Stdio::null())
     .stderr(Stdio::piped());
-    // SAFETY: setsid in the child before exec: everything it starts shares
-    // the new session.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
+    common::in_new_session(&mut cmd);
     let start = Instant::now();
     let mut child = common::Child(cmd.spawn().unwrap());
     let sid = child.0.id() as i32;

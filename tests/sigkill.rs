@@ -13,7 +13,6 @@
 
 mod common;
 use common::bin;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -71,13 +70,7 @@ fn kill_when<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    // SAFETY: setsid in the child before exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
+    common::in_new_session(&mut cmd);
     let mut child = common::Child(cmd.spawn().unwrap());
     let sid = child.0.id() as i32;
     let start = Instant::now();

@@ -208,3 +208,16 @@ pub fn reset_on_close(c: &std::net::TcpStream) {
 pub fn reset(c: std::net::TcpStream) {
     reset_on_close(&c);
 }
+
+/// Makes `cmd`'s child start a session of its own (setsid before exec), so
+/// that every process it starts shares that session and can be found by it.
+pub fn in_new_session(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setsid is async-signal-safe; called in the child before exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        })
+    }
+}
