@@ -340,6 +340,17 @@ struct Session {
     retry_at: Option<Instant>,
 }
 
+impl Session {
+    /// Appends a command to what is to be sent.
+    fn queue(&mut self, b: &[u8]) {
+        if self.out_off == self.out.len() {
+            self.out.clear();
+            self.out_off = 0;
+        }
+        self.out.extend_from_slice(b);
+    }
+}
+
 /// Failures in a row (without a delivery between them) after which the
 /// run gives up: at least this many, and at least twice the sessions.
 const GIVE_UP_STREAK: u64 = 1000;
@@ -737,7 +748,7 @@ impl Sender<'_> {
         let refused = |cmd: &str| format!("reply {code} to {cmd}");
         match phase {
             Phase::Greeting if code == 220 => {
-                self.queue(i, b"EHLO scalebench.invalid\r\n");
+                self.slots[i].queue(b"EHLO scalebench.invalid\r\n");
                 self.slots[i].phase = Phase::Hello;
                 self.flush(i);
             }
@@ -784,12 +795,12 @@ impl Sender<'_> {
     /// Queues envelope command `step` (0: MAIL, 1..=R: RCPT, R+1: DATA).
     fn queue_step(&mut self, i: usize, step: u32) {
         let r = self.opts.recipients.max(1);
-        let cmd = match step {
-            0 => self.mail.clone(),
-            k if k <= r => self.rcpts[k as usize - 1].clone(),
-            _ => b"DATA\r\n".to_vec(),
+        let cmd: &[u8] = match step {
+            0 => &self.mail,
+            k if k <= r => &self.rcpts[k as usize - 1],
+            _ => b"DATA\r\n",
         };
-        self.queue(i, &cmd);
+        self.slots[i].queue(cmd);
     }
 
     fn begin_message(&mut self, i: usize) {
@@ -825,7 +836,7 @@ impl Sender<'_> {
         if s.delivered < self.opts.per_session && self.claim() {
             self.begin_message(i);
         } else {
-            self.queue(i, b"QUIT\r\n");
+            self.slots[i].queue(b"QUIT\r\n");
             self.slots[i].phase = Phase::Quit;
             self.flush(i);
         }
@@ -848,15 +859,6 @@ impl Sender<'_> {
             });
         }
         Some(&mut self.o.intervals[k])
-    }
-
-    fn queue(&mut self, i: usize, b: &[u8]) {
-        let s = &mut self.slots[i];
-        if s.out_off == s.out.len() {
-            s.out.clear();
-            s.out_off = 0;
-        }
-        s.out.extend_from_slice(b);
     }
 
     /// Writes what slot `i` has pending; waits for writability when the

@@ -146,18 +146,24 @@ impl Sink {
     /// Answers one command line (without its line end).
     fn command(&self, line: &[u8], ex: &mut Exchange, out: &mut Output) {
         Counters::add(&self.counters.commands, 1);
-        let verb: Vec<u8> = line
+        // The verb, upper-cased, in place: no allocation per command.
+        let mut buf = [0u8; 8];
+        let mut len = 0;
+        for &c in line
             .iter()
             .take_while(|c| !c.is_ascii_whitespace() && **c != b':')
-            .map(u8::to_ascii_uppercase)
-            .take(8)
-            .collect();
+            .take(buf.len())
+        {
+            buf[len] = c.to_ascii_uppercase();
+            len += 1;
+        }
+        let verb = &buf[..len];
         let arg = |prefix: &str| {
             line.len() >= prefix.len()
                 && line[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
         };
         let reset = |s: u64| s & !(MAIL | (RCPT_MASK << RCPT_SHIFT));
-        let reply: &[u8] = match verb.as_slice() {
+        let reply: &[u8] = match verb {
             b"EHLO" => {
                 ex.state = reset(ex.state) | HELLO;
                 out.bytes(&self.ehlo);
