@@ -592,19 +592,23 @@ impl Report for HtmlReport {
                     esc(&sw.variable),
                     esc(&v.words)
                 )?;
-                if let Some(rows) = super::sweep_failures(sw).filter(|r| r.len() == 1) {
-                    writeln!(out, "<p class=\"failures\">{}</p>", esc(&rows[0][0]))?;
-                } else if let Some(rows) = super::sweep_failures(sw) {
-                    write!(out, "<table class=\"failures\">")?;
-                    for (i, r) in rows.iter().enumerate() {
-                        let tag = if i == 0 { "th" } else { "td" };
-                        write!(out, "<tr>")?;
-                        for c in r {
-                            write!(out, "<{tag}>{}</{tag}>", esc(c))?;
-                        }
-                        write!(out, "</tr>")?;
+                match super::sweep_failures(sw) {
+                    Some(rows) if rows.len() == 1 => {
+                        writeln!(out, "<p class=\"failures\">{}</p>", esc(&rows[0][0]))?;
                     }
-                    writeln!(out, "</table>")?;
+                    Some(rows) => {
+                        write!(out, "<table class=\"failures\">")?;
+                        for (i, r) in rows.iter().enumerate() {
+                            let tag = if i == 0 { "th" } else { "td" };
+                            write!(out, "<tr>")?;
+                            for c in r {
+                                write!(out, "<{tag}>{}</{tag}>", esc(c))?;
+                            }
+                            write!(out, "</tr>")?;
+                        }
+                        writeln!(out, "</table>")?;
+                    }
+                    None => {}
                 }
                 if sweeps_done.contains(&l.label) {
                     continue;
