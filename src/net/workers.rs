@@ -83,12 +83,18 @@ fn stop(children: &[i32]) {
         unsafe { libc::kill(pid, libc::SIGTERM) };
     }
     for &pid in children {
-        let mut status = 0;
-        // SAFETY: reaping our own children.
-        while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
-            && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
-        {}
+        reap(pid);
     }
+}
+
+/// Waits for child `pid` to end (through EINTR); its wait status.
+pub(crate) fn reap(pid: i32) -> i32 {
+    let mut st = 0;
+    // SAFETY: reaping our own child.
+    while unsafe { libc::waitpid(pid, &mut st, 0) } < 0
+        && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+    {}
+    st
 }
 
 /// Standard input as a control descriptor, if it is a pipe or socket (a

@@ -15,6 +15,7 @@
 use super::{Reply, ReplyError, has_keyword, message, parse_reply};
 use crate::net::backend::{Backend, Event, Interest, Poller};
 use crate::net::sock::{self, CAddr};
+use crate::net::workers::reap;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -528,16 +529,6 @@ pub fn run_processes(opts: &Options, processes: usize) -> io::Result<Outcome> {
         return Err(io::Error::other(format!("{} failed", failed.join(", "))));
     }
     Ok(o)
-}
-
-/// Waits for child `pid` to end; its wait status.
-fn reap(pid: i32) -> i32 {
-    let mut st = 0;
-    // SAFETY: reaping our own child.
-    while unsafe { libc::waitpid(pid, &mut st, 0) } < 0
-        && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
-    {}
-    st
 }
 
 impl Sender<'_> {
