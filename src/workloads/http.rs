@@ -58,7 +58,7 @@ pub(crate) struct Server {
 }
 
 /// Waits up to 10 s for the server's `listening URL` line.
-pub(crate) fn read_url(r: &mut impl Read, fd: i32) -> Option<String> {
+fn read_url(r: &mut impl Read, fd: i32) -> Option<String> {
     let mut line = Vec::new();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while std::time::Instant::now() < deadline {
@@ -98,42 +98,51 @@ impl Server {
             .exe()
             .ok_or("cannot find the scalebench executable to run the server")?;
         let mut cmd = Command::new(exe);
-        cmd.arg("serve")
-            .arg("--root")
-            .arg(root)
-            .args([
-                if reuseport {
-                    "--reuseport"
-                } else {
-                    "--processes"
-                },
-                &processes.to_string(),
-            ])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        cmd.arg("serve").arg("--root").arg(root).args([
+            if reuseport {
+                "--reuseport"
+            } else {
+                "--processes"
+            },
+            &processes.to_string(),
+        ]);
         if ipv6 {
             cmd.arg("-6");
         }
-        let mut group =
-            ChildGroup::spawn(&mut cmd).map_err(|e| format!("starting the server: {e}"))?;
-        let child = group.child();
-        let stdin = child.stdin.take().ok_or("server stdin")?;
-        let mut stdout = child.stdout.take().ok_or("server stdout")?;
-        let fd = stdout.as_raw_fd();
-        match read_url(&mut stdout, fd) {
-            Some(url) => Ok(Server {
-                _stdin: stdin,
-                _group: group,
-                url,
-            }),
-            None => {
-                let mut err = String::new();
-                if let Some(e) = group.child().stderr.as_mut() {
-                    let _ = e.read_to_string(&mut err);
-                }
-                Err(format!("the server did not start: {}", err.trim()))
+        let (group, stdin, url) = spawn_listening(&mut cmd, "the server")?;
+        Ok(Server {
+            _stdin: stdin,
+            _group: group,
+            url,
+        })
+    }
+}
+
+/// Starts `cmd`, a scalebench subcommand that serves (`serve`,
+/// `smtp-sink`), in a [`ChildGroup`] with its standard streams piped, and
+/// waits for its `listening WHERE` line: the group, the child's standard
+/// input (it serves until that closes) and WHERE. `what` names it in the
+/// error, which quotes its standard error.
+pub(crate) fn spawn_listening(
+    cmd: &mut Command,
+    what: &str,
+) -> Result<(ChildGroup, std::process::ChildStdin, String), String> {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut group = ChildGroup::spawn(cmd).map_err(|e| format!("starting {what}: {e}"))?;
+    let child = group.child();
+    let stdin = child.stdin.take().ok_or("no standard input")?;
+    let stdout = child.stdout.as_mut().ok_or("no standard output")?;
+    let fd = stdout.as_raw_fd();
+    match read_url(stdout, fd) {
+        Some(url) => Ok((group, stdin, url)),
+        None => {
+            let mut err = String::new();
+            if let Some(e) = group.child().stderr.as_mut() {
+                let _ = e.read_to_string(&mut err);
             }
+            Err(format!("{what} did not start: {}", err.trim()))
         }
     }
 }

@@ -21,8 +21,7 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The `mail` workload.
@@ -96,28 +95,17 @@ impl SinkProcess {
         let mut cmd = Command::new(exe);
         cmd.args(["smtp-sink", "--json", "--reply-delay"])
             .arg(format!("{}ms", delay.as_millis()))
-            .args(["--processes", &processes.to_string()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut group =
-            ChildGroup::spawn(&mut cmd).map_err(|e| format!("starting the sink: {e}"))?;
-        let child = group.child();
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.as_mut().ok_or("sink stdout")?;
-        let fd = stdout.as_raw_fd();
-        let addr =
-            super::http::read_url(stdout, fd).and_then(|u| u.strip_prefix("smtp://")?.parse().ok());
-        match addr {
-            Some(addr) => Ok(SinkProcess { stdin, group, addr }),
-            None => {
-                let mut err = String::new();
-                if let Some(e) = group.child().stderr.as_mut() {
-                    let _ = e.read_to_string(&mut err);
-                }
-                Err(format!("the sink did not start: {}", err.trim()))
-            }
-        }
+            .args(["--processes", &processes.to_string()]);
+        let (group, stdin, url) = super::http::spawn_listening(&mut cmd, "the sink")?;
+        let addr = url
+            .strip_prefix("smtp://")
+            .and_then(|a| a.parse().ok())
+            .ok_or_else(|| format!("the sink said it listens on `{url}`"))?;
+        Ok(SinkProcess {
+            stdin: Some(stdin),
+            group,
+            addr,
+        })
     }
 
     /// Stops the sink (end of its input) and returns what it counted.
