@@ -13,6 +13,7 @@ pub mod bench;
 pub mod cli;
 pub mod harness;
 pub mod net;
+pub mod profile;
 pub mod report;
 pub mod results;
 pub mod sys;

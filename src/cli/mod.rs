@@ -3,6 +3,7 @@
 
 mod commands;
 mod load;
+mod profile;
 mod responder;
 mod run;
 mod serve;
@@ -48,12 +49,50 @@ pub enum Command {
     SmtpSink(SmtpSinkArgs),
     /// Send mail over SMTP with many simultaneous sessions and count what failed.
     SmtpSend(SmtpSendArgs),
+    /// Tuning profiles: list them, show one, or check what this machine
+    /// would refuse of one (nothing is changed).
+    #[command(subcommand)]
+    Profile(ProfileCommand),
+    /// Put back what a run killed on the way (kill -9) left changed by its
+    /// profile, and remove its work directory.
+    Restore(RestoreArgs),
     /// Profile the benchmarks of a result file at low and high n and say
     /// which functions make their cost grow (stored in the file).
     Why(WhyArgs),
     /// The network benchmarks' server (started by `run`; not for direct use).
     #[command(name = "__responder", hide = true)]
     Responder(ResponderArgs),
+}
+
+/// `scalebench profile …`.
+#[derive(Debug, Subcommand)]
+pub enum ProfileCommand {
+    /// The built-in profiles, a line each.
+    List,
+    /// Every setting of a profile, for every OS it names.
+    Show {
+        /// A built-in profile's name or a profile file's path.
+        name: String,
+    },
+    /// What applying a profile here would do: each setting for this OS,
+    /// its value now and whether it would be changed, is already so, or
+    /// would be refused and why. Changes nothing.
+    Check {
+        /// A built-in profile's name or a profile file's path.
+        name: String,
+        /// Print JSON (the record a result file would hold).
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Options of `restore`.
+#[derive(Debug, clap::Args)]
+pub struct RestoreArgs {
+    /// Where the runs made their work directories (default: the system
+    /// temp dir, as `run --workdir`).
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
 }
 
 /// Options of `load`.
@@ -327,6 +366,13 @@ pub struct RunArgs {
     /// Name of this system in reports (default: the host name).
     #[arg(long, value_name = "NAME")]
     pub label: Option<String>,
+    /// Measure under these tuning profiles, comma separated (built-in
+    /// names or .toml files; `scalebench profile list`): each is applied,
+    /// measured under and put back, in turn for every benchmark and
+    /// workload, each with its own result file, all in one report.
+    /// `default` changes nothing.
+    #[arg(long, value_name = "PROFILE,…", value_delimiter = ',')]
+    pub profile: Vec<String>,
     /// Pin the benchmarking process to this CPU. Without it, every
     /// benchmark run is pinned to the first CPU (with the processes it
     /// starts), and the network benchmarks' server to the last.
@@ -623,6 +669,8 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Load(a) => load::run(a),
         Command::SmtpSink(a) => smtp::sink(a),
         Command::SmtpSend(a) => smtp::send(a),
+        Command::Profile(c) => profile::run(c),
+        Command::Restore(a) => profile::restore(a),
         Command::Why(a) => why::run(a),
         Command::Responder(a) => responder::run(a),
     }

@@ -6,11 +6,12 @@ use crate::analysis::Options;
 use crate::bench::{self, Benchmark, REGISTRY, Suite};
 use crate::harness::clock::Clock;
 use crate::harness::progress::{Mode, Progress};
-use crate::harness::runner::{Plan, run_benchmark};
-use crate::harness::why::{self, WhyOptions};
+use crate::harness::session::{self, Recording, RunPlan, Target, WorkTarget};
+use crate::harness::why::WhyOptions;
 use crate::harness::workdir::WorkDir;
 use crate::harness::{Ctx, NetOptions, limits, reaper};
 use crate::net::Backend;
+use crate::profile::Profile;
 use crate::report::{self, Input, System};
 use crate::results::{self, ResultFile, Status, TimerInfo, Tool, output, sysinfo};
 use crate::workloads::fs::{FsOptions, Place, parse_bytes, parse_mkfs};
@@ -19,18 +20,6 @@ use crate::workloads::{self, Size, SweepOptions, WORKLOADS, Workload};
 use anyhow::{Context, bail};
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-/// A benchmark to run and its n.
-struct Target {
-    bench: &'static dyn Benchmark,
-    n: u64,
-}
-
-/// A workload to run and its size.
-struct WorkTarget {
-    workload: &'static dyn Workload,
-    size: Size,
-}
 
 /// The closest known name to `name`, if any is close.
 fn nearest(name: &str) -> Option<&'static str> {
@@ -131,55 +120,99 @@ fn default_base(host: &str) -> PathBuf {
     PathBuf::from("results").join(format!("{host}-{t}"))
 }
 
-/// The result file and the HTML report beside it (unless `--no-report`),
-/// checked against the output rules before anything is measured. A new
-/// result file is claimed at once (created empty, exclusively), so that
-/// no other run can take its name.
-fn outputs(a: &RunArgs, host: &str) -> anyhow::Result<(PathBuf, Option<PathBuf>)> {
+/// `base` with `tail` added to its last component (no extension replaced).
+fn appended(base: &std::path::Path, tail: &str) -> PathBuf {
+    let mut n = base.as_os_str().to_os_string();
+    n.push(tail);
+    PathBuf::from(n)
+}
+
+/// The result files (one, or one per profile: `<base>-<profile>.json`)
+/// and the HTML report (unless `--no-report`), checked against the output
+/// rules before anything is measured. New result files are claimed at
+/// once (created empty, exclusively), so that no other run can take their
+/// names.
+fn outputs(
+    a: &RunArgs,
+    host: &str,
+    profiles: &[Profile],
+) -> anyhow::Result<(Vec<PathBuf>, Option<PathBuf>)> {
     let existing = if a.force {
         output::Existing::Replace
     } else {
         output::Existing::Refuse
     };
-    let out = match &a.out {
+    let several = profiles.len() > 1;
+    let (outs, html) = match &a.out {
+        Some(p) if !several => (vec![p.clone()], p.with_extension("html")),
         Some(p) => {
-            output::check("--out", p, existing, &[])?;
-            p.clone()
+            let ext = p
+                .extension()
+                .map_or("json".to_string(), |e| e.to_string_lossy().into_owned());
+            let base = p.with_extension("");
+            let outs = profiles
+                .iter()
+                .map(|pr| appended(&base, &format!("-{}.{ext}", pr.name)))
+                .collect();
+            (outs, appended(&base, ".html"))
         }
         None => {
             std::fs::create_dir_all("results")
                 .context("cannot create the directory results/ for the result file")?;
-            output::claim_new(&default_base(host), "json")
-                .context("cannot create a result file in results/")?
+            let base = default_base(host);
+            let names: Vec<String> = if several {
+                profiles.iter().map(|p| format!("-{}", p.name)).collect()
+            } else {
+                vec![String::new()]
+            };
+            let (base, outs) = output::claim_group(&base, &names, "json")
+                .context("cannot create a result file in results/")?;
+            (outs, appended(&base, ".html"))
         }
     };
-    let html = (!a.no_report).then(|| out.with_extension("html"));
+    for (i, out) in outs.iter().enumerate() {
+        if a.out.is_some() {
+            let others: Vec<(&std::path::Path, &str)> = outs[..i]
+                .iter()
+                .map(|p| (p.as_path(), "another result file"))
+                .collect();
+            output::check("--out", out, existing, &others)?;
+        }
+    }
+    let html = (!a.no_report).then_some(html);
     if let Some(h) = &html {
-        if output::same_file(h, &out) {
+        if let Some(out) = outs.iter().find(|o| output::same_file(h, o)) {
             bail!(
                 "--out {}: the HTML report goes beside the result file as {}, which is the result file itself; name the result file .json, or add --no-report",
                 out.display(),
                 h.display()
             );
         }
-        if let Err(e) = output::check("the HTML report", h, existing, &[(&out, "the result file")])
-        {
+        let others: Vec<(&std::path::Path, &str)> = outs
+            .iter()
+            .map(|p| (p.as_path(), "the result file"))
+            .collect();
+        if let Err(e) = output::check("the HTML report", h, existing, &others) {
             if a.out.is_none() {
-                // Give back the name claimed above.
-                let _ = std::fs::remove_file(&out);
+                // Give back the names claimed above.
+                for o in &outs {
+                    let _ = std::fs::remove_file(o);
+                }
             }
             return Err(e.into());
         }
     }
-    if a.out.is_some() && !out.exists() {
-        // Claim the name, as for default names.
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&out)
-            .with_context(|| format!("cannot create the result file {}", out.display()))?;
+    if a.out.is_some() {
+        for out in outs.iter().filter(|o| !o.exists()) {
+            // Claim the name, as for default names.
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(out)
+                .with_context(|| format!("cannot create the result file {}", out.display()))?;
+        }
     }
-    Ok((out, html))
+    Ok((outs, html))
 }
 
 /// The network options from `--backend` and `-6`.
@@ -439,16 +472,51 @@ fn fs_options(a: &RunArgs) -> anyhow::Result<FsOptions> {
     })
 }
 
-/// `scalebench run`.
-pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
+/// The profiles of `--profile`, each once, checked before anything is
+/// measured.
+fn profiles(names: &[String]) -> anyhow::Result<Vec<Profile>> {
+    let mut out: Vec<Profile> = Vec::new();
+    for n in names.iter().map(|n| n.trim()) {
+        if n.is_empty() {
+            bail!("--profile: an empty name (give names or files, comma separated)");
+        }
+        let p = Profile::find(n).map_err(|e| anyhow::anyhow!("--profile {n}: {e:#}"))?;
+        if out.iter().any(|q| q.name == p.name) {
+            bail!("--profile: `{}` is given twice", p.name);
+        }
+        out.push(p);
+    }
+    Ok(out)
+}
+
+/// What the run does, from the arguments, checked before anything is
+/// measured.
+fn plan(a: &RunArgs) -> anyhow::Result<RunPlan> {
     let (targets, work) = resolve(&a.targets, a.max, a.full)?;
     let work_opts = workloads::Options {
-        fs: fs_options(&a)?,
-        sweep: sweep_options(&a, &work)?,
-        pg: pg_options(&a)?,
-        mail: mail_options(&a),
+        fs: fs_options(a)?,
+        sweep: sweep_options(a, &work)?,
+        pg: pg_options(a)?,
+        mail: mail_options(a),
         ..workloads::Options::new(Size::Quick)
     };
+    Ok(RunPlan {
+        targets,
+        work,
+        work_opts,
+        runs: a.runs.unwrap_or(Suite::Quick.runs()),
+        warmup: a.warmup,
+        why: a.why.then(|| WhyOptions {
+            seconds: a.why_seconds,
+            profiler_cmd: a.profiler.clone(),
+        }),
+        profiles: profiles(&a.profile)?,
+    })
+}
+
+/// `scalebench run`.
+pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
+    let plan = plan(&a)?;
     let mut net = net_options(&a.backend, a.ipv6)?;
     if let (Some(c), Some((_, server))) = (a.pin, net.cpus) {
         net.cpus = Some((c, server));
@@ -456,7 +524,6 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     if a.no_pin {
         net.cpus = None;
     }
-    let runs = a.runs.unwrap_or(Suite::Quick.runs());
     let clock = Clock::new(a.timer)?;
     reaper::install();
     if let Some(cpu) = a.pin {
@@ -470,7 +537,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
         crate::sys::pin_to_cpu(cpu).map_err(|e| anyhow::anyhow!("--pin {cpu}: {e}"))?;
     }
-    let workdir = WorkDir::create_with(a.workdir.as_deref(), workloads::release_stale)?;
+    let workdir = WorkDir::create_with(a.workdir.as_deref(), session::release_stale)?;
     let mut progress = Progress::new(Mode::detect(a.quiet));
     let guard = limits::raise();
     if progress.mode() != Mode::Quiet {
@@ -483,13 +550,12 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let system = sysinfo::collect(Some(workdir.path()));
     let label = a.label.clone().unwrap_or_else(|| system.hostname.clone());
-
-    let mut file = ResultFile {
+    let template = ResultFile {
         schema: results::SCHEMA_NAME.into(),
         schema_version: results::SCHEMA_VERSION,
         tool: Tool::this(),
         command_line: redacted(std::env::args()),
-        label,
+        label: label.clone(),
         started: results::now_rfc3339(),
         finished: None,
         complete: false,
@@ -502,147 +568,102 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         },
         benchmarks: Vec::new(),
         workloads: Vec::new(),
+        profile: None,
     };
-    // Writing the empty file first proves the path is writable before
+    // Writing the empty files first proves the paths are writable before
     // anything is measured.
-    let (out, html) = outputs(&a, &file.system.hostname)?;
-    results::write_atomic(&out, &file)
-        .with_context(|| format!("cannot write the result file {}", out.display()))?;
-
-    let ctx = Ctx::new(workdir.path(), &clock).with_net(net);
-    let series: Vec<(&Target, Option<String>)> = targets
-        .iter()
-        .flat_map(|t| {
-            let v = t.bench.variants(&ctx);
-            if v.is_empty() {
-                vec![(t, None)]
-            } else {
-                v.into_iter().map(|v| (t, Some(v))).collect()
+    let (outs, html) = outputs(&a, &template.system.hostname, &plan.profiles)?;
+    let mut recs: Vec<Recording> = outs
+        .into_iter()
+        .enumerate()
+        .map(|(i, path)| {
+            let mut file = template.clone();
+            if let Some(p) = plan.profiles.get(i)
+                && plan.profiles.len() > 1
+            {
+                file.label = format!("{label}/{}", p.name);
             }
+            Recording { path, file }
         })
         .collect();
-    for (t, variant) in &series {
-        if reaper::interrupted() {
-            break;
-        }
-        let fds_before = crate::sys::count_open_fds();
-        let maps_before = crate::sys::count_mappings();
-        let plan = Plan {
-            n: t.n,
-            runs,
-            warmup: a.warmup,
-        };
-        let mut r = run_benchmark(t.bench, variant.as_deref(), plan, &ctx, &mut progress);
-        if variant.is_some() {
-            let family = if ctx.net().ipv6 { "ipv6" } else { "ipv4" };
-            r.params
-                .extra
-                .insert("address_family".into(), serde_json::Value::from(family));
-            if let Some((client, server)) = ctx.net().cpus {
-                r.params
-                    .extra
-                    .insert("client_cpu".into(), serde_json::json!(client));
-                r.params
-                    .extra
-                    .insert("server_cpu".into(), serde_json::json!(server));
-            }
-        }
-        let fds_after = crate::sys::count_open_fds();
-        let maps_after = crate::sys::count_mappings();
-        if fds_after > fds_before || maps_after > maps_before {
-            let leak = format!(
-                "scalebench bug: {} left {} descriptors and {} mappings behind",
-                r.series,
-                fds_after.saturating_sub(fds_before),
-                maps_after
-                    .unwrap_or(0)
-                    .saturating_sub(maps_before.unwrap_or(0))
-            );
-            progress.note(&leak);
-            r.message = Some(r.message.map_or(leak.clone(), |m| format!("{m}; {leak}")));
-        }
-        // After the leak check: the profile windows are not the runs.
-        if a.why && matches!(r.status, Status::Ok | Status::Capped) && !reaper::interrupted() {
-            progress.phase(&format!(
-                "{}: profiling at low and high n (--why)",
-                r.series
-            ));
-            let opts = WhyOptions {
-                seconds: a.why_seconds,
-                profiler_cmd: a.profiler.clone(),
-            };
-            let capped = r.status == Status::Capped;
-            let p = why::profile(t.bench, variant.as_deref(), &ctx, r.params.n, capped, &opts);
-            if let Some(e) = &p.error {
-                progress.note(&format!("{}: no profile: {e}", r.series));
-            }
-            r.profile = Some(p);
-        }
-        file.benchmarks.push(r);
-        results::write_atomic(&out, &file)
-            .with_context(|| format!("cannot write the result file {}", out.display()))?;
+    for r in &recs {
+        results::write_atomic(&r.path, &r.file)
+            .with_context(|| format!("cannot write the result file {}", r.path.display()))?;
     }
-    for w in &work {
-        if reaper::interrupted() {
-            break;
-        }
-        let opts = workloads::Options {
-            size: w.size,
-            ..work_opts.clone()
-        };
-        let r = w.workload.run(&ctx, &opts, &mut progress);
-        file.workloads.push(r);
-        results::write_atomic(&out, &file)
-            .with_context(|| format!("cannot write the result file {}", out.display()))?;
-    }
-    let interrupted = reaper::interrupted();
-    if !interrupted {
-        file.finished = Some(results::now_rfc3339());
-        file.complete = true;
-        results::write_atomic(&out, &file)
-            .with_context(|| format!("cannot write the result file {}", out.display()))?;
-    }
+
+    let ctx = Ctx::new(workdir.path(), &clock).with_net(net);
+    session::execute(&plan, &ctx, &mut recs, &mut progress)?;
+    session::finish(&mut recs)?;
     drop(guard);
     drop(workdir);
+    report_and_exit(recs, html.as_deref())
+}
 
-    let failed: Vec<String> = file
-        .benchmarks
+/// Writes the HTML report and prints the terminal one; the exit code says
+/// whether the run was interrupted or something failed.
+fn report_and_exit(
+    recs: Vec<Recording>,
+    html: Option<&std::path::Path>,
+) -> anyhow::Result<ExitCode> {
+    let failed: Vec<String> = recs
         .iter()
-        .filter(|b| b.status == Status::Failed)
-        .map(|b| b.series.clone())
-        .chain(
-            file.workloads
+        .flat_map(|r| {
+            let f = &r.file;
+            f.benchmarks
                 .iter()
-                .filter(|w| w.status == Status::Failed)
-                .map(|w| w.name.clone()),
-        )
+                .filter(|b| b.status == Status::Failed)
+                .map(|b| b.series.clone())
+                .chain(
+                    f.workloads
+                        .iter()
+                        .filter(|w| w.status == Status::Failed)
+                        .map(|w| w.name.clone()),
+                )
+                .map(move |s| match &f.profile {
+                    Some(p) => format!("{s} ({})", p.name),
+                    None => s,
+                })
+        })
         .collect();
-    let label = file.label.clone();
-    let systems = [System { label, file }];
+    let paths: Vec<PathBuf> = recs.iter().map(|r| r.path.clone()).collect();
+    let systems: Vec<System> = recs
+        .into_iter()
+        .map(|r| System {
+            label: r.file.label.clone(),
+            file: r.file,
+        })
+        .collect();
     let input = Input::new(&systems, &Options::default());
-    if let Some(h) = &html {
+    if let Some(h) = html {
         output::write_file_atomic(h, |w| {
             report::writer(report::Format::Html, None).write(&input, w)
         })?;
     }
     super::commands::with_output("", None, &[], |w| {
         report::writer(report::Format::Terminal, None).write(&input, w)?;
-        writeln!(w, "\nresult file: {}", out.display())?;
-        if let Some(h) = &html {
+        writeln!(w)?;
+        for p in &paths {
+            writeln!(w, "result file: {}", p.display())?;
+        }
+        if let Some(h) = html {
             writeln!(w, "report:      {}", h.display())?;
         }
         Ok(())
     })?;
-    if interrupted {
+    if reaper::interrupted() {
+        let done = systems[0]
+            .file
+            .benchmarks
+            .iter()
+            .filter(|b| b.status != Status::Interrupted)
+            .count();
         eprintln!(
-            "interrupted: the {} benchmarks that finished are in {}",
-            systems[0]
-                .file
-                .benchmarks
+            "interrupted: the {done} benchmarks that finished are in {}",
+            paths
                 .iter()
-                .filter(|b| b.status != Status::Interrupted)
-                .count(),
-            out.display()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         return Ok(ExitCode::from(130));
     }

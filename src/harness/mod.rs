@@ -1,8 +1,9 @@
 //! The harness: everything a benchmark does not do itself. It owns the
 //! clock, runs and warm-up ([`runner`]), resource limits ([`limits`]),
 //! child processes and ^C ([`reaper`]), progress display ([`progress`]),
-//! timed workload phases with throughput over time ([`phase`]) and the work
-//! directory ([`workdir`]).
+//! timed workload phases with throughput over time ([`phase`]), the work
+//! directory ([`workdir`]) and whole runs under tuning profiles
+//! ([`session`]).
 
 pub mod cgroup;
 pub mod clock;
@@ -14,6 +15,7 @@ pub mod progress;
 pub mod rawclock;
 pub mod reaper;
 pub mod runner;
+pub mod session;
 pub mod spread;
 pub mod sweep;
 pub mod why;

@@ -72,6 +72,14 @@ impl WorkDir {
     }
 }
 
+/// Removes the work directories under `base` (default: the temp dir) whose
+/// run is gone, with `release` called on each first, without making one;
+/// returns what it did, in words.
+pub fn sweep_dead(base: Option<&Path>, release: fn(&Path) -> Vec<String>) -> Vec<String> {
+    let base: PathBuf = base.map_or_else(std::env::temp_dir, Path::to_path_buf);
+    sweep(&base, release)
+}
+
 /// Takes an exclusive lock; `false` when another open file holds one.
 fn try_lock(f: &File) -> bool {
     // SAFETY: flock on a descriptor we own.

@@ -384,6 +384,45 @@ impl Report for HtmlReport {
             }
         }
 
+        // Settings and profiles.
+        let rows = super::settings::differing(input.systems);
+        if !rows.is_empty() {
+            writeln!(
+                out,
+                "<h2 id=\"settings\">Settings that differ</h2><table class=\"settings\"><tr><th>setting</th>"
+            )?;
+            for l in &labels {
+                write!(out, "<th>{}</th>", esc(l))?;
+            }
+            writeln!(out, "</tr>")?;
+            for r in &rows {
+                write!(out, "<tr><td>{}</td>", esc(&r.name))?;
+                for v in &r.values {
+                    write!(out, "<td>{}</td>", esc(v.as_deref().unwrap_or("—")))?;
+                }
+                writeln!(out, "</tr>")?;
+            }
+            writeln!(out, "</table>")?;
+        }
+        for s in input.systems {
+            let Some(p) = &s.file.profile else { continue };
+            writeln!(
+                out,
+                "<h3 class=\"profile\">Profile of {}</h3><p>{}</p><ul class=\"profile\">",
+                esc(&s.label),
+                esc(&super::settings::summary(p))
+            )?;
+            for (c, line) in p.changes.iter().zip(p.lines(false)) {
+                writeln!(
+                    out,
+                    "<li data-status=\"{}\">{}</li>",
+                    serde_json::to_value(c.status)?.as_str().unwrap_or(""),
+                    esc(&line)
+                )?;
+            }
+            writeln!(out, "</ul>")?;
+        }
+
         // Verdicts.
         if !input.entries.is_empty() {
             writeln!(

@@ -19,6 +19,8 @@ struct Doc<'a> {
     systems: Vec<SystemRow<'a>>,
     verdicts: Vec<VerdictRow<'a>>,
     differences: Vec<Difference>,
+    /// Recorded settings whose values differ between the systems.
+    settings_differ: Vec<super::settings::SettingRow>,
     workloads: Vec<WorkRow<'a>>,
     notices: &'a [String],
 }
@@ -30,6 +32,8 @@ struct SystemRow<'a> {
     os_release: &'a str,
     cpu: Option<&'a str>,
     started: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    profile: Option<&'a crate::results::ProfileRecord>,
 }
 
 #[derive(Serialize)]
@@ -90,6 +94,7 @@ impl Report for JsonReport {
                     os_release: &s.file.system.os_release,
                     cpu: s.file.system.cpu.model.as_deref(),
                     started: &s.file.started,
+                    profile: s.file.profile.as_ref(),
                 })
                 .collect(),
             verdicts: input
@@ -125,6 +130,7 @@ impl Report for JsonReport {
                 })
                 .collect(),
             differences: diff::differences(input),
+            settings_differ: super::settings::differing(input.systems),
             workloads: input
                 .work_tables()
                 .iter()

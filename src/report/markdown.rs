@@ -185,6 +185,36 @@ impl Report for MarkdownReport {
             for d in diffs {
                 writeln!(out, "- {}", d.text)?;
             }
+            let rows = super::settings::differing(input.systems);
+            if !rows.is_empty() {
+                writeln!(out, "\n**Settings that differ:**\n")?;
+                write!(out, "| setting |")?;
+                for s in input.systems {
+                    write!(out, " {} |", cell(&s.label))?;
+                }
+                writeln!(out)?;
+                writeln!(out, "|---|{}", "---|".repeat(input.systems.len()))?;
+                for r in rows {
+                    write!(out, "| {} |", cell(&r.name))?;
+                    for v in &r.values {
+                        write!(out, " {} |", cell(v.as_deref().unwrap_or("—")))?;
+                    }
+                    writeln!(out)?;
+                }
+            }
+        }
+        for s in input.systems {
+            if let Some(p) = &s.file.profile {
+                writeln!(
+                    out,
+                    "\n**Profile of {}:** {}\n",
+                    cell(&s.label),
+                    cell(&super::settings::summary(p))
+                )?;
+                for l in p.lines(false) {
+                    writeln!(out, "- {}", cell(&l))?;
+                }
+            }
         }
         if let Some(dir) = &self.svg_dir {
             std::fs::create_dir_all(dir)

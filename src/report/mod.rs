@@ -10,6 +10,7 @@ pub mod flame;
 pub mod html;
 mod json;
 mod markdown;
+pub mod settings;
 mod terminal;
 
 pub use csv_out::CsvReport;

@@ -277,6 +277,29 @@ impl Report for TerminalReport {
                 }
             );
             wrapped(out, "", &head)?;
+            if let Some(p) = &s.file.profile {
+                wrapped(
+                    out,
+                    "    ",
+                    &format!("profile {}", super::settings::summary(p)),
+                )?;
+                for c in p
+                    .changes
+                    .iter()
+                    .filter(|c| c.status == crate::results::ChangeStatus::Refused)
+                {
+                    wrapped(
+                        out,
+                        "      ",
+                        &format!(
+                            "refused: {} {} — {}",
+                            c.kind,
+                            c.name,
+                            c.reason.as_deref().unwrap_or("")
+                        ),
+                    )?;
+                }
+            }
         }
         writeln!(out)?;
         if input.entries.is_empty() && !input.systems.iter().all(|s| s.file.workloads.is_empty()) {
@@ -365,6 +388,20 @@ fn write_tail(out: &mut dyn Write, input: &Input, many: bool) -> anyhow::Result<
         }
         for d in diffs {
             wrapped(out, "  - ", &d.text)?;
+        }
+        let rows = super::settings::differing(input.systems);
+        if !rows.is_empty() {
+            writeln!(out)?;
+            writeln!(out, "Settings that differ:")?;
+            for r in rows {
+                let values: Vec<String> = r
+                    .values
+                    .iter()
+                    .zip(input.systems)
+                    .map(|(v, s)| format!("{}: {}", s.label, v.as_deref().unwrap_or("—")))
+                    .collect();
+                wrapped(out, "  - ", &format!("{}: {}", r.name, values.join("; ")))?;
+            }
         }
     }
     for n in &input.notices {

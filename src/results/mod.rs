@@ -49,6 +49,113 @@ pub struct ResultFile {
     /// One entry per real-world workload, in run order (schema 2).
     #[serde(default)]
     pub workloads: Vec<WorkloadResult>,
+    /// The tuning profile the run was made under (`run --profile`), with
+    /// what it changed; absent when none was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileRecord>,
+}
+
+/// A tuning profile as applied for a run: every setting it names for this
+/// OS, with the value before and after.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ProfileRecord {
+    /// The profile's name (`default`, `dragonfly-linux`, …).
+    pub name: String,
+    /// What it is for, in words.
+    pub description: String,
+    /// `built-in`, or the path of the profile file.
+    pub origin: String,
+    /// `true` when some setting could not be applied: the run measured
+    /// the system without it.
+    pub partial: bool,
+    /// Each setting for this OS, in the profile's order.
+    pub changes: Vec<ProfileChange>,
+    /// The other systems the profile has settings for (a FreeBSD profile
+    /// run on Linux changes nothing here).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub elsewhere: Vec<String>,
+}
+
+impl ProfileRecord {
+    /// The record in lines: `kind name = wanted: status (old → new) —
+    /// reason`; `dry` for a check's record (`would change`).
+    pub fn lines(&self, dry: bool) -> Vec<String> {
+        self.changes
+            .iter()
+            .map(|c| {
+                if c.kind == "note" {
+                    return format!("note: {}", c.name);
+                }
+                let value = match (&c.old, &c.new, c.status) {
+                    (Some(o), Some(n), ChangeStatus::Applied) => format!("{o} → {n}"),
+                    (Some(o), _, _) => o.clone(),
+                    (None, Some(n), _) => format!("→ {n}"),
+                    (None, None, _) => String::new(),
+                };
+                let status = match c.status {
+                    ChangeStatus::Applied if dry => "would change",
+                    ChangeStatus::Applied => "applied",
+                    ChangeStatus::Unchanged => "already so",
+                    ChangeStatus::Refused if dry => "would be refused",
+                    ChangeStatus::Refused => "refused",
+                    ChangeStatus::Recorded => "recorded",
+                };
+                let wanted = if c.wanted.is_empty() || c.kind == "boot" {
+                    String::new()
+                } else {
+                    format!(" = {}", c.wanted)
+                };
+                format!(
+                    "{} {}{wanted}: {status}{}{}",
+                    c.kind,
+                    c.name,
+                    if value.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({value})")
+                    },
+                    c.reason
+                        .as_ref()
+                        .map_or(String::new(), |r| format!(" — {r}"))
+                )
+            })
+            .collect()
+    }
+}
+
+/// One setting of a profile and what became of it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ProfileChange {
+    /// `sysctl`, `limit`, `setting`, `mount`, `tunefs`, `boot` or `note`.
+    pub kind: String,
+    /// The sysctl, limit or setting (`net.core.somaxconn`, `RLIMIT_NOFILE`).
+    pub name: String,
+    /// What the profile asks for (`65535`, `>=4096`).
+    pub wanted: String,
+    /// The value before.
+    pub old: Option<String>,
+    /// The value during the run.
+    pub new: Option<String>,
+    /// What became of it.
+    pub status: ChangeStatus,
+    /// Why it was refused or only recorded, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// What became of one setting of a profile.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeStatus {
+    /// Changed for the run, and restored after it.
+    Applied,
+    /// Already as asked: left alone.
+    Unchanged,
+    /// Could not be applied (`reason` says why): the run is partial.
+    Refused,
+    /// Never applied: it needs a reboot, a kernel build or a step by hand
+    /// (`reason`), or is a note.
+    Recorded,
 }
 
 /// A real-world workload (static web serving, …): rows of throughput and

@@ -195,22 +195,46 @@ pub fn still_replaceable(path: &Path) -> std::io::Result<()> {
 /// started in the same instant never share a name). The file is left
 /// empty, to be replaced by the first write.
 pub fn claim_new(base: &Path, ext: &str) -> std::io::Result<PathBuf> {
-    for k in 1..10_000u32 {
-        let mut name = base.as_os_str().to_os_string();
+    let (_, mut v) = claim_group(base, &[String::new()], ext)?;
+    Ok(v.remove(0))
+}
+
+/// Claims several names at once, as [`claim_new`] one: `base` + each
+/// suffix + `.ext`, all free under one base (`base`, `base-2`, …);
+/// returns that base and the files, created empty.
+pub fn claim_group(
+    base: &Path,
+    suffixes: &[String],
+    ext: &str,
+) -> std::io::Result<(PathBuf, Vec<PathBuf>)> {
+    'next: for k in 1..10_000u32 {
+        let mut b = base.as_os_str().to_os_string();
         if k > 1 {
-            name.push(format!("-{k}"));
+            b.push(format!("-{k}"));
         }
-        name.push(format!(".{ext}"));
-        let p = PathBuf::from(name);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&p)
-        {
-            Ok(_) => return Ok(p),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
+        let mut made: Vec<PathBuf> = Vec::new();
+        for s in suffixes {
+            let mut name = b.clone();
+            name.push(format!("{s}.{ext}"));
+            let p = PathBuf::from(name);
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&p)
+            {
+                Ok(_) => made.push(p),
+                Err(e) => {
+                    for m in &made {
+                        let _ = std::fs::remove_file(m);
+                    }
+                    if e.kind() == std::io::ErrorKind::AlreadyExists {
+                        continue 'next;
+                    }
+                    return Err(e);
+                }
+            }
         }
+        return Ok((PathBuf::from(b), made));
     }
     Err(std::io::Error::other(format!(
         "no free name for {}",

@@ -67,10 +67,7 @@ pub fn bind_address_no_port(_fd: i32) -> std::io::Result<bool> {
 
 /// Reads one sysctl.
 pub fn sysctl(name: &str) -> Option<String> {
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
-    {
+    if !sysctl_name_ok(name) {
         return None;
     }
     let out = Command::new("sysctl").arg("-n").arg(name).output().ok()?;
@@ -79,6 +76,72 @@ pub fn sysctl(name: &str) -> Option<String> {
     }
     let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
     (!v.is_empty()).then_some(v)
+}
+
+/// Whether `name` is a plain sysctl name (nothing sysctl(8) would read as
+/// an option or an assignment).
+fn sysctl_name_ok(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('-')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
+}
+
+/// Writes one sysctl with sysctl(8); the error carries what it said.
+pub fn set_sysctl(name: &str, value: &str) -> std::io::Result<()> {
+    if !sysctl_name_ok(name) || value.contains('\n') {
+        return Err(std::io::Error::other("not a sysctl name and value"));
+    }
+    let mut cmd = Command::new("sysctl");
+    if cfg!(any(target_os = "netbsd", target_vendor = "apple")) {
+        cmd.arg("-w");
+    }
+    let out = cmd.arg(format!("{name}={value}")).output()?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    Err(std::io::Error::other(if said.is_empty() {
+        format!("sysctl(8) exited with {}", out.status)
+    } else {
+        said
+    }))
+}
+
+/// Whether this process could write the sysctl `name`, as far as can be
+/// told without writing it: it exists and we are root (a boot-time
+/// tunable still refuses when written).
+pub fn sysctl_writable(name: &str) -> Result<(), String> {
+    if sysctl(name).is_none() {
+        return Err("no such sysctl here".into());
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("needs root".into());
+    }
+    Ok(())
+}
+
+/// Reads a named setting: none of them exist here.
+pub fn read_setting(_s: super::Setting) -> Option<String> {
+    None
+}
+
+/// Whether this process could change a named setting.
+pub fn setting_writable(s: super::Setting) -> Result<(), String> {
+    Err(format!("{} is a Linux setting", s.name()))
+}
+
+/// Changes a named setting.
+pub fn write_setting(s: super::Setting, _value: &str) -> std::io::Result<()> {
+    Err(std::io::Error::other(setting_writable(s).unwrap_err()))
+}
+
+/// Whether this process may raise a hard resource limit (root may).
+pub fn may_raise_hard_limits() -> Option<bool> {
+    // SAFETY: geteuid has no preconditions.
+    Some(unsafe { libc::geteuid() } == 0)
 }
 
 /// Reads the sysctl `name` into `buf`; returns how many `T` it filled.

@@ -65,12 +65,113 @@ pub fn bind_address_no_port(fd: i32) -> std::io::Result<bool> {
 
 /// Reads one sysctl.
 pub fn sysctl(name: &str) -> Option<String> {
-    if name.contains("..") || name.contains('/') {
+    let v = std::fs::read_to_string(sysctl_path(name)?).ok()?;
+    Some(v.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// The file behind a sysctl name, or `None` for a name that could reach
+/// outside /proc/sys.
+fn sysctl_path(name: &str) -> Option<PathBuf> {
+    if name.is_empty() || name.contains("..") || name.contains('/') {
         return None;
     }
-    let path = format!("/proc/sys/{}", name.replace('.', "/"));
-    let v = std::fs::read_to_string(path).ok()?;
-    Some(v.split_whitespace().collect::<Vec<_>>().join(" "))
+    Some(PathBuf::from(format!(
+        "/proc/sys/{}",
+        name.replace('.', "/")
+    )))
+}
+
+/// Writes one sysctl; the error says why the kernel refused.
+pub fn set_sysctl(name: &str, value: &str) -> std::io::Result<()> {
+    let path = sysctl_path(name).ok_or_else(|| std::io::Error::other("not a sysctl name"))?;
+    std::fs::write(path, value)
+}
+
+/// Whether this process could write the sysctl `name`, without writing
+/// it: `Err` says why not (absent, read-only, not root).
+pub fn sysctl_writable(name: &str) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = sysctl_path(name).ok_or("not a sysctl name")?;
+    let meta = std::fs::metadata(&path).map_err(|_| "no such sysctl here".to_string())?;
+    if meta.is_dir() {
+        return Err("a group of sysctls, not one".into());
+    }
+    if meta.permissions().mode() & 0o222 == 0 {
+        return Err("read-only".into());
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("needs root".into());
+    }
+    Ok(())
+}
+
+/// The cpufreq governor file of every CPU.
+fn governor_files() -> Vec<PathBuf> {
+    let mut v: Vec<(usize, PathBuf)> = std::fs::read_dir("/sys/devices/system/cpu")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let i: usize = name.strip_prefix("cpu")?.parse().ok()?;
+            let f = e.path().join("cpufreq/scaling_governor");
+            f.exists().then_some((i, f))
+        })
+        .collect();
+    v.sort();
+    v.into_iter().map(|(_, f)| f).collect()
+}
+
+const THP: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+
+/// Reads a named setting.
+pub fn read_setting(s: super::Setting) -> Option<String> {
+    match s {
+        super::Setting::Governor => governor(),
+        super::Setting::TransparentHugepages => read_line(THP).and_then(|v| selected_choice(&v)),
+    }
+}
+
+/// Whether this process could change a named setting: `Err` says why not.
+pub fn setting_writable(s: super::Setting) -> Result<(), String> {
+    let files = match s {
+        super::Setting::Governor => governor_files(),
+        super::Setting::TransparentHugepages => vec![PathBuf::from(THP)],
+    };
+    if files.is_empty() || !files[0].exists() {
+        return Err(match s {
+            super::Setting::Governor => "no CPU frequency scaling (cpufreq) here".into(),
+            super::Setting::TransparentHugepages => "no transparent huge pages here".into(),
+        });
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("needs root".into());
+    }
+    Ok(())
+}
+
+/// Changes a named setting (every CPU's governor).
+pub fn write_setting(s: super::Setting, value: &str) -> std::io::Result<()> {
+    setting_writable(s).map_err(std::io::Error::other)?;
+    let files = match s {
+        super::Setting::Governor => governor_files(),
+        super::Setting::TransparentHugepages => vec![PathBuf::from(THP)],
+    };
+    for f in files {
+        std::fs::write(f, value)?;
+    }
+    Ok(())
+}
+
+/// Whether this process may raise a hard resource limit
+/// (CAP_SYS_RESOURCE in its effective capabilities).
+pub fn may_raise_hard_limits() -> Option<bool> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let caps = status.lines().find_map(|l| l.strip_prefix("CapEff:"))?;
+    let bits = u64::from_str_radix(caps.trim(), 16).ok()?;
+    Some(bits & (1 << 24) != 0)
 }
 
 fn cpuinfo_field(key: &str) -> Option<String> {
@@ -498,21 +599,16 @@ pub(crate) fn collapse_per_cpu(values: &[(usize, String)]) -> Option<String> {
 
 /// The cpufreq governor of each CPU, collapsed when all are equal.
 fn governor() -> Option<String> {
-    let mut v = Vec::new();
-    for e in std::fs::read_dir("/sys/devices/system/cpu").ok()?.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(i) = name
-            .strip_prefix("cpu")
-            .and_then(|n| n.parse::<usize>().ok())
-        else {
-            continue;
-        };
-        let p = format!("/sys/devices/system/cpu/{name}/cpufreq/scaling_governor");
-        if let Some(g) = read_line(&p) {
-            v.push((i, g));
-        }
-    }
-    v.sort();
+    let v: Vec<(usize, String)> = governor_files()
+        .into_iter()
+        .filter_map(|f| {
+            let i = f.parent()?.parent()?.file_name()?.to_str()?;
+            Some((
+                i.strip_prefix("cpu")?.parse().ok()?,
+                read_line(f.to_str()?)?,
+            ))
+        })
+        .collect();
     collapse_per_cpu(&v)
 }
 

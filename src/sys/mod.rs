@@ -33,10 +33,34 @@ use bsd as os;
 pub use os::{
     bind_address_no_port, count_mappings, cpu_clocks_mhz, cpu_mhz, cpu_model, cpu_ticks,
     defer_accept, die_with_parent, disk_attach, disk_detach, drop_caches, invariant_tsc,
-    libc_version, make_fs, memory_bytes, mount_fs, mount_of, pin_to_cpu, release_mounts_under,
-    sendfile, set_child_subreaper, sync_fs, time_wait_count, tuning, unmount_fs,
-    whole_loopback_net,
+    libc_version, make_fs, may_raise_hard_limits, memory_bytes, mount_fs, mount_of, pin_to_cpu,
+    read_setting, release_mounts_under, sendfile, set_child_subreaper, set_sysctl,
+    setting_writable, sync_fs, sysctl_writable, time_wait_count, tuning, unmount_fs,
+    whole_loopback_net, write_setting,
 };
+
+/// A system setting that is not a sysctl but that a tuning profile may
+/// change (Linux sysfs files).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    /// The CPU frequency governor of every CPU (`performance`).
+    Governor,
+    /// Transparent huge pages (`always`, `madvise`, `never`).
+    TransparentHugepages,
+}
+
+impl Setting {
+    /// Every setting.
+    pub const ALL: [Setting; 2] = [Setting::Governor, Setting::TransparentHugepages];
+
+    /// Its name in a profile file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Setting::Governor => "cpu_governor",
+            Setting::TransparentHugepages => "transparent_hugepages",
+        }
+    }
+}
 
 /// Removes the System V shared memory segment `id` if its key is `key`
 /// and no process is attached: `Some(Ok(true))` removed, `Some(Ok(false))`

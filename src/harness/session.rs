@@ -1,0 +1,310 @@
+//! A whole `scalebench run` as a plan the harness executes: benchmark
+//! series and workloads, each under every tuning profile asked for, every
+//! result written to its file as soon as it is measured.
+//!
+//! With profiles (`run --profile default,throughput`) each profile has its
+//! own result file. They alternate: for each series or workload, each
+//! profile in turn is applied, measured under and put back, so that drift
+//! of the machine over the run falls on every profile alike (only figures
+//! measured side by side, alternating, compare).
+
+use super::progress::Progress;
+use super::runner::{Plan, run_benchmark};
+use super::why::{self, WhyOptions};
+use super::{Ctx, reaper};
+use crate::bench::Benchmark;
+use crate::profile::Profile;
+use crate::profile::apply::{self, Applied};
+use crate::results::{self, BenchResult, ResultFile, Status};
+use crate::workloads::{self, Size, Workload};
+use anyhow::Context;
+use std::path::PathBuf;
+
+/// A benchmark to run and its n.
+pub struct Target {
+    /// The benchmark.
+    pub bench: &'static dyn Benchmark,
+    /// Items per run.
+    pub n: u64,
+}
+
+/// A workload to run and its size.
+pub struct WorkTarget {
+    /// The workload.
+    pub workload: &'static dyn Workload,
+    /// How big.
+    pub size: Size,
+}
+
+/// What a run does.
+pub struct RunPlan {
+    /// Benchmarks, in order.
+    pub targets: Vec<Target>,
+    /// Workloads, in order, after the benchmarks.
+    pub work: Vec<WorkTarget>,
+    /// The workloads' options (their size is each target's).
+    pub work_opts: workloads::Options,
+    /// Runs per benchmark.
+    pub runs: u32,
+    /// Warm-up operations (`None`: the benchmark's default).
+    pub warmup: Option<u64>,
+    /// Profile each benchmark at low and high n afterwards (`--why`).
+    pub why: Option<WhyOptions>,
+    /// The tuning profiles to measure under, each with its own result
+    /// file; empty: the system as it is, one result file.
+    pub profiles: Vec<Profile>,
+}
+
+/// A result file being recorded and where it goes.
+pub struct Recording {
+    /// Its path.
+    pub path: PathBuf,
+    /// What it holds so far.
+    pub file: ResultFile,
+}
+
+impl Recording {
+    fn save(&self) -> anyhow::Result<()> {
+        results::write_atomic(&self.path, &self.file)
+            .with_context(|| format!("cannot write the result file {}", self.path.display()))
+    }
+}
+
+/// Applies profile `i` (none when the plan has none) for one target; the
+/// first application's record goes into the result file, and a partial
+/// one on any application marks it partial.
+fn under_profile(
+    plan: &RunPlan,
+    i: usize,
+    ctx: &Ctx,
+    rec: &mut Recording,
+    progress: &mut Progress,
+) -> Option<Applied> {
+    let p = plan.profiles.get(i)?;
+    let mkfs = plan
+        .work_opts
+        .fs
+        .places
+        .iter()
+        .any(|pl| matches!(pl, crate::workloads::fs::Place::Mkfs(_)));
+    let a = Applied::apply(p, ctx.workdir(), mkfs);
+    match &mut rec.file.profile {
+        Some(r) => r.partial |= a.record.partial,
+        None => {
+            for line in a.record.lines(false) {
+                progress.note(&format!("profile {}: {line}", p.name));
+            }
+            overlay(&mut rec.file.system, &a.record);
+            rec.file.profile = Some(a.record.clone());
+        }
+    }
+    Some(a)
+}
+
+/// The system record as it was during the run under a profile: the
+/// sysctls, limits and settings it changed hold their new values.
+fn overlay(sys: &mut crate::results::SystemInfo, r: &crate::results::ProfileRecord) {
+    use crate::results::{ChangeStatus, Limit};
+    for c in &r.changes {
+        let Some(new) = c.new.clone() else { continue };
+        if !matches!(c.status, ChangeStatus::Applied | ChangeStatus::Unchanged) {
+            continue;
+        }
+        match c.kind.as_str() {
+            "sysctl" => {
+                sys.sysctls.insert(c.name.clone(), new);
+            }
+            "limit" => {
+                let one = |v: &str| v.parse::<u64>().ok();
+                if let Some((soft, hard)) = new.split_once('/') {
+                    sys.limits.insert(
+                        c.name.clone(),
+                        Limit {
+                            soft: one(soft),
+                            hard: one(hard),
+                        },
+                    );
+                }
+            }
+            "setting" if c.name == crate::sys::Setting::Governor.name() => {
+                sys.tuning.governor = Some(new)
+            }
+            "setting" if c.name == crate::sys::Setting::TransparentHugepages.name() => {
+                sys.tuning.thp_enabled = Some(new)
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Records in every file the sysctls any of the profiles names, as they
+/// are before any is applied, so that files without that profile show
+/// the value they ran with.
+fn record_profile_sysctls(plan: &RunPlan, recs: &mut [Recording]) {
+    let os = crate::profile::Os::this();
+    for p in &plan.profiles {
+        for i in p.for_os(os) {
+            if let crate::profile::What::Sysctl { name, .. } = &i.what
+                && let Some(v) = crate::sys::sysctl(name)
+            {
+                for r in recs.iter_mut() {
+                    r.file
+                        .system
+                        .sysctls
+                        .entry(name.clone())
+                        .or_insert(v.clone());
+                }
+            }
+        }
+    }
+}
+
+/// The workload options under profile `i`: its mount options go to the
+/// filesystems the run makes unless `--mount-opts` named others.
+fn work_options(plan: &RunPlan, i: usize, size: Size) -> workloads::Options {
+    let mut o = workloads::Options {
+        size,
+        ..plan.work_opts.clone()
+    };
+    if o.fs.mount_opts.is_none()
+        && let Some(p) = plan.profiles.get(i)
+    {
+        o.fs.mount_opts = p.mount_options(crate::profile::Os::this());
+    }
+    o
+}
+
+/// Runs one benchmark series and checks that it left nothing behind.
+fn run_series(
+    plan: &RunPlan,
+    t: &Target,
+    variant: Option<&str>,
+    ctx: &Ctx,
+    progress: &mut Progress,
+) -> BenchResult {
+    let fds_before = crate::sys::count_open_fds();
+    let maps_before = crate::sys::count_mappings();
+    let p = Plan {
+        n: t.n,
+        runs: plan.runs,
+        warmup: plan.warmup,
+    };
+    let mut r = run_benchmark(t.bench, variant, p, ctx, progress);
+    if variant.is_some() {
+        let family = if ctx.net().ipv6 { "ipv6" } else { "ipv4" };
+        r.params
+            .extra
+            .insert("address_family".into(), serde_json::Value::from(family));
+        if let Some((client, server)) = ctx.net().cpus {
+            r.params
+                .extra
+                .insert("client_cpu".into(), serde_json::json!(client));
+            r.params
+                .extra
+                .insert("server_cpu".into(), serde_json::json!(server));
+        }
+    }
+    let fds_after = crate::sys::count_open_fds();
+    let maps_after = crate::sys::count_mappings();
+    if fds_after > fds_before || maps_after > maps_before {
+        let leak = format!(
+            "scalebench bug: {} left {} descriptors and {} mappings behind",
+            r.series,
+            fds_after.saturating_sub(fds_before),
+            maps_after
+                .unwrap_or(0)
+                .saturating_sub(maps_before.unwrap_or(0))
+        );
+        progress.note(&leak);
+        r.message = Some(r.message.map_or(leak.clone(), |m| format!("{m}; {leak}")));
+    }
+    // After the leak check: the profile windows are not the runs.
+    if let Some(opts) = &plan.why
+        && matches!(r.status, Status::Ok | Status::Capped)
+        && !reaper::interrupted()
+    {
+        progress.phase(&format!(
+            "{}: profiling at low and high n (--why)",
+            r.series
+        ));
+        let capped = r.status == Status::Capped;
+        let prof = why::profile(t.bench, variant, ctx, r.params.n, capped, opts);
+        if let Some(e) = &prof.error {
+            progress.note(&format!("{}: no profile: {e}", r.series));
+        }
+        r.profile = Some(prof);
+    }
+    r
+}
+
+/// Executes `plan`, recording into `recs` (one per profile, or one), each
+/// written after every series and workload; stops early on ^C. The files
+/// are not marked complete here.
+pub fn execute(
+    plan: &RunPlan,
+    ctx: &Ctx,
+    recs: &mut [Recording],
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    record_profile_sysctls(plan, recs);
+    let series: Vec<(&Target, Option<String>)> = plan
+        .targets
+        .iter()
+        .flat_map(|t| {
+            let v = t.bench.variants(ctx);
+            if v.is_empty() {
+                vec![(t, None)]
+            } else {
+                v.into_iter().map(|v| (t, Some(v))).collect()
+            }
+        })
+        .collect();
+    for (t, variant) in &series {
+        for (i, rec) in recs.iter_mut().enumerate() {
+            if reaper::interrupted() {
+                return Ok(());
+            }
+            let applied = under_profile(plan, i, ctx, rec, progress);
+            let r = run_series(plan, t, variant.as_deref(), ctx, progress);
+            drop(applied);
+            rec.file.benchmarks.push(r);
+            rec.save()?;
+        }
+    }
+    for w in &plan.work {
+        for (i, rec) in recs.iter_mut().enumerate() {
+            if reaper::interrupted() {
+                return Ok(());
+            }
+            let opts = work_options(plan, i, w.size);
+            let applied = under_profile(plan, i, ctx, rec, progress);
+            let r = w.workload.run(ctx, &opts, progress);
+            drop(applied);
+            rec.file.workloads.push(r);
+            rec.save()?;
+        }
+    }
+    Ok(())
+}
+
+/// Marks every file complete (unless interrupted) and writes it.
+pub fn finish(recs: &mut [Recording]) -> anyhow::Result<()> {
+    if reaper::interrupted() {
+        return Ok(());
+    }
+    for rec in recs.iter_mut() {
+        rec.file.finished = Some(results::now_rfc3339());
+        rec.file.complete = true;
+        rec.save()?;
+    }
+    Ok(())
+}
+
+/// Frees what a dead run left outside its work directory, before the
+/// directory is removed: settings its profile changed (the journal), a
+/// database's shared memory, a memory cgroup.
+pub fn release_stale(dir: &std::path::Path) -> Vec<String> {
+    let mut v = apply::recover(dir);
+    v.extend(workloads::release_stale(dir));
+    v
+}

@@ -1,0 +1,697 @@
+//! Applying a profile and putting everything back.
+//!
+//! Every setting is first *planned* against the running system (its value
+//! now, whether it already is as asked, whether this process may change
+//! it): [`check`] stops there. [`Applied::apply`] then changes what needs
+//! changing, reads each value back, and restores it all when dropped —
+//! after success, an error, a panic, ^C or SIGTERM (the run loop stops and
+//! unwinds). Before each sysctl or setting is changed, its old value goes
+//! into a journal in the run's work directory; a run killed with SIGKILL
+//! leaves the journal behind, and the next run (or `scalebench restore`)
+//! finds it with the dead run's work directory and [`recover`]s.
+
+use super::{Item, Os, Profile, Wanted, What};
+use crate::results::{ChangeStatus, ProfileChange, ProfileRecord};
+use crate::sys::{self, Rlimit, Setting};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The journal's file name inside a work directory.
+pub const JOURNAL: &str = "profile-journal.json";
+
+/// What applying one setting would do.
+#[derive(Debug, Clone, PartialEq)]
+enum Step {
+    /// Change it from `old` to `new`.
+    Change { old: Option<String>, new: String },
+    /// Already as asked.
+    Unchanged { old: String },
+    /// Cannot be done here.
+    Refused { old: Option<String>, reason: String },
+    /// Recorded only.
+    Recorded { old: Option<String>, reason: String },
+}
+
+/// A limit as text (`1024/20000`, `unlimited`).
+fn show_limit(l: sys::LimitPair) -> String {
+    let one = |v: Option<u64>| v.map_or("unlimited".to_string(), |x| x.to_string());
+    format!("{}/{}", one(l.0), one(l.1))
+}
+
+/// A limit value of a profile as an rlimit value (`None`: unlimited).
+fn limit_value(s: &str) -> Option<u64> {
+    s.parse().ok()
+}
+
+/// The new (soft, hard) pair for a wanted limit, or `None` when `now`
+/// already is as asked.
+fn limit_target(now: sys::LimitPair, wanted: &Wanted) -> Option<sys::LimitPair> {
+    let (soft, hard) = now;
+    let as_num = |v: Option<u64>| v.unwrap_or(u64::MAX);
+    let new_soft = match wanted {
+        Wanted::Exact(v) => limit_value(v),
+        Wanted::AtLeast(b) if as_num(soft) >= *b => return None,
+        Wanted::AtLeast(b) => Some(*b),
+        Wanted::AtMost(b) if as_num(soft) <= *b => return None,
+        Wanted::AtMost(b) => Some(*b),
+    };
+    if new_soft == soft {
+        return None;
+    }
+    let new_hard = if as_num(new_soft) > as_num(hard) {
+        new_soft
+    } else {
+        hard
+    };
+    Some((new_soft, new_hard))
+}
+
+/// Plans one setting against the running system.
+fn plan(what: &What, mkfs: bool) -> Step {
+    match what {
+        What::Sysctl { name, wanted } => {
+            let Some(old) = sys::sysctl(name) else {
+                return Step::Refused {
+                    old: None,
+                    reason: "no such sysctl on this system".into(),
+                };
+            };
+            match wanted.met_by(&old) {
+                Some(true) => return Step::Unchanged { old },
+                None => {
+                    return Step::Refused {
+                        reason: format!(
+                            "its value `{old}` is not a number to compare with {wanted}"
+                        ),
+                        old: Some(old),
+                    };
+                }
+                Some(false) => {}
+            }
+            match sys::sysctl_writable(name) {
+                Ok(()) => Step::Change {
+                    old: Some(old),
+                    new: wanted.target(),
+                },
+                Err(reason) => Step::Refused {
+                    old: Some(old),
+                    reason,
+                },
+            }
+        }
+        What::Limit { limit, wanted } => {
+            let Some(now) = sys::get_rlimit(*limit) else {
+                return Step::Refused {
+                    old: None,
+                    reason: "this system has no such limit".into(),
+                };
+            };
+            let Some(target) = limit_target(now, wanted) else {
+                return Step::Unchanged {
+                    old: show_limit(now),
+                };
+            };
+            let raises_hard = target.1.unwrap_or(u64::MAX) > now.1.unwrap_or(u64::MAX);
+            if raises_hard && sys::may_raise_hard_limits() == Some(false) {
+                return Step::Refused {
+                    old: Some(show_limit(now)),
+                    reason: format!(
+                        "the hard limit is {} and this process may not raise it (it needs root or CAP_SYS_RESOURCE)",
+                        now.1.map_or("unlimited".into(), |h| h.to_string())
+                    ),
+                };
+            }
+            Step::Change {
+                old: Some(show_limit(now)),
+                new: show_limit(target),
+            }
+        }
+        What::Setting { setting, wanted } => {
+            let old = sys::read_setting(*setting);
+            if old.as_deref() == Some(wanted.as_str()) {
+                return Step::Unchanged {
+                    old: old.unwrap_or_default(),
+                };
+            }
+            match sys::setting_writable(*setting) {
+                Ok(()) => Step::Change {
+                    old,
+                    new: wanted.clone(),
+                },
+                Err(reason) => Step::Refused { old, reason },
+            }
+        }
+        What::Mount { .. } => Step::Recorded {
+            old: None,
+            reason: if mkfs {
+                "given to the filesystems this run makes (--mkfs)".into()
+            } else {
+                "for the filesystems the fs workloads make (--mkfs); none in this run".into()
+            },
+        },
+        What::Tunefs { .. } => Step::Recorded {
+            old: None,
+            reason: "tunefs works on an unmounted filesystem: by hand, in single-user mode".into(),
+        },
+        What::Boot {
+            how, sysctl, value, ..
+        } => {
+            let now = sysctl.as_deref().and_then(sys::sysctl);
+            let state = match (&now, value) {
+                (Some(n), Some(v)) => match v.met_by(n) {
+                    Some(true) => format!("; running with {n}, as asked"),
+                    _ => format!("; running with {n}, not {v}"),
+                },
+                (Some(n), None) => format!("; running with {n}"),
+                _ => String::new(),
+            };
+            Step::Recorded {
+                old: now,
+                reason: format!("needs a reboot or a kernel build: {how}{state}"),
+            }
+        }
+        What::Note(_) => Step::Recorded {
+            old: None,
+            reason: "a note: scalebench does not do this".into(),
+        },
+    }
+}
+
+/// The name a setting is recorded under.
+fn name_of(what: &What) -> String {
+    match what {
+        What::Sysctl { name, .. } => name.clone(),
+        What::Limit { limit, .. } => limit.name().to_string(),
+        What::Setting { setting, .. } => setting.name().to_string(),
+        What::Mount { .. } => "mount options".into(),
+        What::Tunefs { args } => args.clone(),
+        What::Boot { what, .. } => what.clone(),
+        What::Note(n) => n.clone(),
+    }
+}
+
+/// What a setting asks for, as recorded.
+fn wanted_of(what: &What) -> String {
+    match what {
+        What::Sysctl { wanted, .. } | What::Limit { wanted, .. } => wanted.to_string(),
+        What::Setting { wanted, .. } => wanted.clone(),
+        What::Mount { options } => options.join(","),
+        What::Boot { value, .. } => value.as_ref().map_or(String::new(), |v| v.to_string()),
+        What::Tunefs { .. } | What::Note(_) => String::new(),
+    }
+}
+
+fn record(item: &Item, step: &Step, status_if_change: ChangeStatus) -> ProfileChange {
+    let (old, new, status, reason) = match step {
+        Step::Change { old, new } => (old.clone(), Some(new.clone()), status_if_change, None),
+        Step::Unchanged { old } => (
+            Some(old.clone()),
+            Some(old.clone()),
+            ChangeStatus::Unchanged,
+            None,
+        ),
+        Step::Refused { old, reason } => (
+            old.clone(),
+            old.clone(),
+            ChangeStatus::Refused,
+            Some(reason.clone()),
+        ),
+        Step::Recorded { old, reason } => (
+            old.clone(),
+            None,
+            ChangeStatus::Recorded,
+            Some(reason.clone()),
+        ),
+    };
+    ProfileChange {
+        kind: item.what.kind().to_string(),
+        name: name_of(&item.what),
+        wanted: wanted_of(&item.what),
+        old,
+        new,
+        status,
+        reason,
+    }
+}
+
+fn empty_record(p: &Profile, os: Option<Os>) -> ProfileRecord {
+    ProfileRecord {
+        name: p.name.clone(),
+        description: p.description.clone(),
+        origin: p.origin.clone(),
+        partial: false,
+        changes: Vec::new(),
+        elsewhere: p
+            .elsewhere(os)
+            .iter()
+            .map(|o| o.key().to_string())
+            .collect(),
+    }
+}
+
+/// What applying `p` here would do, without changing anything: each
+/// setting for this OS with its value now and what would become of it
+/// (`applied` means "would be changed"); `mkfs` says whether the run would
+/// make filesystems.
+pub fn check(p: &Profile, mkfs: bool) -> ProfileRecord {
+    let os = Os::this();
+    let mut r = empty_record(p, os);
+    for item in p.for_os(os) {
+        let step = plan(&item.what, mkfs);
+        r.partial |= matches!(step, Step::Refused { .. });
+        r.changes.push(record(item, &step, ChangeStatus::Applied));
+    }
+    r
+}
+
+/// One change the journal can undo.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+struct Entry {
+    /// `sysctl` or `setting`.
+    kind: String,
+    name: String,
+    old: String,
+    new: String,
+}
+
+/// The journal: what a live run changed and has not put back yet.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Journal {
+    pid: u32,
+    profile: String,
+    entries: Vec<Entry>,
+}
+
+impl Journal {
+    fn write(&self, path: &Path) -> std::io::Result<()> {
+        let tmp = path.with_extension("json.new");
+        std::fs::write(&tmp, serde_json::to_vec_pretty(self)?)?;
+        std::fs::rename(&tmp, path)
+    }
+}
+
+/// Something to put back.
+enum Undo {
+    Entry(Entry),
+    Limit(Rlimit, sys::LimitPair),
+}
+
+fn read_entry(kind: &str, name: &str) -> Option<String> {
+    match kind {
+        "sysctl" => sys::sysctl(name),
+        _ => Setting::ALL
+            .into_iter()
+            .find(|s| s.name() == name)
+            .and_then(sys::read_setting),
+    }
+}
+
+fn write_entry(kind: &str, name: &str, value: &str) -> std::io::Result<()> {
+    match kind {
+        "sysctl" => sys::set_sysctl(name, value),
+        _ => match Setting::ALL.into_iter().find(|s| s.name() == name) {
+            Some(s) => sys::write_setting(s, value),
+            None => Err(std::io::Error::other("unknown setting")),
+        },
+    }
+}
+
+/// The command that sets a value back by hand.
+fn by_hand(e: &Entry) -> String {
+    match e.kind.as_str() {
+        "sysctl" if cfg!(target_os = "linux") => format!("sysctl -w {}='{}'", e.name, e.old),
+        "sysctl" => format!("sysctl {}='{}'", e.name, e.old),
+        _ => format!("set {} back to {}", e.name, e.old),
+    }
+}
+
+/// Puts one journal entry back, in words; `Err` when it could not.
+fn undo_entry(e: &Entry) -> Result<String, String> {
+    let now = read_entry(&e.kind, &e.name);
+    let same = |a: &str, b: &str| {
+        Wanted::Exact(b.split_whitespace().collect::<Vec<_>>().join(" ")).met_by(a) == Some(true)
+    };
+    match now.as_deref() {
+        Some(n) if same(n, &e.old) => Ok(format!("{} already {}", e.name, e.old)),
+        Some(n) if !same(n, &e.new) => Ok(format!(
+            "{} left at {n}: it was set to {} and has changed since (it was {} before)",
+            e.name, e.new, e.old
+        )),
+        None => Err(format!(
+            "{}: cannot read it any more ({})",
+            e.name,
+            by_hand(e)
+        )),
+        Some(_) => match write_entry(&e.kind, &e.name, &e.old) {
+            Ok(()) => Ok(format!("{} restored {} → {}", e.name, e.new, e.old)),
+            Err(err) => Err(format!(
+                "{}: could not restore {}: {err} ({})",
+                e.name,
+                e.old,
+                by_hand(e)
+            )),
+        },
+    }
+}
+
+/// A profile applied to this system; everything it changed is put back
+/// when it is dropped (or by [`Applied::restore`]).
+pub struct Applied {
+    journal: PathBuf,
+    state: Journal,
+    undo: Vec<Undo>,
+    /// What was done, for the result file.
+    pub record: ProfileRecord,
+}
+
+impl Applied {
+    /// Applies `p`'s settings for this OS; `dir` (the run's work directory)
+    /// holds the journal; `mkfs` says whether the run makes filesystems
+    /// (the mount options go to them). A setting that cannot be applied
+    /// is refused in the record, which is then partial; the others are
+    /// applied all the same.
+    pub fn apply(p: &Profile, dir: &Path, mkfs: bool) -> Applied {
+        let os = Os::this();
+        let mut a = Applied {
+            journal: dir.join(JOURNAL),
+            state: Journal {
+                pid: std::process::id(),
+                profile: p.name.clone(),
+                entries: Vec::new(),
+            },
+            undo: Vec::new(),
+            record: empty_record(p, os),
+        };
+        for item in p.for_os(os) {
+            let mut step = plan(&item.what, mkfs);
+            if let Step::Change { old, new } = &step {
+                let done = a.change(&item.what, old.clone(), new);
+                step = match done {
+                    Ok(read_back) => Step::Change {
+                        old: old.clone(),
+                        new: read_back,
+                    },
+                    Err(reason) => Step::Refused {
+                        old: old.clone(),
+                        reason,
+                    },
+                };
+            }
+            a.record.partial |= matches!(step, Step::Refused { .. });
+            a.record
+                .changes
+                .push(record(item, &step, ChangeStatus::Applied));
+        }
+        a
+    }
+
+    /// Makes one change, journalled first; returns the value read back.
+    fn change(&mut self, what: &What, old: Option<String>, new: &str) -> Result<String, String> {
+        match what {
+            What::Limit { limit, .. } => {
+                let now = sys::get_rlimit(*limit).ok_or("cannot read the limit")?;
+                let target = match new.split_once('/') {
+                    Some((s, h)) => (limit_value(s), limit_value(h)),
+                    None => return Err("bad limit".into()),
+                };
+                sys::set_rlimit(*limit, target).map_err(|e| e.to_string())?;
+                self.undo.push(Undo::Limit(*limit, now));
+                Ok(sys::get_rlimit(*limit).map_or_else(|| new.to_string(), show_limit))
+            }
+            What::Sysctl { .. } | What::Setting { .. } => {
+                let kind = what.kind();
+                let entry = Entry {
+                    kind: kind.into(),
+                    name: name_of(what),
+                    old: old.unwrap_or_default(),
+                    new: new.to_string(),
+                };
+                self.state.entries.push(entry.clone());
+                if let Err(e) = self.state.write(&self.journal) {
+                    self.state.entries.pop();
+                    return Err(format!(
+                        "not changed: the journal {} cannot be written ({e})",
+                        self.journal.display()
+                    ));
+                }
+                if let Err(e) = write_entry(kind, &entry.name, new) {
+                    self.state.entries.pop();
+                    let _ = self.state.write(&self.journal);
+                    return Err(format!("the system refused it: {e}"));
+                }
+                let back = read_entry(kind, &entry.name).unwrap_or_else(|| new.to_string());
+                // The journal holds what is there now, for recovery.
+                if let Some(last) = self.state.entries.last_mut() {
+                    last.new = back.clone();
+                }
+                let _ = self.state.write(&self.journal);
+                self.undo.push(Undo::Entry(Entry {
+                    new: back.clone(),
+                    ..entry
+                }));
+                Ok(back)
+            }
+            _ => Err("not a change".into()),
+        }
+    }
+
+    /// Puts everything back, last change first; returns what could not be
+    /// put back, in words. The journal is removed once nothing is left to
+    /// undo.
+    pub fn restore(&mut self) -> Vec<String> {
+        let mut failed = Vec::new();
+        while let Some(u) = self.undo.pop() {
+            match u {
+                Undo::Limit(l, old) => {
+                    if let Err(e) = sys::set_rlimit(l, old) {
+                        failed.push(format!(
+                            "{}: could not restore {}: {e}",
+                            l.name(),
+                            show_limit(old)
+                        ));
+                    }
+                }
+                Undo::Entry(e) => {
+                    if let Err(m) = undo_entry(&e) {
+                        failed.push(m);
+                    }
+                    self.state
+                        .entries
+                        .retain(|x| x.name != e.name || x.kind != e.kind);
+                    let _ = self.state.write(&self.journal);
+                }
+            }
+        }
+        if self.state.entries.is_empty() {
+            let _ = std::fs::remove_file(&self.journal);
+        }
+        failed
+    }
+}
+
+impl Drop for Applied {
+    fn drop(&mut self) {
+        for m in self.restore() {
+            eprintln!("profile {}: {m}", self.record.name);
+        }
+    }
+}
+
+/// Puts back what a dead run's journal in `dir` says it changed, in
+/// words (nothing when there is no journal); called on a dead run's work
+/// directory before it is removed.
+pub fn recover(dir: &Path) -> Vec<String> {
+    let path = dir.join(JOURNAL);
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Vec::new();
+    };
+    let journal: Journal = match serde_json::from_str(&text) {
+        Ok(j) => j,
+        Err(e) => {
+            return vec![format!(
+                "profile journal {} unreadable: {e}",
+                path.display()
+            )];
+        }
+    };
+    let mut out: Vec<String> = journal
+        .entries
+        .iter()
+        .rev()
+        .map(|e| {
+            let m = undo_entry(e).unwrap_or_else(|m| m);
+            format!("profile {} of run {}: {m}", journal.profile, journal.pid)
+        })
+        .collect();
+    if out.is_empty() {
+        out.push(format!(
+            "profile {} of run {}: nothing was left to restore",
+            journal.profile, journal.pid
+        ));
+    }
+    let _ = std::fs::remove_file(&path);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_raised_only_when_asked_and_the_hard_one_with_them() {
+        let now = (Some(1024), Some(20000));
+        assert_eq!(limit_target(now, &Wanted::AtLeast(1000)), None);
+        assert_eq!(
+            limit_target(now, &Wanted::AtLeast(4096)),
+            Some((Some(4096), Some(20000)))
+        );
+        assert_eq!(
+            limit_target(now, &Wanted::AtLeast(40960)),
+            Some((Some(40960), Some(40960)))
+        );
+        assert_eq!(
+            limit_target(now, &Wanted::Exact("512".into())),
+            Some((Some(512), Some(20000)))
+        );
+        assert_eq!(limit_target(now, &Wanted::Exact("1024".into())), None);
+        assert_eq!(
+            limit_target(now, &Wanted::AtMost(100)),
+            Some((Some(100), Some(20000)))
+        );
+        assert_eq!(limit_target((None, None), &Wanted::AtLeast(5)), None);
+        assert_eq!(
+            limit_target(now, &Wanted::Exact("unlimited".into())),
+            Some((None, None))
+        );
+    }
+
+    #[test]
+    fn a_limit_profile_is_applied_and_put_back() {
+        // Limits are the process's own: safe to change in a test.
+        let (soft, hard) = sys::get_rlimit(Rlimit::Files).unwrap();
+        let lower = soft.unwrap_or(4096).min(hard.unwrap_or(4096)) - 1;
+        let text = format!(
+            "format = \"scalebench-profile/1\"\nname = \"t\"\ndescription = \"d\"\n[limits]\nnofile = {lower}\n\
+             [linux]\nnotes = [\"n\"]\nmount_options = [\"noatime\"]\n[freebsd.sysctl]\n\"kern.maxfiles\" = 1\n"
+        );
+        let p = Profile::parse(&text, "t").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let checked = check(&p, false);
+        assert_eq!(
+            checked.changes[0].status,
+            ChangeStatus::Applied,
+            "{checked:?}"
+        );
+        assert_eq!(
+            sys::get_rlimit(Rlimit::Files).unwrap(),
+            (soft, hard),
+            "check changes nothing"
+        );
+        let mut a = Applied::apply(&p, dir.path(), false);
+        assert_eq!(sys::get_rlimit(Rlimit::Files).unwrap().0, Some(lower));
+        assert_eq!(
+            a.record.changes[0].new.as_deref(),
+            Some(
+                format!(
+                    "{lower}/{}",
+                    hard.map_or("unlimited".into(), |h| h.to_string())
+                )
+                .as_str()
+            )
+        );
+        assert!(!a.record.partial);
+        assert_eq!(
+            a.record.elsewhere,
+            if cfg!(target_os = "freebsd") {
+                vec![] as Vec<String>
+            } else {
+                vec!["freebsd".to_string()]
+            }
+        );
+        if cfg!(target_os = "linux") {
+            let kinds: Vec<(&str, ChangeStatus)> = a
+                .record
+                .changes
+                .iter()
+                .map(|c| (c.kind.as_str(), c.status))
+                .collect();
+            assert_eq!(
+                kinds,
+                [
+                    ("limit", ChangeStatus::Applied),
+                    ("mount", ChangeStatus::Recorded),
+                    ("note", ChangeStatus::Recorded)
+                ]
+            );
+        }
+        assert!(a.restore().is_empty());
+        assert_eq!(sys::get_rlimit(Rlimit::Files).unwrap(), (soft, hard));
+        assert!(!dir.path().join(JOURNAL).exists());
+    }
+
+    #[test]
+    fn an_unknown_sysctl_is_refused_and_the_run_partial() {
+        let text = "format = \"scalebench-profile/1\"\nname = \"t\"\ndescription = \"d\"\n\
+                    [linux.sysctl]\n\"net.nosuch.knob\" = 1\n[freebsd.sysctl]\n\"net.nosuch.knob\" = 1\n\
+                    [macos.sysctl]\n\"net.nosuch.knob\" = 1\n[netbsd.sysctl]\n\"net.nosuch.knob\" = 1\n\
+                    [openbsd.sysctl]\n\"net.nosuch.knob\" = 1\n[dragonfly.sysctl]\n\"net.nosuch.knob\" = 1\n";
+        let p = Profile::parse(text, "t").unwrap();
+        let r = check(&p, false);
+        assert!(r.partial);
+        assert_eq!(r.changes[0].status, ChangeStatus::Refused);
+        assert!(
+            r.changes[0]
+                .reason
+                .as_deref()
+                .unwrap()
+                .contains("no such sysctl")
+        );
+        let line = &r.lines(true)[0];
+        assert!(
+            line.contains("net.nosuch.knob") && line.contains("would be refused"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn a_journal_left_by_a_dead_run_is_read_and_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        // A value already back where it was: nothing to write.
+        let pid_max = sys::sysctl("kernel.pid_max")
+            .or_else(|| sys::sysctl("kern.maxproc"))
+            .unwrap();
+        let name = if cfg!(target_os = "linux") {
+            "kernel.pid_max"
+        } else {
+            "kern.maxproc"
+        };
+        let j = Journal {
+            pid: 4242,
+            profile: "p".into(),
+            entries: vec![
+                Entry {
+                    kind: "sysctl".into(),
+                    name: name.into(),
+                    old: pid_max.clone(),
+                    new: "1".into(),
+                },
+                Entry {
+                    kind: "sysctl".into(),
+                    name: name.into(),
+                    old: "7".into(),
+                    new: "8".into(),
+                },
+            ],
+        };
+        j.write(&dir.path().join(JOURNAL)).unwrap();
+        let out = recover(dir.path());
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(
+            out[0].contains("run 4242") && out[0].contains("has changed since"),
+            "{out:?}"
+        );
+        assert!(out[1].contains("already"), "{out:?}");
+        assert!(!dir.path().join(JOURNAL).exists());
+        assert!(recover(dir.path()).is_empty());
+    }
+}

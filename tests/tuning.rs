@@ -1,0 +1,383 @@
+//! Tuning profiles through the binary (issue 17): `profile list|show|check`
+//! change nothing; `run --profile default,FILE` applies a profile's sysctl
+//! and limit for its runs only, records old and new values, writes one
+//! result file per profile and one report naming what differs; the values
+//! are back after success, SIGTERM, and kill -9 (then through the journal,
+//! by `scalebench restore` or the next run). Bad profiles are refused
+//! before anything is measured.
+//!
+//! Each test changes a sysctl no other test touches (`vm.swappiness`,
+//! `vm.dirty_background_ratio`, `vm.dirty_expire_centisecs`), to a value
+//! beside the current one; applying needs root (as CI runs), and without
+//! it the change must be refused with that reason.
+
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use common::{assert_valid, bin, load};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+fn sysctl(name: &str) -> String {
+    std::fs::read_to_string(format!("/proc/sys/{}", name.replace('.', "/")))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+fn root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A value for `name` other than its current one.
+fn other_value(name: &str) -> String {
+    let now: u64 = sysctl(name).parse().unwrap();
+    (if now > 5 { now - 1 } else { now + 1 }).to_string()
+}
+
+/// Writes a profile file named `name` setting `sysctl` to `value` and the
+/// open-files limit to at most 4000 (a limit is the process's own).
+fn profile_file(dir: &Path, name: &str, sysctl: &str, value: &str) -> std::path::PathBuf {
+    let p = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &p,
+        format!(
+            "format = \"scalebench-profile/1\"\nname = \"{name}\"\ndescription = \"test\"\n\
+             [limits]\nnofile = \"<=4000\"\n[linux.sysctl]\n\"{sysctl}\" = {value}\n\
+             [linux]\nnotes = [\"a note\"]\n[freebsd.sysctl]\n\"kern.maxfiles\" = 1\n"
+        ),
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn list_show_and_check_change_nothing_and_name_what_would_be_refused() {
+    let before = sysctl("net.core.netdev_max_backlog");
+    let out = bin().args(["profile", "list"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in [
+        "default",
+        "rothman-freebsd",
+        "dragonfly-linux",
+        "dragonfly-bsd",
+        "throughput",
+        "latency",
+    ] {
+        assert!(text.contains(name), "{name} missing from:\n{text}");
+    }
+    let out = bin()
+        .args(["profile", "show", "rothman-freebsd"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    for what in [
+        "net.inet.tcp.delayed_ack = 0",
+        "MAXUSERS 512",
+        "mount options async",
+        "tunefs -n enable /usr",
+    ] {
+        assert!(text.contains(what), "{what} missing from:\n{text}");
+    }
+    let out = bin()
+        .args(["profile", "check", "dragonfly-linux", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let change = |name: &str| {
+        r["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("{name} not in {r}"))
+            .clone()
+    };
+    let backlog = change("net.core.netdev_max_backlog");
+    assert_eq!(backlog["old"], before.as_str());
+    let want = if before.parse::<u64>().unwrap() >= 65535 {
+        "unchanged"
+    } else if root() {
+        "applied"
+    } else {
+        "refused"
+    };
+    assert_eq!(backlog["status"], want, "{backlog}");
+    // The open-files hard limit here is 20 000 without CAP_SYS_RESOURCE.
+    let nofile = change("RLIMIT_NOFILE");
+    let hard: u64 = nofile["old"]
+        .as_str()
+        .unwrap()
+        .split('/')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap_or(u64::MAX);
+    if hard < 40960 && scalebench::sys::may_raise_hard_limits() == Some(false) {
+        assert_eq!(nofile["status"], "refused");
+        assert!(
+            nofile["reason"]
+                .as_str()
+                .unwrap()
+                .contains("may not raise it")
+        );
+        assert_eq!(r["partial"], true);
+    }
+    assert_eq!(
+        sysctl("net.core.netdev_max_backlog"),
+        before,
+        "check changed nothing"
+    );
+}
+
+#[test]
+fn a_run_under_two_profiles_applies_records_and_restores() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "vm.swappiness";
+    let before = sysctl(name);
+    let value = other_value(name);
+    let file = profile_file(dir.path(), "mine", name, &value);
+    let out_path = dir.path().join("r.json");
+    let out = bin()
+        .args(["run", "socket", "--max", "300", "--runs", "1", "--profile"])
+        .arg(format!("default,{}", file.display()))
+        .arg("-o")
+        .arg(&out_path)
+        .arg("--workdir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(sysctl(name), before, "restored after the run");
+    let default = load(&dir.path().join("r-default.json"));
+    let mine = load(&dir.path().join("r-mine.json"));
+    assert_valid(&default);
+    assert_valid(&mine);
+    assert_eq!(default["profile"]["name"], "default");
+    assert_eq!(default["profile"]["changes"], serde_json::json!([]));
+    assert!(default["label"].as_str().unwrap().ends_with("/default"));
+    assert!(mine["label"].as_str().unwrap().ends_with("/mine"));
+    assert_eq!(mine["benchmarks"][0]["status"], "ok");
+    let changes = mine["profile"]["changes"].as_array().unwrap();
+    let kinds: Vec<&str> = changes
+        .iter()
+        .map(|c| c["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["limit", "sysctl", "note"]);
+    assert_eq!(mine["profile"]["elsewhere"], serde_json::json!(["freebsd"]));
+    let s = &changes[1];
+    assert_eq!(s["old"], before.as_str());
+    // Both files record the sysctl: the value each ran with.
+    assert_eq!(default["system"]["sysctls"][name], before.as_str());
+    if root() {
+        assert_eq!(s["status"], "applied", "{s}");
+        assert_eq!(s["new"], value.as_str());
+        assert_eq!(mine["system"]["sysctls"][name], value.as_str());
+        assert_eq!(mine["profile"]["partial"], false);
+        assert!(
+            stdout.contains("Settings that differ") && stdout.contains(&format!("sysctl {name}")),
+            "{stdout}"
+        );
+    } else {
+        assert_eq!(s["status"], "refused");
+        assert!(s["reason"].as_str().unwrap().contains("needs root"));
+        assert_eq!(mine["profile"]["partial"], true);
+    }
+    // The limit is the run's own: lowered to 4000 during it.
+    assert_eq!(changes[0]["status"], "applied", "{}", changes[0]);
+    assert!(
+        changes[0]["new"].as_str().unwrap().starts_with("4000/"),
+        "{}",
+        changes[0]
+    );
+    assert_eq!(
+        mine["system"]["limits"]["RLIMIT_NOFILE"]["soft"], 4000,
+        "the record shows the limit the run had"
+    );
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert!(
+        html.contains("Settings that differ") && html.contains("Profile of"),
+        "the report lays the profiles side by side"
+    );
+    assert!(
+        common::scalebench_entries(dir.path()).is_empty(),
+        "work directory removed"
+    );
+}
+
+/// Starts a run under a profile changing `name` with its work directory
+/// in `dir`, waits until the journal exists, then sends `signal`; returns
+/// how it ended and what it said.
+fn interrupt_mid_run(dir: &Path, name: &str, signal: i32) -> (std::process::ExitStatus, String) {
+    let value = other_value(name);
+    let file = profile_file(dir, "k", name, &value);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args([
+            "run",
+            "socket",
+            "bind",
+            "--max",
+            "15000",
+            "--runs",
+            "20",
+            "-q",
+            "--no-report",
+            "--force",
+        ])
+        .arg("--profile")
+        .arg(&file)
+        .arg("-o")
+        .arg(dir.join("k.json"))
+        .arg("--workdir")
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        let found = common::scalebench_entries(dir)
+            .into_iter()
+            .any(|d| dir.join(d).join("profile-journal.json").exists());
+        if found {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no journal appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(sysctl(name), value, "applied during the run");
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    use std::io::Read;
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (status, err)
+}
+
+#[test]
+fn sigterm_mid_run_restores_before_exit() {
+    if !root() {
+        panic!("this test applies a sysctl: run it as root (scripts/test)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let name = "vm.dirty_background_ratio";
+    let before = sysctl(name);
+    let (status, err) = interrupt_mid_run(dir.path(), name, libc::SIGTERM);
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert_eq!(sysctl(name), before, "restored on SIGTERM: {err}");
+    let k = load(&dir.path().join("k.json"));
+    assert_valid(&k);
+    assert_eq!(k["profile"]["name"], "k");
+    assert!(common::scalebench_entries(dir.path()).is_empty());
+}
+
+#[test]
+fn kill_9_mid_run_is_restored_by_restore_and_by_the_next_run() {
+    if !root() {
+        panic!("this test applies a sysctl: run it as root (scripts/test)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let name = "vm.dirty_expire_centisecs";
+    let before = sysctl(name);
+    let (status, _) = interrupt_mid_run(dir.path(), name, libc::SIGKILL);
+    assert_eq!(status.code(), None);
+    assert_ne!(sysctl(name), before, "a killed run cannot restore");
+    let out = bin()
+        .args(["restore", "--workdir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains(&format!("{name} restored")) && text.contains("profile k"),
+        "{text}"
+    );
+    assert_eq!(sysctl(name), before);
+    assert!(common::scalebench_entries(dir.path()).is_empty());
+
+    // The next run finds a killed run's journal by itself.
+    let (_, _) = interrupt_mid_run(dir.path(), name, libc::SIGKILL);
+    assert_ne!(sysctl(name), before);
+    let out = bin()
+        .args([
+            "run",
+            "socket",
+            "--max",
+            "100",
+            "--runs",
+            "1",
+            "--no-report",
+            "-o",
+        ])
+        .arg(dir.path().join("next.json"))
+        .arg("--workdir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains(&format!("{name} restored")), "{err}");
+    assert_eq!(sysctl(name), before);
+}
+
+#[test]
+fn bad_profiles_are_refused_before_anything_is_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("x.json");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["nosuch".into()], "unknown profile `nosuch`"),
+        (vec!["default,default".into()], "given twice"),
+        (vec!["default,".into()], "empty name"),
+        (
+            vec![{
+                let p = dir.path().join("typo.toml");
+                std::fs::write(
+                    &p,
+                    "format = \"scalebench-profile/1\"\nname = \"t\"\ndescription = \"d\"\n[linux.sysctls]\n",
+                )
+                .unwrap();
+                p.display().to_string()
+            }],
+            "sysctls",
+        ),
+        (
+            vec![dir.path().join("missing.toml").display().to_string()],
+            "missing.toml",
+        ),
+    ];
+    for (args, wants) in cases {
+        let out = bin()
+            .args(["run", "socket", "--max", "100", "--profile"])
+            .args(&args)
+            .arg("-o")
+            .arg(&out_path)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(wants), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!out_path.exists(), "{args:?}: nothing measured");
+    }
+    let out = bin().args(["profile", "check", "nosuch"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
