@@ -273,20 +273,22 @@ fn interrupt_mid_run(dir: &Path, name: &str, signal: i32) -> (std::process::Exit
 }
 
 #[test]
-fn sigterm_mid_run_restores_before_exit() {
+fn ctrl_c_and_sigterm_mid_run_restore_before_exit() {
     if !root() {
         panic!("this test applies a sysctl: run it as root (scripts/test)");
     }
-    let dir = tempfile::tempdir().unwrap();
-    let name = "vm.dirty_background_ratio";
-    let before = sysctl(name);
-    let (status, err) = interrupt_mid_run(dir.path(), name, libc::SIGTERM);
-    assert_eq!(status.code(), Some(130), "{err}");
-    assert_eq!(sysctl(name), before, "restored on SIGTERM: {err}");
-    let k = load(&dir.path().join("k.json"));
-    assert_valid(&k);
-    assert_eq!(k["profile"]["name"], "k");
-    assert!(common::scalebench_entries(dir.path()).is_empty());
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let dir = tempfile::tempdir().unwrap();
+        let name = "vm.dirty_background_ratio";
+        let before = sysctl(name);
+        let (status, err) = interrupt_mid_run(dir.path(), name, signal);
+        assert_eq!(status.code(), Some(130), "signal {signal}: {err}");
+        assert_eq!(sysctl(name), before, "restored on signal {signal}: {err}");
+        let k = load(&dir.path().join("k.json"));
+        assert_valid(&k);
+        assert_eq!(k["profile"]["name"], "k");
+        assert!(common::scalebench_entries(dir.path()).is_empty());
+    }
 }
 
 #[test]
