@@ -186,7 +186,12 @@ fn sysctl_size(name: &std::ffi::CStr) -> Option<usize> {
 
 /// The sysctl `name`'s value as an unsigned integer, whether the kernel
 /// keeps it in 4 bytes or in 8.
-#[cfg(any(target_os = "netbsd", target_vendor = "apple"))]
+#[cfg(any(
+    target_os = "freebsd",
+    target_os = "dragonfly",
+    target_os = "netbsd",
+    target_vendor = "apple"
+))]
 fn sysctl_uint_by_name(name: &std::ffi::CStr) -> Option<u64> {
     let mut buf = [0u8; 8];
     match sysctl_by_name(name, &mut buf)? {
@@ -368,8 +373,13 @@ pub fn cpu_clocks_mhz() -> Option<Vec<f64>> {
     #[cfg(any(target_os = "freebsd", target_os = "dragonfly"))]
     {
         let n = super::cpu_count();
+        // Read in place (sysctlbyname), not through sysctl(8): the sweep
+        // samples every CPU's clock twice a second.
         let v: Vec<f64> = (0..n)
-            .map_while(|i| sysctl(&format!("dev.cpu.{i}.freq"))?.parse().ok())
+            .map_while(|i| {
+                let name = std::ffi::CString::new(format!("dev.cpu.{i}.freq")).ok()?;
+                sysctl_uint_by_name(&name).map(|mhz| mhz as f64)
+            })
             .collect();
         (v.len() == n).then_some(v)
     }
