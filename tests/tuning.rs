@@ -383,3 +383,62 @@ fn bad_profiles_are_refused_before_anything_is_measured() {
     let out = bin().args(["profile", "check", "nosuch"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn a_profiles_mount_options_go_to_the_filesystems_the_run_makes() {
+    if !root() {
+        panic!("this test makes a filesystem on a loop device: run it as root (scripts/test)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("na.toml");
+    std::fs::write(
+        &p,
+        "format = \"scalebench-profile/1\"\nname = \"na\"\ndescription = \"d\"\n\
+         [linux]\nmount_options = [\"noatime\"]\n",
+    )
+    .unwrap();
+    let out = bin()
+        .args([
+            "run",
+            "fs",
+            "--mkfs",
+            "ext4",
+            "--fs-size",
+            "256M",
+            "--files",
+            "100",
+            "--bytes",
+            "1M",
+            "--requests",
+            "100",
+            "--no-report",
+            "-q",
+            "--profile",
+        ])
+        .arg(&p)
+        .arg("-o")
+        .arg(dir.path().join("f.json"))
+        .arg("--workdir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let f = load(&dir.path().join("f.json"));
+    assert_valid(&f);
+    let c = &f["profile"]["changes"][0];
+    assert_eq!(c["kind"], "mount");
+    assert_eq!(c["status"], "applied", "{c}");
+    let target = &f["workloads"][0]["params"]["targets"][0];
+    assert!(
+        target["mount_options"]
+            .as_str()
+            .unwrap()
+            .split(',')
+            .any(|o| o == "noatime"),
+        "{target}"
+    );
+}

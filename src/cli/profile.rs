@@ -67,7 +67,7 @@ pub fn run(c: ProfileCommand) -> anyhow::Result<ExitCode> {
         }
         ProfileCommand::Check { name, json } => {
             let p = Profile::find(&name)?;
-            let r = apply::check(&p, false);
+            let r = apply::check(&p, apply::Mounts::None);
             super::commands::with_output("", None, &[], |w| {
                 if json {
                     serde_json::to_writer_pretty(&mut *w, &r)?;

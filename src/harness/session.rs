@@ -14,7 +14,7 @@ use super::why::{self, WhyOptions};
 use super::{Ctx, reaper};
 use crate::bench::Benchmark;
 use crate::profile::Profile;
-use crate::profile::apply::{self, Applied};
+use crate::profile::apply::{self, Applied, Mounts};
 use crate::results::{self, BenchResult, ResultFile, Status};
 use crate::workloads::{self, Size, Workload};
 use anyhow::Context;
@@ -81,13 +81,19 @@ fn under_profile(
     progress: &mut Progress,
 ) -> Option<Applied> {
     let p = plan.profiles.get(i)?;
-    let mkfs = plan
-        .work_opts
-        .fs
+    let fs = &plan.work_opts.fs;
+    let mounts = if !fs
         .places
         .iter()
-        .any(|pl| matches!(pl, crate::workloads::fs::Place::Mkfs(_)));
-    let a = Applied::apply(p, ctx.workdir(), mkfs);
+        .any(|pl| matches!(pl, crate::workloads::fs::Place::Mkfs(_)))
+    {
+        Mounts::None
+    } else if fs.mount_opts.is_some() {
+        Mounts::UserOptions
+    } else {
+        Mounts::Made
+    };
+    let a = Applied::apply(p, ctx.workdir(), mounts);
     match &mut rec.file.profile {
         Some(r) => r.partial |= a.record.partial,
         None => {

@@ -16,6 +16,17 @@ use crate::sys::{self, Rlimit, Setting};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+/// Where a profile's mount options go in a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mounts {
+    /// The run makes no filesystem (no fs workload with `--mkfs`).
+    None,
+    /// To the filesystems the run makes.
+    Made,
+    /// Nowhere: `--mount-opts` named the options of the filesystems made.
+    UserOptions,
+}
+
 /// The journal's file name inside a work directory.
 pub const JOURNAL: &str = "profile-journal.json";
 
@@ -67,7 +78,7 @@ fn limit_target(now: sys::LimitPair, wanted: &Wanted) -> Option<sys::LimitPair> 
 }
 
 /// Plans one setting against the running system.
-fn plan(what: &What, mkfs: bool) -> Step {
+fn plan(what: &What, mounts: Mounts) -> Step {
     match what {
         What::Sysctl { name, wanted } => {
             let Some(old) = sys::sysctl(name) else {
@@ -141,12 +152,19 @@ fn plan(what: &What, mkfs: bool) -> Step {
                 Err(reason) => Step::Refused { old, reason },
             }
         }
-        What::Mount { .. } => Step::Recorded {
-            old: None,
-            reason: if mkfs {
-                "given to the filesystems this run makes (--mkfs)".into()
-            } else {
-                "for the filesystems the fs workloads make (--mkfs); none in this run".into()
+        What::Mount { options } => match mounts {
+            Mounts::Made => Step::Change {
+                old: None,
+                new: options.join(","),
+            },
+            Mounts::None => Step::Recorded {
+                old: None,
+                reason: "for the filesystems the fs workloads make (--mkfs); none in this run"
+                    .into(),
+            },
+            Mounts::UserOptions => Step::Recorded {
+                old: None,
+                reason: "--mount-opts named the options of the filesystems this run makes".into(),
             },
         },
         What::Tunefs { .. } => Step::Recorded {
@@ -251,13 +269,13 @@ fn empty_record(p: &Profile, os: Option<Os>) -> ProfileRecord {
 
 /// What applying `p` here would do, without changing anything: each
 /// setting for this OS with its value now and what would become of it
-/// (`applied` means "would be changed"); `mkfs` says whether the run would
-/// make filesystems.
-pub fn check(p: &Profile, mkfs: bool) -> ProfileRecord {
+/// (`applied` means "would be changed"); `mounts` says where its mount
+/// options would go.
+pub fn check(p: &Profile, mounts: Mounts) -> ProfileRecord {
     let os = Os::this();
     let mut r = empty_record(p, os);
     for item in p.for_os(os) {
-        let step = plan(&item.what, mkfs);
+        let step = plan(&item.what, mounts);
         r.partial |= matches!(step, Step::Refused { .. });
         r.changes.push(record(item, &step, ChangeStatus::Applied));
     }
@@ -366,11 +384,11 @@ pub struct Applied {
 
 impl Applied {
     /// Applies `p`'s settings for this OS; `dir` (the run's work directory)
-    /// holds the journal; `mkfs` says whether the run makes filesystems
-    /// (the mount options go to them). A setting that cannot be applied
+    /// holds the journal; `mounts` says where its mount options go (the
+    /// fs workloads mount with them; here they are only recorded). A setting that cannot be applied
     /// is refused in the record, which is then partial; the others are
     /// applied all the same.
-    pub fn apply(p: &Profile, dir: &Path, mkfs: bool) -> Applied {
+    pub fn apply(p: &Profile, dir: &Path, mounts: Mounts) -> Applied {
         let os = Os::this();
         let mut a = Applied {
             journal: dir.join(JOURNAL),
@@ -383,7 +401,7 @@ impl Applied {
             record: empty_record(p, os),
         };
         for item in p.for_os(os) {
-            let mut step = plan(&item.what, mkfs);
+            let mut step = plan(&item.what, mounts);
             if let Step::Change { old, new } = &step {
                 let done = a.change(&item.what, old.clone(), new);
                 step = match done {
@@ -451,6 +469,8 @@ impl Applied {
                 }));
                 Ok(back)
             }
+            // The fs workloads mount with them (harness::session).
+            What::Mount { options } => Ok(options.join(",")),
             _ => Err("not a change".into()),
         }
     }
@@ -576,7 +596,7 @@ mod tests {
         );
         let p = Profile::parse(&text, "t").unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let checked = check(&p, false);
+        let checked = check(&p, Mounts::None);
         assert_eq!(
             checked.changes[0].status,
             ChangeStatus::Applied,
@@ -587,7 +607,7 @@ mod tests {
             (soft, hard),
             "check changes nothing"
         );
-        let mut a = Applied::apply(&p, dir.path(), false);
+        let mut a = Applied::apply(&p, dir.path(), Mounts::None);
         assert_eq!(sys::get_rlimit(Rlimit::Files).unwrap().0, Some(lower));
         assert_eq!(
             a.record.changes[0].new.as_deref(),
@@ -636,7 +656,7 @@ mod tests {
                     [macos.sysctl]\n\"net.nosuch.knob\" = 1\n[netbsd.sysctl]\n\"net.nosuch.knob\" = 1\n\
                     [openbsd.sysctl]\n\"net.nosuch.knob\" = 1\n[dragonfly.sysctl]\n\"net.nosuch.knob\" = 1\n";
         let p = Profile::parse(text, "t").unwrap();
-        let r = check(&p, false);
+        let r = check(&p, Mounts::None);
         assert!(r.partial);
         assert_eq!(r.changes[0].status, ChangeStatus::Refused);
         assert!(
