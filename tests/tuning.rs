@@ -442,3 +442,67 @@ fn a_profiles_mount_options_go_to_the_filesystems_the_run_makes() {
         "{target}"
     );
 }
+
+#[test]
+fn profiles_are_overlaid_in_a_sweeps_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    // A profile that only lowers the run's own open-files limit: no root needed.
+    let p = dir.path().join("few.toml");
+    std::fs::write(
+        &p,
+        "format = \"scalebench-profile/1\"\nname = \"few\"\ndescription = \"d\"\n\
+         [limits]\nnofile = \"<=5000\"\n",
+    )
+    .unwrap();
+    let out = bin()
+        .args([
+            "run",
+            "http-ipstack",
+            "--sweep",
+            "connections=1,4",
+            "--heat-up",
+            "0.2s",
+            "--sample-time",
+            "0.3s",
+            "--samples",
+            "1",
+            "-q",
+            "--profile",
+        ])
+        .arg(format!("default,{}", p.display()))
+        .arg("-o")
+        .arg(dir.path().join("s.json"))
+        .arg("--workdir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(dir.path().join("s.html")).unwrap();
+    let figures: Vec<&str> = html
+        .split("<figure class=\"sweep\"")
+        .skip(1)
+        .map(|f| f.split("</figure>").next().unwrap())
+        .collect();
+    assert!(!figures.is_empty(), "no sweep chart");
+    assert!(
+        figures
+            .iter()
+            .all(|f| f.contains("/default") && f.contains("/few")),
+        "each sweep chart overlays both profiles"
+    );
+    for name in ["default", "few"] {
+        let f = load(&dir.path().join(format!("s-{name}.json")));
+        assert_valid(&f);
+        assert_eq!(
+            f["workloads"][0]["rows"][0]["sweep"]["levels"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+    }
+}
