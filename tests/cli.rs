@@ -160,16 +160,7 @@ fn every_benchmark_at_small_n_writes_a_valid_complete_file() {
                     // These time n both ways, in one or more passes
                     // (down and up again in odd-numbered runs); the others
                     // are re-timed at low n (20 operations at n = 120).
-                    let alternates = [
-                        "socket",
-                        "bind",
-                        "fork",
-                        "fork-static",
-                        "mmap",
-                        "manymap-open",
-                        "manymap-mmap",
-                    ]
-                    .contains(&name);
+                    let alternates = b.downwards();
                     if alternates {
                         assert_both_ways(run, i, n, s);
                     } else {

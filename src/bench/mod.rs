@@ -51,6 +51,7 @@ registry! {
     manymap_touch::ManymapTouch,
     connect::Connect,
     httpreq::HttpReq,
+    pthread::Pthread,
 }
 
 /// Static description of a benchmark.
@@ -136,6 +137,13 @@ pub trait Benchmark: Sync {
     /// its last operations; `start(k)` followed by k operations then
     /// measures n = k down to 1.
     fn falling(&self) -> bool {
+        false
+    }
+
+    /// Whether the C library keeps mappings a run frees for reuse (glibc
+    /// caches the stacks of joined threads): mappings left after the run
+    /// are then not a leak of scalebench's.
+    fn library_keeps_mappings(&self) -> bool {
         false
     }
 
@@ -301,7 +309,19 @@ pub(crate) fn step_error(
     resource: Resource,
     limit_errnos: &[i32],
 ) -> StepError {
-    let (errno, text) = last_errno();
+    step_error_for(call, held, resource, limit_errnos, last_errno().0)
+}
+
+/// [`step_error`] for a call that returns its error (`pthread_create`)
+/// instead of setting errno.
+pub(crate) fn step_error_for(
+    call: &str,
+    held: u64,
+    resource: Resource,
+    limit_errnos: &[i32],
+    errno: i32,
+) -> StepError {
+    let text = std::io::Error::from_raw_os_error(errno).to_string();
     let detail = format!(
         "{call} failed with {} ({text}) at n = {held}",
         errno_name(errno)

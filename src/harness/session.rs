@@ -211,7 +211,11 @@ fn run_series(
         }
     }
     let fds_after = crate::sys::count_open_fds();
-    let maps_after = crate::sys::count_mappings();
+    let maps_after = if t.bench.library_keeps_mappings() {
+        maps_before
+    } else {
+        crate::sys::count_mappings()
+    };
     if fds_after > fds_before || maps_after > maps_before {
         let leak = format!(
             "scalebench bug: {} left {} descriptors and {} mappings behind",
