@@ -118,6 +118,28 @@ impl Profiler for Perf {
                 ));
             }
         }
+        // `-p` opens an event per thread and CPU: with thousands of
+        // threads (the pthread benchmark) that is more descriptors than
+        // perf may have, so record every CPU instead and keep the samples
+        // of these processes.
+        let threads: usize = pids
+            .iter()
+            .map(|p| {
+                std::fs::read_dir(format!("/proc/{p}/task"))
+                    .map(|d| d.count())
+                    .unwrap_or(1)
+            })
+            .sum();
+        let events = threads * crate::sys::cpu_count();
+        let fd_room = crate::sys::get_rlimit(crate::sys::Rlimit::Files)
+            .and_then(|l| l.0)
+            .unwrap_or(1024) as usize
+            / 2;
+        let only = (events > fd_room).then(|| pids.to_vec());
+        let target: Vec<String> = match &only {
+            Some(_) => vec!["-a".into()],
+            None => vec!["-p".into(), list.join(",")],
+        };
         // Its own process group, killed and reaped (perf's `sleep` too)
         // on every way out.
         let child = ChildGroup::spawn(
@@ -129,7 +151,7 @@ impl Profiler for Perf {
                     ack.display()
                 ))
                 .args(["-F", &FREQUENCY.to_string()])
-                .args(["-p", &list.join(",")])
+                .args(&target)
                 .arg("-o")
                 .arg(&data)
                 .args(["--", "sleep", &format!("{:.3}", length.as_secs_f64())])
@@ -147,6 +169,7 @@ impl Profiler for Perf {
             ctl_fd: None,
             ack_fd: None,
             stopped: false,
+            only,
         }))
     }
 }
@@ -161,6 +184,8 @@ struct PerfRecording {
     ack_fd: Option<std::fs::File>,
     /// Stopped with SIGINT: a non-zero exit is then expected.
     stopped: bool,
+    /// Recording every CPU: keep only these processes' samples.
+    only: Option<Vec<u32>>,
 }
 
 /// How long perf may take to attach and answer.
@@ -283,7 +308,11 @@ impl Recording for PerfRecording {
         if !script.status.success() {
             return Err(format!("{} script failed", self.program));
         }
-        Ok(parse_script(&String::from_utf8_lossy(&script.stdout)))
+        let mut samples = parse_script(&String::from_utf8_lossy(&script.stdout));
+        if let Some(pids) = &self.only {
+            samples.retain(|s| pids.contains(&s.pid));
+        }
+        Ok(samples)
     }
 }
 
