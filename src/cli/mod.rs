@@ -537,6 +537,10 @@ pub struct RunArgs {
     /// scalebench's sink. Every message is sent to it: use a sink.
     #[arg(long, value_name = "HOST:PORT", value_parser = values::server_addr, conflicts_with = "mail_reply_delay", help_heading = "Mail")]
     pub mail_server: Option<std::net::SocketAddr>,
+    /// bigfile: the size of each of its four files (default 1G; `full`:
+    /// 1.1 × RAM where the disk has room).
+    #[arg(long, value_name = "SIZE", help_heading = "Large files")]
+    pub bigfile_size: Option<String>,
     /// The level per-unit efficiency is normalised to (default: the lowest).
     #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u64).range(1..=1_000_000), help_heading = "Sweeps")]
     pub baseline: Option<u64>,

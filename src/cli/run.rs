@@ -498,6 +498,15 @@ fn plan(a: &RunArgs) -> anyhow::Result<RunPlan> {
         sweep: sweep_options(a, &work)?,
         pg: pg_options(a)?,
         mail: mail_options(a),
+        bigfile_bytes: a
+            .bigfile_size
+            .as_deref()
+            .map(|s| match parse_bytes(s) {
+                Ok(b) if b >= 1 << 20 => Ok(b),
+                Ok(_) => Err(anyhow::anyhow!("--bigfile-size {s}: at least 1M")),
+                Err(e) => Err(anyhow::anyhow!("--bigfile-size: {e}")),
+            })
+            .transpose()?,
         ..workloads::Options::new(Size::Quick)
     };
     Ok(RunPlan {

@@ -138,6 +138,11 @@ pub fn write_setting(s: super::Setting, _value: &str) -> std::io::Result<()> {
     Err(std::io::Error::other(setting_writable(s).unwrap_err()))
 }
 
+/// CPU seconds used by a process group: not read on this system.
+pub fn group_cpu_seconds(_pgid: i32) -> Option<f64> {
+    None
+}
+
 /// Whether this process may raise a hard resource limit (root may).
 pub fn may_raise_hard_limits() -> Option<bool> {
     // SAFETY: geteuid has no preconditions.

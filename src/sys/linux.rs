@@ -708,6 +708,32 @@ fn machine() -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(" "))
 }
 
+/// CPU seconds (user + system) used so far by the live processes of
+/// process group `pgid` (/proc/*/stat's pgrp), or `None` when none is
+/// found.
+pub fn group_cpu_seconds(pgid: i32) -> Option<f64> {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let mut ticks = 0u64;
+    let mut found = false;
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(s) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let Some(close) = s.rfind(')') else { continue };
+        let f: Vec<&str> = s[close + 1..].split_whitespace().collect();
+        // state ppid pgrp …; utime and stime are fields 11 and 12 after the name.
+        if f.get(2).and_then(|g| g.parse::<i32>().ok()) != Some(pgid) {
+            continue;
+        }
+        if let Some((_, t)) = parse_proc_stat(&s) {
+            ticks += t;
+            found = true;
+        }
+    }
+    found.then(|| ticks as f64 / hz)
+}
+
 /// (name, utime + stime) from one /proc/PID/stat.
 pub(crate) fn parse_proc_stat(s: &str) -> Option<(String, u64)> {
     let open = s.find('(')?;

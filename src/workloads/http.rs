@@ -52,7 +52,7 @@ static SHORTCONN: Info = Info {
 /// group when dropped.
 pub(crate) struct Server {
     _stdin: std::process::ChildStdin,
-    _group: ChildGroup,
+    group: ChildGroup,
     /// `http://127.0.0.1:PORT/`.
     pub(crate) url: String,
 }
@@ -85,6 +85,12 @@ fn read_url(r: &mut impl Read, fd: i32) -> Option<String> {
 }
 
 impl Server {
+    /// CPU seconds the server's processes have used so far, where the OS
+    /// shows them.
+    pub(crate) fn cpu_seconds(&self) -> Option<f64> {
+        crate::sys::group_cpu_seconds(self.group.pgid())
+    }
+
     /// Starts serving `root` with `processes` worker processes sharing one
     /// listening socket, or with a SO_REUSEPORT socket each (`reuseport`).
     pub(crate) fn start(
@@ -112,7 +118,7 @@ impl Server {
         let (group, stdin, url) = spawn_listening(&mut cmd, "the server")?;
         Ok(Server {
             _stdin: stdin,
-            _group: group,
+            group,
             url,
         })
     }

@@ -5,6 +5,7 @@
 //! Adding a workload: a file here with a unit struct implementing
 //! [`Workload`], and one line in the `registry!` list below.
 
+pub mod bigfile;
 pub mod fs;
 pub mod http;
 pub mod mail;
@@ -50,6 +51,8 @@ pub struct Options {
     pub pg: pg::PgOptions,
     /// Options of the mail workload.
     pub mail: mail::MailOptions,
+    /// bigfile: the size of each file (default 1 GB; full: larger than RAM).
+    pub bigfile_bytes: Option<u64>,
 }
 
 impl Options {
@@ -61,6 +64,7 @@ impl Options {
             sweep: None,
             pg: pg::PgOptions::default(),
             mail: mail::MailOptions::default(),
+            bigfile_bytes: None,
         }
     }
 }
@@ -136,6 +140,7 @@ registry! {
     fs::FsSizes,
     pg::PgBench,
     mail::Mail,
+    bigfile::BigFile,
 }
 
 /// Frees what a killed run's workloads left beyond the files in its work
