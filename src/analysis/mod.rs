@@ -5,6 +5,7 @@
 //! in `docs/analysis.md`; every threshold is named there.
 
 pub mod buckets;
+pub mod compare;
 pub mod csvin;
 pub mod fit;
 pub mod flags;

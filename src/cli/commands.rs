@@ -1,6 +1,6 @@
 //! The commands other than `run`.
 
-use super::{AnalyzeArgs, ExportArgs, ExportFormat, ReportArgs, SysinfoArgs};
+use super::{AnalyzeArgs, CompareArgs, ExportArgs, ExportFormat, FailOn, ReportArgs, SysinfoArgs};
 use crate::analysis::{self, Options};
 use crate::bench::REGISTRY;
 use crate::report::{self, Input, System, export};
@@ -80,6 +80,41 @@ pub(crate) fn load_systems(files: &[(Option<String>, PathBuf)]) -> anyhow::Resul
         Some(e) => Err(e),
         None => Ok(systems),
     }
+}
+
+/// `scalebench compare BASE NEW`.
+pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
+    if matches!(a.format, report::Format::Csv | report::Format::Html) {
+        anyhow::bail!("--format: compare writes terminal, markdown or json");
+    }
+    let systems = load_systems(&[(None, a.base.clone()), (None, a.new.clone())])?;
+    let input = Input::new(&systems, &Options::default());
+    let rows = report::compare::compare(&input, a.threshold);
+    let inputs = [
+        (a.base.as_path(), "an input of this command"),
+        (a.new.as_path(), "an input of this command"),
+    ];
+    with_output("--output", a.output.as_deref(), &inputs, |w| {
+        report::compare::write(&input, &rows, a.format, w)
+    })?;
+    let failing = rows
+        .iter()
+        .filter(|r| match a.fail_on {
+            Some(FailOn::Regression) => report::compare::is_regression(r),
+            Some(FailOn::ClassChange) => {
+                r.outcome == crate::analysis::compare::Outcome::ClassChanged
+            }
+            None => false,
+        })
+        .count();
+    if failing > 0 {
+        eprintln!(
+            "compare: {failing} row{} fail --fail-on",
+            if failing == 1 { "" } else { "s" }
+        );
+        return Ok(ExitCode::from(3));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Loads every file that can be loaded; returns the systems and the

@@ -35,6 +35,10 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Judge result files and print the verdicts.
     Report(ReportArgs),
+    /// Did NEW regress against BASE? Per benchmark and workload row:
+    /// improved, unchanged, regressed, class-changed or not comparable,
+    /// with the evidence; `--fail-on` makes it an exit code for CI.
+    Compare(CompareArgs),
     /// Export every raw sample of result files.
     Export(ExportArgs),
     /// Judge samples from any tool: a CSV file with columns n,ns[,run].
@@ -612,6 +616,42 @@ pub struct ReportArgs {
     pub svg_dir: Option<PathBuf>,
 }
 
+/// Options of `compare`.
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// The result file to compare against.
+    #[arg(value_name = "BASE.json")]
+    pub base: PathBuf,
+    /// The result file of the change.
+    #[arg(value_name = "NEW.json")]
+    pub new: PathBuf,
+    /// The change a cost or throughput must clear, in percent (default:
+    /// twice the run-to-run noise of the two files, 5–25 %, for
+    /// benchmarks; 10 % for workload figures measured once).
+    #[arg(long, value_name = "PERCENT", value_parser = values::percent)]
+    pub threshold: Option<f64>,
+    /// Exit with status 3 when a row is a regression (slower, less
+    /// throughput, or a class that grows faster) or, with `class-change`,
+    /// when any class changed.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub fail_on: Option<FailOn>,
+    /// Output format: terminal, markdown (for a pull-request comment) or json.
+    #[arg(long, short, value_enum, default_value_t = Format::Terminal)]
+    pub format: Format,
+    /// Write to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// What makes `compare` fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// A regression: slower, less throughput, or a class that grows faster.
+    Regression,
+    /// Any change of growth class.
+    ClassChange,
+}
+
 /// Options of `export`.
 #[derive(Debug, clap::Args)]
 pub struct ExportArgs {
@@ -666,6 +706,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::List => commands::list(),
         Command::Run(a) => run::run(*a),
         Command::Report(a) => commands::report(a),
+        Command::Compare(a) => commands::compare(a),
         Command::Export(a) => commands::export(a),
         Command::Analyze(a) => commands::analyze(a),
         Command::Sysinfo(a) => commands::sysinfo(a),

@@ -223,3 +223,14 @@ mod sweep_tests {
         assert!(server_addr("[::1]:x").is_err());
     }
 }
+
+/// A percentage (`10`, `10%`, `2.5 %`), 0 to 1000, as a fraction.
+pub fn percent(s: &str) -> Result<f64, String> {
+    let t = s.trim().trim_end_matches('%').trim();
+    match t.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=1000.0).contains(&v) => Ok(v / 100.0),
+        _ => Err(format!(
+            "`{s}`: a percentage from 0 to 1000 (`10` or `10%`)"
+        )),
+    }
+}

@@ -3,6 +3,7 @@
 //! [`Input`], so a new format (HTML) is one more writer.
 
 pub mod chart;
+pub mod compare;
 mod csv_out;
 pub mod diff;
 pub mod export;

@@ -14,7 +14,7 @@ pub const WIDTH: usize = 100;
 
 /// Writes `text` after `first`, wrapped at spaces to [`WIDTH`] columns;
 /// continuation lines are indented two columns more than `first`.
-fn wrapped(out: &mut dyn Write, first: &str, text: &str) -> std::io::Result<()> {
+pub(crate) fn wrapped(out: &mut dyn Write, first: &str, text: &str) -> std::io::Result<()> {
     // A number and its unit stay on one line, and so do a number's digit
     // groups, `n = …` and a count with what it counts; such spaces are
     // written as plain spaces.

@@ -1,0 +1,272 @@
+//! Did a change make a benchmark slower? The test behind `scalebench
+//! compare` (docs/analysis.md §11).
+//!
+//! A series' cost in each file is summed up per run: the median cost of
+//! the run's operations at the n both files measured (the common range).
+//! The ratio new / base is the geometric mean of the new runs' figures
+//! over that of the base runs'; its 90 % interval comes from resampling
+//! whole runs in both files ([`REPLICAS`] replicas). The run-to-run noise
+//! of each file is the robust spread of its runs' figures (1.4826 × the
+//! median absolute deviation over the median); the threshold a change
+//! must clear is twice the larger of the two, kept within
+//! [`MIN_THRESHOLD`]..[`MAX_THRESHOLD`], unless given. A series has
+//! *regressed* when the whole interval lies above 1 + threshold,
+//! *improved* when it lies below 1 / (1 + threshold), and is *unchanged*
+//! otherwise. A class change (both verdicts a growth class, and
+//! different) is reported before the cost.
+
+use super::{Estimate, Sample};
+use rand::rngs::Xoshiro256PlusPlus as Rng64;
+use rand::{RngExt, SeedableRng};
+use serde::Serialize;
+
+/// Bootstrap replicas of the ratio.
+pub const REPLICAS: usize = 2000;
+/// The smallest default threshold: 10 %. Runs within one file agree more
+/// closely than two invocations of the same build do (measured here:
+/// socket's cost moved up to 14 % between two runs minutes apart while
+/// its runs within each file agreed within 3 %).
+pub const MIN_THRESHOLD: f64 = 0.10;
+/// The largest default threshold: 25 % (a +30 % change is still seen on a
+/// noisy machine).
+pub const MAX_THRESHOLD: f64 = 0.25;
+/// The threshold for a figure measured once (a workload's throughput),
+/// which has no run-to-run noise of its own: 10 %.
+pub const SINGLE_THRESHOLD: f64 = 0.10;
+
+/// What a comparison found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Faster (or more throughput) beyond the threshold.
+    Improved,
+    /// Within the threshold.
+    Unchanged,
+    /// Slower (or less throughput) beyond the threshold.
+    Regressed,
+    /// The growth class differs.
+    ClassChanged,
+    /// Missing in one file, failed, or no common n.
+    NotComparable,
+}
+
+impl Outcome {
+    /// Its name (`class-changed`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Improved => "improved",
+            Outcome::Unchanged => "unchanged",
+            Outcome::Regressed => "regressed",
+            Outcome::ClassChanged => "class-changed",
+            Outcome::NotComparable => "not-comparable",
+        }
+    }
+}
+
+/// The cost ratio of two recorded series.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CostRatio {
+    /// new / base, with its 90 % interval.
+    pub ratio: Estimate,
+    /// The run-to-run noise of each file (base, new), relative.
+    pub noise: [f64; 2],
+    /// The threshold the ratio was judged against.
+    pub threshold: f64,
+    /// The common range of n, low and high.
+    pub n_range: [f64; 2],
+    /// Runs in each file (base, new).
+    pub runs: [usize; 2],
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+/// The median cost of each run's operations with n in `lo..=hi`.
+fn run_figures(s: &[Sample], lo: f64, hi: f64) -> Vec<f64> {
+    let mut runs: Vec<u32> = s.iter().map(|x| x.run).collect();
+    runs.sort_unstable();
+    runs.dedup();
+    runs.into_iter()
+        .filter_map(|r| {
+            let mut v: Vec<f64> = s
+                .iter()
+                .filter(|x| x.run == r && x.n >= lo && x.n <= hi)
+                .map(|x| x.ns)
+                .collect();
+            (!v.is_empty()).then(|| median(&mut v))
+        })
+        .collect()
+}
+
+/// The robust relative spread of figures: 1.4826 × MAD / median; 0 for
+/// fewer than two.
+fn noise(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let mut w = v.to_vec();
+    let m = median(&mut w);
+    let mut dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+    1.4826 * median(&mut dev) / m
+}
+
+/// Compares the costs of two series; `None` when they share no n or a
+/// file has no run there. `threshold` overrides the default.
+pub fn cost_ratio(base: &[Sample], new: &[Sample], threshold: Option<f64>) -> Option<CostRatio> {
+    let range = |s: &[Sample]| {
+        s.iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+                (a.min(x.n), b.max(x.n))
+            })
+    };
+    let (b0, b1) = range(base);
+    let (n0, n1) = range(new);
+    let (lo, hi) = (b0.max(n0), b1.min(n1));
+    if lo > hi || !lo.is_finite() {
+        return None;
+    }
+    let fb = run_figures(base, lo, hi);
+    let fnew = run_figures(new, lo, hi);
+    if fb.is_empty() || fnew.is_empty() {
+        return None;
+    }
+    // Geometric means of the runs' figures: one slow run moves the ratio
+    // by its share, not all or nothing as a median of five would.
+    let log = |v: &[f64]| v.iter().map(|x| x.ln()).collect::<Vec<f64>>();
+    let (lb, ln) = (log(&fb), log(&fnew));
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let value = (mean(&ln) - mean(&lb)).exp();
+    let mut rng = Rng64::seed_from_u64(0x5ca1_ab1e);
+    let pick = |v: &[f64], rng: &mut Rng64| -> f64 {
+        (0..v.len())
+            .map(|_| v[rng.random_range(0..v.len())])
+            .sum::<f64>()
+            / v.len() as f64
+    };
+    let mut ratios: Vec<f64> = (0..REPLICAS)
+        .map(|_| (pick(&ln, &mut rng) - pick(&lb, &mut rng)).exp())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let q = |p: f64| ratios[((ratios.len() - 1) as f64 * p).round() as usize];
+    let noise = [noise(&fb), noise(&fnew)];
+    let threshold = threshold
+        .unwrap_or_else(|| (2.0 * noise[0].max(noise[1])).clamp(MIN_THRESHOLD, MAX_THRESHOLD));
+    Some(CostRatio {
+        ratio: Estimate {
+            value,
+            lo: q(0.05),
+            hi: q(0.95),
+        },
+        noise,
+        threshold,
+        n_range: [lo, hi],
+        runs: [fb.len(), fnew.len()],
+    })
+}
+
+/// The outcome of a cost ratio (higher is worse).
+pub fn judge_cost(c: &CostRatio) -> Outcome {
+    if c.ratio.lo > 1.0 + c.threshold {
+        Outcome::Regressed
+    } else if c.ratio.hi < 1.0 / (1.0 + c.threshold) {
+        Outcome::Improved
+    } else {
+        Outcome::Unchanged
+    }
+}
+
+/// The outcome of a throughput ratio new / base measured once (higher is
+/// better).
+pub fn judge_throughput(ratio: f64, threshold: f64) -> Outcome {
+    if !ratio.is_finite() {
+        Outcome::NotComparable
+    } else if ratio < 1.0 / (1.0 + threshold) {
+        Outcome::Regressed
+    } else if ratio > 1.0 + threshold {
+        Outcome::Improved
+    } else {
+        Outcome::Unchanged
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `runs` runs of n = 0..1000, cost `f(n)` with a run factor and
+    /// per-sample jitter of a few percent.
+    fn series(runs: u32, seed: u64, f: impl Fn(f64) -> f64) -> Vec<Sample> {
+        let mut rng = Rng64::seed_from_u64(seed);
+        let mut v = Vec::new();
+        for r in 0..runs {
+            let run_factor = 1.0 + rng.random_range(-0.03..0.03);
+            for n in 0..1000 {
+                let jitter = 1.0 + rng.random_range(-0.05..0.05);
+                v.push(Sample {
+                    n: n as f64,
+                    ns: f(n as f64) * run_factor * jitter,
+                    run: r,
+                });
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn the_same_cost_is_unchanged_and_plus_30_percent_regressed() {
+        for seed in 0..8 {
+            let a = series(5, seed, |_| 1000.0);
+            let b = series(5, seed + 100, |_| 1000.0);
+            let c = cost_ratio(&a, &b, None).unwrap();
+            assert_eq!(judge_cost(&c), Outcome::Unchanged, "seed {seed}: {c:?}");
+            assert!(c.threshold >= MIN_THRESHOLD && c.threshold <= MAX_THRESHOLD);
+            let slow = series(5, seed + 200, |_| 1300.0);
+            let c = cost_ratio(&a, &slow, None).unwrap();
+            assert_eq!(judge_cost(&c), Outcome::Regressed, "seed {seed}: {c:?}");
+            assert!((c.ratio.value - 1.3).abs() < 0.05, "{c:?}");
+            let fast = series(5, seed + 300, |_| 700.0);
+            assert_eq!(
+                judge_cost(&cost_ratio(&a, &fast, None).unwrap()),
+                Outcome::Improved
+            );
+        }
+    }
+
+    #[test]
+    fn only_the_common_range_counts_and_none_without_one() {
+        let a = series(3, 1, |_| 1000.0);
+        let b: Vec<Sample> = series(3, 2, |n| if n < 500.0 { 1000.0 } else { 5000.0 })
+            .into_iter()
+            .filter(|s| s.n < 500.0)
+            .collect();
+        let c = cost_ratio(&a, &b, None).unwrap();
+        assert_eq!(c.n_range, [0.0, 499.0]);
+        assert_eq!(judge_cost(&c), Outcome::Unchanged);
+        let far: Vec<Sample> = b
+            .iter()
+            .map(|s| Sample {
+                n: s.n + 5000.0,
+                ..*s
+            })
+            .collect();
+        assert!(cost_ratio(&a, &far, None).is_none());
+    }
+
+    #[test]
+    fn throughput_lower_is_a_regression() {
+        assert_eq!(judge_throughput(0.8, 0.1), Outcome::Regressed);
+        assert_eq!(judge_throughput(0.95, 0.1), Outcome::Unchanged);
+        assert_eq!(judge_throughput(1.2, 0.1), Outcome::Improved);
+        assert_eq!(judge_throughput(f64::NAN, 0.1), Outcome::NotComparable);
+    }
+}

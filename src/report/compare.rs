@@ -1,0 +1,360 @@
+//! `scalebench compare BASE NEW`: one row per benchmark series and per
+//! workload row, each improved, unchanged, regressed, class-changed or
+//! not comparable, with the evidence in words (the test is in
+//! [`crate::analysis::compare`]); written for a terminal, a pull-request
+//! comment (Markdown) or a program (JSON).
+
+use super::{Input, samples_of};
+use crate::analysis::Label;
+use crate::analysis::compare::{
+    self, CostRatio, Outcome, SINGLE_THRESHOLD, cost_ratio, judge_cost, judge_throughput,
+};
+use crate::analysis::units::fmt_n;
+use crate::results::{Status, WorkloadRow};
+use serde::Serialize;
+use std::io::Write;
+
+/// One compared series or workload row.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// `benchmark` or `workload`.
+    pub kind: &'static str,
+    /// The series (`connect[epoll]`) or `workload: row` (with its target
+    /// and, for a sweep, nothing more: levels are summed up).
+    pub name: String,
+    /// What the comparison found.
+    pub outcome: Outcome,
+    /// The base's class, for benchmarks with a verdict.
+    pub base_class: Option<String>,
+    /// The new file's class.
+    pub new_class: Option<String>,
+    /// The cost test, for benchmarks.
+    pub cost: Option<CostRatio>,
+    /// Throughput of base and new and their ratio new / base, for
+    /// workload rows (a sweep: the geometric mean of its levels' ratios).
+    pub throughput: Option<[f64; 3]>,
+    /// The evidence in a sentence.
+    pub evidence: String,
+}
+
+fn class_of(l: &Label) -> Option<crate::analysis::Class> {
+    match l {
+        Label::Class(c) => Some(*c),
+        _ => None,
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:+.0} %", (x - 1.0) * 100.0)
+}
+
+/// Compares the benchmark series of the first two systems of `input`.
+fn benchmarks(input: &Input, threshold: Option<f64>) -> Vec<Row> {
+    let (base, new) = (&input.systems[0].label, &input.systems[1].label);
+    let mut rows = Vec::new();
+    for series in input.series_names() {
+        let of = |sys: &str| input.of_series(series).find(|e| e.system == sys);
+        let (b, n) = (of(base), of(new));
+        let mut row = Row {
+            kind: "benchmark",
+            name: series.to_string(),
+            outcome: Outcome::NotComparable,
+            base_class: None,
+            new_class: None,
+            cost: None,
+            throughput: None,
+            evidence: String::new(),
+        };
+        let (Some(b), Some(n)) = (b, n) else {
+            row.evidence = format!("only in {}", if b.is_some() { base } else { new });
+            rows.push(row);
+            continue;
+        };
+        let ok = |e: &super::Entry| matches!(e.status, Some(Status::Ok | Status::Capped));
+        if !ok(b) || !ok(n) {
+            row.evidence = format!(
+                "not measured in both: {} in the base, {} in the new one",
+                b.status.map_or("—", |s| s.as_str()),
+                n.status.map_or("—", |s| s.as_str())
+            );
+            rows.push(row);
+            continue;
+        }
+        let (Some(bb), Some(nb)) = (b.bench, n.bench) else {
+            rows.push(row);
+            continue;
+        };
+        row.base_class = b.verdict.as_ref().ok().map(|v| v.class.to_string());
+        row.new_class = n.verdict.as_ref().ok().map(|v| v.class.to_string());
+        let cost = cost_ratio(&samples_of(bb), &samples_of(nb), threshold);
+        let classes = (
+            b.verdict.as_ref().ok().and_then(|v| class_of(&v.class)),
+            n.verdict.as_ref().ok().and_then(|v| class_of(&v.class)),
+        );
+        match (&cost, classes) {
+            (_, (Some(x), Some(y))) if x != y => {
+                row.outcome = Outcome::ClassChanged;
+                row.evidence = format!(
+                    "{} → {}: the cost grows {} with n",
+                    x.label(),
+                    y.label(),
+                    if y > x { "faster" } else { "slower" }
+                );
+                if let Some(c) = &cost {
+                    row.evidence.push_str(&format!(
+                        "; cost over n = {}..{} {} ({}..{})",
+                        fmt_n(c.n_range[0]),
+                        fmt_n(c.n_range[1]),
+                        pct(c.ratio.value),
+                        pct(c.ratio.lo),
+                        pct(c.ratio.hi)
+                    ));
+                }
+            }
+            (Some(c), _) => {
+                row.outcome = judge_cost(c);
+                row.evidence = format!(
+                    "cost over n = {}..{} {} (90 % interval {}..{}, resampling {} and {} runs) against ±{:.0} % ({}); run-to-run noise {:.1} % and {:.1} %",
+                    fmt_n(c.n_range[0]),
+                    fmt_n(c.n_range[1]),
+                    pct(c.ratio.value),
+                    pct(c.ratio.lo),
+                    pct(c.ratio.hi),
+                    c.runs[0],
+                    c.runs[1],
+                    c.threshold * 100.0,
+                    if threshold.is_some() {
+                        "given"
+                    } else {
+                        "twice the larger noise, 10–25 %"
+                    },
+                    c.noise[0] * 100.0,
+                    c.noise[1] * 100.0
+                );
+            }
+            (None, _) => {
+                row.evidence = "no common n".into();
+            }
+        }
+        row.cost = cost;
+        rows.push(row);
+    }
+    rows
+}
+
+/// A workload row's throughput: requests/s, a phase's rate, or (sweeps)
+/// each level's figure.
+fn figures(r: &WorkloadRow) -> Vec<(Option<f64>, f64)> {
+    if let Some(s) = &r.sweep {
+        return s
+            .levels
+            .iter()
+            .filter_map(|l| Some((Some(l.level), l.value?)))
+            .collect();
+    }
+    if let Some(l) = &r.load {
+        return vec![(None, l.requests_per_s)];
+    }
+    if let Some(p) = &r.phase {
+        return vec![(None, p.rate())];
+    }
+    Vec::new()
+}
+
+/// Compares the workload rows of the first two systems.
+fn workloads(input: &Input, threshold: Option<f64>) -> Vec<Row> {
+    let t = threshold.unwrap_or(SINGLE_THRESHOLD);
+    let (bf, nf) = (&input.systems[0].file, &input.systems[1].file);
+    let mut rows = Vec::new();
+    for w in &bf.workloads {
+        let other = nf.workloads.iter().find(|x| x.name == w.name);
+        for r in &w.rows {
+            let name = format!(
+                "{}: {}{}",
+                w.name,
+                r.label,
+                r.target
+                    .as_deref()
+                    .map_or(String::new(), |t| format!(" · {t}"))
+            );
+            let mut row = Row {
+                kind: "workload",
+                name,
+                outcome: Outcome::NotComparable,
+                base_class: None,
+                new_class: None,
+                cost: None,
+                throughput: None,
+                evidence: String::new(),
+            };
+            let Some(o) = other.and_then(|o| {
+                o.rows
+                    .iter()
+                    .find(|x| x.label == r.label && x.target == r.target)
+            }) else {
+                row.evidence = "only in the base".into();
+                rows.push(row);
+                continue;
+            };
+            let (fb, fnew) = (figures(r), figures(o));
+            let pairs: Vec<(Option<f64>, f64, f64)> = fb
+                .iter()
+                .filter_map(|(lv, b)| {
+                    let n = fnew.iter().find(|(l2, _)| l2 == lv)?.1;
+                    (*b > 0.0).then_some((*lv, *b, n))
+                })
+                .collect();
+            if pairs.is_empty() {
+                row.evidence = "no figure measured in both".into();
+                rows.push(row);
+                continue;
+            }
+            let ratio = (pairs.iter().map(|(_, b, n)| (n / b).ln()).sum::<f64>()
+                / pairs.len() as f64)
+                .exp();
+            let (b, n) = (
+                pairs.iter().map(|p| p.1).sum::<f64>() / pairs.len() as f64,
+                pairs.iter().map(|p| p.2).sum::<f64>() / pairs.len() as f64,
+            );
+            row.outcome = judge_throughput(ratio, t);
+            row.throughput = Some([b, n, ratio]);
+            row.evidence = if pairs.len() > 1 {
+                let worst = pairs
+                    .iter()
+                    .min_by(|x, y| (x.2 / x.1).total_cmp(&(y.2 / y.1)))
+                    .unwrap();
+                format!(
+                    "throughput {} over {} levels (geometric mean; worst {} at {}) against ±{:.0} %",
+                    pct(ratio),
+                    pairs.len(),
+                    pct(worst.2 / worst.1),
+                    fmt_n(worst.0.unwrap_or(0.0)),
+                    t * 100.0
+                )
+            } else {
+                format!(
+                    "throughput {:.0} → {:.0}/s, {} against ±{:.0} % (measured once: no run-to-run noise to judge by)",
+                    b,
+                    n,
+                    pct(ratio),
+                    t * 100.0
+                )
+            };
+            rows.push(row);
+        }
+    }
+    rows
+}
+
+/// Every comparison of the first two systems of `input` (base, new):
+/// benchmarks, then workload rows.
+pub fn compare(input: &Input, threshold: Option<f64>) -> Vec<Row> {
+    if input.systems.len() < 2 {
+        return Vec::new();
+    }
+    let mut rows = benchmarks(input, threshold);
+    rows.extend(workloads(input, threshold));
+    rows
+}
+
+/// Whether a row is a regression: slower, less throughput, or a growth
+/// class that grows faster.
+pub fn is_regression(r: &Row) -> bool {
+    match r.outcome {
+        Outcome::Regressed => true,
+        Outcome::ClassChanged => {
+            let rank = |c: &Option<String>| {
+                crate::analysis::Class::ALL
+                    .iter()
+                    .position(|k| Some(k.label()) == c.as_deref())
+            };
+            rank(&r.new_class) > rank(&r.base_class)
+        }
+        _ => false,
+    }
+}
+
+/// The JSON document of `compare --format json`.
+#[derive(Serialize)]
+struct Doc<'a> {
+    schema: &'static str,
+    schema_version: u32,
+    base: &'a str,
+    new: &'a str,
+    counts: std::collections::BTreeMap<&'static str, usize>,
+    rows: &'a [Row],
+}
+
+/// Writes the rows as `format` (`terminal`, `markdown` or `json`).
+pub fn write(
+    input: &Input,
+    rows: &[Row],
+    format: super::Format,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let (base, new) = (&input.systems[0].label, &input.systems[1].label);
+    let mut counts = std::collections::BTreeMap::new();
+    for r in rows {
+        *counts.entry(r.outcome.name()).or_insert(0) += 1;
+    }
+    let summary = counts
+        .iter()
+        .map(|(k, v)| format!("{v} {k}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match format {
+        super::Format::Json => {
+            serde_json::to_writer_pretty(
+                &mut *out,
+                &Doc {
+                    schema: "scalebench-compare",
+                    schema_version: 1,
+                    base,
+                    new,
+                    counts,
+                    rows,
+                },
+            )?;
+            writeln!(out)?;
+        }
+        super::Format::Markdown => {
+            writeln!(out, "**scalebench compare** {base} → {new}: {summary}\n")?;
+            writeln!(out, "| | series | outcome | evidence |")?;
+            writeln!(out, "|---|---|---|---|")?;
+            for r in rows {
+                let mark = match r.outcome {
+                    Outcome::Regressed | Outcome::ClassChanged if is_regression(r) => "❌",
+                    Outcome::Improved => "✅",
+                    Outcome::ClassChanged => "⚠️",
+                    _ => "",
+                };
+                writeln!(
+                    out,
+                    "| {mark} | {} | {} | {} |",
+                    r.name.replace('|', "\\|"),
+                    r.outcome.name(),
+                    r.evidence.replace('|', "\\|")
+                )?;
+            }
+        }
+        _ => {
+            writeln!(out, "{base} → {new}: {summary}")?;
+            writeln!(out)?;
+            for r in rows {
+                writeln!(out, "{:<15} {}", r.outcome.name(), r.name)?;
+                super::terminal::wrapped(out, "                ", &r.evidence)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The test's constants, for the docs and the CLI's help.
+pub fn rule() -> String {
+    format!(
+        "benchmarks: cost ratio new/base over the common n, 90 % interval from resampling whole runs, against twice the larger run-to-run noise ({:.0}–{:.0} %); workloads: throughput ratio against ±{:.0} %",
+        compare::MIN_THRESHOLD * 100.0,
+        compare::MAX_THRESHOLD * 100.0,
+        SINGLE_THRESHOLD * 100.0
+    )
+}

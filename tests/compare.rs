@@ -1,0 +1,149 @@
+//! `compare` through the binary: two ordinary runs of the same build are
+//! not called a regression; a +30 % cost planted into one series is
+//! `regressed` and an O(1) → O(n) change `class-changed`, with the exit
+//! codes `--fail-on` promises; the Markdown and JSON forms carry the same.
+
+mod common;
+
+use common::{bin, load};
+use serde_json::Value;
+use std::path::Path;
+
+fn run(out: &Path) {
+    let r = bin()
+        .args([
+            "run",
+            "socket",
+            "mmap",
+            "--max",
+            "3000",
+            "--runs",
+            "5",
+            "-q",
+            "--no-report",
+            "-o",
+        ])
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+}
+
+/// Rewrites every sample of `series` in the file with `f(n, ns)`.
+fn plant(from: &Path, to: &Path, series: &str, f: impl Fn(f64, f64) -> f64) {
+    let mut doc: Value = load(from);
+    for b in doc["benchmarks"].as_array_mut().unwrap() {
+        if b["series"] != series {
+            continue;
+        }
+        for r in b["runs"].as_array_mut().unwrap() {
+            for s in r["samples"].as_array_mut().unwrap() {
+                let (n, ns) = (s[0].as_f64().unwrap(), s[1].as_f64().unwrap());
+                s[1] = Value::from(f(n, ns).round() as u64);
+            }
+        }
+    }
+    std::fs::write(to, serde_json::to_vec(&doc).unwrap()).unwrap();
+}
+
+fn compare(base: &Path, new: &Path, extra: &[&str]) -> (Option<i32>, Value) {
+    let r = bin()
+        .arg("compare")
+        .arg(base)
+        .arg(new)
+        .args(["--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&r.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&r.stderr)));
+    (r.status.code(), doc)
+}
+
+fn outcome<'a>(doc: &'a Value, name: &str) -> &'a str {
+    doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("{name} not in {doc}"))["outcome"]
+        .as_str()
+        .unwrap()
+}
+
+#[test]
+fn planted_changes_are_found_and_ordinary_runs_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    run(&a);
+    run(&b);
+    // Two runs of the same build: no regression, exit 0 with --fail-on.
+    let (code, doc) = compare(&a, &b, &["--fail-on", "regression"]);
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(doc["schema"], "scalebench-compare");
+    for s in ["socket", "mmap"] {
+        assert_ne!(outcome(&doc, s), "regressed", "{doc:#}");
+        assert_ne!(outcome(&doc, s), "not-comparable", "{doc:#}");
+    }
+
+    // +30 % on every socket sample.
+    let slow = dir.path().join("slow.json");
+    plant(&b, &slow, "socket", |_, ns| ns * 1.3);
+    let (code, doc) = compare(&a, &slow, &[]);
+    assert_eq!(code, Some(0), "no --fail-on: report only");
+    assert_eq!(outcome(&doc, "socket"), "regressed", "{doc:#}");
+    let (code, _) = compare(&a, &slow, &["--fail-on", "regression"]);
+    assert_eq!(code, Some(3));
+    let (code, _) = compare(&a, &slow, &["--fail-on", "class-change"]);
+    assert_eq!(code, Some(0), "a cost is not a class");
+    // And the other way round it is an improvement.
+    let (_, doc) = compare(&slow, &a, &[]);
+    assert_eq!(outcome(&doc, "socket"), "improved", "{doc:#}");
+
+    // O(1) → O(n): the cost triples from n = 0 to 3 000.
+    let linear = dir.path().join("linear.json");
+    plant(&b, &linear, "socket", |n, ns| ns + ns * 2.0 * n / 3000.0);
+    let (code, doc) = compare(&a, &linear, &["--fail-on", "class-change"]);
+    assert_eq!(outcome(&doc, "socket"), "class-changed", "{doc:#}");
+    let row = doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "socket")
+        .unwrap();
+    assert_eq!(row["new_class"], "O(n)", "{row}");
+    assert_eq!(code, Some(3));
+    let (code, _) = compare(&a, &linear, &["--fail-on", "regression"]);
+    assert_eq!(code, Some(3), "a faster-growing class is a regression");
+
+    // The Markdown form, for a pull-request comment.
+    let md = bin()
+        .arg("compare")
+        .arg(&a)
+        .arg(&slow)
+        .args(["--format", "markdown"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&md.stdout);
+    assert!(text.contains("| ❌ | socket | regressed |"), "{text}");
+}
+
+#[test]
+fn bad_input_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.json");
+    let r = bin()
+        .arg("compare")
+        .arg(&missing)
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("missing.json"));
+    let r = bin()
+        .args(["compare", "a", "b", "--threshold", "lots"])
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("`lots`"));
+}
