@@ -147,3 +147,75 @@ fn bad_input_is_refused_by_name() {
     assert_eq!(r.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&r.stderr).contains("`lots`"));
 }
+
+#[test]
+fn history_follows_a_cost_over_five_files_and_marks_the_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for i in 0..5 {
+        let f = dir.path().join(format!("h{i}.json"));
+        let r = bin()
+            .args([
+                "run",
+                "socket",
+                "--max",
+                "1000",
+                "--runs",
+                "5",
+                "-q",
+                "--no-report",
+                "-o",
+            ])
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        files.push(f);
+    }
+    // The fourth file is 60 % slower, and the fifth the same run again:
+    // one change, at the fourth.
+    plant(&files[3], &files[3], "socket", |_, ns| ns * 1.6);
+    std::fs::copy(&files[3], &files[4]).unwrap();
+    let r = bin()
+        .arg("history")
+        .args(&files)
+        .args([
+            "--format",
+            "json",
+            "--benchmark",
+            "socket",
+            "--order",
+            "given",
+        ])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let doc: Value = serde_json::from_slice(&r.stdout).unwrap();
+    let t = &doc["tracks"][0];
+    assert_eq!(t["name"], "socket");
+    let points = t["points"].as_array().unwrap();
+    assert_eq!(points.len(), 5);
+    assert!(points.iter().all(|p| p["value"].as_f64().unwrap() > 0.0));
+    let changes: Vec<&Value> = points.iter().map(|p| &p["change"]).collect();
+    assert_eq!(changes[3], "regressed", "{t:#}");
+    assert!(changes[4].is_null(), "no change after it: {t:#}");
+    let html = dir.path().join("h.html");
+    let r = bin()
+        .arg("history")
+        .args(&files)
+        .args(["--format", "html", "--order", "given", "-o"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(r.status.success());
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(text.contains("<figure class=\"history\"><svg") && text.contains("▲ regressed"));
+    let r = bin()
+        .arg("history")
+        .args(&files[..2])
+        .args(["--benchmark", "nosuch"])
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("`nosuch`"));
+}

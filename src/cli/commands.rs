@@ -1,6 +1,9 @@
 //! The commands other than `run`.
 
-use super::{AnalyzeArgs, CompareArgs, ExportArgs, ExportFormat, FailOn, ReportArgs, SysinfoArgs};
+use super::{
+    AnalyzeArgs, CompareArgs, ExportArgs, ExportFormat, FailOn, HistoryArgs, HistoryOrder,
+    ReportArgs, SysinfoArgs,
+};
 use crate::analysis::{self, Options};
 use crate::bench::REGISTRY;
 use crate::report::{self, Input, System, export};
@@ -114,6 +117,38 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(3));
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `scalebench history FILES…`.
+pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
+    if a.format == report::Format::Csv {
+        anyhow::bail!("--format: history writes terminal, markdown, json or html");
+    }
+    let files: Vec<(Option<String>, PathBuf)> = a.files.iter().map(|f| (None, f.clone())).collect();
+    let mut systems = load_systems(&files)?;
+    match a.order {
+        HistoryOrder::Time => systems.sort_by(|x, y| x.file.started.cmp(&y.file.started)),
+        HistoryOrder::Label => systems.sort_by(|x, y| x.label.cmp(&y.label)),
+        HistoryOrder::Given => {}
+    }
+    let tracks = report::history::tracks(&systems, a.benchmark.as_deref(), a.at.map(|n| n as f64));
+    if tracks.is_empty() {
+        anyhow::bail!(
+            "nothing to follow{}",
+            a.benchmark.as_deref().map_or(String::new(), |b| format!(
+                ": no benchmark or workload `{b}` in these files"
+            ))
+        );
+    }
+    let inputs: Vec<(&Path, &str)> = a
+        .files
+        .iter()
+        .map(|f| (f.as_path(), "an input of this command"))
+        .collect();
+    with_output("--output", a.output.as_deref(), &inputs, |w| {
+        report::history::write(&tracks, a.format, w)
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 

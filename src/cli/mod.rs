@@ -39,6 +39,10 @@ pub enum Command {
     /// improved, unchanged, regressed, class-changed or not comparable,
     /// with the evidence; `--fail-on` makes it an exit code for CI.
     Compare(CompareArgs),
+    /// Follow one figure across many result files (a benchmark's cost at
+    /// an n and its class, a workload's throughput), marking where it
+    /// changed.
+    History(HistoryArgs),
     /// Export every raw sample of result files.
     Export(ExportArgs),
     /// Judge samples from any tool: a CSV file with columns n,ns[,run].
@@ -643,6 +647,42 @@ pub struct CompareArgs {
     pub output: Option<PathBuf>,
 }
 
+/// Options of `history`.
+#[derive(Debug, clap::Args)]
+pub struct HistoryArgs {
+    /// Result files, at least two.
+    #[arg(value_name = "RESULT.json", required = true, num_args = 2..)]
+    pub files: Vec<PathBuf>,
+    /// Only this benchmark (its every series) or workload.
+    #[arg(long, value_name = "NAME")]
+    pub benchmark: Option<String>,
+    /// The n a benchmark's cost is read at (default: the largest n every
+    /// file measured).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub at: Option<u64>,
+    /// The files' order: by the time their runs started, by label, or as
+    /// given.
+    #[arg(long, value_enum, default_value_t = HistoryOrder::Time)]
+    pub order: HistoryOrder,
+    /// Output format: terminal, markdown, json or html (a chart per figure).
+    #[arg(long, short, value_enum, default_value_t = Format::Terminal)]
+    pub format: Format,
+    /// Write to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// The order of `history`'s files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HistoryOrder {
+    /// By the time each run started.
+    Time,
+    /// By label.
+    Label,
+    /// As given.
+    Given,
+}
+
 /// What makes `compare` fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FailOn {
@@ -707,6 +747,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Run(a) => run::run(*a),
         Command::Report(a) => commands::report(a),
         Command::Compare(a) => commands::compare(a),
+        Command::History(a) => commands::history(a),
         Command::Export(a) => commands::export(a),
         Command::Analyze(a) => commands::analyze(a),
         Command::Sysinfo(a) => commands::sysinfo(a),

@@ -8,6 +8,7 @@ mod csv_out;
 pub mod diff;
 pub mod export;
 pub mod flame;
+pub mod history;
 pub mod html;
 mod json;
 mod markdown;

@@ -1,0 +1,336 @@
+//! `scalebench history FILES…`: one figure followed across many result
+//! files — a benchmark's cost at a chosen n and its class, a workload
+//! row's throughput — as a table and a chart, each point compared with the
+//! one before by the test of `compare` ([`crate::analysis::compare`]) and
+//! marked where it changed.
+
+use super::diff::cost_at;
+use super::{Input, System, samples_of};
+use crate::analysis::compare::{
+    Outcome, SINGLE_THRESHOLD, cost_ratio, judge_cost, judge_throughput,
+};
+use crate::analysis::units::{fmt_n, fmt_ns};
+use crate::analysis::{Label, Options};
+use serde::Serialize;
+use std::io::Write;
+
+/// One file's point of a track.
+#[derive(Debug, Clone, Serialize)]
+pub struct Point {
+    /// The file's label.
+    pub label: String,
+    /// When its run started.
+    pub started: String,
+    /// The figure (ns for a cost, per second for a throughput); `None`
+    /// when the file does not have it.
+    pub value: Option<f64>,
+    /// The class (benchmarks).
+    pub class: Option<String>,
+    /// What changed since the point before with a figure.
+    pub change: Option<Outcome>,
+    /// The change in words.
+    pub note: String,
+}
+
+/// A figure followed across the files.
+#[derive(Debug, Clone, Serialize)]
+pub struct Track {
+    /// The series, or `workload: row`.
+    pub name: String,
+    /// What the figure is (`cost at n = 9 500`, `requests/s`).
+    pub figure: String,
+    /// Whether higher is better (throughput) or worse (cost).
+    pub higher_is_better: bool,
+    /// One point per file, in the files' order.
+    pub points: Vec<Point>,
+}
+
+fn benchmark_tracks(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<Track> {
+    let mut out = Vec::new();
+    for series in input.series_names() {
+        if let Some(o) = only
+            && series != o
+            && !series.starts_with(&format!("{o}["))
+        {
+            continue;
+        }
+        let entries: Vec<_> = input
+            .systems
+            .iter()
+            .map(|s| input.of_series(series).find(|e| e.system == s.label))
+            .collect();
+        // The largest n every file measured (its verdict's high end).
+        let n = at.unwrap_or_else(|| {
+            entries
+                .iter()
+                .flatten()
+                .filter_map(|e| e.verdict.as_ref().ok().map(|v| v.high.n))
+                .fold(f64::INFINITY, f64::min)
+        });
+        if !n.is_finite() {
+            continue;
+        }
+        let mut points: Vec<Point> = Vec::new();
+        let mut prev: Option<usize> = None;
+        for (i, (s, e)) in input.systems.iter().zip(&entries).enumerate() {
+            let v = e.and_then(|e| e.verdict.as_ref().ok());
+            let mut p = Point {
+                label: s.label.clone(),
+                started: s.file.started.clone(),
+                value: v.map(|v| cost_at(v, n)),
+                class: v.map(|v| v.class.to_string()),
+                change: None,
+                note: String::new(),
+            };
+            if let (Some(j), Some(cur)) = (prev, e.and_then(|e| e.bench)) {
+                let before = entries[j].and_then(|e| e.bench);
+                let classes = (
+                    entries[j]
+                        .and_then(|e| e.verdict.as_ref().ok())
+                        .map(|v| v.class),
+                    v.map(|v| v.class),
+                );
+                if let (Some(Label::Class(a)), Some(Label::Class(b))) = classes
+                    && a != b
+                {
+                    p.change = Some(Outcome::ClassChanged);
+                    p.note = format!("{} → {}", a.label(), b.label());
+                } else if let Some(c) =
+                    before.and_then(|b| cost_ratio(&samples_of(b), &samples_of(cur), None))
+                {
+                    let o = judge_cost(&c);
+                    if o != Outcome::Unchanged {
+                        p.change = Some(o);
+                        p.note = format!(
+                            "{:+.0} % ({:+.0}..{:+.0} %) against ±{:.0} %",
+                            (c.ratio.value - 1.0) * 100.0,
+                            (c.ratio.lo - 1.0) * 100.0,
+                            (c.ratio.hi - 1.0) * 100.0,
+                            c.threshold * 100.0
+                        );
+                    }
+                }
+            }
+            if p.value.is_some() {
+                prev = Some(i);
+            }
+            points.push(p);
+        }
+        out.push(Track {
+            name: series.to_string(),
+            figure: format!("cost at n = {}", fmt_n(n)),
+            higher_is_better: false,
+            points,
+        });
+    }
+    out
+}
+
+fn workload_tracks(systems: &[System], only: Option<&str>) -> Vec<Track> {
+    let mut names: Vec<(String, String, Option<String>)> = Vec::new();
+    for s in systems {
+        for w in &s.file.workloads {
+            if only.is_some_and(|o| o != w.name) {
+                continue;
+            }
+            for r in &w.rows {
+                let k = (w.name.clone(), r.label.clone(), r.target.clone());
+                if !names.contains(&k) {
+                    names.push(k);
+                }
+            }
+        }
+    }
+    names
+        .into_iter()
+        .map(|(w, label, target)| {
+            let mut points: Vec<Point> = Vec::new();
+            let mut prev: Option<f64> = None;
+            for s in systems {
+                let row = s.file.workloads.iter().find(|x| x.name == w).and_then(|x| {
+                    x.rows
+                        .iter()
+                        .find(|r| r.label == label && r.target == target)
+                });
+                let value = row.and_then(|r| {
+                    if let Some(sw) = &r.sweep {
+                        return sw.levels.iter().filter_map(|l| l.value).reduce(f64::max);
+                    }
+                    r.load
+                        .as_ref()
+                        .map(|l| l.requests_per_s)
+                        .or_else(|| r.phase.as_ref().map(|p| p.rate()))
+                });
+                let mut p = Point {
+                    label: s.label.clone(),
+                    started: s.file.started.clone(),
+                    value,
+                    class: None,
+                    change: None,
+                    note: String::new(),
+                };
+                if let (Some(a), Some(b)) = (prev, value)
+                    && a > 0.0
+                {
+                    let o = judge_throughput(b / a, SINGLE_THRESHOLD);
+                    if o != Outcome::Unchanged {
+                        p.change = Some(o);
+                        p.note = format!(
+                            "{:+.0} % against ±{:.0} %",
+                            (b / a - 1.0) * 100.0,
+                            SINGLE_THRESHOLD * 100.0
+                        );
+                    }
+                }
+                if value.is_some() {
+                    prev = value;
+                }
+                points.push(p);
+            }
+            Track {
+                name: format!(
+                    "{w}: {label}{}",
+                    target.map_or(String::new(), |t| format!(" · {t}"))
+                ),
+                figure: "per second (a sweep: its peak)".into(),
+                higher_is_better: true,
+                points,
+            }
+        })
+        .collect()
+}
+
+/// Every track of `systems` (in the order given), or those of one
+/// benchmark or workload; benchmark costs at `at` (default: the largest n
+/// every file measured).
+pub fn tracks(systems: &[System], only: Option<&str>, at: Option<f64>) -> Vec<Track> {
+    let input = Input::new(systems, &Options::default());
+    let mut v = benchmark_tracks(&input, only, at);
+    v.extend(workload_tracks(systems, only));
+    v
+}
+
+fn show(t: &Track, v: Option<f64>) -> String {
+    match v {
+        None => "—".into(),
+        Some(x) if t.higher_is_better => format!("{x:.0}/s"),
+        Some(x) => fmt_ns(x),
+    }
+}
+
+fn mark(p: &Point) -> &'static str {
+    match p.change {
+        Some(Outcome::Regressed) => "▲ regressed",
+        Some(Outcome::Improved) => "▼ improved",
+        Some(Outcome::ClassChanged) => "◆ class changed",
+        _ => "",
+    }
+}
+
+/// Writes the tracks: `terminal`, `markdown`, `json` or `html`.
+pub fn write(tracks: &[Track], format: super::Format, out: &mut dyn Write) -> anyhow::Result<()> {
+    match format {
+        super::Format::Json => {
+            serde_json::to_writer_pretty(
+                &mut *out,
+                &serde_json::json!({
+                    "schema": "scalebench-history",
+                    "schema_version": 1,
+                    "tracks": tracks,
+                }),
+            )?;
+            writeln!(out)?;
+        }
+        super::Format::Markdown => {
+            for t in tracks {
+                writeln!(out, "\n**{}** — {}\n", t.name, t.figure)?;
+                writeln!(out, "| # | file | started | value | class | change |")?;
+                writeln!(out, "|---|---|---|---|---|---|")?;
+                for (i, p) in t.points.iter().enumerate() {
+                    writeln!(
+                        out,
+                        "| {} | {} | {} | {} | {} | {} {} |",
+                        i + 1,
+                        p.label.replace('|', "\\|"),
+                        p.started,
+                        show(t, p.value),
+                        p.class.as_deref().unwrap_or(""),
+                        mark(p),
+                        p.note
+                    )?;
+                }
+            }
+        }
+        super::Format::Html => {
+            writeln!(
+                out,
+                "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>scalebench history</title><style>body{{font:14px system-ui,sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}}.regressed{{color:#b00}}.improved{{color:#070}}.class-changed{{color:#a60}}</style></head><body><h1>scalebench history</h1>"
+            )?;
+            for (k, t) in tracks.iter().enumerate() {
+                let points: Vec<(f64, f64)> = t
+                    .points
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, p)| Some(((i + 1) as f64, p.value?)))
+                    .collect();
+                let line = super::chart::Line {
+                    label: &t.name,
+                    colour: super::chart::PALETTE[0],
+                    points,
+                };
+                writeln!(
+                    out,
+                    "<section><h2>{}</h2><figure class=\"history\">{}</figure><table><tr><th>#</th><th>file</th><th>started</th><th>{}</th><th>class</th><th>change</th></tr>",
+                    super::chart::esc(&t.name),
+                    super::chart::curve_svg(
+                        &format!("h{k}"),
+                        &format!("{} — {}", t.name, t.figure),
+                        "file, in order",
+                        if t.higher_is_better {
+                            "per second"
+                        } else {
+                            "ns"
+                        },
+                        &[line]
+                    ),
+                    super::chart::esc(&t.figure)
+                )?;
+                for (i, p) in t.points.iter().enumerate() {
+                    writeln!(
+                        out,
+                        "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} {}</td></tr>",
+                        p.change.map_or("", |c| c.name()),
+                        i + 1,
+                        super::chart::esc(&p.label),
+                        super::chart::esc(&p.started),
+                        show(t, p.value),
+                        super::chart::esc(p.class.as_deref().unwrap_or("")),
+                        mark(p),
+                        super::chart::esc(&p.note)
+                    )?;
+                }
+                writeln!(out, "</table></section>")?;
+            }
+            writeln!(out, "</body></html>")?;
+        }
+        _ => {
+            for t in tracks {
+                writeln!(out, "\n{} — {}", t.name, t.figure)?;
+                for (i, p) in t.points.iter().enumerate() {
+                    writeln!(
+                        out,
+                        "{:>3}  {:<24} {:<21} {:>10}  {:<10} {} {}",
+                        i + 1,
+                        p.label,
+                        p.started,
+                        show(t, p.value),
+                        p.class.as_deref().unwrap_or(""),
+                        mark(p),
+                        p.note
+                    )?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
