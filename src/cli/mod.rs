@@ -350,9 +350,19 @@ pub struct RunArgs {
     /// suite's sizes (the seeds'), not the quick ones.
     #[arg(long)]
     pub full: bool,
-    /// Runs per benchmark.
-    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000), allow_negative_numbers = true)]
-    pub runs: Option<u32>,
+    /// Runs per benchmark (default 5), or `auto`: runs are added until
+    /// both ends of n are known within --runs-target (after 3 runs, at
+    /// most --runs-max).
+    #[arg(long, value_name = "R|auto", value_parser = values::runs, allow_negative_numbers = true)]
+    pub runs: Option<values::Runs>,
+    /// With --runs auto: the most runs (default 20).
+    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(3..=1000), requires = "runs")]
+    pub runs_max: Option<u32>,
+    /// With --runs auto: how closely both ends of n must be known, the
+    /// half-width of the 95 % interval of the runs' mean, in percent
+    /// (default 5).
+    #[arg(long, value_name = "PERCENT", value_parser = values::percent, requires = "runs")]
+    pub runs_target: Option<f64>,
     /// Result file (default: results/<host>-<UTC time>.json, with -2,
     /// -3, … added when taken). It must not exist (see --force), and its
     /// directory must.

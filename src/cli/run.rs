@@ -1,11 +1,12 @@
 //! `scalebench run`: resolve targets, prepare the harness, run each
 //! benchmark, write the result file after each, print the verdicts.
 
-use super::RunArgs;
+use super::{RunArgs, values};
 use crate::analysis::Options;
 use crate::bench::{self, Benchmark, REGISTRY, Suite};
 use crate::harness::clock::Clock;
 use crate::harness::progress::{Mode, Progress};
+use crate::harness::runner::AutoRuns;
 use crate::harness::session::{self, Recording, RunPlan, Target, WorkTarget};
 use crate::harness::why::WhyOptions;
 use crate::harness::workdir::WorkDir;
@@ -492,6 +493,12 @@ fn profiles(names: &[String]) -> anyhow::Result<Vec<Profile>> {
 /// What the run does, from the arguments, checked before anything is
 /// measured.
 fn plan(a: &RunArgs) -> anyhow::Result<RunPlan> {
+    if a.runs != Some(values::Runs::Auto) && (a.runs_max.is_some() || a.runs_target.is_some()) {
+        bail!("--runs-max and --runs-target go with --runs auto");
+    }
+    if a.runs_target.is_some_and(|t| t <= 0.0) {
+        bail!("--runs-target: above 0 %");
+    }
     let (targets, work) = resolve(&a.targets, a.max, a.full)?;
     let work_opts = workloads::Options {
         fs: fs_options(a)?,
@@ -513,7 +520,15 @@ fn plan(a: &RunArgs) -> anyhow::Result<RunPlan> {
         targets,
         work,
         work_opts,
-        runs: a.runs.unwrap_or(Suite::Quick.runs()),
+        runs: match a.runs {
+            Some(values::Runs::Fixed(r)) => r,
+            Some(values::Runs::Auto) => a.runs_max.unwrap_or(20),
+            None => Suite::Quick.runs(),
+        },
+        auto: (a.runs == Some(values::Runs::Auto)).then(|| AutoRuns {
+            target: a.runs_target.unwrap_or(AutoRuns::default().target),
+            ..AutoRuns::default()
+        }),
         warmup: a.warmup,
         why: a.why.then(|| WhyOptions {
             seconds: a.why_seconds,

@@ -234,3 +234,23 @@ pub fn percent(s: &str) -> Result<f64, String> {
         )),
     }
 }
+
+/// `--runs`: a count or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs {
+    /// This many runs.
+    Fixed(u32),
+    /// Until the ends of n are known (see `harness::runner::AutoRuns`).
+    Auto,
+}
+
+/// Parses `--runs`: 1 to 1000, or `auto`.
+pub fn runs(s: &str) -> Result<Runs, String> {
+    if s.trim().eq_ignore_ascii_case("auto") {
+        return Ok(Runs::Auto);
+    }
+    match s.trim().parse::<u32>() {
+        Ok(n) if (1..=1000).contains(&n) => Ok(Runs::Fixed(n)),
+        _ => Err(format!("`{s}`: a number of runs from 1 to 1000, or `auto`")),
+    }
+}

@@ -28,10 +28,88 @@ use std::time::{Duration, Instant};
 pub struct Plan {
     /// Items per run asked for.
     pub n: u64,
-    /// Runs.
+    /// Runs (with `auto`, the most).
     pub runs: u32,
     /// Operations to do and discard first; `None` picks n/20 within 10..=500.
     pub warmup: Option<u64>,
+    /// Add runs until both ends of n are known well enough (`--runs
+    /// auto`), up to `runs`.
+    pub auto: Option<AutoRuns>,
+}
+
+/// `--runs auto`: runs are added until the 95 % interval of the mean of
+/// the runs' medians at the low end of n (its lowest tenth) and at the
+/// high end (its highest tenth) are each within ±`target` of that mean,
+/// after at least `min` runs and at most [`Plan::runs`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AutoRuns {
+    /// Runs before the first look.
+    pub min: u32,
+    /// The half-width wanted, relative (0.05: ±5 %).
+    pub target: f64,
+}
+
+impl Default for AutoRuns {
+    fn default() -> Self {
+        AutoRuns {
+            min: 3,
+            target: 0.05,
+        }
+    }
+}
+
+/// Student's t for a two-sided 95 % interval with `df` degrees of freedom.
+fn t95(df: usize) -> f64 {
+    const T: [f64; 10] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=10 => T[df - 1],
+        11..=20 => 2.228 - (df - 10) as f64 * 0.014,
+        21..=30 => 2.086 - (df - 20) as f64 * 0.0044,
+        _ => 1.96 + 2.4 / df as f64,
+    }
+}
+
+/// The relative half-width of the 95 % interval of the mean of the runs'
+/// medians at the low and at the high end of n.
+pub fn end_half_widths(runs: &[RunRecord]) -> [f64; 2] {
+    let top = runs
+        .iter()
+        .flat_map(|r| r.samples.iter().map(|s| s[0]))
+        .max()
+        .unwrap_or(0) as f64;
+    let (lo_edge, hi_edge) = (top * 0.1, top * 0.9);
+    let end = |low: bool| -> f64 {
+        let medians: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| {
+                let mut v: Vec<u64> = r
+                    .samples
+                    .iter()
+                    .filter(|s| {
+                        let n = s[0] as f64;
+                        if low { n <= lo_edge } else { n >= hi_edge }
+                    })
+                    .map(|s| s[1])
+                    .collect();
+                if v.is_empty() {
+                    return None;
+                }
+                v.sort_unstable();
+                Some(v[v.len() / 2] as f64)
+            })
+            .collect();
+        let k = medians.len();
+        if k < 2 {
+            return f64::INFINITY;
+        }
+        let mean = medians.iter().sum::<f64>() / k as f64;
+        let var = medians.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (k - 1) as f64;
+        t95(k - 1) * (var / k as f64).sqrt() / mean
+    };
+    [end(true), end(false)]
 }
 
 /// Operations between progress updates.
@@ -355,6 +433,48 @@ pub fn run_benchmark(
         });
         if let Some(e) = after_end {
             return finish_early(result, e, caps, progress);
+        }
+        if let Some(a) = plan.auto {
+            let done = result.runs.len() as u32;
+            let hw = end_half_widths(&result.runs);
+            let known = done >= a.min.max(2) && hw.iter().all(|h| *h <= a.target);
+            if known || done >= plan.runs {
+                let pct = |h: f64| {
+                    if h.is_finite() {
+                        serde_json::json!((h * 1e4).round() / 1e4)
+                    } else {
+                        serde_json::Value::Null
+                    }
+                };
+                let why = if known {
+                    format!(
+                        "both ends of n within ±{:.0} % after {done} runs",
+                        a.target * 100.0
+                    )
+                } else {
+                    format!(
+                        "the most runs ({}) reached; the ends are known within ±{:.1} % and ±{:.1} %",
+                        plan.runs,
+                        hw[0] * 100.0,
+                        hw[1] * 100.0
+                    )
+                };
+                progress.note(&why);
+                result.params.extra.insert(
+                    "runs_auto".into(),
+                    serde_json::json!({
+                        "target": a.target,
+                        "min": a.min,
+                        "max": plan.runs,
+                        "runs": done,
+                        "half_widths": [pct(hw[0]), pct(hw[1])],
+                        "stopped": if known { "known" } else { "max" },
+                        "why": why,
+                    }),
+                );
+                result.params.runs = done;
+                break;
+            }
         }
     }
     result.params.n = n;
@@ -796,6 +916,9 @@ mod tests {
         fail_in_start: Option<usize>,
         downwards: bool,
         falling: bool,
+        /// Each run started costs a different base (1000, 1400, 1800, …):
+        /// run-to-run noise.
+        noisy: bool,
         log: Arc<Mutex<Vec<Event>>>,
     }
 
@@ -808,6 +931,7 @@ mod tests {
                 fail_in_start: None,
                 downwards: false,
                 falling: false,
+                noisy: false,
                 log: Arc::default(),
             }
         }
@@ -829,6 +953,7 @@ mod tests {
 
     struct FakeRun {
         held: u64,
+        base: u64,
         limit: u64,
         fail_at: Option<u64>,
         falling: bool,
@@ -863,6 +988,11 @@ mod tests {
                 .filter(|_| self.fail_in_start.is_none_or(|k| k == nth));
             Ok(Box::new(FakeRun {
                 held: if self.falling { n } else { 0 },
+                base: if self.noisy {
+                    1000 + (nth as u64 % 3) * 400
+                } else {
+                    1000
+                },
                 limit,
                 fail_at,
                 falling: self.falling,
@@ -881,7 +1011,7 @@ mod tests {
                 return Err(StepError::Failed(anyhow::anyhow!("broke at {}", self.held)));
             }
             if self.falling {
-                sw.record_ticks(1000 + self.held);
+                sw.record_ticks(self.base + self.held);
                 self.held -= 1;
                 return Ok(());
             }
@@ -891,7 +1021,7 @@ mod tests {
                     detail: format!("out of fakes at n = {}", self.held),
                 });
             }
-            sw.record_ticks(1000 + self.held);
+            sw.record_ticks(self.base + self.held);
             self.held += 1;
             Ok(())
         }
@@ -906,11 +1036,70 @@ mod tests {
         }
     }
 
+    #[test]
+    fn runs_auto_stops_early_when_quiet_and_at_the_most_when_noisy() {
+        let clock = Clock::new(TimerKind::Monotonic).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Ctx::new(dir.path(), &clock);
+        let auto = |b: &Fake| {
+            let plan = Plan {
+                auto: Some(AutoRuns::default()),
+                n: 200,
+                runs: 12,
+                warmup: Some(0),
+            };
+            run_benchmark(b, None, plan, &ctx, &mut Progress::new(Mode::Quiet))
+        };
+        let quiet = auto(&Fake::new(u64::MAX));
+        assert_eq!(quiet.runs.len(), 3, "known at the first look");
+        assert_eq!(quiet.params.runs, 3);
+        let a = &quiet.params.extra["runs_auto"];
+        assert_eq!(a["stopped"], "known");
+        assert_eq!(a["max"], 12);
+        let mut noisy = Fake::new(u64::MAX);
+        noisy.noisy = true;
+        let noisy = auto(&noisy);
+        assert_eq!(noisy.runs.len(), 12, "never known within ±5 %");
+        let a = &noisy.params.extra["runs_auto"];
+        assert_eq!(a["stopped"], "max");
+        assert!(a["half_widths"][0].as_f64().unwrap() > 0.05);
+        assert!(a["why"].as_str().unwrap().contains("most runs (12)"));
+    }
+
+    #[test]
+    fn half_widths_follow_the_spread_of_the_runs_at_each_end() {
+        let run = |k: u32, low: u64, high: u64| RunRecord {
+            index: k,
+            started: String::new(),
+            duration_ms: 0.0,
+            timer_overhead: crate::harness::clock::Overhead {
+                min_ns: 0.0,
+                median_ns: 0.0,
+            },
+            samples: (0..100u64)
+                .map(|n| [n, if n < 50 { low } else { high }])
+                .collect(),
+            direction: Direction::Up,
+            crossings: None,
+            recheck: Vec::new(),
+            recheck_when: None,
+        };
+        let same = [run(0, 100, 200), run(1, 100, 200), run(2, 100, 200)];
+        assert_eq!(end_half_widths(&same), [0.0, 0.0]);
+        let spread = [run(0, 90, 200), run(1, 100, 200), run(2, 110, 200)];
+        let hw = end_half_widths(&spread);
+        // sd 10 over mean 100, t(2) = 4.303, √3: ±24.8 %.
+        assert!((hw[0] - 0.248).abs() < 0.001, "{hw:?}");
+        assert_eq!(hw[1], 0.0);
+        assert!(end_half_widths(&same[..1])[0].is_infinite());
+    }
+
     fn go(b: &Fake, n: u64, runs: u32) -> BenchResult {
         let clock = Clock::new(TimerKind::Monotonic).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let ctx = Ctx::new(dir.path(), &clock);
         let plan = Plan {
+            auto: None,
             n,
             runs,
             warmup: Some(0),

@@ -46,6 +46,8 @@ pub struct RunPlan {
     pub work_opts: workloads::Options,
     /// Runs per benchmark.
     pub runs: u32,
+    /// `--runs auto`: add runs until the ends of n are known, up to `runs`.
+    pub auto: Option<super::runner::AutoRuns>,
     /// Warm-up operations (`None`: the benchmark's default).
     pub warmup: Option<u64>,
     /// Profile each benchmark at low and high n afterwards (`--why`).
@@ -194,6 +196,7 @@ fn run_series(
         n: t.n,
         runs: plan.runs,
         warmup: plan.warmup,
+        auto: plan.auto,
     };
     let mut r = run_benchmark(t.bench, variant, p, ctx, progress);
     if variant.is_some() {
