@@ -257,6 +257,37 @@ pub fn compare(input: &Input, threshold: Option<f64>) -> Vec<Row> {
     rows
 }
 
+/// Why the two files' figures may not compare: another process busy (over
+/// half a CPU) or a load average over half the CPUs when a run started.
+pub fn warnings(input: &Input) -> Vec<String> {
+    input.systems[..2]
+        .iter()
+        .filter_map(|s| {
+            let sys = &s.file.system;
+            let mut why: Vec<String> = sys
+                .tuning
+                .busiest
+                .iter()
+                .flatten()
+                .filter(|p| p.percent > 50.0)
+                .map(|p| format!("{} at {:.0} % of a CPU", p.name, p.percent))
+                .collect();
+            if let Some([one, ..]) = sys.tuning.load_average
+                && one > sys.cpu.count as f64 * 0.5
+            {
+                why.push(format!("load average {one:.2} on {} CPUs", sys.cpu.count));
+            }
+            (!why.is_empty()).then(|| {
+                format!(
+                    "the machine was busy when {} started ({}): its figures may not compare",
+                    s.label,
+                    why.join(", ")
+                )
+            })
+        })
+        .collect()
+}
+
 /// Whether a row is a regression: slower, less throughput, or a growth
 /// class that grows faster.
 pub fn is_regression(r: &Row) -> bool {
@@ -282,6 +313,7 @@ struct Doc<'a> {
     base: &'a str,
     new: &'a str,
     counts: std::collections::BTreeMap<&'static str, usize>,
+    warnings: Vec<String>,
     rows: &'a [Row],
 }
 
@@ -312,6 +344,7 @@ pub fn write(
                     base,
                     new,
                     counts,
+                    warnings: warnings(input),
                     rows,
                 },
             )?;
@@ -319,6 +352,9 @@ pub fn write(
         }
         super::Format::Markdown => {
             writeln!(out, "**scalebench compare** {base} → {new}: {summary}\n")?;
+            for w in warnings(input) {
+                writeln!(out, "> ⚠️ {w}\n")?;
+            }
             writeln!(out, "| | series | outcome | evidence |")?;
             writeln!(out, "|---|---|---|---|")?;
             for r in rows {
@@ -339,6 +375,9 @@ pub fn write(
         }
         _ => {
             writeln!(out, "{base} → {new}: {summary}")?;
+            for w in warnings(input) {
+                super::terminal::wrapped(out, "warning: ", &w)?;
+            }
             writeln!(out)?;
             for r in rows {
                 writeln!(out, "{:<15} {}", r.outcome.name(), r.name)?;
@@ -357,4 +396,45 @@ pub fn rule() -> String {
         compare::MAX_THRESHOLD * 100.0,
         SINGLE_THRESHOLD * 100.0
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::System;
+    use crate::results::BusyProcess;
+
+    fn system(label: &str, busy: Option<f64>) -> System {
+        let mut file: crate::results::ResultFile =
+            serde_json::from_str(include_str!("../../tests/fixtures/empty.json")).unwrap();
+        file.system.tuning.busiest = Some(
+            busy.map(|percent| BusyProcess {
+                pid: 7,
+                name: "cc1".into(),
+                percent,
+            })
+            .into_iter()
+            .collect(),
+        );
+        file.system.tuning.load_average = Some([0.1, 0.1, 0.1]);
+        System {
+            label: label.into(),
+            file,
+        }
+    }
+
+    #[test]
+    fn a_busy_machine_is_named_and_a_quiet_one_is_not() {
+        let systems = [system("a", None), system("b", Some(180.0))];
+        let input = Input::new(&systems, &crate::analysis::Options::default());
+        let w = warnings(&input);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("when b started (cc1 at 180 % of a CPU)"),
+            "{w:?}"
+        );
+        let quiet = [system("a", Some(10.0)), system("b", None)];
+        let input = Input::new(&quiet, &crate::analysis::Options::default());
+        assert!(warnings(&input).is_empty());
+    }
 }
