@@ -283,7 +283,13 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
 /// `scalebench sysinfo`.
 pub fn sysinfo(a: SysinfoArgs) -> anyhow::Result<ExitCode> {
     let dir = std::env::temp_dir();
-    let s = sysinfo::collect(Some(&dir));
+    let extra = sysinfo::Extra {
+        sysctls: &a.record_sysctl,
+        ..Default::default()
+    };
+    let steal = sysinfo::StealMeter::start();
+    let mut s = sysinfo::collect(Some(&dir), &extra);
+    s.tuning.steal_percent = steal.percent();
     with_output("", None, &[], |w| {
         if a.json {
             serde_json::to_writer_pretty(&mut *w, &s)?;
@@ -318,6 +324,15 @@ pub fn sysinfo(a: SysinfoArgs) -> anyhow::Result<ExitCode> {
                 w,
                 "temp dir    {} on {} ({}, {}) mounted {}",
                 d.path, d.mount_point, d.fs_type, d.device, d.mount_options
+            )?;
+        }
+        // The work directory's filesystem is the line above; a run adds
+        // those of its --dir directories.
+        for f in s.filesystems.iter().skip(usize::from(s.workdir.is_some())) {
+            writeln!(
+                w,
+                "filesystem  {} on {} ({}, {}) mounted {}",
+                f.path, f.mount_point, f.fs_type, f.device, f.mount_options
             )?;
         }
         let t = &s.tuning;
@@ -360,10 +375,78 @@ pub fn sysinfo(a: SysinfoArgs) -> anyhow::Result<ExitCode> {
         for (k, v) in &t.sysctls {
             writeln!(w, "sysctl      {k} = {v}")?;
         }
+        if let Some(p) = t.steal_percent {
+            writeln!(
+                w,
+                "steal       {p:.2} % of CPU time stolen by the hypervisor over this command's 0.2 s"
+            )?;
+        }
+        if let Some(l) = &t.cgroup_limits {
+            writeln!(w, "cgroup      {}", cgroup_words(l))?;
+        }
+        if let Some(nics) = &t.nics {
+            if nics.is_empty() {
+                writeln!(w, "nic         none up but loopback")?;
+            }
+            for n in nics {
+                writeln!(w, "nic         {}", nic_words(n))?;
+            }
+        }
         for (k, v) in &t.mitigations {
             writeln!(w, "mitigation  {k}: {v}")?;
         }
         Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A cgroup record in words: `memory 2.0 GiB, 1.5 CPUs, 4000 processes`.
+fn cgroup_words(l: &results::CgroupLimits) -> String {
+    let mut v = Vec::new();
+    if let Some(b) = l.memory_bytes {
+        v.push(if b >= 1 << 30 {
+            format!("memory {:.1} GiB", b as f64 / (1u64 << 30) as f64)
+        } else {
+            format!("memory {:.0} MiB", b as f64 / (1u64 << 20) as f64)
+        });
+    }
+    if let Some(c) = l.cpus {
+        v.push(format!("{c} CPUs"));
+    }
+    if let Some(p) = l.pids {
+        v.push(format!("{p} processes"));
+    }
+    if v.is_empty() {
+        "no cgroup limit caps this process".into()
+    } else {
+        format!("capped at {}", v.join(", "))
+    }
+}
+
+/// A network interface in words: `eth0 virtio_net, mtu 1500, rings rx 256
+/// tx 256, offloads tso on, gso on, …`.
+fn nic_words(n: &results::Nic) -> String {
+    let mut v = vec![match &n.driver {
+        Some(d) => format!("{} {d}", n.name),
+        None => n.name.clone(),
+    }];
+    if let Some(s) = n.speed_mbps {
+        v.push(format!("{s} Mbit/s"));
+    }
+    if let Some(m) = n.mtu {
+        v.push(format!("mtu {m}"));
+    }
+    if n.rx_ring.is_some() || n.tx_ring.is_some() {
+        let r = |x: Option<u32>| x.map_or("?".into(), |x| x.to_string());
+        v.push(format!("rings rx {} tx {}", r(n.rx_ring), r(n.tx_ring)));
+    }
+    let offloads = n.offloads.known();
+    if !offloads.is_empty() {
+        let words: Vec<String> = offloads
+            .iter()
+            .map(|(k, on)| format!("{k} {}", if *on { "on" } else { "off" }))
+            .collect();
+        v.push(format!("offloads {}", words.join(" ")));
+    }
+    v.join(", ")
 }

@@ -384,6 +384,11 @@ pub struct RunArgs {
     /// Name of this system in reports (default: the host name).
     #[arg(long, value_name = "NAME")]
     pub label: Option<String>,
+    /// Record these sysctls too in the result file's `system.sysctls`,
+    /// comma separated, repeatable (only read; one this system does not
+    /// have is named on stderr and left out).
+    #[arg(long, value_name = "NAME,…", value_delimiter = ',')]
+    pub record_sysctl: Vec<String>,
     /// Measure under these tuning profiles, comma separated (built-in
     /// names or .toml files; `scalebench profile list`): each is applied,
     /// measured under and put back, in turn for every benchmark and
@@ -747,6 +752,10 @@ pub struct SysinfoArgs {
     /// Print JSON (the `system` object of a result file).
     #[arg(long)]
     pub json: bool,
+    /// Show these sysctls too, comma separated, repeatable (as `run
+    /// --record-sysctl` records them).
+    #[arg(long, value_name = "NAME,…", value_delimiter = ',')]
+    pub record_sysctl: Vec<String>,
 }
 
 /// Runs the command line; returns the exit code.

@@ -490,6 +490,15 @@ fn profiles(names: &[String]) -> anyhow::Result<Vec<Profile>> {
     Ok(out)
 }
 
+/// What the system record holds beyond the usual: the filesystems of
+/// `--dir` and the sysctls of `--record-sysctl`.
+fn recorded(a: &RunArgs) -> sysinfo::Extra<'_> {
+    sysinfo::Extra {
+        dirs: &a.dirs,
+        sysctls: &a.record_sysctl,
+    }
+}
+
 /// What the run does, from the arguments, checked before anything is
 /// measured.
 fn plan(a: &RunArgs) -> anyhow::Result<RunPlan> {
@@ -572,7 +581,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             eprintln!("limits: {n}");
         }
     }
-    let system = sysinfo::collect(Some(workdir.path()));
+    let system = sysinfo::collect(Some(workdir.path()), &recorded(&a));
     let label = a.label.clone().unwrap_or_else(|| system.hostname.clone());
     let template = ResultFile {
         schema: results::SCHEMA_NAME.into(),

@@ -250,10 +250,30 @@ fn run_series(
     r
 }
 
+/// Executes `plan` (`execute_plan`) and records in every file the share
+/// of CPU time the hypervisor stole meanwhile, also when stopped by ^C.
+pub fn execute(
+    plan: &RunPlan,
+    ctx: &Ctx,
+    recs: &mut [Recording],
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    let steal = results::sysinfo::StealMeter::start();
+    let r = execute_plan(plan, ctx, recs, progress);
+    let percent = steal.percent();
+    for rec in recs.iter_mut() {
+        rec.file.system.tuning.steal_percent = percent;
+        if r.is_ok() {
+            rec.save()?;
+        }
+    }
+    r
+}
+
 /// Executes `plan`, recording into `recs` (one per profile, or one), each
 /// written after every series and workload; stops early on ^C. The files
 /// are not marked complete here.
-pub fn execute(
+fn execute_plan(
     plan: &RunPlan,
     ctx: &Ctx,
     recs: &mut [Recording],

@@ -245,6 +245,7 @@ mod tests {
                 .map(|&b| CpuTicks {
                     busy: b,
                     total: dt * 100,
+                    steal: None,
                 })
                 .collect(),
             mhz: Some(mhz.into()),

@@ -268,6 +268,12 @@ fn system_rows(files: &[&ResultFile]) -> Vec<(String, Vec<String>)> {
         })
     });
     row("C library", &|f| f.system.libc.clone());
+    row("CPU time stolen", &|f| {
+        f.system
+            .tuning
+            .steal_percent
+            .map_or(String::new(), |p| format!("{p:.1} %"))
+    });
     row("timer", &|f| match f.timer.tsc_hz {
         Some(hz) => format!("TSC {:.0} MHz", hz / 1e6),
         None => "CLOCK_MONOTONIC".into(),
@@ -342,6 +348,16 @@ impl Report for HtmlReport {
         )?;
         for n in &input.notices {
             writeln!(out, "<p class=\"notice\">{}</p>", esc(n))?;
+        }
+        for s in input.systems {
+            if let Some(w) = s.file.system.tuning.busy_warning() {
+                writeln!(
+                    out,
+                    "<p class=\"notice\">{}: {}</p>",
+                    esc(&s.label),
+                    esc(&w)
+                )?;
+            }
         }
         writeln!(
             out,

@@ -111,6 +111,11 @@ impl MarkdownReport {
 impl Report for MarkdownReport {
     fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
         let only_work = input.entries.is_empty() && !input.work_tables().is_empty();
+        for s in input.systems {
+            if let Some(w) = s.file.system.tuning.busy_warning() {
+                writeln!(out, "**Warning, {}:** {}\n", cell(&s.label), cell(&w))?;
+            }
+        }
         if !only_work {
             writeln!(
                 out,

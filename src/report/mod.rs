@@ -745,6 +745,62 @@ pub enum Format {
 mod tests {
     use crate::results::{SweepLevel, SweepStats};
 
+    /// Every report but CSV and JSON, of the empty fixture run with
+    /// `steal` percent of CPU time stolen.
+    fn reports_with_steal(steal: Option<f64>) -> Vec<(super::Format, String)> {
+        let mut file: crate::results::ResultFile =
+            serde_json::from_str(include_str!("../../tests/fixtures/empty.json")).unwrap();
+        file.system.tuning.steal_percent = steal;
+        let systems = [super::System {
+            label: "vm".into(),
+            file,
+        }];
+        let input = super::Input::new(&systems, &Default::default());
+        [
+            super::Format::Terminal,
+            super::Format::Html,
+            super::Format::Markdown,
+        ]
+        .into_iter()
+        .map(|f| {
+            let mut out = Vec::new();
+            super::writer(f, None).write(&input, &mut out).unwrap();
+            (f, String::from_utf8(out).unwrap())
+        })
+        .collect()
+    }
+
+    #[test]
+    fn every_report_says_the_machine_was_busy_when_much_time_was_stolen() {
+        let words =
+            "the machine was busy: 7.3 % of CPU time stolen by the hypervisor during the run";
+        for (f, text) in reports_with_steal(Some(7.31)) {
+            // The terminal keeps a number with its unit (a no-break space).
+            let text = text.replace('\u{a0}', " ");
+            assert!(text.contains(words), "{f:?}:\n{text}");
+        }
+        let (_, terminal) = &reports_with_steal(Some(7.31))[0];
+        let lines: Vec<&str> = terminal.lines().collect();
+        assert!(lines[0].starts_with("vm: "), "{terminal}");
+        assert!(
+            lines[1].starts_with("    warning: the machine was busy"),
+            "{terminal}"
+        );
+        for steal in [Some(5.0), Some(0.4), None] {
+            for (f, text) in reports_with_steal(steal) {
+                assert!(
+                    !text.contains("machine was busy"),
+                    "{steal:?} {f:?}:\n{text}"
+                );
+            }
+        }
+        let (_, html) = &reports_with_steal(Some(0.4))[1];
+        assert!(
+            html.contains("<td>CPU time stolen</td><td>0.4 %</td>"),
+            "{html}"
+        );
+    }
+
     fn sweep(failures: &[(f64, &[(&str, u64)])], counts: bool) -> SweepStats {
         SweepStats {
             variable: "sessions".into(),

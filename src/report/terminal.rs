@@ -277,6 +277,9 @@ impl Report for TerminalReport {
                 }
             );
             wrapped(out, "", &head)?;
+            if let Some(w) = sys.tuning.busy_warning() {
+                wrapped(out, "    warning: ", &w)?;
+            }
             if let Some(p) = &s.file.profile {
                 wrapped(
                     out,

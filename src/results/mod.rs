@@ -458,6 +458,12 @@ pub struct SystemInfo {
     pub sysctls: BTreeMap<String, String>,
     /// The work directory and the filesystem that holds it.
     pub workdir: Option<WorkdirInfo>,
+    /// Every filesystem the run uses, once each: the work directory's and
+    /// those of the `--dir` directories of the filesystem workloads (those
+    /// they make with `--mkfs` are in their rows); empty (absent) in files
+    /// written before it was recorded and in `sysinfo` without a directory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filesystems: Vec<FilesystemInfo>,
     /// How the machine was set up and how busy it was at the start:
     /// frequency governor, SMT, mitigations, clocksource, load … (absent in
     /// files written before it was recorded).
@@ -465,7 +471,9 @@ pub struct SystemInfo {
     pub tuning: Tuning,
 }
 
-pub use crate::sys::tuning::{BusyProcess, Tuning};
+pub use crate::sys::tuning::{
+    BusyProcess, CgroupLimits, Nic, Offloads, STEAL_WARN_PERCENT, Tuning,
+};
 
 /// Processor description.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -502,6 +510,21 @@ pub struct WorkdirInfo {
     pub mount_options: String,
     /// Free bytes at the start of the run.
     pub free_bytes: Option<u64>,
+}
+
+/// A filesystem a run uses.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FilesystemInfo {
+    /// The directory of the run that is on it (the first one given).
+    pub path: String,
+    /// Filesystem type (`ext4`, `tmpfs`, `ufs`, …).
+    pub fs_type: String,
+    /// Mount point of that filesystem.
+    pub mount_point: String,
+    /// Device or source of the mount.
+    pub device: String,
+    /// Mount options.
+    pub mount_options: String,
 }
 
 /// The timer used for all samples of a file.

@@ -574,8 +574,59 @@ pub fn tuning() -> super::tuning::Tuning {
         load_average: sysctl("vm.loadavg").and_then(|v| super::parse_load_average(&v)),
         busiest: busiest(),
         sysctls,
+        nics: nics(),
         ..Default::default()
     }
+}
+
+/// The network interfaces that are up, loopback left out, by
+/// `getifaddrs(3)`: name and MTU (from the link-level entry's `if_data`;
+/// NetBSD's `if_data` is not in the libc crate, so no MTU there). Drivers,
+/// rings and offloads are not read here.
+fn nics() -> Option<Vec<super::tuning::Nic>> {
+    // net/if.h: the same on every BSD and macOS.
+    const IFF_UP: libc::c_uint = 0x1;
+    const IFF_LOOPBACK: libc::c_uint = 0x8;
+    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `head` with a list freed below.
+    if unsafe { libc::getifaddrs(&mut head) } != 0 {
+        return None;
+    }
+    let mut v: Vec<super::tuning::Nic> = Vec::new();
+    let mut p = head;
+    while !p.is_null() {
+        // SAFETY: a node of the list getifaddrs made, not yet freed.
+        let a = unsafe { &*p };
+        p = a.ifa_next;
+        let flags = a.ifa_flags;
+        // SAFETY: ifa_addr, when set, points to a sockaddr.
+        let link =
+            !a.ifa_addr.is_null() && i32::from(unsafe { (*a.ifa_addr).sa_family }) == libc::AF_LINK;
+        if !link || flags & IFF_UP == 0 || flags & IFF_LOOPBACK != 0 || a.ifa_name.is_null() {
+            continue;
+        }
+        // SAFETY: ifa_name is a NUL-terminated string.
+        let name = unsafe { std::ffi::CStr::from_ptr(a.ifa_name) }
+            .to_string_lossy()
+            .into_owned();
+        if v.iter().any(|n| n.name == name) {
+            continue;
+        }
+        #[cfg(not(target_os = "netbsd"))]
+        // SAFETY: a link-level entry's ifa_data, when set, is its if_data.
+        let mtu = (!a.ifa_data.is_null())
+            .then(|| u64::from(unsafe { (*(a.ifa_data as *const libc::if_data)).ifi_mtu }));
+        #[cfg(target_os = "netbsd")]
+        let mtu = None;
+        v.push(super::tuning::Nic {
+            name,
+            mtu,
+            ..Default::default()
+        });
+    }
+    // SAFETY: the list getifaddrs made, freed once.
+    unsafe { libc::freeifaddrs(head) };
+    Some(v)
 }
 
 /// The C library and its version.

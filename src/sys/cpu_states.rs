@@ -22,6 +22,7 @@ pub fn ticks_from_states(raw: &[u64], states: usize, idle: usize) -> Vec<CpuTick
             CpuTicks {
                 busy: total - cpu[idle],
                 total,
+                steal: None,
             }
         })
         .collect()
@@ -45,7 +46,11 @@ mod tests {
     use super::*;
 
     fn ticks(busy: u64, total: u64) -> CpuTicks {
-        CpuTicks { busy, total }
+        CpuTicks {
+            busy,
+            total,
+            steal: None,
+        }
     }
 
     #[test]

@@ -192,10 +192,16 @@ pub fn cpu_mhz() -> Option<f64> {
     cpuinfo_field("cpu MHz")?.parse().ok()
 }
 
-/// Busy and total time of each CPU so far, in the OS's ticks, from
-/// /proc/stat (busy: everything but idle and iowait).
+/// Busy, total and stolen time of each CPU so far, in the OS's ticks,
+/// from /proc/stat (busy: everything but idle and iowait).
 pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
-    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    parse_cpu_ticks(&std::fs::read_to_string("/proc/stat").ok()?)
+}
+
+/// The `cpuN` lines of /proc/stat (`cpu0 user nice system idle iowait irq
+/// softirq steal guest guest_nice`; guest time is already in user) as
+/// [`super::CpuTicks`]; steal is absent when the line stops before it.
+pub(crate) fn parse_cpu_ticks(stat: &str) -> Option<Vec<super::CpuTicks>> {
     let v: Vec<super::CpuTicks> = stat
         .lines()
         .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
@@ -205,7 +211,6 @@ pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
                 .skip(1)
                 .filter_map(|x| x.parse().ok())
                 .collect();
-            // user nice system idle iowait irq softirq steal (guest is in user)
             if f.len() < 4 {
                 return None;
             }
@@ -214,6 +219,7 @@ pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
             Some(super::CpuTicks {
                 busy: total - idle,
                 total,
+                steal: f.get(7).copied(),
             })
         })
         .collect();
@@ -280,7 +286,7 @@ pub fn libc_version() -> String {
 }
 
 /// Undoes the octal escapes (`\040` for a space) of /proc/self/mountinfo.
-fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -834,6 +840,9 @@ pub fn tuning() -> super::tuning::Tuning {
         load_average: read_line("/proc/loadavg").and_then(|v| super::parse_load_average(&v)),
         busiest: busiest(),
         sysctls: Default::default(),
+        steal_percent: None,
+        cgroup_limits: super::cgroups::cgroup_limits(),
+        nics: super::nics::nics(),
     }
 }
 
@@ -849,6 +858,44 @@ mod tests {
         assert_eq!(m.fs_type, "ext4");
         assert_eq!(m.device, "/dev/loop0");
         assert_eq!(m.options, "rw,noatime,errors=continue");
+    }
+
+    #[test]
+    fn proc_stat_gives_busy_total_and_steal_per_cpu() {
+        let stat = "cpu  5143903 16382 1405948 2689699 149579 0 274626 87153 0 0\n\
+                    cpu0 100 10 50 800 40 0 5 7 3 0\n\
+                    cpu1 200 0 100 600 0 0 0 0 0 0\n\
+                    intr 12345 0 1\n\
+                    ctxt 987\n";
+        let t = parse_cpu_ticks(stat).unwrap();
+        assert_eq!(
+            t,
+            [
+                crate::sys::CpuTicks {
+                    busy: 172,
+                    total: 1012,
+                    steal: Some(7)
+                },
+                crate::sys::CpuTicks {
+                    busy: 300,
+                    total: 900,
+                    steal: Some(0)
+                }
+            ]
+        );
+        // Kernels before steal (2.6.11) have fewer columns.
+        let old = parse_cpu_ticks("cpu0 100 10 50 800 40 0 5\n").unwrap();
+        assert_eq!(old[0].steal, None);
+        assert_eq!(old[0].total, 1005);
+        assert_eq!(parse_cpu_ticks("cpu  1 2 3 4\nintr 1\n"), None);
+    }
+
+    #[test]
+    fn this_machine_has_a_steal_counter() {
+        let t = cpu_ticks().expect("/proc/stat");
+        assert!(t.iter().all(|c| c.steal.is_some()), "{t:?}");
+        let later = cpu_ticks().unwrap();
+        assert!(crate::sys::steal_percent(&t, &later).is_none_or(|p| (0.0..=100.0).contains(&p)));
     }
 
     #[test]

@@ -12,6 +12,10 @@ use std::path::Path;
 mod linux;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 use linux as os;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod cgroups;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod nics;
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 mod bsd;
@@ -115,6 +119,31 @@ pub struct CpuTicks {
     pub busy: u64,
     /// All of it.
     pub total: u64,
+    /// Stolen by the hypervisor (the virtual CPU wanted to run and the
+    /// host ran something else), a part of `busy` and `total`; `None`
+    /// where the OS has no such counter (the BSDs, macOS, Linux before
+    /// 2.6.11).
+    pub steal: Option<u64>,
+}
+
+/// The share of CPU time, in percent of all the CPUs' time, stolen by the
+/// hypervisor between two [`cpu_ticks`] readings, rounded to 0.01;
+/// `None` without a steal counter, when the CPUs came or went between
+/// the readings, or when no time passed.
+pub fn steal_percent(before: &[CpuTicks], after: &[CpuTicks]) -> Option<f64> {
+    if before.len() != after.len() {
+        return None;
+    }
+    let sum = |v: &[CpuTicks]| -> Option<(u64, u64)> {
+        v.iter().try_fold((0u64, 0u64), |(s, t), c| {
+            Some((s.saturating_add(c.steal?), t.saturating_add(c.total)))
+        })
+    };
+    let (s0, t0) = sum(before)?;
+    let (s1, t1) = sum(after)?;
+    let total = t1.checked_sub(t0).filter(|&t| t > 0)?;
+    let steal = s1.checked_sub(s0)?.min(total);
+    Some((steal as f64 / total as f64 * 10_000.0).round() / 100.0)
 }
 
 /// Pins the calling thread to one CPU until dropped, then restores the
@@ -450,6 +479,28 @@ mod tests {
             ]
         );
         assert_eq!(parse_ps_busiest(out, 400, 1).len(), 1);
+    }
+
+    #[test]
+    fn steal_is_the_share_of_all_cpus_time_between_readings() {
+        let t = |busy, total, steal| CpuTicks { busy, total, steal };
+        let before = [t(10, 100, Some(1)), t(20, 100, Some(3))];
+        let after = [t(60, 200, Some(11)), t(70, 200, Some(3))];
+        // 10 of 200 ticks stolen.
+        assert_eq!(steal_percent(&before, &after), Some(5.0));
+        let third = [t(0, 100, Some(0))];
+        let later = [t(0, 400, Some(1))];
+        assert_eq!(steal_percent(&third, &later), Some(0.33));
+        // No counter, no time, CPUs that came or went, counters that went
+        // back: nothing to say.
+        let bsd = [t(10, 100, None)];
+        assert_eq!(steal_percent(&bsd, &[t(20, 200, None)]), None);
+        assert_eq!(steal_percent(&before, &before), None);
+        assert_eq!(steal_percent(&before, &after[..1]), None);
+        assert_eq!(
+            steal_percent(&after, &[t(0, 900, Some(0)), t(0, 900, Some(0))]),
+            None
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The machine's settings and state at the start of a run, as the result
 //! file's `system.tuning` records them: defined here, beside the code
-//! that reads them on each OS, and re-exported by `results`.
+//! that reads them on each OS, and re-exported by `results`. One field,
+//! [`Tuning::steal_percent`], is taken over the whole run instead.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -58,6 +59,137 @@ pub struct Tuning {
     /// `kern.ipc.nmbclusters`, `dev.cpu.0.cx_lowest`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub sysctls: BTreeMap<String, String>,
+    /// The share of all the CPUs' time the hypervisor stole between the
+    /// start and the end of the run, in percent (Linux: the `steal` column
+    /// of /proc/stat); not read at the start like the rest, but by the
+    /// harness around the run (by `scalebench sysinfo` around its own
+    /// 200 ms sample). Absent where the OS has no such counter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_percent: Option<f64>,
+    /// The cgroup limits that cap this process (Linux): the tightest of
+    /// its cgroup and every ancestor's. `Some` with nothing in it when the
+    /// cgroups were read and nothing caps; written to a file only when
+    /// something does.
+    #[serde(default, skip_serializing_if = "CgroupLimits::nothing_caps")]
+    pub cgroup_limits: Option<CgroupLimits>,
+    /// The network interfaces that are up, loopback left out: driver,
+    /// speed, MTU, rings and offloads where the OS shows them; `Some([])`
+    /// when none is up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nics: Option<Vec<Nic>>,
+}
+
+/// Steal time above which the reports say the machine was busy, in
+/// percent of CPU time over the run.
+pub const STEAL_WARN_PERCENT: f64 = 5.0;
+
+impl Tuning {
+    /// The warning the reports print when the hypervisor stole more than
+    /// [`STEAL_WARN_PERCENT`] of the CPU time during the run.
+    pub fn busy_warning(&self) -> Option<String> {
+        let p = self.steal_percent.filter(|&p| p > STEAL_WARN_PERCENT)?;
+        Some(format!(
+            "the machine was busy: {p:.1} % of CPU time stolen by the hypervisor during the run"
+        ))
+    }
+}
+
+/// Limits a cgroup puts on this process and its children; each absent
+/// when nothing caps it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CgroupLimits {
+    /// Most processes (`pids.max`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pids: Option<u64>,
+    /// CPUs' worth of time per period: quota over period (v2 `cpu.max`,
+    /// v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us`); 0.5 is half a CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<f64>,
+    /// Most memory, bytes (v2 the lower of `memory.max` and
+    /// `memory.high`, v1 `memory.limit_in_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+}
+
+impl CgroupLimits {
+    /// Whether no limit is known (`None`, or nothing in it).
+    pub fn nothing_caps(l: &Option<CgroupLimits>) -> bool {
+        l.as_ref().is_none_or(|l| *l == CgroupLimits::default())
+    }
+}
+
+/// A network interface that is up.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Nic {
+    /// Interface name (`eth0`, `em0`).
+    pub name: String,
+    /// Its driver (`virtio_net`, `ixgbe`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
+    /// Link speed, Mbit/s, when the driver says it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed_mbps: Option<u64>,
+    /// Largest packet, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u64>,
+    /// Receive ring size, descriptors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_ring: Option<u32>,
+    /// Transmit ring size, descriptors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tx_ring: Option<u32>,
+    /// Offloads on (true) or off; those the OS does not tell are absent.
+    #[serde(default, skip_serializing_if = "Offloads::is_empty")]
+    pub offloads: Offloads,
+}
+
+/// Which offloads of a network interface are on.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Offloads {
+    /// TCP segmentation offload (`tcp-segmentation-offload`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tso: Option<bool>,
+    /// Generic segmentation offload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gso: Option<bool>,
+    /// Generic receive offload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gro: Option<bool>,
+    /// Large receive offload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lro: Option<bool>,
+    /// Scatter-gather.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sg: Option<bool>,
+    /// Receive checksumming.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_checksum: Option<bool>,
+    /// Transmit checksumming.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tx_checksum: Option<bool>,
+}
+
+impl Offloads {
+    /// Whether none is known.
+    pub fn is_empty(&self) -> bool {
+        *self == Offloads::default()
+    }
+
+    /// Each known offload as (`tso`, on), in a fixed order.
+    pub fn known(&self) -> Vec<(&'static str, bool)> {
+        [
+            ("tso", self.tso),
+            ("gso", self.gso),
+            ("gro", self.gro),
+            ("lro", self.lro),
+            ("sg", self.sg),
+            ("rx_checksum", self.rx_checksum),
+            ("tx_checksum", self.tx_checksum),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v?)))
+        .collect()
+    }
 }
 
 /// A process and its share of one CPU over a short sample.
