@@ -258,7 +258,8 @@ pub fn compare(input: &Input, threshold: Option<f64>) -> Vec<Row> {
 }
 
 /// Why the two files' figures may not compare: another process busy (over
-/// half a CPU) or a load average over half the CPUs when a run started.
+/// half a CPU) or a load average over half the CPUs when a run started, or
+/// the hypervisor stealing over 5 % of the CPU time during it.
 pub fn warnings(input: &Input) -> Vec<String> {
     input.systems[..2]
         .iter()
@@ -272,6 +273,13 @@ pub fn warnings(input: &Input) -> Vec<String> {
                 .filter(|p| p.percent > 50.0)
                 .map(|p| format!("{} at {:.0} % of a CPU", p.name, p.percent))
                 .collect();
+            if let Some(p) = sys
+                .tuning
+                .steal_percent
+                .filter(|&p| p > crate::sys::tuning::STEAL_WARN_PERCENT)
+            {
+                why.push(format!("{p:.1} % of CPU time stolen by the hypervisor"));
+            }
             if let Some([one, ..]) = sys.tuning.load_average
                 && one > sys.cpu.count as f64 * 0.5
             {

@@ -68,6 +68,51 @@ fn settings(s: &System) -> BTreeMap<String, String> {
             .as_ref()
             .map(|w| format!("{} ({})", w.fs_type, w.mount_options)),
     );
+    put(
+        "CPU time stolen during the run",
+        t.steal_percent.map(|p| format!("{p:.1} %")),
+    );
+    if let Some(c) = &t.cgroup_limits {
+        put("cgroup pids limit", c.pids.map(|p| p.to_string()));
+        put("cgroup CPU limit", c.cpus.map(|x| format!("{x:.2} CPUs")));
+        put(
+            "cgroup memory limit",
+            c.memory_bytes
+                .map(|b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)),
+        );
+    }
+    for n in t.nics.iter().flatten() {
+        let o = &n.offloads;
+        let on = |name: &str, v: Option<bool>| {
+            v.map(|b| format!("{name} {}", if b { "on" } else { "off" }))
+        };
+        let offloads: Vec<String> = [
+            on("tso", o.tso),
+            on("gso", o.gso),
+            on("gro", o.gro),
+            on("lro", o.lro),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        put(
+            &format!("NIC {}", n.name),
+            Some(format!(
+                "{}{}{}{}",
+                n.driver.as_deref().unwrap_or("?"),
+                n.mtu.map_or(String::new(), |m| format!(", MTU {m}")),
+                match (n.rx_ring, n.tx_ring) {
+                    (Some(r), Some(t)) => format!(", rings {r}/{t}"),
+                    _ => String::new(),
+                },
+                if offloads.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {}", offloads.join(" "))
+                }
+            )),
+        );
+    }
     for (k, v) in &t.mitigations {
         put(&format!("mitigation {k}"), Some(v.clone()));
     }
