@@ -883,8 +883,9 @@ pub struct LiveHost {
     pub qdiscs: std::collections::BTreeMap<String, String>,
 }
 
-/// The root qdisc of each interface in `netns`: `tbf 100 Mbit/s` or its kind.
-fn qdiscs(netns: &str) -> std::collections::BTreeMap<String, String> {
+/// The root qdisc of each link of `host`: `tbf 100 Mbit/s` or its kind.
+fn qdiscs(host: &Host) -> std::collections::BTreeMap<String, String> {
+    let netns = host.netns.as_str();
     let mut m = std::collections::BTreeMap::new();
     let Ok(out) = run(
         Command::new("tc").args(["-n", netns, "-j", "qdisc", "show"]),
@@ -900,6 +901,9 @@ fn qdiscs(netns: &str) -> std::collections::BTreeMap<String, String> {
         let (Some(dev), Some(kind)) = (q["dev"].as_str(), q["kind"].as_str()) else {
             continue;
         };
+        if !host.links.iter().any(|l| l.dev == dev) {
+            continue;
+        }
         let rate = q["options"]["rate"].as_u64().map(|b| fmt_rate(b * 8));
         m.insert(
             dev.to_string(),
@@ -927,7 +931,7 @@ impl Testbed {
                     present,
                     sshd_alive: h.sshd.as_ref().and_then(|s| sshd::alive(s, h.inode)),
                     qdiscs: if present {
-                        qdiscs(&h.netns)
+                        qdiscs(h)
                     } else {
                         Default::default()
                     },
