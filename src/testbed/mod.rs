@@ -381,11 +381,13 @@ impl Drop for Testbed {
 /// quoting its standard error.
 fn run(cmd: &mut Command, what: &str) -> anyhow::Result<String> {
     let f = reaper::run_to_end(cmd, COMMAND_LIMIT).map_err(|e| {
+        let program = cmd.get_program().to_string_lossy().into_owned();
         if e.kind() == std::io::ErrorKind::NotFound {
-            anyhow!(
-                "{what}: {:?} not found (iproute2 and openssh have it)",
-                cmd.get_program()
-            )
+            let package = match program.as_str() {
+                "ssh-keygen" => "openssh-client",
+                _ => "iproute2",
+            };
+            anyhow!("{what}: {program} not found (Debian: apt-get install {package})")
         } else {
             anyhow!("{what}: {e}")
         }
@@ -665,7 +667,8 @@ impl Testbed {
                 "net.ipv4.ip_forward",
                 if h.forwarding { "1" } else { "0" },
             )?;
-            if !self.state.ipv6 {
+            // A kernel without IPv6 has nothing to turn off.
+            if !self.state.ipv6 && Path::new("/proc/sys/net/ipv6").exists() {
                 for scope in ["all", "default"] {
                     self.set_sysctl(&h.name, &format!("net.ipv6.conf.{scope}.disable_ipv6"), "1")?;
                 }
