@@ -331,6 +331,44 @@ fn a_killed_or_stale_up_is_removed_by_the_next() {
 }
 
 #[test]
+fn ctrl_c_during_up_removes_what_was_made() {
+    require_root();
+    let name = "it-intr";
+    let _ = sb(&["testbed", "down", "--name", name]);
+    let up = bin()
+        .args([
+            "testbed",
+            "up",
+            "--hosts",
+            "3",
+            "--name",
+            name,
+            "--sshd",
+            "--step-pause",
+            "300ms",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while namespaces("sb-it-intr-").len() < 3 {
+        assert!(t0.elapsed() < Duration::from_secs(20), "no namespaces made");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(up.id() as i32, libc::SIGINT) };
+    let o = up.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("interrupted"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_gone(name);
+}
+
+#[test]
 fn bad_input_is_refused_by_name() {
     for (args, says) in [
         (
