@@ -102,6 +102,7 @@ pub struct UdpBatch {
     dests: Vec<SocketAddrV4>,
     payload: Vec<u8>,
     next: usize,
+    batch: usize,
     #[cfg(target_os = "linux")]
     raw: linux::Raw,
 }
@@ -117,15 +118,13 @@ impl UdpBatch {
             dests: dests.to_vec(),
             payload: payload.to_vec(),
             next: 0,
+            batch,
         }
     }
 
     /// The most datagrams one call sends.
     pub fn batch(&self) -> usize {
-        #[cfg(target_os = "linux")]
-        return self.raw.hdrs.len();
-        #[cfg(not(target_os = "linux"))]
-        return 64;
+        self.batch
     }
 
     /// Sends up to `n` datagrams (at most [`batch`](Self::batch)) without
@@ -175,7 +174,7 @@ mod linux {
     pub(super) struct Raw {
         addrs: Vec<libc::sockaddr_in>,
         iov: Vec<libc::iovec>,
-        pub(super) hdrs: Vec<libc::mmsghdr>,
+        hdrs: Vec<libc::mmsghdr>,
     }
 
     // SAFETY: the raw pointers only ever point into the struct's own
