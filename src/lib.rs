@@ -4,7 +4,8 @@
 //! [`harness`] runs [`bench`]marks and records every sample into a
 //! [`results`] file, [`analysis`] turns samples into verdicts, and
 //! [`report`] writes them for people and programs. OS specifics live in
-//! [`sys`] only.
+//! [`sys`] only. [`testbed`] makes network namespaces that stand in for
+//! hosts.
 
 #![deny(missing_docs)]
 
@@ -17,4 +18,5 @@ pub mod profile;
 pub mod report;
 pub mod results;
 pub mod sys;
+pub mod testbed;
 pub mod workloads;

@@ -8,6 +8,7 @@ mod responder;
 mod run;
 mod serve;
 mod smtp;
+mod testbed;
 mod values;
 mod why;
 
@@ -67,6 +68,10 @@ pub enum Command {
     /// Profile the benchmarks of a result file at low and high n and say
     /// which functions make their cost grow (stored in the file).
     Why(WhyArgs),
+    /// Test beds: network namespaces joined by veth links, standing in
+    /// for hosts (Linux, root).
+    #[command(subcommand)]
+    Testbed(testbed::TestbedCommand),
     /// The network benchmarks' server (started by `run`; not for direct use).
     #[command(name = "__responder", hide = true)]
     Responder(ResponderArgs),
@@ -777,6 +782,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Profile(c) => profile::run(c),
         Command::Restore(a) => profile::restore(a),
         Command::Why(a) => why::run(a),
+        Command::Testbed(c) => testbed::run(c),
         Command::Responder(a) => responder::run(a),
     }
 }

@@ -169,6 +169,21 @@ pub struct Finished {
 /// [`interrupted`]: a child in a process group of its own does not see the
 /// terminal's ^C.
 pub fn run_bounded(cmd: &mut Command, limit: std::time::Duration) -> std::io::Result<Finished> {
+    run_limited(cmd, limit, true)
+}
+
+/// The same as [`run_bounded`] but not cut short by ^C: for the commands
+/// that undo what a run made (removing a network namespace), which must
+/// finish also after ^C. Still killed at `limit`.
+pub fn run_to_end(cmd: &mut Command, limit: std::time::Duration) -> std::io::Result<Finished> {
+    run_limited(cmd, limit, false)
+}
+
+fn run_limited(
+    cmd: &mut Command,
+    limit: std::time::Duration,
+    stop_on_interrupt: bool,
+) -> std::io::Result<Finished> {
     use std::io::Read;
     use std::process::Stdio;
     cmd.stdin(Stdio::null())
@@ -197,18 +212,22 @@ pub fn run_bounded(cmd: &mut Command, limit: std::time::Duration) -> std::io::Re
             .map(|r| Box::new(r) as Box<dyn Read + Send>),
     );
     let start = std::time::Instant::now();
+    // Short commands (ip, tc) end within milliseconds: look again soon at
+    // first, then seldom.
+    let mut pause = std::time::Duration::from_millis(1);
     let (status, timed_out) = loop {
         if let Some(st) = g.child().try_wait()? {
             break (Some(st), false);
         }
-        if interrupted() {
+        if stop_on_interrupt && interrupted() {
             break (None, false);
         }
         if start.elapsed() > limit {
             break (None, true);
         }
         // Seldom: the child may be a benchmark that a wake-up disturbs.
-        std::thread::sleep(std::time::Duration::from_millis(100));
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(std::time::Duration::from_millis(100));
     };
     drop(g); // kills what is left of the group, so the pipes close
     Ok(Finished {

@@ -6,6 +6,7 @@
 //! [`Workload`], and one line in the `registry!` list below.
 
 pub mod bigfile;
+pub mod forward;
 pub mod fs;
 pub mod http;
 pub mod mail;
@@ -141,13 +142,17 @@ registry! {
     pg::PgBench,
     mail::Mail,
     bigfile::BigFile,
+    forward::Forward,
 }
 
 /// Frees what a killed run's workloads left beyond the files in its work
-/// directory `dir` (PostgreSQL's shared memory, the memory cgroup);
+/// directory `dir` (PostgreSQL's shared memory, the memory cgroup, the
+/// forward workload's namespaces);
 /// returns what it did.
 pub fn release_stale(dir: &std::path::Path) -> Vec<String> {
     let mut v = pg::cluster::release_stale(dir);
+    // The forward workload's network namespaces.
+    v.extend(forward::release_stale(dir));
     // The memory cgroup of pgbench --memory-sweep is named after the run.
     let owner = std::fs::read_to_string(dir.join(crate::harness::workdir::OWNER));
     if let Some(pid) = owner.ok().and_then(|s| s.trim().parse::<u32>().ok()) {
