@@ -86,11 +86,33 @@ fn planted_changes_are_found_and_ordinary_runs_pass() {
         assert_ne!(outcome(&doc, s), "not-comparable", "{doc:#}");
     }
 
-    // +30 % on every socket sample.
+    // +30 % on every socket sample of the second run. Two invocations
+    // differ by themselves (up to ±15 % here), so the planted change is
+    // held to what it must show on top of that: the ratio moves by 1.3,
+    // and it is a regression whenever the two runs agreed within 5 %.
+    let ratio = |doc: &Value| {
+        doc["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "socket")
+            .unwrap()["cost"]["ratio"]["value"]
+            .as_f64()
+            .unwrap()
+    };
+    let natural = ratio(&doc);
     let slow = dir.path().join("slow.json");
     plant(&b, &slow, "socket", |_, ns| ns * 1.3);
     let (code, doc) = compare(&a, &slow, &[]);
     assert_eq!(code, Some(0), "no --fail-on: report only");
+    assert!((ratio(&doc) / natural - 1.3).abs() < 0.02, "{doc:#}");
+    if (natural - 1.0).abs() <= 0.05 {
+        assert_eq!(outcome(&doc, "socket"), "regressed", "{doc:#}");
+    }
+    // On the same run, the +30 % is always a regression.
+    let slow = dir.path().join("slow-a.json");
+    plant(&a, &slow, "socket", |_, ns| ns * 1.3);
+    let (_, doc) = compare(&a, &slow, &[]);
     assert_eq!(outcome(&doc, "socket"), "regressed", "{doc:#}");
     let (code, _) = compare(&a, &slow, &["--fail-on", "regression"]);
     assert_eq!(code, Some(3));

@@ -44,6 +44,10 @@ fn class_of(l: &Label) -> Option<crate::analysis::Class> {
     }
 }
 
+/// The share of a verdict's resampled runs giving another class above
+/// which that class is not called a change.
+pub const CLASS_VOTE: f64 = 0.25;
+
 fn pct(x: f64) -> String {
     format!("{:+.0} %", (x - 1.0) * 100.0)
 }
@@ -91,8 +95,20 @@ fn benchmarks(input: &Input, threshold: Option<f64>) -> Vec<Row> {
             b.verdict.as_ref().ok().and_then(|v| class_of(&v.class)),
             n.verdict.as_ref().ok().and_then(|v| class_of(&v.class)),
         );
+        // Two classes one of the verdicts found about as good (its
+        // `alternative`), or whose resampled runs gave the other's class a
+        // quarter of their votes or more, are not a change of class.
+        let near = |e: &super::Entry, c: crate::analysis::Class| {
+            e.verdict.as_ref().is_ok_and(|v| {
+                v.alternative == Some(c)
+                    || v.votes
+                        .iter()
+                        .any(|x| x.what == c.label() && x.share >= CLASS_VOTE)
+            })
+        };
+        let both_near = matches!(classes, (Some(x), Some(y)) if near(b, y) || near(n, x));
         match (&cost, classes) {
-            (_, (Some(x), Some(y))) if x != y => {
+            (_, (Some(x), Some(y))) if x != y && !both_near => {
                 row.outcome = Outcome::ClassChanged;
                 row.evidence = format!(
                     "{} → {}: the cost grows {} with n",
@@ -113,24 +129,33 @@ fn benchmarks(input: &Input, threshold: Option<f64>) -> Vec<Row> {
             }
             (Some(c), _) => {
                 row.outcome = judge_cost(c);
-                row.evidence = format!(
-                    "cost over n = {}..{} {} (90 % interval {}..{}, resampling {} and {} runs) against ±{:.0} % ({}); run-to-run noise {:.1} % and {:.1} %",
-                    fmt_n(c.n_range[0]),
-                    fmt_n(c.n_range[1]),
-                    pct(c.ratio.value),
-                    pct(c.ratio.lo),
-                    pct(c.ratio.hi),
-                    c.runs[0],
-                    c.runs[1],
-                    c.threshold * 100.0,
-                    if threshold.is_some() {
-                        "given"
-                    } else {
-                        "twice the larger noise, 10–25 %"
-                    },
-                    c.noise[0] * 100.0,
-                    c.noise[1] * 100.0
-                );
+                let unsure = match classes {
+                    (Some(x), Some(y)) if x != y => format!(
+                        "{} and {}, which the verdicts do not tell apart; ",
+                        x.label(),
+                        y.label()
+                    ),
+                    _ => String::new(),
+                };
+                row.evidence = unsure
+                    + &format!(
+                        "cost over n = {}..{} {} (90 % interval {}..{}, resampling {} and {} runs) against ±{:.0} % ({}); run-to-run noise {:.1} % and {:.1} %",
+                        fmt_n(c.n_range[0]),
+                        fmt_n(c.n_range[1]),
+                        pct(c.ratio.value),
+                        pct(c.ratio.lo),
+                        pct(c.ratio.hi),
+                        c.runs[0],
+                        c.runs[1],
+                        c.threshold * 100.0,
+                        if threshold.is_some() {
+                            "given"
+                        } else {
+                            "twice the larger noise, 10–25 %"
+                        },
+                        c.noise[0] * 100.0,
+                        c.noise[1] * 100.0
+                    );
             }
             (None, _) => {
                 row.evidence = "no common n".into();
@@ -258,8 +283,9 @@ pub fn compare(input: &Input, threshold: Option<f64>) -> Vec<Row> {
 }
 
 /// Why the two files' figures may not compare: another process busy (over
-/// half a CPU) or a load average over half the CPUs when a run started, or
-/// the hypervisor stealing over 5 % of the CPU time during it.
+/// half a CPU) when a run started, or the hypervisor stealing over 5 % of
+/// the CPU time during it. (Not the load average: a run's own forks and
+/// the one before it raise it for a minute.)
 pub fn warnings(input: &Input) -> Vec<String> {
     input.systems[..2]
         .iter()
@@ -279,11 +305,6 @@ pub fn warnings(input: &Input) -> Vec<String> {
                 .filter(|&p| p > crate::sys::tuning::STEAL_WARN_PERCENT)
             {
                 why.push(format!("{p:.1} % of CPU time stolen by the hypervisor"));
-            }
-            if let Some([one, ..]) = sys.tuning.load_average
-                && one > sys.cpu.count as f64 * 0.5
-            {
-                why.push(format!("load average {one:.2} on {} CPUs", sys.cpu.count));
             }
             (!why.is_empty()).then(|| {
                 format!(
