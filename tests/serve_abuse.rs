@@ -274,6 +274,9 @@ impl Probe {
     fn start(addr: SocketAddr, keep_alive: bool) -> Probe {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        // The first answer is awaited before returning: the client is
+        // there (connected and served) before whatever the test does next.
+        let (first_tx, first_rx) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
             set_nice(BOOST);
             let mut p = Probed::default();
@@ -285,7 +288,10 @@ impl Probe {
             {
                 let t = Instant::now();
                 match ask(addr, keep_alive, &mut conn) {
-                    Ok(()) => p.times.push((t.elapsed(), t - started)),
+                    Ok(()) => {
+                        p.times.push((t.elapsed(), t - started));
+                        let _ = first_tx.send(());
+                    }
                     Err(e) => {
                         conn = None;
                         p.errors.push(format!("after {:?}: {e}", started.elapsed()));
@@ -295,6 +301,7 @@ impl Probe {
             }
             p
         });
+        let _ = first_rx.recv_timeout(Duration::from_secs(5));
         Probe {
             stop,
             thread: Some(thread),
