@@ -90,81 +90,100 @@ fn benchmarks(input: &Input, threshold: Option<f64>) -> Vec<Row> {
         };
         row.base_class = b.verdict.as_ref().ok().map(|v| v.class.to_string());
         row.new_class = n.verdict.as_ref().ok().map(|v| v.class.to_string());
-        let cost = cost_ratio(&samples_of(bb), &samples_of(nb), threshold);
-        let classes = (
-            b.verdict.as_ref().ok().and_then(|v| class_of(&v.class)),
-            n.verdict.as_ref().ok().and_then(|v| class_of(&v.class)),
-        );
-        // Two classes one of the verdicts found about as good (its
-        // `alternative`), or whose resampled runs gave the other's class a
-        // quarter of their votes or more, are not a change of class.
-        let near = |e: &super::Entry, c: crate::analysis::Class| {
-            e.verdict.as_ref().is_ok_and(|v| {
-                v.alternative == Some(c)
-                    || v.votes
-                        .iter()
-                        .any(|x| x.what == c.label() && x.share >= CLASS_VOTE)
-            })
-        };
-        let both_near = matches!(classes, (Some(x), Some(y)) if near(b, y) || near(n, x));
-        match (&cost, classes) {
-            (_, (Some(x), Some(y))) if x != y && !both_near => {
-                row.outcome = Outcome::ClassChanged;
-                row.evidence = format!(
-                    "{} → {}: the cost grows {} with n",
-                    x.label(),
-                    y.label(),
-                    if y > x { "faster" } else { "slower" }
-                );
-                if let Some(c) = &cost {
-                    row.evidence.push_str(&format!(
-                        "; cost over n = {}..{} {} ({}..{})",
-                        fmt_n(c.n_range[0]),
-                        fmt_n(c.n_range[1]),
-                        pct(c.ratio.value),
-                        pct(c.ratio.lo),
-                        pct(c.ratio.hi)
-                    ));
-                }
-            }
-            (Some(c), _) => {
-                row.outcome = judge_cost(c);
-                let unsure = match classes {
-                    (Some(x), Some(y)) if x != y => format!(
-                        "{} and {}, which the verdicts do not tell apart; ",
-                        x.label(),
-                        y.label()
-                    ),
-                    _ => String::new(),
-                };
-                row.evidence = unsure
-                    + &format!(
-                        "cost over n = {}..{} {} (90 % interval {}..{}, resampling {} and {} runs) against ±{:.0} % ({}); run-to-run noise {:.1} % and {:.1} %",
-                        fmt_n(c.n_range[0]),
-                        fmt_n(c.n_range[1]),
-                        pct(c.ratio.value),
-                        pct(c.ratio.lo),
-                        pct(c.ratio.hi),
-                        c.runs[0],
-                        c.runs[1],
-                        c.threshold * 100.0,
-                        if threshold.is_some() {
-                            "given"
-                        } else {
-                            "twice the larger noise, 10–25 %"
-                        },
-                        c.noise[0] * 100.0,
-                        c.noise[1] * 100.0
-                    );
-            }
-            (None, _) => {
-                row.evidence = "no common n".into();
-            }
-        }
+        let (outcome, cost, evidence) = judge_pair(b, bb, n, nb, threshold);
+        row.outcome = outcome;
+        row.evidence = evidence;
         row.cost = cost;
         rows.push(row);
     }
     rows
+}
+
+/// Judges one series of two files (`b`, `n` with their recorded series):
+/// a change of class, else the cost test; the outcome, the cost ratio and
+/// the evidence in words. `compare` and `history` both judge by it.
+pub fn judge_pair(
+    b: &super::Entry,
+    bb: &crate::results::BenchResult,
+    n: &super::Entry,
+    nb: &crate::results::BenchResult,
+    threshold: Option<f64>,
+) -> (Outcome, Option<CostRatio>, String) {
+    let outcome;
+    let mut evidence;
+    let cost = cost_ratio(&samples_of(bb), &samples_of(nb), threshold);
+    let classes = (
+        b.verdict.as_ref().ok().and_then(|v| class_of(&v.class)),
+        n.verdict.as_ref().ok().and_then(|v| class_of(&v.class)),
+    );
+    // Two classes one of the verdicts found about as good (its
+    // `alternative`), or whose resampled runs gave the other's class a
+    // quarter of their votes or more, are not a change of class.
+    let near = |e: &super::Entry, c: crate::analysis::Class| {
+        e.verdict.as_ref().is_ok_and(|v| {
+            v.alternative == Some(c)
+                || v.votes
+                    .iter()
+                    .any(|x| x.what == c.label() && x.share >= CLASS_VOTE)
+        })
+    };
+    let both_near = matches!(classes, (Some(x), Some(y)) if near(b, y) || near(n, x));
+    match (&cost, classes) {
+        (_, (Some(x), Some(y))) if x != y && !both_near => {
+            outcome = Outcome::ClassChanged;
+            evidence = format!(
+                "{} → {}: the cost grows {} with n",
+                x.label(),
+                y.label(),
+                if y > x { "faster" } else { "slower" }
+            );
+            if let Some(c) = &cost {
+                evidence.push_str(&format!(
+                    "; cost over n = {}..{} {} ({}..{})",
+                    fmt_n(c.n_range[0]),
+                    fmt_n(c.n_range[1]),
+                    pct(c.ratio.value),
+                    pct(c.ratio.lo),
+                    pct(c.ratio.hi)
+                ));
+            }
+        }
+        (Some(c), _) => {
+            outcome = judge_cost(c);
+            let unsure = match classes {
+                (Some(x), Some(y)) if x != y => format!(
+                    "{} and {}, which the verdicts do not tell apart; ",
+                    x.label(),
+                    y.label()
+                ),
+                _ => String::new(),
+            };
+            evidence = unsure
+                + &format!(
+                    "cost over n = {}..{} {} (90 % interval {}..{}, resampling {} and {} runs) against ±{:.0} % ({}); run-to-run noise {:.1} % and {:.1} %",
+                    fmt_n(c.n_range[0]),
+                    fmt_n(c.n_range[1]),
+                    pct(c.ratio.value),
+                    pct(c.ratio.lo),
+                    pct(c.ratio.hi),
+                    c.runs[0],
+                    c.runs[1],
+                    c.threshold * 100.0,
+                    if threshold.is_some() {
+                        "given"
+                    } else {
+                        "twice the larger noise, 10–25 %"
+                    },
+                    c.noise[0] * 100.0,
+                    c.noise[1] * 100.0
+                );
+        }
+        (None, _) => {
+            outcome = Outcome::NotComparable;
+            evidence = "no common n".into();
+        }
+    }
+    (outcome, cost, evidence)
 }
 
 /// A workload row's throughput: requests/s, a phase's rate, or (sweeps)

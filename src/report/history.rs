@@ -1,16 +1,15 @@
 //! `scalebench history FILES…`: one figure followed across many result
 //! files — a benchmark's cost at a chosen n and its class, a workload
 //! row's throughput — as a table and a chart, each point compared with the
-//! one before by the test of `compare` ([`crate::analysis::compare`]) and
-//! marked where it changed.
+//! one before by the test of `compare` ([`super::compare::judge_pair`])
+//! and marked where it changed.
 
+use super::compare::judge_pair;
 use super::diff::cost_at;
-use super::{Input, System, samples_of};
-use crate::analysis::compare::{
-    Outcome, SINGLE_THRESHOLD, cost_ratio, judge_cost, judge_throughput,
-};
+use super::{Input, System};
+use crate::analysis::Options;
+use crate::analysis::compare::{Outcome, SINGLE_THRESHOLD, judge_throughput};
 use crate::analysis::units::{fmt_n, fmt_ns};
-use crate::analysis::{Label, Options};
 use serde::Serialize;
 use std::io::Write;
 
@@ -82,33 +81,14 @@ fn benchmark_tracks(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<T
                 change: None,
                 note: String::new(),
             };
-            if let (Some(j), Some(cur)) = (prev, e.and_then(|e| e.bench)) {
-                let before = entries[j].and_then(|e| e.bench);
-                let classes = (
-                    entries[j]
-                        .and_then(|e| e.verdict.as_ref().ok())
-                        .map(|v| v.class),
-                    v.map(|v| v.class),
-                );
-                if let (Some(Label::Class(a)), Some(Label::Class(b))) = classes
-                    && a != b
-                {
-                    p.change = Some(Outcome::ClassChanged);
-                    p.note = format!("{} → {}", a.label(), b.label());
-                } else if let Some(c) =
-                    before.and_then(|b| cost_ratio(&samples_of(b), &samples_of(cur), None))
-                {
-                    let o = judge_cost(&c);
-                    if o != Outcome::Unchanged {
-                        p.change = Some(o);
-                        p.note = format!(
-                            "{:+.0} % ({:+.0}..{:+.0} %) against ±{:.0} %",
-                            (c.ratio.value - 1.0) * 100.0,
-                            (c.ratio.lo - 1.0) * 100.0,
-                            (c.ratio.hi - 1.0) * 100.0,
-                            c.threshold * 100.0
-                        );
-                    }
+            if let (Some(j), Some(e), Some(cur)) = (prev, *e, e.and_then(|e| e.bench))
+                && let Some(before) = entries[j]
+                && let Some(bb) = before.bench
+            {
+                let (o, _, evidence) = judge_pair(before, bb, e, cur, None);
+                if !matches!(o, Outcome::Unchanged | Outcome::NotComparable) {
+                    p.change = Some(o);
+                    p.note = evidence;
                 }
             }
             if p.value.is_some() {
