@@ -15,6 +15,7 @@
 //! otherwise. A class change (both verdicts a growth class, and
 //! different) is reported before the cost.
 
+use super::buckets::median_of;
 use super::{Estimate, Sample};
 use rand::rngs::Xoshiro256PlusPlus as Rng64;
 use rand::{RngExt, SeedableRng};
@@ -78,19 +79,6 @@ pub struct CostRatio {
     pub runs: [usize; 2],
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    }
-}
-
 /// The median cost of each run's operations with n in `lo..=hi`.
 fn run_figures(s: &[Sample], lo: f64, hi: f64) -> Vec<f64> {
     let mut runs: Vec<u32> = s.iter().map(|x| x.run).collect();
@@ -103,7 +91,7 @@ fn run_figures(s: &[Sample], lo: f64, hi: f64) -> Vec<f64> {
                 .filter(|x| x.run == r && x.n >= lo && x.n <= hi)
                 .map(|x| x.ns)
                 .collect();
-            (!v.is_empty()).then(|| median(&mut v))
+            (!v.is_empty()).then(|| median_of(&mut v))
         })
         .collect()
 }
@@ -115,9 +103,9 @@ fn noise(v: &[f64]) -> f64 {
         return 0.0;
     }
     let mut w = v.to_vec();
-    let m = median(&mut w);
+    let m = median_of(&mut w);
     let mut dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
-    1.4826 * median(&mut dev) / m
+    1.4826 * median_of(&mut dev) / m
 }
 
 /// Compares the costs of two series; `None` when they share no n or a
