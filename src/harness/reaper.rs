@@ -272,15 +272,7 @@ pub(crate) mod tests {
     /// Whether `pid` exists and is not a zombie.
     #[cfg(target_os = "linux")]
     fn running(pid: i32) -> bool {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Ok(s) => !s
-                .rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .starts_with('Z'),
-            Err(_) => false,
-        }
+        crate::sys::process_alive(pid as u32)
     }
 
     #[cfg(target_os = "linux")]

@@ -138,6 +138,12 @@ pub fn write_setting(s: super::Setting, _value: &str) -> std::io::Result<()> {
     Err(std::io::Error::other(setting_writable(s).unwrap_err()))
 }
 
+/// Whether process `pid` exists (a zombie counts: kill(2) cannot tell).
+pub fn process_alive(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    pid > 0 && unsafe { libc::kill(pid as libc::pid_t, 0) } == 0
+}
+
 /// CPU seconds used by a process group: not read on this system.
 pub fn group_cpu_seconds(_pgid: i32) -> Option<f64> {
     None

@@ -714,6 +714,19 @@ fn machine() -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(" "))
 }
 
+/// Whether process `pid` lives and is not a zombie (/proc/PID/stat).
+pub fn process_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => !s
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
 /// CPU seconds (user + system) used so far by the live processes of
 /// process group `pgid` (/proc/*/stat's pgrp), or `None` when none is
 /// found.

@@ -427,19 +427,6 @@ pub fn load(dir: &Path) -> anyhow::Result<State> {
         .with_context(|| format!("{} is not a test bed's state", path.display()))
 }
 
-/// Whether process `pid` lives (and is not a zombie).
-pub(crate) fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => !s
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z'),
-        Err(_) => false,
-    }
-}
-
 impl Testbed {
     /// Makes the test bed of `spec`, first removing a test bed of the same
     /// name that a dead `up` or an earlier one left (said in the notes
@@ -451,7 +438,10 @@ impl Testbed {
         let mut notes = Vec::new();
         if spec.dir.join(STATE_FILE).exists() {
             let old = load(&spec.dir)?;
-            if !old.complete && old.made_by != std::process::id() && alive(old.made_by) {
+            if !old.complete
+                && old.made_by != std::process::id()
+                && crate::sys::process_alive(old.made_by)
+            {
                 bail!(
                     "test bed {} is being made by process {} right now",
                     old.name,
@@ -783,7 +773,7 @@ pub(crate) fn processes_in(inode: u64) -> Vec<(u32, String)> {
         .filter(|pid| {
             std::fs::read_link(format!("/proc/{pid}/ns/net"))
                 .is_ok_and(|l| l.to_string_lossy() == want)
-                && alive(*pid)
+                && crate::sys::process_alive(*pid)
         })
         .map(|pid| {
             let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
@@ -973,7 +963,7 @@ pub fn describe(live: &Live) -> String {
         s.made_at,
         if s.complete {
             String::new()
-        } else if alive(s.made_by) {
+        } else if crate::sys::process_alive(s.made_by) {
             ", still being made".to_string()
         } else {
             ", never finished (that process is gone): `testbed down` or the next `up` removes it"

@@ -225,7 +225,7 @@ fn candidates(s: &Sshd) -> Vec<u32> {
 /// Whether `pid` is this sshd: alive, named sshd, its command line naming
 /// this config file, and (when known) in namespace `inode`.
 fn is_ours(pid: u32, s: &Sshd, inode: Option<u64>) -> bool {
-    if pid <= 1 || !super::alive(pid) {
+    if pid <= 1 || !crate::sys::process_alive(pid) {
         return false;
     }
     let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
@@ -301,7 +301,11 @@ pub fn stop(s: &Sshd, inode: Option<u64>) -> Vec<String> {
                 // SAFETY: reaping our own children, if these are.
                 unsafe { libc::waitpid(p as i32, std::ptr::null_mut(), libc::WNOHANG) };
             }
-            let left: Vec<u32> = all.iter().copied().filter(|&p| super::alive(p)).collect();
+            let left: Vec<u32> = all
+                .iter()
+                .copied()
+                .filter(|&p| crate::sys::process_alive(p))
+                .collect();
             if left.is_empty() {
                 break;
             }
