@@ -51,7 +51,9 @@ fn four_rows_every_byte_downloaded_with_throughput_over_time() {
         assert!(!p["throughput"].as_array().unwrap().is_empty());
         assert!(r["error"].is_null(), "{}", r["error"]);
         if cfg!(target_os = "linux") {
-            assert!(r["params"]["server_cpu_s"].as_f64().unwrap() > 0.0);
+            // /proc counts CPU time in 10 ms ticks: a 24 MB sendfile can
+            // stay under one, so the figure is there and not negative.
+            assert!(r["params"]["server_cpu_s"].as_f64().unwrap() >= 0.0);
             // SAFETY: geteuid has no preconditions.
             let root = unsafe { libc::geteuid() } == 0;
             assert_eq!(r["params"]["cold"], root, "caches dropped as root");
