@@ -4,8 +4,9 @@
 //! [`harness`] runs [`bench`]marks and records every sample into a
 //! [`results`] file, [`analysis`] turns samples into verdicts, and
 //! [`report`] writes them for people and programs. OS specifics live in
-//! [`sys`] only. [`testbed`] makes network namespaces that stand in for
-//! hosts.
+//! [`sys`] only. [`hosts`] reaches the machines (or namespaces) a run's
+//! client and server run on; [`testbed`] makes network namespaces that
+//! stand in for hosts.
 
 #![deny(missing_docs)]
 
@@ -13,6 +14,7 @@ pub mod analysis;
 pub mod bench;
 pub mod cli;
 pub mod harness;
+pub mod hosts;
 pub mod net;
 pub mod profile;
 pub mod report;

@@ -6,15 +6,11 @@
 
 use super::StartError;
 use crate::harness::limits::Budget;
-use crate::harness::reaper::ChildGroup;
 use crate::harness::{Ctx, Resource};
 use crate::net::Backend;
 use crate::sys::{self, Rlimit};
 use anyhow::anyhow;
-use std::io::Read;
 use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
-use std::process::{ChildStdin, Command, Stdio};
 
 /// Body length of the benchmark server's responses.
 pub const BODY_BYTES: usize = 128;
@@ -23,13 +19,10 @@ pub const BODY_BYTES: usize = 128;
 /// listener, poller), with a margin.
 const SERVER_BASE_FDS: u64 = 16;
 
-/// A running benchmark server.
+/// A running benchmark server, on the run's server host.
 pub struct ServerProc {
-    // Field order: stdin closes (the server exits by itself) before the
-    // group is killed and reaped.
-    _stdin: ChildStdin,
-    _group: ChildGroup,
-    /// Where it listens.
+    _served: crate::hosts::Served,
+    /// Where the client reaches it.
     pub addr: SocketAddr,
 }
 
@@ -95,57 +88,23 @@ fn server_limit(variant: Option<&str>) -> Vec<(Resource, Budget)> {
     }
 }
 
-/// Waits up to 10 s for one line on `fd`.
-fn read_line(r: &mut impl Read, fd: i32) -> Option<String> {
-    let mut line = Vec::new();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        if left.is_zero() {
-            return None;
-        }
-        let mut p = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: polling one valid pollfd.
-        if unsafe { libc::poll(&mut p, 1, left.as_millis() as i32) } <= 0 {
-            continue;
-        }
-        let mut b = [0u8; 1];
-        match r.read(&mut b) {
-            Ok(1) if b[0] == b'\n' => return Some(String::from_utf8_lossy(&line).into_owned()),
-            Ok(1) => line.push(b[0]),
-            Ok(_) => return None,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return None,
-        }
-    }
-}
-
 impl ServerProc {
     /// Starts a server with `backend`; `greet` makes it send one byte to
     /// every new connection.
     pub fn start(ctx: &Ctx, backend: Backend, greet: bool) -> Result<ServerProc, StartError> {
-        let exe = ctx.exe().ok_or_else(|| {
-            StartError::Unsupported(
-                "cannot find the scalebench executable to run the server".into(),
-            )
-        })?;
-        let addr = if ctx.net().ipv6 {
-            "[::1]:0"
-        } else {
-            "127.0.0.1:0"
-        };
-        let mut cmd = Command::new(exe);
-        cmd.args(["__responder", "--backend", backend.name(), "--addr", addr])
-            .args(["--body", &BODY_BYTES.to_string()])
-            .arg("--run-dir")
-            .arg(ctx.workdir())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        let host = &ctx.hosts().server;
+        let bind = SocketAddr::new(host.bind_address(ctx.net().ipv6), 0);
+        let mut args: Vec<String> = vec![
+            "__responder".into(),
+            "--backend".into(),
+            backend.name().into(),
+            "--addr".into(),
+            bind.to_string(),
+            "--body".into(),
+            BODY_BYTES.to_string(),
+            "--run-dir".into(),
+            host.scratch().display().to_string(),
+        ];
         if greet {
             // Every timed connection must be noticed through the backend.
             // With client and server on different CPUs the server is back
@@ -156,52 +115,33 @@ impl ServerProc {
             // per readiness event.
             let burst = match ctx.net().cpus {
                 Some((client, server)) if client != server => 64,
+                _ if !host.on_this_machine() => 64,
                 _ => 1,
             };
-            cmd.args(["--greet", "--accept-burst", &burst.to_string()]);
+            args.extend(["--greet".into(), "--accept-burst".into(), burst.to_string()]);
         }
-        if let Some((_, cpu)) = ctx.net().cpus {
-            cmd.args(["--cpu", &cpu.to_string()]);
+        // CPUs are this machine's: a server on another one is not pinned.
+        if let Some((_, cpu)) = ctx.net().cpus
+            && host.on_this_machine()
+        {
+            args.extend(["--cpu".into(), cpu.to_string()]);
         }
-        let mut group = ChildGroup::spawn(&mut cmd)
-            .map_err(|e| anyhow!("starting the server {}: {e}", exe.display()))?;
-        let child = group.child();
-        let stdin = child.stdin.take().ok_or_else(|| anyhow!("server stdin"))?;
-        let mut stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| anyhow!("server stdout"))?;
-        let fd = stdout.as_raw_fd();
-        let line = read_line(&mut stdout, fd);
-        let bound = line
-            .as_deref()
-            .and_then(|l| l.strip_prefix("listening "))
-            .and_then(|a| a.trim().parse::<SocketAddr>().ok());
-        match bound {
-            Some(addr) => Ok(ServerProc {
-                _stdin: stdin,
-                _group: group,
-                addr,
-            }),
-            None => {
-                let mut err = String::new();
-                if let Some(e) = group.child().stderr.as_mut() {
-                    let _ = e.read_to_string(&mut err);
+        let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+        let served = host
+            .spawn(&args, &format!("the {backend} server"))
+            .map_err(|e| {
+                if ctx.net().ipv6 && e.contains("address") {
+                    StartError::Unsupported(format!("no IPv6 here: {e}"))
+                } else {
+                    StartError::Failed(anyhow!(e))
                 }
-                let err = err.trim().trim_start_matches("error: ").to_string();
-                if ctx.net().ipv6 && err.contains("address") {
-                    return Err(StartError::Unsupported(format!("no IPv6 loopback: {err}")));
-                }
-                Err(anyhow!(
-                    "the {backend} server did not start{}",
-                    if err.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {err}")
-                    }
-                )
-                .into())
-            }
-        }
+            })?;
+        let addr = host
+            .reachable(served.bound().map_err(|e| anyhow!(e))?)
+            .map_err(StartError::Unsupported)?;
+        Ok(ServerProc {
+            _served: served,
+            addr,
+        })
     }
 }

@@ -75,6 +75,54 @@ pub enum Command {
     /// The network benchmarks' server (started by `run`; not for direct use).
     #[command(name = "__responder", hide = true)]
     Responder(ResponderArgs),
+    /// This binary's build identity (for `run --host`; not for direct use).
+    #[command(name = "__build-id", hide = true)]
+    BuildId,
+    /// Runs a subcommand on a host until scalebench's connection ends or
+    /// goes silent (for `run --host`; not for direct use).
+    #[command(name = "__host-exec", hide = true)]
+    HostExec(HostExecArgs),
+    /// A throwaway PostgreSQL cluster on a server host (for `run --host`;
+    /// not for direct use).
+    #[command(name = "__pg-cluster", hide = true)]
+    PgCluster(PgClusterArgs),
+}
+
+/// Options of `__host-exec`.
+#[derive(Debug, clap::Args)]
+pub struct HostExecArgs {
+    /// Stop after this many seconds without a byte on standard input.
+    #[arg(long, value_name = "SECONDS", default_value_t = 15)]
+    pub idle_timeout: u64,
+    /// Remove this directory at the end.
+    #[arg(long, value_name = "DIR")]
+    pub remove_dir: Option<PathBuf>,
+    /// The scalebench subcommand and its arguments (none: only wait).
+    #[arg(last = true)]
+    pub args: Vec<std::ffi::OsString>,
+}
+
+/// Options of `__pg-cluster`.
+#[derive(Debug, clap::Args)]
+pub struct PgClusterArgs {
+    /// Directory to make the cluster in (must not exist).
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Address to listen on (port 0: a free one).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub addr: std::net::SocketAddr,
+    /// The client's address: the only one allowed in (trust).
+    #[arg(long, value_name = "IP")]
+    pub allow: std::net::IpAddr,
+    /// max_connections.
+    #[arg(long, default_value_t = 100)]
+    pub max_connections: u32,
+    /// A setting NAME=VALUE for the server; repeatable.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub settings: Vec<String>,
+    /// Pin the server to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
 }
 
 /// `scalebench profile …`.
@@ -268,6 +316,11 @@ pub struct ServeArgs {
     /// Directory to serve; nothing outside it is ever served.
     #[arg(long, value_name = "DIR")]
     pub root: PathBuf,
+    /// Make this file in --root first (made with the directory if it is
+    /// missing): NAME=BYTES, its bytes a fixed pattern; repeatable. The
+    /// workloads make their objects this way on the server host.
+    #[arg(long = "object", value_name = "NAME=BYTES", value_parser = values::object)]
+    pub objects: Vec<(String, usize)>,
     /// Address to listen on; port 0 picks a free port (printed on start).
     #[arg(long, value_name = "ADDR:PORT")]
     pub addr: Option<std::net::SocketAddr>,
@@ -401,6 +454,19 @@ pub struct RunArgs {
     /// `default` changes nothing.
     #[arg(long, value_name = "PROFILE,…", value_delimiter = ',')]
     pub profile: Vec<String>,
+    /// Where the client or the server of the network benchmarks and
+    /// workloads runs: `server=ssh:[USER@]HOST[:PORT]` (another machine;
+    /// scalebench is copied there if its PATH lacks this build),
+    /// `server=netns:NAME` or `client=netns:NAME` (a network namespace
+    /// here, such as a test bed's host), `ROLE=local` (the default).
+    /// Repeatable, once per role. The client is always where scalebench
+    /// runs and measures.
+    #[arg(long = "host", value_name = "ROLE=WHERE")]
+    pub hosts: Vec<crate::hosts::HostSpec>,
+    /// ssh's configuration file for `--host …=ssh:` (`ssh -F`; `testbed
+    /// status` prints a test bed's).
+    #[arg(long, value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
     /// Pin the benchmarking process to this CPU. Without it, every
     /// benchmark run is pinned to the first CPU (with the processes it
     /// starts), and the network benchmarks' server to the last.
@@ -784,5 +850,35 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Why(a) => why::run(a),
         Command::Testbed(c) => testbed::run(c),
         Command::Responder(a) => responder::run(a),
+        Command::BuildId => {
+            println!("{}", crate::hosts::agent::build_id());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::HostExec(a) => Ok(crate::hosts::agent::supervise(
+            std::time::Duration::from_secs(a.idle_timeout.max(1)),
+            a.remove_dir,
+            a.args,
+        )),
+        Command::PgCluster(a) => {
+            let settings = a
+                .settings
+                .iter()
+                .map(|kv| {
+                    kv.split_once('=')
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .ok_or_else(|| anyhow::anyhow!("--set {kv}: expected NAME=VALUE"))
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            crate::workloads::pg::cluster::serve(
+                &a.dir,
+                crate::workloads::pg::cluster::Network {
+                    listen: a.addr.ip(),
+                    allow: a.allow,
+                },
+                a.max_connections,
+                &settings,
+                a.cpu,
+            )
+        }
     }
 }

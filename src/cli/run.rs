@@ -544,12 +544,21 @@ fn plan(a: &RunArgs) -> anyhow::Result<RunPlan> {
             profiler_cmd: a.profiler.clone(),
         }),
         profiles: profiles(&a.profile)?,
+        hosts: {
+            crate::hosts::check(&a.hosts).map_err(|e| anyhow::anyhow!(e))?;
+            a.hosts.clone()
+        },
+        ssh_config: match &a.ssh_config {
+            Some(f) if !f.is_file() => bail!("--ssh-config {}: no such file", f.display()),
+            f => f.clone(),
+        },
     })
 }
 
 /// `scalebench run`.
 pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let plan = plan(&a)?;
+    crate::hosts::enter_client(&plan.hosts)?;
     let mut net = net_options(&a.backend, a.ipv6)?;
     if let (Some(c), Some((_, server))) = (a.pin, net.cpus) {
         net.cpus = Some((c, server));
@@ -581,6 +590,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             eprintln!("limits: {n}");
         }
     }
+    let mut hosts = session::open_hosts(&plan, workdir.path(), &mut progress)?;
     let system = sysinfo::collect(Some(workdir.path()), &recorded(&a));
     let label = a.label.clone().unwrap_or_else(|| system.hostname.clone());
     let template = ResultFile {
@@ -602,6 +612,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         benchmarks: Vec::new(),
         workloads: Vec::new(),
         profile: None,
+        hosts: hosts.records(),
     };
     // Writing the empty files first proves the paths are writable before
     // anything is measured.
@@ -624,8 +635,12 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot write the result file {}", r.path.display()))?;
     }
 
-    let ctx = Ctx::new(workdir.path(), &clock).with_net(net);
+    let ctx = Ctx::new(workdir.path(), &clock)
+        .with_net(net)
+        .with_hosts(&hosts);
     session::execute(&plan, &ctx, &mut recs, &mut progress)?;
+    drop(ctx);
+    session::close_hosts(&mut hosts, &mut recs, &mut progress);
     session::finish(&mut recs)?;
     drop(guard);
     drop(workdir);

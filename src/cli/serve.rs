@@ -17,6 +17,16 @@ use std::process::ExitCode;
 /// Runs the server.
 pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     let _limits = limits::raise();
+    if !a.objects.is_empty() {
+        std::fs::create_dir_all(&a.root)
+            .with_context(|| format!("--root {}: cannot make it", a.root.display()))?;
+    }
+    for (name, bytes) in &a.objects {
+        let data: Vec<u8> = (0..*bytes).map(|i| (i % 251) as u8).collect();
+        let path = a.root.join(name);
+        std::fs::write(&path, data)
+            .with_context(|| format!("--object {name}: cannot write {}", path.display()))?;
+    }
     // Fail early, naming the directory, before anything is bound.
     StaticFiles::new(&a.root, Bodies::Auto)
         .with_context(|| format!("--root {}", a.root.display()))?;

@@ -79,6 +79,23 @@ pub fn server_timeout(s: &str) -> Result<ServerTimeout, String> {
         .map_err(|e| format!("{e} (or 0 for never)"))
 }
 
+/// `NAME=BYTES` of `serve --object`: a plain file name (no directories)
+/// and at most 1 GiB.
+pub fn object(s: &str) -> Result<(String, usize), String> {
+    let (name, bytes) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}`: expected NAME=BYTES"))?;
+    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+        return Err(format!("`{name}`: a file name without `/`"));
+    }
+    let bytes: usize = bytes
+        .parse()
+        .ok()
+        .filter(|&b| b <= 1 << 30)
+        .ok_or_else(|| format!("`{bytes}`: a size in bytes up to 1073741824"))?;
+    Ok((name.to_string(), bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -86,6 +86,8 @@ pub struct Ctx<'a> {
     net: NetOptions,
     pin: Option<usize>,
     exe: Option<PathBuf>,
+    here: crate::hosts::Hosts,
+    hosts: Option<&'a crate::hosts::Hosts>,
 }
 
 impl<'a> Ctx<'a> {
@@ -93,13 +95,29 @@ impl<'a> Ctx<'a> {
     /// network options.
     pub fn new(workdir: &'a Path, clock: &'a Clock) -> Self {
         let net = NetOptions::default();
+        let exe = std::env::current_exe().ok();
         Ctx {
             workdir,
             clock,
             pin: net.cpus.map(|c| c.0),
             net,
-            exe: std::env::current_exe().ok(),
+            here: crate::hosts::Hosts::local(exe.as_deref(), workdir),
+            exe,
+            hosts: None,
         }
+    }
+
+    /// The same with these client and server hosts (`run --host`).
+    pub fn with_hosts(mut self, hosts: &'a crate::hosts::Hosts) -> Self {
+        self.hosts = Some(hosts);
+        self
+    }
+
+    /// Where the client and the server of the network benchmarks and
+    /// workloads run: both on this machine unless `run --host` said
+    /// otherwise.
+    pub fn hosts(&self) -> &crate::hosts::Hosts {
+        self.hosts.unwrap_or(&self.here)
     }
 
     /// The same with these network options; benchmark runs are pinned to

@@ -103,6 +103,15 @@ impl Progress {
         }
     }
 
+    /// Prints a note about the whole run, not the current benchmark.
+    pub fn note_run(&self, msg: &str) {
+        match (&self.bar, self.mode) {
+            (_, Mode::Quiet) => {}
+            (Some(b), _) => b.println(msg),
+            (None, _) => eprintln!("{msg}"),
+        }
+    }
+
     /// The benchmark is done; `summary` is its one-line result.
     pub fn finish(&mut self, summary: &str) {
         if let Some(b) = self.bar.take() {

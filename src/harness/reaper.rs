@@ -169,24 +169,35 @@ pub struct Finished {
 /// [`interrupted`]: a child in a process group of its own does not see the
 /// terminal's ^C.
 pub fn run_bounded(cmd: &mut Command, limit: std::time::Duration) -> std::io::Result<Finished> {
-    run_limited(cmd, limit, true)
+    run_limited(cmd, limit, true, None)
 }
 
 /// The same as [`run_bounded`] but not cut short by ^C: for the commands
 /// that undo what a run made (removing a network namespace), which must
 /// finish also after ^C. Still killed at `limit`.
 pub fn run_to_end(cmd: &mut Command, limit: std::time::Duration) -> std::io::Result<Finished> {
-    run_limited(cmd, limit, false)
+    run_limited(cmd, limit, false, None)
+}
+
+/// The same as [`run_bounded`] with `input` as the command's standard
+/// input (a file to copy through it).
+pub fn run_bounded_with_input(
+    cmd: &mut Command,
+    input: std::fs::File,
+    limit: std::time::Duration,
+) -> std::io::Result<Finished> {
+    run_limited(cmd, limit, true, Some(input))
 }
 
 fn run_limited(
     cmd: &mut Command,
     limit: std::time::Duration,
     stop_on_interrupt: bool,
+    input: Option<std::fs::File>,
 ) -> std::io::Result<Finished> {
     use std::io::Read;
     use std::process::Stdio;
-    cmd.stdin(Stdio::null())
+    cmd.stdin(input.map_or_else(Stdio::null, Stdio::from))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut g = ChildGroup::spawn(cmd)?;

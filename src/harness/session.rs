@@ -13,6 +13,7 @@ use super::runner::{Plan, run_benchmark};
 use super::why::{self, WhyOptions};
 use super::{Ctx, reaper};
 use crate::bench::Benchmark;
+use crate::hosts::Hosts;
 use crate::profile::Profile;
 use crate::profile::apply::{self, Applied, Mounts};
 use crate::results::{self, BenchResult, ResultFile, Status};
@@ -55,6 +56,44 @@ pub struct RunPlan {
     /// The tuning profiles to measure under, each with its own result
     /// file; empty: the system as it is, one result file.
     pub profiles: Vec<Profile>,
+    /// Where the client and the server run (`--host`); empty: both here.
+    pub hosts: Vec<crate::hosts::HostSpec>,
+    /// ssh's configuration file for ssh hosts.
+    pub ssh_config: Option<PathBuf>,
+}
+
+/// Opens the plan's hosts (connects, makes sure scalebench runs there,
+/// takes their system records), saying what happens on `progress`; the
+/// client must already run where the plan puts it
+/// ([`crate::hosts::enter_client`]).
+pub fn open_hosts(
+    plan: &RunPlan,
+    workdir: &std::path::Path,
+    progress: &mut Progress,
+) -> anyhow::Result<Hosts> {
+    let exe = std::env::current_exe().ok();
+    Hosts::open(
+        &plan.hosts,
+        exe.as_deref(),
+        workdir,
+        plan.ssh_config.as_deref(),
+        &mut |n| progress.note_run(n),
+    )
+}
+
+/// Closes the hosts and puts their final records (what was removed from
+/// them) into every result file.
+pub fn close_hosts(hosts: &mut Hosts, recs: &mut [Recording], progress: &mut Progress) {
+    hosts.close();
+    let records = hosts.records();
+    for r in &records {
+        for c in &r.cleanup {
+            progress.note_run(&format!("{} host: {c}", r.role));
+        }
+    }
+    for rec in recs.iter_mut() {
+        rec.file.hosts = records.clone();
+    }
 }
 
 /// A result file being recorded and where it goes.
@@ -200,6 +239,12 @@ fn run_series(
     };
     let mut r = run_benchmark(t.bench, variant, p, ctx, progress);
     if variant.is_some() {
+        if ctx.hosts().apart() {
+            r.params.extra.insert(
+                "server_host".into(),
+                serde_json::Value::from(ctx.hosts().server.reach().to_string()),
+            );
+        }
         let family = if ctx.net().ipv6 { "ipv6" } else { "ipv4" };
         r.params
             .extra
@@ -311,8 +356,22 @@ fn execute_plan(
             }
             let opts = work_options(plan, i, w.size);
             let applied = under_profile(plan, i, ctx, rec, progress);
-            let r = w.workload.run(ctx, &opts, progress);
+            let mut r = w.workload.run(ctx, &opts, progress);
             drop(applied);
+            if ctx.hosts().apart() {
+                let h = ctx.hosts();
+                r.params.insert(
+                    "hosts".into(),
+                    serde_json::Value::from(if w.workload.info().between_hosts {
+                        format!("client {}, server {}", h.client.reach(), h.server.reach())
+                    } else {
+                        format!(
+                            "{} only: this workload does not run between hosts",
+                            h.client.reach()
+                        )
+                    }),
+                );
+            }
             rec.file.workloads.push(r);
             rec.save()?;
         }

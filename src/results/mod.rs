@@ -19,7 +19,7 @@ pub const SCHEMA_NAME: &str = "scalebench-result";
 /// older one (version 1 files have no `workloads`; version 2 rows have no
 /// `target` or `phase`; version 3 benchmarks have no `profile`; version 4
 /// rows have no `sweep`).
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// A whole result file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -53,6 +53,36 @@ pub struct ResultFile {
     /// what it changed; absent when none was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileRecord>,
+    /// The client and server hosts when the run had any apart from this
+    /// machine (`run --host`; schema 6); absent when both were here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostRecord>,
+}
+
+/// A host of a run (`run --host ROLE=WHERE`): how it was reached and what
+/// it is. The client is where scalebench ran; its system is the file's
+/// `system`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct HostRecord {
+    /// `client` or `server`.
+    pub role: String,
+    /// `local`, `netns:NAME` or `ssh:[USER@]HOST[:PORT]`.
+    pub reach: String,
+    /// The addresses the client reached it at (for the client: its own
+    /// address towards the server).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub addresses: Vec<String>,
+    /// Which scalebench ran there: this binary, the same build found on
+    /// the host's PATH, or a copy (and where).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary: Option<String>,
+    /// The host's system record (`scalebench sysinfo` there); absent for
+    /// the client (the file's `system`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<SystemInfo>,
+    /// What was removed from the host at the end, or left and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cleanup: Vec<String>,
 }
 
 /// A tuning profile as applied for a run: every setting it names for this

@@ -30,6 +30,7 @@ mod bsd;
     target_vendor = "apple"
 ))]
 mod cpu_states;
+pub mod ifaddrs;
 pub mod netns;
 pub mod tuning;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]

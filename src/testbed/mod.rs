@@ -1011,18 +1011,26 @@ pub fn describe(live: &Live) -> String {
         }
     }
     if let (Some(k), Some(first), Some(second)) = (&s.ssh, s.hosts.first(), s.hosts.get(1)) {
+        let to = second
+            .addresses()
+            .first()
+            .copied()
+            .unwrap_or(Ipv4Addr::UNSPECIFIED);
         let _ = writeln!(
             o,
-            "  ssh: ip netns exec {} ssh -i {} -o UserKnownHostsFile={} -o IdentitiesOnly=yes root@{}",
+            "  ssh: ip netns exec {} ssh -i {} -o UserKnownHostsFile={} -o IdentitiesOnly=yes root@{to}",
             first.netns,
             k.client_key.display(),
             k.known_hosts.display(),
-            second
-                .addresses()
-                .first()
-                .copied()
-                .unwrap_or(Ipv4Addr::UNSPECIFIED)
         );
+        if !k.config.as_os_str().is_empty() {
+            let _ = writeln!(
+                o,
+                "  run: scalebench run --host client=netns:{} --host server=ssh:root@{to} --ssh-config {}",
+                first.netns,
+                k.config.display()
+            );
+        }
     }
     o
 }

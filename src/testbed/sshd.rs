@@ -41,6 +41,10 @@ pub struct SshFiles {
     /// Every address of the test bed with the host key, for ssh's
     /// `UserKnownHostsFile`.
     pub known_hosts: PathBuf,
+    /// An ssh client configuration using these (`ssh -F`, `run
+    /// --ssh-config`): root, the client key only, these known hosts.
+    #[serde(default)]
+    pub config: PathBuf,
 }
 
 /// One host's sshd.
@@ -80,6 +84,7 @@ pub fn keys(dir: &Path, name: &str, addrs: &[Ipv4Addr]) -> anyhow::Result<SshFil
         client_key: ssh.join("client_key"),
         authorized_keys: ssh.join("authorized_keys"),
         known_hosts: ssh.join("known_hosts"),
+        config: ssh.join("config"),
     };
     for (key, what) in [(&f.host_key, "host"), (&f.client_key, "client")] {
         run(
@@ -107,6 +112,22 @@ pub fn keys(dir: &Path, name: &str, addrs: &[Ipv4Addr]) -> anyhow::Result<SshFil
         known = format!("{} {}\n", list.join(","), host);
     }
     std::fs::write(&f.known_hosts, known)?;
+    std::fs::write(
+        &f.config,
+        format!(
+            "# scalebench test bed {name}: ssh -F {config} ADDRESS\n\
+             Host *\n\
+             \x20 User root\n\
+             \x20 IdentityFile {key}\n\
+             \x20 IdentitiesOnly yes\n\
+             \x20 UserKnownHostsFile {known}\n\
+             \x20 StrictHostKeyChecking yes\n\
+             \x20 BatchMode yes\n",
+            config = f.config.display(),
+            key = quoted(&f.client_key),
+            known = quoted(&f.known_hosts),
+        ),
+    )?;
     Ok(f)
 }
 
@@ -141,6 +162,8 @@ pub fn configure(dir: &Path, name: &str, host: &str, f: &SshFiles) -> anyhow::Re
          PrintMotd no\n\
          UseDNS no\n\
          MaxStartups 100:30:200\n\
+         ClientAliveInterval 5\n\
+         ClientAliveCountMax 3\n\
          Subsystem sftp internal-sftp\n",
         dir = dir.display(),
         port = s.port,

@@ -29,6 +29,7 @@ static INFO: Info = Info {
     name: "bigfile",
     what: "a large file (1 GB; full: larger than RAM where the disk allows) served by scalebench serve and downloaded once, then two at once, from contiguous files and from two written interleaved (fragmented), caches dropped before each row where permitted; throughput over time and the server's CPU time",
     quick: false,
+    between_hosts: false,
 };
 
 /// The default file size.
@@ -216,7 +217,7 @@ fn row(
         ));
     }
     out.params.insert("cold".into(), json!(cold.is_none()));
-    let server = match Server::start(ctx, dir, 1, false, false) {
+    let server = match Server::start(&ctx.hosts().client, dir, &[], 1, false, false) {
         Ok(s) => s,
         Err(e) => {
             out.error = Some(e);

@@ -18,17 +18,13 @@
 use super::{Info, Options as WorkOptions, Size, Workload};
 use crate::harness::Ctx;
 use crate::harness::progress::Progress;
-use crate::harness::reaper::ChildGroup;
 use crate::harness::spread;
 use crate::harness::sweep;
 use crate::net::load::{self, Options, Target};
 use crate::results::{SweepSample, WorkloadResult, WorkloadRow};
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::os::fd::AsRawFd;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The `http-ipstack` workload.
@@ -40,124 +36,76 @@ static IPSTACK: Info = Info {
     name: "http-ipstack",
     what: "one 11 KB file fetched over keep-alive connections (50 connections, 10 requests each) from scalebench serve with 1 and 4 processes, over IPv4 and IPv6",
     quick: true,
+    between_hosts: true,
 };
 
 static SHORTCONN: Info = Info {
     name: "http-shortconn",
     what: "one request per connection for 1 KB, 8 KB and 16 KB objects from scalebench serve with one SO_REUSEPORT worker per CPU: 30 000 connections at once for 120 s per object (quick: 50 for 1.5 s)",
     quick: true,
+    between_hosts: true,
 };
 
-/// A `scalebench serve` process (or processes), stopped with its process
-/// group when dropped.
+/// A `scalebench serve` process (or processes) on the server host,
+/// stopped with its process group when dropped.
 pub(crate) struct Server {
-    _stdin: std::process::ChildStdin,
-    group: ChildGroup,
-    /// `http://127.0.0.1:PORT/`.
+    served: crate::hosts::Served,
+    on_this_machine: bool,
+    /// `http://ADDRESS:PORT/`, as the client reaches it.
     pub(crate) url: String,
-}
-
-/// Waits up to 10 s for the server's `listening URL` line.
-fn read_url(r: &mut impl Read, fd: i32) -> Option<String> {
-    let mut line = Vec::new();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while std::time::Instant::now() < deadline {
-        let mut p = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: polling one valid pollfd.
-        if unsafe { libc::poll(&mut p, 1, 100) } <= 0 {
-            continue;
-        }
-        let mut b = [0u8; 1];
-        match r.read(&mut b) {
-            Ok(1) if b[0] == b'\n' => {
-                let l = String::from_utf8_lossy(&line).into_owned();
-                return l.strip_prefix("listening ").map(String::from);
-            }
-            Ok(1) => line.push(b[0]),
-            _ => return None,
-        }
-    }
-    None
 }
 
 impl Server {
     /// CPU seconds the server's processes have used so far, where the OS
-    /// shows them.
+    /// shows them (not for a server on another machine).
     pub(crate) fn cpu_seconds(&self) -> Option<f64> {
-        crate::sys::group_cpu_seconds(self.group.pgid())
+        if self.on_this_machine {
+            crate::sys::group_cpu_seconds(self.served.pgid())
+        } else {
+            None
+        }
     }
 
-    /// Starts serving `root` with `processes` worker processes sharing one
-    /// listening socket, or with a SO_REUSEPORT socket each (`reuseport`).
+    /// Starts serving `root` on `host` with `processes` worker processes
+    /// sharing one listening socket, or with a SO_REUSEPORT socket each
+    /// (`reuseport`); `objects` (name, bytes) are made in `root` there
+    /// first.
     pub(crate) fn start(
-        ctx: &Ctx,
+        host: &crate::hosts::Host,
         root: &Path,
+        objects: &[(&str, usize)],
         processes: u32,
         reuseport: bool,
         ipv6: bool,
     ) -> Result<Server, String> {
-        let exe = ctx
-            .exe()
-            .ok_or("cannot find the scalebench executable to run the server")?;
-        let mut cmd = Command::new(exe);
-        cmd.arg("serve").arg("--root").arg(root).args([
+        let mut args: Vec<std::ffi::OsString> = vec!["serve".into(), "--root".into(), root.into()];
+        for (name, bytes) in objects {
+            args.push("--object".into());
+            args.push(format!("{name}={bytes}").into());
+        }
+        args.push(
             if reuseport {
                 "--reuseport"
             } else {
                 "--processes"
-            },
-            &processes.to_string(),
-        ]);
-        if ipv6 {
-            cmd.arg("-6");
-        }
-        let (group, stdin, url) = spawn_listening(&mut cmd, "the server")?;
+            }
+            .into(),
+        );
+        args.push(processes.to_string().into());
+        args.push("--addr".into());
+        args.push(
+            std::net::SocketAddr::new(host.bind_address(ipv6), 0)
+                .to_string()
+                .into(),
+        );
+        let served = host.spawn(&args, "the server")?;
+        let addr = host.reachable(served.bound()?)?;
         Ok(Server {
-            _stdin: stdin,
-            group,
-            url,
+            served,
+            on_this_machine: host.on_this_machine(),
+            url: format!("http://{addr}/"),
         })
     }
-}
-
-/// Starts `cmd`, a scalebench subcommand that serves (`serve`,
-/// `smtp-sink`), in a [`ChildGroup`] with its standard streams piped, and
-/// waits for its `listening WHERE` line: the group, the child's standard
-/// input (it serves until that closes) and WHERE. `what` names it in the
-/// error, which quotes its standard error.
-pub(crate) fn spawn_listening(
-    cmd: &mut Command,
-    what: &str,
-) -> Result<(ChildGroup, std::process::ChildStdin, String), String> {
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut group = ChildGroup::spawn(cmd).map_err(|e| format!("starting {what}: {e}"))?;
-    let child = group.child();
-    let stdin = child.stdin.take().ok_or("no standard input")?;
-    let stdout = child.stdout.as_mut().ok_or("no standard output")?;
-    let fd = stdout.as_raw_fd();
-    match read_url(stdout, fd) {
-        Some(url) => Ok((group, stdin, url)),
-        None => {
-            let mut err = String::new();
-            if let Some(e) = group.child().stderr.as_mut() {
-                let _ = e.read_to_string(&mut err);
-            }
-            Err(format!("{what} did not start: {}", err.trim()))
-        }
-    }
-}
-
-/// Writes `name` of `bytes` bytes into `dir`.
-fn object(dir: &Path, name: &str, bytes: usize) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let data: Vec<u8> = (0..bytes).map(|i| (i % 251) as u8).collect();
-    std::fs::write(dir.join(name), data)
 }
 
 /// Rounds measured per row; the row reports the median round.
@@ -463,7 +411,7 @@ impl Workload for IpStack {
             Size::Quick => 10_000,
             Size::Full => 50_000,
         };
-        let root = ctx.workdir().join("www-ipstack");
+        let root = ctx.hosts().server.scratch().join("www-ipstack");
         let mut params = BTreeMap::new();
         params.insert("object_bytes".into(), json!(11 * 1024));
         params.insert("fetches".into(), json!(fetches));
@@ -473,14 +421,6 @@ impl Workload for IpStack {
         );
         params.insert("connections".into(), json!(50));
         params.insert("requests_per_connection".into(), json!(10));
-        if let Err(e) = object(&root, "f11k.bin", 11 * 1024) {
-            return super::finish(
-                &IPSTACK,
-                params,
-                vec![row("setup".into(), BTreeMap::new(), Err(e.to_string()))],
-                Vec::new(),
-            );
-        }
         let plan = opts.sweep.as_ref().map(|s| s.plan(opts.size, "req/s"));
         if let Some(p) = &plan {
             params.insert("connections".into(), json!(p.levels));
@@ -503,7 +443,14 @@ impl Workload for IpStack {
                 "address_family".into(),
                 json!(if ipv6 { "ipv6" } else { "ipv4" }),
             );
-            let server = Server::start(ctx, &root, processes, false, ipv6);
+            let server = Server::start(
+                &ctx.hosts().server,
+                &root,
+                &[("f11k.bin", 11 * 1024)],
+                processes,
+                false,
+                ipv6,
+            );
             let url = |s: &Server| format!("{}f11k.bin", s.url);
             match &plan {
                 Some(plan) => {
@@ -605,7 +552,7 @@ impl Workload for ShortConn {
 
     fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
         let short = ShortPlan::of(opts.size);
-        let root = ctx.workdir().join("www-shortconn");
+        let root = ctx.hosts().server.scratch().join("www-shortconn");
         let mut params = BTreeMap::new();
         params.insert(
             "server_loop".into(),
@@ -621,16 +568,6 @@ impl Workload for ShortConn {
         params.insert("rounds".into(), json!(short.rounds));
         params.insert("knobs".into(), time_wait_knobs());
         let objects = [(1, "f1k.bin"), (8, "f8k.bin"), (16, "f16k.bin")];
-        for (kb, name) in objects {
-            if let Err(e) = object(&root, name, kb * 1024) {
-                return super::finish(
-                    &SHORTCONN,
-                    params,
-                    vec![row("setup".into(), BTreeMap::new(), Err(e.to_string()))],
-                    Vec::new(),
-                );
-            }
-        }
         let plan = opts.sweep.as_ref().map(|s| s.plan(opts.size, "req/s"));
         let most = match &plan {
             Some(p) => {
@@ -639,20 +576,34 @@ impl Workload for ShortConn {
             }
             None => short.connections,
         };
-        let loopback: std::net::SocketAddr = "127.0.0.1:80".parse().expect("valid");
-        let scale = Scale::of(short.connections, loopback);
+        let server_at = match ctx.hosts().server.address(false) {
+            Ok(ip) => std::net::SocketAddr::new(ip, 80),
+            Err(e) => {
+                return super::finish(
+                    &SHORTCONN,
+                    params,
+                    vec![row("setup".into(), BTreeMap::new(), Err(e))],
+                    Vec::new(),
+                );
+            }
+        };
+        let scale = Scale::of(short.connections, server_at);
         if plan.is_none() {
             params.insert("connections".into(), json!(scale.connections));
             scale.record(&mut params);
         }
-        let workers = server_workers(Scale::of(most, loopback).connections);
+        let workers = server_workers(Scale::of(most, server_at).connections);
         params.insert("server_processes".into(), json!(workers));
         params.insert("server_reuseport".into(), json!(true));
         progress.begin(
             SHORTCONN.name,
             rows_total(objects.len() as u64, plan.as_ref()),
         );
-        let server = Server::start(ctx, &root, workers, true, false);
+        let made: Vec<(&str, usize)> = objects
+            .iter()
+            .map(|(kb, name)| (*name, kb * 1024))
+            .collect();
+        let server = Server::start(&ctx.hosts().server, &root, &made, workers, true, false);
         let mut rows = Vec::new();
         for (kb, name) in objects {
             if crate::harness::reaper::interrupted() {

@@ -13,7 +13,7 @@
 use super::{Info, Options as WorkOptions, Size, Workload};
 use crate::harness::Ctx;
 use crate::harness::progress::Progress;
-use crate::harness::reaper::{ChildGroup, run_bounded};
+use crate::harness::reaper::run_bounded;
 use crate::harness::sweep::{self, LevelOutcome};
 use crate::net::smtp::send::{Outcome, Report};
 use crate::results::{LatencyStats, SweepSample, WorkloadResult, WorkloadRow};
@@ -31,6 +31,7 @@ static MAIL: Info = Info {
     name: "mail",
     what: "SMTP messages/s against simultaneous sends: scalebench smtp-send (each socket bound before connect) against scalebench smtp-sink with a reply delay, swept over the sessions; failures by call and errno",
     quick: true,
+    between_hosts: true,
 };
 
 /// The mail workload's options.
@@ -80,39 +81,38 @@ fn sink_processes(sessions: f64) -> u64 {
     ((sessions * 1.25) as u64).div_ceil(per).clamp(1, 1024)
 }
 
-/// A `scalebench smtp-sink` process; stopped with its group when dropped.
+/// A `scalebench smtp-sink` process on the server host; stopped with its
+/// group when dropped.
 struct SinkProcess {
-    stdin: Option<std::process::ChildStdin>,
-    group: ChildGroup,
+    served: crate::hosts::Served,
     addr: SocketAddr,
 }
 
 impl SinkProcess {
     fn start(ctx: &Ctx, delay: Duration, processes: u64) -> Result<SinkProcess, String> {
-        let exe = ctx
-            .exe()
-            .ok_or("cannot find the scalebench executable to run the sink")?;
-        let mut cmd = Command::new(exe);
-        cmd.args(["smtp-sink", "--json", "--reply-delay"])
-            .arg(format!("{}ms", delay.as_millis()))
-            .args(["--processes", &processes.to_string()]);
-        let (group, stdin, url) = super::http::spawn_listening(&mut cmd, "the sink")?;
-        let addr = url
-            .strip_prefix("smtp://")
-            .and_then(|a| a.parse().ok())
-            .ok_or_else(|| format!("the sink said it listens on `{url}`"))?;
-        Ok(SinkProcess {
-            stdin: Some(stdin),
-            group,
-            addr,
-        })
+        let host = &ctx.hosts().server;
+        let args: Vec<std::ffi::OsString> = vec![
+            "smtp-sink".into(),
+            "--json".into(),
+            "--reply-delay".into(),
+            format!("{}ms", delay.as_millis()).into(),
+            "--processes".into(),
+            processes.to_string().into(),
+            "--addr".into(),
+            SocketAddr::new(host.bind_address(false), 0)
+                .to_string()
+                .into(),
+        ];
+        let served = host.spawn(&args, "the sink")?;
+        let addr = host.reachable(served.bound()?)?;
+        Ok(SinkProcess { served, addr })
     }
 
     /// Stops the sink (end of its input) and returns what it counted.
     fn stop(mut self) -> Option<crate::net::smtp::sink::SinkCounts> {
-        drop(self.stdin.take());
+        self.served.close_input();
         let mut out = String::new();
-        let child = self.group.child();
+        let child = self.served.child();
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = child.try_wait() {

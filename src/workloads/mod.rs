@@ -28,6 +28,10 @@ pub struct Info {
     pub what: &'static str,
     /// Part of the quick suite (every workload is part of `full`).
     pub quick: bool,
+    /// Runs between the run's client and server hosts (`run --host`);
+    /// otherwise it measures the machine scalebench runs on, whatever
+    /// the hosts.
+    pub between_hosts: bool,
 }
 
 /// How big a run is.

@@ -91,6 +91,7 @@ static FS: Info = Info {
     name: "fs",
     what: "the image site: unpack a generated tar.gz of images and thumbnails with plain system calls, unpack a second archive in request order on top, replay the request log over HTTP (100 connections) cold and warm with 1 and 32 server processes, delete everything; every phase timed, throughput every 250 ms",
     quick: false,
+    between_hosts: false,
 };
 
 /// One phase row.
@@ -388,7 +389,7 @@ fn run_target(
             progress.advance(1);
             continue;
         }
-        let server = match Server::start(ctx, &site, processes, false, false) {
+        let server = match Server::start(&ctx.hosts().client, &site, &[], processes, false, false) {
             Ok(s) => s,
             Err(e) => {
                 rows.push(phase_row(name, label, p, None, None, Some(e)));

@@ -22,6 +22,7 @@ static FS_SIZES: Info = Info {
     name: "fs-sizes",
     what: "write then read many files of 8 KB, 16 KB and 128 KB (--sizes), without and with an fsync per file; time per size and per file",
     quick: false,
+    between_hosts: false,
 };
 
 /// The seeds' sizes.

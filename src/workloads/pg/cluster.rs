@@ -126,6 +126,51 @@ fn free_port() -> Result<u16, String> {
     Ok(l.local_addr().map_err(|e| e.to_string())?.port())
 }
 
+/// Where a cluster serves clients on another host: its listening
+/// address and the one client address let in.
+#[derive(Debug, Clone, Copy)]
+pub struct Network {
+    /// The address to listen on (unspecified: every address).
+    pub listen: std::net::IpAddr,
+    /// The client's address.
+    pub allow: std::net::IpAddr,
+}
+
+/// `__pg-cluster`: a throwaway cluster made in `dir` for a client on
+/// another host, listening on `addr` (its port 0: a free one), the
+/// client at `n.allow` let in; prints `listening ADDRESS:PORT`, serves
+/// until standard input ends, then stops it and removes `dir`.
+pub fn serve(
+    dir: &Path,
+    n: Network,
+    max_connections: u32,
+    settings: &[(String, String)],
+    cpu: Option<usize>,
+) -> anyhow::Result<std::process::ExitCode> {
+    let bin = Bin::find().map_err(|e| anyhow::anyhow!(e))?;
+    let settings: Vec<(&str, String)> = settings
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
+    let cluster = Cluster::start_on(&bin, dir, max_connections, None, &settings, cpu, Some(n))
+        .map_err(|e| anyhow::anyhow!(e))?;
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "listening {}",
+            std::net::SocketAddr::new(n.listen, cluster.port)
+        )?;
+        out.flush()?;
+    }
+    let mut sink = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut sink);
+    drop(cluster);
+    std::fs::remove_dir_all(dir).map_err(|e| anyhow::anyhow!("removing {}: {e}", dir.display()))?;
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
 /// The user the benchmark connects as.
 pub const USER: &str = "scalebench";
 /// The database it uses.
@@ -156,6 +201,21 @@ impl Cluster {
         limit: Option<&crate::harness::cgroup::MemoryLimit>,
         settings: &[(&str, String)],
         cpu: Option<usize>,
+    ) -> Result<Cluster, String> {
+        Cluster::start_on(bin, dir, max_connections, limit, settings, cpu, None)
+    }
+
+    /// [`Cluster::start`] listening on `network`'s address (else
+    /// 127.0.0.1) and letting in its client address besides this
+    /// machine's (trust, as the rest).
+    pub fn start_on(
+        bin: &Bin,
+        dir: &Path,
+        max_connections: u32,
+        limit: Option<&crate::harness::cgroup::MemoryLimit>,
+        settings: &[(&str, String)],
+        cpu: Option<usize>,
+        network: Option<Network>,
     ) -> Result<Cluster, String> {
         let who = run_as()?;
         if who.is_some()
@@ -199,6 +259,29 @@ impl Cluster {
         if !f.status.is_some_and(|s| s.success()) {
             return Err(format!("initdb failed: {}", last_lines(&f.stderr, 3)));
         }
+        if let Some(n) = &network {
+            use std::io::Write;
+            let hba = data.join("pg_hba.conf");
+            let bits = if n.allow.is_ipv6() { 128 } else { 32 };
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&hba)
+                .and_then(|mut f| {
+                    writeln!(
+                        f,
+                        "# scalebench: the client host\nhost all all {}/{bits} trust",
+                        n.allow
+                    )
+                })
+                .map_err(|e| format!("{}: {e}", hba.display()))?;
+        }
+        let listen = network
+            .as_ref()
+            .map_or("127.0.0.1".to_string(), |n| match n.listen {
+                std::net::IpAddr::V4(a) if a.is_unspecified() => "0.0.0.0".to_string(),
+                std::net::IpAddr::V6(a) if a.is_unspecified() => "::".to_string(),
+                a => a.to_string(),
+            });
         let log = dir.join("postgres.log");
         let mut last_error = String::new();
         for _ in 0..3 {
@@ -209,7 +292,8 @@ impl Cluster {
             let mut cmd = Command::new(bin.tool("postgres"));
             cmd.arg("-D")
                 .arg(&data)
-                .args(["-c", "listen_addresses=127.0.0.1"])
+                .arg("-c")
+                .arg(format!("listen_addresses={listen}"))
                 .args(["-c", &format!("port={port}")])
                 .arg("-c")
                 .arg(format!("unix_socket_directories={}", socket_dir.display()))
@@ -258,7 +342,8 @@ impl Cluster {
             }
             let f = run_bounded(
                 Command::new(self.bin.tool("pg_isready"))
-                    .args(["-q", "-h", "127.0.0.1", "-t", "1"])
+                    .args(["-q", "-t", "1", "-h"])
+                    .arg(&self.socket_dir)
                     .args(["-p", &self.port.to_string()]),
                 Duration::from_secs(5),
             )
@@ -314,6 +399,8 @@ pub struct Server {
     conninfo: Option<String>,
     socket: bool,
     client_cpu: Option<usize>,
+    /// A throwaway cluster on the server host (`__pg-cluster`).
+    hosted: Option<crate::hosts::Served>,
 }
 
 /// Pins the child `cmd` starts to `cpu` before it runs (what it forks
@@ -340,6 +427,7 @@ impl Server {
             conninfo: None,
             socket,
             client_cpu,
+            hosted: None,
         }
     }
 
@@ -352,7 +440,66 @@ impl Server {
             conninfo: Some(conninfo),
             socket: false,
             client_cpu: None,
+            hosted: None,
         }
+    }
+
+    /// A throwaway cluster on `host` (`__pg-cluster` there, in its scratch
+    /// directory) for at least `max_connections` clients, with
+    /// `settings`, the server on `server_cpu` (a CPU of this machine: not
+    /// for another machine); pgbench on `client_cpu`.
+    pub fn hosted(
+        bin: Bin,
+        hosts: &crate::hosts::Hosts,
+        max_connections: u32,
+        settings: &[(&str, String)],
+        cpus: (Option<usize>, Option<usize>),
+    ) -> Result<Server, String> {
+        let host = &hosts.server;
+        let allow = hosts.client_address(false)?;
+        let mut args: Vec<std::ffi::OsString> = vec![
+            "__pg-cluster".into(),
+            "--dir".into(),
+            host.scratch().join("pg").into(),
+            "--addr".into(),
+            std::net::SocketAddr::new(host.bind_address(false), 0)
+                .to_string()
+                .into(),
+            "--allow".into(),
+            allow.to_string().into(),
+            "--max-connections".into(),
+            max_connections.to_string().into(),
+        ];
+        for (k, v) in settings {
+            args.push("--set".into());
+            args.push(format!("{k}={v}").into());
+        }
+        if let Some(cpu) = cpus.0
+            && host.on_this_machine()
+        {
+            args.push("--cpu".into());
+            args.push(cpu.to_string().into());
+        }
+        let served = host.spawn(&args, "PostgreSQL")?;
+        let at = host.reachable(served.bound()?)?;
+        Ok(Server {
+            bin,
+            local: None,
+            conninfo: Some(format!(
+                "host={} port={} user={USER} dbname={DATABASE}",
+                at.ip(),
+                at.port()
+            )),
+            socket: false,
+            client_cpu: cpus.1,
+            hosted: Some(served),
+        })
+    }
+
+    /// Whether the database is one this run made (here or on the server
+    /// host), so that it may be checkpointed and dropped at will.
+    pub fn throwaway(&self) -> bool {
+        self.local.is_some() || self.hosted.is_some()
     }
 
     /// The throwaway cluster, if this is one.

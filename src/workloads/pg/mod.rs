@@ -29,6 +29,7 @@ static PGBENCH: Info = Info {
     name: "pgbench",
     what: "PostgreSQL's pgbench (select-only) against a throwaway cluster, TPS against clients (1, 2, 4 … 2×CPUs; full: 4×CPUs)",
     quick: false,
+    between_hosts: true,
 };
 
 /// Which transactions pgbench runs.
@@ -223,7 +224,21 @@ impl Workload for PgBench {
         if !pg.memory_sweep {
             params.insert("clients".into(), json!(plan.levels));
         }
-        let found = if pg.server.is_some() {
+        let apart = !ctx.hosts().server.is_local() && pg.server.is_none();
+        if apart {
+            params.insert(
+                "server_host".into(),
+                json!(ctx.hosts().server.reach().to_string()),
+            );
+            params.insert("transport".into(), json!("tcp between hosts"));
+            if pg.memory_sweep {
+                return unsupported(
+                    params,
+                    "the memory sweep limits the server's memory and drops its caches on this machine: not with --host server=…".into(),
+                );
+            }
+        }
+        let found = if pg.server.is_some() || apart {
             Bin::find_clients()
         } else {
             Bin::find()
@@ -277,6 +292,22 @@ impl Workload for PgBench {
                 params.insert("server".into(), json!("given by connection string"));
                 Server::remote(bin.clone(), ci.clone())
             }
+            None if apart => match Server::hosted(
+                bin.clone(),
+                ctx.hosts(),
+                max_clients.max(cpus as u32) + 10,
+                &settings,
+                pg.pin.cpus(),
+            ) {
+                Ok(s) => {
+                    params.insert(
+                        "server".into(),
+                        json!("throwaway cluster on the server host"),
+                    );
+                    s
+                }
+                Err(e) => return failed(params, "setup", e),
+            },
             None => match Cluster::start(
                 &bin,
                 &ctx.workdir().join("pg"),
@@ -308,7 +339,7 @@ impl Workload for PgBench {
             "checkpoint".into(),
             json!(match server.sql("checkpoint") {
                 Ok(_) => "done".to_string(),
-                Err(e) if server.cluster().is_none() => format!("not done: {e}"),
+                Err(e) if !server.throwaway() => format!("not done: {e}"),
                 Err(e) => return failed(params, "setup", e),
             }),
         );

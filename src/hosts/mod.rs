@@ -1,0 +1,818 @@
+//! The hosts of a run: where the client and the server of the network
+//! benchmarks and workloads run (`run --host server=ssh:USER@HOST`,
+//! `--host client=netns:NS`; by default both here).
+//!
+//! A host is reached by a command prefix: nothing for this machine, `ip
+//! netns exec NS` for a network namespace of it (a test bed's host), `ssh
+//! … HOST` over one shared master connection for another machine. The
+//! client is where scalebench itself runs and measures — every duration
+//! is taken on that one host — so a client in a namespace means this
+//! scalebench re-runs itself there ([`enter_client`]); a client on
+//! another machine is scalebench run on that machine. The server side of
+//! every network benchmark and workload is a scalebench subcommand that
+//! prints `listening ADDRESS` and serves until its standard input ends
+//! ([`Host::spawn`], [`Served`]); on an ssh host it runs under the
+//! supervisor of [`agent`], which ends it when the connection is closed
+//! or lost. Every host's system record goes into the result file
+//! ([`Hosts::records`]), and nothing is left running or stored on a host
+//! when the run ends.
+
+pub mod agent;
+pub mod ssh;
+
+use crate::harness::reaper::{ChildGroup, run_bounded};
+use crate::results::{HostRecord, SystemInfo};
+use anyhow::{Context, anyhow, bail};
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The part a host plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Where scalebench runs, drives the load and measures.
+    Client,
+    /// Where the servers run (and the database of pgbench).
+    Server,
+}
+
+impl Role {
+    /// `client` or `server`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Client => "client",
+            Role::Server => "server",
+        }
+    }
+}
+
+/// How a host is reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reach {
+    /// This machine, as it is.
+    Local,
+    /// A network namespace of this machine (`ip netns exec NAME`).
+    Netns(String),
+    /// Another machine over ssh.
+    Ssh(ssh::Target),
+}
+
+impl std::fmt::Display for Reach {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reach::Local => write!(f, "local"),
+            Reach::Netns(n) => write!(f, "netns:{n}"),
+            Reach::Ssh(t) => write!(f, "ssh:{t}"),
+        }
+    }
+}
+
+/// A `--host ROLE=WHERE` argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostSpec {
+    /// The role.
+    pub role: Role,
+    /// How the host is reached.
+    pub reach: Reach,
+}
+
+impl std::str::FromStr for HostSpec {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<HostSpec, String> {
+        let (role, at) = s.split_once('=').ok_or_else(|| {
+            format!(
+                "`{s}`: expected ROLE=WHERE (server=ssh:USER@HOST, client=netns:NAME, server=local)"
+            )
+        })?;
+        let role = match role {
+            "client" => Role::Client,
+            "server" => Role::Server,
+            r => return Err(format!("`{r}` is not a role: client or server")),
+        };
+        let reach = if at == "local" {
+            Reach::Local
+        } else if let Some(n) = at.strip_prefix("netns:") {
+            if n.is_empty()
+                || n.len() > 64
+                || n.starts_with('.')
+                || !n
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+            {
+                return Err(format!("`{n}` is not a network namespace's name"));
+            }
+            Reach::Netns(n.to_string())
+        } else if let Some(t) = at.strip_prefix("ssh:") {
+            Reach::Ssh(t.parse().map_err(|e| format!("ssh:{t}: {e}"))?)
+        } else {
+            return Err(format!(
+                "`{at}`: a host is `local`, `netns:NAME` or `ssh:[USER@]HOST[:PORT]`"
+            ));
+        };
+        Ok(HostSpec { role, reach })
+    }
+}
+
+/// Checks a run's `--host` arguments together: each role once, the
+/// client not over ssh, namespaces only where the OS has them.
+pub fn check(specs: &[HostSpec]) -> Result<(), String> {
+    for role in [Role::Client, Role::Server] {
+        if specs.iter().filter(|s| s.role == role).count() > 1 {
+            return Err(format!("--host {}=… given twice", role.name()));
+        }
+    }
+    for s in specs {
+        match (&s.role, &s.reach) {
+            (Role::Client, Reach::Ssh(t)) => {
+                return Err(format!(
+                    "--host client=ssh:{t}: the client is where scalebench runs and measures; run scalebench on {t} (with --host server=… naming the server) instead"
+                ));
+            }
+            (_, Reach::Netns(_)) => crate::sys::netns::supported()
+                .map_err(|e| format!("--host {}={}: {e}", s.role.name(), s.reach))?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The client's namespace, if the run puts the client in one.
+fn client_netns(specs: &[HostSpec]) -> Option<&str> {
+    specs.iter().find_map(|s| match (&s.role, &s.reach) {
+        (Role::Client, Reach::Netns(n)) => Some(n.as_str()),
+        _ => None,
+    })
+}
+
+/// Set in the environment of a scalebench re-run inside the client's
+/// namespace, so that a failed move is not tried again.
+const ENTERED: &str = "SCALEBENCH_CLIENT_NETNS";
+
+/// With `--host client=netns:NS`, makes this process run in NS: if it is
+/// not there yet, the same command line is run again under `ip netns exec
+/// NS` in its place (this returns only on error). `ip netns exec` also
+/// mounts the namespace's view of /sys, so the system record names its
+/// interfaces.
+pub fn enter_client(specs: &[HostSpec]) -> anyhow::Result<()> {
+    let Some(ns) = client_netns(specs) else {
+        return Ok(());
+    };
+    let path = crate::testbed::netns_path(ns);
+    let want = crate::sys::netns::inode(&path).ok_or_else(|| {
+        anyhow!(
+            "--host client=netns:{ns}: no network namespace {ns} ({} missing; `ip netns list` names those there are)",
+            path.display()
+        )
+    })?;
+    if crate::sys::netns::inode(Path::new("/proc/self/ns/net")) == Some(want) {
+        return Ok(());
+    }
+    if std::env::var_os(ENTERED).is_some() {
+        bail!("--host client=netns:{ns}: `ip netns exec {ns}` did not move scalebench there");
+    }
+    crate::sys::netns::privileged().map_err(|e| anyhow!("--host client=netns:{ns}: {e}"))?;
+    let exe = std::env::current_exe().context("finding this executable")?;
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", ns])
+        .arg(exe)
+        .args(std::env::args_os().skip(1))
+        .env(ENTERED, ns);
+    use std::os::unix::process::CommandExt;
+    let e = cmd.exec();
+    Err(anyhow!(
+        "--host client=netns:{ns}: cannot run `ip netns exec` (iproute2): {e}"
+    ))
+}
+
+/// A host of the run, ready: scalebench runs there.
+pub struct Host {
+    role: Role,
+    reach: Reach,
+    exe: Option<String>,
+    scratch: PathBuf,
+    v4: Option<IpAddr>,
+    v6: Option<IpAddr>,
+    ssh: Option<ssh::Session>,
+    record: HostRecord,
+}
+
+impl Host {
+    /// This machine in `role`, scalebench being `exe`, its files in
+    /// `workdir`.
+    pub fn local(role: Role, exe: Option<&Path>, workdir: &Path) -> Host {
+        Host {
+            role,
+            reach: Reach::Local,
+            exe: exe.map(|e| e.display().to_string()),
+            scratch: workdir.to_path_buf(),
+            v4: Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+            v6: Some(IpAddr::V6(Ipv6Addr::LOCALHOST)),
+            ssh: None,
+            record: HostRecord {
+                role: role.name().into(),
+                reach: "local".into(),
+                ..Default::default()
+            },
+        }
+    }
+
+    /// The role.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// How it is reached.
+    pub fn reach(&self) -> &Reach {
+        &self.reach
+    }
+
+    /// This machine as it is (not a namespace, not another machine).
+    pub fn is_local(&self) -> bool {
+        self.reach == Reach::Local
+    }
+
+    /// On this machine (itself or one of its namespaces): it shares this
+    /// machine's CPUs, and its processes are this machine's.
+    pub fn on_this_machine(&self) -> bool {
+        !matches!(self.reach, Reach::Ssh(_))
+    }
+
+    /// A directory on the host for the files of what runs there: the
+    /// work directory here, the scratch directory on an ssh host.
+    pub fn scratch(&self) -> &Path {
+        &self.scratch
+    }
+
+    /// Its record for the result file.
+    pub fn record(&self) -> &HostRecord {
+        &self.record
+    }
+
+    /// The address the client reaches the host at: loopback for this
+    /// machine.
+    pub fn address(&self, ipv6: bool) -> Result<IpAddr, String> {
+        if ipv6 { self.v6 } else { self.v4 }.ok_or_else(|| {
+            format!(
+                "the {} host {} has no IPv{} address the client reaches",
+                self.role.name(),
+                self.reach,
+                if ipv6 { 6 } else { 4 }
+            )
+        })
+    }
+
+    /// The address a server there binds: loopback on this machine,
+    /// every address elsewhere.
+    pub fn bind_address(&self, ipv6: bool) -> IpAddr {
+        match (self.is_local(), ipv6) {
+            (true, false) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            (true, true) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+            (false, false) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            (false, true) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+        }
+    }
+
+    /// Where a server there that reports `bound` is reached: an
+    /// unspecified address is replaced by the host's.
+    pub fn reachable(&self, bound: SocketAddr) -> Result<SocketAddr, String> {
+        if bound.ip().is_unspecified() {
+            Ok(SocketAddr::new(
+                self.address(bound.is_ipv6())?,
+                bound.port(),
+            ))
+        } else {
+            Ok(bound)
+        }
+    }
+
+    /// `scalebench ARGS…` on this host; `supervised` runs it under the
+    /// supervisor on an ssh host (for what lives as long as its input).
+    pub fn command(&self, args: &[OsString], supervised: bool) -> Result<Command, String> {
+        let exe = self
+            .exe
+            .as_deref()
+            .ok_or("cannot find the scalebench executable")?;
+        match &self.reach {
+            Reach::Local => {
+                let mut c = Command::new(exe);
+                c.args(args);
+                Ok(c)
+            }
+            Reach::Netns(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, exe]).args(args);
+                Ok(c)
+            }
+            Reach::Ssh(_) => {
+                let s = self.ssh.as_ref().ok_or("the ssh connection is closed")?;
+                let mut words = vec![exe.to_string()];
+                if supervised {
+                    words.extend([
+                        "__host-exec".into(),
+                        "--idle-timeout".into(),
+                        agent::IDLE_TIMEOUT.as_secs().to_string(),
+                        "--".into(),
+                    ]);
+                }
+                words.extend(args.iter().map(|a| a.to_string_lossy().into_owned()));
+                s.command(&words).map_err(|e| e.to_string())
+            }
+        }
+    }
+
+    /// Starts `scalebench ARGS…` there, a subcommand that prints
+    /// `listening WHERE` and serves until its standard input ends; `what`
+    /// names it in errors.
+    pub fn spawn(&self, args: &[OsString], what: &str) -> Result<Served, String> {
+        let cmd = self.command(args, true)?;
+        Served::start(
+            cmd,
+            "listening ",
+            matches!(self.reach, Reach::Ssh(_)),
+            &format!("{what} on the {} host ({})", self.role.name(), self.reach),
+        )
+    }
+
+    /// Opens `spec`: connects, checks scalebench runs there, finds its
+    /// addresses and takes its system record. `workdir` is this run's.
+    fn open(
+        spec: &HostSpec,
+        exe: Option<&Path>,
+        workdir: &Path,
+        ssh_config: Option<&Path>,
+    ) -> anyhow::Result<Host> {
+        let mut h = Host::local(spec.role, exe, workdir);
+        h.reach = spec.reach.clone();
+        h.record.reach = spec.reach.to_string();
+        match &spec.reach {
+            Reach::Local => return Ok(h),
+            Reach::Netns(ns) => {
+                let path = crate::testbed::netns_path(ns);
+                if crate::sys::netns::inode(&path).is_none() {
+                    bail!(
+                        "--host {}=netns:{ns}: no network namespace {ns} ({} missing)",
+                        spec.role.name(),
+                        path.display()
+                    );
+                }
+                let theirs = crate::sys::netns::run_in(&path, crate::sys::ifaddrs::addresses)
+                    .with_context(|| format!("entering network namespace {ns}"))?;
+                let mine = crate::sys::ifaddrs::addresses();
+                h.v4 = choose(&theirs, &mine, false);
+                h.v6 = choose(&theirs, &mine, true);
+                h.record.binary = Some("this binary (the same machine)".into());
+            }
+            Reach::Ssh(t) => {
+                let s = ssh::Session::open(t, ssh_config, workdir)?;
+                h.exe = Some(s.exe.clone());
+                h.scratch = PathBuf::from(&s.dir);
+                h.record.binary = Some(s.binary.clone());
+                h.ssh = Some(s);
+                let port = t.port.unwrap_or(22);
+                let found: Vec<IpAddr> = std::net::ToSocketAddrs::to_socket_addrs(&(
+                    t.host.trim_matches(|c| c == '[' || c == ']'),
+                    port,
+                ))
+                .map(|i| i.map(|a| a.ip()).collect())
+                .unwrap_or_default();
+                h.v4 = found.iter().copied().find(IpAddr::is_ipv4);
+                h.v6 = found.iter().copied().find(IpAddr::is_ipv6);
+            }
+        }
+        h.record.addresses = [h.v4, h.v6]
+            .iter()
+            .flatten()
+            .map(|a| a.to_string())
+            .collect();
+        let v4 = h.address(false).map_err(|e| anyhow!(e))?;
+        if let Err(e) = route_to(v4) {
+            bail!(
+                "the {} host {} ({v4}) cannot be reached from the client: {e}{}",
+                spec.role.name(),
+                spec.reach,
+                if matches!(spec.reach, Reach::Netns(_)) {
+                    " (a test bed's hosts reach each other only: put the client in one too, --host client=netns:…)"
+                } else {
+                    ""
+                }
+            );
+        }
+        h.record.system = Some(h.system()?);
+        Ok(h)
+    }
+
+    /// The host's system record (`scalebench sysinfo --json` there).
+    fn system(&self) -> anyhow::Result<SystemInfo> {
+        let mut cmd = self
+            .command(&["sysinfo".into(), "--json".into()], false)
+            .map_err(|e| anyhow!(e))?;
+        let f = run_bounded(&mut cmd, Duration::from_secs(60))
+            .with_context(|| format!("the system record of {}", self.reach))?;
+        if !f.status.is_some_and(|s| s.success()) {
+            bail!(
+                "the system record of {}: `scalebench sysinfo` failed: {}",
+                self.reach,
+                f.stderr.trim()
+            );
+        }
+        serde_json::from_str(&f.stdout)
+            .with_context(|| format!("the system record of {} does not parse", self.reach))
+    }
+
+    /// Ends what the host holds (the ssh connection and its scratch
+    /// directory); what was done goes into its record's notes.
+    pub fn close(&mut self) {
+        if let Some(mut s) = self.ssh.take() {
+            self.record.cleanup.extend(s.close());
+        }
+    }
+}
+
+/// The address of `theirs` (a host's addresses) the client reaches best:
+/// one on a network the client (`mine`) has an address on, else the
+/// first usable one.
+fn choose(
+    theirs: &[crate::sys::ifaddrs::IfAddr],
+    mine: &[crate::sys::ifaddrs::IfAddr],
+    ipv6: bool,
+) -> Option<IpAddr> {
+    let usable: Vec<_> = theirs
+        .iter()
+        .filter(|a| a.is_global() && a.ip.is_ipv6() == ipv6)
+        .collect();
+    usable
+        .iter()
+        .find(|a| mine.iter().any(|m| m.is_global() && m.same_network(a.ip)))
+        .or(usable.first())
+        .map(|a| a.ip)
+}
+
+/// Whether this machine has a route to `ip` (a UDP socket connected to
+/// it: nothing is sent).
+fn route_to(ip: IpAddr) -> std::io::Result<IpAddr> {
+    let any: SocketAddr = if ip.is_ipv6() {
+        "[::]:0".parse().expect("literal")
+    } else {
+        "0.0.0.0:0".parse().expect("literal")
+    };
+    let s = std::net::UdpSocket::bind(any)?;
+    s.connect(SocketAddr::new(ip, 9))?;
+    Ok(s.local_addr()?.ip())
+}
+
+/// The client and the server of a run.
+pub struct Hosts {
+    /// Where scalebench runs and measures.
+    pub client: Host,
+    /// Where the servers run.
+    pub server: Host,
+}
+
+impl Hosts {
+    /// Both here.
+    pub fn local(exe: Option<&Path>, workdir: &Path) -> Hosts {
+        Hosts {
+            client: Host::local(Role::Client, exe, workdir),
+            server: Host::local(Role::Server, exe, workdir),
+        }
+    }
+
+    /// Opens the hosts `specs` name (the rest are this machine), `note`
+    /// hearing what happens. The client must already run where its spec
+    /// says ([`enter_client`]).
+    pub fn open(
+        specs: &[HostSpec],
+        exe: Option<&Path>,
+        workdir: &Path,
+        ssh_config: Option<&Path>,
+        note: &mut dyn FnMut(&str),
+    ) -> anyhow::Result<Hosts> {
+        check(specs).map_err(|e| anyhow!(e))?;
+        let mut hosts = Hosts::local(exe, workdir);
+        if let Some(ns) = client_netns(specs) {
+            hosts.client.reach = Reach::Netns(ns.to_string());
+            hosts.client.record.reach = hosts.client.reach.to_string();
+            hosts.client.exe = exe.map(|e| e.display().to_string());
+        }
+        if let Some(s) = specs.iter().find(|s| s.role == Role::Server) {
+            if s.reach != Reach::Local {
+                note(&format!("server host: connecting to {}", s.reach));
+            }
+            hosts.server = Host::open(s, exe, workdir, ssh_config)
+                .with_context(|| format!("--host server={}", s.reach))?;
+            let r = hosts.server.record();
+            if s.reach != Reach::Local {
+                note(&format!(
+                    "server host {}: {} ({}), scalebench {}",
+                    s.reach,
+                    r.addresses.join(", "),
+                    r.system.as_ref().map_or(String::new(), |s| format!(
+                        "{} {}, {}",
+                        s.os, s.os_release, s.hostname
+                    )),
+                    r.binary.as_deref().unwrap_or("")
+                ));
+            }
+        }
+        if let Ok(ip) = hosts.server.address(false)
+            && let Ok(mine) = route_to(ip)
+        {
+            hosts.client.record.addresses = vec![mine.to_string()];
+        }
+        Ok(hosts)
+    }
+
+    /// Whether the server runs somewhere else than the client.
+    pub fn apart(&self) -> bool {
+        self.server.reach != self.client.reach
+    }
+
+    /// The client's address as the server sees it (towards the server's
+    /// address of the family).
+    pub fn client_address(&self, ipv6: bool) -> Result<IpAddr, String> {
+        let to = self.server.address(ipv6)?;
+        route_to(to).map_err(|e| format!("no route from the client to {to}: {e}"))
+    }
+
+    /// The records for the result file: empty when both are this machine.
+    pub fn records(&self) -> Vec<HostRecord> {
+        if self.client.is_local() && self.server.is_local() {
+            return Vec::new();
+        }
+        vec![self.client.record.clone(), self.server.record.clone()]
+    }
+
+    /// Closes every host; their records then say what was removed.
+    pub fn close(&mut self) {
+        self.client.close();
+        self.server.close();
+    }
+}
+
+impl Drop for Hosts {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// The standard input of a served process: plain, or fed a heartbeat
+/// (for a supervisor over ssh) by a thread until it is closed.
+enum Input {
+    Plain(ChildStdin),
+    Heartbeat {
+        stop: mpsc::Sender<()>,
+        thread: std::thread::JoinHandle<()>,
+    },
+}
+
+/// A server process a host runs for the client: stopped (input closed,
+/// then its process group killed) when dropped.
+pub struct Served {
+    group: ChildGroup,
+    input: Option<Input>,
+    /// What followed `listening ` on its first line (an address, a URL).
+    pub listening: String,
+}
+
+impl Served {
+    /// Starts `cmd` in a process group of its own and waits up to 30 s
+    /// for its first line, which must start with `prefix`; `heartbeat`
+    /// feeds its input every second. `what` names it in errors, which
+    /// quote its error output.
+    pub fn start(
+        mut cmd: Command,
+        prefix: &str,
+        heartbeat: bool,
+        what: &str,
+    ) -> Result<Served, String> {
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut group = ChildGroup::spawn(&mut cmd).map_err(|e| format!("starting {what}: {e}"))?;
+        let child = group.child();
+        let stdin = child.stdin.take().ok_or("no standard input")?;
+        let stdout = child.stdout.as_mut().ok_or("no standard output")?;
+        let fd = stdout.as_raw_fd();
+        let line = first_line(stdout, fd, Duration::from_secs(30));
+        let Some(listening) = line.as_deref().and_then(|l| l.strip_prefix(prefix)) else {
+            let mut err = String::new();
+            // SAFETY: a descriptor of ours; a non-blocking read of what the
+            // failed process wrote, without waiting for a live one.
+            if let Some(e) = group.child().stderr.as_mut() {
+                unsafe { libc::fcntl(e.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+                let _ = e.read_to_string(&mut err);
+            }
+            let err = err.trim().trim_start_matches("error: ");
+            return Err(format!(
+                "{what} did not start{}",
+                if err.is_empty() {
+                    line.map_or(String::new(), |l| format!(" (it said `{l}`)"))
+                } else {
+                    format!(": {err}")
+                }
+            ));
+        };
+        let listening = listening.trim().to_string();
+        // Nothing reads its error output any more: a server must not block
+        // on a full pipe.
+        drop(group.child().stderr.take());
+        let input = if heartbeat {
+            let (stop, rx) = mpsc::channel::<()>();
+            let mut stdin = stdin;
+            let thread = std::thread::spawn(move || {
+                while let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(agent::HEARTBEAT) {
+                    if stdin.write_all(b"\n").is_err() {
+                        break;
+                    }
+                }
+            });
+            Input::Heartbeat { stop, thread }
+        } else {
+            Input::Plain(stdin)
+        };
+        Ok(Served {
+            group,
+            input: Some(input),
+            listening,
+        })
+    }
+
+    /// Closes its standard input: it stops serving.
+    pub fn close_input(&mut self) {
+        match self.input.take() {
+            Some(Input::Plain(s)) => drop(s),
+            Some(Input::Heartbeat { stop, thread }) => {
+                drop(stop);
+                let _ = thread.join();
+            }
+            None => {}
+        }
+    }
+
+    /// The child (its standard output for what it prints at the end).
+    pub fn child(&mut self) -> &mut Child {
+        self.group.child()
+    }
+
+    /// The process group's id on this machine.
+    pub fn pgid(&self) -> i32 {
+        self.group.pgid()
+    }
+
+    /// Waits up to `limit` for it to end; whether it ended well (`None`:
+    /// still running).
+    pub fn wait(&mut self, limit: Duration) -> Option<bool> {
+        let deadline = Instant::now() + limit;
+        loop {
+            match self.group.child().try_wait() {
+                Ok(Some(st)) => return Some(st.success()),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// The address in its `listening` line (`ADDR:PORT`, or a URL
+    /// `scheme://ADDR:PORT/`).
+    pub fn bound(&self) -> Result<SocketAddr, String> {
+        let s = self.listening.as_str();
+        let s = s.split_once("://").map_or(s, |(_, rest)| rest);
+        let s = s.trim_end_matches('/');
+        s.parse()
+            .map_err(|_| format!("the server said it listens on `{}`", self.listening))
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.close_input();
+    }
+}
+
+/// Waits up to `limit` for one line on `fd`.
+fn first_line(r: &mut impl Read, fd: i32, limit: Duration) -> Option<String> {
+    let mut line = Vec::new();
+    let deadline = Instant::now() + limit;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || crate::harness::reaper::interrupted() {
+            return None;
+        }
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: polling one valid pollfd.
+        if unsafe { libc::poll(&mut p, 1, left.as_millis().min(200) as i32) } <= 0 {
+            continue;
+        }
+        let mut b = [0u8; 1];
+        match r.read(&mut b) {
+            Ok(1) if b[0] == b'\n' => return Some(String::from_utf8_lossy(&line).into_owned()),
+            Ok(1) => line.push(b[0]),
+            Ok(_) => return None,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::ifaddrs::IfAddr;
+
+    #[test]
+    fn host_arguments_parse_and_bad_ones_are_named() {
+        let s: HostSpec = "server=ssh:root@198.18.1.2".parse().unwrap();
+        assert_eq!(s.role, Role::Server);
+        assert_eq!(s.reach.to_string(), "ssh:root@198.18.1.2");
+        let c: HostSpec = "client=netns:sb-t-h1".parse().unwrap();
+        assert_eq!(c.reach, Reach::Netns("sb-t-h1".into()));
+        assert_eq!(
+            "server=local".parse::<HostSpec>().unwrap().reach,
+            Reach::Local
+        );
+        for (bad, says) in [
+            ("server", "ROLE=WHERE"),
+            ("db=local", "`db` is not a role"),
+            ("server=ftp:x", "a host is"),
+            ("server=netns:", "namespace"),
+            ("server=netns:a/b", "namespace"),
+            ("server=ssh:", "ssh:"),
+        ] {
+            let e = bad.parse::<HostSpec>().unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_role_once_and_the_client_not_over_ssh() {
+        let p = |s: &str| s.parse::<HostSpec>().unwrap();
+        let e = check(&[p("server=local"), p("server=netns:x")]).unwrap_err();
+        assert!(e.contains("twice"), "{e}");
+        let e = check(&[p("client=ssh:a@b")]).unwrap_err();
+        assert!(e.contains("run scalebench on a@b"), "{e}");
+        assert!(check(&[p("server=ssh:a@b")]).is_ok());
+    }
+
+    #[test]
+    fn the_address_on_the_clients_network_is_chosen() {
+        let a = |ip: &str, prefix| IfAddr {
+            interface: "i".into(),
+            ip: ip.parse().unwrap(),
+            prefix,
+        };
+        let hub = [a("127.0.0.1", 8), a("198.18.1.1", 24), a("198.18.2.1", 24)];
+        let client = [a("127.0.0.1", 8), a("198.18.2.2", 24)];
+        assert_eq!(
+            choose(&hub, &client, false),
+            Some("198.18.2.1".parse().unwrap())
+        );
+        // No shared network: the first usable one.
+        assert_eq!(
+            choose(&hub, &[a("10.0.0.2", 8)], false),
+            Some("198.18.1.1".parse().unwrap())
+        );
+        assert_eq!(choose(&hub, &client, true), None);
+    }
+
+    #[test]
+    fn this_machine_is_reached_over_loopback() {
+        let h = Host::local(Role::Server, None, Path::new("/tmp"));
+        assert_eq!(h.address(false).unwrap(), IpAddr::V4(Ipv4Addr::LOCALHOST));
+        let bound: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        assert_eq!(h.reachable(bound).unwrap(), bound);
+        assert!(h.command(&[], false).is_err(), "no executable: an error");
+    }
+
+    #[test]
+    fn served_addresses_parse_from_urls_and_pairs() {
+        // A process that prints a line and waits for its input to end.
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "echo 'listening http://0.0.0.0:8080/'; cat >/dev/null",
+        ]);
+        let _one = crate::harness::reaper::tests::one();
+        let mut s = Served::start(cmd, "listening ", false, "a shell").unwrap();
+        assert_eq!(s.bound().unwrap(), "0.0.0.0:8080".parse().unwrap());
+        s.close_input();
+        assert_eq!(s.wait(Duration::from_secs(10)), Some(true));
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo nonsense >&2; exit 3"]);
+        let e = Served::start(cmd, "listening ", false, "a shell")
+            .err()
+            .expect("no listening line");
+        assert!(e.contains("a shell did not start: nonsense"), "{e}");
+    }
+}

@@ -1,0 +1,479 @@
+//! Hosts reached over OpenSSH: one master connection per host
+//! (`ControlMaster`, its socket in the run's work directory) that every
+//! command of the run shares, a scratch directory on the host, and this
+//! very build of scalebench there — found on the host's PATH when it is
+//! the same build, else copied over the connection into the scratch
+//! directory. A supervisor (`__host-exec`, see [`super::agent`]) holds
+//! the directory for the run and removes it when the run closes the
+//! connection, however that happens.
+
+use super::agent;
+use crate::harness::reaper::{ChildGroup, run_bounded, run_bounded_with_input};
+use anyhow::{Context, anyhow, bail};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where to ssh to: `[USER@]HOST[:PORT]` (an IPv6 literal in brackets).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The user, if given (else ssh's default or its configuration's).
+    pub user: Option<String>,
+    /// The host name or address.
+    pub host: String,
+    /// The port, if given.
+    pub port: Option<u16>,
+}
+
+impl std::str::FromStr for Target {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Target, String> {
+        let (user, rest) = match s.rsplit_once('@') {
+            Some((u, r)) => (Some(u), r),
+            None => (None, s),
+        };
+        if let Some(u) = user
+            && (u.is_empty()
+                || !u
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)))
+        {
+            return Err(format!("`{u}` is not a user name"));
+        }
+        let (host, port) =
+            if let Some(r) = rest.strip_prefix('[') {
+                let (h, tail) = r
+                    .split_once(']')
+                    .ok_or_else(|| format!("`{rest}`: an unclosed `[`"))?;
+                match tail {
+                    "" => (h, None),
+                    t => (
+                        h,
+                        Some(t.strip_prefix(':').ok_or_else(|| {
+                            format!("`{rest}`: after `]` only `:PORT` may follow")
+                        })?),
+                    ),
+                }
+            } else {
+                match rest.split_once(':') {
+                    Some((h, p)) if !p.contains(':') => (h, Some(p)),
+                    Some(_) => {
+                        return Err(format!(
+                            "`{rest}`: an IPv6 address goes in brackets (`[2001:db8::1]`)"
+                        ));
+                    }
+                    None => (rest, None),
+                }
+            };
+        if host.is_empty()
+            || host.starts_with('-')
+            || !host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || ".-_:%".contains(c))
+        {
+            return Err(format!("`{host}` is not a host name or address"));
+        }
+        let port = port
+            .map(|p| {
+                p.parse::<u16>()
+                    .ok()
+                    .filter(|&p| p > 0)
+                    .ok_or_else(|| format!("`{p}` is not a port (1 to 65535)"))
+            })
+            .transpose()?;
+        Ok(Target {
+            user: user.map(String::from),
+            host: host.to_string(),
+            port,
+        })
+    }
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(u) = &self.user {
+            write!(f, "{u}@")?;
+        }
+        if self.host.contains(':') {
+            write!(f, "[{}]", self.host)?;
+        } else {
+            write!(f, "{}", self.host)?;
+        }
+        if let Some(p) = self.port {
+            write!(f, ":{p}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Words quoted for the remote shell, joined.
+pub fn quote(words: &[String]) -> anyhow::Result<String> {
+    shlex::try_join(words.iter().map(String::as_str))
+        .map_err(|e| anyhow!("cannot quote a command for ssh: {e}"))
+}
+
+/// An open connection to a host, with scalebench there.
+pub struct Session {
+    target: Target,
+    config: Option<PathBuf>,
+    control: PathBuf,
+    master: Option<ChildGroup>,
+    /// The scratch directory on the host (removed when the session closes).
+    pub dir: String,
+    /// The scalebench executable on the host.
+    pub exe: String,
+    /// How it got there, in words.
+    pub binary: String,
+    /// The supervisor holding `dir`.
+    janitor: Option<super::Served>,
+}
+
+/// What a probe of the host found.
+struct Probe {
+    os: String,
+    arch: String,
+    found: Option<(String, String)>,
+}
+
+impl Session {
+    /// Connects to `target` (with ssh's configuration file `config` if
+    /// given), makes a scratch directory there and makes sure this build
+    /// runs there. The master connection's socket goes in `workdir`.
+    pub fn open(target: &Target, config: Option<&Path>, workdir: &Path) -> anyhow::Result<Session> {
+        let control = workdir.join(format!("ssh-{}", std::process::id()));
+        if control.as_os_str().len() > 100 {
+            bail!(
+                "the work directory {} is too long a path for ssh's control socket (at most about 100 bytes in all): give a shorter --workdir",
+                workdir.display()
+            );
+        }
+        let mut s = Session {
+            target: target.clone(),
+            config: config.map(Path::to_path_buf),
+            control,
+            master: None,
+            dir: String::new(),
+            exe: String::new(),
+            binary: String::new(),
+            janitor: None,
+        };
+        s.start_master()?;
+        let probe = s.probe()?;
+        s.install(&probe)?;
+        s.hold_dir()?;
+        Ok(s)
+    }
+
+    /// `ssh` with the options every command of the session shares.
+    fn base(&self, master: bool) -> Command {
+        let mut c = Command::new("ssh");
+        if let Some(f) = &self.config {
+            c.arg("-F").arg(f);
+        }
+        c.args(["-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10"])
+            .args(["-o", "ServerAliveInterval=2", "-o", "ServerAliveCountMax=5"])
+            .arg("-o")
+            .arg(format!("ControlPath={}", self.control.display()))
+            .args(if master {
+                ["-o", "ControlMaster=yes", "-o", "ControlPersist=no"]
+            } else {
+                ["-o", "ControlMaster=no", "-o", "LogLevel=ERROR"]
+            });
+        if let Some(p) = self.target.port {
+            c.args(["-p", &p.to_string()]);
+        }
+        if let Some(u) = &self.target.user {
+            c.args(["-l", u]);
+        }
+        c.arg(&self.target.host);
+        c
+    }
+
+    /// `ssh … -- WORDS` over the master connection, the words quoted for
+    /// the remote shell.
+    pub fn command(&self, words: &[String]) -> anyhow::Result<Command> {
+        let mut c = self.base(false);
+        c.arg("--").arg(quote(words)?);
+        Ok(c)
+    }
+
+    /// A shell script run by `sh` on the host (the login shell may be csh).
+    fn script(&self, script: &str, args: &[String]) -> anyhow::Result<Command> {
+        let mut words = vec!["sh".to_string(), "-c".into(), script.into(), "sh".into()];
+        words.extend(args.iter().cloned());
+        self.command(&words)
+    }
+
+    /// Starts the master connection and waits until it serves.
+    fn start_master(&mut self) -> anyhow::Result<()> {
+        let mut cmd = self.base(true);
+        cmd.arg("-N")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut g = ChildGroup::spawn(&mut cmd)
+            .map_err(|e| anyhow!("cannot run ssh (is the OpenSSH client installed?): {e}"))?;
+        let start = Instant::now();
+        loop {
+            if let Ok(Some(st)) = g.child().try_wait() {
+                let mut err = String::new();
+                if let Some(e) = g.child().stderr.as_mut() {
+                    use std::io::Read;
+                    let _ = e.read_to_string(&mut err);
+                }
+                bail!(
+                    "ssh to {} failed ({st}): {}",
+                    self.target,
+                    last_line(&err).unwrap_or("no message")
+                );
+            }
+            if self.control.exists() {
+                let mut check = self.base(false);
+                check.args(["-O", "check"]);
+                if run_bounded(&mut check, Duration::from_secs(10))
+                    .is_ok_and(|f| f.status.is_some_and(|s| s.success()))
+                {
+                    break;
+                }
+            }
+            if start.elapsed() > Duration::from_secs(30) {
+                bail!("ssh to {}: no connection after 30 s", self.target);
+            }
+            if crate::harness::reaper::interrupted() {
+                bail!("interrupted");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Nothing reads its error output from here on: ssh must not block
+        // on a full pipe.
+        drop(g.child().stderr.take());
+        self.master = Some(g);
+        Ok(())
+    }
+
+    /// Runs `cmd` to its end (up to `limit`) and returns its standard
+    /// output, or an error quoting its last line of error output.
+    fn output(&self, cmd: &mut Command, what: &str, limit: Duration) -> anyhow::Result<String> {
+        let f = run_bounded(cmd, limit).with_context(|| format!("ssh to {}", self.target))?;
+        if f.status.is_some_and(|s| s.success()) {
+            return Ok(f.stdout);
+        }
+        bail!(
+            "{what} on {} failed{}: {}",
+            self.target,
+            if f.timed_out { " (timed out)" } else { "" },
+            last_line(&f.stderr).unwrap_or("no message")
+        )
+    }
+
+    /// The host's OS and architecture, a new scratch directory, and the
+    /// scalebench on its PATH with its build identity.
+    fn probe(&mut self) -> anyhow::Result<Probe> {
+        let script = r#"uname -s && uname -m && d=$(mktemp -d "${TMPDIR:-/tmp}/scalebench-host.XXXXXX") && echo "$d" || exit 1
+p=$(command -v scalebench) && echo "$p" && "$p" __build-id 2>/dev/null
+exit 0"#;
+        let out = self.output(
+            &mut self.script(script, &[])?,
+            "probing",
+            Duration::from_secs(30),
+        )?;
+        let lines: Vec<&str> = out.lines().map(str::trim).collect();
+        let [os, arch, dir, rest @ ..] = lines.as_slice() else {
+            bail!("probing {}: unexpected answer {out:?}", self.target);
+        };
+        if !dir.starts_with('/') {
+            bail!("probing {}: no scratch directory ({dir:?})", self.target);
+        }
+        self.dir = dir.to_string();
+        Ok(Probe {
+            os: os.to_string(),
+            arch: arch.to_string(),
+            found: match rest {
+                [path, id, ..] => Some((path.to_string(), id.to_string())),
+                _ => None,
+            },
+        })
+    }
+
+    /// Uses the host's scalebench when it is this build, else copies this
+    /// one into the scratch directory and checks that it runs there.
+    fn install(&mut self, p: &Probe) -> anyhow::Result<()> {
+        let mine = agent::build_id();
+        if let Some((path, id)) = &p.found
+            && *id == mine
+        {
+            self.exe = path.clone();
+            self.binary = format!("{path} on the host (the same build)");
+            return Ok(());
+        }
+        let (os, arch) = (std::env::consts::OS, std::env::consts::ARCH);
+        if !same_platform(&p.os, &p.arch, os, arch) {
+            bail!(
+                "{} runs {} {}, this scalebench is built for {os} {arch}{}: install scalebench {} there (on its PATH)",
+                self.target,
+                p.os,
+                p.arch,
+                p.found.as_ref().map_or(String::new(), |(path, id)| format!(
+                    "; its {path} is another build ({id})"
+                )),
+                env!("CARGO_PKG_VERSION")
+            );
+        }
+        let local = std::env::current_exe().context("finding this executable to copy it")?;
+        let file = std::fs::File::open(&local)
+            .with_context(|| format!("reading {} to copy it", local.display()))?;
+        let exe = format!("{}/scalebench", self.dir);
+        let mut cmd = self.script(
+            r#"cat > "$1" && chmod 700 "$1" && "$1" __build-id"#,
+            std::slice::from_ref(&exe),
+        )?;
+        let f = run_bounded_with_input(&mut cmd, file, Duration::from_secs(600))
+            .with_context(|| format!("copying scalebench to {}", self.target))?;
+        let id = f.stdout.trim();
+        if !f.status.is_some_and(|s| s.success()) || id != mine {
+            bail!(
+                "the copy of scalebench does not run on {}: {}",
+                self.target,
+                last_line(&f.stderr).unwrap_or(id)
+            );
+        }
+        self.exe = exe;
+        self.binary = format!(
+            "copied to {}{}",
+            self.dir,
+            p.found.as_ref().map_or(String::new(), |(path, id)| format!(
+                " ({path} there is another build: {id})"
+            ))
+        );
+        Ok(())
+    }
+
+    /// Starts the supervisor that removes the scratch directory when the
+    /// session ends or the connection is lost.
+    fn hold_dir(&mut self) -> anyhow::Result<()> {
+        let words = vec![
+            self.exe.clone(),
+            "__host-exec".into(),
+            "--idle-timeout".into(),
+            agent::IDLE_TIMEOUT.as_secs().to_string(),
+            "--remove-dir".into(),
+            self.dir.clone(),
+        ];
+        let cmd = self.command(&words)?;
+        let j = super::Served::start(cmd, "ready ", true, "the scratch directory's keeper")
+            .map_err(|e| anyhow!("{} on {}", e, self.target))?;
+        self.janitor = Some(j);
+        Ok(())
+    }
+
+    /// Ends the session: the supervisor removes the scratch directory
+    /// (and says so by ending well), then the master connection goes.
+    /// Returns what was done, or left.
+    pub fn close(&mut self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if let Some(mut j) = self.janitor.take() {
+            j.close_input();
+            match j.wait(Duration::from_secs(15)) {
+                Some(true) => notes.push(format!("removed {} on {}", self.dir, self.target)),
+                _ => notes.push(format!(
+                    "{} on {} may be left (its keeper did not report): remove it by hand",
+                    self.dir, self.target
+                )),
+            }
+        } else if !self.dir.is_empty() && self.master.is_some() {
+            let removed = self
+                .script(r#"rm -rf "$1""#, std::slice::from_ref(&self.dir))
+                .ok()
+                .and_then(|mut c| run_bounded(&mut c, Duration::from_secs(30)).ok())
+                .is_some_and(|f| f.status.is_some_and(|s| s.success()));
+            notes.push(if removed {
+                format!("removed {} on {}", self.dir, self.target)
+            } else {
+                format!(
+                    "{} on {} may be left: remove it by hand",
+                    self.dir, self.target
+                )
+            });
+        }
+        if let Some(m) = self.master.take() {
+            let mut exit = self.base(false);
+            exit.args(["-O", "exit"]);
+            let _ = run_bounded(&mut exit, Duration::from_secs(5));
+            drop(m);
+        }
+        let _ = std::fs::remove_file(&self.control);
+        notes
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// Whether `uname -s`/`uname -m` of a host match this build's target.
+fn same_platform(os: &str, machine: &str, my_os: &str, my_arch: &str) -> bool {
+    let os = match os.to_ascii_lowercase().as_str() {
+        "darwin" => "macos".to_string(),
+        o => o.to_string(),
+    };
+    let arch = match machine {
+        "amd64" | "x86_64" => "x86_64",
+        "arm64" | "aarch64" => "aarch64",
+        "i386" | "i486" | "i586" | "i686" => "x86",
+        m => m,
+    };
+    os == my_os && arch == my_arch
+}
+
+/// The last non-empty line of `s`.
+fn last_line(s: &str) -> Option<&str> {
+    s.lines().map(str::trim).rfind(|l| !l.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse_with_user_port_and_brackets() {
+        let t: Target = "root@198.18.1.2".parse().unwrap();
+        assert_eq!(t.user.as_deref(), Some("root"));
+        assert_eq!(t.host, "198.18.1.2");
+        assert_eq!(t.port, None);
+        let t: Target = "bench.example.org:2222".parse().unwrap();
+        assert_eq!((t.user, t.port), (None, Some(2222)));
+        let t: Target = "me@[2001:db8::1]:22".parse().unwrap();
+        assert_eq!(t.host, "2001:db8::1");
+        assert_eq!(t.to_string(), "me@[2001:db8::1]:22");
+        for bad in [
+            "",
+            "@host",
+            "host:0",
+            "host:99999",
+            "2001:db8::1",
+            "-oProxyCommand=x",
+            "a b",
+            "[::1",
+        ] {
+            assert!(bad.parse::<Target>().is_err(), "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn words_are_quoted_for_the_remote_shell() {
+        let q = quote(&["sh".into(), "-c".into(), "echo $HOME; rm x".into()]).unwrap();
+        assert_eq!(shlex::split(&q).unwrap()[2], "echo $HOME; rm x");
+    }
+
+    #[test]
+    fn platforms_match_across_uname_spellings() {
+        assert!(same_platform("Linux", "x86_64", "linux", "x86_64"));
+        assert!(same_platform("FreeBSD", "amd64", "freebsd", "x86_64"));
+        assert!(same_platform("Darwin", "arm64", "macos", "aarch64"));
+        assert!(!same_platform("FreeBSD", "amd64", "linux", "x86_64"));
+        assert!(!same_platform("Linux", "aarch64", "linux", "x86_64"));
+    }
+}
