@@ -78,6 +78,10 @@ pub enum Command {
     /// This binary's build identity (for `run --host`; not for direct use).
     #[command(name = "__build-id", hide = true)]
     BuildId,
+    /// This host's interface addresses, `IP/PREFIX` a line (for `run
+    /// --host`; not for direct use).
+    #[command(name = "__addresses", hide = true)]
+    Addresses,
     /// Runs a subcommand on a host until scalebench's connection ends or
     /// goes silent (for `run --host`; not for direct use).
     #[command(name = "__host-exec", hide = true)]
@@ -852,6 +856,12 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Responder(a) => responder::run(a),
         Command::BuildId => {
             println!("{}", crate::hosts::agent::build_id());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Addresses => {
+            for a in crate::sys::ifaddrs::addresses() {
+                println!("{}/{}", a.ip, a.prefix);
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::HostExec(a) => Ok(crate::hosts::agent::supervise(

@@ -590,9 +590,10 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             eprintln!("limits: {n}");
         }
     }
-    let mut hosts = session::open_hosts(&plan, workdir.path(), &mut progress)?;
     let system = sysinfo::collect(Some(workdir.path()), &recorded(&a));
     let label = a.label.clone().unwrap_or_else(|| system.hostname.clone());
+    let (outs, html) = outputs(&a, &system.hostname, &plan.profiles)?;
+    let mut hosts = session::open_hosts(&plan, workdir.path(), &mut progress)?;
     let template = ResultFile {
         schema: results::SCHEMA_NAME.into(),
         schema_version: results::SCHEMA_VERSION,
@@ -616,7 +617,6 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     // Writing the empty files first proves the paths are writable before
     // anything is measured.
-    let (outs, html) = outputs(&a, &template.system.hostname, &plan.profiles)?;
     let mut recs: Vec<Recording> = outs
         .into_iter()
         .enumerate()
@@ -638,9 +638,10 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let ctx = Ctx::new(workdir.path(), &clock)
         .with_net(net)
         .with_hosts(&hosts);
-    session::execute(&plan, &ctx, &mut recs, &mut progress)?;
+    let measured = session::execute(&plan, &ctx, &mut recs, &mut progress);
     drop(ctx);
-    session::close_hosts(&mut hosts, &mut recs, &mut progress);
+    session::close_hosts(&mut hosts, &mut recs, &mut progress)?;
+    measured?;
     session::finish(&mut recs)?;
     drop(guard);
     drop(workdir);

@@ -81,11 +81,18 @@ pub fn open_hosts(
     )
 }
 
-/// Closes the hosts and puts their final records (what was removed from
-/// them) into every result file.
-pub fn close_hosts(hosts: &mut Hosts, recs: &mut [Recording], progress: &mut Progress) {
+/// Closes the hosts and writes their final records (what was removed
+/// from them) into every result file.
+pub fn close_hosts(
+    hosts: &mut Hosts,
+    recs: &mut [Recording],
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
     hosts.close();
     let records = hosts.records();
+    if records.is_empty() {
+        return Ok(());
+    }
     for r in &records {
         for c in &r.cleanup {
             progress.note_run(&format!("{} host: {c}", r.role));
@@ -93,7 +100,9 @@ pub fn close_hosts(hosts: &mut Hosts, recs: &mut [Recording], progress: &mut Pro
     }
     for rec in recs.iter_mut() {
         rec.file.hosts = records.clone();
+        rec.save()?;
     }
+    Ok(())
 }
 
 /// A result file being recorded and where it goes.
@@ -343,10 +352,23 @@ fn execute_plan(
                 return Ok(());
             }
             let applied = under_profile(plan, i, ctx, rec, progress);
-            let r = run_series(plan, t, variant.as_deref(), ctx, progress);
+            let mut r = run_series(plan, t, variant.as_deref(), ctx, progress);
             drop(applied);
+            let lost = variant
+                .is_some()
+                .then(|| ctx.hosts().server.lost())
+                .flatten();
+            if let Some(why) = &lost {
+                r.status = Status::Failed;
+                r.message = Some(format!("{why} during this series"));
+            }
             rec.file.benchmarks.push(r);
             rec.save()?;
+            if let Some(why) = lost {
+                anyhow::bail!(
+                    "{why}: the run stops here (what was measured is in the result file)"
+                );
+            }
         }
     }
     for w in &plan.work {
@@ -372,8 +394,23 @@ fn execute_plan(
                     }),
                 );
             }
+            let lost = w
+                .workload
+                .info()
+                .between_hosts
+                .then(|| ctx.hosts().server.lost())
+                .flatten();
+            if let Some(why) = &lost {
+                r.status = Status::Failed;
+                r.message = Some(format!("{why} during this workload"));
+            }
             rec.file.workloads.push(r);
             rec.save()?;
+            if let Some(why) = lost {
+                anyhow::bail!(
+                    "{why}: the run stops here (what was measured is in the result file)"
+                );
+            }
         }
     }
     Ok(())

@@ -381,8 +381,18 @@ impl Host {
                 ))
                 .map(|i| i.map(|a| a.ip()).collect())
                 .unwrap_or_default();
-                h.v4 = found.iter().copied().find(IpAddr::is_ipv4);
-                h.v6 = found.iter().copied().find(IpAddr::is_ipv6);
+                let theirs = h.addresses()?;
+                let mine = crate::sys::ifaddrs::addresses();
+                h.v4 = found
+                    .iter()
+                    .copied()
+                    .find(IpAddr::is_ipv4)
+                    .or_else(|| choose(&theirs, &mine, false));
+                h.v6 = found
+                    .iter()
+                    .copied()
+                    .find(IpAddr::is_ipv6)
+                    .or_else(|| choose(&theirs, &mine, true));
             }
         }
         h.record.addresses = [h.v4, h.v6]
@@ -407,6 +417,29 @@ impl Host {
         Ok(h)
     }
 
+    /// The host's interface addresses (`scalebench __addresses` there).
+    fn addresses(&self) -> anyhow::Result<Vec<crate::sys::ifaddrs::IfAddr>> {
+        let mut cmd = self
+            .command(&["__addresses".into()], false)
+            .map_err(|e| anyhow!(e))?;
+        let f = run_bounded(&mut cmd, Duration::from_secs(30))
+            .with_context(|| format!("the addresses of {}", self.reach))?;
+        if !f.status.is_some_and(|s| s.success()) {
+            bail!("the addresses of {}: {}", self.reach, f.stderr.trim());
+        }
+        Ok(f.stdout
+            .lines()
+            .filter_map(|l| {
+                let (ip, prefix) = l.trim().split_once('/')?;
+                Some(crate::sys::ifaddrs::IfAddr {
+                    interface: String::new(),
+                    ip: ip.parse().ok()?,
+                    prefix: prefix.parse().ok()?,
+                })
+            })
+            .collect())
+    }
+
     /// The host's system record (`scalebench sysinfo --json` there).
     fn system(&self) -> anyhow::Result<SystemInfo> {
         let mut cmd = self
@@ -423,6 +456,19 @@ impl Host {
         }
         serde_json::from_str(&f.stdout)
             .with_context(|| format!("the system record of {} does not parse", self.reach))
+    }
+
+    /// Why the host cannot be reached any more (`None`: it can, or needs
+    /// no connection).
+    pub fn lost(&self) -> Option<String> {
+        match &self.ssh {
+            Some(s) if !s.alive() => Some(format!(
+                "the connection to the {} host {} was lost",
+                self.role.name(),
+                self.reach
+            )),
+            _ => None,
+        }
     }
 
     /// Ends what the host holds (the ssh connection and its scratch

@@ -367,15 +367,34 @@ exit 0"#;
         Ok(())
     }
 
+    /// Whether the master connection still serves (`ssh -O check`); ssh
+    /// gives a connection up after 10 s without an answer.
+    pub fn alive(&self) -> bool {
+        let Some(_) = &self.master else {
+            return false;
+        };
+        let mut check = self.base(false);
+        check.args(["-O", "check"]);
+        run_bounded(&mut check, Duration::from_secs(10))
+            .is_ok_and(|f| f.status.is_some_and(|s| s.success()))
+    }
+
     /// Ends the session: the supervisor removes the scratch directory
     /// (and says so by ending well), then the master connection goes.
     /// Returns what was done, or left.
     pub fn close(&mut self) -> Vec<String> {
         let mut notes = Vec::new();
         if let Some(mut j) = self.janitor.take() {
+            let alive = self.alive();
             j.close_input();
             match j.wait(Duration::from_secs(15)) {
                 Some(true) => notes.push(format!("removed {} on {}", self.dir, self.target)),
+                _ if !alive => notes.push(format!(
+                    "{} on {}: the connection was lost; the keeper there removes it after {} s without word",
+                    self.dir,
+                    self.target,
+                    agent::IDLE_TIMEOUT.as_secs()
+                )),
                 _ => notes.push(format!(
                     "{} on {} may be left (its keeper did not report): remove it by hand",
                     self.dir, self.target

@@ -45,6 +45,9 @@ use std::time::Duration;
 
 /// The range every address of a test bed comes from (RFC 2544).
 pub const RANGE: &str = "198.18.0.0/15";
+/// The IPv6 benchmarking range (RFC 5180): the k-th link is
+/// 2001:2:0:k::/64.
+pub const RANGE6: &str = "2001:2::/48";
 
 /// The most hosts one test bed has.
 pub const MAX_HOSTS: usize = 64;
@@ -287,6 +290,13 @@ pub struct Link {
     pub peer_address: Ipv4Addr,
     /// The other end's MAC address.
     pub peer_mac: String,
+    /// Its IPv6 address (a /64 of [`RANGE6`]), when the test bed keeps
+    /// IPv6 on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address6: Option<std::net::Ipv6Addr>,
+    /// The other end's IPv6 address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_address6: Option<std::net::Ipv6Addr>,
 }
 
 /// `/run/netns/NAME`, where `ip netns` keeps a namespace.
@@ -320,6 +330,10 @@ pub fn plan(spec: &Spec) -> State {
     for k in 1..n {
         let leaf = &spec.hosts[k];
         let net = |last: u8| Ipv4Addr::new(198, 18, k as u8, last);
+        let net6 = |last: u16| {
+            spec.ipv6
+                .then(|| std::net::Ipv6Addr::new(0x2001, 2, 0, k as u16, 0, 0, 0, last))
+        };
         hosts[0].links.push(Link {
             dev: format!("to-{leaf}"),
             mac: mac(1, k + 1),
@@ -329,6 +343,8 @@ pub fn plan(spec: &Spec) -> State {
             peer_dev: format!("to-{hub}"),
             peer_address: net(2),
             peer_mac: mac(k + 1, 1),
+            address6: net6(1),
+            peer_address6: net6(2),
         });
         hosts[k].links.push(Link {
             dev: format!("to-{hub}"),
@@ -339,8 +355,13 @@ pub fn plan(spec: &Spec) -> State {
             peer_dev: format!("to-{leaf}"),
             peer_address: net(1),
             peer_mac: mac(1, k + 1),
+            address6: net6(2),
+            peer_address6: net6(1),
         });
         hosts[k].routes.push(format!("{RANGE} via {}", net(1)));
+        if let Some(hub6) = net6(1) {
+            hosts[k].routes.push(format!("{RANGE6} via {hub6}"));
+        }
     }
     State {
         name: spec.name.clone(),
@@ -663,6 +684,9 @@ impl Testbed {
                     self.set_sysctl(&h.name, &format!("net.ipv6.conf.{scope}.disable_ipv6"), "1")?;
                 }
             }
+            if self.state.ipv6 && h.forwarding && Path::new("/proc/sys/net/ipv6").exists() {
+                self.set_sysctl(&h.name, "net.ipv6.conf.all.forwarding", "1")?;
+            }
         }
         Ok(())
     }
@@ -688,6 +712,14 @@ impl Testbed {
                     "neigh replace {} lladdr {} dev {} nud permanent",
                     l.peer_address, l.peer_mac, l.dev
                 ));
+                if let (Some(a), Some(p)) = (l.address6, l.peer_address6) {
+                    // No duplicate address detection: usable at once.
+                    lines.push(format!("addr add {a}/64 dev {} nodad", l.dev));
+                    lines.push(format!(
+                        "neigh replace {p} lladdr {} dev {} nud permanent",
+                        l.peer_mac, l.dev
+                    ));
+                }
             }
             for r in &h.routes {
                 lines.push(format!("route add {r}"));
@@ -982,10 +1014,11 @@ pub fn describe(live: &Live) -> String {
         for k in &h.links {
             let _ = writeln!(
                 o,
-                "    {:<12} {}/{} {} → {} {} ({}){}",
+                "    {:<12} {}/{}{} {} → {} {} ({}){}",
                 k.dev,
                 k.address,
                 k.prefix,
+                k.address6.map_or(String::new(), |a| format!(" {a}/64")),
                 k.mac,
                 k.peer,
                 k.peer_address,
