@@ -8,24 +8,13 @@
 
 mod common;
 
-use common::{assert_valid, bin, load};
+use common::{
+    alive, assert_valid, bin, cmd, load, namespaces, processes_naming, require_root, text,
+};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn require_root() {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    assert!(
-        root,
-        "these tests make network namespaces: run them as root (scripts/test in CI is)"
-    );
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// Runs `scalebench ARGS…` to its end.
 fn sb(args: &[&str]) -> Output {
@@ -45,55 +34,8 @@ fn sb_ok(args: &[&str]) -> String {
     text(&o.stdout)
 }
 
-/// Output of a command that must succeed.
-fn cmd(program: &str, args: &[&str]) -> String {
-    let o = Command::new(program).args(args).output().unwrap();
-    assert!(
-        o.status.success(),
-        "{program} {args:?}: {}",
-        text(&o.stderr)
-    );
-    text(&o.stdout)
-}
-
-/// The network namespaces whose names start with `prefix`, sorted.
-fn namespaces(prefix: &str) -> Vec<String> {
-    cmd("ip", &["netns", "list"])
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| n.starts_with(prefix))
-        .map(String::from)
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect()
-}
-
 fn state_dir(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("sb-testbed-{name}"))
-}
-
-/// Whether `pid` runs (not a zombie).
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        !s.rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z')
-    })
-}
-
-/// Live processes whose command line names `needle`.
-fn processes_naming(needle: &str) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
-        .filter(|&p| {
-            std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| text(&c).contains(needle))
-                && alive(p)
-        })
-        .collect()
 }
 
 /// Nothing of test bed `name` is left: namespaces, veth links in this

@@ -593,7 +593,15 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let system = sysinfo::collect(Some(workdir.path()), &recorded(&a));
     let label = a.label.clone().unwrap_or_else(|| system.hostname.clone());
     let (outs, html) = outputs(&a, &system.hostname, &plan.profiles)?;
-    let mut hosts = session::open_hosts(&plan, workdir.path(), &mut progress)?;
+    let mut hosts =
+        session::open_hosts(&plan, workdir.path(), &mut progress).inspect_err(|_| {
+            // Nothing was measured: the files claimed for the results go.
+            for o in &outs {
+                if std::fs::metadata(o).is_ok_and(|m| m.len() == 0) {
+                    let _ = std::fs::remove_file(o);
+                }
+            }
+        })?;
     let template = ResultFile {
         schema: results::SCHEMA_NAME.into(),
         schema_version: results::SCHEMA_VERSION,

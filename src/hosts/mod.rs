@@ -401,7 +401,15 @@ impl Host {
             .map(|a| a.to_string())
             .collect();
         let v4 = h.address(false).map_err(|e| anyhow!(e))?;
-        if let Err(e) = route_to(v4) {
+        let routed = route_to(v4).map_err(|e| e.to_string()).and_then(|_| {
+            // A namespace of this machine is reached by a route of the
+            // client's own, never by its default route (out of the machine).
+            match spec.reach {
+                Reach::Netns(_) => own_route(v4),
+                _ => Ok(()),
+            }
+        });
+        if let Err(e) = routed {
             bail!(
                 "the {} host {} ({v4}) cannot be reached from the client: {e}{}",
                 spec.role.name(),
@@ -510,6 +518,28 @@ fn route_to(ip: IpAddr) -> std::io::Result<IpAddr> {
     let s = std::net::UdpSocket::bind(any)?;
     s.connect(SocketAddr::new(ip, 9))?;
     Ok(s.local_addr()?.ip())
+}
+
+/// Whether the client has a route of its own to `ip`, not only its
+/// default route (`ip route show match`; Linux, where namespaces are).
+fn own_route(ip: IpAddr) -> Result<(), String> {
+    let family = if ip.is_ipv6() { "-6" } else { "-4" };
+    let f = run_bounded(
+        Command::new("ip").args(["-j", family, "route", "show", "match", &ip.to_string()]),
+        Duration::from_secs(10),
+    )
+    .map_err(|e| format!("ip route: {e}"))?;
+    let routes: Vec<serde_json::Value> = serde_json::from_str(f.stdout.trim()).unwrap_or_default();
+    if routes
+        .iter()
+        .any(|r| r["dst"].as_str().is_some_and(|d| d != "default"))
+    {
+        Ok(())
+    } else {
+        Err(format!(
+            "no route to {ip} but the default one, out of this machine"
+        ))
+    }
 }
 
 /// The client and the server of a run.

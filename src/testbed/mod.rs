@@ -529,6 +529,7 @@ impl Testbed {
             tb.start_sshd(stop)?;
             step(&tb)?;
         }
+        tb.wait_links_up(stop)?;
         tb.state.complete = true;
         save(&tb.state)?;
         Ok((tb, notes))
@@ -689,6 +690,45 @@ impl Testbed {
             }
         }
         Ok(())
+    }
+
+    /// Waits (up to 5 s) until every link is operationally up: the
+    /// kernel reports a veth's carrier up to a second after both ends were
+    /// set up, and until then it drops what is sent — a first connection
+    /// of a benchmark would wait out a retransmission.
+    fn wait_links_up(&self, stop: &dyn Fn() -> bool) -> anyhow::Result<()> {
+        let start = std::time::Instant::now();
+        loop {
+            let mut down = Vec::new();
+            for h in &self.state.hosts {
+                if h.links.is_empty() {
+                    continue;
+                }
+                let out = run(
+                    Command::new("ip").args(["-j", "-n", &h.netns, "link", "show"]),
+                    "ip link show",
+                )?;
+                let links: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap_or_default();
+                for l in &h.links {
+                    let up = links.iter().any(|j| {
+                        j["ifname"].as_str() == Some(l.dev.as_str()) && j["operstate"] == "UP"
+                    });
+                    if !up {
+                        down.push(format!("{} {}", h.netns, l.dev));
+                    }
+                }
+            }
+            if down.is_empty() {
+                return Ok(());
+            }
+            if stop() {
+                bail!("interrupted");
+            }
+            if start.elapsed() > Duration::from_secs(5) {
+                bail!("links still down after 5 s: {}", down.join(", "));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     fn make_links(&self) -> anyhow::Result<()> {

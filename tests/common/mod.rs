@@ -221,3 +221,65 @@ pub fn in_new_session(cmd: &mut Command) -> &mut Command {
         })
     }
 }
+
+/// Insists on root: the tests that make namespaces need it (CI runs as root).
+pub fn require_root() {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    assert!(
+        root,
+        "these tests make network namespaces: run them as root (scripts/test in CI is)"
+    );
+}
+
+/// Bytes as text, lossily.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Output of a command that must succeed.
+pub fn cmd(program: &str, args: &[&str]) -> String {
+    let o = Command::new(program).args(args).output().unwrap();
+    assert!(
+        o.status.success(),
+        "{program} {args:?}: {}",
+        text(&o.stderr)
+    );
+    text(&o.stdout)
+}
+
+/// The network namespaces whose names start with `prefix`, sorted.
+pub fn namespaces(prefix: &str) -> Vec<String> {
+    cmd("ip", &["netns", "list"])
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(prefix))
+        .map(String::from)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+/// Whether `pid` runs (not a zombie).
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+/// Live processes whose command line names `needle`.
+pub fn processes_naming(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
+        .filter(|&p| {
+            std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| text(&c).contains(needle))
+                && alive(p)
+        })
+        .collect()
+}

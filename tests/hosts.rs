@@ -1,0 +1,409 @@
+//! `run --host`: the client and the server of the network benchmarks and
+//! workloads on different hosts — network namespaces of a test bed
+//! reached with `netns:`, and a real sshd in a namespace reached with
+//! `ssh:` (scalebench copied there and removed again). Each run must give
+//! the rows a local run gives, both hosts' records, and leave nothing on
+//! the server host after success, SIGKILL, or a lost connection. As root
+//! (CI runs as root).
+
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use common::{assert_valid, bin, cmd, load, namespaces, processes_naming, require_root, text};
+use serde_json::Value;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A test bed of three hosts (h1 the hub, h2 and h3 one router apart),
+/// with an sshd in each; taken down when dropped.
+struct Bed {
+    name: String,
+}
+
+impl Bed {
+    fn up(name: &str) -> Bed {
+        require_root();
+        let _ = bin().args(["testbed", "down", "--name", name]).output();
+        let o = bin()
+            .args(["testbed", "up", "--hosts", "3", "--sshd", "--name", name])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "testbed up: {}\n{}",
+            text(&o.stdout),
+            text(&o.stderr)
+        );
+        Bed { name: name.into() }
+    }
+
+    fn netns(&self, host: &str) -> String {
+        format!("sb-{}-{host}", self.name)
+    }
+
+    fn ssh_config(&self) -> PathBuf {
+        std::env::temp_dir().join(format!("sb-testbed-{}/ssh/config", self.name))
+    }
+}
+
+impl Drop for Bed {
+    fn drop(&mut self) {
+        let _ = bin()
+            .args(["testbed", "down", "--name", &self.name])
+            .output();
+    }
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().arg("run").args(args).output().unwrap()
+}
+
+fn run_ok(args: &[&str]) -> String {
+    let o = run(args);
+    assert!(
+        o.status.success(),
+        "run {args:?} failed ({}):\n{}\n{}",
+        o.status,
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    text(&o.stderr)
+}
+
+/// The labels of a workload's rows, and that each measured something.
+fn rows_measured(doc: &Value, workload: &str) -> Vec<String> {
+    let w = doc["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == workload)
+        .unwrap_or_else(|| panic!("no {workload} in the result"));
+    w["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert!(
+                r["error"].is_null(),
+                "{workload} row {}: {}",
+                r["label"],
+                r["error"]
+            );
+            assert!(
+                r["load"]["requests_per_s"].as_f64().unwrap_or(0.0) > 0.0,
+                "{workload} row {} measured nothing: {r}",
+                r["label"]
+            );
+            r["label"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+/// The rows a local http-ipstack run has (the same list whatever the host).
+const IPSTACK_ROWS: [&str; 4] = [
+    "1 process, IPv4",
+    "4 processes, IPv4",
+    "1 process, IPv6",
+    "4 processes, IPv6",
+];
+
+/// The hosts records: the client's, then the server's.
+fn hosts(doc: &Value) -> (&Value, &Value) {
+    let h = doc["hosts"].as_array().expect("hosts recorded");
+    assert_eq!(h.len(), 2, "{h:?}");
+    assert_eq!(h[0]["role"], "client");
+    assert_eq!(h[1]["role"], "server");
+    (&h[0], &h[1])
+}
+
+#[test]
+fn netns_hosts_run_the_network_benchmark_and_workload_between_namespaces() {
+    let bed = Bed::up("hx-netns");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let (client, server) = (bed.netns("h2"), bed.netns("h3"));
+    run_ok(&[
+        "connect",
+        "http-ipstack",
+        "--max",
+        "100",
+        "--runs",
+        "3",
+        "--backend",
+        "epoll",
+        "--no-report",
+        "-q",
+        "--host",
+        &format!("client=netns:{client}"),
+        "--host",
+        &format!("server=netns:{server}"),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let doc = load(&out);
+    assert_valid(&doc);
+    let (c, s) = hosts(&doc);
+    assert_eq!(c["reach"], format!("netns:{client}"));
+    assert_eq!(c["addresses"][0], "198.18.1.2", "{c}");
+    assert_eq!(s["reach"], format!("netns:{server}"));
+    assert_eq!(s["addresses"][0], "198.18.2.2", "{s}");
+    assert_eq!(s["system"]["os"], "Linux");
+    // The client's record is its namespace's view: its one link.
+    let nics: Vec<&str> = doc["system"]["tuning"]["nics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(nics, ["to-h1"]);
+    assert_eq!(rows_measured(&doc, "http-ipstack"), IPSTACK_ROWS);
+    let b = &doc["benchmarks"][0];
+    assert_eq!(b["series"], "connect[epoll]");
+    assert_eq!(b["status"], "ok", "{}", b["message"]);
+    assert_eq!(
+        b["params"]["extra"]["server_host"],
+        format!("netns:{server}")
+    );
+    assert!(b["runs"][0]["samples"].as_array().unwrap().len() >= 90);
+    assert!(processes_naming(&server).is_empty());
+}
+
+#[test]
+fn ssh_hosts_get_scalebench_copied_run_and_removed() {
+    let bed = Bed::up("hx-ssh");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let config = bed.ssh_config();
+    let err = run_ok(&[
+        "http-ipstack",
+        "httpreq",
+        "--max",
+        "100",
+        "--runs",
+        "3",
+        "--backend",
+        "epoll",
+        "--no-report",
+        "--host",
+        &format!("client=netns:{}", bed.netns("h2")),
+        "--host",
+        "server=ssh:root@198.18.2.2",
+        "--ssh-config",
+        config.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let doc = load(&out);
+    assert_valid(&doc);
+    let (_, s) = hosts(&doc);
+    assert_eq!(s["reach"], "ssh:root@198.18.2.2");
+    let binary = s["binary"].as_str().unwrap();
+    let copied = binary
+        .strip_prefix("copied to ")
+        .unwrap_or_else(|| panic!("not copied: {binary}"));
+    let scratch = copied.split_whitespace().next().unwrap();
+    assert!(scratch.contains("scalebench-host."), "{scratch}");
+    assert_eq!(
+        s["cleanup"][0],
+        format!("removed {scratch} on root@198.18.2.2"),
+        "{s}"
+    );
+    assert!(!Path::new(scratch).exists(), "{scratch} left");
+    assert!(
+        processes_naming(scratch).is_empty(),
+        "processes left: {:?}",
+        processes_naming(scratch)
+    );
+    assert!(err.contains("server host: removed"), "{err}");
+    assert_eq!(s["system"]["hostname"], doc["system"]["hostname"]);
+    assert!(s["addresses"].as_array().unwrap().len() == 2, "{s}");
+    assert_eq!(rows_measured(&doc, "http-ipstack"), IPSTACK_ROWS);
+    let b = &doc["benchmarks"][0];
+    assert_eq!(b["series"], "httpreq[epoll]");
+    assert_eq!(b["status"], "ok", "{}", b["message"]);
+    assert_eq!(b["params"]["extra"]["server_host"], "ssh:root@198.18.2.2");
+}
+
+/// Starts `run mail` from h2 against h3 over ssh and waits until the
+/// server host has its scratch directory and the sink runs; returns the
+/// child, the scratch directory and the child's error output so far.
+fn mail_over_ssh(bed: &Bed, out: &Path) -> (common::Child, String, Arc<Mutex<String>>) {
+    let mut child = common::Child(
+        bin()
+            .args(["run", "mail", "--no-report", "--host"])
+            .arg(format!("client=netns:{}", bed.netns("h2")))
+            .args(["--host", "server=ssh:root@198.18.2.2", "--ssh-config"])
+            .arg(bed.ssh_config())
+            .arg("-o")
+            .arg(out)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let log = Arc::new(Mutex::new(String::new()));
+    let err = child.0.stderr.take().unwrap();
+    let l = log.clone();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            let mut g = l.lock().unwrap();
+            g.push_str(&line);
+            g.push('\n');
+        }
+    });
+    let start = Instant::now();
+    let scratch = loop {
+        let s = log.lock().unwrap().clone();
+        if let Some(d) = s
+            .split_whitespace()
+            .find(|w| w.contains("/scalebench-host."))
+            .map(|d| d.trim_end_matches(',').to_string())
+            && !processes_naming(&format!("{d}/scalebench\0smtp-sink")).is_empty()
+        {
+            break d;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the sink never ran on the server host:\n{s}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (child, scratch, log)
+}
+
+/// Waits up to `limit` until nothing of `scratch` is left on the host.
+fn assert_host_clean_within(scratch: &str, limit: Duration) {
+    let start = Instant::now();
+    while (Path::new(scratch).exists() || !processes_naming(scratch).is_empty())
+        && start.elapsed() < limit
+    {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!Path::new(scratch).exists(), "{scratch} left");
+    let left = processes_naming(scratch);
+    assert!(left.is_empty(), "processes left on the host: {left:?}");
+}
+
+#[test]
+fn a_run_killed_with_sigkill_leaves_nothing_on_the_ssh_host() {
+    let bed = Bed::up("hx-kill");
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, scratch, _) = mail_over_ssh(&bed, &dir.path().join("r.json"));
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    // The ssh clients die with scalebench, the connection closes, the
+    // supervisors there see their input end.
+    assert_host_clean_within(&scratch, Duration::from_secs(10));
+}
+
+#[test]
+fn a_lost_connection_fails_the_run_and_the_host_cleans_up_by_itself() {
+    let bed = Bed::up("hx-lost");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let (mut child, scratch, log) = mail_over_ssh(&bed, &out);
+    // Cut the server's only link: nothing arrives, nothing is refused.
+    cmd(
+        "ip",
+        &["-n", &bed.netns("h3"), "link", "set", "to-h1", "down"],
+    );
+    let cut = Instant::now();
+    // The supervisors hear nothing for 15 s and stop what they run.
+    assert_host_clean_within(&scratch, Duration::from_secs(30));
+    assert!(
+        cut.elapsed() >= Duration::from_secs(10),
+        "gone before the idle time"
+    );
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child.0.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "the run did not end"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let err = log.lock().unwrap().clone();
+    assert!(!status.success(), "{err}");
+    assert!(
+        err.contains("the connection to the server host ssh:root@198.18.2.2 was lost"),
+        "{err}"
+    );
+    let doc = load(&out);
+    assert_valid(&doc);
+    assert_eq!(doc["complete"], false);
+    let w = &doc["workloads"][0];
+    assert_eq!(w["status"], "failed");
+    assert!(w["message"].as_str().unwrap().contains("was lost"), "{w}");
+    let (_, s) = hosts(&doc);
+    assert!(
+        s["cleanup"][0]
+            .as_str()
+            .unwrap()
+            .contains("the connection was lost"),
+        "{s}"
+    );
+}
+
+#[test]
+fn bad_hosts_are_refused_by_name_before_anything_is_measured() {
+    require_root();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let o = out.to_str().unwrap();
+    for (host, says) in [
+        ("db=local", "`db` is not a role"),
+        ("server=ftp:x", "a host is `local`"),
+        ("server=ssh:-oProxyCommand=x", "is not a host name"),
+        (
+            "client=ssh:root@example.invalid",
+            "the client is where scalebench runs",
+        ),
+        (
+            "server=netns:sb-no-such-ns",
+            "no network namespace sb-no-such-ns",
+        ),
+    ] {
+        let r = run(&["socket", "--host", host, "-o", o]);
+        let err = text(&r.stderr);
+        assert!(!r.status.success(), "--host {host} accepted");
+        assert!(err.contains(says), "--host {host}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!out.exists(), "--host {host}: a result file was written");
+    }
+    // Unreachable: the client's namespace has no route there.
+    let bed = Bed::up("hx-bad");
+    let r = run(&[
+        "socket",
+        "--host",
+        &format!("client=netns:{}", bed.netns("h2")),
+        "--host",
+        "server=ssh:root@10.255.255.1",
+        "--ssh-config",
+        bed.ssh_config().to_str().unwrap(),
+        "-o",
+        o,
+    ]);
+    let err = text(&r.stderr);
+    assert!(!r.status.success());
+    assert!(err.contains("ssh to root@10.255.255.1 failed"), "{err}");
+    assert!(!out.exists());
+    // A namespace the client cannot reach (a test bed's host from outside).
+    let r = run(&[
+        "socket",
+        "--host",
+        &format!("server=netns:{}", bed.netns("h3")),
+        "-o",
+        o,
+    ]);
+    let err = text(&r.stderr);
+    assert!(!r.status.success());
+    assert!(err.contains("cannot be reached from the client"), "{err}");
+    assert!(!namespaces(&bed.netns("h3")).is_empty());
+}
