@@ -228,6 +228,87 @@ fn ssh_hosts_get_scalebench_copied_run_and_removed() {
     assert_eq!(b["params"]["extra"]["server_host"], "ssh:root@198.18.2.2");
 }
 
+/// A swept workload's levels: each measured, without error.
+fn levels_measured(doc: &Value, workload: &str) -> Vec<f64> {
+    let w = doc["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == workload)
+        .unwrap_or_else(|| panic!("no {workload} in the result"));
+    assert_eq!(w["status"], "ok", "{workload}: {}", w["message"]);
+    w["rows"][0]["sweep"]["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            assert!(l["error"].is_null(), "{workload}: {l}");
+            assert!(l["value"].as_f64().unwrap() > 0.0, "{workload}: {l}");
+            l["level"].as_f64().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn pgbench_and_mail_run_with_the_database_and_the_sink_on_the_server_host() {
+    let bed = Bed::up("hx-pg");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let server = bed.netns("h3");
+    run_ok(&[
+        "pgbench",
+        "mail",
+        "--db-size",
+        "16M",
+        "--no-report",
+        "-q",
+        "--host",
+        &format!("client=netns:{}", bed.netns("h2")),
+        "--host",
+        &format!("server=netns:{server}"),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let doc = load(&out);
+    assert_valid(&doc);
+    assert_eq!(levels_measured(&doc, "pgbench"), [1.0, 2.0, 4.0]);
+    assert_eq!(levels_measured(&doc, "mail"), [100.0, 500.0, 1000.0]);
+    let pg = &doc["workloads"][0]["params"];
+    assert_eq!(pg["server"], "throwaway cluster on the server host");
+    assert_eq!(pg["server_host"], format!("netns:{server}"));
+    assert!(pg["settings"]["server_version"].is_string(), "{pg}");
+    for w in doc["workloads"].as_array().unwrap() {
+        assert_eq!(
+            w["params"]["hosts"],
+            format!("client netns:{}, server netns:{server}", bed.netns("h2"))
+        );
+    }
+    // The cluster went with the run: no postgres of its work directory.
+    assert!(common::processes_named(&["postgres"]).iter().all(|&p| {
+        !std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| text(&c).contains("/pg/data"))
+    }));
+}
+
+#[test]
+fn ctrl_c_ends_the_run_and_empties_the_ssh_host() {
+    let bed = Bed::up("hx-int");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let (mut child, scratch, log) = mail_over_ssh(&bed, &out);
+    // SAFETY: signalling the child this test started.
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGINT) };
+    let status = child.0.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", log.lock().unwrap());
+    assert_host_clean_within(&scratch, Duration::from_secs(5));
+    let doc = load(&out);
+    let (_, s) = hosts(&doc);
+    assert_eq!(
+        s["cleanup"][0],
+        format!("removed {scratch} on root@198.18.2.2"),
+        "{s}"
+    );
+}
+
 /// Starts `run mail` from h2 against h3 over ssh and waits until the
 /// server host has its scratch directory and the sink runs; returns the
 /// child, the scratch directory and the child's error output so far.

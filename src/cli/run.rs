@@ -546,6 +546,16 @@ fn plan(a: &RunArgs) -> anyhow::Result<RunPlan> {
         profiles: profiles(&a.profile)?,
         hosts: {
             crate::hosts::check(&a.hosts).map_err(|e| anyhow::anyhow!(e))?;
+            if a.pg_socket
+                && let Some(s) = a.hosts.iter().find(|h| {
+                    h.role == crate::hosts::Role::Server && h.reach != crate::hosts::Reach::Local
+                })
+            {
+                bail!(
+                    "--pg-socket: the database is on the server host {}, reached over TCP",
+                    s.reach
+                );
+            }
             a.hosts.clone()
         },
         ssh_config: match &a.ssh_config {

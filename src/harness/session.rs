@@ -394,10 +394,7 @@ fn execute_plan(
                     }),
                 );
             }
-            let lost = w
-                .workload
-                .info()
-                .between_hosts
+            let lost = (w.workload.info().between_hosts && !reaper::interrupted())
                 .then(|| ctx.hosts().server.lost())
                 .flatten();
             if let Some(why) = &lost {

@@ -8,7 +8,7 @@
 //! connection, however that happens.
 
 use super::agent;
-use crate::harness::reaper::{ChildGroup, run_bounded, run_bounded_with_input};
+use crate::harness::reaper::{ChildGroup, run_bounded, run_bounded_with_input, run_to_end};
 use anyhow::{Context, anyhow, bail};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -375,7 +375,8 @@ exit 0"#;
         };
         let mut check = self.base(false);
         check.args(["-O", "check"]);
-        run_bounded(&mut check, Duration::from_secs(10))
+        // Also after ^C: the answer decides what the run reports.
+        run_to_end(&mut check, Duration::from_secs(10))
             .is_ok_and(|f| f.status.is_some_and(|s| s.success()))
     }
 
@@ -404,7 +405,7 @@ exit 0"#;
             let removed = self
                 .script(r#"rm -rf "$1""#, std::slice::from_ref(&self.dir))
                 .ok()
-                .and_then(|mut c| run_bounded(&mut c, Duration::from_secs(30)).ok())
+                .and_then(|mut c| run_to_end(&mut c, Duration::from_secs(30)).ok())
                 .is_some_and(|f| f.status.is_some_and(|s| s.success()));
             notes.push(if removed {
                 format!("removed {} on {}", self.dir, self.target)
@@ -418,7 +419,7 @@ exit 0"#;
         if let Some(m) = self.master.take() {
             let mut exit = self.base(false);
             exit.args(["-O", "exit"]);
-            let _ = run_bounded(&mut exit, Duration::from_secs(5));
+            let _ = run_to_end(&mut exit, Duration::from_secs(5));
             drop(m);
         }
         let _ = std::fs::remove_file(&self.control);
