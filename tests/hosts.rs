@@ -74,14 +74,19 @@ fn run_ok(args: &[&str]) -> String {
     text(&o.stderr)
 }
 
-/// The labels of a workload's rows, and that each measured something.
-fn rows_measured(doc: &Value, workload: &str) -> Vec<String> {
-    let w = doc["workloads"]
+/// The workload `name` of a result.
+fn workload<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["workloads"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|w| w["name"] == workload)
-        .unwrap_or_else(|| panic!("no {workload} in the result"));
+        .find(|w| w["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in the result"))
+}
+
+/// The labels of a workload's rows, and that each measured something.
+fn rows_measured(doc: &Value, name: &str) -> Vec<String> {
+    let w = workload(doc, name);
     w["rows"]
         .as_array()
         .unwrap()
@@ -89,13 +94,13 @@ fn rows_measured(doc: &Value, workload: &str) -> Vec<String> {
         .map(|r| {
             assert!(
                 r["error"].is_null(),
-                "{workload} row {}: {}",
+                "{name} row {}: {}",
                 r["label"],
                 r["error"]
             );
             assert!(
                 r["load"]["requests_per_s"].as_f64().unwrap_or(0.0) > 0.0,
-                "{workload} row {} measured nothing: {r}",
+                "{name} row {} measured nothing: {r}",
                 r["label"]
             );
             r["label"].as_str().unwrap().to_string()
@@ -229,21 +234,16 @@ fn ssh_hosts_get_scalebench_copied_run_and_removed() {
 }
 
 /// A swept workload's levels: each measured, without error.
-fn levels_measured(doc: &Value, workload: &str) -> Vec<f64> {
-    let w = doc["workloads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["name"] == workload)
-        .unwrap_or_else(|| panic!("no {workload} in the result"));
-    assert_eq!(w["status"], "ok", "{workload}: {}", w["message"]);
+fn levels_measured(doc: &Value, name: &str) -> Vec<f64> {
+    let w = workload(doc, name);
+    assert_eq!(w["status"], "ok", "{name}: {}", w["message"]);
     w["rows"][0]["sweep"]["levels"]
         .as_array()
         .unwrap()
         .iter()
         .map(|l| {
-            assert!(l["error"].is_null(), "{workload}: {l}");
-            assert!(l["value"].as_f64().unwrap() > 0.0, "{workload}: {l}");
+            assert!(l["error"].is_null(), "{name}: {l}");
+            assert!(l["value"].as_f64().unwrap() > 0.0, "{name}: {l}");
             l["level"].as_f64().unwrap()
         })
         .collect()

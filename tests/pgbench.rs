@@ -277,7 +277,16 @@ fn an_existing_server_is_used_by_connection_string_and_left_running() {
     // "Someone else's" server: a cluster this test makes and stops.
     let t = tempfile::tempdir().unwrap();
     let bin_dir = Bin::find().unwrap();
-    let theirs = Cluster::start(&bin_dir, &t.path().join("theirs"), 20, None, &[], None).unwrap();
+    let theirs = Cluster::start(
+        &bin_dir,
+        &t.path().join("theirs"),
+        20,
+        None,
+        &[],
+        None,
+        None,
+    )
+    .unwrap();
     let conninfo = format!(
         "host=127.0.0.1 port={} user=scalebench dbname=postgres",
         theirs.port

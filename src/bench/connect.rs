@@ -120,9 +120,9 @@ impl Benchmark for Connect {
         LEVELS
     }
 
-    fn budgets(&self, _ctx: &Ctx, variant: Option<&str>) -> Vec<(Resource, Budget)> {
+    fn budgets(&self, ctx: &Ctx, variant: Option<&str>) -> Vec<(Resource, Budget)> {
         // The control connection, the lead-in and one level's operations.
-        server_budgets(variant, 10)
+        server_budgets(ctx, variant, 10)
     }
 
     fn start(&self, ctx: &Ctx, variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {

@@ -90,9 +90,9 @@ impl Benchmark for HttpReq {
         LEVELS
     }
 
-    fn budgets(&self, _ctx: &Ctx, variant: Option<&str>) -> Vec<(Resource, Budget)> {
+    fn budgets(&self, ctx: &Ctx, variant: Option<&str>) -> Vec<(Resource, Budget)> {
         // One connection more than n: the active one.
-        server_budgets(variant, 1)
+        server_budgets(ctx, variant, 1)
     }
 
     fn start(&self, ctx: &Ctx, variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {

@@ -51,16 +51,17 @@ pub fn backend_variants(ctx: &Ctx) -> Vec<String> {
 /// How many measured connections the server of `variant` can hold when
 /// the run keeps `extra` more open (control connections, the operations of
 /// one level).
-pub fn server_budgets(variant: Option<&str>, extra: u64) -> Vec<(Resource, Budget)> {
-    let mut budgets = server_limit(variant);
+pub fn server_budgets(ctx: &Ctx, variant: Option<&str>, extra: u64) -> Vec<(Resource, Budget)> {
+    let mut budgets = server_limit(ctx, variant);
     for (_, b) in budgets.iter_mut() {
         b.max = b.max.saturating_sub(extra);
     }
     budgets
 }
 
-/// How many connections the server of `variant` can hold.
-fn server_limit(variant: Option<&str>) -> Vec<(Resource, Budget)> {
+/// How many connections the server of `variant` can hold (on the run's
+/// server host: its own limit when it is another machine).
+fn server_limit(ctx: &Ctx, variant: Option<&str>) -> Vec<(Resource, Budget)> {
     let Some(b) = variant.and_then(Backend::parse) else {
         return Vec::new();
     };
@@ -76,15 +77,31 @@ fn server_limit(variant: Option<&str>) -> Vec<(Resource, Budget)> {
         )];
     }
     // The server raises its soft limit to the hard one, as we do.
-    match sys::get_rlimit(Rlimit::Files) {
-        Some((_, Some(hard))) => vec![(
+    let host = &ctx.hosts().server;
+    let (hard, on) = if host.on_this_machine() {
+        (
+            sys::get_rlimit(Rlimit::Files).and_then(|l| l.1),
+            String::new(),
+        )
+    } else {
+        (
+            host.record()
+                .system
+                .as_ref()
+                .and_then(|s| s.limits.get("RLIMIT_NOFILE"))
+                .and_then(|l| l.hard),
+            format!(" on {}", host.reach()),
+        )
+    };
+    match hard {
+        Some(hard) => vec![(
             Resource::Descriptors,
             Budget {
                 max: hard.saturating_sub(SERVER_BASE_FDS),
-                reason: format!("the server process's open-files limit RLIMIT_NOFILE {hard}"),
+                reason: format!("the server process's open-files limit RLIMIT_NOFILE {hard}{on}"),
             },
         )],
-        _ => Vec::new(),
+        None => Vec::new(),
     }
 }
 

@@ -152,7 +152,7 @@ pub fn serve(
         .iter()
         .map(|(k, v)| (k.as_str(), v.clone()))
         .collect();
-    let cluster = Cluster::start_on(&bin, dir, max_connections, None, &settings, cpu, Some(n))
+    let cluster = Cluster::start(&bin, dir, max_connections, None, &settings, cpu, Some(n))
         .map_err(|e| anyhow::anyhow!(e))?;
     {
         use std::io::Write;
@@ -193,22 +193,10 @@ impl Cluster {
     /// Makes a cluster in `dir` (created; must not exist) and starts it
     /// with `max_connections` and `settings`, its postmaster (and so every
     /// backend) under `limit` and on `cpu` if given; waits until it accepts
-    /// connections.
+    /// connections. It listens on 127.0.0.1, or on `network`'s address
+    /// letting in its client address besides this machine's (trust, as the
+    /// rest).
     pub fn start(
-        bin: &Bin,
-        dir: &Path,
-        max_connections: u32,
-        limit: Option<&crate::harness::cgroup::MemoryLimit>,
-        settings: &[(&str, String)],
-        cpu: Option<usize>,
-    ) -> Result<Cluster, String> {
-        Cluster::start_on(bin, dir, max_connections, limit, settings, cpu, None)
-    }
-
-    /// [`Cluster::start`] listening on `network`'s address (else
-    /// 127.0.0.1) and letting in its client address besides this
-    /// machine's (trust, as the rest).
-    pub fn start_on(
         bin: &Bin,
         dir: &Path,
         max_connections: u32,

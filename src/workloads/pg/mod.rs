@@ -315,6 +315,7 @@ impl Workload for PgBench {
                 limit.as_ref(),
                 &settings,
                 pg.pin.cpus().0,
+                None,
             ) {
                 Ok(c) => {
                     if let Some(u) = &c.runs_as {
