@@ -134,6 +134,7 @@ fn netns_hosts_run_the_network_benchmark_and_workload_between_namespaces() {
     run_ok(&[
         "connect",
         "http-ipstack",
+        "http-shortconn",
         "--max",
         "100",
         "--runs",
@@ -166,6 +167,10 @@ fn netns_hosts_run_the_network_benchmark_and_workload_between_namespaces() {
         .collect();
     assert_eq!(nics, ["to-h1"]);
     assert_eq!(rows_measured(&doc, "http-ipstack"), IPSTACK_ROWS);
+    assert_eq!(
+        rows_measured(&doc, "http-shortconn"),
+        ["1 KB object", "8 KB object", "16 KB object"]
+    );
     let b = &doc["benchmarks"][0];
     assert_eq!(b["series"], "connect[epoll]");
     assert_eq!(b["status"], "ok", "{}", b["message"]);
@@ -231,6 +236,17 @@ fn ssh_hosts_get_scalebench_copied_run_and_removed() {
     assert_eq!(b["series"], "httpreq[epoll]");
     assert_eq!(b["status"], "ok", "{}", b["message"]);
     assert_eq!(b["params"]["extra"]["server_host"], "ssh:root@198.18.2.2");
+    // The report names both hosts.
+    let r = bin().arg("report").arg(&out).output().unwrap();
+    let report = text(&r.stdout);
+    assert!(
+        report.contains("server ssh:root@198.18.2.2 at 198.18.2.2, 2001:2:0:2::2: Linux"),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!("client netns:{} at 198.18.1.2", bed.netns("h2"))),
+        "{report}"
+    );
 }
 
 /// A swept workload's levels: each measured, without error.

@@ -252,6 +252,16 @@ fn system_rows(files: &[&ResultFile]) -> Vec<(String, Vec<String>)> {
     row("OS", &|f| {
         format!("{} {}", f.system.os, f.system.os_release)
     });
+    if files.iter().any(|f| !f.hosts.is_empty()) {
+        for role in ["client", "server"] {
+            row(&format!("{role} host"), &|f| {
+                f.hosts
+                    .iter()
+                    .find(|h| h.role == role)
+                    .map_or("this machine".to_string(), |h| h.summary())
+            });
+        }
+    }
     row("kernel build", &|f| f.system.os_version.clone());
     row("architecture", &|f| f.system.arch.clone());
     row("CPU", &|f| f.system.cpu.model.clone().unwrap_or_default());

@@ -115,6 +115,10 @@ impl Report for MarkdownReport {
             if let Some(w) = s.file.system.tuning.busy_warning() {
                 writeln!(out, "**Warning, {}:** {}\n", cell(&s.label), cell(&w))?;
             }
+            if !s.file.hosts.is_empty() {
+                let hosts: Vec<String> = s.file.hosts.iter().map(|h| cell(&h.summary())).collect();
+                writeln!(out, "**Hosts, {}:** {}\n", cell(&s.label), hosts.join("; "))?;
+            }
         }
         if !only_work {
             writeln!(

@@ -277,6 +277,9 @@ impl Report for TerminalReport {
                 }
             );
             wrapped(out, "", &head)?;
+            for h in &s.file.hosts {
+                wrapped(out, "    ", &h.summary())?;
+            }
             if let Some(w) = sys.tuning.busy_warning() {
                 wrapped(out, "    warning: ", &w)?;
             }

@@ -85,6 +85,30 @@ pub struct HostRecord {
     pub cleanup: Vec<String>,
 }
 
+impl HostRecord {
+    /// One line for reports: `server ssh:root@b at 198.18.2.2: Linux 6.18
+    /// on AMD EPYC (2 CPUs), host b`.
+    pub fn summary(&self) -> String {
+        let mut s = format!("{} {}", self.role, self.reach);
+        if !self.addresses.is_empty() {
+            s.push_str(&format!(" at {}", self.addresses.join(", ")));
+        }
+        match &self.system {
+            Some(sys) => s.push_str(&format!(
+                ": {} {} on {} ({} CPUs), host {}",
+                sys.os,
+                sys.os_release,
+                sys.cpu.model.as_deref().unwrap_or("unknown CPU"),
+                sys.cpu.count,
+                sys.hostname
+            )),
+            None if self.role == "client" => s.push_str(": scalebench ran and measured here"),
+            None => {}
+        }
+        s
+    }
+}
+
 /// A tuning profile as applied for a run: every setting it names for this
 /// OS, with the value before and after.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
