@@ -194,9 +194,11 @@ fn history_follows_a_cost_over_five_files_and_marks_the_change() {
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
         files.push(f);
     }
-    // The fourth file is 60 % slower, and the fifth the same run again:
-    // one change, at the fourth.
-    plant(&files[3], &files[3], "socket", |_, ns| ns * 1.6);
+    // The fourth file is 2.5 times slower, and the fifth the same run
+    // again: one change, at the fourth. (×1.6 was missed once in CI on a
+    // loaded machine: the fourth run itself came out 14 % fast and noisy,
+    // and +38 % with a wide interval is not called a regression.)
+    plant(&files[3], &files[3], "socket", |_, ns| ns * 2.5);
     std::fs::copy(&files[3], &files[4]).unwrap();
     let r = bin()
         .arg("history")
