@@ -416,6 +416,8 @@ fn forward_counts_packets_both_ways_and_names_the_loss_free_rate() {
             "300ms",
             "--samples",
             "2",
+            "--loss-tolerance",
+            "0.5%",
         ],
         &[],
     );
@@ -432,7 +434,11 @@ fn forward_counts_packets_both_ways_and_names_the_loss_free_rate() {
         "{msg}"
     );
     assert_eq!(w["params"]["router"]["sysctls"]["net.ipv4.ip_forward"], "1");
-    assert_eq!(w["params"]["loss_tolerance_share"], 0.0);
+    assert_eq!(w["params"]["loss_tolerance_share"], 0.005);
+    assert!(
+        msg.contains("at most 0.5 % of the packets sent lost"),
+        "{msg}"
+    );
     let rows = w["rows"].as_array().unwrap();
     let labels: Vec<&str> = rows.iter().map(|r| r["label"].as_str().unwrap()).collect();
     assert_eq!(labels, ["one way", "both ways"]);

@@ -639,6 +639,10 @@ pub struct RunArgs {
     /// 1.1 × RAM where the disk has room).
     #[arg(long, value_name = "SIZE", help_heading = "Large files")]
     pub bigfile_size: Option<String>,
+    /// forward: the share of the packets sent a level may lose and still
+    /// count as loss-free (default 0, RFC 2544's throughput; at most 100).
+    #[arg(long, value_name = "PERCENT", value_parser = values::percent, help_heading = "Forwarding")]
+    pub loss_tolerance: Option<f64>,
     /// The level per-unit efficiency is normalised to (default: the lowest).
     #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u64).range(1..=1_000_000), help_heading = "Sweeps")]
     pub baseline: Option<u64>,

@@ -523,6 +523,11 @@ fn plan(a: &RunArgs) -> anyhow::Result<RunPlan> {
                 Err(e) => Err(anyhow::anyhow!("--bigfile-size: {e}")),
             })
             .transpose()?,
+        forward_loss_tolerance: match a.loss_tolerance {
+            Some(t) if t > 1.0 => bail!("--loss-tolerance: at most 100 %"),
+            Some(t) => t,
+            None => crate::workloads::forward::LOSS_TOLERANCE,
+        },
         ..workloads::Options::new(Size::Quick)
     };
     Ok(RunPlan {

@@ -34,7 +34,8 @@
 //! The sweep is over the offered rate per direction (`--sweep
 //! rate=10000,50000,…`); the highest loss-free rate (RFC 2544's
 //! throughput over the levels run) is the highest level that, and every
-//! level below it, lost at most [`LOSS_TOLERANCE`] of the packets sent
+//! level below it, lost at most [`LOSS_TOLERANCE`] (or `run
+//! --loss-tolerance`) of the packets sent
 //! and was offered in full (at least [`REACHED`] of the rate).
 
 use super::{Info, Options as WorkOptions, Size, Workload};
@@ -63,7 +64,7 @@ static FORWARD: Info = Info {
 };
 
 /// The largest share of the packets sent a level may lose and still be
-/// loss-free: none.
+/// loss-free, unless `run --loss-tolerance` says otherwise: none.
 pub const LOSS_TOLERANCE: f64 = 0.0;
 
 /// A level was offered in full when the generator sent at least this share
@@ -380,7 +381,6 @@ impl Bed {
                 "UDP from a thread inside the sending namespace, sendmmsg batches of at most {BATCH} (about one call per 0.5 ms), token bucket of 10 ms"
             )),
         );
-        params.insert("loss_tolerance_share".into(), json!(LOSS_TOLERANCE));
         params.insert("offered_in_full_share".into(), json!(REACHED));
         params.insert("router".into(), tunables(&tb, &[&to_src, &to_snk]));
         Ok(Bed {
@@ -488,7 +488,7 @@ fn delta(a: &BTreeMap<String, Dev>, b: &BTreeMap<String, Dev>, dev: &str) -> Dev
 
 /// Runs one level: generators at `rate` per direction (both ways: from
 /// both ends), the router's forwarding counted every sample.
-fn level(bed: &mut Bed, both: bool, rate: f64, plan: &sweep::Plan) -> LevelOutcome {
+fn level(bed: &mut Bed, both: bool, tolerance: f64, rate: f64, plan: &sweep::Plan) -> LevelOutcome {
     let mut out = LevelOutcome::default();
     let (src_dev, to_src, to_snk, snk_dev) = bed.devs();
     let forwarded = |m: &BTreeMap<String, Dev>| {
@@ -571,7 +571,7 @@ fn level(bed: &mut Bed, both: bool, rate: f64, plan: &sweep::Plan) -> LevelOutco
     } else {
         0.0
     };
-    let ok = reached && sent_total > 0 && loss_share <= LOSS_TOLERANCE;
+    let ok = reached && sent_total > 0 && loss_share <= tolerance;
     let p = &mut out.params;
     p.insert("offered_pps".into(), json!(rate));
     p.insert("directions".into(), json!(if both { 2 } else { 1 }));
@@ -714,6 +714,8 @@ impl Workload for Forward {
 
     fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
         let mut params = BTreeMap::new();
+        let tolerance = opts.forward_loss_tolerance;
+        params.insert("loss_tolerance_share".into(), json!(tolerance));
         let plan = plan(opts);
         params.insert("rate".into(), json!(plan.levels));
         if let Err(e) = crate::sys::netns::privileged() {
@@ -748,7 +750,7 @@ impl Workload for Forward {
                     "source → sink"
                 }),
             );
-            let mut runner = |l: f64, pl: &sweep::Plan| level(&mut bed, both, l, pl);
+            let mut runner = |l: f64, pl: &sweep::Plan| level(&mut bed, both, tolerance, l, pl);
             let s = sweep::run(&plan, progress, &mut runner);
             let free = sweep_loss_free(&s);
             let best = s
@@ -757,7 +759,7 @@ impl Workload for Forward {
                 .filter_map(|l| Some((l.level, l.value?)))
                 .max_by(|a, b| a.1.total_cmp(&b.1));
             p.insert("loss_free_pps".into(), json!(free));
-            p.insert("loss_tolerance_share".into(), json!(LOSS_TOLERANCE));
+            p.insert("loss_tolerance_share".into(), json!(tolerance));
             let per = if both { " per direction" } else { "" };
             let mut w = format!(
                 "{label}: loss-free up to {}",
@@ -784,7 +786,7 @@ impl Workload for Forward {
             notes.push(format!(
                 "{} (loss-free: at most {} % of the packets sent lost, RFC 2544, counted at the receiving end)",
                 words.join("; "),
-                LOSS_TOLERANCE * 100.0
+                tolerance * 100.0
             ));
         }
         super::finish(&FORWARD, params, rows, notes)

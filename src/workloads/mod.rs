@@ -58,6 +58,8 @@ pub struct Options {
     pub mail: mail::MailOptions,
     /// bigfile: the size of each file (default 1 GB; full: larger than RAM).
     pub bigfile_bytes: Option<u64>,
+    /// forward: the share of the packets sent a loss-free level may lose.
+    pub forward_loss_tolerance: f64,
 }
 
 impl Options {
@@ -70,6 +72,7 @@ impl Options {
             pg: pg::PgOptions::default(),
             mail: mail::MailOptions::default(),
             bigfile_bytes: None,
+            forward_loss_tolerance: forward::LOSS_TOLERANCE,
         }
     }
 }
