@@ -962,6 +962,8 @@ mod tests {
         /// Each run started costs a different base (1000, 1400, 1800, …):
         /// run-to-run noise.
         noisy: bool,
+        /// Each operation also sleeps this long (a slow benchmark).
+        op_sleep: Duration,
         log: Arc<Mutex<Vec<Event>>>,
     }
 
@@ -975,6 +977,7 @@ mod tests {
                 downwards: false,
                 falling: false,
                 noisy: false,
+                op_sleep: Duration::ZERO,
                 log: Arc::default(),
             }
         }
@@ -1000,6 +1003,7 @@ mod tests {
         limit: u64,
         fail_at: Option<u64>,
         falling: bool,
+        op_sleep: Duration,
         log: Arc<Mutex<Vec<Event>>>,
     }
 
@@ -1039,6 +1043,7 @@ mod tests {
                 limit,
                 fail_at,
                 falling: self.falling,
+                op_sleep: self.op_sleep,
                 log: Arc::clone(&self.log),
             }))
         }
@@ -1050,6 +1055,9 @@ mod tests {
         }
         fn op(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
             self.log.lock().unwrap().push(Event::Op(self.held));
+            if !self.op_sleep.is_zero() {
+                std::thread::sleep(self.op_sleep);
+            }
             if Some(self.held) == self.fail_at {
                 return Err(StepError::Failed(anyhow::anyhow!("broke at {}", self.held)));
             }
@@ -1279,6 +1287,32 @@ mod tests {
         assert_eq!(passes_for(Some(PASS_BUDGET * 2)), MIN_PASSES);
         assert_eq!(passes_for(Some(PASS_BUDGET / 6)), 6);
         assert_eq!(passes_for(Some(Duration::from_nanos(1))), MAX_PASSES);
+    }
+
+    #[test]
+    fn a_run_whose_passes_are_slow_still_makes_the_fewest_passes() {
+        // 24 items at 15 ms an operation: a pass takes about 0.4 s (0.54 s
+        // by the warm-up's guess), so no second pass fits in PASS_BUDGET;
+        // the run makes MIN_PASSES all the same and is not cut short.
+        let b = Fake {
+            downwards: true,
+            op_sleep: Duration::from_millis(15),
+            ..Fake::new(1000)
+        };
+        let clock = Clock::new(TimerKind::Monotonic).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Ctx::new(dir.path(), &clock);
+        let plan = Plan {
+            auto: None,
+            n: 24,
+            runs: 1,
+            warmup: Some(4),
+        };
+        let r = run_benchmark(&b, None, plan, &ctx, &mut Progress::new(Mode::Quiet));
+        assert_eq!(r.status, Status::Ok);
+        assert_eq!(r.runs[0].crossings, Some(2 * MIN_PASSES));
+        assert_both_ways(0, &r.runs[0], 24);
+        assert_timed_at_n(&r.runs[0].samples);
     }
 
     #[test]
