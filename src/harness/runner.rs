@@ -321,7 +321,10 @@ pub fn run_benchmark(
             clock,
             warmup,
             false,
-            1,
+            PassPlan {
+                passes: 1,
+                budget: PASS_BUDGET,
+            },
             &mut sweeps,
             progress,
         ) {
@@ -361,7 +364,7 @@ pub fn run_benchmark(
         let timer_overhead = clock.measure_overhead(1000);
         let started = now_rfc3339();
         let t0 = Instant::now();
-        let passes = passes_for(pass_time);
+        let passes = PassPlan::at_pace(pass_time);
         let mut sweeps = Sweeps::default();
         let outcome = one_run(
             bench,
@@ -601,8 +604,8 @@ fn reading(bench: &dyn Benchmark, sw: &mut Stopwatch) -> Result<u64, RunEnd> {
 /// One run aiming at `n` items; returns the `[n, ns]` samples. A level
 /// schedule visits its levels both ways, and a per-item benchmark that can
 /// ([`Benchmark::downwards`]) times n both ways ([`updown_run`]): up and
-/// down, or down and up when `peak_first`, in `passes` passes, telling
-/// `sweeps` how it went.
+/// down, or down and up when `peak_first`, in the passes `passes` plans,
+/// telling `sweeps` how it went.
 #[allow(clippy::too_many_arguments)]
 fn one_run(
     bench: &dyn Benchmark,
@@ -611,7 +614,7 @@ fn one_run(
     clock: &Clock,
     n: u64,
     peak_first: bool,
-    passes: u32,
+    passes: PassPlan,
     sweeps: &mut Sweeps,
     progress: &Progress,
 ) -> Result<Vec<[u64; 2]>, RunEnd> {
@@ -659,8 +662,20 @@ fn one_run(
 /// makes ([`updown_run`]).
 pub const MAX_PASSES: u32 = 8;
 
+/// Fewest up-and-down passes a run that measures both ways makes, however
+/// long a pass takes: each end of n is then timed in at least this many
+/// separate spells of the run. The machine's speed wanders in spells of
+/// 0.1 to 2 s (fork at a fixed n here: 88 µs for a while, then 120 µs);
+/// with one pass a run times its high end in a single stretch around the
+/// turn and its low end at its start and finish, so which spell fell where
+/// decided each run's rise (fork: runs from −39 % to +29 % in one
+/// series of 5 runs).
+pub const MIN_PASSES: u32 = 4;
+
 /// Wall time a run that measures both ways aims at: it makes as many
-/// passes (up to [`MAX_PASSES`]) as the previous run's pace says fit.
+/// passes (from [`MIN_PASSES`] up to [`MAX_PASSES`]) as the previous run's
+/// pace says fit; a run whose [`MIN_PASSES`] passes take longer takes that
+/// long.
 pub const PASS_BUDGET: Duration = Duration::from_millis(500);
 
 /// Passes for the next run that measures both ways, from the time one
@@ -669,9 +684,36 @@ fn passes_for(pass_time: Option<Duration>) -> u32 {
     match pass_time {
         Some(t) if !t.is_zero() => {
             let fit = PASS_BUDGET.as_secs_f64() / t.as_secs_f64();
-            (fit.floor() as u32).clamp(1, MAX_PASSES)
+            (fit.floor() as u32).clamp(MIN_PASSES, MAX_PASSES)
         }
-        _ => 1,
+        _ => MIN_PASSES,
+    }
+}
+
+/// The wall time the next run that measures both ways is expected to take
+/// in `passes` passes at the pace so far: [`PASS_BUDGET`], or more when
+/// its passes take more. Past twice this, the run ends with its next
+/// crossing ([`updown_run`]).
+fn run_budget(pass_time: Option<Duration>, passes: u32) -> Duration {
+    pass_time.map_or(PASS_BUDGET, |t| (t * passes).max(PASS_BUDGET))
+}
+
+/// How many passes a run that measures both ways is to make, and the wall
+/// time it is expected to take ([`run_budget`]).
+#[derive(Debug, Clone, Copy)]
+struct PassPlan {
+    passes: u32,
+    budget: Duration,
+}
+
+impl PassPlan {
+    /// The plan for the next run at the pace so far.
+    fn at_pace(pass_time: Option<Duration>) -> PassPlan {
+        let passes = passes_for(pass_time);
+        PassPlan {
+            passes,
+            budget: run_budget(pass_time, passes),
+        }
     }
 }
 
@@ -688,7 +730,7 @@ struct Sweeps {
 /// n once, so that every run meets both ends of n early, late and in
 /// between, and a drift over the run's time, or a spell of slow
 /// operations, falls on both ends alike. The run crosses the range 2·m
-/// times (m = `passes`): going up it makes the operation at every n,
+/// times (m = `plan.passes`): going up it makes the operation at every n,
 /// coming down it removes one item ([`Run::undo`]) at every n; the
 /// crossing numbered h (from 0) times the n whose selector is h — for an
 /// operation timed on the way down, the item is removed, the operation
@@ -701,8 +743,9 @@ struct Sweeps {
 ///   down, up, …; n is timed in crossing (n + 1) mod 2m (with one pass:
 ///   odd n coming down, even n going up).
 ///
-/// When the run has taken over twice [`PASS_BUDGET`] after a crossing,
-/// the next crossing times every n not yet timed, and is the last. A limit
+/// When the run has taken over twice the time it was expected to take
+/// (`plan.budget`) after a crossing, the next crossing times every n not
+/// yet timed, and is the last. A limit
 /// met while first growing caps n where it was met, as in a run going up.
 /// A limit met later, below an n the run already held, fails the
 /// benchmark.
@@ -713,14 +756,14 @@ fn updown_run(
     clock: &Clock,
     n: u64,
     peak_first: bool,
-    passes: u32,
+    plan: PassPlan,
     sweeps: &mut Sweeps,
     progress: &Progress,
 ) -> Result<Vec<[u64; 2]>, RunEnd> {
     let name = bench.info().name;
     let t0 = Instant::now();
     // Never more crossings than items to time.
-    let crossings = 2 * u64::from(passes).min(n / 2).max(1);
+    let crossings = 2 * u64::from(plan.passes).min(n / 2).max(1);
     let crossing_of = |k: u64| {
         if peak_first {
             (k + 1) % crossings
@@ -785,7 +828,7 @@ fn updown_run(
         }
         // The first growth of a down-up run is no crossing of its own.
         let done = h - first + u64::from(!peak_first);
-        if h + 1 < crossings && done > 0 && t0.elapsed() > 2 * PASS_BUDGET {
+        if h + 1 < crossings && done > 0 && t0.elapsed() > 2 * plan.budget {
             last = true;
         }
         let this = |k: u64| {
@@ -919,6 +962,8 @@ mod tests {
         /// Each run started costs a different base (1000, 1400, 1800, …):
         /// run-to-run noise.
         noisy: bool,
+        /// Each operation also sleeps this long (a slow benchmark).
+        op_sleep: Duration,
         log: Arc<Mutex<Vec<Event>>>,
     }
 
@@ -932,6 +977,7 @@ mod tests {
                 downwards: false,
                 falling: false,
                 noisy: false,
+                op_sleep: Duration::ZERO,
                 log: Arc::default(),
             }
         }
@@ -957,6 +1003,7 @@ mod tests {
         limit: u64,
         fail_at: Option<u64>,
         falling: bool,
+        op_sleep: Duration,
         log: Arc<Mutex<Vec<Event>>>,
     }
 
@@ -996,6 +1043,7 @@ mod tests {
                 limit,
                 fail_at,
                 falling: self.falling,
+                op_sleep: self.op_sleep,
                 log: Arc::clone(&self.log),
             }))
         }
@@ -1007,6 +1055,9 @@ mod tests {
         }
         fn op(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
             self.log.lock().unwrap().push(Event::Op(self.held));
+            if !self.op_sleep.is_zero() {
+                std::thread::sleep(self.op_sleep);
+            }
             if Some(self.held) == self.fail_at {
                 return Err(StepError::Failed(anyhow::anyhow!("broke at {}", self.held)));
             }
@@ -1110,6 +1161,10 @@ mod tests {
     /// One run of `b` for `n` items straight through [`one_run`], in
     /// `passes` passes: its samples and how many crossings it timed.
     fn one(b: &Fake, n: u64, peak_first: bool, passes: u32) -> (Vec<[u64; 2]>, u32) {
+        let passes = PassPlan {
+            passes,
+            budget: PASS_BUDGET,
+        };
         let clock = Clock::new(TimerKind::Monotonic).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let ctx = Ctx::new(dir.path(), &clock);
@@ -1227,11 +1282,52 @@ mod tests {
 
     #[test]
     fn passes_follow_the_pace_within_bounds() {
-        assert_eq!(passes_for(None), 1);
-        assert_eq!(passes_for(Some(Duration::ZERO)), 1);
-        assert_eq!(passes_for(Some(PASS_BUDGET * 2)), 1);
-        assert_eq!(passes_for(Some(PASS_BUDGET / 3)), 3);
+        assert_eq!(passes_for(None), MIN_PASSES);
+        assert_eq!(passes_for(Some(Duration::ZERO)), MIN_PASSES);
+        assert_eq!(passes_for(Some(PASS_BUDGET * 2)), MIN_PASSES);
+        assert_eq!(passes_for(Some(PASS_BUDGET / 6)), 6);
         assert_eq!(passes_for(Some(Duration::from_nanos(1))), MAX_PASSES);
+    }
+
+    #[test]
+    fn a_run_whose_passes_are_slow_still_makes_the_fewest_passes() {
+        // 24 items at 15 ms an operation: a pass takes about 0.4 s (0.54 s
+        // by the warm-up's guess), so no second pass fits in PASS_BUDGET;
+        // the run makes MIN_PASSES all the same and is not cut short.
+        let b = Fake {
+            downwards: true,
+            op_sleep: Duration::from_millis(15),
+            ..Fake::new(1000)
+        };
+        let clock = Clock::new(TimerKind::Monotonic).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Ctx::new(dir.path(), &clock);
+        let plan = Plan {
+            auto: None,
+            n: 24,
+            runs: 1,
+            warmup: Some(4),
+        };
+        let r = run_benchmark(&b, None, plan, &ctx, &mut Progress::new(Mode::Quiet));
+        assert_eq!(r.status, Status::Ok);
+        assert_eq!(r.runs[0].crossings, Some(2 * MIN_PASSES));
+        assert_both_ways(0, &r.runs[0], 24);
+        assert_timed_at_n(&r.runs[0].samples);
+    }
+
+    #[test]
+    fn slow_passes_get_the_time_their_fewest_passes_take() {
+        // Unknown pace: the plain budget.
+        assert_eq!(run_budget(None, MIN_PASSES), PASS_BUDGET);
+        // Fast passes: as many as fit in the budget.
+        let fast = PASS_BUDGET / 8;
+        assert_eq!(run_budget(Some(fast), passes_for(Some(fast))), PASS_BUDGET);
+        // A pass of 0.6 s (fork at n = 2 000 here): the fewest passes,
+        // and the time they take.
+        let slow = Duration::from_millis(600);
+        let plan = PassPlan::at_pace(Some(slow));
+        assert_eq!(plan.passes, MIN_PASSES);
+        assert_eq!(plan.budget, slow * MIN_PASSES);
     }
 
     #[test]
@@ -1260,8 +1356,8 @@ mod tests {
             downwards: true,
             ..Fake::new(1000)
         };
-        let r = go(&b, 4, 1);
-        assert_eq!(r.status, Status::Ok);
+        let (samples, timed) = one(&b, 4, false, 1);
+        assert_eq!(timed, 2);
         use Event::*;
         let events = b.events();
         let start = events.iter().rposition(|e| *e == Start(4)).unwrap();
@@ -1286,10 +1382,13 @@ mod tests {
                 Undo(0),
             ]
         );
-        assert_eq!(
-            r.runs[0].samples,
-            vec![[0, 1000], [2, 1002], [3, 1003], [1, 1001]]
-        );
+        assert_eq!(samples, vec![[0, 1000], [2, 1002], [3, 1003], [1, 1001]]);
+        // A whole run makes at least MIN_PASSES passes, here as many as
+        // 4 items allow (2).
+        let r = go(&b, 4, 1);
+        assert_eq!(r.status, Status::Ok);
+        assert_eq!(r.runs[0].crossings, Some(4));
+        assert_both_ways(0, &r.runs[0], 4);
     }
 
     #[test]
