@@ -1181,7 +1181,32 @@ mod tests {
             ("to-h3", "02:73:62:00:01:03")
         );
         assert_eq!(l.mac, hub.links[1].peer_mac);
-        assert_eq!(leaf.routes, ["198.18.0.0/15 via 198.18.2.1"]);
+        assert_eq!(
+            leaf.routes,
+            [
+                "198.18.0.0/15 via 198.18.2.1",
+                "2001:2::/48 via 2001:2:0:2::1"
+            ]
+        );
+        // IPv6 beside IPv4: the k-th link is 2001:2:0:k::/64 (RFC 5180).
+        assert_eq!(l.address6, Some("2001:2:0:2::2".parse().unwrap()));
+        assert_eq!(l.peer_address6, Some("2001:2:0:2::1".parse().unwrap()));
+        assert_eq!(
+            hub.links[0].address6,
+            Some("2001:2:0:1::1".parse().unwrap())
+        );
+        // Without IPv6 (the forward workload's test bed), IPv4 only.
+        let four = plan(&Spec {
+            ipv6: false,
+            ..Spec::numbered("t1", 3)
+        });
+        assert_eq!(four.hosts[2].routes, ["198.18.0.0/15 via 198.18.2.1"]);
+        assert!(
+            four.hosts
+                .iter()
+                .flat_map(|h| &h.links)
+                .all(|l| l.address6.is_none())
+        );
         // Interface names fit IFNAMSIZ with the longest host name.
         let long = Spec {
             hosts: vec!["a".repeat(12), "b".repeat(12)],
