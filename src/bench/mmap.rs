@@ -93,8 +93,25 @@ impl PageMaps {
 
     /// Maps the next page; `sw` brackets the mmap() call when given.
     #[inline(always)]
+    /// Maps page `i` again over itself, untouched ([`remap_untouched`]).
+    pub(crate) fn remap(&self, i: usize) -> Result<(), StepError> {
+        remap_untouched(
+            self.maps[i],
+            self.page,
+            self.fd.as_raw_fd(),
+            self.offset(i),
+            i as u64,
+        )
+    }
+
+    /// The file offset of mapping `i`: every other page, so that no two
+    /// mappings could be merged.
+    fn offset(&self, i: usize) -> libc::off_t {
+        (2 * i * self.page) as libc::off_t
+    }
+
     pub(crate) fn map_next(&mut self, sw: Option<&mut Stopwatch>) -> Result<(), StepError> {
-        let offset = (2 * self.maps.len() * self.page) as libc::off_t;
+        let offset = self.offset(self.maps.len());
         let call = || {
             // SAFETY: a fresh read-only shared mapping of our own file.
             unsafe {
@@ -130,11 +147,36 @@ impl PageMaps {
     }
 }
 
-/// Drops the page table entry of a mapped page, so that the next touch
-/// faults again (the touch benchmarks' undo).
-pub(crate) fn untouch(page: usize) {
-    // SAFETY: `page` is the start of a live mapping of at least one page.
-    unsafe { libc::madvise(page as *mut libc::c_void, page_size(), libc::MADV_DONTNEED) };
+/// Maps `len` bytes of `fd` from `offset`, read-only and shared, over the
+/// mapping at `addr`, replacing it: the touch benchmarks' undo, which
+/// leaves the page mapped again and untouched, so that the next read
+/// faults as the first one did. `MAP_FIXED` replaces what was mapped
+/// there in the one call (POSIX), so no other thread's mmap can take the
+/// range in between; `madvise(MADV_DONTNEED)` would not do, as the BSDs
+/// and macOS may keep the page mapped.
+pub(crate) fn remap_untouched(
+    addr: usize,
+    len: usize,
+    fd: i32,
+    offset: libc::off_t,
+    held: u64,
+) -> Result<(), StepError> {
+    // SAFETY: `addr` is the start of a live mapping of `len` bytes this
+    // benchmark made; it is replaced by a mapping of its own file.
+    let r = unsafe {
+        libc::mmap(
+            addr as *mut libc::c_void,
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED | libc::MAP_FIXED,
+            fd,
+            offset,
+        )
+    };
+    if r == libc::MAP_FAILED || r as usize != addr {
+        return Err(step_error("mmap(MAP_FIXED)", held, Resource::Mappings, &[]));
+    }
+    Ok(())
 }
 
 impl Drop for PageMaps {
