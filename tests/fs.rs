@@ -322,43 +322,55 @@ fn interrupting_an_unpack_on_a_loop_device_unmounts_and_detaches() {
     let out = t.path().join("r.json");
     let work = t.path().join("work");
     std::fs::create_dir(&work).unwrap();
-    let mut child = bin()
-        .args([
-            "run",
-            "socket",
-            "fs",
-            "--max",
-            "200",
-            "--mkfs",
-            "ext4",
-            "--fs-size",
-            "3G",
-        ])
-        .args([
-            "--files",
-            "200000",
-            "--bytes",
-            "1G",
-            "--no-report",
-            "--quiet",
-        ])
+    // Its messages go to a file beside the tempdir checked for leftovers.
+    let log = tempfile::NamedTempFile::new().unwrap();
+    // 64 000 files and their directories need more inodes than mkfs.ext4
+    // makes on 1 GiB by default (65 536): the run must ask for them, or the
+    // unpack fails with ENOSPC before it ends.
+    let child = bin()
+        .args(["run", "socket", "fs", "--max", "200"])
+        .args(["--mkfs", "ext4", "--fs-size", "1G"])
+        .args(["--files", "64000", "--bytes", "300M", "--no-report"])
         .arg("--workdir")
         .arg(&work)
         .arg("-o")
         .arg(&out)
         .stdout(std::process::Stdio::null())
+        .stderr(log.reopen().unwrap())
         .spawn()
         .unwrap();
+    let mut child = common::Child(child);
+    let messages = || std::fs::read_to_string(log.path()).unwrap_or_default();
     // Wait for the filesystem to be mounted and files to appear in it.
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_secs(120);
     let unpacking = || walk_count(&work) > 100;
     while !unpacking() && Instant::now() < deadline {
+        if let Ok(Some(status)) = child.0.try_wait() {
+            panic!(
+                "the run ended ({status}) before the unpack began:\n{}",
+                messages()
+            );
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(unpacking(), "the unpack never started");
+    assert!(unpacking(), "the unpack never started:\n{}", messages());
+    // The filesystem was made with room for every file.
+    let mnt = std::fs::read_dir(&work)
+        .unwrap()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("mnt-"))
+        })
+        .expect("a mount point in the work directory");
+    let df = common::cmd("df", &["--output=itotal", &mnt.display().to_string()]);
+    let inodes: u64 = df.lines().nth(1).unwrap().trim().parse().unwrap();
+    assert!(inodes > 65_536, "{df}");
     // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait().unwrap();
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGINT) };
+    let status = child.0.wait().unwrap();
     assert!(!status.success());
     assert!(leftovers(t.path()).is_empty(), "{:?}", leftovers(t.path()));
     assert_eq!(
@@ -444,6 +456,12 @@ fn a_corpus_that_does_not_fit_is_refused_and_the_rest_kept() {
     assert!(
         m.contains(&t.path().display().to_string()) && m.contains("free"),
         "{m}"
+    );
+    // The reason reaches standard error too: the report went to stdout.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("error: failed: fs") && err.contains(&t.path().display().to_string()),
+        "{err}"
     );
     assert_eq!(
         std::fs::read_dir(t.path()).unwrap().count(),

@@ -677,23 +677,23 @@ fn report_and_exit(
     recs: Vec<Recording>,
     html: Option<&std::path::Path>,
 ) -> anyhow::Result<ExitCode> {
-    let failed: Vec<String> = recs
+    let failed: Vec<(String, Vec<String>)> = recs
         .iter()
         .flat_map(|r| {
             let f = &r.file;
             f.benchmarks
                 .iter()
                 .filter(|b| b.status == Status::Failed)
-                .map(|b| b.series.clone())
+                .map(|b| (b.series.clone(), b.message.iter().cloned().collect()))
                 .chain(
                     f.workloads
                         .iter()
                         .filter(|w| w.status == Status::Failed)
-                        .map(|w| w.name.clone()),
+                        .map(|w| (w.name.clone(), why_failed(w))),
                 )
-                .map(move |s| match &f.profile {
-                    Some(p) => format!("{s} ({})", p.name),
-                    None => s,
+                .map(move |(s, why)| match &f.profile {
+                    Some(p) => (format!("{s} ({})", p.name), why),
+                    None => (s, why),
                 })
         })
         .collect();
@@ -740,13 +740,31 @@ fn report_and_exit(
         return Ok(ExitCode::from(130));
     }
     if !failed.is_empty() {
-        eprintln!(
-            "error: failed: {} (see the messages above)",
-            failed.join(", ")
-        );
+        // The reasons again on standard error: the report may have gone to
+        // a file or nowhere.
+        let names: Vec<&str> = failed.iter().map(|(n, _)| n.as_str()).collect();
+        eprintln!("error: failed: {}", names.join(", "));
+        for (name, why) in &failed {
+            for w in why {
+                eprintln!("  {name}: {w}");
+            }
+        }
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why a failed workload failed: its message, then each failed row's
+/// error under the row's target and label (at most 5).
+fn why_failed(w: &crate::results::WorkloadResult) -> Vec<String> {
+    let rows = w.rows.iter().filter_map(|r| {
+        let e = r.error.as_deref()?;
+        Some(match &r.target {
+            Some(t) => format!("{t}, {}: {e}", r.label),
+            None => format!("{}: {e}", r.label),
+        })
+    });
+    w.message.iter().cloned().chain(rows).take(5).collect()
 }
 
 #[cfg(test)]

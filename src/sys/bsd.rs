@@ -968,7 +968,7 @@ pub fn disk_detach(_dev: &str) -> std::io::Result<()> {
 }
 
 /// File-backed disks: not implemented here yet.
-pub fn make_fs(_kind: &str, _dev: &str) -> std::io::Result<()> {
+pub fn make_fs(_kind: &str, _dev: &str, _extra: &[String]) -> std::io::Result<()> {
     Err(no_disks())
 }
 

@@ -539,14 +539,16 @@ pub fn disk_detach(dev: &str) -> std::io::Result<()> {
 }
 
 /// Makes a filesystem of type `kind` (ext2, ext4, xfs, btrfs) on `dev`.
-pub fn make_fs(kind: &str, dev: &str) -> std::io::Result<()> {
+pub fn make_fs(kind: &str, dev: &str, extra: &[String]) -> std::io::Result<()> {
     let program = format!("mkfs.{kind}");
-    let args: &[&str] = match kind {
-        "ext2" | "ext3" | "ext4" => &["-q", "-F", dev],
-        "xfs" | "btrfs" => &["-q", "-f", dev],
-        _ => &[dev],
+    let mut args: Vec<&str> = match kind {
+        "ext2" | "ext3" | "ext4" => vec!["-q", "-F"],
+        "xfs" | "btrfs" => vec!["-q", "-f"],
+        _ => Vec::new(),
     };
-    command(&program, args).map(drop)
+    args.extend(extra.iter().map(String::as_str));
+    args.push(dev);
+    command(&program, &args).map(drop)
 }
 
 /// Mounts `dev` (a filesystem of type `kind`) on `dir` with `options`

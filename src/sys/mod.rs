@@ -402,6 +402,20 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
     Some((s.f_bavail as u64).saturating_mul(s.f_frsize as u64))
 }
 
+/// Free inodes for unprivileged users on the filesystem holding `path`;
+/// `None` where the filesystem does not count them (it makes inodes as
+/// files are made: btrfs reports no total).
+pub fn free_inodes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs is plain data; the path is NUL-terminated.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 || s.f_files == 0 {
+        return None;
+    }
+    Some(s.f_favail as u64)
+}
+
 /// The symbolic name of an errno value (`EADDRINUSE`), or `errno N` for
 /// one not listed: the values resource limits and network calls produce.
 pub fn errno_name(e: i32) -> String {

@@ -115,20 +115,22 @@ fn phase_row(
 }
 
 /// Makes `place` (the `index`-th of the run) ready for a workload needing
-/// `need` bytes; on failure, the `setup` row that says why, under the
+/// `need`; on failure, the `setup` row that says why, under the
 /// place's label.
 fn prepare_place(
     place: &Place,
     index: usize,
     ctx: &Ctx,
     opts: &Options,
-    need: u64,
+    need: target::Need,
 ) -> Result<target::Target, Box<WorkloadRow>> {
     target::prepare(
         place,
         ctx.workdir(),
         index,
-        opts.fs.fs_size.unwrap_or_else(|| default_fs_size(need)),
+        opts.fs
+            .fs_size
+            .unwrap_or_else(|| default_fs_size(need.bytes)),
         opts.fs.mount_opts.as_deref(),
         need,
     )

@@ -131,13 +131,53 @@ impl Drop for LoopDisk {
     }
 }
 
-/// Bytes a corpus of `files` files and `bytes` bytes takes on disk, with
-/// room for block rounding and metadata (4 KiB blocks, an inode and a
-/// directory entry per file).
-pub fn disk_need(files: u64, bytes: u64) -> u64 {
-    bytes
-        .saturating_add(files.saturating_mul(4096 + 512))
-        .saturating_add(64 << 20)
+/// What a corpus takes on the filesystem it is written to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Need {
+    /// Bytes, with room for block rounding and metadata.
+    pub bytes: u64,
+    /// Inodes: the files, their directories and a margin.
+    pub inodes: u64,
+}
+
+/// What a corpus of `files` files and `bytes` bytes takes on disk: room for
+/// block rounding and metadata (4 KiB blocks, an inode and a directory
+/// entry per file), and an inode per file plus one per 16 files for the
+/// directories (the corpora here hold 40 or more files per directory).
+pub fn disk_need(files: u64, bytes: u64) -> Need {
+    Need {
+        bytes: bytes
+            .saturating_add(files.saturating_mul(4096 + 512))
+            .saturating_add(64 << 20),
+        inodes: files.saturating_add(files / 16).saturating_add(1024),
+    }
+}
+
+/// The inodes `mkfs` of `kind` makes on `fs_size` bytes by default, where
+/// the count is fixed when the filesystem is made (ext2/3/4: one per 16 KiB,
+/// one per 4 KiB below 512 MiB, as mke2fs.conf ships); `None` where inodes
+/// are allocated as files are made (xfs, btrfs).
+fn default_inodes(kind: &str, fs_size: u64) -> Option<u64> {
+    match kind {
+        "ext2" | "ext3" | "ext4" => {
+            let ratio = if fs_size >= 512 << 20 { 16384 } else { 4096 };
+            Some(fs_size / ratio)
+        }
+        _ => None,
+    }
+}
+
+/// The `mkfs` arguments that give a filesystem of `kind` and `fs_size`
+/// bytes room for `inodes` inodes: none when the default has room.
+pub fn inode_args(kind: &str, fs_size: u64, inodes: u64) -> Vec<String> {
+    match default_inodes(kind, fs_size) {
+        Some(d) if d < inodes => vec!["-N".into(), inodes.to_string()],
+        _ => Vec::new(),
+    }
+}
+
+fn thousands(n: u64) -> String {
+    crate::analysis::units::fmt_n(n as f64)
 }
 
 fn human(b: u64) -> String {
@@ -159,16 +199,17 @@ fn describe(path: &Path) -> serde_json::Value {
     })
 }
 
-/// Makes `place` ready for a workload that needs `need` bytes (see
+/// Makes `place` ready for a workload that needs `need` (see
 /// [`disk_need`]); `index` keeps loop images of one run apart. Refuses
-/// clearly when the space is not there.
+/// clearly when the space or the inodes are not there; a filesystem it
+/// makes gets the inodes the corpus needs (`mkfs_args` in its info).
 pub fn prepare(
     place: &Place,
     workdir: &Path,
     index: usize,
     fs_size: u64,
     default_opts: Option<&str>,
-    need: u64,
+    need: Need,
 ) -> Result<Target, String> {
     match place {
         Place::Dir(dir) | Place::WorkDir(dir) => {
@@ -178,12 +219,22 @@ pub fn prepare(
                     dir.display()
                 )
             })?;
-            if free < need {
+            if free < need.bytes {
                 return Err(format!(
                     "--dir {}: {} free, the workload needs about {}; use fewer --files/--bytes or another directory",
                     dir.display(),
                     human(free),
-                    human(need)
+                    human(need.bytes)
+                ));
+            }
+            if let Some(inodes) = sys::free_inodes(dir)
+                && inodes < need.inodes
+            {
+                return Err(format!(
+                    "--dir {}: {} inodes free, the workload makes about {} files and directories; use fewer --files or another directory",
+                    dir.display(),
+                    thousands(inodes),
+                    thousands(need.inodes)
                 ));
             }
             let t = tempfile::Builder::new()
@@ -213,21 +264,22 @@ pub fn prepare(
             })
         }
         Place::Mkfs(spec) => {
-            if fs_size < need.saturating_add(need / 4) {
+            let with_overhead = need.bytes.saturating_add(need.bytes / 4);
+            if fs_size < with_overhead {
                 return Err(format!(
                     "--fs-size {}: too small for the corpus (about {} with filesystem overhead); raise it or use fewer --files/--bytes",
                     human(fs_size),
-                    human(need.saturating_add(need / 4))
+                    human(with_overhead)
                 ));
             }
             // The image is sparse: blocks are taken as the workload writes.
             let free = sys::free_bytes(workdir).unwrap_or(0);
-            if free < need {
+            if free < need.bytes {
                 return Err(format!(
                     "{}: {} free for the loop image, the workload needs about {}",
                     workdir.display(),
                     human(free),
-                    human(need)
+                    human(need.bytes)
                 ));
             }
             let image = workdir.join(format!("fs-{index}-{}.img", spec.kind));
@@ -250,16 +302,29 @@ pub fn prepare(
             drop(f);
             let dev = sys::disk_attach(&image).map_err(|e| format!("loop device: {e}"))?;
             disk.dev = Some(dev.clone());
-            sys::make_fs(&spec.kind, &dev).map_err(|e| format!("mkfs: {e}"))?;
+            let mkfs_args = inode_args(&spec.kind, fs_size, need.inodes);
+            sys::make_fs(&spec.kind, &dev, &mkfs_args).map_err(|e| format!("mkfs: {e}"))?;
             let opts = spec.options.as_deref().or(default_opts).unwrap_or("");
             sys::mount_fs(&dev, &mnt, &spec.kind, opts).map_err(|e| format!("mount: {e}"))?;
             disk.mounted = true;
+            if let Some(inodes) = sys::free_inodes(&mnt)
+                && inodes < need.inodes
+            {
+                return Err(format!(
+                    "--fs-size {}: mkfs.{} made room for {} files and directories, the workload makes about {}; raise --fs-size or use fewer --files",
+                    human(fs_size),
+                    spec.kind,
+                    thousands(inodes),
+                    thousands(need.inodes)
+                ));
+            }
             let root = mnt.join("scalebench-fs");
             std::fs::create_dir(&root).map_err(|e| format!("{}: {e}", root.display()))?;
             let mut info = describe(&root);
             info["made"] = json!(true);
             info["fs_size"] = json!(fs_size);
             info["mkfs"] = json!(spec.kind);
+            info["mkfs_args"] = json!(mkfs_args);
             info["requested_mount_options"] = json!(opts);
             let label = if opts.is_empty() {
                 spec.kind.clone()
@@ -352,6 +417,24 @@ mod tests {
     }
 
     #[test]
+    fn filesystems_get_the_inodes_the_corpus_needs() {
+        let need = disk_need(200_000, 1 << 30);
+        assert!(need.inodes > 200_000 + 200_000 / 40, "{need:?}");
+        // ext4 on 3 GiB makes 196 608 inodes: fewer than 200 000 files.
+        assert_eq!(
+            inode_args("ext4", 3 << 30, need.inodes),
+            ["-N".to_string(), need.inodes.to_string()]
+        );
+        // Room by default: nothing asked; below 512 MiB one per 4 KiB.
+        assert!(inode_args("ext4", 8 << 30, need.inodes).is_empty());
+        assert!(inode_args("ext2", 256 << 20, 60_000).is_empty());
+        assert_eq!(inode_args("ext2", 256 << 20, 70_000).len(), 2);
+        // xfs and btrfs make inodes as files are made.
+        assert!(inode_args("xfs", 1 << 30, u64::MAX).is_empty());
+        assert!(inode_args("btrfs", 1 << 30, u64::MAX).is_empty());
+    }
+
+    #[test]
     fn a_dir_without_room_is_refused_by_name() {
         let t = tempfile::tempdir().unwrap();
         let e = match prepare(
@@ -360,7 +443,10 @@ mod tests {
             0,
             0,
             None,
-            u64::MAX / 2,
+            Need {
+                bytes: u64::MAX / 2,
+                inodes: 1,
+            },
         ) {
             Err(e) => e,
             Ok(_) => panic!("accepted"),
@@ -370,7 +456,11 @@ mod tests {
             "{e}"
         );
         // With room: a fresh subdirectory, removed with the target.
-        let got = prepare(&Place::Dir(t.path().into()), t.path(), 0, 0, None, 1).unwrap();
+        let little = Need {
+            bytes: 1,
+            inodes: 1,
+        };
+        let got = prepare(&Place::Dir(t.path().into()), t.path(), 0, 0, None, little).unwrap();
         let root = got.root.clone();
         assert!(root.starts_with(t.path()) && root.is_dir());
         assert!(got.info["fs_type"].as_str().is_some_and(|s| !s.is_empty()));
