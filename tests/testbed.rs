@@ -408,8 +408,10 @@ fn forward_counts_packets_both_ways_and_names_the_loss_free_rate() {
     require_root();
     let (doc, pid, _) = run_forward(
         &[
+            // A million packets/s is more than this router forwards (about
+            // 216 000 one way): lossy, so the binary search runs below it.
             "--sweep",
-            "rate=2000,10000",
+            "rate=2000,10000,1000000",
             "--heat-up",
             "200ms",
             "--sample-time",
@@ -418,6 +420,8 @@ fn forward_counts_packets_both_ways_and_names_the_loss_free_rate() {
             "2",
             "--loss-tolerance",
             "0.5%",
+            "--search-steps",
+            "2",
         ],
         &[],
     );
@@ -449,7 +453,37 @@ fn forward_counts_packets_both_ways_and_names_the_loss_free_rate() {
             (Some("rate"), Some("pps"))
         );
         let levels = sw["levels"].as_array().unwrap();
-        assert_eq!(levels.len(), 2);
+        assert_eq!(levels.len(), 5, "three levels and two search steps");
+        assert_eq!(r["params"]["search_steps_run"], 2);
+        let at: Vec<f64> = levels
+            .iter()
+            .map(|l| l["level"].as_f64().unwrap())
+            .collect();
+        let free_of = |l: &Value| l["params"]["loss_free"] == true;
+        // The highest loss-free rate with every rate below it loss-free, and
+        // the lowest lossy one, among the first `upto` levels.
+        let bounds = |upto: usize| {
+            let mut v: Vec<(f64, bool)> = at[..upto]
+                .iter()
+                .zip(&levels[..upto])
+                .map(|(a, l)| (*a, free_of(l)))
+                .collect();
+            v.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let n = v.iter().take_while(|x| x.1).count();
+            let lo = n.checked_sub(1).map(|i| v[i].0);
+            (lo, v.get(n).map(|x| x.0))
+        };
+        // Halfway between the two.
+        for k in 3..5 {
+            assert_eq!(levels[k]["params"]["search_step"], k - 2);
+            let (lo, hi) = bounds(k);
+            assert_eq!(
+                at[k],
+                ((lo.unwrap_or(0.0) + hi.unwrap()) / 2.0).round(),
+                "{at:?}"
+            );
+        }
+        assert_eq!(levels[2]["params"]["loss_free"], false);
         for l in levels {
             let p = &l["params"];
             assert_eq!(p["directions"], directions);
@@ -471,11 +505,12 @@ fn forward_counts_packets_both_ways_and_names_the_loss_free_rate() {
                 "forwarded {v} pps at {rate}: {l}"
             );
         }
-        // At these rates nothing is lost: the loss-free rate is a level.
+        // At the small rates nothing is lost: the loss-free rate is at
+        // least one of them, and the search's result.
         let free = r["params"]["loss_free_pps"].as_f64();
         assert!(
-            matches!(free, Some(f) if f == 2000.0 || f == 10000.0),
-            "{}: {:?}",
+            free.is_some_and(|f| f >= 2000.0) && free == bounds(5).0,
+            "{}: {:?} {at:?}",
             r["label"],
             r["params"]
         );

@@ -643,6 +643,12 @@ pub struct RunArgs {
     /// count as loss-free (default 0, RFC 2544's throughput; at most 100).
     #[arg(long, value_name = "PERCENT", value_parser = values::percent, help_heading = "Forwarding")]
     pub loss_tolerance: Option<f64>,
+    /// forward: levels of RFC 2544's binary search for the loss-free rate
+    /// after the sweep's levels, each halfway between the highest
+    /// loss-free and the lowest lossy rate (default 3, `--full` 6; 0: the
+    /// sweep's levels only).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=20), help_heading = "Forwarding")]
+    pub search_steps: Option<u32>,
     /// The level per-unit efficiency is normalised to (default: the lowest).
     #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u64).range(1..=1_000_000), help_heading = "Sweeps")]
     pub baseline: Option<u64>,

@@ -528,6 +528,7 @@ fn plan(a: &RunArgs) -> anyhow::Result<RunPlan> {
             Some(t) => t,
             None => crate::workloads::forward::LOSS_TOLERANCE,
         },
+        forward_search_steps: a.search_steps,
         ..workloads::Options::new(Size::Quick)
     };
     Ok(RunPlan {

@@ -102,23 +102,7 @@ pub fn run(plan: &Plan, progress: &mut Progress, runner: &mut dyn LevelRunner) -
             i + 1,
             plan.levels.len()
         ));
-        let sampler = Sampler::start(Duration::from_millis(500));
-        let out = runner.run_level(level, plan);
-        let snaps = sampler.finish();
-        let (cpu_busy, busy_mhz) = match out.window {
-            Some((from, to)) => cpu_figures(&snaps, from, to),
-            None => (None, None),
-        };
-        levels.push(SweepLevel {
-            level,
-            value: figure(&out.samples, plan.figure_of_last),
-            samples: out.samples,
-            cpu_busy,
-            busy_mhz,
-            params: out.params,
-            error: out.error,
-            failures: out.failures,
-        });
+        levels.push(measure(plan, level, runner));
         progress.advance(per_level);
     }
     SweepStats {
@@ -134,6 +118,101 @@ pub fn run(plan: &Plan, progress: &mut Progress, runner: &mut dyn LevelRunner) -
         counts_failures: plan.counts_failures,
         levels,
     }
+}
+
+/// Runs one level with the CPUs sampled: the level as recorded.
+fn measure(plan: &Plan, level: f64, runner: &mut dyn LevelRunner) -> SweepLevel {
+    let sampler = Sampler::start(Duration::from_millis(500));
+    let out = runner.run_level(level, plan);
+    let snaps = sampler.finish();
+    let (cpu_busy, busy_mhz) = match out.window {
+        Some((from, to)) => cpu_figures(&snaps, from, to),
+        None => (None, None),
+    };
+    SweepLevel {
+        level,
+        value: figure(&out.samples, plan.figure_of_last),
+        samples: out.samples,
+        cpu_busy,
+        busy_mhz,
+        params: out.params,
+        error: out.error,
+        failures: out.failures,
+    }
+}
+
+/// The highest level that passed with every level below it (RFC 2544's
+/// throughput over the levels run); `levels` as (level, passed), in any
+/// order.
+pub fn highest_passing(levels: &[(f64, bool)]) -> Option<f64> {
+    let (lo, _) = split(levels);
+    lo
+}
+
+/// The highest level of the passing prefix, and the first level above it
+/// (which failed).
+fn split(levels: &[(f64, bool)]) -> (Option<f64>, Option<f64>) {
+    let mut v = levels.to_vec();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let passed = v.iter().take_while(|(_, ok)| *ok).count();
+    (
+        passed.checked_sub(1).map(|i| v[i].0),
+        v.get(passed).map(|l| l.0),
+    )
+}
+
+/// The bounds a search narrows: the highest level that passed with every
+/// level below it (0 when the lowest failed), and the lowest level above
+/// it that failed; `None` when every level passed.
+pub fn search_bounds(levels: &[(f64, bool)]) -> Option<(f64, f64)> {
+    let (lo, hi) = split(levels);
+    Some((lo.unwrap_or(0.0), hi?))
+}
+
+/// RFC 2544's binary search for the highest level that passes, after the
+/// levels of `plan` ran into `stats`: up to `steps` more levels, each
+/// halfway (rounded to a whole level) between the highest level that
+/// passed with every level below it and the lowest that failed above it,
+/// until the two are within `resolution` (a share of the failed level)
+/// or ^C. Each is recorded after the plan's levels with its `search_step`
+/// (1, 2, …) in its params; returns how many ran.
+pub fn search(
+    plan: &Plan,
+    stats: &mut SweepStats,
+    progress: &mut Progress,
+    runner: &mut dyn LevelRunner,
+    passes: &dyn Fn(&SweepLevel) -> bool,
+    steps: u32,
+    resolution: f64,
+) -> u32 {
+    let per_level = (plan.heat_up + plan.sample * plan.samples).as_secs();
+    for k in 1..=steps {
+        if reaper::interrupted() {
+            return k - 1;
+        }
+        let seen: Vec<(f64, bool)> = stats.levels.iter().map(|l| (l.level, passes(l))).collect();
+        let Some((lo, hi)) = search_bounds(&seen) else {
+            return k - 1;
+        };
+        let mid = ((lo + hi) / 2.0).round();
+        if hi - lo <= resolution * hi || mid <= lo || mid >= hi {
+            return k - 1;
+        }
+        progress.phase(&format!(
+            "{} {} (search {k}/{steps}: between {} and {})",
+            plan.variable,
+            crate::analysis::sweep::fmt_level(mid),
+            crate::analysis::sweep::fmt_level(lo),
+            crate::analysis::sweep::fmt_level(hi),
+        ));
+        let mut level = measure(plan, mid, runner);
+        level
+            .params
+            .insert("search_step".into(), serde_json::json!(k));
+        stats.levels.push(level);
+        progress.advance(per_level);
+    }
+    steps
 }
 
 /// The mean of the last `last` samples' values (fewer when fewer ran).
@@ -311,5 +390,83 @@ mod tests {
             (s.variable.as_str(), s.samples, s.figure_of_last),
             ("clients", 4, 3)
         );
+    }
+
+    #[test]
+    fn search_bounds_take_the_passing_prefix() {
+        assert_eq!(search_bounds(&[]), None);
+        assert_eq!(search_bounds(&[(1.0, true), (2.0, true)]), None);
+        assert_eq!(
+            search_bounds(&[(40.0, false), (10.0, true), (20.0, true)]),
+            Some((20.0, 40.0))
+        );
+        // A pass above a failure does not count: the failure bounds.
+        assert_eq!(
+            search_bounds(&[(10.0, true), (20.0, false), (30.0, true)]),
+            Some((10.0, 20.0))
+        );
+        assert_eq!(search_bounds(&[(10.0, false)]), Some((0.0, 10.0)));
+        assert_eq!(highest_passing(&[(10.0, false)]), None);
+        assert_eq!(
+            highest_passing(&[(30.0, true), (10.0, true), (20.0, false)]),
+            Some(10.0)
+        );
+        assert_eq!(highest_passing(&[(3.0, true), (1.0, true)]), Some(3.0));
+    }
+
+    #[test]
+    fn a_search_narrows_to_the_highest_passing_level() {
+        let plan = Plan {
+            variable: "rate".into(),
+            unit: "pps".into(),
+            levels: vec![1000.0, 10_000.0, 100_000.0],
+            baseline: 1000.0,
+            knee_on: "per-unit",
+            heat_up: Duration::ZERO,
+            samples: 1,
+            sample: Duration::from_millis(1),
+            figure_of_last: 1,
+            counts_failures: false,
+        };
+        // Levels up to 37 000 pass.
+        let mut runner = |level: f64, _: &Plan| {
+            let mut out = LevelOutcome {
+                samples: vec![sample(level)],
+                ..LevelOutcome::default()
+            };
+            out.params
+                .insert("ok".into(), serde_json::json!(level <= 37_000.0));
+            out
+        };
+        let passes = |l: &SweepLevel| l.params["ok"] == serde_json::json!(true);
+        let mut progress = Progress::new(super::super::progress::Mode::Quiet);
+        let mut s = run(&plan, &mut progress, &mut runner);
+        let ran = search(&plan, &mut s, &mut progress, &mut runner, &passes, 20, 0.01);
+        let searched: Vec<f64> = s.levels[3..].iter().map(|l| l.level).collect();
+        // 10 000..100 000 halved: 55 000 fails, 32 500 passes, 43 750 …
+        assert_eq!(searched[..3], [55_000.0, 32_500.0, 43_750.0]);
+        assert_eq!(ran as usize, searched.len());
+        assert!(ran < 20, "stops within the resolution: {searched:?}");
+        for (k, l) in s.levels[3..].iter().enumerate() {
+            assert_eq!(l.params["search_step"], serde_json::json!(k + 1));
+        }
+        let seen: Vec<(f64, bool)> = s.levels.iter().map(|l| (l.level, passes(l))).collect();
+        let (lo, hi) = search_bounds(&seen).unwrap();
+        assert!(
+            lo <= 37_000.0 && hi > 37_000.0 && hi - lo <= 0.01 * hi,
+            "{lo} {hi}"
+        );
+        // No steps: nothing more runs; every level passing: nothing to search.
+        let mut t = run(&plan, &mut progress, &mut runner);
+        assert_eq!(
+            search(&plan, &mut t, &mut progress, &mut runner, &passes, 0, 0.01),
+            0
+        );
+        let all = |_: &SweepLevel| true;
+        assert_eq!(
+            search(&plan, &mut t, &mut progress, &mut runner, &all, 5, 0.01),
+            0
+        );
+        assert_eq!(t.levels.len(), 3);
     }
 }

@@ -32,7 +32,10 @@
 //! input queue was full; the router's: the receiving end's).
 //!
 //! The sweep is over the offered rate per direction (`--sweep
-//! rate=10000,50000,…`); the highest loss-free rate (RFC 2544's
+//! rate=10000,50000,…`), then RFC 2544's binary search between the
+//! highest loss-free and the lowest lossy rate ([`sweep::search`], up to
+//! [`default_search_steps`] or `run --search-steps` levels, to within
+//! [`SEARCH_RESOLUTION`]); the highest loss-free rate (RFC 2544's
 //! throughput over the levels run) is the highest level that, and every
 //! level below it, lost at most [`LOSS_TOLERANCE`] (or `run
 //! --loss-tolerance`) of the packets sent
@@ -43,7 +46,7 @@ use crate::harness::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::reaper::interrupted;
 use crate::harness::sweep::{self, LevelOutcome};
-use crate::results::{SweepSample, SweepStats, WorkloadResult, WorkloadRow};
+use crate::results::{SweepLevel, SweepSample, SweepStats, WorkloadResult, WorkloadRow};
 use crate::testbed::{Spec, Testbed};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -70,6 +73,20 @@ pub const LOSS_TOLERANCE: f64 = 0.0;
 /// A level was offered in full when the generator sent at least this share
 /// of its rate.
 pub const REACHED: f64 = 0.95;
+
+/// The binary search after the sweep stops once the loss-free and the
+/// lossy rate around the loss-free rate are this close (a share of the
+/// lossy one).
+pub const SEARCH_RESOLUTION: f64 = 0.01;
+
+/// Search steps after the sweep's levels unless `run --search-steps` says
+/// otherwise: 3 for the quick size, 6 for the full one.
+pub fn default_search_steps(size: Size) -> u32 {
+    match size {
+        Size::Quick => 3,
+        Size::Full => 6,
+    }
+}
 
 /// UDP payload bytes (the slides' 64).
 pub const PAYLOAD: usize = 64;
@@ -633,27 +650,16 @@ fn level(bed: &mut Bed, both: bool, tolerance: f64, rate: f64, plan: &sweep::Pla
     out
 }
 
-/// The highest level that, and every level below it, was loss-free;
-/// `levels` as (level, loss-free), in any order.
-fn loss_free_rate(levels: &[(f64, bool)]) -> Option<f64> {
-    let mut v = levels.to_vec();
-    v.sort_by(|a, b| a.0.total_cmp(&b.0));
-    v.iter().take_while(|(_, ok)| *ok).map(|(l, _)| *l).last()
+/// Whether a level was loss-free (and finished).
+fn loss_free(l: &SweepLevel) -> bool {
+    l.error.is_none() && l.params.get("loss_free") == Some(&json!(true))
 }
 
-/// The loss-free rate of a sweep, from its levels' `loss_free`.
+/// The loss-free rate of a sweep: the highest level that, and every level
+/// below it, was loss-free.
 fn sweep_loss_free(s: &SweepStats) -> Option<f64> {
-    let v: Vec<(f64, bool)> = s
-        .levels
-        .iter()
-        .map(|l| {
-            (
-                l.level,
-                l.error.is_none() && l.params.get("loss_free") == Some(&json!(true)),
-            )
-        })
-        .collect();
-    loss_free_rate(&v)
+    let v: Vec<(f64, bool)> = s.levels.iter().map(|l| (l.level, loss_free(l))).collect();
+    sweep::highest_passing(&v)
 }
 
 fn unsupported(params: BTreeMap<String, serde_json::Value>, why: String) -> WorkloadResult {
@@ -718,10 +724,19 @@ impl Workload for Forward {
         params.insert("loss_tolerance_share".into(), json!(tolerance));
         let plan = plan(opts);
         params.insert("rate".into(), json!(plan.levels));
+        let steps = opts
+            .forward_search_steps
+            .unwrap_or_else(|| default_search_steps(opts.size));
+        params.insert("search_steps".into(), json!(steps));
+        params.insert("search_resolution_share".into(), json!(SEARCH_RESOLUTION));
         if let Err(e) = crate::sys::netns::privileged() {
             return unsupported(params, e);
         }
-        progress.begin(FORWARD.name, 2 * plan.planned().as_secs().max(1));
+        let per_level = plan.heat_up + plan.sample * plan.samples;
+        progress.begin(
+            FORWARD.name,
+            2 * (plan.planned() + per_level * steps).as_secs().max(1),
+        );
         progress.phase("making the router, source and sink namespaces");
         let mut bed = match Bed::make(&ctx.workdir().join(DIR), &mut params) {
             Ok(b) => b,
@@ -751,7 +766,17 @@ impl Workload for Forward {
                 }),
             );
             let mut runner = |l: f64, pl: &sweep::Plan| level(&mut bed, both, tolerance, l, pl);
-            let s = sweep::run(&plan, progress, &mut runner);
+            let mut s = sweep::run(&plan, progress, &mut runner);
+            let searched = sweep::search(
+                &plan,
+                &mut s,
+                progress,
+                &mut runner,
+                &loss_free,
+                steps,
+                SEARCH_RESOLUTION,
+            );
+            p.insert("search_steps_run".into(), json!(searched));
             let free = sweep_loss_free(&s);
             let best = s
                 .levels
@@ -815,15 +840,43 @@ mod tests {
 
     #[test]
     fn the_loss_free_rate_stops_at_the_first_lossy_level() {
-        let l = |v: &[(f64, bool)]| loss_free_rate(v);
-        assert_eq!(l(&[(10.0, true), (50.0, true), (100.0, false)]), Some(50.0));
+        let l = |v: &[(f64, bool)]| {
+            let mut s = sweep::run(
+                &plan(&WorkOptions::new(Size::Quick)),
+                &mut Progress::new(crate::harness::progress::Mode::Quiet),
+                &mut |_: f64, _: &sweep::Plan| LevelOutcome::default(),
+            );
+            s.levels = v
+                .iter()
+                .map(|&(level, ok)| SweepLevel {
+                    level,
+                    value: None,
+                    samples: Vec::new(),
+                    cpu_busy: None,
+                    busy_mhz: None,
+                    params: [("loss_free".to_string(), json!(ok))].into(),
+                    error: None,
+                    failures: BTreeMap::new(),
+                })
+                .collect();
+            s
+        };
+        let free = |v: &[(f64, bool)]| sweep_loss_free(&l(v));
+        assert_eq!(
+            free(&[(10.0, true), (50.0, true), (100.0, false)]),
+            Some(50.0)
+        );
         // Out of order, and loss-free again above a lossy level: not counted.
         assert_eq!(
-            l(&[(200.0, true), (100.0, false), (10.0, true)]),
+            free(&[(200.0, true), (100.0, false), (10.0, true)]),
             Some(10.0)
         );
-        assert_eq!(l(&[(10.0, false), (50.0, true)]), None);
-        assert_eq!(l(&[]), None);
+        assert_eq!(free(&[(10.0, false), (50.0, true)]), None);
+        assert_eq!(free(&[]), None);
+        // A level that did not finish is not loss-free.
+        let mut s = l(&[(10.0, true), (50.0, true)]);
+        s.levels[1].error = Some("interrupted".into());
+        assert_eq!(sweep_loss_free(&s), Some(10.0));
     }
 
     #[test]

@@ -60,6 +60,9 @@ pub struct Options {
     pub bigfile_bytes: Option<u64>,
     /// forward: the share of the packets sent a loss-free level may lose.
     pub forward_loss_tolerance: f64,
+    /// forward: binary-search steps after the sweep's levels (`None`: the
+    /// size's default, [`forward::default_search_steps`]).
+    pub forward_search_steps: Option<u32>,
 }
 
 impl Options {
@@ -73,6 +76,7 @@ impl Options {
             mail: mail::MailOptions::default(),
             bigfile_bytes: None,
             forward_loss_tolerance: forward::LOSS_TOLERANCE,
+            forward_search_steps: None,
         }
     }
 }
