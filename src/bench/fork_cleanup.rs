@@ -1,6 +1,8 @@
 //! `fork-cleanup`: n children are forked (untimed), then removed one by one,
-//! oldest first: kill(SIGKILL) and waitpid() until reaped. Read the graph
-//! from the right: n falls as the run goes on.
+//! oldest first: kill(SIGKILL) and waitpid() until reaped. n falls as the
+//! operations go on; the undo forks a child in place of the one removed,
+//! so runs also time the removal on the way back up (fork, remove, fork at
+//! each n), alternating which way they go first.
 
 use super::forkproc::{Forker, Linking};
 use super::{Benchmark, Info, Run, StartError, StepError};
@@ -31,6 +33,11 @@ impl Benchmark for ForkCleanup {
 
     /// n falls: `start(n)` forks n children, each operation removes one.
     fn falling(&self) -> bool {
+        true
+    }
+
+    /// The undo forks a child back: n rises again, one at a time.
+    fn downwards(&self) -> bool {
         true
     }
 

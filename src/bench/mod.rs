@@ -128,6 +128,8 @@ pub trait Benchmark: Sync {
     /// once (coming down: undo, time the operation, undo), so that a cost
     /// drifting over time does not pass for a cost growing with n. False
     /// (the default) makes the harness re-time low n separately instead.
+    /// For a [`falling`](Benchmark::falling) benchmark the undo adds an
+    /// item back, and runs go down and up, or up and down.
     fn downwards(&self) -> bool {
         false
     }

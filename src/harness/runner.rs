@@ -8,10 +8,11 @@
 //! restores the state one item earlier ([`Benchmark::downwards`]) do the
 //! same: an odd-numbered run grows to n untimed, then for k = n-1 down to
 //! 0 undoes one item, times the operation at n = k and undoes it again.
-//! The other per-item benchmarks are re-timed at low n in a fresh run,
-//! after each run (before it when n falls during a run, as in
-//! fork-cleanup), so that each run's low n are also measured far in time
-//! from the run's own low-n samples.
+//! A per-item benchmark whose n falls and whose undo adds an item back
+//! (fork-cleanup) goes both ways from the other end ([`Removed`]). The
+//! other per-item benchmarks are re-timed at low n in a fresh run, after
+//! each run (before it when n falls during a run), so that each run's low
+//! n are also measured far in time from the run's own low-n samples.
 
 use super::clock::{Clock, Stopwatch};
 use super::progress::Progress;
@@ -138,24 +139,30 @@ enum Order {
     UpDown,
     /// Per item, n rises in every run; re-timed at low n after each run.
     Rising,
-    /// Per item, n falls in every run (fork-cleanup); re-timed at low n
-    /// before each run.
+    /// Per item, n falls in every run; re-timed at low n before each run.
     Falling,
+    /// Per item, n falls and can rise again (fork-cleanup: its undo adds
+    /// an item back): even-numbered runs go down and up, odd ones up and
+    /// down ([`updown_run`] on the items removed, [`Removed`]).
+    FallingBothWays,
 }
 
 impl Order {
     fn of(bench: &dyn Benchmark) -> Order {
         match bench.schedule() {
             Schedule::Levels { .. } => Order::Levels,
+            Schedule::PerItem if bench.falling() && bench.downwards() => Order::FallingBothWays,
             Schedule::PerItem if bench.falling() => Order::Falling,
             Schedule::PerItem if bench.downwards() => Order::UpDown,
             Schedule::PerItem => Order::Rising,
         }
     }
 
-    /// Whether run `r` visits its top n first (down-up).
+    /// Whether run `r` visits its top n first (down-up) — for
+    /// [`Order::FallingBothWays`], whether it removes every item untimed
+    /// first (up-down).
     fn peak_first(self, r: u32) -> bool {
-        matches!(self, Order::Levels | Order::UpDown) && r % 2 == 1
+        matches!(self, Order::Levels | Order::UpDown | Order::FallingBothWays) && r % 2 == 1
     }
 
     /// The order in which run `r` visits n, as recorded.
@@ -163,6 +170,8 @@ impl Order {
         match self {
             Order::Levels | Order::UpDown if self.peak_first(r) => Direction::DownUp,
             Order::Levels | Order::UpDown => Direction::UpDown,
+            Order::FallingBothWays if self.peak_first(r) => Direction::UpDown,
+            Order::FallingBothWays => Direction::DownUp,
             Order::Falling => Direction::Down,
             Order::Rising => Direction::Up,
         }
@@ -173,7 +182,7 @@ impl Order {
         match self {
             Order::Rising => Some(RecheckWhen::After),
             Order::Falling => Some(RecheckWhen::Before),
-            Order::Levels | Order::UpDown => None,
+            Order::Levels | Order::UpDown | Order::FallingBothWays => None,
         }
     }
 
@@ -186,7 +195,7 @@ impl Order {
     /// timed or not — for a run that measures both ways, those of a single
     /// pass ([`updown_units`]), which its passes share.
     fn run_units(self, r: u32, schedule: Schedule, n: u64) -> u64 {
-        if self == Order::UpDown {
+        if matches!(self, Order::UpDown | Order::FallingBothWays) {
             updown_units(n, self.peak_first(r))
         } else {
             schedule.ops(n)
@@ -620,6 +629,43 @@ fn one_run(
 ) -> Result<Vec<[u64; 2]>, RunEnd> {
     let mut run = start_run(bench, variant, ctx, n)?;
     let schedule = bench.schedule();
+    if schedule == Schedule::PerItem && bench.downwards() && bench.falling() {
+        let mut removed = Removed {
+            run: run.as_mut(),
+            top: n,
+        };
+        let at_n = |samples: Vec<[u64; 2]>| {
+            samples
+                .into_iter()
+                .map(|[k, ns]| [n - k, ns])
+                .collect::<Vec<_>>()
+        };
+        return updown_run(
+            bench,
+            &mut removed,
+            clock,
+            n,
+            peak_first,
+            passes,
+            sweeps,
+            progress,
+        )
+        .map(at_n)
+        .map_err(|e| match e {
+            RunEnd::Limit {
+                samples,
+                reached,
+                resource,
+                detail,
+            } => RunEnd::Limit {
+                samples: at_n(samples),
+                reached,
+                resource,
+                detail,
+            },
+            e => e,
+        });
+    }
     if schedule == Schedule::PerItem && bench.downwards() {
         return updown_run(
             bench,
@@ -656,6 +702,30 @@ fn one_run(
     drop(ticker);
     drop(run);
     Ok(samples)
+}
+
+/// A run whose operation removes an item and whose undo adds one back
+/// (a falling benchmark that can go both ways), seen from its other end
+/// for [`updown_run`]: it holds the items removed so far (of `top`), so
+/// its operation adds one and its undo removes one. A sample at k items
+/// removed is at n = `top − k` items left, the n the operation met.
+struct Removed<'a> {
+    run: &'a mut dyn Run,
+    top: u64,
+}
+
+impl Run for Removed<'_> {
+    fn held(&self) -> u64 {
+        self.top.saturating_sub(self.run.held())
+    }
+
+    fn op(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
+        self.run.op(sw)
+    }
+
+    fn undo(&mut self, sw: &mut Stopwatch) -> Result<(), StepError> {
+        self.run.undo(sw)
+    }
 }
 
 /// Largest number of up-and-down passes a run that measures both ways
@@ -1538,6 +1608,52 @@ mod tests {
             .filter(|e| matches!(e, Start(_)))
             .collect();
         assert_eq!(starts, [Start(k), Start(300), Start(k), Start(300)]);
+    }
+
+    #[test]
+    fn a_falling_benchmark_that_can_go_back_up_is_timed_both_ways() {
+        let b = Fake {
+            falling: true,
+            downwards: true,
+            ..Fake::new(1000)
+        };
+        let r = go(&b, 300, 3);
+        assert_eq!(r.status, Status::Ok);
+        for (i, run) in r.runs.iter().enumerate() {
+            // Down first in even runs, up first (all removed untimed) in
+            // odd ones; no re-timing.
+            let want = if i % 2 == 0 {
+                Direction::DownUp
+            } else {
+                Direction::UpDown
+            };
+            assert_eq!(run.direction, want, "run {i}");
+            assert!(run.recheck.is_empty() && run.recheck_when.is_none());
+            let c = run.crossings.unwrap();
+            assert!(c >= 2 && c % 2 == 0, "{c}");
+            // Every n from 300 down to 1 timed once, at the n it met.
+            let mut ns = ns_of(&run.samples);
+            assert_eq!(run.samples.len(), 300);
+            ns.sort_unstable();
+            assert_eq!(ns, (1..=300).collect::<Vec<_>>());
+            assert_timed_at_n(&run.samples);
+            // An even run times high n first, an odd one low n (within
+            // the crossings' spacing of the ends).
+            let first = run.samples[0][0];
+            if i % 2 == 0 {
+                assert!(first > 300 - c as u64, "run {i} began at n = {first}");
+            } else {
+                assert!(first <= c as u64, "run {i} began at n = {first}");
+            }
+        }
+        // One start per run, for 300 items; never more than 300 held.
+        use Event::*;
+        let events = b.events();
+        let starts = events.iter().filter(|e| matches!(e, Start(_))).count();
+        assert_eq!(starts, 3);
+        assert!(events.iter().all(|e| match e {
+            Start(k) | Op(k) | Undo(k) => *k <= 300,
+        }));
     }
 
     #[test]

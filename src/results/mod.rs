@@ -851,7 +851,7 @@ pub enum RecheckWhen {
     /// low-n samples came first.
     After,
     /// Before the run started: the run's own low-n samples come last
-    /// (fork-cleanup, whose n falls).
+    /// (a benchmark whose n falls and cannot rise again).
     Before,
 }
 

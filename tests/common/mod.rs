@@ -93,10 +93,31 @@ pub fn assert_both_ways(run: &Value, i: usize, top: u64, what: &str) {
     let peak_first = i % 2 == 1;
     let dir = if peak_first { "down-up" } else { "up-down" };
     assert_eq!(run["direction"], dir, "{what} run {i}");
+    let want = both_ways_order(run, peak_first, top, what);
+    assert_eq!(sample_ns(run), want, "{what} run {i}: n of each sample");
+}
+
+/// Like [`assert_both_ways`] for a benchmark whose operation removes an
+/// item (fork-cleanup): the order seen from the items removed, k, at
+/// n = top − k; even-numbered runs go down first, odd ones up.
+pub fn assert_falling_both_ways(run: &Value, i: usize, top: u64, what: &str) {
+    let up_first = i % 2 == 1;
+    let dir = if up_first { "up-down" } else { "down-up" };
+    assert_eq!(run["direction"], dir, "{what} run {i}");
+    let want: Vec<u64> = both_ways_order(run, up_first, top, what)
+        .into_iter()
+        .map(|k| top - k)
+        .collect();
+    assert_eq!(sample_ns(run), want, "{what} run {i}: n of each sample");
+}
+
+/// The held counts a run of `top` items times, in order, over its
+/// recorded crossings (checked: even, 2 to 16).
+fn both_ways_order(run: &Value, peak_first: bool, top: u64, what: &str) -> Vec<u64> {
     let c = run["crossings"].as_u64().expect("crossings");
     assert!(
         (2..=16).contains(&c) && c.is_multiple_of(2),
-        "{what} run {i}: {c} crossings"
+        "{what}: {c} crossings"
     );
     let sel = |k: u64| if peak_first { (k + 1) % c } else { k % c };
     let mut want = Vec::new();
@@ -109,13 +130,16 @@ pub fn assert_both_ways(run: &Value, i: usize, top: u64, what: &str) {
         };
         want.extend(ks.into_iter().filter(|&k| sel(k) == h));
     }
-    let got: Vec<u64> = run["samples"]
+    want
+}
+
+fn sample_ns(run: &Value) -> Vec<u64> {
+    run["samples"]
         .as_array()
         .unwrap()
         .iter()
         .map(|s| s[0].as_u64().unwrap())
-        .collect();
-    assert_eq!(got, want, "{what} run {i}: n of each sample");
+        .collect()
 }
 
 /// Live (not zombie) processes, Linux's /proc: pid, name and session.
