@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{assert_both_ways, assert_valid, bin, load};
+use common::{assert_both_ways, assert_falling_both_ways, assert_valid, bin, load};
 
 fn bench<'a>(doc: &'a Value, name: &str) -> &'a Value {
     doc["benchmarks"]
@@ -161,10 +161,14 @@ fn every_benchmark_at_small_n_writes_a_valid_complete_file() {
                     // (down and up again in odd-numbered runs); the others
                     // are re-timed at low n (20 operations at n = 120).
                     let alternates = b.downwards();
-                    if alternates {
+                    if alternates && b.falling() {
+                        // fork-cleanup: the same, seen from the children
+                        // removed (n = top − k).
+                        assert_falling_both_ways(run, i, n, s);
+                    } else if alternates {
                         assert_both_ways(run, i, n, s);
                     } else {
-                        let (expect, direction): (Vec<u64>, &str) = if name == "fork-cleanup" {
+                        let (expect, direction): (Vec<u64>, &str) = if b.falling() {
                             ((1..=n).rev().collect(), "down")
                         } else {
                             ((0..n).collect(), "up")
@@ -179,7 +183,7 @@ fn every_benchmark_at_small_n_writes_a_valid_complete_file() {
                         .unwrap_or_default();
                     let (expect, when): (Vec<u64>, Value) = if alternates {
                         (Vec::new(), Value::Null)
-                    } else if name == "fork-cleanup" {
+                    } else if b.falling() {
                         ((1..=20).rev().collect(), "before".into())
                     } else {
                         ((0..20).collect(), "after".into())
