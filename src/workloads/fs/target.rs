@@ -456,6 +456,20 @@ mod tests {
             "{e}"
         );
         // With room: a fresh subdirectory, removed with the target.
+        // Room for the bytes but not the inodes: refused by name where the
+        // filesystem counts inodes, accepted where it makes them freely.
+        let many = Need {
+            bytes: 1,
+            inodes: u64::MAX / 2,
+        };
+        match (
+            sys::free_inodes(t.path()),
+            prepare(&Place::Dir(t.path().into()), t.path(), 0, 0, None, many),
+        ) {
+            (Some(_), Err(e)) => assert!(e.contains("inodes free"), "{e}"),
+            (None, Ok(_)) => {}
+            (counted, got) => panic!("{counted:?}: {:?}", got.err()),
+        }
         let little = Need {
             bytes: 1,
             inodes: 1,
