@@ -6,7 +6,10 @@
 //! [`report`] writes them for people and programs. OS specifics live in
 //! [`sys`] only. [`hosts`] reaches the machines (or namespaces) a run's
 //! client and server run on; [`testbed`] makes network namespaces that
-//! stand in for hosts.
+//! stand in for hosts. [`net`], [`analysis`], [`report`] and [`results`]
+//! do not use the harness: the plain data they share with it (the timer
+//! kind, profile samples, live counters) lives with them, and the stop
+//! flag a ^C sets lives in [`stop`].
 
 #![deny(missing_docs)]
 
@@ -19,6 +22,7 @@ pub mod net;
 pub mod profile;
 pub mod report;
 pub mod results;
+pub mod stop;
 pub mod sys;
 pub mod testbed;
 pub mod workloads;

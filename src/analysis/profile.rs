@@ -25,9 +25,29 @@
 //! function whose inclusive time holds 60 % of the growth is named instead
 //! (the loop that calls them all).
 
-use crate::harness::profiler::{Frame, Sample};
 use crate::results::{FnSamples, Grower, Profile, ProfileWindow};
 use std::collections::HashMap;
+
+/// One frame of a call stack.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Frame {
+    /// The function (`inet_bind2_bucket_find`, `scalebench::…::walk`), or
+    /// `[unknown]` when the profiler could not name it.
+    pub function: String,
+    /// Whether it runs in the kernel.
+    pub kernel: bool,
+}
+
+/// One sample: a call stack, leaf (where the CPU was) first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sample {
+    /// Process id.
+    pub pid: u32,
+    /// Command name.
+    pub comm: String,
+    /// Frames, innermost first.
+    pub frames: Vec<Frame>,
+}
 
 /// A window's raw material.
 #[derive(Debug, Clone)]

@@ -7,17 +7,8 @@
 //! ([`Clock::measure_overhead`]) and stored beside them, never subtracted.
 
 use super::rawclock::{self, Source};
-use serde::{Deserialize, Serialize};
 
-/// The timer a run uses, as chosen on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum TimerKind {
-    /// clock_gettime(CLOCK_MONOTONIC).
-    Monotonic,
-    /// rdtsc (x86_64 only), calibrated against CLOCK_MONOTONIC.
-    Tsc,
-}
+pub use crate::results::{Overhead, TimerKind};
 
 /// Errors choosing or calibrating a timer.
 #[derive(Debug, thiserror::Error)]
@@ -38,15 +29,6 @@ pub struct Clock {
     /// Nanoseconds per tick (1 for CLOCK_MONOTONIC).
     ns_per_tick: f64,
     tsc_hz: Option<f64>,
-}
-
-/// Measured cost of reading the clock twice back to back.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Overhead {
-    /// Smallest back-to-back difference, ns.
-    pub min_ns: f64,
-    /// Median back-to-back difference, ns.
-    pub median_ns: f64,
 }
 
 impl Clock {

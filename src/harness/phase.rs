@@ -9,40 +9,15 @@
 
 use crate::results::PhaseStats;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// The seeds' and our default sampling interval.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(250);
 
-/// What a phase has done so far.
-#[derive(Debug, Default)]
-pub struct Counters {
-    items: AtomicU64,
-    bytes: AtomicU64,
-}
-
-impl Counters {
-    /// Counts `items` more items of `bytes` bytes in all.
-    pub fn add(&self, items: u64, bytes: u64) {
-        self.items.fetch_add(items, Ordering::Relaxed);
-        self.bytes.fetch_add(bytes, Ordering::Relaxed);
-    }
-
-    /// Counts bytes only (a file still being written).
-    pub fn add_bytes(&self, bytes: u64) {
-        self.bytes.fetch_add(bytes, Ordering::Relaxed);
-    }
-
-    /// (items, bytes) so far.
-    pub fn get(&self) -> (u64, u64) {
-        (
-            self.items.load(Ordering::Relaxed),
-            self.bytes.load(Ordering::Relaxed),
-        )
-    }
-}
+/// What a phase has done so far: kept in [`crate::net::load`], whose load
+/// generator advances it too.
+pub use crate::net::load::Counters;
 
 /// User and system CPU seconds of this process (all threads) so far.
 pub fn cpu_seconds() -> (f64, f64) {

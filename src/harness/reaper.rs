@@ -17,18 +17,13 @@
 
 use std::process::{Child, Command};
 use std::sync::Once;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+pub use crate::stop::interrupted;
 
 const SLOTS: usize = 64;
 static GROUPS: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static INSTALL: Once = Once::new();
-
-/// True once SIGINT, SIGTERM or SIGHUP arrived.
-#[inline]
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::Relaxed)
-}
 
 /// Sends SIGKILL to every registered group (async-signal-safe).
 fn kill_all_groups() {
@@ -42,7 +37,7 @@ fn kill_all_groups() {
 }
 
 extern "C" fn on_signal(_sig: libc::c_int) {
-    if INTERRUPTED.swap(true, Ordering::SeqCst) {
+    if crate::stop::interrupt() {
         kill_all_groups();
         // SAFETY: _exit is async-signal-safe.
         unsafe { libc::_exit(130) };

@@ -9,7 +9,7 @@
 //! same: an odd-numbered run grows to n untimed, then for k = n-1 down to
 //! 0 undoes one item, times the operation at n = k and undoes it again.
 //! A per-item benchmark whose n falls and whose undo adds an item back
-//! (fork-cleanup) goes both ways from the other end ([`Removed`]). The
+//! (fork-cleanup) goes both ways from the other end (`Removed`). The
 //! other per-item benchmarks are re-timed at low n in a fresh run, after
 //! each run (before it when n falls during a run), so that each run's low
 //! n are also measured far in time from the run's own low-n samples.

@@ -29,7 +29,7 @@ fn read_some(fd: RawFd, buf: &mut [u8]) -> Result<usize, ClientError> {
         match sock::read(fd, buf) {
             Ok(k) => return Ok(k),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-                if crate::harness::reaper::interrupted() {
+                if crate::stop::interrupted() {
                     return Err(ClientError::Interrupted);
                 }
             }
@@ -44,7 +44,7 @@ pub fn send_all(fd: RawFd, mut buf: &[u8]) -> Result<(), ClientError> {
         match sock::write(fd, buf) {
             Ok(k) => buf = &buf[k..],
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-                if crate::harness::reaper::interrupted() {
+                if crate::stop::interrupted() {
                     return Err(ClientError::Interrupted);
                 }
             }

@@ -25,6 +25,36 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+/// Items and bytes done so far, advanced by whoever does the work (the
+/// load generator per response, a filesystem phase per file) and read by
+/// a sampler while it runs: two relaxed atomic adds per item.
+#[derive(Debug, Default)]
+pub struct Counters {
+    items: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl Counters {
+    /// Counts `items` more items of `bytes` bytes in all.
+    pub fn add(&self, items: u64, bytes: u64) {
+        self.items.fetch_add(items, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Counts bytes only (a file still being written).
+    pub fn add_bytes(&self, bytes: u64) {
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// (items, bytes) so far.
+    pub fn get(&self) -> (u64, u64) {
+        (
+            self.items.load(Ordering::Relaxed),
+            self.bytes.load(Ordering::Relaxed),
+        )
+    }
+}
+
 /// One URL, resolved, with its request prebuilt.
 #[derive(Debug, Clone)]
 pub struct Target {
@@ -128,7 +158,7 @@ pub struct Options {
     pub backend: Backend,
     /// Counters advanced by every response (one item, its body bytes), for
     /// a caller that samples throughput while the load runs.
-    pub live: Option<std::sync::Arc<crate::harness::phase::Counters>>,
+    pub live: Option<std::sync::Arc<Counters>>,
     /// Ends the load early, keeping what was measured, once this returns
     /// true (^C): every thread asks at least every 10 ms. `None`: never.
     pub stop: Option<fn() -> bool>,

@@ -271,8 +271,8 @@ impl Report for TerminalReport {
                 sys.cpu.count,
                 sys.libc,
                 match s.file.timer.kind {
-                    crate::harness::clock::TimerKind::Monotonic => "CLOCK_MONOTONIC".to_string(),
-                    crate::harness::clock::TimerKind::Tsc =>
+                    crate::results::TimerKind::Monotonic => "CLOCK_MONOTONIC".to_string(),
+                    crate::results::TimerKind::Tsc =>
                         format!("TSC {:.0} MHz", s.file.timer.tsc_hz.unwrap_or(0.0) / 1e6),
                 }
             );

@@ -9,9 +9,27 @@ pub mod sysinfo;
 
 pub use store::{LoadError, load, parse, write_atomic};
 
-use crate::harness::clock::{Overhead, TimerKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// The timer a run uses, as chosen on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum TimerKind {
+    /// clock_gettime(CLOCK_MONOTONIC).
+    Monotonic,
+    /// rdtsc (x86_64 only), calibrated against CLOCK_MONOTONIC.
+    Tsc,
+}
+
+/// Measured cost of reading the clock twice back to back.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Overhead {
+    /// Smallest back-to-back difference, ns.
+    pub min_ns: f64,
+    /// Median back-to-back difference, ns.
+    pub median_ns: f64,
+}
 
 /// Value of the `schema` field.
 pub const SCHEMA_NAME: &str = "scalebench-result";

@@ -13,26 +13,7 @@ use crate::harness::reaper::ChildGroup;
 use std::path::Path;
 use std::time::Duration;
 
-/// One frame of a call stack.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Frame {
-    /// The function (`inet_bind2_bucket_find`, `scalebench::…::walk`), or
-    /// `[unknown]` when the profiler could not name it.
-    pub function: String,
-    /// Whether it runs in the kernel.
-    pub kernel: bool,
-}
-
-/// One sample: a call stack, leaf (where the CPU was) first.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sample {
-    /// Process id.
-    pub pid: u32,
-    /// Command name.
-    pub comm: String,
-    /// Frames, innermost first.
-    pub frames: Vec<Frame>,
-}
+pub use crate::analysis::profile::{Frame, Sample};
 
 /// A recording in progress.
 pub trait Recording {
