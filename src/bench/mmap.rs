@@ -91,8 +91,6 @@ impl PageMaps {
         })
     }
 
-    /// Maps the next page; `sw` brackets the mmap() call when given.
-    #[inline(always)]
     /// Maps page `i` again over itself, untouched ([`remap_untouched`]).
     pub(crate) fn remap(&self, i: usize) -> Result<(), StepError> {
         remap_untouched(
@@ -110,6 +108,8 @@ impl PageMaps {
         (2 * i * self.page) as libc::off_t
     }
 
+    /// Maps the next page; `sw` brackets the mmap() call when given.
+    #[inline(always)]
     pub(crate) fn map_next(&mut self, sw: Option<&mut Stopwatch>) -> Result<(), StepError> {
         let offset = self.offset(self.maps.len());
         let call = || {
