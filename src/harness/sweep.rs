@@ -50,7 +50,12 @@ pub struct Plan {
 impl Plan {
     /// The planned length of the whole sweep.
     pub fn planned(&self) -> Duration {
-        (self.heat_up + self.sample * self.samples) * self.levels.len() as u32
+        self.level_time() * self.levels.len() as u32
+    }
+
+    /// The planned length of one level: its heat-up and its samples.
+    pub fn level_time(&self) -> Duration {
+        self.heat_up + self.sample * self.samples
     }
 }
 
@@ -185,7 +190,7 @@ pub fn search(
     steps: u32,
     resolution: f64,
 ) -> u32 {
-    let per_level = (plan.heat_up + plan.sample * plan.samples).as_secs();
+    let per_level = plan.level_time().as_secs();
     for k in 1..=steps {
         if reaper::interrupted() {
             return k - 1;

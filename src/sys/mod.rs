@@ -390,30 +390,29 @@ pub fn count_open_fds() -> usize {
         .count()
 }
 
-/// Free bytes for unprivileged users on the filesystem holding `path`.
-pub fn free_bytes(path: &Path) -> Option<u64> {
+/// statvfs(2) of the filesystem holding `path`.
+fn statvfs(path: &Path) -> Option<libc::statvfs> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
     // SAFETY: statvfs is plain data; the path is NUL-terminated.
     let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
-        return None;
-    }
+    (unsafe { libc::statvfs(c.as_ptr(), &mut s) } == 0).then_some(s)
+}
+
+/// Free bytes for unprivileged users on the filesystem holding `path`.
+#[allow(clippy::unnecessary_cast)] // 32-bit fields on macOS and some BSDs
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    let s = statvfs(path)?;
     Some((s.f_bavail as u64).saturating_mul(s.f_frsize as u64))
 }
 
 /// Free inodes for unprivileged users on the filesystem holding `path`;
 /// `None` where the filesystem does not count them (it makes inodes as
 /// files are made: btrfs reports no total).
+#[allow(clippy::unnecessary_cast)] // 32-bit fields on macOS and some BSDs
 pub fn free_inodes(path: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs is plain data; the path is NUL-terminated.
-    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 || s.f_files == 0 {
-        return None;
-    }
-    Some(s.f_favail as u64)
+    let s = statvfs(path)?;
+    (s.f_files != 0).then_some(s.f_favail as u64)
 }
 
 /// The symbolic name of an errno value (`EADDRINUSE`), or `errno N` for

@@ -521,7 +521,7 @@ fn level(bed: &mut Bed, both: bool, tolerance: f64, rate: f64, plan: &sweep::Pla
     }
     let (r0, s0, k0) = (bed.router.read(), bed.source.read(), bed.sink.read());
     let stop = AtomicBool::new(false);
-    let limit = plan.heat_up + plan.sample * plan.samples + Duration::from_secs(1);
+    let limit = plan.level_time() + Duration::from_secs(1);
     let (from_source, from_sink) = (&bed.from_source, &bed.from_sink);
     let (to_sink_addrs, to_source_addrs) = (&bed.behind_sink, &bed.behind_source);
     let router = &mut bed.router;
@@ -732,10 +732,11 @@ impl Workload for Forward {
         if let Err(e) = crate::sys::netns::privileged() {
             return unsupported(params, e);
         }
-        let per_level = plan.heat_up + plan.sample * plan.samples;
         progress.begin(
             FORWARD.name,
-            2 * (plan.planned() + per_level * steps).as_secs().max(1),
+            2 * (plan.planned() + plan.level_time() * steps)
+                .as_secs()
+                .max(1),
         );
         progress.phase("making the router, source and sink namespaces");
         let mut bed = match Bed::make(&ctx.workdir().join(DIR), &mut params) {

@@ -140,7 +140,7 @@ fn level_run(
         out.error = Some("cannot find the scalebench executable to run the sender".into());
         return out;
     };
-    let total = plan.heat_up + plan.sample * plan.samples;
+    let total = plan.level_time();
     let ms = |d: Duration| format!("{}ms", d.as_millis());
     let mut cmd = Command::new(exe);
     cmd.arg("smtp-send")
