@@ -16,28 +16,35 @@ use std::process::ExitCode;
 /// a closed pipe on standard output (`| head`) counts as success. A file
 /// is checked against the output rules first ([`output::check`]: its
 /// directory exists, it is none of `inputs`, nothing but a regular file is
-/// replaced) and written atomically, so a failed write leaves an existing
-/// file as it was.
+/// replaced, an existing one only as `existing` allows) and written
+/// atomically, so a failed write leaves an existing file as it was.
 pub(crate) fn with_output(
     what: &str,
     path: Option<&Path>,
+    existing: output::Existing,
     inputs: &[(&Path, &str)],
     f: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     match path {
         Some(p) => {
-            output::check(what, p, output::Existing::Replace, inputs)?;
+            output::check(what, p, existing, inputs)?;
             output::write_file_atomic(p, f)
         }
-        None => {
-            let stdout = std::io::stdout();
-            let mut w = std::io::BufWriter::new(stdout.lock());
-            let r = f(&mut w).and_then(|()| w.flush().map_err(Into::into));
-            match r {
-                Err(e) if is_broken_pipe(&e) => Ok(()),
-                other => other,
-            }
-        }
+        None => to_stdout(f),
+    }
+}
+
+/// Runs `f` on standard output; a closed pipe (`| head`) counts as
+/// success.
+pub(crate) fn to_stdout(
+    f: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::new(stdout.lock());
+    let r = f(&mut w).and_then(|()| w.flush().map_err(Into::into));
+    match r {
+        Err(e) if is_broken_pipe(&e) => Ok(()),
+        other => other,
     }
 }
 
@@ -53,7 +60,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// `scalebench list`.
 pub fn list() -> anyhow::Result<ExitCode> {
-    with_output("", None, &[], |w| {
+    to_stdout(|w| {
         writeln!(w, "{:<14} {:<44} timed", "benchmark", "n")?;
         for b in REGISTRY {
             let i = b.info();
@@ -97,7 +104,8 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         (a.base.as_path(), "an input of this command"),
         (a.new.as_path(), "an input of this command"),
     ];
-    with_output("--output", a.output.as_deref(), &inputs, |w| {
+    let existing = output::Existing::forced(a.force);
+    with_output("--output", a.output.as_deref(), existing, &inputs, |w| {
         report::compare::write(&input, &rows, a.format, w)
     })?;
     let failing = rows
@@ -146,7 +154,8 @@ pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|f| (f.as_path(), "an input of this command"))
         .collect();
-    with_output("--output", a.output.as_deref(), &inputs, |w| {
+    let existing = output::Existing::forced(a.force);
+    with_output("--output", a.output.as_deref(), existing, &inputs, |w| {
         report::history::write(&tracks, a.format, w)
     })?;
     Ok(ExitCode::SUCCESS)
@@ -224,9 +233,19 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|(_, f)| (f.as_path(), "an input of this command"))
         .collect();
-    with_output(what, output, &inputs, |w| {
-        report::writer(format, a.svg_dir.as_deref()).write(&input, w)
-    })?;
+    let existing = output::Existing::forced(a.force);
+    // Everything is made and every output checked before anything is
+    // written: a refused chart leaves no report half written, and the
+    // reverse.
+    let writer = report::writer(format, a.svg_dir.as_deref());
+    let mut text = Vec::new();
+    writer.write(&input, &mut text)?;
+    let charts = writer.files();
+    if let Some(p) = output {
+        output::check(what, p, existing, &inputs)?;
+    }
+    write_charts(a.svg_dir.as_deref(), &charts, existing, output, &inputs)?;
+    with_output(what, output, existing, &inputs, |w| Ok(w.write_all(&text)?))?;
     if let Some(p) = output
         && format == report::Format::Html
     {
@@ -242,6 +261,36 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Writes the charts a report links into `dir` (`--svg-dir`, made when
+/// only it is missing): each a plain name in it, none an input or the
+/// report itself, an existing file only as `existing` allows; all checked
+/// before the first is written.
+fn write_charts(
+    dir: Option<&Path>,
+    charts: &[(PathBuf, String)],
+    existing: output::Existing,
+    report: Option<&Path>,
+    inputs: &[(&Path, &str)],
+) -> anyhow::Result<()> {
+    let Some(dir) = dir else {
+        return Ok(());
+    };
+    output::ensure_dir("--svg-dir", dir)?;
+    let mut others: Vec<(&Path, &str)> = inputs.to_vec();
+    if let Some(r) = report {
+        others.push((r, "the report"));
+    }
+    for (path, _) in charts {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        let in_dir = output::in_dir("--svg-dir", dir, name.as_deref().unwrap_or(""))?;
+        output::check("--svg-dir", &in_dir, existing, &others)?;
+    }
+    for (path, svg) in charts {
+        output::write_file_atomic(path, |w| Ok(w.write_all(svg.as_bytes())?))?;
+    }
+    Ok(())
+}
+
 /// `scalebench export`.
 pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
     let files: Vec<(Option<String>, PathBuf)> = a.files.iter().map(|f| (None, f.clone())).collect();
@@ -251,12 +300,17 @@ pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|f| (f.as_path(), "an input of this command"))
         .collect();
-    with_output("--output", a.output.as_deref(), &inputs, |w| {
-        match a.format {
+    let existing = output::Existing::forced(a.force);
+    with_output(
+        "--output",
+        a.output.as_deref(),
+        existing,
+        &inputs,
+        |w| match a.format {
             ExportFormat::Csv => export::samples_csv(&systems, w),
             ExportFormat::SweepCsv => export::sweeps_csv(&systems, w),
-        }
-    })?;
+        },
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -274,9 +328,7 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         })
         .collect();
     let input = Input::external(&named, &Options::default());
-    with_output("", None, &[], |w| {
-        report::writer(a.format, None).write(&input, w)
-    })?;
+    to_stdout(|w| report::writer(a.format, None).write(&input, w))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -290,7 +342,7 @@ pub fn sysinfo(a: SysinfoArgs) -> anyhow::Result<ExitCode> {
     let steal = sysinfo::StealMeter::start();
     let mut s = sysinfo::collect(Some(&dir), &extra);
     s.tuning.steal_percent = steal.percent();
-    with_output("", None, &[], |w| {
+    to_stdout(|w| {
         if a.json {
             serde_json::to_writer_pretty(&mut *w, &s)?;
             writeln!(w)?;

@@ -119,7 +119,7 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
     drop(ticker);
     let o = o.context("the load failed")?;
     let s = o.stats();
-    super::commands::with_output("", None, &[], |w| {
+    super::commands::to_stdout(|w| {
         if a.part {
             serde_json::to_writer(&mut *w, &o.part())?;
             writeln!(w)?;

@@ -325,6 +325,10 @@ pub struct ServeArgs {
     /// workloads make their objects this way on the server host.
     #[arg(long = "object", value_name = "NAME=BYTES", value_parser = values::object)]
     pub objects: Vec<(String, usize)>,
+    /// Replace an existing --object file of that name (never a link or
+    /// anything but a regular file).
+    #[arg(long)]
+    pub force: bool,
     /// Address to listen on; port 0 picks a free port (printed on start).
     #[arg(long, value_name = "ADDR:PORT")]
     pub addr: Option<std::net::SocketAddr>,
@@ -689,6 +693,10 @@ pub struct WhyArgs {
     pub workdir: Option<PathBuf>,
     /// Profile even when the file was measured on another host.
     #[arg(long)]
+    pub any_host: bool,
+    /// Replace an existing `--out` file (never a link, a directory or
+    /// another input).
+    #[arg(long)]
     pub force: bool,
     /// No progress output on stderr.
     #[arg(long, short)]
@@ -715,9 +723,13 @@ pub struct ReportArgs {
     #[arg(long, value_name = "OUT.html", conflicts_with_all = ["format", "output"])]
     pub html: Option<PathBuf>,
     /// With `--format markdown`: write a chart per benchmark into this
-    /// directory as SVG and link it.
+    /// directory as SVG and link it (made if only it is missing).
     #[arg(long, value_name = "DIR")]
     pub svg_dir: Option<PathBuf>,
+    /// Replace existing files (the report, its charts; never a link, a
+    /// directory or an input).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Options of `compare`.
@@ -745,6 +757,9 @@ pub struct CompareArgs {
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Replace an existing file (never a link, a directory or an input).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Options of `history`.
@@ -770,6 +785,9 @@ pub struct HistoryArgs {
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Replace an existing file (never a link, a directory or an input).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// The order of `history`'s files.
@@ -804,6 +822,9 @@ pub struct ExportArgs {
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Replace an existing file (never a link, a directory or an input).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Export formats.

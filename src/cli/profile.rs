@@ -8,7 +8,7 @@ use std::process::ExitCode;
 /// `scalebench profile …`.
 pub fn run(c: ProfileCommand) -> anyhow::Result<ExitCode> {
     match c {
-        ProfileCommand::List => super::commands::with_output("", None, &[], |w| {
+        ProfileCommand::List => super::commands::to_stdout(|w| {
             let this = Os::this();
             for p in Profile::built_in() {
                 let here = p.for_os(this).count();
@@ -28,7 +28,7 @@ pub fn run(c: ProfileCommand) -> anyhow::Result<ExitCode> {
         })?,
         ProfileCommand::Show { name } => {
             let p = Profile::find(&name)?;
-            super::commands::with_output("", None, &[], |w| {
+            super::commands::to_stdout(|w| {
                 writeln!(w, "{}: {}", p.name, p.description)?;
                 if let Some(s) = &p.source {
                     writeln!(w, "source: {s}")?;
@@ -68,7 +68,7 @@ pub fn run(c: ProfileCommand) -> anyhow::Result<ExitCode> {
         ProfileCommand::Check { name, json } => {
             let p = Profile::find(&name)?;
             let r = apply::check(&p, apply::Mounts::None);
-            super::commands::with_output("", None, &[], |w| {
+            super::commands::to_stdout(|w| {
                 if json {
                     serde_json::to_writer_pretty(&mut *w, &r)?;
                     writeln!(w)?;

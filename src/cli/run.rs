@@ -712,7 +712,7 @@ fn report_and_exit(
             report::writer(report::Format::Html, None).write(&input, w)
         })?;
     }
-    super::commands::with_output("", None, &[], |w| {
+    super::commands::to_stdout(|w| {
         report::writer(report::Format::Terminal, None).write(&input, w)?;
         writeln!(w)?;
         for p in &paths {

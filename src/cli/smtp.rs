@@ -163,7 +163,7 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
     reaper::install();
     let o = send::run_processes(&opts, processes as usize).context("the sender failed")?;
     let r = o.report();
-    super::commands::with_output("", None, &[], |w| {
+    super::commands::to_stdout(|w| {
         if a.json {
             serde_json::to_writer(&mut *w, &r)?;
             writeln!(w)?;

@@ -30,9 +30,9 @@ pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let host = crate::sys::uname().nodename;
-    if file.system.hostname != host && !a.force {
+    if file.system.hostname != host && !a.any_host {
         bail!(
-            "{} was measured on {}, this is {host}: a profile here would not explain those numbers (--force to profile anyway)",
+            "{} was measured on {}, this is {host}: a profile here would not explain those numbers (--any-host to profile anyway)",
             a.file.display(),
             file.system.hostname
         );
@@ -41,7 +41,12 @@ pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
     file.schema_version = results::SCHEMA_VERSION;
     let out = a.out.clone().unwrap_or_else(|| a.file.clone());
     if !output::same_file(&out, &a.file) {
-        output::check("--out", &out, output::Existing::Replace, &[])?;
+        output::check(
+            "--out",
+            &out,
+            output::Existing::forced(a.force),
+            &[(&a.file, "the input file")],
+        )?;
     }
     let clock = Clock::new(TimerKind::Monotonic)?;
     reaper::install();

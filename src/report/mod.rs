@@ -710,6 +710,13 @@ pub fn flags_of(e: &Entry) -> String {
 pub trait Report {
     /// Writes the report of `input` to `out`.
     fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()>;
+
+    /// The files the last [`Report::write`] linked (path, contents), for
+    /// the caller to write beside the report under the output rules: a
+    /// writer formats, it writes no file itself.
+    fn files(&self) -> Vec<(std::path::PathBuf, String)> {
+        Vec::new()
+    }
 }
 
 /// The report writer for a format; `svg_dir` is where the Markdown report
@@ -718,9 +725,9 @@ pub fn writer(format: Format, svg_dir: Option<&std::path::Path>) -> Box<dyn Repo
     match format {
         Format::Terminal => Box::new(TerminalReport),
         Format::Csv => Box::new(CsvReport),
-        Format::Markdown => Box::new(MarkdownReport {
-            svg_dir: svg_dir.map(std::path::Path::to_path_buf),
-        }),
+        Format::Markdown => Box::new(MarkdownReport::new(
+            svg_dir.map(std::path::Path::to_path_buf),
+        )),
         Format::Html => Box::new(HtmlReport),
         Format::Json => Box::new(JsonReport),
     }

@@ -78,7 +78,14 @@ impl Server {
         reuseport: bool,
         ipv6: bool,
     ) -> Result<Server, String> {
-        let mut args: Vec<std::ffi::OsString> = vec!["serve".into(), "--root".into(), root.into()];
+        // The root is the run's own scratch directory: an object made by
+        // the row before is made again.
+        let mut args: Vec<std::ffi::OsString> = vec![
+            "serve".into(),
+            "--root".into(),
+            root.into(),
+            "--force".into(),
+        ];
         for (name, bytes) in objects {
             args.push("--object".into());
             args.push(format!("{name}={bytes}").into());
