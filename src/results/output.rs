@@ -431,6 +431,31 @@ mod tests {
     }
 
     #[test]
+    fn names_stay_in_their_directory_and_directories_are_made_one_level() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(
+            in_dir("--object", d.path(), "a.bin").unwrap(),
+            d.path().join("a.bin")
+        );
+        for bad in ["", ".", "..", "../x", "a/b", "/etc/passwd"] {
+            let e = in_dir("--object", d.path(), bad).unwrap_err().to_string();
+            assert!(e.contains("not a plain file name"), "{bad}: {e}");
+        }
+        let svg = d.path().join("svg");
+        ensure_dir("--svg-dir", &svg).unwrap();
+        assert!(svg.is_dir());
+        ensure_dir("--svg-dir", &svg).unwrap();
+        let e = ensure_dir("--svg-dir", &d.path().join("no/svg"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not exist"), "{e}");
+        let f = d.path().join("f");
+        std::fs::write(&f, "x").unwrap();
+        let e = ensure_dir("--svg-dir", &f).unwrap_err().to_string();
+        assert!(e.contains("not a directory"), "{e}");
+    }
+
+    #[test]
     fn claimed_names_never_collide() {
         let d = tempfile::tempdir().unwrap();
         let base = d.path().join("host-20261124T000000");
