@@ -276,7 +276,7 @@ pub struct SmtpSendArgs {
     #[arg(short = 'k', long = "per-session", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub per_session: u64,
     /// Message size in bytes, headers included (at least 87).
-    #[arg(long = "size", value_name = "BYTES", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
+    #[arg(long = "size", value_name = "BYTES", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(87..=1_000_000_000))]
     pub size: u64,
     /// Recipients per message.
     #[arg(short = 'r', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
@@ -580,7 +580,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=1000), help_heading = "Sweeps")]
     pub samples: Option<u32>,
     /// pgbench: the database size the scale factor follows (`160M`; default
-    /// quick 160 MB, full 1.6 GB; at most 1 TB).
+    /// quick 160 MB, full 1.6 GB; 16M to 1T). The free space it needs is
+    /// checked before loading.
     #[arg(long, value_name = "SIZE", help_heading = "PostgreSQL")]
     pub db_size: Option<String>,
     /// pgbench: the transactions, each a row (default select-only).
@@ -594,10 +595,17 @@ pub struct RunArgs {
     pub pg_mode: Vec<crate::workloads::pg::Mode>,
     /// pgbench: an existing server by libpq connection string (`host=db
     /// port=5432 user=bench dbname=bench`, or a postgresql:// URI) instead
-    /// of a throwaway cluster. Its pgbench_* tables are dropped and made
-    /// anew (`pgbench -i`); nothing else is touched.
+    /// of a throwaway cluster. It must name the server (host=, hostaddr=,
+    /// service= or the URI's host): libpq's defaults are not used. Its
+    /// pgbench tables are made (`pgbench -i`) and dropped at the end; a
+    /// server that has them already is refused unless --pg-drop-tables.
     #[arg(long, value_name = "CONNINFO", conflicts_with_all = ["memory_sweep", "pg_socket"], help_heading = "PostgreSQL")]
     pub pg_server: Option<String>,
+    /// pgbench --pg-server: drop and remake the server's pgbench tables
+    /// (pgbench_accounts, _branches, _history, _tellers) when it has them
+    /// already; they are left, remade, at the end.
+    #[arg(long, requires = "pg_server", help_heading = "PostgreSQL")]
+    pub pg_drop_tables: bool,
     /// pgbench: where the throwaway cluster and pgbench run (default none:
     /// left to the scheduler; together: both on CPU 0; apart: server on
     /// CPU 0, pgbench on CPU 1).
@@ -612,7 +620,7 @@ pub struct RunArgs {
     #[arg(long, conflicts_with = "sweep", help_heading = "PostgreSQL")]
     pub memory_sweep: bool,
     /// pgbench --memory-sweep: the memory the database may use (`256M`;
-    /// default quick 256 MB, full 1 GB).
+    /// default quick 256 MB, full 1 GB; 16M to 1T).
     #[arg(
         long,
         value_name = "SIZE",
@@ -622,7 +630,7 @@ pub struct RunArgs {
     pub pg_memory: Option<String>,
     /// mail: message size in bytes, headers included (default 4096; at
     /// least 87).
-    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(0..=1_000_000_000), help_heading = "Mail")]
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(87..=1_000_000_000), help_heading = "Mail")]
     pub mail_size: Option<u64>,
     /// mail: recipients per message (default 1).
     #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=10_000), help_heading = "Mail")]

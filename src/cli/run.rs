@@ -362,22 +362,24 @@ fn pg_options(a: &RunArgs) -> anyhow::Result<PgOptions> {
     if a.pg_pin == crate::workloads::pg::Pin::Apart && crate::sys::cpu_count() < 2 {
         bail!("--pg-pin apart needs two CPUs; this machine has one");
     }
+    if let Some(s) = &a.pg_server {
+        crate::workloads::pg::conninfo::Conninfo::parse(s)
+            .map_err(|e| anyhow::anyhow!("--pg-server: {e}"))?;
+    }
+    let size = |flag: &str, v: &Option<String>| {
+        v.as_deref()
+            .map(|s| crate::workloads::pg::size_option(flag, s).map_err(anyhow::Error::msg))
+            .transpose()
+    };
     Ok(PgOptions {
-        db_bytes: a
-            .db_size
-            .as_deref()
-            .map(|s| parse_bytes(s).map_err(|e| anyhow::anyhow!("--db-size: {e}")))
-            .transpose()?,
+        db_bytes: size("--db-size", &a.db_size)?,
         modes: a.pg_mode.clone(),
         socket: a.pg_socket,
         memory_sweep: a.memory_sweep,
         server: a.pg_server.clone(),
+        drop_tables: a.pg_drop_tables,
         pin: a.pg_pin,
-        memory_bytes: a
-            .pg_memory
-            .as_deref()
-            .map(|s| parse_bytes(s).map_err(|e| anyhow::anyhow!("--pg-memory: {e}")))
-            .transpose()?,
+        memory_bytes: size("--pg-memory", &a.pg_memory)?,
     })
 }
 

@@ -539,11 +539,27 @@ impl Server {
     /// Runs SQL through psql; returns its output, rows separated by
     /// newlines, fields by `|`.
     pub fn sql(&self, query: &str) -> Result<String, String> {
+        self.psql(query, true)
+    }
+
+    /// [`Server::sql`] not cut short by ^C: for what undoes the run's
+    /// changes on a server (dropping the tables it made).
+    pub fn sql_to_end(&self, query: &str) -> Result<String, String> {
+        self.psql(query, false)
+    }
+
+    fn psql(&self, query: &str, stop_on_interrupt: bool) -> Result<String, String> {
         let mut cmd = Command::new(self.bin.tool("psql"));
         cmd.args(["-X", "-A", "-t", "-F", "|", "-v", "ON_ERROR_STOP=1"]);
         self.target(&mut cmd, true);
         cmd.args(["-c", query]);
-        let f = run_bounded(&mut cmd, Duration::from_secs(60)).map_err(|e| format!("psql: {e}"))?;
+        let limit = Duration::from_secs(60);
+        let f = if stop_on_interrupt {
+            run_bounded(&mut cmd, limit)
+        } else {
+            crate::harness::reaper::run_to_end(&mut cmd, limit)
+        }
+        .map_err(|e| format!("psql: {e}"))?;
         if f.status.is_some_and(|s| s.success()) {
             Ok(f.stdout)
         } else {

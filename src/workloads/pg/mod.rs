@@ -9,6 +9,7 @@
 //! min(clients, CPUs)`; no pinning unless asked (`--pg-pin`; recorded).
 
 pub mod cluster;
+pub mod conninfo;
 
 use super::{Info, Options as WorkOptions, Size, Workload};
 use crate::harness::Ctx;
@@ -67,8 +68,11 @@ pub struct PgOptions {
     /// The memory the database may use (default: quick 256 MB, full 1 GB).
     pub memory_bytes: Option<u64>,
     /// An existing server by libpq connection string instead of the
-    /// throwaway cluster (its pgbench_* tables are replaced).
+    /// throwaway cluster (checked by [`conninfo::Conninfo::parse`]).
     pub server: Option<String>,
+    /// On a given server, drop and remake pgbench tables that were there
+    /// before the run (without it such a server is refused).
+    pub drop_tables: bool,
     /// Where the server and the clients run.
     pub pin: Pin,
 }
@@ -110,6 +114,24 @@ impl Pin {
 /// Bytes of one scale unit of pgbench's tables with their indexes, about
 /// (measured here: scale 10 is 160 MB after `pgbench -i`).
 const BYTES_PER_SCALE: u64 = 16_000_000;
+
+/// The smallest `--db-size`: one scale unit.
+pub const MIN_DB_BYTES: u64 = BYTES_PER_SCALE;
+/// The largest `--db-size` (and `--pg-memory`): 1 TiB.
+pub const MAX_DB_BYTES: u64 = 1 << 40;
+
+/// A size option of the workload (`--db-size`, `--pg-memory`) read and
+/// held to its stated bounds: 16M (one scale unit) to 1T.
+pub fn size_option(flag: &str, s: &str) -> Result<u64, String> {
+    let b = crate::workloads::fs::target::parse_bytes(s).map_err(|e| format!("{flag}: {e}"))?;
+    if !(MIN_DB_BYTES..=MAX_DB_BYTES).contains(&b) {
+        return Err(format!(
+            "{flag} {s}: {} is outside 16M (one pgbench scale unit) to 1T",
+            crate::analysis::units::fmt_bytes(b)
+        ));
+    }
+    Ok(b)
+}
 
 /// The scale factor for a database of about `bytes`.
 pub fn scale_for(bytes: u64) -> u64 {
@@ -287,10 +309,35 @@ impl Workload for PgBench {
                 ],
                 _ => Vec::new(),
             };
+        let need = space_needed(if pg.memory_sweep {
+            2 * params["memory_bytes"].as_u64().unwrap_or(256 << 20)
+        } else {
+            scale * BYTES_PER_SCALE
+        });
+        let mut had_tables = false;
+        if pg.server.is_none() {
+            let host = &ctx.hosts().server;
+            let dir = match (apart, host.on_this_machine()) {
+                (false, _) => Some(ctx.workdir()),
+                (true, true) => Some(host.scratch()),
+                (true, false) => None,
+            };
+            let note = match dir.map(|d| check_space(d, need)) {
+                Some(Ok(note)) => note,
+                Some(Err(e)) => return failed(params, "setup", e),
+                None => "not checked: the server host is another machine".to_string(),
+            };
+            params.insert("free_space".into(), json!(note));
+        }
         let server = match &pg.server {
             Some(ci) => {
                 params.insert("server".into(), json!("given by connection string"));
-                Server::remote(bin.clone(), ci.clone())
+                let s = Server::remote(bin.clone(), ci.clone());
+                match given_server_ready(&s, ci, pg.drop_tables, need, &mut params) {
+                    Ok(had) => had_tables = had,
+                    Err(e) => return failed(params, "setup", e),
+                }
+                s
             }
             None if apart => match Server::hosted(
                 bin.clone(),
@@ -327,6 +374,15 @@ impl Workload for PgBench {
                 Err(e) => return failed(params, "setup", e),
             },
         };
+        // From here on, tables this run makes on a given server are
+        // dropped at the end, however the workload ends.
+        let tables = pg.server.is_some().then(|| GivenTables {
+            server: &server,
+            had: had_tables,
+        });
+        if let Some(t) = &tables {
+            params.insert("tables".into(), json!(t.words()));
+        }
         params.insert("settings".into(), json!(server.settings()));
         progress.phase(&format!("pgbench -i -s {scale}"));
         if let Err(e) = load_tables(&server, scale) {
@@ -386,10 +442,124 @@ impl Workload for PgBench {
                 error: None,
             });
         }
+        drop(tables);
         drop(server);
         drop(limit);
         progress.finish(&format!("{} rows", rows.len()));
         super::finish(&PGBENCH, params, rows, Vec::new())
+    }
+}
+
+/// pgbench's tables.
+const TABLES: [&str; 4] = [
+    "pgbench_accounts",
+    "pgbench_branches",
+    "pgbench_history",
+    "pgbench_tellers",
+];
+
+/// The disk a database of `bytes` needs while `pgbench -i` makes it: the
+/// tables and indexes, as much again for the write-ahead log and the
+/// index builds' sorts, and 64 MiB for the cluster itself (an estimate:
+/// measured here, scale 10 took 160 MB of tables and indexes).
+fn space_needed(bytes: u64) -> u64 {
+    2 * bytes + (64 << 20)
+}
+
+/// Whether the filesystem of `dir` has `need` bytes free; a note for the
+/// result, or why not.
+fn check_space(dir: &std::path::Path, need: u64) -> Result<String, String> {
+    use crate::analysis::units::fmt_bytes;
+    match crate::sys::free_bytes(dir) {
+        Some(free) if free < need => Err(format!(
+            "{} has {} free; this database needs about {} while it is loaded (tables, indexes, write-ahead log): a smaller --db-size, or --workdir on a larger disk",
+            dir.display(),
+            fmt_bytes(free),
+            fmt_bytes(need)
+        )),
+        Some(free) => Ok(format!(
+            "{} free in {}, about {} needed",
+            fmt_bytes(free),
+            dir.display(),
+            fmt_bytes(need)
+        )),
+        None => Ok(format!(
+            "not checked: the free space of {} could not be read",
+            dir.display()
+        )),
+    }
+}
+
+/// Before anything is loaded on a server scalebench did not make: it
+/// answers, it has no pgbench tables of its own (unless `drop_tables`),
+/// and, when it is on this machine, its data directory's disk has `need`
+/// bytes free (where the server lets us read where that is). Whether it
+/// had pgbench tables.
+fn given_server_ready(
+    s: &Server,
+    conninfo: &str,
+    drop_tables: bool,
+    need: u64,
+    params: &mut BTreeMap<String, serde_json::Value>,
+) -> Result<bool, String> {
+    let list = TABLES.map(|t| format!("'{t}'")).join(", ");
+    let had = s.sql(&format!(
+        "select string_agg(tablename, ', ' order by tablename) from pg_tables \
+         where schemaname = current_schema() and tablename in ({list})"
+    ))?;
+    let had = had.trim();
+    if !had.is_empty() {
+        if !drop_tables {
+            return Err(format!(
+                "the server already has {had}: pgbench -i would drop and remake them, and scalebench drops no table it did not make (--pg-drop-tables to allow it)"
+            ));
+        }
+        params.insert("tables_before".into(), json!(had));
+    }
+    let local = conninfo::Conninfo::parse(conninfo).is_ok_and(|c| c.is_local());
+    let note = if local {
+        match s.sql("show data_directory") {
+            Ok(d) => check_space(std::path::Path::new(d.trim()), need)?,
+            Err(e) => format!("not checked: the server's data directory is not readable ({e})"),
+        }
+    } else {
+        "not checked: the server is not on this machine".to_string()
+    };
+    params.insert("free_space".into(), json!(note));
+    Ok(!had.is_empty())
+}
+
+/// pgbench's tables on a server scalebench did not make: when they were
+/// not there before the run, the ones it made are dropped when this goes
+/// (at the end, on error and after ^C); tables that were there before
+/// (`--pg-drop-tables`) are left, remade.
+struct GivenTables<'a> {
+    server: &'a Server,
+    had: bool,
+}
+
+impl GivenTables<'_> {
+    /// What happens to the tables, in words (for the result).
+    fn words(&self) -> &'static str {
+        if self.had {
+            "there before the run: dropped and remade (--pg-drop-tables), left as remade"
+        } else {
+            "made by this run and dropped at its end"
+        }
+    }
+}
+
+impl Drop for GivenTables<'_> {
+    fn drop(&mut self) {
+        if self.had {
+            return;
+        }
+        if let Err(e) = self
+            .server
+            .sql_to_end(&format!("drop table if exists {}", TABLES.join(", ")))
+        {
+            eprintln!("pgbench: the tables this run made on the server were not dropped: {e}");
+        }
     }
 }
 
