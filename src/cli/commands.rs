@@ -149,6 +149,22 @@ pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
             ))
         );
     }
+    // Costs are never extrapolated: an n no file measured has no figure.
+    let costs: Vec<&report::history::Track> =
+        tracks.iter().filter(|t| !t.higher_is_better).collect();
+    if let Some(n) = a.at
+        && !costs.is_empty()
+        && costs
+            .iter()
+            .all(|t| t.points.iter().all(|p| p.value.is_none()))
+    {
+        let why = costs
+            .iter()
+            .flat_map(|t| &t.points)
+            .find(|p| !p.note.is_empty())
+            .map_or(String::new(), |p| format!(": {}: {}", p.label, p.note));
+        anyhow::bail!("--at {n}: no file has a cost there{why}");
+    }
     let inputs: Vec<(&Path, &str)> = a
         .files
         .iter()

@@ -44,6 +44,12 @@ pub struct Track {
     pub points: Vec<Point>,
 }
 
+/// The n a verdict's samples span: its first bucket's smallest n to its
+/// last bucket's largest.
+pub fn measured_range(v: &crate::analysis::Verdict) -> Option<(f64, f64)> {
+    Some((v.buckets.first()?.n_lo, v.buckets.last()?.n_hi))
+}
+
 fn benchmark_tracks(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<Track> {
     let mut out = Vec::new();
     for series in input.series_names() {
@@ -73,15 +79,27 @@ fn benchmark_tracks(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<T
         let mut prev: Option<usize> = None;
         for (i, (s, e)) in input.systems.iter().zip(&entries).enumerate() {
             let v = e.and_then(|e| e.verdict.as_ref().ok());
+            // A cost is read only where the file measured: never
+            // extrapolated past its n.
+            let range = v.and_then(measured_range);
+            let inside = range.is_some_and(|(lo, hi)| (lo..=hi).contains(&n));
             let mut p = Point {
                 label: s.label.clone(),
                 started: s.file.started.clone(),
-                value: v.map(|v| cost_at(v, n)),
+                value: v.filter(|_| inside).map(|v| cost_at(v, n)),
                 class: v.map(|v| v.class.to_string()),
                 change: None,
-                note: String::new(),
+                note: match range {
+                    Some((lo, hi)) if !inside => format!(
+                        "no cost at n = {}: this file measured n = {}–{} (not extrapolated)",
+                        fmt_n(n),
+                        fmt_n(lo),
+                        fmt_n(hi)
+                    ),
+                    _ => String::new(),
+                },
             };
-            if let (Some(j), Some(e), Some(cur)) = (prev, *e, e.and_then(|e| e.bench))
+            if let (true, Some(j), Some(e), Some(cur)) = (inside, prev, *e, e.and_then(|e| e.bench))
                 && let Some(before) = entries[j]
                 && let Some(bb) = before.bench
             {

@@ -344,6 +344,21 @@ pub struct SweepLevel {
     pub failures: BTreeMap<String, u64>,
 }
 
+impl SweepLevel {
+    /// Whether the level failed: it did not finish (no figure, or an
+    /// error), or nothing succeeded in it and something failed (a figure
+    /// of 0 with failed calls or requests).
+    pub fn failed(&self) -> bool {
+        match self.value {
+            None => true,
+            Some(_) if self.error.is_some() => true,
+            Some(v) => {
+                v == 0.0 && (!self.failures.is_empty() || self.samples.iter().any(|s| s.errors > 0))
+            }
+        }
+    }
+}
+
 /// One sample of a sweep level.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SweepSample {
@@ -421,7 +436,8 @@ pub struct LoadStats {
     pub mb_per_s: f64,
     /// Body bytes received.
     pub body_bytes: u64,
-    /// Connections opened.
+    /// Connections opened: established (a refused or failed connect() is
+    /// not one; it is among `errors.connect`).
     pub connections: u64,
     /// Latency percentiles of answered requests, ns.
     pub latency_ns: LatencyStats,
@@ -468,10 +484,14 @@ impl LatencyStats {
 }
 
 /// Failed attempts by kind.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ErrorStats {
     /// connect() refused or failed.
     pub connect: u64,
+    /// `connect` by errno name (`ECONNREFUSED`, …; `unknown` where none
+    /// was told); absent in files before it and when none failed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub connect_errno: BTreeMap<String, u64>,
     /// Reset or closed before a response began.
     pub reset: u64,
     /// No complete response within the timeout.

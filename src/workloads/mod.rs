@@ -180,25 +180,55 @@ pub fn find(name: &str) -> Option<&'static dyn Workload> {
 /// Ends a workload: ok if any row measured, failed if none did (or
 /// interrupted); the message holds `notes` and every row's error, prefixed
 /// by its target where it has one.
+/// Whether a row measured anything: a phase, a load, or a sweep with at
+/// least one level that did not fail ([`crate::results::SweepLevel::failed`]).
+/// A sweep whose every level failed measured nothing.
+fn measured(r: &WorkloadRow) -> bool {
+    r.phase.is_some()
+        || r.load.is_some()
+        || r.sweep
+            .as_ref()
+            .is_some_and(|s| s.levels.iter().any(|l| !l.failed()))
+}
+
+/// Why every level of a sweep failed, in words: the first level's error,
+/// or what failed most in it.
+fn no_level_finished(sw: &crate::results::SweepStats) -> String {
+    let Some(l) = sw.levels.first() else {
+        return "no level was run".to_string();
+    };
+    let at = format!("{} {}", sw.variable, crate::analysis::units::fmt_n(l.level));
+    let why = match (&l.error, l.failures.iter().max_by_key(|(_, n)| **n)) {
+        (Some(e), _) => e.clone(),
+        (None, Some((what, n))) => format!("nothing succeeded; {n} × {what}"),
+        (None, None) => {
+            let errors: u64 = l.samples.iter().map(|s| s.errors).sum();
+            format!("nothing succeeded; {errors} failed")
+        }
+    };
+    format!("every level failed ({at}: {why})")
+}
+
 pub(crate) fn finish(
     info: &Info,
     params: BTreeMap<String, serde_json::Value>,
     rows: Vec<WorkloadRow>,
     mut notes: Vec<String>,
 ) -> WorkloadResult {
-    let failed = rows
-        .iter()
-        .all(|r| r.phase.is_none() && r.load.is_none() && r.sweep.is_none());
+    let failed = !rows.iter().any(measured);
     notes.extend(rows.iter().filter_map(|r| {
-        r.error.as_ref().map(|e| {
-            format!(
-                "{}{}: {e}",
-                r.target
-                    .as_deref()
-                    .map_or(String::new(), |t| format!("{t}, ")),
-                r.label
-            )
-        })
+        let why = match (&r.error, &r.sweep) {
+            (Some(e), _) => e.clone(),
+            (None, Some(sw)) if !measured(r) => no_level_finished(sw),
+            _ => return None,
+        };
+        Some(format!(
+            "{}{}: {why}",
+            r.target
+                .as_deref()
+                .map_or(String::new(), |t| format!("{t}, ")),
+            r.label
+        ))
     }));
     WorkloadResult {
         name: info.name.into(),
