@@ -68,6 +68,7 @@ pub fn run(c: ProfileCommand) -> anyhow::Result<ExitCode> {
         ProfileCommand::Check { name, json } => {
             let p = Profile::find(&name)?;
             let r = apply::check(&p, apply::Mounts::None);
+            let wrong = apply::unacceptable(&p);
             super::commands::to_stdout(|w| {
                 if json {
                     serde_json::to_writer_pretty(&mut *w, &r)?;
@@ -94,15 +95,22 @@ pub fn run(c: ProfileCommand) -> anyhow::Result<ExitCode> {
                     .iter()
                     .filter(|c| c.status == crate::results::ChangeStatus::Refused)
                     .count();
-                if refused > 0 {
+                if refused > wrong.len() {
+                    let n = refused - wrong.len();
                     writeln!(
                         w,
-                        "{refused} setting{} would be refused: a run under it is partial",
-                        if refused == 1 { "" } else { "s" }
+                        "{n} setting{} would be refused here: a run under it is partial",
+                        if n == 1 { "" } else { "s" }
                     )?;
                 }
                 Ok(())
-            })?
+            })?;
+            if !wrong.is_empty() {
+                anyhow::bail!(
+                    "{name}: {} (a run under it is refused before anything is measured)",
+                    wrong.join("; ")
+                );
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -487,6 +487,9 @@ fn profiles(names: &[String]) -> anyhow::Result<Vec<Profile>> {
         if out.iter().any(|q| q.name == p.name) {
             bail!("--profile: `{}` is given twice", p.name);
         }
+        if let Some(e) = crate::profile::apply::unacceptable(&p).first() {
+            bail!("--profile {n}: {e}");
+        }
         out.push(p);
     }
     Ok(out)

@@ -77,6 +77,60 @@ fn limit_target(now: sys::LimitPair, wanted: &Wanted) -> Option<sys::LimitPair> 
     Some((new_soft, new_hard))
 }
 
+/// Why the running kernel cannot take the value a setting asks for, if it
+/// cannot: a setting's value outside the choices the kernel lists
+/// (transparent_hugepages `sometimes`), or a word for a sysctl whose value
+/// is numbers (`kernel.msgmax = "lots"`). Such a profile is wrong here,
+/// not merely refused for want of a right: `profile check` and `run`
+/// refuse it before anything is measured ([`unacceptable`]).
+fn cannot_take(what: &What) -> Option<String> {
+    match what {
+        What::Setting { setting, wanted } => {
+            let choices = sys::setting_choices(*setting)?;
+            (!choices.iter().any(|c| c == wanted)).then(|| {
+                format!(
+                    "this kernel takes {} for {}, not `{wanted}`",
+                    choices.join(", "),
+                    setting.name()
+                )
+            })
+        }
+        What::Sysctl {
+            name,
+            wanted: Wanted::Exact(v),
+        } => {
+            let old = sys::sysctl(name)?;
+            let numbers = |s: &str| {
+                let w: Vec<&str> = s.split_whitespace().collect();
+                (!w.is_empty() && w.iter().all(|x| x.parse::<i64>().is_ok())).then_some(w.len())
+            };
+            let old_n = numbers(&old)?;
+            match numbers(v) {
+                Some(n) if n == old_n => None,
+                _ => Some(format!(
+                    "{name} takes {}, not `{v}`",
+                    if old_n == 1 {
+                        "a whole number".to_string()
+                    } else {
+                        format!("{old_n} whole numbers")
+                    }
+                )),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The settings of `p` for this OS whose values the running kernel cannot
+/// take, each in words (`settings.transparent_hugepages: this kernel takes
+/// always, madvise, never for transparent_hugepages, not `sometimes``):
+/// a profile with any is refused before anything is measured.
+pub fn unacceptable(p: &Profile) -> Vec<String> {
+    p.for_os(Os::this())
+        .filter_map(|item| cannot_take(&item.what))
+        .collect()
+}
+
 /// Plans one setting against the running system.
 fn plan(what: &What, mounts: Mounts) -> Step {
     match what {
@@ -87,6 +141,12 @@ fn plan(what: &What, mounts: Mounts) -> Step {
                     reason: "no such sysctl on this system".into(),
                 };
             };
+            if let Some(reason) = cannot_take(what) {
+                return Step::Refused {
+                    old: Some(old),
+                    reason,
+                };
+            }
             match wanted.met_by(&old) {
                 Some(true) => return Step::Unchanged { old },
                 None => {
@@ -143,6 +203,9 @@ fn plan(what: &What, mounts: Mounts) -> Step {
                 return Step::Unchanged {
                     old: old.unwrap_or_default(),
                 };
+            }
+            if let Some(reason) = cannot_take(what) {
+                return Step::Refused { old, reason };
             }
             match sys::setting_writable(*setting) {
                 Ok(()) => Step::Change {

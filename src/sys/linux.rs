@@ -133,6 +133,24 @@ pub fn read_setting(s: super::Setting) -> Option<String> {
     }
 }
 
+/// The values the kernel takes for a named setting (THP's `always
+/// madvise never`; the governors cpufreq offers); `None` where the setting
+/// is not here.
+pub fn setting_choices(s: super::Setting) -> Option<Vec<String>> {
+    let line = match s {
+        super::Setting::Governor => {
+            let f = governor_files().into_iter().next()?;
+            read_line(f.with_file_name("scaling_available_governors").to_str()?)?
+        }
+        super::Setting::TransparentHugepages => read_line(THP)?,
+    };
+    let v: Vec<String> = line
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
+        .collect();
+    (!v.is_empty()).then_some(v)
+}
+
 /// Whether this process could change a named setting: `Err` says why not.
 pub fn setting_writable(s: super::Setting) -> Result<(), String> {
     let files = match s {
