@@ -96,7 +96,7 @@ pub enum Command {
 #[derive(Debug, clap::Args)]
 pub struct HostExecArgs {
     /// Stop after this many seconds without a byte on standard input.
-    #[arg(long, value_name = "SECONDS", default_value_t = 15)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 15, value_parser = values::whole::<u64>(0, u64::MAX))]
     pub idle_timeout: u64,
     /// Remove this directory at the end.
     #[arg(long, value_name = "DIR")]
@@ -119,13 +119,13 @@ pub struct PgClusterArgs {
     #[arg(long, value_name = "IP")]
     pub allow: std::net::IpAddr,
     /// max_connections.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = values::whole::<u32>(0, u32::MAX))]
     pub max_connections: u32,
     /// A setting NAME=VALUE for the server; repeatable.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub settings: Vec<String>,
     /// Pin the server to this CPU.
-    #[arg(long)]
+    #[arg(long, value_parser = values::whole::<usize>(0, usize::MAX))]
     pub cpu: Option<usize>,
 }
 
@@ -172,21 +172,21 @@ pub struct LoadArgs {
     #[arg(long = "urls", visible_alias = "urls-file", value_name = "FILE")]
     pub urls_file: Option<PathBuf>,
     /// Concurrent connections.
-    #[arg(short = 'c', long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(short = 'c', long, default_value_t = 50, value_parser = values::whole::<u32>(1, 1_000_000))]
     pub connections: u32,
     /// Requests per connection before it is closed (1: a new connection
     /// for every request; default: keep connections alive).
-    #[arg(short = 'k', long = "requests-per-connection", value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'k', long = "requests-per-connection", value_name = "K", value_parser = values::whole::<u64>(1, u64::MAX))]
     pub per_connection: Option<u64>,
     /// Total requests.
-    #[arg(short = 'n', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'n', long, value_name = "N", value_parser = values::whole::<u64>(1, u64::MAX))]
     pub requests: Option<u64>,
     /// Duration (`10` and `10s` both mean ten seconds; `500ms`, `2m`;
     /// 1 ms to 30 days). With -n the load stops at whichever comes first.
     #[arg(short = 'd', long, value_name = "DURATION", value_parser = values::load_duration, allow_negative_numbers = true)]
     pub duration: Option<std::time::Duration>,
     /// Threads, each with its own event loop.
-    #[arg(short = 't', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(short = 't', long, default_value_t = 1, value_parser = values::whole::<u32>(1, 1024))]
     pub threads: u32,
     /// Fixed request rate (requests per second in all); latency is then
     /// measured from when each request was due.
@@ -196,7 +196,7 @@ pub struct LoadArgs {
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = values::load_timeout, allow_negative_numbers = true)]
     pub timeout: std::time::Duration,
     /// Retries of a failed request before it counts as failed.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = values::whole::<u32>(0, u32::MAX))]
     pub retries: u32,
     /// Event backend (default: the best this OS has).
     #[arg(long, value_enum)]
@@ -206,7 +206,7 @@ pub struct LoadArgs {
     pub warm_up: Option<std::time::Duration>,
     /// Processes to spread the connections over, each a `scalebench load`
     /// (default: as many as the open-files limit needs, usually 1).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
+    #[arg(long, value_name = "N", value_parser = values::whole::<u32>(1, 32))]
     pub processes: Option<u32>,
     /// Connect from this local address (repeat for several, taken round
     /// robin). Default: the OS's choice, or on Linux for a loopback URL
@@ -221,7 +221,7 @@ pub struct LoadArgs {
     pub quiet: bool,
     /// The measured time in this many rounds, each reported on its own
     /// (with --part: for the process that spreads the load).
-    #[arg(long, hide = true, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000), requires = "duration")]
+    #[arg(long, hide = true, default_value_t = 1, value_parser = values::whole::<u32>(1, 1000), requires = "duration")]
     pub rounds: u32,
     /// Print the outcome as an exact part for a spreading parent (every
     /// count and the histogram's buckets), nothing else.
@@ -239,7 +239,7 @@ pub struct SmtpSinkArgs {
     #[arg(short = '6', long = "ipv6")]
     pub ipv6: bool,
     /// Worker processes, each with a SO_REUSEPORT socket.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = values::whole::<u32>(1, 1024))]
     pub processes: u32,
     /// Wait this long before every reply (the greeting, each batch of
     /// pipelined replies, the end of data), as a slow remote MTA: `0`,
@@ -264,22 +264,22 @@ pub struct SmtpSendArgs {
     #[arg(value_name = "SERVER", value_parser = values::server_addr)]
     pub server: std::net::SocketAddr,
     /// Simultaneous sessions.
-    #[arg(short = 's', long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(short = 's', long, default_value_t = 100, value_parser = values::whole::<u32>(1, 1_000_000))]
     pub sessions: u32,
     /// Messages to deliver in all.
-    #[arg(short = 'n', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'n', long, value_name = "N", value_parser = values::whole::<u64>(1, u64::MAX))]
     pub messages: Option<u64>,
     /// Duration (`10`, `10s`, `500ms`, `2m`); with -n whichever comes first.
     #[arg(short = 'd', long, value_name = "DURATION", value_parser = values::load_duration, allow_negative_numbers = true)]
     pub duration: Option<std::time::Duration>,
     /// Messages per session before QUIT.
-    #[arg(short = 'k', long = "per-session", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'k', long = "per-session", default_value_t = 1, value_parser = values::whole::<u64>(1, u64::MAX))]
     pub per_session: u64,
     /// Message size in bytes, headers included (at least 87).
-    #[arg(long = "size", value_name = "BYTES", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(87..=1_000_000_000))]
+    #[arg(long = "size", value_name = "BYTES", default_value_t = 4096, value_parser = values::whole::<u64>(87, 1_000_000_000))]
     pub size: u64,
     /// Recipients per message.
-    #[arg(short = 'r', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(short = 'r', long, default_value_t = 1, value_parser = values::whole::<u32>(1, 10_000))]
     pub recipients: u32,
     /// Bind each socket to this address before connecting (default: the
     /// unspecified address of the server's family, port 0, as MailEngine
@@ -298,7 +298,7 @@ pub struct SmtpSendArgs {
     pub timeout: std::time::Duration,
     /// Sender processes (default: as many as the sessions need, given how
     /// many descriptors one process may open).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_name = "N", value_parser = values::whole::<u32>(1, 1024))]
     pub processes: Option<u32>,
     /// Event backend (default: the best this OS has).
     #[arg(long, value_enum)]
@@ -345,10 +345,10 @@ pub struct ServeArgs {
     #[arg(long)]
     pub io_uring: bool,
     /// Worker processes sharing one listening socket (bound before they fork).
-    #[arg(long, value_name = "N", conflicts_with = "reuseport", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_name = "N", conflicts_with = "reuseport", value_parser = values::whole::<u32>(1, 1024))]
     pub processes: Option<u32>,
     /// Worker processes with a SO_REUSEPORT socket each.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_name = "N", value_parser = values::whole::<u32>(1, 1024))]
     pub reuseport: Option<u32>,
     /// Send every body with sendfile(2) (read/write where the OS has none).
     #[arg(long, conflicts_with = "readwrite")]
@@ -357,7 +357,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub readwrite: bool,
     /// Requests per connection before the server closes it.
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = values::whole::<u64>(0, u64::MAX))]
     pub max_requests: u64,
     /// Close a connection idle this long (seconds or with a unit, up to a
     /// day; 0: never).
@@ -388,14 +388,14 @@ pub struct ResponderArgs {
     #[arg(long)]
     pub greet: bool,
     /// Body length of every response.
-    #[arg(long, default_value_t = 128)]
+    #[arg(long, default_value_t = 128, value_parser = values::whole::<usize>(0, usize::MAX))]
     pub body: usize,
     /// Pin the server to this CPU.
-    #[arg(long)]
+    #[arg(long, value_parser = values::whole::<usize>(0, usize::MAX))]
     pub cpu: Option<usize>,
     /// Connections accepted per readiness event (1: every connection is
     /// noticed through the event backend).
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, value_parser = values::whole::<usize>(0, usize::MAX))]
     pub accept_burst: usize,
     /// The work directory of the run that started this server (unused; it
     /// makes the process recognisable in `ps`).
@@ -410,7 +410,7 @@ pub struct RunArgs {
     #[arg(value_name = "NAME|SUITE")]
     pub targets: Vec<String>,
     /// Items per run for every benchmark (overrides the suite's sizes).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", value_parser = values::whole::<u64>(1, u64::MAX), allow_negative_numbers = true)]
     pub max: Option<u64>,
     /// Benchmarks and workloads named on their own run at the `full`
     /// suite's sizes (the seeds'), not the quick ones.
@@ -422,7 +422,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "R|auto", value_parser = values::runs, allow_negative_numbers = true)]
     pub runs: Option<values::Runs>,
     /// With --runs auto: the most runs (default 20).
-    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(3..=1000), requires = "runs")]
+    #[arg(long, value_name = "R", value_parser = values::whole::<u32>(3, 1000), requires = "runs")]
     pub runs_max: Option<u32>,
     /// With --runs auto: how closely both ends of n must be known, the
     /// half-width of the 95 % interval of the runs' mean, in percent
@@ -442,7 +442,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = TimerKind::Monotonic)]
     pub timer: TimerKind,
     /// Operations done and discarded before the first run (default n/20, 10–500).
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", value_parser = values::whole::<u64>(0, u64::MAX))]
     pub warmup: Option<u64>,
     /// Where to create the work directory (default: the system temp dir).
     #[arg(long, value_name = "DIR")]
@@ -542,16 +542,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "OPTS", help_heading = "Filesystem workloads")]
     pub mount_opts: Option<String>,
     /// Files in the image site (default: 20 000; `full`: 1 000 000; at most 100 million).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=100_000_000), help_heading = "Filesystem workloads")]
+    #[arg(long, value_name = "N", value_parser = values::whole::<u64>(2, 100_000_000), help_heading = "Filesystem workloads")]
     pub files: Option<u64>,
     /// Bytes in the image site (`200M`; `full`: `10G`).
     #[arg(long, value_name = "SIZE", help_heading = "Filesystem workloads")]
     pub bytes: Option<String>,
     /// Requests in the image site's log (default 10 000; at most 100 million).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000_000), help_heading = "Filesystem workloads")]
+    #[arg(long, value_name = "N", value_parser = values::whole::<u64>(1, 100_000_000), help_heading = "Filesystem workloads")]
     pub requests: Option<u64>,
     /// Seed of the image site generator (same seed, same site).
-    #[arg(long, default_value_t = 1, help_heading = "Filesystem workloads")]
+    #[arg(long, default_value_t = 1, help_heading = "Filesystem workloads", value_parser = values::whole::<u64>(0, u64::MAX))]
     pub seed: u64,
     /// File sizes of fs-sizes (default `8K,16K,128K`).
     #[arg(
@@ -562,7 +562,7 @@ pub struct RunArgs {
     )]
     pub sizes: Vec<String>,
     /// Files per size in fs-sizes (default 2 000; `full`: 10 000; at most 10 million).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000), help_heading = "Filesystem workloads")]
+    #[arg(long, value_name = "N", value_parser = values::whole::<u64>(1, 10_000_000), help_heading = "Filesystem workloads")]
     pub size_files: Option<u64>,
     /// Sweep a workload over levels of one variable instead of measuring it
     /// once: `connections=1,10,100,1000` for the HTTP workloads. Each level
@@ -577,7 +577,7 @@ pub struct RunArgs {
     pub sample_time: Option<std::time::Duration>,
     /// Samples per level, at least 1 (default: quick 3, full 5); the mean
     /// of the last three is the level's figure.
-    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=1000), help_heading = "Sweeps")]
+    #[arg(long, value_name = "K", value_parser = values::whole::<u32>(1, 1000), help_heading = "Sweeps")]
     pub samples: Option<u32>,
     /// pgbench: the database size the scale factor follows (`160M`; default
     /// quick 160 MB, full 1.6 GB; 16M to 1T). The free space it needs is
@@ -630,14 +630,14 @@ pub struct RunArgs {
     pub pg_memory: Option<String>,
     /// mail: message size in bytes, headers included (default 4096; at
     /// least 87).
-    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(87..=1_000_000_000), help_heading = "Mail")]
+    #[arg(long, value_name = "BYTES", value_parser = values::whole::<u64>(87, 1_000_000_000), help_heading = "Mail")]
     pub mail_size: Option<u64>,
     /// mail: recipients per message (default 1).
-    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=10_000), help_heading = "Mail")]
+    #[arg(long, value_name = "R", value_parser = values::whole::<u32>(1, 10_000), help_heading = "Mail")]
     pub mail_recipients: Option<u32>,
     /// mail: messages per session before QUIT (default 1: every message a
     /// connection of its own).
-    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Mail")]
+    #[arg(long, value_name = "K", value_parser = values::whole::<u64>(1, u64::MAX), help_heading = "Mail")]
     pub mail_per_session: Option<u64>,
     /// mail: the sink's wait before each reply, as a remote MTA's (default
     /// 20ms; 0 to 1 minute).
@@ -659,10 +659,10 @@ pub struct RunArgs {
     /// after the sweep's levels, each halfway between the highest
     /// loss-free and the lowest lossy rate (default 3, `--full` 6; 0: the
     /// sweep's levels only).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=20), help_heading = "Forwarding")]
+    #[arg(long, value_name = "N", value_parser = values::whole::<u32>(0, 20), help_heading = "Forwarding")]
     pub search_steps: Option<u32>,
     /// The level per-unit efficiency is normalised to (default: the lowest).
-    #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u64).range(1..=1_000_000), help_heading = "Sweeps")]
+    #[arg(long, value_name = "LEVEL", value_parser = values::whole::<u64>(1, 1_000_000), help_heading = "Sweeps")]
     pub baseline: Option<u64>,
 }
 
@@ -781,7 +781,7 @@ pub struct HistoryArgs {
     pub benchmark: Option<String>,
     /// The n a benchmark's cost is read at (default: the largest n every
     /// file measured).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = values::whole::<u64>(1, u64::MAX))]
     pub at: Option<u64>,
     /// The files' order: by the time their runs started, by label, or as
     /// given.
@@ -872,9 +872,43 @@ pub struct SysinfoArgs {
     pub record_sysctl: Vec<String>,
 }
 
+/// An error in words, as `main` prints it: its chain of causes joined by
+/// `: `, each cause named once — a cause whose words an outer message
+/// already holds is left out, and an outer message that a cause repeats
+/// in full gives way to it — and errno numbers by name (`ENOENT`).
+pub fn error_words(e: &anyhow::Error) -> String {
+    let mut kept: Vec<String> = Vec::new();
+    for cause in e.chain() {
+        let c = crate::sys::errno_words(&cause.to_string());
+        let c = c.trim();
+        if c.is_empty() || kept.iter().any(|k| k.contains(c)) {
+            continue;
+        }
+        kept.retain(|k| !c.contains(k.as_str()));
+        kept.push(c.to_string());
+    }
+    kept.join(": ")
+}
+
+/// Every option that takes a value takes a negative number as its value,
+/// so that `--warmup -3` reaches the option's own check ("must be at least
+/// 0") instead of clap's "unexpected argument '-3'".
+fn negatives_are_values(c: clap::Command) -> clap::Command {
+    c.mut_args(|a| {
+        if a.get_action().takes_values() {
+            a.allow_negative_numbers(true)
+        } else {
+            a
+        }
+    })
+    .mut_subcommands(negatives_are_values)
+}
+
 /// Runs the command line; returns the exit code.
 pub fn main() -> anyhow::Result<ExitCode> {
-    let cli = Cli::parse();
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = negatives_are_values(Cli::command()).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command {
         Command::List => commands::list(),
         Command::Run(a) => run::run(*a),
@@ -929,5 +963,46 @@ pub fn main() -> anyhow::Result<ExitCode> {
                 a.cpu,
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+    use clap::CommandFactory;
+
+    #[test]
+    fn each_cause_is_named_once_and_errnos_by_name() {
+        let io = || std::io::Error::from_raw_os_error(libc::ENOENT);
+        // A context that already quotes its cause.
+        let e = Err::<(), _>(io())
+            .with_context(|| format!("cannot read r.json: {}", io()))
+            .unwrap_err();
+        assert_eq!(
+            error_words(&e),
+            "cannot read r.json: No such file or directory (ENOENT)"
+        );
+        // A cause that repeats its context in full.
+        let e = Err::<(), _>(anyhow::anyhow!("--host server=netns:x: no namespace x"))
+            .context("--host server=netns:x")
+            .unwrap_err();
+        assert_eq!(error_words(&e), "--host server=netns:x: no namespace x");
+        // Distinct causes all stay, outermost first.
+        let e = Err::<(), _>(io()).context("writing a.csv").unwrap_err();
+        assert_eq!(
+            error_words(&e),
+            "writing a.csv: No such file or directory (ENOENT)"
+        );
+    }
+
+    #[test]
+    fn negative_numbers_reach_the_option_check() {
+        let cmd = negatives_are_values(Cli::command());
+        let e = cmd
+            .try_get_matches_from(["scalebench", "run", "--warmup", "-3"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("must be at least 0"), "{e}");
     }
 }

@@ -38,7 +38,7 @@ pub struct NameArg {
 #[derive(Debug, clap::Args)]
 pub struct UpArgs {
     /// Hosts (network namespaces), 1 to 64.
-    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=testbed::MAX_HOSTS as i64))]
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = super::values::whole::<u32>(1, testbed::MAX_HOSTS as u32))]
     pub hosts: u32,
     #[command(flatten)]
     #[allow(missing_docs)]

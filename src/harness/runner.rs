@@ -534,6 +534,7 @@ fn finish_early(
         RunEnd::Failed(m) => (Status::Failed, m),
         RunEnd::Limit { detail, .. } => (Status::Failed, detail),
     };
+    let message = crate::sys::errno_words(&message);
     progress.finish(&format!("{}: {message}", status.as_str()));
     result.status = status;
     result.message = Some(message);

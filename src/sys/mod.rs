@@ -415,6 +415,37 @@ pub fn free_inodes(path: &Path) -> Option<u64> {
     (s.f_files != 0).then_some(s.f_favail as u64)
 }
 
+/// `text` with every `(os error N)` the standard library writes after an
+/// errno's description replaced by the errno's name: `Connection refused
+/// (ECONNREFUSED)`.
+pub fn errno_words(text: &str) -> String {
+    const MARK: &str = "(os error ";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(MARK) {
+        let after = &rest[i + MARK.len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        match (
+            after[..digits].parse::<i32>(),
+            after[digits..].starts_with(')'),
+        ) {
+            (Ok(n), true) if !errno_name(n).starts_with("errno ") => {
+                out.push_str(&rest[..i]);
+                out.push('(');
+                out.push_str(&errno_name(n));
+                out.push(')');
+                rest = &after[digits + 1..];
+            }
+            _ => {
+                out.push_str(&rest[..i + MARK.len()]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The symbolic name of an errno value (`EADDRINUSE`), or `errno N` for
 /// one not listed: the values resource limits and network calls produce.
 pub fn errno_name(e: i32) -> String {
@@ -441,6 +472,38 @@ pub fn errno_name(e: i32) -> String {
         (libc::EHOSTUNREACH, "EHOSTUNREACH"),
         (libc::ENETUNREACH, "ENETUNREACH"),
         (libc::EINPROGRESS, "EINPROGRESS"),
+        (libc::ENOSPC, "ENOSPC"),
+        (libc::EDQUOT, "EDQUOT"),
+        (libc::EEXIST, "EEXIST"),
+        (libc::ENOTDIR, "ENOTDIR"),
+        (libc::EISDIR, "EISDIR"),
+        (libc::ENOTEMPTY, "ENOTEMPTY"),
+        (libc::EROFS, "EROFS"),
+        (libc::EBUSY, "EBUSY"),
+        (libc::ENODEV, "ENODEV"),
+        (libc::ENXIO, "ENXIO"),
+        (libc::ESRCH, "ESRCH"),
+        (libc::ECHILD, "ECHILD"),
+        (libc::EXDEV, "EXDEV"),
+        (libc::ELOOP, "ELOOP"),
+        (libc::ENAMETOOLONG, "ENAMETOOLONG"),
+        (libc::EFBIG, "EFBIG"),
+        (libc::EMLINK, "EMLINK"),
+        (libc::ETXTBSY, "ETXTBSY"),
+        (libc::EIO, "EIO"),
+        (libc::E2BIG, "E2BIG"),
+        (libc::ENOSYS, "ENOSYS"),
+        (libc::EOPNOTSUPP, "EOPNOTSUPP"),
+        (libc::EAFNOSUPPORT, "EAFNOSUPPORT"),
+        (libc::EPROTONOSUPPORT, "EPROTONOSUPPORT"),
+        (libc::ENETDOWN, "ENETDOWN"),
+        (libc::EHOSTDOWN, "EHOSTDOWN"),
+        (libc::EMSGSIZE, "EMSGSIZE"),
+        (libc::ENOTSOCK, "ENOTSOCK"),
+        (libc::EISCONN, "EISCONN"),
+        (libc::EALREADY, "EALREADY"),
+        (libc::ENOTTY, "ENOTTY"),
+        (libc::ERANGE, "ERANGE"),
     ];
     known
         .iter()
@@ -451,6 +514,20 @@ pub fn errno_name(e: i32) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn errno_numbers_become_names() {
+        let e = std::io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(
+            errno_words(&format!("cannot read x: {e}")),
+            "cannot read x: No such file or directory (ENOENT)"
+        );
+        assert_eq!(
+            errno_words("(os error 99999) (os error"),
+            "(os error 99999) (os error"
+        );
+        assert_eq!(errno_words("plain"), "plain");
+    }
     use super::*;
 
     #[test]

@@ -293,9 +293,9 @@ impl Workload for BigFile {
             && free < bytes * 4 + (bytes * 4) / 20
         {
             notes.push(format!(
-                "{} MB free in the work directory: four {} MB files do not fit (--bigfile-size)",
-                free >> 20,
-                bytes >> 20
+                "{} free in the work directory: four files of {} and 5 % to spare do not fit (--bigfile-size)",
+                crate::analysis::units::fmt_bytes(free),
+                crate::analysis::units::fmt_bytes(bytes)
             ));
             return super::finish(&INFO, params, rows, notes);
         }

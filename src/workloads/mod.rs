@@ -215,6 +215,12 @@ pub(crate) fn finish(
     rows: Vec<WorkloadRow>,
     mut notes: Vec<String>,
 ) -> WorkloadResult {
+    let mut rows = rows;
+    for r in &mut rows {
+        if let Some(e) = &mut r.error {
+            *e = crate::sys::errno_words(e);
+        }
+    }
     let failed = !rows.iter().any(measured);
     notes.extend(rows.iter().filter_map(|r| {
         let why = match (&r.error, &r.sweep) {
@@ -240,7 +246,10 @@ pub(crate) fn finish(
         } else {
             Status::Ok
         },
-        message: notes.into_iter().reduce(|a, b| format!("{a}; {b}")),
+        message: notes
+            .into_iter()
+            .reduce(|a, b| format!("{a}; {b}"))
+            .map(|m| crate::sys::errno_words(&m)),
         params,
         rows,
     }
