@@ -750,7 +750,7 @@ pub struct CompareArgs {
     #[arg(value_name = "NEW.json")]
     pub new: PathBuf,
     /// The change a cost or throughput must clear, in percent (default:
-    /// twice the run-to-run noise of the two files, 5–25 %, for
+    /// twice the run-to-run noise of the two files, 10–25 %, for
     /// benchmarks; 10 % for workload figures measured once).
     #[arg(long, value_name = "PERCENT", value_parser = values::percent)]
     pub threshold: Option<f64>,
