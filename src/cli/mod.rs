@@ -892,10 +892,11 @@ pub fn error_words(e: &anyhow::Error) -> String {
 
 /// Every option that takes a value takes a negative number as its value,
 /// so that `--warmup -3` reaches the option's own check ("must be at least
-/// 0") instead of clap's "unexpected argument '-3'".
+/// 0") instead of clap's "unexpected argument '-3'". Positional arguments
+/// are left alone: there `-6` is still the flag it names.
 fn negatives_are_values(c: clap::Command) -> clap::Command {
     c.mut_args(|a| {
-        if a.get_action().takes_values() {
+        if a.get_action().takes_values() && !a.is_positional() {
             a.allow_negative_numbers(true)
         } else {
             a
@@ -1004,5 +1005,11 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("must be at least 0"), "{e}");
+        // A flag among positional arguments stays a flag.
+        let m = negatives_are_values(Cli::command())
+            .try_get_matches_from(["scalebench", "run", "connect", "-6"])
+            .unwrap();
+        let (_, run) = m.subcommand().unwrap();
+        assert!(run.get_flag("ipv6"));
     }
 }
