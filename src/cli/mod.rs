@@ -880,7 +880,17 @@ pub fn error_words(e: &anyhow::Error) -> String {
     let mut kept: Vec<String> = Vec::new();
     for cause in e.chain() {
         let c = crate::sys::errno_words(&cause.to_string());
-        let c = c.trim();
+        let mut c = c.trim();
+        // A cause that begins by repeating the end of the message before
+        // it (`URL http://x/` then `http://x/: cannot resolve`) says the
+        // rest only.
+        if let Some(k) = kept.last()
+            && let Some((head, rest)) = c.split_once(": ")
+            && head.len() >= 8
+            && k.ends_with(head)
+        {
+            c = rest;
+        }
         if c.is_empty() || kept.iter().any(|k| k.contains(c)) {
             continue;
         }
@@ -989,6 +999,11 @@ mod tests {
             .context("--host server=netns:x")
             .unwrap_err();
         assert_eq!(error_words(&e), "--host server=netns:x: no namespace x");
+        // A cause that repeats the end of its context.
+        let e = Err::<(), _>(anyhow::anyhow!("http://h:99999/: invalid port"))
+            .context("URL http://h:99999/")
+            .unwrap_err();
+        assert_eq!(error_words(&e), "URL http://h:99999/: invalid port");
         // Distinct causes all stay, outermost first.
         let e = Err::<(), _>(io()).context("writing a.csv").unwrap_err();
         assert_eq!(
