@@ -43,6 +43,7 @@ const CASES: &[Case] = &[
     // Negative numbers reach the option's check (issue 28: `--warmup -3`
     // was "unexpected argument '-3'").
     case("run socket --warmup -3", 2, "must be at least 0"),
+    case("run socket --label  ", 2, "--label"),
     case("run socket --runs -2", 2, "must be at least 1"),
     case(
         "load -c -5 -n 1 http://127.0.0.1:9/",

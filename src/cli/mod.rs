@@ -448,7 +448,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
     /// Name of this system in reports (default: the host name).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = values::label)]
     pub label: Option<String>,
     /// Record these sysctls too in the result file's `system.sysctls`,
     /// comma separated, repeatable (only read; one this system does not

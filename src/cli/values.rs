@@ -30,6 +30,18 @@ where
     }
 }
 
+/// A label for reports: some visible text on one line.
+pub fn label(s: &str) -> Result<String, String> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err("must not be empty".into());
+    }
+    if t.chars().any(char::is_control) {
+        return Err("must be one line of text (no control characters)".into());
+    }
+    Ok(t.to_string())
+}
+
 /// Parses a number of seconds or a duration with a unit (`10`, `10s`,
 /// `1.5`, `500ms`, `2m`) and checks it is within `min..=max`.
 fn duration_in(s: &str, min: Duration, max: Duration) -> Result<Duration, String> {
@@ -170,6 +182,14 @@ mod tests {
             let e = server_timeout(bad).unwrap_err();
             assert!(e.contains("0 for never"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn labels_are_visible_text_on_one_line() {
+        assert_eq!(label(" linux-6.1 ").unwrap(), "linux-6.1");
+        assert_eq!(label("").unwrap_err(), "must not be empty");
+        assert_eq!(label("  ").unwrap_err(), "must not be empty");
+        assert!(label("a\nb").is_err());
     }
 
     #[test]
