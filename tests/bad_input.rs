@@ -63,7 +63,11 @@ const CASES: &[Case] = &[
         "No such file or directory (ENOENT)",
     ),
     case("run socket --profile {dir}/missing.toml", 1, "(ENOENT)"),
-    case("load http://127.0.0.1:99999/", 1, "URL http://127.0.0.1:99999/: cannot resolve"),
+    case(
+        "load http://127.0.0.1:99999/",
+        1,
+        "URL http://127.0.0.1:99999/: cannot resolve",
+    ),
     case("run socket --timer sundial", 2, "--timer"),
     case("run socket --pin 99 --max 10", 1, "--pin 99"),
     case("run socket --pin -1", 2, "--pin"),

@@ -316,6 +316,31 @@ pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|f| (f.as_path(), "an input of this command"))
         .collect();
+    // An export with nothing to export says so (the file still gets its
+    // header, so that a script reading it finds the columns).
+    let empty = match a.format {
+        ExportFormat::Csv => systems.iter().all(|s| {
+            s.file
+                .benchmarks
+                .iter()
+                .all(|b| b.runs.iter().all(|r| r.samples.is_empty()))
+        }),
+        ExportFormat::SweepCsv => systems.iter().all(|s| {
+            s.file
+                .workloads
+                .iter()
+                .all(|w| w.rows.iter().all(|r| r.sweep.is_none()))
+        }),
+    };
+    if empty {
+        eprintln!(
+            "note: {} in these files: only the header is written",
+            match a.format {
+                ExportFormat::Csv => "no benchmark samples",
+                ExportFormat::SweepCsv => "no workload sweeps",
+            }
+        );
+    }
     let existing = output::Existing::forced(a.force);
     with_output(
         "--output",
