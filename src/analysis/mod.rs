@@ -15,6 +15,7 @@ pub mod profile;
 pub mod resample;
 pub mod sweep;
 pub mod units;
+pub mod warmup;
 
 pub use buckets::{Bucket, Sample};
 pub use fit::{Class, Fit};
