@@ -712,7 +712,7 @@ fn report_and_exit(
             report::writer(report::Format::Html, None).write(&input, w)
         })?;
     }
-    super::commands::with_output("", None, &[], |w| {
+    let shown = super::commands::with_output("", None, &[], |w| {
         report::writer(report::Format::Terminal, None).write(&input, w)?;
         writeln!(w)?;
         for p in &paths {
@@ -722,24 +722,20 @@ fn report_and_exit(
             writeln!(w, "report:      {}", h.display())?;
         }
         Ok(())
-    })?;
+    });
     if reaper::interrupted() {
-        let done = systems[0]
-            .file
-            .benchmarks
+        if let Err(e) = &shown {
+            crate::stop::say(&format!("the terminal report could not be shown: {e:#}"));
+        }
+        let files: Vec<_> = paths
             .iter()
-            .filter(|b| b.status != Status::Interrupted)
-            .count();
-        eprintln!(
-            "interrupted: the {done} benchmarks that finished are in {}",
-            paths
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+            .map(|p| p.as_path())
+            .zip(systems.iter().map(|s| &s.file))
+            .collect();
+        crate::stop::say(&session::interrupted_summary(&files));
         return Ok(ExitCode::from(130));
     }
+    shown?;
     if !failed.is_empty() {
         // The reasons again on standard error: the report may have gone to
         // a file or nowhere.

@@ -114,9 +114,110 @@ pub struct Recording {
 }
 
 impl Recording {
+    /// Writes the file (atomically). A write cut short by a signal
+    /// (`EINTR`, which std retries for most calls but not every one) is
+    /// tried again, up to three times: a stop signal must not cost the
+    /// results.
     fn save(&self) -> anyhow::Result<()> {
-        results::write_atomic(&self.path, &self.file)
-            .with_context(|| format!("cannot write the result file {}", self.path.display()))
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match results::write_atomic(&self.path, &self.file) {
+                Err(e) if tries < 3 && cut_short(&e) => continue,
+                r => {
+                    return r.with_context(|| {
+                        format!("cannot write the result file {}", self.path.display())
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Whether `e` is a system call cut short by a signal.
+fn cut_short(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::Interrupted)
+    })
+}
+
+/// What an interrupted run says at the end, on standard error: the
+/// signal, what each result file kept (the finished series and workloads,
+/// and the complete runs of the one interrupted), and what the cleanup did
+/// ([`crate::stop::record`]: processes stopped, settings restored, the
+/// work directory removed …).
+pub fn interrupted_summary(files: &[(&std::path::Path, &ResultFile)]) -> String {
+    let (sig, n) = crate::stop::signals();
+    let mut parts: Vec<String> = files
+        .iter()
+        .map(|(path, f)| format!("kept {} in {}", kept(f), path.display()))
+        .collect();
+    parts.extend(crate::stop::record());
+    format!(
+        "interrupted by {}{}: {}",
+        crate::stop::signal_name(sig),
+        if n > 1 {
+            format!(" ({n} signals)")
+        } else {
+            String::new()
+        },
+        parts.join("; ")
+    )
+}
+
+/// What a result file holds, in words, for [`interrupted_summary`].
+fn kept(f: &ResultFile) -> String {
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut v = Vec::new();
+    let done = f
+        .benchmarks
+        .iter()
+        .filter(|b| b.status != Status::Interrupted)
+        .count()
+        + f.workloads
+            .iter()
+            .filter(|w| w.status != Status::Interrupted)
+            .count();
+    if done > 0 {
+        v.push(format!(
+            "{} that finished",
+            plural(done, "series or workload", "series and workloads")
+        ));
+    }
+    for b in f
+        .benchmarks
+        .iter()
+        .filter(|b| b.status == Status::Interrupted)
+    {
+        v.push(format!(
+            "{} of {} (interrupted)",
+            plural(b.runs.len(), "complete run", "complete runs"),
+            b.series
+        ));
+    }
+    for w in f
+        .workloads
+        .iter()
+        .filter(|w| w.status == Status::Interrupted)
+    {
+        let levels: usize = w
+            .rows
+            .iter()
+            .filter_map(|r| r.sweep.as_ref())
+            .map(|s| s.levels.iter().filter(|l| l.value.is_some()).count())
+            .sum();
+        v.push(format!(
+            "{} of {} (interrupted)",
+            plural(levels, "measured level", "measured levels"),
+            w.name
+        ));
+    }
+    if v.is_empty() {
+        "nothing measured yet".into()
+    } else {
+        v.join(", ")
     }
 }
 
@@ -312,6 +413,7 @@ pub fn execute(
     recs: &mut [Recording],
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
+    let _pending = crate::stop::pending(crate::stop::Task::Results);
     let steal = results::sysinfo::StealMeter::start();
     let r = execute_plan(plan, ctx, recs, progress);
     let percent = steal.percent();
@@ -352,7 +454,9 @@ fn execute_plan(
                 return Ok(());
             }
             let applied = under_profile(plan, i, ctx, rec, progress);
+            let measuring = crate::stop::pending(crate::stop::Task::Measuring);
             let mut r = run_series(plan, t, variant.as_deref(), ctx, progress);
+            drop(measuring);
             drop(applied);
             let lost = variant
                 .is_some()
@@ -378,7 +482,9 @@ fn execute_plan(
             }
             let opts = work_options(plan, i, w.size);
             let applied = under_profile(plan, i, ctx, rec, progress);
+            let measuring = crate::stop::pending(crate::stop::Task::Measuring);
             let mut r = w.workload.run(ctx, &opts, progress);
+            drop(measuring);
             drop(applied);
             if ctx.hosts().apart() {
                 let h = ctx.hosts();
