@@ -25,7 +25,6 @@ mod common;
 use common::{assert_valid, load};
 use rand::RngExt;
 use serde_json::Value;
-use std::collections::BTreeSet;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -81,18 +80,6 @@ fn sig_name(sig: i32) -> &'static str {
         libc::SIGHUP => "SIGHUP",
         _ => "?",
     }
-}
-
-/// A process's state letter and start time (in clock ticks), from /proc.
-fn stat(pid: i32) -> Option<(char, u64)> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let f: Vec<&str> = s[s.rfind(')')? + 1..].split_whitespace().collect();
-    Some((f.first()?.chars().next()?, f.get(19)?.parse().ok()?))
-}
-
-/// Whether the process `pid` that started at `start` still runs.
-fn still_running(pid: i32, start: u64) -> bool {
-    stat(pid).is_some_and(|(state, s)| s == start && state != 'Z' && state != 'X')
 }
 
 /// A scalebench run in a session of its own, its standard error read
@@ -203,7 +190,7 @@ impl Run {
         self.signal(libc::SIGSTOP);
         let deadline = Instant::now() + LIMIT;
         loop {
-            match stat(self.pid()) {
+            match common::stat(self.pid()) {
                 Some(('T', _)) => return true,
                 Some(('Z', _)) | None => return false,
                 _ => {}
@@ -469,102 +456,13 @@ fn two_signals_at_random_points_of_a_fork_run_under_a_profile_skip_nothing() {
     eprintln!("{said_again} of {tries} tries saw the second signal as a repeat");
 }
 
-/// Our cluster's processes and shared memory, gathered while the run goes
-/// on: the postmaster (its data directory is under `base`) and its
-/// children with their start times, the POSIX segments they map, the
-/// System V segment its postmaster.pid names.
-#[derive(Default, Debug)]
-struct Cluster {
-    processes: BTreeSet<(i32, u64)>,
-    posix: BTreeSet<String>,
-    sysv: BTreeSet<i32>,
-}
-
-impl Cluster {
-    fn look(&mut self, base: &Path) {
-        let under = base.to_string_lossy().into_owned();
-        let postmasters = common::processes_named(&["postgres"])
-            .into_iter()
-            .filter(|p| {
-                std::fs::read(format!("/proc/{p}/cmdline"))
-                    .is_ok_and(|c| common::text(&c).contains(&under))
-            });
-        for pm in postmasters {
-            let mut ours = vec![pm];
-            for (pid, _, _) in common::live_processes() {
-                let ppid = std::fs::read_to_string(format!("/proc/{pid}/status"))
-                    .unwrap_or_default()
-                    .lines()
-                    .find_map(|l| l.strip_prefix("PPid:").map(|v| v.trim().to_string()));
-                if ppid.as_deref() == Some(pm.to_string().as_str()) {
-                    ours.push(pid);
-                }
-            }
-            for pid in ours {
-                if let Some((_, start)) = stat(pid) {
-                    self.processes.insert((pid, start));
-                }
-                let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
-                for l in maps.lines() {
-                    if let Some(i) = l.find("/dev/shm/PostgreSQL.") {
-                        let name = l[i + "/dev/shm/".len()..].split_whitespace().next();
-                        self.posix.extend(name.map(String::from));
-                    }
-                }
-            }
-        }
-        for w in common::scalebench_entries(base) {
-            let pid_file = base.join(w).join("pg/data/postmaster.pid");
-            let id = std::fs::read_to_string(pid_file).ok().and_then(|t| {
-                t.lines()
-                    .nth(6)?
-                    .split_whitespace()
-                    .nth(1)?
-                    .parse::<i32>()
-                    .ok()
-            });
-            self.sysv.extend(id);
-        }
-    }
-
-    /// What is left of it, after the run, in words.
-    fn left(&self) -> Vec<String> {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            let mut v: Vec<String> = self
-                .processes
-                .iter()
-                .filter(|(p, s)| still_running(*p, *s))
-                .map(|(p, _)| format!("postgres process {p}"))
-                .collect();
-            v.extend(
-                self.posix
-                    .iter()
-                    .filter(|n| Path::new("/dev/shm").join(n).exists())
-                    .map(|n| format!("/dev/shm/{n}")),
-            );
-            let ids = common::shm_ids();
-            v.extend(
-                self.sysv
-                    .iter()
-                    .filter(|i| ids.contains(&i.to_string()))
-                    .map(|i| format!("System V segment {i}")),
-            );
-            if v.is_empty() || Instant::now() > deadline {
-                return v;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
 /// Watches `base` for our cluster every 20 ms until `stop` is set.
 fn watch_cluster(
     base: PathBuf,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-) -> std::thread::JoinHandle<Cluster> {
+) -> std::thread::JoinHandle<common::PgCluster> {
     std::thread::spawn(move || {
-        let mut c = Cluster::default();
+        let mut c = common::PgCluster::default();
         while !stop.load(std::sync::atomic::Ordering::SeqCst) {
             c.look(&base);
             std::thread::sleep(Duration::from_millis(20));
