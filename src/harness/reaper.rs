@@ -478,6 +478,39 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_repeated_signal_says_what_is_still_to_do_and_how_to_abandon_it() {
+        let _db = stop::pending(Task::Database);
+        let _s = stop::pending(Task::Settings);
+        let mut b = Buf {
+            b: [0; 1024],
+            len: 0,
+        };
+        again_message(libc::SIGTERM, 4242, true, &mut b);
+        let m = std::str::from_utf8(&b.b[..b.len]).unwrap();
+        assert!(
+            m.starts_with("\nscalebench: SIGTERM again: the cleanup goes on"),
+            "{m}"
+        );
+        assert!(
+            m.contains("stop PostgreSQL and free its shared memory")
+                && m.contains("restore the settings the profile changed"),
+            "{m}"
+        );
+        assert!(
+            m.contains("kill -9 4242, then `scalebench restore`") && m.ends_with("directory).\n"),
+            "{m}"
+        );
+        let mut n = Buf {
+            b: [0; 1024],
+            len: 0,
+        };
+        n.num(0);
+        n.push(" ");
+        n.num(18_446_744_073_709_551_615);
+        assert_eq!(&n.b[..n.len], b"0 18446744073709551615");
+    }
+
+    #[test]
     fn a_bounded_run_collects_output_and_is_killed_at_its_limit() {
         let _one = one();
         let f = run_bounded(

@@ -540,3 +540,75 @@ pub fn release_stale(dir: &std::path::Path) -> Vec<String> {
     v.extend(workloads::release_stale(dir));
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+    static DELIVERED: AtomicU64 = AtomicU64::new(0);
+
+    extern "C" fn count(_sig: libc::c_int) {
+        DELIVERED.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Signals arriving while a result file is written (a handler without
+    /// `SA_RESTART`, as scalebench's, so that calls may fail with EINTR)
+    /// cost nothing: every save writes the whole file.
+    #[test]
+    fn a_result_file_is_written_whole_under_a_storm_of_signals() {
+        let text = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/default.json"
+        ));
+        let file: ResultFile = serde_json::from_str(text).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let rec = Recording {
+            path: dir.path().join("r.json"),
+            file,
+        };
+        // SAFETY: a handler that only counts, for a signal nothing else in
+        // this process uses, sent to this thread alone.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = count as *const () as libc::sighandler_t;
+            libc::sigemptyset(&mut sa.sa_mask);
+            sa.sa_flags = 0;
+            libc::sigaction(libc::SIGUSR2, &sa, std::ptr::null_mut());
+        }
+        // SAFETY: pthread_self cannot fail.
+        let me = unsafe { libc::pthread_self() } as usize;
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let storm = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    // SAFETY: the writing thread lives until this one is
+                    // joined.
+                    unsafe { libc::pthread_kill(me as libc::pthread_t, libc::SIGUSR2) };
+                    std::thread::sleep(std::time::Duration::from_micros(20));
+                }
+            })
+        };
+        let before = DELIVERED.load(Ordering::Relaxed);
+        let mut saved = Vec::new();
+        for _ in 0..40 {
+            saved.push(rec.save().map_err(|e| format!("{e:#}")));
+            let back: ResultFile =
+                serde_json::from_str(&std::fs::read_to_string(&rec.path).unwrap()).unwrap();
+            assert_eq!(back.benchmarks.len(), rec.file.benchmarks.len());
+        }
+        stop.store(true, Ordering::SeqCst);
+        storm.join().unwrap();
+        let during = DELIVERED.load(Ordering::Relaxed) - before;
+        assert!(saved.iter().all(Result::is_ok), "{saved:?}");
+        assert!(during > 0, "no signal arrived during the saves");
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| n != "r.json")
+            .collect();
+        assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    }
+}
