@@ -127,13 +127,20 @@ pub fn shm_remove_unused(id: i32, key: i64) -> Option<std::io::Result<bool>> {
     }
 }
 
+/// `shmat`'s read-only flag (`<sys/shm.h>`; the libc crate lacks it for
+/// NetBSD and OpenBSD, where it has the same value).
+#[cfg(not(any(target_os = "netbsd", target_os = "openbsd")))]
+const SHM_RDONLY: libc::c_int = libc::SHM_RDONLY;
+#[cfg(any(target_os = "netbsd", target_os = "openbsd"))]
+const SHM_RDONLY: libc::c_int = 0o10000;
+
 /// The first `len` bytes (at most its size) of the System V shared
 /// memory segment `id`, attached read-only for the copy.
 pub fn shm_read(id: i32, len: usize) -> std::io::Result<Vec<u8>> {
     let st = shm_stat(id).ok_or_else(|| std::io::Error::from_raw_os_error(libc::EINVAL))?;
     let len = len.min(usize::try_from(st.bytes).unwrap_or(usize::MAX));
     // SAFETY: attaching read-only at an address the system chooses.
-    let p = unsafe { libc::shmat(id, std::ptr::null(), libc::SHM_RDONLY) };
+    let p = unsafe { libc::shmat(id, std::ptr::null(), SHM_RDONLY) };
     if p as isize == -1 {
         return Err(std::io::Error::last_os_error());
     }
