@@ -202,15 +202,24 @@ fn kept(f: &ResultFile) -> String {
         .iter()
         .filter(|w| w.status == Status::Interrupted)
     {
-        let levels: usize = w
+        // A sweep's levels, or the other rows (phases, loads) measured.
+        let sweeps = w.rows.iter().any(|r| r.sweep.is_some());
+        let measured: usize = w
             .rows
             .iter()
-            .filter_map(|r| r.sweep.as_ref())
-            .map(|s| s.levels.iter().filter(|l| l.value.is_some()).count())
+            .map(|r| match &r.sweep {
+                Some(s) => s.levels.iter().filter(|l| l.value.is_some()).count(),
+                None => usize::from(r.phase.is_some() || r.load.is_some()),
+            })
             .sum();
+        let (one, many) = if sweeps {
+            ("measured level", "measured levels")
+        } else {
+            ("measured row", "measured rows")
+        };
         v.push(format!(
             "{} of {} (interrupted)",
-            plural(levels, "measured level", "measured levels"),
+            plural(measured, one, many),
             w.name
         ));
     }
@@ -546,6 +555,37 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+    fn fixture() -> ResultFile {
+        serde_json::from_str(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/default.json"
+        )))
+        .unwrap()
+    }
+
+    #[test]
+    fn what_an_interrupted_file_kept_is_said_in_words() {
+        let mut f = fixture();
+        assert!(f.benchmarks.len() >= 2, "the fixture has benchmarks");
+        let done = f.benchmarks.len() - 1 + f.workloads.len();
+        let last = f.benchmarks.last_mut().unwrap();
+        last.status = Status::Interrupted;
+        last.runs.truncate(2);
+        let series = last.series.clone();
+        let words = kept(&f);
+        assert!(
+            words.starts_with(&format!("{done} series and workloads that finished")),
+            "{words}"
+        );
+        assert!(
+            words.ends_with(&format!("2 complete runs of {series} (interrupted)")),
+            "{words}"
+        );
+        f.benchmarks.clear();
+        f.workloads.clear();
+        assert_eq!(kept(&f), "nothing measured yet");
+    }
+
     static DELIVERED: AtomicU64 = AtomicU64::new(0);
 
     extern "C" fn count(_sig: libc::c_int) {
@@ -557,11 +597,7 @@ mod tests {
     /// cost nothing: every save writes the whole file.
     #[test]
     fn a_result_file_is_written_whole_under_a_storm_of_signals() {
-        let text = include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/default.json"
-        ));
-        let file: ResultFile = serde_json::from_str(text).unwrap();
+        let file = fixture();
         let dir = tempfile::tempdir().unwrap();
         let rec = Recording {
             path: dir.path().join("r.json"),
