@@ -573,6 +573,9 @@ fn plan(a: &RunArgs) -> anyhow::Result<RunPlan> {
 
 /// `scalebench run`.
 pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
+    // First: a signal from here on stops the run the same way (`timeout`
+    // may fire while the plan is being made).
+    reaper::install();
     let plan = plan(&a)?;
     crate::hosts::enter_client(&plan.hosts)?;
     let mut net = net_options(&a.backend, a.ipv6)?;
@@ -583,7 +586,6 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         net.cpus = None;
     }
     let clock = Clock::new(a.timer)?;
-    reaper::install();
     if let Some(cpu) = a.pin {
         let online = crate::sys::cpu_count();
         if cpu >= online {
