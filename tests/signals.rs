@@ -511,8 +511,16 @@ fn check_pgbench_result(what: &str, doc: &Value, summary: &str) {
         .filter_map(|r| r["sweep"]["levels"].as_array())
         .map(|ls| ls.iter().filter(|l| l["value"].is_number()).count())
         .sum();
+    // Interrupted while loading the tables, it has no sweep yet: its rows
+    // (none measured) are counted instead.
+    let sweeps = w["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["sweep"].is_object());
     let words = format!(
-        "{levels} measured level{} of pgbench (interrupted)",
+        "{levels} measured {}{} of pgbench (interrupted)",
+        if sweeps { "level" } else { "row" },
         if levels == 1 { "" } else { "s" }
     );
     assert!(summary.contains(&words), "{what}: {words:?} in {summary}");
