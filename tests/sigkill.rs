@@ -207,6 +207,8 @@ fn kill_9_mid_pgbench_leaves_nothing() {
             .filter(|p| !before.contains(p))
             .collect()
     };
+    // The cluster's processes and shared memory, as seen until the kill.
+    let cluster = std::cell::RefCell::new(common::PgCluster::default());
     // pgbench is measuring against the cluster (the run with progress
     // reports, -P), with the postmaster, its helpers and the backends, in a
     // memory cgroup of the run's own (--memory-sweep).
@@ -229,6 +231,7 @@ fn kill_9_mid_pgbench_leaves_nothing() {
         base.path(),
         Duration::from_secs(120),
         |p| {
+            cluster.borrow_mut().look(base.path());
             p.iter().any(|(pid, n)| {
                 n == "pgbench"
                     && std::fs::read(format!("/proc/{pid}/cmdline"))
@@ -258,6 +261,14 @@ fn kill_9_mid_pgbench_leaves_nothing() {
         .filter(|i| !shm_before.contains(i))
         .collect();
     assert!(left.is_empty(), "shared memory left: {left:?}");
+    // The POSIX ones too (/dev/shm/PostgreSQL.*, the dynamic shared
+    // memory), which its control segment listed.
+    let cluster = cluster.into_inner();
+    assert!(
+        !cluster.posix.is_empty(),
+        "the cluster was seen: {cluster:?}"
+    );
+    assert_eq!(cluster.left(), Vec::<String>::new());
     // And the memory cgroup the killed run made for the postmaster.
     let dir = common::memory_cgroup_dir();
     let cgroups = common::scalebench_entries(&dir);

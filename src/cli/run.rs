@@ -578,6 +578,9 @@ fn plan(a: &RunArgs) -> anyhow::Result<RunPlan> {
 
 /// `scalebench run`.
 pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
+    // First: a signal from here on stops the run the same way (`timeout`
+    // may fire while the plan is being made).
+    reaper::install();
     let plan = plan(&a)?;
     crate::hosts::enter_client(&plan.hosts)?;
     let mut net = net_options(&a.backend, a.ipv6)?;
@@ -588,7 +591,6 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         net.cpus = None;
     }
     let clock = Clock::new(a.timer)?;
-    reaper::install();
     if let Some(cpu) = a.pin {
         let online = crate::sys::cpu_count();
         if cpu >= online {
@@ -717,7 +719,7 @@ fn report_and_exit(
             report::writer(report::Format::Html, None).write(&input, w)
         })?;
     }
-    super::commands::to_stdout(|w| {
+    let shown = super::commands::to_stdout(|w| {
         report::writer(report::Format::Terminal, None).write(&input, w)?;
         writeln!(w)?;
         for p in &paths {
@@ -727,24 +729,20 @@ fn report_and_exit(
             writeln!(w, "report:      {}", h.display())?;
         }
         Ok(())
-    })?;
+    });
     if reaper::interrupted() {
-        let done = systems[0]
-            .file
-            .benchmarks
+        if let Err(e) = &shown {
+            crate::stop::say(&format!("the terminal report could not be shown: {e:#}"));
+        }
+        let files: Vec<_> = paths
             .iter()
-            .filter(|b| b.status != Status::Interrupted)
-            .count();
-        eprintln!(
-            "interrupted: the {done} benchmarks that finished are in {}",
-            paths
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+            .map(|p| p.as_path())
+            .zip(systems.iter().map(|s| &s.file))
+            .collect();
+        crate::stop::say(&session::interrupted_summary(&files));
         return Ok(ExitCode::from(130));
     }
+    shown?;
     if !failed.is_empty() {
         // The reasons again on standard error: the report may have gone to
         // a file or nowhere.

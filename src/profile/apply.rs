@@ -441,6 +441,8 @@ pub struct Applied {
     journal: PathBuf,
     state: Journal,
     undo: Vec<Undo>,
+    /// Counted as cleanup still to do while something is to put back.
+    pending: Option<crate::stop::Pending>,
     /// What was done, for the result file.
     pub record: ProfileRecord,
 }
@@ -461,6 +463,7 @@ impl Applied {
                 entries: Vec::new(),
             },
             undo: Vec::new(),
+            pending: None,
             record: empty_record(p, os),
         };
         for item in p.for_os(os) {
@@ -482,6 +485,9 @@ impl Applied {
             a.record
                 .changes
                 .push(record(item, &step, ChangeStatus::Applied));
+        }
+        if !a.undo.is_empty() {
+            a.pending = Some(crate::stop::pending(crate::stop::Task::Settings));
         }
         a
     }
@@ -540,7 +546,8 @@ impl Applied {
 
     /// Puts everything back, last change first; returns what could not be
     /// put back, in words. The journal is removed once nothing is left to
-    /// undo.
+    /// undo. After a stop signal, what was put back is recorded for the
+    /// message saying what the cleanup did ([`crate::stop::did`]).
     pub fn restore(&mut self) -> Vec<String> {
         let mut failed = Vec::new();
         while let Some(u) = self.undo.pop() {
@@ -555,8 +562,9 @@ impl Applied {
                     }
                 }
                 Undo::Entry(e) => {
-                    if let Err(m) = undo_entry(&e) {
-                        failed.push(m);
+                    match undo_entry(&e) {
+                        Ok(m) => crate::stop::did(m),
+                        Err(m) => failed.push(m),
                     }
                     self.state
                         .entries
@@ -568,14 +576,23 @@ impl Applied {
         if self.state.entries.is_empty() {
             let _ = std::fs::remove_file(&self.journal);
         }
+        for m in &failed {
+            crate::stop::did(format!("profile {}: {m}", self.record.name));
+        }
+        self.pending = None;
         failed
     }
 }
 
 impl Drop for Applied {
     fn drop(&mut self) {
-        for m in self.restore() {
-            eprintln!("profile {}: {m}", self.record.name);
+        let stopping = crate::stop::interrupted();
+        let failed = self.restore();
+        // After a stop signal the message on what the cleanup did says it.
+        if !stopping {
+            for m in failed {
+                crate::stop::say(&format!("profile {}: {m}", self.record.name));
+            }
         }
     }
 }
