@@ -15,6 +15,8 @@ use linux as os;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod cgroups;
 #[cfg(any(target_os = "linux", target_os = "android"))]
+mod mountinfo;
+#[cfg(any(target_os = "linux", target_os = "android"))]
 mod nics;
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
