@@ -7,7 +7,8 @@
 use super::forkproc::{Forker, Linking};
 use super::{Benchmark, Info, Run, StartError, StepError};
 use crate::harness::clock::{Clock, Stopwatch};
-use crate::harness::{Ctx, Resource};
+use crate::ctx::Ctx;
+use crate::harness::Resource;
 use crate::sys::Knob;
 use anyhow::anyhow;
 

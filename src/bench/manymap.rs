@@ -5,7 +5,8 @@
 
 use super::{StartError, StepError, step_error};
 use crate::harness::clock::Stopwatch;
-use crate::harness::{Ctx, Resource};
+use crate::ctx::Ctx;
+use crate::harness::Resource;
 use anyhow::Context;
 use std::ffi::CString;
 use std::io::Write;

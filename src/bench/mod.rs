@@ -15,7 +15,8 @@ use crate::harness::clock::Stopwatch;
 use crate::harness::limits::Budget;
 #[allow(unused_imports)] // used by `forker` through `super::rawclock`
 use crate::harness::rawclock;
-use crate::harness::{Ctx, Resource};
+use crate::ctx::Ctx;
+use crate::harness::Resource;
 use crate::sys::Knob;
 
 pub(crate) mod forker;

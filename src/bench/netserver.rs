@@ -6,7 +6,8 @@
 
 use super::StartError;
 use crate::harness::limits::Budget;
-use crate::harness::{Ctx, Resource};
+use crate::ctx::Ctx;
+use crate::harness::Resource;
 use crate::net::Backend;
 use crate::sys::{self, Rlimit};
 use anyhow::anyhow;

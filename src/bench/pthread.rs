@@ -13,7 +13,8 @@
 
 use super::{Benchmark, Info, Run, StartError, StepError, step_error, step_error_for};
 use crate::harness::clock::Stopwatch;
-use crate::harness::{Ctx, Resource};
+use crate::ctx::Ctx;
+use crate::harness::Resource;
 use crate::sys::Knob;
 
 /// The `pthread` benchmark.

@@ -1,7 +1,8 @@
 //! `scalebench profile list|show|check` and `scalebench restore`.
 
 use super::{ProfileCommand, RestoreArgs};
-use crate::harness::{session, workdir};
+use crate::harness::workdir;
+use crate::run::session;
 use crate::profile::{Os, Profile, apply, describe};
 use std::process::ExitCode;
 

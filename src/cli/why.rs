@@ -4,9 +4,10 @@
 use super::WhyArgs;
 use crate::bench;
 use crate::harness::clock::{Clock, TimerKind};
-use crate::harness::why::{WhyOptions, profile};
+use crate::run::why::{WhyOptions, profile};
 use crate::harness::workdir::WorkDir;
-use crate::harness::{Ctx, limits, reaper};
+use crate::ctx::Ctx;
+use crate::harness::{limits, reaper};
 use crate::results::{self, Status, output};
 use anyhow::{Context, bail};
 use std::process::ExitCode;

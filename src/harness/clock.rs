@@ -128,7 +128,7 @@ fn calibrate_tsc() -> f64 {
     est[1]
 }
 
-/// Brackets one timed operation. Handed to [`crate::bench::Run::op`].
+/// Brackets one timed operation. Handed to a benchmark's `Run::op`.
 pub struct Stopwatch<'c> {
     clock: &'c Clock,
     start: u64,

@@ -11,7 +11,7 @@
 
 use super::http::Server;
 use super::{Info, Options, Size, Workload};
-use crate::harness::Ctx;
+use crate::ctx::Ctx;
 use crate::harness::phase::{self, Counters, DEFAULT_INTERVAL};
 use crate::harness::progress::Progress;
 use crate::results::{WorkloadResult, WorkloadRow};

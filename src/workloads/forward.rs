@@ -42,7 +42,7 @@
 //! and was offered in full (at least [`REACHED`] of the rate).
 
 use super::{Info, Options as WorkOptions, Size, Workload};
-use crate::harness::Ctx;
+use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::reaper::interrupted;
 use crate::harness::sweep::{self, LevelOutcome};

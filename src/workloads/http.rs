@@ -16,7 +16,7 @@
 //!   port exhaustion) is recorded.
 
 use super::{Info, Options as WorkOptions, Size, Workload};
-use crate::harness::Ctx;
+use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::spread;
 use crate::harness::sweep;

@@ -11,7 +11,7 @@
 //! already running instead of the sink.
 
 use super::{Info, Options as WorkOptions, Size, Workload};
-use crate::harness::Ctx;
+use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::reaper::run_bounded;
 use crate::harness::sweep::{self, LevelOutcome};

@@ -12,7 +12,7 @@ pub mod http;
 pub mod mail;
 pub mod pg;
 
-use crate::harness::Ctx;
+use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::sweep;
 use crate::results::{Status, WorkloadResult, WorkloadRow};

@@ -27,7 +27,7 @@ pub use target::{FsSpec, Place, parse_bytes, parse_mkfs};
 
 use super::http::Server;
 use super::{Info, Options, Size, Workload, finish};
-use crate::harness::Ctx;
+use crate::ctx::Ctx;
 use crate::harness::phase::{self, DEFAULT_INTERVAL};
 use crate::harness::progress::Progress;
 use crate::harness::reaper::interrupted;

@@ -6,7 +6,7 @@
 use super::{
     Info, Options, Size, Workload, finish, ops, phase_row, prepare_place, target, warm_only_note,
 };
-use crate::harness::Ctx;
+use crate::ctx::Ctx;
 use crate::harness::phase::{self, DEFAULT_INTERVAL};
 use crate::harness::progress::Progress;
 use crate::harness::reaper::interrupted;

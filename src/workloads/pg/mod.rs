@@ -12,7 +12,7 @@ pub mod cluster;
 pub mod conninfo;
 
 use super::{Info, Options as WorkOptions, Size, Workload};
-use crate::harness::Ctx;
+use crate::ctx::Ctx;
 use crate::harness::cgroup::MemoryLimit;
 use crate::harness::progress::Progress;
 use crate::harness::reaper::run_bounded;

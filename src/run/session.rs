@@ -8,10 +8,11 @@
 //! of the machine over the run falls on every profile alike (only figures
 //! measured side by side, alternating, compare).
 
-use super::progress::Progress;
-use super::runner::{Plan, run_benchmark};
+use super::series::{Plan, run_benchmark};
 use super::why::{self, WhyOptions};
-use super::{Ctx, reaper};
+use crate::ctx::Ctx;
+use crate::harness::progress::Progress;
+use crate::harness::reaper;
 use crate::bench::Benchmark;
 use crate::hosts::Hosts;
 use crate::profile::Profile;
@@ -48,7 +49,7 @@ pub struct RunPlan {
     /// Runs per benchmark.
     pub runs: u32,
     /// `--runs auto`: add runs until the ends of n are known, up to `runs`.
-    pub auto: Option<super::runner::AutoRuns>,
+    pub auto: Option<super::series::AutoRuns>,
     /// Warm-up operations (`None`: the benchmark's default).
     pub warmup: Option<u64>,
     /// Profile each benchmark at low and high n afterwards (`--why`).

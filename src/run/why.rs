@@ -5,10 +5,10 @@
 //! benchmark. The windows are separate from the timed runs and never
 //! disturb their numbers.
 
-use super::Ctx;
-use super::clock::Stopwatch;
-use super::profiler::{self, ATTACH_DELAY, Profiler};
-use super::reaper::interrupted;
+use crate::ctx::Ctx;
+use crate::harness::clock::Stopwatch;
+use crate::harness::profiler::{self, ATTACH_DELAY, Profiler};
+use crate::harness::reaper::interrupted;
 use crate::analysis::profile::{Window, compare};
 use crate::bench::{Benchmark, Run, Schedule, StepError};
 use crate::results::Profile;
