@@ -27,4 +27,5 @@ pub mod run;
 pub mod stop;
 pub mod sys;
 pub mod testbed;
+pub mod values;
 pub mod workloads;

@@ -9,7 +9,7 @@ mod run;
 mod serve;
 mod smtp;
 mod testbed;
-mod values;
+use crate::values;
 mod why;
 
 use crate::harness::clock::TimerKind;

@@ -177,9 +177,6 @@ pub fn find(name: &str) -> Option<&'static dyn Workload> {
     WORKLOADS.iter().copied().find(|w| w.info().name == name)
 }
 
-/// Ends a workload: ok if any row measured, failed if none did (or
-/// interrupted); the message holds `notes` and every row's error, prefixed
-/// by its target where it has one.
 /// Whether a row measured anything: a phase, a load, or a sweep with at
 /// least one level that did not fail ([`crate::results::SweepLevel::failed`]).
 /// A sweep whose every level failed measured nothing.
@@ -209,6 +206,9 @@ fn no_level_finished(sw: &crate::results::SweepStats) -> String {
     format!("every level failed ({at}: {why})")
 }
 
+/// Ends a workload: ok if any row measured, failed if none did (or
+/// interrupted); the message holds `notes` and every row's error, prefixed
+/// by its target where it has one.
 pub(crate) fn finish(
     info: &Info,
     params: BTreeMap<String, serde_json::Value>,

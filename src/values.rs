@@ -1,7 +1,9 @@
-//! Parsers for option values that clap does not check by itself: every
-//! duration, rate and timeout has a stated range, and a value outside it
-//! (NaN, infinite, negative, absurd) is a usage error that names the
-//! accepted range, never a panic or a silent "never".
+//! Parsers of option values, `&str` to a checked value or the reason in
+//! words: every count, duration, rate and timeout has a stated range, and
+//! a value outside it (NaN, infinite, negative, absurd) is refused naming
+//! the accepted range, never a panic or a silent "never". The command line
+//! uses them as its value parsers; the workloads, for the options they
+//! own.
 
 use std::time::Duration;
 
