@@ -44,6 +44,31 @@ pub fn label(s: &str) -> Result<String, String> {
     Ok(t.to_string())
 }
 
+/// Parses a byte count: `4G`, `200M`, `8K`, `128k`, `1.5G`, plain bytes
+/// (binary units: K = 1024).
+pub fn bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M') => (&t[..t.len() - 1], 1 << 20),
+        Some('G') => (&t[..t.len() - 1], 1 << 30),
+        Some('T') => (&t[..t.len() - 1], 1 << 40),
+        _ => (t, 1),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (like 8K, 200M, 4G or a number of bytes)"))?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err(format!("`{s}` is not a positive size"));
+    }
+    let b = (v * mult as f64).round() as u64;
+    if b == 0 {
+        return Err(format!("`{s}` is less than a byte"));
+    }
+    Ok(b)
+}
+
 /// Parses a number of seconds or a duration with a unit (`10`, `10s`,
 /// `1.5`, `500ms`, `2m`) and checks it is within `min..=max`.
 fn duration_in(s: &str, min: Duration, max: Duration) -> Result<Duration, String> {

@@ -170,7 +170,7 @@ fn pgbench_options_are_checked_before_anything_runs() {
         (&["run", "pgbench", "--db-size", "1M"][..], "outside 16M"),
         (
             &["run", "pgbench", "--memory-sweep", "--pg-memory", "2T"][..],
-            "--pg-memory 2T: 2.00 TiB is outside 16M",
+            "2.00 TiB is outside 16M",
         ),
         // libpq's defaults would reach the local server's socket.
         (
@@ -179,7 +179,7 @@ fn pgbench_options_are_checked_before_anything_runs() {
         ),
         (
             &["run", "pgbench", "--pg-server", ""][..],
-            "--pg-server: empty",
+            "empty: name a server",
         ),
         (
             &["run", "pgbench", "--pg-server", "port=5432 dbname=x"][..],
@@ -197,7 +197,15 @@ fn pgbench_options_are_checked_before_anything_runs() {
         ),
         (
             &["run", "http-ipstack", "--memory-sweep"][..],
-            "--memory-sweep is pgbench's; http-ipstack has no database",
+            "--memory-sweep is pgbench's; this run has no pgbench (http-ipstack)",
+        ),
+        (
+            &["run", "pgbench", "http-ipstack", "--memory-sweep"][..],
+            "--memory-sweep is pgbench's; http-ipstack does not take it",
+        ),
+        (
+            &["run", "socket", "--db-size", "160M"][..],
+            "--db-size is pgbench's; this run has no pgbench (no workload)",
         ),
         (
             &["run", "pgbench", "--pg-memory", "1G"][..],

@@ -5,10 +5,10 @@
 
 use super::forker::{CMD_FORK, CMD_KILL, CMD_KILL_NEWEST, REPLY_LEN, Reply};
 use super::{StartError, StepError, errno_name};
-use crate::harness::clock::Stopwatch;
-use crate::harness::reaper::{ChildGroup, interrupted};
 use crate::ctx::Ctx;
 use crate::harness::Resource;
+use crate::harness::clock::Stopwatch;
+use crate::harness::reaper::{ChildGroup, interrupted};
 use anyhow::{Context, anyhow};
 use std::io::Write;
 use std::os::fd::AsRawFd;

@@ -4,9 +4,9 @@
 //! cached files and directories are measured.
 
 use super::{StartError, StepError, step_error};
-use crate::harness::clock::Stopwatch;
 use crate::ctx::Ctx;
 use crate::harness::Resource;
+use crate::harness::clock::Stopwatch;
 use anyhow::Context;
 use std::ffi::CString;
 use std::io::Write;

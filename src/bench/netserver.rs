@@ -5,9 +5,9 @@
 //! [`ServerProc`] closes that and kills the group.
 
 use super::StartError;
-use crate::harness::limits::Budget;
 use crate::ctx::Ctx;
 use crate::harness::Resource;
+use crate::harness::limits::Budget;
 use crate::net::Backend;
 use crate::sys::{self, Rlimit};
 use anyhow::anyhow;

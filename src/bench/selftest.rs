@@ -5,9 +5,9 @@
 //! fixed work at every n (O(1)).
 
 use super::{Benchmark, Info, Run, StartError, StepError};
-use crate::harness::clock::Stopwatch;
 use crate::ctx::Ctx;
 use crate::harness::Resource;
+use crate::harness::clock::Stopwatch;
 
 /// `selftest-linear`.
 pub struct Linear;

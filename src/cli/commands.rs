@@ -34,29 +34,7 @@ pub(crate) fn with_output(
     }
 }
 
-/// Runs `f` on standard output; a closed pipe (`| head`) counts as
-/// success.
-pub(crate) fn to_stdout(
-    f: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut w = std::io::BufWriter::new(stdout.lock());
-    let r = f(&mut w).and_then(|()| w.flush().map_err(Into::into));
-    match r {
-        Err(e) if is_broken_pipe(&e) => Ok(()),
-        other => other,
-    }
-}
-
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            || c.downcast_ref::<csv::Error>().is_some_and(|ce| {
-                matches!(ce.kind(), csv::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe)
-            })
-    })
-}
+pub(crate) use crate::results::output::to_stdout;
 
 /// `scalebench list`.
 pub fn list() -> anyhow::Result<ExitCode> {
@@ -94,7 +72,10 @@ pub(crate) fn load_systems(files: &[(Option<String>, PathBuf)]) -> anyhow::Resul
 
 /// `scalebench compare BASE NEW`.
 pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
-    if matches!(a.format, report::Format::Csv | report::Format::Html) {
+    if matches!(
+        report::Format::from(a.format),
+        report::Format::Csv | report::Format::Html
+    ) {
         anyhow::bail!("--format: compare writes terminal, markdown or json");
     }
     let systems = load_systems(&[(None, a.base.clone()), (None, a.new.clone())])?;
@@ -106,7 +87,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     ];
     let existing = output::Existing::forced(a.force);
     with_output("--output", a.output.as_deref(), existing, &inputs, |w| {
-        report::compare::write(&input, &rows, a.format, w)
+        report::compare::write(&input, &rows, report::Format::from(a.format), w)
     })?;
     let failing = rows
         .iter()
@@ -130,7 +111,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
 
 /// `scalebench history FILES…`.
 pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
-    if a.format == report::Format::Csv {
+    if report::Format::from(a.format) == report::Format::Csv {
         anyhow::bail!("--format: history writes terminal, markdown, json or html");
     }
     let files: Vec<(Option<String>, PathBuf)> = a.files.iter().map(|f| (None, f.clone())).collect();
@@ -172,7 +153,7 @@ pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
         .collect();
     let existing = output::Existing::forced(a.force);
     with_output("--output", a.output.as_deref(), existing, &inputs, |w| {
-        report::history::write(&tracks, a.format, w)
+        report::history::write(&tracks, report::Format::from(a.format), w)
     })?;
     Ok(ExitCode::SUCCESS)
 }
@@ -220,7 +201,9 @@ fn report_files(a: &ReportArgs) -> anyhow::Result<Vec<(Option<String>, PathBuf)>
 /// in the report, which shows the rest; the exit status is then 1.
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let files = report_files(&a)?;
-    if a.svg_dir.is_some() && (a.html.is_some() || a.format != report::Format::Markdown) {
+    if a.svg_dir.is_some()
+        && (a.html.is_some() || report::Format::from(a.format) != report::Format::Markdown)
+    {
         anyhow::bail!(
             "--svg-dir: only the Markdown report links SVG charts; add --format markdown"
         );
@@ -243,7 +226,11 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     }
     let (format, output, what) = match &a.html {
         Some(path) => (report::Format::Html, Some(path.as_path()), "--html"),
-        None => (a.format, a.output.as_deref(), "--output"),
+        None => (
+            report::Format::from(a.format),
+            a.output.as_deref(),
+            "--output",
+        ),
     };
     let inputs: Vec<(&Path, &str)> = files
         .iter()
@@ -369,7 +356,7 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         })
         .collect();
     let input = Input::external(&named, &Options::default());
-    to_stdout(|w| report::writer(a.format, None).write(&input, w))?;
+    to_stdout(|w| report::writer(report::Format::from(a.format), None).write(&input, w))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -78,7 +78,9 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         (None, None) if replay => Some(targets.len() as u64),
         (None, None) => bail!("say how much: -n REQUESTS or -d DURATION"),
     };
-    let backend = a.backend.unwrap_or_else(|| Backend::available_all()[0]);
+    let backend = a
+        .backend
+        .map_or_else(|| Backend::available_all()[0], Backend::from);
     // A connection with no request to make is never opened: with -n, at
     // most that many connections (and processes to hold them).
     let connections = match total {

@@ -1,6 +1,7 @@
 //! The command line: clap definitions, turned into typed options and
 //! dispatched to one function per command.
 
+mod choices;
 mod commands;
 mod load;
 mod profile;
@@ -11,9 +12,9 @@ mod smtp;
 mod testbed;
 use crate::values;
 mod why;
+mod workflags;
 
-use crate::harness::clock::TimerKind;
-use crate::report::Format;
+use choices::{Format, Timer};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -86,10 +87,10 @@ pub enum Command {
     /// goes silent (for `run --host`; not for direct use).
     #[command(name = "__host-exec", hide = true)]
     HostExec(HostExecArgs),
-    /// A throwaway PostgreSQL cluster on a server host (for `run --host`;
-    /// not for direct use).
-    #[command(name = "__pg-cluster", hide = true)]
-    PgCluster(PgClusterArgs),
+    /// A workload's helper process, on a server host too (for `run
+    /// --host`; not for direct use): `__agent WORKLOAD ARGS…`.
+    #[command(name = "__agent", hide = true)]
+    Agent(AgentArgs),
 }
 
 /// Options of `__host-exec`.
@@ -106,27 +107,14 @@ pub struct HostExecArgs {
     pub args: Vec<std::ffi::OsString>,
 }
 
-/// Options of `__pg-cluster`.
+/// Options of `__agent`.
 #[derive(Debug, clap::Args)]
-pub struct PgClusterArgs {
-    /// Directory to make the cluster in (must not exist).
-    #[arg(long, value_name = "DIR")]
-    pub dir: PathBuf,
-    /// Address to listen on (port 0: a free one).
-    #[arg(long, value_name = "ADDR:PORT")]
-    pub addr: std::net::SocketAddr,
-    /// The client's address: the only one allowed in (trust).
-    #[arg(long, value_name = "IP")]
-    pub allow: std::net::IpAddr,
-    /// max_connections.
-    #[arg(long, default_value_t = 100, value_parser = values::whole::<u32>(0, u32::MAX))]
-    pub max_connections: u32,
-    /// A setting NAME=VALUE for the server; repeatable.
-    #[arg(long = "set", value_name = "NAME=VALUE")]
-    pub settings: Vec<String>,
-    /// Pin the server to this CPU.
-    #[arg(long, value_parser = values::whole::<usize>(0, usize::MAX))]
-    pub cpu: Option<usize>,
+pub struct AgentArgs {
+    /// The workload whose helper it is.
+    pub workload: String,
+    /// The helper's arguments.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
 }
 
 /// `scalebench profile …`.
@@ -200,7 +188,7 @@ pub struct LoadArgs {
     pub retries: u32,
     /// Event backend (default: the best this OS has).
     #[arg(long, value_enum)]
-    pub backend: Option<crate::net::Backend>,
+    pub backend: Option<choices::Backend>,
     /// Load this long before measuring (not counted; needs -d).
     #[arg(long, value_name = "DURATION", value_parser = values::warm_up, requires = "duration")]
     pub warm_up: Option<std::time::Duration>,
@@ -248,7 +236,7 @@ pub struct SmtpSinkArgs {
     pub reply_delay: std::time::Duration,
     /// Event backend (default: the best this OS has).
     #[arg(long, value_enum)]
-    pub backend: Option<crate::net::Backend>,
+    pub backend: Option<choices::Backend>,
     /// The name the sink gives itself in its greeting and EHLO reply.
     #[arg(long, default_value = "scalebench.invalid")]
     pub hostname: String,
@@ -302,7 +290,7 @@ pub struct SmtpSendArgs {
     pub processes: Option<u32>,
     /// Event backend (default: the best this OS has).
     #[arg(long, value_enum)]
-    pub backend: Option<crate::net::Backend>,
+    pub backend: Option<choices::Backend>,
     /// Per-interval tallies (for sweeps): untallied time at the start.
     #[arg(long, value_name = "DURATION", default_value = "0", value_parser = values::heat_up, allow_negative_numbers = true)]
     pub warmup: std::time::Duration,
@@ -338,7 +326,7 @@ pub struct ServeArgs {
     /// Event backend (default: io_uring where the kernel has it, else the
     /// best readiness backend this OS has).
     #[arg(long, value_enum)]
-    pub backend: Option<crate::net::Backend>,
+    pub backend: Option<choices::Backend>,
     /// Serve with io_uring (Linux 6.1+): multishot accept and receive,
     /// batched sends; the default where available unless --backend names
     /// a readiness backend.
@@ -380,7 +368,7 @@ pub struct ServeArgs {
 pub struct ResponderArgs {
     /// Event backend.
     #[arg(long, value_enum)]
-    pub backend: crate::net::Backend,
+    pub backend: choices::Backend,
     /// Address to listen on; port 0 picks a free port.
     #[arg(long, default_value = "127.0.0.1:0")]
     pub addr: std::net::SocketAddr,
@@ -439,8 +427,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub force: bool,
     /// Timer for every sample.
-    #[arg(long, value_enum, default_value_t = TimerKind::Monotonic)]
-    pub timer: TimerKind,
+    #[arg(long, value_enum, default_value_t = Timer::Monotonic)]
+    pub timer: Timer,
     /// Operations done and discarded before the first run (default n/20, 10–500).
     #[arg(long, value_name = "K", value_parser = values::whole::<u64>(0, u64::MAX))]
     pub warmup: Option<u64>,
@@ -517,53 +505,6 @@ pub struct RunArgs {
     /// The profiler's program (default: perf on Linux, dtrace elsewhere).
     #[arg(long, value_name = "PROGRAM")]
     pub profiler: Option<String>,
-    /// Filesystem workloads (fs, fs-sizes): run in this directory, on
-    /// whatever filesystem holds it (scalebench works in a subdirectory it
-    /// makes and removes); repeatable. Default: the work directory.
-    #[arg(
-        long = "dir",
-        value_name = "DIR",
-        help_heading = "Filesystem workloads"
-    )]
-    pub dirs: Vec<PathBuf>,
-    /// Make these filesystems on loop devices over files in the work
-    /// directory and run on each (Linux, root): `ext4,xfs,btrfs`, with mount
-    /// options after a colon: `ext4:noatime,data=writeback`.
-    #[arg(
-        long,
-        value_name = "TYPE[:OPTS],…",
-        help_heading = "Filesystem workloads"
-    )]
-    pub mkfs: Vec<String>,
-    /// Size of each made filesystem (`4G`).
-    #[arg(long, value_name = "SIZE", help_heading = "Filesystem workloads")]
-    pub fs_size: Option<String>,
-    /// Mount options for made filesystems that name none (`noatime`).
-    #[arg(long, value_name = "OPTS", help_heading = "Filesystem workloads")]
-    pub mount_opts: Option<String>,
-    /// Files in the image site (default: 20 000; `full`: 1 000 000; at most 100 million).
-    #[arg(long, value_name = "N", value_parser = values::whole::<u64>(2, 100_000_000), help_heading = "Filesystem workloads")]
-    pub files: Option<u64>,
-    /// Bytes in the image site (`200M`; `full`: `10G`).
-    #[arg(long, value_name = "SIZE", help_heading = "Filesystem workloads")]
-    pub bytes: Option<String>,
-    /// Requests in the image site's log (default 10 000; at most 100 million).
-    #[arg(long, value_name = "N", value_parser = values::whole::<u64>(1, 100_000_000), help_heading = "Filesystem workloads")]
-    pub requests: Option<u64>,
-    /// Seed of the image site generator (same seed, same site).
-    #[arg(long, default_value_t = 1, help_heading = "Filesystem workloads", value_parser = values::whole::<u64>(0, u64::MAX))]
-    pub seed: u64,
-    /// File sizes of fs-sizes (default `8K,16K,128K`).
-    #[arg(
-        long,
-        value_name = "SIZE,…",
-        value_delimiter = ',',
-        help_heading = "Filesystem workloads"
-    )]
-    pub sizes: Vec<String>,
-    /// Files per size in fs-sizes (default 2 000; `full`: 10 000; at most 10 million).
-    #[arg(long, value_name = "N", value_parser = values::whole::<u64>(1, 10_000_000), help_heading = "Filesystem workloads")]
-    pub size_files: Option<u64>,
     /// Sweep a workload over levels of one variable instead of measuring it
     /// once: `connections=1,10,100,1000` for the HTTP workloads. Each level
     /// is a heat-up, then samples; the mean of the last three is its figure.
@@ -579,88 +520,6 @@ pub struct RunArgs {
     /// of the last three is the level's figure.
     #[arg(long, value_name = "K", value_parser = values::whole::<u32>(1, 1000), help_heading = "Sweeps")]
     pub samples: Option<u32>,
-    /// pgbench: the database size the scale factor follows (`160M`; default
-    /// quick 160 MB, full 1.6 GB; 16M to 1T). The free space it needs is
-    /// checked before loading.
-    #[arg(long, value_name = "SIZE", help_heading = "PostgreSQL")]
-    pub db_size: Option<String>,
-    /// pgbench: the transactions, each a row (default select-only).
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        value_name = "MODE,…",
-        help_heading = "PostgreSQL"
-    )]
-    pub pg_mode: Vec<crate::workloads::pg::Mode>,
-    /// pgbench: an existing server by libpq connection string (`host=db
-    /// port=5432 user=bench dbname=bench`, or a postgresql:// URI) instead
-    /// of a throwaway cluster. It must name the server (host=, hostaddr=,
-    /// service= or the URI's host): libpq's defaults are not used. Its
-    /// pgbench tables are made (`pgbench -i`) and dropped at the end; a
-    /// server that has them already is refused unless --pg-drop-tables.
-    #[arg(long, value_name = "CONNINFO", conflicts_with_all = ["memory_sweep", "pg_socket"], help_heading = "PostgreSQL")]
-    pub pg_server: Option<String>,
-    /// pgbench --pg-server: drop and remake the server's pgbench tables
-    /// (pgbench_accounts, _branches, _history, _tellers) when it has them
-    /// already; they are left, remade, at the end.
-    #[arg(long, requires = "pg_server", help_heading = "PostgreSQL")]
-    pub pg_drop_tables: bool,
-    /// pgbench: where the throwaway cluster and pgbench run (default none:
-    /// left to the scheduler; together: both on CPU 0; apart: server on
-    /// CPU 0, pgbench on CPU 1).
-    #[arg(long, value_enum, default_value_t = crate::workloads::pg::Pin::None, conflicts_with = "pg_server", help_heading = "PostgreSQL")]
-    pub pg_pin: crate::workloads::pg::Pin,
-    /// pgbench: connect over the unix socket instead of TCP to 127.0.0.1.
-    #[arg(long, help_heading = "PostgreSQL")]
-    pub pg_socket: bool,
-    /// pgbench: sweep the database size from half to twice the memory it
-    /// may use (a memory cgroup on Linux), caches dropped at each level,
-    /// instead of the clients.
-    #[arg(long, conflicts_with = "sweep", help_heading = "PostgreSQL")]
-    pub memory_sweep: bool,
-    /// pgbench --memory-sweep: the memory the database may use (`256M`;
-    /// default quick 256 MB, full 1 GB; 16M to 1T).
-    #[arg(
-        long,
-        value_name = "SIZE",
-        requires = "memory_sweep",
-        help_heading = "PostgreSQL"
-    )]
-    pub pg_memory: Option<String>,
-    /// mail: message size in bytes, headers included (default 4096; at
-    /// least 87).
-    #[arg(long, value_name = "BYTES", value_parser = values::whole::<u64>(87, 1_000_000_000), help_heading = "Mail")]
-    pub mail_size: Option<u64>,
-    /// mail: recipients per message (default 1).
-    #[arg(long, value_name = "R", value_parser = values::whole::<u32>(1, 10_000), help_heading = "Mail")]
-    pub mail_recipients: Option<u32>,
-    /// mail: messages per session before QUIT (default 1: every message a
-    /// connection of its own).
-    #[arg(long, value_name = "K", value_parser = values::whole::<u64>(1, u64::MAX), help_heading = "Mail")]
-    pub mail_per_session: Option<u64>,
-    /// mail: the sink's wait before each reply, as a remote MTA's (default
-    /// 20ms; 0 to 1 minute).
-    #[arg(long, value_name = "DURATION", value_parser = values::reply_delay, allow_negative_numbers = true, help_heading = "Mail")]
-    pub mail_reply_delay: Option<std::time::Duration>,
-    /// mail: send to an SMTP server already running (HOST:PORT) instead of
-    /// scalebench's sink. Every message is sent to it: use a sink.
-    #[arg(long, value_name = "HOST:PORT", value_parser = values::server_addr, conflicts_with = "mail_reply_delay", help_heading = "Mail")]
-    pub mail_server: Option<std::net::SocketAddr>,
-    /// bigfile: the size of each of its four files (default 1G; `full`:
-    /// 1.1 × RAM where the disk has room).
-    #[arg(long, value_name = "SIZE", help_heading = "Large files")]
-    pub bigfile_size: Option<String>,
-    /// forward: the share of the packets sent a level may lose and still
-    /// count as loss-free (default 0, RFC 2544's throughput; at most 100).
-    #[arg(long, value_name = "PERCENT", value_parser = values::percent, help_heading = "Forwarding")]
-    pub loss_tolerance: Option<f64>,
-    /// forward: levels of RFC 2544's binary search for the loss-free rate
-    /// after the sweep's levels, each halfway between the highest
-    /// loss-free and the lowest lossy rate (default 3, `--full` 6; 0: the
-    /// sweep's levels only).
-    #[arg(long, value_name = "N", value_parser = values::whole::<u32>(0, 20), help_heading = "Forwarding")]
-    pub search_steps: Option<u32>,
     /// The level per-unit efficiency is normalised to (default: the lowest).
     #[arg(long, value_name = "LEVEL", value_parser = values::whole::<u64>(1, 1_000_000), help_heading = "Sweeps")]
     pub baseline: Option<u64>,
@@ -918,11 +777,18 @@ fn negatives_are_values(c: clap::Command) -> clap::Command {
 /// Runs the command line; returns the exit code.
 pub fn main() -> anyhow::Result<ExitCode> {
     use clap::{CommandFactory, FromArgMatches};
-    let matches = negatives_are_values(Cli::command()).get_matches();
+    let matches =
+        negatives_are_values(Cli::command().mut_subcommand("run", workflags::add)).get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command {
         Command::List => commands::list(),
-        Command::Run(a) => run::run(*a),
+        Command::Run(a) => {
+            let given = matches
+                .subcommand_matches("run")
+                .map(workflags::given)
+                .unwrap_or_default();
+            run::run(*a, given)
+        }
         Command::Report(a) => commands::report(a),
         Command::Compare(a) => commands::compare(a),
         Command::History(a) => commands::history(a),
@@ -953,26 +819,11 @@ pub fn main() -> anyhow::Result<ExitCode> {
             a.remove_dir,
             a.args,
         )),
-        Command::PgCluster(a) => {
-            let settings = a
-                .settings
-                .iter()
-                .map(|kv| {
-                    kv.split_once('=')
-                        .map(|(k, v)| (k.to_string(), v.to_string()))
-                        .ok_or_else(|| anyhow::anyhow!("--set {kv}: expected NAME=VALUE"))
-                })
-                .collect::<anyhow::Result<Vec<_>>>()?;
-            crate::workloads::pg::cluster::serve(
-                &a.dir,
-                crate::workloads::pg::cluster::Network {
-                    listen: a.addr.ip(),
-                    allow: a.allow,
-                },
-                a.max_connections,
-                &settings,
-                a.cpu,
-            )
+        Command::Agent(a) => {
+            let w = crate::workloads::find(&a.workload)
+                .ok_or_else(|| anyhow::anyhow!("__agent {}: no such workload", a.workload))?;
+            w.agent(&a.args)
+                .unwrap_or_else(|| Err(anyhow::anyhow!("__agent {}: it has no helper", a.workload)))
         }
     }
 }

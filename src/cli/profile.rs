@@ -2,8 +2,8 @@
 
 use super::{ProfileCommand, RestoreArgs};
 use crate::harness::workdir;
-use crate::run::session;
 use crate::profile::{Os, Profile, apply, describe};
+use crate::run::session;
 use std::process::ExitCode;
 
 /// `scalebench profile …`.

@@ -30,7 +30,9 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             "127.0.0.1:0".parse().expect("valid")
         }
     });
-    let backend = a.backend.unwrap_or_else(|| Backend::available_all()[0]);
+    let backend = a
+        .backend
+        .map_or_else(|| Backend::available_all()[0], Backend::from);
     if !backend.available() {
         anyhow::bail!(
             "--backend {backend}: not available on {}",

@@ -39,7 +39,7 @@ pub fn sink(a: SmtpSinkArgs) -> anyhow::Result<ExitCode> {
             "127.0.0.1:0".parse().expect("valid")
         }
     });
-    let backend = backend(a.backend)?;
+    let backend = backend(a.backend.map(Into::into))?;
     if a.hostname.is_empty() || a.hostname.bytes().any(|c| !c.is_ascii_graphic()) {
         bail!(
             "--hostname `{}`: one word of printable characters",
@@ -101,7 +101,7 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
     if a.messages.is_none() && a.duration.is_none() {
         bail!("say how much: -n MESSAGES or -d DURATION");
     }
-    let backend = backend(a.backend)?;
+    let backend = backend(a.backend.map(Into::into))?;
     // Never more sessions than messages.
     let sessions = u64::from(a.sessions).min(a.messages.unwrap_or(u64::MAX));
     // Sessions one process can hold: its descriptor budget, and what the

@@ -3,12 +3,12 @@
 
 use super::WhyArgs;
 use crate::bench;
-use crate::harness::clock::{Clock, TimerKind};
-use crate::run::why::{WhyOptions, profile};
-use crate::harness::workdir::WorkDir;
 use crate::ctx::Ctx;
+use crate::harness::clock::{Clock, TimerKind};
+use crate::harness::workdir::WorkDir;
 use crate::harness::{limits, reaper};
 use crate::results::{self, Status, output};
+use crate::run::why::{WhyOptions, profile};
 use anyhow::{Context, bail};
 use std::process::ExitCode;
 

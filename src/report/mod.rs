@@ -734,7 +734,7 @@ pub fn writer(format: Format, svg_dir: Option<&std::path::Path>) -> Box<dyn Repo
 }
 
 /// Report formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// A summary table for a terminal (fits 100 columns).
     Terminal,

@@ -13,10 +13,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The timer a run uses, as chosen on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TimerKind {
     /// clock_gettime(CLOCK_MONOTONIC).
+    #[default]
     Monotonic,
     /// rdtsc (x86_64 only), calibrated against CLOCK_MONOTONIC.
     Tsc,

@@ -358,6 +358,31 @@ pub fn write_file_atomic(
     Ok(())
 }
 
+/// Runs `f` on standard output; a closed pipe (`| head`) counts as
+/// success.
+pub fn to_stdout(
+    f: impl FnOnce(&mut dyn std::io::Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    use std::io::Write;
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::new(stdout.lock());
+    let r = f(&mut w).and_then(|()| w.flush().map_err(Into::into));
+    match r {
+        Err(e) if is_broken_pipe(&e) => Ok(()),
+        other => other,
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<csv::Error>().is_some_and(|ce| {
+                matches!(ce.kind(), csv::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe)
+            })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

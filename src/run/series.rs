@@ -14,11 +14,11 @@
 //! each run (before it when n falls during a run), so that each run's low
 //! n are also measured far in time from the run's own low-n samples.
 
+use crate::bench::{Benchmark, Run, Schedule, StartError, StepError};
 use crate::ctx::Ctx;
 use crate::harness::clock::{Clock, Stopwatch};
 use crate::harness::progress::Progress;
 use crate::harness::{Resource, limits, reaper};
-use crate::bench::{Benchmark, Run, Schedule, StartError, StepError};
 use crate::results::{
     BenchResult, Cap, Direction, Params, RecheckWhen, RunRecord, Status, now_rfc3339,
 };

@@ -8,60 +8,17 @@
 //! of the machine over the run falls on every profile alike (only figures
 //! measured side by side, alternating, compare).
 
+use super::files::Recording;
+use super::plan::{RunPlan, Target};
 use super::series::{Plan, run_benchmark};
-use super::why::{self, WhyOptions};
+use super::why;
 use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::reaper;
-use crate::bench::Benchmark;
 use crate::hosts::Hosts;
-use crate::profile::Profile;
 use crate::profile::apply::{self, Applied, Mounts};
-use crate::results::{self, BenchResult, ResultFile, Status};
-use crate::workloads::{self, Size, Workload};
-use anyhow::Context;
-use std::path::PathBuf;
-
-/// A benchmark to run and its n.
-pub struct Target {
-    /// The benchmark.
-    pub bench: &'static dyn Benchmark,
-    /// Items per run.
-    pub n: u64,
-}
-
-/// A workload to run and its size.
-pub struct WorkTarget {
-    /// The workload.
-    pub workload: &'static dyn Workload,
-    /// How big.
-    pub size: Size,
-}
-
-/// What a run does.
-pub struct RunPlan {
-    /// Benchmarks, in order.
-    pub targets: Vec<Target>,
-    /// Workloads, in order, after the benchmarks.
-    pub work: Vec<WorkTarget>,
-    /// The workloads' options (their size is each target's).
-    pub work_opts: workloads::Options,
-    /// Runs per benchmark.
-    pub runs: u32,
-    /// `--runs auto`: add runs until the ends of n are known, up to `runs`.
-    pub auto: Option<super::series::AutoRuns>,
-    /// Warm-up operations (`None`: the benchmark's default).
-    pub warmup: Option<u64>,
-    /// Profile each benchmark at low and high n afterwards (`--why`).
-    pub why: Option<WhyOptions>,
-    /// The tuning profiles to measure under, each with its own result
-    /// file; empty: the system as it is, one result file.
-    pub profiles: Vec<Profile>,
-    /// Where the client and the server run (`--host`); empty: both here.
-    pub hosts: Vec<crate::hosts::HostSpec>,
-    /// ssh's configuration file for ssh hosts.
-    pub ssh_config: Option<PathBuf>,
-}
+use crate::results::{self, BenchResult, Status};
+use crate::workloads::{self, Mounting};
 
 /// Opens the plan's hosts (connects, makes sure scalebench runs there,
 /// takes their system records), saying what happens on `progress`; the
@@ -106,131 +63,6 @@ pub fn close_hosts(
     Ok(())
 }
 
-/// A result file being recorded and where it goes.
-pub struct Recording {
-    /// Its path.
-    pub path: PathBuf,
-    /// What it holds so far.
-    pub file: ResultFile,
-}
-
-impl Recording {
-    /// Writes the file (atomically). A write cut short by a signal
-    /// (`EINTR`, which std retries for most calls but not every one) is
-    /// tried again, up to three times: a stop signal must not cost the
-    /// results.
-    fn save(&self) -> anyhow::Result<()> {
-        let mut tries = 0;
-        loop {
-            tries += 1;
-            match results::write_atomic(&self.path, &self.file) {
-                Err(e) if tries < 3 && cut_short(&e) => continue,
-                r => {
-                    return r.with_context(|| {
-                        format!("cannot write the result file {}", self.path.display())
-                    });
-                }
-            }
-        }
-    }
-}
-
-/// Whether `e` is a system call cut short by a signal.
-fn cut_short(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::Interrupted)
-    })
-}
-
-/// What an interrupted run says at the end, on standard error: the
-/// signal, what each result file kept (the finished series and workloads,
-/// and the complete runs of the one interrupted), and what the cleanup did
-/// ([`crate::stop::record`]: processes stopped, settings restored, the
-/// work directory removed …).
-pub fn interrupted_summary(files: &[(&std::path::Path, &ResultFile)]) -> String {
-    let (sig, n) = crate::stop::signals();
-    let mut parts: Vec<String> = files
-        .iter()
-        .map(|(path, f)| format!("kept {} in {}", kept(f), path.display()))
-        .collect();
-    parts.extend(crate::stop::record());
-    format!(
-        "interrupted by {}{}: {}",
-        crate::stop::signal_name(sig),
-        if n > 1 {
-            format!(" ({n} signals)")
-        } else {
-            String::new()
-        },
-        parts.join("; ")
-    )
-}
-
-/// What a result file holds, in words, for [`interrupted_summary`].
-fn kept(f: &ResultFile) -> String {
-    let plural =
-        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let mut v = Vec::new();
-    let done = f
-        .benchmarks
-        .iter()
-        .filter(|b| b.status != Status::Interrupted)
-        .count()
-        + f.workloads
-            .iter()
-            .filter(|w| w.status != Status::Interrupted)
-            .count();
-    if done > 0 {
-        v.push(format!(
-            "{} that finished",
-            plural(done, "series or workload", "series and workloads")
-        ));
-    }
-    for b in f
-        .benchmarks
-        .iter()
-        .filter(|b| b.status == Status::Interrupted)
-    {
-        v.push(format!(
-            "{} of {} (interrupted)",
-            plural(b.runs.len(), "complete run", "complete runs"),
-            b.series
-        ));
-    }
-    for w in f
-        .workloads
-        .iter()
-        .filter(|w| w.status == Status::Interrupted)
-    {
-        // A sweep's levels, or the other rows (phases, loads) measured.
-        let sweeps = w.rows.iter().any(|r| r.sweep.is_some());
-        let measured: usize = w
-            .rows
-            .iter()
-            .map(|r| match &r.sweep {
-                Some(s) => s.levels.iter().filter(|l| l.value.is_some()).count(),
-                None => usize::from(r.phase.is_some() || r.load.is_some()),
-            })
-            .sum();
-        let (one, many) = if sweeps {
-            ("measured level", "measured levels")
-        } else {
-            ("measured row", "measured rows")
-        };
-        v.push(format!(
-            "{} of {} (interrupted)",
-            plural(measured, one, many),
-            w.name
-        ));
-    }
-    if v.is_empty() {
-        "nothing measured yet".into()
-    } else {
-        v.join(", ")
-    }
-}
-
 /// Applies profile `i` (none when the plan has none) for one target; the
 /// first application's record goes into the result file, and a partial
 /// one on any application marks it partial.
@@ -242,17 +74,19 @@ fn under_profile(
     progress: &mut Progress,
 ) -> Option<Applied> {
     let p = plan.profiles.get(i)?;
-    let fs = &plan.work_opts.fs;
-    let mounts = if !fs
-        .places
+    // Where the profile's mount options go: to the filesystems a workload
+    // of the run makes, unless it names mount options of its own.
+    let mountings: Vec<Mounting> = plan
+        .work
         .iter()
-        .any(|pl| matches!(pl, crate::workloads::fs::Place::Mkfs(_)))
-    {
-        Mounts::None
-    } else if fs.mount_opts.is_some() {
+        .map(|w| w.workload.mounting(&plan.work_options(w, None)))
+        .collect();
+    let mounts = if mountings.contains(&Mounting::ProfileOptions) {
+        Mounts::Made
+    } else if mountings.contains(&Mounting::OwnOptions) {
         Mounts::UserOptions
     } else {
-        Mounts::Made
+        Mounts::None
     };
     let a = Applied::apply(p, ctx.workdir(), mounts);
     match &mut rec.file.profile {
@@ -324,21 +158,6 @@ fn record_profile_sysctls(plan: &RunPlan, recs: &mut [Recording]) {
             }
         }
     }
-}
-
-/// The workload options under profile `i`: its mount options go to the
-/// filesystems the run makes unless `--mount-opts` named others.
-fn work_options(plan: &RunPlan, i: usize, size: Size) -> workloads::Options {
-    let mut o = workloads::Options {
-        size,
-        ..plan.work_opts.clone()
-    };
-    if o.fs.mount_opts.is_none()
-        && let Some(p) = plan.profiles.get(i)
-    {
-        o.fs.mount_opts = p.mount_options(crate::profile::Os::this());
-    }
-    o
 }
 
 /// Runs one benchmark series and checks that it left nothing behind.
@@ -490,7 +309,11 @@ fn execute_plan(
             if reaper::interrupted() {
                 return Ok(());
             }
-            let opts = work_options(plan, i, w.size);
+            let mounts = plan
+                .profiles
+                .get(i)
+                .and_then(|p| p.mount_options(crate::profile::Os::this()));
+            let opts = plan.work_options(w, mounts);
             let applied = under_profile(plan, i, ctx, rec, progress);
             let measuring = crate::stop::pending(crate::stop::Task::Measuring);
             let mut r = w.workload.run(ctx, &opts, progress);
@@ -529,19 +352,6 @@ fn execute_plan(
     Ok(())
 }
 
-/// Marks every file complete (unless interrupted) and writes it.
-pub fn finish(recs: &mut [Recording]) -> anyhow::Result<()> {
-    if reaper::interrupted() {
-        return Ok(());
-    }
-    for rec in recs.iter_mut() {
-        rec.file.finished = Some(results::now_rfc3339());
-        rec.file.complete = true;
-        rec.save()?;
-    }
-    Ok(())
-}
-
 /// Frees what a dead run left outside its work directory, before the
 /// directory is removed: settings its profile changed (the journal), a
 /// database's shared memory, a memory cgroup.
@@ -549,103 +359,4 @@ pub fn release_stale(dir: &std::path::Path) -> Vec<String> {
     let mut v = apply::recover(dir);
     v.extend(workloads::release_stale(dir));
     v
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-
-    fn fixture() -> ResultFile {
-        serde_json::from_str(include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/default.json"
-        )))
-        .unwrap()
-    }
-
-    #[test]
-    fn what_an_interrupted_file_kept_is_said_in_words() {
-        let mut f = fixture();
-        assert!(f.benchmarks.len() >= 2, "the fixture has benchmarks");
-        let done = f.benchmarks.len() - 1 + f.workloads.len();
-        let last = f.benchmarks.last_mut().unwrap();
-        last.status = Status::Interrupted;
-        last.runs.truncate(2);
-        let series = last.series.clone();
-        let words = kept(&f);
-        assert!(
-            words.starts_with(&format!("{done} series and workloads that finished")),
-            "{words}"
-        );
-        assert!(
-            words.ends_with(&format!("2 complete runs of {series} (interrupted)")),
-            "{words}"
-        );
-        f.benchmarks.clear();
-        f.workloads.clear();
-        assert_eq!(kept(&f), "nothing measured yet");
-    }
-
-    static DELIVERED: AtomicU64 = AtomicU64::new(0);
-
-    extern "C" fn count(_sig: libc::c_int) {
-        DELIVERED.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Signals arriving while a result file is written (a handler without
-    /// `SA_RESTART`, as scalebench's, so that calls may fail with EINTR)
-    /// cost nothing: every save writes the whole file.
-    #[test]
-    fn a_result_file_is_written_whole_under_a_storm_of_signals() {
-        let file = fixture();
-        let dir = tempfile::tempdir().unwrap();
-        let rec = Recording {
-            path: dir.path().join("r.json"),
-            file,
-        };
-        // SAFETY: a handler that only counts, for a signal nothing else in
-        // this process uses, sent to this thread alone.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = count as *const () as libc::sighandler_t;
-            libc::sigemptyset(&mut sa.sa_mask);
-            sa.sa_flags = 0;
-            libc::sigaction(libc::SIGUSR2, &sa, std::ptr::null_mut());
-        }
-        // SAFETY: pthread_self cannot fail.
-        let me = unsafe { libc::pthread_self() } as usize;
-        let stop = std::sync::Arc::new(AtomicBool::new(false));
-        let storm = {
-            let stop = stop.clone();
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::SeqCst) {
-                    // SAFETY: the writing thread lives until this one is
-                    // joined.
-                    unsafe { libc::pthread_kill(me as libc::pthread_t, libc::SIGUSR2) };
-                    std::thread::sleep(std::time::Duration::from_micros(20));
-                }
-            })
-        };
-        let before = DELIVERED.load(Ordering::Relaxed);
-        let mut saved = Vec::new();
-        for _ in 0..40 {
-            saved.push(rec.save().map_err(|e| format!("{e:#}")));
-            let back: ResultFile =
-                serde_json::from_str(&std::fs::read_to_string(&rec.path).unwrap()).unwrap();
-            assert_eq!(back.benchmarks.len(), rec.file.benchmarks.len());
-        }
-        stop.store(true, Ordering::SeqCst);
-        storm.join().unwrap();
-        let during = DELIVERED.load(Ordering::Relaxed) - before;
-        assert!(saved.iter().all(Result::is_ok), "{saved:?}");
-        assert!(during > 0, "no signal arrived during the saves");
-        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name())
-            .filter(|n| n != "r.json")
-            .collect();
-        assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
-    }
 }

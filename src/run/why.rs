@@ -5,12 +5,12 @@
 //! benchmark. The windows are separate from the timed runs and never
 //! disturb their numbers.
 
+use crate::analysis::profile::{Window, compare};
+use crate::bench::{Benchmark, Run, Schedule, StepError};
 use crate::ctx::Ctx;
 use crate::harness::clock::Stopwatch;
 use crate::harness::profiler::{self, ATTACH_DELAY, Profiler};
 use crate::harness::reaper::interrupted;
-use crate::analysis::profile::{Window, compare};
-use crate::bench::{Benchmark, Run, Schedule, StepError};
 use crate::results::Profile;
 use std::time::{Duration, Instant};
 

@@ -10,7 +10,7 @@
 //! and the disk under it.
 
 use super::http::Server;
-use super::{Info, Options, Size, Workload};
+use super::{Flag, Info, Options, Size, Workload};
 use crate::ctx::Ctx;
 use crate::harness::phase::{self, Counters, DEFAULT_INTERVAL};
 use crate::harness::progress::Progress;
@@ -159,7 +159,7 @@ fn download(addr: &str, name: &str, c: &Counters, deadline: Instant) -> Result<u
 /// The file size: given, or 1 GB; full: 1.1 × RAM where the disk has room
 /// for four such files, else what it has room for (at least 1 GB).
 fn file_bytes(ctx: &Ctx, opts: &Options, notes: &mut Vec<String>) -> u64 {
-    if let Some(b) = opts.bigfile_bytes {
+    if let Some(b) = opts.own::<BigFileOptions>().bytes {
         return b;
     }
     if opts.size == Size::Quick {
@@ -265,9 +265,42 @@ fn row(
     out
 }
 
+/// The bigfile workload's options.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BigFileOptions {
+    /// The size of each file (default 1 GB; full: larger than RAM).
+    pub bytes: Option<u64>,
+}
+
+/// `--bigfile-size`: at least 1M.
+fn file_size(s: &str) -> Result<u64, String> {
+    match crate::values::bytes(s)? {
+        b if b >= 1 << 20 => Ok(b),
+        _ => Err("at least 1M".into()),
+    }
+}
+
+/// The flags of the bigfile workload.
+static FLAGS: &[Flag] = &[Flag::value(
+    "bigfile-size",
+    "SIZE",
+    "Large files",
+    "bigfile: the size of each of its four files (default 1G; `full`: 1.1 × RAM where the disk has room).",
+)];
+
 impl Workload for BigFile {
     fn info(&self) -> &'static Info {
         &INFO
+    }
+
+    fn flags(&self) -> &'static [Flag] {
+        FLAGS
+    }
+
+    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, String> {
+        Ok(Some(std::sync::Arc::new(BigFileOptions {
+            bytes: asked.given.parsed("bigfile-size", file_size)?,
+        })))
     }
 
     fn run(&self, ctx: &Ctx, opts: &Options, progress: &mut Progress) -> WorkloadResult {

@@ -142,24 +142,32 @@ pub struct Network {
     pub allow: std::net::IpAddr,
 }
 
-/// `__pg-cluster`: a throwaway cluster made in `dir` for a client on
-/// another host, listening on `addr` (its port 0: a free one), the
-/// client at `n.allow` let in; prints `listening ADDRESS:PORT`, serves
-/// until standard input ends, then stops it and removes `dir`.
-pub fn serve(
-    dir: &Path,
-    n: Network,
-    max_connections: u32,
-    settings: &[(String, String)],
-    cpu: Option<usize>,
-) -> anyhow::Result<std::process::ExitCode> {
+/// `__agent pgbench`: a throwaway cluster made in `a.dir` for a client on
+/// another host, listening on `a.addr` (its port 0: a free one), the
+/// client at `a.allow` let in; prints `listening ADDRESS:PORT`, serves
+/// until standard input ends, then stops it and removes the directory.
+pub fn serve(a: &super::options::AgentArgs) -> anyhow::Result<std::process::ExitCode> {
     let bin = Bin::find().map_err(|e| anyhow::anyhow!(e))?;
-    let settings: Vec<(&str, String)> = settings
+    let settings: Vec<(&str, String)> = a
+        .settings
         .iter()
         .map(|(k, v)| (k.as_str(), v.clone()))
         .collect();
-    let cluster = Cluster::start(&bin, dir, max_connections, None, &settings, cpu, Some(n))
-        .map_err(|e| anyhow::anyhow!(e))?;
+    let n = Network {
+        listen: a.addr.ip(),
+        allow: a.allow,
+    };
+    let dir = a.dir.as_path();
+    let cluster = Cluster::start(
+        &bin,
+        dir,
+        a.max_connections,
+        None,
+        &settings,
+        a.cpu,
+        Some(n),
+    )
+    .map_err(|e| anyhow::anyhow!(e))?;
     {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
@@ -449,12 +457,12 @@ pub struct Server {
     conninfo: Option<String>,
     socket: bool,
     client_cpu: Option<usize>,
-    /// A throwaway cluster on the server host (`__pg-cluster`).
+    /// A throwaway cluster on the server host (`__agent pgbench`).
     hosted: Option<crate::hosts::Served>,
 }
 
 impl Drop for Server {
-    /// A throwaway cluster on the server host (`__pg-cluster`) stops it
+    /// A throwaway cluster on the server host (`__agent pgbench`) stops it
     /// and frees its shared memory when its input ends: it is given the
     /// time for that (bounded) before its process group is killed.
     fn drop(&mut self) {
@@ -514,7 +522,7 @@ impl Server {
         }
     }
 
-    /// A throwaway cluster on `host` (`__pg-cluster` there, in its scratch
+    /// A throwaway cluster on `host` (`__agent pgbench` there, in its scratch
     /// directory) for at least `max_connections` clients, with
     /// `settings`, the server on `server_cpu` (a CPU of this machine: not
     /// for another machine); pgbench on `client_cpu`.
@@ -527,29 +535,19 @@ impl Server {
     ) -> Result<Server, String> {
         let host = &hosts.server;
         let allow = hosts.client_address(false)?;
-        let mut args: Vec<std::ffi::OsString> = vec![
-            "__pg-cluster".into(),
-            "--dir".into(),
-            host.scratch().join("pg").into(),
-            "--addr".into(),
-            std::net::SocketAddr::new(host.bind_address(false), 0)
-                .to_string()
-                .into(),
-            "--allow".into(),
-            allow.to_string().into(),
-            "--max-connections".into(),
-            max_connections.to_string().into(),
-        ];
-        for (k, v) in settings {
-            args.push("--set".into());
-            args.push(format!("{k}={v}").into());
-        }
-        if let Some(cpu) = cpus.0
-            && host.on_this_machine()
-        {
-            args.push("--cpu".into());
-            args.push(cpu.to_string().into());
-        }
+        let agent = super::options::AgentArgs {
+            dir: host.scratch().join("pg"),
+            addr: std::net::SocketAddr::new(host.bind_address(false), 0),
+            allow,
+            max_connections,
+            settings: settings
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            cpu: cpus.0.filter(|_| host.on_this_machine()),
+        };
+        let mut args: Vec<std::ffi::OsString> = vec!["__agent".into(), "pgbench".into()];
+        args.extend(agent.to_args().into_iter().map(Into::into));
         let served = host.spawn(&args, "PostgreSQL")?;
         let at = host.reachable(served.bound()?)?;
         Ok(Server {

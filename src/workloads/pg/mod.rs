@@ -10,6 +10,9 @@
 
 pub mod cluster;
 pub mod conninfo;
+mod options;
+
+pub use options::{Mode, PgOptions, Pin};
 
 use super::{Info, Options as WorkOptions, Size, Workload};
 use crate::ctx::Ctx;
@@ -33,105 +36,9 @@ static PGBENCH: Info = Info {
     between_hosts: true,
 };
 
-/// Which transactions pgbench runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Mode {
-    /// `-S`: one indexed SELECT per transaction (DragonFly's).
-    SelectOnly,
-    /// The default TPC-B-like transaction: three UPDATEs, a SELECT, an
-    /// INSERT.
-    Tpcb,
-}
-
-impl Mode {
-    fn name(self) -> &'static str {
-        match self {
-            Mode::SelectOnly => "select-only",
-            Mode::Tpcb => "tpcb",
-        }
-    }
-}
-
-/// Options of the pgbench workload.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct PgOptions {
-    /// Target database size in bytes (the scale factor follows; default:
-    /// quick 160 MB, full 1.6 GB).
-    pub db_bytes: Option<u64>,
-    /// Modes, each a row (default: select-only).
-    pub modes: Vec<Mode>,
-    /// Connect over the unix socket instead of TCP.
-    pub socket: bool,
-    /// Sweep the database size against the memory it may use instead of
-    /// the clients (the swapcache experiment).
-    pub memory_sweep: bool,
-    /// The memory the database may use (default: quick 256 MB, full 1 GB).
-    pub memory_bytes: Option<u64>,
-    /// An existing server by libpq connection string instead of the
-    /// throwaway cluster (checked by [`conninfo::Conninfo::parse`]).
-    pub server: Option<String>,
-    /// On a given server, drop and remake pgbench tables that were there
-    /// before the run (without it such a server is refused).
-    pub drop_tables: bool,
-    /// Where the server and the clients run.
-    pub pin: Pin,
-}
-
-/// Where the throwaway cluster's processes and pgbench run. With one
-/// client on this 2-vCPU VM, TPS was 9 600–10 500 with both on one CPU
-/// and 3 900–4 500 on two (every round trip a cross-CPU wake-up), and
-/// unpinned runs land on either.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum Pin {
-    /// Left to the scheduler.
-    #[default]
-    None,
-    /// Server and pgbench on CPU 0.
-    Together,
-    /// Server on CPU 0, pgbench on CPU 1.
-    Apart,
-}
-
-impl Pin {
-    /// (server CPU, client CPU).
-    pub fn cpus(self) -> (Option<usize>, Option<usize>) {
-        match self {
-            Pin::None => (None, None),
-            Pin::Together => (Some(0), Some(0)),
-            Pin::Apart => (Some(0), Some(1)),
-        }
-    }
-
-    fn words(self) -> &'static str {
-        match self {
-            Pin::None => "none",
-            Pin::Together => "server and pgbench on CPU 0",
-            Pin::Apart => "server on CPU 0, pgbench on CPU 1",
-        }
-    }
-}
-
 /// Bytes of one scale unit of pgbench's tables with their indexes, about
 /// (measured here: scale 10 is 160 MB after `pgbench -i`).
 const BYTES_PER_SCALE: u64 = 16_000_000;
-
-/// The smallest `--db-size`: one scale unit.
-pub const MIN_DB_BYTES: u64 = BYTES_PER_SCALE;
-/// The largest `--db-size` (and `--pg-memory`): 1 TiB.
-pub const MAX_DB_BYTES: u64 = 1 << 40;
-
-/// A size option of the workload (`--db-size`, `--pg-memory`) read and
-/// held to its stated bounds: 16M (one scale unit) to 1T.
-pub fn size_option(flag: &str, s: &str) -> Result<u64, String> {
-    let b = crate::workloads::fs::target::parse_bytes(s).map_err(|e| format!("{flag}: {e}"))?;
-    if !(MIN_DB_BYTES..=MAX_DB_BYTES).contains(&b) {
-        return Err(format!(
-            "{flag} {s}: {} is outside 16M (one pgbench scale unit) to 1T",
-            crate::analysis::units::fmt_bytes(b)
-        ));
-    }
-    Ok(b)
-}
 
 /// The scale factor for a database of about `bytes`.
 pub fn scale_for(bytes: u64) -> u64 {
@@ -204,8 +111,35 @@ impl Workload for PgBench {
         &["clients"]
     }
 
+    fn flags(&self) -> &'static [super::Flag] {
+        options::FLAGS
+    }
+
+    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, String> {
+        PgOptions::own(asked)
+    }
+
+    fn release_stale(&self, dir: &std::path::Path) -> Vec<String> {
+        let mut v = cluster::release_stale(dir);
+        // The memory cgroup of --memory-sweep is named after the run.
+        let owner = std::fs::read_to_string(dir.join(crate::harness::workdir::OWNER));
+        if let Some(pid) = owner.ok().and_then(|s| s.trim().parse::<u32>().ok()) {
+            v.extend(crate::harness::cgroup::release(pid));
+        }
+        v
+    }
+
+    fn agent(&self, args: &[String]) -> Option<anyhow::Result<std::process::ExitCode>> {
+        Some(
+            options::AgentArgs::parse(args)
+                .map_err(anyhow::Error::msg)
+                .and_then(|a| cluster::serve(&a)),
+        )
+    }
+
     fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
-        let pg = &opts.pg;
+        let pg: PgOptions = opts.own();
+        let pg = &pg;
         let cpus = crate::sys::cpu_count();
         let db_bytes = pg.db_bytes.unwrap_or(match opts.size {
             Size::Quick => 10 * BYTES_PER_SCALE,
