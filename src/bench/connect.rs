@@ -103,7 +103,7 @@ pub(crate) fn connect_error(e: std::io::Error, held: u64) -> StepError {
             resource: Resource::Ports,
             detail,
         },
-        libc::EINTR if crate::harness::reaper::interrupted() => StepError::Interrupted,
+        libc::EINTR if crate::stop::interrupted() => StepError::Interrupted,
         _ => StepError::Failed(anyhow::anyhow!(detail)),
     }
 }

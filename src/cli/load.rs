@@ -6,7 +6,7 @@
 
 use super::LoadArgs;
 use crate::analysis::units::{fmt_n, fmt_ns};
-use crate::harness::phase::Counters;
+use crate::net::load::Counters;
 use crate::harness::spread;
 use crate::harness::{limits, reaper};
 use crate::net::Backend;
@@ -126,7 +126,7 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         retries: a.retries,
         backend,
         live: (processes == 1).then(|| Arc::new(Counters::default())),
-        stop: Some(reaper::interrupted),
+        stop: Some(crate::stop::interrupted),
     };
     // ^C or SIGTERM ends the load early; what it measured is still shown.
     reaper::install();
@@ -354,7 +354,7 @@ fn tick(live: &Counters, done: &AtomicBool, total: Option<u64>, duration: Option
             "{} requests, {} req/s{}",
             fmt_n(requests as f64),
             fmt_n(rate.round()),
-            if reaper::interrupted() {
+            if crate::stop::interrupted() {
                 " (stopping)"
             } else {
                 ""

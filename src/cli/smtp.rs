@@ -63,7 +63,7 @@ pub fn sink(a: SmtpSinkArgs) -> anyhow::Result<ExitCode> {
     }
     let cfg = Config {
         reply_delay: (!a.reply_delay.is_zero()).then_some(a.reply_delay),
-        stop: Some(reaper::interrupted),
+        stop: Some(crate::stop::interrupted),
         ..Config::new(backend)
     };
     let host = a.hostname.clone();
@@ -154,7 +154,7 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
         backend,
         warmup: a.warmup,
         interval: a.interval,
-        stop: Some(reaper::interrupted),
+        stop: Some(crate::stop::interrupted),
         ..Options::new(a.server, sessions as usize)
     };
     if let Some(ip) = opts.bind.filter(|b| b.is_ipv4() != a.server.is_ipv4()) {

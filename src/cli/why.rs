@@ -4,7 +4,8 @@
 use super::WhyArgs;
 use crate::bench;
 use crate::ctx::Ctx;
-use crate::harness::clock::{Clock, TimerKind};
+use crate::harness::clock::Clock;
+use crate::results::TimerKind;
 use crate::harness::workdir::WorkDir;
 use crate::harness::{limits, reaper};
 use crate::results::{self, Status, output};
@@ -81,7 +82,7 @@ pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
     let mut errors = 0;
     let mut kept = 0;
     for i in 0..file.benchmarks.len() {
-        if reaper::interrupted() {
+        if crate::stop::interrupted() {
             break;
         }
         let b = &file.benchmarks[i];
@@ -156,7 +157,7 @@ pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
         if done == 1 { "" } else { "s" },
         out.display()
     );
-    Ok(if errors > 0 || reaper::interrupted() {
+    Ok(if errors > 0 || crate::stop::interrupted() {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

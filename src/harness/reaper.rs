@@ -31,7 +31,6 @@ use std::sync::Once;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
-pub use crate::stop::interrupted;
 
 const SLOTS: usize = 64;
 static GROUPS: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
@@ -315,7 +314,7 @@ impl Drop for ChildGroup {
                 REAP_LIMIT.as_secs()
             );
             stop::did(m.clone());
-            if !interrupted() {
+            if !crate::stop::interrupted() {
                 stop::say(&format!("scalebench: {m}"));
             }
         }
@@ -404,7 +403,7 @@ fn run_limited(
         if let Some(st) = g.child().try_wait()? {
             break (Some(st), false);
         }
-        if stop_on_interrupt && interrupted() {
+        if stop_on_interrupt && crate::stop::interrupted() {
             break (None, false);
         }
         if start.elapsed() > limit {

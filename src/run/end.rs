@@ -3,7 +3,6 @@
 
 use super::files::Recording;
 use crate::analysis::Options;
-use crate::harness::reaper;
 use crate::report::{self, Input, System};
 use crate::results::{ResultFile, Status, output};
 use std::path::{Path, PathBuf};
@@ -150,7 +149,7 @@ pub fn report_and_exit(recs: Vec<Recording>, html: Option<&Path>) -> anyhow::Res
         }
         Ok(())
     });
-    if reaper::interrupted() {
+    if crate::stop::interrupted() {
         if let Err(e) = &shown {
             crate::stop::say(&format!("the terminal report could not be shown: {e:#}"));
         }

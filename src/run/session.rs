@@ -14,7 +14,6 @@ use super::series::{Plan, run_benchmark};
 use super::why;
 use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
-use crate::harness::reaper;
 use crate::hosts::Hosts;
 use crate::profile::apply::{self, Applied, Mounts};
 use crate::results::{self, BenchResult, Status};
@@ -218,7 +217,7 @@ fn run_series(
     // After the leak check: the profile windows are not the runs.
     if let Some(opts) = &plan.why
         && matches!(r.status, Status::Ok | Status::Capped)
-        && !reaper::interrupted()
+        && !crate::stop::interrupted()
     {
         progress.phase(&format!(
             "{}: profiling at low and high n (--why)",
@@ -279,7 +278,7 @@ fn execute_plan(
         .collect();
     for (t, variant) in &series {
         for (i, rec) in recs.iter_mut().enumerate() {
-            if reaper::interrupted() {
+            if crate::stop::interrupted() {
                 return Ok(());
             }
             let applied = under_profile(plan, i, ctx, rec, progress);
@@ -306,7 +305,7 @@ fn execute_plan(
     }
     for w in &plan.work {
         for (i, rec) in recs.iter_mut().enumerate() {
-            if reaper::interrupted() {
+            if crate::stop::interrupted() {
                 return Ok(());
             }
             let mounts = plan
@@ -333,7 +332,7 @@ fn execute_plan(
                     }),
                 );
             }
-            let lost = (w.workload.info().between_hosts && !reaper::interrupted())
+            let lost = (w.workload.info().between_hosts && !crate::stop::interrupted())
                 .then(|| ctx.hosts().server.lost())
                 .flatten();
             if let Some(why) = &lost {

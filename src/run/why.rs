@@ -10,7 +10,7 @@ use crate::bench::{Benchmark, Run, Schedule, StepError};
 use crate::ctx::Ctx;
 use crate::harness::clock::Stopwatch;
 use crate::harness::profiler::{self, ATTACH_DELAY, Profiler};
-use crate::harness::reaper::interrupted;
+use crate::stop::interrupted;
 use crate::results::Profile;
 use std::time::{Duration, Instant};
 

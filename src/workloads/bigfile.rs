@@ -12,7 +12,8 @@
 use super::http::Server;
 use super::{Flag, Info, Options, Size, Workload};
 use crate::ctx::Ctx;
-use crate::harness::phase::{self, Counters, DEFAULT_INTERVAL};
+use crate::harness::phase::{self, DEFAULT_INTERVAL};
+use crate::net::load::Counters;
 use crate::harness::progress::Progress;
 use crate::results::{WorkloadResult, WorkloadRow};
 use serde_json::json;
@@ -337,7 +338,7 @@ impl Workload for BigFile {
             return super::finish(&INFO, params, rows, notes);
         }
         for layout in &layouts {
-            if crate::harness::reaper::interrupted() {
+            if crate::stop::interrupted() {
                 break;
             }
             progress.phase(&format!(
@@ -350,7 +351,7 @@ impl Workload for BigFile {
                 continue;
             }
             for k in [1, 2] {
-                if crate::harness::reaper::interrupted() {
+                if crate::stop::interrupted() {
                     break;
                 }
                 progress.phase(&format!("bigfile: {}, {k} at once", layout.name));

@@ -44,7 +44,7 @@
 use super::{Flag, Info, Options as WorkOptions, Size, Workload};
 use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
-use crate::harness::reaper::interrupted;
+use crate::stop::interrupted;
 use crate::harness::sweep::{self, LevelOutcome};
 use crate::results::{SweepLevel, SweepSample, SweepStats, WorkloadResult, WorkloadRow};
 use crate::testbed::{Spec, Testbed};

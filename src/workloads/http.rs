@@ -137,7 +137,7 @@ fn measure(
     opts.total = Some(fetches);
     let mut rounds = Vec::with_capacity(ROUNDS);
     for _ in 0..ROUNDS {
-        if crate::harness::reaper::interrupted() {
+        if crate::stop::interrupted() {
             break;
         }
         rounds.push(load::run(&opts).map_err(|e| e.to_string())?.stats());
@@ -299,7 +299,7 @@ fn sweep_connections(
             duration: Some(plan.sample * plan.samples),
             warm_up: plan.heat_up,
             rounds: plan.samples,
-            stop: Some(crate::harness::reaper::interrupted),
+            stop: Some(crate::stop::interrupted),
             ..Options::new(vec![target.clone()], level as usize)
         };
         let tw = crate::sys::time_wait_count();
@@ -435,7 +435,7 @@ impl Workload for IpStack {
         progress.begin(IPSTACK.name, rows_total(4, plan.as_ref()));
         let mut rows = Vec::new();
         for (ipv6, processes) in [(false, 1), (false, 4), (true, 1), (true, 4)] {
-            if crate::harness::reaper::interrupted() {
+            if crate::stop::interrupted() {
                 break;
             }
             let label = format!(
@@ -531,7 +531,7 @@ fn shortconn_row(
         duration: Some(plan.round * plan.rounds),
         warm_up: plan.warm_up,
         rounds: plan.rounds,
-        stop: Some(crate::harness::reaper::interrupted),
+        stop: Some(crate::stop::interrupted),
         ..Options::new(vec![target], scale.connections as usize)
     };
     let tw = crate::sys::time_wait_count();
@@ -613,7 +613,7 @@ impl Workload for ShortConn {
         let server = Server::start(&ctx.hosts().server, &root, &made, workers, true, false);
         let mut rows = Vec::new();
         for (kb, name) in objects {
-            if crate::harness::reaper::interrupted() {
+            if crate::stop::interrupted() {
                 break;
             }
             let label = format!("{kb} KB object");

@@ -447,7 +447,7 @@ pub(crate) fn finish(
     WorkloadResult {
         name: info.name.into(),
         what: info.what.into(),
-        status: if crate::harness::reaper::interrupted() {
+        status: if crate::stop::interrupted() {
             Status::Interrupted
         } else if failed {
             Status::Failed

@@ -9,11 +9,11 @@
 pub mod dtrace;
 pub mod perf;
 
+use crate::analysis::profile::Sample;
 use crate::harness::reaper::ChildGroup;
 use std::path::Path;
 use std::time::Duration;
 
-pub use crate::analysis::profile::{Frame, Sample};
 
 /// A recording in progress.
 pub trait Recording {

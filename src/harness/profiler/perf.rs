@@ -1,7 +1,8 @@
 //! Linux `perf`: `perf record -e cpu-clock -g -p PIDS -- sleep LENGTH`,
 //! read back with `perf script`.
 
-use super::{Frame, Profiler, Recording, Sample, interrupt, wait_group};
+use super::{Profiler, Recording, interrupt, wait_group};
+use crate::analysis::profile::{Frame, Sample};
 use crate::harness::reaper::ChildGroup;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -33,7 +33,7 @@ use super::{Info, Options, Size, Workload, finish};
 use crate::ctx::Ctx;
 use crate::harness::phase::{self, DEFAULT_INTERVAL};
 use crate::harness::progress::Progress;
-use crate::harness::reaper::interrupted;
+use crate::stop::interrupted;
 use crate::net::load::{self, Target as LoadTarget};
 use crate::results::{PhaseStats, WorkloadResult, WorkloadRow};
 use corpus::{Archive, Corpus, Spec};
@@ -337,13 +337,13 @@ fn run_target(
             Err(e) => {
                 rows.push(phase_row(name, label, p, None, None, Some(e)));
                 // Nothing to serve: delete what there is and stop here.
-                let _ = ops::remove_tree(&t.root, &phase::Counters::default());
+                let _ = ops::remove_tree(&t.root, &crate::net::load::Counters::default());
                 return (rows, None);
             }
         }
         progress.advance(1);
         if interrupted() {
-            let _ = ops::remove_tree(&t.root, &phase::Counters::default());
+            let _ = ops::remove_tree(&t.root, &crate::net::load::Counters::default());
             return (rows, None);
         }
     }

@@ -9,7 +9,7 @@ use super::{
 use crate::ctx::Ctx;
 use crate::harness::phase::{self, DEFAULT_INTERVAL};
 use crate::harness::progress::Progress;
-use crate::harness::reaper::interrupted;
+use crate::stop::interrupted;
 use crate::results::{PhaseStats, WorkloadResult, WorkloadRow};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -222,7 +222,7 @@ impl Workload for FsSizes {
                 ] {
                     rows.push(row(format!("{} {what}", kb(size)), &label, p.clone(), res));
                 }
-                let _ = ops::remove_tree(&t.root, &phase::Counters::default());
+                let _ = ops::remove_tree(&t.root, &crate::net::load::Counters::default());
                 progress.advance(1);
             }
             infos.push(info);

@@ -357,7 +357,7 @@ impl Cluster {
             if f.status.is_some_and(|s| s.success()) {
                 return Ok(());
             }
-            if crate::harness::reaper::interrupted() {
+            if crate::stop::interrupted() {
                 return Err("interrupted".into());
             }
             std::thread::sleep(Duration::from_millis(100));

@@ -358,7 +358,7 @@ impl Workload for PgBench {
             rows.push(row);
         }
         for mode in modes.into_iter().filter(|_| !pg.memory_sweep) {
-            if crate::harness::reaper::interrupted() {
+            if crate::stop::interrupted() {
                 break;
             }
             let mut runner =
