@@ -242,7 +242,7 @@ mod tests {
 mod run_tests {
     use super::*;
     use crate::harness::clock::Clock;
-use crate::results::TimerKind;
+    use crate::results::TimerKind;
 
     #[test]
     fn both_helpers_fork_and_reap() {

@@ -6,10 +6,10 @@
 
 use super::LoadArgs;
 use crate::analysis::units::{fmt_n, fmt_ns};
-use crate::net::load::Counters;
 use crate::harness::spread;
 use crate::harness::{limits, reaper};
 use crate::net::Backend;
+use crate::net::load::Counters;
 use crate::net::load::{self, Options, Target};
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};

@@ -2,8 +2,8 @@
 
 use super::{ProfileCommand, RestoreArgs};
 use crate::harness::workdir;
-use crate::profile::{Os, Profile, apply, describe};
 use crate::run::session;
+use crate::tuning::{Os, TuningProfile, apply, describe};
 use std::process::ExitCode;
 
 /// `scalebench profile …`.
@@ -11,7 +11,7 @@ pub fn run(c: ProfileCommand) -> anyhow::Result<ExitCode> {
     match c {
         ProfileCommand::List => super::commands::to_stdout(|w| {
             let this = Os::this();
-            for p in Profile::built_in() {
+            for p in TuningProfile::built_in() {
                 let here = p.for_os(this).count();
                 let note = if here > 0 || p.items.is_empty() {
                     format!("{here} setting{} here", if here == 1 { "" } else { "s" })
@@ -28,7 +28,7 @@ pub fn run(c: ProfileCommand) -> anyhow::Result<ExitCode> {
             Ok(())
         })?,
         ProfileCommand::Show { name } => {
-            let p = Profile::find(&name)?;
+            let p = TuningProfile::find(&name)?;
             super::commands::to_stdout(|w| {
                 writeln!(w, "{}: {}", p.name, p.description)?;
                 if let Some(s) = &p.source {
@@ -67,7 +67,7 @@ pub fn run(c: ProfileCommand) -> anyhow::Result<ExitCode> {
             })?
         }
         ProfileCommand::Check { name, json } => {
-            let p = Profile::find(&name)?;
+            let p = TuningProfile::find(&name)?;
             let r = apply::check(&p, apply::Mounts::None);
             let wrong = apply::unacceptable(&p);
             super::commands::to_stdout(|w| {

@@ -6,9 +6,8 @@
 //! stored as raw nanoseconds; the clock's own overhead is measured per run
 //! ([`Clock::measure_overhead`]) and stored beside them, never subtracted.
 
-use crate::results::{Overhead, TimerKind};
 use super::rawclock::{self, Source};
-
+use crate::results::{Overhead, TimerKind};
 
 /// Errors choosing or calibrating a timer.
 #[derive(Debug, thiserror::Error)]

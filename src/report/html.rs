@@ -87,7 +87,7 @@ fn write_profile(out: &mut dyn Write, e: &Entry, id: &str) -> std::io::Result<()
         writeln!(out, "</table>")?;
     }
     if let Some(text) = hi.folded_text() {
-        let folded = crate::analysis::profile::unfold(&text);
+        let folded = crate::analysis::stacks::unfold(&text);
         let marks: Vec<String> = p
             .growing
             .iter()

@@ -33,7 +33,7 @@ struct SystemRow<'a> {
     cpu: Option<&'a str>,
     started: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    profile: Option<&'a crate::results::ProfileRecord>,
+    profile: Option<&'a crate::results::TuningRecord>,
 }
 
 #[derive(Serialize)]

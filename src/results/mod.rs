@@ -71,7 +71,7 @@ pub struct ResultFile {
     /// The tuning profile the run was made under (`run --profile`), with
     /// what it changed; absent when none was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<ProfileRecord>,
+    pub profile: Option<TuningRecord>,
     /// The client and server hosts when the run had any apart from this
     /// machine (`run --host`; schema 6); absent when both were here.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -131,7 +131,7 @@ impl HostRecord {
 /// A tuning profile as applied for a run: every setting it names for this
 /// OS, with the value before and after.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct ProfileRecord {
+pub struct TuningRecord {
     /// The profile's name (`default`, `dragonfly-linux`, …).
     pub name: String,
     /// What it is for, in words.
@@ -149,7 +149,7 @@ pub struct ProfileRecord {
     pub elsewhere: Vec<String>,
 }
 
-impl ProfileRecord {
+impl TuningRecord {
     /// The record in lines: `kind name = wanted: status (old → new) —
     /// reason`; `dry` for a check's record (`would change`).
     pub fn lines(&self, dry: bool) -> Vec<String> {
@@ -689,14 +689,14 @@ pub struct BenchResult {
     pub runs: Vec<RunRecord>,
     /// Where the time goes at low and at high n (`run --why`, `why`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<Profile>,
+    pub profile: Option<StackProfile>,
 }
 
 /// A benchmark's profile: call stacks sampled while the harness held n
 /// steady at the first decile and at the largest n, repeating the timed
 /// operation and its undo; and the functions whose time grew.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct Profile {
+pub struct StackProfile {
     /// The profiler (`perf`, `dtrace`), empty when none could run.
     pub profiler: String,
     /// The event sampled (`cpu-clock`).

@@ -3,8 +3,8 @@
 //! measured; created empty, so that an unwritable path fails at once;
 //! saved after every series and workload; marked complete at the end.
 
-use crate::profile::Profile;
 use crate::results::{self, ResultFile, output};
+use crate::tuning::TuningProfile;
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
 
@@ -119,7 +119,11 @@ impl Claimed {
 
 /// The result file names for `profiles` under `o`: one per profile when
 /// there are several (`<base>-<profile>.json`), and the HTML report's.
-fn names(o: &Outputs, host: &str, profiles: &[Profile]) -> anyhow::Result<(Vec<PathBuf>, PathBuf)> {
+fn names(
+    o: &Outputs,
+    host: &str,
+    profiles: &[TuningProfile],
+) -> anyhow::Result<(Vec<PathBuf>, PathBuf)> {
     let several = profiles.len() > 1;
     Ok(match &o.out {
         Some(p) if !several => (vec![p.clone()], p.with_extension("html")),
@@ -154,7 +158,7 @@ fn names(o: &Outputs, host: &str, profiles: &[Profile]) -> anyhow::Result<(Vec<P
 /// against the output rules before anything is measured. New result files
 /// are claimed at once (created empty, exclusively), so that no other run
 /// can take their names.
-pub fn claim(o: &Outputs, host: &str, profiles: &[Profile]) -> anyhow::Result<Claimed> {
+pub fn claim(o: &Outputs, host: &str, profiles: &[TuningProfile]) -> anyhow::Result<Claimed> {
     let existing = output::Existing::forced(o.force);
     let (outs, html) = names(o, host, profiles)?;
     let claimed = Claimed {
@@ -213,7 +217,7 @@ pub fn claim(o: &Outputs, host: &str, profiles: &[Profile]) -> anyhow::Result<Cl
 pub fn create(
     claimed: &Claimed,
     template: &ResultFile,
-    profiles: &[Profile],
+    profiles: &[TuningProfile],
 ) -> anyhow::Result<Vec<Recording>> {
     let recs: Vec<Recording> = claimed
         .results

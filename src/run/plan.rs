@@ -7,7 +7,7 @@ use super::series::AutoRuns;
 use super::why::WhyOptions;
 use crate::bench::{self, Benchmark, REGISTRY, Suite};
 use crate::hosts::HostSpec;
-use crate::profile::Profile;
+use crate::tuning::TuningProfile;
 use crate::values::Runs;
 use crate::workloads::{self, Asked, Given, Own, Size, SweepOptions, WORKLOADS, Workload};
 use anyhow::bail;
@@ -97,7 +97,7 @@ pub struct RunPlan {
     pub why: Option<WhyOptions>,
     /// The tuning profiles to measure under, each with its own result
     /// file; empty: the system as it is, one result file.
-    pub profiles: Vec<Profile>,
+    pub profiles: Vec<TuningProfile>,
     /// Where the client and the server run (`--host`); empty: both here.
     pub hosts: Vec<HostSpec>,
     /// ssh's configuration file for ssh hosts.
@@ -313,17 +313,17 @@ fn sweep_options(
 
 /// The profiles of `--profile`, each once, checked before anything is
 /// measured.
-fn profiles(names: &[String]) -> anyhow::Result<Vec<Profile>> {
-    let mut out: Vec<Profile> = Vec::new();
+fn profiles(names: &[String]) -> anyhow::Result<Vec<TuningProfile>> {
+    let mut out: Vec<TuningProfile> = Vec::new();
     for n in names.iter().map(|n| n.trim()) {
         if n.is_empty() {
             bail!("--profile: an empty name (give names or files, comma separated)");
         }
-        let p = Profile::find(n).map_err(|e| anyhow::anyhow!("--profile {n}: {e:#}"))?;
+        let p = TuningProfile::find(n).map_err(|e| anyhow::anyhow!("--profile {n}: {e:#}"))?;
         if out.iter().any(|q| q.name == p.name) {
             bail!("--profile: `{}` is given twice", p.name);
         }
-        if let Some(e) = crate::profile::apply::unacceptable(&p).first() {
+        if let Some(e) = crate::tuning::apply::unacceptable(&p).first() {
             bail!("--profile {n}: {e}");
         }
         out.push(p);

@@ -1002,8 +1002,8 @@ fn recheck_low_n(
 mod tests {
     use super::*;
     use crate::bench::{Info, Run};
-    use crate::results::TimerKind;
     use crate::harness::progress::Mode;
+    use crate::results::TimerKind;
     use std::sync::{Arc, Mutex};
 
     /// What a fake run was asked to do, in order.

@@ -15,8 +15,8 @@ use super::why;
 use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
 use crate::hosts::Hosts;
-use crate::profile::apply::{self, Applied, Mounts};
 use crate::results::{self, BenchResult, Status};
+use crate::tuning::apply::{self, Applied, Mounts};
 use crate::workloads::{self, Mounting};
 
 /// Opens the plan's hosts (connects, makes sure scalebench runs there,
@@ -103,7 +103,7 @@ fn under_profile(
 
 /// The system record as it was during the run under a profile: the
 /// sysctls, limits and settings it changed hold their new values.
-fn overlay(sys: &mut crate::results::SystemInfo, r: &crate::results::ProfileRecord) {
+fn overlay(sys: &mut crate::results::SystemInfo, r: &crate::results::TuningRecord) {
     use crate::results::{ChangeStatus, Limit};
     for c in &r.changes {
         let Some(new) = c.new.clone() else { continue };
@@ -141,10 +141,10 @@ fn overlay(sys: &mut crate::results::SystemInfo, r: &crate::results::ProfileReco
 /// are before any is applied, so that files without that profile show
 /// the value they ran with.
 fn record_profile_sysctls(plan: &RunPlan, recs: &mut [Recording]) {
-    let os = crate::profile::Os::this();
+    let os = crate::tuning::Os::this();
     for p in &plan.profiles {
         for i in p.for_os(os) {
-            if let crate::profile::What::Sysctl { name, .. } = &i.what
+            if let crate::tuning::What::Sysctl { name, .. } = &i.what
                 && let Some(v) = crate::sys::sysctl(name)
             {
                 for r in recs.iter_mut() {
@@ -311,7 +311,7 @@ fn execute_plan(
             let mounts = plan
                 .profiles
                 .get(i)
-                .and_then(|p| p.mount_options(crate::profile::Os::this()));
+                .and_then(|p| p.mount_options(crate::tuning::Os::this()));
             let opts = plan.work_options(w, mounts);
             let applied = under_profile(plan, i, ctx, rec, progress);
             let measuring = crate::stop::pending(crate::stop::Task::Measuring);

@@ -44,9 +44,9 @@
 use super::{Flag, Info, Options as WorkOptions, Size, Workload};
 use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
-use crate::stop::interrupted;
 use crate::harness::sweep::{self, LevelOutcome};
 use crate::results::{SweepLevel, SweepSample, SweepStats, WorkloadResult, WorkloadRow};
+use crate::stop::interrupted;
 use crate::testbed::{Spec, Testbed};
 use serde_json::json;
 use std::collections::BTreeMap;

@@ -6,7 +6,7 @@
 //! type-checked and its parser tested on text in that format.
 
 use super::{Profiler, Recording, interrupt, wait_group};
-use crate::analysis::profile::{Frame, Sample};
+use crate::analysis::stacks::{Frame, Sample};
 use crate::harness::reaper::ChildGroup;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -9,11 +9,10 @@
 pub mod dtrace;
 pub mod perf;
 
-use crate::analysis::profile::Sample;
+use crate::analysis::stacks::Sample;
 use crate::harness::reaper::ChildGroup;
 use std::path::Path;
 use std::time::Duration;
-
 
 /// A recording in progress.
 pub trait Recording {

@@ -2,7 +2,7 @@
 //! read back with `perf script`.
 
 use super::{Profiler, Recording, interrupt, wait_group};
-use crate::analysis::profile::{Frame, Sample};
+use crate::analysis::stacks::{Frame, Sample};
 use crate::harness::reaper::ChildGroup;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

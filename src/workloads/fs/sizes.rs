@@ -9,8 +9,8 @@ use super::{
 use crate::ctx::Ctx;
 use crate::harness::phase::{self, DEFAULT_INTERVAL};
 use crate::harness::progress::Progress;
-use crate::stop::interrupted;
 use crate::results::{PhaseStats, WorkloadResult, WorkloadRow};
+use crate::stop::interrupted;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -10,8 +10,8 @@
 //! leaves the journal behind, and the next run (or `scalebench restore`)
 //! finds it with the dead run's work directory and [`recover`]s.
 
-use super::{Item, Os, Profile, Wanted, What};
-use crate::results::{ChangeStatus, ProfileChange, ProfileRecord};
+use super::{Item, Os, TuningProfile, Wanted, What};
+use crate::results::{ChangeStatus, ProfileChange, TuningRecord};
 use crate::sys::{self, Rlimit, Setting};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -125,7 +125,7 @@ fn cannot_take(what: &What) -> Option<String> {
 /// take, each in words (`settings.transparent_hugepages: this kernel takes
 /// always, madvise, never for transparent_hugepages, not `sometimes``):
 /// a profile with any is refused before anything is measured.
-pub fn unacceptable(p: &Profile) -> Vec<String> {
+pub fn unacceptable(p: &TuningProfile) -> Vec<String> {
     p.for_os(Os::this())
         .filter_map(|item| cannot_take(&item.what))
         .collect()
@@ -315,8 +315,8 @@ fn record(item: &Item, step: &Step, status_if_change: ChangeStatus) -> ProfileCh
     }
 }
 
-fn empty_record(p: &Profile, os: Option<Os>) -> ProfileRecord {
-    ProfileRecord {
+fn empty_record(p: &TuningProfile, os: Option<Os>) -> TuningRecord {
+    TuningRecord {
         name: p.name.clone(),
         description: p.description.clone(),
         origin: p.origin.clone(),
@@ -334,7 +334,7 @@ fn empty_record(p: &Profile, os: Option<Os>) -> ProfileRecord {
 /// setting for this OS with its value now and what would become of it
 /// (`applied` means "would be changed"); `mounts` says where its mount
 /// options would go.
-pub fn check(p: &Profile, mounts: Mounts) -> ProfileRecord {
+pub fn check(p: &TuningProfile, mounts: Mounts) -> TuningRecord {
     let os = Os::this();
     let mut r = empty_record(p, os);
     for item in p.for_os(os) {
@@ -444,7 +444,7 @@ pub struct Applied {
     /// Counted as cleanup still to do while something is to put back.
     pending: Option<crate::stop::Pending>,
     /// What was done, for the result file.
-    pub record: ProfileRecord,
+    pub record: TuningRecord,
 }
 
 impl Applied {
@@ -453,7 +453,7 @@ impl Applied {
     /// fs workloads mount with them; here they are only recorded). A setting that cannot be applied
     /// is refused in the record, which is then partial; the others are
     /// applied all the same.
-    pub fn apply(p: &Profile, dir: &Path, mounts: Mounts) -> Applied {
+    pub fn apply(p: &TuningProfile, dir: &Path, mounts: Mounts) -> Applied {
         let os = Os::this();
         let mut a = Applied {
             journal: dir.join(JOURNAL),
@@ -538,7 +538,7 @@ impl Applied {
                 }));
                 Ok(back)
             }
-            // The fs workloads mount with them (harness::session).
+            // The workloads that make filesystems mount with them (run::session).
             What::Mount { options } => Ok(options.join(",")),
             _ => Err("not a change".into()),
         }
@@ -674,7 +674,7 @@ mod tests {
             "format = \"scalebench-profile/1\"\nname = \"t\"\ndescription = \"d\"\n[limits]\nnofile = {lower}\n\
              [linux]\nnotes = [\"n\"]\nmount_options = [\"noatime\"]\n[freebsd.sysctl]\n\"kern.maxfiles\" = 1\n"
         );
-        let p = Profile::parse(&text, "t").unwrap();
+        let p = TuningProfile::parse(&text, "t").unwrap();
         let dir = tempfile::tempdir().unwrap();
         let checked = check(&p, Mounts::None);
         assert_eq!(
@@ -735,7 +735,7 @@ mod tests {
                     [linux.sysctl]\n\"net.nosuch.knob\" = 1\n[freebsd.sysctl]\n\"net.nosuch.knob\" = 1\n\
                     [macos.sysctl]\n\"net.nosuch.knob\" = 1\n[netbsd.sysctl]\n\"net.nosuch.knob\" = 1\n\
                     [openbsd.sysctl]\n\"net.nosuch.knob\" = 1\n[dragonfly.sysctl]\n\"net.nosuch.knob\" = 1\n";
-        let p = Profile::parse(text, "t").unwrap();
+        let p = TuningProfile::parse(text, "t").unwrap();
         let r = check(&p, Mounts::None);
         assert!(r.partial);
         assert_eq!(r.changes[0].status, ChangeStatus::Refused);
