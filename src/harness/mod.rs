@@ -6,7 +6,6 @@
 //! [`spread`]) and call-stack sampling ([`profiler`]). It imports nothing
 //! from the benchmarks, the workloads, the hosts or the run above it.
 
-pub mod cgroup;
 pub mod clock;
 pub mod fanout;
 pub mod limits;

@@ -170,7 +170,7 @@ pub fn enter_client(specs: &[HostSpec]) -> anyhow::Result<()> {
             path.display()
         )
     })?;
-    if crate::sys::netns::inode(Path::new("/proc/self/ns/net")) == Some(want) {
+    if crate::sys::netns::current() == Some(want) {
         return Ok(());
     }
     if std::env::var_os(ENTERED).is_some() {

@@ -33,7 +33,9 @@ mod bsd;
 ))]
 mod cpu_states;
 pub mod ifaddrs;
+pub mod memlimit;
 pub mod netns;
+pub mod procs;
 pub mod tuning;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 use bsd as os;

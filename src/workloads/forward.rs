@@ -196,7 +196,7 @@ struct Counters(std::fs::File);
 
 impl Counters {
     fn open(tb: &Testbed, host: &str) -> Result<Counters, String> {
-        tb.run_in(host, || std::fs::File::open("/proc/thread-self/net/dev"))
+        tb.run_in(host, crate::sys::netns::net_dev)
             .map_err(|e| format!("{e:#}"))?
             .map(Counters)
             .map_err(|e| format!("/proc/net/dev of {host}: {e}"))

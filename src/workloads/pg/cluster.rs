@@ -216,7 +216,7 @@ impl Cluster {
         bin: &Bin,
         dir: &Path,
         max_connections: u32,
-        limit: Option<&crate::harness::cgroup::MemoryLimit>,
+        limit: Option<&crate::sys::memlimit::MemoryLimit>,
         settings: &[(&str, String)],
         cpu: Option<usize>,
         network: Option<Network>,

@@ -16,11 +16,11 @@ pub use options::{Mode, PgOptions, Pin};
 
 use super::{Info, Options as WorkOptions, Size, Workload};
 use crate::ctx::Ctx;
-use crate::harness::cgroup::MemoryLimit;
 use crate::harness::progress::Progress;
 use crate::harness::reaper::run_bounded;
 use crate::harness::sweep::{self, LevelOutcome};
 use crate::results::{SweepSample, WorkloadResult, WorkloadRow};
+use crate::sys::memlimit::MemoryLimit;
 use cluster::{Bin, Cluster, Server, last_lines};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -124,7 +124,7 @@ impl Workload for PgBench {
         // The memory cgroup of --memory-sweep is named after the run.
         let owner = std::fs::read_to_string(dir.join(crate::harness::workdir::OWNER));
         if let Some(pid) = owner.ok().and_then(|s| s.trim().parse::<u32>().ok()) {
-            v.extend(crate::harness::cgroup::release(pid));
+            v.extend(crate::sys::memlimit::release(pid));
         }
         v
     }
