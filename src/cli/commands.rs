@@ -80,15 +80,17 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     }
     let systems = load_systems(&[(None, a.base.clone()), (None, a.new.clone())])?;
     let input = Input::new(&systems, &Options::default());
-    let rows = report::compare::compare(&input, a.threshold);
+    let c = report::compare::Comparison::of(&input, a.threshold);
     let inputs = [
         (a.base.as_path(), "an input of this command"),
         (a.new.as_path(), "an input of this command"),
     ];
     let existing = output::Existing::forced(a.force);
+    let writer = report::writer(report::Format::from(a.format), None);
     with_output("--output", a.output.as_deref(), existing, &inputs, |w| {
-        report::compare::write(&input, &rows, report::Format::from(a.format), w)
+        writer.write_comparison(&c, w)
     })?;
+    let rows = &c.rows;
     let failing = rows
         .iter()
         .filter(|r| match a.fail_on {
@@ -152,8 +154,9 @@ pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
         .map(|f| (f.as_path(), "an input of this command"))
         .collect();
     let existing = output::Existing::forced(a.force);
+    let writer = report::writer(report::Format::from(a.format), None);
     with_output("--output", a.output.as_deref(), existing, &inputs, |w| {
-        report::history::write(&tracks, report::Format::from(a.format), w)
+        writer.write_history(&tracks, w)
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -57,10 +57,9 @@ impl MarkdownReport {
     ) -> anyhow::Result<()> {
         let mut labels: Vec<&str> = Vec::new();
         for l in &t.lines {
-            let Some(sw) = l.row.and_then(|r| r.sweep.as_ref()) else {
+            let Some((sw, v)) = l.sweep() else {
                 continue;
             };
-            let v = crate::analysis::sweep::judge(sw, crate::analysis::sweep::KNEE_SHARE);
             writeln!(
                 out,
                 "\n**{} · {}** — {} against {}: {}\n",
@@ -78,7 +77,7 @@ impl MarkdownReport {
             }
             writeln!(out, "| {} |", heads.map(cell).join(" | "))?;
             writeln!(out, "|{}", "---:|".repeat(heads.len()))?;
-            for c in super::sweep_levels(sw) {
+            for c in super::sweep_levels(sw, v) {
                 writeln!(out, "| {} |", c.map(|x| cell(&x)).join(" | "))?;
             }
             if let Some(rows) = super::sweep_failures(sw) {
@@ -133,6 +132,22 @@ impl MarkdownReport {
 }
 
 impl Report for MarkdownReport {
+    fn write_comparison(
+        &self,
+        c: &super::compare::Comparison,
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        super::compare::write_markdown(c, out)
+    }
+
+    fn write_history(
+        &self,
+        tracks: &[super::history::Track],
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        super::history::write_markdown(tracks, out)
+    }
+
     fn files(&self) -> Vec<(PathBuf, String)> {
         self.charts.borrow().clone()
     }
@@ -208,7 +223,7 @@ impl Report for MarkdownReport {
             for m in &t.messages {
                 writeln!(out, "\n{}", cell(m))?;
             }
-            self.write_sweeps(&t, many, out)?;
+            self.write_sweeps(t, many, out)?;
         }
         if input.systems.len() > 1 {
             writeln!(
