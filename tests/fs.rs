@@ -412,9 +412,12 @@ fn bad_filesystem_options_are_named() {
     let cases: [(&[&str], &str); 6] = [
         (&["--mkfs", "zfs"], "`zfs`"),
         (&["--dir", "/nonexistent/place"], "--dir /nonexistent/place"),
-        (&["--bytes", "lots"], "--bytes: `lots`"),
-        (&["--sizes", "8K,huge"], "--sizes: `huge`"),
-        (&["--sizes", "2T"], "--sizes: `2T` is over"),
+        (
+            &["--bytes", "lots"],
+            "'--bytes <SIZE>': `lots` is not a size",
+        ),
+        (&["--sizes", "8K,huge"], "'--sizes <SIZE,…>': `huge` is not"),
+        (&["--sizes", "2T"], "'--sizes <SIZE,…>': `2T` is over"),
         (&["--files", "1000000000000"], "--files"),
     ];
     for (args, want) in cases {

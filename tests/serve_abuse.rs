@@ -55,7 +55,7 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 /// and each readiness backend, as extra arguments.
 fn engines() -> Vec<(String, Vec<&'static str>)> {
     let mut v = vec![(
-        scalebench::net::server::default_loop().to_string(),
+        scalebench::net::engine::default_loop().to_string(),
         Vec::new(),
     )];
     for b in scalebench::net::Backend::available_all() {
