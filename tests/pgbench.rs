@@ -9,15 +9,11 @@
 
 mod common;
 
-use common::{assert_valid, bin, load, memory_cgroup_dir, shm_ids};
+use common::{Census, assert_valid, bin, load, shm_ids, working_in};
+use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Live processes named `postgres` or `pgbench`, by pid.
-fn pg_processes() -> Vec<i32> {
-    common::processes_named(&["postgres", "pgbench"])
-}
-
-/// One cluster at a time: each test counts the postgres processes it left.
+/// One cluster at a time.
 static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn one() -> std::sync::MutexGuard<'static, ()> {
@@ -29,11 +25,18 @@ fn entries(d: &Path) -> usize {
 }
 
 /// `run pgbench ARGS --no-report --quiet` with a work directory `work`
-/// (made) and a result file in `dir`; checks it succeeded and the file is
-/// valid, and returns the file.
-fn run_pgbench(dir: &Path, work: &Path, args: &[&str]) -> serde_json::Value {
+/// (made) and a result file in `dir`, working in `dir`; checks it
+/// succeeded and the file is valid, and returns the file and every
+/// process that worked in `dir` meanwhile (its own: other clusters on
+/// this machine are not its business).
+fn run_pgbench(
+    dir: &Path,
+    work: &Path,
+    args: &[&str],
+) -> (serde_json::Value, BTreeMap<i32, String>) {
     std::fs::create_dir(work).unwrap();
     let out = dir.join("r.json");
+    let census = Census::start(dir);
     let o = bin()
         .args(["run", "pgbench"])
         .args(args)
@@ -41,22 +44,30 @@ fn run_pgbench(dir: &Path, work: &Path, args: &[&str]) -> serde_json::Value {
         .arg(work)
         .arg("-o")
         .arg(&out)
+        .current_dir(dir)
         .output()
         .unwrap();
+    let ran = census.finish();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc = load(&out);
     assert_valid(&doc);
-    doc
+    (doc, ran)
+}
+
+/// Checks that nothing of a run in `dir` runs any more: no process works
+/// there (postgres and pgbench included).
+fn assert_no_process_left(dir: &Path) {
+    let left = working_in(dir);
+    assert!(left.is_empty(), "processes left running: {left:?}");
 }
 
 #[test]
 fn a_client_sweep_against_a_throwaway_cluster_leaves_nothing() {
     let _one = one();
-    let before = pg_processes();
     let shm_before = shm_ids();
     let t = tempfile::tempdir().unwrap();
     let work = t.path().join("work");
-    let doc = run_pgbench(
+    let (doc, ran) = run_pgbench(
         t.path(),
         &work,
         &[
@@ -133,19 +144,13 @@ fn a_client_sweep_against_a_throwaway_cluster_leaves_nothing() {
         }
     }
     // Nothing left: processes, files, shared memory.
-    let after: Vec<i32> = pg_processes()
-        .into_iter()
-        .filter(|p| !before.contains(p))
-        .collect();
     assert!(
-        after.is_empty(),
-        "postgres or pgbench left running: {after:?}"
+        ran.values().any(|n| n == "postgres") && ran.values().any(|n| n == "pgbench"),
+        "the run's postgres and pgbench were seen: {ran:?}"
     );
+    assert_no_process_left(t.path());
     assert_eq!(entries(&work), 0, "work directory emptied");
-    let shm: Vec<String> = shm_ids()
-        .into_iter()
-        .filter(|s| !shm_before.contains(s))
-        .collect();
+    let shm = common::shm_left_by(&shm_before, &ran);
     assert!(shm.is_empty(), "shared memory left: {shm:?}");
 }
 
@@ -197,10 +202,9 @@ fn pgbench_options_are_checked_before_anything_runs() {
 #[test]
 fn a_memory_sweep_grows_the_database_past_a_cgroup_limit() {
     let _one = one();
-    let before = pg_processes();
     let t = tempfile::tempdir().unwrap();
     let work = t.path().join("work");
-    let doc = run_pgbench(
+    let (doc, ran) = run_pgbench(
         t.path(),
         &work,
         &[
@@ -257,15 +261,8 @@ fn a_memory_sweep_grows_the_database_past_a_cgroup_limit() {
         );
     }
     // Nothing left: processes, the cgroup.
-    let after: Vec<i32> = pg_processes()
-        .into_iter()
-        .filter(|p| !before.contains(p))
-        .collect();
-    assert!(
-        after.is_empty(),
-        "postgres or pgbench left running: {after:?}"
-    );
-    let left = common::scalebench_entries(&memory_cgroup_dir());
+    assert_no_process_left(t.path());
+    let left = common::cgroups_left_by(&ran);
     assert!(left.is_empty(), "cgroups left: {left:?}");
     assert_eq!(entries(&work), 0, "work directory emptied");
 }
@@ -292,7 +289,7 @@ fn an_existing_server_is_used_by_connection_string_and_left_running() {
         theirs.port
     );
     let work = t.path().join("work");
-    let doc = run_pgbench(
+    let (doc, _) = run_pgbench(
         t.path(),
         &work,
         &[
