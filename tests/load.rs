@@ -376,20 +376,44 @@ struct Interrupted {
     at_most: std::time::Duration,
 }
 
-/// Starts `load URL -d 60 EXTRA…` against `server`, waits until the server
-/// holds a connection of it (the load is under way, however long it took
-/// to start), lets it run a second, sends it `signal`; every process it
-/// started has ended by the return.
-fn interrupted_load(
-    server: &common::Child,
-    url: &str,
-    extra: &[&str],
-    signal: libc::c_int,
-) -> Interrupted {
-    let base = sockets(server.0.id());
+/// A `scalebench serve` and the sockets it holds idle (its listener).
+struct Idle<'a> {
+    server: &'a common::Child,
+    sockets: usize,
+}
+
+impl Idle<'_> {
+    /// `server`, just started: no connection yet.
+    fn of(server: &common::Child) -> Idle<'_> {
+        Idle {
+            server,
+            sockets: sockets(server.0.id()),
+        }
+    }
+
+    /// Whether it holds a connection.
+    fn connected(&self) -> bool {
+        sockets(self.server.0.id()) > self.sockets
+    }
+}
+
+/// Starts `load URL -d 60 EXTRA…` against `server` once the server holds
+/// no connection (a load before may have left some for it to close),
+/// waits until it holds one of this load (the load is under way, however
+/// long it took to start), lets it run a second, sends it `signal`; every
+/// process it started has ended by the return.
+fn interrupted_load(server: &Idle, url: &str, extra: &[&str], signal: libc::c_int) -> Interrupted {
+    let idle = std::time::Instant::now();
+    while server.connected() {
+        assert!(
+            idle.elapsed() < PATIENCE,
+            "the server still holds connections of the load before"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     let spawned = std::time::Instant::now();
     let mut child = long_load(url, extra);
-    while sockets(server.0.id()) <= base {
+    while !server.connected() {
         if let Ok(Some(st)) = child.0.try_wait() {
             panic!("load {extra:?} ended ({st}) before it connected");
         }
@@ -429,6 +453,7 @@ fn interrupted_load(
 fn an_interrupted_load_keeps_what_it_measured() {
     let t = site();
     let (s, url) = serve(t.path());
+    let idle = Idle::of(&s);
     let url = format!("{url}f1k.bin");
     // ^C with --json: the JSON of the part that ran, marked interrupted.
     let Interrupted {
@@ -437,7 +462,7 @@ fn an_interrupted_load_keeps_what_it_measured() {
         took,
         at_least,
         at_most,
-    } = interrupted_load(&s, &url, &["--json"], libc::SIGINT);
+    } = interrupted_load(&idle, &url, &["--json"], libc::SIGINT);
     assert_eq!(status.code(), Some(130), "{out}");
     assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
     let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
@@ -454,7 +479,7 @@ fn an_interrupted_load_keeps_what_it_measured() {
         "ran {secs} s of 60, between {at_least:?} and {at_most:?}: {out}"
     );
     // SIGTERM without --json: the summary, saying it was interrupted.
-    let Interrupted { status, out, .. } = interrupted_load(&s, &url, &[], libc::SIGTERM);
+    let Interrupted { status, out, .. } = interrupted_load(&idle, &url, &[], libc::SIGTERM);
     assert_eq!(status.code(), Some(130), "{out}");
     assert!(out.starts_with("interrupted after "), "{out}");
     assert!(out.contains("requests") && out.contains("req/s"), "{out}");
@@ -548,11 +573,12 @@ fn a_load_spread_over_processes_counts_exactly() {
 fn a_spread_load_stops_on_a_signal_and_leaves_nothing() {
     let t = site();
     let (s, url) = serve(t.path());
+    let idle = Idle::of(&s);
     let url = format!("{url}f1k.bin");
     // ^C: every process reports what it measured, merged.
     let Interrupted {
         status, out, took, ..
-    } = interrupted_load(&s, &url, &["--json", "--processes", "2"], libc::SIGINT);
+    } = interrupted_load(&idle, &url, &["--json", "--processes", "2"], libc::SIGINT);
     assert_eq!(status.code(), Some(130), "{out}");
     assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
     let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
