@@ -408,6 +408,16 @@ impl Evidence {
     fn wanted(&self) -> bool {
         !self.complete() && self.started.elapsed() < EVIDENCE_LIMIT
     }
+
+    /// Checks that the answers came while the abuse lasted.
+    fn check(&self, what: &str) {
+        let got = self.answered.load(Ordering::Relaxed) - self.at;
+        assert!(
+            got >= MIN_ANSWERS,
+            "{what}: the normal client had {got} answers in the {:.1?} the abuse lasted, not {MIN_ANSWERS}",
+            self.started.elapsed()
+        );
+    }
 }
 
 impl Drop for Probe {
@@ -486,6 +496,8 @@ fn slowloris(name: &str, extra: &[&str], root: &Path, n: usize) {
     assert!(text(&s.get("/small.txt")).ends_with(SMALL));
     let base = s.fds();
     let probe = Probe::start(s.addr, false);
+    let evidence = probe.mark();
+    let during = evidence.clone();
     let abuse = {
         let addr = s.addr;
         std::thread::spawn(move || {
@@ -504,10 +516,11 @@ fn slowloris(name: &str, extra: &[&str], root: &Path, n: usize) {
             }
             let opened = started.elapsed();
             // One byte on every connection every 300 ms, for 4 s: twice
-            // the header timeout after the last connection opened.
+            // the header timeout after the last connection opened (and on
+            // until the normal client has had its answers).
             let until = Instant::now() + Duration::from_secs(4);
             let mut bytes = 0u64;
-            while Instant::now() < until {
+            while Instant::now() < until || during.wanted() {
                 let round = Instant::now();
                 for (c, sent, closed) in conns.iter_mut().filter(|c| !c.2) {
                     let b = SLOW_HEAD.get(*sent).copied().unwrap_or(b'a');
@@ -527,6 +540,7 @@ fn slowloris(name: &str, extra: &[&str], root: &Path, n: usize) {
         })
     };
     let (conns, opened, bytes) = abuse.join().unwrap();
+    evidence.check(&what);
     let max = probe.finish(&what);
     // Every slow connection was closed by the server: end of input or a
     // reset, never an answer, never still open.
@@ -605,10 +619,11 @@ fn a_hundred_thousand_pipelined_requests_are_answered_in_order() {
         // less time than five of its requests take).
         let evidence = probe.mark();
         let addr = s.addr;
+        let during = evidence.clone();
         let abuse = std::thread::spawn(move || {
             nice_self();
             let mut times = 0;
-            while times < 1 || (times < 100 && evidence.wanted()) {
+            while times < 1 || (times < 100 && during.wanted()) {
                 times += 1;
                 pipeline_once(addr);
             }
@@ -616,6 +631,7 @@ fn a_hundred_thousand_pipelined_requests_are_answered_in_order() {
         });
         let times = abuse.join().unwrap();
         let took = started.elapsed();
+        evidence.check(&what);
         let max = probe.finish(&format!("{what} ×{times}"));
         eprintln!(
             "{what}: all answered in order, {times} time(s) in {took:.2?}, normal client max {max:.2?}"
@@ -683,6 +699,7 @@ fn a_pipeliner_that_never_reads_holds_little_memory() {
         let rss0 = s.rss_kib();
         let probe = Probe::start(s.addr, false);
         let evidence = probe.mark();
+        let during = evidence.clone();
         let abuse = {
             let c = s.connect();
             std::thread::spawn(move || {
@@ -715,7 +732,7 @@ fn a_pipeliner_that_never_reads_holds_little_memory() {
                 }
                 // Held, unread, until the normal client has had its
                 // answers meanwhile.
-                while evidence.wanted() {
+                while during.wanted() {
                     std::thread::sleep(Duration::from_millis(5));
                 }
                 (c, sent)
@@ -723,6 +740,7 @@ fn a_pipeliner_that_never_reads_holds_little_memory() {
         };
         let (c, sent) = abuse.join().unwrap();
         let rss1 = s.rss_kib();
+        evidence.check(&what);
         let max = probe.finish(&what);
         eprintln!(
             "{what}: {} MB of requests taken, server RSS {} → {} MB, normal client max {max:.2?}",
@@ -793,6 +811,7 @@ fn a_one_megabyte_head_is_refused_and_closed() {
                 );
             }
         }
+        evidence.check(&format!("huge head[{name}]"));
         let max = probe.finish(&format!("huge head[{name}] ({rounds} rounds)"));
         let fds = s.fds_back_to(base, PATIENCE);
         assert!(fds <= base, "{name}: {fds} descriptors open, {base} before");
@@ -894,6 +913,7 @@ fn a_descriptor_storm_past_the_limit_is_survived() {
         for c in held {
             common::reset(c);
         }
+        evidence.check(&what);
         let max = probe.finish(&what);
         // Once the storm ends, a new client is served again.
         let after = Instant::now();
@@ -928,7 +948,9 @@ fn a_descriptor_storm_past_the_limit_is_survived() {
         assert!(fds <= base, "{what}: {fds} descriptors open, {base} before");
         // And the normal client's next requests on new connections.
         let probe = Probe::start(s.addr, false);
-        probe.wait_answers(&probe.mark());
+        let after = probe.mark();
+        probe.wait_answers(&after);
+        after.check(&format!("{what}, after"));
         probe.finish(&format!("{what}, after"));
     }
 }
@@ -962,6 +984,7 @@ fn clients_vanishing_mid_sendfile_leak_nothing() {
         let base = s.fds();
         let probe = Probe::start(s.addr, false);
         let evidence = probe.mark();
+        let during = evidence.clone();
         let addr = s.addr;
         let vanished = std::thread::spawn(move || {
             nice_self();
@@ -972,7 +995,7 @@ fn clients_vanishing_mid_sendfile_leak_nothing() {
             let mut round = 0;
             while round < VANISHING / 10
                 || (round < VANISHING && started.elapsed() < Duration::from_secs(1))
-                || (round < 10 * VANISHING && evidence.wanted())
+                || (round < 10 * VANISHING && during.wanted())
             {
                 round += 1;
                 let mut conns: Vec<TcpStream> = (0..10)
@@ -1000,6 +1023,7 @@ fn clients_vanishing_mid_sendfile_leak_nothing() {
         })
         .join()
         .unwrap();
+        evidence.check(&what);
         let fds = s.fds_back_to(base, PATIENCE);
         let max = probe.finish(&what);
         eprintln!(
