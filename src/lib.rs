@@ -16,13 +16,16 @@
 pub mod analysis;
 pub mod bench;
 pub mod cli;
+pub mod ctx;
 pub mod harness;
 pub mod hosts;
 pub mod net;
-pub mod profile;
 pub mod report;
 pub mod results;
+pub mod run;
 pub mod stop;
 pub mod sys;
 pub mod testbed;
+pub mod tuning;
+pub mod values;
 pub mod workloads;

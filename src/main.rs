@@ -6,7 +6,7 @@ fn main() -> ExitCode {
     match scalebench::cli::main() {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", scalebench::cli::error_words(&e));
             ExitCode::FAILURE
         }
     }

@@ -40,6 +40,34 @@ const CASES: &[Case] = &[
     case("run socket --runs 1001", 2, "--runs"),
     case("run socket --runs NaN", 2, "--runs"),
     case("run socket --warmup x", 2, "--warmup"),
+    // Negative numbers reach the option's check (issue 28: `--warmup -3`
+    // was "unexpected argument '-3'").
+    case("run socket --warmup -3", 2, "must be at least 0"),
+    case("run socket --label  ", 2, "--label"),
+    case("run socket --runs -2", 2, "must be at least 1"),
+    case(
+        "load -c -5 -n 1 http://127.0.0.1:9/",
+        2,
+        "must be at least 1",
+    ),
+    case("run forward --loss-tolerance -1", 2, "must be at least 0 %"),
+    case(
+        "run http-ipstack --heat-up -1 --sweep connections=1",
+        2,
+        "must be at least 0s",
+    ),
+    // The errno by name, the cause once.
+    case(
+        "report {dir}/missing.json",
+        1,
+        "No such file or directory (ENOENT)",
+    ),
+    case("run socket --profile {dir}/missing.toml", 1, "(ENOENT)"),
+    case(
+        "load http://127.0.0.1:99999/",
+        1,
+        "URL http://127.0.0.1:99999/: cannot resolve",
+    ),
     case("run socket --timer sundial", 2, "--timer"),
     case("run socket --pin 99 --max 10", 1, "--pin 99"),
     case("run socket --pin -1", 2, "--pin"),
@@ -306,6 +334,20 @@ fn scratch(dir: &Path) {
     assert!(ok.success());
 }
 
+/// Whether an `error:` line says one cause twice (issue 28: "No such file
+/// or directory (os error 2): No such file or directory (os error 2)").
+fn repeats_a_cause(err: &str) -> bool {
+    err.lines()
+        .filter_map(|l| l.strip_prefix("error: "))
+        .any(|l| {
+            let parts: Vec<&str> = l.split(": ").filter(|p| p.len() > 8).collect();
+            parts
+                .iter()
+                .enumerate()
+                .any(|(i, p)| parts[i + 1..].contains(p))
+        })
+}
+
 #[test]
 fn every_bad_input_is_refused_by_name_without_a_panic() {
     assert!(CASES.len() >= 60, "{} cases", CASES.len());
@@ -335,6 +377,8 @@ fn every_bad_input_is_refused_by_name_without_a_panic() {
                 err.contains("panicked") || err.contains("stack backtrace"),
                 "panic",
             ),
+            (err.contains("(os error"), "errno not named"),
+            (repeats_a_cause(&err), "cause repeated"),
         ]
         .into_iter()
         .filter(|(bad, _)| *bad)

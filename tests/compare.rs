@@ -269,3 +269,62 @@ fn history_follows_a_cost_over_five_files_and_marks_the_change() {
     assert_eq!(r.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&r.stderr).contains("`nosuch`"));
 }
+
+/// Issue 28: `history --at 1000000000000` printed a cost at n = 10¹² from
+/// data measured up to n = 299. A cost is read only where a file measured:
+/// outside, the point has none and says so; outside every file, refused.
+#[test]
+fn history_never_extrapolates_a_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let measure = |name: &str, max: &str| {
+        let f = dir.path().join(name);
+        let r = bin()
+            .args([
+                "run",
+                "socket",
+                "--max",
+                max,
+                "--runs",
+                "2",
+                "-q",
+                "--no-report",
+                "-o",
+            ])
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        f
+    };
+    let small = measure("small.json", "300");
+    let large = measure("large.json", "600");
+    let r = bin()
+        .arg("history")
+        .args([&small, &large])
+        .args(["--at", "1000000000000"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--at 1000000000000: no file has a cost there")
+            && err.contains("this file measured n = 0–299 (not extrapolated)"),
+        "{err}"
+    );
+    assert!(r.stdout.is_empty(), "no figure printed");
+    let r = bin()
+        .arg("history")
+        .args([&small, &large])
+        .args(["--at", "500", "--order", "given", "-f", "json"])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let doc: Value = serde_json::from_slice(&r.stdout).unwrap();
+    let points = &doc["tracks"][0]["points"];
+    assert!(points[0]["value"].is_null(), "{points}");
+    assert_eq!(
+        points[0]["note"],
+        "no cost at n = 500: this file measured n = 0–299 (not extrapolated)"
+    );
+    assert!(points[1]["value"].as_f64().unwrap() > 0.0, "{points}");
+}

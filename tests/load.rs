@@ -64,6 +64,21 @@ fn counts_are_exact_against_serve() {
         (100..=110).contains(&conns),
         "{conns} connections for 1000 requests, 10 each"
     );
+    // Issue 28: -c 1000000 -n 10 reported 32 requests (a request for each
+    // of 32 processes). A connection with no request to make is not opened.
+    let (v, ok) = load(&[
+        &format!("{url}f1k.bin"),
+        "-c",
+        "1000000",
+        "-n",
+        "10",
+        "-k",
+        "1",
+    ]);
+    assert!(ok, "{v}");
+    assert_eq!(v["requests"], 10, "{v}");
+    assert_eq!(v["connections"], 10, "{v}");
+    assert_eq!(v["processes"], 1, "{v}");
     // One request per connection, over two URLs.
     let (v, ok) = load(&[
         &format!("{url}f11k.bin"),
@@ -263,7 +278,23 @@ fn refused_connections_are_connect_errors() {
         assert_eq!(v["errors"]["reset"], 0, "{v}");
         assert_eq!(v["retries"], 3, "{v}");
         assert_eq!(v["failed"], 3, "{v}");
+        // Named by errno, and no refused attempt counts as a connection.
+        assert_eq!(v["errors"]["connect_errno"]["ECONNREFUSED"], 6, "{v}");
+        assert_eq!(v["connections"], 0, "{v}");
     }
+    // In words: the errno, and no latency made of nothing.
+    let url = format!("http://127.0.0.1:{port}/x");
+    let o = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args(["load", &url, "-c", "2", "-n", "2", "--retries", "0", "-q"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("connect 2 (ECONNREFUSED 2)"), "{text}");
+    assert!(
+        text.contains("latency   none: no request was answered"),
+        "{text}"
+    );
+    assert!(!text.contains("0.0 ns"), "{text}");
     // For a duration: attempts refused at once, hundreds of thousands of
     // them, each retried or given up in turn (not by recursion, which
     // overflowed the stack). A second makes well over a thousand here; on
@@ -547,9 +578,10 @@ fn a_load_spread_over_processes_counts_exactly() {
         (0.95..2.0).contains(&secs),
         "{secs} s measured of 1 (after 0.3 s warm-up)"
     );
-    // Replaying a file in order cannot be shared out.
+    // Replaying a file in order cannot be shared out (ten lines: four
+    // connections have a request each to make).
     let list = t.path().join("urls");
-    std::fs::write(&list, format!("{url}\n")).unwrap();
+    std::fs::write(&list, format!("{url}\n").repeat(10)).unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_scalebench"))
         .args(["load", "--processes", "2", "-c", "4", "--urls"])
         .arg(&list)

@@ -335,3 +335,44 @@ fn scalebench_s_sender_delivers_to_postfix_smtp_sink() {
     assert_eq!(r["recipients"], 6000, "{r}");
     assert_eq!(r["failures"], serde_json::json!({}), "{r}");
 }
+
+/// Issue 28: `run mail --mail-server 127.0.0.1:1` exited 0 with the
+/// workload "ok" though every level failed. A workload whose every level
+/// failed is a failure: exit 1, status `failed`, the reason named.
+#[test]
+fn a_run_whose_every_level_failed_is_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.json");
+    let server = format!("127.0.0.1:{}", free_port());
+    let o = bin()
+        .args(["run", "mail", "--mail-server", &server])
+        .args([
+            "--sweep",
+            "sessions=5,10",
+            "--heat-up",
+            "0",
+            "--sample-time",
+            "0.2",
+        ])
+        .args(["--samples", "1", "--quiet", "--no-report", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("every level failed") && err.contains("ECONNREFUSED"),
+        "{err}"
+    );
+    let w = &load(&out)["workloads"][0];
+    assert_eq!(w["status"], "failed", "{w}");
+    let levels = w["rows"][0]["sweep"]["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 2, "{w}");
+    for l in levels {
+        assert!(l["value"].is_null() || l["value"] == 0.0, "{l}");
+        assert!(
+            l["failures"]["connect ECONNREFUSED"].as_u64().unwrap() > 0,
+            "{l}"
+        );
+    }
+}

@@ -179,21 +179,247 @@ fn no_output_is_an_input() {
         sb().arg("export").arg(&r).arg("-o").arg(&r),
         "is also an input",
     );
-    assert_eq!(std::fs::read(&r).unwrap(), before, "the input is untouched");
-    // A different, existing regular file is replaced (atomically).
-    let csv = t.path().join("x.csv");
-    std::fs::write(&csv, "old").unwrap();
-    sb().arg("export")
-        .arg(&r)
-        .arg("-o")
-        .arg(&csv)
-        .assert()
-        .success();
-    assert!(
-        std::fs::read_to_string(&csv)
-            .unwrap()
-            .starts_with("system,benchmark,run,n,ns")
+    refused(
+        sb().arg("export").arg(&r).args(["--force", "-o"]).arg(&r),
+        "is also an input",
     );
+    refused(
+        sb().args(["why", "--force", "-o"])
+            .arg(t.path().join("b.json"))
+            .arg(t.path().join("b.json")),
+        "b.json",
+    );
+    assert_eq!(std::fs::read(&r).unwrap(), before, "the input is untouched");
+}
+
+/// A writing command's arguments, with `{out}` where the output goes, and
+/// what it writes there (a prefix of the new contents).
+struct Writer {
+    name: &'static str,
+    args: Vec<String>,
+    writes: &'static str,
+}
+
+/// Every command that writes a file, each with one small real input.
+fn writers(dir: &Path) -> Vec<Writer> {
+    let a = dir.join("a.json");
+    let b = dir.join("b.json");
+    measure(&a);
+    measure(&b);
+    let (a, b) = (a.display().to_string(), b.display().to_string());
+    let w = |name, args: &[&str], writes| Writer {
+        name,
+        args: args.iter().map(|x| x.to_string()).collect(),
+        writes,
+    };
+    vec![
+        w(
+            "report -o",
+            &["report", &a, "-f", "json", "-o", "{out}"],
+            "{",
+        ),
+        w(
+            "report --html",
+            &["report", &a, "--html", "{out}"],
+            "<!doctype html>",
+        ),
+        w(
+            "export -o",
+            &["export", &a, "-o", "{out}"],
+            "system,benchmark",
+        ),
+        w("compare -o", &["compare", &a, &b, "-o", "{out}"], ""),
+        w(
+            "history -o",
+            &["history", &a, &b, "-f", "json", "-o", "{out}"],
+            "{",
+        ),
+        w(
+            "why -o",
+            &[
+                "why",
+                &a,
+                "--only",
+                "socket",
+                "--seconds",
+                "0.2",
+                "-q",
+                "-o",
+                "{out}",
+            ],
+            "{",
+        ),
+        w(
+            "run -o",
+            &[
+                "run",
+                "socket",
+                "--max",
+                "100",
+                "--runs",
+                "1",
+                "-q",
+                "--no-report",
+                "-o",
+                "{out}",
+            ],
+            "{",
+        ),
+    ]
+}
+
+fn with_out(args: &[String], out: &Path, force: bool) -> AssertCommand {
+    let mut c = sb();
+    for a in args {
+        if a == "{out}" {
+            c.arg(out);
+        } else {
+            c.arg(a);
+        }
+    }
+    if force {
+        c.arg("--force");
+    }
+    c
+}
+
+/// The bug of issue 28: report, export, compare, history and why replaced
+/// an existing file (another result file) without a word. Now every
+/// writing command refuses an existing file unless `--force`, refuses a
+/// link even then, and with `--force` replaces a regular file.
+#[test]
+fn every_writing_command_refuses_an_existing_file_unless_forced() {
+    let t = tempfile::tempdir().unwrap();
+    let cases = writers(t.path());
+    let victim = t.path().join("victim.txt");
+    std::fs::write(&victim, "keep").unwrap();
+    for w in &cases {
+        let out = t
+            .path()
+            .join(format!("{}.out", w.name.replace([' ', '-'], "_")));
+        std::fs::write(&out, "precious").unwrap();
+        refused(&mut with_out(&w.args, &out, false), "exists; use --force");
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            "precious",
+            "{}",
+            w.name
+        );
+        let link = t
+            .path()
+            .join(format!("{}.link", w.name.replace([' ', '-'], "_")));
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        refused(&mut with_out(&w.args, &link, true), "symbolic link");
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "keep",
+            "{}",
+            w.name
+        );
+        let r = with_out(&w.args, &out, true).assert();
+        // compare exits 0 (no --fail-on); every other command too.
+        r.success();
+        let got = std::fs::read_to_string(&out).unwrap();
+        assert_ne!(got, "precious", "{}: --force replaced nothing", w.name);
+        assert!(got.starts_with(w.writes), "{}: {got:.80}", w.name);
+    }
+}
+
+/// `report --svg-dir`: the charts go into the directory given (made when
+/// only it is missing), never over an existing chart without `--force`,
+/// never through a link, and nothing is written when one is refused.
+#[test]
+fn svg_charts_follow_the_output_rules() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path().join("a.json");
+    measure(&r);
+    let svg = t.path().join("svg");
+    let md = t.path().join("r.md");
+    let report = |force: bool, md: &Path| {
+        let mut c = sb();
+        c.arg("report")
+            .arg(&r)
+            .args(["-f", "markdown", "--svg-dir"]);
+        c.arg(&svg).arg("-o").arg(md);
+        if force {
+            c.arg("--force");
+        }
+        c
+    };
+    report(false, &md).assert().success();
+    let chart = svg.join("socket.svg");
+    assert!(std::fs::read_to_string(&chart).unwrap().contains("<svg"));
+    assert!(std::fs::read_to_string(&md).unwrap().contains("socket.svg"));
+    // Again: the chart exists, so nothing is written, not even the report.
+    let md2 = t.path().join("r2.md");
+    refused(&mut report(false, &md2), "socket.svg exists; use --force");
+    assert!(!md2.exists(), "no report when a chart is refused");
+    // A chart name that is a link to a file outside: refused even forced.
+    let victim = t.path().join("victim.svg");
+    std::fs::write(&victim, "keep").unwrap();
+    std::fs::remove_file(&chart).unwrap();
+    std::os::unix::fs::symlink(&victim, &chart).unwrap();
+    refused(&mut report(true, &md2), "symbolic link");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    std::fs::remove_file(&chart).unwrap();
+    report(true, &md).assert().success();
+    assert!(std::fs::read_to_string(&chart).unwrap().contains("<svg"));
+    // A parent that does not exist is not made.
+    let deep = t.path().join("no/svg");
+    let mut c = sb();
+    c.arg("report")
+        .arg(&r)
+        .args(["-f", "markdown", "--svg-dir"])
+        .arg(&deep);
+    refused(&mut c, "does not exist");
+    assert!(!t.path().join("no").exists());
+}
+
+/// `serve --object`: the issue's case, `www/link.txt → ../victim.txt`
+/// replaced a file outside the root through the link, and an existing
+/// file in the root was overwritten. Now neither, and `--force` replaces
+/// a regular file only.
+#[test]
+fn serve_objects_stay_in_the_root_and_replace_only_when_forced() {
+    let t = tempfile::tempdir().unwrap();
+    let www = t.path().join("www");
+    std::fs::create_dir(&www).unwrap();
+    let victim = t.path().join("victim.txt");
+    std::fs::write(&victim, "keep").unwrap();
+    std::os::unix::fs::symlink("../victim.txt", www.join("link.txt")).unwrap();
+    std::fs::write(www.join("precious.json"), "precious").unwrap();
+    let serve = |object: &str, force: bool| {
+        let mut c = sb();
+        c.arg("serve").arg("--root").arg(&www);
+        c.args(["--addr", "127.0.0.1:0", "--object", object]);
+        if force {
+            c.arg("--force");
+        }
+        // Standard input a pipe closed at once: serve ends after starting.
+        c.write_stdin("");
+        c.timeout(std::time::Duration::from_secs(60));
+        c
+    };
+    refused(&mut serve("precious.json=10", false), "exists; use --force");
+    assert_eq!(
+        std::fs::read_to_string(www.join("precious.json")).unwrap(),
+        "precious"
+    );
+    refused(&mut serve("link.txt=10", true), "symbolic link");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    // A name with a directory part: refused as a usage error (exit 2).
+    serve("../victim.txt=10", true)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("a file name without `/`"));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    serve("precious.json=10", true).assert().success();
+    assert_eq!(
+        std::fs::read(www.join("precious.json")).unwrap(),
+        (0..10u8).collect::<Vec<u8>>()
+    );
+    serve("new.bin=5", false).assert().success();
+    assert_eq!(std::fs::read(www.join("new.bin")).unwrap().len(), 5);
 }
 
 #[test]

@@ -34,8 +34,26 @@ fn run_pgbench(
     work: &Path,
     args: &[&str],
 ) -> (serde_json::Value, BTreeMap<i32, String>) {
-    std::fs::create_dir(work).unwrap();
-    let out = dir.join("r.json");
+    let (o, doc, ran) = run_pgbench_as_it_ends(dir, work, args, "r.json");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    (doc, ran)
+}
+
+/// [`run_pgbench`] however the run ends, its result file named `name`.
+fn run_pgbench_as_it_ends(
+    dir: &Path,
+    work: &Path,
+    args: &[&str],
+    name: &str,
+) -> (
+    std::process::Output,
+    serde_json::Value,
+    BTreeMap<i32, String>,
+) {
+    if !work.exists() {
+        std::fs::create_dir(work).unwrap();
+    }
+    let out = dir.join(name);
     let census = Census::start(dir);
     let o = bin()
         .args(["run", "pgbench"])
@@ -48,10 +66,9 @@ fn run_pgbench(
         .output()
         .unwrap();
     let ran = census.finish();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc = load(&out);
     assert_valid(&doc);
-    (doc, ran)
+    (o, doc, ran)
 }
 
 /// Checks that nothing of a run in `dir` runs any more: no process works
@@ -158,6 +175,30 @@ fn a_client_sweep_against_a_throwaway_cluster_leaves_nothing() {
 fn pgbench_options_are_checked_before_anything_runs() {
     for (args, says) in [
         (&["run", "pgbench", "--db-size", "lots"][..], "--db-size"),
+        (&["run", "pgbench", "--db-size", "10T"][..], "outside 16M"),
+        (&["run", "pgbench", "--db-size", "1M"][..], "outside 16M"),
+        (
+            &["run", "pgbench", "--memory-sweep", "--pg-memory", "2T"][..],
+            "2.00 TiB is outside 16M",
+        ),
+        // libpq's defaults would reach the local server's socket.
+        (
+            &["run", "pgbench", "--pg-server", "garbage"][..],
+            "--pg-server",
+        ),
+        (
+            &["run", "pgbench", "--pg-server", ""][..],
+            "empty: name a server",
+        ),
+        (
+            &["run", "pgbench", "--pg-server", "port=5432 dbname=x"][..],
+            "names no server",
+        ),
+        (
+            &["run", "pgbench", "--pg-server", "hots=db"][..],
+            "`hots` is not a libpq connection keyword",
+        ),
+        (&["run", "pgbench", "--pg-drop-tables"][..], "--pg-server"),
         (&["run", "pgbench", "--pg-mode", "nosql"][..], "--pg-mode"),
         (
             &["run", "pgbench", "--sweep", "connections=1,2"][..],
@@ -165,7 +206,15 @@ fn pgbench_options_are_checked_before_anything_runs() {
         ),
         (
             &["run", "http-ipstack", "--memory-sweep"][..],
-            "--memory-sweep is pgbench's; http-ipstack has no database",
+            "--memory-sweep is pgbench's; this run has no pgbench (http-ipstack)",
+        ),
+        (
+            &["run", "pgbench", "http-ipstack", "--memory-sweep"][..],
+            "--memory-sweep is pgbench's; http-ipstack does not take it",
+        ),
+        (
+            &["run", "socket", "--db-size", "160M"][..],
+            "--db-size is pgbench's; this run has no pgbench (no workload)",
         ),
         (
             &["run", "pgbench", "--pg-memory", "1G"][..],
@@ -321,14 +370,158 @@ fn an_existing_server_is_used_by_connection_string_and_left_running() {
     for l in levels {
         assert_eq!(l["samples"].as_array().unwrap().len(), 2, "{l}");
     }
-    // Their server still runs, with the tables pgbench made.
-    let psql = std::process::Command::new(bin_dir.tool("psql"))
-        .args(["-X", "-A", "-t", "-d", &conninfo, "-c"])
-        .arg("select count(*) from pgbench_branches")
-        .output()
-        .unwrap();
-    assert!(psql.status.success(), "the server was left running");
-    assert_eq!(String::from_utf8_lossy(&psql.stdout).trim(), "1", "scale 1");
+    assert_eq!(
+        w["params"]["tables"],
+        "made by this run and dropped at its end"
+    );
+    assert!(
+        w["params"]["free_space"]
+            .as_str()
+            .is_some_and(|f| f.contains("free in") && f.contains("needed")),
+        "a server on this machine: its disk is checked: {w}"
+    );
+    // Their server still runs, without the tables pgbench made.
+    let sql = |q: &str| {
+        let o = std::process::Command::new(bin_dir.tool("psql"))
+            .args([
+                "-X",
+                "-A",
+                "-t",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-d",
+                &conninfo,
+                "-c",
+                q,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{q}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    let tables = "select count(*) from pg_tables where tablename like 'pgbench%'";
+    assert_eq!(
+        sql(tables),
+        "0",
+        "the server was left running, its tables as found"
+    );
     assert_eq!(entries(&work), 0);
+    // A server with a pgbench table of its own: refused, the table kept.
+    sql("create table pgbench_branches (bid int, note text)");
+    sql("insert into pgbench_branches values (42, 'theirs')");
+    let args = [
+        "--pg-server",
+        &conninfo,
+        "--sweep",
+        "clients=1",
+        "--heat-up",
+        "0",
+    ];
+    let args = [
+        &args[..],
+        &["--sample-time", "1", "--samples", "1", "--db-size", "16M"],
+    ]
+    .concat();
+    let (o, doc, _) = run_pgbench_as_it_ends(t.path(), &work, &args, "refused.json");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let w = &doc["workloads"][0];
+    assert_eq!(w["status"], "failed", "{w}");
+    assert!(
+        w.to_string().contains("already has pgbench_branches")
+            && w.to_string().contains("--pg-drop-tables"),
+        "{w}"
+    );
+    assert_eq!(
+        sql("select note from pgbench_branches where bid = 42"),
+        "theirs"
+    );
+    // Told to: dropped, remade, and left as remade.
+    let told = [&args[..], &["--pg-drop-tables"]].concat();
+    let (o, doc, _) = run_pgbench_as_it_ends(t.path(), &work, &told, "told.json");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let w = &doc["workloads"][0];
+    assert_eq!(w["params"]["tables_before"], "pgbench_branches", "{w}");
+    assert_eq!(
+        sql("select count(*) from pgbench_branches"),
+        "1",
+        "remade at scale 1"
+    );
     drop(theirs);
+}
+
+/// A small tmpfs mounted for one test, unmounted when dropped.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &Path, size: &str) -> Tmpfs {
+        common::require_root();
+        std::fs::create_dir(at).unwrap();
+        let o = std::process::Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size}"),
+                "scalebench-test",
+            ])
+            .arg(at)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "mount: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        Tmpfs(at.to_path_buf())
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// The free space a database needs is checked before anything is made:
+/// `pgbench -i -s 687194` had started on a disk that could never hold it.
+#[test]
+fn a_database_the_disk_cannot_hold_is_refused_before_loading() {
+    let _one = one();
+    let t = tempfile::tempdir().unwrap();
+    let small = Tmpfs::mount(&t.path().join("small"), "64m");
+    let work = small.0.join("work");
+    let args = ["--sweep", "clients=1", "--db-size", "160M"];
+    let (o, doc, ran) = run_pgbench_as_it_ends(t.path(), &work, &args, "r.json");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let w = &doc["workloads"][0];
+    assert_eq!(w["status"], "failed", "{w}");
+    let e = w["rows"][0]["error"].as_str().unwrap();
+    // Scale 10 (160M at 16 MB a unit): twice its 152.6 MiB, and 64 MiB.
+    assert!(
+        e.contains("has 64.0 MiB free") && e.contains("needs about 369 MiB"),
+        "{e}"
+    );
+    // The run's own processes (other clusters on this machine are not
+    // its business): none of PostgreSQL's.
+    assert!(
+        !ran.values()
+            .any(|n| ["postgres", "initdb", "pg_ctl", "pgbench"].contains(&n.as_str())),
+        "no cluster was started: {ran:?}"
+    );
+    assert_no_process_left(t.path());
+    assert_eq!(entries(&work), 0, "nothing made in the work directory");
 }

@@ -230,6 +230,8 @@ fn kill_9_mid_pgbench_leaves_nothing() {
             .filter(|p| ours.contains(p))
             .collect()
     };
+    // The cluster's processes and shared memory, as seen until the kill.
+    let cluster = std::cell::RefCell::new(common::PgCluster::default());
     // pgbench is measuring against the cluster (the run with progress
     // reports, -P), with the postmaster, its helpers and the backends, in a
     // memory cgroup of the run's own (--memory-sweep).
@@ -252,6 +254,7 @@ fn kill_9_mid_pgbench_leaves_nothing() {
         base.path(),
         Duration::from_secs(120),
         |p| {
+            cluster.borrow_mut().look(base.path());
             p.iter().any(|(pid, n)| {
                 n == "pgbench"
                     && std::fs::read(format!("/proc/{pid}/cmdline"))
@@ -283,6 +286,14 @@ fn kill_9_mid_pgbench_leaves_nothing() {
     // The next run also freed the cluster's shared memory segment.
     let left = common::shm_left_by(&shm_before, &ran);
     assert!(left.is_empty(), "shared memory left: {left:?}");
+    // The POSIX ones too (/dev/shm/PostgreSQL.*, the dynamic shared
+    // memory), which its control segment listed.
+    let cluster = cluster.into_inner();
+    assert!(
+        !cluster.posix.is_empty(),
+        "the cluster was seen: {cluster:?}"
+    );
+    assert_eq!(cluster.left(), Vec::<String>::new());
     // And the memory cgroup the killed run made for the postmaster.
     let cgroups = common::cgroups_left_by(&ran);
     assert!(

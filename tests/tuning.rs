@@ -371,6 +371,21 @@ fn bad_profiles_are_refused_before_anything_is_measured() {
             vec![dir.path().join("missing.toml").display().to_string()],
             "missing.toml",
         ),
+        // Values the kernel cannot take: refused before measuring, not
+        // found out during the run (issue 28).
+        (
+            vec![bad_value(
+                dir.path(),
+                "settings",
+                "transparent_hugepages",
+                "sometimes",
+            )],
+            "this kernel takes always, madvise, never for transparent_hugepages, not `sometimes`",
+        ),
+        (
+            vec![bad_value(dir.path(), "sysctl", "\"kernel.msgmax\"", "lots")],
+            "kernel.msgmax takes a whole number, not `lots`",
+        ),
     ];
     for (args, wants) in cases {
         let out = bin()
@@ -388,6 +403,32 @@ fn bad_profiles_are_refused_before_anything_is_measured() {
     }
     let out = bin().args(["profile", "check", "nosuch"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
+    // profile check refuses the same values, naming them.
+    let p = bad_value(dir.path(), "settings", "transparent_hugepages", "sometimes");
+    let out = bin().args(["profile", "check", &p]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("not `sometimes`") && err.contains("refused before anything is measured"),
+        "{err}"
+    );
+}
+
+/// A profile file setting `key = "value"` in its `[linux.SECTION]`; the
+/// settings this test names exist on every Linux it runs on (THP is
+/// checked, not assumed).
+fn bad_value(dir: &Path, section: &str, key: &str, value: &str) -> String {
+    assert!(
+        Path::new("/sys/kernel/mm/transparent_hugepage/enabled").exists(),
+        "this test needs a kernel with transparent huge pages"
+    );
+    let p = dir.join(format!("bad-{section}.toml"));
+    std::fs::write(
+        &p,
+        format!("format = \"scalebench-profile/1\"\nname = \"bad\"\ndescription = \"d\"\n[linux.{section}]\n{key} = \"{value}\"\n"),
+    )
+    .unwrap();
+    p.display().to_string()
 }
 
 #[test]

@@ -11,10 +11,11 @@ pub mod fit;
 pub mod flags;
 pub mod judge;
 pub mod models;
-pub mod profile;
 pub mod resample;
+pub mod stacks;
 pub mod sweep;
 pub mod units;
+pub mod warmup;
 
 pub use buckets::{Bucket, Sample};
 pub use fit::{Class, Fit};

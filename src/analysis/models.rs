@@ -558,6 +558,15 @@ pub fn chi2_quantile(dof: f64, z: f64) -> f64 {
     d * (1.0 - t + z * t.sqrt()).powi(3).max(0.0)
 }
 
+/// The class fit with the least χ² (b of either sign).
+pub fn best_smooth_fit(pts: &[Point]) -> Fit {
+    Class::ALL
+        .iter()
+        .map(|&c| fit_class(c, pts))
+        .min_by(|x, y| x.chi2.total_cmp(&y.chi2))
+        .expect("five classes")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@
 
 use super::buckets::{self, Bucket, Layout, Sample, interquartile_mean, median_of, quantile};
 use super::flags::{self, Shadow};
-use super::judge;
+use super::warmup;
 use rand::rngs::Xoshiro256PlusPlus as Rng64;
 use rand::{Rng, RngExt, SeedableRng};
 
@@ -217,7 +217,7 @@ pub struct Summary {
     /// Median over buckets of (p90 − p10) / median.
     pub spread: f64,
     /// Leading buckets of a warm-up transient, left out of the low end
-    /// and of the fits (see [`judge::warm_up`]).
+    /// and of the fits (see [`warmup::warm_up`]).
     pub warm_up: usize,
 }
 
@@ -268,7 +268,7 @@ pub fn summarize(view: &View, data: &Data, shadow: bool) -> Summary {
         out_buckets.push(bucket);
     }
     // A transient at the start of the runs is not the low end's cost.
-    let warm_up = judge::warm_up(&out_buckets);
+    let warm_up = warmup::warm_up(&out_buckets);
     let low_from = if warm_up > 0 {
         let skipped = out_buckets[warm_up - 1].n_hi;
         (0..layout.low_end)

@@ -53,7 +53,7 @@ pub struct Peak {
 pub struct SweepVerdict {
     /// Every level in ascending order.
     pub levels: Vec<LevelFigure>,
-    /// The peak, when any level has a figure.
+    /// The peak, when any level has a figure above 0.
     pub peak: Option<Peak>,
     /// The first level past the knee, if any.
     pub knee: Option<f64>,
@@ -103,6 +103,8 @@ pub fn judge(s: &SweepStats, knee_share: f64) -> SweepVerdict {
         .iter()
         .enumerate()
         .filter_map(|(i, l)| Some((i, l.level, l.value?)))
+        // A peak of nothing is no peak: every level at 0 has none.
+        .filter(|(_, _, v)| *v > 0.0)
         .max_by(|a, b| a.2.total_cmp(&b.2))
         .map(|(i, level, value)| {
             // The neighbours, on either side without a gap, whose figure is
@@ -189,6 +191,9 @@ fn range(a: f64, b: f64) -> String {
 
 fn words(v: &SweepVerdict, s: &SweepStats) -> String {
     let Some(p) = &v.peak else {
+        if v.levels.iter().any(|l| l.value.is_some()) {
+            return format!("0 {} at every level that finished", s.unit);
+        }
         return format!(
             "no level finished{}",
             v.failed.first().map_or(String::new(), |(l, e)| format!(
@@ -401,5 +406,16 @@ mod tests {
             "{}",
             none.words
         );
+    }
+
+    #[test]
+    fn nothing_at_every_level_is_no_peak() {
+        let zero = judge(&sweep(&[(5.0, Some(0.0)), (10.0, Some(0.0))]), KNEE_SHARE);
+        assert!(zero.peak.is_none());
+        assert_eq!(zero.words, "0 msg/s at every level that finished");
+        let mut l = sweep(&[(5.0, Some(0.0))]).levels.remove(0);
+        assert!(!l.failed(), "a 0 with nothing failing is a figure");
+        l.failures.insert("connect ECONNREFUSED".into(), 100);
+        assert!(l.failed(), "a 0 with failures is a failed level");
     }
 }

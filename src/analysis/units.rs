@@ -1,5 +1,5 @@
-//! Human-readable numbers: durations with a unit chosen by size, counts
-//! with thousands separated.
+//! Human-readable numbers: durations and byte counts with a unit chosen
+//! by size, counts with thousands separated.
 
 /// Formats nanoseconds as ns, µs, ms or s with three significant digits.
 pub fn fmt_ns(ns: f64) -> String {
@@ -50,9 +50,42 @@ pub fn fmt_n(n: f64) -> String {
     out
 }
 
+/// Formats a byte count in binary units with three significant digits:
+/// `512 bytes`, `12.0 KiB`, `870 MiB`, `1.50 GiB`, `1.00 TiB`.
+pub fn fmt_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if b < 1024 {
+        return format!("{b} byte{}", if b == 1 { "" } else { "s" });
+    }
+    let mut v = b as f64 / 1024.0;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    let digits = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$} {}", UNITS[unit])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_counts_pick_their_unit() {
+        assert_eq!(fmt_bytes(0), "0 bytes");
+        assert_eq!(fmt_bytes(1), "1 byte");
+        assert_eq!(fmt_bytes(12 << 10), "12.0 KiB");
+        assert_eq!(fmt_bytes(870 << 20), "870 MiB");
+        assert_eq!(fmt_bytes(3 << 29), "1.50 GiB");
+        assert_eq!(fmt_bytes(1 << 40), "1.00 TiB");
+    }
 
     #[test]
     fn durations_pick_their_unit() {

@@ -4,7 +4,8 @@
 
 use super::{Benchmark, Info, Run, StartError, StepError, step_error};
 use crate::harness::clock::Stopwatch;
-use crate::harness::{Ctx, Resource};
+use crate::ctx::Ctx;
+use crate::harness::Resource;
 use crate::sys::Knob;
 use anyhow::anyhow;
 

@@ -8,7 +8,8 @@ use super::netserver::{ServerProc, backend_of, backend_variants, server_budgets}
 use super::{Benchmark, Info, Run, Schedule, StartError, StepError, errno_name};
 use crate::harness::clock::Stopwatch;
 use crate::harness::limits::Budget;
-use crate::harness::{Ctx, Resource};
+use crate::ctx::Ctx;
+use crate::harness::Resource;
 use crate::net::client::{self, ClientError};
 use crate::net::sock;
 use crate::sys::Knob;
@@ -102,7 +103,7 @@ pub(crate) fn connect_error(e: std::io::Error, held: u64) -> StepError {
             resource: Resource::Ports,
             detail,
         },
-        libc::EINTR if crate::harness::reaper::interrupted() => StepError::Interrupted,
+        libc::EINTR if crate::stop::interrupted() => StepError::Interrupted,
         _ => StepError::Failed(anyhow::anyhow!(detail)),
     }
 }

@@ -6,7 +6,8 @@
 use super::forkproc::{Forker, Linking};
 use super::{Benchmark, Info, Run, StartError, StepError};
 use crate::harness::clock::Stopwatch;
-use crate::harness::{Ctx, Resource};
+use crate::ctx::Ctx;
+use crate::harness::Resource;
 use crate::sys::Knob;
 
 /// The `fork` benchmark.

@@ -7,7 +7,8 @@
 use super::forkproc::{Forker, Linking};
 use super::{Benchmark, Info, Run, StartError, StepError};
 use crate::harness::clock::{Clock, Stopwatch};
-use crate::harness::{Ctx, Resource};
+use crate::ctx::Ctx;
+use crate::harness::Resource;
 use crate::sys::Knob;
 use anyhow::anyhow;
 
@@ -46,7 +47,7 @@ impl Benchmark for ForkCleanup {
         let clock: &Clock = ctx.clock();
         let mut sw = Stopwatch::new(clock);
         for _ in 0..n {
-            if crate::harness::reaper::interrupted() {
+            if crate::stop::interrupted() {
                 return Err(anyhow!("interrupted while forking the children to remove").into());
             }
             match f.fork_one(&mut sw) {

@@ -5,7 +5,8 @@
 use super::fork::ForkRun;
 use super::forkproc::{Forker, Linking};
 use super::{Benchmark, Info, Run, StartError};
-use crate::harness::{Ctx, Resource};
+use crate::ctx::Ctx;
+use crate::harness::Resource;
 use crate::sys::Knob;
 
 /// The `fork-static` benchmark.

@@ -5,9 +5,11 @@
 
 use super::forker::{CMD_FORK, CMD_KILL, CMD_KILL_NEWEST, REPLY_LEN, Reply};
 use super::{StartError, StepError, errno_name};
+use crate::ctx::Ctx;
+use crate::harness::Resource;
 use crate::harness::clock::Stopwatch;
-use crate::harness::reaper::{ChildGroup, interrupted};
-use crate::harness::{Ctx, Resource};
+use crate::harness::reaper::ChildGroup;
+use crate::stop::interrupted;
 use anyhow::{Context, anyhow};
 use std::io::Write;
 use std::os::fd::AsRawFd;
@@ -239,7 +241,8 @@ mod tests {
 #[cfg(test)]
 mod run_tests {
     use super::*;
-    use crate::harness::clock::{Clock, TimerKind};
+    use crate::harness::clock::Clock;
+    use crate::results::TimerKind;
 
     #[test]
     fn both_helpers_fork_and_reap() {

@@ -9,7 +9,8 @@ use super::netserver::{BODY_BYTES, ServerProc, backend_of, backend_variants, ser
 use super::{Benchmark, Info, Run, Schedule, StartError, StepError};
 use crate::harness::clock::Stopwatch;
 use crate::harness::limits::Budget;
-use crate::harness::{Ctx, Resource};
+use crate::ctx::Ctx;
+use crate::harness::Resource;
 use crate::net::client;
 use crate::net::sock;
 use crate::sys::Knob;

@@ -4,8 +4,9 @@
 //! cached files and directories are measured.
 
 use super::{StartError, StepError, step_error};
+use crate::ctx::Ctx;
+use crate::harness::Resource;
 use crate::harness::clock::Stopwatch;
-use crate::harness::{Ctx, Resource};
 use anyhow::Context;
 use std::ffi::CString;
 use std::io::Write;

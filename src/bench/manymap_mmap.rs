@@ -4,7 +4,8 @@
 use super::manymap::{Opened, Tree};
 use super::{Benchmark, Info, Run, StartError, StepError};
 use crate::harness::clock::Stopwatch;
-use crate::harness::{Ctx, Resource};
+use crate::ctx::Ctx;
+use crate::harness::Resource;
 use crate::sys::Knob;
 
 /// The `manymap-mmap` benchmark.

@@ -5,7 +5,8 @@
 
 use super::{Benchmark, Info, Run, StartError, StepError, step_error};
 use crate::harness::clock::Stopwatch;
-use crate::harness::{Ctx, Resource};
+use crate::ctx::Ctx;
+use crate::harness::Resource;
 use crate::sys::Knob;
 use anyhow::{Context, anyhow};
 use std::io::{Read, Write};
@@ -39,11 +40,12 @@ pub(crate) fn cached_file(dir: &Path, bytes: u64) -> Result<std::fs::File, Start
         if let Some(free) = crate::sys::free_bytes(dir)
             && free < bytes + (64 << 20)
         {
+            use crate::analysis::units::fmt_bytes;
             return Err(anyhow!(
-                "{} has {} MB free; the mmap benchmark needs a {} MB file",
+                "{} has {} free; the mmap benchmark needs a {} file and 64 MiB to spare",
                 dir.display(),
-                free >> 20,
-                bytes >> 20
+                fmt_bytes(free),
+                fmt_bytes(bytes)
             )
             .into());
         }

@@ -11,11 +11,12 @@
 //! implements [`Benchmark`], and add one line `<name>::<Type>,` to the
 //! `registry!` list below (it declares the module and fills [`REGISTRY`]).
 
+use crate::ctx::Ctx;
+use crate::harness::Resource;
 use crate::harness::clock::Stopwatch;
 use crate::harness::limits::Budget;
 #[allow(unused_imports)] // used by `forker` through `super::rawclock`
 use crate::harness::rawclock;
-use crate::harness::{Ctx, Resource};
 use crate::sys::Knob;
 
 pub(crate) mod forker;

@@ -5,8 +5,9 @@
 //! [`ServerProc`] closes that and kills the group.
 
 use super::StartError;
+use crate::ctx::Ctx;
+use crate::harness::Resource;
 use crate::harness::limits::Budget;
-use crate::harness::{Ctx, Resource};
 use crate::net::Backend;
 use crate::sys::{self, Rlimit};
 use anyhow::anyhow;

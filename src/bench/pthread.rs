@@ -13,7 +13,8 @@
 
 use super::{Benchmark, Info, Run, StartError, StepError, step_error, step_error_for};
 use crate::harness::clock::Stopwatch;
-use crate::harness::{Ctx, Resource};
+use crate::ctx::Ctx;
+use crate::harness::Resource;
 use crate::sys::Knob;
 
 /// The `pthread` benchmark.
@@ -256,7 +257,8 @@ mod tests {
 
     #[test]
     fn threads_are_made_counted_ended_and_their_slots_reused() {
-        use crate::harness::clock::{Clock, TimerKind};
+        use crate::harness::clock::Clock;
+use crate::results::TimerKind;
         let clock = Clock::new(TimerKind::Monotonic).unwrap();
         let mut sw = Stopwatch::new(&clock);
         let mut run = PthreadRun::new(50).unwrap();

@@ -5,8 +5,9 @@
 //! fixed work at every n (O(1)).
 
 use super::{Benchmark, Info, Run, StartError, StepError};
+use crate::ctx::Ctx;
+use crate::harness::Resource;
 use crate::harness::clock::Stopwatch;
-use crate::harness::{Ctx, Resource};
 
 /// `selftest-linear`.
 pub struct Linear;

@@ -16,44 +16,29 @@ use std::process::ExitCode;
 /// a closed pipe on standard output (`| head`) counts as success. A file
 /// is checked against the output rules first ([`output::check`]: its
 /// directory exists, it is none of `inputs`, nothing but a regular file is
-/// replaced) and written atomically, so a failed write leaves an existing
-/// file as it was.
+/// replaced, an existing one only as `existing` allows) and written
+/// atomically, so a failed write leaves an existing file as it was.
 pub(crate) fn with_output(
     what: &str,
     path: Option<&Path>,
+    existing: output::Existing,
     inputs: &[(&Path, &str)],
     f: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     match path {
         Some(p) => {
-            output::check(what, p, output::Existing::Replace, inputs)?;
+            output::check(what, p, existing, inputs)?;
             output::write_file_atomic(p, f)
         }
-        None => {
-            let stdout = std::io::stdout();
-            let mut w = std::io::BufWriter::new(stdout.lock());
-            let r = f(&mut w).and_then(|()| w.flush().map_err(Into::into));
-            match r {
-                Err(e) if is_broken_pipe(&e) => Ok(()),
-                other => other,
-            }
-        }
+        None => to_stdout(f),
     }
 }
 
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            || c.downcast_ref::<csv::Error>().is_some_and(|ce| {
-                matches!(ce.kind(), csv::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe)
-            })
-    })
-}
+pub(crate) use crate::results::output::to_stdout;
 
 /// `scalebench list`.
 pub fn list() -> anyhow::Result<ExitCode> {
-    with_output("", None, &[], |w| {
+    to_stdout(|w| {
         writeln!(w, "{:<14} {:<44} timed", "benchmark", "n")?;
         for b in REGISTRY {
             let i = b.info();
@@ -87,19 +72,25 @@ pub(crate) fn load_systems(files: &[(Option<String>, PathBuf)]) -> anyhow::Resul
 
 /// `scalebench compare BASE NEW`.
 pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
-    if matches!(a.format, report::Format::Csv | report::Format::Html) {
+    if matches!(
+        report::Format::from(a.format),
+        report::Format::Csv | report::Format::Html
+    ) {
         anyhow::bail!("--format: compare writes terminal, markdown or json");
     }
     let systems = load_systems(&[(None, a.base.clone()), (None, a.new.clone())])?;
     let input = Input::new(&systems, &Options::default());
-    let rows = report::compare::compare(&input, a.threshold);
+    let c = report::compare::Comparison::of(&input, a.threshold);
     let inputs = [
         (a.base.as_path(), "an input of this command"),
         (a.new.as_path(), "an input of this command"),
     ];
-    with_output("--output", a.output.as_deref(), &inputs, |w| {
-        report::compare::write(&input, &rows, a.format, w)
+    let existing = output::Existing::forced(a.force);
+    let writer = report::writer(report::Format::from(a.format), None);
+    with_output("--output", a.output.as_deref(), existing, &inputs, |w| {
+        writer.write_comparison(&c, w)
     })?;
+    let rows = &c.rows;
     let failing = rows
         .iter()
         .filter(|r| match a.fail_on {
@@ -122,7 +113,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
 
 /// `scalebench history FILES…`.
 pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
-    if a.format == report::Format::Csv {
+    if report::Format::from(a.format) == report::Format::Csv {
         anyhow::bail!("--format: history writes terminal, markdown, json or html");
     }
     let files: Vec<(Option<String>, PathBuf)> = a.files.iter().map(|f| (None, f.clone())).collect();
@@ -141,13 +132,31 @@ pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
             ))
         );
     }
+    // Costs are never extrapolated: an n no file measured has no figure.
+    let costs: Vec<&report::history::Track> =
+        tracks.iter().filter(|t| !t.higher_is_better).collect();
+    if let Some(n) = a.at
+        && !costs.is_empty()
+        && costs
+            .iter()
+            .all(|t| t.points.iter().all(|p| p.value.is_none()))
+    {
+        let why = costs
+            .iter()
+            .flat_map(|t| &t.points)
+            .find(|p| !p.note.is_empty())
+            .map_or(String::new(), |p| format!(": {}: {}", p.label, p.note));
+        anyhow::bail!("--at {n}: no file has a cost there{why}");
+    }
     let inputs: Vec<(&Path, &str)> = a
         .files
         .iter()
         .map(|f| (f.as_path(), "an input of this command"))
         .collect();
-    with_output("--output", a.output.as_deref(), &inputs, |w| {
-        report::history::write(&tracks, a.format, w)
+    let existing = output::Existing::forced(a.force);
+    let writer = report::writer(report::Format::from(a.format), None);
+    with_output("--output", a.output.as_deref(), existing, &inputs, |w| {
+        writer.write_history(&tracks, w)
     })?;
     Ok(ExitCode::SUCCESS)
 }
@@ -195,7 +204,9 @@ fn report_files(a: &ReportArgs) -> anyhow::Result<Vec<(Option<String>, PathBuf)>
 /// in the report, which shows the rest; the exit status is then 1.
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let files = report_files(&a)?;
-    if a.svg_dir.is_some() && (a.html.is_some() || a.format != report::Format::Markdown) {
+    if a.svg_dir.is_some()
+        && (a.html.is_some() || report::Format::from(a.format) != report::Format::Markdown)
+    {
         anyhow::bail!(
             "--svg-dir: only the Markdown report links SVG charts; add --format markdown"
         );
@@ -218,15 +229,29 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     }
     let (format, output, what) = match &a.html {
         Some(path) => (report::Format::Html, Some(path.as_path()), "--html"),
-        None => (a.format, a.output.as_deref(), "--output"),
+        None => (
+            report::Format::from(a.format),
+            a.output.as_deref(),
+            "--output",
+        ),
     };
     let inputs: Vec<(&Path, &str)> = files
         .iter()
         .map(|(_, f)| (f.as_path(), "an input of this command"))
         .collect();
-    with_output(what, output, &inputs, |w| {
-        report::writer(format, a.svg_dir.as_deref()).write(&input, w)
-    })?;
+    let existing = output::Existing::forced(a.force);
+    // Everything is made and every output checked before anything is
+    // written: a refused chart leaves no report half written, and the
+    // reverse.
+    let writer = report::writer(format, a.svg_dir.as_deref());
+    let mut text = Vec::new();
+    writer.write(&input, &mut text)?;
+    let charts = writer.files();
+    if let Some(p) = output {
+        output::check(what, p, existing, &inputs)?;
+    }
+    write_charts(a.svg_dir.as_deref(), &charts, existing, output, &inputs)?;
+    with_output(what, output, existing, &inputs, |w| Ok(w.write_all(&text)?))?;
     if let Some(p) = output
         && format == report::Format::Html
     {
@@ -242,6 +267,36 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Writes the charts a report links into `dir` (`--svg-dir`, made when
+/// only it is missing): each a plain name in it, none an input or the
+/// report itself, an existing file only as `existing` allows; all checked
+/// before the first is written.
+fn write_charts(
+    dir: Option<&Path>,
+    charts: &[(PathBuf, String)],
+    existing: output::Existing,
+    report: Option<&Path>,
+    inputs: &[(&Path, &str)],
+) -> anyhow::Result<()> {
+    let Some(dir) = dir else {
+        return Ok(());
+    };
+    output::ensure_dir("--svg-dir", dir)?;
+    let mut others: Vec<(&Path, &str)> = inputs.to_vec();
+    if let Some(r) = report {
+        others.push((r, "the report"));
+    }
+    for (path, _) in charts {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        let in_dir = output::in_dir("--svg-dir", dir, name.as_deref().unwrap_or(""))?;
+        output::check("--svg-dir", &in_dir, existing, &others)?;
+    }
+    for (path, svg) in charts {
+        output::write_file_atomic(path, |w| Ok(w.write_all(svg.as_bytes())?))?;
+    }
+    Ok(())
+}
+
 /// `scalebench export`.
 pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
     let files: Vec<(Option<String>, PathBuf)> = a.files.iter().map(|f| (None, f.clone())).collect();
@@ -251,12 +306,42 @@ pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|f| (f.as_path(), "an input of this command"))
         .collect();
-    with_output("--output", a.output.as_deref(), &inputs, |w| {
-        match a.format {
+    // An export with nothing to export says so (the file still gets its
+    // header, so that a script reading it finds the columns).
+    let empty = match a.format {
+        ExportFormat::Csv => systems.iter().all(|s| {
+            s.file
+                .benchmarks
+                .iter()
+                .all(|b| b.runs.iter().all(|r| r.samples.is_empty()))
+        }),
+        ExportFormat::SweepCsv => systems.iter().all(|s| {
+            s.file
+                .workloads
+                .iter()
+                .all(|w| w.rows.iter().all(|r| r.sweep.is_none()))
+        }),
+    };
+    if empty {
+        eprintln!(
+            "note: {} in these files: only the header is written",
+            match a.format {
+                ExportFormat::Csv => "no benchmark samples",
+                ExportFormat::SweepCsv => "no workload sweeps",
+            }
+        );
+    }
+    let existing = output::Existing::forced(a.force);
+    with_output(
+        "--output",
+        a.output.as_deref(),
+        existing,
+        &inputs,
+        |w| match a.format {
             ExportFormat::Csv => export::samples_csv(&systems, w),
             ExportFormat::SweepCsv => export::sweeps_csv(&systems, w),
-        }
-    })?;
+        },
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -274,9 +359,7 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         })
         .collect();
     let input = Input::external(&named, &Options::default());
-    with_output("", None, &[], |w| {
-        report::writer(a.format, None).write(&input, w)
-    })?;
+    to_stdout(|w| report::writer(report::Format::from(a.format), None).write(&input, w))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -290,7 +373,7 @@ pub fn sysinfo(a: SysinfoArgs) -> anyhow::Result<ExitCode> {
     let steal = sysinfo::StealMeter::start();
     let mut s = sysinfo::collect(Some(&dir), &extra);
     s.tuning.steal_percent = steal.percent();
-    with_output("", None, &[], |w| {
+    to_stdout(|w| {
         if a.json {
             serde_json::to_writer_pretty(&mut *w, &s)?;
             writeln!(w)?;

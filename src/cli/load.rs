@@ -6,10 +6,10 @@
 
 use super::LoadArgs;
 use crate::analysis::units::{fmt_n, fmt_ns};
-use crate::harness::phase::Counters;
 use crate::harness::spread;
 use crate::harness::{limits, reaper};
 use crate::net::Backend;
+use crate::net::load::Counters;
 use crate::net::load::{self, Options, Target};
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -18,6 +18,19 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+/// Counts by errno in words: ` (ECONNREFUSED 40, ETIMEDOUT 2)`; nothing
+/// when there are none.
+fn by_errno(m: &std::collections::BTreeMap<String, u64>) -> String {
+    if m.is_empty() {
+        return String::new();
+    }
+    let v: Vec<String> = m
+        .iter()
+        .map(|(k, n)| format!("{k} {}", fmt_n(*n as f64)))
+        .collect();
+    format!(" ({})", v.join(", "))
+}
 
 /// Runs the load.
 pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
@@ -65,14 +78,22 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         (None, None) if replay => Some(targets.len() as u64),
         (None, None) => bail!("say how much: -n REQUESTS or -d DURATION"),
     };
-    let backend = a.backend.unwrap_or_else(|| Backend::available_all()[0]);
+    let backend = a
+        .backend
+        .map_or_else(|| Backend::available_all()[0], Backend::from);
+    // A connection with no request to make is never opened: with -n, at
+    // most that many connections (and processes to hold them).
+    let connections = match total {
+        Some(n) => u32::try_from(n).map_or(a.connections, |n| a.connections.min(n)),
+        None => a.connections,
+    };
     // More connections than this process may open: several processes.
     let processes = if a.part {
         1
     } else {
         a.processes
-            .unwrap_or_else(|| spread::processes_for(u64::from(a.connections)))
-            .min(a.connections)
+            .unwrap_or_else(|| spread::processes_for(u64::from(connections)))
+            .min(connections)
     };
     if processes > 1 && replay {
         bail!(
@@ -83,7 +104,7 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
     let (sources, source_note) = if a.sources.is_empty() && !a.part {
         let first = targets[0].addr;
         if targets.iter().all(|t| t.addr.ip() == first.ip()) {
-            spread::sources_for(&first, u64::from(a.connections))
+            spread::sources_for(&first, u64::from(connections))
         } else {
             (Vec::new(), None)
         }
@@ -92,7 +113,7 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
     };
     let opts = Options {
         targets,
-        connections: a.connections as usize,
+        connections: connections as usize,
         threads: a.threads as usize,
         per_connection: a.per_connection,
         total,
@@ -105,7 +126,7 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         retries: a.retries,
         backend,
         live: (processes == 1).then(|| Arc::new(Counters::default())),
-        stop: Some(reaper::interrupted),
+        stop: Some(crate::stop::interrupted),
     };
     // ^C or SIGTERM ends the load early; what it measured is still shown.
     reaper::install();
@@ -119,7 +140,7 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
     drop(ticker);
     let o = o.context("the load failed")?;
     let s = o.stats();
-    super::commands::with_output("", None, &[], |w| {
+    super::commands::to_stdout(|w| {
         if a.part {
             serde_json::to_writer(&mut *w, &o.part())?;
             writeln!(w)?;
@@ -136,7 +157,7 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
             })?;
             // Port exhaustion on its own (the result file's LoadStats
             // counts it with connect).
-            doc["errors"] = serde_json::to_value(o.errors)?;
+            doc["errors"] = serde_json::to_value(&o.errors)?;
             serde_json::to_writer_pretty(&mut *w, &doc)?;
             writeln!(w)?;
             return Ok(());
@@ -150,8 +171,16 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         }
         writeln!(
             w,
-            "{} connections{}, {} threads{}, {}{}",
-            a.connections,
+            "{} connections{}{}, {} threads{}, {}{}",
+            connections,
+            if connections < a.connections {
+                format!(
+                    " (of -c {}: -n {} needs no more)",
+                    a.connections, connections
+                )
+            } else {
+                String::new()
+            },
             if o.processes > 1 {
                 format!(
                     " in {} processes (at most {} open at once)",
@@ -160,7 +189,7 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
             } else {
                 format!(" (at most {} open at once)", o.peak_open)
             },
-            opts.threads.min(a.connections as usize),
+            opts.threads.min(connections as usize),
             if o.processes > 1 { " each" } else { "" },
             match a.per_connection {
                 Some(k) => format!("{k} requests per connection"),
@@ -179,15 +208,19 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
             fmt_n(o.connections as f64)
         )?;
         let l = &s.latency_ns;
-        writeln!(
-            w,
-            "  latency   p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
-            fmt_ns(l.p50 as f64),
-            fmt_ns(l.p90 as f64),
-            fmt_ns(l.p99 as f64),
-            fmt_ns(l.p999 as f64),
-            fmt_ns(l.max as f64)
-        )?;
+        if o.requests == 0 {
+            writeln!(w, "  latency   none: no request was answered")?;
+        } else {
+            writeln!(
+                w,
+                "  latency   p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+                fmt_ns(l.p50 as f64),
+                fmt_ns(l.p90 as f64),
+                fmt_ns(l.p99 as f64),
+                fmt_ns(l.p999 as f64),
+                fmt_ns(l.max as f64)
+            )?;
+        }
         if !opts.sources.is_empty() {
             writeln!(w, "  from      {}", spread::describe_sources(&opts.sources))?;
         }
@@ -200,8 +233,9 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         } else {
             writeln!(
                 w,
-                "  errors    connect {}, port exhaustion (EADDRNOTAVAIL) {}, reset {}, timeout {}, bad status {}, short body {}; {} retried, {} given up",
+                "  errors    connect {}{}, port exhaustion (EADDRNOTAVAIL) {}, reset {}, timeout {}, bad status {}, short body {}; {} retried, {} given up",
                 e.connect,
+                by_errno(&e.connect_errno),
                 e.port_exhausted,
                 e.reset,
                 e.timeout,
@@ -216,7 +250,11 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|(k, v)| format!("{k}: {}", fmt_n(*v as f64)))
             .collect();
-        writeln!(w, "  status    {}", st.join(", "))?;
+        if st.is_empty() {
+            writeln!(w, "  status    none: no response")?;
+        } else {
+            writeln!(w, "  status    {}", st.join(", "))?;
+        }
         Ok(())
     })?;
     Ok(if o.stopped {
@@ -316,7 +354,7 @@ fn tick(live: &Counters, done: &AtomicBool, total: Option<u64>, duration: Option
             "{} requests, {} req/s{}",
             fmt_n(requests as f64),
             fmt_n(rate.round()),
-            if reaper::interrupted() {
+            if crate::stop::interrupted() {
                 " (stopping)"
             } else {
                 ""

@@ -1,6 +1,7 @@
 //! The command line: clap definitions, turned into typed options and
 //! dispatched to one function per command.
 
+mod choices;
 mod commands;
 mod load;
 mod profile;
@@ -9,11 +10,11 @@ mod run;
 mod serve;
 mod smtp;
 mod testbed;
-mod values;
+use crate::values;
 mod why;
+mod workflags;
 
-use crate::harness::clock::TimerKind;
-use crate::report::Format;
+use choices::{Format, Timer};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -86,17 +87,17 @@ pub enum Command {
     /// goes silent (for `run --host`; not for direct use).
     #[command(name = "__host-exec", hide = true)]
     HostExec(HostExecArgs),
-    /// A throwaway PostgreSQL cluster on a server host (for `run --host`;
-    /// not for direct use).
-    #[command(name = "__pg-cluster", hide = true)]
-    PgCluster(PgClusterArgs),
+    /// A workload's helper process, on a server host too (for `run
+    /// --host`; not for direct use): `__agent WORKLOAD ARGS…`.
+    #[command(name = "__agent", hide = true)]
+    Agent(AgentArgs),
 }
 
 /// Options of `__host-exec`.
 #[derive(Debug, clap::Args)]
 pub struct HostExecArgs {
     /// Stop after this many seconds without a byte on standard input.
-    #[arg(long, value_name = "SECONDS", default_value_t = 15)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 15, value_parser = values::whole::<u64>(0, u64::MAX))]
     pub idle_timeout: u64,
     /// Remove this directory at the end.
     #[arg(long, value_name = "DIR")]
@@ -106,27 +107,14 @@ pub struct HostExecArgs {
     pub args: Vec<std::ffi::OsString>,
 }
 
-/// Options of `__pg-cluster`.
+/// Options of `__agent`.
 #[derive(Debug, clap::Args)]
-pub struct PgClusterArgs {
-    /// Directory to make the cluster in (must not exist).
-    #[arg(long, value_name = "DIR")]
-    pub dir: PathBuf,
-    /// Address to listen on (port 0: a free one).
-    #[arg(long, value_name = "ADDR:PORT")]
-    pub addr: std::net::SocketAddr,
-    /// The client's address: the only one allowed in (trust).
-    #[arg(long, value_name = "IP")]
-    pub allow: std::net::IpAddr,
-    /// max_connections.
-    #[arg(long, default_value_t = 100)]
-    pub max_connections: u32,
-    /// A setting NAME=VALUE for the server; repeatable.
-    #[arg(long = "set", value_name = "NAME=VALUE")]
-    pub settings: Vec<String>,
-    /// Pin the server to this CPU.
-    #[arg(long)]
-    pub cpu: Option<usize>,
+pub struct AgentArgs {
+    /// The workload whose helper it is.
+    pub workload: String,
+    /// The helper's arguments.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
 }
 
 /// `scalebench profile …`.
@@ -172,21 +160,21 @@ pub struct LoadArgs {
     #[arg(long = "urls", visible_alias = "urls-file", value_name = "FILE")]
     pub urls_file: Option<PathBuf>,
     /// Concurrent connections.
-    #[arg(short = 'c', long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(short = 'c', long, default_value_t = 50, value_parser = values::whole::<u32>(1, 1_000_000))]
     pub connections: u32,
     /// Requests per connection before it is closed (1: a new connection
     /// for every request; default: keep connections alive).
-    #[arg(short = 'k', long = "requests-per-connection", value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'k', long = "requests-per-connection", value_name = "K", value_parser = values::whole::<u64>(1, u64::MAX))]
     pub per_connection: Option<u64>,
     /// Total requests.
-    #[arg(short = 'n', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'n', long, value_name = "N", value_parser = values::whole::<u64>(1, u64::MAX))]
     pub requests: Option<u64>,
     /// Duration (`10` and `10s` both mean ten seconds; `500ms`, `2m`;
     /// 1 ms to 30 days). With -n the load stops at whichever comes first.
     #[arg(short = 'd', long, value_name = "DURATION", value_parser = values::load_duration, allow_negative_numbers = true)]
     pub duration: Option<std::time::Duration>,
     /// Threads, each with its own event loop.
-    #[arg(short = 't', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(short = 't', long, default_value_t = 1, value_parser = values::whole::<u32>(1, 1024))]
     pub threads: u32,
     /// Fixed request rate (requests per second in all); latency is then
     /// measured from when each request was due.
@@ -196,17 +184,17 @@ pub struct LoadArgs {
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = values::load_timeout, allow_negative_numbers = true)]
     pub timeout: std::time::Duration,
     /// Retries of a failed request before it counts as failed.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = values::whole::<u32>(0, u32::MAX))]
     pub retries: u32,
     /// Event backend (default: the best this OS has).
     #[arg(long, value_enum)]
-    pub backend: Option<crate::net::Backend>,
+    pub backend: Option<choices::Backend>,
     /// Load this long before measuring (not counted; needs -d).
     #[arg(long, value_name = "DURATION", value_parser = values::warm_up, requires = "duration")]
     pub warm_up: Option<std::time::Duration>,
     /// Processes to spread the connections over, each a `scalebench load`
     /// (default: as many as the open-files limit needs, usually 1).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
+    #[arg(long, value_name = "N", value_parser = values::whole::<u32>(1, 32))]
     pub processes: Option<u32>,
     /// Connect from this local address (repeat for several, taken round
     /// robin). Default: the OS's choice, or on Linux for a loopback URL
@@ -221,7 +209,7 @@ pub struct LoadArgs {
     pub quiet: bool,
     /// The measured time in this many rounds, each reported on its own
     /// (with --part: for the process that spreads the load).
-    #[arg(long, hide = true, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000), requires = "duration")]
+    #[arg(long, hide = true, default_value_t = 1, value_parser = values::whole::<u32>(1, 1000), requires = "duration")]
     pub rounds: u32,
     /// Print the outcome as an exact part for a spreading parent (every
     /// count and the histogram's buckets), nothing else.
@@ -239,7 +227,7 @@ pub struct SmtpSinkArgs {
     #[arg(short = '6', long = "ipv6")]
     pub ipv6: bool,
     /// Worker processes, each with a SO_REUSEPORT socket.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = values::whole::<u32>(1, 1024))]
     pub processes: u32,
     /// Wait this long before every reply (the greeting, each batch of
     /// pipelined replies, the end of data), as a slow remote MTA: `0`,
@@ -248,7 +236,7 @@ pub struct SmtpSinkArgs {
     pub reply_delay: std::time::Duration,
     /// Event backend (default: the best this OS has).
     #[arg(long, value_enum)]
-    pub backend: Option<crate::net::Backend>,
+    pub backend: Option<choices::Backend>,
     /// The name the sink gives itself in its greeting and EHLO reply.
     #[arg(long, default_value = "scalebench.invalid")]
     pub hostname: String,
@@ -264,22 +252,22 @@ pub struct SmtpSendArgs {
     #[arg(value_name = "SERVER", value_parser = values::server_addr)]
     pub server: std::net::SocketAddr,
     /// Simultaneous sessions.
-    #[arg(short = 's', long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(short = 's', long, default_value_t = 100, value_parser = values::whole::<u32>(1, 1_000_000))]
     pub sessions: u32,
     /// Messages to deliver in all.
-    #[arg(short = 'n', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'n', long, value_name = "N", value_parser = values::whole::<u64>(1, u64::MAX))]
     pub messages: Option<u64>,
     /// Duration (`10`, `10s`, `500ms`, `2m`); with -n whichever comes first.
     #[arg(short = 'd', long, value_name = "DURATION", value_parser = values::load_duration, allow_negative_numbers = true)]
     pub duration: Option<std::time::Duration>,
     /// Messages per session before QUIT.
-    #[arg(short = 'k', long = "per-session", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(short = 'k', long = "per-session", default_value_t = 1, value_parser = values::whole::<u64>(1, u64::MAX))]
     pub per_session: u64,
     /// Message size in bytes, headers included (at least 87).
-    #[arg(long = "size", value_name = "BYTES", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
+    #[arg(long = "size", value_name = "BYTES", default_value_t = 4096, value_parser = values::whole::<u64>(87, 1_000_000_000))]
     pub size: u64,
     /// Recipients per message.
-    #[arg(short = 'r', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(short = 'r', long, default_value_t = 1, value_parser = values::whole::<u32>(1, 10_000))]
     pub recipients: u32,
     /// Bind each socket to this address before connecting (default: the
     /// unspecified address of the server's family, port 0, as MailEngine
@@ -298,11 +286,11 @@ pub struct SmtpSendArgs {
     pub timeout: std::time::Duration,
     /// Sender processes (default: as many as the sessions need, given how
     /// many descriptors one process may open).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_name = "N", value_parser = values::whole::<u32>(1, 1024))]
     pub processes: Option<u32>,
     /// Event backend (default: the best this OS has).
     #[arg(long, value_enum)]
-    pub backend: Option<crate::net::Backend>,
+    pub backend: Option<choices::Backend>,
     /// Per-interval tallies (for sweeps): untallied time at the start.
     #[arg(long, value_name = "DURATION", default_value = "0", value_parser = values::heat_up, allow_negative_numbers = true)]
     pub warmup: std::time::Duration,
@@ -325,6 +313,10 @@ pub struct ServeArgs {
     /// workloads make their objects this way on the server host.
     #[arg(long = "object", value_name = "NAME=BYTES", value_parser = values::object)]
     pub objects: Vec<(String, usize)>,
+    /// Replace an existing --object file of that name (never a link or
+    /// anything but a regular file).
+    #[arg(long)]
+    pub force: bool,
     /// Address to listen on; port 0 picks a free port (printed on start).
     #[arg(long, value_name = "ADDR:PORT")]
     pub addr: Option<std::net::SocketAddr>,
@@ -334,17 +326,17 @@ pub struct ServeArgs {
     /// Event backend (default: io_uring where the kernel has it, else the
     /// best readiness backend this OS has).
     #[arg(long, value_enum)]
-    pub backend: Option<crate::net::Backend>,
+    pub backend: Option<choices::Backend>,
     /// Serve with io_uring (Linux 6.1+): multishot accept and receive,
     /// batched sends; the default where available unless --backend names
     /// a readiness backend.
     #[arg(long)]
     pub io_uring: bool,
     /// Worker processes sharing one listening socket (bound before they fork).
-    #[arg(long, value_name = "N", conflicts_with = "reuseport", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_name = "N", conflicts_with = "reuseport", value_parser = values::whole::<u32>(1, 1024))]
     pub processes: Option<u32>,
     /// Worker processes with a SO_REUSEPORT socket each.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_name = "N", value_parser = values::whole::<u32>(1, 1024))]
     pub reuseport: Option<u32>,
     /// Send every body with sendfile(2) (read/write where the OS has none).
     #[arg(long, conflicts_with = "readwrite")]
@@ -353,7 +345,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub readwrite: bool,
     /// Requests per connection before the server closes it.
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = values::whole::<u64>(0, u64::MAX))]
     pub max_requests: u64,
     /// Close a connection idle this long (seconds or with a unit, up to a
     /// day; 0: never).
@@ -376,7 +368,7 @@ pub struct ServeArgs {
 pub struct ResponderArgs {
     /// Event backend.
     #[arg(long, value_enum)]
-    pub backend: crate::net::Backend,
+    pub backend: choices::Backend,
     /// Address to listen on; port 0 picks a free port.
     #[arg(long, default_value = "127.0.0.1:0")]
     pub addr: std::net::SocketAddr,
@@ -384,14 +376,14 @@ pub struct ResponderArgs {
     #[arg(long)]
     pub greet: bool,
     /// Body length of every response.
-    #[arg(long, default_value_t = 128)]
+    #[arg(long, default_value_t = 128, value_parser = values::whole::<usize>(0, usize::MAX))]
     pub body: usize,
     /// Pin the server to this CPU.
-    #[arg(long)]
+    #[arg(long, value_parser = values::whole::<usize>(0, usize::MAX))]
     pub cpu: Option<usize>,
     /// Connections accepted per readiness event (1: every connection is
     /// noticed through the event backend).
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, value_parser = values::whole::<usize>(0, usize::MAX))]
     pub accept_burst: usize,
     /// The work directory of the run that started this server (unused; it
     /// makes the process recognisable in `ps`).
@@ -406,7 +398,7 @@ pub struct RunArgs {
     #[arg(value_name = "NAME|SUITE")]
     pub targets: Vec<String>,
     /// Items per run for every benchmark (overrides the suite's sizes).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", value_parser = values::whole::<u64>(1, u64::MAX), allow_negative_numbers = true)]
     pub max: Option<u64>,
     /// Benchmarks and workloads named on their own run at the `full`
     /// suite's sizes (the seeds'), not the quick ones.
@@ -418,7 +410,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "R|auto", value_parser = values::runs, allow_negative_numbers = true)]
     pub runs: Option<values::Runs>,
     /// With --runs auto: the most runs (default 20).
-    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(3..=1000), requires = "runs")]
+    #[arg(long, value_name = "R", value_parser = values::whole::<u32>(3, 1000), requires = "runs")]
     pub runs_max: Option<u32>,
     /// With --runs auto: how closely both ends of n must be known, the
     /// half-width of the 95 % interval of the runs' mean, in percent
@@ -435,16 +427,16 @@ pub struct RunArgs {
     #[arg(long)]
     pub force: bool,
     /// Timer for every sample.
-    #[arg(long, value_enum, default_value_t = TimerKind::Monotonic)]
-    pub timer: TimerKind,
+    #[arg(long, value_enum, default_value_t = Timer::Monotonic)]
+    pub timer: Timer,
     /// Operations done and discarded before the first run (default n/20, 10–500).
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", value_parser = values::whole::<u64>(0, u64::MAX))]
     pub warmup: Option<u64>,
     /// Where to create the work directory (default: the system temp dir).
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
     /// Name of this system in reports (default: the host name).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = values::label)]
     pub label: Option<String>,
     /// Record these sysctls too in the result file's `system.sysctls`,
     /// comma separated, repeatable (only read; one this system does not
@@ -513,53 +505,6 @@ pub struct RunArgs {
     /// The profiler's program (default: perf on Linux, dtrace elsewhere).
     #[arg(long, value_name = "PROGRAM")]
     pub profiler: Option<String>,
-    /// Filesystem workloads (fs, fs-sizes): run in this directory, on
-    /// whatever filesystem holds it (scalebench works in a subdirectory it
-    /// makes and removes); repeatable. Default: the work directory.
-    #[arg(
-        long = "dir",
-        value_name = "DIR",
-        help_heading = "Filesystem workloads"
-    )]
-    pub dirs: Vec<PathBuf>,
-    /// Make these filesystems on loop devices over files in the work
-    /// directory and run on each (Linux, root): `ext4,xfs,btrfs`, with mount
-    /// options after a colon: `ext4:noatime,data=writeback`.
-    #[arg(
-        long,
-        value_name = "TYPE[:OPTS],…",
-        help_heading = "Filesystem workloads"
-    )]
-    pub mkfs: Vec<String>,
-    /// Size of each made filesystem (`4G`).
-    #[arg(long, value_name = "SIZE", help_heading = "Filesystem workloads")]
-    pub fs_size: Option<String>,
-    /// Mount options for made filesystems that name none (`noatime`).
-    #[arg(long, value_name = "OPTS", help_heading = "Filesystem workloads")]
-    pub mount_opts: Option<String>,
-    /// Files in the image site (default: 20 000; `full`: 1 000 000; at most 100 million).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=100_000_000), help_heading = "Filesystem workloads")]
-    pub files: Option<u64>,
-    /// Bytes in the image site (`200M`; `full`: `10G`).
-    #[arg(long, value_name = "SIZE", help_heading = "Filesystem workloads")]
-    pub bytes: Option<String>,
-    /// Requests in the image site's log (default 10 000; at most 100 million).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000_000), help_heading = "Filesystem workloads")]
-    pub requests: Option<u64>,
-    /// Seed of the image site generator (same seed, same site).
-    #[arg(long, default_value_t = 1, help_heading = "Filesystem workloads")]
-    pub seed: u64,
-    /// File sizes of fs-sizes (default `8K,16K,128K`).
-    #[arg(
-        long,
-        value_name = "SIZE,…",
-        value_delimiter = ',',
-        help_heading = "Filesystem workloads"
-    )]
-    pub sizes: Vec<String>,
-    /// Files per size in fs-sizes (default 2 000; `full`: 10 000; at most 10 million).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000), help_heading = "Filesystem workloads")]
-    pub size_files: Option<u64>,
     /// Sweep a workload over levels of one variable instead of measuring it
     /// once: `connections=1,10,100,1000` for the HTTP workloads. Each level
     /// is a heat-up, then samples; the mean of the last three is its figure.
@@ -573,84 +518,10 @@ pub struct RunArgs {
     pub sample_time: Option<std::time::Duration>,
     /// Samples per level, at least 1 (default: quick 3, full 5); the mean
     /// of the last three is the level's figure.
-    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=1000), help_heading = "Sweeps")]
+    #[arg(long, value_name = "K", value_parser = values::whole::<u32>(1, 1000), help_heading = "Sweeps")]
     pub samples: Option<u32>,
-    /// pgbench: the database size the scale factor follows (`160M`; default
-    /// quick 160 MB, full 1.6 GB; at most 1 TB).
-    #[arg(long, value_name = "SIZE", help_heading = "PostgreSQL")]
-    pub db_size: Option<String>,
-    /// pgbench: the transactions, each a row (default select-only).
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        value_name = "MODE,…",
-        help_heading = "PostgreSQL"
-    )]
-    pub pg_mode: Vec<crate::workloads::pg::Mode>,
-    /// pgbench: an existing server by libpq connection string (`host=db
-    /// port=5432 user=bench dbname=bench`, or a postgresql:// URI) instead
-    /// of a throwaway cluster. Its pgbench_* tables are dropped and made
-    /// anew (`pgbench -i`); nothing else is touched.
-    #[arg(long, value_name = "CONNINFO", conflicts_with_all = ["memory_sweep", "pg_socket"], help_heading = "PostgreSQL")]
-    pub pg_server: Option<String>,
-    /// pgbench: where the throwaway cluster and pgbench run (default none:
-    /// left to the scheduler; together: both on CPU 0; apart: server on
-    /// CPU 0, pgbench on CPU 1).
-    #[arg(long, value_enum, default_value_t = crate::workloads::pg::Pin::None, conflicts_with = "pg_server", help_heading = "PostgreSQL")]
-    pub pg_pin: crate::workloads::pg::Pin,
-    /// pgbench: connect over the unix socket instead of TCP to 127.0.0.1.
-    #[arg(long, help_heading = "PostgreSQL")]
-    pub pg_socket: bool,
-    /// pgbench: sweep the database size from half to twice the memory it
-    /// may use (a memory cgroup on Linux), caches dropped at each level,
-    /// instead of the clients.
-    #[arg(long, conflicts_with = "sweep", help_heading = "PostgreSQL")]
-    pub memory_sweep: bool,
-    /// pgbench --memory-sweep: the memory the database may use (`256M`;
-    /// default quick 256 MB, full 1 GB).
-    #[arg(
-        long,
-        value_name = "SIZE",
-        requires = "memory_sweep",
-        help_heading = "PostgreSQL"
-    )]
-    pub pg_memory: Option<String>,
-    /// mail: message size in bytes, headers included (default 4096; at
-    /// least 87).
-    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(0..=1_000_000_000), help_heading = "Mail")]
-    pub mail_size: Option<u64>,
-    /// mail: recipients per message (default 1).
-    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=10_000), help_heading = "Mail")]
-    pub mail_recipients: Option<u32>,
-    /// mail: messages per session before QUIT (default 1: every message a
-    /// connection of its own).
-    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Mail")]
-    pub mail_per_session: Option<u64>,
-    /// mail: the sink's wait before each reply, as a remote MTA's (default
-    /// 20ms; 0 to 1 minute).
-    #[arg(long, value_name = "DURATION", value_parser = values::reply_delay, allow_negative_numbers = true, help_heading = "Mail")]
-    pub mail_reply_delay: Option<std::time::Duration>,
-    /// mail: send to an SMTP server already running (HOST:PORT) instead of
-    /// scalebench's sink. Every message is sent to it: use a sink.
-    #[arg(long, value_name = "HOST:PORT", value_parser = values::server_addr, conflicts_with = "mail_reply_delay", help_heading = "Mail")]
-    pub mail_server: Option<std::net::SocketAddr>,
-    /// bigfile: the size of each of its four files (default 1G; `full`:
-    /// 1.1 × RAM where the disk has room).
-    #[arg(long, value_name = "SIZE", help_heading = "Large files")]
-    pub bigfile_size: Option<String>,
-    /// forward: the share of the packets sent a level may lose and still
-    /// count as loss-free (default 0, RFC 2544's throughput; at most 100).
-    #[arg(long, value_name = "PERCENT", value_parser = values::percent, help_heading = "Forwarding")]
-    pub loss_tolerance: Option<f64>,
-    /// forward: levels of RFC 2544's binary search for the loss-free rate
-    /// after the sweep's levels, each halfway between the highest
-    /// loss-free and the lowest lossy rate (default 3, `--full` 6; 0: the
-    /// sweep's levels only).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=20), help_heading = "Forwarding")]
-    pub search_steps: Option<u32>,
     /// The level per-unit efficiency is normalised to (default: the lowest).
-    #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u64).range(1..=1_000_000), help_heading = "Sweeps")]
+    #[arg(long, value_name = "LEVEL", value_parser = values::whole::<u64>(1, 1_000_000), help_heading = "Sweeps")]
     pub baseline: Option<u64>,
 }
 
@@ -689,6 +560,10 @@ pub struct WhyArgs {
     pub workdir: Option<PathBuf>,
     /// Profile even when the file was measured on another host.
     #[arg(long)]
+    pub any_host: bool,
+    /// Replace an existing `--out` file (never a link, a directory or
+    /// another input).
+    #[arg(long)]
     pub force: bool,
     /// No progress output on stderr.
     #[arg(long, short)]
@@ -715,9 +590,13 @@ pub struct ReportArgs {
     #[arg(long, value_name = "OUT.html", conflicts_with_all = ["format", "output"])]
     pub html: Option<PathBuf>,
     /// With `--format markdown`: write a chart per benchmark into this
-    /// directory as SVG and link it.
+    /// directory as SVG and link it (made if only it is missing).
     #[arg(long, value_name = "DIR")]
     pub svg_dir: Option<PathBuf>,
+    /// Replace existing files (the report, its charts; never a link, a
+    /// directory or an input).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Options of `compare`.
@@ -730,7 +609,7 @@ pub struct CompareArgs {
     #[arg(value_name = "NEW.json")]
     pub new: PathBuf,
     /// The change a cost or throughput must clear, in percent (default:
-    /// twice the run-to-run noise of the two files, 5–25 %, for
+    /// twice the run-to-run noise of the two files, 10–25 %, for
     /// benchmarks; 10 % for workload figures measured once).
     #[arg(long, value_name = "PERCENT", value_parser = values::percent)]
     pub threshold: Option<f64>,
@@ -745,6 +624,9 @@ pub struct CompareArgs {
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Replace an existing file (never a link, a directory or an input).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Options of `history`.
@@ -758,7 +640,7 @@ pub struct HistoryArgs {
     pub benchmark: Option<String>,
     /// The n a benchmark's cost is read at (default: the largest n every
     /// file measured).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = values::whole::<u64>(1, u64::MAX))]
     pub at: Option<u64>,
     /// The files' order: by the time their runs started, by label, or as
     /// given.
@@ -770,6 +652,9 @@ pub struct HistoryArgs {
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Replace an existing file (never a link, a directory or an input).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// The order of `history`'s files.
@@ -804,6 +689,9 @@ pub struct ExportArgs {
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Replace an existing file (never a link, a directory or an input).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Export formats.
@@ -843,12 +731,64 @@ pub struct SysinfoArgs {
     pub record_sysctl: Vec<String>,
 }
 
+/// An error in words, as `main` prints it: its chain of causes joined by
+/// `: `, each cause named once — a cause whose words an outer message
+/// already holds is left out, and an outer message that a cause repeats
+/// in full gives way to it — and errno numbers by name (`ENOENT`).
+pub fn error_words(e: &anyhow::Error) -> String {
+    let mut kept: Vec<String> = Vec::new();
+    for cause in e.chain() {
+        let c = crate::sys::errno_words(&cause.to_string());
+        let mut c = c.trim();
+        // A cause that begins by repeating the end of the message before
+        // it (`URL http://x/` then `http://x/: cannot resolve`) says the
+        // rest only.
+        if let Some(k) = kept.last()
+            && let Some((head, rest)) = c.split_once(": ")
+            && head.len() >= 8
+            && k.ends_with(head)
+        {
+            c = rest;
+        }
+        if c.is_empty() || kept.iter().any(|k| k.contains(c)) {
+            continue;
+        }
+        kept.retain(|k| !c.contains(k.as_str()));
+        kept.push(c.to_string());
+    }
+    kept.join(": ")
+}
+
+/// Every option that takes a value takes a negative number as its value,
+/// so that `--warmup -3` reaches the option's own check ("must be at least
+/// 0") instead of clap's "unexpected argument '-3'". Positional arguments
+/// are left alone: there `-6` is still the flag it names.
+fn negatives_are_values(c: clap::Command) -> clap::Command {
+    c.mut_args(|a| {
+        if a.get_action().takes_values() && !a.is_positional() {
+            a.allow_negative_numbers(true)
+        } else {
+            a
+        }
+    })
+    .mut_subcommands(negatives_are_values)
+}
+
 /// Runs the command line; returns the exit code.
 pub fn main() -> anyhow::Result<ExitCode> {
-    let cli = Cli::parse();
+    use clap::{CommandFactory, FromArgMatches};
+    let matches =
+        negatives_are_values(Cli::command().mut_subcommand("run", workflags::add)).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command {
         Command::List => commands::list(),
-        Command::Run(a) => run::run(*a),
+        Command::Run(a) => {
+            let given = matches
+                .subcommand_matches("run")
+                .map(workflags::given)
+                .unwrap_or_default();
+            run::run(*a, given)
+        }
         Command::Report(a) => commands::report(a),
         Command::Compare(a) => commands::compare(a),
         Command::History(a) => commands::history(a),
@@ -879,26 +819,63 @@ pub fn main() -> anyhow::Result<ExitCode> {
             a.remove_dir,
             a.args,
         )),
-        Command::PgCluster(a) => {
-            let settings = a
-                .settings
-                .iter()
-                .map(|kv| {
-                    kv.split_once('=')
-                        .map(|(k, v)| (k.to_string(), v.to_string()))
-                        .ok_or_else(|| anyhow::anyhow!("--set {kv}: expected NAME=VALUE"))
-                })
-                .collect::<anyhow::Result<Vec<_>>>()?;
-            crate::workloads::pg::cluster::serve(
-                &a.dir,
-                crate::workloads::pg::cluster::Network {
-                    listen: a.addr.ip(),
-                    allow: a.allow,
-                },
-                a.max_connections,
-                &settings,
-                a.cpu,
-            )
+        Command::Agent(a) => {
+            let w = crate::workloads::find(&a.workload)
+                .ok_or_else(|| anyhow::anyhow!("__agent {}: no such workload", a.workload))?;
+            w.agent(&a.args)
+                .unwrap_or_else(|| Err(anyhow::anyhow!("__agent {}: it has no helper", a.workload)))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+    use clap::CommandFactory;
+
+    #[test]
+    fn each_cause_is_named_once_and_errnos_by_name() {
+        let io = || std::io::Error::from_raw_os_error(libc::ENOENT);
+        // A context that already quotes its cause.
+        let e = Err::<(), _>(io())
+            .with_context(|| format!("cannot read r.json: {}", io()))
+            .unwrap_err();
+        assert_eq!(
+            error_words(&e),
+            "cannot read r.json: No such file or directory (ENOENT)"
+        );
+        // A cause that repeats its context in full.
+        let e = Err::<(), _>(anyhow::anyhow!("--host server=netns:x: no namespace x"))
+            .context("--host server=netns:x")
+            .unwrap_err();
+        assert_eq!(error_words(&e), "--host server=netns:x: no namespace x");
+        // A cause that repeats the end of its context.
+        let e = Err::<(), _>(anyhow::anyhow!("http://h:99999/: invalid port"))
+            .context("URL http://h:99999/")
+            .unwrap_err();
+        assert_eq!(error_words(&e), "URL http://h:99999/: invalid port");
+        // Distinct causes all stay, outermost first.
+        let e = Err::<(), _>(io()).context("writing a.csv").unwrap_err();
+        assert_eq!(
+            error_words(&e),
+            "writing a.csv: No such file or directory (ENOENT)"
+        );
+    }
+
+    #[test]
+    fn negative_numbers_reach_the_option_check() {
+        let cmd = negatives_are_values(Cli::command());
+        let e = cmd
+            .try_get_matches_from(["scalebench", "run", "--warmup", "-3"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("must be at least 0"), "{e}");
+        // A flag among positional arguments stays a flag.
+        let m = negatives_are_values(Cli::command())
+            .try_get_matches_from(["scalebench", "run", "connect", "-6"])
+            .unwrap();
+        let (_, run) = m.subcommand().unwrap();
+        assert!(run.get_flag("ipv6"));
     }
 }

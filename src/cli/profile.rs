@@ -1,16 +1,17 @@
 //! `scalebench profile list|show|check` and `scalebench restore`.
 
 use super::{ProfileCommand, RestoreArgs};
-use crate::harness::{session, workdir};
-use crate::profile::{Os, Profile, apply, describe};
+use crate::harness::workdir;
+use crate::run::session;
+use crate::tuning::{Os, TuningProfile, apply, describe};
 use std::process::ExitCode;
 
 /// `scalebench profile …`.
 pub fn run(c: ProfileCommand) -> anyhow::Result<ExitCode> {
     match c {
-        ProfileCommand::List => super::commands::with_output("", None, &[], |w| {
+        ProfileCommand::List => super::commands::to_stdout(|w| {
             let this = Os::this();
-            for p in Profile::built_in() {
+            for p in TuningProfile::built_in() {
                 let here = p.for_os(this).count();
                 let note = if here > 0 || p.items.is_empty() {
                     format!("{here} setting{} here", if here == 1 { "" } else { "s" })
@@ -27,8 +28,8 @@ pub fn run(c: ProfileCommand) -> anyhow::Result<ExitCode> {
             Ok(())
         })?,
         ProfileCommand::Show { name } => {
-            let p = Profile::find(&name)?;
-            super::commands::with_output("", None, &[], |w| {
+            let p = TuningProfile::find(&name)?;
+            super::commands::to_stdout(|w| {
                 writeln!(w, "{}: {}", p.name, p.description)?;
                 if let Some(s) = &p.source {
                     writeln!(w, "source: {s}")?;
@@ -66,9 +67,10 @@ pub fn run(c: ProfileCommand) -> anyhow::Result<ExitCode> {
             })?
         }
         ProfileCommand::Check { name, json } => {
-            let p = Profile::find(&name)?;
+            let p = TuningProfile::find(&name)?;
             let r = apply::check(&p, apply::Mounts::None);
-            super::commands::with_output("", None, &[], |w| {
+            let wrong = apply::unacceptable(&p);
+            super::commands::to_stdout(|w| {
                 if json {
                     serde_json::to_writer_pretty(&mut *w, &r)?;
                     writeln!(w)?;
@@ -94,15 +96,22 @@ pub fn run(c: ProfileCommand) -> anyhow::Result<ExitCode> {
                     .iter()
                     .filter(|c| c.status == crate::results::ChangeStatus::Refused)
                     .count();
-                if refused > 0 {
+                if refused > wrong.len() {
+                    let n = refused - wrong.len();
                     writeln!(
                         w,
-                        "{refused} setting{} would be refused: a run under it is partial",
-                        if refused == 1 { "" } else { "s" }
+                        "{n} setting{} would be refused here: a run under it is partial",
+                        if n == 1 { "" } else { "s" }
                     )?;
                 }
                 Ok(())
-            })?
+            })?;
+            if !wrong.is_empty() {
+                anyhow::bail!(
+                    "{name}: {} (a run under it is refused before anything is measured)",
+                    wrong.join("; ")
+                );
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

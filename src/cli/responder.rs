@@ -29,9 +29,9 @@ pub fn run(a: ResponderArgs) -> anyhow::Result<ExitCode> {
     server::serve(
         listener.as_raw_fd(),
         Some(0),
-        Config::new(a.backend),
+        Config::new(a.backend.into()),
         &mut handler,
     )
-    .with_context(|| format!("the {} server failed", a.backend))?;
+    .with_context(|| format!("the {} server failed", crate::net::Backend::from(a.backend)))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -9,24 +9,17 @@ use crate::net::files::{Bodies, StaticFiles};
 use crate::net::output::FileMode;
 use crate::net::server::{Config, Handler};
 use crate::net::workers::{self, Listen};
+use crate::results::output;
 use anyhow::Context;
 use std::io::Write;
 use std::os::fd::AsRawFd;
+use std::path::Path;
 use std::process::ExitCode;
 
 /// Runs the server.
 pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     let _limits = limits::raise();
-    if !a.objects.is_empty() {
-        std::fs::create_dir_all(&a.root)
-            .with_context(|| format!("--root {}: cannot make it", a.root.display()))?;
-    }
-    for (name, bytes) in &a.objects {
-        let data: Vec<u8> = (0..*bytes).map(|i| (i % 251) as u8).collect();
-        let path = a.root.join(name);
-        std::fs::write(&path, data)
-            .with_context(|| format!("--object {name}: cannot write {}", path.display()))?;
-    }
+    make_objects(&a)?;
     // Fail early, naming the directory, before anything is bound.
     StaticFiles::new(&a.root, Bodies::Auto)
         .with_context(|| format!("--root {}", a.root.display()))?;
@@ -37,7 +30,9 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             "127.0.0.1:0".parse().expect("valid")
         }
     });
-    let backend = a.backend.unwrap_or_else(|| Backend::available_all()[0]);
+    let backend = a
+        .backend
+        .map_or_else(|| Backend::available_all()[0], Backend::from);
     if !backend.available() {
         anyhow::bail!(
             "--backend {backend}: not available on {}",
@@ -95,6 +90,38 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     )
     .context("the server failed")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Makes the `--object` files in `--root` (the directory made first when
+/// it is missing), under the output rules: each a plain name in the root,
+/// never written through a link or over anything but a regular file, an
+/// existing file replaced only with `--force`; all checked before the
+/// first is written.
+fn make_objects(a: &ServeArgs) -> anyhow::Result<()> {
+    if a.objects.is_empty() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(&a.root)
+        .with_context(|| format!("--root {}: cannot make it", a.root.display()))?;
+    let existing = output::Existing::forced(a.force);
+    let mut paths = Vec::new();
+    for (name, _) in &a.objects {
+        let what = format!("--object {name}");
+        let path = output::in_dir(&what, &a.root, name)?;
+        let others: Vec<(&Path, &str)> = paths
+            .iter()
+            .map(|p: &std::path::PathBuf| (p.as_path(), "another --object"))
+            .collect();
+        output::check(&what, &path, existing, &others)?;
+        paths.push(path);
+    }
+    for ((_, bytes), path) in a.objects.iter().zip(&paths) {
+        output::write_file_atomic(path, |w| {
+            let data: Vec<u8> = (0..*bytes).map(|i| (i % 251) as u8).collect();
+            Ok(w.write_all(&data)?)
+        })?;
+    }
+    Ok(())
 }
 
 /// Whether to serve with io_uring: when asked (`--io-uring`, an error

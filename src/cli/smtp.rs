@@ -39,7 +39,7 @@ pub fn sink(a: SmtpSinkArgs) -> anyhow::Result<ExitCode> {
             "127.0.0.1:0".parse().expect("valid")
         }
     });
-    let backend = backend(a.backend)?;
+    let backend = backend(a.backend.map(Into::into))?;
     if a.hostname.is_empty() || a.hostname.bytes().any(|c| !c.is_ascii_graphic()) {
         bail!(
             "--hostname `{}`: one word of printable characters",
@@ -63,7 +63,7 @@ pub fn sink(a: SmtpSinkArgs) -> anyhow::Result<ExitCode> {
     }
     let cfg = Config {
         reply_delay: (!a.reply_delay.is_zero()).then_some(a.reply_delay),
-        stop: Some(reaper::interrupted),
+        stop: Some(crate::stop::interrupted),
         ..Config::new(backend)
     };
     let host = a.hostname.clone();
@@ -101,7 +101,7 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
     if a.messages.is_none() && a.duration.is_none() {
         bail!("say how much: -n MESSAGES or -d DURATION");
     }
-    let backend = backend(a.backend)?;
+    let backend = backend(a.backend.map(Into::into))?;
     // Never more sessions than messages.
     let sessions = u64::from(a.sessions).min(a.messages.unwrap_or(u64::MAX));
     // Sessions one process can hold: its descriptor budget, and what the
@@ -154,7 +154,7 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
         backend,
         warmup: a.warmup,
         interval: a.interval,
-        stop: Some(reaper::interrupted),
+        stop: Some(crate::stop::interrupted),
         ..Options::new(a.server, sessions as usize)
     };
     if let Some(ip) = opts.bind.filter(|b| b.is_ipv4() != a.server.is_ipv4()) {
@@ -163,7 +163,7 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
     reaper::install();
     let o = send::run_processes(&opts, processes as usize).context("the sender failed")?;
     let r = o.report();
-    super::commands::with_output("", None, &[], |w| {
+    super::commands::to_stdout(|w| {
         if a.json {
             serde_json::to_writer(&mut *w, &r)?;
             writeln!(w)?;

@@ -38,7 +38,7 @@ pub struct NameArg {
 #[derive(Debug, clap::Args)]
 pub struct UpArgs {
     /// Hosts (network namespaces), 1 to 64.
-    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=testbed::MAX_HOSTS as i64))]
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = super::values::whole::<u32>(1, testbed::MAX_HOSTS as u32))]
     pub hosts: u32,
     #[command(flatten)]
     #[allow(missing_docs)]
@@ -99,7 +99,7 @@ fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
         pause: a.step_pause.unwrap_or_default(),
         ..Spec::numbered(&a.name.name, a.hosts as usize)
     };
-    match Testbed::up(&spec, &reaper::interrupted) {
+    match Testbed::up(&spec, &crate::stop::interrupted) {
         Ok((tb, notes)) => {
             for n in notes {
                 eprintln!("testbed: {n}");
@@ -117,7 +117,7 @@ fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Err(e) if reaper::interrupted() => {
+        Err(e) if crate::stop::interrupted() => {
             eprintln!("testbed up interrupted ({e:#}): what was made is removed");
             Ok(ExitCode::from(130))
         }

@@ -3,11 +3,13 @@
 
 use super::WhyArgs;
 use crate::bench;
-use crate::harness::clock::{Clock, TimerKind};
-use crate::harness::why::{WhyOptions, profile};
+use crate::ctx::Ctx;
+use crate::harness::clock::Clock;
 use crate::harness::workdir::WorkDir;
-use crate::harness::{Ctx, limits, reaper};
+use crate::harness::{limits, reaper};
+use crate::results::TimerKind;
 use crate::results::{self, Status, output};
+use crate::run::why::{WhyOptions, profile};
 use anyhow::{Context, bail};
 use std::process::ExitCode;
 
@@ -30,9 +32,9 @@ pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let host = crate::sys::uname().nodename;
-    if file.system.hostname != host && !a.force {
+    if file.system.hostname != host && !a.any_host {
         bail!(
-            "{} was measured on {}, this is {host}: a profile here would not explain those numbers (--force to profile anyway)",
+            "{} was measured on {}, this is {host}: a profile here would not explain those numbers (--any-host to profile anyway)",
             a.file.display(),
             file.system.hostname
         );
@@ -41,7 +43,12 @@ pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
     file.schema_version = results::SCHEMA_VERSION;
     let out = a.out.clone().unwrap_or_else(|| a.file.clone());
     if !output::same_file(&out, &a.file) {
-        output::check("--out", &out, output::Existing::Replace, &[])?;
+        output::check(
+            "--out",
+            &out,
+            output::Existing::forced(a.force),
+            &[(&a.file, "the input file")],
+        )?;
     }
     let clock = Clock::new(TimerKind::Monotonic)?;
     reaper::install();
@@ -75,7 +82,7 @@ pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
     let mut errors = 0;
     let mut kept = 0;
     for i in 0..file.benchmarks.len() {
-        if reaper::interrupted() {
+        if crate::stop::interrupted() {
             break;
         }
         let b = &file.benchmarks[i];
@@ -150,7 +157,7 @@ pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
         if done == 1 { "" } else { "s" },
         out.display()
     );
-    Ok(if errors > 0 || reaper::interrupted() {
+    Ok(if errors > 0 || crate::stop::interrupted() {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

@@ -7,8 +7,7 @@
 //! ([`Clock::measure_overhead`]) and stored beside them, never subtracted.
 
 use super::rawclock::{self, Source};
-
-pub use crate::results::{Overhead, TimerKind};
+use crate::results::{Overhead, TimerKind};
 
 /// Errors choosing or calibrating a timer.
 #[derive(Debug, thiserror::Error)]
@@ -128,7 +127,7 @@ fn calibrate_tsc() -> f64 {
     est[1]
 }
 
-/// Brackets one timed operation. Handed to [`crate::bench::Run::op`].
+/// Brackets one timed operation. Handed to a benchmark's `Run::op`.
 pub struct Stopwatch<'c> {
     clock: &'c Clock,
     start: u64,

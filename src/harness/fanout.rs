@@ -166,7 +166,7 @@ pub fn run(exe: &Path, copies: &[Vec<OsString>], bounds: Bounds) -> Vec<Copy> {
             timed_out = true;
             break;
         }
-        if reaper::interrupted() || failed {
+        if crate::stop::interrupted() || failed {
             match asked_to_stop {
                 None => {
                     for r in running.iter().flatten() {

@@ -7,6 +7,9 @@
 //! them every interval. Counting is two relaxed atomic adds per item, next
 //! to system calls that cost microseconds.
 
+// What a phase has done so far: the load generator's own counters, which
+// it advances too.
+use crate::net::load::Counters;
 use crate::results::PhaseStats;
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -14,10 +17,6 @@ use std::time::{Duration, Instant};
 
 /// The seeds' and our default sampling interval.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(250);
-
-/// What a phase has done so far: kept in [`crate::net::load`], whose load
-/// generator advances it too.
-pub use crate::net::load::Counters;
 
 /// User and system CPU seconds of this process (all threads) so far.
 pub fn cpu_seconds() -> (f64, f64) {

@@ -1,6 +1,8 @@
 //! Progress on stderr: a bar with ETA per benchmark when stderr is a
 //! terminal, plain lines otherwise, nothing when quiet. Updates are cheap
-//! and happen between operations, never inside a timed call.
+//! and happen between operations, never inside a timed call. A line that
+//! cannot be written (the terminal hung up, the pipe's reader ended) is
+//! dropped, never a panic ([`crate::stop::say`]).
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -67,7 +69,7 @@ impl Progress {
                 bar.set_prefix(name.to_string());
                 self.bar = Some(bar);
             }
-            Mode::Lines => eprintln!("{name}: starting ({total} operations)"),
+            Mode::Lines => crate::stop::say(&format!("{name}: starting ({total} operations)")),
             Mode::Quiet => {}
         }
     }
@@ -88,7 +90,7 @@ impl Progress {
                     b.set_message(msg.to_string());
                 }
             }
-            Mode::Lines => eprintln!("{}: {msg}", self.name),
+            Mode::Lines => crate::stop::say(&format!("{}: {msg}", self.name)),
             Mode::Quiet => {}
         }
     }
@@ -99,7 +101,7 @@ impl Progress {
         match (&self.bar, self.mode) {
             (_, Mode::Quiet) => {}
             (Some(b), _) => b.println(format!("{}: {msg}", self.name)),
-            (None, _) => eprintln!("{}: {msg}", self.name),
+            (None, _) => crate::stop::say(&format!("{}: {msg}", self.name)),
         }
     }
 
@@ -108,7 +110,7 @@ impl Progress {
         match (&self.bar, self.mode) {
             (_, Mode::Quiet) => {}
             (Some(b), _) => b.println(msg),
-            (None, _) => eprintln!("{msg}"),
+            (None, _) => crate::stop::say(msg),
         }
     }
 
@@ -118,7 +120,7 @@ impl Progress {
             b.finish_and_clear();
         }
         if self.mode != Mode::Quiet {
-            eprintln!("{}: {summary}", self.name);
+            crate::stop::say(&format!("{}: {summary}", self.name));
         }
     }
 }

@@ -5,8 +5,18 @@
 //!
 //! SIGINT, SIGTERM and SIGHUP only set a flag ([`interrupted`]) that the
 //! runner checks between operations; they are installed without
-//! `SA_RESTART`, so a benchmark blocked in a read sees `EINTR`. A second
-//! signal kills every registered group at once and exits with status 130.
+//! `SA_RESTART`, so a benchmark blocked in a read sees `EINTR`. Every
+//! signal is the first one until the cleanup is done: a second one — a
+//! user pressing ^C again, or the copy GNU `timeout` sends to the process
+//! group after the one to the process — skips nothing (settings restored,
+//! what finished written, children stopped and what they held freed, the
+//! work directory removed). It says on standard error that the cleanup
+//! goes on, what is still to do, and how to abandon it (kill -9, then
+//! `scalebench restore`). Each step of the cleanup is bounded in time
+//! (dropping a group gives up on processes that do not end within
+//! [`REAP_LIMIT`]). On SIGHUP, standard output and error that went to a
+//! terminal which hung up are pointed at /dev/null, so that no message
+//! can fail.
 //! On Linux and FreeBSD scalebench makes itself a subreaper, so
 //! grandchildren orphaned by a killed helper are reaped here too.
 //!
@@ -15,15 +25,24 @@
 //! killed run leaves is removed by the next run
 //! ([`super::workdir::WorkDir`]).
 
+use crate::stop::{self, Task};
 use std::process::{Child, Command};
 use std::sync::Once;
-use std::sync::atomic::{AtomicI32, Ordering};
-
-pub use crate::stop::interrupted;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::{Duration, Instant};
 
 const SLOTS: usize = 64;
 static GROUPS: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
 static INSTALL: Once = Once::new();
+/// Whether standard error was a terminal when the handlers were
+/// installed (a message then starts on a line of its own, below a
+/// progress bar).
+static ERR_TTY: AtomicBool = AtomicBool::new(false);
+
+/// How long dropping a [`ChildGroup`] waits for its processes to end
+/// after SIGKILL without any of them ending before it gives up (a process
+/// stuck in the kernel, in uninterruptible sleep, cannot be killed).
+pub const REAP_LIMIT: Duration = Duration::from_secs(10);
 
 /// Sends SIGKILL to every registered group (async-signal-safe).
 fn kill_all_groups() {
@@ -36,18 +55,110 @@ fn kill_all_groups() {
     }
 }
 
-extern "C" fn on_signal(_sig: libc::c_int) {
-    if crate::stop::interrupt() {
-        kill_all_groups();
-        // SAFETY: _exit is async-signal-safe.
-        unsafe { libc::_exit(130) };
+/// A message built without allocating (in a signal handler).
+struct Buf {
+    b: [u8; 1024],
+    len: usize,
+}
+
+impl Buf {
+    fn push(&mut self, s: &str) {
+        let n = s.len().min(self.b.len() - self.len);
+        self.b[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n;
     }
+
+    fn num(&mut self, mut v: u64) {
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        // ASCII digits.
+        self.push(std::str::from_utf8(&digits[i..]).unwrap_or("?"));
+    }
+}
+
+/// The message for a repeated stop signal `sig`: the cleanup goes on,
+/// what is still to do, how to abandon it. Async-signal-safe.
+fn again_message(sig: i32, pid: u32, tty: bool, b: &mut Buf) {
+    if tty {
+        b.push("\n");
+    }
+    b.push("scalebench: ");
+    b.push(stop::signal_name(sig));
+    b.push(" again: the cleanup goes on, nothing is skipped. Still to do: ");
+    let mut any = false;
+    for t in Task::ALL {
+        let n = stop::pending_count(t);
+        if n == 0 {
+            continue;
+        }
+        if any {
+            b.push("; ");
+        }
+        any = true;
+        let (head, tail) = t.words(n);
+        b.push(head);
+        if !tail.is_empty() {
+            b.num(u64::from(n));
+            b.push(tail);
+        }
+    }
+    if !any {
+        b.push("the last messages");
+    }
+    b.push(". Each step is bounded in time. To abandon it: kill -9 ");
+    b.num(u64::from(pid));
+    b.push(
+        ", then `scalebench restore` (it restores the settings and removes the work directory).\n",
+    );
+}
+
+/// After SIGHUP: standard output and error that go to a terminal which
+/// hung up (a write returns EIO) are pointed at /dev/null.
+fn after_hangup() {
+    for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
+        // SAFETY: a zero-length write is async-signal-safe and changes
+        // nothing; on a hung-up terminal it fails with EIO.
+        let r = unsafe { libc::write(fd, c"".as_ptr().cast(), 0) };
+        if r < 0 && crate::sys::errno() == libc::EIO {
+            stop::silence(fd);
+        }
+    }
+}
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    let saved = crate::sys::errno();
+    if sig == libc::SIGHUP {
+        after_hangup();
+    }
+    if stop::interrupt(sig) > 1 {
+        let mut b = Buf {
+            b: [0; 1024],
+            len: 0,
+        };
+        // SAFETY: getpid is async-signal-safe.
+        let pid = unsafe { libc::getpid() } as u32;
+        again_message(sig, pid, ERR_TTY.load(Ordering::Relaxed), &mut b);
+        // SAFETY: write() of our own buffer is async-signal-safe; a
+        // failure is ignored (nothing else could be done here).
+        unsafe { libc::write(libc::STDERR_FILENO, b.b.as_ptr().cast(), b.len) };
+    }
+    crate::sys::set_errno(saved);
 }
 
 /// Installs the signal handlers, the panic hook and (where the OS has it)
 /// the subreaper flag. Idempotent.
 pub fn install() {
     INSTALL.call_once(|| {
+        use std::io::IsTerminal;
+        ERR_TTY.store(std::io::stderr().is_terminal(), Ordering::Relaxed);
         for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
             // SAFETY: installing a handler that only touches atomics and
             // calls async-signal-safe functions.
@@ -74,6 +185,7 @@ pub struct ChildGroup {
     child: Child,
     pgid: i32,
     slot: Option<usize>,
+    _pending: stop::Pending,
 }
 
 impl ChildGroup {
@@ -111,7 +223,12 @@ impl ChildGroup {
             g.compare_exchange(0, pgid, Ordering::SeqCst, Ordering::SeqCst)
                 .is_ok()
         });
-        Ok(ChildGroup { child, pgid, slot })
+        Ok(ChildGroup {
+            child,
+            pgid,
+            slot,
+            _pending: stop::pending(Task::Children),
+        })
     }
 
     /// The underlying child (for its pipes).
@@ -125,19 +242,79 @@ impl ChildGroup {
     }
 }
 
-impl Drop for ChildGroup {
-    fn drop(&mut self) {
-        // SAFETY: signalling a process group we created.
-        unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
-        let _ = self.child.wait();
+impl ChildGroup {
+    /// Waits for the leader and then every member of the group to end
+    /// (they were sent SIGKILL), reaping them; gives up once none has
+    /// ended for `limit`. Returns how many were reaped here and whether
+    /// some were left.
+    fn reap(&mut self, limit: Duration) -> (u64, bool) {
+        let mut reaped = 0;
+        let mut last = Instant::now();
+        let mut pause = Duration::from_micros(50);
+        let mut wait = |progress: bool, last: &mut Instant| {
+            if progress {
+                *last = Instant::now();
+                pause = Duration::from_micros(50);
+                return true;
+            }
+            if last.elapsed() > limit {
+                return false;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(10));
+            true
+        };
+        // The leader first, through `Child` (so that std knows it ended).
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(_)) => {
+                    reaped += 1;
+                    break;
+                }
+                Ok(None) => {
+                    if !wait(false, &mut last) {
+                        return (reaped, true);
+                    }
+                }
+                Err(_) => break, // reaped already
+            }
+        }
         // Members orphaned by the leader's death were re-parented to us
         // (subreaper) and share the group id: reap them all.
         loop {
             let mut status = 0;
-            // SAFETY: waitpid on our own process group.
-            let r = unsafe { libc::waitpid(-self.pgid, &mut status, 0) };
-            if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                break;
+            // SAFETY: waitpid on our own process group, not blocking.
+            let r = unsafe { libc::waitpid(-self.pgid, &mut status, libc::WNOHANG) };
+            if r > 0 {
+                reaped += 1;
+                wait(true, &mut last);
+            } else if r == 0 {
+                // Members left that have not ended yet.
+                if !wait(false, &mut last) {
+                    return (reaped, true);
+                }
+            } else if crate::sys::errno() != libc::EINTR {
+                return (reaped, false); // none left (ECHILD)
+            }
+        }
+    }
+}
+
+impl Drop for ChildGroup {
+    fn drop(&mut self) {
+        // SAFETY: signalling a process group we created.
+        unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
+        let (reaped, left) = self.reap(REAP_LIMIT);
+        stop::stopped_group(reaped);
+        if left {
+            let m = format!(
+                "process group {} did not end within {} s of SIGKILL (a process stuck in the kernel?): left unreaped",
+                self.pgid,
+                REAP_LIMIT.as_secs()
+            );
+            stop::did(m.clone());
+            if !crate::stop::interrupted() {
+                stop::say(&format!("scalebench: {m}"));
             }
         }
         if let Some(s) = self.slot {
@@ -225,7 +402,7 @@ fn run_limited(
         if let Some(st) = g.child().try_wait()? {
             break (Some(st), false);
         }
-        if stop_on_interrupt && interrupted() {
+        if stop_on_interrupt && crate::stop::interrupted() {
             break (None, false);
         }
         if start.elapsed() > limit {
@@ -296,6 +473,39 @@ pub(crate) mod tests {
             !running(grandchild),
             "grandchild {grandchild} survived a panic"
         );
+    }
+
+    #[test]
+    fn a_repeated_signal_says_what_is_still_to_do_and_how_to_abandon_it() {
+        let _db = stop::pending(Task::Database);
+        let _s = stop::pending(Task::Settings);
+        let mut b = Buf {
+            b: [0; 1024],
+            len: 0,
+        };
+        again_message(libc::SIGTERM, 4242, true, &mut b);
+        let m = std::str::from_utf8(&b.b[..b.len]).unwrap();
+        assert!(
+            m.starts_with("\nscalebench: SIGTERM again: the cleanup goes on"),
+            "{m}"
+        );
+        assert!(
+            m.contains("stop PostgreSQL and free its shared memory")
+                && m.contains("restore the settings the profile changed"),
+            "{m}"
+        );
+        assert!(
+            m.contains("kill -9 4242, then `scalebench restore`") && m.ends_with("directory).\n"),
+            "{m}"
+        );
+        let mut n = Buf {
+            b: [0; 1024],
+            len: 0,
+        };
+        n.num(0);
+        n.push(" ");
+        n.num(18_446_744_073_709_551_615);
+        assert_eq!(&n.b[..n.len], b"0 18446744073709551615");
     }
 
     #[test]

@@ -13,7 +13,6 @@
 //! whole sweep, ^C, CPU sampling, the figure — is here.
 
 use super::progress::Progress;
-use super::reaper;
 use crate::results::{SweepLevel, SweepSample, SweepStats};
 use crate::sys::CpuTicks;
 use std::collections::BTreeMap;
@@ -77,7 +76,7 @@ pub struct LevelOutcome {
 
 /// Runs one level of a sweep: the heat-up, then `plan.samples` samples of
 /// `plan.sample`, stopping early (with what finished) when
-/// [`reaper::interrupted`].
+/// [`crate::stop::interrupted`].
 pub trait LevelRunner {
     /// Runs level `level`.
     fn run_level(&mut self, level: f64, plan: &Plan) -> LevelOutcome;
@@ -97,7 +96,7 @@ pub fn run(plan: &Plan, progress: &mut Progress, runner: &mut dyn LevelRunner) -
     let per_level = planned.as_secs() / plan.levels.len().max(1) as u64;
     let mut levels = Vec::with_capacity(plan.levels.len());
     for (i, &level) in plan.levels.iter().enumerate() {
-        if reaper::interrupted() {
+        if crate::stop::interrupted() {
             break;
         }
         progress.phase(&format!(
@@ -192,7 +191,7 @@ pub fn search(
 ) -> u32 {
     let per_level = plan.level_time().as_secs();
     for k in 1..=steps {
-        if reaper::interrupted() {
+        if crate::stop::interrupted() {
             return k - 1;
         }
         let seen: Vec<(f64, bool)> = stats.levels.iter().map(|l| (l.level, passes(l))).collect();

@@ -28,6 +28,7 @@ pub struct WorkDir {
     dir: tempfile::TempDir,
     _owner: File,
     swept: Vec<String>,
+    _pending: crate::stop::Pending,
 }
 
 impl WorkDir {
@@ -56,6 +57,7 @@ impl WorkDir {
             dir,
             _owner: owner,
             swept,
+            _pending: crate::stop::pending(crate::stop::Task::WorkDir),
         })
     }
 
@@ -69,6 +71,25 @@ impl WorkDir {
     /// why it could not be removed.
     pub fn swept(&self) -> &[String] {
         &self.swept
+    }
+}
+
+impl Drop for WorkDir {
+    /// Removes the directory with everything in it (as the `TempDir`
+    /// would, silently); after a stop signal, says so
+    /// ([`crate::stop::did`]), or why it could not.
+    fn drop(&mut self) {
+        if !crate::stop::interrupted() {
+            return;
+        }
+        let p = self.dir.path();
+        match std::fs::remove_dir_all(p) {
+            Ok(()) => crate::stop::did(format!("removed the work directory {}", p.display())),
+            Err(e) => crate::stop::did(format!(
+                "could not remove the work directory {}: {e} (the next run or `scalebench restore` removes it)",
+                p.display()
+            )),
+        }
     }
 }
 

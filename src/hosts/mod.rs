@@ -170,7 +170,7 @@ pub fn enter_client(specs: &[HostSpec]) -> anyhow::Result<()> {
             path.display()
         )
     })?;
-    if crate::sys::netns::inode(Path::new("/proc/self/ns/net")) == Some(want) {
+    if crate::sys::netns::current() == Some(want) {
         return Ok(());
     }
     if std::env::var_os(ENTERED).is_some() {
@@ -779,7 +779,7 @@ fn first_line(r: &mut impl Read, fd: i32, limit: Duration) -> Option<String> {
     let deadline = Instant::now() + limit;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() || crate::harness::reaper::interrupted() {
+        if left.is_zero() || crate::stop::interrupted() {
             return None;
         }
         let mut p = libc::pollfd {

@@ -240,7 +240,7 @@ impl Session {
             if start.elapsed() > Duration::from_secs(30) {
                 bail!("ssh to {}: no connection after 30 s", self.target);
             }
-            if crate::harness::reaper::interrupted() {
+            if crate::stop::interrupted() {
                 bail!("interrupted");
             }
             std::thread::sleep(Duration::from_millis(20));

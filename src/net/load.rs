@@ -191,10 +191,14 @@ impl Options {
 }
 
 /// Failed attempts by kind.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Errors {
     /// connect() refused or failed (other than for want of a port).
     pub connect: u64,
+    /// The failed connects of [`Errors::connect`] by errno name
+    /// (`ECONNREFUSED`, `ENETUNREACH`, …; `unknown` where none was told).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub connect_errno: std::collections::BTreeMap<String, u64>,
     /// No local port left: EADDRNOTAVAIL from connect() or bind() (or
     /// EADDRINUSE from bind() to port 0): the ephemeral port range is used
     /// up, by open connections and by TIME_WAIT.
@@ -213,6 +217,9 @@ pub struct Errors {
 impl Errors {
     fn add(&mut self, o: &Errors) {
         self.connect += o.connect;
+        for (k, n) in &o.connect_errno {
+            *self.connect_errno.entry(k.clone()).or_default() += n;
+        }
         self.port_exhausted += o.port_exhausted;
         self.reset += o.reset;
         self.timeout += o.timeout;
@@ -240,7 +247,8 @@ pub struct Outcome {
     pub body_bytes: u64,
     /// Head bytes received.
     pub head_bytes: u64,
-    /// Connections opened.
+    /// Connections opened: established (a refused or failed connect()
+    /// is not one; it is among `errors.connect`).
     pub connections: u64,
     /// Wall time.
     pub elapsed: Duration,
@@ -289,6 +297,7 @@ impl Outcome {
             },
             errors: crate::results::ErrorStats {
                 connect: e.connect,
+                connect_errno: e.connect_errno.clone(),
                 reset: e.reset,
                 timeout: e.timeout,
                 status: e.status,
@@ -373,7 +382,7 @@ impl Outcome {
             head_bytes: self.head_bytes,
             connections: self.connections,
             elapsed_ns: self.elapsed.as_nanos() as u64,
-            errors: self.errors,
+            errors: self.errors.clone(),
             retries: self.retries,
             failed: self.failed,
             statuses: self.statuses.clone(),
@@ -396,7 +405,7 @@ impl Outcome {
             connections: p.connections,
             elapsed: Duration::from_nanos(p.elapsed_ns),
             latency,
-            errors: p.errors,
+            errors: p.errors.clone(),
             retries: p.retries,
             failed: p.failed,
             statuses: p.statuses.clone(),
@@ -449,7 +458,8 @@ pub struct Part {
     pub body_bytes: u64,
     /// Head bytes received.
     pub head_bytes: u64,
-    /// Connections opened.
+    /// Connections opened: established (a refused or failed connect()
+    /// is not one; it is among `errors.connect`).
     pub connections: u64,
     /// Measured wall time, ns.
     pub elapsed_ns: u64,
@@ -776,7 +786,8 @@ pub fn parse_head(b: &[u8]) -> Result<Option<Head>, ()> {
 /// Failure kinds of an attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fail {
-    Connect,
+    /// connect() failed, with its errno (0: not told).
+    Connect(i32),
     Ports,
     Reset,
     Timeout,
@@ -791,7 +802,7 @@ fn fail_of(e: &io::Error, bind: bool) -> Fail {
     match e.raw_os_error() {
         Some(libc::EADDRNOTAVAIL) => Fail::Ports,
         Some(libc::EADDRINUSE) if bind => Fail::Ports,
-        _ => Fail::Connect,
+        e => Fail::Connect(e.unwrap_or(0)),
     }
 }
 
@@ -1016,7 +1027,7 @@ impl<'a> Worker<'a> {
         let addr = target.addr;
         let fd = match sock::tcp_socket_nonblocking(&addr) {
             Ok(fd) => fd,
-            Err(_) => return self.fail(i, Fail::Connect),
+            Err(e) => return self.fail(i, Fail::Connect(e.raw_os_error().unwrap_or(0))),
         };
         let raw = fd.as_raw_fd();
         if !self.opts.sources.is_empty() {
@@ -1033,7 +1044,6 @@ impl<'a> Worker<'a> {
         if self.opts.per_connection != Some(1) {
             let _ = sock::set_nodelay(raw);
         }
-        self.t.opened += 1;
         let c = &mut self.conns[i];
         c.done = 0;
         c.server_closes = false;
@@ -1052,6 +1062,7 @@ impl<'a> Worker<'a> {
             Ok(()) => {
                 self.conns[i].state = State::Sending;
                 self.conns[i].confirmed = true;
+                self.t.opened += 1;
                 let _ = self.poller.add(raw, Interest::READ);
                 self.send(i);
             }
@@ -1061,8 +1072,8 @@ impl<'a> Worker<'a> {
                 // the write (EAGAIN on Linux, ENOTCONN on the BSDs) and
                 // waits for writability; one whose connect failed says why.
                 self.conns[i].state = State::Sending;
-                if self.poller.add(raw, Interest::READ).is_err() {
-                    return self.fail(i, Fail::Connect);
+                if let Err(e) = self.poller.add(raw, Interest::READ) {
+                    return self.fail(i, Fail::Connect(e.raw_os_error().unwrap_or(0)));
                 }
                 self.send(i);
             }
@@ -1081,7 +1092,10 @@ impl<'a> Worker<'a> {
                 }
                 let c = &mut self.conns[i];
                 c.state = State::Sending;
-                c.confirmed = true;
+                if !c.confirmed {
+                    c.confirmed = true;
+                    self.t.opened += 1;
+                }
                 self.send(i);
             }
             State::Sending => {
@@ -1110,6 +1124,7 @@ impl<'a> Worker<'a> {
         let t = &self.opts.targets[c.url];
         let req = if c.last { &t.request_close } else { &t.request };
         let mut sent = c.sent;
+        let was_confirmed = c.confirmed;
         let mut confirmed = c.confirmed;
         while sent < req.len() {
             match sock::write(raw, &req[sent..]) {
@@ -1122,6 +1137,7 @@ impl<'a> Worker<'a> {
                     if e.kind() == io::ErrorKind::WouldBlock
                         || (!confirmed && e.raw_os_error() == Some(libc::ENOTCONN)) =>
                 {
+                    self.t.opened += u64::from(confirmed && !was_confirmed);
                     let c = &mut self.conns[i];
                     c.sent = sent;
                     c.confirmed = confirmed;
@@ -1135,16 +1151,17 @@ impl<'a> Worker<'a> {
                     }
                     return;
                 }
-                Err(_) => {
+                Err(e) => {
                     let why = if confirmed {
                         Fail::Reset
                     } else {
-                        Fail::Connect
+                        Fail::Connect(e.raw_os_error().unwrap_or(0))
                     };
                     return self.fail(i, why);
                 }
             }
         }
+        self.t.opened += u64::from(!was_confirmed);
         let c = &mut self.conns[i];
         c.sent = sent;
         c.confirmed = true;
@@ -1251,7 +1268,14 @@ impl<'a> Worker<'a> {
     /// An attempt failed: count it, drop the connection, retry or give up.
     fn fail(&mut self, i: usize, why: Fail) {
         match why {
-            Fail::Connect => self.t.errors.connect += 1,
+            Fail::Connect(errno) => {
+                self.t.errors.connect += 1;
+                let name = match errno {
+                    0 => "unknown".to_string(),
+                    e => crate::sys::errno_name(e),
+                };
+                *self.t.errors.connect_errno.entry(name).or_default() += 1;
+            }
             Fail::Ports => self.t.errors.port_exhausted += 1,
             Fail::Reset => self.t.errors.reset += 1,
             Fail::Timeout => self.t.errors.timeout += 1,
@@ -1342,8 +1366,14 @@ mod tests {
         assert_eq!(fail_of(&e(libc::EADDRNOTAVAIL), false), Fail::Ports);
         assert_eq!(fail_of(&e(libc::EADDRNOTAVAIL), true), Fail::Ports);
         assert_eq!(fail_of(&e(libc::EADDRINUSE), true), Fail::Ports);
-        assert_eq!(fail_of(&e(libc::EADDRINUSE), false), Fail::Connect);
-        assert_eq!(fail_of(&e(libc::ECONNREFUSED), false), Fail::Connect);
+        assert_eq!(
+            fail_of(&e(libc::EADDRINUSE), false),
+            Fail::Connect(libc::EADDRINUSE)
+        );
+        assert_eq!(
+            fail_of(&e(libc::ECONNREFUSED), false),
+            Fail::Connect(libc::ECONNREFUSED)
+        );
         let mut x = Errors {
             port_exhausted: 2,
             connect: 1,

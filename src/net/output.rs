@@ -13,7 +13,7 @@ use std::os::unix::fs::FileExt;
 use std::rc::Rc;
 
 /// How file bodies are sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileMode {
     /// sendfile(2), falling back to read/write where the OS lacks it.
     Sendfile,

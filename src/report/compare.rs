@@ -365,73 +365,110 @@ struct Doc<'a> {
     rows: &'a [Row],
 }
 
-/// Writes the rows as `format` (`terminal`, `markdown` or `json`).
-pub fn write(
-    input: &Input,
-    rows: &[Row],
-    format: super::Format,
-    out: &mut dyn Write,
-) -> anyhow::Result<()> {
-    let (base, new) = (&input.systems[0].label, &input.systems[1].label);
-    let mut counts = std::collections::BTreeMap::new();
-    for r in rows {
-        *counts.entry(r.outcome.name()).or_insert(0) += 1;
+/// A comparison of two result files, judged (every row decided before any
+/// writer runs): what the writers of [`super::Report`] show.
+pub struct Comparison<'i, 'a> {
+    /// The two systems, base first, with their verdicts.
+    pub input: &'i Input<'a>,
+    /// One row per series and workload figure.
+    pub rows: Vec<Row>,
+}
+
+impl<'i, 'a> Comparison<'i, 'a> {
+    /// Compares the two systems of `input` (base first), with the
+    /// threshold given or the default one.
+    pub fn of(input: &'i Input<'a>, threshold: Option<f64>) -> Comparison<'i, 'a> {
+        Comparison {
+            input,
+            rows: compare(input, threshold),
+        }
     }
-    let summary = counts
-        .iter()
-        .map(|(k, v)| format!("{v} {k}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    match format {
-        super::Format::Json => {
-            serde_json::to_writer_pretty(
-                &mut *out,
-                &Doc {
-                    schema: "scalebench-compare",
-                    schema_version: 1,
-                    base,
-                    new,
-                    counts,
-                    warnings: warnings(input),
-                    rows,
-                },
-            )?;
-            writeln!(out)?;
+
+    /// The labels of base and new.
+    fn labels(&self) -> (&str, &str) {
+        (&self.input.systems[0].label, &self.input.systems[1].label)
+    }
+
+    /// How many rows had each outcome, by outcome name.
+    fn counts(&self) -> std::collections::BTreeMap<&'static str, usize> {
+        let mut counts = std::collections::BTreeMap::new();
+        for r in &self.rows {
+            *counts.entry(r.outcome.name()).or_insert(0) += 1;
         }
-        super::Format::Markdown => {
-            writeln!(out, "**scalebench compare** {base} → {new}: {summary}\n")?;
-            for w in warnings(input) {
-                writeln!(out, "> ⚠️ {w}\n")?;
-            }
-            writeln!(out, "| | series | outcome | evidence |")?;
-            writeln!(out, "|---|---|---|---|")?;
-            for r in rows {
-                let mark = match r.outcome {
-                    Outcome::Regressed | Outcome::ClassChanged if is_regression(r) => "❌",
-                    Outcome::Improved => "✅",
-                    Outcome::ClassChanged => "⚠️",
-                    _ => "",
-                };
-                writeln!(
-                    out,
-                    "| {mark} | {} | {} | {} |",
-                    r.name.replace('|', "\\|"),
-                    r.outcome.name(),
-                    r.evidence.replace('|', "\\|")
-                )?;
-            }
-        }
-        _ => {
-            writeln!(out, "{base} → {new}: {summary}")?;
-            for w in warnings(input) {
-                super::terminal::wrapped(out, "warning: ", &w)?;
-            }
-            writeln!(out)?;
-            for r in rows {
-                writeln!(out, "{:<15} {}", r.outcome.name(), r.name)?;
-                super::terminal::wrapped(out, "                ", &r.evidence)?;
-            }
-        }
+        counts
+    }
+
+    /// The counts in words: `3 unchanged, 1 regressed`.
+    fn summary(&self) -> String {
+        self.counts()
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The comparison as JSON.
+pub fn write_json(c: &Comparison, out: &mut dyn Write) -> anyhow::Result<()> {
+    let (base, new) = c.labels();
+    serde_json::to_writer_pretty(
+        &mut *out,
+        &Doc {
+            schema: "scalebench-compare",
+            schema_version: 1,
+            base,
+            new,
+            counts: c.counts(),
+            warnings: warnings(c.input),
+            rows: &c.rows,
+        },
+    )?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// The comparison in Markdown (for a pull-request comment).
+pub fn write_markdown(c: &Comparison, out: &mut dyn Write) -> anyhow::Result<()> {
+    let (base, new) = c.labels();
+    writeln!(
+        out,
+        "**scalebench compare** {base} → {new}: {}\n",
+        c.summary()
+    )?;
+    for w in warnings(c.input) {
+        writeln!(out, "> ⚠️ {w}\n")?;
+    }
+    writeln!(out, "| | series | outcome | evidence |")?;
+    writeln!(out, "|---|---|---|---|")?;
+    for r in &c.rows {
+        let mark = match r.outcome {
+            Outcome::Regressed | Outcome::ClassChanged if is_regression(r) => "❌",
+            Outcome::Improved => "✅",
+            Outcome::ClassChanged => "⚠️",
+            _ => "",
+        };
+        writeln!(
+            out,
+            "| {mark} | {} | {} | {} |",
+            r.name.replace('|', "\\|"),
+            r.outcome.name(),
+            r.evidence.replace('|', "\\|")
+        )?;
+    }
+    Ok(())
+}
+
+/// The comparison for a terminal.
+pub fn write_terminal(c: &Comparison, out: &mut dyn Write) -> anyhow::Result<()> {
+    let (base, new) = c.labels();
+    writeln!(out, "{base} → {new}: {}", c.summary())?;
+    for w in warnings(c.input) {
+        super::terminal::wrapped(out, "warning: ", &w)?;
+    }
+    writeln!(out)?;
+    for r in &c.rows {
+        writeln!(out, "{:<15} {}", r.outcome.name(), r.name)?;
+        super::terminal::wrapped(out, "                ", &r.evidence)?;
     }
     Ok(())
 }

@@ -19,7 +19,7 @@ const ROW: f64 = 16.0;
 /// Frames narrower than this (pixels) are left out.
 const MIN_W: f64 = 0.5;
 
-/// Draws `folded` (as written by `analysis::profile::fold`); `highlight`
+/// Draws `folded` (as written by `analysis::stacks::fold`); `highlight`
 /// holds the frame labels to mark (`inet_bind2_bucket_find [k]`).
 pub fn svg(id: &str, title: &str, folded: &[(Vec<String>, u64)], highlight: &[String]) -> String {
     let mut root = Node::default();

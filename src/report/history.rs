@@ -44,6 +44,12 @@ pub struct Track {
     pub points: Vec<Point>,
 }
 
+/// The n a verdict's samples span: its first bucket's smallest n to its
+/// last bucket's largest.
+pub fn measured_range(v: &crate::analysis::Verdict) -> Option<(f64, f64)> {
+    Some((v.buckets.first()?.n_lo, v.buckets.last()?.n_hi))
+}
+
 fn benchmark_tracks(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<Track> {
     let mut out = Vec::new();
     for series in input.series_names() {
@@ -73,15 +79,27 @@ fn benchmark_tracks(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<T
         let mut prev: Option<usize> = None;
         for (i, (s, e)) in input.systems.iter().zip(&entries).enumerate() {
             let v = e.and_then(|e| e.verdict.as_ref().ok());
+            // A cost is read only where the file measured: never
+            // extrapolated past its n.
+            let range = v.and_then(measured_range);
+            let inside = range.is_some_and(|(lo, hi)| (lo..=hi).contains(&n));
             let mut p = Point {
                 label: s.label.clone(),
                 started: s.file.started.clone(),
-                value: v.map(|v| cost_at(v, n)),
+                value: v.filter(|_| inside).map(|v| cost_at(v, n)),
                 class: v.map(|v| v.class.to_string()),
                 change: None,
-                note: String::new(),
+                note: match range {
+                    Some((lo, hi)) if !inside => format!(
+                        "no cost at n = {}: this file measured n = {}–{} (not extrapolated)",
+                        fmt_n(n),
+                        fmt_n(lo),
+                        fmt_n(hi)
+                    ),
+                    _ => String::new(),
+                },
             };
-            if let (Some(j), Some(e), Some(cur)) = (prev, *e, e.and_then(|e| e.bench))
+            if let (true, Some(j), Some(e), Some(cur)) = (inside, prev, *e, e.and_then(|e| e.bench))
                 && let Some(before) = entries[j]
                 && let Some(bb) = before.bench
             {
@@ -207,109 +225,114 @@ fn mark(p: &Point) -> &'static str {
     }
 }
 
-/// Writes the tracks: `terminal`, `markdown`, `json` or `html`.
-pub fn write(tracks: &[Track], format: super::Format, out: &mut dyn Write) -> anyhow::Result<()> {
-    match format {
-        super::Format::Json => {
-            serde_json::to_writer_pretty(
-                &mut *out,
-                &serde_json::json!({
-                    "schema": "scalebench-history",
-                    "schema_version": 1,
-                    "tracks": tracks,
-                }),
-            )?;
-            writeln!(out)?;
-        }
-        super::Format::Markdown => {
-            for t in tracks {
-                writeln!(out, "\n**{}** — {}\n", t.name, t.figure)?;
-                writeln!(out, "| # | file | started | value | class | change |")?;
-                writeln!(out, "|---|---|---|---|---|---|")?;
-                for (i, p) in t.points.iter().enumerate() {
-                    writeln!(
-                        out,
-                        "| {} | {} | {} | {} | {} | {} {} |",
-                        i + 1,
-                        p.label.replace('|', "\\|"),
-                        p.started,
-                        show(t, p.value),
-                        p.class.as_deref().unwrap_or(""),
-                        mark(p),
-                        p.note
-                    )?;
-                }
-            }
-        }
-        super::Format::Html => {
+/// The tracks as JSON.
+pub fn write_json(tracks: &[Track], out: &mut dyn Write) -> anyhow::Result<()> {
+    serde_json::to_writer_pretty(
+        &mut *out,
+        &serde_json::json!({
+            "schema": "scalebench-history",
+            "schema_version": 1,
+            "tracks": tracks,
+        }),
+    )?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// The tracks in Markdown.
+pub fn write_markdown(tracks: &[Track], out: &mut dyn Write) -> anyhow::Result<()> {
+    for t in tracks {
+        writeln!(out, "\n**{}** — {}\n", t.name, t.figure)?;
+        writeln!(out, "| # | file | started | value | class | change |")?;
+        writeln!(out, "|---|---|---|---|---|---|")?;
+        for (i, p) in t.points.iter().enumerate() {
             writeln!(
                 out,
-                "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>scalebench history</title><style>body{{font:14px system-ui,sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}}.regressed{{color:#b00}}.improved{{color:#070}}.class-changed{{color:#a60}}</style></head><body><h1>scalebench history</h1>"
+                "| {} | {} | {} | {} | {} | {} {} |",
+                i + 1,
+                p.label.replace('|', "\\|"),
+                p.started,
+                show(t, p.value),
+                p.class.as_deref().unwrap_or(""),
+                mark(p),
+                p.note
             )?;
-            for (k, t) in tracks.iter().enumerate() {
-                let points: Vec<(f64, f64)> = t
-                    .points
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, p)| Some(((i + 1) as f64, p.value?)))
-                    .collect();
-                let line = super::chart::Line {
-                    label: &t.name,
-                    colour: super::chart::PALETTE[0],
-                    points,
-                };
-                writeln!(
-                    out,
-                    "<section><h2>{}</h2><figure class=\"history\">{}</figure><table><tr><th>#</th><th>file</th><th>started</th><th>{}</th><th>class</th><th>change</th></tr>",
-                    super::chart::esc(&t.name),
-                    super::chart::curve_svg(
-                        &format!("h{k}"),
-                        &format!("{} — {}", t.name, t.figure),
-                        "file, in order",
-                        if t.higher_is_better {
-                            "per second"
-                        } else {
-                            "ns"
-                        },
-                        &[line]
-                    ),
-                    super::chart::esc(&t.figure)
-                )?;
-                for (i, p) in t.points.iter().enumerate() {
-                    writeln!(
-                        out,
-                        "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} {}</td></tr>",
-                        p.change.map_or("", |c| c.name()),
-                        i + 1,
-                        super::chart::esc(&p.label),
-                        super::chart::esc(&p.started),
-                        show(t, p.value),
-                        super::chart::esc(p.class.as_deref().unwrap_or("")),
-                        mark(p),
-                        super::chart::esc(&p.note)
-                    )?;
-                }
-                writeln!(out, "</table></section>")?;
-            }
-            writeln!(out, "</body></html>")?;
         }
-        _ => {
-            for t in tracks {
-                writeln!(out, "\n{} — {}", t.name, t.figure)?;
-                for (i, p) in t.points.iter().enumerate() {
-                    writeln!(
-                        out,
-                        "{:>3}  {:<24} {:<21} {:>10}  {:<10} {} {}",
-                        i + 1,
-                        p.label,
-                        p.started,
-                        show(t, p.value),
-                        p.class.as_deref().unwrap_or(""),
-                        mark(p),
-                        p.note
-                    )?;
-                }
-            }
+    }
+    Ok(())
+}
+
+/// The tracks as an HTML page, a chart per figure.
+pub fn write_html(tracks: &[Track], out: &mut dyn Write) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>scalebench history</title><style>body{{font:14px system-ui,sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}}.regressed{{color:#b00}}.improved{{color:#070}}.class-changed{{color:#a60}}</style></head><body><h1>scalebench history</h1>"
+    )?;
+    for (k, t) in tracks.iter().enumerate() {
+        let points: Vec<(f64, f64)> = t
+            .points
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| Some(((i + 1) as f64, p.value?)))
+            .collect();
+        let line = super::chart::Line {
+            label: &t.name,
+            colour: super::chart::PALETTE[0],
+            points,
+        };
+        writeln!(
+            out,
+            "<section><h2>{}</h2><figure class=\"history\">{}</figure><table><tr><th>#</th><th>file</th><th>started</th><th>{}</th><th>class</th><th>change</th></tr>",
+            super::chart::esc(&t.name),
+            super::chart::curve_svg(
+                &format!("h{k}"),
+                &format!("{} — {}", t.name, t.figure),
+                "file, in order",
+                if t.higher_is_better {
+                    "per second"
+                } else {
+                    "ns"
+                },
+                &[line]
+            ),
+            super::chart::esc(&t.figure)
+        )?;
+        for (i, p) in t.points.iter().enumerate() {
+            writeln!(
+                out,
+                "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} {}</td></tr>",
+                p.change.map_or("", |c| c.name()),
+                i + 1,
+                super::chart::esc(&p.label),
+                super::chart::esc(&p.started),
+                show(t, p.value),
+                super::chart::esc(p.class.as_deref().unwrap_or("")),
+                mark(p),
+                super::chart::esc(&p.note)
+            )?;
+        }
+        writeln!(out, "</table></section>")?;
+    }
+    writeln!(out, "</body></html>")?;
+    Ok(())
+}
+
+/// The tracks for a terminal.
+pub fn write_terminal(tracks: &[Track], out: &mut dyn Write) -> anyhow::Result<()> {
+    for t in tracks {
+        writeln!(out, "\n{} — {}", t.name, t.figure)?;
+        for (i, p) in t.points.iter().enumerate() {
+            writeln!(
+                out,
+                "{:>3}  {:<24} {:<21} {:>10}  {:<10} {} {}",
+                i + 1,
+                p.label,
+                p.started,
+                show(t, p.value),
+                p.class.as_deref().unwrap_or(""),
+                mark(p),
+                p.note
+            )?;
         }
     }
     Ok(())

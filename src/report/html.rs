@@ -87,7 +87,7 @@ fn write_profile(out: &mut dyn Write, e: &Entry, id: &str) -> std::io::Result<()
         writeln!(out, "</table>")?;
     }
     if let Some(text) = hi.folded_text() {
-        let folded = crate::analysis::profile::unfold(&text);
+        let folded = crate::analysis::stacks::unfold(&text);
         let marks: Vec<String> = p
             .growing
             .iter()
@@ -333,6 +333,14 @@ pub fn anchor(series: &str) -> String {
 }
 
 impl Report for HtmlReport {
+    fn write_history(
+        &self,
+        tracks: &[super::history::Track],
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        super::history::write_html(tracks, out)
+    }
+
     fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
         let labels: Vec<&str> = input.systems.iter().map(|s| s.label.as_str()).collect();
         let index = |sys: &str| labels.iter().position(|l| *l == sys).unwrap_or(0);
@@ -497,7 +505,7 @@ impl Report for HtmlReport {
         if !work.is_empty() {
             writeln!(out, "<h2 id=\"workloads\">Workloads</h2>")?;
         }
-        for t in &work {
+        for t in work {
             let many = input.systems.len() > 1;
             // One colour per system, or per system and target when a
             // workload ran on several targets.
@@ -645,10 +653,9 @@ impl Report for HtmlReport {
             // frequency against the level, systems overlaid.
             let mut sweeps_done: Vec<&str> = Vec::new();
             for l in &t.lines {
-                let Some(sw) = l.row.and_then(|r| r.sweep.as_ref()) else {
+                let Some((sw, v)) = l.sweep() else {
                     continue;
                 };
-                let v = crate::analysis::sweep::judge(sw, crate::analysis::sweep::KNEE_SHARE);
                 writeln!(
                     out,
                     "<p class=\"sweep\"><b>{}</b> — {} against {}: {}</p>",

@@ -33,7 +33,7 @@ struct SystemRow<'a> {
     cpu: Option<&'a str>,
     started: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    profile: Option<&'a crate::results::ProfileRecord>,
+    profile: Option<&'a crate::results::TuningRecord>,
 }
 
 #[derive(Serialize)]
@@ -81,6 +81,22 @@ struct WorkRow<'a> {
 }
 
 impl Report for JsonReport {
+    fn write_comparison(
+        &self,
+        c: &super::compare::Comparison,
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        super::compare::write_json(c, out)
+    }
+
+    fn write_history(
+        &self,
+        tracks: &[super::history::Track],
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        super::history::write_json(tracks, out)
+    }
+
     fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
         let doc = Doc {
             schema: "scalebench-report",
@@ -143,9 +159,7 @@ impl Report for JsonReport {
                         load: l.row.and_then(|r| r.load.as_ref()),
                         phase: l.row.and_then(|r| r.phase.as_ref()),
                         sweep: l.row.and_then(|r| r.sweep.as_ref()),
-                        sweep_verdict: l.row.and_then(|r| r.sweep.as_ref()).map(|s| {
-                            crate::analysis::sweep::judge(s, crate::analysis::sweep::KNEE_SHARE)
-                        }),
+                        sweep_verdict: l.verdict.clone(),
                         error: l.cells().err(),
                     })
                 })

@@ -5,7 +5,7 @@ use super::chart::{self, Chart};
 use super::html::{anchor, chart_series};
 use super::{Input, Report, diff, flags_of};
 use crate::analysis::units::fmt_ns;
-use anyhow::Context;
+use std::cell::RefCell;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -13,6 +13,33 @@ use std::path::PathBuf;
 pub struct MarkdownReport {
     /// Where chart SVG files go (none: no charts).
     pub svg_dir: Option<PathBuf>,
+    /// The charts the report links, made while writing it: the caller
+    /// writes them ([`Report::files`]), under the output rules.
+    pub charts: RefCell<Vec<(PathBuf, String)>>,
+}
+
+impl MarkdownReport {
+    /// A writer whose charts go into `svg_dir` (none: no charts).
+    pub fn new(svg_dir: Option<PathBuf>) -> MarkdownReport {
+        MarkdownReport {
+            svg_dir,
+            charts: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Keeps a chart to be written as `dir/stem.svg` (`stem-2.svg`, … when
+    /// another chart of this report has that name); returns its path.
+    fn attach(&self, dir: &std::path::Path, stem: &str, svg: String) -> PathBuf {
+        let mut charts = self.charts.borrow_mut();
+        let mut file = dir.join(format!("{stem}.svg"));
+        let mut k = 2;
+        while charts.iter().any(|(p, _)| *p == file) {
+            file = dir.join(format!("{stem}-{k}.svg"));
+            k += 1;
+        }
+        charts.push((file.clone(), svg));
+        file
+    }
 }
 
 fn cell(s: &str) -> String {
@@ -30,10 +57,9 @@ impl MarkdownReport {
     ) -> anyhow::Result<()> {
         let mut labels: Vec<&str> = Vec::new();
         for l in &t.lines {
-            let Some(sw) = l.row.and_then(|r| r.sweep.as_ref()) else {
+            let Some((sw, v)) = l.sweep() else {
                 continue;
             };
-            let v = crate::analysis::sweep::judge(sw, crate::analysis::sweep::KNEE_SHARE);
             writeln!(
                 out,
                 "\n**{} · {}** — {} against {}: {}\n",
@@ -51,7 +77,7 @@ impl MarkdownReport {
             }
             writeln!(out, "| {} |", heads.map(cell).join(" | "))?;
             writeln!(out, "|{}", "---:|".repeat(heads.len()))?;
-            for c in super::sweep_levels(sw) {
+            for c in super::sweep_levels(sw, v) {
                 writeln!(out, "| {} |", c.map(|x| cell(&x)).join(" | "))?;
             }
             if let Some(rows) = super::sweep_failures(sw) {
@@ -87,14 +113,11 @@ impl MarkdownReport {
                     })
                     .collect();
                 let id = format!("{}-{}-{}", anchor(t.name), anchor(label), c.key);
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("cannot create {}", dir.display()))?;
-                let file = dir.join(format!("{id}.svg"));
-                std::fs::write(
-                    &file,
+                let file = self.attach(
+                    dir,
+                    &id,
                     chart::curve_svg(&id, &c.title, &c.x_label, &c.y_label, &lines),
-                )
-                .with_context(|| format!("cannot write {}", file.display()))?;
+                );
                 writeln!(
                     out,
                     "{}![{}]({})",
@@ -109,7 +132,28 @@ impl MarkdownReport {
 }
 
 impl Report for MarkdownReport {
+    fn write_comparison(
+        &self,
+        c: &super::compare::Comparison,
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        super::compare::write_markdown(c, out)
+    }
+
+    fn write_history(
+        &self,
+        tracks: &[super::history::Track],
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        super::history::write_markdown(tracks, out)
+    }
+
+    fn files(&self) -> Vec<(PathBuf, String)> {
+        self.charts.borrow().clone()
+    }
+
     fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
+        self.charts.borrow_mut().clear();
         let only_work = input.entries.is_empty() && !input.work_tables().is_empty();
         for s in input.systems {
             if let Some(w) = s.file.system.tuning.busy_warning() {
@@ -179,7 +223,7 @@ impl Report for MarkdownReport {
             for m in &t.messages {
                 writeln!(out, "\n{}", cell(m))?;
             }
-            self.write_sweeps(&t, many, out)?;
+            self.write_sweeps(t, many, out)?;
         }
         if input.systems.len() > 1 {
             writeln!(
@@ -226,8 +270,6 @@ impl Report for MarkdownReport {
             }
         }
         if let Some(dir) = &self.svg_dir {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
             writeln!(out)?;
             for series in input.series_names() {
                 let entries: Vec<_> = input.of_series(series).collect();
@@ -248,9 +290,7 @@ impl Report for MarkdownReport {
                     },
                     &data,
                 );
-                let file = dir.join(format!("{}.svg", anchor(series)));
-                std::fs::write(&file, svg)
-                    .with_context(|| format!("cannot write {}", file.display()))?;
+                let file = self.attach(dir, &anchor(series), svg);
                 writeln!(out, "![{series}]({})\n", file.display())?;
             }
         }

@@ -61,6 +61,9 @@ pub struct Input<'a> {
     /// Problems with the input that did not stop the report (a file that
     /// could not be read), shown in it.
     pub notices: Vec<String>,
+    /// Every workload of every system with its sweeps judged
+    /// ([`Input::work_tables`]).
+    work: Vec<WorkTable<'a>>,
 }
 
 /// The samples of a recorded series, for analysis.
@@ -170,6 +173,7 @@ impl<'a> Input<'a> {
             systems,
             entries,
             notices,
+            work: work_tables(systems),
         }
     }
 
@@ -178,6 +182,7 @@ impl<'a> Input<'a> {
         Input {
             systems: &[],
             notices: Vec::new(),
+            work: Vec::new(),
             entries: series
                 .iter()
                 .map(|(name, samples)| Entry {
@@ -222,6 +227,20 @@ pub struct WorkLine<'a> {
     pub target: Option<&'a str>,
     /// The measurement (`None` where this system lacks the row).
     pub row: Option<&'a WorkloadRow>,
+    /// The verdict of its sweep, judged once when the input was read.
+    pub verdict: Option<crate::analysis::sweep::SweepVerdict>,
+}
+
+impl WorkLine<'_> {
+    /// Its sweep with the sweep's verdict, when it has one.
+    pub fn sweep(
+        &self,
+    ) -> Option<(
+        &crate::results::SweepStats,
+        &crate::analysis::sweep::SweepVerdict,
+    )> {
+        Some((self.row?.sweep.as_ref()?, self.verdict.as_ref()?))
+    }
 }
 
 /// Column heads of a load table after the row and system.
@@ -307,12 +326,11 @@ impl WorkLine<'_> {
                 },
             ]);
         }
-        if let Some(sw) = &r.sweep {
+        if let Some((sw, v)) = self.sweep() {
             // The verdict's figures (under SWEEP_ROW_COLUMNS); the words
             // and every level follow the table (see `sweep_levels`).
-            let v = crate::analysis::sweep::judge(sw, crate::analysis::sweep::KNEE_SHARE);
             let Some(p) = &v.peak else {
-                return Err(v.words);
+                return Err(v.words.clone());
             };
             let errors: u64 = sw
                 .levels
@@ -376,8 +394,10 @@ pub const SWEEP_COLUMNS: [&str; 6] = [
 /// cells each: the level, its figure, per-unit efficiency against the
 /// baseline, CPU busy share and busy clock, and the range of its samples
 /// (or why it failed).
-pub fn sweep_levels(s: &crate::results::SweepStats) -> Vec<[String; 6]> {
-    let v = crate::analysis::sweep::judge(s, crate::analysis::sweep::KNEE_SHARE);
+pub fn sweep_levels(
+    s: &crate::results::SweepStats,
+    v: &crate::analysis::sweep::SweepVerdict,
+) -> Vec<[String; 6]> {
     v.levels
         .iter()
         .map(|f| {
@@ -479,15 +499,14 @@ pub struct SweepChart<'a> {
 /// scaling), and load × frequency — busy CPUs times their clock, in GHz —
 /// against the level. Charts without data are left out.
 pub fn sweep_charts<'a>(t: &WorkTable<'a>, label: &str, many: bool) -> Vec<SweepChart<'a>> {
-    // Each line's sweep with its verdict, judged once for all the charts.
+    // Each line's sweep with its verdict.
     let sweeps: Vec<(String, &'a str, &'a crate::results::SweepStats, _)> = t
         .lines
         .iter()
         .filter(|l| l.label == label)
         .filter_map(|l| {
             let s = l.row?.sweep.as_ref()?;
-            let v = crate::analysis::sweep::judge(s, crate::analysis::sweep::KNEE_SHARE);
-            Some((l.who(many), l.system, s, v))
+            Some((l.who(many), l.system, s, l.verdict.as_ref()?))
         })
         .collect();
     let Some((_, _, first, _)) = sweeps.first() else {
@@ -563,86 +582,99 @@ pub fn sweep_charts<'a>(t: &WorkTable<'a>, label: &str, many: bool) -> Vec<Sweep
 }
 
 impl<'a> Input<'a> {
-    /// Every workload of every system, in order of first appearance.
-    pub fn work_tables(&self) -> Vec<WorkTable<'a>> {
-        let systems: &'a [System] = self.systems;
-        let mut names: Vec<(&'a str, &'a str)> = Vec::new();
-        for s in systems {
-            for w in &s.file.workloads {
-                if !names.iter().any(|(n, _)| *n == w.name) {
-                    names.push((&w.name, &w.what));
-                }
+    /// Every workload of every system, in order of first appearance, each
+    /// sweep judged (once, when the input was read).
+    pub fn work_tables(&self) -> &[WorkTable<'a>] {
+        &self.work
+    }
+}
+
+/// Every workload of `systems`, in order of first appearance, each sweep
+/// judged.
+fn work_tables<'a>(systems: &'a [System]) -> Vec<WorkTable<'a>> {
+    let mut names: Vec<(&'a str, &'a str)> = Vec::new();
+    for s in systems {
+        for w in &s.file.workloads {
+            if !names.iter().any(|(n, _)| *n == w.name) {
+                names.push((&w.name, &w.what));
             }
         }
-        names
-            .into_iter()
-            .map(|(name, what)| {
-                let of = |s: &'a System| s.file.workloads.iter().find(|w| w.name == name);
-                let mut labels: Vec<&'a str> = Vec::new();
-                let mut messages = Vec::new();
-                let mut phased = false;
-                let mut swept = false;
-                for s in systems {
-                    if let Some(w) = of(s) {
-                        for r in &w.rows {
-                            if !labels.contains(&r.label.as_str()) {
-                                labels.push(&r.label);
-                            }
-                            phased |= r.phase.is_some() || r.target.is_some();
-                            swept |= r.sweep.is_some();
-                        }
-                        if w.status != Status::Ok || w.message.is_some() {
-                            messages.push(format!(
-                                "{}: {}{}",
-                                s.label,
-                                w.status.as_str(),
-                                w.message
-                                    .as_ref()
-                                    .map_or(String::new(), |m| format!(", {m}"))
-                            ));
-                        }
-                    }
-                }
-                let mut lines = Vec::new();
-                for label in &labels {
-                    for s in systems {
-                        let rows: Vec<&'a WorkloadRow> = of(s)
-                            .map(|w| w.rows.iter().filter(|r| r.label == *label).collect())
-                            .unwrap_or_default();
-                        if rows.is_empty() {
-                            lines.push(WorkLine {
-                                label,
-                                system: &s.label,
-                                target: None,
-                                row: None,
-                            });
-                        }
-                        for r in rows {
-                            lines.push(WorkLine {
-                                label,
-                                system: &s.label,
-                                target: r.target.as_deref(),
-                                row: Some(r),
-                            });
-                        }
-                    }
-                }
-                WorkTable {
-                    name,
-                    what,
-                    columns: if phased {
-                        &PHASE_COLUMNS
-                    } else if swept {
-                        &SWEEP_ROW_COLUMNS
-                    } else {
-                        &WORK_COLUMNS
-                    },
-                    lines,
-                    messages,
-                }
-            })
-            .collect()
     }
+    names
+        .into_iter()
+        .map(|(name, what)| {
+            let of = |s: &'a System| s.file.workloads.iter().find(|w| w.name == name);
+            let mut labels: Vec<&'a str> = Vec::new();
+            let mut messages = Vec::new();
+            let mut phased = false;
+            let mut swept = false;
+            for s in systems {
+                if let Some(w) = of(s) {
+                    for r in &w.rows {
+                        if !labels.contains(&r.label.as_str()) {
+                            labels.push(&r.label);
+                        }
+                        phased |= r.phase.is_some() || r.target.is_some();
+                        swept |= r.sweep.is_some();
+                    }
+                    if w.status != Status::Ok || w.message.is_some() {
+                        messages.push(format!(
+                            "{}: {}{}",
+                            s.label,
+                            w.status.as_str(),
+                            w.message
+                                .as_ref()
+                                .map_or(String::new(), |m| format!(", {m}"))
+                        ));
+                    }
+                }
+            }
+            let mut lines = Vec::new();
+            for label in &labels {
+                for s in systems {
+                    let rows: Vec<&'a WorkloadRow> = of(s)
+                        .map(|w| w.rows.iter().filter(|r| r.label == *label).collect())
+                        .unwrap_or_default();
+                    if rows.is_empty() {
+                        lines.push(WorkLine {
+                            label,
+                            system: &s.label,
+                            target: None,
+                            row: None,
+                            verdict: None,
+                        });
+                    }
+                    for r in rows {
+                        lines.push(WorkLine {
+                            label,
+                            system: &s.label,
+                            target: r.target.as_deref(),
+                            row: Some(r),
+                            verdict: r.sweep.as_ref().map(|sw| {
+                                crate::analysis::sweep::judge(
+                                    sw,
+                                    crate::analysis::sweep::KNEE_SHARE,
+                                )
+                            }),
+                        });
+                    }
+                }
+            }
+            WorkTable {
+                name,
+                what,
+                columns: if phased {
+                    &PHASE_COLUMNS
+                } else if swept {
+                    &SWEEP_ROW_COLUMNS
+                } else {
+                    &WORK_COLUMNS
+                },
+                lines,
+                messages,
+            }
+        })
+        .collect()
 }
 
 /// What the profile windows found for an entry, in one line (`why: …`),
@@ -710,6 +742,33 @@ pub fn flags_of(e: &Entry) -> String {
 pub trait Report {
     /// Writes the report of `input` to `out`.
     fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()>;
+
+    /// Writes a comparison of two files (`compare`); a format that shows
+    /// none says so.
+    fn write_comparison(
+        &self,
+        _c: &compare::Comparison,
+        _out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        anyhow::bail!("this format shows no comparison (terminal, markdown or json do)")
+    }
+
+    /// Writes the figures followed across files (`history`); a format that
+    /// shows none says so.
+    fn write_history(
+        &self,
+        _tracks: &[history::Track],
+        _out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        anyhow::bail!("this format shows no history (terminal, markdown, json or html do)")
+    }
+
+    /// The files the last [`Report::write`] linked (path, contents), for
+    /// the caller to write beside the report under the output rules: a
+    /// writer formats, it writes no file itself.
+    fn files(&self) -> Vec<(std::path::PathBuf, String)> {
+        Vec::new()
+    }
 }
 
 /// The report writer for a format; `svg_dir` is where the Markdown report
@@ -718,16 +777,16 @@ pub fn writer(format: Format, svg_dir: Option<&std::path::Path>) -> Box<dyn Repo
     match format {
         Format::Terminal => Box::new(TerminalReport),
         Format::Csv => Box::new(CsvReport),
-        Format::Markdown => Box::new(MarkdownReport {
-            svg_dir: svg_dir.map(std::path::Path::to_path_buf),
-        }),
+        Format::Markdown => Box::new(MarkdownReport::new(
+            svg_dir.map(std::path::Path::to_path_buf),
+        )),
         Format::Html => Box::new(HtmlReport),
         Format::Json => Box::new(JsonReport),
     }
 }
 
 /// Report formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// A summary table for a terminal (fits 100 columns).
     Terminal,

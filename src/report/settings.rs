@@ -4,7 +4,7 @@
 //! between them.
 
 use super::System;
-use crate::results::{ChangeStatus, ProfileRecord, SystemInfo};
+use crate::results::{ChangeStatus, SystemInfo, TuningRecord};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -148,7 +148,7 @@ pub fn differing(systems: &[System]) -> Vec<SettingRow> {
 
 /// A profile's record in one line: `throughput (built-in): 7 applied, 3
 /// already so, 1 refused — partial`.
-pub fn summary(p: &ProfileRecord) -> String {
+pub fn summary(p: &TuningRecord) -> String {
     let count = |s: ChangeStatus| p.changes.iter().filter(|c| c.status == s).count();
     let mut parts = Vec::new();
     for (s, word) in [
@@ -186,7 +186,7 @@ mod tests {
         file.system
             .sysctls
             .insert("net.core.somaxconn".into(), somaxconn.into());
-        file.profile = profile.map(|n| ProfileRecord {
+        file.profile = profile.map(|n| TuningRecord {
             name: n.into(),
             origin: "built-in".into(),
             partial: n == "throughput",

@@ -154,7 +154,7 @@ fn write_work(out: &mut dyn Write, input: &Input, many: bool) -> std::io::Result
         writeln!(out)?;
         wrapped(out, "", &format!("{} — {}", t.name, t.what))?;
         if t.lines.iter().any(|l| l.target.is_some()) {
-            write_phases(out, &t, many)?;
+            write_phases(out, t, many)?;
         } else {
             let head = if many { "row / system" } else { "row" };
             let mut h = format!("{head:<34}");
@@ -201,7 +201,9 @@ fn write_sweep(
     sw: &crate::results::SweepStats,
     many: bool,
 ) -> std::io::Result<()> {
-    let v = crate::analysis::sweep::judge(sw, crate::analysis::sweep::KNEE_SHARE);
+    let Some(v) = &l.verdict else {
+        return Ok(());
+    };
     let who = if many {
         format!("{} · {}", l.label, l.who(many))
     } else {
@@ -229,7 +231,7 @@ fn write_sweep(
         cols[4],
         cols[5]
     )?;
-    for c in super::sweep_levels(sw) {
+    for c in super::sweep_levels(sw, v) {
         writeln!(
             out,
             "    {:>11} {:>9} {:>8} {:>8} {:>8}  {}",
@@ -258,6 +260,22 @@ fn write_sweep(
 }
 
 impl Report for TerminalReport {
+    fn write_comparison(
+        &self,
+        c: &super::compare::Comparison,
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        super::compare::write_terminal(c, out)
+    }
+
+    fn write_history(
+        &self,
+        tracks: &[super::history::Track],
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        super::history::write_terminal(tracks, out)
+    }
+
     fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
         let many = input.systems.len() > 1;
         for s in input.systems {

@@ -13,10 +13,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The timer a run uses, as chosen on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TimerKind {
     /// clock_gettime(CLOCK_MONOTONIC).
+    #[default]
     Monotonic,
     /// rdtsc (x86_64 only), calibrated against CLOCK_MONOTONIC.
     Tsc,
@@ -70,7 +71,7 @@ pub struct ResultFile {
     /// The tuning profile the run was made under (`run --profile`), with
     /// what it changed; absent when none was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<ProfileRecord>,
+    pub profile: Option<TuningRecord>,
     /// The client and server hosts when the run had any apart from this
     /// machine (`run --host`; schema 6); absent when both were here.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -130,7 +131,7 @@ impl HostRecord {
 /// A tuning profile as applied for a run: every setting it names for this
 /// OS, with the value before and after.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct ProfileRecord {
+pub struct TuningRecord {
     /// The profile's name (`default`, `dragonfly-linux`, …).
     pub name: String,
     /// What it is for, in words.
@@ -148,7 +149,7 @@ pub struct ProfileRecord {
     pub elsewhere: Vec<String>,
 }
 
-impl ProfileRecord {
+impl TuningRecord {
     /// The record in lines: `kind name = wanted: status (old → new) —
     /// reason`; `dry` for a check's record (`would change`).
     pub fn lines(&self, dry: bool) -> Vec<String> {
@@ -344,6 +345,21 @@ pub struct SweepLevel {
     pub failures: BTreeMap<String, u64>,
 }
 
+impl SweepLevel {
+    /// Whether the level failed: it did not finish (no figure, or an
+    /// error), or nothing succeeded in it and something failed (a figure
+    /// of 0 with failed calls or requests).
+    pub fn failed(&self) -> bool {
+        match self.value {
+            None => true,
+            Some(_) if self.error.is_some() => true,
+            Some(v) => {
+                v == 0.0 && (!self.failures.is_empty() || self.samples.iter().any(|s| s.errors > 0))
+            }
+        }
+    }
+}
+
 /// One sample of a sweep level.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SweepSample {
@@ -421,7 +437,8 @@ pub struct LoadStats {
     pub mb_per_s: f64,
     /// Body bytes received.
     pub body_bytes: u64,
-    /// Connections opened.
+    /// Connections opened: established (a refused or failed connect() is
+    /// not one; it is among `errors.connect`).
     pub connections: u64,
     /// Latency percentiles of answered requests, ns.
     pub latency_ns: LatencyStats,
@@ -468,10 +485,14 @@ impl LatencyStats {
 }
 
 /// Failed attempts by kind.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ErrorStats {
     /// connect() refused or failed.
     pub connect: u64,
+    /// `connect` by errno name (`ECONNREFUSED`, …; `unknown` where none
+    /// was told); absent in files before it and when none failed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub connect_errno: BTreeMap<String, u64>,
     /// Reset or closed before a response began.
     pub reset: u64,
     /// No complete response within the timeout.
@@ -668,14 +689,14 @@ pub struct BenchResult {
     pub runs: Vec<RunRecord>,
     /// Where the time goes at low and at high n (`run --why`, `why`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<Profile>,
+    pub profile: Option<StackProfile>,
 }
 
 /// A benchmark's profile: call stacks sampled while the harness held n
 /// steady at the first decile and at the largest n, repeating the timed
 /// operation and its undo; and the functions whose time grew.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct Profile {
+pub struct StackProfile {
     /// The profiler (`perf`, `dtrace`), empty when none could run.
     pub profiler: String,
     /// The event sampled (`cpu-clock`).

@@ -8,9 +8,11 @@
 //!   written through nor replaced);
 //! - no output may be an input of the same command, nor another output of
 //!   it;
-//! - an existing regular file is replaced only where the command allows it
-//!   ([`Existing`]): `run` refuses unless `--force`, the report and export
-//!   writers replace it (atomically: a failed write leaves it as it was).
+//! - an existing regular file is replaced only with `--force` ([`Existing`];
+//!   atomically: a failed write leaves it as it was), by every command;
+//! - a file a command makes inside a directory it was given (`report
+//!   --svg-dir`, `serve --object`) is named by one plain path component, so
+//!   it lands in that directory and nowhere else ([`in_dir`]).
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -22,6 +24,17 @@ pub enum Existing {
     Refuse,
     /// Replace it (atomically).
     Replace,
+}
+
+impl Existing {
+    /// What `--force` (given or not) allows.
+    pub fn forced(force: bool) -> Existing {
+        if force {
+            Existing::Replace
+        } else {
+            Existing::Refuse
+        }
+    }
 }
 
 /// Why an output path was refused.
@@ -64,6 +77,18 @@ pub enum OutputError {
         what: String,
         /// The output path.
         path: PathBuf,
+    },
+    /// A file name that would not stay in the directory it was given.
+    #[error(
+        "{what} `{name}`: not a plain file name (one name, no `/`, not `.` or `..`): it must stay in {dir}"
+    )]
+    BadName {
+        /// The option or role.
+        what: String,
+        /// The name given.
+        name: String,
+        /// The directory the file must stay in.
+        dir: PathBuf,
     },
     /// The path could not be examined.
     #[error("{what} {path}: {source}")]
@@ -171,6 +196,56 @@ pub fn check(
                 Ok(())
             }
         }
+    }
+}
+
+/// The path of the file `name` inside the directory `dir` (the output
+/// `what`): `name` must be one plain path component — not empty, no `/`,
+/// not `.` or `..` — so that the file is in `dir` itself, never outside it.
+/// The file's own checks are [`check`]'s.
+pub fn in_dir(what: &str, dir: &Path, name: &str) -> Result<PathBuf, OutputError> {
+    let plain = !name.is_empty() && !name.contains('/') && name != "." && name != "..";
+    if !plain {
+        return Err(OutputError::BadName {
+            what: what.into(),
+            name: name.into(),
+            dir: dir.into(),
+        });
+    }
+    Ok(dir.join(name))
+}
+
+/// Makes sure `dir` is a directory outputs may go into (the output
+/// `what`): an existing directory, or one made now when its parent exists
+/// (one level, as `mkdir` without `-p`). Anything else there is refused.
+pub fn ensure_dir(what: &str, dir: &Path) -> Result<(), OutputError> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(m) => Err(OutputError::NotRegular {
+            what: what.into(),
+            path: dir.into(),
+            kind: not_regular(&m).unwrap_or("is a file, not a directory"),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = dir_of(dir);
+            if !parent.is_dir() {
+                return Err(OutputError::NoDirectory {
+                    what: what.into(),
+                    path: dir.into(),
+                    dir: parent,
+                });
+            }
+            std::fs::create_dir(dir).map_err(|source| OutputError::Io {
+                what: what.into(),
+                path: dir.into(),
+                source,
+            })
+        }
+        Err(source) => Err(OutputError::Io {
+            what: what.into(),
+            path: dir.into(),
+            source,
+        }),
     }
 }
 
@@ -283,6 +358,31 @@ pub fn write_file_atomic(
     Ok(())
 }
 
+/// Runs `f` on standard output; a closed pipe (`| head`) counts as
+/// success.
+pub fn to_stdout(
+    f: impl FnOnce(&mut dyn std::io::Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    use std::io::Write;
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::new(stdout.lock());
+    let r = f(&mut w).and_then(|()| w.flush().map_err(Into::into));
+    match r {
+        Err(e) if is_broken_pipe(&e) => Ok(()),
+        other => other,
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<csv::Error>().is_some_and(|ce| {
+                matches!(ce.kind(), csv::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe)
+            })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -353,6 +453,31 @@ mod tests {
         let q = d.path().join("b.html");
         assert!(same_file(&q, &d.path().join("./b.html")));
         assert!(!same_file(&q, &d.path().join("c.html")));
+    }
+
+    #[test]
+    fn names_stay_in_their_directory_and_directories_are_made_one_level() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(
+            in_dir("--object", d.path(), "a.bin").unwrap(),
+            d.path().join("a.bin")
+        );
+        for bad in ["", ".", "..", "../x", "a/b", "/etc/passwd"] {
+            let e = in_dir("--object", d.path(), bad).unwrap_err().to_string();
+            assert!(e.contains("not a plain file name"), "{bad}: {e}");
+        }
+        let svg = d.path().join("svg");
+        ensure_dir("--svg-dir", &svg).unwrap();
+        assert!(svg.is_dir());
+        ensure_dir("--svg-dir", &svg).unwrap();
+        let e = ensure_dir("--svg-dir", &d.path().join("no/svg"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not exist"), "{e}");
+        let f = d.path().join("f");
+        std::fs::write(&f, "x").unwrap();
+        let e = ensure_dir("--svg-dir", &f).unwrap_err().to_string();
+        assert!(e.contains("not a directory"), "{e}");
     }
 
     #[test]

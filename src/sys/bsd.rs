@@ -128,6 +128,11 @@ pub fn read_setting(_s: super::Setting) -> Option<String> {
     None
 }
 
+/// The values the kernel takes for a named setting: none here.
+pub fn setting_choices(_s: super::Setting) -> Option<Vec<String>> {
+    None
+}
+
 /// Whether this process could change a named setting.
 pub fn setting_writable(s: super::Setting) -> Result<(), String> {
     Err(format!("{} is a Linux setting", s.name()))

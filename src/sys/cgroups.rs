@@ -47,8 +47,8 @@ fn parse_mounts(mountinfo: &str) -> Vec<CgroupMount> {
                 _ => return None,
             };
             Some(CgroupMount {
-                root: super::linux::unescape(l.get(3)?),
-                mount_point: PathBuf::from(super::linux::unescape(l.get(4)?)),
+                root: super::mountinfo::unescape(l.get(3)?),
+                mount_point: PathBuf::from(super::mountinfo::unescape(l.get(4)?)),
                 v2,
                 controllers: r
                     .get(2)

@@ -133,6 +133,24 @@ pub fn read_setting(s: super::Setting) -> Option<String> {
     }
 }
 
+/// The values the kernel takes for a named setting (THP's `always
+/// madvise never`; the governors cpufreq offers); `None` where the setting
+/// is not here.
+pub fn setting_choices(s: super::Setting) -> Option<Vec<String>> {
+    let line = match s {
+        super::Setting::Governor => {
+            let f = governor_files().into_iter().next()?;
+            read_line(f.with_file_name("scaling_available_governors").to_str()?)?
+        }
+        super::Setting::TransparentHugepages => read_line(THP)?,
+    };
+    let v: Vec<String> = line
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
+        .collect();
+    (!v.is_empty()).then_some(v)
+}
+
 /// Whether this process could change a named setting: `Err` says why not.
 pub fn setting_writable(s: super::Setting) -> Result<(), String> {
     let files = match s {
@@ -285,27 +303,6 @@ pub fn libc_version() -> String {
     }
 }
 
-/// Undoes the octal escapes (`\040` for a space) of /proc/self/mountinfo.
-pub(crate) fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
-            out.push(v);
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// Parses one mountinfo line into a [`Mount`].
 pub(crate) fn parse_mountinfo_line(line: &str) -> Option<Mount> {
     let (left, right) = line.split_once(" - ")?;
@@ -325,8 +322,8 @@ pub(crate) fn parse_mountinfo_line(line: &str) -> Option<Mount> {
     }
     Some(Mount {
         fs_type: r[0].to_string(),
-        mount_point: unescape(l[4]),
-        device: unescape(r[1]),
+        mount_point: super::mountinfo::unescape(l[4]),
+        device: super::mountinfo::unescape(r[1]),
         options,
     })
 }

@@ -15,6 +15,8 @@ use linux as os;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod cgroups;
 #[cfg(any(target_os = "linux", target_os = "android"))]
+mod mountinfo;
+#[cfg(any(target_os = "linux", target_os = "android"))]
 mod nics;
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
@@ -31,7 +33,9 @@ mod bsd;
 ))]
 mod cpu_states;
 pub mod ifaddrs;
+pub mod memlimit;
 pub mod netns;
+pub mod procs;
 pub mod tuning;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 use bsd as os;
@@ -41,8 +45,8 @@ pub use os::{
     defer_accept, die_with_parent, disk_attach, disk_detach, drop_caches, group_cpu_seconds,
     invariant_tsc, libc_version, make_fs, may_raise_hard_limits, memory_bytes, mount_fs, mount_of,
     pin_to_cpu, process_alive, read_setting, release_mounts_under, sendfile, set_child_subreaper,
-    set_sysctl, setting_writable, sync_fs, sysctl_writable, time_wait_count, tuning, unmount_fs,
-    whole_loopback_net, write_setting,
+    set_sysctl, setting_choices, setting_writable, sync_fs, sysctl_writable, time_wait_count,
+    tuning, unmount_fs, whole_loopback_net, write_setting,
 };
 
 /// A system setting that is not a sysctl but that a tuning profile may
@@ -68,49 +72,176 @@ impl Setting {
     }
 }
 
-/// Removes the System V shared memory segment `id` if its key is `key`
-/// and no process is attached: `Some(Ok(true))` removed, `Some(Ok(false))`
-/// gone or not that one or in use, `None` where this build cannot read a
-/// segment's key.
-pub fn shm_remove_unused(id: i32, key: i64) -> Option<std::io::Result<bool>> {
+/// A System V shared memory segment as `shmctl(IPC_STAT)` tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShmStat {
+    /// Its key; `None` where this build cannot read a segment's key.
+    pub key: Option<i64>,
+    /// Processes attached to it.
+    pub attached: u64,
+    /// Its size.
+    pub bytes: u64,
+}
+
+/// The System V shared memory segment `id`; `None` when there is none.
+#[allow(clippy::unnecessary_cast)] // the field types differ between systems
+pub fn shm_stat(id: i32) -> Option<ShmStat> {
     // SAFETY: shmctl IPC_STAT into a zeroed plain struct.
     let mut ds: libc::shmid_ds = unsafe { std::mem::zeroed() };
     if unsafe { libc::shmctl(id, libc::IPC_STAT, &mut ds) } != 0 {
-        return Some(Ok(false));
+        return None;
     }
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    let found = i64::from(ds.shm_perm.__key);
+    let key = Some(i64::from(ds.shm_perm.__key));
     #[cfg(any(target_os = "freebsd", target_os = "dragonfly"))]
-    let found = i64::from(ds.shm_perm.key);
+    let key = Some(i64::from(ds.shm_perm.key));
     #[cfg(target_vendor = "apple")]
-    let found = i64::from(ds.shm_perm._key);
+    let key = Some(i64::from(ds.shm_perm._key));
     #[cfg(not(any(
         all(target_os = "linux", target_env = "gnu"),
         target_os = "freebsd",
         target_os = "dragonfly",
         target_vendor = "apple"
     )))]
-    return {
-        let _ = (ds, key);
-        None
+    let key = None;
+    Some(ShmStat {
+        key,
+        attached: ds.shm_nattch as u64,
+        bytes: ds.shm_segsz as u64,
+    })
+}
+
+/// Removes the System V shared memory segment `id` if its key is `key`
+/// and no process is attached: `Some(Ok(true))` removed, `Some(Ok(false))`
+/// gone or not that one or in use, `None` where this build cannot read a
+/// segment's key.
+pub fn shm_remove_unused(id: i32, key: i64) -> Option<std::io::Result<bool>> {
+    let Some(st) = shm_stat(id) else {
+        return Some(Ok(false));
     };
-    #[cfg(any(
-        all(target_os = "linux", target_env = "gnu"),
-        target_os = "freebsd",
-        target_os = "dragonfly",
-        target_vendor = "apple"
-    ))]
-    {
-        if found != key || ds.shm_nattch != 0 {
-            return Some(Ok(false));
-        }
-        // SAFETY: removing the segment named by the caller.
-        if unsafe { libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut()) } == 0 {
-            Some(Ok(true))
-        } else {
-            Some(Err(std::io::Error::last_os_error()))
-        }
+    let found = st.key?;
+    if found != key || st.attached != 0 {
+        return Some(Ok(false));
     }
+    // SAFETY: removing the segment named by the caller.
+    if unsafe { libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut()) } == 0 {
+        Some(Ok(true))
+    } else {
+        Some(Err(std::io::Error::last_os_error()))
+    }
+}
+
+/// `shmat`'s read-only flag (`<sys/shm.h>`; the libc crate lacks it for
+/// NetBSD and OpenBSD, where it has the same value).
+#[cfg(not(any(target_os = "netbsd", target_os = "openbsd")))]
+const SHM_RDONLY: libc::c_int = libc::SHM_RDONLY;
+#[cfg(any(target_os = "netbsd", target_os = "openbsd"))]
+const SHM_RDONLY: libc::c_int = 0o10000;
+
+/// The first `len` bytes (at most its size) of the System V shared
+/// memory segment `id`, attached read-only for the copy.
+pub fn shm_read(id: i32, len: usize) -> std::io::Result<Vec<u8>> {
+    let st = shm_stat(id).ok_or_else(|| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    let len = len.min(usize::try_from(st.bytes).unwrap_or(usize::MAX));
+    // SAFETY: attaching read-only at an address the system chooses.
+    let p = unsafe { libc::shmat(id, std::ptr::null(), SHM_RDONLY) };
+    if p as isize == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the segment is at least `len` bytes and mapped readable.
+    let v = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }.to_vec();
+    // SAFETY: detaching what was attached above.
+    unsafe { libc::shmdt(p) };
+    Ok(v)
+}
+
+/// The name of a POSIX shared memory object as a C string (`/NAME`).
+fn posix_shm_name(name: &str) -> std::io::Result<std::ffi::CString> {
+    std::ffi::CString::new(format!("/{name}"))
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// The contents of the POSIX shared memory object `/NAME` (at most
+/// `limit` bytes).
+pub fn posix_shm_read(name: &str, limit: usize) -> std::io::Result<Vec<u8>> {
+    let c = posix_shm_name(name)?;
+    // SAFETY: opening read-only by a NUL-terminated name.
+    let fd = unsafe { libc::shm_open(c.as_ptr(), libc::O_RDONLY, 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the descriptor was just opened and is ours to close.
+    let f = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let len = usize::try_from(f.metadata()?.len())
+        .unwrap_or(usize::MAX)
+        .min(limit);
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: mapping `len` bytes of the object read-only and shared.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            std::os::fd::AsRawFd::as_raw_fd(&f),
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `len` bytes are mapped readable at `p`.
+    let v = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }.to_vec();
+    // SAFETY: unmapping what was mapped above.
+    unsafe { libc::munmap(p, len) };
+    Ok(v)
+}
+
+/// Removes the POSIX shared memory object `/NAME`; `Ok(false)` when there
+/// is none.
+pub fn posix_shm_unlink(name: &str) -> std::io::Result<bool> {
+    let c = posix_shm_name(name)?;
+    // SAFETY: unlinking by a NUL-terminated name.
+    if unsafe { libc::shm_unlink(c.as_ptr()) } == 0 {
+        return Ok(true);
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::ENOENT) {
+        Ok(false)
+    } else {
+        Err(e)
+    }
+}
+
+unsafe extern "C" {
+    #[cfg_attr(
+        any(target_os = "linux", target_os = "android"),
+        link_name = "__errno_location"
+    )]
+    #[cfg_attr(
+        any(target_os = "freebsd", target_vendor = "apple"),
+        link_name = "__error"
+    )]
+    #[cfg_attr(
+        any(target_os = "netbsd", target_os = "openbsd"),
+        link_name = "__errno"
+    )]
+    #[cfg_attr(target_os = "dragonfly", link_name = "__dfly_error")]
+    fn errno_location() -> *mut libc::c_int;
+}
+
+/// This thread's errno (async-signal-safe: a signal handler saves it).
+pub fn errno() -> i32 {
+    // SAFETY: the C library returns this thread's errno slot.
+    unsafe { *errno_location() }
+}
+
+/// Sets this thread's errno (a signal handler puts it back).
+pub fn set_errno(v: i32) {
+    // SAFETY: the C library returns this thread's errno slot.
+    unsafe { *errno_location() = v };
 }
 
 /// Time one CPU has spent so far ([`cpu_ticks`]), in the OS's ticks
@@ -415,6 +546,37 @@ pub fn free_inodes(path: &Path) -> Option<u64> {
     (s.f_files != 0).then_some(s.f_favail as u64)
 }
 
+/// `text` with every `(os error N)` the standard library writes after an
+/// errno's description replaced by the errno's name: `Connection refused
+/// (ECONNREFUSED)`.
+pub fn errno_words(text: &str) -> String {
+    const MARK: &str = "(os error ";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(MARK) {
+        let after = &rest[i + MARK.len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        match (
+            after[..digits].parse::<i32>(),
+            after[digits..].starts_with(')'),
+        ) {
+            (Ok(n), true) if !errno_name(n).starts_with("errno ") => {
+                out.push_str(&rest[..i]);
+                out.push('(');
+                out.push_str(&errno_name(n));
+                out.push(')');
+                rest = &after[digits + 1..];
+            }
+            _ => {
+                out.push_str(&rest[..i + MARK.len()]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The symbolic name of an errno value (`EADDRINUSE`), or `errno N` for
 /// one not listed: the values resource limits and network calls produce.
 pub fn errno_name(e: i32) -> String {
@@ -441,6 +603,38 @@ pub fn errno_name(e: i32) -> String {
         (libc::EHOSTUNREACH, "EHOSTUNREACH"),
         (libc::ENETUNREACH, "ENETUNREACH"),
         (libc::EINPROGRESS, "EINPROGRESS"),
+        (libc::ENOSPC, "ENOSPC"),
+        (libc::EDQUOT, "EDQUOT"),
+        (libc::EEXIST, "EEXIST"),
+        (libc::ENOTDIR, "ENOTDIR"),
+        (libc::EISDIR, "EISDIR"),
+        (libc::ENOTEMPTY, "ENOTEMPTY"),
+        (libc::EROFS, "EROFS"),
+        (libc::EBUSY, "EBUSY"),
+        (libc::ENODEV, "ENODEV"),
+        (libc::ENXIO, "ENXIO"),
+        (libc::ESRCH, "ESRCH"),
+        (libc::ECHILD, "ECHILD"),
+        (libc::EXDEV, "EXDEV"),
+        (libc::ELOOP, "ELOOP"),
+        (libc::ENAMETOOLONG, "ENAMETOOLONG"),
+        (libc::EFBIG, "EFBIG"),
+        (libc::EMLINK, "EMLINK"),
+        (libc::ETXTBSY, "ETXTBSY"),
+        (libc::EIO, "EIO"),
+        (libc::E2BIG, "E2BIG"),
+        (libc::ENOSYS, "ENOSYS"),
+        (libc::EOPNOTSUPP, "EOPNOTSUPP"),
+        (libc::EAFNOSUPPORT, "EAFNOSUPPORT"),
+        (libc::EPROTONOSUPPORT, "EPROTONOSUPPORT"),
+        (libc::ENETDOWN, "ENETDOWN"),
+        (libc::EHOSTDOWN, "EHOSTDOWN"),
+        (libc::EMSGSIZE, "EMSGSIZE"),
+        (libc::ENOTSOCK, "ENOTSOCK"),
+        (libc::EISCONN, "EISCONN"),
+        (libc::EALREADY, "EALREADY"),
+        (libc::ENOTTY, "ENOTTY"),
+        (libc::ERANGE, "ERANGE"),
     ];
     known
         .iter()
@@ -451,6 +645,20 @@ pub fn errno_name(e: i32) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn errno_numbers_become_names() {
+        let e = std::io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(
+            errno_words(&format!("cannot read x: {e}")),
+            "cannot read x: No such file or directory (ENOENT)"
+        );
+        assert_eq!(
+            errno_words("(os error 99999) (os error"),
+            "(os error 99999) (os error"
+        );
+        assert_eq!(errno_words("plain"), "plain");
+    }
     use super::*;
 
     #[test]

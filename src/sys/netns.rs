@@ -10,7 +10,7 @@
 
 use std::io;
 use std::net::{SocketAddrV4, UdpSocket};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Whether this OS has network namespaces: `Err` names the OS otherwise.
 pub fn supported() -> Result<(), String> {
@@ -86,6 +86,28 @@ fn join(ns: &std::fs::File) -> io::Result<()> {
 #[cfg(not(target_os = "linux"))]
 fn join(_ns: &std::fs::File) -> io::Result<()> {
     Err(io::ErrorKind::Unsupported.into())
+}
+
+/// The file of the sysctl `name` (`net.ipv4.ip_forward`) as the
+/// network namespace of the thread reading it sees it (Linux).
+pub fn sysctl_path(name: &str) -> PathBuf {
+    Path::new("/proc/sys").join(name.replace('.', "/"))
+}
+
+/// Whether the kernel has IPv6 (Linux: its sysctls exist).
+pub fn has_ipv6() -> bool {
+    Path::new("/proc/sys/net/ipv6").exists()
+}
+
+/// The inode of the network namespace this process is in.
+pub fn current() -> Option<u64> {
+    inode(Path::new("/proc/self/ns/net"))
+}
+
+/// The interface counters (`/proc/net/dev`) of the network namespace the
+/// calling thread is in (Linux).
+pub fn net_dev() -> io::Result<std::fs::File> {
+    std::fs::File::open("/proc/thread-self/net/dev")
 }
 
 /// The identity of a namespace file (its inode): `/run/netns/NAME` and

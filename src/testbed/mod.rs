@@ -603,7 +603,7 @@ impl Testbed {
     /// Writes `value` to the sysctl `name` (`net.ipv4.ip_forward`) inside
     /// host `host`'s namespace (it goes with the namespace).
     pub fn set_sysctl(&self, host: &str, name: &str, value: &str) -> anyhow::Result<()> {
-        let path = sysctl_path(name);
+        let path = crate::sys::netns::sysctl_path(name);
         let ns = &self.host_or_err(host)?.netns;
         self.run_in(host, || std::fs::write(&path, value))?
             .with_context(|| format!("{name} = {value} in {ns}"))
@@ -611,7 +611,7 @@ impl Testbed {
 
     /// Reads the sysctl `name` inside host `host`'s namespace.
     pub fn sysctl(&self, host: &str, name: &str) -> Option<String> {
-        let path = sysctl_path(name);
+        let path = crate::sys::netns::sysctl_path(name);
         self.run_in(host, || std::fs::read_to_string(&path))
             .ok()?
             .ok()
@@ -680,12 +680,12 @@ impl Testbed {
                 if h.forwarding { "1" } else { "0" },
             )?;
             // A kernel without IPv6 has nothing to turn off.
-            if !self.state.ipv6 && Path::new("/proc/sys/net/ipv6").exists() {
+            if !self.state.ipv6 && crate::sys::netns::has_ipv6() {
                 for scope in ["all", "default"] {
                     self.set_sysctl(&h.name, &format!("net.ipv6.conf.{scope}.disable_ipv6"), "1")?;
                 }
             }
-            if self.state.ipv6 && h.forwarding && Path::new("/proc/sys/net/ipv6").exists() {
+            if self.state.ipv6 && h.forwarding && crate::sys::netns::has_ipv6() {
                 self.set_sysctl(&h.name, "net.ipv6.conf.all.forwarding", "1")?;
             }
         }
@@ -820,11 +820,6 @@ impl Testbed {
     }
 }
 
-/// The file of the sysctl `name` (`net.ipv4.ip_forward`).
-fn sysctl_path(name: &str) -> PathBuf {
-    Path::new("/proc/sys").join(name.replace('.', "/"))
-}
-
 /// Makes the test bed's directory, readable by root only.
 fn make_dir(dir: &Path) -> anyhow::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
@@ -836,21 +831,11 @@ fn make_dir(dir: &Path) -> anyhow::Result<()> {
 
 /// Live processes inside the namespace with inode `inode`.
 pub(crate) fn processes_in(inode: u64) -> Vec<(u32, String)> {
-    let want = format!("net:[{inode}]");
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read_link(format!("/proc/{pid}/ns/net"))
-                .is_ok_and(|l| l.to_string_lossy() == want)
-                && crate::sys::process_alive(*pid)
-        })
-        .map(|pid| {
-            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-            (pid, comm.trim().to_string())
-        })
+    use crate::sys::procs;
+    procs::processes()
+        .into_iter()
+        .filter(|p| !p.zombie && procs::netns_inode(p.pid) == Some(inode))
+        .map(|p| (p.pid, procs::comm(p.pid).unwrap_or_default()))
         .collect()
 }
 

@@ -251,53 +251,16 @@ fn is_ours(pid: u32, s: &Sshd, inode: Option<u64>) -> bool {
     if pid <= 1 || !crate::sys::process_alive(pid) {
         return false;
     }
-    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-    let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-    let in_ns = inode.is_none_or(|i| {
-        std::fs::read_link(format!("/proc/{pid}/ns/net"))
-            .is_ok_and(|l| l.to_string_lossy() == format!("net:[{i}]"))
-    });
-    comm.trim() == "sshd" && cmdline.contains(&*s.config.to_string_lossy()) && in_ns
+    use crate::sys::procs;
+    let comm = procs::comm(pid).unwrap_or_default();
+    let cmdline = procs::cmdline(pid).unwrap_or_default();
+    let in_ns = inode.is_none_or(|i| procs::netns_inode(pid) == Some(i));
+    comm == "sshd" && cmdline.contains(&*s.config.to_string_lossy()) && in_ns
 }
 
 /// The PID of this sshd when it runs.
 pub fn alive(s: &Sshd, inode: Option<u64>) -> Option<u32> {
     candidates(s).into_iter().find(|&p| is_ours(p, s, inode))
-}
-
-/// Every descendant of `root` (its sessions and what they run).
-fn descendants(root: u32) -> Vec<u32> {
-    let mut parent = Vec::new();
-    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // pid (comm) state ppid …
-        if let Some(ppid) = stat
-            .rsplit(')')
-            .next()
-            .and_then(|r| r.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<u32>().ok())
-        {
-            parent.push((pid, ppid));
-        }
-    }
-    let mut out = Vec::new();
-    let mut frontier = vec![root];
-    // Bounded: a process is added once, and there are finitely many.
-    while let Some(p) = frontier.pop() {
-        for &(c, pp) in &parent {
-            if pp == p && !out.contains(&c) && c != root {
-                out.push(c);
-                frontier.push(c);
-            }
-        }
-    }
-    out
 }
 
 /// Ends this sshd and the sessions it started, by PID: SIGTERM to sshd,
@@ -309,7 +272,7 @@ pub fn stop(s: &Sshd, inode: Option<u64>) -> Vec<String> {
         if !is_ours(pid, s, inode) {
             continue;
         }
-        let kids = descendants(pid);
+        let kids = crate::sys::procs::descendants(pid);
         // SAFETY: signalling processes checked above to be ours.
         unsafe {
             for &k in &kids {

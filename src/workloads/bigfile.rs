@@ -10,10 +10,11 @@
 //! and the disk under it.
 
 use super::http::Server;
-use super::{Info, Options, Size, Workload};
-use crate::harness::Ctx;
-use crate::harness::phase::{self, Counters, DEFAULT_INTERVAL};
+use super::{Flag, Info, Options, Size, Workload};
+use crate::ctx::Ctx;
+use crate::harness::phase::{self, DEFAULT_INTERVAL};
 use crate::harness::progress::Progress;
+use crate::net::load::Counters;
 use crate::results::{WorkloadResult, WorkloadRow};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -159,7 +160,7 @@ fn download(addr: &str, name: &str, c: &Counters, deadline: Instant) -> Result<u
 /// The file size: given, or 1 GB; full: 1.1 × RAM where the disk has room
 /// for four such files, else what it has room for (at least 1 GB).
 fn file_bytes(ctx: &Ctx, opts: &Options, notes: &mut Vec<String>) -> u64 {
-    if let Some(b) = opts.bigfile_bytes {
+    if let Some(b) = opts.own::<BigFileOptions>().bytes {
         return b;
     }
     if opts.size == Size::Quick {
@@ -265,9 +266,42 @@ fn row(
     out
 }
 
+/// The bigfile workload's options.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BigFileOptions {
+    /// The size of each file (default 1 GB; full: larger than RAM).
+    pub bytes: Option<u64>,
+}
+
+/// `--bigfile-size`: at least 1M.
+fn file_size(s: &str) -> Result<u64, String> {
+    match crate::values::bytes(s)? {
+        b if b >= 1 << 20 => Ok(b),
+        _ => Err("at least 1M".into()),
+    }
+}
+
+/// The flags of the bigfile workload.
+static FLAGS: &[Flag] = &[Flag::value(
+    "bigfile-size",
+    "SIZE",
+    "Large files",
+    "bigfile: the size of each of its four files (default 1G; `full`: 1.1 × RAM where the disk has room).",
+)];
+
 impl Workload for BigFile {
     fn info(&self) -> &'static Info {
         &INFO
+    }
+
+    fn flags(&self) -> &'static [Flag] {
+        FLAGS
+    }
+
+    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, String> {
+        Ok(Some(std::sync::Arc::new(BigFileOptions {
+            bytes: asked.given.parsed("bigfile-size", file_size)?,
+        })))
     }
 
     fn run(&self, ctx: &Ctx, opts: &Options, progress: &mut Progress) -> WorkloadResult {
@@ -293,9 +327,9 @@ impl Workload for BigFile {
             && free < bytes * 4 + (bytes * 4) / 20
         {
             notes.push(format!(
-                "{} MB free in the work directory: four {} MB files do not fit (--bigfile-size)",
-                free >> 20,
-                bytes >> 20
+                "{} free in the work directory: four files of {} and 5 % to spare do not fit (--bigfile-size)",
+                crate::analysis::units::fmt_bytes(free),
+                crate::analysis::units::fmt_bytes(bytes)
             ));
             return super::finish(&INFO, params, rows, notes);
         }
@@ -304,7 +338,7 @@ impl Workload for BigFile {
             return super::finish(&INFO, params, rows, notes);
         }
         for layout in &layouts {
-            if crate::harness::reaper::interrupted() {
+            if crate::stop::interrupted() {
                 break;
             }
             progress.phase(&format!(
@@ -317,7 +351,7 @@ impl Workload for BigFile {
                 continue;
             }
             for k in [1, 2] {
-                if crate::harness::reaper::interrupted() {
+                if crate::stop::interrupted() {
                     break;
                 }
                 progress.phase(&format!("bigfile: {}, {k} at once", layout.name));

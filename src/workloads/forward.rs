@@ -41,12 +41,12 @@
 //! --loss-tolerance`) of the packets sent
 //! and was offered in full (at least [`REACHED`] of the rate).
 
-use super::{Info, Options as WorkOptions, Size, Workload};
-use crate::harness::Ctx;
+use super::{Flag, Info, Options as WorkOptions, Size, Workload};
+use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
-use crate::harness::reaper::interrupted;
 use crate::harness::sweep::{self, LevelOutcome};
 use crate::results::{SweepLevel, SweepSample, SweepStats, WorkloadResult, WorkloadRow};
+use crate::stop::interrupted;
 use crate::testbed::{Spec, Testbed};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -196,7 +196,7 @@ struct Counters(std::fs::File);
 
 impl Counters {
     fn open(tb: &Testbed, host: &str) -> Result<Counters, String> {
-        tb.run_in(host, || std::fs::File::open("/proc/thread-self/net/dev"))
+        tb.run_in(host, crate::sys::netns::net_dev)
             .map_err(|e| format!("{e:#}"))?
             .map(Counters)
             .map_err(|e| format!("/proc/net/dev of {host}: {e}"))
@@ -694,7 +694,7 @@ fn row(
 }
 
 /// Removes the test bed a killed run left in its work directory `dir`.
-pub fn release_stale(dir: &Path) -> Vec<String> {
+fn release_stale(dir: &Path) -> Vec<String> {
     let tb = dir.join(DIR);
     if !tb.join(crate::testbed::STATE_FILE).exists() {
         return Vec::new();
@@ -709,6 +709,57 @@ fn fmt_pps(x: f64) -> String {
     crate::analysis::units::fmt_n(x.round())
 }
 
+/// The forward workload's options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForwardOptions {
+    /// The share of the packets sent a loss-free level may lose.
+    pub loss_tolerance: f64,
+    /// Binary-search steps after the sweep's levels (`None`: the size's
+    /// default, [`default_search_steps`]).
+    pub search_steps: Option<u32>,
+}
+
+impl Default for ForwardOptions {
+    fn default() -> ForwardOptions {
+        ForwardOptions {
+            loss_tolerance: LOSS_TOLERANCE,
+            search_steps: None,
+        }
+    }
+}
+
+/// `--loss-tolerance`: a percentage, at most 100.
+fn loss_tolerance(s: &str) -> Result<f64, String> {
+    match crate::values::percent(s)? {
+        t if t > 1.0 => Err("at most 100 %".into()),
+        t => Ok(t),
+    }
+}
+
+const HEADING: &str = "Forwarding";
+
+/// The flags of the forward workload.
+static FLAGS: &[Flag] = &[
+    Flag {
+        check: Some(|s| loss_tolerance(s).map(drop)),
+        ..Flag::value(
+            "loss-tolerance",
+            "PERCENT",
+            HEADING,
+            "forward: the share of the packets sent a level may lose and still count as loss-free (default 0, RFC 2544's throughput; at most 100).",
+        )
+    },
+    Flag {
+        check: Some(|s| crate::values::whole::<u32>(0, 20)(s).map(drop)),
+        ..Flag::value(
+            "search-steps",
+            "N",
+            HEADING,
+            "forward: levels of RFC 2544's binary search for the loss-free rate after the sweep's levels, each halfway between the highest loss-free and the lowest lossy rate (default 3, `--full` 6; 0: the sweep's levels only).",
+        )
+    },
+];
+
 impl Workload for Forward {
     fn info(&self) -> &'static Info {
         &FORWARD
@@ -718,14 +769,33 @@ impl Workload for Forward {
         &["rate"]
     }
 
+    fn flags(&self) -> &'static [Flag] {
+        FLAGS
+    }
+
+    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, String> {
+        let g = asked.given;
+        Ok(Some(std::sync::Arc::new(ForwardOptions {
+            loss_tolerance: g
+                .parsed("loss-tolerance", loss_tolerance)?
+                .unwrap_or(LOSS_TOLERANCE),
+            search_steps: g.parsed("search-steps", crate::values::whole::<u32>(0, 20))?,
+        })))
+    }
+
+    fn release_stale(&self, dir: &Path) -> Vec<String> {
+        release_stale(dir)
+    }
+
     fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
+        let own: ForwardOptions = opts.own();
         let mut params = BTreeMap::new();
-        let tolerance = opts.forward_loss_tolerance;
+        let tolerance = own.loss_tolerance;
         params.insert("loss_tolerance_share".into(), json!(tolerance));
         let plan = plan(opts);
         params.insert("rate".into(), json!(plan.levels));
-        let steps = opts
-            .forward_search_steps
+        let steps = own
+            .search_steps
             .unwrap_or_else(|| default_search_steps(opts.size));
         params.insert("search_steps".into(), json!(steps));
         params.insert("search_resolution_share".into(), json!(SEARCH_RESOLUTION));

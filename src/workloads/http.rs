@@ -16,7 +16,7 @@
 //!   port exhaustion) is recorded.
 
 use super::{Info, Options as WorkOptions, Size, Workload};
-use crate::harness::Ctx;
+use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::spread;
 use crate::harness::sweep;
@@ -78,7 +78,14 @@ impl Server {
         reuseport: bool,
         ipv6: bool,
     ) -> Result<Server, String> {
-        let mut args: Vec<std::ffi::OsString> = vec!["serve".into(), "--root".into(), root.into()];
+        // The root is the run's own scratch directory: an object made by
+        // the row before is made again.
+        let mut args: Vec<std::ffi::OsString> = vec![
+            "serve".into(),
+            "--root".into(),
+            root.into(),
+            "--force".into(),
+        ];
         for (name, bytes) in objects {
             args.push("--object".into());
             args.push(format!("{name}={bytes}").into());
@@ -130,7 +137,7 @@ fn measure(
     opts.total = Some(fetches);
     let mut rounds = Vec::with_capacity(ROUNDS);
     for _ in 0..ROUNDS {
-        if crate::harness::reaper::interrupted() {
+        if crate::stop::interrupted() {
             break;
         }
         rounds.push(load::run(&opts).map_err(|e| e.to_string())?.stats());
@@ -292,7 +299,7 @@ fn sweep_connections(
             duration: Some(plan.sample * plan.samples),
             warm_up: plan.heat_up,
             rounds: plan.samples,
-            stop: Some(crate::harness::reaper::interrupted),
+            stop: Some(crate::stop::interrupted),
             ..Options::new(vec![target.clone()], level as usize)
         };
         let tw = crate::sys::time_wait_count();
@@ -428,7 +435,7 @@ impl Workload for IpStack {
         progress.begin(IPSTACK.name, rows_total(4, plan.as_ref()));
         let mut rows = Vec::new();
         for (ipv6, processes) in [(false, 1), (false, 4), (true, 1), (true, 4)] {
-            if crate::harness::reaper::interrupted() {
+            if crate::stop::interrupted() {
                 break;
             }
             let label = format!(
@@ -524,7 +531,7 @@ fn shortconn_row(
         duration: Some(plan.round * plan.rounds),
         warm_up: plan.warm_up,
         rounds: plan.rounds,
-        stop: Some(crate::harness::reaper::interrupted),
+        stop: Some(crate::stop::interrupted),
         ..Options::new(vec![target], scale.connections as usize)
     };
     let tw = crate::sys::time_wait_count();
@@ -606,7 +613,7 @@ impl Workload for ShortConn {
         let server = Server::start(&ctx.hosts().server, &root, &made, workers, true, false);
         let mut rows = Vec::new();
         for (kb, name) in objects {
-            if crate::harness::reaper::interrupted() {
+            if crate::stop::interrupted() {
                 break;
             }
             let label = format!("{kb} KB object");

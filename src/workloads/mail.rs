@@ -10,8 +10,8 @@
 //! level's `failures`. With `--mail-server` the sender faces an MTA
 //! already running instead of the sink.
 
-use super::{Info, Options as WorkOptions, Size, Workload};
-use crate::harness::Ctx;
+use super::{Flag, Info, Options as WorkOptions, Size, Workload};
+use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::reaper::run_bounded;
 use crate::harness::sweep::{self, LevelOutcome};
@@ -61,6 +61,81 @@ impl Default for MailOptions {
             reply_delay: Duration::from_millis(20),
             server: None,
         }
+    }
+}
+
+const MAIL_HEADING: &str = "Mail";
+
+/// The flags of the mail workload.
+static FLAGS: &[Flag] = &[
+    Flag {
+        check: Some(|s| crate::values::whole::<u64>(87, 1_000_000_000)(s).map(drop)),
+        ..Flag::value(
+            "mail-size",
+            "BYTES",
+            MAIL_HEADING,
+            "mail: message size in bytes, headers included (default 4096; at least 87).",
+        )
+    },
+    Flag {
+        check: Some(|s| crate::values::whole::<u32>(1, 10_000)(s).map(drop)),
+        ..Flag::value(
+            "mail-recipients",
+            "R",
+            MAIL_HEADING,
+            "mail: recipients per message (default 1).",
+        )
+    },
+    Flag {
+        check: Some(|s| crate::values::whole::<u64>(1, u64::MAX)(s).map(drop)),
+        ..Flag::value(
+            "mail-per-session",
+            "K",
+            MAIL_HEADING,
+            "mail: messages per session before QUIT (default 1: every message a connection of its own).",
+        )
+    },
+    Flag {
+        check: Some(|s| crate::values::reply_delay(s).map(drop)),
+        ..Flag::value(
+            "mail-reply-delay",
+            "DURATION",
+            MAIL_HEADING,
+            "mail: the sink's wait before each reply, as a remote MTA's (default 20ms; 0 to 1 minute).",
+        )
+    },
+    Flag {
+        check: Some(|s| crate::values::server_addr(s).map(drop)),
+        conflicts: &["mail-reply-delay"],
+        ..Flag::value(
+            "mail-server",
+            "HOST:PORT",
+            MAIL_HEADING,
+            "mail: send to an SMTP server already running (HOST:PORT) instead of scalebench's sink. Every message is sent to it: use a sink.",
+        )
+    },
+];
+
+impl MailOptions {
+    /// The options from the flags given (defaults for what is not).
+    pub fn of(given: &super::Given) -> Result<MailOptions, String> {
+        use crate::values::whole;
+        let d = MailOptions::default();
+        Ok(MailOptions {
+            message_bytes: given
+                .parsed("mail-size", whole::<u64>(87, 1_000_000_000))?
+                .unwrap_or(d.message_bytes),
+            recipients: given
+                .parsed("mail-recipients", whole::<u32>(1, 10_000))?
+                .unwrap_or(d.recipients),
+            per_session: given
+                .parsed("mail-per-session", whole::<u64>(1, u64::MAX))?
+                .unwrap_or(d.per_session),
+            reply_delay: given
+                .parsed("mail-reply-delay", crate::values::reply_delay)?
+                .unwrap_or(d.reply_delay),
+            server: given.parsed("mail-server", crate::values::server_addr)?,
+        })
     }
 }
 
@@ -236,8 +311,17 @@ impl Workload for Mail {
         &["sessions"]
     }
 
+    fn flags(&self) -> &'static [Flag] {
+        FLAGS
+    }
+
+    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, String> {
+        Ok(Some(std::sync::Arc::new(MailOptions::of(asked.given)?)))
+    }
+
     fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
-        let m = &opts.mail;
+        let m: MailOptions = opts.own();
+        let m = &m;
         let (heat, sample) = match opts.size {
             Size::Quick => (1, 1),
             Size::Full => (10, 10),

@@ -12,7 +12,7 @@ pub mod http;
 pub mod mail;
 pub mod pg;
 
-use crate::harness::Ctx;
+use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::sweep;
 use crate::results::{Status, WorkloadResult, WorkloadRow};
@@ -43,26 +43,35 @@ pub enum Size {
     Full,
 }
 
-/// What a workload is asked to do.
-#[derive(Debug, Clone, PartialEq)]
+/// A workload's own options, made by its [`Workload::options`] from the
+/// flags given and read back by its [`Workload::run`] ([`Options::own`]).
+pub type Own = std::sync::Arc<dyn std::any::Any + Send + Sync>;
+
+/// What a workload is asked to do: what every workload is asked (size,
+/// sweep, a tuning profile's mount options) and its own options.
+#[derive(Clone)]
 pub struct Options {
     /// How big.
     pub size: Size,
-    /// Options of the filesystem workloads.
-    pub fs: fs::FsOptions,
     /// Sweep over levels of one variable instead of measuring once.
     pub sweep: Option<SweepOptions>,
-    /// Options of the pgbench workload.
-    pub pg: pg::PgOptions,
-    /// Options of the mail workload.
-    pub mail: mail::MailOptions,
-    /// bigfile: the size of each file (default 1 GB; full: larger than RAM).
-    pub bigfile_bytes: Option<u64>,
-    /// forward: the share of the packets sent a loss-free level may lose.
-    pub forward_loss_tolerance: f64,
-    /// forward: binary-search steps after the sweep's levels (`None`: the
-    /// size's default, [`forward::default_search_steps`]).
-    pub forward_search_steps: Option<u32>,
+    /// The mount options a tuning profile asks for the filesystems a
+    /// workload makes (a workload's own mount options win).
+    pub profile_mounts: Option<String>,
+    /// The workload's own options ([`Workload::options`]); `None`: its
+    /// defaults.
+    pub own: Option<Own>,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("size", &self.size)
+            .field("sweep", &self.sweep)
+            .field("profile_mounts", &self.profile_mounts)
+            .field("own", &self.own.is_some())
+            .finish()
+    }
 }
 
 impl Options {
@@ -70,15 +79,167 @@ impl Options {
     pub fn new(size: Size) -> Options {
         Options {
             size,
-            fs: fs::FsOptions::default(),
             sweep: None,
-            pg: pg::PgOptions::default(),
-            mail: mail::MailOptions::default(),
-            bigfile_bytes: None,
-            forward_loss_tolerance: forward::LOSS_TOLERANCE,
-            forward_search_steps: None,
+            profile_mounts: None,
+            own: None,
         }
     }
+
+    /// The same with `own` as the workload's own options.
+    pub fn with_own<T: std::any::Any + Send + Sync>(mut self, own: T) -> Options {
+        self.own = Some(std::sync::Arc::new(own));
+        self
+    }
+
+    /// The workload's own options of type `T`, or `T`'s defaults when none
+    /// were made (or of another type).
+    pub fn own<T: std::any::Any + Clone + Default>(&self) -> T {
+        self.own
+            .as_ref()
+            .and_then(|o| o.downcast_ref::<T>())
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+/// A check of one value of a flag: `Err` says what is wrong with it.
+pub type Check = fn(&str) -> Result<(), String>;
+
+/// One command-line option a workload owns, as data: the command line
+/// makes the flag (`--NAME`), shows it under its heading, and hands what
+/// was given to the workload ([`Given`]).
+#[derive(Debug)]
+pub struct Flag {
+    /// The long name, without `--` (`db-size`).
+    pub name: &'static str,
+    /// The value's name in the help (`SIZE`); `None`: a switch.
+    pub value: Option<&'static str>,
+    /// What it does.
+    pub help: &'static str,
+    /// The help's heading (`PostgreSQL`).
+    pub heading: &'static str,
+    /// Several values: repeated, or comma separated when `split`.
+    pub many: bool,
+    /// Several values may be given comma separated.
+    pub split: bool,
+    /// The values it takes, each with its meaning; empty: any (checked by
+    /// `check`).
+    pub choices: &'static [(&'static str, &'static str)],
+    /// Checks one value as it is given (a usage error names the flag).
+    pub check: Option<Check>,
+    /// Flags it cannot be given with (long names; also the run's own, such
+    /// as `sweep`).
+    pub conflicts: &'static [&'static str],
+    /// Flags it needs.
+    pub requires: &'static [&'static str],
+    /// Its value is a secret (a password in a connection string): the
+    /// recorded command line shows `(redacted)`.
+    pub secret: bool,
+    /// It makes its workload sweep something of its own (pgbench's
+    /// `--memory-sweep`): the sweep's timings apply without `--sweep`, and
+    /// every workload of the run must take it.
+    pub sweeps: bool,
+}
+
+impl Flag {
+    /// A flag taking one value named `value`.
+    pub const fn value(
+        name: &'static str,
+        value: &'static str,
+        heading: &'static str,
+        help: &'static str,
+    ) -> Flag {
+        Flag {
+            name,
+            value: Some(value),
+            help,
+            heading,
+            many: false,
+            split: false,
+            choices: &[],
+            check: None,
+            conflicts: &[],
+            requires: &[],
+            secret: false,
+            sweeps: false,
+        }
+    }
+
+    /// A switch.
+    pub const fn switch(name: &'static str, heading: &'static str, help: &'static str) -> Flag {
+        Flag {
+            value: None,
+            ..Flag::value(name, "", heading, help)
+        }
+    }
+}
+
+/// The workload flags given on the command line: each flag's values (a
+/// switch given has one, empty), by long name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Given {
+    values: BTreeMap<String, Vec<String>>,
+}
+
+impl Given {
+    /// Records the values given for `flag`.
+    pub fn set(&mut self, flag: &str, values: Vec<String>) {
+        self.values.insert(flag.to_string(), values);
+    }
+
+    /// Whether `flag` was given.
+    pub fn has(&self, flag: &str) -> bool {
+        self.values.contains_key(flag)
+    }
+
+    /// The value of a one-value flag.
+    pub fn value(&self, flag: &str) -> Option<&str> {
+        self.values.get(flag)?.last().map(String::as_str)
+    }
+
+    /// The values of a flag (none when not given).
+    pub fn values(&self, flag: &str) -> &[String] {
+        self.values.get(flag).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every flag given, by name.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.values.keys().map(String::as_str)
+    }
+
+    /// A one-value flag read with `parse`; its error names the flag.
+    pub fn parsed<T>(
+        &self,
+        flag: &str,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Result<Option<T>, String> {
+        self.value(flag)
+            .map(|v| parse(v).map_err(|e| format!("--{flag} {v}: {e}")))
+            .transpose()
+    }
+}
+
+/// What a workload's options are made from: the flags given and what the
+/// run asks of every workload.
+pub struct Asked<'a> {
+    /// The workload flags given.
+    pub given: &'a Given,
+    /// Where the client and the server run (`run --host`).
+    pub hosts: &'a [crate::hosts::HostSpec],
+    /// The sweep every workload of the run is asked for.
+    pub sweep: Option<&'a SweepOptions>,
+}
+
+/// Whether a workload makes filesystems, and whose mount options they get:
+/// a tuning profile's mount options go only where the workload names none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mounting {
+    /// It makes none.
+    None,
+    /// It makes some, with mount options of its own.
+    OwnOptions,
+    /// It makes some and takes a profile's mount options.
+    ProfileOptions,
 }
 
 /// A sweep as asked for (`run --sweep connections=1,10,100`); what is not
@@ -134,6 +295,45 @@ pub trait Workload: Sync {
         &[]
     }
 
+    /// The command-line options it owns; none by default. Workloads of one
+    /// module may share flags (the same [`Flag`]s).
+    fn flags(&self) -> &'static [Flag] {
+        &[]
+    }
+
+    /// Its own options from the flags given, with their defaults, checked
+    /// before anything is measured; an error says what is wrong, naming
+    /// the flag. None by default.
+    fn options(&self, _asked: &Asked) -> Result<Option<Own>, String> {
+        Ok(None)
+    }
+
+    /// The directories it measures in (beyond the work directory), whose
+    /// filesystems the system record holds.
+    fn dirs(&self, _opts: &Options) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
+
+    /// Whether it makes filesystems that a tuning profile's mount options
+    /// go to.
+    fn mounting(&self, _opts: &Options) -> Mounting {
+        Mounting::None
+    }
+
+    /// Frees what a run of it killed on the way (kill -9) left beyond the
+    /// files of its work directory `dir`; says what it did. Nothing by
+    /// default.
+    fn release_stale(&self, _dir: &std::path::Path) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// A helper it runs as a process of its own (on a server host too):
+    /// `scalebench __agent NAME ARGS…` calls this with `ARGS`. None by
+    /// default.
+    fn agent(&self, _args: &[String]) -> Option<anyhow::Result<std::process::ExitCode>> {
+        None
+    }
+
     /// Runs it; never panics on failures (they go in the result).
     fn run(&self, ctx: &Ctx, opts: &Options, progress: &mut Progress) -> WorkloadResult;
 }
@@ -157,17 +357,25 @@ registry! {
 }
 
 /// Frees what a killed run's workloads left beyond the files in its work
-/// directory `dir` (PostgreSQL's shared memory, the memory cgroup, the
-/// forward workload's namespaces);
-/// returns what it did.
+/// directory `dir` ([`Workload::release_stale`]); returns what it did.
 pub fn release_stale(dir: &std::path::Path) -> Vec<String> {
-    let mut v = pg::cluster::release_stale(dir);
-    // The forward workload's network namespaces.
-    v.extend(forward::release_stale(dir));
-    // The memory cgroup of pgbench --memory-sweep is named after the run.
-    let owner = std::fs::read_to_string(dir.join(crate::harness::workdir::OWNER));
-    if let Some(pid) = owner.ok().and_then(|s| s.trim().parse::<u32>().ok()) {
-        v.extend(crate::harness::cgroup::release(pid));
+    WORKLOADS
+        .iter()
+        .flat_map(|w| w.release_stale(dir))
+        .collect()
+}
+
+/// Every workload flag once (workloads of one module share theirs), with
+/// the workloads that take it.
+pub fn flags() -> Vec<(&'static Flag, Vec<&'static str>)> {
+    let mut v: Vec<(&'static Flag, Vec<&'static str>)> = Vec::new();
+    for w in WORKLOADS {
+        for f in w.flags() {
+            match v.iter_mut().find(|(g, _)| g.name == f.name) {
+                Some((_, owners)) => owners.push(w.info().name),
+                None => v.push((f, vec![w.info().name])),
+            }
+        }
     }
     v
 }
@@ -175,6 +383,35 @@ pub fn release_stale(dir: &std::path::Path) -> Vec<String> {
 /// Looks a workload up by name.
 pub fn find(name: &str) -> Option<&'static dyn Workload> {
     WORKLOADS.iter().copied().find(|w| w.info().name == name)
+}
+
+/// Whether a row measured anything: a phase, a load, or a sweep with at
+/// least one level that did not fail ([`crate::results::SweepLevel::failed`]).
+/// A sweep whose every level failed measured nothing.
+fn measured(r: &WorkloadRow) -> bool {
+    r.phase.is_some()
+        || r.load.is_some()
+        || r.sweep
+            .as_ref()
+            .is_some_and(|s| s.levels.iter().any(|l| !l.failed()))
+}
+
+/// Why every level of a sweep failed, in words: the first level's error,
+/// or what failed most in it.
+fn no_level_finished(sw: &crate::results::SweepStats) -> String {
+    let Some(l) = sw.levels.first() else {
+        return "no level was run".to_string();
+    };
+    let at = format!("{} {}", sw.variable, crate::analysis::units::fmt_n(l.level));
+    let why = match (&l.error, l.failures.iter().max_by_key(|(_, n)| **n)) {
+        (Some(e), _) => e.clone(),
+        (None, Some((what, n))) => format!("nothing succeeded; {n} × {what}"),
+        (None, None) => {
+            let errors: u64 = l.samples.iter().map(|s| s.errors).sum();
+            format!("nothing succeeded; {errors} failed")
+        }
+    };
+    format!("every level failed ({at}: {why})")
 }
 
 /// Ends a workload: ok if any row measured, failed if none did (or
@@ -186,31 +423,41 @@ pub(crate) fn finish(
     rows: Vec<WorkloadRow>,
     mut notes: Vec<String>,
 ) -> WorkloadResult {
-    let failed = rows
-        .iter()
-        .all(|r| r.phase.is_none() && r.load.is_none() && r.sweep.is_none());
+    let mut rows = rows;
+    for r in &mut rows {
+        if let Some(e) = &mut r.error {
+            *e = crate::sys::errno_words(e);
+        }
+    }
+    let failed = !rows.iter().any(measured);
     notes.extend(rows.iter().filter_map(|r| {
-        r.error.as_ref().map(|e| {
-            format!(
-                "{}{}: {e}",
-                r.target
-                    .as_deref()
-                    .map_or(String::new(), |t| format!("{t}, ")),
-                r.label
-            )
-        })
+        let why = match (&r.error, &r.sweep) {
+            (Some(e), _) => e.clone(),
+            (None, Some(sw)) if !measured(r) => no_level_finished(sw),
+            _ => return None,
+        };
+        Some(format!(
+            "{}{}: {why}",
+            r.target
+                .as_deref()
+                .map_or(String::new(), |t| format!("{t}, ")),
+            r.label
+        ))
     }));
     WorkloadResult {
         name: info.name.into(),
         what: info.what.into(),
-        status: if crate::harness::reaper::interrupted() {
+        status: if crate::stop::interrupted() {
             Status::Interrupted
         } else if failed {
             Status::Failed
         } else {
             Status::Ok
         },
-        message: notes.into_iter().reduce(|a, b| format!("{a}; {b}")),
+        message: notes
+            .into_iter()
+            .reduce(|a, b| format!("{a}; {b}"))
+            .map(|m| crate::sys::errno_words(&m)),
         params,
         rows,
     }

@@ -417,3 +417,107 @@ pub fn cgroups_left_by(pids: &std::collections::BTreeMap<i32, String>) -> Vec<St
         })
         .collect()
 }
+
+/// A process's state letter and start time (in clock ticks), from /proc.
+pub fn stat(pid: i32) -> Option<(char, u64)> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let f: Vec<&str> = s[s.rfind(')')? + 1..].split_whitespace().collect();
+    Some((f.first()?.chars().next()?, f.get(19)?.parse().ok()?))
+}
+
+/// Whether the process `pid` that started at `start` still runs.
+pub fn still_running(pid: i32, start: u64) -> bool {
+    stat(pid).is_some_and(|(state, s)| s == start && state != 'Z' && state != 'X')
+}
+
+/// A scalebench run's throwaway PostgreSQL cluster, gathered while the
+/// run goes on (PostgreSQL's children each make a session of their own,
+/// and other clusters may run at the same time): the postmaster (its
+/// data directory is under `base`) and its children with their start
+/// times, the POSIX segments they map, the System V segments
+/// postmaster.pid named.
+#[derive(Default, Debug)]
+pub struct PgCluster {
+    /// Its processes: pid and start time.
+    pub processes: std::collections::BTreeSet<(i32, u64)>,
+    /// The POSIX shared memory segments they map (`PostgreSQL.N`).
+    pub posix: std::collections::BTreeSet<String>,
+    /// The System V segments its postmaster.pid named.
+    pub sysv: std::collections::BTreeSet<i32>,
+}
+
+impl PgCluster {
+    /// Adds what is there now.
+    pub fn look(&mut self, base: &Path) {
+        let under = base.to_string_lossy().into_owned();
+        let postmasters = processes_named(&["postgres"]).into_iter().filter(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| text(&c).contains(&under))
+        });
+        for pm in postmasters {
+            let mut ours = vec![pm];
+            for (pid, _, _) in live_processes() {
+                let ppid = std::fs::read_to_string(format!("/proc/{pid}/status"))
+                    .unwrap_or_default()
+                    .lines()
+                    .find_map(|l| l.strip_prefix("PPid:").map(|v| v.trim().to_string()));
+                if ppid.as_deref() == Some(pm.to_string().as_str()) {
+                    ours.push(pid);
+                }
+            }
+            for pid in ours {
+                if let Some((_, start)) = stat(pid) {
+                    self.processes.insert((pid, start));
+                }
+                let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+                for l in maps.lines() {
+                    if let Some(i) = l.find("/dev/shm/PostgreSQL.") {
+                        let name = l[i + "/dev/shm/".len()..].split_whitespace().next();
+                        self.posix.extend(name.map(String::from));
+                    }
+                }
+            }
+        }
+        for w in scalebench_entries(base) {
+            let pid_file = base.join(w).join("pg/data/postmaster.pid");
+            let id = std::fs::read_to_string(pid_file).ok().and_then(|t| {
+                t.lines()
+                    .nth(6)?
+                    .split_whitespace()
+                    .nth(1)?
+                    .parse::<i32>()
+                    .ok()
+            });
+            self.sysv.extend(id);
+        }
+    }
+
+    /// What is left of it, after the run, in words.
+    pub fn left(&self) -> Vec<String> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            let mut v: Vec<String> = self
+                .processes
+                .iter()
+                .filter(|(p, s)| still_running(*p, *s))
+                .map(|(p, _)| format!("postgres process {p}"))
+                .collect();
+            v.extend(
+                self.posix
+                    .iter()
+                    .filter(|n| Path::new("/dev/shm").join(n).exists())
+                    .map(|n| format!("/dev/shm/{n}")),
+            );
+            let ids = shm_ids();
+            v.extend(
+                self.sysv
+                    .iter()
+                    .filter(|i| ids.contains(&i.to_string()))
+                    .map(|i| format!("System V segment {i}")),
+            );
+            if v.is_empty() || std::time::Instant::now() > deadline {
+                return v;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}

@@ -5,7 +5,8 @@
 //! Written to DTrace's documented interface; on Linux it is only
 //! type-checked and its parser tested on text in that format.
 
-use super::{Frame, Profiler, Recording, Sample, interrupt, wait_group};
+use super::{Profiler, Recording, interrupt, wait_group};
+use crate::analysis::stacks::{Frame, Sample};
 use crate::harness::reaper::ChildGroup;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

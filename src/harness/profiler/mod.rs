@@ -9,11 +9,10 @@
 pub mod dtrace;
 pub mod perf;
 
+use crate::analysis::stacks::Sample;
 use crate::harness::reaper::ChildGroup;
 use std::path::Path;
 use std::time::Duration;
-
-pub use crate::analysis::profile::{Frame, Sample};
 
 /// A recording in progress.
 pub trait Recording {
@@ -115,42 +114,17 @@ pub fn detect(override_cmd: Option<&str>) -> Result<Box<dyn Profiler>, String> {
     }
 }
 
-/// This process and every process below it (Linux: from /proc; elsewhere
-/// this process only, and the profiler follows children it starts).
+/// This process and every process below it, zombies left out (a
+/// profiler cannot attach to them): where the OS lists its processes
+/// ([`crate::sys::procs`]); elsewhere this process only, and the profiler
+/// follows children it starts.
 pub fn process_tree() -> Vec<u32> {
     let me = std::process::id();
+    let live: Vec<crate::sys::procs::Proc> = crate::sys::procs::processes()
+        .into_iter()
+        .filter(|p| !p.zombie)
+        .collect();
     let mut out = vec![me];
-    if let Ok(rd) = std::fs::read_dir("/proc") {
-        let mut parent: Vec<(u32, u32)> = Vec::new();
-        for e in rd.flatten() {
-            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                continue;
-            };
-            // The state and the ppid follow the parenthesised command
-            // name; zombies (a profiler cannot attach to them) are left out.
-            if let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) {
-                let mut f = rest.split_whitespace();
-                let state = f.next().unwrap_or("");
-                if let Some(pp) = f.next().and_then(|s| s.parse().ok())
-                    && state != "Z"
-                {
-                    parent.push((pid, pp));
-                }
-            }
-        }
-        let mut i = 0;
-        while i < out.len() {
-            let p = out[i];
-            for &(c, pp) in &parent {
-                if pp == p && !out.contains(&c) {
-                    out.push(c);
-                }
-            }
-            i += 1;
-        }
-    }
+    out.extend(crate::sys::procs::descendants_in(&live, me));
     out
 }

@@ -1,7 +1,8 @@
 //! Linux `perf`: `perf record -e cpu-clock -g -p PIDS -- sleep LENGTH`,
 //! read back with `perf script`.
 
-use super::{Frame, Profiler, Recording, Sample, interrupt, wait_group};
+use super::{Profiler, Recording, interrupt, wait_group};
+use crate::analysis::stacks::{Frame, Sample};
 use crate::harness::reaper::ChildGroup;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -24,9 +25,9 @@ impl Perf {
     }
 }
 
+/// A `kernel.` sysctl as a number.
 fn read_sysctl(name: &str) -> Option<i64> {
-    std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
-        .ok()?
+    crate::sys::sysctl(&format!("kernel.{name}"))?
         .trim()
         .parse()
         .ok()
@@ -124,11 +125,7 @@ impl Profiler for Perf {
         // of these processes.
         let threads: usize = pids
             .iter()
-            .map(|p| {
-                std::fs::read_dir(format!("/proc/{p}/task"))
-                    .map(|d| d.count())
-                    .unwrap_or(1)
-            })
+            .map(|p| crate::sys::procs::thread_count(*p).unwrap_or(1))
             .sum();
         let events = threads * crate::sys::cpu_count();
         let fd_room = crate::sys::get_rlimit(crate::sys::Rlimit::Files)

@@ -84,7 +84,7 @@ pub trait Poller {
 }
 
 /// The event backends scalebench knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Backend {
     /// Linux epoll(7).
     Epoll,

@@ -9,7 +9,7 @@
 //! that already exists is checked to be a real directory, so a symbolic
 //! link planted in the target cannot redirect a write either.
 
-use crate::harness::phase::Counters;
+use crate::net::load::Counters;
 use std::collections::HashSet;
 use std::ffi::CString;
 use std::io::{self, Read};
@@ -354,7 +354,7 @@ pub fn extract(
             continue;
         }
         zero_blocks = 0;
-        if crate::harness::reaper::interrupted() {
+        if crate::stop::interrupted() {
             return Err(ExtractError::Interrupted);
         }
         // The checksum: the header's bytes summed with the field as spaces.

@@ -19,50 +19,29 @@
 pub mod corpus;
 pub mod extract;
 pub mod ops;
+mod options;
 mod sizes;
 pub mod target;
+
+pub use options::FsOptions;
 
 pub use sizes::FsSizes;
 pub use target::{FsSpec, Place, parse_bytes, parse_mkfs};
 
 use super::http::Server;
 use super::{Info, Options, Size, Workload, finish};
-use crate::harness::Ctx;
+use crate::ctx::Ctx;
 use crate::harness::phase::{self, DEFAULT_INTERVAL};
 use crate::harness::progress::Progress;
-use crate::harness::reaper::interrupted;
 use crate::net::load::{self, Target as LoadTarget};
 use crate::results::{PhaseStats, WorkloadResult, WorkloadRow};
+use crate::stop::interrupted;
 use corpus::{Archive, Corpus, Spec};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Options of the filesystem workloads.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct FsOptions {
-    /// Where to run: directories and filesystems to make, in order; empty
-    /// means the run's work directory.
-    pub places: Vec<Place>,
-    /// Size of each loop-device filesystem.
-    pub fs_size: Option<u64>,
-    /// Mount options for made filesystems that name none of their own.
-    pub mount_opts: Option<String>,
-    /// Files in the site (default: quick 20 000, full 1 000 000).
-    pub files: Option<u64>,
-    /// Bytes in the site (default: quick 200 MB, full 10 GB).
-    pub bytes: Option<u64>,
-    /// Requests in the log (default 10 000, the seeds' count).
-    pub requests: Option<u64>,
-    /// Generator seed.
-    pub seed: u64,
-    /// File sizes of `fs-sizes` (default 8 KB, 16 KB, 128 KB).
-    pub sizes: Vec<u64>,
-    /// Files per size in `fs-sizes` (default: quick 2 000, full 10 000).
-    pub size_files: Option<u64>,
-}
 
 /// Default loop filesystem size, at least.
 pub const DEFAULT_FS_SIZE: u64 = 4 << 30;
@@ -72,16 +51,6 @@ pub const DEFAULT_FS_SIZE: u64 = 4 << 30;
 pub fn default_fs_size(need: u64) -> u64 {
     let want = need.saturating_add(need / 4);
     DEFAULT_FS_SIZE.max(want.div_ceil(1 << 30).saturating_mul(1 << 30))
-}
-
-impl FsOptions {
-    fn places(&self, ctx: &Ctx) -> Vec<Place> {
-        if self.places.is_empty() {
-            vec![Place::WorkDir(ctx.workdir().to_path_buf())]
-        } else {
-            self.places.clone()
-        }
-    }
 }
 
 /// The `fs` workload.
@@ -124,14 +93,13 @@ fn prepare_place(
     opts: &Options,
     need: target::Need,
 ) -> Result<target::Target, Box<WorkloadRow>> {
+    let fs: FsOptions = opts.own();
     target::prepare(
         place,
         ctx.workdir(),
         index,
-        opts.fs
-            .fs_size
-            .unwrap_or_else(|| default_fs_size(need.bytes)),
-        opts.fs.mount_opts.as_deref(),
+        fs.fs_size.unwrap_or_else(|| default_fs_size(need.bytes)),
+        fs.mount_opts.as_deref().or(opts.profile_mounts.as_deref()),
         need,
     )
     .map_err(|e| {
@@ -212,15 +180,16 @@ fn replay(
 
 /// Sizes of a run: (files, bytes, requests).
 fn corpus_size(opts: &Options) -> Spec {
+    let fs: FsOptions = opts.own();
     let (files, bytes) = match opts.size {
         Size::Quick => (20_000, 200_000_000),
         Size::Full => (1_000_000, 10_000_000_000),
     };
     Spec {
-        seed: opts.fs.seed,
-        files: opts.fs.files.unwrap_or(files).max(2),
-        bytes: opts.fs.bytes.unwrap_or(bytes),
-        requests: opts.fs.requests.unwrap_or(10_000).max(1),
+        seed: fs.seed,
+        files: fs.files.unwrap_or(files).max(2),
+        bytes: fs.bytes.unwrap_or(bytes),
+        requests: fs.requests.unwrap_or(10_000).max(1),
     }
 }
 
@@ -240,13 +209,29 @@ impl Workload for Fs {
         &FS
     }
 
+    fn flags(&self) -> &'static [super::Flag] {
+        options::FLAGS
+    }
+
+    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, String> {
+        FsOptions::own(asked)
+    }
+
+    fn dirs(&self, opts: &Options) -> Vec<PathBuf> {
+        opts.own::<FsOptions>().dirs()
+    }
+
+    fn mounting(&self, opts: &Options) -> super::Mounting {
+        opts.own::<FsOptions>().mounting()
+    }
+
     fn run(&self, ctx: &Ctx, opts: &Options, progress: &mut Progress) -> WorkloadResult {
         let spec = corpus_size(opts);
         progress.phase("generating the corpus plan");
         let corpus = Arc::new(Corpus::new(spec));
         let (files, bytes) = corpus.final_totals();
         let need = target::disk_need(files, bytes);
-        let places = opts.fs.places(ctx);
+        let places = opts.own::<FsOptions>().places(ctx);
         let mut params = BTreeMap::new();
         params.insert("seed".into(), json!(spec.seed));
         params.insert("files".into(), json!(files));
@@ -352,13 +337,13 @@ fn run_target(
             Err(e) => {
                 rows.push(phase_row(name, label, p, None, None, Some(e)));
                 // Nothing to serve: delete what there is and stop here.
-                let _ = ops::remove_tree(&t.root, &phase::Counters::default());
+                let _ = ops::remove_tree(&t.root, &crate::net::load::Counters::default());
                 return (rows, None);
             }
         }
         progress.advance(1);
         if interrupted() {
-            let _ = ops::remove_tree(&t.root, &phase::Counters::default());
+            let _ = ops::remove_tree(&t.root, &crate::net::load::Counters::default());
             return (rows, None);
         }
     }

@@ -1,7 +1,7 @@
 //! The timed file operations of the filesystem workloads, as plain system
 //! calls: writing and reading whole files, removing a tree, syncing.
 
-use crate::harness::phase::Counters;
+use crate::net::load::Counters;
 use std::ffi::CString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -108,7 +108,7 @@ pub fn remove_tree(root: &Path, counters: &Counters) -> io::Result<()> {
             }
             continue;
         }
-        if crate::harness::reaper::interrupted() {
+        if crate::stop::interrupted() {
             return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
         }
         stack.push((dir.clone(), true));

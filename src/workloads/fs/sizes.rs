@@ -6,11 +6,11 @@
 use super::{
     Info, Options, Size, Workload, finish, ops, phase_row, prepare_place, target, warm_only_note,
 };
-use crate::harness::Ctx;
+use crate::ctx::Ctx;
 use crate::harness::phase::{self, DEFAULT_INTERVAL};
 use crate::harness::progress::Progress;
-use crate::harness::reaper::interrupted;
 use crate::results::{PhaseStats, WorkloadResult, WorkloadRow};
+use crate::stop::interrupted;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -118,17 +118,37 @@ impl Workload for FsSizes {
         &FS_SIZES
     }
 
+    fn flags(&self) -> &'static [crate::workloads::Flag] {
+        super::options::FLAGS
+    }
+
+    fn options(
+        &self,
+        asked: &crate::workloads::Asked,
+    ) -> Result<Option<crate::workloads::Own>, String> {
+        super::FsOptions::own(asked)
+    }
+
+    fn dirs(&self, opts: &Options) -> Vec<std::path::PathBuf> {
+        opts.own::<super::FsOptions>().dirs()
+    }
+
+    fn mounting(&self, opts: &Options) -> crate::workloads::Mounting {
+        opts.own::<super::FsOptions>().mounting()
+    }
+
     fn run(&self, ctx: &Ctx, opts: &Options, progress: &mut Progress) -> WorkloadResult {
-        let n = opts.fs.size_files.unwrap_or(match opts.size {
+        let fs: super::FsOptions = opts.own();
+        let n = fs.size_files.unwrap_or(match opts.size {
             Size::Quick => 2_000,
             Size::Full => 10_000,
         });
-        let sizes: Vec<u64> = if opts.fs.sizes.is_empty() {
+        let sizes: Vec<u64> = if fs.sizes.is_empty() {
             DEFAULT_SIZES.to_vec()
         } else {
-            opts.fs.sizes.clone()
+            fs.sizes.clone()
         };
-        let places = opts.fs.places(ctx);
+        let places = fs.places(ctx);
         let need = target::disk_need(
             2 * n,
             (2 * n).saturating_mul(sizes.iter().max().copied().unwrap_or(0)),
@@ -202,7 +222,7 @@ impl Workload for FsSizes {
                 ] {
                     rows.push(row(format!("{} {what}", kb(size)), &label, p.clone(), res));
                 }
-                let _ = ops::remove_tree(&t.root, &phase::Counters::default());
+                let _ = ops::remove_tree(&t.root, &crate::net::load::Counters::default());
                 progress.advance(1);
             }
             infos.push(info);

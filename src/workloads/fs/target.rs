@@ -341,30 +341,7 @@ pub fn prepare(
     }
 }
 
-/// Parses a byte count: `4G`, `200M`, `8K`, `128k`, `1.5G`, plain bytes
-/// (binary units: K = 1024).
-pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
-        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('M') => (&t[..t.len() - 1], 1 << 20),
-        Some('G') => (&t[..t.len() - 1], 1 << 30),
-        Some('T') => (&t[..t.len() - 1], 1 << 40),
-        _ => (t, 1),
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a size (like 8K, 200M, 4G or a number of bytes)"))?;
-    if !(v.is_finite() && v > 0.0) {
-        return Err(format!("`{s}` is not a positive size"));
-    }
-    let b = (v * mult as f64).round() as u64;
-    if b == 0 {
-        return Err(format!("`{s}` is less than a byte"));
-    }
-    Ok(b)
-}
+pub use crate::values::bytes as parse_bytes;
 
 #[cfg(test)]
 mod tests {

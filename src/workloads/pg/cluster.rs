@@ -2,16 +2,22 @@
 //! work directory, served by `postgres` started directly (not through
 //! `pg_ctl`, which would detach it) as a child in a process group of its
 //! own, on a private port of 127.0.0.1 and a private socket directory,
-//! trust authentication. Stopped with a fast shutdown when dropped, killed
-//! with its group if that does not end it; killed with scalebench even by
-//! SIGKILL (the parent-death signal; its backends exit when the postmaster
-//! is gone), and its files go with the work directory.
+//! trust authentication. Stopped when dropped, each step bounded in time:
+//! a fast shutdown (after a stop signal an immediate one at once: the data
+//! are thrown away), then an immediate one, and only then SIGKILL to its
+//! group, after which the shared memory it left — the System V segment
+//! and the POSIX dynamic shared memory segments (`/dev/shm/PostgreSQL.*`)
+//! its control segment lists — is freed here ([`release_shared_memory`]).
+//! Killed with scalebench even by SIGKILL (the parent-death signal; its
+//! backends exit when the postmaster is gone): the next run frees what it
+//! left ([`release_stale`]), and its files go with the work directory.
 //!
 //! PostgreSQL refuses to run as root: as root the cluster runs as the
 //! `postgres` user (else `nobody`), owning its directory, and the work
 //! directory is made traversable (0711) for it.
 
 use crate::harness::reaper::{ChildGroup, run_bounded};
+use crate::stop::{self, Pending, Task};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -136,24 +142,32 @@ pub struct Network {
     pub allow: std::net::IpAddr,
 }
 
-/// `__pg-cluster`: a throwaway cluster made in `dir` for a client on
-/// another host, listening on `addr` (its port 0: a free one), the
-/// client at `n.allow` let in; prints `listening ADDRESS:PORT`, serves
-/// until standard input ends, then stops it and removes `dir`.
-pub fn serve(
-    dir: &Path,
-    n: Network,
-    max_connections: u32,
-    settings: &[(String, String)],
-    cpu: Option<usize>,
-) -> anyhow::Result<std::process::ExitCode> {
+/// `__agent pgbench`: a throwaway cluster made in `a.dir` for a client on
+/// another host, listening on `a.addr` (its port 0: a free one), the
+/// client at `a.allow` let in; prints `listening ADDRESS:PORT`, serves
+/// until standard input ends, then stops it and removes the directory.
+pub fn serve(a: &super::options::AgentArgs) -> anyhow::Result<std::process::ExitCode> {
     let bin = Bin::find().map_err(|e| anyhow::anyhow!(e))?;
-    let settings: Vec<(&str, String)> = settings
+    let settings: Vec<(&str, String)> = a
+        .settings
         .iter()
         .map(|(k, v)| (k.as_str(), v.clone()))
         .collect();
-    let cluster = Cluster::start(&bin, dir, max_connections, None, &settings, cpu, Some(n))
-        .map_err(|e| anyhow::anyhow!(e))?;
+    let n = Network {
+        listen: a.addr.ip(),
+        allow: a.allow,
+    };
+    let dir = a.dir.as_path();
+    let cluster = Cluster::start(
+        &bin,
+        dir,
+        a.max_connections,
+        None,
+        &settings,
+        a.cpu,
+        Some(n),
+    )
+    .map_err(|e| anyhow::anyhow!(e))?;
     {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
@@ -187,6 +201,8 @@ pub struct Cluster {
     pub socket_dir: PathBuf,
     /// Who it runs as (the user name), when not the current user.
     pub runs_as: Option<String>,
+    /// Counted as cleanup still to do until it is stopped.
+    pending: Option<Pending>,
 }
 
 impl Cluster {
@@ -200,7 +216,7 @@ impl Cluster {
         bin: &Bin,
         dir: &Path,
         max_connections: u32,
-        limit: Option<&crate::harness::cgroup::MemoryLimit>,
+        limit: Option<&crate::sys::memlimit::MemoryLimit>,
         settings: &[(&str, String)],
         cpu: Option<usize>,
         network: Option<Network>,
@@ -310,9 +326,11 @@ impl Cluster {
                 port,
                 socket_dir: socket_dir.clone(),
                 runs_as: who.as_ref().map(|w| w.2.clone()),
+                pending: Some(stop::pending(Task::Database)),
             };
             match c.wait_ready(Duration::from_secs(60)) {
                 Ok(()) => return Ok(c),
+                Err(e) if stop::interrupted() => return Err(e),
                 Err(e) => last_error = e,
             }
         }
@@ -339,7 +357,7 @@ impl Cluster {
             if f.status.is_some_and(|s| s.success()) {
                 return Ok(());
             }
-            if crate::harness::reaper::interrupted() {
+            if crate::stop::interrupted() {
                 return Err("interrupted".into());
             }
             std::thread::sleep(Duration::from_millis(100));
@@ -355,22 +373,74 @@ impl Cluster {
         )
     }
 
-    /// Stops the server: a fast shutdown (SIGINT), up to 30 s, then its
-    /// whole process group is killed.
+    /// Stops the server, every step bounded in time: a fast shutdown
+    /// (SIGINT: a checkpoint, then every process ends and the shared
+    /// memory is freed) for up to 30 s, then an immediate one (SIGQUIT: no
+    /// checkpoint, the same end) for up to 10 s, then SIGKILL to its
+    /// group, after which the shared memory it left is freed here. After a
+    /// stop signal the immediate shutdown comes first (the data are thrown
+    /// away: nothing to write). What was done is recorded for the message
+    /// after a stop signal ([`stop::did`]).
     pub fn stop(&mut self) {
-        if let Some(mut g) = self.group.take() {
-            // SAFETY: signalling the postmaster we started.
-            unsafe { libc::kill(g.pgid(), libc::SIGINT) };
-            let start = Instant::now();
-            while start.elapsed() < Duration::from_secs(30) {
-                if matches!(g.child().try_wait(), Ok(Some(_))) {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
+        let Some(mut g) = self.group.take() else {
+            return;
+        };
+        let start = Instant::now();
+        let how = shut_down(&mut g);
+        drop(g); // kills and reaps what is left of its group
+        // A postmaster that ended well removed postmaster.pid; one that
+        // was killed left it, naming its shared memory.
+        let freed = release_shared_memory(&self.dir.join("data"), Duration::from_secs(5));
+        stop::did(format!(
+            "stopped PostgreSQL ({how}, {:.1} s){}",
+            start.elapsed().as_secs_f64(),
+            if freed.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", freed.join("; "))
             }
-            drop(g);
+        ));
+        if !stop::interrupted() {
+            for f in &freed {
+                stop::say(&format!("scalebench: {f}"));
+            }
+        }
+        self.pending = None;
+    }
+}
+
+/// Ends the postmaster leading `g` (see [`Cluster::stop`]); returns how,
+/// in words.
+fn shut_down(g: &mut ChildGroup) -> &'static str {
+    let ended = |g: &mut ChildGroup| !matches!(g.child().try_wait(), Ok(None));
+    if ended(g) {
+        return "it had exited";
+    }
+    let steps = [
+        (libc::SIGINT, "fast shutdown", Duration::from_secs(30)),
+        (libc::SIGQUIT, "immediate shutdown", Duration::from_secs(10)),
+    ];
+    let first = usize::from(stop::interrupted());
+    for (sig, words, limit) in &steps[first..] {
+        let calm = !stop::interrupted();
+        // SAFETY: signalling the postmaster we started.
+        unsafe { libc::kill(g.pgid(), *sig) };
+        let t = Instant::now();
+        let mut pause = Duration::from_millis(1);
+        while t.elapsed() < *limit {
+            if ended(g) {
+                return words;
+            }
+            // A stop signal during a fast shutdown: go on with an
+            // immediate one at once.
+            if calm && stop::interrupted() {
+                break;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(20));
         }
     }
+    "killed with SIGKILL: it did not stop within 40 s"
 }
 
 impl Drop for Cluster {
@@ -387,8 +457,28 @@ pub struct Server {
     conninfo: Option<String>,
     socket: bool,
     client_cpu: Option<usize>,
-    /// A throwaway cluster on the server host (`__pg-cluster`).
+    /// A throwaway cluster on the server host (`__agent pgbench`).
     hosted: Option<crate::hosts::Served>,
+}
+
+impl Drop for Server {
+    /// A throwaway cluster on the server host (`__agent pgbench`) stops it
+    /// and frees its shared memory when its input ends: it is given the
+    /// time for that (bounded) before its process group is killed.
+    fn drop(&mut self) {
+        if let Some(mut s) = self.hosted.take() {
+            let start = Instant::now();
+            s.close_input();
+            let ended = s.wait(Duration::from_secs(45));
+            stop::did(match ended {
+                Some(_) => format!(
+                    "stopped PostgreSQL on the server host ({:.1} s)",
+                    start.elapsed().as_secs_f64()
+                ),
+                None => "PostgreSQL on the server host did not stop within 45 s: killed".into(),
+            });
+        }
+    }
 }
 
 /// Pins the child `cmd` starts to `cpu` before it runs (what it forks
@@ -432,7 +522,7 @@ impl Server {
         }
     }
 
-    /// A throwaway cluster on `host` (`__pg-cluster` there, in its scratch
+    /// A throwaway cluster on `host` (`__agent pgbench` there, in its scratch
     /// directory) for at least `max_connections` clients, with
     /// `settings`, the server on `server_cpu` (a CPU of this machine: not
     /// for another machine); pgbench on `client_cpu`.
@@ -445,29 +535,19 @@ impl Server {
     ) -> Result<Server, String> {
         let host = &hosts.server;
         let allow = hosts.client_address(false)?;
-        let mut args: Vec<std::ffi::OsString> = vec![
-            "__pg-cluster".into(),
-            "--dir".into(),
-            host.scratch().join("pg").into(),
-            "--addr".into(),
-            std::net::SocketAddr::new(host.bind_address(false), 0)
-                .to_string()
-                .into(),
-            "--allow".into(),
-            allow.to_string().into(),
-            "--max-connections".into(),
-            max_connections.to_string().into(),
-        ];
-        for (k, v) in settings {
-            args.push("--set".into());
-            args.push(format!("{k}={v}").into());
-        }
-        if let Some(cpu) = cpus.0
-            && host.on_this_machine()
-        {
-            args.push("--cpu".into());
-            args.push(cpu.to_string().into());
-        }
+        let agent = super::options::AgentArgs {
+            dir: host.scratch().join("pg"),
+            addr: std::net::SocketAddr::new(host.bind_address(false), 0),
+            allow,
+            max_connections,
+            settings: settings
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            cpu: cpus.0.filter(|_| host.on_this_machine()),
+        };
+        let mut args: Vec<std::ffi::OsString> = vec!["__agent".into(), "pgbench".into()];
+        args.extend(agent.to_args().into_iter().map(Into::into));
         let served = host.spawn(&args, "PostgreSQL")?;
         let at = host.reachable(served.bound()?)?;
         Ok(Server {
@@ -539,11 +619,27 @@ impl Server {
     /// Runs SQL through psql; returns its output, rows separated by
     /// newlines, fields by `|`.
     pub fn sql(&self, query: &str) -> Result<String, String> {
+        self.psql(query, true)
+    }
+
+    /// [`Server::sql`] not cut short by ^C: for what undoes the run's
+    /// changes on a server (dropping the tables it made).
+    pub fn sql_to_end(&self, query: &str) -> Result<String, String> {
+        self.psql(query, false)
+    }
+
+    fn psql(&self, query: &str, stop_on_interrupt: bool) -> Result<String, String> {
         let mut cmd = Command::new(self.bin.tool("psql"));
         cmd.args(["-X", "-A", "-t", "-F", "|", "-v", "ON_ERROR_STOP=1"]);
         self.target(&mut cmd, true);
         cmd.args(["-c", query]);
-        let f = run_bounded(&mut cmd, Duration::from_secs(60)).map_err(|e| format!("psql: {e}"))?;
+        let limit = Duration::from_secs(60);
+        let f = if stop_on_interrupt {
+            run_bounded(&mut cmd, limit)
+        } else {
+            crate::harness::reaper::run_to_end(&mut cmd, limit)
+        }
+        .map_err(|e| format!("psql: {e}"))?;
         if f.status.is_some_and(|s| s.success()) {
             Ok(f.stdout)
         } else {
@@ -578,42 +674,292 @@ impl Server {
     }
 }
 
-/// Frees the System V shared memory segment of a cluster left in `dir`
-/// (the work directory of a killed run): its `postmaster.pid` names the
-/// segment's key and id (line 7); a segment with that key and id and no
-/// process attached is removed. Returns what it did.
+/// Frees the shared memory of a cluster left in `dir` (the work
+/// directory of a killed run), as [`release_shared_memory`] does for its
+/// data directory. Returns what it did.
 pub fn release_stale(dir: &Path) -> Vec<String> {
-    let pid_file = dir.join("pg/data/postmaster.pid");
-    let Ok(text) = std::fs::read_to_string(&pid_file) else {
-        return Vec::new();
+    release_shared_memory(&dir.join("pg/data"), Duration::ZERO)
+}
+
+/// `PGShmemMagic`: the first field of PostgreSQL's System V segment.
+const SHMEM_MAGIC: i32 = 679_834_894;
+/// `PG_DYNSHMEM_CONTROL_MAGIC`: the first field of its dynamic shared
+/// memory control segment.
+const DSM_CONTROL_MAGIC: u32 = 0x9a50_3d32;
+
+/// What `postmaster.pid` in `data` says: the postmaster's pid and its
+/// System V segment's key and id (line 7).
+fn postmaster_pid(data: &Path) -> Option<(i32, i64, i32)> {
+    let text = std::fs::read_to_string(data.join("postmaster.pid")).ok()?;
+    let pid = text.lines().next()?.trim().parse().ok()?;
+    let l = text.lines().nth(6)?;
+    let mut f = l.split_whitespace();
+    Some((pid, f.next()?.parse().ok()?, f.next()?.parse().ok()?))
+}
+
+/// The handle of the dynamic shared memory control segment named by the
+/// header of PostgreSQL's System V segment (`PGShmemHeader`: magic,
+/// creator pid, two sizes, then `dsm_control`), if the header is one and
+/// was made by `creator`.
+fn control_handle(header: &[u8], creator: i32) -> Result<Option<u32>, String> {
+    let word = std::mem::size_of::<usize>();
+    let at = 8 + 2 * word;
+    let get = |i: usize| -> Option<[u8; 4]> { header.get(i..i + 4)?.try_into().ok() };
+    let (Some(magic), Some(pid), Some(handle)) = (get(0), get(4), get(at)) else {
+        return Err(format!("its header is {} bytes", header.len()));
     };
-    let Some((key, id)) = text.lines().nth(6).and_then(|l| {
-        let mut f = l.split_whitespace();
-        Some((
-            f.next()?.parse::<i64>().ok()?,
-            f.next()?.parse::<i32>().ok()?,
-        ))
-    }) else {
-        return Vec::new();
-    };
-    match crate::sys::shm_remove_unused(id, key) {
-        Some(Ok(true)) => {
-            vec![format!(
-                "removed PostgreSQL's shared memory segment {id} (key {key})"
-            )]
-        }
-        Some(Ok(false)) => Vec::new(), // gone, another key, or in use
-        Some(Err(e)) => vec![format!(
-            "could not remove PostgreSQL's shared memory segment {id}: {e}"
-        )],
-        None => vec![format!(
-            "PostgreSQL's shared memory segment {id} (key {key}) may be left: remove it with ipcrm -m {id} once no process uses it"
-        )],
+    if i32::from_ne_bytes(magic) != SHMEM_MAGIC {
+        return Err("it is not PostgreSQL's".into());
     }
+    if i32::from_ne_bytes(pid) != creator {
+        return Err(format!(
+            "it was made by process {}, not {creator}",
+            i32::from_ne_bytes(pid)
+        ));
+    }
+    let h = u32::from_ne_bytes(handle);
+    Ok((h != 0).then_some(h))
+}
+
+/// The handles of the segments a dynamic shared memory control segment
+/// (`dsm_control_header`: magic, nitems, maxitems, then maxitems items
+/// that each begin with a handle and a reference count) lists as in use.
+/// The item size differs between PostgreSQL versions; the control
+/// segment is exactly as big as its items, which gives it.
+fn listed_segments(control: &[u8]) -> Result<Vec<u32>, String> {
+    let u32_at = |i: usize| -> Option<u32> {
+        Some(u32::from_ne_bytes(control.get(i..i + 4)?.try_into().ok()?))
+    };
+    let (Some(magic), Some(nitems), Some(maxitems)) = (u32_at(0), u32_at(4), u32_at(8)) else {
+        return Err(format!("the control segment is {} bytes", control.len()));
+    };
+    if magic != DSM_CONTROL_MAGIC {
+        return Err("the control segment is not PostgreSQL's".into());
+    }
+    let align = std::mem::align_of::<usize>();
+    let first = 12usize.div_ceil(align) * align;
+    let body = control.len().saturating_sub(first);
+    let (nitems, maxitems) = (nitems as usize, maxitems as usize);
+    if maxitems == 0 || nitems > maxitems || !body.is_multiple_of(maxitems) || body / maxitems < 8 {
+        return Err(format!(
+            "the control segment ({} bytes) does not hold {maxitems} items",
+            control.len()
+        ));
+    }
+    let stride = body / maxitems;
+    Ok((0..nitems)
+        .filter_map(|i| {
+            let at = first + i * stride;
+            let (handle, refs) = (u32_at(at)?, u32_at(at + 4)?);
+            (refs != 0).then_some(handle)
+        })
+        .collect())
+}
+
+/// Removes the POSIX dynamic shared memory segments (`/PostgreSQL.N`)
+/// of the cluster whose System V segment is `id`: its control segment
+/// and every segment that lists as in use — as PostgreSQL itself does on
+/// its next start. Returns how many it removed.
+fn remove_dynamic_segments(id: i32, creator: i32) -> Result<usize, String> {
+    let header = crate::sys::shm_read(id, 64).map_err(|e| format!("reading segment {id}: {e}"))?;
+    let Some(control) = control_handle(&header, creator)? else {
+        return Ok(0);
+    };
+    let name = |h: u32| format!("PostgreSQL.{h}");
+    let listed = match crate::sys::posix_shm_read(&name(control), 64 << 20) {
+        Ok(bytes) => listed_segments(&bytes)?,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(0),
+        Err(e) => return Err(format!("reading /{}: {e}", name(control))),
+    };
+    let mut removed = 0;
+    for h in listed.into_iter().chain([control]) {
+        match crate::sys::posix_shm_unlink(&name(h)) {
+            Ok(true) => removed += 1,
+            Ok(false) => {} // never made (a handle of the main area)
+            Err(e) => return Err(format!("removing /{}: {e}", name(h))),
+        }
+    }
+    Ok(removed)
+}
+
+/// Frees the shared memory a cluster whose postmaster is gone left, as
+/// its data directory `data` tells (`postmaster.pid`, which a postmaster
+/// that ended well has removed): once no process is attached to its
+/// System V segment (waiting up to `wait` for its backends to end), the
+/// POSIX dynamic shared memory segments its control segment lists and
+/// then the System V segment itself. Only the cluster's own: the segment
+/// must have the key `postmaster.pid` names and a header made by that
+/// postmaster. Returns what it did, in words.
+pub fn release_shared_memory(data: &Path, wait: Duration) -> Vec<String> {
+    let Some((pid, key, id)) = postmaster_pid(data) else {
+        return Vec::new();
+    };
+    let deadline = Instant::now() + wait;
+    loop {
+        match crate::sys::shm_stat(id) {
+            None => return Vec::new(),
+            Some(st) if st.key.is_some_and(|k| k != key) => return Vec::new(),
+            Some(st) if st.attached == 0 => break,
+            Some(st) if Instant::now() >= deadline => {
+                return if wait.is_zero() {
+                    Vec::new() // a live cluster's: not ours to free
+                } else {
+                    vec![format!(
+                        "PostgreSQL's shared memory segment {id} still has {} processes attached after {} s: remove it with ipcrm -m {id} once they are gone",
+                        st.attached,
+                        wait.as_secs()
+                    )]
+                };
+            }
+            Some(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    let mut out = Vec::new();
+    match crate::sys::shm_stat(id).and_then(|st| st.key) {
+        Some(_) => match remove_dynamic_segments(id, pid) {
+            Ok(0) => {}
+            Ok(n) => out.push(format!(
+                "removed {n} PostgreSQL dynamic shared memory segment{}",
+                if n == 1 { "" } else { "s" }
+            )),
+            Err(e) => out.push(format!(
+                "PostgreSQL's dynamic shared memory segments may be left ({e}): look for PostgreSQL.* in /dev/shm"
+            )),
+        },
+        None => out.push(
+            "PostgreSQL's dynamic shared memory segments may be left (this system's segment keys cannot be read): look for PostgreSQL.* in /dev/shm".into(),
+        ),
+    }
+    match crate::sys::shm_remove_unused(id, key) {
+        Some(Ok(true)) => out.push(format!(
+            "removed PostgreSQL's shared memory segment {id} (key {key})"
+        )),
+        Some(Ok(false)) => {} // gone, another key, or in use
+        Some(Err(e)) => out.push(format!(
+            "could not remove PostgreSQL's shared memory segment {id}: {e}"
+        )),
+        None => out.push(format!(
+            "PostgreSQL's shared memory segment {id} (key {key}) may be left: remove it with ipcrm -m {id} once no process uses it"
+        )),
+    }
+    out
 }
 
 /// The last `n` non-empty lines of `s`, joined by " / ".
 pub fn last_lines(s: &str, n: usize) -> String {
     let lines: Vec<&str> = s.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     lines[lines.len().saturating_sub(n)..].join(" / ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A control segment of `maxitems` items of `stride` bytes listing
+    /// `items` (handle, reference count).
+    fn control(maxitems: usize, stride: usize, items: &[(u32, u32)]) -> Vec<u8> {
+        let first = 12usize.div_ceil(std::mem::align_of::<usize>()) * std::mem::align_of::<usize>();
+        let mut v = vec![0u8; first + maxitems * stride];
+        v[0..4].copy_from_slice(&DSM_CONTROL_MAGIC.to_ne_bytes());
+        v[4..8].copy_from_slice(&(items.len() as u32).to_ne_bytes());
+        v[8..12].copy_from_slice(&(maxitems as u32).to_ne_bytes());
+        for (i, (h, r)) in items.iter().enumerate() {
+            let at = first + i * stride;
+            v[at..at + 4].copy_from_slice(&h.to_ne_bytes());
+            v[at + 4..at + 8].copy_from_slice(&r.to_ne_bytes());
+        }
+        v
+    }
+
+    #[test]
+    fn the_control_segment_lists_the_segments_in_use_whatever_its_item_size() {
+        // PostgreSQL 15's items are 40 bytes on 64-bit, 12's 24.
+        for stride in [24, 40] {
+            let c = control(674, stride, &[(10, 2), (12, 0), (14, 1), (17, 3)]);
+            assert_eq!(listed_segments(&c).unwrap(), vec![10, 14, 17], "{stride}");
+        }
+        let mut bad = control(8, 40, &[(10, 2)]);
+        bad[0] ^= 1;
+        assert!(
+            listed_segments(&bad)
+                .unwrap_err()
+                .contains("not PostgreSQL's")
+        );
+        let mut short = control(8, 40, &[(10, 2)]);
+        short.truncate(100);
+        assert!(listed_segments(&short).is_err());
+        assert!(listed_segments(&[1, 2]).is_err());
+    }
+
+    #[test]
+    fn the_header_names_the_control_segment_only_for_its_creator() {
+        let word = std::mem::size_of::<usize>();
+        let mut h = vec![0u8; 8 + 2 * word + 8];
+        h[0..4].copy_from_slice(&SHMEM_MAGIC.to_ne_bytes());
+        h[4..8].copy_from_slice(&4242i32.to_ne_bytes());
+        h[8 + 2 * word..12 + 2 * word].copy_from_slice(&77u32.to_ne_bytes());
+        assert_eq!(control_handle(&h, 4242), Ok(Some(77)));
+        assert!(control_handle(&h, 4243).unwrap_err().contains("4242"));
+        h[0] ^= 1;
+        assert!(control_handle(&h, 4242).is_err());
+        assert!(control_handle(&h[..6], 4242).is_err());
+    }
+
+    /// The System V segment id and the POSIX segment names of a running
+    /// cluster, read as [`release_shared_memory`] reads them.
+    fn shared_memory_of(c: &Cluster) -> (i32, Vec<String>) {
+        let (pid, _, id) = postmaster_pid(&c.dir.join("data")).expect("postmaster.pid");
+        let header = crate::sys::shm_read(id, 64).unwrap();
+        let control = control_handle(&header, pid)
+            .unwrap()
+            .expect("a control segment");
+        let name = format!("PostgreSQL.{control}");
+        let bytes = crate::sys::posix_shm_read(&name, 64 << 20).unwrap();
+        let mut names: Vec<String> = listed_segments(&bytes)
+            .unwrap()
+            .into_iter()
+            .map(|h| format!("PostgreSQL.{h}"))
+            .collect();
+        names.push(name);
+        (id, names)
+    }
+
+    /// The names among `names` that exist as POSIX shared memory.
+    fn existing(names: &[String]) -> Vec<String> {
+        names
+            .iter()
+            .filter(|n| crate::sys::posix_shm_read(n, 1).is_ok())
+            .cloned()
+            .collect()
+    }
+
+    /// A cluster stopped well, and one whose postmaster was killed, leave
+    /// no shared memory: neither its System V segment nor any POSIX
+    /// segment its control segment listed.
+    #[test]
+    fn a_stopped_or_killed_cluster_leaves_no_shared_memory() {
+        let _one = crate::harness::reaper::tests::one();
+        let bin = Bin::find().expect("PostgreSQL is installed (scripts/test installs it)");
+        for kill in [false, true] {
+            let t = tempfile::tempdir().unwrap();
+            let mut c = Cluster::start(&bin, &t.path().join("pg"), 20, None, &[], None, None)
+                .expect("the cluster starts");
+            let (id, names) = shared_memory_of(&c);
+            assert!(crate::sys::shm_stat(id).is_some());
+            if cfg!(target_os = "linux") {
+                assert_eq!(existing(&names), names, "the segments are there");
+            }
+            if kill {
+                let g = c.group.as_mut().unwrap();
+                // SAFETY: killing the postmaster this test started.
+                unsafe { libc::kill(g.pgid(), libc::SIGKILL) };
+            }
+            c.stop();
+            assert!(
+                crate::sys::shm_stat(id).is_none(),
+                "kill {kill}: System V segment {id} left"
+            );
+            assert_eq!(existing(&names), Vec::<String>::new(), "kill {kill}");
+        }
+    }
 }

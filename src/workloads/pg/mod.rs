@@ -9,14 +9,18 @@
 //! min(clients, CPUs)`; no pinning unless asked (`--pg-pin`; recorded).
 
 pub mod cluster;
+pub mod conninfo;
+mod options;
+
+pub use options::{Mode, PgOptions, Pin};
 
 use super::{Info, Options as WorkOptions, Size, Workload};
-use crate::harness::Ctx;
-use crate::harness::cgroup::MemoryLimit;
+use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::reaper::run_bounded;
 use crate::harness::sweep::{self, LevelOutcome};
 use crate::results::{SweepSample, WorkloadResult, WorkloadRow};
+use crate::sys::memlimit::MemoryLimit;
 use cluster::{Bin, Cluster, Server, last_lines};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -31,81 +35,6 @@ static PGBENCH: Info = Info {
     quick: false,
     between_hosts: true,
 };
-
-/// Which transactions pgbench runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Mode {
-    /// `-S`: one indexed SELECT per transaction (DragonFly's).
-    SelectOnly,
-    /// The default TPC-B-like transaction: three UPDATEs, a SELECT, an
-    /// INSERT.
-    Tpcb,
-}
-
-impl Mode {
-    fn name(self) -> &'static str {
-        match self {
-            Mode::SelectOnly => "select-only",
-            Mode::Tpcb => "tpcb",
-        }
-    }
-}
-
-/// Options of the pgbench workload.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct PgOptions {
-    /// Target database size in bytes (the scale factor follows; default:
-    /// quick 160 MB, full 1.6 GB).
-    pub db_bytes: Option<u64>,
-    /// Modes, each a row (default: select-only).
-    pub modes: Vec<Mode>,
-    /// Connect over the unix socket instead of TCP.
-    pub socket: bool,
-    /// Sweep the database size against the memory it may use instead of
-    /// the clients (the swapcache experiment).
-    pub memory_sweep: bool,
-    /// The memory the database may use (default: quick 256 MB, full 1 GB).
-    pub memory_bytes: Option<u64>,
-    /// An existing server by libpq connection string instead of the
-    /// throwaway cluster (its pgbench_* tables are replaced).
-    pub server: Option<String>,
-    /// Where the server and the clients run.
-    pub pin: Pin,
-}
-
-/// Where the throwaway cluster's processes and pgbench run. With one
-/// client on this 2-vCPU VM, TPS was 9 600–10 500 with both on one CPU
-/// and 3 900–4 500 on two (every round trip a cross-CPU wake-up), and
-/// unpinned runs land on either.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum Pin {
-    /// Left to the scheduler.
-    #[default]
-    None,
-    /// Server and pgbench on CPU 0.
-    Together,
-    /// Server on CPU 0, pgbench on CPU 1.
-    Apart,
-}
-
-impl Pin {
-    /// (server CPU, client CPU).
-    pub fn cpus(self) -> (Option<usize>, Option<usize>) {
-        match self {
-            Pin::None => (None, None),
-            Pin::Together => (Some(0), Some(0)),
-            Pin::Apart => (Some(0), Some(1)),
-        }
-    }
-
-    fn words(self) -> &'static str {
-        match self {
-            Pin::None => "none",
-            Pin::Together => "server and pgbench on CPU 0",
-            Pin::Apart => "server on CPU 0, pgbench on CPU 1",
-        }
-    }
-}
 
 /// Bytes of one scale unit of pgbench's tables with their indexes, about
 /// (measured here: scale 10 is 160 MB after `pgbench -i`).
@@ -182,8 +111,35 @@ impl Workload for PgBench {
         &["clients"]
     }
 
+    fn flags(&self) -> &'static [super::Flag] {
+        options::FLAGS
+    }
+
+    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, String> {
+        PgOptions::own(asked)
+    }
+
+    fn release_stale(&self, dir: &std::path::Path) -> Vec<String> {
+        let mut v = cluster::release_stale(dir);
+        // The memory cgroup of --memory-sweep is named after the run.
+        let owner = std::fs::read_to_string(dir.join(crate::harness::workdir::OWNER));
+        if let Some(pid) = owner.ok().and_then(|s| s.trim().parse::<u32>().ok()) {
+            v.extend(crate::sys::memlimit::release(pid));
+        }
+        v
+    }
+
+    fn agent(&self, args: &[String]) -> Option<anyhow::Result<std::process::ExitCode>> {
+        Some(
+            options::AgentArgs::parse(args)
+                .map_err(anyhow::Error::msg)
+                .and_then(|a| cluster::serve(&a)),
+        )
+    }
+
     fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
-        let pg = &opts.pg;
+        let pg: PgOptions = opts.own();
+        let pg = &pg;
         let cpus = crate::sys::cpu_count();
         let db_bytes = pg.db_bytes.unwrap_or(match opts.size {
             Size::Quick => 10 * BYTES_PER_SCALE,
@@ -287,10 +243,35 @@ impl Workload for PgBench {
                 ],
                 _ => Vec::new(),
             };
+        let need = space_needed(if pg.memory_sweep {
+            2 * params["memory_bytes"].as_u64().unwrap_or(256 << 20)
+        } else {
+            scale * BYTES_PER_SCALE
+        });
+        let mut had_tables = false;
+        if pg.server.is_none() {
+            let host = &ctx.hosts().server;
+            let dir = match (apart, host.on_this_machine()) {
+                (false, _) => Some(ctx.workdir()),
+                (true, true) => Some(host.scratch()),
+                (true, false) => None,
+            };
+            let note = match dir.map(|d| check_space(d, need)) {
+                Some(Ok(note)) => note,
+                Some(Err(e)) => return failed(params, "setup", e),
+                None => "not checked: the server host is another machine".to_string(),
+            };
+            params.insert("free_space".into(), json!(note));
+        }
         let server = match &pg.server {
             Some(ci) => {
                 params.insert("server".into(), json!("given by connection string"));
-                Server::remote(bin.clone(), ci.clone())
+                let s = Server::remote(bin.clone(), ci.clone());
+                match given_server_ready(&s, ci, pg.drop_tables, need, &mut params) {
+                    Ok(had) => had_tables = had,
+                    Err(e) => return failed(params, "setup", e),
+                }
+                s
             }
             None if apart => match Server::hosted(
                 bin.clone(),
@@ -327,6 +308,15 @@ impl Workload for PgBench {
                 Err(e) => return failed(params, "setup", e),
             },
         };
+        // From here on, tables this run makes on a given server are
+        // dropped at the end, however the workload ends.
+        let tables = pg.server.is_some().then(|| GivenTables {
+            server: &server,
+            had: had_tables,
+        });
+        if let Some(t) = &tables {
+            params.insert("tables".into(), json!(t.words()));
+        }
         params.insert("settings".into(), json!(server.settings()));
         progress.phase(&format!("pgbench -i -s {scale}"));
         if let Err(e) = load_tables(&server, scale) {
@@ -368,7 +358,7 @@ impl Workload for PgBench {
             rows.push(row);
         }
         for mode in modes.into_iter().filter(|_| !pg.memory_sweep) {
-            if crate::harness::reaper::interrupted() {
+            if crate::stop::interrupted() {
                 break;
             }
             let mut runner =
@@ -386,10 +376,124 @@ impl Workload for PgBench {
                 error: None,
             });
         }
+        drop(tables);
         drop(server);
         drop(limit);
         progress.finish(&format!("{} rows", rows.len()));
         super::finish(&PGBENCH, params, rows, Vec::new())
+    }
+}
+
+/// pgbench's tables.
+const TABLES: [&str; 4] = [
+    "pgbench_accounts",
+    "pgbench_branches",
+    "pgbench_history",
+    "pgbench_tellers",
+];
+
+/// The disk a database of `bytes` needs while `pgbench -i` makes it: the
+/// tables and indexes, as much again for the write-ahead log and the
+/// index builds' sorts, and 64 MiB for the cluster itself (an estimate:
+/// measured here, scale 10 took 160 MB of tables and indexes).
+fn space_needed(bytes: u64) -> u64 {
+    2 * bytes + (64 << 20)
+}
+
+/// Whether the filesystem of `dir` has `need` bytes free; a note for the
+/// result, or why not.
+fn check_space(dir: &std::path::Path, need: u64) -> Result<String, String> {
+    use crate::analysis::units::fmt_bytes;
+    match crate::sys::free_bytes(dir) {
+        Some(free) if free < need => Err(format!(
+            "{} has {} free; this database needs about {} while it is loaded (tables, indexes, write-ahead log): a smaller --db-size, or --workdir on a larger disk",
+            dir.display(),
+            fmt_bytes(free),
+            fmt_bytes(need)
+        )),
+        Some(free) => Ok(format!(
+            "{} free in {}, about {} needed",
+            fmt_bytes(free),
+            dir.display(),
+            fmt_bytes(need)
+        )),
+        None => Ok(format!(
+            "not checked: the free space of {} could not be read",
+            dir.display()
+        )),
+    }
+}
+
+/// Before anything is loaded on a server scalebench did not make: it
+/// answers, it has no pgbench tables of its own (unless `drop_tables`),
+/// and, when it is on this machine, its data directory's disk has `need`
+/// bytes free (where the server lets us read where that is). Whether it
+/// had pgbench tables.
+fn given_server_ready(
+    s: &Server,
+    conninfo: &str,
+    drop_tables: bool,
+    need: u64,
+    params: &mut BTreeMap<String, serde_json::Value>,
+) -> Result<bool, String> {
+    let list = TABLES.map(|t| format!("'{t}'")).join(", ");
+    let had = s.sql(&format!(
+        "select string_agg(tablename, ', ' order by tablename) from pg_tables \
+         where schemaname = current_schema() and tablename in ({list})"
+    ))?;
+    let had = had.trim();
+    if !had.is_empty() {
+        if !drop_tables {
+            return Err(format!(
+                "the server already has {had}: pgbench -i would drop and remake them, and scalebench drops no table it did not make (--pg-drop-tables to allow it)"
+            ));
+        }
+        params.insert("tables_before".into(), json!(had));
+    }
+    let local = conninfo::Conninfo::parse(conninfo).is_ok_and(|c| c.is_local());
+    let note = if local {
+        match s.sql("show data_directory") {
+            Ok(d) => check_space(std::path::Path::new(d.trim()), need)?,
+            Err(e) => format!("not checked: the server's data directory is not readable ({e})"),
+        }
+    } else {
+        "not checked: the server is not on this machine".to_string()
+    };
+    params.insert("free_space".into(), json!(note));
+    Ok(!had.is_empty())
+}
+
+/// pgbench's tables on a server scalebench did not make: when they were
+/// not there before the run, the ones it made are dropped when this goes
+/// (at the end, on error and after ^C); tables that were there before
+/// (`--pg-drop-tables`) are left, remade.
+struct GivenTables<'a> {
+    server: &'a Server,
+    had: bool,
+}
+
+impl GivenTables<'_> {
+    /// What happens to the tables, in words (for the result).
+    fn words(&self) -> &'static str {
+        if self.had {
+            "there before the run: dropped and remade (--pg-drop-tables), left as remade"
+        } else {
+            "made by this run and dropped at its end"
+        }
+    }
+}
+
+impl Drop for GivenTables<'_> {
+    fn drop(&mut self) {
+        if self.had {
+            return;
+        }
+        if let Err(e) = self
+            .server
+            .sql_to_end(&format!("drop table if exists {}", TABLES.join(", ")))
+        {
+            eprintln!("pgbench: the tables this run made on the server were not dropped: {e}");
+        }
     }
 }
 

@@ -10,8 +10,8 @@
 //! leaves the journal behind, and the next run (or `scalebench restore`)
 //! finds it with the dead run's work directory and [`recover`]s.
 
-use super::{Item, Os, Profile, Wanted, What};
-use crate::results::{ChangeStatus, ProfileChange, ProfileRecord};
+use super::{Item, Os, TuningProfile, Wanted, What};
+use crate::results::{ChangeStatus, ProfileChange, TuningRecord};
 use crate::sys::{self, Rlimit, Setting};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -77,6 +77,60 @@ fn limit_target(now: sys::LimitPair, wanted: &Wanted) -> Option<sys::LimitPair> 
     Some((new_soft, new_hard))
 }
 
+/// Why the running kernel cannot take the value a setting asks for, if it
+/// cannot: a setting's value outside the choices the kernel lists
+/// (transparent_hugepages `sometimes`), or a word for a sysctl whose value
+/// is numbers (`kernel.msgmax = "lots"`). Such a profile is wrong here,
+/// not merely refused for want of a right: `profile check` and `run`
+/// refuse it before anything is measured ([`unacceptable`]).
+fn cannot_take(what: &What) -> Option<String> {
+    match what {
+        What::Setting { setting, wanted } => {
+            let choices = sys::setting_choices(*setting)?;
+            (!choices.iter().any(|c| c == wanted)).then(|| {
+                format!(
+                    "this kernel takes {} for {}, not `{wanted}`",
+                    choices.join(", "),
+                    setting.name()
+                )
+            })
+        }
+        What::Sysctl {
+            name,
+            wanted: Wanted::Exact(v),
+        } => {
+            let old = sys::sysctl(name)?;
+            let numbers = |s: &str| {
+                let w: Vec<&str> = s.split_whitespace().collect();
+                (!w.is_empty() && w.iter().all(|x| x.parse::<i64>().is_ok())).then_some(w.len())
+            };
+            let old_n = numbers(&old)?;
+            match numbers(v) {
+                Some(n) if n == old_n => None,
+                _ => Some(format!(
+                    "{name} takes {}, not `{v}`",
+                    if old_n == 1 {
+                        "a whole number".to_string()
+                    } else {
+                        format!("{old_n} whole numbers")
+                    }
+                )),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The settings of `p` for this OS whose values the running kernel cannot
+/// take, each in words (`settings.transparent_hugepages: this kernel takes
+/// always, madvise, never for transparent_hugepages, not `sometimes``):
+/// a profile with any is refused before anything is measured.
+pub fn unacceptable(p: &TuningProfile) -> Vec<String> {
+    p.for_os(Os::this())
+        .filter_map(|item| cannot_take(&item.what))
+        .collect()
+}
+
 /// Plans one setting against the running system.
 fn plan(what: &What, mounts: Mounts) -> Step {
     match what {
@@ -87,6 +141,12 @@ fn plan(what: &What, mounts: Mounts) -> Step {
                     reason: "no such sysctl on this system".into(),
                 };
             };
+            if let Some(reason) = cannot_take(what) {
+                return Step::Refused {
+                    old: Some(old),
+                    reason,
+                };
+            }
             match wanted.met_by(&old) {
                 Some(true) => return Step::Unchanged { old },
                 None => {
@@ -143,6 +203,9 @@ fn plan(what: &What, mounts: Mounts) -> Step {
                 return Step::Unchanged {
                     old: old.unwrap_or_default(),
                 };
+            }
+            if let Some(reason) = cannot_take(what) {
+                return Step::Refused { old, reason };
             }
             match sys::setting_writable(*setting) {
                 Ok(()) => Step::Change {
@@ -252,8 +315,8 @@ fn record(item: &Item, step: &Step, status_if_change: ChangeStatus) -> ProfileCh
     }
 }
 
-fn empty_record(p: &Profile, os: Option<Os>) -> ProfileRecord {
-    ProfileRecord {
+fn empty_record(p: &TuningProfile, os: Option<Os>) -> TuningRecord {
+    TuningRecord {
         name: p.name.clone(),
         description: p.description.clone(),
         origin: p.origin.clone(),
@@ -271,7 +334,7 @@ fn empty_record(p: &Profile, os: Option<Os>) -> ProfileRecord {
 /// setting for this OS with its value now and what would become of it
 /// (`applied` means "would be changed"); `mounts` says where its mount
 /// options would go.
-pub fn check(p: &Profile, mounts: Mounts) -> ProfileRecord {
+pub fn check(p: &TuningProfile, mounts: Mounts) -> TuningRecord {
     let os = Os::this();
     let mut r = empty_record(p, os);
     for item in p.for_os(os) {
@@ -378,8 +441,10 @@ pub struct Applied {
     journal: PathBuf,
     state: Journal,
     undo: Vec<Undo>,
+    /// Counted as cleanup still to do while something is to put back.
+    pending: Option<crate::stop::Pending>,
     /// What was done, for the result file.
-    pub record: ProfileRecord,
+    pub record: TuningRecord,
 }
 
 impl Applied {
@@ -388,7 +453,7 @@ impl Applied {
     /// fs workloads mount with them; here they are only recorded). A setting that cannot be applied
     /// is refused in the record, which is then partial; the others are
     /// applied all the same.
-    pub fn apply(p: &Profile, dir: &Path, mounts: Mounts) -> Applied {
+    pub fn apply(p: &TuningProfile, dir: &Path, mounts: Mounts) -> Applied {
         let os = Os::this();
         let mut a = Applied {
             journal: dir.join(JOURNAL),
@@ -398,6 +463,7 @@ impl Applied {
                 entries: Vec::new(),
             },
             undo: Vec::new(),
+            pending: None,
             record: empty_record(p, os),
         };
         for item in p.for_os(os) {
@@ -419,6 +485,9 @@ impl Applied {
             a.record
                 .changes
                 .push(record(item, &step, ChangeStatus::Applied));
+        }
+        if !a.undo.is_empty() {
+            a.pending = Some(crate::stop::pending(crate::stop::Task::Settings));
         }
         a
     }
@@ -469,7 +538,7 @@ impl Applied {
                 }));
                 Ok(back)
             }
-            // The fs workloads mount with them (harness::session).
+            // The workloads that make filesystems mount with them (run::session).
             What::Mount { options } => Ok(options.join(",")),
             _ => Err("not a change".into()),
         }
@@ -477,7 +546,8 @@ impl Applied {
 
     /// Puts everything back, last change first; returns what could not be
     /// put back, in words. The journal is removed once nothing is left to
-    /// undo.
+    /// undo. After a stop signal, what was put back is recorded for the
+    /// message saying what the cleanup did ([`crate::stop::did`]).
     pub fn restore(&mut self) -> Vec<String> {
         let mut failed = Vec::new();
         while let Some(u) = self.undo.pop() {
@@ -492,8 +562,9 @@ impl Applied {
                     }
                 }
                 Undo::Entry(e) => {
-                    if let Err(m) = undo_entry(&e) {
-                        failed.push(m);
+                    match undo_entry(&e) {
+                        Ok(m) => crate::stop::did(m),
+                        Err(m) => failed.push(m),
                     }
                     self.state
                         .entries
@@ -505,14 +576,23 @@ impl Applied {
         if self.state.entries.is_empty() {
             let _ = std::fs::remove_file(&self.journal);
         }
+        for m in &failed {
+            crate::stop::did(format!("profile {}: {m}", self.record.name));
+        }
+        self.pending = None;
         failed
     }
 }
 
 impl Drop for Applied {
     fn drop(&mut self) {
-        for m in self.restore() {
-            eprintln!("profile {}: {m}", self.record.name);
+        let stopping = crate::stop::interrupted();
+        let failed = self.restore();
+        // After a stop signal the message on what the cleanup did says it.
+        if !stopping {
+            for m in failed {
+                crate::stop::say(&format!("profile {}: {m}", self.record.name));
+            }
         }
     }
 }
@@ -594,7 +674,7 @@ mod tests {
             "format = \"scalebench-profile/1\"\nname = \"t\"\ndescription = \"d\"\n[limits]\nnofile = {lower}\n\
              [linux]\nnotes = [\"n\"]\nmount_options = [\"noatime\"]\n[freebsd.sysctl]\n\"kern.maxfiles\" = 1\n"
         );
-        let p = Profile::parse(&text, "t").unwrap();
+        let p = TuningProfile::parse(&text, "t").unwrap();
         let dir = tempfile::tempdir().unwrap();
         let checked = check(&p, Mounts::None);
         assert_eq!(
@@ -655,7 +735,7 @@ mod tests {
                     [linux.sysctl]\n\"net.nosuch.knob\" = 1\n[freebsd.sysctl]\n\"net.nosuch.knob\" = 1\n\
                     [macos.sysctl]\n\"net.nosuch.knob\" = 1\n[netbsd.sysctl]\n\"net.nosuch.knob\" = 1\n\
                     [openbsd.sysctl]\n\"net.nosuch.knob\" = 1\n[dragonfly.sysctl]\n\"net.nosuch.knob\" = 1\n";
-        let p = Profile::parse(text, "t").unwrap();
+        let p = TuningProfile::parse(text, "t").unwrap();
         let r = check(&p, Mounts::None);
         assert!(r.partial);
         assert_eq!(r.changes[0].status, ChangeStatus::Refused);

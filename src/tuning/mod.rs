@@ -241,7 +241,7 @@ pub struct Item {
 
 /// A tuning profile, read and checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Profile {
+pub struct TuningProfile {
     /// Its name.
     pub name: String,
     /// What it is for.
@@ -439,9 +439,9 @@ fn section(os: Os, raw: RawSection) -> Result<Vec<Item>, String> {
     Ok(items)
 }
 
-impl Profile {
+impl TuningProfile {
     /// Reads a profile from TOML text; `origin` names it in errors.
-    pub fn parse(text: &str, origin: &str) -> anyhow::Result<Profile> {
+    pub fn parse(text: &str, origin: &str) -> anyhow::Result<TuningProfile> {
         let raw: RawProfile =
             toml::from_str(text).map_err(|e| anyhow::anyhow!("profile {origin}: {e}"))?;
         let err = |m: String| anyhow::anyhow!("profile {origin}: {m}");
@@ -476,7 +476,7 @@ impl Profile {
                 items.extend(section(os, s).map_err(err)?);
             }
         }
-        Ok(Profile {
+        Ok(TuningProfile {
             name: raw.name,
             description: raw.description,
             source: raw.source,
@@ -488,15 +488,15 @@ impl Profile {
 
     /// A built-in profile by name, or a profile file by path (a name with
     /// a `/` or ending in `.toml`).
-    pub fn find(name: &str) -> anyhow::Result<Profile> {
+    pub fn find(name: &str) -> anyhow::Result<TuningProfile> {
         if is_path(name) {
             let path = PathBuf::from(name);
             let text = std::fs::read_to_string(&path)
                 .with_context(|| format!("cannot read the profile file {}", path.display()))?;
-            return Profile::parse(&text, &path.display().to_string());
+            return TuningProfile::parse(&text, &path.display().to_string());
         }
         match BUILT_IN.iter().find(|(n, _)| *n == name) {
-            Some((_, text)) => Profile::parse(text, "built-in"),
+            Some((_, text)) => TuningProfile::parse(text, "built-in"),
             None => bail!(
                 "unknown profile `{name}` (built-in: {}; or the path of a .toml profile file)",
                 BUILT_IN.map(|(n, _)| n).join(", ")
@@ -505,10 +505,10 @@ impl Profile {
     }
 
     /// Every built-in profile.
-    pub fn built_in() -> Vec<Profile> {
+    pub fn built_in() -> Vec<TuningProfile> {
         BUILT_IN
             .iter()
-            .map(|(_, t)| Profile::parse(t, "built-in").expect("built-in profiles parse"))
+            .map(|(_, t)| TuningProfile::parse(t, "built-in").expect("built-in profiles parse"))
             .collect()
     }
 
@@ -576,20 +576,21 @@ mod tests {
     #[test]
     fn every_built_in_profile_parses_and_is_named_as_listed() {
         for (name, text) in BUILT_IN {
-            let p = Profile::parse(text, "built-in").unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            let p =
+                TuningProfile::parse(text, "built-in").unwrap_or_else(|e| panic!("{name}: {e:#}"));
             assert_eq!(p.name, name);
             assert!(!p.description.is_empty(), "{name}");
         }
-        let d = Profile::find("default").unwrap();
+        let d = TuningProfile::find("default").unwrap();
         assert!(d.items.is_empty(), "default touches nothing");
         // The seeds' tunings are where they belong.
-        let r = Profile::find("rothman-freebsd").unwrap();
+        let r = TuningProfile::find("rothman-freebsd").unwrap();
         assert!(r.for_os(Some(Os::Linux)).next().is_none());
         assert_eq!(r.elsewhere(Some(Os::Linux)), vec![Os::FreeBsd]);
         assert!(r.for_os(Some(Os::FreeBsd)).any(|i| matches!(&i.what,
             What::Sysctl { name, wanted } if name == "net.inet.tcp.delayed_ack" && *wanted == Wanted::Exact("0".into()))));
         assert_eq!(r.mount_options(Some(Os::FreeBsd)).as_deref(), Some("async"));
-        let l = Profile::find("dragonfly-linux").unwrap();
+        let l = TuningProfile::find("dragonfly-linux").unwrap();
         assert!(l.for_os(Some(Os::Linux)).any(|i| matches!(&i.what,
             What::Limit { limit: Rlimit::Files, wanted } if *wanted == Wanted::AtLeast(40960))));
     }
@@ -630,7 +631,7 @@ mod tests {
         let bad = |body: &str, wants: &str| {
             let e = format!(
                 "{:#}",
-                Profile::parse(&format!("{head}{body}"), "t.toml").unwrap_err()
+                TuningProfile::parse(&format!("{head}{body}"), "t.toml").unwrap_err()
             );
             assert!(e.contains(wants) && e.contains("t.toml"), "{e}");
         };
@@ -648,16 +649,19 @@ mod tests {
         );
         bad("[linux]\nsysctls = {}\n", "sysctls");
         bad("[hurd.sysctl]\n", "hurd");
-        let e = Profile::parse("format = \"x/9\"\nname = \"t\"\ndescription = \"d\"\n", "f")
+        let e = TuningProfile::parse("format = \"x/9\"\nname = \"t\"\ndescription = \"d\"\n", "f")
             .unwrap_err()
             .to_string();
         assert!(e.contains("x/9") && e.contains(FORMAT), "{e}");
-        let e = Profile::find("nosuch").unwrap_err().to_string();
+        let e = TuningProfile::find("nosuch").unwrap_err().to_string();
         assert!(
             e.contains("`nosuch`") && e.contains("dragonfly-linux"),
             "{e}"
         );
-        let e = format!("{:#}", Profile::find("/nonexistent/p.toml").unwrap_err());
+        let e = format!(
+            "{:#}",
+            TuningProfile::find("/nonexistent/p.toml").unwrap_err()
+        );
         assert!(e.contains("/nonexistent/p.toml"), "{e}");
     }
 
@@ -666,7 +670,7 @@ mod tests {
         let text = "format = \"scalebench-profile/1\"\nname = \"t\"\ndescription = \"d\"\n\
                     [limits]\nnofile = \">=1000\"\n[linux.sysctl]\n\"vm.swappiness\" = 10\n\
                     [freebsd.sysctl]\n\"kern.maxfiles\" = 65536\n";
-        let p = Profile::parse(text, "t").unwrap();
+        let p = TuningProfile::parse(text, "t").unwrap();
         let kinds = |os| {
             p.for_os(Some(os))
                 .map(|i| describe(&i.what))

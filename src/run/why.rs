@@ -5,13 +5,13 @@
 //! benchmark. The windows are separate from the timed runs and never
 //! disturb their numbers.
 
-use super::Ctx;
-use super::clock::Stopwatch;
-use super::profiler::{self, ATTACH_DELAY, Profiler};
-use super::reaper::interrupted;
-use crate::analysis::profile::{Window, compare};
+use crate::analysis::stacks::{Window, compare};
 use crate::bench::{Benchmark, Run, Schedule, StepError};
-use crate::results::Profile;
+use crate::ctx::Ctx;
+use crate::harness::clock::Stopwatch;
+use crate::harness::profiler::{self, ATTACH_DELAY, Profiler};
+use crate::results::StackProfile;
+use crate::stop::interrupted;
 use std::time::{Duration, Instant};
 
 /// Options of the profile windows.
@@ -33,10 +33,10 @@ impl Default for WhyOptions {
 }
 
 /// A profile that could not be made, saying why.
-fn failed(why: String) -> Profile {
-    Profile {
+fn failed(why: String) -> StackProfile {
+    StackProfile {
         error: Some(why),
-        ..Profile::default()
+        ..StackProfile::default()
     }
 }
 
@@ -133,7 +133,7 @@ pub fn profile(
     n: u64,
     capped: bool,
     opts: &WhyOptions,
-) -> Profile {
+) -> StackProfile {
     let p = match profiler::detect(opts.profiler_cmd.as_deref()) {
         Ok(p) => p,
         Err(e) => return failed(e),
@@ -155,7 +155,7 @@ pub fn profile(
     };
     let mut sw = Stopwatch::new(ctx.clock());
     let schedule = bench.schedule();
-    let result = (|| -> Result<Profile, String> {
+    let result = (|| -> Result<StackProfile, String> {
         // A benchmark whose operation removes items (fork-cleanup) starts
         // full and visits the high n first.
         let shrinking = run.held() > low_n;

@@ -14,10 +14,11 @@
 //! each run (before it when n falls during a run), so that each run's low
 //! n are also measured far in time from the run's own low-n samples.
 
-use super::clock::{Clock, Stopwatch};
-use super::progress::Progress;
-use super::{Ctx, Resource, limits, reaper};
 use crate::bench::{Benchmark, Run, Schedule, StartError, StepError};
+use crate::ctx::Ctx;
+use crate::harness::clock::{Clock, Stopwatch};
+use crate::harness::progress::Progress;
+use crate::harness::{Resource, limits};
 use crate::results::{
     BenchResult, Cap, Direction, Params, RecheckWhen, RunRecord, Status, now_rfc3339,
 };
@@ -357,7 +358,7 @@ pub fn run_benchmark(
     }
 
     for r in 0..plan.runs {
-        if reaper::interrupted() {
+        if crate::stop::interrupted() {
             return finish_early(result, RunEnd::Interrupted, caps, progress);
         }
         let phase = format!("run {}/{}", r + 1, plan.runs);
@@ -534,6 +535,7 @@ fn finish_early(
         RunEnd::Failed(m) => (Status::Failed, m),
         RunEnd::Limit { detail, .. } => (Status::Failed, detail),
     };
+    let message = crate::sys::errno_words(&message);
     progress.finish(&format!("{}: {message}", status.as_str()));
     result.status = status;
     result.message = Some(message);
@@ -580,7 +582,7 @@ fn start_run(
     n: u64,
 ) -> Result<Box<dyn Run>, RunEnd> {
     bench.start(ctx, variant, n).map_err(|e| match e {
-        _ if reaper::interrupted() => RunEnd::Interrupted,
+        _ if crate::stop::interrupted() => RunEnd::Interrupted,
         StartError::Unsupported(m) => RunEnd::Unsupported(m),
         StartError::Failed(e) => RunEnd::Failed(format!("{e:#}")),
     })
@@ -683,7 +685,7 @@ fn one_run(
     let mut sw = Stopwatch::new(clock);
     let mut ticker = Ticker::new(progress);
     for grow in &plan {
-        if reaper::interrupted() {
+        if crate::stop::interrupted() {
             return Err(RunEnd::Interrupted);
         }
         if let Some(target) = *grow
@@ -859,7 +861,7 @@ fn updown_run(
     let mut samples = Vec::with_capacity(n as usize);
     // The first growth: timed (crossing 0) in an up-down run.
     for _ in 0..n {
-        if reaper::interrupted() {
+        if crate::stop::interrupted() {
             return Err(RunEnd::Interrupted);
         }
         let k = run.held();
@@ -893,7 +895,7 @@ fn updown_run(
     let mut last = false;
     sweeps.timed = first as u32;
     for h in first..crossings {
-        if reaper::interrupted() {
+        if crate::stop::interrupted() {
             return Err(RunEnd::Interrupted);
         }
         // The first growth of a down-up run is no crossing of its own.
@@ -975,7 +977,7 @@ fn recheck_low_n(
     let mut ticker = Ticker::new(progress);
     let mut samples = Vec::with_capacity(k as usize);
     for _ in 0..k {
-        if reaper::interrupted() {
+        if crate::stop::interrupted() {
             return Err(RunEnd::Interrupted);
         }
         let held = run.held();
@@ -1000,8 +1002,8 @@ fn recheck_low_n(
 mod tests {
     use super::*;
     use crate::bench::{Info, Run};
-    use crate::harness::clock::TimerKind;
     use crate::harness::progress::Mode;
+    use crate::results::TimerKind;
     use std::sync::{Arc, Mutex};
 
     /// What a fake run was asked to do, in order.
@@ -1193,7 +1195,7 @@ mod tests {
             index: k,
             started: String::new(),
             duration_ms: 0.0,
-            timer_overhead: crate::harness::clock::Overhead {
+            timer_overhead: crate::results::Overhead {
                 min_ns: 0.0,
                 median_ns: 0.0,
             },

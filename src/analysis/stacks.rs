@@ -25,7 +25,7 @@
 //! function whose inclusive time holds 60 % of the growth is named instead
 //! (the loop that calls them all).
 
-use crate::results::{FnSamples, Grower, Profile, ProfileWindow};
+use crate::results::{FnSamples, Grower, ProfileWindow, StackProfile};
 use std::collections::HashMap;
 
 /// One frame of a call stack.
@@ -245,7 +245,7 @@ pub fn compare(
     frequency: u32,
     low: &Window,
     high: &Window,
-) -> Profile {
+) -> StackProfile {
     let period_ns = 1e9 / f64::from(frequency.max(1));
     let per_op = |samples: u64, w: &Window| samples as f64 * period_ns / w.ops.max(1) as f64;
     let (own_l, incl_l) = counts(&low.samples);
@@ -369,7 +369,7 @@ pub fn compare(
             )
         });
     }
-    Profile {
+    StackProfile {
         profiler: profiler.into(),
         event: event.into(),
         frequency_hz: frequency,

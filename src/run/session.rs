@@ -8,59 +8,16 @@
 //! of the machine over the run falls on every profile alike (only figures
 //! measured side by side, alternating, compare).
 
-use super::progress::Progress;
-use super::runner::{Plan, run_benchmark};
-use super::why::{self, WhyOptions};
-use super::{Ctx, reaper};
-use crate::bench::Benchmark;
+use super::files::Recording;
+use super::plan::{RunPlan, Target};
+use super::series::{Plan, run_benchmark};
+use super::why;
+use crate::ctx::Ctx;
+use crate::harness::progress::Progress;
 use crate::hosts::Hosts;
-use crate::profile::Profile;
-use crate::profile::apply::{self, Applied, Mounts};
-use crate::results::{self, BenchResult, ResultFile, Status};
-use crate::workloads::{self, Size, Workload};
-use anyhow::Context;
-use std::path::PathBuf;
-
-/// A benchmark to run and its n.
-pub struct Target {
-    /// The benchmark.
-    pub bench: &'static dyn Benchmark,
-    /// Items per run.
-    pub n: u64,
-}
-
-/// A workload to run and its size.
-pub struct WorkTarget {
-    /// The workload.
-    pub workload: &'static dyn Workload,
-    /// How big.
-    pub size: Size,
-}
-
-/// What a run does.
-pub struct RunPlan {
-    /// Benchmarks, in order.
-    pub targets: Vec<Target>,
-    /// Workloads, in order, after the benchmarks.
-    pub work: Vec<WorkTarget>,
-    /// The workloads' options (their size is each target's).
-    pub work_opts: workloads::Options,
-    /// Runs per benchmark.
-    pub runs: u32,
-    /// `--runs auto`: add runs until the ends of n are known, up to `runs`.
-    pub auto: Option<super::runner::AutoRuns>,
-    /// Warm-up operations (`None`: the benchmark's default).
-    pub warmup: Option<u64>,
-    /// Profile each benchmark at low and high n afterwards (`--why`).
-    pub why: Option<WhyOptions>,
-    /// The tuning profiles to measure under, each with its own result
-    /// file; empty: the system as it is, one result file.
-    pub profiles: Vec<Profile>,
-    /// Where the client and the server run (`--host`); empty: both here.
-    pub hosts: Vec<crate::hosts::HostSpec>,
-    /// ssh's configuration file for ssh hosts.
-    pub ssh_config: Option<PathBuf>,
-}
+use crate::results::{self, BenchResult, Status};
+use crate::tuning::apply::{self, Applied, Mounts};
+use crate::workloads::{self, Mounting};
 
 /// Opens the plan's hosts (connects, makes sure scalebench runs there,
 /// takes their system records), saying what happens on `progress`; the
@@ -105,21 +62,6 @@ pub fn close_hosts(
     Ok(())
 }
 
-/// A result file being recorded and where it goes.
-pub struct Recording {
-    /// Its path.
-    pub path: PathBuf,
-    /// What it holds so far.
-    pub file: ResultFile,
-}
-
-impl Recording {
-    fn save(&self) -> anyhow::Result<()> {
-        results::write_atomic(&self.path, &self.file)
-            .with_context(|| format!("cannot write the result file {}", self.path.display()))
-    }
-}
-
 /// Applies profile `i` (none when the plan has none) for one target; the
 /// first application's record goes into the result file, and a partial
 /// one on any application marks it partial.
@@ -131,17 +73,19 @@ fn under_profile(
     progress: &mut Progress,
 ) -> Option<Applied> {
     let p = plan.profiles.get(i)?;
-    let fs = &plan.work_opts.fs;
-    let mounts = if !fs
-        .places
+    // Where the profile's mount options go: to the filesystems a workload
+    // of the run makes, unless it names mount options of its own.
+    let mountings: Vec<Mounting> = plan
+        .work
         .iter()
-        .any(|pl| matches!(pl, crate::workloads::fs::Place::Mkfs(_)))
-    {
-        Mounts::None
-    } else if fs.mount_opts.is_some() {
+        .map(|w| w.workload.mounting(&plan.work_options(w, None)))
+        .collect();
+    let mounts = if mountings.contains(&Mounting::ProfileOptions) {
+        Mounts::Made
+    } else if mountings.contains(&Mounting::OwnOptions) {
         Mounts::UserOptions
     } else {
-        Mounts::Made
+        Mounts::None
     };
     let a = Applied::apply(p, ctx.workdir(), mounts);
     match &mut rec.file.profile {
@@ -159,7 +103,7 @@ fn under_profile(
 
 /// The system record as it was during the run under a profile: the
 /// sysctls, limits and settings it changed hold their new values.
-fn overlay(sys: &mut crate::results::SystemInfo, r: &crate::results::ProfileRecord) {
+fn overlay(sys: &mut crate::results::SystemInfo, r: &crate::results::TuningRecord) {
     use crate::results::{ChangeStatus, Limit};
     for c in &r.changes {
         let Some(new) = c.new.clone() else { continue };
@@ -197,10 +141,10 @@ fn overlay(sys: &mut crate::results::SystemInfo, r: &crate::results::ProfileReco
 /// are before any is applied, so that files without that profile show
 /// the value they ran with.
 fn record_profile_sysctls(plan: &RunPlan, recs: &mut [Recording]) {
-    let os = crate::profile::Os::this();
+    let os = crate::tuning::Os::this();
     for p in &plan.profiles {
         for i in p.for_os(os) {
-            if let crate::profile::What::Sysctl { name, .. } = &i.what
+            if let crate::tuning::What::Sysctl { name, .. } = &i.what
                 && let Some(v) = crate::sys::sysctl(name)
             {
                 for r in recs.iter_mut() {
@@ -213,21 +157,6 @@ fn record_profile_sysctls(plan: &RunPlan, recs: &mut [Recording]) {
             }
         }
     }
-}
-
-/// The workload options under profile `i`: its mount options go to the
-/// filesystems the run makes unless `--mount-opts` named others.
-fn work_options(plan: &RunPlan, i: usize, size: Size) -> workloads::Options {
-    let mut o = workloads::Options {
-        size,
-        ..plan.work_opts.clone()
-    };
-    if o.fs.mount_opts.is_none()
-        && let Some(p) = plan.profiles.get(i)
-    {
-        o.fs.mount_opts = p.mount_options(crate::profile::Os::this());
-    }
-    o
 }
 
 /// Runs one benchmark series and checks that it left nothing behind.
@@ -288,7 +217,7 @@ fn run_series(
     // After the leak check: the profile windows are not the runs.
     if let Some(opts) = &plan.why
         && matches!(r.status, Status::Ok | Status::Capped)
-        && !reaper::interrupted()
+        && !crate::stop::interrupted()
     {
         progress.phase(&format!(
             "{}: profiling at low and high n (--why)",
@@ -312,6 +241,7 @@ pub fn execute(
     recs: &mut [Recording],
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
+    let _pending = crate::stop::pending(crate::stop::Task::Results);
     let steal = results::sysinfo::StealMeter::start();
     let r = execute_plan(plan, ctx, recs, progress);
     let percent = steal.percent();
@@ -348,11 +278,13 @@ fn execute_plan(
         .collect();
     for (t, variant) in &series {
         for (i, rec) in recs.iter_mut().enumerate() {
-            if reaper::interrupted() {
+            if crate::stop::interrupted() {
                 return Ok(());
             }
             let applied = under_profile(plan, i, ctx, rec, progress);
+            let measuring = crate::stop::pending(crate::stop::Task::Measuring);
             let mut r = run_series(plan, t, variant.as_deref(), ctx, progress);
+            drop(measuring);
             drop(applied);
             let lost = variant
                 .is_some()
@@ -373,12 +305,18 @@ fn execute_plan(
     }
     for w in &plan.work {
         for (i, rec) in recs.iter_mut().enumerate() {
-            if reaper::interrupted() {
+            if crate::stop::interrupted() {
                 return Ok(());
             }
-            let opts = work_options(plan, i, w.size);
+            let mounts = plan
+                .profiles
+                .get(i)
+                .and_then(|p| p.mount_options(crate::tuning::Os::this()));
+            let opts = plan.work_options(w, mounts);
             let applied = under_profile(plan, i, ctx, rec, progress);
+            let measuring = crate::stop::pending(crate::stop::Task::Measuring);
             let mut r = w.workload.run(ctx, &opts, progress);
+            drop(measuring);
             drop(applied);
             if ctx.hosts().apart() {
                 let h = ctx.hosts();
@@ -394,7 +332,7 @@ fn execute_plan(
                     }),
                 );
             }
-            let lost = (w.workload.info().between_hosts && !reaper::interrupted())
+            let lost = (w.workload.info().between_hosts && !crate::stop::interrupted())
                 .then(|| ctx.hosts().server.lost())
                 .flatten();
             if let Some(why) = &lost {
@@ -409,19 +347,6 @@ fn execute_plan(
                 );
             }
         }
-    }
-    Ok(())
-}
-
-/// Marks every file complete (unless interrupted) and writes it.
-pub fn finish(recs: &mut [Recording]) -> anyhow::Result<()> {
-    if reaper::interrupted() {
-        return Ok(());
-    }
-    for rec in recs.iter_mut() {
-        rec.file.finished = Some(results::now_rfc3339());
-        rec.file.complete = true;
-        rec.save()?;
     }
     Ok(())
 }

@@ -1,9 +1,73 @@
-//! Parsers for option values that clap does not check by itself: every
-//! duration, rate and timeout has a stated range, and a value outside it
-//! (NaN, infinite, negative, absurd) is a usage error that names the
-//! accepted range, never a panic or a silent "never".
+//! Parsers of option values, `&str` to a checked value or the reason in
+//! words: every count, duration, rate and timeout has a stated range, and
+//! a value outside it (NaN, infinite, negative, absurd) is refused naming
+//! the accepted range, never a panic or a silent "never". The command line
+//! uses them as its value parsers; the workloads, for the options they
+//! own.
 
 use std::time::Duration;
+
+/// A parser of whole numbers from `min` to `max` for an option: `-3` for
+/// a count gets "must be at least 0" (not clap's "unexpected argument"),
+/// `1e3` or `x` "is not a whole number", and a bound is named as it is.
+pub fn whole<T>(
+    min: T,
+    max: T,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: Copy + TryInto<i128> + TryFrom<i128> + std::fmt::Display + Send + Sync + 'static,
+{
+    move |s: &str| {
+        let v: i128 = s
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{s}` is not a whole number"))?;
+        if min.try_into().is_ok_and(|lo: i128| v < lo) {
+            return Err(format!("must be at least {min}"));
+        }
+        if max.try_into().is_ok_and(|hi: i128| v > hi) {
+            return Err(format!("must be at most {max}"));
+        }
+        T::try_from(v).map_err(|_| format!("must be at most {max}"))
+    }
+}
+
+/// A label for reports: some visible text on one line.
+pub fn label(s: &str) -> Result<String, String> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err("must not be empty".into());
+    }
+    if t.chars().any(char::is_control) {
+        return Err("must be one line of text (no control characters)".into());
+    }
+    Ok(t.to_string())
+}
+
+/// Parses a byte count: `4G`, `200M`, `8K`, `128k`, `1.5G`, plain bytes
+/// (binary units: K = 1024).
+pub fn bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M') => (&t[..t.len() - 1], 1 << 20),
+        Some('G') => (&t[..t.len() - 1], 1 << 30),
+        Some('T') => (&t[..t.len() - 1], 1 << 40),
+        _ => (t, 1),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (like 8K, 200M, 4G or a number of bytes)"))?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err(format!("`{s}` is not a positive size"));
+    }
+    let b = (v * mult as f64).round() as u64;
+    if b == 0 {
+        return Err(format!("`{s}` is less than a byte"));
+    }
+    Ok(b)
+}
 
 /// Parses a number of seconds or a duration with a unit (`10`, `10s`,
 /// `1.5`, `500ms`, `2m`) and checks it is within `min..=max`.
@@ -19,7 +83,12 @@ fn duration_in(s: &str, min: Duration, max: Duration) -> Result<Duration, String
         Ok(secs) if !secs.is_finite() => {
             return Err(format!("`{s}` is not a finite number of seconds"));
         }
-        Ok(secs) if secs < 0.0 => return Err(format!("`{s}`: a duration cannot be negative")),
+        Ok(secs) if secs < 0.0 => {
+            return Err(format!(
+                "must be at least {}",
+                humantime::format_duration(min)
+            ));
+        }
         Ok(secs) => Duration::try_from_secs_f64(secs).map_err(|_| range())?,
         Err(_) => humantime::parse_duration(s.trim())
             .map_err(|e| format!("`{s}` is not a duration ({e}); try 10 or 10s"))?,
@@ -55,6 +124,9 @@ pub fn rate(s: &str) -> Result<f64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("`{s}` is not a number of requests per second"))?;
+    if r < 0.0 {
+        return Err("must be at least 0.001 (requests per second)".into());
+    }
     if (0.001..=1e9).contains(&r) {
         Ok(r)
     } else {
@@ -115,7 +187,11 @@ mod tests {
             "1e300", "NaN", "inf", "-inf", "-1", "0", "31days", "soon", "",
         ] {
             let e = load_duration(bad).unwrap_err();
-            assert!(e.contains(&format!("`{bad}`")), "{bad}: {e}");
+            let named = e.contains(&format!("`{bad}`"));
+            assert!(
+                named || (bad == "-1" && e == "must be at least 1ms"),
+                "{bad}: {e}"
+            );
         }
         assert!(load_duration("0").unwrap_err().contains("1ms to 30days"));
         assert!(load_timeout("2h").is_err());
@@ -133,6 +209,33 @@ mod tests {
             let e = server_timeout(bad).unwrap_err();
             assert!(e.contains("0 for never"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn labels_are_visible_text_on_one_line() {
+        assert_eq!(label(" linux-6.1 ").unwrap(), "linux-6.1");
+        assert_eq!(label("").unwrap_err(), "must not be empty");
+        assert_eq!(label("  ").unwrap_err(), "must not be empty");
+        assert!(label("a\nb").is_err());
+    }
+
+    #[test]
+    fn whole_numbers_name_their_bounds() {
+        let count = whole::<u64>(0, u64::MAX);
+        assert_eq!(count("12").unwrap(), 12);
+        assert_eq!(count("-3").unwrap_err(), "must be at least 0");
+        assert_eq!(count("1e3").unwrap_err(), "`1e3` is not a whole number");
+        let workers = whole::<u32>(1, 1024);
+        assert_eq!(workers("0").unwrap_err(), "must be at least 1");
+        assert_eq!(workers("1025").unwrap_err(), "must be at most 1024");
+        assert_eq!(
+            workers("99999999999999999999").unwrap_err(),
+            "must be at most 1024"
+        );
+        let cpu = whole::<usize>(0, usize::MAX);
+        assert_eq!(cpu("-1").unwrap_err(), "must be at least 0");
+        assert_eq!(percent("-1").unwrap_err(), "must be at least 0 %");
+        assert!(runs("-2").unwrap_err().starts_with("must be at least 1"));
     }
 
     #[test]
@@ -245,6 +348,7 @@ mod sweep_tests {
 pub fn percent(s: &str) -> Result<f64, String> {
     let t = s.trim().trim_end_matches('%').trim();
     match t.parse::<f64>() {
+        Ok(v) if v < 0.0 => Err("must be at least 0 %".into()),
         Ok(v) if v.is_finite() && (0.0..=1000.0).contains(&v) => Ok(v / 100.0),
         _ => Err(format!(
             "`{s}`: a percentage from 0 to 1000 (`10` or `10%`)"
@@ -257,7 +361,7 @@ pub fn percent(s: &str) -> Result<f64, String> {
 pub enum Runs {
     /// This many runs.
     Fixed(u32),
-    /// Until the ends of n are known (see `harness::runner::AutoRuns`).
+    /// Until the ends of n are known (see `run::series::AutoRuns`).
     Auto,
 }
 
@@ -266,8 +370,9 @@ pub fn runs(s: &str) -> Result<Runs, String> {
     if s.trim().eq_ignore_ascii_case("auto") {
         return Ok(Runs::Auto);
     }
-    match s.trim().parse::<u32>() {
-        Ok(n) if (1..=1000).contains(&n) => Ok(Runs::Fixed(n)),
+    match s.trim().parse::<i64>() {
+        Ok(n) if n < 1 => Err(format!("must be at least 1 (or `auto`), not {n}")),
+        Ok(n) if n <= 1000 => Ok(Runs::Fixed(n as u32)),
         _ => Err(format!("`{s}`: a number of runs from 1 to 1000, or `auto`")),
     }
 }

@@ -1,0 +1,196 @@
+//! A whole `scalebench run`: typed options ([`RunOptions`]), the plan made
+//! of them ([`plan`]: benchmark series, workloads, tuning profiles,
+//! hosts), its execution with the harness's tools ([`session`], each
+//! benchmark series by [`series`], its call stacks by [`why`]), the result
+//! files' whole life ([`files`]) and the report at the end ([`end`]).
+
+pub mod end;
+pub mod files;
+pub mod plan;
+pub mod series;
+pub mod session;
+pub mod why;
+
+use crate::ctx::Ctx;
+use crate::harness::clock::Clock;
+use crate::harness::progress::{Mode, Progress};
+use crate::harness::workdir::WorkDir;
+use crate::harness::{NetOptions, limits, reaper};
+use crate::net::Backend;
+use crate::results::{self, ResultFile, TimerInfo, TimerKind, Tool, sysinfo};
+use anyhow::bail;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Everything `scalebench run` is asked, as typed options.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// What to measure.
+    pub measure: plan::Measure,
+    /// Where the result files and the report go.
+    pub outputs: files::Outputs,
+    /// The timer of every sample.
+    pub timer: TimerKind,
+    /// Where to make the work directory (none: the system temp dir).
+    pub workdir: Option<PathBuf>,
+    /// The system's name in reports (none: the host name).
+    pub label: Option<String>,
+    /// More sysctls to record.
+    pub record_sysctl: Vec<String>,
+    /// The CPU to pin the benchmarking process to.
+    pub pin: Option<usize>,
+    /// Pin nothing.
+    pub no_pin: bool,
+    /// Event backends of the network benchmarks by name (`all` or none:
+    /// every one this OS has).
+    pub backends: Vec<String>,
+    /// The network benchmarks over IPv6.
+    pub ipv6: bool,
+    /// No progress on standard error.
+    pub quiet: bool,
+    /// The command line as the result file records it (secrets redacted).
+    pub command_line: Vec<String>,
+}
+
+/// The network options from the backends' names and the address family.
+fn net_options(backends: &[String], ipv6: bool) -> anyhow::Result<NetOptions> {
+    let mut chosen: Vec<Backend> = Vec::new();
+    let wanted: Vec<&str> = if backends.is_empty() {
+        vec!["all"]
+    } else {
+        backends.iter().map(|s| s.trim()).collect()
+    };
+    for w in wanted {
+        let add: Vec<Backend> = if w == "all" {
+            Backend::available_all()
+        } else {
+            let b = Backend::parse(w).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--backend {w}: unknown backend (choose from epoll, kqueue, poll, select, all)"
+                )
+            })?;
+            if !b.available() {
+                bail!(
+                    "--backend {w}: {w} does not exist on {} (available: {})",
+                    std::env::consts::OS,
+                    Backend::available_all()
+                        .iter()
+                        .map(|b| b.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            vec![b]
+        };
+        for b in add {
+            if !chosen.contains(&b) {
+                chosen.push(b);
+            }
+        }
+    }
+    Ok(NetOptions {
+        backends: chosen,
+        ipv6,
+        ..NetOptions::default()
+    })
+}
+
+/// The network options with the run's pinning, and the process pinned
+/// where asked.
+fn pinned_net(o: &RunOptions) -> anyhow::Result<NetOptions> {
+    let mut net = net_options(&o.backends, o.ipv6)?;
+    if let (Some(c), Some((_, server))) = (o.pin, net.cpus) {
+        net.cpus = Some((c, server));
+    }
+    if o.no_pin {
+        net.cpus = None;
+    }
+    if let Some(cpu) = o.pin {
+        let online = crate::sys::cpu_count();
+        if cpu >= online {
+            bail!(
+                "--pin {cpu}: this machine has {online} CPU{} online (0 to {})",
+                if online == 1 { "" } else { "s" },
+                online.saturating_sub(1)
+            );
+        }
+        crate::sys::pin_to_cpu(cpu).map_err(|e| anyhow::anyhow!("--pin {cpu}: {e}"))?;
+    }
+    Ok(net)
+}
+
+/// The empty result file every result file of the run starts from.
+fn template(
+    o: &RunOptions,
+    system: results::SystemInfo,
+    clock: &Clock,
+    hosts: &crate::hosts::Hosts,
+) -> ResultFile {
+    ResultFile {
+        schema: results::SCHEMA_NAME.into(),
+        schema_version: results::SCHEMA_VERSION,
+        tool: Tool::this(),
+        command_line: o.command_line.clone(),
+        label: o.label.clone().unwrap_or_else(|| system.hostname.clone()),
+        started: results::now_rfc3339(),
+        finished: None,
+        complete: false,
+        system,
+        timer: TimerInfo {
+            kind: clock.kind(),
+            tsc_hz: clock.tsc_hz(),
+            invariant_tsc: crate::sys::invariant_tsc(),
+            pinned_cpu: o.pin,
+        },
+        benchmarks: Vec::new(),
+        workloads: Vec::new(),
+        profile: None,
+        hosts: hosts.records(),
+    }
+}
+
+/// Runs `o` from start to end: the plan, the measurements, the result
+/// files, the report; the exit code says how it went (0, 1: something
+/// failed, 130: interrupted).
+pub fn run(o: RunOptions) -> anyhow::Result<ExitCode> {
+    // First: a signal from here on stops the run the same way (`timeout`
+    // may fire while the plan is being made).
+    reaper::install();
+    let plan = plan::plan(&o.measure)?;
+    crate::hosts::enter_client(&plan.hosts)?;
+    let net = pinned_net(&o)?;
+    let clock = Clock::new(o.timer)?;
+    let workdir = WorkDir::create_with(o.workdir.as_deref(), session::release_stale)?;
+    let mut progress = Progress::new(Mode::detect(o.quiet));
+    let guard = limits::raise();
+    if progress.mode() != Mode::Quiet {
+        for n in workdir.swept() {
+            eprintln!("work dir: {n}");
+        }
+        for n in &guard.notes {
+            eprintln!("limits: {n}");
+        }
+    }
+    let dirs = plan.dirs();
+    let extra = sysinfo::Extra {
+        dirs: &dirs,
+        sysctls: &o.record_sysctl,
+    };
+    let system = sysinfo::collect(Some(workdir.path()), &extra);
+    let claimed = files::claim(&o.outputs, &system.hostname, &plan.profiles)?;
+    let mut hosts = session::open_hosts(&plan, workdir.path(), &mut progress)
+        .inspect_err(|_| claimed.give_back())?;
+    let template = template(&o, system, &clock, &hosts);
+    let mut recs = files::create(&claimed, &template, &plan.profiles)?;
+    let ctx = Ctx::new(workdir.path(), &clock)
+        .with_net(net)
+        .with_hosts(&hosts);
+    let measured = session::execute(&plan, &ctx, &mut recs, &mut progress);
+    drop(ctx);
+    session::close_hosts(&mut hosts, &mut recs, &mut progress)?;
+    measured?;
+    files::finish(&mut recs)?;
+    drop(guard);
+    drop(workdir);
+    end::report_and_exit(recs, claimed.html.as_deref())
+}

@@ -1,0 +1,461 @@
+//! What a run does, from its options: the benchmark series and workloads
+//! in order (names and suites resolved), the sweep, each workload's own
+//! options, the tuning profiles and the hosts, all checked before
+//! anything is measured.
+
+use super::series::AutoRuns;
+use super::why::WhyOptions;
+use crate::bench::{self, Benchmark, REGISTRY, Suite};
+use crate::hosts::HostSpec;
+use crate::tuning::TuningProfile;
+use crate::values::Runs;
+use crate::workloads::{self, Asked, Given, Own, Size, SweepOptions, WORKLOADS, Workload};
+use anyhow::bail;
+use std::path::PathBuf;
+
+/// The sweep asked for on the command line: a variable and its levels,
+/// and how each level runs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SweepAsk {
+    /// `--sweep VARIABLE=LEVEL,…`.
+    pub levels: Option<(String, Vec<f64>)>,
+    /// `--heat-up`.
+    pub heat_up: Option<std::time::Duration>,
+    /// `--sample-time`.
+    pub sample: Option<std::time::Duration>,
+    /// `--samples`.
+    pub samples: Option<u32>,
+    /// `--baseline`.
+    pub baseline: Option<u64>,
+}
+
+/// What measuring is asked to do, as typed options (the command line
+/// makes them; no command-line type below it).
+#[derive(Debug, Clone, Default)]
+pub struct Measure {
+    /// Benchmark, workload and suite names, in order (none: `quick`).
+    pub targets: Vec<String>,
+    /// Items per run for every benchmark.
+    pub max: Option<u64>,
+    /// Named benchmarks and workloads at the full suite's sizes.
+    pub full: bool,
+    /// Runs per benchmark (none: the suite's).
+    pub runs: Option<Runs>,
+    /// `--runs auto`: the most runs.
+    pub runs_max: Option<u32>,
+    /// `--runs auto`: the half-width to reach, a share.
+    pub runs_target: Option<f64>,
+    /// Warm-up operations.
+    pub warmup: Option<u64>,
+    /// Profile each benchmark at low and high n afterwards.
+    pub why: Option<WhyOptions>,
+    /// Tuning profile names or files.
+    pub profiles: Vec<String>,
+    /// Where the client and the server run.
+    pub hosts: Vec<HostSpec>,
+    /// ssh's configuration file.
+    pub ssh_config: Option<PathBuf>,
+    /// The sweep.
+    pub sweep: SweepAsk,
+    /// The workloads' own flags as given.
+    pub given: Given,
+}
+
+/// A benchmark to run and its n.
+pub struct Target {
+    /// The benchmark.
+    pub bench: &'static dyn Benchmark,
+    /// Items per run.
+    pub n: u64,
+}
+
+/// A workload to run, its size and its own options.
+pub struct WorkTarget {
+    /// The workload.
+    pub workload: &'static dyn Workload,
+    /// How big.
+    pub size: Size,
+    /// Its own options ([`Workload::options`]).
+    pub own: Option<Own>,
+}
+
+/// What a run does.
+pub struct RunPlan {
+    /// Benchmarks, in order.
+    pub targets: Vec<Target>,
+    /// Workloads, in order, after the benchmarks.
+    pub work: Vec<WorkTarget>,
+    /// The sweep every workload is asked for.
+    pub sweep: Option<SweepOptions>,
+    /// Runs per benchmark.
+    pub runs: u32,
+    /// `--runs auto`: add runs until the ends of n are known, up to `runs`.
+    pub auto: Option<AutoRuns>,
+    /// Warm-up operations (`None`: the benchmark's default).
+    pub warmup: Option<u64>,
+    /// Profile each benchmark at low and high n afterwards (`--why`).
+    pub why: Option<WhyOptions>,
+    /// The tuning profiles to measure under, each with its own result
+    /// file; empty: the system as it is, one result file.
+    pub profiles: Vec<TuningProfile>,
+    /// Where the client and the server run (`--host`); empty: both here.
+    pub hosts: Vec<HostSpec>,
+    /// ssh's configuration file for ssh hosts.
+    pub ssh_config: Option<PathBuf>,
+}
+
+impl RunPlan {
+    /// The options workload `w` runs with: the run's sweep, its own
+    /// options, and `mounts`, a tuning profile's mount options.
+    pub fn work_options(&self, w: &WorkTarget, mounts: Option<String>) -> workloads::Options {
+        workloads::Options {
+            size: w.size,
+            sweep: self.sweep.clone(),
+            profile_mounts: mounts,
+            own: w.own.clone(),
+        }
+    }
+
+    /// The directories the workloads measure in, beyond the work
+    /// directory (their filesystems go in the system record).
+    pub fn dirs(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = Vec::new();
+        for w in &self.work {
+            for d in w.workload.dirs(&self.work_options(w, None)) {
+                if !v.contains(&d) {
+                    v.push(d);
+                }
+            }
+        }
+        v
+    }
+}
+
+/// The closest known name to `name`, if any is close.
+fn nearest(name: &str) -> Option<&'static str> {
+    REGISTRY
+        .iter()
+        .map(|b| b.info().name)
+        .chain(WORKLOADS.iter().map(|w| w.info().name))
+        .chain(["quick", "full"])
+        .map(|k| (strsim::jaro_winkler(name, k), k))
+        .filter(|(s, _)| *s > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
+}
+
+/// The workloads a run names, each with its size.
+pub type Chosen = Vec<(&'static dyn Workload, Size)>;
+
+/// Turns names and suites into benchmarks with sizes and workloads, in
+/// order, without repeats; a name on its own gets the quick size, or the
+/// full one with `full`. Unknown names are an error that suggests the
+/// nearest.
+pub fn resolve(
+    targets: &[String],
+    max: Option<u64>,
+    full: bool,
+) -> anyhow::Result<(Vec<Target>, Chosen)> {
+    let names: Vec<String> = if targets.is_empty() {
+        vec!["quick".into()]
+    } else {
+        targets.to_vec()
+    };
+    let mut out: Vec<Target> = Vec::new();
+    let mut push = |bench: &'static dyn Benchmark, n: u64| {
+        if !out.iter().any(|t| t.bench.info().name == bench.info().name) {
+            out.push(Target {
+                bench,
+                n: max.unwrap_or(n),
+            });
+        }
+    };
+    let mut work: Vec<(&'static dyn Workload, Size)> = Vec::new();
+    let mut push_work = |workload: &'static dyn Workload, size: Size| {
+        if !work.iter().any(|t| t.0.info().name == workload.info().name) {
+            work.push((workload, size));
+        }
+    };
+    for name in &names {
+        if let Some(suite) = Suite::parse(name) {
+            for b in REGISTRY {
+                push(*b, suite.n_for(b.info()));
+            }
+            let size = match suite {
+                Suite::Quick => Size::Quick,
+                Suite::Full => Size::Full,
+            };
+            for w in WORKLOADS {
+                if suite == Suite::Full || w.info().quick {
+                    push_work(*w, size);
+                }
+            }
+        } else if let Some(b) = bench::find(name) {
+            push(
+                b,
+                if full {
+                    b.info().full_n
+                } else {
+                    b.info().quick_n
+                },
+            );
+        } else if let Some(w) = workloads::find(name) {
+            push_work(w, if full { Size::Full } else { Size::Quick });
+        } else {
+            let hint = nearest(name).map_or(String::new(), |k| format!("; did you mean `{k}`?"));
+            bail!(
+                "unknown benchmark, workload or suite `{name}`{hint} (`scalebench list` shows them all)"
+            );
+        }
+    }
+    Ok((out, work))
+}
+
+/// Every workload flag given belongs to a workload of the run; a flag that
+/// makes its workload sweep (`--memory-sweep`) to every workload of it.
+fn check_flags(given: &Given, work: &[(&'static dyn Workload, Size)]) -> anyhow::Result<()> {
+    let names: Vec<&str> = work.iter().map(|w| w.0.info().name).collect();
+    for (flag, owners) in workloads::flags() {
+        if !given.has(flag.name) {
+            continue;
+        }
+        let whose = owners.join(" and ");
+        if !owners.iter().any(|o| names.contains(o)) {
+            bail!(
+                "--{} is {whose}'s; this run has no {} ({})",
+                flag.name,
+                owners.join(" or "),
+                if names.is_empty() {
+                    "no workload".to_string()
+                } else {
+                    names.join(", ")
+                }
+            );
+        }
+        if flag.sweeps
+            && let Some(other) = names.iter().find(|n| !owners.contains(n))
+        {
+            bail!("--{} is {whose}'s; {other} does not take it", flag.name);
+        }
+    }
+    Ok(())
+}
+
+/// The sweep asked for, checked before anything is measured: every
+/// selected workload must sweep its variable, the baseline must be one of
+/// its levels, and the sweep's timings need a sweep (`--sweep`, or a flag
+/// that makes a workload sweep something of its own).
+fn sweep_options(
+    ask: &SweepAsk,
+    given: &Given,
+    work: &[(&'static dyn Workload, Size)],
+) -> anyhow::Result<Option<SweepOptions>> {
+    let own_sweep = workloads::flags()
+        .iter()
+        .any(|(f, _)| f.sweeps && given.has(f.name));
+    let Some((variable, levels)) = &ask.levels else {
+        if own_sweep {
+            return Ok(Some(SweepOptions {
+                variable: String::new(),
+                levels: Vec::new(),
+                heat_up: ask.heat_up,
+                sample: ask.sample,
+                samples: ask.samples,
+                baseline: ask.baseline.map(|b| b as f64),
+            }));
+        }
+        for (given, name) in [
+            (ask.heat_up.is_some(), "--heat-up"),
+            (ask.sample.is_some(), "--sample-time"),
+            (ask.samples.is_some(), "--samples"),
+            (ask.baseline.is_some(), "--baseline"),
+        ] {
+            if given {
+                bail!("{name} sets how a sweep runs: give --sweep VAR=LEVEL,… too");
+            }
+        }
+        return Ok(None);
+    };
+    let able = |w: &dyn Workload| w.sweeps().contains(&variable.as_str());
+    let who: Vec<&str> = WORKLOADS
+        .iter()
+        .filter(|w| able(**w))
+        .map(|w| w.info().name)
+        .collect();
+    let hint = if who.is_empty() {
+        format!("no workload sweeps {variable}")
+    } else {
+        format!("{variable} is swept by {}", who.join(", "))
+    };
+    if work.is_empty() {
+        bail!("--sweep {variable}=…: no workload selected ({hint})");
+    }
+    if let Some(w) = work.iter().find(|w| !able(w.0)) {
+        bail!(
+            "--sweep {variable}=…: {} cannot be swept over {variable} ({hint})",
+            w.0.info().name
+        );
+    }
+    if let Some(b) = ask.baseline
+        && !levels.contains(&(b as f64))
+    {
+        bail!("--baseline {b}: not one of the --sweep levels");
+    }
+    Ok(Some(SweepOptions {
+        variable: variable.clone(),
+        levels: levels.clone(),
+        heat_up: ask.heat_up,
+        sample: ask.sample,
+        samples: ask.samples,
+        baseline: ask.baseline.map(|b| b as f64),
+    }))
+}
+
+/// The profiles of `--profile`, each once, checked before anything is
+/// measured.
+fn profiles(names: &[String]) -> anyhow::Result<Vec<TuningProfile>> {
+    let mut out: Vec<TuningProfile> = Vec::new();
+    for n in names.iter().map(|n| n.trim()) {
+        if n.is_empty() {
+            bail!("--profile: an empty name (give names or files, comma separated)");
+        }
+        let p = TuningProfile::find(n).map_err(|e| anyhow::anyhow!("--profile {n}: {e:#}"))?;
+        if out.iter().any(|q| q.name == p.name) {
+            bail!("--profile: `{}` is given twice", p.name);
+        }
+        if let Some(e) = crate::tuning::apply::unacceptable(&p).first() {
+            bail!("--profile {n}: {e}");
+        }
+        out.push(p);
+    }
+    Ok(out)
+}
+
+/// What the run does, from its options, checked before anything is
+/// measured.
+pub fn plan(m: &Measure) -> anyhow::Result<RunPlan> {
+    if m.runs != Some(Runs::Auto) && (m.runs_max.is_some() || m.runs_target.is_some()) {
+        bail!("--runs-max and --runs-target go with --runs auto");
+    }
+    if m.runs_target.is_some_and(|t| t <= 0.0) {
+        bail!("--runs-target: above 0 %");
+    }
+    crate::hosts::check(&m.hosts).map_err(|e| anyhow::anyhow!(e))?;
+    let (targets, chosen) = resolve(&m.targets, m.max, m.full)?;
+    check_flags(&m.given, &chosen)?;
+    let sweep = sweep_options(&m.sweep, &m.given, &chosen)?;
+    let asked = Asked {
+        given: &m.given,
+        hosts: &m.hosts,
+        sweep: sweep.as_ref(),
+    };
+    let mut work = Vec::new();
+    for (workload, size) in chosen {
+        let own = workload.options(&asked).map_err(anyhow::Error::msg)?;
+        work.push(WorkTarget {
+            workload,
+            size,
+            own,
+        });
+    }
+    Ok(RunPlan {
+        targets,
+        work,
+        sweep,
+        runs: match m.runs {
+            Some(Runs::Fixed(r)) => r,
+            Some(Runs::Auto) => m.runs_max.unwrap_or(20),
+            None => Suite::Quick.runs(),
+        },
+        auto: (m.runs == Some(Runs::Auto)).then(|| AutoRuns {
+            target: m.runs_target.unwrap_or(AutoRuns::default().target),
+            ..AutoRuns::default()
+        }),
+        warmup: m.warmup,
+        why: m.why.clone(),
+        profiles: profiles(&m.profiles)?,
+        hosts: m.hosts.clone(),
+        ssh_config: match &m.ssh_config {
+            Some(f) if !f.is_file() => bail!("--ssh-config {}: no such file", f.display()),
+            f => f.clone(),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suites_and_names_resolve_in_order_without_repeats() {
+        let (t, w) = resolve(&["bind".into(), "quick".into()], None, false).unwrap();
+        assert_eq!(t[0].bench.info().name, "bind");
+        assert_eq!(t.len(), REGISTRY.len());
+        // The quick suite has the quick workloads; full has them all.
+        let quick: Vec<&str> = WORKLOADS
+            .iter()
+            .filter(|w| w.info().quick)
+            .map(|w| w.info().name)
+            .collect();
+        assert!(!quick.is_empty() && quick.len() < WORKLOADS.len());
+        assert_eq!(w.iter().map(|x| x.0.info().name).collect::<Vec<_>>(), quick);
+        assert!(w.iter().all(|x| x.1 == Size::Quick));
+        let (t, w) = resolve(&["full".into()], Some(7), false).unwrap();
+        assert!(t.iter().all(|x| x.n == 7));
+        assert_eq!(w.len(), WORKLOADS.len());
+        assert!(w.iter().all(|x| x.1 == Size::Full));
+        // Workloads by name: in the order given, each once, quick unless
+        // --full.
+        let names: Vec<String> = WORKLOADS.iter().map(|w| w.info().name.into()).collect();
+        let twice: Vec<String> = names.iter().chain(&names).cloned().collect();
+        let (t, w) = resolve(&twice, None, false).unwrap();
+        assert!(t.is_empty());
+        assert_eq!(w.len(), WORKLOADS.len());
+        assert!(w.iter().all(|x| x.1 == Size::Quick));
+        let (_, w) = resolve(&names[..1], None, true).unwrap();
+        assert_eq!(w[0].1, Size::Full, "--full");
+        assert_eq!(w[0].0.info().name, names[0]);
+    }
+
+    #[test]
+    fn unknown_names_suggest_the_nearest() {
+        let e = resolve(&["sockt".into()], None, false)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("`sockt`") && e.contains("did you mean `socket`"),
+            "{e}"
+        );
+        let e = resolve(&["zzzzzz".into()], None, false)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(!e.contains("did you mean"), "{e}");
+    }
+
+    #[test]
+    fn a_workload_flag_needs_its_workload() {
+        // A switch of some workload, needing nothing else.
+        let (flag, owners) = workloads::flags()
+            .into_iter()
+            .find(|(f, _)| f.value.is_none() && f.requires.is_empty() && !f.sweeps)
+            .expect("a workload has a plain switch");
+        let mut m = Measure {
+            targets: vec!["socket".into()],
+            ..Measure::default()
+        };
+        m.given.set(flag.name, Vec::new());
+        let e = plan(&m).err().unwrap().to_string();
+        assert!(
+            e.contains(&format!(
+                "--{} is {}'s; this run has no",
+                flag.name, owners[0]
+            )),
+            "{e}"
+        );
+        m.targets.push(owners[0].into());
+        let p = plan(&m).unwrap();
+        assert_eq!(p.work.len(), 1);
+    }
+}

@@ -1,0 +1,283 @@
+//! The filesystem workloads' options (`fs`, `fs-sizes`): their flags,
+//! defaults and checks.
+
+use super::target::{Place, parse_mkfs};
+use crate::ctx::Ctx;
+use crate::values::bytes as parse_bytes;
+use crate::workloads::{Asked, Flag, Mounting, Own};
+use std::path::PathBuf;
+
+/// Options of the filesystem workloads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FsOptions {
+    /// Where to run: directories and filesystems to make, in order; empty
+    /// means the run's work directory.
+    pub places: Vec<Place>,
+    /// Size of each loop-device filesystem.
+    pub fs_size: Option<u64>,
+    /// Mount options for made filesystems that name none of their own.
+    pub mount_opts: Option<String>,
+    /// Files in the site (default: quick 20 000, full 1 000 000).
+    pub files: Option<u64>,
+    /// Bytes in the site (default: quick 200 MB, full 10 GB).
+    pub bytes: Option<u64>,
+    /// Requests in the log (default 10 000, the seeds' count).
+    pub requests: Option<u64>,
+    /// Generator seed (default 1).
+    pub seed: u64,
+    /// File sizes of `fs-sizes` (default 8 KB, 16 KB, 128 KB).
+    pub sizes: Vec<u64>,
+    /// Files per size in `fs-sizes` (default: quick 2 000, full 10 000).
+    pub size_files: Option<u64>,
+}
+
+impl Default for FsOptions {
+    fn default() -> FsOptions {
+        FsOptions {
+            places: Vec::new(),
+            fs_size: None,
+            mount_opts: None,
+            files: None,
+            bytes: None,
+            requests: None,
+            seed: 1,
+            sizes: Vec::new(),
+            size_files: None,
+        }
+    }
+}
+
+const HEADING: &str = "Filesystem workloads";
+
+/// The flags of `fs` and `fs-sizes`.
+pub static FLAGS: &[Flag] = &[
+    Flag {
+        many: true,
+        ..Flag::value(
+            "dir",
+            "DIR",
+            HEADING,
+            "Filesystem workloads (fs, fs-sizes): run in this directory, on whatever filesystem holds it (scalebench works in a subdirectory it makes and removes); repeatable. Default: the work directory.",
+        )
+    },
+    Flag {
+        many: true,
+        ..Flag::value(
+            "mkfs",
+            "TYPE[:OPTS],…",
+            HEADING,
+            "Make these filesystems on loop devices over files in the work directory and run on each (Linux, root): `ext4,xfs,btrfs`, with mount options after a colon: `ext4:noatime,data=writeback`.",
+        )
+    },
+    Flag {
+        check: Some(|s| parse_bytes(s).map(drop)),
+        ..Flag::value(
+            "fs-size",
+            "SIZE",
+            HEADING,
+            "Size of each made filesystem (`4G`).",
+        )
+    },
+    Flag::value(
+        "mount-opts",
+        "OPTS",
+        HEADING,
+        "Mount options for made filesystems that name none (`noatime`).",
+    ),
+    Flag {
+        check: Some(|s| crate::values::whole::<u64>(2, 100_000_000)(s).map(drop)),
+        ..Flag::value(
+            "files",
+            "N",
+            HEADING,
+            "Files in the image site (default: 20 000; `full`: 1 000 000; at most 100 million).",
+        )
+    },
+    Flag {
+        check: Some(|s| parse_bytes(s).map(drop)),
+        ..Flag::value(
+            "bytes",
+            "SIZE",
+            HEADING,
+            "Bytes in the image site (`200M`; `full`: `10G`).",
+        )
+    },
+    Flag {
+        check: Some(|s| crate::values::whole::<u64>(1, 100_000_000)(s).map(drop)),
+        ..Flag::value(
+            "requests",
+            "N",
+            HEADING,
+            "Requests in the image site's log (default 10 000; at most 100 million).",
+        )
+    },
+    Flag {
+        check: Some(|s| crate::values::whole::<u64>(0, u64::MAX)(s).map(drop)),
+        ..Flag::value(
+            "seed",
+            "SEED",
+            HEADING,
+            "Seed of the image site generator (same seed, same site; default 1).",
+        )
+    },
+    Flag {
+        many: true,
+        split: true,
+        check: Some(|s| file_size(s).map(drop)),
+        ..Flag::value(
+            "sizes",
+            "SIZE,…",
+            HEADING,
+            "File sizes of fs-sizes (default `8K,16K,128K`).",
+        )
+    },
+    Flag {
+        check: Some(|s| crate::values::whole::<u64>(1, 10_000_000)(s).map(drop)),
+        ..Flag::value(
+            "size-files",
+            "N",
+            HEADING,
+            "Files per size in fs-sizes (default 2 000; `full`: 10 000; at most 10 million).",
+        )
+    },
+];
+
+/// One file size of `fs-sizes`: at most 1G.
+fn file_size(s: &str) -> Result<u64, String> {
+    match parse_bytes(s)? {
+        b if b > 1 << 30 => Err(format!("`{s}` is over the 1G a file of fs-sizes may have")),
+        b => Ok(b),
+    }
+}
+
+/// Whether a program is on the PATH (or in the sbin directories root has).
+fn have_program(name: &str) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/sbin", "/usr/sbin", "/usr/local/sbin"].map(PathBuf::from))
+        .any(|d| d.join(name).is_file())
+}
+
+/// The filesystems of `--mkfs`, refused where they cannot be made here
+/// (not Linux, not root, a program missing).
+fn made_filesystems(given: &[String]) -> Result<Vec<Place>, String> {
+    let specs = parse_mkfs(given)?;
+    if specs.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !cfg!(target_os = "linux") {
+        return Err(
+            "--mkfs: making filesystems on loop devices is implemented for Linux only; use --dir on a mounted filesystem".into(),
+        );
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(
+            "--mkfs needs root (it runs losetup, mkfs and mount); use --dir on a mounted filesystem instead".into(),
+        );
+    }
+    for s in &specs {
+        let prog = format!("mkfs.{}", s.kind);
+        if !have_program(&prog) {
+            let pkg = match s.kind.as_str() {
+                "xfs" => "xfsprogs",
+                "btrfs" => "btrfs-progs",
+                _ => "e2fsprogs",
+            };
+            return Err(format!(
+                "--mkfs {}: {prog} is not installed (Debian: apt-get install {pkg})",
+                s.kind
+            ));
+        }
+    }
+    for prog in ["losetup", "mount", "umount"] {
+        if !have_program(prog) {
+            return Err(format!(
+                "--mkfs: {prog} is not installed (Debian: apt-get install mount)"
+            ));
+        }
+    }
+    Ok(specs.into_iter().map(Place::Mkfs).collect())
+}
+
+impl FsOptions {
+    /// The options from the flags given, checked before anything is
+    /// measured.
+    pub fn of(asked: &Asked) -> Result<FsOptions, String> {
+        use crate::values::whole;
+        let g = asked.given;
+        let mut places = Vec::new();
+        for d in g.values("dir") {
+            let d = PathBuf::from(d);
+            if !d.is_dir() {
+                return Err(format!("--dir {}: not a directory", d.display()));
+            }
+            places.push(Place::Dir(d));
+        }
+        places.extend(made_filesystems(g.values("mkfs"))?);
+        let files = g.parsed("files", whole::<u64>(2, 100_000_000))?;
+        let bytes = g.parsed("bytes", parse_bytes)?;
+        if let (Some(b), Some(f)) = (bytes, files)
+            && b / f > 1 << 30
+        {
+            return Err(format!(
+                "--bytes {b} over --files {f}: the site's files would average over 1G each"
+            ));
+        }
+        Ok(FsOptions {
+            places,
+            fs_size: g.parsed("fs-size", parse_bytes)?,
+            mount_opts: g
+                .value("mount-opts")
+                .filter(|o| !o.is_empty())
+                .map(String::from),
+            files,
+            bytes,
+            requests: g.parsed("requests", whole::<u64>(1, 100_000_000))?,
+            seed: g.parsed("seed", whole::<u64>(0, u64::MAX))?.unwrap_or(1),
+            sizes: g
+                .values("sizes")
+                .iter()
+                .map(|s| file_size(s).map_err(|e| format!("--sizes: {e}")))
+                .collect::<Result<_, _>>()?,
+            size_files: g.parsed("size-files", whole::<u64>(1, 10_000_000))?,
+        })
+    }
+
+    /// [`FsOptions::of`] as a workload's own options.
+    pub fn own(asked: &Asked) -> Result<Option<Own>, String> {
+        Ok(Some(std::sync::Arc::new(FsOptions::of(asked)?)))
+    }
+
+    /// Where the workloads run: the places asked for, or the work
+    /// directory.
+    pub fn places(&self, ctx: &Ctx) -> Vec<Place> {
+        if self.places.is_empty() {
+            vec![Place::WorkDir(ctx.workdir().to_path_buf())]
+        } else {
+            self.places.clone()
+        }
+    }
+
+    /// The directories of `--dir`.
+    pub fn dirs(&self) -> Vec<PathBuf> {
+        self.places
+            .iter()
+            .filter_map(|p| match p {
+                Place::Dir(d) => Some(d.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Whether filesystems are made, with whose mount options.
+    pub fn mounting(&self) -> Mounting {
+        if !self.places.iter().any(|p| matches!(p, Place::Mkfs(_))) {
+            Mounting::None
+        } else if self.mount_opts.is_some() {
+            Mounting::OwnOptions
+        } else {
+            Mounting::ProfileOptions
+        }
+    }
+}
