@@ -275,6 +275,7 @@ fn history_follows_a_cost_over_five_files_and_marks_the_change() {
 /// outside, the point has none and says so; outside every file, refused.
 #[test]
 fn history_never_extrapolates_a_cost() {
+    let _one = one();
     let dir = tempfile::tempdir().unwrap();
     let measure = |name: &str, max: &str| {
         let f = dir.path().join(name);

@@ -491,9 +491,10 @@ impl PgCluster {
         }
     }
 
-    /// What is left of it, after the run, in words.
+    /// What is left of it, after the run, in words (waited for up to
+    /// 30 s: only what stays is left).
     pub fn left(&self) -> Vec<String> {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         loop {
             let mut v: Vec<String> = self
                 .processes
