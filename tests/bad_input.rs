@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-mod common;
+use crate::common;
 use common::bin;
 
 /// One bad input: the arguments (`{dir}` is replaced by a scratch

@@ -3,7 +3,7 @@
 //! file downloaded, throughput over time, the server's CPU time, caches
 //! dropped (root), and a size too small refused by name.
 
-mod common;
+use crate::common;
 
 use common::{assert_valid, bin, load};
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 use common::{assert_both_ways, assert_falling_both_ways, assert_valid, bin, load};
 
 fn bench<'a>(doc: &'a Value, name: &str) -> &'a Value {

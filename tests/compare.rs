@@ -3,7 +3,7 @@
 //! `regressed` and an O(1) → O(n) change `class-changed`, with the exit
 //! codes `--fail-on` promises; the Markdown and JSON forms carry the same.
 
-mod common;
+use crate::common;
 
 use common::{bin, load};
 use serde_json::Value;

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{assert_both_ways, assert_falling_both_ways, assert_valid, bin, load};
 
 fn bench<'a>(doc: &'a Value, name: &str) -> &'a Value {

@@ -2,7 +2,7 @@
 //! an ext4 loop device (root: CI runs as root), every phase present, request
 //! counts exact, nothing left behind; ^C in the middle cleans up too.
 
-mod common;
+use crate::common;
 
 use assert_cmd::prelude::*;
 use common::{assert_valid, bin, load};

@@ -8,7 +8,7 @@
 
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use common::{assert_valid, bin, cmd, load, namespaces, processes_naming, require_root, text};
 use serde_json::Value;

@@ -2,7 +2,7 @@
 //! `scripts/test` installs it), and against small servers that misbehave
 //! on purpose, to prove the counts.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::io::{Read, Write};

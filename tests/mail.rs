@@ -8,7 +8,7 @@
 // Counts processes and descriptors through /proc: Linux only.
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use common::{Child, assert_valid, bin, load, scalebench_entries, spawn_announcing};
 use std::io::{Read, Write};

@@ -9,7 +9,7 @@
 // Reads the server's descriptors from /proc: Linux only.
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};

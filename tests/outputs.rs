@@ -9,7 +9,7 @@ use predicates::prelude::*;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
-mod common;
+use crate::common;
 use common::{bin, load};
 
 fn sb() -> AssertCommand {

@@ -7,7 +7,7 @@
 // It finds processes and shared memory through /proc: Linux only.
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use common::{Census, assert_valid, bin, load, shm_ids, working_in};
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 //! benchmark and nothing for its O(1) twin (needs perf: scripts/test
 //! installs it), a missing profiler named while the timed results complete.
 
-mod common;
+use crate::common;
 
 use assert_cmd::prelude::*;
 use common::{assert_valid, bin, load};

@@ -2,7 +2,7 @@
 //! attempts that must never yield a byte from outside the root, slow and
 //! vanishing clients, descriptor exhaustion and many connections.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

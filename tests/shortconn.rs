@@ -7,7 +7,7 @@
 
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use common::{assert_valid, bin, live_processes, load};
 use std::process::Stdio;

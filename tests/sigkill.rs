@@ -11,7 +11,7 @@
 
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 use common::bin;
 use std::path::Path;
 use std::process::Stdio;

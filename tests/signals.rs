@@ -20,7 +20,7 @@
 
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use common::{assert_valid, load};
 use rand::RngExt;

@@ -6,7 +6,7 @@
 
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use common::{
     alive, assert_valid, bin, cmd, load, namespaces, processes_naming, require_root, text,

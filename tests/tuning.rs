@@ -13,7 +13,7 @@
 
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use common::{assert_valid, bin, load};
 use std::path::Path;

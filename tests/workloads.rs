@@ -2,7 +2,7 @@
 //! tables have, exact request and byte counts, a schema-valid file, and
 //! the rows in the HTML report.
 
-mod common;
+use crate::common;
 
 use assert_cmd::prelude::*;
 use common::{assert_valid, bin, load};

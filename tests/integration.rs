@@ -1,0 +1,32 @@
+//! The integration tests: one binary, a module per concern, all driving
+//! the scalebench binary (`common::bin`) and sharing `common`. One binary
+//! links the crate once instead of once per file. Run one concern with
+//! `cargo test --test integration fs::`, one test by its full name.
+
+mod common;
+
+mod bad_input;
+mod bigfile;
+mod browser;
+mod classifier;
+mod cli;
+mod compare;
+mod drift;
+mod fs;
+mod hosts;
+mod load;
+mod mail;
+mod net;
+mod outputs;
+mod pgbench;
+mod profile;
+mod report;
+mod serve;
+mod serve_abuse;
+mod shortconn;
+mod sigkill;
+mod signals;
+mod sysrecord;
+mod testbed;
+mod tuning;
+mod workloads;
