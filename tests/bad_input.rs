@@ -166,6 +166,22 @@ const CASES: &[Case] = &[
         "symbolic link",
     ),
     case("run --bogus-flag", 2, "--bogus-flag"),
+    // A workload's option in a run without that workload.
+    case(
+        "run socket --max 10 --dir {dir}",
+        1,
+        "--dir is an option of fs or fs-sizes, which this run does not have",
+    ),
+    case(
+        "run socket --max 10 --mkfs ext4",
+        1,
+        "--mkfs is an option of fs or",
+    ),
+    case(
+        "run socket mail --max 10 --db-size 1G",
+        1,
+        "its workloads: mail",
+    ),
     // report, export, analyze: files.
     case("report", 1, "no result files given"),
     case("report {dir}/missing.json", 1, "{dir}/missing.json"),

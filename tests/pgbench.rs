@@ -206,15 +206,15 @@ fn pgbench_options_are_checked_before_anything_runs() {
         ),
         (
             &["run", "http-ipstack", "--memory-sweep"][..],
-            "--memory-sweep is pgbench's; this run has no pgbench (http-ipstack)",
+            "--memory-sweep is an option of pgbench, which this run does not have (its workloads: http-ipstack)",
         ),
         (
             &["run", "pgbench", "http-ipstack", "--memory-sweep"][..],
-            "--memory-sweep is pgbench's; http-ipstack does not take it",
+            "--memory-sweep is an option of pgbench; http-ipstack does not take it",
         ),
         (
             &["run", "socket", "--db-size", "160M"][..],
-            "--db-size is pgbench's; this run has no pgbench (no workload)",
+            "--db-size is an option of pgbench, which this run does not have (it runs no workload)",
         ),
         (
             &["run", "pgbench", "--pg-memory", "1G"][..],

@@ -39,10 +39,17 @@ fn a_run_records_the_sysctls_asked_for_and_the_whole_system() {
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("r.json");
     let swappiness = std::fs::read_to_string("/proc/sys/vm/swappiness").unwrap();
+    // A filesystem workload's directory on tmpfs: its filesystem is recorded.
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
     let o = bin()
         .args([
             "run",
             "socket",
+            "fs-sizes",
+            "--sizes",
+            "4K",
+            "--size-files",
+            "10",
             "--max",
             "200",
             "--runs",
@@ -51,7 +58,8 @@ fn a_run_records_the_sysctls_asked_for_and_the_whole_system() {
             "--no-report",
         ])
         .args(["--record-sysctl", "vm.swappiness,kernel.nosuch"])
-        .args(["--dir", "/proc"])
+        .arg("--dir")
+        .arg(shm.path())
         .arg("--out")
         .arg(&out)
         .output()
@@ -73,12 +81,13 @@ fn a_run_records_the_sysctls_asked_for_and_the_whole_system() {
         .as_f64()
         .expect("steal_percent");
     assert!((0.0..=100.0).contains(&steal), "{steal}");
-    // The work directory's filesystem, then /proc's.
+    // The work directory's filesystem, then the workload directory's.
     let fs = sys["filesystems"].as_array().expect("filesystems");
     assert_eq!(fs[0]["mount_point"], sys["workdir"]["mount_point"]);
-    let proc_fs = fs.iter().find(|f| f["path"] == "/proc").expect("/proc");
-    assert_eq!(proc_fs["fs_type"], "proc");
-    assert_eq!(proc_fs["mount_point"], "/proc");
+    let dir = shm.path().to_str().unwrap();
+    let shm_fs = fs.iter().find(|f| f["path"] == dir).expect("--dir");
+    assert_eq!(shm_fs["fs_type"], "tmpfs");
+    assert_eq!(shm_fs["mount_point"], "/dev/shm");
     // Every interface that is up, with its driver.
     let nics: Vec<(String, Option<String>)> = sys["tuning"]["nics"]
         .as_array()

@@ -219,23 +219,25 @@ fn check_flags(given: &Given, work: &[(&'static dyn Workload, Size)]) -> anyhow:
         if !given.has(flag.name) {
             continue;
         }
-        let whose = owners.join(" and ");
+        let whose = owners.join(" or ");
         if !owners.iter().any(|o| names.contains(o)) {
             bail!(
-                "--{} is {whose}'s; this run has no {} ({})",
+                "--{} is an option of {whose}, which this run does not have ({})",
                 flag.name,
-                owners.join(" or "),
                 if names.is_empty() {
-                    "no workload".to_string()
+                    "it runs no workload".to_string()
                 } else {
-                    names.join(", ")
+                    format!("its workloads: {}", names.join(", "))
                 }
             );
         }
         if flag.sweeps
             && let Some(other) = names.iter().find(|n| !owners.contains(n))
         {
-            bail!("--{} is {whose}'s; {other} does not take it", flag.name);
+            bail!(
+                "--{} is an option of {whose}; {other} does not take it",
+                flag.name
+            );
         }
     }
     Ok(())
@@ -449,8 +451,9 @@ mod tests {
         let e = plan(&m).err().unwrap().to_string();
         assert!(
             e.contains(&format!(
-                "--{} is {}'s; this run has no",
-                flag.name, owners[0]
+                "--{} is an option of {}, which this run does not have",
+                flag.name,
+                owners.join(" or ")
             )),
             "{e}"
         );
