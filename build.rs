@@ -5,7 +5,10 @@
 //! cannot be built (cross compilation, no static libc installed, an OS
 //! without static linking), an empty file is embedded instead, together with
 //! the reason, and the benchmark that needs it reports "unsupported" with
-//! that reason rather than failing the run.
+//! that reason rather than failing the run. A target of the building
+//! machine's architecture and OS with another C library (musl on a glibc
+//! machine) gets its helpers too: rustc links the static one with its own
+//! musl, the dynamic one with the machine's C library.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -38,12 +41,18 @@ fn main() {
         .into_iter()
         .chain(glibc_static.iter().copied())
         .collect();
-    for (variant, extra) in [("dynamic", &[][..]), ("static", &static_flags[..])] {
+    // musl links statically unless told otherwise.
+    let dynamic_flags: &[&str] = if target.ends_with("musl") {
+        &["-C", "target-feature=-crt-static"]
+    } else {
+        &[]
+    };
+    for (variant, extra) in [("dynamic", dynamic_flags), ("static", &static_flags[..])] {
         let bin = out.join(format!("forker-{variant}"));
         let why = out.join(format!("forker-{variant}.why"));
-        let reason = if target != host {
+        let reason = if !runs_here(&target, &host) {
             Some(format!(
-                "the fork helper is built only for native builds (target {target}, host {host})"
+                "the fork helper is built only for targets that run on the building machine (target {target}, host {host})"
             ))
         } else {
             build(&rustc, &target, extra, &bin).err()
@@ -57,6 +66,17 @@ fn main() {
             }
         }
     }
+}
+
+/// Whether a `target` program runs on the `host`: the same architecture and
+/// operating system, whatever the C library (`x86_64-unknown-linux-musl`
+/// on `x86_64-unknown-linux-gnu`: the static musl build carries helpers).
+fn runs_here(target: &str, host: &str) -> bool {
+    fn arch_os(t: &str) -> (Option<&str>, Option<&str>) {
+        let mut p = t.split('-');
+        (p.next(), p.nth(1))
+    }
+    target == host || arch_os(target) == arch_os(host)
 }
 
 fn build(rustc: &std::ffi::OsStr, target: &str, extra: &[&str], bin: &Path) -> Result<(), String> {

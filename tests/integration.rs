@@ -26,6 +26,7 @@ mod serve_abuse;
 mod shortconn;
 mod sigkill;
 mod signals;
+mod static_build;
 mod sysrecord;
 mod testbed;
 mod tuning;

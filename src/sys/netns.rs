@@ -258,7 +258,7 @@ mod linux {
                     sock.as_raw_fd(),
                     self.hdrs.as_mut_ptr(),
                     n as libc::c_uint,
-                    libc::MSG_DONTWAIT,
+                    libc::MSG_DONTWAIT as _, // c_int on glibc, c_uint on musl
                 )
             };
             if r < 0 {

@@ -1,0 +1,103 @@
+//! The static build (issue 30, point 4): `cargo build --target
+//! x86_64-unknown-linux-musl` gives one static binary that carries its
+//! fork helpers, the binary that goes into guests and onto hosts with
+//! another C library. Built here once (debug, in `target/static`) and run:
+//! `fork` and `fork-static` measure, not "unsupported".
+
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+
+use crate::common;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The musl target; `scripts/test` adds it with rustup.
+const MUSL: &str = "x86_64-unknown-linux-musl";
+
+/// Builds the static binary once per test process; its path.
+pub fn static_binary() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let dir = root.join("target/static");
+        let o = Command::new(env!("CARGO"))
+            .args(["build", "--bin", "scalebench", "--target", MUSL])
+            .env("CARGO_TARGET_DIR", &dir)
+            .current_dir(&root)
+            .output()
+            .expect("cargo runs");
+        assert!(
+            o.status.success(),
+            "cargo build --target {MUSL} failed (scripts/test adds the target with rustup):\n{}",
+            common::text(&o.stderr)
+        );
+        let warned = common::text(&o.stderr);
+        assert!(
+            !warned.contains("fork helper (dynamic) not built")
+                && !warned.contains("fork helper (static) not built"),
+            "{warned}"
+        );
+        dir.join(MUSL).join("debug/scalebench")
+    })
+    .clone()
+}
+
+/// The program header type of a program interpreter (a dynamic loader).
+const PT_INTERP: u32 = 3;
+
+/// The types of a 64-bit little-endian ELF file's program headers.
+fn segment_types(elf: &[u8]) -> Vec<u32> {
+    let u16_at = |o: usize| u16::from_le_bytes(elf[o..o + 2].try_into().unwrap()) as usize;
+    let phoff = u64::from_le_bytes(elf[0x20..0x28].try_into().unwrap()) as usize;
+    let (size, count) = (u16_at(0x36), u16_at(0x38));
+    (0..count)
+        .map(|i| {
+            let o = phoff + i * size;
+            u32::from_le_bytes(elf[o..o + 4].try_into().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn the_musl_build_is_static_and_runs_fork_and_fork_static() {
+    let bin = static_binary();
+    // Static: no program interpreter among its program headers.
+    let elf = std::fs::read(&bin).unwrap();
+    assert_eq!(&elf[..4], b"\x7fELF");
+    assert!(
+        !segment_types(&elf).contains(&PT_INTERP),
+        "{} names a dynamic loader",
+        bin.display()
+    );
+    // The check tells: the usual (glibc) build has a loader.
+    let usual = std::fs::read(env!("CARGO_BIN_EXE_scalebench")).unwrap();
+    assert!(segment_types(&usual).contains(&PT_INTERP));
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("r.json");
+    let o = Command::new(&bin)
+        .args(["run", "fork", "fork-static", "--max", "40", "--runs", "1"])
+        .args(["--quiet", "--no-report", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::text(&o.stderr));
+    let doc: Value = common::load(&out);
+    common::assert_valid(&doc);
+    let series: Vec<(&str, &str)> = doc["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["series"].as_str().unwrap(), b["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(series, [("fork", "ok"), ("fork-static", "ok")], "{doc}");
+    for b in doc["benchmarks"].as_array().unwrap() {
+        let samples = b["runs"][0]["samples"].as_array().unwrap();
+        assert!(
+            samples.len() >= 20,
+            "{}: {} samples",
+            b["series"],
+            samples.len()
+        );
+    }
+}
