@@ -24,6 +24,7 @@ pub mod results;
 pub mod run;
 pub mod stop;
 pub mod sys;
+pub mod systems;
 pub mod testbed;
 pub mod tuning;
 pub mod values;

@@ -1,0 +1,201 @@
+//! A Linux kernel to boot as a system: its release, read from the image
+//! itself (the x86 boot protocol's setup header), and the modules a guest
+//! needs from that kernel's own module tree (`/lib/modules/RELEASE`), in
+//! the order they load (dependencies first), the built-in ones left out.
+
+use anyhow::{Context, bail};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Where the setup header starts in a bzImage.
+const SETUP_HEADER: usize = 0x1f1;
+/// The setup header's magic, `HdrS`, at 0x202.
+const MAGIC_AT: usize = 0x202;
+/// The boot protocol version (u16) at 0x206.
+const PROTOCOL_AT: usize = 0x206;
+/// The offset (u16, less 0x200) of the version string, at 0x20e.
+const VERSION_AT: usize = 0x20e;
+
+/// The release (`uname -r`) of the kernel in the x86 bzImage `image`,
+/// for example `6.1.0-50-cloud-amd64`.
+pub fn release(image: &Path) -> anyhow::Result<String> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::fs::File::open(image)
+        .with_context(|| format!("kernel {}", image.display()))?
+        .take(64 << 10)
+        .read_to_end(&mut head)
+        .with_context(|| format!("kernel {}", image.display()))?;
+    release_of(&head).with_context(|| format!("kernel {}", image.display()))
+}
+
+/// [`release`] from the image's first bytes.
+pub fn release_of(head: &[u8]) -> anyhow::Result<String> {
+    let u16_at = |o: usize| head.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    if head.len() <= SETUP_HEADER || head.get(MAGIC_AT..MAGIC_AT + 4) != Some(b"HdrS") {
+        bail!("not an x86 Linux kernel image (bzImage): no boot setup header");
+    }
+    let protocol = u16_at(PROTOCOL_AT).unwrap_or(0);
+    let at = u16_at(VERSION_AT).unwrap_or(0) as usize;
+    if protocol < 0x200 || at == 0 {
+        bail!("the kernel image does not say its version (boot protocol {protocol:#x})");
+    }
+    let text = head
+        .get(at + 0x200..)
+        .context("the kernel image's version string is past its first 64 KiB")?;
+    let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
+    let words = String::from_utf8_lossy(&text[..end]);
+    let release = words.split_whitespace().next().unwrap_or("");
+    if release.is_empty() || release.contains('/') || release.starts_with('.') {
+        bail!("the kernel image's version string is not a release: `{words}`");
+    }
+    Ok(release.to_string())
+}
+
+/// One kernel's module tree: what each module needs and which are built
+/// in.
+#[derive(Debug)]
+pub struct Modules {
+    dir: PathBuf,
+    /// Module name → its file (relative to `dir`) and the files it needs.
+    deps: HashMap<String, (String, Vec<String>)>,
+    builtin: Vec<String>,
+}
+
+/// A module's name from its file: `kernel/net/9p/9pnet_virtio.ko.xz` →
+/// `9pnet_virtio` (dashes as underscores, as the kernel names them).
+pub fn module_name(file: &str) -> String {
+    let base = file.rsplit('/').next().unwrap_or(file);
+    let base = base.split(".ko").next().unwrap_or(base);
+    base.replace('-', "_")
+}
+
+impl Modules {
+    /// Reads `root/lib/modules/RELEASE/modules.dep` and `modules.builtin`
+    /// (the latter may be missing).
+    pub fn open(root: &Path, release: &str) -> anyhow::Result<Modules> {
+        let dir = root.join("lib/modules").join(release);
+        let dep = dir.join("modules.dep");
+        let text = std::fs::read_to_string(&dep).with_context(|| {
+            format!(
+                "{}: the modules of kernel {release} are not installed here",
+                dep.display()
+            )
+        })?;
+        let builtin = std::fs::read_to_string(dir.join("modules.builtin")).unwrap_or_default();
+        Ok(Modules::parse(dir, &text, &builtin))
+    }
+
+    /// A tree from the texts of `modules.dep` and `modules.builtin`.
+    pub fn parse(dir: PathBuf, dep: &str, builtin: &str) -> Modules {
+        let deps = dep
+            .lines()
+            .filter_map(|l| l.split_once(':'))
+            .map(|(file, needs)| {
+                let needs = needs.split_whitespace().map(str::to_string).collect();
+                (module_name(file), (file.to_string(), needs))
+            })
+            .collect();
+        let builtin = builtin.lines().map(module_name).collect();
+        Modules { dir, deps, builtin }
+    }
+
+    /// The files to load for `names`, dependencies first, each once;
+    /// built-in modules need none. A name that is neither is an error.
+    pub fn load_order(&self, names: &[&str]) -> anyhow::Result<Vec<PathBuf>> {
+        let mut out: Vec<String> = Vec::new();
+        for n in names {
+            let n = n.replace('-', "_");
+            if self.builtin.contains(&n) {
+                continue;
+            }
+            let Some((file, needs)) = self.deps.get(&n) else {
+                bail!(
+                    "kernel module {n}: neither built in nor in {}",
+                    self.dir.display()
+                );
+            };
+            // modules.dep lists every dependency, indirect ones too, the
+            // deepest last: loading them in reverse order works.
+            for f in needs.iter().rev().chain(std::iter::once(file)) {
+                if !out.contains(f) && !self.builtin.contains(&module_name(f)) {
+                    out.push(f.clone());
+                }
+            }
+        }
+        Ok(out.into_iter().map(|f| self.dir.join(f)).collect())
+    }
+
+    /// Whether `name` is built into the kernel.
+    pub fn is_builtin(&self, name: &str) -> bool {
+        self.builtin.contains(&name.replace('-', "_"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bzImage's first bytes with `version` where the header says.
+    fn image(version: &str, protocol: u16) -> Vec<u8> {
+        let mut v = vec![0u8; 0x4000];
+        v[MAGIC_AT..MAGIC_AT + 4].copy_from_slice(b"HdrS");
+        v[PROTOCOL_AT..PROTOCOL_AT + 2].copy_from_slice(&protocol.to_le_bytes());
+        let at: u16 = 0x3000 - 0x200;
+        v[VERSION_AT..VERSION_AT + 2].copy_from_slice(&at.to_le_bytes());
+        v[0x3000..0x3000 + version.len()].copy_from_slice(version.as_bytes());
+        v
+    }
+
+    #[test]
+    fn the_release_is_the_version_strings_first_word() {
+        let v = "6.1.0-50-cloud-amd64 (debian-kernel@lists.debian.org) #1 SMP PREEMPT_DYNAMIC";
+        assert_eq!(
+            release_of(&image(v, 0x20f)).unwrap(),
+            "6.1.0-50-cloud-amd64"
+        );
+        assert!(
+            release_of(&image(v, 0x100))
+                .unwrap_err()
+                .to_string()
+                .contains("protocol")
+        );
+        assert!(
+            release_of(&[0u8; 100])
+                .unwrap_err()
+                .to_string()
+                .contains("bzImage")
+        );
+        assert!(release_of(&image("", 0x20f)).is_err());
+        let mut bad = image(v, 0x20f);
+        bad[VERSION_AT..VERSION_AT + 2].copy_from_slice(&0xfff0u16.to_le_bytes());
+        assert!(release_of(&bad).unwrap_err().to_string().contains("64 KiB"));
+    }
+
+    #[test]
+    fn modules_load_dependencies_first_and_builtins_not_at_all() {
+        let dep = "kernel/fs/9p/9p.ko.xz: kernel/net/9p/9pnet.ko.xz kernel/fs/netfs/netfs.ko.xz\n\
+                   kernel/net/9p/9pnet_virtio.ko.xz: kernel/net/9p/9pnet.ko.xz\n\
+                   kernel/net/9p/9pnet.ko.xz:\n\
+                   kernel/fs/netfs/netfs.ko.xz:\n\
+                   kernel/fs/fuse/virtiofs.ko: kernel/fs/fuse/fuse.ko\n";
+        let m = Modules::parse("/m".into(), dep, "kernel/fs/fuse/fuse.ko\n");
+        let order = m.load_order(&["9p", "9pnet-virtio"]).unwrap();
+        let names: Vec<String> = order
+            .iter()
+            .map(|p| module_name(p.to_str().unwrap()))
+            .collect();
+        assert_eq!(names, ["netfs", "9pnet", "9p", "9pnet_virtio"]);
+        assert!(order[0].starts_with("/m/kernel"));
+        // virtiofs needs fuse, listed in modules.dep even when built in:
+        // a built-in dependency has no file here, but a module does.
+        assert!(m.is_builtin("fuse"));
+        assert_eq!(m.load_order(&["fuse"]).unwrap(), Vec::<PathBuf>::new());
+        assert_eq!(
+            m.load_order(&["virtiofs"]).unwrap(),
+            [PathBuf::from("/m/kernel/fs/fuse/virtiofs.ko")]
+        );
+        let e = m.load_order(&["nosuch"]).unwrap_err().to_string();
+        assert!(e.contains("nosuch: neither built in nor in /m"), "{e}");
+    }
+}

@@ -1,0 +1,11 @@
+//! Systems side by side: the same plan on this machine, on other Linux
+//! kernels booted in QEMU, on disk images of other operating systems and
+//! on other machines over ssh (`run --system NAME=SPEC`).
+//!
+//! Parsing and checking the specs is [`spec`]; reading a kernel image's
+//! release is [`kernel`]; the guest's initial RAM disk is written by
+//! [`cpio`].
+
+pub mod cpio;
+pub mod kernel;
+pub mod spec;

@@ -1,0 +1,393 @@
+//! `run --system NAME=SPEC`: which systems a plan runs on, side by side.
+//!
+//! ```text
+//! NAME=local                                     this machine (the default system)
+//! NAME=kernel:PATH[,initrd=P][,cpus=N][,memory=SIZE][,cmdline=TEXT]
+//! NAME=image:PATH,ssh=USER[,bin=P][,cpus=N][,memory=SIZE]
+//! NAME=ssh:[USER@]HOST[:PORT][,bin=P]
+//! ```
+//!
+//! `cmdline=` takes the rest of the argument, commas included (a kernel
+//! command line has its own: `console=ttyS0,115200`), so it comes last.
+
+use crate::hosts::ssh::Target;
+use std::path::PathBuf;
+
+/// The most vCPUs a guest may have.
+pub const MAX_CPUS: u32 = 64;
+/// A guest's memory when not given.
+pub const DEFAULT_MEMORY: u64 = 2 << 30;
+/// The least memory a guest may have: a kernel and scalebench need it.
+pub const MIN_MEMORY: u64 = 256 << 20;
+
+/// One `--system` argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SystemSpec {
+    /// The system's name: its result file and its column in the report.
+    pub name: String,
+    /// Where and how it runs.
+    pub kind: Kind,
+}
+
+/// How a system runs the plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    /// This machine, in this process.
+    Local,
+    /// A Linux kernel booted in QEMU over this machine's root filesystem.
+    Kernel(KernelSpec),
+    /// A disk image of any OS booted in QEMU, driven over ssh.
+    Image(ImageSpec),
+    /// Another machine over ssh.
+    Ssh {
+        /// Where to ssh to.
+        target: Target,
+        /// The scalebench binary there (else the one on its PATH).
+        bin: Option<PathBuf>,
+    },
+}
+
+/// What a guest gets: vCPUs and memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Machine {
+    /// Virtual CPUs (default: as many as this machine has, at most 2).
+    pub cpus: Option<u32>,
+    /// Memory in bytes.
+    pub memory: u64,
+}
+
+/// `kernel:PATH[,initrd=…][,cpus=N][,memory=SIZE][,cmdline=…]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelSpec {
+    /// The kernel image (`/boot/vmlinuz-…`).
+    pub kernel: PathBuf,
+    /// An initramfs to load the kernel's modules from instead of its own
+    /// module tree.
+    pub initrd: Option<PathBuf>,
+    /// Words added to the kernel command line.
+    pub cmdline: Option<String>,
+    /// vCPUs and memory.
+    pub machine: Machine,
+}
+
+/// `image:PATH,ssh=USER[,bin=…][,cpus=N][,memory=SIZE]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageSpec {
+    /// The disk image.
+    pub image: PathBuf,
+    /// The user to ssh in as.
+    pub user: String,
+    /// The scalebench binary in the guest (else the one on its PATH).
+    pub bin: Option<PathBuf>,
+    /// vCPUs and memory.
+    pub machine: Machine,
+}
+
+impl SystemSpec {
+    /// Whether the system runs in a QEMU guest.
+    pub fn is_guest(&self) -> bool {
+        matches!(self.kind, Kind::Kernel(_) | Kind::Image(_))
+    }
+}
+
+impl std::fmt::Display for SystemSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let m = |f: &mut std::fmt::Formatter<'_>, m: &Machine| -> std::fmt::Result {
+            if let Some(c) = m.cpus {
+                write!(f, ",cpus={c}")?;
+            }
+            write!(f, ",memory={}M", m.memory >> 20)
+        };
+        write!(f, "{}=", self.name)?;
+        match &self.kind {
+            Kind::Local => write!(f, "local"),
+            Kind::Kernel(k) => {
+                write!(f, "kernel:{}", k.kernel.display())?;
+                if let Some(i) = &k.initrd {
+                    write!(f, ",initrd={}", i.display())?;
+                }
+                m(f, &k.machine)?;
+                if let Some(c) = &k.cmdline {
+                    write!(f, ",cmdline={c}")?;
+                }
+                Ok(())
+            }
+            Kind::Image(i) => {
+                write!(f, "image:{},ssh={}", i.image.display(), i.user)?;
+                if let Some(b) = &i.bin {
+                    write!(f, ",bin={}", b.display())?;
+                }
+                m(f, &i.machine)
+            }
+            Kind::Ssh { target, bin } => {
+                write!(f, "ssh:{target}")?;
+                if let Some(b) = bin {
+                    write!(f, ",bin={}", b.display())?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A system's name: letters, digits, `.`, `_`, `-`, at most 32, not
+/// starting with `.` or `-` (it names a file).
+pub fn check_name(n: &str) -> Result<(), String> {
+    if n.is_empty() {
+        return Err("a system needs a name: NAME=SPEC".into());
+    }
+    if n.len() > 32
+        || n.starts_with(['.', '-'])
+        || !n
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    {
+        return Err(format!(
+            "`{n}` is not a system name (letters, digits, `.`, `_`, `-`; at most 32)"
+        ));
+    }
+    Ok(())
+}
+
+/// The `KEY=VALUE` options after a spec's first part, `cmdline=` taking
+/// the rest.
+fn options(rest: &str) -> Result<Vec<(&str, &str)>, String> {
+    let mut out = Vec::new();
+    let mut left = rest;
+    while !left.is_empty() {
+        if let Some(c) = left.strip_prefix("cmdline=") {
+            out.push(("cmdline", c));
+            break;
+        }
+        let (item, tail) = left.split_once(',').unwrap_or((left, ""));
+        let (k, v) = item
+            .split_once('=')
+            .ok_or_else(|| format!("`{item}`: expected KEY=VALUE"))?;
+        if v.is_empty() {
+            return Err(format!("`{k}=` needs a value"));
+        }
+        if out.iter().any(|(o, _)| *o == k) {
+            return Err(format!("`{k}` given twice"));
+        }
+        out.push((k, v));
+        left = tail;
+    }
+    Ok(out)
+}
+
+/// Reads `cpus=` and `memory=` into a [`Machine`].
+fn machine(cpus: Option<&str>, memory: Option<&str>) -> Result<Machine, String> {
+    let cpus = cpus
+        .map(|c| crate::values::whole::<u32>(1, MAX_CPUS)(c).map_err(|e| format!("cpus={c}: {e}")))
+        .transpose()?;
+    let memory = match memory {
+        None => DEFAULT_MEMORY,
+        Some(m) => {
+            let b = crate::values::bytes(m).map_err(|e| format!("memory={m}: {e}"))?;
+            if b < MIN_MEMORY {
+                return Err(format!("memory={m}: a guest needs at least 256M"));
+            }
+            if b > 1 << 40 {
+                return Err(format!("memory={m}: at most 1T"));
+            }
+            b
+        }
+    };
+    Ok(Machine { cpus, memory })
+}
+
+/// Takes `keys` out of `opts`; any other key is refused, naming `what`'s
+/// keys.
+fn take<'a>(
+    opts: Vec<(&'a str, &'a str)>,
+    keys: &[&str],
+    what: &str,
+) -> Result<Vec<Option<&'a str>>, String> {
+    if let Some((k, _)) = opts.iter().find(|(k, _)| !keys.contains(k)) {
+        return Err(format!(
+            "`{k}` is not an option of {what} ({})",
+            keys.join(", ")
+        ));
+    }
+    Ok(keys
+        .iter()
+        .map(|k| opts.iter().find(|(o, _)| o == k).map(|(_, v)| *v))
+        .collect())
+}
+
+/// A path given in a spec: not empty.
+fn path(p: &str, what: &str) -> Result<PathBuf, String> {
+    if p.is_empty() {
+        return Err(format!("{what}: a path is needed"));
+    }
+    Ok(PathBuf::from(p))
+}
+
+impl std::str::FromStr for SystemSpec {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<SystemSpec, String> {
+        let (name, spec) = s.split_once('=').ok_or_else(|| {
+            format!("`{s}`: expected NAME=SPEC (a=local, b=kernel:/boot/vmlinuz-…, c=image:disk.qcow2,ssh=root, d=ssh:user@host)")
+        })?;
+        check_name(name)?;
+        let kind = if spec == "local" {
+            Kind::Local
+        } else if let Some(r) = spec.strip_prefix("kernel:") {
+            let (p, rest) = r.split_once(',').unwrap_or((r, ""));
+            let o = take(
+                options(rest)?,
+                &["initrd", "cpus", "memory", "cmdline"],
+                "kernel:",
+            )?;
+            Kind::Kernel(KernelSpec {
+                kernel: path(p, "kernel:")?,
+                initrd: o[0].map(|i| path(i, "initrd=")).transpose()?,
+                machine: machine(o[1], o[2])?,
+                cmdline: o[3].map(str::to_string),
+            })
+        } else if let Some(r) = spec.strip_prefix("image:") {
+            let (p, rest) = r.split_once(',').unwrap_or((r, ""));
+            let o = take(options(rest)?, &["ssh", "bin", "cpus", "memory"], "image:")?;
+            let user = o[0].ok_or("image: needs ssh=USER (the user to log in as)")?;
+            format!("{user}@localhost")
+                .parse::<Target>()
+                .map_err(|e| format!("ssh={user}: {e}"))?;
+            Kind::Image(ImageSpec {
+                image: path(p, "image:")?,
+                user: user.to_string(),
+                bin: o[1].map(|b| path(b, "bin=")).transpose()?,
+                machine: machine(o[2], o[3])?,
+            })
+        } else if let Some(r) = spec.strip_prefix("ssh:") {
+            let (t, rest) = r.split_once(',').unwrap_or((r, ""));
+            let o = take(options(rest)?, &["bin"], "ssh:")?;
+            Kind::Ssh {
+                target: t.parse().map_err(|e| format!("ssh:{t}: {e}"))?,
+                bin: o[0].map(|b| path(b, "bin=")).transpose()?,
+            }
+        } else {
+            return Err(format!(
+                "`{spec}`: a system is `local`, `kernel:PATH`, `image:PATH,ssh=USER` or `ssh:USER@HOST`"
+            ));
+        };
+        Ok(SystemSpec {
+            name: name.to_string(),
+            kind,
+        })
+    }
+}
+
+/// Checks a run's systems together: names unique, at most one `local`.
+pub fn check(specs: &[SystemSpec]) -> Result<(), String> {
+    for (i, s) in specs.iter().enumerate() {
+        if specs[..i].iter().any(|o| o.name == s.name) {
+            return Err(format!("--system {}: the name is given twice", s.name));
+        }
+    }
+    if specs.iter().filter(|s| s.kind == Kind::Local).count() > 1 {
+        return Err("--system: this machine (`local`) can be one system only".into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Result<SystemSpec, String> {
+        s.parse()
+    }
+
+    #[test]
+    fn every_kind_parses_with_its_options() {
+        assert_eq!(p("me=local").unwrap().kind, Kind::Local);
+        let k =
+            p("rt=kernel:/boot/vmlinuz-6.1-rt,cpus=2,memory=1G,cmdline=console=ttyS0,115200 quiet")
+                .unwrap();
+        let Kind::Kernel(k) = k.kind else {
+            panic!("{k:?}")
+        };
+        assert_eq!(k.kernel, PathBuf::from("/boot/vmlinuz-6.1-rt"));
+        assert_eq!(
+            k.machine,
+            Machine {
+                cpus: Some(2),
+                memory: 1 << 30
+            }
+        );
+        assert_eq!(k.cmdline.as_deref(), Some("console=ttyS0,115200 quiet"));
+        assert_eq!(k.initrd, None);
+        let i = p("fbsd=image:/v/fbsd.qcow2,ssh=root,bin=/usr/local/bin/scalebench").unwrap();
+        let Kind::Image(i) = i.kind else { panic!() };
+        assert_eq!(
+            (i.user.as_str(), i.machine.memory),
+            ("root", DEFAULT_MEMORY)
+        );
+        assert_eq!(i.bin, Some(PathBuf::from("/usr/local/bin/scalebench")));
+        let s = p("far=ssh:bench@[2001:db8::1]:2222,bin=/opt/sb").unwrap();
+        let Kind::Ssh { target, bin } = s.kind else {
+            panic!()
+        };
+        assert_eq!(
+            (target.host.as_str(), target.port),
+            ("2001:db8::1", Some(2222))
+        );
+        assert_eq!(bin, Some(PathBuf::from("/opt/sb")));
+    }
+
+    #[test]
+    fn a_spec_prints_as_it_parses() {
+        for s in [
+            "a=local",
+            "b=kernel:/k,initrd=/i,cpus=1,memory=512M,cmdline=x=1,y",
+            "c=image:/d.img,ssh=root,bin=/b,memory=2048M",
+            "d=ssh:u@h:22,bin=/b",
+        ] {
+            let spec = p(s).unwrap();
+            assert_eq!(p(&spec.to_string()).unwrap(), spec, "{s}");
+        }
+    }
+
+    #[test]
+    fn bad_specs_name_their_fault() {
+        for (s, says) in [
+            ("local", "expected NAME=SPEC"),
+            ("=local", "needs a name"),
+            ("a/b=local", "not a system name"),
+            ("-x=local", "not a system name"),
+            ("a=vm:/x", "a system is `local`"),
+            ("a=kernel:", "kernel:: a path is needed"),
+            ("a=kernel:/k,cpus=0", "cpus=0: must be at least 1"),
+            ("a=kernel:/k,cpus=x", "cpus=x: `x` is not a whole number"),
+            ("a=kernel:/k,memory=10M", "at least 256M"),
+            ("a=kernel:/k,memory=lots", "memory=lots"),
+            ("a=kernel:/k,ssh=root", "`ssh` is not an option of kernel:"),
+            ("a=kernel:/k,cpus=1,cpus=2", "`cpus` given twice"),
+            ("a=kernel:/k,cpus", "`cpus`: expected KEY=VALUE"),
+            ("a=kernel:/k,initrd=", "`initrd=` needs a value"),
+            ("a=image:/d.img", "needs ssh=USER"),
+            ("a=image:/d.img,ssh=r@t", "ssh=r@t"),
+            ("a=ssh:", "ssh:: "),
+            ("a=ssh:h,cpus=2", "`cpus` is not an option of ssh:"),
+        ] {
+            let e = p(s).unwrap_err();
+            assert!(e.contains(says), "{s}: {e}");
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_this_machine_is_one_system() {
+        let a = p("a=local").unwrap();
+        let b = p("b=kernel:/k").unwrap();
+        assert!(check(&[a.clone(), b.clone()]).is_ok());
+        assert!(
+            check(&[b.clone(), b.clone()])
+                .unwrap_err()
+                .contains("given twice")
+        );
+        let a2 = p("a2=local").unwrap();
+        assert!(check(&[a, a2]).unwrap_err().contains("one system only"));
+        assert!(b.is_guest());
+    }
+}
