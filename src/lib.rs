@@ -1,15 +1,14 @@
 //! scalebench: does an operating system stay fast as load grows?
 //!
-//! Data flows one way: [`cli`] turns arguments into typed options, the
-//! [`harness`] runs [`bench`]marks and records every sample into a
-//! [`results`] file, [`analysis`] turns samples into verdicts, and
-//! [`report`] writes them for people and programs. OS specifics live in
-//! [`sys`] only. [`hosts`] reaches the machines (or namespaces) a run's
-//! client and server run on; [`testbed`] makes network namespaces that
-//! stand in for hosts. [`net`], [`analysis`], [`report`] and [`results`]
-//! do not use the harness: the plain data they share with it (the timer
-//! kind, profile samples, live counters) lives with them, and the stop
-//! flag a ^C sets lives in [`stop`].
+//! Data flows one way: [`cli`] turns arguments into typed options, [`run`]
+//! makes a plan of them and executes it with the [`harness`]'s tools —
+//! [`bench`]marks and [`workloads`], each given a [`ctx::Ctx`] — recording
+//! every sample into a [`results`] file; [`analysis`] turns samples into
+//! verdicts and [`report`] writes them for people and programs. OS
+//! specifics live in [`sys`] only. [`hosts`] reaches the machines (or
+//! namespaces) a run's client and server run on; [`testbed`] makes network
+//! namespaces that stand in for hosts; [`tuning`] applies tuning profiles.
+//! Each module imports only the floors below it: `docs/architecture.md`.
 
 #![deny(missing_docs)]
 

@@ -9,6 +9,14 @@ use common::{bin, load};
 use serde_json::Value;
 use std::path::Path;
 
+/// One measuring test at a time: two runs meant to be alike must not
+/// differ by another test's runs beside one of them.
+static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one() -> std::sync::MutexGuard<'static, ()> {
+    ONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn run(out: &Path) {
     let r = bin()
         .args([
@@ -73,6 +81,7 @@ fn outcome<'a>(doc: &'a Value, name: &str) -> &'a str {
 
 #[test]
 fn planted_changes_are_found_and_ordinary_runs_pass() {
+    let _one = one();
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
     run(&a);
@@ -188,6 +197,7 @@ fn bad_input_is_refused_by_name() {
 
 #[test]
 fn history_follows_a_cost_over_five_files_and_marks_the_change() {
+    let _one = one();
     let dir = tempfile::tempdir().unwrap();
     let mut files = Vec::new();
     for i in 0..5 {
@@ -265,6 +275,7 @@ fn history_follows_a_cost_over_five_files_and_marks_the_change() {
 /// outside, the point has none and says so; outside every file, refused.
 #[test]
 fn history_never_extrapolates_a_cost() {
+    let _one = one();
     let dir = tempfile::tempdir().unwrap();
     let measure = |name: &str, max: &str| {
         let f = dir.path().join(name);

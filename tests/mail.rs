@@ -170,14 +170,16 @@ fn the_sender_spreads_over_processes_beyond_one_process_s_descriptors() {
         sessions <= 26_000,
         "the port range holds {sessions} connections"
     );
-    let (s, addr) = sink(&["--processes", "2", "--reply-delay", "1s"]);
+    // Each session lasts five replies of 3 s: 15 s for the senders to
+    // open them all (about 2 s here, quiet; longer on a busy machine).
+    let (s, addr) = sink(&["--processes", "2", "--reply-delay", "3s"]);
     let start = Instant::now();
     let n = sessions.to_string();
     let (st, r, err) = send(&[&addr, "-s", &n, "-n", &n, "--no-bind", "--timeout", "60s"]);
     assert!(st.success(), "{err} {r}");
     assert_eq!(r["messages"].as_u64(), Some(sessions), "{r}");
     assert_eq!(r["failures"], serde_json::json!({}), "{r}");
-    // Every session was open at once: each takes five replies of 1 s.
+    // Every session was open at once: each takes five replies of 3 s.
     assert_eq!(r["peak_open"].as_u64(), Some(sessions), "{r}");
     assert!(start.elapsed() < Duration::from_secs(120));
     let c = sink_counts(s);
@@ -254,12 +256,16 @@ fn a_refusing_address_and_a_garbage_server_are_counted_failures() {
     );
     assert!(start.elapsed() < Duration::from_secs(20));
     // A server that answers every connection with an HTTP error.
+    // It answers until the sender has ended (at most 120 s), however long
+    // the sender takes to start.
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap().to_string();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sender_done = done.clone();
     let t = std::thread::spawn(move || {
         l.set_nonblocking(true).unwrap();
-        let end = Instant::now() + Duration::from_secs(3);
-        while Instant::now() < end {
+        let end = Instant::now() + Duration::from_secs(120);
+        while Instant::now() < end && !done.load(std::sync::atomic::Ordering::Relaxed) {
             match l.accept() {
                 Ok((mut c, _)) => {
                     let _ = c.write_all(b"HTTP/1.0 400 Bad Request\r\n\r\n");
@@ -269,6 +275,7 @@ fn a_refusing_address_and_a_garbage_server_are_counted_failures() {
         }
     });
     let (st, r, _) = send(&[&addr, "-s", "5", "-d", "1"]);
+    sender_done.store(true, std::sync::atomic::Ordering::Relaxed);
     t.join().unwrap();
     assert_eq!(st.code(), Some(1), "{r}");
     assert_eq!(r["messages"], 0);
@@ -316,7 +323,7 @@ fn scalebench_s_sender_delivers_to_postfix_smtp_sink() {
             .spawn()
             .unwrap(),
     );
-    let until = Instant::now() + Duration::from_secs(5);
+    let until = Instant::now() + Duration::from_secs(30);
     while std::net::TcpStream::connect(&addr).is_err() {
         assert!(Instant::now() < until, "Postfix's smtp-sink did not start");
         std::thread::sleep(Duration::from_millis(20));

@@ -1,27 +1,37 @@
 //! The benchmark server process (`scalebench __responder`) under each
 //! backend: descriptor exhaustion on purpose, then recovery.
+//!
+//! The test waits for the server's state (read from /proc: its open
+//! descriptors and sockets) and for the greetings it sent, never for a
+//! fixed time: it passes however fast or busy the machine is, and fails
+//! only when an event does not come within a generous [`PATIENCE`].
+
+// Reads the server's descriptors from /proc: Linux only.
+#![cfg(target_os = "linux")]
 
 mod common;
 
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-const BACKENDS: &[&str] = if cfg!(target_os = "linux") {
-    &["epoll", "poll", "select"]
-} else {
-    &["kqueue", "poll", "select"]
-};
+const BACKENDS: &[&str] = &["epoll", "poll", "select"];
+
+/// The server's open-files limit.
+const NOFILE: usize = 48;
+
+/// How long an event may take before the test gives up on it.
+const PATIENCE: Duration = Duration::from_secs(30);
 
 struct Server {
-    _child: common::Child,
+    child: common::Child,
     addr: SocketAddr,
 }
 
 impl Server {
     /// A greeting server whose open-files limit is `nofile`.
-    fn start(backend: &str, nofile: u32) -> Server {
+    fn start(backend: &str, nofile: usize) -> Server {
         let cmd = format!(
             "ulimit -n {nofile} && exec '{}' __responder --backend {backend} --greet --accept-burst 1",
             env!("CARGO_BIN_EXE_scalebench")
@@ -29,9 +39,24 @@ impl Server {
         let (child, addr) =
             common::spawn_announcing(Command::new("sh").args(["-c", &cmd]), "listening ");
         Server {
-            _child: child,
+            child,
             addr: addr.parse().unwrap(),
         }
+    }
+
+    /// The server's open descriptors, and how many of them are
+    /// connections (sockets but the listening one).
+    fn held(&self) -> (usize, usize) {
+        let Ok(dir) = std::fs::read_dir(format!("/proc/{}/fd", self.child.0.id())) else {
+            return (0, 0);
+        };
+        let links: Vec<String> = dir
+            .flatten()
+            .filter_map(|e| std::fs::read_link(e.path()).ok())
+            .map(|l| l.to_string_lossy().into_owned())
+            .collect();
+        let sockets = links.iter().filter(|l| l.starts_with("socket:")).count();
+        (links.len(), sockets.saturating_sub(1))
     }
 }
 
@@ -42,54 +67,103 @@ fn greeted(c: &mut TcpStream, t: Duration) -> bool {
     matches!(c.read(&mut b), Ok(1) if b[0] == b'!')
 }
 
+/// Marks in `seen` each of `which` whose greeting has arrived (without
+/// waiting); returns how many of `which` are marked.
+fn collect_greetings(conns: &[TcpStream], which: &[usize], seen: &mut [bool]) -> usize {
+    for &i in which {
+        if seen[i] {
+            continue;
+        }
+        let mut b = [0u8; 1];
+        match (&conns[i]).read(&mut b) {
+            Ok(1) => {
+                assert_eq!(b[0], b'!', "connection {i}: not a greeting");
+                seen[i] = true;
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+            other => panic!("connection {i}: {other:?}"),
+        }
+    }
+    which.iter().filter(|&&i| seen[i]).count()
+}
+
+/// Waits (at most [`PATIENCE`]) until `done(descriptors, connections held,
+/// greetings seen)` holds, collecting the greetings of `which`; returns
+/// the last figures.
+fn settle(
+    s: &Server,
+    conns: &[TcpStream],
+    which: &[usize],
+    seen: &mut [bool],
+    done: impl Fn(usize, usize, usize) -> bool,
+) -> (usize, usize, usize) {
+    let until = Instant::now() + PATIENCE;
+    loop {
+        // The server's state first: a greeting is sent after its accept.
+        let (fds, held) = s.held();
+        let greeted = collect_greetings(conns, which, seen);
+        if done(fds, held, greeted) || Instant::now() > until {
+            return (fds, held, greeted);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 #[test]
 fn out_of_descriptors_the_server_keeps_serving_and_recovers() {
     for &b in BACKENDS {
-        let s = Server::start(b, 48);
+        let s = Server::start(b, NOFILE);
         let mut conns: Vec<TcpStream> = (0..64)
             .map(|_| TcpStream::connect(s.addr).unwrap())
             .collect();
-        // Let the server accept what it can (it pauses accepting for 100 ms
-        // at a time when out of descriptors), then see who was greeted.
-        std::thread::sleep(Duration::from_millis(500));
-        let mut ok: Vec<usize> = Vec::new();
-        for (i, c) in conns.iter_mut().enumerate() {
-            if greeted(c, Duration::from_millis(20)) {
-                ok.push(i);
-            }
+        for c in &conns {
+            c.set_nonblocking(true).unwrap();
         }
+        let all: Vec<usize> = (0..conns.len()).collect();
+        let mut seen = vec![false; conns.len()];
+        // The server accepts what it can (it pauses accepting for 100 ms at
+        // a time when out of descriptors): wait until every descriptor is
+        // in use and each connection it holds has been greeted.
+        let (fds, held, _) = settle(&s, &conns, &all, &mut seen, |fds, held, greeted| {
+            fds >= NOFILE && greeted == held
+        });
+        let ok: Vec<usize> = all.iter().copied().filter(|&i| seen[i]).collect();
         assert!(
-            ok.len() > 30 && ok.len() < 48,
-            "{b}: {} greeted with 48 descriptors",
+            ok.len() > 30 && ok.len() < NOFILE,
+            "{b}: {} greeted with {NOFILE} descriptors ({fds} open, {held} connections held)",
             ok.len()
         );
+        assert_eq!(ok.len(), held, "{b}: greeted and held ({fds} open)");
         // The connections it has are still served.
         let first = ok[0];
-        conns[first]
-            .set_read_timeout(Some(Duration::from_secs(5)))
-            .unwrap();
+        conns[first].set_nonblocking(false).unwrap();
+        conns[first].set_read_timeout(Some(PATIENCE)).unwrap();
         conns[first].write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
         let mut buf = [0u8; 256];
         let k = conns[first].read(&mut buf).unwrap();
         assert!(buf[..k].starts_with(b"HTTP/1.1 200 OK"), "{b}");
-        // Free 20 descriptors: the waiting connections get accepted.
-        let waiting: Vec<usize> = (0..conns.len()).filter(|i| !ok.contains(i)).collect();
+        conns[first].set_nonblocking(true).unwrap();
+        // Free 20 descriptors: the waiting connections get accepted. Wait
+        // until the server has closed those 20 and greeted what it took
+        // instead: every connection it holds is one seen greeted, and it
+        // is full again or has taken every waiting one.
+        let waiting: Vec<usize> = all.iter().copied().filter(|&i| !seen[i]).collect();
         for &i in ok.iter().skip(1).take(20) {
             conns[i].shutdown(std::net::Shutdown::Both).unwrap();
         }
-        std::thread::sleep(Duration::from_millis(500));
-        let mut later = 0;
-        for &i in &waiting {
-            if greeted(&mut conns[i], Duration::from_millis(20)) {
-                later += 1;
-            }
-        }
-        assert!(later >= 15, "{b}: only {later} accepted after 20 closed");
+        let kept = ok.len() - 20;
+        let (fds, held, later) = settle(&s, &conns, &waiting, &mut seen, |fds, held, later| {
+            held == kept + later && (fds >= NOFILE || later == waiting.len())
+        });
+        assert!(
+            later >= 15,
+            "{b}: only {later} accepted after 20 closed ({fds} open, {held} connections held)"
+        );
         // Still alive and serving.
         let mut c = TcpStream::connect(s.addr).unwrap();
         drop(conns);
         assert!(
-            greeted(&mut c, Duration::from_secs(3)),
+            greeted(&mut c, PATIENCE),
             "{b}: a new connection after recovery"
         );
     }

@@ -9,15 +9,11 @@
 
 mod common;
 
-use common::{assert_valid, bin, load, memory_cgroup_dir, shm_ids};
+use common::{Census, assert_valid, bin, load, shm_ids, working_in};
+use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Live processes named `postgres` or `pgbench`, by pid.
-fn pg_processes() -> Vec<i32> {
-    common::processes_named(&["postgres", "pgbench"])
-}
-
-/// One cluster at a time: each test counts the postgres processes it left.
+/// One cluster at a time.
 static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn one() -> std::sync::MutexGuard<'static, ()> {
@@ -29,12 +25,18 @@ fn entries(d: &Path) -> usize {
 }
 
 /// `run pgbench ARGS --no-report --quiet` with a work directory `work`
-/// (made) and a result file in `dir`; checks it succeeded and the file is
-/// valid, and returns the file.
-fn run_pgbench(dir: &Path, work: &Path, args: &[&str]) -> serde_json::Value {
-    let (o, doc) = run_pgbench_as_it_ends(dir, work, args, "r.json");
+/// (made) and a result file in `dir`, working in `dir`; checks it
+/// succeeded and the file is valid, and returns the file and every
+/// process that worked in `dir` meanwhile (its own: other clusters on
+/// this machine are not its business).
+fn run_pgbench(
+    dir: &Path,
+    work: &Path,
+    args: &[&str],
+) -> (serde_json::Value, BTreeMap<i32, String>) {
+    let (o, doc, ran) = run_pgbench_as_it_ends(dir, work, args, "r.json");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    doc
+    (doc, ran)
 }
 
 /// [`run_pgbench`] however the run ends, its result file named `name`.
@@ -43,11 +45,16 @@ fn run_pgbench_as_it_ends(
     work: &Path,
     args: &[&str],
     name: &str,
-) -> (std::process::Output, serde_json::Value) {
+) -> (
+    std::process::Output,
+    serde_json::Value,
+    BTreeMap<i32, String>,
+) {
     if !work.exists() {
         std::fs::create_dir(work).unwrap();
     }
     let out = dir.join(name);
+    let census = Census::start(dir);
     let o = bin()
         .args(["run", "pgbench"])
         .args(args)
@@ -55,21 +62,29 @@ fn run_pgbench_as_it_ends(
         .arg(work)
         .arg("-o")
         .arg(&out)
+        .current_dir(dir)
         .output()
         .unwrap();
+    let ran = census.finish();
     let doc = load(&out);
     assert_valid(&doc);
-    (o, doc)
+    (o, doc, ran)
+}
+
+/// Checks that nothing of a run in `dir` runs any more: no process works
+/// there (postgres and pgbench included).
+fn assert_no_process_left(dir: &Path) {
+    let left = working_in(dir);
+    assert!(left.is_empty(), "processes left running: {left:?}");
 }
 
 #[test]
 fn a_client_sweep_against_a_throwaway_cluster_leaves_nothing() {
     let _one = one();
-    let before = pg_processes();
     let shm_before = shm_ids();
     let t = tempfile::tempdir().unwrap();
     let work = t.path().join("work");
-    let doc = run_pgbench(
+    let (doc, ran) = run_pgbench(
         t.path(),
         &work,
         &[
@@ -146,19 +161,13 @@ fn a_client_sweep_against_a_throwaway_cluster_leaves_nothing() {
         }
     }
     // Nothing left: processes, files, shared memory.
-    let after: Vec<i32> = pg_processes()
-        .into_iter()
-        .filter(|p| !before.contains(p))
-        .collect();
     assert!(
-        after.is_empty(),
-        "postgres or pgbench left running: {after:?}"
+        ran.values().any(|n| n == "postgres") && ran.values().any(|n| n == "pgbench"),
+        "the run's postgres and pgbench were seen: {ran:?}"
     );
+    assert_no_process_left(t.path());
     assert_eq!(entries(&work), 0, "work directory emptied");
-    let shm: Vec<String> = shm_ids()
-        .into_iter()
-        .filter(|s| !shm_before.contains(s))
-        .collect();
+    let shm = common::shm_left_by(&shm_before, &ran);
     assert!(shm.is_empty(), "shared memory left: {shm:?}");
 }
 
@@ -242,10 +251,9 @@ fn pgbench_options_are_checked_before_anything_runs() {
 #[test]
 fn a_memory_sweep_grows_the_database_past_a_cgroup_limit() {
     let _one = one();
-    let before = pg_processes();
     let t = tempfile::tempdir().unwrap();
     let work = t.path().join("work");
-    let doc = run_pgbench(
+    let (doc, ran) = run_pgbench(
         t.path(),
         &work,
         &[
@@ -302,15 +310,8 @@ fn a_memory_sweep_grows_the_database_past_a_cgroup_limit() {
         );
     }
     // Nothing left: processes, the cgroup.
-    let after: Vec<i32> = pg_processes()
-        .into_iter()
-        .filter(|p| !before.contains(p))
-        .collect();
-    assert!(
-        after.is_empty(),
-        "postgres or pgbench left running: {after:?}"
-    );
-    let left = common::scalebench_entries(&memory_cgroup_dir());
+    assert_no_process_left(t.path());
+    let left = common::cgroups_left_by(&ran);
     assert!(left.is_empty(), "cgroups left: {left:?}");
     assert_eq!(entries(&work), 0, "work directory emptied");
 }
@@ -337,7 +338,7 @@ fn an_existing_server_is_used_by_connection_string_and_left_running() {
         theirs.port
     );
     let work = t.path().join("work");
-    let doc = run_pgbench(
+    let (doc, _) = run_pgbench(
         t.path(),
         &work,
         &[
@@ -425,7 +426,7 @@ fn an_existing_server_is_used_by_connection_string_and_left_running() {
         &["--sample-time", "1", "--samples", "1", "--db-size", "16M"],
     ]
     .concat();
-    let (o, doc) = run_pgbench_as_it_ends(t.path(), &work, &args, "refused.json");
+    let (o, doc, _) = run_pgbench_as_it_ends(t.path(), &work, &args, "refused.json");
     assert_eq!(
         o.status.code(),
         Some(1),
@@ -445,7 +446,7 @@ fn an_existing_server_is_used_by_connection_string_and_left_running() {
     );
     // Told to: dropped, remade, and left as remade.
     let told = [&args[..], &["--pg-drop-tables"]].concat();
-    let (o, doc) = run_pgbench_as_it_ends(t.path(), &work, &told, "told.json");
+    let (o, doc, _) = run_pgbench_as_it_ends(t.path(), &work, &told, "told.json");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let w = &doc["workloads"][0];
     assert_eq!(w["params"]["tables_before"], "pgbench_branches", "{w}");
@@ -495,12 +496,11 @@ impl Drop for Tmpfs {
 #[test]
 fn a_database_the_disk_cannot_hold_is_refused_before_loading() {
     let _one = one();
-    let before = pg_processes();
     let t = tempfile::tempdir().unwrap();
     let small = Tmpfs::mount(&t.path().join("small"), "64m");
     let work = small.0.join("work");
     let args = ["--sweep", "clients=1", "--db-size", "160M"];
-    let (o, doc) = run_pgbench_as_it_ends(t.path(), &work, &args, "r.json");
+    let (o, doc, ran) = run_pgbench_as_it_ends(t.path(), &work, &args, "r.json");
     assert_eq!(
         o.status.code(),
         Some(1),
@@ -515,9 +515,13 @@ fn a_database_the_disk_cannot_hold_is_refused_before_loading() {
         e.contains("has 64.0 MiB free") && e.contains("needs about 369 MiB"),
         "{e}"
     );
+    // The run's own processes (other clusters on this machine are not
+    // its business): none of PostgreSQL's.
     assert!(
-        pg_processes().iter().all(|p| before.contains(p)),
-        "no cluster was started"
+        !ran.values()
+            .any(|n| ["postgres", "initdb", "pg_ctl", "pgbench"].contains(&n.as_str())),
+        "no cluster was started: {ran:?}"
     );
+    assert_no_process_left(t.path());
     assert_eq!(entries(&work), 0, "nothing made in the work directory");
 }

@@ -326,7 +326,7 @@ fn out_of_descriptors_it_recovers() {
             .map(|d| d.count())
             .unwrap_or(0)
     };
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(30);
     while fds() < 40 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -343,8 +343,8 @@ fn out_of_descriptors_it_recovers() {
         text(&buf[..n])
     );
     drop(held);
-    // All freed: a new connection is served.
-    std::thread::sleep(Duration::from_millis(300));
+    // All freed: a new connection is served (it waits in the backlog
+    // until the server has closed the others and accepts again).
     let r = text(&s.raw(b"GET /ok.txt HTTP/1.1\r\nConnection: close\r\n\r\n"));
     assert!(r.ends_with("hello\n"), "{r}");
 }

@@ -32,6 +32,11 @@ fn cmdline(pid: i32) -> String {
         .unwrap_or_default()
 }
 
+/// How long the run may take: it measures for 8 s (a 4 s heat-up and two
+/// 2 s samples) and took 26 s here with the machine's other work; the
+/// bound only catches a run that hangs.
+const LIMIT: Duration = Duration::from_secs(300);
+
 /// What was seen at one moment: sockets of each load process, of all
 /// server processes.
 #[derive(Debug, Default, Clone)]
@@ -93,10 +98,7 @@ fn thirty_thousand_connections_at_once_from_more_than_one_process() {
         if let Ok(Some(st)) = child.0.try_wait() {
             break st;
         }
-        assert!(
-            start.elapsed() < Duration::from_secs(100),
-            "still running after 100 s"
-        );
+        assert!(start.elapsed() < LIMIT, "still running after {LIMIT:?}");
         let mut now = Moment::default();
         for (pid, _, s) in live_processes() {
             if s != sid {
@@ -175,5 +177,5 @@ fn thirty_thousand_connections_at_once_from_more_than_one_process() {
         best.load.len(),
         best.serve
     );
-    assert!(took < Duration::from_secs(90), "took {took:?}");
+    assert!(took < LIMIT, "took {took:?}");
 }

@@ -252,9 +252,11 @@ fn two_signals(r: &Run, first: i32, second: i32, gap_ms: u64, frozen: bool) -> O
 }
 
 /// Live processes of session `sid` (scalebench and every child it started
-/// that did not leave the session), bounded wait for them to go.
+/// that did not leave the session), after waiting up to 30 s for them to
+/// go (they end at once unless something is wrong; a busy machine may
+/// take a moment to run their exits).
 fn session_left(sid: i32) -> Vec<(i32, String)> {
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let left: Vec<(i32, String)> = common::live_processes()
             .into_iter()

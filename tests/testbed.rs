@@ -34,6 +34,9 @@ fn sb_ok(args: &[&str]) -> String {
     text(&o.stdout)
 }
 
+/// How long an event may take before a test gives up on it.
+const PATIENCE: Duration = Duration::from_secs(60);
+
 fn state_dir(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("sb-testbed-{name}"))
 }
@@ -125,7 +128,7 @@ fn up_status_down_leaves_nothing() {
 /// Reads what the sshd at `addr` says first, from inside namespace `ns`.
 fn banner(ns: &str, addr: &str) -> String {
     let o = Command::new("timeout")
-        .args(["5", "ip", "netns", "exec", ns, "bash", "-c"])
+        .args(["60", "ip", "netns", "exec", ns, "bash", "-c"])
         .arg(format!("exec 3<>/dev/tcp/{addr}/22 && head -c 8 <&3"))
         .output()
         .unwrap();
@@ -156,7 +159,7 @@ fn sshd_answers_from_another_namespace_and_goes_with_down() {
     assert_eq!(banner("sb-it-sshd-h3", "198.18.1.1"), "SSH-2.0-");
     let keys = &s["state"]["ssh"];
     let o = Command::new("timeout")
-        .args(["10", "ip", "netns", "exec", "sb-it-sshd-h2", "ssh"])
+        .args(["60", "ip", "netns", "exec", "sb-it-sshd-h2", "ssh"])
         .arg("-i")
         .arg(keys["client_key"].as_str().unwrap())
         .arg("-o")
@@ -210,24 +213,30 @@ fn a_killed_or_stale_up_is_removed_by_the_next() {
             name,
             "--sshd",
             "--step-pause",
-            "400ms",
+            "1s",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Kill it once all three sshd run, in the pause before it finishes.
-    let pid_file = dir.join("ssh/h3/sshd.pid");
+    // Kill it once its state records all three sshd running, in the
+    // pause (1 s) before it finishes.
+    let recorded = || {
+        std::fs::read_to_string(dir.join("state.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .is_some_and(|st| {
+                st["hosts"]
+                    .as_array()
+                    .is_some_and(|h| h.iter().filter(|h| h["sshd"]["pid"].is_u64()).count() == 3)
+            })
+    };
     let t0 = Instant::now();
-    while !pid_file.exists() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(20),
-            "up never started the third sshd"
-        );
+    while !recorded() {
+        assert!(t0.elapsed() < PATIENCE, "up never recorded the third sshd");
         assert!(up.try_wait().unwrap().is_none(), "up ended early");
         std::thread::sleep(Duration::from_millis(5));
     }
-    std::thread::sleep(Duration::from_millis(100));
     up.kill().unwrap(); // SIGKILL
     up.wait().unwrap();
     let st = load(&dir.join("state.json"));
@@ -295,7 +304,7 @@ fn ctrl_c_during_up_removes_what_was_made() {
         .unwrap();
     let t0 = Instant::now();
     while namespaces("sb-it-intr-").len() < 3 {
-        assert!(t0.elapsed() < Duration::from_secs(20), "no namespaces made");
+        assert!(t0.elapsed() < PATIENCE, "no namespaces made");
         std::thread::sleep(Duration::from_millis(5));
     }
     // SAFETY: signalling our own child.

@@ -242,21 +242,27 @@ fn interrupt_mid_run(dir: &Path, name: &str, signal: i32) -> (std::process::Exit
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // The journal is written before the profile is applied: wait for
+    // both.
     let start = Instant::now();
     loop {
         let found = common::scalebench_entries(dir)
             .into_iter()
             .any(|d| dir.join(d).join("profile-journal.json").exists());
-        if found {
+        if found && sysctl(name) == value {
             break;
         }
         assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "no journal appeared"
+            child.try_wait().unwrap().is_none(),
+            "the run ended before its profile was applied"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no journal appeared, or {name} was not applied ({} now)",
+            sysctl(name)
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(300));
     assert_eq!(sysctl(name), value, "applied during the run");
     // SAFETY: signalling the child we started.
     unsafe { libc::kill(child.id() as i32, signal) };

@@ -127,6 +127,12 @@ fn shortconn_opens_one_connection_per_request_for_each_object() {
         (Some(cpus), Some(true))
     );
     assert_eq!(p["connections"], 50);
+    // The quick size: each object a 0.3 s warm-up and 1.5 s measured (how
+    // long that takes on the clock depends on the machine: see below).
+    assert_eq!(
+        (p["warm_up_s"].as_f64(), p["seconds"].as_f64()),
+        (Some(0.3), Some(1.5))
+    );
     assert_eq!(p["load_processes"], 1);
     assert_eq!(p["source_addresses"], serde_json::json!([]));
     assert_eq!(p["rounds"], 3);
@@ -193,8 +199,11 @@ fn shortconn_opens_one_connection_per_request_for_each_object() {
         .collect();
     assert_eq!(sizes, [1024, 8 * 1024, 16 * 1024]);
     assert!(html.contains("data-workload=\"http-shortconn\""));
+    // Its planned 5.4 s (checked above) took about 6 s here with the
+    // machine's other work; the bound only catches a run that hangs or
+    // waits for something it should not.
     assert!(
-        took < std::time::Duration::from_secs(15),
+        took < std::time::Duration::from_secs(120),
         "the quick shortconn took {took:?}"
     );
 }

@@ -155,42 +155,10 @@ impl Layout {
         }
         let mut distinct: Vec<f64> = ns.clone();
         distinct.dedup();
-        // The smallest n at or above `x` (the start of the bucket holding it).
-        let at_or_above = |x: f64| -> Option<f64> {
-            let i = ns.partition_point(|&v| v < x);
-            ns.get(i).copied()
-        };
-        // The ends: the n of the k-th smallest and the k-th largest sample;
-        // every sample with that n belongs to the end.
-        let k = ((total as f64 * END_SHARE).round() as usize).max(1);
-        let low_last = ns[k - 1];
-        let high_first = ns[total - k];
-        let low_cut = at_or_above(next_up(low_last));
-        let high_cut = Some(high_first);
-
-        let mut cuts: Vec<f64> = Vec::new();
-        if distinct.len() <= DISTINCT_MAX {
-            cuts.extend(&distinct);
-        } else {
-            for i in 1..EQUAL_CUTS {
-                cuts.push(ns[i * total / EQUAL_CUTS]);
-            }
-            let lo = distinct.iter().copied().find(|&v| v > 0.0);
-            let hi = distinct[distinct.len() - 1];
-            if let Some(lo) = lo
-                && hi > lo
-            {
-                let steps = ((hi / lo).log10() * LOG_CUTS_PER_DECADE).ceil() as usize;
-                for j in 0..=steps {
-                    let x = lo * 10f64.powf(j as f64 / LOG_CUTS_PER_DECADE);
-                    if let Some(c) = at_or_above(x) {
-                        cuts.push(c);
-                    }
-                }
-            }
-        }
-        cuts.extend(low_cut);
-        cuts.extend(high_cut);
+        let ends = Ends::of(&ns);
+        let mut cuts = candidate_cuts(&ns, &distinct);
+        cuts.extend(ends.low_cut);
+        cuts.extend(ends.high_cut);
         cuts.push(ns[0]);
         cuts.sort_by(f64::total_cmp);
         cuts.dedup();
@@ -203,43 +171,12 @@ impl Layout {
                 b - a
             })
             .collect();
-        let region = |c: f64| -> u8 {
-            if low_cut.is_some_and(|l| c < l) {
-                0
-            } else if high_cut.is_some_and(|h| c >= h) && high_first > low_last {
-                2
-            } else {
-                1
-            }
-        };
-        // Merge small buckets into the next one of the same region (the
-        // last of a region into the one before it).
         let min = if distinct.len() <= DISTINCT_MAX {
             1
         } else {
             (total / 200).max(20)
         };
-        let mut merged: Vec<(f64, usize, u8)> = Vec::new();
-        let mut carry: Option<(f64, usize, u8)> = None;
-        for (&c, &n) in cuts.iter().zip(&counts) {
-            let r = region(c);
-            let cur = match carry.take() {
-                Some((start, m, cr)) if cr == r => (start, m + n, r),
-                Some(prev) => {
-                    push_or_fold(&mut merged, prev);
-                    (c, n, r)
-                }
-                None => (c, n, r),
-            };
-            if cur.1 >= min {
-                merged.push(cur);
-            } else {
-                carry = Some(cur);
-            }
-        }
-        if let Some(prev) = carry {
-            push_or_fold(&mut merged, prev);
-        }
+        let merged = merge_small(&cuts, &counts, min, &ends);
         let starts: Vec<f64> = merged.iter().map(|m| m.0).collect();
         let low_end = merged.iter().take_while(|m| m.2 == 0).count().max(1);
         let high_end = merged
@@ -268,6 +205,112 @@ impl Layout {
     pub fn index(&self, n: f64) -> usize {
         self.starts.partition_point(|&s| s <= n).saturating_sub(1)
     }
+}
+
+/// The smallest of the sorted `ns` at or above `x` (the start of the
+/// bucket holding it).
+fn at_or_above(ns: &[f64], x: f64) -> Option<f64> {
+    let i = ns.partition_point(|&v| v < x);
+    ns.get(i).copied()
+}
+
+/// Where the low and the high end of sorted n values (at least one) are
+/// cut: at the n of the k-th smallest and the k-th largest sample, k the
+/// [`END_SHARE`] of them; every sample with that n belongs to the end.
+struct Ends {
+    /// The largest n of the low end.
+    low_last: f64,
+    /// The smallest n of the high end.
+    high_first: f64,
+    /// The first n above the low end, if any.
+    low_cut: Option<f64>,
+    /// The start of the high end.
+    high_cut: Option<f64>,
+}
+
+impl Ends {
+    /// The ends of `ns` (sorted, not empty).
+    fn of(ns: &[f64]) -> Ends {
+        let total = ns.len();
+        let k = ((total as f64 * END_SHARE).round() as usize).max(1);
+        let low_last = ns[k - 1];
+        let high_first = ns[total - k];
+        Ends {
+            low_last,
+            high_first,
+            low_cut: at_or_above(ns, next_up(low_last)),
+            high_cut: Some(high_first),
+        }
+    }
+
+    /// The region of a bucket starting at `c`: 0 the low end, 2 the high
+    /// end, 1 between.
+    fn region(&self, c: f64) -> u8 {
+        if self.low_cut.is_some_and(|l| c < l) {
+            0
+        } else if self.high_cut.is_some_and(|h| c >= h) && self.high_first > self.low_last {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+/// Bucket starts before the ends are added: every distinct n when there
+/// are at most [`DISTINCT_MAX`], else equal-count cuts of the sorted `ns`
+/// and log-spaced cuts from the smallest positive n.
+fn candidate_cuts(ns: &[f64], distinct: &[f64]) -> Vec<f64> {
+    let total = ns.len();
+    let mut cuts: Vec<f64> = Vec::new();
+    if distinct.len() <= DISTINCT_MAX {
+        cuts.extend(distinct);
+        return cuts;
+    }
+    for i in 1..EQUAL_CUTS {
+        cuts.push(ns[i * total / EQUAL_CUTS]);
+    }
+    let lo = distinct.iter().copied().find(|&v| v > 0.0);
+    let hi = distinct[distinct.len() - 1];
+    if let Some(lo) = lo
+        && hi > lo
+    {
+        let steps = ((hi / lo).log10() * LOG_CUTS_PER_DECADE).ceil() as usize;
+        for j in 0..=steps {
+            let x = lo * 10f64.powf(j as f64 / LOG_CUTS_PER_DECADE);
+            if let Some(c) = at_or_above(ns, x) {
+                cuts.push(c);
+            }
+        }
+    }
+    cuts
+}
+
+/// Buckets `(start, samples, region)` from the `cuts` with `counts`
+/// samples each: one with fewer than `min` samples is merged into the next
+/// of the same region (the last of a region into the one before it).
+fn merge_small(cuts: &[f64], counts: &[usize], min: usize, ends: &Ends) -> Vec<(f64, usize, u8)> {
+    let mut merged: Vec<(f64, usize, u8)> = Vec::new();
+    let mut carry: Option<(f64, usize, u8)> = None;
+    for (&c, &n) in cuts.iter().zip(counts) {
+        let r = ends.region(c);
+        let cur = match carry.take() {
+            Some((start, m, cr)) if cr == r => (start, m + n, r),
+            Some(prev) => {
+                push_or_fold(&mut merged, prev);
+                (c, n, r)
+            }
+            None => (c, n, r),
+        };
+        if cur.1 >= min {
+            merged.push(cur);
+        } else {
+            carry = Some(cur);
+        }
+    }
+    if let Some(prev) = carry {
+        push_or_fold(&mut merged, prev);
+    }
+    merged
 }
 
 /// Appends a too-small bucket to the last one of the same region, or

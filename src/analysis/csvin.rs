@@ -113,48 +113,18 @@ pub fn parse_series(text: &str, path: &Path) -> Result<Vec<Series>, CsvError> {
 
 /// Every sample with the series its row names.
 fn parse_keyed(text: &str, path: &Path) -> Result<Vec<(Option<String>, Sample)>, CsvError> {
-    if text.trim_start().starts_with(['{', '[']) {
-        let result = text.contains("\"schema\"") && text.contains("scalebench");
-        return Err(CsvError::Json {
-            path: path.to_path_buf(),
-            what: if result {
-                "a scalebench result file"
-            } else {
-                "JSON"
-            },
-            hint: if result {
-                ": its verdicts are shown by `scalebench report`, its samples as CSV by `scalebench export`"
-            } else {
-                ""
-            },
-        });
+    if let Some(e) = json_instead(text, path) {
+        return Err(e);
     }
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(true)
         .trim(csv::Trim::All)
         .comment(Some(b'#'))
         .from_reader(text.as_bytes());
-    let record_err = |line: u64, message: String| CsvError::Record {
-        path: path.to_path_buf(),
-        line,
-        message,
-    };
     let headers = rdr
         .headers()
-        .map_err(|e| record_err(1, e.to_string()))?
-        .clone();
-    let col = |name: &str| headers.iter().position(|h| h.eq_ignore_ascii_case(name));
-    let (Some(ni), Some(nsi)) = (col("n"), col("ns")) else {
-        return Err(CsvError::Header {
-            path: path.to_path_buf(),
-            found: headers.iter().collect::<Vec<_>>().join(","),
-        });
-    };
-    let ri = col("run");
-    let keys: Vec<usize> = [col("system"), col("benchmark").or_else(|| col("series"))]
-        .into_iter()
-        .flatten()
-        .collect();
+        .map_err(|e| record_err(path, 1, e.to_string()))?;
+    let cols = Columns::of(headers, path)?;
     let mut out = Vec::new();
     for rec in rdr.records() {
         let rec = rec.map_err(|e| {
@@ -167,45 +137,9 @@ fn parse_keyed(text: &str, path: &Path) -> Result<Vec<(Option<String>, Sample)>,
                 }
                 _ => e.to_string(),
             };
-            record_err(line, msg)
+            record_err(path, line, msg)
         })?;
-        let line = rec.position().map_or(0, |p| p.line());
-        let num = |i: usize, what: &str| -> Result<f64, CsvError> {
-            let s = rec.get(i).unwrap_or("");
-            let v: f64 = s
-                .parse()
-                .map_err(|_| record_err(line, format!("{what} is not a number: {s:?}")))?;
-            if !v.is_finite() || v < 0.0 {
-                return Err(record_err(
-                    line,
-                    format!("{what} must be a finite number ≥ 0, not {s}"),
-                ));
-            }
-            Ok(v)
-        };
-        let run = match ri {
-            Some(i) => {
-                let s = rec.get(i).unwrap_or("");
-                s.parse::<u32>()
-                    .map_err(|_| record_err(line, format!("run is not a whole number: {s:?}")))?
-            }
-            None => 0,
-        };
-        let key = (!keys.is_empty()).then(|| {
-            keys.iter()
-                .map(|&i| rec.get(i).unwrap_or(""))
-                .filter(|k| !k.is_empty())
-                .collect::<Vec<_>>()
-                .join(" · ")
-        });
-        out.push((
-            key,
-            Sample {
-                n: num(ni, "n")?,
-                ns: num(nsi, "ns")?,
-                run,
-            },
-        ));
+        out.push(cols.row(&rec, path)?);
     }
     if out.is_empty() {
         return Err(CsvError::Empty {
@@ -213,6 +147,120 @@ fn parse_keyed(text: &str, path: &Path) -> Result<Vec<(Option<String>, Sample)>,
         });
     }
     Ok(out)
+}
+
+/// The error for JSON given as CSV (a result file, most likely), if
+/// `text` is JSON.
+fn json_instead(text: &str, path: &Path) -> Option<CsvError> {
+    if !text.trim_start().starts_with(['{', '[']) {
+        return None;
+    }
+    let result = text.contains("\"schema\"") && text.contains("scalebench");
+    Some(CsvError::Json {
+        path: path.to_path_buf(),
+        what: if result {
+            "a scalebench result file"
+        } else {
+            "JSON"
+        },
+        hint: if result {
+            ": its verdicts are shown by `scalebench report`, its samples as CSV by `scalebench export`"
+        } else {
+            ""
+        },
+    })
+}
+
+/// A malformed record of `path` at `line`.
+fn record_err(path: &Path, line: u64, message: String) -> CsvError {
+    CsvError::Record {
+        path: path.to_path_buf(),
+        line,
+        message,
+    }
+}
+
+/// Where the columns a sample is read from are.
+struct Columns {
+    /// `n`.
+    n: usize,
+    /// `ns`.
+    ns: usize,
+    /// `run`, if any.
+    run: Option<usize>,
+    /// `system` and `benchmark` (or `series`), those that exist.
+    keys: Vec<usize>,
+}
+
+impl Columns {
+    /// The columns named by `headers` (any case); an error without `n`
+    /// and `ns`.
+    fn of(headers: &csv::StringRecord, path: &Path) -> Result<Columns, CsvError> {
+        let col = |name: &str| headers.iter().position(|h| h.eq_ignore_ascii_case(name));
+        let (Some(n), Some(ns)) = (col("n"), col("ns")) else {
+            return Err(CsvError::Header {
+                path: path.to_path_buf(),
+                found: headers.iter().collect::<Vec<_>>().join(","),
+            });
+        };
+        Ok(Columns {
+            n,
+            ns,
+            run: col("run"),
+            keys: [col("system"), col("benchmark").or_else(|| col("series"))]
+                .into_iter()
+                .flatten()
+                .collect(),
+        })
+    }
+
+    /// The series and sample of one record, or what is wrong with it.
+    fn row(
+        &self,
+        rec: &csv::StringRecord,
+        path: &Path,
+    ) -> Result<(Option<String>, Sample), CsvError> {
+        let line = rec.position().map_or(0, |p| p.line());
+        let num = |i: usize, what: &str| -> Result<f64, CsvError> {
+            let s = rec.get(i).unwrap_or("");
+            let v: f64 = s
+                .parse()
+                .map_err(|_| record_err(path, line, format!("{what} is not a number: {s:?}")))?;
+            if !v.is_finite() || v < 0.0 {
+                return Err(record_err(
+                    path,
+                    line,
+                    format!("{what} must be a finite number ≥ 0, not {s}"),
+                ));
+            }
+            Ok(v)
+        };
+        let run = match self.run {
+            Some(i) => {
+                let s = rec.get(i).unwrap_or("");
+                s.parse::<u32>().map_err(|_| {
+                    record_err(path, line, format!("run is not a whole number: {s:?}"))
+                })?
+            }
+            None => 0,
+        };
+        let key = (!self.keys.is_empty()).then(|| {
+            self.keys
+                .iter()
+                .map(|&i| rec.get(i).unwrap_or(""))
+                .filter(|k| !k.is_empty())
+                .collect::<Vec<_>>()
+                .join(" · ")
+        });
+        Ok((
+            key,
+            Sample {
+                n: num(self.n, "n")?,
+                ns: num(self.ns, "ns")?,
+                run,
+            },
+        ))
+    }
 }
 
 #[cfg(test)]

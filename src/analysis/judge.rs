@@ -138,19 +138,11 @@ const PRACTICAL: f64 = 0.03;
 /// Judges one summary.
 pub fn judge(sum: &Summary, ctx: &Context, opts: &Options) -> Judgement {
     let mut flags = Vec::new();
-    let skip = sum.warm_up;
-    if skip > 0 {
-        let first = &sum.buckets[0];
-        let rest = models::points(&sum.buckets[skip..]);
-        let best = models::best_smooth_fit(&rest);
-        flags.push(Flag::WarmUp {
-            until_n: sum.buckets[skip - 1].n_hi,
-            excess: first.median / best.at(first.n),
-        });
+    if let Some(f) = warm_up_flag(sum) {
+        flags.push(f);
     }
-    let b = &sum.buckets[skip..];
+    let b = &sum.buckets[sum.warm_up..];
     let pts = models::points(b);
-    let k = pts.len();
     let tau = opts.tolerance;
     let ratio = sum.ratio();
     let rise = ratio - 1.0;
@@ -158,168 +150,63 @@ pub fn judge(sum: &Summary, ctx: &Context, opts: &Options) -> Judgement {
         (ratio * ctx.interval.0 - 1.0).min(rise),
         (ratio * ctx.interval.1 - 1.0).max(rise),
     );
-
-    let fits: Vec<Fit> = Class::ALL
-        .iter()
-        .map(|&c| models::fit_class(c, &pts))
-        .collect();
-    let power = models::fit_power(&pts);
-    let bent = models::fit_bent(&pts);
-    let bent2 = models::fit_bent2(&pts);
-    let reduced = |chi2: f64, params: usize| chi2 / (k as f64 - params as f64).max(1.0);
-    let mut scale = fits
-        .iter()
-        .map(|f| reduced(f.chi2, if f.class == Class::Constant { 1 } else { 2 }))
-        .chain(power.map(|p| reduced(p.chi2, 3)))
-        .chain(bent.map(|b| reduced(b.chi2, 4)))
-        .chain(bent2.map(|b| reduced(b.chi2, 6)))
-        .fold(f64::INFINITY, f64::min)
-        .max(1.0);
-    let penalty = (k as f64).ln().max(1.0);
-    let segs = models::fit_segmented(&pts, penalty, scale);
-    scale = segs
-        .iter()
-        .map(|s| reduced(s.chi2, s.params))
-        .fold(scale, f64::min)
-        .max(1.0);
-    let ic = Ic { scale, penalty };
-    let class_ic = |f: &Fit| ic.of(f.chi2, if f.class == Class::Constant { 1 } else { 2 });
-    let best_smooth = fits.iter().map(class_ic).fold(f64::INFINITY, f64::min);
-    let best_any_smooth = power.map_or(best_smooth, |p| best_smooth.min(ic.of(p.chi2, 3)));
-
-    let mut alternative = None;
-    let mut local = None;
-
-    // A structure that beats every smooth model clearly.
-    let step = segs
-        .iter()
-        .filter(|s| ic.of(s.chi2, s.params) <= best_any_smooth - STRUCTURE_MARGIN)
-        .filter(|s| segments_hold(s, b))
-        .min_by(|x, y| ic.of(x.chi2, x.params).total_cmp(&ic.of(y.chi2, y.params)))
-        .cloned();
+    let cands = Candidates::fit(&pts);
     let near = rise.abs() < NEAR;
-    let (label, model) = if let Some(s) = step {
-        for i in 0..s.jumps_at.len() {
-            let (from, to) = s.jump(i);
-            flags.push(Flag::Step {
-                at_n: s.jumps_at[i],
-                from_ns: from,
-                to_ns: to,
-            });
-        }
-        let class = s
-            .segments
-            .iter()
-            .map(|g| {
-                if g.line && g.rise() >= tau && !near {
-                    Class::Linear
-                } else {
-                    Class::Constant
-                }
-            })
-            .max()
-            .unwrap_or(Class::Constant);
-        (Label::Class(class), Model::Segmented(s))
-    } else if hi < tau {
-        (Label::Class(Class::Constant), Model::Smooth(fits[0]))
-    } else if lo <= tau || near {
-        (Label::Undecided, Model::Smooth(fits[0]))
-    } else {
-        // Growth: the best class, a bent line, or no class.
-        let growth: Vec<&Fit> = fits[1..].iter().filter(|f| f.b > 0.0).collect();
-        let best_growth = growth
-            .iter()
-            .map(|f| class_ic(f))
-            .fold(f64::INFINITY, f64::min);
-        let preferred = ctx
-            .prefer
-            .and_then(|c| growth.iter().find(|f| f.class == c).map(|f| **f));
-        let pick = preferred.or_else(|| {
-            growth
-                .iter()
-                .find(|f| class_ic(f) <= best_growth + TIE)
-                .map(|f| **f)
-        });
-        // A line whose cost per item rises once or twice (a structure
-        // leaving one cache, then the next), when it beats every class.
-        let bent1 = bent.map(|x| (ic.of(x.chi2, 4), Model::Bent(x)));
-        let bent2 = bent2.map(|x| (ic.of(x.chi2, 6), Model::Bent2(x)));
-        // A line with one bend is O(n) whose cost per item rises once (a
-        // structure outgrowing a cache): n² must beat it by the margin a
-        // structure needs, since over a decade or two the two are hard to
-        // tell apart (select's scan over n descriptors). Not n log n: a bent
-        // line follows it too closely for the two to be told apart.
-        let quadratic_pick = pick.is_some_and(|f| f.class == Class::Quadratic);
-        let bent = [bent1, bent2]
-            .into_iter()
-            .flatten()
-            .filter(|(c, m)| match preferred.map(|f| f.class) {
-                // Named by the replicas: a bent line only for O(n), when
-                // it beats the straight one.
-                Some(Class::Linear) => *c <= class_ic(&preferred.unwrap()) - BENT_MARGIN,
-                Some(_) => false,
-                None => {
-                    *c <= best_growth - BENT_MARGIN
-                        || (quadratic_pick
-                            && matches!(m, Model::Bent(_))
-                            && *c <= best_growth + STRUCTURE_MARGIN)
-                }
-            })
-            .min_by(|x, y| x.0.total_cmp(&y.0))
-            .map(|x| x.1);
-        if let Some(m) = bent {
-            let knots: Vec<(f64, f64, f64)> = match &m {
-                Model::Bent(x) => vec![(x.knot, x.before, x.after)],
-                Model::Bent2(x) => vec![
-                    (x.knots[0], x.slopes[0], x.slopes[1]),
-                    (x.knots[1], x.slopes[1], x.slopes[2]),
-                ],
-                _ => Vec::new(),
-            };
-            for (at_n, before_ns, after_ns) in knots {
-                flags.push(Flag::SlopeChange {
-                    at_n,
-                    before_ns,
-                    after_ns,
-                });
-            }
-            (Label::Class(Class::Linear), m)
-        } else if let Some(f) = pick {
-            alternative = growth
-                .iter()
-                .filter(|g| g.class != f.class && class_ic(g) <= class_ic(&f) + TIE)
-                .min_by(|x, y| class_ic(x).total_cmp(&class_ic(y)))
-                .map(|g| g.class);
-            let superlinear = matches!(f.class, Class::NLogN | Class::Quadratic);
-            if superlinear && ctx.span < opts.min_decades {
-                local = power.and_then(|p| local_exponents(&pts, p.a));
-                alternative = None;
-                (Label::Superlinear, Model::Smooth(f))
-            } else if let Some(p) = power.filter(|p| {
-                !near_class_exponent(p.p)
-                    && !fits_practically(&pts, |n| f.at(n), 2)
-                    && fits_practically(&pts, |n| p.at(n), 3)
-            }) {
-                // The class misses where a power fits: no class fits.
-                local = local_exponents(&pts, p.a);
-                alternative = None;
-                (Label::NoFit, Model::Power(p))
-            } else {
-                (Label::Class(f.class), Model::Smooth(f))
-            }
-        } else {
-            (Label::Undecided, Model::Smooth(fits[0]))
-        }
+    let flat = |label| Decision {
+        label,
+        model: Model::Smooth(cands.fits[0]),
+        alternative: None,
+        local: None,
     };
-
+    let d = if let Some(s) = cands.step(b) {
+        step_decision(s, tau, near, &mut flags)
+    } else if hi < tau {
+        flat(Label::Class(Class::Constant))
+    } else if lo <= tau || near {
+        flat(Label::Undecided)
+    } else {
+        cands.growth(&pts, ctx, opts, &mut flags)
+    };
     // Flags the label does not carry.
-    if label == Label::Class(Class::Constant)
-        && !matches!(model, Model::Segmented(_))
+    if d.label == Label::Class(Class::Constant)
+        && !matches!(d.model, Model::Segmented(_))
         && hi < -NEAR
         && ratio < 1.0 - 2.0 * NEAR
     {
         flags.push(Flag::Falls { ratio });
     }
+    other_flags(sum, ctx, tau, &mut flags);
+    Judgement {
+        label: d.label,
+        model: d.model,
+        alternative: d.alternative,
+        fits: cands.fits,
+        power: cands.power,
+        local: d.local,
+        flags,
+        rise: (rise, lo, hi),
+    }
+}
+
+/// The `warm-up` flag, when leading buckets are a warm-up transient: how
+/// much the first exceeds the best smooth fit of the rest.
+fn warm_up_flag(sum: &Summary) -> Option<Flag> {
+    let skip = sum.warm_up;
+    if skip == 0 {
+        return None;
+    }
+    let first = &sum.buckets[0];
+    let rest = models::points(&sum.buckets[skip..]);
+    let best = models::best_smooth_fit(&rest);
+    Some(Flag::WarmUp {
+        until_n: sum.buckets[skip - 1].n_hi,
+        excess: first.median / best.at(first.n),
+    })
+}
+
+/// The flags that do not depend on the label: a second curve, runs that
+/// disagree, a timer overhead that bounds the cost, noise.
+fn other_flags(sum: &Summary, ctx: &Context, tau: f64, flags: &mut Vec<Flag>) {
     if let Some(Some(sh)) = &sum.shadow {
         let class = (sh.curve.len() >= 3).then(|| shadow_class(&sh.curve, tau));
         flags.push(Flag::Bimodal {
@@ -344,15 +231,293 @@ pub fn judge(sum: &Summary, ctx: &Context, opts: &Options) -> Judgement {
     if sum.spread > 1.0 {
         flags.push(Flag::Noisy { spread: sum.spread });
     }
-    Judgement {
-        label,
-        model,
-        alternative,
-        fits,
-        power,
-        local,
-        flags,
-        rise: (rise, lo, hi),
+}
+
+/// What a judgement decided: the label, the model behind it, and what
+/// goes with a growth class.
+struct Decision {
+    /// The label.
+    label: Label,
+    /// The model behind it.
+    model: Model,
+    /// Another class that fits about as well.
+    alternative: Option<Class>,
+    /// Local exponents of the growing part.
+    local: Option<(f64, f64)>,
+}
+
+/// A step structure: a `step` flag per jump, and the label of its
+/// steepest segment (O(n) for a segment that rises by `tau`, unless the
+/// ends are `near`; else O(1)).
+fn step_decision(s: Segmented, tau: f64, near: bool, flags: &mut Vec<Flag>) -> Decision {
+    for i in 0..s.jumps_at.len() {
+        let (from, to) = s.jump(i);
+        flags.push(Flag::Step {
+            at_n: s.jumps_at[i],
+            from_ns: from,
+            to_ns: to,
+        });
+    }
+    let class = s
+        .segments
+        .iter()
+        .map(|g| {
+            if g.line && g.rise() >= tau && !near {
+                Class::Linear
+            } else {
+                Class::Constant
+            }
+        })
+        .max()
+        .unwrap_or(Class::Constant);
+    Decision {
+        label: Label::Class(class),
+        model: Model::Segmented(s),
+        alternative: None,
+        local: None,
+    }
+}
+
+/// Every model of the family fitted to the points, and the information
+/// criterion they are compared by.
+struct Candidates {
+    /// Every class, simplest first.
+    fits: Vec<Fit>,
+    /// `a + b·nᵖ`.
+    power: Option<Power>,
+    /// A line with one bend.
+    bent: Option<Bent>,
+    /// A line with two bends.
+    bent2: Option<Bent2>,
+    /// Segments joined by jumps.
+    segs: Vec<Segmented>,
+    /// The criterion, its misfit scale from the best of them all.
+    ic: Ic,
+    /// The criterion of the best smooth model, classes and power.
+    best_any_smooth: f64,
+}
+
+/// The classes that grow (b > 0), and the one named.
+struct Growth<'c> {
+    /// The classes with b > 0, simplest first.
+    growth: Vec<&'c Fit>,
+    /// The best criterion among them.
+    best: f64,
+    /// The class the replicas named, when it grows here.
+    preferred: Option<Fit>,
+    /// The class named: the preferred one, else the simplest within
+    /// [`TIE`] of the best.
+    pick: Option<Fit>,
+}
+
+impl Candidates {
+    /// Fits every model to `pts`.
+    fn fit(pts: &[Point]) -> Candidates {
+        let k = pts.len();
+        let fits: Vec<Fit> = Class::ALL
+            .iter()
+            .map(|&c| models::fit_class(c, pts))
+            .collect();
+        let power = models::fit_power(pts);
+        let bent = models::fit_bent(pts);
+        let bent2 = models::fit_bent2(pts);
+        let reduced = |chi2: f64, params: usize| chi2 / (k as f64 - params as f64).max(1.0);
+        let mut scale = fits
+            .iter()
+            .map(|f| reduced(f.chi2, if f.class == Class::Constant { 1 } else { 2 }))
+            .chain(power.map(|p| reduced(p.chi2, 3)))
+            .chain(bent.map(|b| reduced(b.chi2, 4)))
+            .chain(bent2.map(|b| reduced(b.chi2, 6)))
+            .fold(f64::INFINITY, f64::min)
+            .max(1.0);
+        let penalty = (k as f64).ln().max(1.0);
+        let segs = models::fit_segmented(pts, penalty, scale);
+        scale = segs
+            .iter()
+            .map(|s| reduced(s.chi2, s.params))
+            .fold(scale, f64::min)
+            .max(1.0);
+        let ic = Ic { scale, penalty };
+        let class_ic = |f: &Fit| ic.of(f.chi2, if f.class == Class::Constant { 1 } else { 2 });
+        let best_smooth = fits.iter().map(class_ic).fold(f64::INFINITY, f64::min);
+        let best_any_smooth = power.map_or(best_smooth, |p| best_smooth.min(ic.of(p.chi2, 3)));
+        Candidates {
+            fits,
+            power,
+            bent,
+            bent2,
+            segs,
+            ic,
+            best_any_smooth,
+        }
+    }
+
+    /// The criterion of a class fit.
+    fn class_ic(&self, f: &Fit) -> f64 {
+        self.ic
+            .of(f.chi2, if f.class == Class::Constant { 1 } else { 2 })
+    }
+
+    /// A structure that beats every smooth model clearly and holds on the
+    /// buckets `b`.
+    fn step(&self, b: &[Bucket]) -> Option<Segmented> {
+        let ic = &self.ic;
+        self.segs
+            .iter()
+            .filter(|s| ic.of(s.chi2, s.params) <= self.best_any_smooth - STRUCTURE_MARGIN)
+            .filter(|s| segments_hold(s, b))
+            .min_by(|x, y| ic.of(x.chi2, x.params).total_cmp(&ic.of(y.chi2, y.params)))
+            .cloned()
+    }
+
+    /// Growth: the best class, a bent line, or no class.
+    fn growth(
+        &self,
+        pts: &[Point],
+        ctx: &Context,
+        opts: &Options,
+        flags: &mut Vec<Flag>,
+    ) -> Decision {
+        let g = self.growing(ctx);
+        if let Some(m) = self.bent_line(&g) {
+            slope_change_flags(&m, flags);
+            return Decision {
+                label: Label::Class(Class::Linear),
+                model: m,
+                alternative: None,
+                local: None,
+            };
+        }
+        match g.pick {
+            Some(f) => self.name_class(f, &g, pts, ctx, opts),
+            None => Decision {
+                label: Label::Undecided,
+                model: Model::Smooth(self.fits[0]),
+                alternative: None,
+                local: None,
+            },
+        }
+    }
+
+    /// The classes that grow and the one to name.
+    fn growing(&self, ctx: &Context) -> Growth<'_> {
+        let growth: Vec<&Fit> = self.fits[1..].iter().filter(|f| f.b > 0.0).collect();
+        let best = growth
+            .iter()
+            .map(|f| self.class_ic(f))
+            .fold(f64::INFINITY, f64::min);
+        let preferred = ctx
+            .prefer
+            .and_then(|c| growth.iter().find(|f| f.class == c).map(|f| **f));
+        let pick = preferred.or_else(|| {
+            growth
+                .iter()
+                .find(|f| self.class_ic(f) <= best + TIE)
+                .map(|f| **f)
+        });
+        Growth {
+            growth,
+            best,
+            preferred,
+            pick,
+        }
+    }
+
+    /// A line whose cost per item rises once or twice (a structure
+    /// leaving one cache, then the next), when it beats every class.
+    fn bent_line(&self, g: &Growth) -> Option<Model> {
+        let ic = &self.ic;
+        let bent1 = self.bent.map(|x| (ic.of(x.chi2, 4), Model::Bent(x)));
+        let bent2 = self.bent2.map(|x| (ic.of(x.chi2, 6), Model::Bent2(x)));
+        // A line with one bend is O(n) whose cost per item rises once (a
+        // structure outgrowing a cache): n² must beat it by the margin a
+        // structure needs, since over a decade or two the two are hard to
+        // tell apart (select's scan over n descriptors). Not n log n: a bent
+        // line follows it too closely for the two to be told apart.
+        let quadratic_pick = g.pick.is_some_and(|f| f.class == Class::Quadratic);
+        [bent1, bent2]
+            .into_iter()
+            .flatten()
+            .filter(|(c, m)| match g.preferred.map(|f| f.class) {
+                // Named by the replicas: a bent line only for O(n), when
+                // it beats the straight one.
+                Some(Class::Linear) => *c <= self.class_ic(&g.preferred.unwrap()) - BENT_MARGIN,
+                Some(_) => false,
+                None => {
+                    *c <= g.best - BENT_MARGIN
+                        || (quadratic_pick
+                            && matches!(m, Model::Bent(_))
+                            && *c <= g.best + STRUCTURE_MARGIN)
+                }
+            })
+            .min_by(|x, y| x.0.total_cmp(&y.0))
+            .map(|x| x.1)
+    }
+
+    /// Names the growth class `f`: superlinear over too few decades, no
+    /// fit where it misses and a power fits, else the class, with the
+    /// class that fits about as well.
+    fn name_class(
+        &self,
+        f: Fit,
+        g: &Growth,
+        pts: &[Point],
+        ctx: &Context,
+        opts: &Options,
+    ) -> Decision {
+        let alternative = g
+            .growth
+            .iter()
+            .filter(|x| x.class != f.class && self.class_ic(x) <= self.class_ic(&f) + TIE)
+            .min_by(|x, y| self.class_ic(x).total_cmp(&self.class_ic(y)))
+            .map(|x| x.class);
+        let superlinear = matches!(f.class, Class::NLogN | Class::Quadratic);
+        if superlinear && ctx.span < opts.min_decades {
+            Decision {
+                label: Label::Superlinear,
+                model: Model::Smooth(f),
+                alternative: None,
+                local: self.power.and_then(|p| local_exponents(pts, p.a)),
+            }
+        } else if let Some(p) = self.power.filter(|p| {
+            !near_class_exponent(p.p)
+                && !fits_practically(pts, |n| f.at(n), 2)
+                && fits_practically(pts, |n| p.at(n), 3)
+        }) {
+            // The class misses where a power fits: no class fits.
+            Decision {
+                label: Label::NoFit,
+                model: Model::Power(p),
+                alternative: None,
+                local: local_exponents(pts, p.a),
+            }
+        } else {
+            Decision {
+                label: Label::Class(f.class),
+                model: Model::Smooth(f),
+                alternative,
+                local: None,
+            }
+        }
+    }
+}
+
+/// A `slope-change` flag per bend of a bent line.
+fn slope_change_flags(m: &Model, flags: &mut Vec<Flag>) {
+    let knots: Vec<(f64, f64, f64)> = match m {
+        Model::Bent(x) => vec![(x.knot, x.before, x.after)],
+        Model::Bent2(x) => vec![
+            (x.knots[0], x.slopes[0], x.slopes[1]),
+            (x.knots[1], x.slopes[1], x.slopes[2]),
+        ],
+        _ => Vec::new(),
+    };
+    for (at_n, before_ns, after_ns) in knots {
+        flags.push(Flag::SlopeChange {
+            at_n,
+            before_ns,
+            after_ns,
+        });
     }
 }
 

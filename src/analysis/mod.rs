@@ -658,20 +658,7 @@ pub fn analyze_runs(
         .filter(|s| s.n.is_finite() && s.ns.is_finite())
         .copied()
         .collect();
-    // A run's re-timing at low n counts as its own samples: the low end of
-    // a run that cannot go both ways is so measured at both ends of the
-    // run's time, and a drift or a spell of slow operations at one end of
-    // a run falls on both ends of n (the drift flag still compares the two).
-    let samples: Vec<Sample> = measured
-        .iter()
-        .copied()
-        .chain(runs.iter().flat_map(|r| {
-            r.recheck
-                .iter()
-                .filter(|x| x.0.is_finite() && x.1.is_finite())
-                .map(move |&(n, ns)| Sample { n, ns, run: r.run })
-        }))
-        .collect();
+    let samples = with_rechecks(&measured, runs);
     if samples.len() < 10 {
         return Err(Insufficient::TooFewSamples(samples.len()));
     }
@@ -681,40 +668,11 @@ pub fn analyze_runs(
         return Err(Insufficient::TooFewN(point.buckets.len()));
     }
     let reps = resample::replicas(&data, opts.replicas, opts.seed, opts.threads);
-
-    // The rise interval: percentiles of the replicas' ratios, as factors
-    // of the point ratio (each replica is judged with the same factors
-    // around its own ratio).
-    let ratio = point.ratio();
-    let mut ratios: Vec<f64> = reps
-        .iter()
-        .map(|r| r.ratio())
-        .filter(|r| r.is_finite())
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    let tail = (1.0 - opts.level) / 2.0;
-    let interval = if ratios.is_empty() || ratio.is_nan() || ratio <= 0.0 || !ratio.is_finite() {
-        (1.0, 1.0)
-    } else {
-        (
-            buckets::quantile(&ratios, tail) / ratio,
-            buckets::quantile(&ratios, 1.0 - tail) / ratio,
-        )
-    };
-    let positive: Vec<f64> = point
-        .buckets
-        .iter()
-        .map(|b| b.n)
-        .filter(|&n| n > 0.0)
-        .collect();
-    let span = match (positive.first(), point.buckets.last()) {
-        (Some(&lo), Some(hi)) if hi.n > lo => (hi.n / lo).log10(),
-        _ => 0.0,
-    };
+    let span = span_decades(&point);
     let mut all: Vec<f64> = samples.iter().map(|s| s.ns).collect();
     let median_ns = buckets::median_of(&mut all);
     let ctx = judge::Context {
-        interval,
+        interval: rise_interval(&point, &reps, opts.level),
         span,
         overhead_ns,
         median_ns,
@@ -745,66 +703,9 @@ pub fn analyze_runs(
         }
         _ => j,
     };
-    let count = |f: &dyn Fn(&judge::Judgement) -> bool| {
-        judged.iter().filter(|x| f(x)).count() as f64 / judged.len().max(1) as f64
-    };
-    let mut labels: Vec<Label> = judged.iter().map(|x| x.label).collect();
-    labels.sort();
-    labels.dedup();
-    let mut votes: Vec<Vote> = labels
-        .iter()
-        .map(|&l| Vote {
-            what: l.label().to_string(),
-            share: count(&|x| x.label == l),
-        })
-        .collect();
-    votes.sort_by(|a, b| b.share.total_cmp(&a.share));
-    let mut names: Vec<&str> = judged
-        .iter()
-        .flat_map(|x| x.flags.iter().map(Flag::name))
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    // The second curve is looked for in every SHADOW_EVERY-th replica
-    // only: its share is among those.
-    let looked: Vec<(&judge::Judgement, bool)> = judged
-        .iter()
-        .zip(&reps)
-        .map(|(j, r)| (j, r.shadow.is_some()))
-        .collect();
-    let flag_votes: Vec<Vote> = names
-        .iter()
-        .map(|&n| {
-            let pool: Vec<&judge::Judgement> = looked
-                .iter()
-                .filter(|(_, shadow)| *shadow || n != "bimodal")
-                .map(|(j, _)| *j)
-                .collect();
-            let with = pool
-                .iter()
-                .filter(|x| x.flags.iter().any(|f| f.name() == n))
-                .count();
-            Vote {
-                what: n.to_string(),
-                share: with as f64 / pool.len().max(1) as f64,
-            }
-        })
-        .collect();
-    let confidence =
-        (runs_seen.len() >= 3 && !judged.is_empty()).then(|| count(&|x| x.label == j.label));
-
-    let exponent = match (j.label.grows(), &j.power) {
-        (true, Some(p)) if !matches!(j.model, Model::Segmented(_)) => {
-            let mut ps: Vec<f64> = judged.iter().filter_map(|x| x.power.map(|p| p.p)).collect();
-            ps.sort_by(f64::total_cmp);
-            Some(Estimate {
-                value: p.p,
-                lo: buckets::quantile(&ps, 0.025).min(p.p),
-                hi: buckets::quantile(&ps, 0.975).max(p.p),
-            })
-        }
-        _ => None,
-    };
+    let confidence = (runs_seen.len() >= 3 && !judged.is_empty())
+        .then(|| share_of(&judged, |x| x.label == j.label));
+    let exponent = exponent_of(&j, &judged);
     let mut flags = j.flags;
     if let Some(d) = flags::drift(&measured, runs, opts.tolerance / 2.0) {
         flags.push(d);
@@ -812,8 +713,8 @@ pub fn analyze_runs(
     Ok(Verdict {
         class: j.label,
         confidence,
-        votes,
-        flag_votes,
+        votes: label_votes(&judged),
+        flag_votes: flag_votes(&judged, &reps),
         model: j.model,
         fits: j.fits,
         power: j.power,
@@ -835,6 +736,134 @@ pub fn analyze_runs(
         buckets: point.buckets,
         flags,
     })
+}
+
+/// The samples measured, and each run's re-timing at low n as its own
+/// samples: the low end of a run that cannot go both ways is so measured
+/// at both ends of the run's time, and a drift or a spell of slow
+/// operations at one end of a run falls on both ends of n (the drift flag
+/// still compares the two).
+fn with_rechecks(measured: &[Sample], runs: &[RunInfo]) -> Vec<Sample> {
+    measured
+        .iter()
+        .copied()
+        .chain(runs.iter().flat_map(|r| {
+            r.recheck
+                .iter()
+                .filter(|x| x.0.is_finite() && x.1.is_finite())
+                .map(move |&(n, ns)| Sample { n, ns, run: r.run })
+        }))
+        .collect()
+}
+
+/// The rise interval: percentiles of the replicas' ratios at confidence
+/// `level`, as factors of the point ratio (each replica is judged with
+/// the same factors around its own ratio).
+fn rise_interval(point: &resample::Summary, reps: &[resample::Summary], level: f64) -> (f64, f64) {
+    let ratio = point.ratio();
+    let mut ratios: Vec<f64> = reps
+        .iter()
+        .map(|r| r.ratio())
+        .filter(|r| r.is_finite())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let tail = (1.0 - level) / 2.0;
+    if ratios.is_empty() || ratio.is_nan() || ratio <= 0.0 || !ratio.is_finite() {
+        (1.0, 1.0)
+    } else {
+        (
+            buckets::quantile(&ratios, tail) / ratio,
+            buckets::quantile(&ratios, 1.0 - tail) / ratio,
+        )
+    }
+}
+
+/// Decades of n the buckets span, from the first with n > 0.
+fn span_decades(point: &resample::Summary) -> f64 {
+    let positive: Vec<f64> = point
+        .buckets
+        .iter()
+        .map(|b| b.n)
+        .filter(|&n| n > 0.0)
+        .collect();
+    match (positive.first(), point.buckets.last()) {
+        (Some(&lo), Some(hi)) if hi.n > lo => (hi.n / lo).log10(),
+        _ => 0.0,
+    }
+}
+
+/// The share of the judgements for which `f` holds (0 when there are
+/// none).
+fn share_of(judged: &[judge::Judgement], f: impl Fn(&judge::Judgement) -> bool) -> f64 {
+    judged.iter().filter(|x| f(x)).count() as f64 / judged.len().max(1) as f64
+}
+
+/// Each label the replicas named, with its share, most named first.
+fn label_votes(judged: &[judge::Judgement]) -> Vec<Vote> {
+    let mut labels: Vec<Label> = judged.iter().map(|x| x.label).collect();
+    labels.sort();
+    labels.dedup();
+    let mut votes: Vec<Vote> = labels
+        .iter()
+        .map(|&l| Vote {
+            what: l.label().to_string(),
+            share: share_of(judged, |x| x.label == l),
+        })
+        .collect();
+    votes.sort_by(|a, b| b.share.total_cmp(&a.share));
+    votes
+}
+
+/// Each flag the replicas raised, with its share. The second curve is
+/// looked for in every SHADOW_EVERY-th replica only: its share is among
+/// those.
+fn flag_votes(judged: &[judge::Judgement], reps: &[resample::Summary]) -> Vec<Vote> {
+    let mut names: Vec<&str> = judged
+        .iter()
+        .flat_map(|x| x.flags.iter().map(Flag::name))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let looked: Vec<(&judge::Judgement, bool)> = judged
+        .iter()
+        .zip(reps)
+        .map(|(j, r)| (j, r.shadow.is_some()))
+        .collect();
+    names
+        .iter()
+        .map(|&n| {
+            let pool: Vec<&judge::Judgement> = looked
+                .iter()
+                .filter(|(_, shadow)| *shadow || n != "bimodal")
+                .map(|(j, _)| *j)
+                .collect();
+            let with = pool
+                .iter()
+                .filter(|x| x.flags.iter().any(|f| f.name() == n))
+                .count();
+            Vote {
+                what: n.to_string(),
+                share: with as f64 / pool.len().max(1) as f64,
+            }
+        })
+        .collect()
+}
+
+/// The growth exponent of a growing series that is not a structure, with
+/// the 95 % interval of the replicas' exponents.
+fn exponent_of(j: &judge::Judgement, judged: &[judge::Judgement]) -> Option<Estimate> {
+    match (j.label.grows(), &j.power) {
+        (true, Some(p)) if !matches!(j.model, Model::Segmented(_)) => {
+            let mut ps: Vec<f64> = judged.iter().filter_map(|x| x.power.map(|p| p.p)).collect();
+            ps.sort_by(f64::total_cmp);
+            Some(Estimate {
+                value: p.p,
+                lo: buckets::quantile(&ps, 0.025).min(p.p),
+                hi: buckets::quantile(&ps, 0.975).max(p.p),
+            })
+        }
+        _ => None,
+    }
 }
 
 /// The growth class at least two thirds of the replicas named, when the

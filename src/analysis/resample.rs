@@ -231,8 +231,47 @@ impl Summary {
 /// Summarises a view of `data` (the data itself or a replica); the
 /// search for a second curve, the costliest part, only when `shadow`.
 pub fn summarize(view: &View, data: &Data, shadow: bool) -> Summary {
-    let layout = &data.layout;
-    let nb = layout.len();
+    let per = per_bucket(view, data);
+    // A transient at the start of the runs is not the low end's cost.
+    let warm_up = warmup::warm_up(&per.buckets);
+    let (low, high) = ends(view, data, &per.buckets, warm_up);
+    let shadow = if shadow {
+        Some(shadow_of(
+            view,
+            data,
+            &per.buckets,
+            &per.pooled_median,
+            &per.slot_median,
+        ))
+    } else {
+        None
+    };
+    Summary {
+        slot_ends: slot_ends(view, data),
+        spread: spread_of(&per.buckets),
+        buckets: per.buckets,
+        low,
+        high,
+        shadow,
+        warm_up,
+    }
+}
+
+/// The buckets of a view, and the medians the search for a second curve
+/// starts from.
+struct PerBucket {
+    /// The non-empty buckets, by n.
+    buckets: Vec<Bucket>,
+    /// Per layout bucket: the median of every sample (NaN: empty).
+    pooled_median: Vec<f64>,
+    /// Per slot and layout bucket: the slot's own median where it has at
+    /// least 5 samples (else NaN).
+    slot_median: Vec<Vec<f64>>,
+}
+
+/// Summarises each bucket of the layout that `view` has samples in.
+fn per_bucket(view: &View, data: &Data) -> PerBucket {
+    let nb = data.layout.len();
     let slots = view.slots.len();
     let mut out_buckets = Vec::with_capacity(nb);
     let mut pooled_median = vec![f64::NAN; nb];
@@ -267,8 +306,17 @@ pub fn summarize(view: &View, data: &Data, shadow: bool) -> Summary {
         pooled_median[b] = bucket.median;
         out_buckets.push(bucket);
     }
-    // A transient at the start of the runs is not the low end's cost.
-    let warm_up = warmup::warm_up(&out_buckets);
+    PerBucket {
+        buckets: out_buckets,
+        pooled_median,
+        slot_median,
+    }
+}
+
+/// The low and the high end of a view: median n and interquartile mean
+/// of the cost, the low end after the first `warm_up` of `out_buckets`.
+fn ends(view: &View, data: &Data, out_buckets: &[Bucket], warm_up: usize) -> (Level, Level) {
+    let layout = &data.layout;
     let low_from = if warm_up > 0 {
         let skipped = out_buckets[warm_up - 1].n_hi;
         (0..layout.low_end)
@@ -279,7 +327,7 @@ pub fn summarize(view: &View, data: &Data, shadow: bool) -> Summary {
     };
     let end = |r: std::ops::Range<usize>| {
         let mut v: Vec<f64> = Vec::new();
-        for s in 0..slots {
+        for s in 0..view.slots.len() {
             for b in r.clone() {
                 for (y, _, _, w) in data.cell(view, s, b) {
                     for _ in 0..w {
@@ -300,9 +348,15 @@ pub fn summarize(view: &View, data: &Data, shadow: bool) -> Summary {
     };
     let high = Level {
         n: data.end_n.1,
-        ns: end(layout.high_end..nb),
+        ns: end(layout.high_end..layout.len()),
     };
-    let slot_ends = (0..slots)
+    (low, high)
+}
+
+/// Per slot: its run id and its own low-end and high-end cost.
+fn slot_ends(view: &View, data: &Data) -> Vec<(u32, f64, f64)> {
+    let layout = &data.layout;
+    (0..view.slots.len())
         .map(|s| {
             let one = |r: std::ops::Range<usize>| {
                 let mut v: Vec<f64> = r
@@ -314,37 +368,21 @@ pub fn summarize(view: &View, data: &Data, shadow: bool) -> Summary {
             (
                 data.runs[view.slots[s]],
                 one(0..layout.low_end),
-                one(layout.high_end..nb),
+                one(layout.high_end..layout.len()),
             )
         })
-        .collect();
-    let mut spreads: Vec<f64> = out_buckets
+        .collect()
+}
+
+/// Median over buckets of (p90 − p10) / median.
+fn spread_of(buckets: &[Bucket]) -> f64 {
+    let mut spreads: Vec<f64> = buckets
         .iter()
         .filter(|b| b.median > 0.0)
         .map(|b| (b.p90 - b.p10) / b.median)
         .collect();
     spreads.sort_by(f64::total_cmp);
-    let spread = quantile(&spreads, 0.5);
-    let shadow = if shadow {
-        Some(shadow_of(
-            view,
-            data,
-            &out_buckets,
-            &pooled_median,
-            &slot_median,
-        ))
-    } else {
-        None
-    };
-    Summary {
-        buckets: out_buckets,
-        low,
-        high,
-        slot_ends,
-        shadow,
-        spread,
-        warm_up,
-    }
+    quantile(&spreads, 0.5)
 }
 
 /// Looks for a second curve in the residuals of every sample against its

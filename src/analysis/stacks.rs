@@ -246,61 +246,155 @@ pub fn compare(
     low: &Window,
     high: &Window,
 ) -> StackProfile {
-    let period_ns = 1e9 / f64::from(frequency.max(1));
-    let per_op = |samples: u64, w: &Window| samples as f64 * period_ns / w.ops.max(1) as f64;
-    let (own_l, incl_l) = counts(&low.samples);
-    let (own_h, incl_h) = counts(&high.samples);
-    let total_l = per_op(low.samples.len() as u64, low);
-    let total_h = per_op(high.samples.len() as u64, high);
-    let growth = total_h - total_l;
-    let share = |c: u64, w: &Window| c as f64 / (w.samples.len().max(1)) as f64;
-    let mut growing = Vec::new();
-    let explanation;
-    let enough = low.samples.len() >= 20 && high.samples.len() >= 20 && low.ops > 0 && high.ops > 0;
-    if !enough {
-        explanation = Some(format!(
-            "too few samples to say ({} at n = {}, {} at n = {})",
-            low.samples.len(),
-            fmt_count(low.n),
-            high.samples.len(),
-            fmt_count(high.n)
-        ));
-    } else if growth < 0.25 * total_l {
-        explanation = Some(format!(
-            "nothing grows: {:.2} µs of CPU per operation at n = {}, {:.2} µs at n = {}, spent in the same functions",
-            total_l / 1e3,
-            fmt_count(low.n),
-            total_h / 1e3,
-            fmt_count(high.n)
-        ));
-    } else if total_h < 2.0 * total_l
-        && share_rise(&own_l, &own_h, low, high) < 0.05
-        && share_rise(&incl_l, &incl_h, low, high) < 0.05
-    {
-        explanation = Some(format!(
-            "nothing grows faster than the rest: {:.2} µs of CPU per operation at n = {}, {:.2} µs at n = {}, spent in the same functions in the same proportions (a uniform slowdown: a busy or stolen CPU, or growth spread evenly over everything)",
-            total_l / 1e3,
-            fmt_count(low.n),
-            total_h / 1e3,
-            fmt_count(high.n)
-        ));
-    } else {
-        let grower = |f: &Frame, basis: &str, l: &HashMap<Frame, u64>, h: &HashMap<Frame, u64>| {
-            let cl = l.get(f).copied().unwrap_or(0);
-            let ch = h.get(f).copied().unwrap_or(0);
-            Grower {
-                function: f.function.clone(),
-                kernel: f.kernel,
-                basis: basis.into(),
-                low_share: share(cl, low),
-                high_share: share(ch, high),
-                low_ns_per_op: per_op(cl, low),
-                high_ns_per_op: per_op(ch, high),
-            }
-        };
-        let mut by_self: Vec<Grower> = own_h
+    let (growing, explanation) = Pair::new(frequency, low, high).explain();
+    StackProfile {
+        profiler: profiler.into(),
+        event: event.into(),
+        frequency_hz: frequency,
+        windows: vec![stored(low), stored(high)],
+        growing,
+        explanation: Some(explanation),
+        error: None,
+    }
+}
+
+/// The two windows with their self and inclusive counts and their CPU
+/// time per operation.
+struct Pair<'a> {
+    /// The low-n window.
+    low: &'a Window,
+    /// The high-n window.
+    high: &'a Window,
+    /// CPU time a sample stands for, ns.
+    period_ns: f64,
+    /// Self counts at low n.
+    own_l: HashMap<Frame, u64>,
+    /// Inclusive counts at low n.
+    incl_l: HashMap<Frame, u64>,
+    /// Self counts at high n.
+    own_h: HashMap<Frame, u64>,
+    /// Inclusive counts at high n.
+    incl_h: HashMap<Frame, u64>,
+}
+
+impl<'a> Pair<'a> {
+    /// Counts the windows, sampled at `frequency` Hz.
+    fn new(frequency: u32, low: &'a Window, high: &'a Window) -> Pair<'a> {
+        let (own_l, incl_l) = counts(&low.samples);
+        let (own_h, incl_h) = counts(&high.samples);
+        Pair {
+            low,
+            high,
+            period_ns: 1e9 / f64::from(frequency.max(1)),
+            own_l,
+            incl_l,
+            own_h,
+            incl_h,
+        }
+    }
+
+    /// CPU time per operation at low and at high n, ns.
+    fn totals(&self) -> (f64, f64) {
+        (
+            self.per_op(self.low.samples.len() as u64, self.low),
+            self.per_op(self.high.samples.len() as u64, self.high),
+        )
+    }
+
+    /// CPU time per operation of `samples` samples in window `w`, ns.
+    fn per_op(&self, samples: u64, w: &Window) -> f64 {
+        samples as f64 * self.period_ns / w.ops.max(1) as f64
+    }
+
+    /// `c` samples' share of window `w`'s.
+    fn share(c: u64, w: &Window) -> f64 {
+        c as f64 / (w.samples.len().max(1)) as f64
+    }
+
+    /// The growing functions and the sentence that explains the growth,
+    /// or says why none is named.
+    fn explain(&self) -> (Vec<Grower>, String) {
+        let (low, high) = (self.low, self.high);
+        let (total_l, total_h) = self.totals();
+        let growth = total_h - total_l;
+        let enough =
+            low.samples.len() >= 20 && high.samples.len() >= 20 && low.ops > 0 && high.ops > 0;
+        if !enough {
+            return (
+                Vec::new(),
+                format!(
+                    "too few samples to say ({} at n = {}, {} at n = {})",
+                    low.samples.len(),
+                    fmt_count(low.n),
+                    high.samples.len(),
+                    fmt_count(high.n)
+                ),
+            );
+        }
+        if growth < 0.25 * total_l {
+            return (
+                Vec::new(),
+                format!(
+                    "nothing grows: {:.2} µs of CPU per operation at n = {}, {:.2} µs at n = {}, spent in the same functions",
+                    total_l / 1e3,
+                    fmt_count(low.n),
+                    total_h / 1e3,
+                    fmt_count(high.n)
+                ),
+            );
+        }
+        if total_h < 2.0 * total_l
+            && share_rise(&self.own_l, &self.own_h, low, high) < 0.05
+            && share_rise(&self.incl_l, &self.incl_h, low, high) < 0.05
+        {
+            return (
+                Vec::new(),
+                format!(
+                    "nothing grows faster than the rest: {:.2} µs of CPU per operation at n = {}, {:.2} µs at n = {}, spent in the same functions in the same proportions (a uniform slowdown: a busy or stolen CPU, or growth spread evenly over everything)",
+                    total_l / 1e3,
+                    fmt_count(low.n),
+                    total_h / 1e3,
+                    fmt_count(high.n)
+                ),
+            );
+        }
+        let (growing, inclusive) = self.growers(growth);
+        let sentence = self.blame(&growing, inclusive);
+        (growing, sentence)
+    }
+
+    /// Function `f` by `basis` (`self` or `inclusive`), its counts in `l`
+    /// (low n) and `h` (high n).
+    fn grower(
+        &self,
+        f: &Frame,
+        basis: &str,
+        l: &HashMap<Frame, u64>,
+        h: &HashMap<Frame, u64>,
+    ) -> Grower {
+        let cl = l.get(f).copied().unwrap_or(0);
+        let ch = h.get(f).copied().unwrap_or(0);
+        Grower {
+            function: f.function.clone(),
+            kernel: f.kernel,
+            basis: basis.into(),
+            low_share: Self::share(cl, self.low),
+            high_share: Self::share(ch, self.high),
+            low_ns_per_op: self.per_op(cl, self.low),
+            high_ns_per_op: self.per_op(ch, self.high),
+        }
+    }
+
+    /// The functions to name for `growth` ns per operation: by self time,
+    /// largest first, while each adds a tenth, up to three and until half
+    /// is explained; else the most specific one whose inclusive time holds
+    /// 60 % of it (then `true`).
+    fn growers(&self, growth: f64) -> (Vec<Grower>, bool) {
+        let mut growing = Vec::new();
+        let mut by_self: Vec<Grower> = self
+            .own_h
             .keys()
-            .map(|f| grower(f, "self", &own_l, &own_h))
+            .map(|f| self.grower(f, "self", &self.own_l, &self.own_h))
             .collect();
         let g = |x: &Grower| x.high_ns_per_op - x.low_ns_per_op;
         by_self.sort_by(|a, b| g(b).total_cmp(&g(a)).then(a.function.cmp(&b.function)));
@@ -312,71 +406,69 @@ pub fn compare(
             explained += g(&x);
             growing.push(x);
         }
-        let mut inclusive = false;
-        if growing.is_empty() {
-            // Spread thin: the most specific function that holds most of it.
-            let mut cands: Vec<Grower> = incl_h
-                .keys()
-                .map(|f| grower(f, "inclusive", &incl_l, &incl_h))
-                .filter(|x| g(x) >= 0.6 * growth)
-                .collect();
-            cands.sort_by(|a, b| {
-                a.high_ns_per_op
-                    .total_cmp(&b.high_ns_per_op)
-                    .then(a.function.cmp(&b.function))
-            });
-            if let Some(x) = cands.into_iter().next() {
-                growing.push(x);
-                inclusive = true;
-            }
+        if !growing.is_empty() {
+            return (growing, false);
         }
-        let caller = if inclusive {
-            None
-        } else {
-            common_caller(&high.samples, &growing)
-        };
-        explanation = Some(if growing.is_empty() {
-            format!(
+        // Spread thin: the most specific function that holds most of it.
+        let mut cands: Vec<Grower> = self
+            .incl_h
+            .keys()
+            .map(|f| self.grower(f, "inclusive", &self.incl_l, &self.incl_h))
+            .filter(|x| g(x) >= 0.6 * growth)
+            .collect();
+        cands.sort_by(|a, b| {
+            a.high_ns_per_op
+                .total_cmp(&b.high_ns_per_op)
+                .then(a.function.cmp(&b.function))
+        });
+        match cands.into_iter().next() {
+            Some(x) => (vec![x], true),
+            None => (growing, false),
+        }
+    }
+
+    /// The sentence naming the `growing` functions (`inclusive`: by their
+    /// inclusive time) and, for self time, their common caller.
+    fn blame(&self, growing: &[Grower], inclusive: bool) -> String {
+        let (low, high) = (self.low, self.high);
+        let (total_l, total_h) = self.totals();
+        if growing.is_empty() {
+            return format!(
                 "CPU per operation grows from {:.2} µs at n = {} to {:.2} µs at n = {}, spread over many functions with no single one to blame",
                 total_l / 1e3,
                 fmt_count(low.n),
                 total_h / 1e3,
                 fmt_count(high.n)
-            )
+            );
+        }
+        let caller = if inclusive {
+            None
         } else {
-            let names: Vec<String> = growing
-                .iter()
-                .map(|x| {
-                    label(&Frame {
-                        function: x.function.clone(),
-                        kernel: x.kernel,
-                    })
+            common_caller(&high.samples, growing)
+        };
+        let names: Vec<String> = growing
+            .iter()
+            .map(|x| {
+                label(&Frame {
+                    function: x.function.clone(),
+                    kernel: x.kernel,
                 })
-                .collect();
-            let hs: f64 = growing.iter().map(|x| x.high_share).sum();
-            let ls: f64 = growing.iter().map(|x| x.low_share).sum();
-            format!(
-                "at n = {}, {} of the time is {} {}{} (at n = {}: {}); CPU per operation {:.2} µs → {:.2} µs",
-                fmt_count(high.n),
-                pct(hs.min(1.0)),
-                if inclusive { "in or below" } else { "in" },
-                names.join(" + "),
-                caller.map_or(String::new(), |c| format!(", called from {}", label(&c))),
-                fmt_count(low.n),
-                pct(ls.min(1.0)),
-                total_l / 1e3,
-                total_h / 1e3
-            )
-        });
-    }
-    StackProfile {
-        profiler: profiler.into(),
-        event: event.into(),
-        frequency_hz: frequency,
-        windows: vec![stored(low), stored(high)],
-        growing,
-        explanation,
-        error: None,
+            })
+            .collect();
+        let hs: f64 = growing.iter().map(|x| x.high_share).sum();
+        let ls: f64 = growing.iter().map(|x| x.low_share).sum();
+        format!(
+            "at n = {}, {} of the time is {} {}{} (at n = {}: {}); CPU per operation {:.2} µs → {:.2} µs",
+            fmt_count(high.n),
+            pct(hs.min(1.0)),
+            if inclusive { "in or below" } else { "in" },
+            names.join(" + "),
+            caller.map_or(String::new(), |c| format!(", called from {}", label(&c))),
+            fmt_count(low.n),
+            pct(ls.min(1.0)),
+            total_l / 1e3,
+            total_h / 1e3
+        )
     }
 }
 

@@ -418,69 +418,74 @@ pub fn sysinfo(a: SysinfoArgs) -> anyhow::Result<ExitCode> {
                 f.path, f.mount_point, f.fs_type, f.device, f.mount_options
             )?;
         }
-        let t = &s.tuning;
-        let yes_no = |b: bool| if b { "on" } else { "off" }.to_string();
-        let fields = [
-            ("governor", t.governor.clone()),
-            ("boost", t.boost.map(yes_no)),
-            ("smt", t.smt.clone()),
-            ("smt active", t.smt_active.map(yes_no)),
-            ("microcode", t.microcode.clone()),
-            ("cmdline", t.kernel_cmdline.clone()),
-            ("thp", t.thp_enabled.clone()),
-            ("thp defrag", t.thp_defrag.clone()),
-            ("clocksource", t.clocksource.clone()),
-            ("hypervisor", t.hypervisor.clone()),
-            ("machine", t.machine.clone()),
-            (
-                "load",
-                t.load_average
-                    .map(|[a, b, c]| format!("{a:.2} {b:.2} {c:.2} (1, 5, 15 min)")),
-            ),
-        ];
-        for (k, v) in fields {
-            if let Some(v) = v {
-                writeln!(w, "{k:<11} {v}")?;
-            }
-        }
-        if let Some(b) = &t.busiest {
-            if b.is_empty() {
-                writeln!(w, "busiest     no other process used CPU over 200 ms")?;
-            }
-            for p in b {
-                writeln!(
-                    w,
-                    "busiest     {:>5.1} %  {} (pid {})",
-                    p.percent, p.name, p.pid
-                )?;
-            }
-        }
-        for (k, v) in &t.sysctls {
-            writeln!(w, "sysctl      {k} = {v}")?;
-        }
-        if let Some(p) = t.steal_percent {
-            writeln!(
-                w,
-                "steal       {p:.2} % of CPU time stolen by the hypervisor over this command's 0.2 s"
-            )?;
-        }
-        if let Some(l) = &t.cgroup_limits {
-            writeln!(w, "cgroup      {}", cgroup_words(l))?;
-        }
-        if let Some(nics) = &t.nics {
-            if nics.is_empty() {
-                writeln!(w, "nic         none up but loopback")?;
-            }
-            for n in nics {
-                writeln!(w, "nic         {}", nic_words(n))?;
-            }
-        }
-        for (k, v) in &t.mitigations {
-            writeln!(w, "mitigation  {k}: {v}")?;
-        }
-        Ok(())
+        write_tuning(&s.tuning, w)
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The tuning part of `sysinfo`: governor, SMT, THP, load, the busiest
+/// processes, steal, cgroup limits, NICs, mitigations.
+fn write_tuning(t: &crate::results::Tuning, w: &mut dyn Write) -> anyhow::Result<()> {
+    let yes_no = |b: bool| if b { "on" } else { "off" }.to_string();
+    let fields = [
+        ("governor", t.governor.clone()),
+        ("boost", t.boost.map(yes_no)),
+        ("smt", t.smt.clone()),
+        ("smt active", t.smt_active.map(yes_no)),
+        ("microcode", t.microcode.clone()),
+        ("cmdline", t.kernel_cmdline.clone()),
+        ("thp", t.thp_enabled.clone()),
+        ("thp defrag", t.thp_defrag.clone()),
+        ("clocksource", t.clocksource.clone()),
+        ("hypervisor", t.hypervisor.clone()),
+        ("machine", t.machine.clone()),
+        (
+            "load",
+            t.load_average
+                .map(|[a, b, c]| format!("{a:.2} {b:.2} {c:.2} (1, 5, 15 min)")),
+        ),
+    ];
+    for (k, v) in fields {
+        if let Some(v) = v {
+            writeln!(w, "{k:<11} {v}")?;
+        }
+    }
+    if let Some(b) = &t.busiest {
+        if b.is_empty() {
+            writeln!(w, "busiest     no other process used CPU over 200 ms")?;
+        }
+        for p in b {
+            writeln!(
+                w,
+                "busiest     {:>5.1} %  {} (pid {})",
+                p.percent, p.name, p.pid
+            )?;
+        }
+    }
+    for (k, v) in &t.sysctls {
+        writeln!(w, "sysctl      {k} = {v}")?;
+    }
+    if let Some(p) = t.steal_percent {
+        writeln!(
+            w,
+            "steal       {p:.2} % of CPU time stolen by the hypervisor over this command's 0.2 s"
+        )?;
+    }
+    if let Some(l) = &t.cgroup_limits {
+        writeln!(w, "cgroup      {}", cgroup_words(l))?;
+    }
+    if let Some(nics) = &t.nics {
+        if nics.is_empty() {
+            writeln!(w, "nic         none up but loopback")?;
+        }
+        for n in nics {
+            writeln!(w, "nic         {}", nic_words(n))?;
+        }
+    }
+    for (k, v) in &t.mitigations {
+        writeln!(w, "mitigation  {k}: {v}")?;
+    }
+    Ok(())
 }
 
 /// A cgroup record in words: `memory 2.0 GiB, 1.5 CPUs, 4000 processes`.

@@ -14,6 +14,7 @@ use crate::net::load::{self, Options, Target};
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
+use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,16 +33,14 @@ fn by_errno(m: &std::collections::BTreeMap<String, u64>) -> String {
     format!(" ({})", v.join(", "))
 }
 
-/// Runs the load.
-pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
-    let _limits = limits::raise();
-    // Each URL with where it came from, for errors.
+/// The URLs of the arguments and of `--urls`, each with where it came
+/// from (for errors), resolved once per distinct URL.
+fn targets(a: &LoadArgs) -> anyhow::Result<Vec<Target>> {
     let mut urls: Vec<(String, String)> = a
         .urls
         .iter()
         .map(|u| (u.clone(), format!("URL {u}")))
         .collect();
-    let replay = a.urls_file.is_some();
     if let Some(f) = &a.urls_file {
         let text =
             std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
@@ -56,7 +55,6 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
     if urls.is_empty() {
         bail!("no URL given (load URL… or --urls FILE)");
     }
-    // One resolution per distinct URL.
     let mut targets = Vec::with_capacity(urls.len());
     let mut seen: std::collections::HashMap<String, Target> = std::collections::HashMap::new();
     for (u, from) in &urls {
@@ -70,17 +68,26 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         };
         targets.push(t);
     }
-    let duration = a.duration;
-    let timeout = a.timeout;
-    let total = match (a.requests, duration) {
+    Ok(targets)
+}
+
+/// The load to make, from the arguments: its options, the processes to
+/// spread it over, and a note on the source addresses chosen.
+struct Plan {
+    opts: Options,
+    processes: u32,
+    source_note: Option<String>,
+}
+
+/// Plans the load of `a` on `targets`.
+fn plan(a: &LoadArgs, targets: Vec<Target>) -> anyhow::Result<Plan> {
+    let replay = a.urls_file.is_some();
+    let total = match (a.requests, a.duration) {
         (Some(n), _) => Some(n),
         (None, Some(_)) => None,
         (None, None) if replay => Some(targets.len() as u64),
         (None, None) => bail!("say how much: -n REQUESTS or -d DURATION"),
     };
-    let backend = a
-        .backend
-        .map_or_else(|| Backend::available_all()[0], Backend::from);
     // A connection with no request to make is never opened: with -n, at
     // most that many connections (and processes to hold them).
     let connections = match total {
@@ -117,145 +124,51 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         threads: a.threads as usize,
         per_connection: a.per_connection,
         total,
-        duration,
+        duration: a.duration,
         warm_up: a.warm_up.unwrap_or_default(),
         rounds: a.rounds,
         sources,
         rate: a.rate,
-        timeout,
+        timeout: a.timeout,
         retries: a.retries,
-        backend,
+        backend: a
+            .backend
+            .map_or_else(|| Backend::available_all()[0], Backend::from),
         live: (processes == 1).then(|| Arc::new(Counters::default())),
         stop: Some(crate::stop::interrupted),
     };
+    Ok(Plan {
+        opts,
+        processes,
+        source_note,
+    })
+}
+
+/// Runs the load.
+pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
+    let _limits = limits::raise();
+    let p = plan(&a, targets(&a)?)?;
     // ^C or SIGTERM ends the load early; what it measured is still shown.
     reaper::install();
-    let ticker = Ticker::start(&opts, a.quiet || a.part);
-    let o = if processes > 1 {
+    let ticker = Ticker::start(&p.opts, a.quiet || a.part);
+    let o = if p.processes > 1 {
         let exe = crate::harness::fanout::this_exe().context("cannot find this executable")?;
-        spread::run(&exe, &opts, processes)
+        spread::run(&exe, &p.opts, p.processes)
     } else {
-        load::run(&opts)
+        load::run(&p.opts)
     };
     drop(ticker);
     let o = o.context("the load failed")?;
-    let s = o.stats();
     super::commands::to_stdout(|w| {
         if a.part {
             serde_json::to_writer(&mut *w, &o.part())?;
             writeln!(w)?;
-            return Ok(());
-        }
-        if a.json {
-            let mut doc = serde_json::to_value(LoadJson {
-                stats: &s,
-                interrupted: o.stopped,
-                processes: o.processes,
-                peak_open: o.peak_open,
-                sources: &opts.sources,
-                rounds: o.rounds.iter().map(|r| r.stats()).collect(),
-            })?;
-            // Port exhaustion on its own (the result file's LoadStats
-            // counts it with connect).
-            doc["errors"] = serde_json::to_value(&o.errors)?;
-            serde_json::to_writer_pretty(&mut *w, &doc)?;
-            writeln!(w)?;
-            return Ok(());
-        }
-        if o.stopped {
-            writeln!(
-                w,
-                "interrupted after {:.2} s: the figures are those of the part that ran",
-                s.seconds
-            )?;
-        }
-        writeln!(
-            w,
-            "{} connections{}{}, {} threads{}, {}{}",
-            connections,
-            if connections < a.connections {
-                format!(
-                    " (of -c {}: -n {} needs no more)",
-                    a.connections, connections
-                )
-            } else {
-                String::new()
-            },
-            if o.processes > 1 {
-                format!(
-                    " in {} processes (at most {} open at once)",
-                    o.processes, o.peak_open
-                )
-            } else {
-                format!(" (at most {} open at once)", o.peak_open)
-            },
-            opts.threads.min(connections as usize),
-            if o.processes > 1 { " each" } else { "" },
-            match a.per_connection {
-                Some(k) => format!("{k} requests per connection"),
-                None => "keep-alive".into(),
-            },
-            a.rate
-                .map_or(String::new(), |r| format!(", fixed rate {r} req/s"))
-        )?;
-        writeln!(
-            w,
-            "  requests  {} in {:.2} s: {:.0} req/s, {:.1} MB/s of bodies, {} connections",
-            fmt_n(o.requests as f64),
-            s.seconds,
-            s.requests_per_s,
-            s.mb_per_s,
-            fmt_n(o.connections as f64)
-        )?;
-        let l = &s.latency_ns;
-        if o.requests == 0 {
-            writeln!(w, "  latency   none: no request was answered")?;
+            Ok(())
+        } else if a.json {
+            write_json(&o, &p.opts, w)
         } else {
-            writeln!(
-                w,
-                "  latency   p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
-                fmt_ns(l.p50 as f64),
-                fmt_ns(l.p90 as f64),
-                fmt_ns(l.p99 as f64),
-                fmt_ns(l.p999 as f64),
-                fmt_ns(l.max as f64)
-            )?;
+            write_words(&a, &p, &o, w)
         }
-        if !opts.sources.is_empty() {
-            writeln!(w, "  from      {}", spread::describe_sources(&opts.sources))?;
-        }
-        if let Some(n) = &source_note {
-            writeln!(w, "  note      {n}")?;
-        }
-        let e = &o.errors;
-        if e.total() == 0 {
-            writeln!(w, "  errors    none")?;
-        } else {
-            writeln!(
-                w,
-                "  errors    connect {}{}, port exhaustion (EADDRNOTAVAIL) {}, reset {}, timeout {}, bad status {}, short body {}; {} retried, {} given up",
-                e.connect,
-                by_errno(&e.connect_errno),
-                e.port_exhausted,
-                e.reset,
-                e.timeout,
-                e.status,
-                e.short_body,
-                o.retries,
-                o.failed
-            )?;
-        }
-        let st: Vec<String> = o
-            .statuses
-            .iter()
-            .map(|(k, v)| format!("{k}: {}", fmt_n(*v as f64)))
-            .collect();
-        if st.is_empty() {
-            writeln!(w, "  status    none: no response")?;
-        } else {
-            writeln!(w, "  status    {}", st.join(", "))?;
-        }
-        Ok(())
     })?;
     Ok(if o.stopped {
         ExitCode::from(130)
@@ -264,6 +177,144 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `load --json`.
+fn write_json(o: &load::Outcome, opts: &Options, w: &mut dyn Write) -> anyhow::Result<()> {
+    let mut doc = serde_json::to_value(LoadJson {
+        stats: &o.stats(),
+        interrupted: o.stopped,
+        processes: o.processes,
+        peak_open: o.peak_open,
+        sources: &opts.sources,
+        rounds: o.rounds.iter().map(|r| r.stats()).collect(),
+    })?;
+    // Port exhaustion on its own (the result file's LoadStats counts it
+    // with connect).
+    doc["errors"] = serde_json::to_value(&o.errors)?;
+    serde_json::to_writer_pretty(&mut *w, &doc)?;
+    writeln!(w)?;
+    Ok(())
+}
+
+/// The load's shape in one line: connections, processes, threads, requests
+/// per connection, rate.
+fn write_shape(
+    a: &LoadArgs,
+    p: &Plan,
+    o: &load::Outcome,
+    w: &mut dyn Write,
+) -> std::io::Result<()> {
+    let connections = p.opts.connections as u32;
+    writeln!(
+        w,
+        "{} connections{}{}, {} threads{}, {}{}",
+        connections,
+        if connections < a.connections {
+            format!(
+                " (of -c {}: -n {} needs no more)",
+                a.connections, connections
+            )
+        } else {
+            String::new()
+        },
+        if o.processes > 1 {
+            format!(
+                " in {} processes (at most {} open at once)",
+                o.processes, o.peak_open
+            )
+        } else {
+            format!(" (at most {} open at once)", o.peak_open)
+        },
+        p.opts.threads.min(connections as usize),
+        if o.processes > 1 { " each" } else { "" },
+        match a.per_connection {
+            Some(k) => format!("{k} requests per connection"),
+            None => "keep-alive".into(),
+        },
+        a.rate
+            .map_or(String::new(), |r| format!(", fixed rate {r} req/s"))
+    )
+}
+
+/// The load's figures in words.
+fn write_words(a: &LoadArgs, p: &Plan, o: &load::Outcome, w: &mut dyn Write) -> anyhow::Result<()> {
+    let s = o.stats();
+    if o.stopped {
+        writeln!(
+            w,
+            "interrupted after {:.2} s: the figures are those of the part that ran",
+            s.seconds
+        )?;
+    }
+    write_shape(a, p, o, w)?;
+    writeln!(
+        w,
+        "  requests  {} in {:.2} s: {:.0} req/s, {:.1} MB/s of bodies, {} connections",
+        fmt_n(o.requests as f64),
+        s.seconds,
+        s.requests_per_s,
+        s.mb_per_s,
+        fmt_n(o.connections as f64)
+    )?;
+    let l = &s.latency_ns;
+    if o.requests == 0 {
+        writeln!(w, "  latency   none: no request was answered")?;
+    } else {
+        writeln!(
+            w,
+            "  latency   p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+            fmt_ns(l.p50 as f64),
+            fmt_ns(l.p90 as f64),
+            fmt_ns(l.p99 as f64),
+            fmt_ns(l.p999 as f64),
+            fmt_ns(l.max as f64)
+        )?;
+    }
+    if !p.opts.sources.is_empty() {
+        writeln!(
+            w,
+            "  from      {}",
+            spread::describe_sources(&p.opts.sources)
+        )?;
+    }
+    if let Some(n) = &p.source_note {
+        writeln!(w, "  note      {n}")?;
+    }
+    write_errors(o, w)?;
+    Ok(())
+}
+
+/// The errors and statuses of a load in words.
+fn write_errors(o: &load::Outcome, w: &mut dyn Write) -> std::io::Result<()> {
+    let e = &o.errors;
+    if e.total() == 0 {
+        writeln!(w, "  errors    none")?;
+    } else {
+        writeln!(
+            w,
+            "  errors    connect {}{}, port exhaustion (EADDRNOTAVAIL) {}, reset {}, timeout {}, bad status {}, short body {}; {} retried, {} given up",
+            e.connect,
+            by_errno(&e.connect_errno),
+            e.port_exhausted,
+            e.reset,
+            e.timeout,
+            e.status,
+            e.short_body,
+            o.retries,
+            o.failed
+        )?;
+    }
+    let st: Vec<String> = o
+        .statuses
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", fmt_n(*v as f64)))
+        .collect();
+    if st.is_empty() {
+        writeln!(w, "  status    none: no response")
+    } else {
+        writeln!(w, "  status    {}", st.join(", "))
+    }
 }
 
 /// `load --json`: the load's figures, and `"interrupted": true` when ^C or

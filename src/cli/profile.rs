@@ -9,112 +9,124 @@ use std::process::ExitCode;
 /// `scalebench profile …`.
 pub fn run(c: ProfileCommand) -> anyhow::Result<ExitCode> {
     match c {
-        ProfileCommand::List => super::commands::to_stdout(|w| {
-            let this = Os::this();
-            for p in TuningProfile::built_in() {
-                let here = p.for_os(this).count();
-                let note = if here > 0 || p.items.is_empty() {
-                    format!("{here} setting{} here", if here == 1 { "" } else { "s" })
-                } else {
-                    let other: Vec<&str> = p.elsewhere(this).iter().map(|o| o.key()).collect();
-                    format!("for {}: nothing here", other.join(", "))
-                };
-                writeln!(w, "{:<16} {} ({note})", p.name, p.description)?;
-            }
-            writeln!(
-                w,
-                "\nA profile file (TOML, docs/profiles.md) is named by its path."
-            )?;
-            Ok(())
-        })?,
-        ProfileCommand::Show { name } => {
-            let p = TuningProfile::find(&name)?;
-            super::commands::to_stdout(|w| {
-                writeln!(w, "{}: {}", p.name, p.description)?;
-                if let Some(s) = &p.source {
-                    writeln!(w, "source: {s}")?;
-                }
-                writeln!(w, "origin: {}", p.origin)?;
-                for n in &p.notes {
-                    writeln!(w, "note: {n}")?;
-                }
-                let every: Vec<_> = p.items.iter().filter(|i| i.os.is_none()).collect();
-                if !every.is_empty() {
-                    writeln!(w, "\nevery system:")?;
-                    for i in every {
-                        writeln!(w, "  {}", describe(&i.what))?;
-                    }
-                }
-                for os in Os::ALL {
-                    let mine: Vec<_> = p.items.iter().filter(|i| i.os == Some(os)).collect();
-                    if mine.is_empty() {
-                        continue;
-                    }
-                    let here = if Some(os) == Os::this() {
-                        " (this system)"
-                    } else {
-                        ""
-                    };
-                    writeln!(w, "\n{}{here}:", os.key())?;
-                    for i in mine {
-                        writeln!(w, "  {}", describe(&i.what))?;
-                    }
-                }
-                if p.items.is_empty() {
-                    writeln!(w, "\n(no settings: the system as it is)")?;
-                }
-                Ok(())
-            })?
-        }
-        ProfileCommand::Check { name, json } => {
-            let p = TuningProfile::find(&name)?;
-            let r = apply::check(&p, apply::Mounts::None);
-            let wrong = apply::unacceptable(&p);
-            super::commands::to_stdout(|w| {
-                if json {
-                    serde_json::to_writer_pretty(&mut *w, &r)?;
-                    writeln!(w)?;
-                    return Ok(());
-                }
-                writeln!(
-                    w,
-                    "{} on {} (nothing is changed by this check):",
-                    p.name,
-                    std::env::consts::OS
-                )?;
-                for l in r.lines(true) {
-                    writeln!(w, "  {l}")?;
-                }
-                if r.changes.is_empty() {
-                    writeln!(w, "  no settings for this system")?;
-                }
-                if !r.elsewhere.is_empty() {
-                    writeln!(w, "settings for other systems: {}", r.elsewhere.join(", "))?;
-                }
-                let refused = r
-                    .changes
-                    .iter()
-                    .filter(|c| c.status == crate::results::ChangeStatus::Refused)
-                    .count();
-                if refused > wrong.len() {
-                    let n = refused - wrong.len();
-                    writeln!(
-                        w,
-                        "{n} setting{} would be refused here: a run under it is partial",
-                        if n == 1 { "" } else { "s" }
-                    )?;
-                }
-                Ok(())
-            })?;
-            if !wrong.is_empty() {
-                anyhow::bail!(
-                    "{name}: {} (a run under it is refused before anything is measured)",
-                    wrong.join("; ")
-                );
-            }
-        }
+        ProfileCommand::List => list()?,
+        ProfileCommand::Show { name } => show(&name)?,
+        ProfileCommand::Check { name, json } => check(&name, json)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `scalebench profile list`.
+fn list() -> anyhow::Result<()> {
+    super::commands::to_stdout(|w| {
+        let this = Os::this();
+        for p in TuningProfile::built_in() {
+            let here = p.for_os(this).count();
+            let note = if here > 0 || p.items.is_empty() {
+                format!("{here} setting{} here", if here == 1 { "" } else { "s" })
+            } else {
+                let other: Vec<&str> = p.elsewhere(this).iter().map(|o| o.key()).collect();
+                format!("for {}: nothing here", other.join(", "))
+            };
+            writeln!(w, "{:<16} {} ({note})", p.name, p.description)?;
+        }
+        writeln!(
+            w,
+            "\nA profile file (TOML, docs/profiles.md) is named by its path."
+        )?;
+        Ok(())
+    })
+}
+
+/// `scalebench profile show NAME`.
+fn show(name: &str) -> anyhow::Result<()> {
+    let p = TuningProfile::find(name)?;
+    super::commands::to_stdout(|w| {
+        writeln!(w, "{}: {}", p.name, p.description)?;
+        if let Some(s) = &p.source {
+            writeln!(w, "source: {s}")?;
+        }
+        writeln!(w, "origin: {}", p.origin)?;
+        for n in &p.notes {
+            writeln!(w, "note: {n}")?;
+        }
+        let every: Vec<_> = p.items.iter().filter(|i| i.os.is_none()).collect();
+        if !every.is_empty() {
+            writeln!(w, "\nevery system:")?;
+            for i in every {
+                writeln!(w, "  {}", describe(&i.what))?;
+            }
+        }
+        for os in Os::ALL {
+            let mine: Vec<_> = p.items.iter().filter(|i| i.os == Some(os)).collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let here = if Some(os) == Os::this() {
+                " (this system)"
+            } else {
+                ""
+            };
+            writeln!(w, "\n{}{here}:", os.key())?;
+            for i in mine {
+                writeln!(w, "  {}", describe(&i.what))?;
+            }
+        }
+        if p.items.is_empty() {
+            writeln!(w, "\n(no settings: the system as it is)")?;
+        }
+        Ok(())
+    })
+}
+
+/// `scalebench profile check NAME`.
+fn check(name: &str, json: bool) -> anyhow::Result<()> {
+    let p = TuningProfile::find(name)?;
+    let r = apply::check(&p, apply::Mounts::None);
+    let wrong = apply::unacceptable(&p);
+    super::commands::to_stdout(|w| {
+        if json {
+            serde_json::to_writer_pretty(&mut *w, &r)?;
+            writeln!(w)?;
+            return Ok(());
+        }
+        writeln!(
+            w,
+            "{} on {} (nothing is changed by this check):",
+            p.name,
+            std::env::consts::OS
+        )?;
+        for l in r.lines(true) {
+            writeln!(w, "  {l}")?;
+        }
+        if r.changes.is_empty() {
+            writeln!(w, "  no settings for this system")?;
+        }
+        if !r.elsewhere.is_empty() {
+            writeln!(w, "settings for other systems: {}", r.elsewhere.join(", "))?;
+        }
+        let refused = r
+            .changes
+            .iter()
+            .filter(|c| c.status == crate::results::ChangeStatus::Refused)
+            .count();
+        if refused > wrong.len() {
+            let n = refused - wrong.len();
+            writeln!(
+                w,
+                "{n} setting{} would be refused here: a run under it is partial",
+                if n == 1 { "" } else { "s" }
+            )?;
+        }
+        Ok(())
+    })?;
+    if !wrong.is_empty() {
+        anyhow::bail!(
+            "{name}: {} (a run under it is refused before anything is measured)",
+            wrong.join("; ")
+        );
+    }
+    Ok(())
 }
 
 /// `scalebench restore`.

@@ -4,7 +4,8 @@
 
 use super::ResponderArgs;
 use crate::harness::limits;
-use crate::net::server::{self, Config, FixedResponder};
+use crate::net::engine;
+use crate::net::server::{Config, FixedResponder};
 use crate::net::sock;
 use anyhow::Context;
 use std::io::Write;
@@ -26,7 +27,7 @@ pub fn run(a: ResponderArgs) -> anyhow::Result<ExitCode> {
         out.flush()?;
     }
     let mut handler = FixedResponder::new(a.body, a.greet);
-    server::serve(
+    engine::serve(
         listener.as_raw_fd(),
         Some(0),
         Config::new(a.backend.into()),

@@ -95,15 +95,11 @@ pub fn sink(a: SmtpSinkArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs the sender.
-pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
-    let _limits = limits::raise();
-    if a.messages.is_none() && a.duration.is_none() {
-        bail!("say how much: -n MESSAGES or -d DURATION");
-    }
-    let backend = backend(a.backend.map(Into::into))?;
-    // Never more sessions than messages.
-    let sessions = u64::from(a.sessions).min(a.messages.unwrap_or(u64::MAX));
+/// The sender processes `sessions` need with `backend`: as many as asked
+/// (refused when one would hold more than it may open), or as many as the
+/// descriptors of one process need; refused past the local ports one
+/// address has.
+fn sender_processes(a: &SmtpSendArgs, sessions: u64, backend: Backend) -> anyhow::Result<u64> {
     // Sessions one process can hold: its descriptor budget, and what the
     // backend can watch.
     let mut per_process = limits::budget(Resource::Descriptors)
@@ -138,6 +134,19 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
+    Ok(processes)
+}
+
+/// Runs the sender.
+pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
+    let _limits = limits::raise();
+    if a.messages.is_none() && a.duration.is_none() {
+        bail!("say how much: -n MESSAGES or -d DURATION");
+    }
+    let backend = backend(a.backend.map(Into::into))?;
+    // Never more sessions than messages.
+    let sessions = u64::from(a.sessions).min(a.messages.unwrap_or(u64::MAX));
+    let processes = sender_processes(&a, sessions, backend)?;
     let opts = Options {
         per_session: a.per_session,
         message_bytes: a.size as usize,
@@ -162,10 +171,9 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
     }
     reaper::install();
     let o = send::run_processes(&opts, processes as usize).context("the sender failed")?;
-    let r = o.report();
     super::commands::to_stdout(|w| {
         if a.json {
-            serde_json::to_writer(&mut *w, &r)?;
+            serde_json::to_writer(&mut *w, &o.report())?;
             writeln!(w)?;
             return Ok(());
         }
@@ -173,7 +181,7 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
             writeln!(
                 w,
                 "interrupted after {:.2} s: the figures are those of the part that ran",
-                r.seconds
+                o.report().seconds
             )?;
         }
         writeln!(
@@ -197,46 +205,7 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
                 "pipelining when offered"
             }
         )?;
-        writeln!(
-            w,
-            "  messages  {} in {:.2} s: {:.0} msg/s; {} sessions ended by QUIT, peak {} open",
-            fmt_n(o.messages as f64),
-            r.seconds,
-            r.messages_per_s,
-            fmt_n(o.sessions as f64),
-            fmt_n(o.peak_open as f64)
-        )?;
-        if o.messages > 0 {
-            let q = |p: f64| fmt_ns(o.latency.value_at_quantile(p) as f64);
-            writeln!(
-                w,
-                "  latency   p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
-                q(0.5),
-                q(0.9),
-                q(0.99),
-                q(0.999),
-                fmt_ns(o.latency.max() as f64)
-            )?;
-        }
-        if o.failures.is_empty() {
-            writeln!(w, "  failures  none")?;
-        } else {
-            writeln!(
-                w,
-                "  failures  {} in {} sessions:",
-                fmt_n(o.failed() as f64),
-                fmt_n(o.failed_sessions as f64)
-            )?;
-            let mut v: Vec<_> = o.failures.iter().collect();
-            v.sort_by(|x, y| y.1.cmp(x.1).then(x.0.cmp(y.0)));
-            for (what, n) in v {
-                writeln!(w, "    {:>10}  {what}", fmt_n(*n as f64))?;
-            }
-        }
-        if let Some(why) = &o.gave_up {
-            writeln!(w, "  gave up:  {why}")?;
-        }
-        Ok(())
+        write_sent(&o, w)
     })?;
     Ok(if o.stopped {
         ExitCode::from(130)
@@ -245,4 +214,49 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What the sender did, in words: messages, latency, failures by kind.
+fn write_sent(o: &send::Outcome, w: &mut dyn Write) -> anyhow::Result<()> {
+    let r = o.report();
+    writeln!(
+        w,
+        "  messages  {} in {:.2} s: {:.0} msg/s; {} sessions ended by QUIT, peak {} open",
+        fmt_n(o.messages as f64),
+        r.seconds,
+        r.messages_per_s,
+        fmt_n(o.sessions as f64),
+        fmt_n(o.peak_open as f64)
+    )?;
+    if o.messages > 0 {
+        let q = |p: f64| fmt_ns(o.latency.value_at_quantile(p) as f64);
+        writeln!(
+            w,
+            "  latency   p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+            q(0.5),
+            q(0.9),
+            q(0.99),
+            q(0.999),
+            fmt_ns(o.latency.max() as f64)
+        )?;
+    }
+    if o.failures.is_empty() {
+        writeln!(w, "  failures  none")?;
+    } else {
+        writeln!(
+            w,
+            "  failures  {} in {} sessions:",
+            fmt_n(o.failed() as f64),
+            fmt_n(o.failed_sessions as f64)
+        )?;
+        let mut v: Vec<_> = o.failures.iter().collect();
+        v.sort_by(|x, y| y.1.cmp(x.1).then(x.0.cmp(y.0)));
+        for (what, n) in v {
+            writeln!(w, "    {:>10}  {what}", fmt_n(*n as f64))?;
+        }
+    }
+    if let Some(why) = &o.gave_up {
+        writeln!(w, "  gave up:  {why}")?;
+    }
+    Ok(())
 }

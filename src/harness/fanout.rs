@@ -225,21 +225,39 @@ mod tests {
         ok: &[0],
     };
 
+    /// A shell line that waits (at most 15 s) until `path` exists.
+    fn await_file(path: &Path) -> String {
+        format!(
+            "i=0; while [ ! -e '{p}' ] && [ $i -lt 1500 ]; do sleep 0.01; i=$((i + 1)); done",
+            p = path.display()
+        )
+    }
+
     #[test]
     fn every_copy_runs_at_once_with_its_own_arguments() {
         let _one = one();
-        let start = Instant::now();
+        // Each copy says it is there, then waits until all three are: one
+        // after another, the first would wait alone until the end of its
+        // 15 s and see only itself.
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display();
         let copies: Vec<_> = (0..3)
-            .map(|i| sh(&format!("sleep 0.5; echo copy {i}")))
+            .map(|i| {
+                sh(&format!(
+                    "touch '{d}/{i}'; {w}; {w1}; {w2}; echo copy {i} saw $(ls '{d}' | wc -l | tr -d ' ')",
+                    w = await_file(&dir.path().join("0")),
+                    w1 = await_file(&dir.path().join("1")),
+                    w2 = await_file(&dir.path().join("2")),
+                ))
+            })
             .collect();
         let got = run(Path::new("/bin/sh"), &copies, BOUNDS);
-        assert!(
-            start.elapsed() < Duration::from_millis(1400),
-            "the copies ran one after another: {:?}",
-            start.elapsed()
-        );
         for (i, c) in got.iter().enumerate() {
-            assert_eq!(c.output(&[0]).unwrap(), format!("copy {i}\n"));
+            assert_eq!(
+                c.output(&[0]).unwrap(),
+                format!("copy {i} saw 3\n"),
+                "the copies ran one after another"
+            );
         }
     }
 
@@ -267,16 +285,18 @@ mod tests {
         let _one = one();
         let start = Instant::now();
         let copies = vec![sh("echo quick"), sh("echo slow; sleep 30")];
+        // The limit leaves both shells time to start and print on a busy
+        // machine (500 ms raced their start), and ends the sleep.
         let got = run(
             Path::new("/bin/sh"),
             &copies,
             Bounds {
-                limit: Duration::from_millis(500),
+                limit: Duration::from_secs(2),
                 grace: Duration::from_secs(1),
                 ok: &[0],
             },
         );
-        assert!(start.elapsed() < Duration::from_secs(10));
+        assert!(start.elapsed() < Duration::from_secs(20));
         assert_eq!(got[0].output(&[0]).unwrap(), "quick\n");
         assert!(got[1].timed_out && got[1].status.is_none());
         assert_eq!(got[1].stdout, "slow\n", "what it printed is kept");
@@ -287,14 +307,22 @@ mod tests {
     #[test]
     fn a_failed_copy_stops_the_others() {
         let _one = one();
+        // The second fails once the first has set its trap (however long
+        // its shell took to start).
+        let dir = tempfile::tempdir().unwrap();
+        let ready = dir.path().join("ready");
         let start = Instant::now();
         let copies = vec![
-            sh("trap 'echo stopped; exit 0' TERM; echo working; sleep 30 & wait"),
-            sh("sleep 0.2; exit 2"),
+            sh(&format!(
+                "trap 'echo stopped; exit 0' TERM; echo working; touch '{}'; sleep 30 & wait",
+                ready.display()
+            )),
+            sh(&format!("{}; exit 2", await_file(&ready))),
         ];
         let got = run(Path::new("/bin/sh"), &copies, BOUNDS);
+        // Asked to stop, not left to its 30 s.
         assert!(
-            start.elapsed() < Duration::from_secs(5),
+            start.elapsed() < Duration::from_secs(20),
             "{:?}",
             start.elapsed()
         );

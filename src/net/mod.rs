@@ -6,6 +6,7 @@
 
 pub mod backend;
 pub mod client;
+pub mod engine;
 pub mod files;
 pub mod hist;
 pub mod http;

@@ -4,7 +4,8 @@
 //! on the same port with SO_REUSEPORT. Workers die with their parent; the
 //! parent stops them (SIGTERM) and reaps them when it stops serving.
 
-use super::server::{self, Config, Handler, Stats};
+use super::engine;
+use super::server::{Config, Handler, Stats};
 use super::sock;
 use std::io;
 use std::net::SocketAddr;
@@ -61,7 +62,7 @@ pub fn serve_all(
             crate::sys::die_with_parent(libc::SIGTERM);
             let fd = listeners.get(w).unwrap_or(&listeners[0]).as_raw_fd();
             let mut h = handler();
-            let code = match server::serve(fd, control, cfg, h.as_mut()) {
+            let code = match engine::serve(fd, control, cfg, h.as_mut()) {
                 Ok(_) => 0,
                 Err(_) => 1,
             };
@@ -71,7 +72,7 @@ pub fn serve_all(
         children.push(pid);
     }
     let mut h = handler();
-    let r = server::serve(listeners[0].as_raw_fd(), control, cfg, h.as_mut());
+    let r = engine::serve(listeners[0].as_raw_fd(), control, cfg, h.as_mut());
     stop(&children);
     r
 }

@@ -465,227 +465,314 @@ pub fn esc(s: &str) -> String {
 
 /// Draws the chart as an `<svg>` element.
 pub fn svg(chart: &Chart, series: &[Series]) -> String {
-    let all = || series.iter().flat_map(|s| s.runs.iter().flatten());
-    let x_max = all()
-        .map(|p| p.0)
-        .filter(|x| x.is_finite())
-        .fold(0.0, f64::max)
-        .max(1.0);
-    // y range: all of it on a log axis; on a linear one a little above the
-    // largest per-n 90th percentile and median (or the 99.5th percentile of
-    // everything, when those are unknown), so that rare outliers do not
-    // flatten the curves; those above are counted in the top row.
-    let mut ys: Vec<f64> = all()
-        .map(|p| p.1)
-        .filter(|y| *y > 0.0 && y.is_finite())
-        .collect();
-    ys.sort_by(f64::total_cmp);
-    let (y_lo, y_hi) = if ys.is_empty() {
-        (1.0, 10.0)
-    } else if chart.log_y {
-        (ys[0] / 1.2, ys[ys.len() - 1] * 1.2)
-    } else {
-        let p90 = series.iter().map(|s| s.p90_max).fold(0.0, f64::max);
-        let med_max = series
-            .iter()
-            .flat_map(|s| s.median.iter().map(|p| p.1))
-            .fold(0.0, f64::max);
-        let top = if p90 > 0.0 {
-            (p90 * 1.3).max(med_max * 1.15)
-        } else {
-            ys[((ys.len() - 1) as f64 * 0.995) as usize].max(med_max) * 1.08
-        };
-        (0.0, top.min(ys[ys.len() - 1] * 1.02))
-    };
-    let (uname, udiv) = unit(y_hi);
-    let pw = W - LEFT - RIGHT;
-    let ph = H - TOP - BOTTOM;
-    let axes = Axes {
-        x_max,
-        y_lo,
-        y_hi,
-        log_y: chart.log_y,
-        width: pw as usize,
-        height: ph as usize,
-    };
-    let sx = |x: f64| LEFT + axes.px(x);
-    let sy = |y: f64| TOP + axes.py(y);
-    let scale = if chart.log_y { "log" } else { "linear" };
+    let plot = Plot::new(chart, series);
     let mut o = String::with_capacity(64 * 1024);
-    let _ = write!(
-        o,
-        r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" data-series="{}" data-scale="{scale}" data-systems="{}" font-family="sans-serif" font-size="12">"#,
-        esc(chart.name),
-        series.len()
-    );
-    let _ = write!(
-        o,
-        r##"<title>{} — every sample against n ({scale} scale)</title><rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="#fff" stroke="#999"/>"##,
-        esc(chart.name)
-    );
-    // Y axis.
-    let yticks = if chart.log_y {
-        log_ticks(y_lo, y_hi)
-    } else {
-        linear_ticks(y_hi, ((ph / 40.0) as usize).max(2))
-    };
-    for t in yticks.iter().filter(|&&t| t <= y_hi * 1.0001) {
-        let y = sy(*t);
+    plot.write_open(&mut o);
+    plot.write_y_axis(&mut o);
+    plot.write_x_axis(&mut o);
+    let densities = plot.write_densities(&mut o);
+    let lone_total = plot.write_lone(&mut o, &densities);
+    plot.write_run_medians(&mut o);
+    plot.write_medians_and_fits(&mut o);
+    plot.write_legend(&mut o, lone_total);
+    write_notes(&mut o, &densities, lone_total);
+    o.push_str("</svg>");
+    o
+}
+
+/// Width of the plot area of an [`svg`] chart.
+const PLOT_W: f64 = W - LEFT - RIGHT;
+/// Height of the plot area of an [`svg`] chart.
+const PLOT_H: f64 = H - TOP - BOTTOM;
+
+/// A scatter chart being drawn: what it shows, and how data map to its
+/// pixels.
+struct Plot<'a> {
+    /// The chart.
+    chart: &'a Chart<'a>,
+    /// Its systems' data.
+    series: &'a [Series<'a>],
+    /// The mapping of the plot area.
+    axes: Axes,
+}
+
+impl<'a> Plot<'a> {
+    /// The plot of `series`: x from 0 to the largest n; y over every
+    /// sample on a log axis, on a linear one from 0 to a little above the
+    /// largest per-n 90th percentile and median (or the 99.5th percentile
+    /// of everything, when those are unknown), so that rare outliers do
+    /// not flatten the curves; those above are counted in the top row.
+    fn new(chart: &'a Chart<'a>, series: &'a [Series<'a>]) -> Plot<'a> {
+        let all = || series.iter().flat_map(|s| s.runs.iter().flatten());
+        let x_max = all()
+            .map(|p| p.0)
+            .filter(|x| x.is_finite())
+            .fold(0.0, f64::max)
+            .max(1.0);
+        let mut ys: Vec<f64> = all()
+            .map(|p| p.1)
+            .filter(|y| *y > 0.0 && y.is_finite())
+            .collect();
+        ys.sort_by(f64::total_cmp);
+        let (y_lo, y_hi) = if ys.is_empty() {
+            (1.0, 10.0)
+        } else if chart.log_y {
+            (ys[0] / 1.2, ys[ys.len() - 1] * 1.2)
+        } else {
+            let p90 = series.iter().map(|s| s.p90_max).fold(0.0, f64::max);
+            let med_max = series
+                .iter()
+                .flat_map(|s| s.median.iter().map(|p| p.1))
+                .fold(0.0, f64::max);
+            let top = if p90 > 0.0 {
+                (p90 * 1.3).max(med_max * 1.15)
+            } else {
+                ys[((ys.len() - 1) as f64 * 0.995) as usize].max(med_max) * 1.08
+            };
+            (0.0, top.min(ys[ys.len() - 1] * 1.02))
+        };
+        let axes = Axes {
+            x_max,
+            y_lo,
+            y_hi,
+            log_y: chart.log_y,
+            width: PLOT_W as usize,
+            height: PLOT_H as usize,
+        };
+        Plot {
+            chart,
+            series,
+            axes,
+        }
+    }
+
+    /// The SVG x of `x`.
+    fn sx(&self, x: f64) -> f64 {
+        LEFT + self.axes.px(x)
+    }
+
+    /// The SVG y of `y`.
+    fn sy(&self, y: f64) -> f64 {
+        TOP + self.axes.py(y)
+    }
+
+    /// `x,y` SVG coordinates of `points`, separated by spaces (a
+    /// polyline's `points`).
+    fn coordinates(&self, points: &[(f64, f64)]) -> String {
+        let pts: Vec<String> = points
+            .iter()
+            .map(|&(x, y)| format!("{:.1},{:.1}", self.sx(x), self.sy(y)))
+            .collect();
+        pts.join(" ")
+    }
+
+    /// `log` or `linear`.
+    fn scale(&self) -> &'static str {
+        if self.chart.log_y { "log" } else { "linear" }
+    }
+
+    /// The `<svg>` element's opening, its title and the plot area's frame.
+    fn write_open(&self, o: &mut String) {
+        let (name, scale) = (self.chart.name, self.scale());
         let _ = write!(
             o,
-            r##"<line x1="{LEFT}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
-            LEFT + pw,
-            LEFT - 6.0,
-            y + 4.0,
-            num(t / udiv)
+            r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" data-series="{}" data-scale="{scale}" data-systems="{}" font-family="sans-serif" font-size="12">"#,
+            esc(name),
+            self.series.len()
+        );
+        let _ = write!(
+            o,
+            r##"<title>{} — every sample against n ({scale} scale)</title><rect x="{LEFT}" y="{TOP}" width="{PLOT_W}" height="{PLOT_H}" fill="#fff" stroke="#999"/>"##,
+            esc(name)
         );
     }
-    let _ = write!(
-        o,
-        r#"<text x="14" y="{:.1}" transform="rotate(-90 14 {:.1})" text-anchor="middle">time per operation ({uname}{})</text>"#,
-        TOP + ph / 2.0,
-        TOP + ph / 2.0,
-        if chart.log_y { ", log scale" } else { "" }
-    );
-    // X axis: ticks at least 70 px apart so labels never overlap.
-    let xticks = linear_ticks(x_max, ((pw / 90.0) as usize).max(2));
-    for t in xticks.iter().filter(|&&t| t <= x_max * 1.0001) {
-        let x = sx(*t);
-        let _ = write!(
-            o,
-            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{:.1}" stroke="#f0f0f0"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
-            TOP + ph,
-            TOP + ph + 16.0,
-            fmt_n(*t)
-        );
-    }
-    let _ = write!(
-        o,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">n = {}</text>"#,
-        LEFT + pw / 2.0,
-        H - 8.0,
-        esc(chart.x_label)
-    );
-    // Every sample, as one density layer per system; several systems
-    // multiply, so that where they overlap both stay visible.
-    let blend = if series.len() > 1 {
-        ";mix-blend-mode:multiply"
-    } else {
-        ""
-    };
-    let mut densities = Vec::with_capacity(series.len());
-    for (si, s) in series.iter().enumerate() {
-        let d = density(&s.runs, &axes);
-        let _ = write!(
-            o,
-            r#"<g class="system" data-system="{}" data-index="{si}" data-samples="{}">"#,
-            esc(s.label),
-            d.counted
-        );
-        if d.counted > 0 {
-            let png = base64::engine::general_purpose::STANDARD.encode(d.png(rgb(s.colour)));
+
+    /// The time axis: grid lines, tick labels in a unit chosen by the
+    /// range, and its label.
+    fn write_y_axis(&self, o: &mut String) {
+        let (y_lo, y_hi) = (self.axes.y_lo, self.axes.y_hi);
+        let (uname, udiv) = unit(y_hi);
+        let yticks = if self.chart.log_y {
+            log_ticks(y_lo, y_hi)
+        } else {
+            linear_ticks(y_hi, ((PLOT_H / 40.0) as usize).max(2))
+        };
+        for t in yticks.iter().filter(|&&t| t <= y_hi * 1.0001) {
+            let y = self.sy(*t);
             let _ = write!(
                 o,
-                r#"<image class="density" x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" preserveAspectRatio="none" style="image-rendering:pixelated{blend}" href="data:image/png;base64,{png}"/>"#
-            );
-        }
-        o.push_str("</g>");
-        densities.push(d);
-    }
-    // Lone samples, ringed over every layer, where samples are single
-    // pixels.
-    let mut lone_total = 0;
-    for (s, d) in series.iter().zip(&densities).filter(|(_, d)| d.spread == 0) {
-        let lone = d.lone();
-        if lone.is_empty() {
-            continue;
-        }
-        lone_total += lone
-            .iter()
-            .map(|&(c, r)| d.at(c, r) as usize)
-            .sum::<usize>();
-        let mut path = String::with_capacity(lone.len() * 30);
-        for (c, r) in lone {
-            let _ = write!(
-                path,
-                "M{:.1} {:.1}a3 3 0 1 0 6 0a3 3 0 1 0-6 0",
-                LEFT + c as f64 - 2.5,
-                TOP + r as f64 + 0.5
+                r##"<line x1="{LEFT}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+                LEFT + PLOT_W,
+                LEFT - 6.0,
+                y + 4.0,
+                num(t / udiv)
             );
         }
         let _ = write!(
             o,
-            r#"<path class="lone" data-system="{}" d="{path}" stroke="{}" stroke-width="1.2" fill="none"/>"#,
-            esc(s.label),
-            s.colour
+            r#"<text x="14" y="{:.1}" transform="rotate(-90 14 {:.1})" text-anchor="middle">time per operation ({uname}{})</text>"#,
+            TOP + PLOT_H / 2.0,
+            TOP + PLOT_H / 2.0,
+            if self.chart.log_y { ", log scale" } else { "" }
         );
     }
-    // Each run's own median, when a system has several runs.
-    for s in series.iter().filter(|s| s.runs.len() > 1) {
-        for (ri, run) in s.runs.iter().enumerate() {
-            let m = run_median(run, x_max);
-            if m.len() < 2 {
+
+    /// The n axis: ticks at least 70 px apart so labels never overlap,
+    /// and its label.
+    fn write_x_axis(&self, o: &mut String) {
+        let x_max = self.axes.x_max;
+        let xticks = linear_ticks(x_max, ((PLOT_W / 90.0) as usize).max(2));
+        for t in xticks.iter().filter(|&&t| t <= x_max * 1.0001) {
+            let x = self.sx(*t);
+            let _ = write!(
+                o,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{:.1}" stroke="#f0f0f0"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+                TOP + PLOT_H,
+                TOP + PLOT_H + 16.0,
+                fmt_n(*t)
+            );
+        }
+        let _ = write!(
+            o,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">n = {}</text>"#,
+            LEFT + PLOT_W / 2.0,
+            H - 8.0,
+            esc(self.chart.x_label)
+        );
+    }
+
+    /// Every sample, as one density layer per system; several systems
+    /// multiply, so that where they overlap both stay visible. Returns
+    /// each system's density.
+    fn write_densities(&self, o: &mut String) -> Vec<Density> {
+        let blend = if self.series.len() > 1 {
+            ";mix-blend-mode:multiply"
+        } else {
+            ""
+        };
+        let mut densities = Vec::with_capacity(self.series.len());
+        for (si, s) in self.series.iter().enumerate() {
+            let d = density(&s.runs, &self.axes);
+            let _ = write!(
+                o,
+                r#"<g class="system" data-system="{}" data-index="{si}" data-samples="{}">"#,
+                esc(s.label),
+                d.counted
+            );
+            if d.counted > 0 {
+                let png = base64::engine::general_purpose::STANDARD.encode(d.png(rgb(s.colour)));
+                let _ = write!(
+                    o,
+                    r#"<image class="density" x="{LEFT}" y="{TOP}" width="{PLOT_W}" height="{PLOT_H}" preserveAspectRatio="none" style="image-rendering:pixelated{blend}" href="data:image/png;base64,{png}"/>"#
+                );
+            }
+            o.push_str("</g>");
+            densities.push(d);
+        }
+        densities
+    }
+
+    /// Lone samples, ringed over every layer, where samples are single
+    /// pixels. Returns how many samples were ringed.
+    fn write_lone(&self, o: &mut String, densities: &[Density]) -> usize {
+        let mut lone_total = 0;
+        for (s, d) in self
+            .series
+            .iter()
+            .zip(densities)
+            .filter(|(_, d)| d.spread == 0)
+        {
+            let lone = d.lone();
+            if lone.is_empty() {
                 continue;
             }
-            let pts: Vec<String> = m
+            lone_total += lone
                 .iter()
-                .map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y)))
-                .collect();
+                .map(|&(c, r)| d.at(c, r) as usize)
+                .sum::<usize>();
+            let mut path = String::with_capacity(lone.len() * 30);
+            for (c, r) in lone {
+                let _ = write!(
+                    path,
+                    "M{:.1} {:.1}a3 3 0 1 0 6 0a3 3 0 1 0-6 0",
+                    LEFT + c as f64 - 2.5,
+                    TOP + r as f64 + 0.5
+                );
+            }
             let _ = write!(
                 o,
-                r#"<polyline class="run" data-system="{}" data-run="{}" points="{}" fill="none" stroke="{}" stroke-width="0.9" stroke-dasharray="3 2" opacity="0.8"><title>{}: run {}</title></polyline>"#,
+                r#"<path class="lone" data-system="{}" d="{path}" stroke="{}" stroke-width="1.2" fill="none"/>"#,
                 esc(s.label),
-                ri + 1,
-                pts.join(" "),
-                s.colour,
-                esc(s.label),
-                ri + 1
-            );
-        }
-    }
-    // Medians and fits on top.
-    for s in series {
-        if s.median.len() > 1 {
-            let pts: Vec<String> = s
-                .median
-                .iter()
-                .map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y)))
-                .collect();
-            let _ = write!(
-                o,
-                r#"<polyline class="median" points="{}" fill="none" stroke="{}" stroke-width="2.2"/>"#,
-                pts.join(" "),
                 s.colour
             );
         }
-        if s.fit.len() > 1 {
-            let pts: Vec<String> = s
-                .fit
-                .iter()
-                .map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y)))
-                .collect();
-            let _ = write!(
-                o,
-                r##"<polyline class="fit" points="{}" fill="none" stroke="#222" stroke-width="1.4" stroke-dasharray="5 4"/>"##,
-                pts.join(" ")
-            );
+        lone_total
+    }
+
+    /// Each run's own median, when a system has several runs.
+    fn write_run_medians(&self, o: &mut String) {
+        for s in self.series.iter().filter(|s| s.runs.len() > 1) {
+            for (ri, run) in s.runs.iter().enumerate() {
+                let m = run_median(run, self.axes.x_max);
+                if m.len() < 2 {
+                    continue;
+                }
+                let _ = write!(
+                    o,
+                    r#"<polyline class="run" data-system="{}" data-run="{}" points="{}" fill="none" stroke="{}" stroke-width="0.9" stroke-dasharray="3 2" opacity="0.8"><title>{}: run {}</title></polyline>"#,
+                    esc(s.label),
+                    ri + 1,
+                    self.coordinates(&m),
+                    s.colour,
+                    esc(s.label),
+                    ri + 1
+                );
+            }
         }
     }
-    // Legend: systems, then the key.
-    let mut lx = LEFT;
-    for s in series {
-        let _ = write!(
-            o,
-            r#"<rect x="{lx:.1}" y="8" width="14" height="10" fill="{}"/><text x="{:.1}" y="17">{}</text>"#,
-            s.colour,
-            lx + 18.0,
-            esc(s.label)
-        );
-        lx += 28.0 + 7.0 * s.label.chars().count() as f64;
+
+    /// Each system's median and fitted curve, on top.
+    fn write_medians_and_fits(&self, o: &mut String) {
+        for s in self.series {
+            if s.median.len() > 1 {
+                let _ = write!(
+                    o,
+                    r#"<polyline class="median" points="{}" fill="none" stroke="{}" stroke-width="2.2"/>"#,
+                    self.coordinates(&s.median),
+                    s.colour
+                );
+            }
+            if s.fit.len() > 1 {
+                let _ = write!(
+                    o,
+                    r##"<polyline class="fit" points="{}" fill="none" stroke="#222" stroke-width="1.4" stroke-dasharray="5 4"/>"##,
+                    self.coordinates(&s.fit)
+                );
+            }
+        }
     }
-    // The key, from the right: density, lone samples, run medians (when
-    // any system has several runs), median, fit.
-    let many_runs = series.iter().any(|s| s.runs.len() > 1);
+
+    /// The legend: the systems from the left, then the key from the right
+    /// (see [`write_key`]).
+    fn write_legend(&self, o: &mut String, lone_total: usize) {
+        let mut lx = LEFT;
+        for s in self.series {
+            let _ = write!(
+                o,
+                r#"<rect x="{lx:.1}" y="8" width="14" height="10" fill="{}"/><text x="{:.1}" y="17">{}</text>"#,
+                s.colour,
+                lx + 18.0,
+                esc(s.label)
+            );
+            lx += 28.0 + 7.0 * s.label.chars().count() as f64;
+        }
+        write_key(o, self.series.iter().any(|s| s.runs.len() > 1), lone_total);
+    }
+}
+
+/// The key, from the right: density, lone samples (when `lone_total`),
+/// run medians (when any system has several runs), median, fit.
+fn write_key(o: &mut String, many_runs: bool, lone_total: usize) {
     let mut rx = W
         - RIGHT
         - 262.0
@@ -730,7 +817,10 @@ pub fn svg(chart: &Chart, series: &[Series]) -> String {
         rx + 88.0,
         rx + 92.0
     );
-    // Notes: what was drawn, and clipping.
+}
+
+/// The note above the plot: what was drawn, and what was clipped.
+fn write_notes(o: &mut String, densities: &[Density], lone_total: usize) {
     let counted: usize = densities.iter().map(|d| d.counted).sum();
     let above: usize = densities.iter().map(|d| d.above).sum();
     let below: usize = densities.iter().map(|d| d.below).sum();
@@ -769,8 +859,6 @@ pub fn svg(chart: &Chart, series: &[Series]) -> String {
             esc(&notes.join("; "))
         );
     }
-    o.push_str("</svg>");
-    o
 }
 
 /// One line of a [`lines_svg`] or [`curve_svg`] chart.

@@ -8,7 +8,7 @@
 
 use super::chart::{self, Chart, PALETTE, Series, esc};
 use super::diff::{self, Difference};
-use super::{Entry, Input, Report, flags_of};
+use super::{Entry, Input, Report, WorkLine, WorkTable, flags_of};
 use crate::analysis::units::{fmt_n, fmt_ns};
 use crate::analysis::{Class, Verdict};
 use crate::results::{ResultFile, Status};
@@ -342,18 +342,62 @@ impl Report for HtmlReport {
     }
 
     fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
-        let labels: Vec<&str> = input.systems.iter().map(|s| s.label.as_str()).collect();
-        let index = |sys: &str| labels.iter().position(|l| *l == sys).unwrap_or(0);
+        let page = Page {
+            input,
+            labels: input.systems.iter().map(|s| s.label.as_str()).collect(),
+        };
+        page.write_head(out)?;
+        page.write_differences(out)?;
+        page.write_settings(out)?;
+        page.write_profiles(out)?;
+        page.write_verdicts(out)?;
+        let work = input.work_tables();
+        if !work.is_empty() {
+            writeln!(out, "<h2 id=\"workloads\">Workloads</h2>")?;
+        }
+        for t in work {
+            WorkArticle::new(&page, t).write(out)?;
+        }
+        page.write_systems(out)?;
+        if !input.entries.is_empty() {
+            writeln!(out, "<h2 id=\"benchmarks\">Benchmarks</h2>")?;
+        }
+        for (k, series) in input.series_names().into_iter().enumerate() {
+            page.write_benchmark(out, k, series)?;
+        }
+        page.write_footer(out)
+    }
+}
+
+/// The report being written: its input and the systems' labels, in order
+/// (a system's colour is its place among them).
+struct Page<'a> {
+    /// What the report shows.
+    input: &'a Input<'a>,
+    /// The systems' labels, in the order given.
+    labels: Vec<&'a str>,
+}
+
+impl<'a> Page<'a> {
+    /// The place of system `sys` among the systems (its colour).
+    fn index(&self, sys: &str) -> usize {
+        self.labels.iter().position(|l| *l == sys).unwrap_or(0)
+    }
+
+    /// The document's head, title, systems, notices, the guide to reading
+    /// it, and a notice when there is nothing to show.
+    fn write_head(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        let input = self.input;
         writeln!(
             out,
             "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>scalebench report: {}</title><style>{STYLE}</style></head><body>",
-            esc(&labels.join(", "))
+            esc(&self.labels.join(", "))
         )?;
         writeln!(out, "<h1>scalebench report</h1>")?;
         writeln!(
             out,
             "<p class=\"sub\">{} — does the cost of each operation stay flat as n grows? Every sample of every run is drawn; a verdict names the growth class.</p>",
-            labels
+            self.labels
                 .iter()
                 .enumerate()
                 .map(|(i, l)| format!(
@@ -381,64 +425,77 @@ impl Report for HtmlReport {
             out,
             "<p class=\"howto\"><b>How to read it.</b> n is how many resources (descriptors, processes, mappings, connections) were held when an operation was timed. Each chart plots every timed operation: x = n, y = its time; colour = system, and the darker a spot the more operations took that time at that n (every one counts; where they are dense, single ones are a faint pixel, and one far from any other gets a ring; where they are few, each is a small square; where two systems overlap, their colours mix darker); the solid line is the median at each n, the thin dashed ones each run's own median (one that strays is a run that differs), the dark dashed one the fitted model. The <b>class</b> says how the cost grows with n: <span class=\"class k0\">O(1)</span> stays flat, <span class=\"class k1\">O(log n)</span> grows slowly, <span class=\"class k2\">O(n)</span> grows in proportion, <span class=\"class k3\">O(n log n)</span> and <span class=\"class k4\">O(n^2)</span> faster; the percentage is how sure the analysis is. Flags name what a class does not say: a <i>step</i> between plateaus, a <i>bimodal</i> second slower curve, a <i>slope change</i>.</p>"
         )?;
-        let work = input.work_tables();
-        if input.entries.is_empty() && work.is_empty() {
+        if input.entries.is_empty() && input.work_tables().is_empty() {
             writeln!(
                 out,
                 "<p class=\"notice\">No benchmark results in the input.</p>"
             )?;
         }
+        Ok(())
+    }
 
-        // What differs.
-        if input.systems.len() > 1 {
-            let diffs: Vec<Difference> = diff::differences(input);
-            writeln!(
-                out,
-                "<h2 id=\"differences\">What differs (against {})</h2>",
-                esc(labels[0])
-            )?;
-            if diffs.is_empty() {
-                writeln!(
-                    out,
-                    "<p>No notable differences: same classes, costs within {:.0} %.</p>",
-                    (diff::NOTABLE - 1.0) * 100.0
-                )?;
-            } else {
-                writeln!(out, "<ul class=\"diffs\">")?;
-                for d in &diffs {
-                    writeln!(
-                        out,
-                        "<li data-kind=\"{}\"><a href=\"#{}\">{}</a></li>",
-                        serde_json::to_value(d.kind)?.as_str().unwrap_or(""),
-                        anchor(&d.series),
-                        esc(&d.text)
-                    )?;
-                }
-                writeln!(out, "</ul>")?;
-            }
+    /// What differs between the systems, against the first (with several
+    /// systems).
+    fn write_differences(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        if self.input.systems.len() <= 1 {
+            return Ok(());
         }
-
-        // Settings and profiles.
-        let rows = super::settings::differing(input.systems);
-        if !rows.is_empty() {
+        let diffs: Vec<Difference> = diff::differences(self.input);
+        writeln!(
+            out,
+            "<h2 id=\"differences\">What differs (against {})</h2>",
+            esc(self.labels[0])
+        )?;
+        if diffs.is_empty() {
             writeln!(
                 out,
-                "<h2 id=\"settings\">Settings that differ</h2><table class=\"settings\"><tr><th>setting</th>"
+                "<p>No notable differences: same classes, costs within {:.0} %.</p>",
+                (diff::NOTABLE - 1.0) * 100.0
             )?;
-            for l in &labels {
-                write!(out, "<th>{}</th>", esc(l))?;
+            return Ok(());
+        }
+        writeln!(out, "<ul class=\"diffs\">")?;
+        for d in &diffs {
+            writeln!(
+                out,
+                "<li data-kind=\"{}\"><a href=\"#{}\">{}</a></li>",
+                serde_json::to_value(d.kind)?.as_str().unwrap_or(""),
+                anchor(&d.series),
+                esc(&d.text)
+            )?;
+        }
+        writeln!(out, "</ul>")?;
+        Ok(())
+    }
+
+    /// The table of settings whose values differ between the systems.
+    fn write_settings(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        let rows = super::settings::differing(self.input.systems);
+        if rows.is_empty() {
+            return Ok(());
+        }
+        writeln!(
+            out,
+            "<h2 id=\"settings\">Settings that differ</h2><table class=\"settings\"><tr><th>setting</th>"
+        )?;
+        for l in &self.labels {
+            write!(out, "<th>{}</th>", esc(l))?;
+        }
+        writeln!(out, "</tr>")?;
+        for r in &rows {
+            write!(out, "<tr><td>{}</td>", esc(&r.name))?;
+            for v in &r.values {
+                write!(out, "<td>{}</td>", esc(v.as_deref().unwrap_or("—")))?;
             }
             writeln!(out, "</tr>")?;
-            for r in &rows {
-                write!(out, "<tr><td>{}</td>", esc(&r.name))?;
-                for v in &r.values {
-                    write!(out, "<td>{}</td>", esc(v.as_deref().unwrap_or("—")))?;
-                }
-                writeln!(out, "</tr>")?;
-            }
-            writeln!(out, "</table>")?;
         }
-        for s in input.systems {
+        writeln!(out, "</table>")?;
+        Ok(())
+    }
+
+    /// Each system's tuning profile and what became of its changes.
+    fn write_profiles(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        for s in self.input.systems {
             let Some(p) = &s.file.profile else { continue };
             writeln!(
                 out,
@@ -456,359 +513,129 @@ impl Report for HtmlReport {
             }
             writeln!(out, "</ul>")?;
         }
+        Ok(())
+    }
 
-        // Verdicts.
-        if !input.entries.is_empty() {
-            writeln!(
-                out,
-                "<h2 id=\"verdicts\">Verdicts</h2><table class=\"verdicts\"><tr><th>benchmark</th>"
-            )?;
-            for l in &labels {
-                writeln!(out, "<th>{}</th>", esc(l))?;
-            }
-            writeln!(out, "</tr>")?;
-            for series in input.series_names() {
-                write!(
-                    out,
-                    "<tr class=\"verdict\" data-series=\"{}\"><td><a href=\"#{}\">{}</a></td>",
-                    esc(series),
-                    anchor(series),
-                    esc(series)
-                )?;
-                for l in &labels {
-                    match input.of_series(series).find(|e| e.system == *l) {
-                        Some(e) => match &e.verdict {
-                            Ok(v) => write!(
-                                out,
-                                "<td>{}<br>{} → {} (×{:.2})<br>rise {}{}</td>",
-                                class_cell(v),
-                                fmt_ns(v.low.ns),
-                                fmt_ns(v.high.ns),
-                                v.ratio(),
-                                esc(&super::terminal::rise_cell(v)),
-                                match flags_of(e) {
-                                    f if f.is_empty() => String::new(),
-                                    f => format!("<br><span class=\"flags\">{}</span>", esc(&f)),
-                                }
-                            )?,
-                            Err(m) => write!(out, "<td class=\"flags\">{}</td>", esc(m))?,
-                        },
-                        None => write!(out, "<td class=\"sub\">not run</td>")?,
-                    }
-                }
-                writeln!(out, "</tr>")?;
-            }
-            writeln!(out, "</table>")?;
+    /// The verdict table: a row per benchmark series, a column per system.
+    fn write_verdicts(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        let input = self.input;
+        if input.entries.is_empty() {
+            return Ok(());
         }
-
-        // Workloads.
-        if !work.is_empty() {
-            writeln!(out, "<h2 id=\"workloads\">Workloads</h2>")?;
+        writeln!(
+            out,
+            "<h2 id=\"verdicts\">Verdicts</h2><table class=\"verdicts\"><tr><th>benchmark</th>"
+        )?;
+        for l in &self.labels {
+            writeln!(out, "<th>{}</th>", esc(l))?;
         }
-        for t in work {
-            let many = input.systems.len() > 1;
-            // One colour per system, or per system and target when a
-            // workload ran on several targets.
-            let whos: Vec<String> = {
-                let mut v: Vec<String> = Vec::new();
-                for l in &t.lines {
-                    let w = l.who(many);
-                    if !v.contains(&w) {
-                        v.push(w);
-                    }
-                }
-                v
-            };
-            let tint = |l: &super::WorkLine| {
-                if l.target.is_some() {
-                    colour(whos.iter().position(|w| *w == l.who(many)).unwrap_or(0))
-                } else {
-                    colour(index(l.system))
-                }
-            };
-            // The bar: req/s against the best, or a phase's time against
-            // the slowest of the same phase (longer is slower).
-            let bar = |l: &super::WorkLine| -> f64 {
-                let Some(r) = l.row else { return 0.0 };
-                if let Some(p) = &r.phase {
-                    let worst = t
-                        .lines
-                        .iter()
-                        .filter(|o| o.label == l.label)
-                        .filter_map(|o| o.row?.phase.as_ref().map(|p| p.seconds))
-                        .fold(0.0, f64::max);
-                    return if worst > 0.0 { p.seconds / worst } else { 0.0 };
-                }
-                let top = t
-                    .lines
-                    .iter()
-                    .filter_map(|l| l.row?.load.as_ref().map(|s| s.requests_per_s))
-                    .fold(0.0, f64::max);
-                r.load.as_ref().map_or(0.0, |s| {
-                    if top > 0.0 {
-                        s.requests_per_s / top
-                    } else {
-                        0.0
-                    }
-                })
-            };
-            let who_head = t.who_head(many);
-            writeln!(
+        writeln!(out, "</tr>")?;
+        for series in input.series_names() {
+            write!(
                 out,
-                "<article class=\"workload\" id=\"{}\" data-workload=\"{}\"><h3>{}</h3><p class=\"what\">{}</p><table class=\"workloads\"><tr><th>row</th><th>{who_head}</th>",
-                anchor(t.name),
-                esc(t.name),
-                esc(t.name),
-                esc(t.what)
-            )?;
-            for c in t.columns {
-                write!(out, "<th>{}</th>", esc(c))?;
-            }
-            writeln!(out, "</tr>")?;
-            for l in &t.lines {
-                let who = l.who(many);
-                write!(
-                    out,
-                    "<tr data-row=\"{}\" data-system=\"{}\"{}><td>{}</td><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>",
-                    esc(l.label),
-                    esc(l.system),
-                    l.target
-                        .map_or(String::new(), |tg| format!(" data-target=\"{}\"", esc(tg))),
-                    esc(l.label),
-                    tint(l),
-                    esc(&who)
-                )?;
-                match l.cells() {
-                    Ok(cells) => {
-                        let width = bar(l) * 100.0;
-                        for (i, c) in cells.iter().enumerate() {
-                            if i == 0 {
-                                write!(
-                                    out,
-                                    "<td class=\"num\"><span class=\"bar\" style=\"width:{width:.0}px;background:{}\"></span> {}</td>",
-                                    tint(l),
-                                    esc(c)
-                                )?;
-                            } else {
-                                write!(out, "<td class=\"num\">{}</td>", esc(c))?;
-                            }
-                        }
-                    }
-                    Err(e) => write!(
-                        out,
-                        "<td colspan=\"{}\" class=\"flags\">{}</td>",
-                        t.columns.len(),
-                        esc(&e)
-                    )?,
-                }
-                writeln!(out, "</tr>")?;
-            }
-            writeln!(out, "</table>")?;
-            for m in &t.messages {
-                writeln!(out, "<p class=\"flags\">{}</p>", esc(m))?;
-            }
-            // Throughput over time, a chart per phase that has a curve.
-            let mut labels_done: Vec<&str> = Vec::new();
-            for l in &t.lines {
-                if labels_done.contains(&l.label) {
-                    continue;
-                }
-                labels_done.push(l.label);
-                let lines: Vec<(String, &super::WorkLine, &crate::results::PhaseStats)> = t
-                    .lines
-                    .iter()
-                    .filter(|o| o.label == l.label)
-                    .filter_map(|o| {
-                        let p = o.row?.phase.as_ref()?;
-                        (!p.throughput.is_empty()).then(|| (o.who(many), o, p))
-                    })
-                    .collect();
-                if lines.is_empty() {
-                    continue;
-                }
-                let unit = lines[0].2.unit.clone();
-                let chart_lines: Vec<chart::Line> = lines
-                    .iter()
-                    .map(|(who, o, p)| chart::Line {
-                        label: who,
-                        colour: tint(o),
-                        points: p.throughput.iter().map(|s| (s[0], s[1])).collect(),
-                    })
-                    .collect();
-                let id = format!("{}-{}", anchor(t.name), anchor(l.label));
-                writeln!(
-                    out,
-                    "<figure class=\"phase\" data-phase=\"{}\">{}</figure>",
-                    esc(l.label),
-                    chart::lines_svg(
-                        &id,
-                        &format!("{}: {} — {unit} per second over time", t.name, l.label),
-                        "seconds since the phase started",
-                        &format!("{unit}/s"),
-                        &chart_lines
-                    )
-                )?;
-            }
-            // Sweeps: the verdict of each, then figure, per-unit and load ×
-            // frequency against the level, systems overlaid.
-            let mut sweeps_done: Vec<&str> = Vec::new();
-            for l in &t.lines {
-                let Some((sw, v)) = l.sweep() else {
-                    continue;
-                };
-                writeln!(
-                    out,
-                    "<p class=\"sweep\"><b>{}</b> — {} against {}: {}</p>",
-                    esc(&format!("{} · {}", l.label, l.who(many))),
-                    esc(&sw.unit),
-                    esc(&sw.variable),
-                    esc(&v.words)
-                )?;
-                match super::sweep_failures(sw) {
-                    Some(rows) if rows.len() == 1 => {
-                        writeln!(out, "<p class=\"failures\">{}</p>", esc(&rows[0][0]))?;
-                    }
-                    Some(rows) => {
-                        write!(out, "<table class=\"failures\">")?;
-                        for (i, r) in rows.iter().enumerate() {
-                            let tag = if i == 0 { "th" } else { "td" };
-                            write!(out, "<tr>")?;
-                            for c in r {
-                                write!(out, "<{tag}>{}</{tag}>", esc(c))?;
-                            }
-                            write!(out, "</tr>")?;
-                        }
-                        writeln!(out, "</table>")?;
-                    }
-                    None => {}
-                }
-                if sweeps_done.contains(&l.label) {
-                    continue;
-                }
-                sweeps_done.push(l.label);
-            }
-            for label in sweeps_done {
-                for c in super::sweep_charts(t, label, many) {
-                    let lines: Vec<chart::Line> = c
-                        .lines
-                        .iter()
-                        .map(|(who, system, points)| chart::Line {
-                            label: who,
-                            colour: colour(index(system)),
-                            points: points.clone(),
-                        })
-                        .collect();
-                    let id = format!("{}-{}-{}", anchor(t.name), anchor(label), c.key);
-                    writeln!(
-                        out,
-                        "<figure class=\"sweep\" data-sweep=\"{}\">{}</figure>",
-                        esc(label),
-                        chart::curve_svg(&id, &c.title, &c.x_label, &c.y_label, &lines)
-                    )?;
-                }
-            }
-            writeln!(out, "</article>")?;
-        }
-
-        // Systems.
-        let files: Vec<&ResultFile> = input.systems.iter().map(|s| &s.file).collect();
-        if !files.is_empty() {
-            writeln!(
-                out,
-                "<h2 id=\"systems\">Systems</h2><table class=\"systems\"><tr><th></th>"
-            )?;
-            for l in &labels {
-                writeln!(out, "<th>{}</th>", esc(l))?;
-            }
-            writeln!(out, "</tr>")?;
-            for (name, vals) in system_rows(&files) {
-                let differs = vals.iter().any(|v| v != &vals[0]);
-                write!(
-                    out,
-                    "<tr{}><td>{}</td>",
-                    if differs && vals.len() > 1 {
-                        " class=\"differs\""
-                    } else {
-                        ""
-                    },
-                    esc(&name)
-                )?;
-                for v in vals {
-                    write!(out, "<td>{}</td>", esc(&v))?;
-                }
-                writeln!(out, "</tr>")?;
-            }
-            writeln!(
-                out,
-                "</table><p class=\"sub\">Highlighted rows differ between the systems.</p>"
-            )?;
-        }
-
-        // One article per benchmark series.
-        if !input.entries.is_empty() {
-            writeln!(out, "<h2 id=\"benchmarks\">Benchmarks</h2>")?;
-        }
-        for (k, series) in input.series_names().into_iter().enumerate() {
-            let entries: Vec<&Entry> = input.of_series(series).collect();
-            let what = entries
-                .iter()
-                .find_map(|e| e.bench)
-                .map(|b| (b.n_meaning.clone(), b.timed.clone()));
-            writeln!(
-                out,
-                "<article class=\"bench\" id=\"{}\" data-series=\"{}\"><h3>{}</h3>",
-                anchor(series),
+                "<tr class=\"verdict\" data-series=\"{}\"><td><a href=\"#{}\">{}</a></td>",
                 esc(series),
+                anchor(series),
                 esc(series)
             )?;
-            if let Some((n, t)) = &what {
-                writeln!(
-                    out,
-                    "<p class=\"what\">timed: {} · n = {}</p>",
-                    esc(t),
-                    esc(n)
-                )?;
+            for l in &self.labels {
+                match input.of_series(series).find(|e| e.system == *l) {
+                    Some(e) => verdict_cell(out, e)?,
+                    None => write!(out, "<td class=\"sub\">not run</td>")?,
+                }
             }
-            let data: Vec<Series> = entries
-                .iter()
-                .map(|e| series_of(e, index(e.system)))
-                .collect();
-            let has_samples = data.iter().any(|s| s.runs.iter().any(|r| !r.is_empty()));
-            if has_samples {
-                let x_label = what.as_ref().map_or("n", |w| w.0.as_str());
-                let lin = chart::svg(
-                    &Chart {
-                        id: &format!("c{k}l"),
-                        name: series,
-                        x_label,
-                        log_y: false,
-                    },
-                    &data,
-                );
-                let log = chart::svg(
-                    &Chart {
-                        id: &format!("c{k}g"),
-                        name: series,
-                        x_label,
-                        log_y: true,
-                    },
-                    &data,
-                );
-                writeln!(
-                    out,
-                    "<div class=\"scale\"><input type=\"radio\" class=\"lin\" name=\"s{k}\" id=\"s{k}l\" checked><label for=\"s{k}l\">linear time axis</label><input type=\"radio\" class=\"log\" name=\"s{k}\" id=\"s{k}g\"><label for=\"s{k}g\">logarithmic</label><div class=\"lin-view\">{lin}</div><div class=\"log-view\">{log}</div></div>"
-                )?;
-            }
-            writeln!(out, "<ul class=\"words\">")?;
-            for e in &entries {
-                writeln!(out, "{}", verdict_words(e, index(e.system)))?;
-            }
-            writeln!(out, "</ul>")?;
-            for e in &entries {
-                write_profile(out, e, &format!("p{k}-{}", index(e.system)))?;
-            }
-            writeln!(out, "</article>")?;
+            writeln!(out, "</tr>")?;
         }
+        writeln!(out, "</table>")?;
+        Ok(())
+    }
+
+    /// The system table, rows that differ between the systems highlighted.
+    fn write_systems(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        let files: Vec<&ResultFile> = self.input.systems.iter().map(|s| &s.file).collect();
+        if files.is_empty() {
+            return Ok(());
+        }
+        writeln!(
+            out,
+            "<h2 id=\"systems\">Systems</h2><table class=\"systems\"><tr><th></th>"
+        )?;
+        for l in &self.labels {
+            writeln!(out, "<th>{}</th>", esc(l))?;
+        }
+        writeln!(out, "</tr>")?;
+        for (name, vals) in system_rows(&files) {
+            let differs = vals.iter().any(|v| v != &vals[0]);
+            write!(
+                out,
+                "<tr{}><td>{}</td>",
+                if differs && vals.len() > 1 {
+                    " class=\"differs\""
+                } else {
+                    ""
+                },
+                esc(&name)
+            )?;
+            for v in vals {
+                write!(out, "<td>{}</td>", esc(&v))?;
+            }
+            writeln!(out, "</tr>")?;
+        }
+        writeln!(
+            out,
+            "</table><p class=\"sub\">Highlighted rows differ between the systems.</p>"
+        )?;
+        Ok(())
+    }
+
+    /// The article of the `k`-th benchmark series: what is timed, its
+    /// chart (linear and logarithmic), each system's verdict in words and
+    /// call-stack profile.
+    fn write_benchmark(&self, out: &mut dyn Write, k: usize, series: &str) -> anyhow::Result<()> {
+        let entries: Vec<&Entry> = self.input.of_series(series).collect();
+        let what = entries
+            .iter()
+            .find_map(|e| e.bench)
+            .map(|b| (b.n_meaning.clone(), b.timed.clone()));
+        writeln!(
+            out,
+            "<article class=\"bench\" id=\"{}\" data-series=\"{}\"><h3>{}</h3>",
+            anchor(series),
+            esc(series),
+            esc(series)
+        )?;
+        if let Some((n, t)) = &what {
+            writeln!(
+                out,
+                "<p class=\"what\">timed: {} · n = {}</p>",
+                esc(t),
+                esc(n)
+            )?;
+        }
+        let data: Vec<Series> = entries
+            .iter()
+            .map(|e| series_of(e, self.index(e.system)))
+            .collect();
+        let has_samples = data.iter().any(|s| s.runs.iter().any(|r| !r.is_empty()));
+        if has_samples {
+            let x_label = what.as_ref().map_or("n", |w| w.0.as_str());
+            write_scales(out, k, series, x_label, &data)?;
+        }
+        writeln!(out, "<ul class=\"words\">")?;
+        for e in &entries {
+            writeln!(out, "{}", verdict_words(e, self.index(e.system)))?;
+        }
+        writeln!(out, "</ul>")?;
+        for e in &entries {
+            write_profile(out, e, &format!("p{k}-{}", self.index(e.system)))?;
+        }
+        writeln!(out, "</article>")?;
+        Ok(())
+    }
+
+    /// The closing line: version, files, series and incomplete ones.
+    fn write_footer(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        let input = self.input;
         let failed = input
             .entries
             .iter()
@@ -829,4 +656,323 @@ impl Report for HtmlReport {
         )?;
         Ok(())
     }
+}
+
+/// One system's cell of the verdict table: class, the two ends, the rise
+/// and the flags, or why there is no verdict.
+fn verdict_cell(out: &mut dyn Write, e: &Entry) -> std::io::Result<()> {
+    match &e.verdict {
+        Ok(v) => write!(
+            out,
+            "<td>{}<br>{} → {} (×{:.2})<br>rise {}{}</td>",
+            class_cell(v),
+            fmt_ns(v.low.ns),
+            fmt_ns(v.high.ns),
+            v.ratio(),
+            esc(&super::terminal::rise_cell(v)),
+            match flags_of(e) {
+                f if f.is_empty() => String::new(),
+                f => format!("<br><span class=\"flags\">{}</span>", esc(&f)),
+            }
+        ),
+        Err(m) => write!(out, "<td class=\"flags\">{}</td>", esc(m)),
+    }
+}
+
+/// The `k`-th benchmark's chart twice, on a linear and on a logarithmic
+/// time axis, with the radio buttons that switch between them.
+fn write_scales(
+    out: &mut dyn Write,
+    k: usize,
+    series: &str,
+    x_label: &str,
+    data: &[Series],
+) -> std::io::Result<()> {
+    let lin = chart::svg(
+        &Chart {
+            id: &format!("c{k}l"),
+            name: series,
+            x_label,
+            log_y: false,
+        },
+        data,
+    );
+    let log = chart::svg(
+        &Chart {
+            id: &format!("c{k}g"),
+            name: series,
+            x_label,
+            log_y: true,
+        },
+        data,
+    );
+    writeln!(
+        out,
+        "<div class=\"scale\"><input type=\"radio\" class=\"lin\" name=\"s{k}\" id=\"s{k}l\" checked><label for=\"s{k}l\">linear time axis</label><input type=\"radio\" class=\"log\" name=\"s{k}\" id=\"s{k}g\"><label for=\"s{k}g\">logarithmic</label><div class=\"lin-view\">{lin}</div><div class=\"log-view\">{log}</div></div>"
+    )
+}
+
+/// The article of one workload: its table, messages, throughput over time
+/// per phase, and its sweeps' verdicts and charts.
+struct WorkArticle<'a> {
+    /// The report it is part of.
+    page: &'a Page<'a>,
+    /// The workload.
+    t: &'a WorkTable<'a>,
+    /// Whether there are several systems.
+    many: bool,
+    /// Who ran each row, in order of first appearance: one colour each
+    /// when the workload ran on several targets.
+    whos: Vec<String>,
+}
+
+impl<'a> WorkArticle<'a> {
+    /// The article of `t` in `page`.
+    fn new(page: &'a Page<'a>, t: &'a WorkTable<'a>) -> WorkArticle<'a> {
+        let many = page.input.systems.len() > 1;
+        let mut whos: Vec<String> = Vec::new();
+        for l in &t.lines {
+            let w = l.who(many);
+            if !whos.contains(&w) {
+                whos.push(w);
+            }
+        }
+        WorkArticle {
+            page,
+            t,
+            many,
+            whos,
+        }
+    }
+
+    /// The colour of a row: its system's, or its system and target's when
+    /// the workload ran on several targets.
+    fn tint(&self, l: &WorkLine) -> &'static str {
+        if l.target.is_some() {
+            colour(
+                self.whos
+                    .iter()
+                    .position(|w| *w == l.who(self.many))
+                    .unwrap_or(0),
+            )
+        } else {
+            colour(self.page.index(l.system))
+        }
+    }
+
+    /// The length of a row's bar, 0 to 1: req/s against the best, or a
+    /// phase's time against the slowest of the same phase (longer is
+    /// slower).
+    fn bar(&self, l: &WorkLine) -> f64 {
+        let t = self.t;
+        let Some(r) = l.row else { return 0.0 };
+        if let Some(p) = &r.phase {
+            let worst = t
+                .lines
+                .iter()
+                .filter(|o| o.label == l.label)
+                .filter_map(|o| o.row?.phase.as_ref().map(|p| p.seconds))
+                .fold(0.0, f64::max);
+            return if worst > 0.0 { p.seconds / worst } else { 0.0 };
+        }
+        let top = t
+            .lines
+            .iter()
+            .filter_map(|l| l.row?.load.as_ref().map(|s| s.requests_per_s))
+            .fold(0.0, f64::max);
+        r.load.as_ref().map_or(0.0, |s| {
+            if top > 0.0 {
+                s.requests_per_s / top
+            } else {
+                0.0
+            }
+        })
+    }
+
+    /// The whole article.
+    fn write(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        self.write_table(out)?;
+        for m in &self.t.messages {
+            writeln!(out, "<p class=\"flags\">{}</p>", esc(m))?;
+        }
+        self.write_phase_charts(out)?;
+        self.write_sweeps(out)?;
+        writeln!(out, "</article>")?;
+        Ok(())
+    }
+
+    /// The article's opening and its table: a line per row and system,
+    /// the first figure with its bar.
+    fn write_table(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let t = self.t;
+        let who_head = t.who_head(self.many);
+        writeln!(
+            out,
+            "<article class=\"workload\" id=\"{}\" data-workload=\"{}\"><h3>{}</h3><p class=\"what\">{}</p><table class=\"workloads\"><tr><th>row</th><th>{who_head}</th>",
+            anchor(t.name),
+            esc(t.name),
+            esc(t.name),
+            esc(t.what)
+        )?;
+        for c in t.columns {
+            write!(out, "<th>{}</th>", esc(c))?;
+        }
+        writeln!(out, "</tr>")?;
+        for l in &t.lines {
+            let who = l.who(self.many);
+            write!(
+                out,
+                "<tr data-row=\"{}\" data-system=\"{}\"{}><td>{}</td><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>",
+                esc(l.label),
+                esc(l.system),
+                l.target
+                    .map_or(String::new(), |tg| format!(" data-target=\"{}\"", esc(tg))),
+                esc(l.label),
+                self.tint(l),
+                esc(&who)
+            )?;
+            match l.cells() {
+                Ok(cells) => {
+                    let width = self.bar(l) * 100.0;
+                    for (i, c) in cells.iter().enumerate() {
+                        if i == 0 {
+                            write!(
+                                out,
+                                "<td class=\"num\"><span class=\"bar\" style=\"width:{width:.0}px;background:{}\"></span> {}</td>",
+                                self.tint(l),
+                                esc(c)
+                            )?;
+                        } else {
+                            write!(out, "<td class=\"num\">{}</td>", esc(c))?;
+                        }
+                    }
+                }
+                Err(e) => write!(
+                    out,
+                    "<td colspan=\"{}\" class=\"flags\">{}</td>",
+                    t.columns.len(),
+                    esc(&e)
+                )?,
+            }
+            writeln!(out, "</tr>")?;
+        }
+        writeln!(out, "</table>")
+    }
+
+    /// Throughput over time, a chart per phase that has a curve.
+    fn write_phase_charts(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let t = self.t;
+        let mut labels_done: Vec<&str> = Vec::new();
+        for l in &t.lines {
+            if labels_done.contains(&l.label) {
+                continue;
+            }
+            labels_done.push(l.label);
+            let lines: Vec<(String, &WorkLine, &crate::results::PhaseStats)> = t
+                .lines
+                .iter()
+                .filter(|o| o.label == l.label)
+                .filter_map(|o| {
+                    let p = o.row?.phase.as_ref()?;
+                    (!p.throughput.is_empty()).then(|| (o.who(self.many), o, p))
+                })
+                .collect();
+            if lines.is_empty() {
+                continue;
+            }
+            let unit = lines[0].2.unit.clone();
+            let chart_lines: Vec<chart::Line> = lines
+                .iter()
+                .map(|(who, o, p)| chart::Line {
+                    label: who,
+                    colour: self.tint(o),
+                    points: p.throughput.iter().map(|s| (s[0], s[1])).collect(),
+                })
+                .collect();
+            let id = format!("{}-{}", anchor(t.name), anchor(l.label));
+            writeln!(
+                out,
+                "<figure class=\"phase\" data-phase=\"{}\">{}</figure>",
+                esc(l.label),
+                chart::lines_svg(
+                    &id,
+                    &format!("{}: {} — {unit} per second over time", t.name, l.label),
+                    "seconds since the phase started",
+                    &format!("{unit}/s"),
+                    &chart_lines
+                )
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Sweeps: the verdict of each (and its failures), then figure,
+    /// per-unit and load × frequency against the level, systems overlaid.
+    fn write_sweeps(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let t = self.t;
+        let mut sweeps_done: Vec<&str> = Vec::new();
+        for l in &t.lines {
+            let Some((sw, v)) = l.sweep() else {
+                continue;
+            };
+            writeln!(
+                out,
+                "<p class=\"sweep\"><b>{}</b> — {} against {}: {}</p>",
+                esc(&format!("{} · {}", l.label, l.who(self.many))),
+                esc(&sw.unit),
+                esc(&sw.variable),
+                esc(&v.words)
+            )?;
+            write_failures(out, sw)?;
+            if sweeps_done.contains(&l.label) {
+                continue;
+            }
+            sweeps_done.push(l.label);
+        }
+        for label in sweeps_done {
+            for c in super::sweep_charts(t, label, self.many) {
+                let lines: Vec<chart::Line> = c
+                    .lines
+                    .iter()
+                    .map(|(who, system, points)| chart::Line {
+                        label: who,
+                        colour: colour(self.page.index(system)),
+                        points: points.clone(),
+                    })
+                    .collect();
+                let id = format!("{}-{}-{}", anchor(t.name), anchor(label), c.key);
+                writeln!(
+                    out,
+                    "<figure class=\"sweep\" data-sweep=\"{}\">{}</figure>",
+                    esc(label),
+                    chart::curve_svg(&id, &c.title, &c.x_label, &c.y_label, &lines)
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The failures of a sweep: a sentence when there is one kind, else a
+/// table by kind and level.
+fn write_failures(out: &mut dyn Write, sw: &crate::results::SweepStats) -> std::io::Result<()> {
+    match super::sweep_failures(sw) {
+        Some(rows) if rows.len() == 1 => {
+            writeln!(out, "<p class=\"failures\">{}</p>", esc(&rows[0][0]))?;
+        }
+        Some(rows) => {
+            write!(out, "<table class=\"failures\">")?;
+            for (i, r) in rows.iter().enumerate() {
+                let tag = if i == 0 { "th" } else { "td" };
+                write!(out, "<tr>")?;
+                for c in r {
+                    write!(out, "<{tag}>{}</{tag}>", esc(c))?;
+                }
+                write!(out, "</tr>")?;
+            }
+            writeln!(out, "</table>")?;
+        }
+        None => {}
+    }
+    Ok(())
 }

@@ -154,146 +154,192 @@ impl Report for MarkdownReport {
 
     fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
         self.charts.borrow_mut().clear();
-        let only_work = input.entries.is_empty() && !input.work_tables().is_empty();
-        for s in input.systems {
-            if let Some(w) = s.file.system.tuning.busy_warning() {
-                writeln!(out, "**Warning, {}:** {}\n", cell(&s.label), cell(&w))?;
-            }
-            if !s.file.hosts.is_empty() {
-                let hosts: Vec<String> = s.file.hosts.iter().map(|h| cell(&h.summary())).collect();
-                writeln!(out, "**Hosts, {}:** {}\n", cell(&s.label), hosts.join("; "))?;
-            }
-        }
-        if !only_work {
-            writeln!(
-                out,
-                "| system | benchmark | class | exponent | low | high | flags | verdict |"
-            )?;
-            writeln!(out, "|---|---|---|---|---|---|---|---|")?;
-        }
-        for e in &input.entries {
-            let (class, exp, low, high, words) = match &e.verdict {
-                Ok(v) => (
-                    v.class.label().to_string(),
-                    v.exponent.map_or("—".into(), |x| {
-                        format!("{:.2} [{:.2}, {:.2}]", x.value, x.lo, x.hi)
-                    }),
-                    fmt_ns(v.low.ns),
-                    fmt_ns(v.high.ns),
-                    v.words(),
-                ),
-                Err(m) => ("—".into(), "—".into(), "—".into(), "—".into(), m.clone()),
-            };
-            writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                cell(e.system),
-                cell(&e.series),
-                cell(&class),
-                exp,
-                low,
-                high,
-                cell(&flags_of(e)),
-                cell(&match super::why_of(e) {
-                    Some(w) => format!("{words}; {w}"),
-                    None => words,
-                })
-            )?;
-        }
+        write_system_notes(input, out)?;
+        write_verdicts(input, out)?;
+        let many = input.systems.len() > 1;
         for t in input.work_tables() {
-            writeln!(out, "\n**{}** — {}\n", cell(t.name), cell(t.what))?;
-            write!(out, "| row | {} |", t.who_head(input.systems.len() > 1))?;
-            for c in t.columns {
-                write!(out, " {c} |")?;
-            }
-            writeln!(out, "\n|---|---|{}", "---:|".repeat(t.columns.len()))?;
-            let many = input.systems.len() > 1;
-            for l in &t.lines {
-                write!(out, "| {} | {} |", cell(l.label), cell(&l.who(many)))?;
-                match l.cells() {
-                    Ok(cells) => {
-                        for c in cells {
-                            write!(out, " {} |", cell(&c))?;
-                        }
-                    }
-                    Err(e) => write!(out, " {} |{}", cell(&e), " |".repeat(t.columns.len() - 1))?,
-                }
-                writeln!(out)?;
-            }
-            for m in &t.messages {
-                writeln!(out, "\n{}", cell(m))?;
-            }
+            write_work_table(t, many, out)?;
             self.write_sweeps(t, many, out)?;
         }
-        if input.systems.len() > 1 {
-            writeln!(
-                out,
-                "\n**What differs** (against {}):\n",
-                cell(&input.systems[0].label)
-            )?;
-            let diffs = diff::differences(input);
-            if diffs.is_empty() {
-                writeln!(out, "- nothing notable")?;
-            }
-            for d in diffs {
-                writeln!(out, "- {}", d.text)?;
-            }
-            let rows = super::settings::differing(input.systems);
-            if !rows.is_empty() {
-                writeln!(out, "\n**Settings that differ:**\n")?;
-                write!(out, "| setting |")?;
-                for s in input.systems {
-                    write!(out, " {} |", cell(&s.label))?;
-                }
-                writeln!(out)?;
-                writeln!(out, "|---|{}", "---|".repeat(input.systems.len()))?;
-                for r in rows {
-                    write!(out, "| {} |", cell(&r.name))?;
-                    for v in &r.values {
-                        write!(out, " {} |", cell(v.as_deref().unwrap_or("—")))?;
-                    }
-                    writeln!(out)?;
-                }
-            }
+        if many {
+            write_differences(input, out)?;
         }
-        for s in input.systems {
-            if let Some(p) = &s.file.profile {
-                writeln!(
-                    out,
-                    "\n**Profile of {}:** {}\n",
-                    cell(&s.label),
-                    cell(&super::settings::summary(p))
-                )?;
-                for l in p.lines(false) {
-                    writeln!(out, "- {}", cell(&l))?;
-                }
-            }
-        }
+        write_profiles(input, out)?;
         if let Some(dir) = &self.svg_dir {
-            writeln!(out)?;
-            for series in input.series_names() {
-                let entries: Vec<_> = input.of_series(series).collect();
-                let data = chart_series(input, &entries);
-                if !data.iter().any(|s| s.runs.iter().any(|r| !r.is_empty())) {
-                    continue;
-                }
-                let x_label = entries
-                    .iter()
-                    .find_map(|e| e.bench)
-                    .map_or_else(|| "n".to_string(), |b| b.n_meaning.clone());
-                let svg = chart::svg(
-                    &Chart {
-                        id: series,
-                        name: series,
-                        x_label: &x_label,
-                        log_y: false,
-                    },
-                    &data,
-                );
-                let file = self.attach(dir, &anchor(series), svg);
-                writeln!(out, "![{series}]({})\n", file.display())?;
-            }
+            self.write_charts(input, dir, out)?;
         }
         Ok(())
     }
+}
+
+impl MarkdownReport {
+    /// With an SVG directory: a chart per benchmark series that has
+    /// samples, kept to be written there and linked.
+    fn write_charts(
+        &self,
+        input: &Input,
+        dir: &std::path::Path,
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        writeln!(out)?;
+        for series in input.series_names() {
+            let entries: Vec<_> = input.of_series(series).collect();
+            let data = chart_series(input, &entries);
+            if !data.iter().any(|s| s.runs.iter().any(|r| !r.is_empty())) {
+                continue;
+            }
+            let x_label = entries
+                .iter()
+                .find_map(|e| e.bench)
+                .map_or_else(|| "n".to_string(), |b| b.n_meaning.clone());
+            let svg = chart::svg(
+                &Chart {
+                    id: series,
+                    name: series,
+                    x_label: &x_label,
+                    log_y: false,
+                },
+                &data,
+            );
+            let file = self.attach(dir, &anchor(series), svg);
+            writeln!(out, "![{series}]({})\n", file.display())?;
+        }
+        Ok(())
+    }
+}
+
+/// Per system: a warning when the machine was busy, and the hosts.
+fn write_system_notes(input: &Input, out: &mut dyn Write) -> std::io::Result<()> {
+    for s in input.systems {
+        if let Some(w) = s.file.system.tuning.busy_warning() {
+            writeln!(out, "**Warning, {}:** {}\n", cell(&s.label), cell(&w))?;
+        }
+        if !s.file.hosts.is_empty() {
+            let hosts: Vec<String> = s.file.hosts.iter().map(|h| cell(&h.summary())).collect();
+            writeln!(out, "**Hosts, {}:** {}\n", cell(&s.label), hosts.join("; "))?;
+        }
+    }
+    Ok(())
+}
+
+/// The verdict table: a row per series of each system (no table when the
+/// input has only workloads).
+fn write_verdicts(input: &Input, out: &mut dyn Write) -> std::io::Result<()> {
+    let only_work = input.entries.is_empty() && !input.work_tables().is_empty();
+    if !only_work {
+        writeln!(
+            out,
+            "| system | benchmark | class | exponent | low | high | flags | verdict |"
+        )?;
+        writeln!(out, "|---|---|---|---|---|---|---|---|")?;
+    }
+    for e in &input.entries {
+        let (class, exp, low, high, words) = match &e.verdict {
+            Ok(v) => (
+                v.class.label().to_string(),
+                v.exponent.map_or("—".into(), |x| {
+                    format!("{:.2} [{:.2}, {:.2}]", x.value, x.lo, x.hi)
+                }),
+                fmt_ns(v.low.ns),
+                fmt_ns(v.high.ns),
+                v.words(),
+            ),
+            Err(m) => ("—".into(), "—".into(), "—".into(), "—".into(), m.clone()),
+        };
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(e.system),
+            cell(&e.series),
+            cell(&class),
+            exp,
+            low,
+            high,
+            cell(&flags_of(e)),
+            cell(&match super::why_of(e) {
+                Some(w) => format!("{words}; {w}"),
+                None => words,
+            })
+        )?;
+    }
+    Ok(())
+}
+
+/// A workload's table: a line per row and system, and its messages.
+fn write_work_table(t: &super::WorkTable, many: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "\n**{}** — {}\n", cell(t.name), cell(t.what))?;
+    write!(out, "| row | {} |", t.who_head(many))?;
+    for c in t.columns {
+        write!(out, " {c} |")?;
+    }
+    writeln!(out, "\n|---|---|{}", "---:|".repeat(t.columns.len()))?;
+    for l in &t.lines {
+        write!(out, "| {} | {} |", cell(l.label), cell(&l.who(many)))?;
+        match l.cells() {
+            Ok(cells) => {
+                for c in cells {
+                    write!(out, " {} |", cell(&c))?;
+                }
+            }
+            Err(e) => write!(out, " {} |{}", cell(&e), " |".repeat(t.columns.len() - 1))?,
+        }
+        writeln!(out)?;
+    }
+    for m in &t.messages {
+        writeln!(out, "\n{}", cell(m))?;
+    }
+    Ok(())
+}
+
+/// What differs against the first system, and the settings that differ.
+fn write_differences(input: &Input, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "\n**What differs** (against {}):\n",
+        cell(&input.systems[0].label)
+    )?;
+    let diffs = diff::differences(input);
+    if diffs.is_empty() {
+        writeln!(out, "- nothing notable")?;
+    }
+    for d in diffs {
+        writeln!(out, "- {}", d.text)?;
+    }
+    let rows = super::settings::differing(input.systems);
+    if rows.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\n**Settings that differ:**\n")?;
+    write!(out, "| setting |")?;
+    for s in input.systems {
+        write!(out, " {} |", cell(&s.label))?;
+    }
+    writeln!(out)?;
+    writeln!(out, "|---|{}", "---|".repeat(input.systems.len()))?;
+    for r in rows {
+        write!(out, "| {} |", cell(&r.name))?;
+        for v in &r.values {
+            write!(out, " {} |", cell(v.as_deref().unwrap_or("—")))?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// Each system's tuning profile and what it changed.
+fn write_profiles(input: &Input, out: &mut dyn Write) -> std::io::Result<()> {
+    for s in input.systems {
+        if let Some(p) = &s.file.profile {
+            writeln!(
+                out,
+                "\n**Profile of {}:** {}\n",
+                cell(&s.label),
+                cell(&super::settings::summary(p))
+            )?;
+            for l in p.lines(false) {
+                writeln!(out, "- {}", cell(&l))?;
+            }
+        }
+    }
+    Ok(())
 }

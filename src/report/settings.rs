@@ -4,7 +4,7 @@
 //! between them.
 
 use super::System;
-use crate::results::{ChangeStatus, SystemInfo, TuningRecord};
+use crate::results::{ChangeStatus, Nic, SystemInfo, TuningRecord};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -82,36 +82,7 @@ fn settings(s: &System) -> BTreeMap<String, String> {
         );
     }
     for n in t.nics.iter().flatten() {
-        let o = &n.offloads;
-        let on = |name: &str, v: Option<bool>| {
-            v.map(|b| format!("{name} {}", if b { "on" } else { "off" }))
-        };
-        let offloads: Vec<String> = [
-            on("tso", o.tso),
-            on("gso", o.gso),
-            on("gro", o.gro),
-            on("lro", o.lro),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        put(
-            &format!("NIC {}", n.name),
-            Some(format!(
-                "{}{}{}{}",
-                n.driver.as_deref().unwrap_or("?"),
-                n.mtu.map_or(String::new(), |m| format!(", MTU {m}")),
-                match (n.rx_ring, n.tx_ring) {
-                    (Some(r), Some(t)) => format!(", rings {r}/{t}"),
-                    _ => String::new(),
-                },
-                if offloads.is_empty() {
-                    String::new()
-                } else {
-                    format!(", {}", offloads.join(" "))
-                }
-            )),
-        );
+        put(&format!("NIC {}", n.name), Some(nic_summary(n)));
     }
     for (k, v) in &t.mitigations {
         put(&format!("mitigation {k}"), Some(v.clone()));
@@ -124,6 +95,37 @@ fn settings(s: &System) -> BTreeMap<String, String> {
         put(k, Some(format!("{} / {}", one(l.soft), one(l.hard))));
     }
     m
+}
+
+/// A network interface's settings: driver, MTU, ring sizes and the
+/// offloads recorded (`e1000e, MTU 1500, rings 256/256, tso on gro off`).
+fn nic_summary(n: &Nic) -> String {
+    let o = &n.offloads;
+    let on =
+        |name: &str, v: Option<bool>| v.map(|b| format!("{name} {}", if b { "on" } else { "off" }));
+    let offloads: Vec<String> = [
+        on("tso", o.tso),
+        on("gso", o.gso),
+        on("gro", o.gro),
+        on("lro", o.lro),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    format!(
+        "{}{}{}{}",
+        n.driver.as_deref().unwrap_or("?"),
+        n.mtu.map_or(String::new(), |m| format!(", MTU {m}")),
+        match (n.rx_ring, n.tx_ring) {
+            (Some(r), Some(t)) => format!(", rings {r}/{t}"),
+            _ => String::new(),
+        },
+        if offloads.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", offloads.join(" "))
+        }
+    )
 }
 
 /// The settings whose values differ between the systems (nothing with one

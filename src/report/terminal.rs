@@ -279,73 +279,13 @@ impl Report for TerminalReport {
     fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
         let many = input.systems.len() > 1;
         for s in input.systems {
-            let sys = &s.file.system;
-            let head = format!(
-                "{}: {} {} on {} ({} CPUs), {}, timer {}",
-                s.label,
-                sys.os,
-                sys.os_release,
-                sys.cpu.model.as_deref().unwrap_or("unknown CPU"),
-                sys.cpu.count,
-                sys.libc,
-                match s.file.timer.kind {
-                    crate::results::TimerKind::Monotonic => "CLOCK_MONOTONIC".to_string(),
-                    crate::results::TimerKind::Tsc =>
-                        format!("TSC {:.0} MHz", s.file.timer.tsc_hz.unwrap_or(0.0) / 1e6),
-                }
-            );
-            wrapped(out, "", &head)?;
-            for h in &s.file.hosts {
-                wrapped(out, "    ", &h.summary())?;
-            }
-            if let Some(w) = sys.tuning.busy_warning() {
-                wrapped(out, "    warning: ", &w)?;
-            }
-            if let Some(p) = &s.file.profile {
-                wrapped(
-                    out,
-                    "    ",
-                    &format!("profile {}", super::settings::summary(p)),
-                )?;
-                for c in p
-                    .changes
-                    .iter()
-                    .filter(|c| c.status == crate::results::ChangeStatus::Refused)
-                {
-                    wrapped(
-                        out,
-                        "      ",
-                        &format!(
-                            "refused: {} {} — {}",
-                            c.kind,
-                            c.name,
-                            c.reason.as_deref().unwrap_or("")
-                        ),
-                    )?;
-                }
-            }
+            write_system(out, s)?;
         }
         writeln!(out)?;
         if input.entries.is_empty() && !input.systems.iter().all(|s| s.file.workloads.is_empty()) {
             write_work(out, input, many)?;
             return write_tail(out, input, many);
         }
-        writeln!(
-            out,
-            "{:<20} {:>7} {:>9}   {:<9} {:<11} {:>4} {:<17} flags",
-            if many {
-                "system benchmark"
-            } else {
-                "benchmark"
-            },
-            "n",
-            "low n",
-            "high n",
-            "class",
-            "conf",
-            "rise [90% CI]"
-        )?;
-        writeln!(out, "{}", "─".repeat(99))?;
         // Group by series so that systems sit next to each other.
         let mut order: Vec<&str> = Vec::new();
         for e in &input.entries {
@@ -353,52 +293,138 @@ impl Report for TerminalReport {
                 order.push(&e.series);
             }
         }
-        for series in &order {
-            for e in input.entries.iter().filter(|e| e.series == *series) {
-                writeln!(out, "{}", row(e, many))?;
-            }
-        }
+        let grouped = || {
+            order
+                .iter()
+                .flat_map(|series| input.entries.iter().filter(move |e| e.series == *series))
+        };
+        write_table(out, grouped(), many)?;
         writeln!(out)?;
-        for series in &order {
-            for e in input.entries.iter().filter(|e| e.series == *series) {
-                let who = if many {
-                    format!("{} {}", e.system, e.series)
-                } else {
-                    e.series.clone()
-                };
-                match &e.verdict {
-                    Ok(v) => {
-                        let alt = v
-                            .alternative
-                            .map_or(String::new(), |c| format!(" ({c} fits about as well)"));
-                        wrapped(out, "", &format!("{who} — {}{alt}", v.words()))?;
-                        wrapped(out, "    ", &super::details(v))?;
-                        for f in &v.flags {
-                            wrapped(out, "    ", &f.describe())?;
-                        }
-                        if let Some(w) = super::why_of(e) {
-                            wrapped(out, "    ", &w)?;
-                        }
-                    }
-                    Err(m) => wrapped(out, "", &format!("{who} — no verdict: {m}"))?,
-                }
-                for c in e.caps {
-                    wrapped(
-                        out,
-                        "    ",
-                        &format!(
-                            "capped: n = {} of {} requested, by {}",
-                            fmt_n(c.reached as f64),
-                            fmt_n(c.requested as f64),
-                            c.reason
-                        ),
-                    )?;
-                }
-            }
+        for e in grouped() {
+            write_words(out, e, many)?;
         }
         write_work(out, input, many)?;
         write_tail(out, input, many)
     }
+}
+
+/// A system's head line (OS, CPU, C library, timer), its hosts, a warning
+/// when the machine was busy, and its tuning profile with the changes
+/// refused.
+fn write_system(out: &mut dyn Write, s: &super::System) -> std::io::Result<()> {
+    let sys = &s.file.system;
+    let head = format!(
+        "{}: {} {} on {} ({} CPUs), {}, timer {}",
+        s.label,
+        sys.os,
+        sys.os_release,
+        sys.cpu.model.as_deref().unwrap_or("unknown CPU"),
+        sys.cpu.count,
+        sys.libc,
+        match s.file.timer.kind {
+            crate::results::TimerKind::Monotonic => "CLOCK_MONOTONIC".to_string(),
+            crate::results::TimerKind::Tsc =>
+                format!("TSC {:.0} MHz", s.file.timer.tsc_hz.unwrap_or(0.0) / 1e6),
+        }
+    );
+    wrapped(out, "", &head)?;
+    for h in &s.file.hosts {
+        wrapped(out, "    ", &h.summary())?;
+    }
+    if let Some(w) = sys.tuning.busy_warning() {
+        wrapped(out, "    warning: ", &w)?;
+    }
+    if let Some(p) = &s.file.profile {
+        wrapped(
+            out,
+            "    ",
+            &format!("profile {}", super::settings::summary(p)),
+        )?;
+        for c in p
+            .changes
+            .iter()
+            .filter(|c| c.status == crate::results::ChangeStatus::Refused)
+        {
+            wrapped(
+                out,
+                "      ",
+                &format!(
+                    "refused: {} {} — {}",
+                    c.kind,
+                    c.name,
+                    c.reason.as_deref().unwrap_or("")
+                ),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The verdict table: its head, then a row per entry.
+fn write_table<'e, 'a: 'e>(
+    out: &mut dyn Write,
+    entries: impl Iterator<Item = &'e Entry<'a>>,
+    many: bool,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{:<20} {:>7} {:>9}   {:<9} {:<11} {:>4} {:<17} flags",
+        if many {
+            "system benchmark"
+        } else {
+            "benchmark"
+        },
+        "n",
+        "low n",
+        "high n",
+        "class",
+        "conf",
+        "rise [90% CI]"
+    )?;
+    writeln!(out, "{}", "─".repeat(99))?;
+    for e in entries {
+        writeln!(out, "{}", row(e, many))?;
+    }
+    Ok(())
+}
+
+/// An entry's verdict in words, with its details, flags, why it grows,
+/// and the limits that capped it.
+fn write_words(out: &mut dyn Write, e: &Entry, many: bool) -> std::io::Result<()> {
+    let who = if many {
+        format!("{} {}", e.system, e.series)
+    } else {
+        e.series.clone()
+    };
+    match &e.verdict {
+        Ok(v) => {
+            let alt = v
+                .alternative
+                .map_or(String::new(), |c| format!(" ({c} fits about as well)"));
+            wrapped(out, "", &format!("{who} — {}{alt}", v.words()))?;
+            wrapped(out, "    ", &super::details(v))?;
+            for f in &v.flags {
+                wrapped(out, "    ", &f.describe())?;
+            }
+            if let Some(w) = super::why_of(e) {
+                wrapped(out, "    ", &w)?;
+            }
+        }
+        Err(m) => wrapped(out, "", &format!("{who} — no verdict: {m}"))?,
+    }
+    for c in e.caps {
+        wrapped(
+            out,
+            "    ",
+            &format!(
+                "capped: n = {} of {} requested, by {}",
+                fmt_n(c.reached as f64),
+                fmt_n(c.requested as f64),
+                c.reason
+            ),
+        )?;
+    }
+    Ok(())
 }
 
 /// What differs (with several systems), then the notices.

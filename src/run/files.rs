@@ -291,9 +291,20 @@ mod tests {
                 }
             })
         };
+        // The storm under way (its thread may wait for a CPU a while on a
+        // busy machine), then 40 saves, and more until signals came during
+        // them (at most 10 000: a fast machine saves 40 in a few ms).
+        let started = std::time::Instant::now();
+        while DELIVERED.load(Ordering::Relaxed) == 0
+            && started.elapsed() < std::time::Duration::from_secs(30)
+        {
+            std::thread::yield_now();
+        }
         let before = DELIVERED.load(Ordering::Relaxed);
         let mut saved = Vec::new();
-        for _ in 0..40 {
+        while saved.len() < 40
+            || (DELIVERED.load(Ordering::Relaxed) == before && saved.len() < 10_000)
+        {
             saved.push(rec.save().map_err(|e| format!("{e:#}")));
             let back: ResultFile =
                 serde_json::from_str(&std::fs::read_to_string(&rec.path).unwrap()).unwrap();

@@ -10,6 +10,7 @@ pub mod plan;
 pub mod series;
 pub mod session;
 pub mod why;
+pub mod whyfile;
 
 use crate::ctx::Ctx;
 use crate::harness::clock::Clock;

@@ -424,7 +424,7 @@ impl Workload for IpStack {
         params.insert("fetches".into(), json!(fetches));
         params.insert(
             "server_loop".into(),
-            json!(crate::net::server::default_loop()),
+            json!(crate::net::engine::default_loop()),
         );
         params.insert("connections".into(), json!(50));
         params.insert("requests_per_connection".into(), json!(10));
@@ -563,7 +563,7 @@ impl Workload for ShortConn {
         let mut params = BTreeMap::new();
         params.insert(
             "server_loop".into(),
-            json!(crate::net::server::default_loop()),
+            json!(crate::net::engine::default_loop()),
         );
         params.insert("connections".into(), json!(short.connections));
         params.insert("requests_per_connection".into(), json!(1));

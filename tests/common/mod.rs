@@ -308,6 +308,116 @@ pub fn processes_naming(needle: &str) -> Vec<u32> {
         .collect()
 }
 
+/// Whether process `pid` works in `dir` or below it: its current
+/// directory, also once that was removed. A test runs scalebench with its
+/// current directory in the test's own directory; what it starts works
+/// there too, and PostgreSQL works in its data directory below the work
+/// directory: so a test tells its own processes from those that other
+/// work on the machine runs meanwhile.
+pub fn works_in(pid: i32, dir: &Path) -> bool {
+    std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c.starts_with(dir))
+}
+
+/// Live processes working in `dir` or below ([`works_in`]): pid and name.
+pub fn working_in(dir: &Path) -> Vec<(i32, String)> {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    live_processes()
+        .into_iter()
+        .filter(|(pid, _, _)| works_in(*pid, &dir))
+        .map(|(pid, name, _)| (pid, name))
+        .collect()
+}
+
+/// Every process that worked in a directory while a test ran (sampled
+/// every 10 ms by a thread of its own until [`Census::finish`]): what the
+/// test's run started, short-lived helpers aside. Shared memory and
+/// cgroups are told apart by these pids.
+pub struct Census {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<std::collections::BTreeMap<i32, String>>>,
+}
+
+impl Census {
+    /// Starts counting the processes working in `dir`.
+    pub fn start(dir: &Path) -> Census {
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        let thread = std::thread::spawn(move || {
+            let mut seen = std::collections::BTreeMap::new();
+            // At most an hour: a test ends long before.
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(3600);
+            while !flag.load(Ordering::Relaxed) && std::time::Instant::now() < until {
+                for (pid, name) in working_in(&dir) {
+                    seen.insert(pid, name);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            seen
+        });
+        Census {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops counting: every process seen, pid and name.
+    pub fn finish(mut self) -> std::collections::BTreeMap<i32, String> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.take().unwrap().join().unwrap()
+    }
+}
+
+impl Drop for Census {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// System V shared memory segments (Linux's /proc/sysvipc/shm): id and
+/// the pid of the process that made it.
+pub fn shm_segments() -> Vec<(String, i32)> {
+    std::fs::read_to_string("/proc/sysvipc/shm")
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Some((f.get(1)?.to_string(), f.get(4)?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// The segments of [`shm_segments`] not in `before` that one of `makers`
+/// made: what a run left.
+pub fn shm_left_by(
+    before: &[String],
+    makers: &std::collections::BTreeMap<i32, String>,
+) -> Vec<String> {
+    shm_segments()
+        .into_iter()
+        .filter(|(id, cpid)| !before.contains(id) && makers.contains_key(cpid))
+        .map(|(id, cpid)| format!("{id} (made by {cpid} {})", makers[&cpid]))
+        .collect()
+}
+
+/// The memory cgroups (`scalebench-PID`, in [`memory_cgroup_dir`]) of
+/// one of `pids`: what a run left.
+pub fn cgroups_left_by(pids: &std::collections::BTreeMap<i32, String>) -> Vec<String> {
+    scalebench_entries(&memory_cgroup_dir())
+        .into_iter()
+        .filter(|n| {
+            n.strip_prefix("scalebench-")
+                .and_then(|p| p.parse::<i32>().ok())
+                .is_some_and(|p| pids.contains_key(&p))
+        })
+        .collect()
+}
+
 /// A process's state letter and start time (in clock ticks), from /proc.
 pub fn stat(pid: i32) -> Option<(char, u64)> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -381,9 +491,10 @@ impl PgCluster {
         }
     }
 
-    /// What is left of it, after the run, in words.
+    /// What is left of it, after the run, in words (waited for up to
+    /// 30 s: only what stays is left).
     pub fn left(&self) -> Vec<String> {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         loop {
             let mut v: Vec<String> = self
                 .processes

@@ -965,7 +965,8 @@ impl Sender<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::server::{self, Config, FixedResponder, Handler};
+    use crate::net::engine;
+    use crate::net::server::{Config, FixedResponder, Handler};
     use crate::net::smtp::sink::{Counters, Sink};
     use std::os::unix::net::UnixStream;
     use std::sync::atomic::Ordering;
@@ -980,7 +981,7 @@ mod tests {
         let addr = sock::local_addr(listener.as_raw_fd()).unwrap();
         let (control, stop) = UnixStream::pair().unwrap();
         let t = std::thread::spawn(move || {
-            let r = server::serve(
+            let r = engine::serve(
                 listener.as_raw_fd(),
                 Some(control.as_raw_fd()),
                 cfg,
