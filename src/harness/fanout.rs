@@ -102,87 +102,13 @@ pub fn this_exe() -> std::io::Result<std::path::PathBuf> {
 /// ended, in order. Standard input is closed (`/dev/null`).
 pub fn run(exe: &Path, copies: &[Vec<OsString>], bounds: Bounds) -> Vec<Copy> {
     reaper::install();
-    type Drain = std::thread::JoinHandle<String>;
-    struct Running {
-        group: ChildGroup,
-        out: Drain,
-        err: Drain,
-        status: Option<ExitStatus>,
-    }
-    fn drain(r: Option<impl Read + Send + 'static>) -> Drain {
-        std::thread::spawn(move || {
-            let mut s = Vec::new();
-            if let Some(mut r) = r {
-                let _ = r.read_to_end(&mut s);
-            }
-            String::from_utf8_lossy(&s).into_owned()
-        })
-    }
     // Spawned from this thread, which keeps the groups until they end (the
     // parent-death signal follows the spawning thread on Linux).
     let mut running: Vec<Result<Running, String>> = copies
         .iter()
-        .map(|args| {
-            let mut cmd = Command::new(exe);
-            cmd.args(args)
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            let mut group = ChildGroup::spawn(&mut cmd).map_err(|e| e.to_string())?;
-            let out = drain(group.child().stdout.take());
-            let err = drain(group.child().stderr.take());
-            Ok(Running {
-                group,
-                out,
-                err,
-                status: None,
-            })
-        })
+        .map(|args| Running::spawn(exe, args))
         .collect();
-    let start = Instant::now();
-    let mut asked_to_stop: Option<Instant> = None;
-    let mut timed_out = false;
-    let mut failed = running.iter().any(|r| r.is_err());
-    loop {
-        let mut left = 0;
-        for r in running.iter_mut().flatten() {
-            if r.status.is_none() {
-                match r.group.child().try_wait() {
-                    Ok(Some(st)) => {
-                        r.status = Some(st);
-                        failed |= !st.code().is_some_and(|c| bounds.ok.contains(&c));
-                    }
-                    Ok(None) => left += 1,
-                    // Cannot be waited for: treat as gone (the group's drop
-                    // kills and reaps it).
-                    Err(_) => {}
-                }
-            }
-        }
-        if left == 0 {
-            break;
-        }
-        if start.elapsed() > bounds.limit {
-            timed_out = true;
-            break;
-        }
-        if crate::stop::interrupted() || failed {
-            match asked_to_stop {
-                None => {
-                    for r in running.iter().flatten() {
-                        if r.status.is_none() {
-                            // SAFETY: signalling a process group we created.
-                            unsafe { libc::kill(-r.group.pgid(), libc::SIGTERM) };
-                        }
-                    }
-                    asked_to_stop = Some(Instant::now());
-                }
-                Some(t) if t.elapsed() > bounds.grace => break,
-                Some(_) => {}
-            }
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let timed_out = wait_all(&mut running, bounds);
     running
         .into_iter()
         .map(|r| match r {
@@ -193,20 +119,128 @@ pub fn run(exe: &Path, copies: &[Vec<OsString>], bounds: Bounds) -> Vec<Copy> {
                 timed_out: false,
                 spawn_error: Some(e),
             },
-            Ok(r) => {
-                let status = r.status;
-                // Kills what is left of the group, so its pipes close.
-                drop(r.group);
-                Copy {
-                    status,
-                    stdout: r.out.join().unwrap_or_default(),
-                    stderr: r.err.join().unwrap_or_default(),
-                    timed_out: timed_out && status.is_none(),
-                    spawn_error: None,
-                }
-            }
+            Ok(r) => r.ended(timed_out),
         })
         .collect()
+}
+
+/// A thread reading a copy's pipe to its end.
+type Drain = std::thread::JoinHandle<String>;
+
+/// A copy started: its process group, the threads reading its output, and
+/// its exit status once it has ended.
+struct Running {
+    group: ChildGroup,
+    out: Drain,
+    err: Drain,
+    status: Option<ExitStatus>,
+}
+
+/// A thread reading `r` (if there is one) to its end, as text.
+fn drain(r: Option<impl Read + Send + 'static>) -> Drain {
+    std::thread::spawn(move || {
+        let mut s = Vec::new();
+        if let Some(mut r) = r {
+            let _ = r.read_to_end(&mut s);
+        }
+        String::from_utf8_lossy(&s).into_owned()
+    })
+}
+
+impl Running {
+    /// `exe` started with `args` in a group of its own, its standard
+    /// output and error drained; why not, if it could not start.
+    fn spawn(exe: &Path, args: &[OsString]) -> Result<Running, String> {
+        let mut cmd = Command::new(exe);
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut group = ChildGroup::spawn(&mut cmd).map_err(|e| e.to_string())?;
+        let out = drain(group.child().stdout.take());
+        let err = drain(group.child().stderr.take());
+        Ok(Running {
+            group,
+            out,
+            err,
+            status: None,
+        })
+    }
+
+    /// How it ended: what is left of its group killed (so its pipes
+    /// close) and its output read; `timed_out` if the copies ran past
+    /// their limit (it was killed if it had not ended).
+    fn ended(self, timed_out: bool) -> Copy {
+        let status = self.status;
+        // Kills what is left of the group, so its pipes close.
+        drop(self.group);
+        Copy {
+            status,
+            stdout: self.out.join().unwrap_or_default(),
+            stderr: self.err.join().unwrap_or_default(),
+            timed_out: timed_out && status.is_none(),
+            spawn_error: None,
+        }
+    }
+}
+
+/// Waits until every copy in `running` has ended (their statuses recorded
+/// there), or they ran past `bounds.limit` (true), or, after ^C or a copy
+/// that failed, the others were asked to stop and had `bounds.grace` to.
+fn wait_all(running: &mut [Result<Running, String>], bounds: Bounds) -> bool {
+    let start = Instant::now();
+    let mut asked_to_stop: Option<Instant> = None;
+    let mut failed = running.iter().any(|r| r.is_err());
+    loop {
+        if reap(running, bounds.ok, &mut failed) == 0 {
+            return false;
+        }
+        if start.elapsed() > bounds.limit {
+            return true;
+        }
+        if crate::stop::interrupted() || failed {
+            match asked_to_stop {
+                None => {
+                    ask_to_stop(running);
+                    asked_to_stop = Some(Instant::now());
+                }
+                Some(t) if t.elapsed() > bounds.grace => return false,
+                Some(_) => {}
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Records the status of each copy in `running` that has ended, `failed`
+/// set if one ended with a code not in `ok`; returns how many are left.
+fn reap(running: &mut [Result<Running, String>], ok: &[i32], failed: &mut bool) -> usize {
+    let mut left = 0;
+    for r in running.iter_mut().flatten() {
+        if r.status.is_none() {
+            match r.group.child().try_wait() {
+                Ok(Some(st)) => {
+                    r.status = Some(st);
+                    *failed |= !st.code().is_some_and(|c| ok.contains(&c));
+                }
+                Ok(None) => left += 1,
+                // Cannot be waited for: treat as gone (the group's drop
+                // kills and reaps it).
+                Err(_) => {}
+            }
+        }
+    }
+    left
+}
+
+/// SIGTERM to every copy in `running` still running.
+fn ask_to_stop(running: &[Result<Running, String>]) {
+    for r in running.iter().flatten() {
+        if r.status.is_none() {
+            // SAFETY: signalling a process group we created.
+            unsafe { libc::kill(-r.group.pgid(), libc::SIGTERM) };
+        }
+    }
 }
 
 #[cfg(test)]

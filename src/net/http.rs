@@ -145,6 +145,101 @@ fn split_at_byte(s: &str, b: u8) -> Option<(&str, &str)> {
     Some((&s[..i], &s[i + 1..]))
 }
 
+/// The method, target and version of request line `l` (without its
+/// CR LF): exactly three parts, one space apart; else the error status.
+#[inline]
+fn request_line(l: &str) -> Result<(&str, &str, Version), u16> {
+    let Some((method, rest)) = split_at_byte(l, b' ') else {
+        return Err(400);
+    };
+    let Some((target, version)) = split_at_byte(rest, b' ') else {
+        return Err(400);
+    };
+    if find(version.as_bytes(), b' ').is_some()
+        || !is_token(method)
+        || target.is_empty()
+        || target.bytes().any(|b| b <= b' ' || b == 0x7f)
+    {
+        return Err(400);
+    }
+    let version = match version {
+        "HTTP/1.1" => Version::Http11,
+        "HTTP/1.0" => Version::Http10,
+        v if v.starts_with("HTTP/") => return Err(505),
+        _ => return Err(400),
+    };
+    Ok((method, target, version))
+}
+
+/// What the few headers that matter say.
+struct Headers<'a> {
+    /// Whether the connection may stay open (by the version and
+    /// `Connection`).
+    keep_alive: bool,
+    /// The If-Modified-Since header, if any.
+    if_modified_since: Option<&'a str>,
+    /// The Content-Length, if given.
+    content_length: Option<usize>,
+}
+
+impl<'a> Headers<'a> {
+    /// The header lines `rest` (after the request line, up to the blank
+    /// line) of a request of `version`; the error status of a malformed
+    /// or unsupported one.
+    #[inline]
+    fn parse(mut rest: &'a str, version: Version) -> Result<Headers<'a>, u16> {
+        let mut h = Headers {
+            keep_alive: version == Version::Http11,
+            if_modified_since: None,
+            content_length: None,
+        };
+        while let Some((line, next)) = split_at_byte(rest, b'\n') {
+            rest = next;
+            let l = strip_cr(line);
+            if l.is_empty() {
+                break;
+            }
+            if l.starts_with(' ') || l.starts_with('\t') {
+                return Err(400); // obsolete line folding
+            }
+            let Some((name, value)) = split_at_byte(l, b':') else {
+                return Err(400);
+            };
+            if !is_token(name) {
+                return Err(400);
+            }
+            // Only a few names matter; their lengths tell the others apart
+            // without comparing.
+            if !matches!(name.len(), 10 | 14 | 17) {
+                continue;
+            }
+            let value = value.trim_matches(|c| c == ' ' || c == '\t');
+            if name.eq_ignore_ascii_case("connection") {
+                for t in value.split(',').map(str::trim) {
+                    if t.eq_ignore_ascii_case("close") {
+                        h.keep_alive = false;
+                    } else if t.eq_ignore_ascii_case("keep-alive") && version == Version::Http10 {
+                        h.keep_alive = true;
+                    }
+                }
+            } else if name.eq_ignore_ascii_case("content-length") {
+                let Ok(v) = value.parse::<usize>() else {
+                    return Err(400);
+                };
+                if h.content_length.is_some_and(|c| c != v) {
+                    return Err(400);
+                }
+                h.content_length = Some(v);
+            } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                return Err(501);
+            } else if name.eq_ignore_ascii_case("if-modified-since") {
+                h.if_modified_since = Some(value);
+            }
+        }
+        Ok(h)
+    }
+}
+
 /// Parses the request at the start of `buf`.
 pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parse<'a> {
     // Tolerate empty lines before a request (RFC 9112 §2.2).
@@ -166,73 +261,18 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parse<'a> {
     let Ok(head) = std::str::from_utf8(raw) else {
         return Parse::Error(400);
     };
-    // The request line: exactly three parts, one space apart.
-    let Some((method, rest)) = split_at_byte(strip_cr(&head[..first]), b' ') else {
-        return Parse::Error(400);
+    let (method, target, version) = match request_line(strip_cr(&head[..first])) {
+        Ok(l) => l,
+        Err(status) => return Parse::Error(status),
     };
-    let Some((target, version)) = split_at_byte(rest, b' ') else {
-        return Parse::Error(400);
+    let Headers {
+        keep_alive,
+        if_modified_since,
+        content_length,
+    } = match Headers::parse(&head[first + 1..], version) {
+        Ok(h) => h,
+        Err(status) => return Parse::Error(status),
     };
-    if find(version.as_bytes(), b' ').is_some()
-        || !is_token(method)
-        || target.is_empty()
-        || target.bytes().any(|b| b <= b' ' || b == 0x7f)
-    {
-        return Parse::Error(400);
-    }
-    let version = match version {
-        "HTTP/1.1" => Version::Http11,
-        "HTTP/1.0" => Version::Http10,
-        v if v.starts_with("HTTP/") => return Parse::Error(505),
-        _ => return Parse::Error(400),
-    };
-    let mut keep_alive = version == Version::Http11;
-    let mut if_modified_since = None;
-    let mut content_length: Option<usize> = None;
-    let mut rest = &head[first + 1..];
-    while let Some((line, next)) = split_at_byte(rest, b'\n') {
-        rest = next;
-        let l = strip_cr(line);
-        if l.is_empty() {
-            break;
-        }
-        if l.starts_with(' ') || l.starts_with('\t') {
-            return Parse::Error(400); // obsolete line folding
-        }
-        let Some((name, value)) = split_at_byte(l, b':') else {
-            return Parse::Error(400);
-        };
-        if !is_token(name) {
-            return Parse::Error(400);
-        }
-        // Only a few names matter; their lengths tell the others apart
-        // without comparing.
-        if !matches!(name.len(), 10 | 14 | 17) {
-            continue;
-        }
-        let value = value.trim_matches(|c| c == ' ' || c == '\t');
-        if name.eq_ignore_ascii_case("connection") {
-            for t in value.split(',').map(str::trim) {
-                if t.eq_ignore_ascii_case("close") {
-                    keep_alive = false;
-                } else if t.eq_ignore_ascii_case("keep-alive") && version == Version::Http10 {
-                    keep_alive = true;
-                }
-            }
-        } else if name.eq_ignore_ascii_case("content-length") {
-            let Ok(v) = value.parse::<usize>() else {
-                return Parse::Error(400);
-            };
-            if content_length.is_some_and(|c| c != v) {
-                return Parse::Error(400);
-            }
-            content_length = Some(v);
-        } else if name.eq_ignore_ascii_case("transfer-encoding") {
-            return Parse::Error(501);
-        } else if name.eq_ignore_ascii_case("if-modified-since") {
-            if_modified_since = Some(value);
-        }
-    }
     let body = content_length.unwrap_or(0);
     if body > limits.body {
         return Parse::Error(413);

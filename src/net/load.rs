@@ -614,39 +614,7 @@ impl Tally {
 
 /// Runs the load.
 pub fn run(opts: &Options) -> io::Result<Outcome> {
-    if opts.targets.is_empty() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "no URL to load",
-        ));
-    }
-    if opts.duration.is_none() && (opts.rounds > 1 || !opts.warm_up.is_zero()) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "a warm-up or rounds need a duration",
-        ));
-    }
-    let v4 = |a: &IpAddr| a.is_ipv4();
-    if let Some(s) = opts.sources.first()
-        && (opts.sources.iter().any(|x| v4(x) != v4(s))
-            || opts.targets.iter().any(|t| v4(&t.addr.ip()) != v4(s)))
-    {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "source addresses and URLs must all be IPv4 or all IPv6",
-        ));
-    }
-    for src in &opts.sources {
-        let probe = SocketAddr::new(*src, 0);
-        let fd = sock::tcp_socket(&probe)?;
-        let _ = crate::sys::bind_address_no_port(fd.as_raw_fd());
-        sock::bind(fd.as_raw_fd(), &probe).map_err(|e| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("source address {src}: {e}"),
-            )
-        })?;
-    }
+    check(opts)?;
     let threads = opts.threads.clamp(1, opts.connections.max(1));
     let shared = Shared {
         claimed: AtomicU64::new(0),
@@ -683,6 +651,65 @@ pub fn run(opts: &Options) -> io::Result<Outcome> {
     });
     let end = Instant::now();
     let tallies = tallies.into_iter().collect::<io::Result<Vec<_>>>()?;
+    Ok(outcome(
+        opts,
+        &tallies,
+        start,
+        end,
+        shared.peak_open.load(Ordering::Relaxed),
+    ))
+}
+
+/// Whether `opts` can be run: URLs given, a duration for a warm-up or
+/// rounds, one address family, and source addresses this machine has
+/// (each bound once to see).
+fn check(opts: &Options) -> io::Result<()> {
+    if opts.targets.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "no URL to load",
+        ));
+    }
+    if opts.duration.is_none() && (opts.rounds > 1 || !opts.warm_up.is_zero()) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a warm-up or rounds need a duration",
+        ));
+    }
+    let v4 = |a: &IpAddr| a.is_ipv4();
+    if let Some(s) = opts.sources.first()
+        && (opts.sources.iter().any(|x| v4(x) != v4(s))
+            || opts.targets.iter().any(|t| v4(&t.addr.ip()) != v4(s)))
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "source addresses and URLs must all be IPv4 or all IPv6",
+        ));
+    }
+    for src in &opts.sources {
+        let probe = SocketAddr::new(*src, 0);
+        let fd = sock::tcp_socket(&probe)?;
+        let _ = crate::sys::bind_address_no_port(fd.as_raw_fd());
+        sock::bind(fd.as_raw_fd(), &probe).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("source address {src}: {e}"),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// The outcome of a load that ran from `start` to `end`, from each
+/// thread's `tallies` (one per round) and the peak of open connections:
+/// the whole measured time and, with several rounds, each round.
+fn outcome(
+    opts: &Options,
+    tallies: &[Vec<Tally>],
+    start: Instant,
+    end: Instant,
+    peak_open: u64,
+) -> Outcome {
     // Round k ran from its planned start to its planned end, the last one
     // to the actual end.
     let n = tallies.iter().map(Vec::len).max().unwrap_or(0);
@@ -705,14 +732,14 @@ pub fn run(opts: &Options) -> io::Result<Outcome> {
         out.add_counts(r);
     }
     out.stopped = opts.stop.is_some_and(|f| f());
-    out.peak_open = shared.peak_open.load(Ordering::Relaxed);
+    out.peak_open = peak_open;
     if opts.rounds > 1 {
         for r in &mut rounds {
             r.peak_open = out.peak_open;
         }
         out.rounds = rounds;
     }
-    Ok(out)
+    out
 }
 
 /// How a response head reads.

@@ -365,132 +365,165 @@ impl Server<'_> {
         Ok(())
     }
 
+    /// The completion of the operation tagged `t`, with its result and
+    /// flags, handed to its kind's step.
     fn completed(&mut self, t: u64, res: i32, flags: u32) -> io::Result<()> {
         let (kind, era, fd) = untag(t);
         match kind {
-            ACCEPT => {
-                if !cqueue::more(flags) {
-                    self.accepting = false;
-                }
-                if res >= 0 {
-                    self.opened(res);
-                } else {
-                    match -res {
-                        libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM => {
-                            // Out of descriptors: accept again after a
-                            // pause, or when a connection closes.
-                            if self.paused_until.is_none() {
-                                self.stats.accept_pauses += 1;
-                            }
-                            self.paused_until = Some(coarse_now() + self.cfg.accept_pause);
-                            return Ok(());
-                        }
-                        libc::EINTR
-                        | libc::ECONNABORTED
-                        | libc::EPROTO
-                        | libc::EPERM
-                        | libc::ECANCELED
-                        | libc::EAGAIN => {}
-                        e => return Err(io::Error::from_raw_os_error(e)),
+            ACCEPT => self.accept_done(res, flags),
+            CONTROL => self.control_done(t, fd),
+            RECV => self.recv_done(fd, era, res, flags),
+            SEND => self.send_done(fd, era, res),
+            POLL_OUT => self.poll_out_done(fd, era),
+            _ => Ok(()),
+        }
+    }
+
+    /// An accept completed (`res` the new descriptor or an error): the
+    /// connection opened, or accepting paused while out of descriptors;
+    /// accepting armed again once the multishot accept ended.
+    #[inline]
+    fn accept_done(&mut self, res: i32, flags: u32) -> io::Result<()> {
+        if !cqueue::more(flags) {
+            self.accepting = false;
+        }
+        if res >= 0 {
+            self.opened(res);
+        } else {
+            match -res {
+                libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM => {
+                    // Out of descriptors: accept again after a
+                    // pause, or when a connection closes.
+                    if self.paused_until.is_none() {
+                        self.stats.accept_pauses += 1;
                     }
-                }
-                if !self.accepting && self.paused_until.is_none() && !self.stop {
-                    self.arm_accept()?;
-                }
-            }
-            CONTROL => {
-                let mut b = [0u8; 64];
-                match sock::read(fd, &mut b) {
-                    Ok(0) => self.stop = true,
-                    Err(e)
-                        if e.kind() != io::ErrorKind::WouldBlock
-                            && e.kind() != io::ErrorKind::Interrupted =>
-                    {
-                        self.stop = true
-                    }
-                    _ => {}
-                }
-                if !self.stop {
-                    self.ring.push(
-                        &opcode::PollAdd::new(types::Fd(fd), libc::POLLIN as u32)
-                            .build()
-                            .user_data(t),
-                    )?;
-                }
-            }
-            RECV => {
-                let bid = cqueue::buffer_select(flags);
-                let more = cqueue::more(flags);
-                let live = self.live(fd, era);
-                let mut gone = false;
-                if live {
-                    let c = self.conns[fd as usize].as_mut().expect("live");
-                    if !more {
-                        c.recv_armed = false;
-                        c.recv_cancel = false;
-                    }
-                    if res > 0 {
-                        let data = self.ring.buf(bid.unwrap_or(0), res as usize);
-                        if !c.ex.close_after {
-                            c.inbuf.extend_from_slice(data);
-                        } else if c.ex.drop_input(data.len()) {
-                            // Lingered over its byte budget.
-                            gone = true;
-                        }
-                    } else if res == 0 {
-                        c.eof = true;
-                    } else if res != -libc::ENOBUFS && res != -libc::ECANCELED {
-                        // Reset or other error: the peer is gone.
-                        gone = true;
-                    }
-                } else if !more {
-                    self.settle(fd, era, |c| c.recv_armed = false);
-                }
-                if let Some(b) = bid {
-                    self.ring.give_back(b);
-                }
-                if gone {
-                    self.shut(fd);
+                    self.paused_until = Some(coarse_now() + self.cfg.accept_pause);
                     return Ok(());
                 }
-                if live {
-                    self.answer(fd)?;
-                    // A receive that ended (out of buffers, cancelled, or
-                    // the kernel ended it) is started again, unless
-                    // requests are held back.
-                    if self.live(fd, era) {
-                        self.arm_recv(fd)?;
-                        self.hold_back(fd)?;
-                    }
-                }
+                libc::EINTR
+                | libc::ECONNABORTED
+                | libc::EPROTO
+                | libc::EPERM
+                | libc::ECANCELED
+                | libc::EAGAIN => {}
+                e => return Err(io::Error::from_raw_os_error(e)),
             }
-            SEND => {
-                if self.live(fd, era) {
-                    let c = self.conns[fd as usize].as_mut().expect("live");
-                    let done = c.sending.take();
-                    self.spare.extend(done);
-                    if res < 0 {
-                        self.shut(fd);
-                        return Ok(());
-                    }
-                    c.out.consume(res as usize);
-                    c.ex.last_io = self.now;
-                    self.answer(fd)?;
-                } else {
-                    let mut done = None;
-                    self.settle(fd, era, |c| done = c.sending.take());
-                    self.spare.extend(done);
-                }
-            }
-            POLL_OUT => {
-                if self.live(fd, era) {
-                    self.conns[fd as usize].as_mut().expect("live").polling = false;
-                    self.answer(fd)?;
-                } else {
-                    self.settle(fd, era, |c| c.polling = false);
-                }
+        }
+        if !self.accepting && self.paused_until.is_none() && !self.stop {
+            self.arm_accept()?;
+        }
+        Ok(())
+    }
+
+    /// The control descriptor `fd` (tagged `t`) is readable: stop at its
+    /// end or error, else poll it again.
+    #[inline]
+    fn control_done(&mut self, t: u64, fd: RawFd) -> io::Result<()> {
+        let mut b = [0u8; 64];
+        match sock::read(fd, &mut b) {
+            Ok(0) => self.stop = true,
+            Err(e)
+                if e.kind() != io::ErrorKind::WouldBlock
+                    && e.kind() != io::ErrorKind::Interrupted =>
+            {
+                self.stop = true
             }
             _ => {}
+        }
+        if !self.stop {
+            self.ring.push(
+                &opcode::PollAdd::new(types::Fd(fd), libc::POLLIN as u32)
+                    .build()
+                    .user_data(t),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// A receive on connection `fd` of `era` completed (`res` bytes, in
+    /// the buffer `flags` name): the bytes taken in and answered, the
+    /// buffer given back, the receive armed again if it ended; the
+    /// connection shut if its peer is gone.
+    #[inline]
+    fn recv_done(&mut self, fd: RawFd, era: u32, res: i32, flags: u32) -> io::Result<()> {
+        let bid = cqueue::buffer_select(flags);
+        let more = cqueue::more(flags);
+        let live = self.live(fd, era);
+        let mut gone = false;
+        if live {
+            let c = self.conns[fd as usize].as_mut().expect("live");
+            if !more {
+                c.recv_armed = false;
+                c.recv_cancel = false;
+            }
+            if res > 0 {
+                let data = self.ring.buf(bid.unwrap_or(0), res as usize);
+                if !c.ex.close_after {
+                    c.inbuf.extend_from_slice(data);
+                } else if c.ex.drop_input(data.len()) {
+                    // Lingered over its byte budget.
+                    gone = true;
+                }
+            } else if res == 0 {
+                c.eof = true;
+            } else if res != -libc::ENOBUFS && res != -libc::ECANCELED {
+                // Reset or other error: the peer is gone.
+                gone = true;
+            }
+        } else if !more {
+            self.settle(fd, era, |c| c.recv_armed = false);
+        }
+        if let Some(b) = bid {
+            self.ring.give_back(b);
+        }
+        if gone {
+            self.shut(fd);
+            return Ok(());
+        }
+        if live {
+            self.answer(fd)?;
+            // A receive that ended (out of buffers, cancelled, or
+            // the kernel ended it) is started again, unless
+            // requests are held back.
+            if self.live(fd, era) {
+                self.arm_recv(fd)?;
+                self.hold_back(fd)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A send on connection `fd` of `era` completed (`res` bytes sent or
+    /// an error): its buffer spared, the rest of the answer sent.
+    #[inline]
+    fn send_done(&mut self, fd: RawFd, era: u32, res: i32) -> io::Result<()> {
+        if self.live(fd, era) {
+            let c = self.conns[fd as usize].as_mut().expect("live");
+            let done = c.sending.take();
+            self.spare.extend(done);
+            if res < 0 {
+                self.shut(fd);
+                return Ok(());
+            }
+            c.out.consume(res as usize);
+            c.ex.last_io = self.now;
+            self.answer(fd)?;
+        } else {
+            let mut done = None;
+            self.settle(fd, era, |c| done = c.sending.take());
+            self.spare.extend(done);
+        }
+        Ok(())
+    }
+
+    /// Connection `fd` of `era` is writable again: answer on.
+    #[inline]
+    fn poll_out_done(&mut self, fd: RawFd, era: u32) -> io::Result<()> {
+        if self.live(fd, era) {
+            self.conns[fd as usize].as_mut().expect("live").polling = false;
+            self.answer(fd)?;
+        } else {
+            self.settle(fd, era, |c| c.polling = false);
         }
         Ok(())
     }

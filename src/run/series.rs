@@ -136,7 +136,7 @@ enum Order {
     /// in odd ones.
     Levels,
     /// Per item, able to go down: even-numbered runs go up and down,
-    /// odd ones down and up ([`updown_run`]).
+    /// odd ones down and up ([`Runner::updown_run`]).
     UpDown,
     /// Per item, n rises in every run; re-timed at low n after each run.
     Rising,
@@ -144,7 +144,7 @@ enum Order {
     Falling,
     /// Per item, n falls and can rise again (fork-cleanup: its undo adds
     /// an item back): even-numbered runs go down and up, odd ones up and
-    /// down ([`updown_run`] on the items removed, [`Removed`]).
+    /// down ([`Runner::updown_run`] on the items removed, [`Removed`]).
     FallingBothWays,
 }
 
@@ -241,39 +241,15 @@ pub fn run_benchmark(
     ctx: &Ctx,
     progress: &mut Progress,
 ) -> BenchResult {
-    let info = bench.info();
-    let series = match variant {
-        Some(v) => format!("{}[{v}]", info.name),
-        None => info.name.to_string(),
+    let runner = Runner {
+        bench,
+        variant,
+        ctx,
+        clock: ctx.clock(),
     };
-    let mut budgets: Vec<(Resource, limits::Budget)> = info
-        .uses
-        .iter()
-        .filter_map(|&r| limits::budget(r).map(|b| (r, b)))
-        .collect();
-    budgets.extend(bench.budgets(ctx, variant));
-    let (mut n, mut caps) = fit_to_budget(budgets, plan.n);
-    let schedule = bench.schedule();
+    let (n, caps) = runner.fit(plan.n);
     let warmup = plan.warmup.unwrap_or_else(|| default_warmup(n)).min(n);
-    let mut result = BenchResult {
-        name: info.name.into(),
-        series: series.clone(),
-        n_meaning: info.n_meaning.into(),
-        timed: info.timed.into(),
-        status: Status::Ok,
-        message: None,
-        params: Params {
-            requested_n: plan.n,
-            n,
-            runs: plan.runs,
-            warmup_ops: if warmup > 0 { schedule.ops(warmup) } else { 0 },
-            extra: BTreeMap::new(),
-        },
-        caps: Vec::new(),
-        environment: limits::environment(info.uses, info.knobs),
-        runs: Vec::new(),
-        profile: None,
-    };
+    let mut result = runner.record(plan, n, warmup);
     if n == 0 {
         result.status = Status::Failed;
         result.message = Some(match caps.first() {
@@ -283,231 +259,39 @@ pub fn run_benchmark(
         result.caps = caps;
         return result;
     }
-    let order = Order::of(bench);
-    let warm_ops = if warmup > 0 {
-        order.run_units(0, schedule, warmup)
-    } else {
-        0
+    let mut series = Series {
+        runner,
+        plan,
+        order: Order::of(bench),
+        schedule: bench.schedule(),
+        progress,
+        n,
+        caps,
+        result,
+        pass_time: None,
     };
     // Everything below runs on one CPU (see `Ctx::pin`); the guard restores
     // the affinity when the benchmark is done.
-    let _pin = ctx.pin().and_then(|cpu| {
-        let guard = crate::sys::PinGuard::new(cpu).ok()?;
-        result
-            .params
-            .extra
-            .insert("pinned_cpu".into(), serde_json::Value::from(cpu));
-        Some(guard)
-    });
-    let run_units: u64 = (0..plan.runs).map(|r| order.units(r, schedule, n)).sum();
-    progress.begin(&series, warm_ops + run_units);
-    for c in &caps {
-        progress.note(&format!("n capped at {} by {}", c.reached, c.reason));
-    }
-    if let crate::bench::Schedule::Levels { levels, per_level } = schedule {
-        result.params.extra.insert(
-            "levels".into(),
-            serde_json::Value::from(levels.min(n.max(1))),
-        );
-        result
-            .params
-            .extra
-            .insert("ops_per_level".into(), serde_json::Value::from(per_level));
-    }
-    let clock = ctx.clock();
-
-    // The time one up-and-down pass over n takes, for runs that measure
-    // both ways: guessed from the warm-up, then from each run.
-    let mut pass_time: Option<Duration> = None;
-
-    // Warm-up: one short run whose samples are discarded.
+    let _pin = series.pin();
+    series.begin(warmup);
     if warmup > 0 {
-        progress.phase("warm-up");
-        let mut sweeps = Sweeps::default();
-        match one_run(
-            bench,
-            variant,
-            ctx,
-            clock,
-            warmup,
-            false,
-            PassPlan {
-                passes: 1,
-                budget: PASS_BUDGET,
-            },
-            &mut sweeps,
-            progress,
-        ) {
-            Ok(_) => {
-                // One pass over `warmup` items: a first guess at the pace.
-                if sweeps.timed > 0 {
-                    pass_time = Some(sweeps.took.mul_f64(n as f64 / warmup as f64));
-                }
-            }
-            Err(RunEnd::Unsupported(why)) => {
-                result.status = Status::Unsupported;
-                result.message = Some(why);
-                progress.finish(&format!(
-                    "unsupported: {}",
-                    result.message.as_deref().unwrap_or("")
-                ));
-                return result;
-            }
-            Err(e) => return finish_early(result, e, caps, progress),
+        match series.warm_up(warmup) {
+            Ok(()) => {}
+            Err(RunEnd::Unsupported(why)) => return series.unsupported(why),
+            Err(e) => return series.finish_early(e),
         }
     }
-
     for r in 0..plan.runs {
-        if crate::stop::interrupted() {
-            return finish_early(result, RunEnd::Interrupted, caps, progress);
+        if let Err(e) = series.timed_run(r) {
+            return series.finish_early(e);
         }
-        let phase = format!("run {}/{}", r + 1, plan.runs);
-        let mut recheck = Vec::new();
-        if order.recheck() == Some(RecheckWhen::Before) {
-            progress.phase(&format!("{phase}: re-timing low n first"));
-            match recheck_low_n(bench, variant, ctx, clock, n, true, progress) {
-                Ok(s) => recheck = s,
-                Err(e) => return finish_early(result, e, caps, progress),
-            }
-        }
-        progress.phase(&phase);
-        let timer_overhead = clock.measure_overhead(1000);
-        let started = now_rfc3339();
-        let t0 = Instant::now();
-        let passes = PassPlan::at_pace(pass_time);
-        let mut sweeps = Sweeps::default();
-        let outcome = one_run(
-            bench,
-            variant,
-            ctx,
-            clock,
-            n,
-            order.peak_first(r),
-            passes,
-            &mut sweeps,
-            progress,
-        );
-        if sweeps.timed > 0 {
-            // A down-up run also grows once untimed: count it as half a pass.
-            let made = f64::from(sweeps.timed) / 2.0 + if order.peak_first(r) { 0.5 } else { 0.0 };
-            pass_time = Some(sweeps.took.div_f64(made));
-        }
-        let (samples, end) = match outcome {
-            Ok(s) => (s, None),
-            Err(RunEnd::Limit {
-                samples,
-                reached,
-                resource,
-                detail,
-            }) => {
-                progress.note(&format!("limit reached at n = {reached}: {detail}"));
-                caps.push(Cap {
-                    resource: resource.name().into(),
-                    requested: plan.n,
-                    reached,
-                    reason: detail,
-                });
-                n = reached;
-                (samples, None)
-            }
-            Err(e) => (Vec::new(), Some(e)),
-        };
-        if let Some(e) = end {
-            return finish_early(result, e, caps, progress);
-        }
-        if samples.is_empty() {
-            return finish_early(
-                result,
-                RunEnd::Failed("a limit was hit before the first operation".into()),
-                caps,
-                progress,
-            );
-        }
-        let duration_ms = t0.elapsed().as_secs_f64() * 1e3;
-        // The run's resources are released: re-time low n in a fresh run.
-        let mut after_end = None;
-        if order.recheck() == Some(RecheckWhen::After) {
-            progress.phase(&format!("{phase}: re-timing low n"));
-            match recheck_low_n(bench, variant, ctx, clock, n, false, progress) {
-                Ok(s) => recheck = s,
-                Err(e) => after_end = Some(e),
-            }
-        }
-        result.runs.push(RunRecord {
-            index: r,
-            started,
-            duration_ms,
-            timer_overhead,
-            samples,
-            direction: order.direction(r),
-            crossings: (sweeps.timed > 0).then_some(sweeps.timed),
-            recheck_when: order.recheck().filter(|_| !recheck.is_empty()),
-            recheck,
-        });
-        if let Some(e) = after_end {
-            return finish_early(result, e, caps, progress);
-        }
-        if let Some(a) = plan.auto {
-            let done = result.runs.len() as u32;
-            let hw = end_half_widths(&result.runs);
-            let known = done >= a.min.max(2) && hw.iter().all(|h| *h <= a.target);
-            if known || done >= plan.runs {
-                let pct = |h: f64| {
-                    if h.is_finite() {
-                        serde_json::json!((h * 1e4).round() / 1e4)
-                    } else {
-                        serde_json::Value::Null
-                    }
-                };
-                let why = if known {
-                    format!(
-                        "both ends of n within ±{:.0} % after {done} runs",
-                        a.target * 100.0
-                    )
-                } else {
-                    format!(
-                        "the most runs ({}) reached; the ends are known within ±{:.1} % and ±{:.1} %",
-                        plan.runs,
-                        hw[0] * 100.0,
-                        hw[1] * 100.0
-                    )
-                };
-                progress.note(&why);
-                result.params.extra.insert(
-                    "runs_auto".into(),
-                    serde_json::json!({
-                        "target": a.target,
-                        "min": a.min,
-                        "max": plan.runs,
-                        "runs": done,
-                        "half_widths": [pct(hw[0]), pct(hw[1])],
-                        "stopped": if known { "known" } else { "max" },
-                        "why": why,
-                    }),
-                );
-                result.params.runs = done;
-                break;
-            }
+        if let Some(a) = plan.auto
+            && series.enough_runs(a)
+        {
+            break;
         }
     }
-    result.params.n = n;
-    result.status = if caps.is_empty() {
-        Status::Ok
-    } else {
-        Status::Capped
-    };
-    result.caps = caps;
-    let total: usize = result.runs.iter().map(|r| r.samples.len()).sum();
-    progress.finish(&format!(
-        "{} runs, {total} samples{}",
-        result.runs.len(),
-        if result.status == Status::Capped {
-            format!(" (capped at n = {n})")
-        } else {
-            String::new()
-        }
-    ));
-    result
+    series.finish()
 }
 
 /// How a run ended other than normally.
@@ -523,24 +307,700 @@ enum RunEnd {
     Failed(String),
 }
 
-fn finish_early(
-    mut result: BenchResult,
-    end: RunEnd,
+/// What a series runs, and with what: the benchmark (its variant, if it
+/// has variants), the context and the clock, shared by every run of it.
+#[derive(Clone, Copy)]
+struct Runner<'a> {
+    bench: &'a dyn Benchmark,
+    variant: Option<&'a str>,
+    ctx: &'a Ctx<'a>,
+    clock: &'a Clock,
+}
+
+/// A series under way ([`run_benchmark`]): its plan, its record so far, and
+/// what its runs taught (a lower n after a limit, the caps, the pace).
+struct Series<'a> {
+    runner: Runner<'a>,
+    plan: Plan,
+    order: Order,
+    schedule: Schedule,
+    progress: &'a mut Progress,
+    /// Items per run: the n that fits, lowered where a run met a limit.
+    n: u64,
     caps: Vec<Cap>,
-    progress: &mut Progress,
-) -> BenchResult {
-    let (status, message) = match end {
-        RunEnd::Interrupted => (Status::Interrupted, "interrupted by a signal".to_string()),
-        RunEnd::Unsupported(m) => (Status::Unsupported, m),
-        RunEnd::Failed(m) => (Status::Failed, m),
-        RunEnd::Limit { detail, .. } => (Status::Failed, detail),
-    };
-    let message = crate::sys::errno_words(&message);
-    progress.finish(&format!("{}: {message}", status.as_str()));
-    result.status = status;
-    result.message = Some(message);
-    result.caps = caps;
-    result
+    result: BenchResult,
+    /// The time one up-and-down pass over n takes, for runs that measure
+    /// both ways: guessed from the warm-up, then from each run.
+    pass_time: Option<Duration>,
+}
+
+impl Series<'_> {
+    /// Pins the series to the CPU the context names, if it names one, and
+    /// records it; the guard restores the affinity when dropped.
+    fn pin(&mut self) -> Option<crate::sys::PinGuard> {
+        let cpu = self.runner.ctx.pin()?;
+        let guard = crate::sys::PinGuard::new(cpu).ok()?;
+        self.result
+            .params
+            .extra
+            .insert("pinned_cpu".into(), serde_json::Value::from(cpu));
+        Some(guard)
+    }
+
+    /// Announces the series and its whole work (a warm-up of `warmup`
+    /// items included) to the progress display with the caps met so far,
+    /// and records a level schedule's shape.
+    fn begin(&mut self, warmup: u64) {
+        let (order, schedule, n) = (self.order, self.schedule, self.n);
+        let warm_ops = if warmup > 0 {
+            order.run_units(0, schedule, warmup)
+        } else {
+            0
+        };
+        let run_units: u64 = (0..self.plan.runs)
+            .map(|r| order.units(r, schedule, n))
+            .sum();
+        self.progress
+            .begin(&self.result.series, warm_ops + run_units);
+        for c in &self.caps {
+            self.progress
+                .note(&format!("n capped at {} by {}", c.reached, c.reason));
+        }
+        if let Schedule::Levels { levels, per_level } = schedule {
+            let extra = &mut self.result.params.extra;
+            extra.insert(
+                "levels".into(),
+                serde_json::Value::from(levels.min(n.max(1))),
+            );
+            extra.insert("ops_per_level".into(), serde_json::Value::from(per_level));
+        }
+    }
+
+    /// The warm-up: one short run of `warmup` items whose samples are
+    /// discarded, and a first guess at the pace of a pass.
+    fn warm_up(&mut self, warmup: u64) -> Result<(), RunEnd> {
+        self.progress.phase("warm-up");
+        let mut sweeps = Sweeps::default();
+        let one_pass = PassPlan {
+            passes: 1,
+            budget: PASS_BUDGET,
+        };
+        self.runner
+            .one_run(warmup, false, one_pass, &mut sweeps, self.progress)?;
+        // One pass over `warmup` items: a first guess at the pace.
+        if sweeps.timed > 0 {
+            self.pass_time = Some(sweeps.took.mul_f64(self.n as f64 / warmup as f64));
+        }
+        Ok(())
+    }
+
+    /// Run `r` and its record, with its re-timing at low n before or after
+    /// it where the order wants one.
+    fn timed_run(&mut self, r: u32) -> Result<(), RunEnd> {
+        if crate::stop::interrupted() {
+            return Err(RunEnd::Interrupted);
+        }
+        let phase = format!("run {}/{}", r + 1, self.plan.runs);
+        let mut recheck = Vec::new();
+        if self.order.recheck() == Some(RecheckWhen::Before) {
+            self.progress
+                .phase(&format!("{phase}: re-timing low n first"));
+            recheck = self.runner.recheck_low_n(self.n, true, self.progress)?;
+        }
+        self.progress.phase(&phase);
+        let timer_overhead = self.runner.clock.measure_overhead(1000);
+        let started = now_rfc3339();
+        let t0 = Instant::now();
+        let passes = PassPlan::at_pace(self.pass_time);
+        let peak_first = self.order.peak_first(r);
+        let mut sweeps = Sweeps::default();
+        let outcome = self
+            .runner
+            .one_run(self.n, peak_first, passes, &mut sweeps, self.progress);
+        if sweeps.timed > 0 {
+            // A down-up run also grows once untimed: count it as half a pass.
+            let made = f64::from(sweeps.timed) / 2.0 + if peak_first { 0.5 } else { 0.0 };
+            self.pass_time = Some(sweeps.took.div_f64(made));
+        }
+        let samples = self.samples_of(outcome)?;
+        let duration_ms = t0.elapsed().as_secs_f64() * 1e3;
+        // The run's resources are released: re-time low n in a fresh run.
+        let mut after_end = None;
+        if self.order.recheck() == Some(RecheckWhen::After) {
+            self.progress.phase(&format!("{phase}: re-timing low n"));
+            match self.runner.recheck_low_n(self.n, false, self.progress) {
+                Ok(s) => recheck = s,
+                Err(e) => after_end = Some(e),
+            }
+        }
+        self.result.runs.push(RunRecord {
+            index: r,
+            started,
+            duration_ms,
+            timer_overhead,
+            samples,
+            direction: self.order.direction(r),
+            crossings: (sweeps.timed > 0).then_some(sweeps.timed),
+            recheck_when: self.order.recheck().filter(|_| !recheck.is_empty()),
+            recheck,
+        });
+        after_end.map_or(Ok(()), Err)
+    }
+
+    /// The samples of a run that ended normally or met a limit (which caps
+    /// n where it was met, for this run and the next); any other end, or no
+    /// sample at all, ends the series.
+    fn samples_of(
+        &mut self,
+        outcome: Result<Vec<[u64; 2]>, RunEnd>,
+    ) -> Result<Vec<[u64; 2]>, RunEnd> {
+        let samples = match outcome {
+            Ok(s) => s,
+            Err(RunEnd::Limit {
+                samples,
+                reached,
+                resource,
+                detail,
+            }) => {
+                self.progress
+                    .note(&format!("limit reached at n = {reached}: {detail}"));
+                self.caps.push(Cap {
+                    resource: resource.name().into(),
+                    requested: self.plan.n,
+                    reached,
+                    reason: detail,
+                });
+                self.n = reached;
+                samples
+            }
+            Err(e) => return Err(e),
+        };
+        if samples.is_empty() {
+            return Err(RunEnd::Failed(
+                "a limit was hit before the first operation".into(),
+            ));
+        }
+        Ok(samples)
+    }
+
+    /// With `--runs auto` (`a`): whether the runs so far know both ends of
+    /// n well enough, or are the most allowed; if so, says and records why
+    /// the series stops there (`runs_auto`) and how many runs it made.
+    fn enough_runs(&mut self, a: AutoRuns) -> bool {
+        let plan = self.plan;
+        let done = self.result.runs.len() as u32;
+        let hw = end_half_widths(&self.result.runs);
+        let known = done >= a.min.max(2) && hw.iter().all(|h| *h <= a.target);
+        if !known && done < plan.runs {
+            return false;
+        }
+        let pct = |h: f64| {
+            if h.is_finite() {
+                serde_json::json!((h * 1e4).round() / 1e4)
+            } else {
+                serde_json::Value::Null
+            }
+        };
+        let why = if known {
+            format!(
+                "both ends of n within ±{:.0} % after {done} runs",
+                a.target * 100.0
+            )
+        } else {
+            format!(
+                "the most runs ({}) reached; the ends are known within ±{:.1} % and ±{:.1} %",
+                plan.runs,
+                hw[0] * 100.0,
+                hw[1] * 100.0
+            )
+        };
+        self.progress.note(&why);
+        self.result.params.extra.insert(
+            "runs_auto".into(),
+            serde_json::json!({
+                "target": a.target,
+                "min": a.min,
+                "max": plan.runs,
+                "runs": done,
+                "half_widths": [pct(hw[0]), pct(hw[1])],
+                "stopped": if known { "known" } else { "max" },
+                "why": why,
+            }),
+        );
+        self.result.params.runs = done;
+        true
+    }
+
+    /// The record of a series whose runs all ended: capped if a limit held
+    /// n below the request.
+    fn finish(self) -> BenchResult {
+        let (mut result, n) = (self.result, self.n);
+        result.params.n = n;
+        result.status = if self.caps.is_empty() {
+            Status::Ok
+        } else {
+            Status::Capped
+        };
+        result.caps = self.caps;
+        let total: usize = result.runs.iter().map(|r| r.samples.len()).sum();
+        self.progress.finish(&format!(
+            "{} runs, {total} samples{}",
+            result.runs.len(),
+            if result.status == Status::Capped {
+                format!(" (capped at n = {n})")
+            } else {
+                String::new()
+            }
+        ));
+        result
+    }
+
+    /// Ends a series whose warm-up found the benchmark unsupported here.
+    fn unsupported(mut self, why: String) -> BenchResult {
+        self.progress.finish(&format!("unsupported: {why}"));
+        self.result.status = Status::Unsupported;
+        self.result.message = Some(why);
+        self.result
+    }
+
+    /// Ends the series early (`end`), with the runs it finished.
+    fn finish_early(self, end: RunEnd) -> BenchResult {
+        let (status, message) = match end {
+            RunEnd::Interrupted => (Status::Interrupted, "interrupted by a signal".to_string()),
+            RunEnd::Unsupported(m) => (Status::Unsupported, m),
+            RunEnd::Failed(m) => (Status::Failed, m),
+            RunEnd::Limit { detail, .. } => (Status::Failed, detail),
+        };
+        let message = crate::sys::errno_words(&message);
+        self.progress
+            .finish(&format!("{}: {message}", status.as_str()));
+        let mut result = self.result;
+        result.status = status;
+        result.message = Some(message);
+        result.caps = self.caps;
+        result
+    }
+}
+
+impl Runner<'_> {
+    /// The n that fits the budgets of every resource the benchmark uses
+    /// (`requested` at most), and a cap for each limit that forced it lower.
+    fn fit(&self, requested: u64) -> (u64, Vec<Cap>) {
+        let mut budgets: Vec<(Resource, limits::Budget)> = self
+            .bench
+            .info()
+            .uses
+            .iter()
+            .filter_map(|&r| limits::budget(r).map(|b| (r, b)))
+            .collect();
+        budgets.extend(self.bench.budgets(self.ctx, self.variant));
+        fit_to_budget(budgets, requested)
+    }
+
+    /// The record of a series of `n` items per run (and a warm-up of
+    /// `warmup`), before its first run.
+    fn record(&self, plan: Plan, n: u64, warmup: u64) -> BenchResult {
+        let info = self.bench.info();
+        let series = match self.variant {
+            Some(v) => format!("{}[{v}]", info.name),
+            None => info.name.to_string(),
+        };
+        BenchResult {
+            name: info.name.into(),
+            series,
+            n_meaning: info.n_meaning.into(),
+            timed: info.timed.into(),
+            status: Status::Ok,
+            message: None,
+            params: Params {
+                requested_n: plan.n,
+                n,
+                runs: plan.runs,
+                warmup_ops: if warmup > 0 {
+                    self.bench.schedule().ops(warmup)
+                } else {
+                    0
+                },
+                extra: BTreeMap::new(),
+            },
+            caps: Vec::new(),
+            environment: limits::environment(info.uses, info.knobs),
+            runs: Vec::new(),
+            profile: None,
+        }
+    }
+
+    /// Starts a run of the benchmark for `n` items.
+    fn start(&self, n: u64) -> Result<Box<dyn Run>, RunEnd> {
+        self.bench
+            .start(self.ctx, self.variant, n)
+            .map_err(|e| match e {
+                _ if crate::stop::interrupted() => RunEnd::Interrupted,
+                StartError::Unsupported(m) => RunEnd::Unsupported(m),
+                StartError::Failed(e) => RunEnd::Failed(format!("{e:#}")),
+            })
+    }
+
+    /// One run aiming at `n` items; returns the `[n, ns]` samples. A level
+    /// schedule visits its levels both ways, and a per-item benchmark that
+    /// can ([`Benchmark::downwards`]) times n both ways
+    /// ([`Runner::updown_run`]): up and down, or down and up when
+    /// `peak_first`, in the passes `passes` plans, telling `sweeps` how it
+    /// went.
+    fn one_run(
+        &self,
+        n: u64,
+        peak_first: bool,
+        passes: PassPlan,
+        sweeps: &mut Sweeps,
+        progress: &Progress,
+    ) -> Result<Vec<[u64; 2]>, RunEnd> {
+        let bench = self.bench;
+        let mut run = self.start(n)?;
+        let schedule = bench.schedule();
+        if schedule == Schedule::PerItem && bench.downwards() && bench.falling() {
+            let mut removed = Removed {
+                run: run.as_mut(),
+                top: n,
+            };
+            let at_n = |samples: Vec<[u64; 2]>| {
+                samples
+                    .into_iter()
+                    .map(|[k, ns]| [n - k, ns])
+                    .collect::<Vec<_>>()
+            };
+            return self
+                .updown_run(&mut removed, n, peak_first, passes, sweeps, progress)
+                .map(at_n)
+                .map_err(|e| match e {
+                    RunEnd::Limit {
+                        samples,
+                        reached,
+                        resource,
+                        detail,
+                    } => RunEnd::Limit {
+                        samples: at_n(samples),
+                        reached,
+                        resource,
+                        detail,
+                    },
+                    e => e,
+                });
+        }
+        if schedule == Schedule::PerItem && bench.downwards() {
+            return self.updown_run(run.as_mut(), n, peak_first, passes, sweeps, progress);
+        }
+        let plan = schedule.plan(n, peak_first);
+        let mut samples = Vec::with_capacity(plan.len());
+        let mut sw = Stopwatch::new(self.clock);
+        let mut ticker = Ticker::new(progress);
+        for grow in &plan {
+            if crate::stop::interrupted() {
+                return Err(RunEnd::Interrupted);
+            }
+            if let Some(target) = *grow
+                && let Err(e) = run.resize_to(target)
+            {
+                let reached = run.held();
+                return Err(step_end(e, samples, reached));
+            }
+            let held = run.held();
+            match run.op(&mut sw) {
+                Ok(()) => samples.push([held, reading(bench, &mut sw)?]),
+                Err(e) => return Err(step_end(e, samples, held)),
+            }
+            ticker.add(1);
+        }
+        drop(ticker);
+        drop(run);
+        Ok(samples)
+    }
+
+    /// A per-item run that visits n both ways, several times over, timing
+    /// each n once, so that every run meets both ends of n early, late and
+    /// in between, and a drift over the run's time, or a spell of slow
+    /// operations, falls on both ends alike. The run crosses the range 2·m
+    /// times (m = `plan.passes`): going up it makes the operation at every
+    /// n, coming down it removes one item ([`Run::undo`]) at every n; the
+    /// crossing numbered h (from 0) times the n whose selector is h — for
+    /// an operation timed on the way down, the item is removed, the
+    /// operation timed at `held() = k` and undone.
+    ///
+    /// - **up-down** (`peak_first` false): crossings up, down, up, …; n is
+    ///   timed in crossing n mod 2m (with one pass: even n going up, odd n
+    ///   coming down);
+    /// - **down-up** (`peak_first`): grows to `n` untimed first, then
+    ///   crosses down, up, …; n is timed in crossing (n + 1) mod 2m (with
+    ///   one pass: odd n coming down, even n going up).
+    ///
+    /// When the run has taken over twice the time it was expected to take
+    /// (`plan.budget`) after a crossing, the next crossing times every n
+    /// not yet timed, and is the last. A limit met while first growing
+    /// caps n where it was met, as in a run going up. A limit met later,
+    /// below an n the run already held, fails the benchmark.
+    fn updown_run(
+        &self,
+        run: &mut dyn Run,
+        n: u64,
+        peak_first: bool,
+        plan: PassPlan,
+        sweeps: &mut Sweeps,
+        progress: &Progress,
+    ) -> Result<Vec<[u64; 2]>, RunEnd> {
+        let name = self.bench.info().name;
+        let t0 = Instant::now();
+        // Never more crossings than items to time.
+        let crossings = 2 * u64::from(plan.passes).min(n / 2).max(1);
+        // Progress: 3n units for an up-down run, 4n for a down-up one,
+        // however many passes it makes.
+        let steps = crossings * n + if peak_first { n } else { 0 };
+        let mut c = Crossings {
+            bench: self.bench,
+            run,
+            sw: Stopwatch::new(self.clock),
+            untimed: Stopwatch::new(self.clock),
+            samples: Vec::with_capacity(n as usize),
+            crossings,
+            peak_first,
+            ticks: Spread::new(progress, updown_units(n, peak_first), steps),
+        };
+        let limit = c.grow(n)?;
+        let top = c.run.held();
+        if top > n || (limit.is_none() && top != n) {
+            return Err(RunEnd::Failed(format!(
+                "benchmark bug: {name} held {top} items after growing towards {n}"
+            )));
+        }
+        let first = if peak_first { 0 } else { 1 };
+        let mut last = false;
+        sweeps.timed = first as u32;
+        for h in first..crossings {
+            if crate::stop::interrupted() {
+                return Err(RunEnd::Interrupted);
+            }
+            // The first growth of a down-up run is no crossing of its own.
+            let done = h - first + u64::from(!peak_first);
+            if h + 1 < crossings && done > 0 && t0.elapsed() > 2 * plan.budget {
+                last = true;
+            }
+            sweeps.timed += 1;
+            if (h % 2 == 0) == peak_first {
+                c.cross_down(h, last, top)?;
+            } else {
+                c.cross_up(h, last, top)?;
+            }
+            if last {
+                break;
+            }
+        }
+        c.ticks.rest();
+        sweeps.took = t0.elapsed();
+        match limit {
+            Some((resource, detail)) => Err(RunEnd::Limit {
+                samples: c.samples,
+                reached: top,
+                resource,
+                detail,
+            }),
+            None => Ok(c.samples),
+        }
+    }
+
+    /// Re-times low n for a benchmark that cannot measure on the way down:
+    /// starts a fresh run and times its first [`recheck_ops`]`(n)`
+    /// operations. The run is started for `n` items (the state the run's
+    /// own first operations met), or, when n falls during a run
+    /// (`falling`), for that many items only, so that its operations remove
+    /// the last ones (n = k … 1). A limit ends the re-timing early without
+    /// capping n.
+    fn recheck_low_n(
+        &self,
+        n: u64,
+        falling: bool,
+        progress: &Progress,
+    ) -> Result<Vec<[u64; 2]>, RunEnd> {
+        let k = recheck_ops(n);
+        let mut run = self.start(if falling { k } else { n })?;
+        let mut sw = Stopwatch::new(self.clock);
+        let mut ticker = Ticker::new(progress);
+        let mut samples = Vec::with_capacity(k as usize);
+        for _ in 0..k {
+            if crate::stop::interrupted() {
+                return Err(RunEnd::Interrupted);
+            }
+            let held = run.held();
+            match run.op(&mut sw) {
+                Ok(()) => samples.push([held, reading(self.bench, &mut sw)?]),
+                Err(StepError::Limit { detail, .. }) => {
+                    progress.note(&format!(
+                        "re-timing low n stopped by a limit at n = {held}: {detail}"
+                    ));
+                    break;
+                }
+                Err(e) => return Err(step_end(e, samples, held)),
+            }
+            ticker.add(1);
+        }
+        drop(ticker);
+        drop(run);
+        Ok(samples)
+    }
+}
+
+/// A run that measures both ways under way ([`Runner::updown_run`]): the
+/// run, its two stopwatches, its samples so far and its progress.
+struct Crossings<'r, 'c, 'p> {
+    bench: &'r dyn Benchmark,
+    run: &'r mut dyn Run,
+    /// Times the operations sampled.
+    sw: Stopwatch<'c>,
+    /// Brackets the operations and undos not sampled; read and discarded.
+    untimed: Stopwatch<'c>,
+    samples: Vec<[u64; 2]>,
+    /// Crossings of the range of n the run makes, at most.
+    crossings: u64,
+    peak_first: bool,
+    ticks: Spread<'p>,
+}
+
+impl Crossings<'_, '_, '_> {
+    /// The crossing in which n = `k` is timed.
+    #[inline]
+    fn crossing_of(&self, k: u64) -> u64 {
+        if self.peak_first {
+            (k + 1) % self.crossings
+        } else {
+            k % self.crossings
+        }
+    }
+
+    /// Whether crossing `h` times n = `k`: its own n, and in the `last`
+    /// crossing every n not yet timed.
+    #[inline]
+    fn times(&self, h: u64, last: bool, k: u64) -> bool {
+        let c = self.crossing_of(k);
+        c == h || (last && c > h)
+    }
+
+    /// The first growth towards `n` items, timed (crossing 0) in an
+    /// up-down run: returns the limit that stopped it below `n`, if one
+    /// did.
+    fn grow(&mut self, n: u64) -> Result<Option<(Resource, String)>, RunEnd> {
+        for _ in 0..n {
+            if crate::stop::interrupted() {
+                return Err(RunEnd::Interrupted);
+            }
+            let k = self.run.held();
+            let timed = !self.peak_first && self.crossing_of(k) == 0;
+            match self.run.op(if timed {
+                &mut self.sw
+            } else {
+                &mut self.untimed
+            }) {
+                Ok(()) if timed => self.samples.push([k, reading(self.bench, &mut self.sw)?]),
+                Ok(()) => {
+                    self.untimed.take_ns();
+                }
+                Err(StepError::Limit { resource, detail }) => {
+                    return Ok(Some((resource, detail)));
+                }
+                Err(e) => return Err(step_end(e, std::mem::take(&mut self.samples), k)),
+            }
+            self.ticks.tick();
+        }
+        Ok(None)
+    }
+
+    /// Crossing `h` downwards from `top` items: at every n removes an item,
+    /// and where n is timed here, times the operation and undoes it.
+    fn cross_down(&mut self, h: u64, last: bool, top: u64) -> Result<(), RunEnd> {
+        let turned = |e| after_the_turn(e, top);
+        for k in (0..top).rev() {
+            self.run.undo(&mut self.untimed).map_err(turned)?;
+            self.untimed.take_ns();
+            if self.run.held() != k {
+                return Err(RunEnd::Failed(format!(
+                    "benchmark bug: {}'s undo left {} items, not {k}",
+                    self.bench.info().name,
+                    self.run.held()
+                )));
+            }
+            if self.times(h, last, k) {
+                self.run.op(&mut self.sw).map_err(turned)?;
+                self.samples.push([k, reading(self.bench, &mut self.sw)?]);
+                self.run.undo(&mut self.untimed).map_err(turned)?;
+                self.untimed.take_ns();
+            }
+            self.ticks.tick();
+        }
+        Ok(())
+    }
+
+    /// Crossing `h` upwards to `top` items: the operation at every n, timed
+    /// where n is timed here.
+    fn cross_up(&mut self, h: u64, last: bool, top: u64) -> Result<(), RunEnd> {
+        let turned = |e| after_the_turn(e, top);
+        for k in 0..top {
+            if self.times(h, last, k) {
+                self.run.op(&mut self.sw).map_err(turned)?;
+                self.samples.push([k, reading(self.bench, &mut self.sw)?]);
+            } else {
+                self.run.op(&mut self.untimed).map_err(turned)?;
+                self.untimed.take_ns();
+            }
+            self.ticks.tick();
+        }
+        Ok(())
+    }
+}
+
+/// How a failed operation ends a run that measures both ways after its
+/// first growth to `top` items: a limit met now, below an n the run
+/// already held, fails the benchmark.
+fn after_the_turn(e: StepError, top: u64) -> RunEnd {
+    match e {
+        StepError::Limit { detail, .. } => RunEnd::Failed(format!(
+            "{detail}, below the n = {top} this run already held"
+        )),
+        e => step_end(e, Vec::new(), 0),
+    }
+}
+
+/// `units` of progress spread evenly over `steps` calls of
+/// [`Spread::tick`], passed on through a [`Ticker`].
+struct Spread<'p> {
+    ticker: Ticker<'p>,
+    units: u64,
+    steps: u64,
+    step: u64,
+    given: u64,
+}
+
+impl<'p> Spread<'p> {
+    fn new(progress: &'p Progress, units: u64, steps: u64) -> Self {
+        Spread {
+            ticker: Ticker::new(progress),
+            units,
+            steps,
+            step: 0,
+            given: 0,
+        }
+    }
+
+    /// One step done.
+    #[inline]
+    fn tick(&mut self) {
+        self.step += 1;
+        let due = self.units * self.step / self.steps.max(1);
+        self.ticker.add(due - self.given);
+        self.given = due;
+    }
+
+    /// The units not given yet, at the end of a run that took fewer steps
+    /// than planned.
+    fn rest(&mut self) {
+        self.ticker.add(self.units - self.given);
+    }
 }
 
 /// Passes work done on to the progress display in batches, the rest when
@@ -574,20 +1034,6 @@ impl Drop for Ticker<'_> {
     }
 }
 
-/// Starts a run of `bench` for `n` items.
-fn start_run(
-    bench: &dyn Benchmark,
-    variant: Option<&str>,
-    ctx: &Ctx,
-    n: u64,
-) -> Result<Box<dyn Run>, RunEnd> {
-    bench.start(ctx, variant, n).map_err(|e| match e {
-        _ if crate::stop::interrupted() => RunEnd::Interrupted,
-        StartError::Unsupported(m) => RunEnd::Unsupported(m),
-        StartError::Failed(e) => RunEnd::Failed(format!("{e:#}")),
-    })
-}
-
 /// How a failed operation ends a run: a limit caps n at `reached`.
 fn step_end(e: StepError, samples: Vec<[u64; 2]>, reached: u64) -> RunEnd {
     match e {
@@ -612,103 +1058,9 @@ fn reading(bench: &dyn Benchmark, sw: &mut Stopwatch) -> Result<u64, RunEnd> {
     })
 }
 
-/// One run aiming at `n` items; returns the `[n, ns]` samples. A level
-/// schedule visits its levels both ways, and a per-item benchmark that can
-/// ([`Benchmark::downwards`]) times n both ways ([`updown_run`]): up and
-/// down, or down and up when `peak_first`, in the passes `passes` plans,
-/// telling `sweeps` how it went.
-#[allow(clippy::too_many_arguments)]
-fn one_run(
-    bench: &dyn Benchmark,
-    variant: Option<&str>,
-    ctx: &Ctx,
-    clock: &Clock,
-    n: u64,
-    peak_first: bool,
-    passes: PassPlan,
-    sweeps: &mut Sweeps,
-    progress: &Progress,
-) -> Result<Vec<[u64; 2]>, RunEnd> {
-    let mut run = start_run(bench, variant, ctx, n)?;
-    let schedule = bench.schedule();
-    if schedule == Schedule::PerItem && bench.downwards() && bench.falling() {
-        let mut removed = Removed {
-            run: run.as_mut(),
-            top: n,
-        };
-        let at_n = |samples: Vec<[u64; 2]>| {
-            samples
-                .into_iter()
-                .map(|[k, ns]| [n - k, ns])
-                .collect::<Vec<_>>()
-        };
-        return updown_run(
-            bench,
-            &mut removed,
-            clock,
-            n,
-            peak_first,
-            passes,
-            sweeps,
-            progress,
-        )
-        .map(at_n)
-        .map_err(|e| match e {
-            RunEnd::Limit {
-                samples,
-                reached,
-                resource,
-                detail,
-            } => RunEnd::Limit {
-                samples: at_n(samples),
-                reached,
-                resource,
-                detail,
-            },
-            e => e,
-        });
-    }
-    if schedule == Schedule::PerItem && bench.downwards() {
-        return updown_run(
-            bench,
-            run.as_mut(),
-            clock,
-            n,
-            peak_first,
-            passes,
-            sweeps,
-            progress,
-        );
-    }
-    let plan = schedule.plan(n, peak_first);
-    let mut samples = Vec::with_capacity(plan.len());
-    let mut sw = Stopwatch::new(clock);
-    let mut ticker = Ticker::new(progress);
-    for grow in &plan {
-        if crate::stop::interrupted() {
-            return Err(RunEnd::Interrupted);
-        }
-        if let Some(target) = *grow
-            && let Err(e) = run.resize_to(target)
-        {
-            let reached = run.held();
-            return Err(step_end(e, samples, reached));
-        }
-        let held = run.held();
-        match run.op(&mut sw) {
-            Ok(()) => samples.push([held, reading(bench, &mut sw)?]),
-            Err(e) => return Err(step_end(e, samples, held)),
-        }
-        ticker.add(1);
-    }
-    drop(ticker);
-    drop(run);
-    Ok(samples)
-}
-
 /// A run whose operation removes an item and whose undo adds one back
 /// (a falling benchmark that can go both ways), seen from its other end
-/// for [`updown_run`]: it holds the items removed so far (of `top`), so
+/// for [`Runner::updown_run`]: it holds the items removed so far (of `top`), so
 /// its operation adds one and its undo removes one. A sample at k items
 /// removed is at n = `top − k` items left, the n the operation met.
 struct Removed<'a> {
@@ -731,7 +1083,7 @@ impl Run for Removed<'_> {
 }
 
 /// Largest number of up-and-down passes a run that measures both ways
-/// makes ([`updown_run`]).
+/// makes ([`Runner::updown_run`]).
 pub const MAX_PASSES: u32 = 8;
 
 /// Fewest up-and-down passes a run that measures both ways makes, however
@@ -765,7 +1117,7 @@ fn passes_for(pass_time: Option<Duration>) -> u32 {
 /// The wall time the next run that measures both ways is expected to take
 /// in `passes` passes at the pace so far: [`PASS_BUDGET`], or more when
 /// its passes take more. Past twice this, the run ends with its next
-/// crossing ([`updown_run`]).
+/// crossing ([`Runner::updown_run`]).
 fn run_budget(pass_time: Option<Duration>, passes: u32) -> Duration {
     pass_time.map_or(PASS_BUDGET, |t| (t * passes).max(PASS_BUDGET))
 }
@@ -796,206 +1148,6 @@ struct Sweeps {
     timed: u32,
     /// Wall time the run took.
     took: Duration,
-}
-
-/// A per-item run that visits n both ways, several times over, timing each
-/// n once, so that every run meets both ends of n early, late and in
-/// between, and a drift over the run's time, or a spell of slow
-/// operations, falls on both ends alike. The run crosses the range 2·m
-/// times (m = `plan.passes`): going up it makes the operation at every n,
-/// coming down it removes one item ([`Run::undo`]) at every n; the
-/// crossing numbered h (from 0) times the n whose selector is h — for an
-/// operation timed on the way down, the item is removed, the operation
-/// timed at `held() = k` and undone.
-///
-/// - **up-down** (`peak_first` false): crossings up, down, up, …; n is
-///   timed in crossing n mod 2m (with one pass: even n going up, odd n
-///   coming down);
-/// - **down-up** (`peak_first`): grows to `n` untimed first, then crosses
-///   down, up, …; n is timed in crossing (n + 1) mod 2m (with one pass:
-///   odd n coming down, even n going up).
-///
-/// When the run has taken over twice the time it was expected to take
-/// (`plan.budget`) after a crossing, the next crossing times every n not
-/// yet timed, and is the last. A limit
-/// met while first growing caps n where it was met, as in a run going up.
-/// A limit met later, below an n the run already held, fails the
-/// benchmark.
-#[allow(clippy::too_many_arguments)]
-fn updown_run(
-    bench: &dyn Benchmark,
-    run: &mut dyn Run,
-    clock: &Clock,
-    n: u64,
-    peak_first: bool,
-    plan: PassPlan,
-    sweeps: &mut Sweeps,
-    progress: &Progress,
-) -> Result<Vec<[u64; 2]>, RunEnd> {
-    let name = bench.info().name;
-    let t0 = Instant::now();
-    // Never more crossings than items to time.
-    let crossings = 2 * u64::from(plan.passes).min(n / 2).max(1);
-    let crossing_of = |k: u64| {
-        if peak_first {
-            (k + 1) % crossings
-        } else {
-            k % crossings
-        }
-    };
-    let mut sw = Stopwatch::new(clock);
-    let mut untimed = Stopwatch::new(clock);
-    let mut ticker = Ticker::new(progress);
-    // Progress: 3n units for an up-down run, 4n for a down-up one, however
-    // many passes it makes.
-    let units = updown_units(n, peak_first);
-    let steps = crossings * n + if peak_first { n } else { 0 };
-    let (mut step, mut given) = (0u64, 0u64);
-    let mut tick = |ticker: &mut Ticker| {
-        step += 1;
-        let due = units * step / steps.max(1);
-        ticker.add(due - given);
-        given = due;
-    };
-    let mut limit = None;
-    let mut samples = Vec::with_capacity(n as usize);
-    // The first growth: timed (crossing 0) in an up-down run.
-    for _ in 0..n {
-        if crate::stop::interrupted() {
-            return Err(RunEnd::Interrupted);
-        }
-        let k = run.held();
-        let timed = !peak_first && crossing_of(k) == 0;
-        match run.op(if timed { &mut sw } else { &mut untimed }) {
-            Ok(()) if timed => samples.push([k, reading(bench, &mut sw)?]),
-            Ok(()) => {
-                untimed.take_ns();
-            }
-            Err(StepError::Limit { resource, detail }) => {
-                limit = Some((resource, detail));
-                break;
-            }
-            Err(e) => return Err(step_end(e, samples, k)),
-        }
-        tick(&mut ticker);
-    }
-    let top = run.held();
-    if top > n || (limit.is_none() && top != n) {
-        return Err(RunEnd::Failed(format!(
-            "benchmark bug: {name} held {top} items after growing towards {n}"
-        )));
-    }
-    let after_the_turn = |e: StepError| match e {
-        StepError::Limit { detail, .. } => RunEnd::Failed(format!(
-            "{detail}, below the n = {top} this run already held"
-        )),
-        e => step_end(e, Vec::new(), 0),
-    };
-    let first = if peak_first { 0 } else { 1 };
-    let mut last = false;
-    sweeps.timed = first as u32;
-    for h in first..crossings {
-        if crate::stop::interrupted() {
-            return Err(RunEnd::Interrupted);
-        }
-        // The first growth of a down-up run is no crossing of its own.
-        let done = h - first + u64::from(!peak_first);
-        if h + 1 < crossings && done > 0 && t0.elapsed() > 2 * plan.budget {
-            last = true;
-        }
-        let this = |k: u64| {
-            let c = crossing_of(k);
-            c == h || (last && c > h)
-        };
-        sweeps.timed += 1;
-        let down = (h % 2 == 0) == peak_first;
-        if down {
-            for k in (0..top).rev() {
-                run.undo(&mut untimed).map_err(after_the_turn)?;
-                untimed.take_ns();
-                if run.held() != k {
-                    return Err(RunEnd::Failed(format!(
-                        "benchmark bug: {name}'s undo left {} items, not {k}",
-                        run.held()
-                    )));
-                }
-                if this(k) {
-                    run.op(&mut sw).map_err(after_the_turn)?;
-                    samples.push([k, reading(bench, &mut sw)?]);
-                    run.undo(&mut untimed).map_err(after_the_turn)?;
-                    untimed.take_ns();
-                }
-                tick(&mut ticker);
-            }
-        } else {
-            for k in 0..top {
-                if this(k) {
-                    run.op(&mut sw).map_err(after_the_turn)?;
-                    samples.push([k, reading(bench, &mut sw)?]);
-                } else {
-                    run.op(&mut untimed).map_err(after_the_turn)?;
-                    untimed.take_ns();
-                }
-                tick(&mut ticker);
-            }
-        }
-        if last {
-            break;
-        }
-    }
-    ticker.add(units - given);
-    sweeps.took = t0.elapsed();
-    match limit {
-        Some((resource, detail)) => Err(RunEnd::Limit {
-            samples,
-            reached: top,
-            resource,
-            detail,
-        }),
-        None => Ok(samples),
-    }
-}
-
-/// Re-times low n for a benchmark that cannot measure on the way down:
-/// starts a fresh run and times its first [`recheck_ops`]`(n)` operations.
-/// The run is started for `n` items (the state the run's own first
-/// operations met), or, when n falls during a run (`falling`), for that
-/// many items only, so that its operations remove the last ones (n =
-/// k … 1). A limit ends the re-timing early without capping n.
-fn recheck_low_n(
-    bench: &dyn Benchmark,
-    variant: Option<&str>,
-    ctx: &Ctx,
-    clock: &Clock,
-    n: u64,
-    falling: bool,
-    progress: &Progress,
-) -> Result<Vec<[u64; 2]>, RunEnd> {
-    let k = recheck_ops(n);
-    let mut run = start_run(bench, variant, ctx, if falling { k } else { n })?;
-    let mut sw = Stopwatch::new(clock);
-    let mut ticker = Ticker::new(progress);
-    let mut samples = Vec::with_capacity(k as usize);
-    for _ in 0..k {
-        if crate::stop::interrupted() {
-            return Err(RunEnd::Interrupted);
-        }
-        let held = run.held();
-        match run.op(&mut sw) {
-            Ok(()) => samples.push([held, reading(bench, &mut sw)?]),
-            Err(StepError::Limit { detail, .. }) => {
-                progress.note(&format!(
-                    "re-timing low n stopped by a limit at n = {held}: {detail}"
-                ));
-                break;
-            }
-            Err(e) => return Err(step_end(e, samples, held)),
-        }
-        ticker.add(1);
-    }
-    drop(ticker);
-    drop(run);
-    Ok(samples)
 }
 
 #[cfg(test)]
@@ -1230,7 +1382,7 @@ mod tests {
         run_benchmark(b, None, plan, &ctx, &mut Progress::new(Mode::Quiet))
     }
 
-    /// One run of `b` for `n` items straight through [`one_run`], in
+    /// One run of `b` for `n` items straight through [`Runner::one_run`], in
     /// `passes` passes: its samples and how many crossings it timed.
     fn one(b: &Fake, n: u64, peak_first: bool, passes: u32) -> (Vec<[u64; 2]>, u32) {
         let passes = PassPlan {
@@ -1242,19 +1394,16 @@ mod tests {
         let ctx = Ctx::new(dir.path(), &clock);
         let progress = Progress::new(Mode::Quiet);
         let mut sweeps = Sweeps::default();
-        let samples = one_run(
-            b,
-            None,
-            &ctx,
-            &clock,
-            n,
-            peak_first,
-            passes,
-            &mut sweeps,
-            &progress,
-        )
-        .ok()
-        .unwrap();
+        let runner = Runner {
+            bench: b,
+            variant: None,
+            ctx: &ctx,
+            clock: &clock,
+        };
+        let samples = runner
+            .one_run(n, peak_first, passes, &mut sweeps, &progress)
+            .ok()
+            .unwrap();
         (samples, sweeps.timed)
     }
 

@@ -134,127 +134,148 @@ pub fn unacceptable(p: &TuningProfile) -> Vec<String> {
 /// Plans one setting against the running system.
 fn plan(what: &What, mounts: Mounts) -> Step {
     match what {
-        What::Sysctl { name, wanted } => {
-            let Some(old) = sys::sysctl(name) else {
-                return Step::Refused {
-                    old: None,
-                    reason: "no such sysctl on this system".into(),
-                };
-            };
-            if let Some(reason) = cannot_take(what) {
-                return Step::Refused {
-                    old: Some(old),
-                    reason,
-                };
-            }
-            match wanted.met_by(&old) {
-                Some(true) => return Step::Unchanged { old },
-                None => {
-                    return Step::Refused {
-                        reason: format!(
-                            "its value `{old}` is not a number to compare with {wanted}"
-                        ),
-                        old: Some(old),
-                    };
-                }
-                Some(false) => {}
-            }
-            match sys::sysctl_writable(name) {
-                Ok(()) => Step::Change {
-                    old: Some(old),
-                    new: wanted.target(),
-                },
-                Err(reason) => Step::Refused {
-                    old: Some(old),
-                    reason,
-                },
-            }
-        }
-        What::Limit { limit, wanted } => {
-            let Some(now) = sys::get_rlimit(*limit) else {
-                return Step::Refused {
-                    old: None,
-                    reason: "this system has no such limit".into(),
-                };
-            };
-            let Some(target) = limit_target(now, wanted) else {
-                return Step::Unchanged {
-                    old: show_limit(now),
-                };
-            };
-            let raises_hard = target.1.unwrap_or(u64::MAX) > now.1.unwrap_or(u64::MAX);
-            if raises_hard && sys::may_raise_hard_limits() == Some(false) {
-                return Step::Refused {
-                    old: Some(show_limit(now)),
-                    reason: format!(
-                        "the hard limit is {} and this process may not raise it (it needs root or CAP_SYS_RESOURCE)",
-                        now.1.map_or("unlimited".into(), |h| h.to_string())
-                    ),
-                };
-            }
-            Step::Change {
-                old: Some(show_limit(now)),
-                new: show_limit(target),
-            }
-        }
-        What::Setting { setting, wanted } => {
-            let old = sys::read_setting(*setting);
-            if old.as_deref() == Some(wanted.as_str()) {
-                return Step::Unchanged {
-                    old: old.unwrap_or_default(),
-                };
-            }
-            if let Some(reason) = cannot_take(what) {
-                return Step::Refused { old, reason };
-            }
-            match sys::setting_writable(*setting) {
-                Ok(()) => Step::Change {
-                    old,
-                    new: wanted.clone(),
-                },
-                Err(reason) => Step::Refused { old, reason },
-            }
-        }
-        What::Mount { options } => match mounts {
-            Mounts::Made => Step::Change {
-                old: None,
-                new: options.join(","),
-            },
-            Mounts::None => Step::Recorded {
-                old: None,
-                reason: "for the filesystems the fs workloads make (--mkfs); none in this run"
-                    .into(),
-            },
-            Mounts::UserOptions => Step::Recorded {
-                old: None,
-                reason: "--mount-opts named the options of the filesystems this run makes".into(),
-            },
-        },
+        What::Sysctl { name, wanted } => plan_sysctl(what, name, wanted),
+        What::Limit { limit, wanted } => plan_limit(*limit, wanted),
+        What::Setting { setting, wanted } => plan_setting(what, *setting, wanted),
+        What::Mount { options } => plan_mount(options, mounts),
         What::Tunefs { .. } => Step::Recorded {
             old: None,
             reason: "tunefs works on an unmounted filesystem: by hand, in single-user mode".into(),
         },
         What::Boot {
             how, sysctl, value, ..
-        } => {
-            let now = sysctl.as_deref().and_then(sys::sysctl);
-            let state = match (&now, value) {
-                (Some(n), Some(v)) => match v.met_by(n) {
-                    Some(true) => format!("; running with {n}, as asked"),
-                    _ => format!("; running with {n}, not {v}"),
-                },
-                (Some(n), None) => format!("; running with {n}"),
-                _ => String::new(),
-            };
-            Step::Recorded {
-                old: now,
-                reason: format!("needs a reboot or a kernel build: {how}{state}"),
-            }
-        }
+        } => plan_boot(how, sysctl.as_deref(), value.as_ref()),
         What::Note(_) => Step::Recorded {
             old: None,
             reason: "a note: scalebench does not do this".into(),
         },
+    }
+}
+
+/// Plans sysctl `name` (the setting `what`) to be as `wanted`: refused
+/// when it is missing, cannot take the value, is not a number to compare
+/// or is not writable here.
+fn plan_sysctl(what: &What, name: &str, wanted: &Wanted) -> Step {
+    let Some(old) = sys::sysctl(name) else {
+        return Step::Refused {
+            old: None,
+            reason: "no such sysctl on this system".into(),
+        };
+    };
+    if let Some(reason) = cannot_take(what) {
+        return Step::Refused {
+            old: Some(old),
+            reason,
+        };
+    }
+    match wanted.met_by(&old) {
+        Some(true) => return Step::Unchanged { old },
+        None => {
+            return Step::Refused {
+                reason: format!("its value `{old}` is not a number to compare with {wanted}"),
+                old: Some(old),
+            };
+        }
+        Some(false) => {}
+    }
+    match sys::sysctl_writable(name) {
+        Ok(()) => Step::Change {
+            old: Some(old),
+            new: wanted.target(),
+        },
+        Err(reason) => Step::Refused {
+            old: Some(old),
+            reason,
+        },
+    }
+}
+
+/// Plans resource limit `limit` to be as `wanted`: refused when the
+/// system has no such limit, or when the hard limit would have to rise
+/// and this process may not raise it.
+fn plan_limit(limit: Rlimit, wanted: &Wanted) -> Step {
+    let Some(now) = sys::get_rlimit(limit) else {
+        return Step::Refused {
+            old: None,
+            reason: "this system has no such limit".into(),
+        };
+    };
+    let Some(target) = limit_target(now, wanted) else {
+        return Step::Unchanged {
+            old: show_limit(now),
+        };
+    };
+    let raises_hard = target.1.unwrap_or(u64::MAX) > now.1.unwrap_or(u64::MAX);
+    if raises_hard && sys::may_raise_hard_limits() == Some(false) {
+        return Step::Refused {
+            old: Some(show_limit(now)),
+            reason: format!(
+                "the hard limit is {} and this process may not raise it (it needs root or CAP_SYS_RESOURCE)",
+                now.1.map_or("unlimited".into(), |h| h.to_string())
+            ),
+        };
+    }
+    Step::Change {
+        old: Some(show_limit(now)),
+        new: show_limit(target),
+    }
+}
+
+/// Plans `setting` (the setting `what`) to be `wanted`: refused when the
+/// kernel cannot take the value or the setting is not writable here.
+fn plan_setting(what: &What, setting: Setting, wanted: &str) -> Step {
+    let old = sys::read_setting(setting);
+    if old.as_deref() == Some(wanted) {
+        return Step::Unchanged {
+            old: old.unwrap_or_default(),
+        };
+    }
+    if let Some(reason) = cannot_take(what) {
+        return Step::Refused { old, reason };
+    }
+    match sys::setting_writable(setting) {
+        Ok(()) => Step::Change {
+            old,
+            new: wanted.to_string(),
+        },
+        Err(reason) => Step::Refused { old, reason },
+    }
+}
+
+/// Plans mount `options`: applied to the filesystems the run makes, if
+/// it makes any and `--mount-opts` did not name theirs; else recorded.
+fn plan_mount(options: &[String], mounts: Mounts) -> Step {
+    match mounts {
+        Mounts::Made => Step::Change {
+            old: None,
+            new: options.join(","),
+        },
+        Mounts::None => Step::Recorded {
+            old: None,
+            reason: "for the filesystems the fs workloads make (--mkfs); none in this run".into(),
+        },
+        Mounts::UserOptions => Step::Recorded {
+            old: None,
+            reason: "--mount-opts named the options of the filesystems this run makes".into(),
+        },
+    }
+}
+
+/// Records a change that needs a reboot or a kernel build (`how`), with
+/// the running value of its `sysctl`, if any, compared with `value`.
+fn plan_boot(how: &str, sysctl: Option<&str>, value: Option<&Wanted>) -> Step {
+    let now = sysctl.and_then(sys::sysctl);
+    let state = match (&now, value) {
+        (Some(n), Some(v)) => match v.met_by(n) {
+            Some(true) => format!("; running with {n}, as asked"),
+            _ => format!("; running with {n}, not {v}"),
+        },
+        (Some(n), None) => format!("; running with {n}"),
+        _ => String::new(),
+    };
+    Step::Recorded {
+        old: now,
+        reason: format!("needs a reboot or a kernel build: {how}{state}"),
     }
 }
 

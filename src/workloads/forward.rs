@@ -508,146 +508,276 @@ fn delta(a: &BTreeMap<String, Dev>, b: &BTreeMap<String, Dev>, dev: &str) -> Dev
 fn level(bed: &mut Bed, both: bool, tolerance: f64, rate: f64, plan: &sweep::Plan) -> LevelOutcome {
     let mut out = LevelOutcome::default();
     let (src_dev, to_src, to_snk, snk_dev) = bed.devs();
-    let forwarded = |m: &BTreeMap<String, Dev>| {
-        m.get(&to_snk).map_or(0, |d| d.tx_packets)
-            + if both {
-                m.get(&to_src).map_or(0, |d| d.tx_packets)
-            } else {
-                0
-            }
+    let lv = Level {
+        both,
+        rate,
+        tolerance,
+        src_dev,
+        to_src,
+        to_snk,
+        snk_dev,
     };
     if plan.samples == 0 {
         return out;
     }
-    let (r0, s0, k0) = (bed.router.read(), bed.source.read(), bed.sink.read());
-    let stop = AtomicBool::new(false);
-    let limit = plan.level_time() + Duration::from_secs(1);
-    let (from_source, from_sink) = (&bed.from_source, &bed.from_sink);
-    let (to_sink_addrs, to_source_addrs) = (&bed.behind_sink, &bed.behind_source);
-    let router = &mut bed.router;
-    let (sent, window) = std::thread::scope(|s| {
-        let stop_ref = &stop;
-        let g1 = s.spawn(move || generate(from_source, to_sink_addrs, rate, limit, stop_ref));
-        let g2 = both
-            .then(|| s.spawn(move || generate(from_sink, to_source_addrs, rate, limit, stop_ref)));
-        let guard = StopOnDrop(&stop);
-        let start = Instant::now();
-        let mut window = None;
-        if sleep_until(start + plan.heat_up) {
-            let begun = Instant::now();
-            let mut prev = (begun, forwarded(&router.read()));
-            let mut t = 0.0;
-            for k in 1..=plan.samples {
-                if !sleep_until(begun + plan.sample * k) {
-                    break;
-                }
-                let now = (Instant::now(), forwarded(&router.read()));
-                let secs = (now.0 - prev.0).as_secs_f64();
-                t += secs;
-                out.samples.push(SweepSample {
-                    t,
-                    seconds: secs,
-                    value: now.1.saturating_sub(prev.1) as f64 / secs.max(1e-9),
-                    latency_ns: None,
-                    mean_latency_ns: None,
-                    errors: 0,
-                });
-                prev = now;
-            }
-            if !out.samples.is_empty() {
-                window = Some((begun, prev.0));
-            }
-        }
-        drop(guard);
-        let mut sent = vec![g1.join().unwrap_or_default()];
-        if let Some(g) = g2 {
-            sent.push(g.join().unwrap_or_default());
-        }
-        (sent, window)
-    });
-    out.window = window;
+    let before = Snapshot::read(bed);
+    let sent = lv.drive(bed, plan, &mut out);
     // Let the queues drain before counting what arrived.
     std::thread::sleep(Duration::from_millis(100));
-    let (r1, s1, k1) = (bed.router.read(), bed.source.read(), bed.sink.read());
-    let fwd_one = delta(&r0, &r1, &to_snk);
-    let fwd_back = delta(&r0, &r1, &to_src);
-    let src = delta(&s0, &s1, &src_dev);
-    let snk = delta(&k0, &k1, &snk_dev);
-    let sent_total: u64 = sent.iter().map(|s| s.packets).sum();
-    // Received: at the sink, and with both ways at the source too.
-    let received = snk.rx_packets + if both { src.rx_packets } else { 0 };
-    let lost = sent_total.saturating_sub(received);
-    let seconds = sent.iter().map(|s| s.seconds).fold(0.0, f64::max);
-    let sent_pps: Vec<f64> = sent
-        .iter()
-        .map(|s| s.packets as f64 / s.seconds.max(1e-9))
-        .collect();
-    let reached = sent_pps.iter().all(|&p| p >= rate * REACHED);
-    let loss_share = if sent_total > 0 {
-        lost as f64 / sent_total as f64
-    } else {
-        0.0
-    };
-    let ok = reached && sent_total > 0 && loss_share <= tolerance;
-    let p = &mut out.params;
-    p.insert("offered_pps".into(), json!(rate));
-    p.insert("directions".into(), json!(if both { 2 } else { 1 }));
-    p.insert("sent".into(), json!(sent_total));
-    p.insert(
-        "sent_pps".into(),
-        json!(sent_pps.iter().map(|x| x.round()).collect::<Vec<_>>()),
-    );
-    p.insert("offered_in_full".into(), json!(reached));
-    p.insert("received".into(), json!(received));
-    p.insert(
-        "forwarded".into(),
-        json!(fwd_one.tx_packets + if both { fwd_back.tx_packets } else { 0 }),
-    );
-    p.insert(
-        "forwarded_pps".into(),
-        json!(
-            ((fwd_one.tx_packets + if both { fwd_back.tx_packets } else { 0 }) as f64
-                / seconds.max(1e-9))
-            .round()
-        ),
-    );
-    p.insert("lost".into(), json!(lost));
-    p.insert("loss_share".into(), json!(loss_share));
-    p.insert("loss_free".into(), json!(ok));
-    // Where they were lost.
-    let mut places = vec![
-        (
-            "lost: router input queue full (from the source)",
-            src.tx_dropped,
-        ),
-        ("lost: sink input queue full", fwd_one.tx_dropped),
-    ];
-    if both {
-        places.push((
-            "lost: router input queue full (from the sink)",
-            snk.tx_dropped,
-        ));
-        places.push(("lost: source input queue full", fwd_back.tx_dropped));
-    }
-    let placed: u64 = places.iter().map(|p| p.1).sum();
-    places.push((
-        "lost: elsewhere (in the router)",
-        lost.saturating_sub(placed),
-    ));
-    for (what, n) in places {
-        if n > 0 {
-            *out.failures.entry(what.to_string()).or_default() += n;
-        }
-    }
-    for s in &sent {
-        for (k, n) in &s.errors {
-            *out.failures.entry(k.clone()).or_default() += n;
-        }
-    }
+    let after = Snapshot::read(bed);
+    lv.account(&lv.tally(&before, &after), &sent, &mut out);
     if interrupted() && out.samples.len() < plan.samples as usize {
         out.error = Some("interrupted".into());
     }
     out
+}
+
+/// The counters of the three namespaces at one moment.
+struct Snapshot {
+    router: BTreeMap<String, Dev>,
+    source: BTreeMap<String, Dev>,
+    sink: BTreeMap<String, Dev>,
+}
+
+impl Snapshot {
+    /// The bed's counters now.
+    fn read(bed: &mut Bed) -> Snapshot {
+        Snapshot {
+            router: bed.router.read(),
+            source: bed.source.read(),
+            sink: bed.sink.read(),
+        }
+    }
+}
+
+/// What the interfaces counted over a level.
+struct Tally {
+    /// Sent by the router towards the sink.
+    fwd_one: Dev,
+    /// Sent by the router towards the source.
+    fwd_back: Dev,
+    /// The source's interface.
+    src: Dev,
+    /// The sink's interface.
+    snk: Dev,
+}
+
+/// A level of the sweep ([`level`]): which ways, at what rate, the loss
+/// it tolerates, and the interfaces whose counters it reads.
+struct Level {
+    /// Both ways at once (else source to sink only).
+    both: bool,
+    /// The offered rate, packets per second from each sender.
+    rate: f64,
+    /// The share of the packets sent that may be lost.
+    tolerance: f64,
+    /// The source's interface.
+    src_dev: String,
+    /// The router's interface towards the source.
+    to_src: String,
+    /// The router's interface towards the sink.
+    to_snk: String,
+    /// The sink's interface.
+    snk_dev: String,
+}
+
+impl Level {
+    /// The packets the router has sent on, by its counters `m`: towards
+    /// the sink, and both ways towards the source too.
+    fn forwarded(&self, m: &BTreeMap<String, Dev>) -> u64 {
+        m.get(&self.to_snk).map_or(0, |d| d.tx_packets)
+            + if self.both {
+                m.get(&self.to_src).map_or(0, |d| d.tx_packets)
+            } else {
+                0
+            }
+    }
+
+    /// Sends from one end (both ways: from both) for the level's time
+    /// while [`Level::sample`] counts the router's forwarding; what each
+    /// generator sent.
+    fn drive(&self, bed: &mut Bed, plan: &sweep::Plan, out: &mut LevelOutcome) -> Vec<Sent> {
+        let (both, rate) = (self.both, self.rate);
+        let stop = AtomicBool::new(false);
+        let limit = plan.level_time() + Duration::from_secs(1);
+        let (from_source, from_sink) = (&bed.from_source, &bed.from_sink);
+        let (to_sink_addrs, to_source_addrs) = (&bed.behind_sink, &bed.behind_source);
+        let router = &mut bed.router;
+        let (sent, window) = std::thread::scope(|s| {
+            let stop_ref = &stop;
+            let g1 = s.spawn(move || generate(from_source, to_sink_addrs, rate, limit, stop_ref));
+            let g2 = both.then(|| {
+                s.spawn(move || generate(from_sink, to_source_addrs, rate, limit, stop_ref))
+            });
+            let guard = StopOnDrop(&stop);
+            let window = self.sample(router, plan, &mut out.samples);
+            drop(guard);
+            let mut sent = vec![g1.join().unwrap_or_default()];
+            if let Some(g) = g2 {
+                sent.push(g.join().unwrap_or_default());
+            }
+            (sent, window)
+        });
+        out.window = window;
+        sent
+    }
+
+    /// After the heat-up, the router's forwarding rate over each sample
+    /// (into `samples`), until the plan's samples are taken or ^C; the
+    /// time they cover, if any were taken.
+    fn sample(
+        &self,
+        router: &mut Counters,
+        plan: &sweep::Plan,
+        samples: &mut Vec<SweepSample>,
+    ) -> Option<(Instant, Instant)> {
+        let start = Instant::now();
+        if !sleep_until(start + plan.heat_up) {
+            return None;
+        }
+        let begun = Instant::now();
+        let mut prev = (begun, self.forwarded(&router.read()));
+        let mut t = 0.0;
+        for k in 1..=plan.samples {
+            if !sleep_until(begun + plan.sample * k) {
+                break;
+            }
+            let now = (Instant::now(), self.forwarded(&router.read()));
+            let secs = (now.0 - prev.0).as_secs_f64();
+            t += secs;
+            samples.push(SweepSample {
+                t,
+                seconds: secs,
+                value: now.1.saturating_sub(prev.1) as f64 / secs.max(1e-9),
+                latency_ns: None,
+                mean_latency_ns: None,
+                errors: 0,
+            });
+            prev = now;
+        }
+        (!samples.is_empty()).then_some((begun, prev.0))
+    }
+
+    /// The counters' differences between `a` and `b`.
+    fn tally(&self, a: &Snapshot, b: &Snapshot) -> Tally {
+        Tally {
+            fwd_one: delta(&a.router, &b.router, &self.to_snk),
+            fwd_back: delta(&a.router, &b.router, &self.to_src),
+            src: delta(&a.source, &b.source, &self.src_dev),
+            snk: delta(&a.sink, &b.sink, &self.snk_dev),
+        }
+    }
+
+    /// Records what was `sent`, received, forwarded and lost (`t`), whether
+    /// the level was loss-free, and where packets were lost.
+    fn account(&self, t: &Tally, sent: &[Sent], out: &mut LevelOutcome) {
+        let (both, rate) = (self.both, self.rate);
+        let sent_total: u64 = sent.iter().map(|s| s.packets).sum();
+        // Received: at the sink, and with both ways at the source too.
+        let received = t.snk.rx_packets + if both { t.src.rx_packets } else { 0 };
+        let lost = sent_total.saturating_sub(received);
+        let seconds = sent.iter().map(|s| s.seconds).fold(0.0, f64::max);
+        let sent_pps: Vec<f64> = sent
+            .iter()
+            .map(|s| s.packets as f64 / s.seconds.max(1e-9))
+            .collect();
+        let reached = sent_pps.iter().all(|&p| p >= rate * REACHED);
+        let loss_share = if sent_total > 0 {
+            lost as f64 / sent_total as f64
+        } else {
+            0.0
+        };
+        let ok = reached && sent_total > 0 && loss_share <= self.tolerance;
+        let forwarded = t.fwd_one.tx_packets + if both { t.fwd_back.tx_packets } else { 0 };
+        let p = &mut out.params;
+        p.insert("offered_pps".into(), json!(rate));
+        p.insert("directions".into(), json!(if both { 2 } else { 1 }));
+        p.insert("sent".into(), json!(sent_total));
+        p.insert(
+            "sent_pps".into(),
+            json!(sent_pps.iter().map(|x| x.round()).collect::<Vec<_>>()),
+        );
+        p.insert("offered_in_full".into(), json!(reached));
+        p.insert("received".into(), json!(received));
+        p.insert("forwarded".into(), json!(forwarded));
+        p.insert(
+            "forwarded_pps".into(),
+            json!((forwarded as f64 / seconds.max(1e-9)).round()),
+        );
+        p.insert("lost".into(), json!(lost));
+        p.insert("loss_share".into(), json!(loss_share));
+        p.insert("loss_free".into(), json!(ok));
+        self.losses(t, lost, out);
+        for s in sent {
+            for (k, n) in &s.errors {
+                *out.failures.entry(k.clone()).or_default() += n;
+            }
+        }
+    }
+
+    /// Where the `lost` packets were lost, as far as the counters `t` say,
+    /// into the level's failures.
+    fn losses(&self, t: &Tally, lost: u64, out: &mut LevelOutcome) {
+        let mut places = vec![
+            (
+                "lost: router input queue full (from the source)",
+                t.src.tx_dropped,
+            ),
+            ("lost: sink input queue full", t.fwd_one.tx_dropped),
+        ];
+        if self.both {
+            places.push((
+                "lost: router input queue full (from the sink)",
+                t.snk.tx_dropped,
+            ));
+            places.push(("lost: source input queue full", t.fwd_back.tx_dropped));
+        }
+        let placed: u64 = places.iter().map(|p| p.1).sum();
+        places.push((
+            "lost: elsewhere (in the router)",
+            lost.saturating_sub(placed),
+        ));
+        for (what, n) in places {
+            if n > 0 {
+                *out.failures.entry(what.to_string()).or_default() += n;
+            }
+        }
+    }
+}
+
+/// What the sweep `s` of one direction (`label`, `both` ways) found: the
+/// loss-free rate and the most forwarded, into its row's params `p` and
+/// in words.
+fn found(
+    label: &str,
+    both: bool,
+    s: &SweepStats,
+    p: &mut BTreeMap<String, serde_json::Value>,
+) -> String {
+    let free = sweep_loss_free(s);
+    let best = s
+        .levels
+        .iter()
+        .filter_map(|l| Some((l.level, l.value?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    p.insert("loss_free_pps".into(), json!(free));
+    let per = if both { " per direction" } else { "" };
+    let mut w = format!(
+        "{label}: loss-free up to {}",
+        free.map_or("no level".to_string(), |f| format!(
+            "{} pps{per}",
+            fmt_pps(f)
+        ))
+    );
+    if let Some((lvl, v)) = best {
+        p.insert("most_forwarded_pps".into(), json!(v.round()));
+        w.push_str(&format!(
+            ", most forwarded {} pps (offered {}{per})",
+            fmt_pps(v),
+            fmt_pps(lvl)
+        ));
+    }
+    w
 }
 
 /// Whether a level was loss-free (and finished).
@@ -848,31 +978,8 @@ impl Workload for Forward {
                 SEARCH_RESOLUTION,
             );
             p.insert("search_steps_run".into(), json!(searched));
-            let free = sweep_loss_free(&s);
-            let best = s
-                .levels
-                .iter()
-                .filter_map(|l| Some((l.level, l.value?)))
-                .max_by(|a, b| a.1.total_cmp(&b.1));
-            p.insert("loss_free_pps".into(), json!(free));
             p.insert("loss_tolerance_share".into(), json!(tolerance));
-            let per = if both { " per direction" } else { "" };
-            let mut w = format!(
-                "{label}: loss-free up to {}",
-                free.map_or("no level".to_string(), |f| format!(
-                    "{} pps{per}",
-                    fmt_pps(f)
-                ))
-            );
-            if let Some((lvl, v)) = best {
-                p.insert("most_forwarded_pps".into(), json!(v.round()));
-                w.push_str(&format!(
-                    ", most forwarded {} pps (offered {}{per})",
-                    fmt_pps(v),
-                    fmt_pps(lvl)
-                ));
-            }
-            words.push(w);
+            words.push(found(label, both, &s, &mut p));
             rows.push(row(label, p, Ok(s)));
         }
         drop(bed);

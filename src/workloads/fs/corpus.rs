@@ -105,6 +105,117 @@ const THUMB_SHARE: f64 = 0.7;
 /// so that archives are byte-for-byte reproducible.
 const MTIME: u64 = 1_157_068_800;
 
+/// Per image of `images`: its directory (0 and 1 the big ones, then the
+/// `small_dirs` small ones), drawn from the layout stream of `seed`.
+fn place_images(seed: u64, images: u64, small_dirs: u64) -> Vec<u32> {
+    let mut layout = Rng::new(seed, S_LAYOUT);
+    (0..images)
+        .map(|_| {
+            if layout.unit() < BIG_SHARE {
+                layout.below(2) as u32
+            } else {
+                2 + layout.below(small_dirs) as u32
+            }
+        })
+        .collect()
+}
+
+/// The site's directories, parents before children, under `img` and
+/// `thumb`: those of `image_dirs` that hold an image (by `image_dir`),
+/// with their parents.
+fn directories(image_dirs: &[String], image_dir: &[u32]) -> Vec<String> {
+    // Only directories that hold an image exist.
+    let mut used = vec![false; image_dirs.len()];
+    for &d in image_dir {
+        used[d as usize] = true;
+    }
+    let mut dirs = Vec::new();
+    for top in ["img", "thumb"] {
+        dirs.push(top.to_string());
+        let mut last_parent = String::new();
+        for (i, d) in image_dirs.iter().enumerate() {
+            if !used[i] {
+                continue;
+            }
+            if let Some((parent, _)) = d.split_once('/')
+                && parent != last_parent
+            {
+                dirs.push(format!("{top}/{parent}"));
+                last_parent = parent.to_string();
+            }
+            dirs.push(format!("{top}/{d}"));
+        }
+    }
+    dirs
+}
+
+/// Per file of `images` images (full, then thumbnail): its size.
+/// Thumbnails 2–6 KB; full images log-normal around the mean that makes
+/// the total come out at about `spec.bytes`.
+fn file_sizes(spec: Spec, images: u64) -> Vec<u32> {
+    let thumb_mean = 4096.0;
+    let full_mean = ((spec.bytes as f64 - images as f64 * thumb_mean) / images as f64).max(8192.0);
+    let sigma = 1.0f64;
+    let mu = full_mean.ln() - sigma * sigma / 2.0;
+    let mut sz = Rng::new(spec.seed, S_SIZES);
+    let mut sizes = Vec::with_capacity(2 * images as usize);
+    for _ in 0..images {
+        let full = (mu + sigma * sz.normal())
+            .exp()
+            .clamp(1024.0, 50.0 * full_mean);
+        sizes.push(full as u32);
+        sizes.push(2048 + sz.below(4097) as u32);
+    }
+    sizes
+}
+
+/// The request log of `spec.requests` file indices: Zipf popularity over
+/// a random order of the `images` images, thumbnails asked for more.
+fn request_log(spec: Spec, images: u64) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..images as u32).collect();
+    let mut o = Rng::new(spec.seed, S_ORDER);
+    for i in (1..order.len()).rev() {
+        order.swap(i, o.below(i as u64 + 1) as usize);
+    }
+    let mut cdf = Vec::with_capacity(images as usize);
+    let mut sum = 0.0;
+    for r in 0..images {
+        sum += 1.0 / ((r + 1) as f64).powf(ZIPF_S);
+        cdf.push(sum);
+    }
+    let mut lg = Rng::new(spec.seed, S_LOG);
+    (0..spec.requests)
+        .map(|_| {
+            let x = lg.unit() * sum;
+            let rank = cdf.partition_point(|&c| c <= x).min(images as usize - 1);
+            let image = order[rank];
+            let thumb = lg.unit() < THUMB_SHARE;
+            2 * image + u32::from(thumb)
+        })
+        .collect()
+}
+
+/// Archive 2's files (the distinct files of `log`, in first-asked order)
+/// and, per file of `files`, whether it is only in archive 2 (every third
+/// of them).
+fn second_archive(log: &[u32], files: usize) -> (Vec<u32>, Vec<bool>) {
+    let mut seen = vec![false; files];
+    let mut second = Vec::new();
+    for &f in log {
+        if !seen[f as usize] {
+            seen[f as usize] = true;
+            second.push(f);
+        }
+    }
+    let mut late = vec![false; files];
+    for (i, &f) in second.iter().enumerate() {
+        if i % 3 == 2 {
+            late[f as usize] = true;
+        }
+    }
+    (second, late)
+}
+
 /// The generated site.
 #[derive(Debug, Clone)]
 pub struct Corpus {
@@ -137,92 +248,11 @@ impl Corpus {
         for s in 0..small_dirs {
             image_dirs.push(format!("{:02x}/{:02x}", s / 256, s % 256));
         }
-        let mut layout = Rng::new(spec.seed, S_LAYOUT);
-        let image_dir: Vec<u32> = (0..images)
-            .map(|_| {
-                if layout.unit() < BIG_SHARE {
-                    layout.below(2) as u32
-                } else {
-                    2 + layout.below(small_dirs) as u32
-                }
-            })
-            .collect();
-        // Only directories that hold an image exist.
-        let mut used = vec![false; image_dirs.len()];
-        for &d in &image_dir {
-            used[d as usize] = true;
-        }
-        let mut dirs = Vec::new();
-        for top in ["img", "thumb"] {
-            dirs.push(top.to_string());
-            let mut last_parent = String::new();
-            for (i, d) in image_dirs.iter().enumerate() {
-                if !used[i] {
-                    continue;
-                }
-                if let Some((parent, _)) = d.split_once('/')
-                    && parent != last_parent
-                {
-                    dirs.push(format!("{top}/{parent}"));
-                    last_parent = parent.to_string();
-                }
-                dirs.push(format!("{top}/{d}"));
-            }
-        }
-
-        // Sizes: thumbnails 2–6 KB; full images log-normal around the mean
-        // that makes the total come out at about `bytes`.
-        let thumb_mean = 4096.0;
-        let full_mean =
-            ((spec.bytes as f64 - images as f64 * thumb_mean) / images as f64).max(8192.0);
-        let sigma = 1.0f64;
-        let mu = full_mean.ln() - sigma * sigma / 2.0;
-        let mut sz = Rng::new(spec.seed, S_SIZES);
-        let mut sizes = Vec::with_capacity(2 * images as usize);
-        for _ in 0..images {
-            let full = (mu + sigma * sz.normal())
-                .exp()
-                .clamp(1024.0, 50.0 * full_mean);
-            sizes.push(full as u32);
-            sizes.push(2048 + sz.below(4097) as u32);
-        }
-
-        // The log: Zipf popularity over a random order of the images.
-        let mut order: Vec<u32> = (0..images as u32).collect();
-        let mut o = Rng::new(spec.seed, S_ORDER);
-        for i in (1..order.len()).rev() {
-            order.swap(i, o.below(i as u64 + 1) as usize);
-        }
-        let mut cdf = Vec::with_capacity(images as usize);
-        let mut sum = 0.0;
-        for r in 0..images {
-            sum += 1.0 / ((r + 1) as f64).powf(ZIPF_S);
-            cdf.push(sum);
-        }
-        let mut lg = Rng::new(spec.seed, S_LOG);
-        let log: Vec<u32> = (0..spec.requests)
-            .map(|_| {
-                let x = lg.unit() * sum;
-                let rank = cdf.partition_point(|&c| c <= x).min(images as usize - 1);
-                let image = order[rank];
-                let thumb = lg.unit() < THUMB_SHARE;
-                2 * image + u32::from(thumb)
-            })
-            .collect();
-        let mut seen = vec![false; sizes.len()];
-        let mut second = Vec::new();
-        for &f in &log {
-            if !seen[f as usize] {
-                seen[f as usize] = true;
-                second.push(f);
-            }
-        }
-        let mut late = vec![false; sizes.len()];
-        for (i, &f) in second.iter().enumerate() {
-            if i % 3 == 2 {
-                late[f as usize] = true;
-            }
-        }
+        let image_dir = place_images(spec.seed, images, small_dirs);
+        let dirs = directories(&image_dirs, &image_dir);
+        let sizes = file_sizes(spec, images);
+        let log = request_log(spec, images);
+        let (second, late) = second_archive(&log, sizes.len());
         Corpus {
             spec,
             dirs,

@@ -324,32 +324,26 @@ pub fn extract(
     root: &Path,
     counters: &Counters,
 ) -> Result<Extracted, ExtractError> {
-    let mut out = Extracted::default();
-    let mut dirs = Dirs {
-        known: HashSet::new(),
+    let mut x = Extractor {
+        root,
+        counters,
+        out: Extracted::default(),
+        dirs: Dirs {
+            known: HashSet::new(),
+        },
+        buf: vec![0u8; 64 * 1024],
     };
     let mut header = [0u8; 512];
-    let mut buf = vec![0u8; 64 * 1024];
     let mut long_name: Option<String> = None;
     let mut zero_blocks = 0;
     loop {
         if !read_block(&mut r, &mut header)? {
-            // End of stream without the two zero blocks: accepted after at
-            // least one, as GNU tar does; without any, the archive was cut.
-            if zero_blocks > 0 {
-                return Ok(out);
-            }
-            if out.files + out.dirs > 0 {
-                return Err(ExtractError::Corrupt(
-                    "the archive is cut short (no end-of-archive blocks)".into(),
-                ));
-            }
-            return Err(ExtractError::Corrupt("empty archive".into()));
+            return x.ended(zero_blocks);
         }
         if header.iter().all(|&b| b == 0) {
             zero_blocks += 1;
             if zero_blocks == 2 {
-                return Ok(out);
+                return Ok(x.out);
             }
             continue;
         }
@@ -357,33 +351,10 @@ pub fn extract(
         if crate::stop::interrupted() {
             return Err(ExtractError::Interrupted);
         }
-        // The checksum: the header's bytes summed with the field as spaces.
-        let want = number(&header[148..156])?;
-        let sum: u64 = header
-            .iter()
-            .enumerate()
-            .map(|(i, &b)| {
-                if (148..156).contains(&i) {
-                    32
-                } else {
-                    u64::from(b)
-                }
-            })
-            .sum();
-        if sum != want {
-            return Err(ExtractError::Corrupt(
-                "a header checksum does not match".into(),
-            ));
-        }
+        check_sum(&header)?;
         let size = number(&header[124..136])?;
         let kind = header[156];
-        let mut name = cstr(&header[0..100]);
-        if &header[257..263] == b"ustar\0" {
-            let prefix = cstr(&header[345..500]);
-            if !prefix.is_empty() {
-                name = format!("{prefix}/{name}");
-            }
-        }
+        let mut name = header_name(&header);
         match kind {
             b'L' => {
                 let body = read_body(&mut r, size)?;
@@ -406,6 +377,80 @@ pub fn extract(
         if let Some(l) = long_name.take() {
             name = l;
         }
+        x.entry(&mut r, kind, name, size)?;
+    }
+}
+
+/// Whether the header's checksum matches: its bytes summed with the
+/// checksum field as spaces.
+fn check_sum(header: &[u8; 512]) -> Result<(), ExtractError> {
+    let want = number(&header[148..156])?;
+    let sum: u64 = header
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| {
+            if (148..156).contains(&i) {
+                32
+            } else {
+                u64::from(b)
+            }
+        })
+        .sum();
+    if sum != want {
+        return Err(ExtractError::Corrupt(
+            "a header checksum does not match".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The entry's name in the header: with the ustar prefix, if any.
+fn header_name(header: &[u8; 512]) -> String {
+    let mut name = cstr(&header[0..100]);
+    if &header[257..263] == b"ustar\0" {
+        let prefix = cstr(&header[345..500]);
+        if !prefix.is_empty() {
+            name = format!("{prefix}/{name}");
+        }
+    }
+    name
+}
+
+/// An extraction under way: where it writes, what it counts, what it has
+/// made, and its directories and write buffer.
+struct Extractor<'a> {
+    root: &'a Path,
+    counters: &'a Counters,
+    out: Extracted,
+    dirs: Dirs,
+    buf: Vec<u8>,
+}
+
+impl Extractor<'_> {
+    /// What was made, when the stream ends after `zero_blocks` end-of-archive
+    /// blocks: accepted after at least one, as GNU tar does; without any,
+    /// the archive was cut (or empty).
+    fn ended(self, zero_blocks: u32) -> Result<Extracted, ExtractError> {
+        if zero_blocks > 0 {
+            return Ok(self.out);
+        }
+        if self.out.files + self.out.dirs > 0 {
+            return Err(ExtractError::Corrupt(
+                "the archive is cut short (no end-of-archive blocks)".into(),
+            ));
+        }
+        Err(ExtractError::Corrupt("empty archive".into()))
+    }
+
+    /// The entry `name` of `kind` and `size` bytes, its body next in `r`:
+    /// a regular file written, a directory made, anything else refused.
+    fn entry(
+        &mut self,
+        r: &mut impl Read,
+        kind: u8,
+        name: String,
+        size: u64,
+    ) -> Result<(), ExtractError> {
         let rel = match safe_relative(&name) {
             Ok(p) => p,
             Err(why) => return Err(ExtractError::Refused { entry: name, why }),
@@ -419,20 +464,20 @@ pub fn extract(
                     });
                 };
                 if let Some(parent) = rel.parent() {
-                    dirs.make(root, parent)?;
+                    self.dirs.make(self.root, parent)?;
                 }
-                write_file(&mut r, &root.join(&rel), size, &mut buf, counters)?;
-                skip(&mut r, padded(size)? - size, &mut buf)?;
-                counters.add(1, 0);
-                out.files += 1;
-                out.bytes += size;
+                write_file(r, &self.root.join(&rel), size, &mut self.buf, self.counters)?;
+                skip(r, padded(size)? - size, &mut self.buf)?;
+                self.counters.add(1, 0);
+                self.out.files += 1;
+                self.out.bytes += size;
             }
             b'5' => {
                 if let Some(rel) = rel {
-                    dirs.make(root, &rel)?;
+                    self.dirs.make(self.root, &rel)?;
                 }
-                out.dirs += 1;
-                skip(&mut r, padded(size)?, &mut buf)?;
+                self.out.dirs += 1;
+                skip(r, padded(size)?, &mut self.buf)?;
             }
             b'1' | b'2' => {
                 return Err(ExtractError::Refused {
@@ -447,6 +492,7 @@ pub fn extract(
                 });
             }
         }
+        Ok(())
     }
 }
 

@@ -325,30 +325,62 @@ fn run_target(
         ));
         return (rows, None);
     }
-    // (a), (b): the two archives.
-    let (corpus, paths) = (&site_plan.corpus, &site_plan.paths[..]);
+    if !unpack_archives(site_plan, t, &site, progress, &mut rows) {
+        return (rows, None);
+    }
+    let cache_note = replays(ctx, site_plan, label, &site, progress, &mut rows);
+    delete_all(site_plan, t, progress, &mut rows);
+    (rows, cache_note)
+}
+
+/// Phases (a) and (b): the two archives unpacked into `site` on target
+/// `t`, a row each into `rows`. False when the run on this target ends
+/// here (an archive failed, or ^C), its files removed.
+fn unpack_archives(
+    site_plan: &Site,
+    t: &target::Target,
+    site: &Path,
+    progress: &mut Progress,
+    rows: &mut Vec<WorkloadRow>,
+) -> bool {
+    let label = t.label.as_str();
+    let corpus = &site_plan.corpus;
     for (name, &(which, (files, bytes))) in PHASES[..2].iter().zip(&site_plan.archives) {
         progress.phase(&format!("{label}: {name}"));
         let mut p = BTreeMap::new();
         p.insert("archive_files".into(), json!(files));
         p.insert("archive_bytes".into(), json!(bytes));
-        match unpack(corpus, which, &site) {
+        match unpack(corpus, which, site) {
             Ok(s) => rows.push(phase_row(name, label, p, Some(s), None, None)),
             Err(e) => {
                 rows.push(phase_row(name, label, p, None, None, Some(e)));
                 // Nothing to serve: delete what there is and stop here.
                 let _ = ops::remove_tree(&t.root, &crate::net::load::Counters::default());
-                return (rows, None);
+                return false;
             }
         }
         progress.advance(1);
         if interrupted() {
             let _ = ops::remove_tree(&t.root, &crate::net::load::Counters::default());
-            return (rows, None);
+            return false;
         }
     }
+    true
+}
 
-    // (c)–(e): the replays.
+/// Phases (c)–(e): the request log replayed against a server of `site`
+/// (on target `label`), cold and warm, by one process and by 32, a row
+/// each into `rows`. Returns the note saying the caches could not be
+/// dropped, if they could not.
+fn replays(
+    ctx: &Ctx,
+    site_plan: &Site,
+    label: &str,
+    site: &Path,
+    progress: &mut Progress,
+    rows: &mut Vec<WorkloadRow>,
+) -> Option<String> {
+    let paths = &site_plan.paths[..];
     let mut cache_note = None;
     let mut primed = false;
     for (k, (cold, processes)) in [(true, 1u32), (true, 32), (false, 1), (false, 32)]
@@ -376,7 +408,7 @@ fn run_target(
             progress.advance(1);
             continue;
         }
-        let server = match Server::start(&ctx.hosts().client, &site, &[], processes, false, false) {
+        let server = match Server::start(&ctx.hosts().client, site, &[], processes, false, false) {
             Ok(s) => s,
             Err(e) => {
                 rows.push(phase_row(name, label, p, None, None, Some(e)));
@@ -390,25 +422,47 @@ fn run_target(
             let _ = replay(&server, paths);
             primed = true;
         }
-        match replay(&server, paths) {
-            Ok((s, l)) => {
-                let error = (l.requests != paths.len() as u64 || l.failed > 0).then(|| {
-                    format!(
-                        "{} of {} requests answered, {} failed",
-                        l.requests,
-                        paths.len(),
-                        l.failed
-                    )
-                });
-                rows.push(phase_row(name, label, p, Some(s), Some(l), error));
-            }
-            Err(e) => rows.push(phase_row(name, label, p, None, None, Some(e))),
-        }
+        rows.push(replay_row(&server, paths, name, label, p));
         drop(server);
         progress.advance(1);
     }
+    cache_note
+}
 
-    // (f): delete everything.
+/// The row of phase `name` on target `label` (with params `p`): the
+/// request log `paths` replayed once against `server`, an error when not
+/// every request was answered.
+fn replay_row(
+    server: &Server,
+    paths: &[String],
+    name: &str,
+    label: &str,
+    p: BTreeMap<String, serde_json::Value>,
+) -> WorkloadRow {
+    match replay(server, paths) {
+        Ok((s, l)) => {
+            let error = (l.requests != paths.len() as u64 || l.failed > 0).then(|| {
+                format!(
+                    "{} of {} requests answered, {} failed",
+                    l.requests,
+                    paths.len(),
+                    l.failed
+                )
+            });
+            phase_row(name, label, p, Some(s), Some(l), error)
+        }
+        Err(e) => phase_row(name, label, p, None, None, Some(e)),
+    }
+}
+
+/// Phase (f): everything on target `t` deleted, its row into `rows`.
+fn delete_all(
+    site_plan: &Site,
+    t: &target::Target,
+    progress: &mut Progress,
+    rows: &mut Vec<WorkloadRow>,
+) {
+    let label = t.label.as_str();
     progress.phase(&format!("{label}: delete"));
     let (mut s, r) = phase::run("files", DEFAULT_INTERVAL, |c| ops::remove_tree(&t.root, c));
     match r {
@@ -438,5 +492,4 @@ fn run_target(
         }
     }
     progress.advance(1);
-    (rows, cache_note)
 }

@@ -212,132 +212,183 @@ pub fn prepare(
     need: Need,
 ) -> Result<Target, String> {
     match place {
-        Place::Dir(dir) | Place::WorkDir(dir) => {
-            let free = sys::free_bytes(dir).ok_or_else(|| {
-                format!(
-                    "--dir {}: not a directory scalebench can use",
-                    dir.display()
-                )
-            })?;
-            if free < need.bytes {
-                return Err(format!(
-                    "--dir {}: {} free, the workload needs about {}; use fewer --files/--bytes or another directory",
-                    dir.display(),
-                    human(free),
-                    human(need.bytes)
-                ));
-            }
-            if let Some(inodes) = sys::free_inodes(dir)
-                && inodes < need.inodes
-            {
-                return Err(format!(
-                    "--dir {}: {} inodes free, the workload makes about {} files and directories; use fewer --files or another directory",
-                    dir.display(),
-                    thousands(inodes),
-                    thousands(need.inodes)
-                ));
-            }
-            let t = tempfile::Builder::new()
-                .prefix("scalebench-fs-")
-                .tempdir_in(dir)
-                .map_err(|e| {
-                    format!(
-                        "--dir {}: cannot make a directory in it: {e}",
-                        dir.display()
-                    )
-                })?;
-            let mut info = describe(t.path());
-            info["path"] = json!(dir.display().to_string());
-            info["made"] = json!(false);
-            let fs_type = info["fs_type"].as_str().unwrap_or("?").to_string();
-            let label = match place {
-                Place::WorkDir(_) => {
-                    format!("{fs_type} {}", info["mount_point"].as_str().unwrap_or("?"))
-                }
-                _ => format!("{fs_type} {}", dir.display()),
-            };
-            Ok(Target {
-                label,
-                root: t.path().to_path_buf(),
-                info,
-                _guard: Guard::Dir(t),
-            })
+        Place::Dir(dir) | Place::WorkDir(dir) => in_dir(place, dir, need),
+        Place::Mkfs(spec) => on_loop(spec, workdir, index, fs_size, default_opts, need),
+    }
+}
+
+/// A new directory under `dir` (the `place` asked for), once `dir` has the
+/// room and the inodes `need` asks for; labelled by its filesystem and,
+/// for the work directory, its mount point.
+fn in_dir(place: &Place, dir: &Path, need: Need) -> Result<Target, String> {
+    dir_has_room(dir, need)?;
+    let t = tempfile::Builder::new()
+        .prefix("scalebench-fs-")
+        .tempdir_in(dir)
+        .map_err(|e| {
+            format!(
+                "--dir {}: cannot make a directory in it: {e}",
+                dir.display()
+            )
+        })?;
+    let mut info = describe(t.path());
+    info["path"] = json!(dir.display().to_string());
+    info["made"] = json!(false);
+    let fs_type = info["fs_type"].as_str().unwrap_or("?").to_string();
+    let label = match place {
+        Place::WorkDir(_) => {
+            format!("{fs_type} {}", info["mount_point"].as_str().unwrap_or("?"))
         }
-        Place::Mkfs(spec) => {
-            let with_overhead = need.bytes.saturating_add(need.bytes / 4);
-            if fs_size < with_overhead {
-                return Err(format!(
-                    "--fs-size {}: too small for the corpus (about {} with filesystem overhead); raise it or use fewer --files/--bytes",
-                    human(fs_size),
-                    human(with_overhead)
-                ));
-            }
-            // The image is sparse: blocks are taken as the workload writes.
-            let free = sys::free_bytes(workdir).unwrap_or(0);
-            if free < need.bytes {
-                return Err(format!(
-                    "{}: {} free for the loop image, the workload needs about {}",
-                    workdir.display(),
-                    human(free),
-                    human(need.bytes)
-                ));
-            }
-            let image = workdir.join(format!("fs-{index}-{}.img", spec.kind));
-            let mnt = workdir.join(format!("mnt-{index}-{}", spec.kind));
-            // Both new: nothing that was there before is ever truncated or
-            // removed by the guard.
-            std::fs::create_dir(&mnt).map_err(|e| format!("{}: {e}", mnt.display()))?;
-            let f = std::fs::File::create_new(&image).map_err(|e| {
-                let _ = std::fs::remove_dir(&mnt);
-                format!("{}: {e}", image.display())
-            })?;
-            let mut disk = LoopDisk {
-                image: image.clone(),
-                dev: None,
-                mnt: mnt.clone(),
-                mounted: false,
-            };
-            f.set_len(fs_size)
-                .map_err(|e| format!("{}: {e}", image.display()))?;
-            drop(f);
-            let dev = sys::disk_attach(&image).map_err(|e| format!("loop device: {e}"))?;
-            disk.dev = Some(dev.clone());
-            let mkfs_args = inode_args(&spec.kind, fs_size, need.inodes);
-            sys::make_fs(&spec.kind, &dev, &mkfs_args).map_err(|e| format!("mkfs: {e}"))?;
-            let opts = spec.options.as_deref().or(default_opts).unwrap_or("");
-            sys::mount_fs(&dev, &mnt, &spec.kind, opts).map_err(|e| format!("mount: {e}"))?;
-            disk.mounted = true;
-            if let Some(inodes) = sys::free_inodes(&mnt)
-                && inodes < need.inodes
-            {
-                return Err(format!(
-                    "--fs-size {}: mkfs.{} made room for {} files and directories, the workload makes about {}; raise --fs-size or use fewer --files",
-                    human(fs_size),
-                    spec.kind,
-                    thousands(inodes),
-                    thousands(need.inodes)
-                ));
-            }
-            let root = mnt.join("scalebench-fs");
-            std::fs::create_dir(&root).map_err(|e| format!("{}: {e}", root.display()))?;
-            let mut info = describe(&root);
-            info["made"] = json!(true);
-            info["fs_size"] = json!(fs_size);
-            info["mkfs"] = json!(spec.kind);
-            info["mkfs_args"] = json!(mkfs_args);
-            info["requested_mount_options"] = json!(opts);
-            let label = if opts.is_empty() {
-                spec.kind.clone()
-            } else {
-                format!("{} {opts}", spec.kind)
-            };
-            Ok(Target {
-                label,
-                root,
-                info,
-                _guard: Guard::Loop(disk),
-            })
-        }
+        _ => format!("{fs_type} {}", dir.display()),
+    };
+    Ok(Target {
+        label,
+        root: t.path().to_path_buf(),
+        info,
+        _guard: Guard::Dir(t),
+    })
+}
+
+/// Whether `dir` has the free bytes and inodes `need` asks for; if not,
+/// the error says which and what to do.
+fn dir_has_room(dir: &Path, need: Need) -> Result<(), String> {
+    let free = sys::free_bytes(dir).ok_or_else(|| {
+        format!(
+            "--dir {}: not a directory scalebench can use",
+            dir.display()
+        )
+    })?;
+    if free < need.bytes {
+        return Err(format!(
+            "--dir {}: {} free, the workload needs about {}; use fewer --files/--bytes or another directory",
+            dir.display(),
+            human(free),
+            human(need.bytes)
+        ));
+    }
+    if let Some(inodes) = sys::free_inodes(dir)
+        && inodes < need.inodes
+    {
+        return Err(format!(
+            "--dir {}: {} inodes free, the workload makes about {} files and directories; use fewer --files or another directory",
+            dir.display(),
+            thousands(inodes),
+            thousands(need.inodes)
+        ));
+    }
+    Ok(())
+}
+
+/// A filesystem made as `spec` asks on a loop device over an image of
+/// `fs_size` bytes in `workdir`, mounted with its options (or
+/// `default_opts`), once the size and the work directory's room suffice
+/// for `need`; refused if mkfs made too few inodes.
+fn on_loop(
+    spec: &FsSpec,
+    workdir: &Path,
+    index: usize,
+    fs_size: u64,
+    default_opts: Option<&str>,
+    need: Need,
+) -> Result<Target, String> {
+    loop_has_room(workdir, fs_size, need)?;
+    let mkfs_args = inode_args(&spec.kind, fs_size, need.inodes);
+    let opts = spec.options.as_deref().or(default_opts).unwrap_or("");
+    let disk = LoopDisk::make(spec, workdir, index, fs_size, &mkfs_args, opts)?;
+    if let Some(inodes) = sys::free_inodes(&disk.mnt)
+        && inodes < need.inodes
+    {
+        return Err(format!(
+            "--fs-size {}: mkfs.{} made room for {} files and directories, the workload makes about {}; raise --fs-size or use fewer --files",
+            human(fs_size),
+            spec.kind,
+            thousands(inodes),
+            thousands(need.inodes)
+        ));
+    }
+    let root = disk.mnt.join("scalebench-fs");
+    std::fs::create_dir(&root).map_err(|e| format!("{}: {e}", root.display()))?;
+    let mut info = describe(&root);
+    info["made"] = json!(true);
+    info["fs_size"] = json!(fs_size);
+    info["mkfs"] = json!(spec.kind);
+    info["mkfs_args"] = json!(mkfs_args);
+    info["requested_mount_options"] = json!(opts);
+    let label = if opts.is_empty() {
+        spec.kind.clone()
+    } else {
+        format!("{} {opts}", spec.kind)
+    };
+    Ok(Target {
+        label,
+        root,
+        info,
+        _guard: Guard::Loop(disk),
+    })
+}
+
+/// Whether a filesystem of `fs_size` bytes holds `need` with the
+/// filesystem's overhead, and `workdir` has the room for its (sparse)
+/// image to fill up to `need`.
+fn loop_has_room(workdir: &Path, fs_size: u64, need: Need) -> Result<(), String> {
+    let with_overhead = need.bytes.saturating_add(need.bytes / 4);
+    if fs_size < with_overhead {
+        return Err(format!(
+            "--fs-size {}: too small for the corpus (about {} with filesystem overhead); raise it or use fewer --files/--bytes",
+            human(fs_size),
+            human(with_overhead)
+        ));
+    }
+    // The image is sparse: blocks are taken as the workload writes.
+    let free = sys::free_bytes(workdir).unwrap_or(0);
+    if free < need.bytes {
+        return Err(format!(
+            "{}: {} free for the loop image, the workload needs about {}",
+            workdir.display(),
+            human(free),
+            human(need.bytes)
+        ));
+    }
+    Ok(())
+}
+
+impl LoopDisk {
+    /// A new image of `fs_size` bytes in `workdir` (`index` and the kind
+    /// name it), attached to a loop device, made a filesystem of `spec`'s
+    /// kind with `mkfs_args` and mounted with `opts` on a new directory
+    /// beside it. What was made so far is undone when a step fails.
+    fn make(
+        spec: &FsSpec,
+        workdir: &Path,
+        index: usize,
+        fs_size: u64,
+        mkfs_args: &[String],
+        opts: &str,
+    ) -> Result<LoopDisk, String> {
+        let image = workdir.join(format!("fs-{index}-{}.img", spec.kind));
+        let mnt = workdir.join(format!("mnt-{index}-{}", spec.kind));
+        // Both new: nothing that was there before is ever truncated or
+        // removed by the guard.
+        std::fs::create_dir(&mnt).map_err(|e| format!("{}: {e}", mnt.display()))?;
+        let f = std::fs::File::create_new(&image).map_err(|e| {
+            let _ = std::fs::remove_dir(&mnt);
+            format!("{}: {e}", image.display())
+        })?;
+        let mut disk = LoopDisk {
+            image: image.clone(),
+            dev: None,
+            mnt: mnt.clone(),
+            mounted: false,
+        };
+        f.set_len(fs_size)
+            .map_err(|e| format!("{}: {e}", image.display()))?;
+        drop(f);
+        let dev = sys::disk_attach(&image).map_err(|e| format!("loop device: {e}"))?;
+        disk.dev = Some(dev.clone());
+        sys::make_fs(&spec.kind, &dev, mkfs_args).map_err(|e| format!("mkfs: {e}"))?;
+        sys::mount_fs(&dev, &mnt, &spec.kind, opts).map_err(|e| format!("mount: {e}"))?;
+        disk.mounted = true;
+        Ok(disk)
     }
 }
 

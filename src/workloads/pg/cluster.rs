@@ -185,6 +185,185 @@ pub fn serve(a: &super::options::AgentArgs) -> anyhow::Result<std::process::Exit
     Ok(std::process::ExitCode::SUCCESS)
 }
 
+/// A cluster being made ([`Cluster::start`]): its programs, its
+/// directories and user, and how its server is to run.
+struct Setup<'a> {
+    /// The PostgreSQL programs.
+    bin: &'a Bin,
+    /// The cluster's directory.
+    dir: &'a Path,
+    /// Its data directory (inside `dir`).
+    data: PathBuf,
+    /// The directory of its unix socket (inside `dir`).
+    socket_dir: PathBuf,
+    /// Who it runs as.
+    who: RunAs,
+    /// Its `max_connections`.
+    max_connections: u32,
+    /// The memory limit its postmaster is put under, if any.
+    limit: Option<&'a crate::sys::memlimit::MemoryLimit>,
+    /// Further settings (`-c name=value`).
+    settings: &'a [(&'a str, String)],
+    /// The CPU its postmaster is pinned to, if any.
+    cpu: Option<usize>,
+    /// Its `listen_addresses`.
+    listen: String,
+}
+
+impl<'a> Setup<'a> {
+    /// The directories made: `dir` (which must not exist), its data and
+    /// socket directories, given to the user the cluster runs as (whose
+    /// way in through `dir`'s parent is opened).
+    fn make(
+        bin: &'a Bin,
+        dir: &'a Path,
+        max_connections: u32,
+        limit: Option<&'a crate::sys::memlimit::MemoryLimit>,
+        settings: &'a [(&'a str, String)],
+        cpu: Option<usize>,
+        network: Option<&Network>,
+    ) -> Result<Setup<'a>, String> {
+        let who = run_as()?;
+        if who.is_some()
+            && let Some(parent) = dir.parent()
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // The cluster's user must reach its directory inside ours.
+            std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o711))
+                .map_err(|e| format!("chmod {}: {e}", parent.display()))?;
+        }
+        std::fs::create_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let data = dir.join("data");
+        let socket_dir = dir.join("sock");
+        for d in [&data, &socket_dir] {
+            std::fs::create_dir(d).map_err(|e| format!("{}: {e}", d.display()))?;
+        }
+        for d in [dir, &data, &socket_dir] {
+            chown(d, &who)?;
+        }
+        Ok(Setup {
+            bin,
+            dir,
+            data,
+            socket_dir,
+            who,
+            max_connections,
+            limit,
+            settings,
+            cpu,
+            listen: listen_address(network),
+        })
+    }
+
+    /// `cmd` set to run as the cluster's user, in its directory.
+    fn as_user(&self, cmd: &mut Command) {
+        use std::os::unix::process::CommandExt;
+        if let Some((uid, gid, _)) = &self.who {
+            cmd.uid(*uid).gid(*gid);
+        }
+        cmd.current_dir(self.dir);
+    }
+
+    /// The data directory made by `initdb` (trust, the benchmark's user,
+    /// UTF-8, the C locale), in two minutes at most.
+    fn initdb(&self) -> Result<(), String> {
+        let mut initdb = Command::new(self.bin.tool("initdb"));
+        initdb.arg("-D").arg(&self.data).args([
+            "-A",
+            "trust",
+            "-U",
+            USER,
+            "-N",
+            "-E",
+            "UTF8",
+            "--locale=C",
+        ]);
+        self.as_user(&mut initdb);
+        let f = run_bounded(&mut initdb, Duration::from_secs(120))
+            .map_err(|e| format!("initdb: {e}"))?;
+        if !f.status.is_some_and(|s| s.success()) {
+            return Err(format!("initdb failed: {}", last_lines(&f.stderr, 3)));
+        }
+        Ok(())
+    }
+
+    /// `network`'s client address let in (trust) by `pg_hba.conf`.
+    fn allow_client(&self, n: &Network) -> Result<(), String> {
+        use std::io::Write;
+        let hba = self.data.join("pg_hba.conf");
+        let bits = if n.allow.is_ipv6() { 128 } else { 32 };
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&hba)
+            .and_then(|mut f| {
+                writeln!(
+                    f,
+                    "# scalebench: the client host\nhost all all {}/{bits} trust",
+                    n.allow
+                )
+            })
+            .map_err(|e| format!("{}: {e}", hba.display()))?;
+        Ok(())
+    }
+
+    /// The server started on `port` (its log in a new `postgres.log`), in
+    /// its process group, under the memory limit and on the CPU if asked;
+    /// not yet waited for.
+    fn spawn(&self, port: u16) -> Result<Cluster, String> {
+        let log = self.dir.join("postgres.log");
+        let logf = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+        chown(&log, &self.who)?;
+        let mut cmd = Command::new(self.bin.tool("postgres"));
+        cmd.arg("-D")
+            .arg(&self.data)
+            .arg("-c")
+            .arg(format!("listen_addresses={}", self.listen))
+            .args(["-c", &format!("port={port}")])
+            .arg("-c")
+            .arg(format!(
+                "unix_socket_directories={}",
+                self.socket_dir.display()
+            ))
+            .args(["-c", &format!("max_connections={}", self.max_connections)])
+            .args(
+                self.settings
+                    .iter()
+                    .flat_map(|(k, v)| ["-c".to_string(), format!("{k}={v}")]),
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(logf));
+        self.as_user(&mut cmd);
+        if let Some(cpu) = self.cpu {
+            pin_child(&mut cmd, cpu);
+        }
+        let group = ChildGroup::spawn(&mut cmd).map_err(|e| format!("postgres: {e}"))?;
+        // At once, before it forks its helpers and backends.
+        if let Some(l) = self.limit {
+            l.add(group.pgid() as u32)?;
+        }
+        Ok(Cluster {
+            bin: self.bin.clone(),
+            group: Some(group),
+            dir: self.dir.to_path_buf(),
+            port,
+            socket_dir: self.socket_dir.clone(),
+            runs_as: self.who.as_ref().map(|w| w.2.clone()),
+            pending: Some(stop::pending(Task::Database)),
+        })
+    }
+}
+
+/// The `listen_addresses` for `network`'s address (`0.0.0.0` or `::` for
+/// every address), or 127.0.0.1 without a network.
+fn listen_address(network: Option<&Network>) -> String {
+    network.map_or("127.0.0.1".to_string(), |n| match n.listen {
+        std::net::IpAddr::V4(a) if a.is_unspecified() => "0.0.0.0".to_string(),
+        std::net::IpAddr::V6(a) if a.is_unspecified() => "::".to_string(),
+        a => a.to_string(),
+    })
+}
+
 /// The user the benchmark connects as.
 pub const USER: &str = "scalebench";
 /// The database it uses.
@@ -221,113 +400,22 @@ impl Cluster {
         cpu: Option<usize>,
         network: Option<Network>,
     ) -> Result<Cluster, String> {
-        let who = run_as()?;
-        if who.is_some()
-            && let Some(parent) = dir.parent()
-        {
-            use std::os::unix::fs::PermissionsExt;
-            // The cluster's user must reach its directory inside ours.
-            std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o711))
-                .map_err(|e| format!("chmod {}: {e}", parent.display()))?;
-        }
-        std::fs::create_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let data = dir.join("data");
-        let socket_dir = dir.join("sock");
-        for d in [&data, &socket_dir] {
-            std::fs::create_dir(d).map_err(|e| format!("{}: {e}", d.display()))?;
-        }
-        for d in [dir, &data, &socket_dir] {
-            chown(d, &who)?;
-        }
-        let as_user = |cmd: &mut Command| {
-            use std::os::unix::process::CommandExt;
-            if let Some((uid, gid, _)) = &who {
-                cmd.uid(*uid).gid(*gid);
-            }
-            cmd.current_dir(dir);
-        };
-        let mut initdb = Command::new(bin.tool("initdb"));
-        initdb.arg("-D").arg(&data).args([
-            "-A",
-            "trust",
-            "-U",
-            USER,
-            "-N",
-            "-E",
-            "UTF8",
-            "--locale=C",
-        ]);
-        as_user(&mut initdb);
-        let f = run_bounded(&mut initdb, Duration::from_secs(120))
-            .map_err(|e| format!("initdb: {e}"))?;
-        if !f.status.is_some_and(|s| s.success()) {
-            return Err(format!("initdb failed: {}", last_lines(&f.stderr, 3)));
-        }
+        let s = Setup::make(
+            bin,
+            dir,
+            max_connections,
+            limit,
+            settings,
+            cpu,
+            network.as_ref(),
+        )?;
+        s.initdb()?;
         if let Some(n) = &network {
-            use std::io::Write;
-            let hba = data.join("pg_hba.conf");
-            let bits = if n.allow.is_ipv6() { 128 } else { 32 };
-            std::fs::OpenOptions::new()
-                .append(true)
-                .open(&hba)
-                .and_then(|mut f| {
-                    writeln!(
-                        f,
-                        "# scalebench: the client host\nhost all all {}/{bits} trust",
-                        n.allow
-                    )
-                })
-                .map_err(|e| format!("{}: {e}", hba.display()))?;
+            s.allow_client(n)?;
         }
-        let listen = network
-            .as_ref()
-            .map_or("127.0.0.1".to_string(), |n| match n.listen {
-                std::net::IpAddr::V4(a) if a.is_unspecified() => "0.0.0.0".to_string(),
-                std::net::IpAddr::V6(a) if a.is_unspecified() => "::".to_string(),
-                a => a.to_string(),
-            });
-        let log = dir.join("postgres.log");
         let mut last_error = String::new();
         for _ in 0..3 {
-            let port = free_port()?;
-            let logf =
-                std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
-            chown(&log, &who)?;
-            let mut cmd = Command::new(bin.tool("postgres"));
-            cmd.arg("-D")
-                .arg(&data)
-                .arg("-c")
-                .arg(format!("listen_addresses={listen}"))
-                .args(["-c", &format!("port={port}")])
-                .arg("-c")
-                .arg(format!("unix_socket_directories={}", socket_dir.display()))
-                .args(["-c", &format!("max_connections={max_connections}")])
-                .args(
-                    settings
-                        .iter()
-                        .flat_map(|(k, v)| ["-c".to_string(), format!("{k}={v}")]),
-                )
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::from(logf));
-            as_user(&mut cmd);
-            if let Some(cpu) = cpu {
-                pin_child(&mut cmd, cpu);
-            }
-            let group = ChildGroup::spawn(&mut cmd).map_err(|e| format!("postgres: {e}"))?;
-            // At once, before it forks its helpers and backends.
-            if let Some(l) = limit {
-                l.add(group.pgid() as u32)?;
-            }
-            let mut c = Cluster {
-                bin: bin.clone(),
-                group: Some(group),
-                dir: dir.to_path_buf(),
-                port,
-                socket_dir: socket_dir.clone(),
-                runs_as: who.as_ref().map(|w| w.2.clone()),
-                pending: Some(stop::pending(Task::Database)),
-            };
+            let mut c = s.spawn(free_port()?)?;
             match c.wait_ready(Duration::from_secs(60)) {
                 Ok(()) => return Ok(c),
                 Err(e) if stop::interrupted() => return Err(e),

@@ -139,31 +139,92 @@ impl Workload for PgBench {
 
     fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
         let pg: PgOptions = opts.own();
-        let pg = &pg;
-        let cpus = crate::sys::cpu_count();
-        let db_bytes = pg.db_bytes.unwrap_or(match opts.size {
-            Size::Quick => 10 * BYTES_PER_SCALE,
-            Size::Full => 100 * BYTES_PER_SCALE,
-        });
-        let scale = scale_for(db_bytes);
+        let mut s = Setup::new(ctx, opts, &pg);
+        let plan = s.client_plan();
+        if !pg.memory_sweep {
+            s.params.insert("clients".into(), json!(plan.levels));
+        }
+        if s.apart && pg.memory_sweep {
+            return unsupported(
+                s.params,
+                "the memory sweep limits the server's memory and drops its caches on this machine: not with --host server=…".into(),
+            );
+        }
+        let bin = match s.find_bin() {
+            Ok(b) => b,
+            Err(e) => return unsupported(s.params, e),
+        };
         let modes = if pg.modes.is_empty() {
             vec![Mode::SelectOnly]
         } else {
             pg.modes.clone()
         };
-        let mut plan = match &opts.sweep {
-            Some(s) if !pg.memory_sweep => s.plan(opts.size, "TPS"),
-            _ => super::SweepOptions {
-                variable: "clients".into(),
-                levels: default_levels(opts.size, cpus),
-                heat_up: None,
-                sample: None,
-                samples: None,
-                baseline: None,
-            }
-            .plan(opts.size, "TPS"),
+        let max_clients = plan.levels.iter().copied().fold(1.0, f64::max) as u32;
+        progress.begin(
+            PGBENCH.name,
+            modes.len() as u64 * plan.planned().as_secs() + 20,
+        );
+        progress.phase("initdb and start");
+        let limit = s.memory_limit();
+        let connections = max_clients.max(s.cpus as u32) + 10;
+        let (server, had_tables) = match s.start_server(&bin, limit.as_ref(), connections) {
+            Ok(started) => started,
+            Err(e) => return failed(s.params, "setup", e),
         };
-        whole_seconds(&mut plan);
+        // From here on, tables this run makes on a given server are
+        // dropped at the end, however the workload ends.
+        let tables = pg.server.is_some().then(|| GivenTables {
+            server: &server,
+            had: had_tables,
+        });
+        if let Some(t) = &tables {
+            s.params.insert("tables".into(), json!(t.words()));
+        }
+        s.params.insert("settings".into(), json!(server.settings()));
+        progress.phase(&format!("pgbench -i -s {}", s.scale));
+        if let Err(e) = s.load(&server) {
+            return failed(s.params, "setup", e);
+        }
+        progress.advance(20);
+        let rows = s.sweep(&server, &plan, modes, progress);
+        drop(tables);
+        drop(server);
+        drop(limit);
+        progress.finish(&format!("{} rows", rows.len()));
+        super::finish(&PGBENCH, s.params, rows, Vec::new())
+    }
+}
+
+/// A pgbench run being set up and run ([`PgBench`]): what was asked, and
+/// the parameters recorded for the result so far.
+struct Setup<'a> {
+    ctx: &'a Ctx<'a>,
+    opts: &'a WorkOptions,
+    pg: &'a PgOptions,
+    cpus: usize,
+    /// The scale factor of the tables.
+    scale: u64,
+    /// The memory the database may use, with `--memory-sweep`.
+    memory: Option<u64>,
+    /// Whether the server runs on another host (and is not given).
+    apart: bool,
+    params: BTreeMap<String, serde_json::Value>,
+}
+
+impl<'a> Setup<'a> {
+    /// The run `pg` asks for, with the parameters that say how it connects.
+    fn new(ctx: &'a Ctx<'a>, opts: &'a WorkOptions, pg: &'a PgOptions) -> Self {
+        let db_bytes = pg.db_bytes.unwrap_or(match opts.size {
+            Size::Quick => 10 * BYTES_PER_SCALE,
+            Size::Full => 100 * BYTES_PER_SCALE,
+        });
+        let scale = scale_for(db_bytes);
+        let memory = pg.memory_sweep.then(|| {
+            pg.memory_bytes.unwrap_or(match opts.size {
+                Size::Quick => 256 << 20,
+                Size::Full => 1 << 30,
+            })
+        });
         let mut params = BTreeMap::new();
         params.insert("scale".into(), json!(scale));
         params.insert("target_db_bytes".into(), json!(db_bytes));
@@ -177,9 +238,6 @@ impl Workload for PgBench {
         );
         params.insert("threads".into(), json!("min(clients, CPUs)"));
         params.insert("pinning".into(), json!(pg.pin.words()));
-        if !pg.memory_sweep {
-            params.insert("clients".into(), json!(plan.levels));
-        }
         let apart = !ctx.hosts().server.is_local() && pg.server.is_none();
         if apart {
             params.insert(
@@ -187,157 +245,167 @@ impl Workload for PgBench {
                 json!(ctx.hosts().server.reach().to_string()),
             );
             params.insert("transport".into(), json!("tcp between hosts"));
-            if pg.memory_sweep {
-                return unsupported(
-                    params,
-                    "the memory sweep limits the server's memory and drops its caches on this machine: not with --host server=…".into(),
-                );
-            }
         }
-        let found = if pg.server.is_some() || apart {
+        Setup {
+            ctx,
+            opts,
+            pg,
+            cpus: crate::sys::cpu_count(),
+            scale,
+            memory,
+            apart,
+            params,
+        }
+    }
+
+    /// The sweep over clients: the one asked for, or the default levels
+    /// (always those with `--memory-sweep`), in whole seconds.
+    fn client_plan(&self) -> sweep::Plan {
+        let opts = self.opts;
+        let mut plan = match &opts.sweep {
+            Some(s) if !self.pg.memory_sweep => s.plan(opts.size, "TPS"),
+            _ => super::SweepOptions {
+                variable: "clients".into(),
+                levels: default_levels(opts.size, self.cpus),
+                heat_up: None,
+                sample: None,
+                samples: None,
+                baseline: None,
+            }
+            .plan(opts.size, "TPS"),
+        };
+        whole_seconds(&mut plan);
+        plan
+    }
+
+    /// PostgreSQL's programs: the clients only for a server made elsewhere.
+    fn find_bin(&mut self) -> Result<Bin, String> {
+        let bin = if self.pg.server.is_some() || self.apart {
             Bin::find_clients()
         } else {
             Bin::find()
-        };
-        let bin = match found {
-            Ok(b) => b,
-            Err(e) => return unsupported(params, e),
-        };
-        params.insert("bin_dir".into(), json!(bin.dir.display().to_string()));
-        let max_clients = plan.levels.iter().copied().fold(1.0, f64::max) as u32;
-        progress.begin(
-            PGBENCH.name,
-            modes.len() as u64 * plan.planned().as_secs() + 20,
-        );
-        progress.phase("initdb and start");
-        let limit = if pg.memory_sweep {
-            let bytes = pg.memory_bytes.unwrap_or(match opts.size {
-                Size::Quick => 256 << 20,
-                Size::Full => 1 << 30,
-            });
-            params.insert("memory_bytes".into(), json!(bytes));
-            match MemoryLimit::create(bytes) {
-                Ok(l) => {
-                    params.insert(
-                        "memory_limit".into(),
-                        json!(format!("{} {}", l.kind, l.path().display())),
-                    );
-                    Some(l)
-                }
-                Err(e) => {
-                    params.insert("memory_limit".into(), json!(format!("none: {e}")));
-                    None
-                }
+        }?;
+        self.params
+            .insert("bin_dir".into(), json!(bin.dir.display().to_string()));
+        Ok(bin)
+    }
+
+    /// With `--memory-sweep`, the memory limit the cluster runs under, if
+    /// one can be made (recorded either way).
+    fn memory_limit(&mut self) -> Option<MemoryLimit> {
+        let bytes = self.memory?;
+        self.params.insert("memory_bytes".into(), json!(bytes));
+        match MemoryLimit::create(bytes) {
+            Ok(l) => {
+                self.params.insert(
+                    "memory_limit".into(),
+                    json!(format!("{} {}", l.kind, l.path().display())),
+                );
+                Some(l)
             }
-        } else {
-            None
+            Err(e) => {
+                self.params
+                    .insert("memory_limit".into(), json!(format!("none: {e}")));
+                None
+            }
+        }
+    }
+
+    /// The disk the database needs while it is loaded.
+    fn need(&self) -> u64 {
+        space_needed(match self.memory {
+            Some(m) => 2 * m,
+            None => self.scale * BYTES_PER_SCALE,
+        })
+    }
+
+    /// Whether the disk a cluster of ours is made on has room for the
+    /// database (recorded); not checked on another machine.
+    fn free_space(&mut self) -> Result<(), String> {
+        let host = &self.ctx.hosts().server;
+        let dir = match (self.apart, host.on_this_machine()) {
+            (false, _) => Some(self.ctx.workdir()),
+            (true, true) => Some(host.scratch()),
+            (true, false) => None,
         };
+        let note = match dir.map(|d| check_space(d, self.need())) {
+            Some(note) => note?,
+            None => "not checked: the server host is another machine".to_string(),
+        };
+        self.params.insert("free_space".into(), json!(note));
+        Ok(())
+    }
+
+    /// The server: the one given, checked, or a throwaway cluster on the
+    /// server host or here (under `limit`, if one), for `connections`;
+    /// and whether a given server had pgbench tables already.
+    fn start_server(
+        &mut self,
+        bin: &Bin,
+        limit: Option<&MemoryLimit>,
+        connections: u32,
+    ) -> Result<(Server, bool), String> {
+        let pg = self.pg;
+        if let Some(ci) = &pg.server {
+            self.params
+                .insert("server".into(), json!("given by connection string"));
+            let s = Server::remote(bin.clone(), ci.clone());
+            let had = given_server_ready(&s, ci, pg.drop_tables, self.need(), &mut self.params)?;
+            return Ok((s, had));
+        }
+        self.free_space()?;
         // Under a memory limit the shared buffers take a quarter of it (as
         // PostgreSQL advises for a machine's RAM), and index builds little,
         // so that the limit bounds the cache rather than killing backends.
-        let settings: Vec<(&str, String)> =
-            match params.get("memory_bytes").and_then(|v| v.as_u64()) {
-                Some(m) if limit.is_some() => vec![
-                    ("shared_buffers", format!("{}kB", m / 4 / 1024)),
-                    ("maintenance_work_mem", "16MB".to_string()),
-                ],
-                _ => Vec::new(),
-            };
-        let need = space_needed(if pg.memory_sweep {
-            2 * params["memory_bytes"].as_u64().unwrap_or(256 << 20)
+        let settings: Vec<(&str, String)> = match self.memory {
+            Some(m) if limit.is_some() => vec![
+                ("shared_buffers", format!("{}kB", m / 4 / 1024)),
+                ("maintenance_work_mem", "16MB".to_string()),
+            ],
+            _ => Vec::new(),
+        };
+        let (server, words) = if self.apart {
+            let hosts = self.ctx.hosts();
+            let s = Server::hosted(bin.clone(), hosts, connections, &settings, pg.pin.cpus())?;
+            (s, "throwaway cluster on the server host")
         } else {
-            scale * BYTES_PER_SCALE
-        });
-        let mut had_tables = false;
-        if pg.server.is_none() {
-            let host = &ctx.hosts().server;
-            let dir = match (apart, host.on_this_machine()) {
-                (false, _) => Some(ctx.workdir()),
-                (true, true) => Some(host.scratch()),
-                (true, false) => None,
-            };
-            let note = match dir.map(|d| check_space(d, need)) {
-                Some(Ok(note)) => note,
-                Some(Err(e)) => return failed(params, "setup", e),
-                None => "not checked: the server host is another machine".to_string(),
-            };
-            params.insert("free_space".into(), json!(note));
-        }
-        let server = match &pg.server {
-            Some(ci) => {
-                params.insert("server".into(), json!("given by connection string"));
-                let s = Server::remote(bin.clone(), ci.clone());
-                match given_server_ready(&s, ci, pg.drop_tables, need, &mut params) {
-                    Ok(had) => had_tables = had,
-                    Err(e) => return failed(params, "setup", e),
-                }
-                s
-            }
-            None if apart => match Server::hosted(
-                bin.clone(),
-                ctx.hosts(),
-                max_clients.max(cpus as u32) + 10,
-                &settings,
-                pg.pin.cpus(),
-            ) {
-                Ok(s) => {
-                    params.insert(
-                        "server".into(),
-                        json!("throwaway cluster on the server host"),
-                    );
-                    s
-                }
-                Err(e) => return failed(params, "setup", e),
-            },
-            None => match Cluster::start(
-                &bin,
-                &ctx.workdir().join("pg"),
-                max_clients.max(cpus as u32) + 10,
-                limit.as_ref(),
+            let c = Cluster::start(
+                bin,
+                &self.ctx.workdir().join("pg"),
+                connections,
+                limit,
                 &settings,
                 pg.pin.cpus().0,
                 None,
-            ) {
-                Ok(c) => {
-                    if let Some(u) = &c.runs_as {
-                        params.insert("server_user".into(), json!(u));
-                    }
-                    params.insert("server".into(), json!("throwaway cluster"));
-                    Server::local(bin.clone(), c, pg.socket, pg.pin.cpus().1)
-                }
-                Err(e) => return failed(params, "setup", e),
-            },
+            )?;
+            if let Some(u) = &c.runs_as {
+                self.params.insert("server_user".into(), json!(u));
+            }
+            let s = Server::local(bin.clone(), c, pg.socket, pg.pin.cpus().1);
+            (s, "throwaway cluster")
         };
-        // From here on, tables this run makes on a given server are
-        // dropped at the end, however the workload ends.
-        let tables = pg.server.is_some().then(|| GivenTables {
-            server: &server,
-            had: had_tables,
-        });
-        if let Some(t) = &tables {
-            params.insert("tables".into(), json!(t.words()));
-        }
-        params.insert("settings".into(), json!(server.settings()));
-        progress.phase(&format!("pgbench -i -s {scale}"));
-        if let Err(e) = load_tables(&server, scale) {
-            return failed(params, "setup", e);
-        }
+        self.params.insert("server".into(), json!(words));
+        Ok((server, false))
+    }
+
+    /// Loads the tables (`pgbench -i`), writes them out and warms the
+    /// shared buffers with them, recording how each went.
+    fn load(&mut self, server: &Server) -> Result<(), String> {
+        load_tables(server, self.scale)?;
         // The freshly loaded tables are dirty: write them out now, not
         // during the first level.
         // (On a server of someone else's this may need rights we lack:
         // then it is noted, not fatal.)
-        params.insert(
-            "checkpoint".into(),
-            json!(match server.sql("checkpoint") {
-                Ok(_) => "done".to_string(),
-                Err(e) if !server.throwaway() => format!("not done: {e}"),
-                Err(e) => return failed(params, "setup", e),
-            }),
-        );
+        let checkpoint = match server.sql("checkpoint") {
+            Ok(_) => "done".to_string(),
+            Err(e) if !server.throwaway() => format!("not done: {e}"),
+            Err(e) => return Err(e),
+        };
+        self.params.insert("checkpoint".into(), json!(checkpoint));
         // Warm the shared buffers with the tables and indexes, as a long
         // run would have them (pg_prewarm, from PostgreSQL's contrib; the
         // heat-up of each level does the rest).
-        params.insert(
+        self.params.insert(
             "prewarm".into(),
             json!(match server
                 .sql("create extension if not exists pg_prewarm")
@@ -347,23 +415,33 @@ impl Workload for PgBench {
                 Err(e) => format!("none ({e})"),
             }),
         );
-        if let Some(b) = database_bytes(&server) {
-            params.insert("db_bytes".into(), json!(b));
+        if let Some(b) = database_bytes(server) {
+            self.params.insert("db_bytes".into(), json!(b));
         }
-        progress.advance(20);
+        Ok(())
+    }
+
+    /// The rows: the memory sweep, or a sweep over `plan`'s clients for
+    /// each of `modes`, until interrupted.
+    fn sweep(
+        &self,
+        server: &Server,
+        plan: &sweep::Plan,
+        modes: Vec<Mode>,
+        progress: &mut Progress,
+    ) -> Vec<WorkloadRow> {
+        let cpus = self.cpus;
+        if let Some(memory) = self.memory {
+            return vec![memory_sweep(server, memory, cpus, self.opts, progress)];
+        }
         let mut rows = Vec::new();
-        if pg.memory_sweep {
-            let memory = params["memory_bytes"].as_u64().unwrap_or(256 << 20);
-            let row = memory_sweep(&server, memory, cpus, opts, progress);
-            rows.push(row);
-        }
-        for mode in modes.into_iter().filter(|_| !pg.memory_sweep) {
+        for mode in modes {
             if crate::stop::interrupted() {
                 break;
             }
             let mut runner =
-                |level: f64, plan: &sweep::Plan| level_run(&server, mode, level as u32, cpus, plan);
-            let stats = sweep::run(&plan, progress, &mut runner);
+                |level: f64, plan: &sweep::Plan| level_run(server, mode, level as u32, cpus, plan);
+            let stats = sweep::run(plan, progress, &mut runner);
             let mut p = BTreeMap::new();
             p.insert("mode".into(), json!(mode.name()));
             rows.push(WorkloadRow {
@@ -376,11 +454,7 @@ impl Workload for PgBench {
                 error: None,
             });
         }
-        drop(tables);
-        drop(server);
-        drop(limit);
-        progress.finish(&format!("{} rows", rows.len()));
-        super::finish(&PGBENCH, params, rows, Vec::new())
+        rows
     }
 }
 
