@@ -13,6 +13,7 @@ mod cli;
 mod compare;
 mod drift;
 mod fs;
+mod guests;
 mod hosts;
 mod load;
 mod mail;

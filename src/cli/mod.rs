@@ -1,6 +1,7 @@
 //! The command line: clap definitions, turned into typed options and
 //! dispatched to one function per command.
 
+mod boot;
 mod choices;
 mod commands;
 mod load;
@@ -91,6 +92,36 @@ pub enum Command {
     /// --host`; not for direct use): `__agent WORKLOAD ARGS…`.
     #[command(name = "__agent", hide = true)]
     Agent(AgentArgs),
+    /// Boots a `kernel:` system in QEMU and runs one scalebench command in
+    /// it (the pieces `run --system` will drive; for developers):
+    /// `__boot NAME=kernel:PATH --init STATIC_SCALEBENCH -- ARGS…`.
+    #[command(name = "__boot", hide = true)]
+    Boot(BootArgs),
+}
+
+/// Options of `__boot`.
+#[derive(Debug, clap::Args)]
+pub struct BootArgs {
+    /// The system: `NAME=kernel:PATH[,…]`.
+    pub system: String,
+    /// The static scalebench that runs as the guest's init (default: this
+    /// binary, when it is static).
+    #[arg(long, value_name = "FILE")]
+    pub init: Option<PathBuf>,
+    /// Copy the guest's writable directory (result files, the command's
+    /// output) to this new directory.
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<PathBuf>,
+    /// Where to make the work directory (default: the system's temporary
+    /// directory).
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// Seconds to wait for the guest to boot and for the command.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = values::whole::<u64>(1, 86_400))]
+    pub limit: u64,
+    /// The scalebench command to run in the guest.
+    #[arg(last = true, required = true)]
+    pub args: Vec<String>,
 }
 
 /// Options of `__host-exec`.
@@ -804,6 +835,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Why(a) => why::run(a),
         Command::Testbed(c) => testbed::run(c),
         Command::Responder(a) => responder::run(a),
+        Command::Boot(b) => boot::boot(&b),
         Command::BuildId => {
             println!("{}", crate::hosts::agent::build_id());
             Ok(ExitCode::SUCCESS)

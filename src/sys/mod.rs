@@ -14,6 +14,8 @@ mod linux;
 use linux as os;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod cgroups;
+#[cfg(target_os = "linux")]
+pub mod guest;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod mountinfo;
 #[cfg(any(target_os = "linux", target_os = "android"))]

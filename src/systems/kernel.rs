@@ -126,6 +126,12 @@ impl Modules {
         Ok(out.into_iter().map(|f| self.dir.join(f)).collect())
     }
 
+    /// Whether the kernel has module `name`, built in or as a file.
+    pub fn has(&self, name: &str) -> bool {
+        let n = name.replace('-', "_");
+        self.builtin.contains(&n) || self.deps.contains_key(&n)
+    }
+
     /// Whether `name` is built into the kernel.
     pub fn is_builtin(&self, name: &str) -> bool {
         self.builtin.contains(&name.replace('-', "_"))
@@ -190,6 +196,7 @@ mod tests {
         // virtiofs needs fuse, listed in modules.dep even when built in:
         // a built-in dependency has no file here, but a module does.
         assert!(m.is_builtin("fuse"));
+        assert!(m.has("fuse") && m.has("9pnet-virtio") && !m.has("nosuch"));
         assert_eq!(m.load_order(&["fuse"]).unwrap(), Vec::<PathBuf>::new());
         assert_eq!(
             m.load_order(&["virtiofs"]).unwrap(),

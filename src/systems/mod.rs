@@ -4,8 +4,11 @@
 //!
 //! Parsing and checking the specs is [`spec`]; reading a kernel image's
 //! release is [`kernel`]; the guest's initial RAM disk is written by
-//! [`cpio`].
+//! [`cpio`]; the guest's init is [`guest`], the host's side of it
+//! [`qemu`].
 
 pub mod cpio;
+pub mod guest;
 pub mod kernel;
+pub mod qemu;
 pub mod spec;

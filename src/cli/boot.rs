@@ -1,0 +1,46 @@
+//! `scalebench __boot NAME=kernel:PATH -- ARGS…`: one command in a guest.
+
+use super::BootArgs;
+use crate::systems::spec::{Kind, SystemSpec};
+use anyhow::{Context, bail};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Boots the system, runs the command, prints what it printed; exits
+/// with its code.
+pub fn boot(b: &BootArgs) -> anyhow::Result<ExitCode> {
+    let spec: SystemSpec = b.system.parse().map_err(anyhow::Error::msg)?;
+    let Kind::Kernel(k) = &spec.kind else {
+        bail!("__boot {}: only a kernel: system boots here", b.system);
+    };
+    if let Some(keep) = &b.keep
+        && keep.exists()
+    {
+        bail!(
+            "--keep {}: exists (a new directory is made)",
+            keep.display()
+        );
+    }
+    let init = match &b.init {
+        Some(p) => p.clone(),
+        None => std::env::current_exe().context("this binary")?,
+    };
+    let limit = Duration::from_secs(b.limit);
+    let once = crate::systems::qemu::run_once(
+        k,
+        &init,
+        &b.args,
+        b.keep.as_deref(),
+        b.workdir.as_deref(),
+        limit,
+    )?;
+    eprintln!(
+        "{}: Linux {} under QEMU (TCG, emulated), shares by {}",
+        spec.name,
+        once.release,
+        once.share.name()
+    );
+    print!("{}", once.ran.stdout);
+    eprint!("{}", once.ran.stderr);
+    Ok(ExitCode::from(u8::try_from(once.ran.code).unwrap_or(1)))
+}

@@ -1,0 +1,178 @@
+//! What a QEMU guest's init (scalebench as PID 1 of a Linux guest) asks
+//! of its kernel: mounts, the loopback interface up, modules loaded, a
+//! root to change to, the virtio-serial port found by name, power off.
+//! Linux only: a guest of another OS is driven over ssh instead.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+fn cstr(p: &Path) -> io::Result<CString> {
+    CString::new(p.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL in a path"))
+}
+
+fn check(r: libc::c_int, what: &str) -> io::Result<()> {
+    if r == 0 {
+        Ok(())
+    } else {
+        let e = io::Error::last_os_error();
+        Err(io::Error::new(e.kind(), format!("{what}: {e}")))
+    }
+}
+
+/// `mount(source, target, fstype, flags, data)`.
+pub fn mount(
+    source: &str,
+    target: &Path,
+    fstype: &str,
+    read_only: bool,
+    data: Option<&str>,
+) -> io::Result<()> {
+    let s = CString::new(source)?;
+    let t = cstr(target)?;
+    let f = CString::new(fstype)?;
+    let d = data.map(CString::new).transpose()?;
+    let flags = if read_only { libc::MS_RDONLY } else { 0 };
+    // SAFETY: every pointer is a valid C string or null, alive for the call.
+    let r = unsafe {
+        libc::mount(
+            s.as_ptr(),
+            t.as_ptr(),
+            f.as_ptr(),
+            flags,
+            d.as_ref()
+                .map_or(std::ptr::null(), |d| d.as_ptr().cast::<libc::c_void>()),
+        )
+    };
+    check(
+        r,
+        &format!("mount {fstype} {source} on {}", target.display()),
+    )
+}
+
+/// Sets the loopback interface up: a guest's kernel leaves it down
+/// (connections to 127.0.0.1 fail with ENETUNREACH until then).
+pub fn loopback_up() -> io::Result<()> {
+    let s = std::net::UdpSocket::bind("0.0.0.0:0").or_else(|_| std::net::UdpSocket::bind("[::]:0"));
+    // Binding needs no interface up; a socket of any family does for the
+    // ioctls.
+    let s = s?;
+    // SAFETY: a zeroed ifreq is valid; the name fits with its NUL.
+    let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (d, b) in ifr.ifr_name.iter_mut().zip(b"lo\0") {
+        *d = *b as libc::c_char;
+    }
+    // SAFETY: SIOCGIFFLAGS fills ifr's flags for the named interface.
+    let r = unsafe { libc::ioctl(s.as_raw_fd(), libc::SIOCGIFFLAGS as _, &mut ifr) };
+    check(r, "SIOCGIFFLAGS lo")?;
+    // SAFETY: the union's flags member is what SIOCGIFFLAGS wrote.
+    unsafe { ifr.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short };
+    // SAFETY: as above, setting the flags read with IFF_UP added.
+    let r = unsafe { libc::ioctl(s.as_raw_fd(), libc::SIOCSIFFLAGS as _, &ifr) };
+    check(r, "SIOCSIFFLAGS lo")
+}
+
+/// Loads the kernel module in `file` (an uncompressed `.ko`); one
+/// already loaded is fine.
+pub fn load_module(file: &Path) -> io::Result<()> {
+    let f = std::fs::File::open(file)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", file.display())))?;
+    let params = c"";
+    // SAFETY: finit_module with an open descriptor, an empty parameter
+    // string and no flags.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_finit_module,
+            f.as_raw_fd(),
+            params.as_ptr(),
+            0 as libc::c_int,
+        )
+    };
+    if r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EEXIST) {
+        return Ok(());
+    }
+    check(-1, &format!("load module {}", file.display()))
+}
+
+/// Makes `dir` the root of this process (`chroot`, then `chdir("/")`).
+pub fn change_root(dir: &Path) -> io::Result<()> {
+    let d = cstr(dir)?;
+    // SAFETY: a valid C string.
+    check(unsafe { libc::chroot(d.as_ptr()) }, "chroot")?;
+    std::env::set_current_dir("/")
+}
+
+/// The device of the virtio-serial port named `name`, from the ports'
+/// names under `sys` (`/sys/class/virtio-ports/vport0p1/name`): without
+/// udev there is no `/dev/virtio-ports/NAME`.
+pub fn virtio_port(sys: &Path, name: &str) -> Option<PathBuf> {
+    let dir = sys.join("class/virtio-ports");
+    let mut found: Vec<String> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter(|e| std::fs::read_to_string(e.path().join("name")).is_ok_and(|n| n.trim() == name))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    found.sort();
+    found.first().map(|p| Path::new("/dev").join(p))
+}
+
+/// Reaps every child that has ended (PID 1 inherits the orphans).
+pub fn reap_orphans() {
+    // SAFETY: waitpid on any child, not blocking.
+    while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
+}
+
+/// Flushes the filesystems and powers the machine off (QEMU started with
+/// `-no-reboot` then exits). Returns only on failure.
+pub fn power_off() -> io::Error {
+    // SAFETY: sync has no preconditions; reboot with POWER_OFF ends the
+    // machine (PID 1 in a guest may ask).
+    unsafe {
+        libc::sync();
+        libc::reboot(libc::RB_POWER_OFF);
+    }
+    io::Error::last_os_error()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_port_is_found_by_its_name_not_its_number() {
+        let t = tempfile::tempdir().unwrap();
+        for (port, name) in [
+            ("vport0p1", "other"),
+            ("vport1p1", "sb.ctl"),
+            ("vport1p2", "x"),
+        ] {
+            let d = t.path().join("class/virtio-ports").join(port);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("name"), format!("{name}\n")).unwrap();
+        }
+        assert_eq!(
+            virtio_port(t.path(), "sb.ctl"),
+            Some(PathBuf::from("/dev/vport1p1"))
+        );
+        assert_eq!(virtio_port(t.path(), "nosuch"), None);
+        assert_eq!(virtio_port(&t.path().join("none"), "sb.ctl"), None);
+    }
+
+    #[test]
+    fn loading_a_module_that_is_not_one_fails_with_its_name() {
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("bogus.ko");
+        std::fs::write(&f, b"not an ELF object").unwrap();
+        // Without CAP_SYS_MODULE: EPERM; with it: ENOEXEC. Never loaded.
+        let e = load_module(&f).unwrap_err().to_string();
+        assert!(e.contains("bogus.ko"), "{e}");
+        let e = load_module(&t.path().join("missing.ko"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("missing.ko"), "{e}");
+    }
+}

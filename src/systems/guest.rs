@@ -1,0 +1,293 @@
+//! The guest side of a `kernel:` system: scalebench (the static build) as
+//! PID 1 of a Linux guest booted by [`super::qemu`]. It mounts what a
+//! system needs, brings up `lo`, loads the modules the RAM disk carries,
+//! mounts this machine's root (read-only) and a writable directory for
+//! result files from the host, changes root, and then answers commands
+//! on a virtio-serial port ([`PORT`]):
+//!
+//! ```text
+//! guest → host   ready PROTOCOL RELEASE
+//! host → guest   run ["run","socket","--out","/tmp/out/r.json"]
+//! guest → host   done CODE          (output in /tmp/out/cmd-N.{out,err})
+//! host → guest   poweroff
+//! ```
+//!
+//! Anything that fails is said on the console and powers the guest off:
+//! the host then sees QEMU end without `ready` and shows the console.
+
+/// The version of the protocol above.
+pub const PROTOCOL: u32 = 1;
+/// The name of the command port.
+pub const PORT: &str = "sb.ctl";
+/// The mount tag of this machine's root.
+pub const ROOT_TAG: &str = "sbroot";
+/// The mount tag of the writable directory.
+pub const OUT_TAG: &str = "sbout";
+/// Where the writable directory is inside the guest's root.
+pub const OUT_DIR: &str = "/tmp/out";
+/// The kernel command line parameter naming how the shares come
+/// (`sb.share=9p` or `sb.share=virtiofs`).
+pub const SHARE_PARAM: &str = "sb.share=";
+/// The file of the RAM disk listing its modules in load order.
+pub const MODULE_ORDER: &str = "modules/order";
+
+/// How the guest mounts the host's directories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Share {
+    /// virtio-9p (generic and rt kernels).
+    NineP,
+    /// virtio-fs with virtiofsd on the host (every Debian 6.1 kernel).
+    VirtioFs,
+}
+
+impl Share {
+    /// The value of [`SHARE_PARAM`].
+    pub fn name(self) -> &'static str {
+        match self {
+            Share::NineP => "9p",
+            Share::VirtioFs => "virtiofs",
+        }
+    }
+
+    /// The modules a share needs besides those `modules.dep` names, in
+    /// order: the PCI transport, then the filesystem.
+    pub fn modules(self) -> &'static [&'static str] {
+        match self {
+            Share::NineP => &["virtio_pci", "9pnet_virtio", "9p"],
+            Share::VirtioFs => &["virtio_pci", "virtiofs"],
+        }
+    }
+
+    /// The share named on a kernel command line.
+    pub fn from_cmdline(cmdline: &str) -> Option<Share> {
+        match cmdline
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(SHARE_PARAM))?
+        {
+            "9p" => Some(Share::NineP),
+            "virtiofs" => Some(Share::VirtioFs),
+            _ => None,
+        }
+    }
+}
+
+/// A command line from the host: `run [JSON words]` or `poweroff`.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Command {
+    /// Run scalebench with these arguments.
+    Run(Vec<String>),
+    /// Power off.
+    PowerOff,
+}
+
+/// Reads one command line.
+pub fn parse_command(line: &str) -> Result<Command, String> {
+    let line = line.trim_end_matches(['\n', '\r']);
+    if line == "poweroff" {
+        return Ok(Command::PowerOff);
+    }
+    let words = line
+        .strip_prefix("run ")
+        .ok_or_else(|| format!("unknown command `{line}`"))?;
+    let args: Vec<String> = serde_json::from_str(words).map_err(|e| format!("`{words}`: {e}"))?;
+    Ok(Command::Run(args))
+}
+
+/// The host's line for running `args`.
+pub fn run_line(args: &[String]) -> String {
+    format!(
+        "run {}\n",
+        serde_json::to_string(args).expect("strings serialize")
+    )
+}
+
+/// Reads `ready PROTOCOL RELEASE`: the guest's kernel release.
+pub fn parse_ready(line: &str) -> Result<String, String> {
+    let mut w = line.split_whitespace();
+    match (w.next(), w.next().map(str::parse::<u32>), w.next()) {
+        (Some("ready"), Some(Ok(PROTOCOL)), Some(release)) => Ok(release.to_string()),
+        (Some("ready"), Some(Ok(p)), _) => Err(format!(
+            "the guest speaks protocol {p}, this scalebench {PROTOCOL}"
+        )),
+        _ => Err(format!("expected `ready`, got `{}`", line.trim_end())),
+    }
+}
+
+/// Reads `done CODE`.
+pub fn parse_done(line: &str) -> Result<i32, String> {
+    line.trim_end()
+        .strip_prefix("done ")
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| format!("expected `done CODE`, got `{}`", line.trim_end()))
+}
+
+/// PID 1's work; never returns (the guest powers off).
+#[cfg(target_os = "linux")]
+pub fn init() -> ! {
+    if let Err(e) = linux::serve() {
+        eprintln!("scalebench guest: {e:#}");
+    }
+    let e = crate::sys::guest::power_off();
+    eprintln!("scalebench guest: power off failed: {e}");
+    // PID 1 exiting panics the kernel, which with panic=-1 and QEMU's
+    // -no-reboot ends the guest too.
+    std::process::exit(1)
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use super::*;
+    use crate::sys::guest as g;
+    use anyhow::Context;
+    use std::io::{BufRead, Write};
+    use std::path::Path;
+
+    /// Mounts the guest's own filesystems under `root`.
+    fn kernel_filesystems(root: &Path) -> anyhow::Result<()> {
+        for (fs, dir) in [
+            ("proc", "proc"),
+            ("sysfs", "sys"),
+            ("devtmpfs", "dev"),
+            ("tmpfs", "tmp"),
+        ] {
+            g::mount(fs, &root.join(dir), fs, false, None)?;
+        }
+        Ok(())
+    }
+
+    /// Loads the RAM disk's modules in the order it lists them.
+    fn modules() -> anyhow::Result<()> {
+        let order =
+            std::fs::read_to_string(Path::new("/").join(MODULE_ORDER)).context(MODULE_ORDER)?;
+        for m in order.lines().filter(|l| !l.is_empty()) {
+            g::load_module(&Path::new("/modules").join(m))?;
+        }
+        Ok(())
+    }
+
+    /// Mounts the host's root read-only on /mnt/root and the writable
+    /// directory in it, with the guest's own filesystems.
+    fn shares(share: Share) -> anyhow::Result<()> {
+        let root = Path::new("/mnt/root");
+        let (fs, ro_data, rw_data) = match share {
+            Share::NineP => (
+                "9p",
+                Some("trans=virtio,version=9p2000.L,msize=524288,cache=loose"),
+                Some("trans=virtio,version=9p2000.L,msize=524288"),
+            ),
+            Share::VirtioFs => ("virtiofs", None, None),
+        };
+        g::mount(ROOT_TAG, root, fs, true, ro_data)?;
+        kernel_filesystems(root)?;
+        let out = root.join(OUT_DIR.trim_start_matches('/'));
+        std::fs::create_dir_all(&out).context("mkdir /tmp/out")?;
+        g::mount(OUT_TAG, &out, fs, false, rw_data)?;
+        // This binary, where the changed root can run it.
+        std::fs::copy("/init", root.join("tmp/scalebench")).context("copy /init")?;
+        g::change_root(root)?;
+        Ok(())
+    }
+
+    /// Runs one command; its exit code.
+    fn run(args: &[String], n: u32) -> anyhow::Result<i32> {
+        let out = Path::new(OUT_DIR);
+        let o = std::fs::File::create(out.join(format!("cmd-{n}.out")))?;
+        let e = std::fs::File::create(out.join(format!("cmd-{n}.err")))?;
+        let status = std::process::Command::new("/tmp/scalebench")
+            .args(args)
+            .current_dir(out)
+            .stdin(std::process::Stdio::null())
+            .stdout(o)
+            .stderr(e)
+            .status()
+            .context("run /tmp/scalebench")?;
+        // Orphans of the command are this PID 1's to reap.
+        g::reap_orphans();
+        Ok(status.code().unwrap_or(128 + 9))
+    }
+
+    pub(super) fn serve() -> anyhow::Result<()> {
+        kernel_filesystems(Path::new("/"))?;
+        g::loopback_up()?;
+        modules()?;
+        let cmdline = std::fs::read_to_string("/proc/cmdline")?;
+        let share = Share::from_cmdline(&cmdline)
+            .with_context(|| format!("no {SHARE_PARAM} on the kernel command line"))?;
+        shares(share)?;
+        let port = g::virtio_port(Path::new("/sys"), PORT)
+            .with_context(|| format!("no virtio-serial port named {PORT}"))?;
+        let mut w = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&port)?;
+        let mut r = std::io::BufReader::new(w.try_clone()?);
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")?;
+        writeln!(w, "ready {PROTOCOL} {}", release.trim())?;
+        let mut line = String::new();
+        let mut n = 0;
+        loop {
+            n += 1;
+            line.clear();
+            if r.read_line(&mut line)? == 0 {
+                anyhow::bail!("the host closed the command port");
+            }
+            match parse_command(&line) {
+                Ok(Command::PowerOff) => return Ok(()),
+                Ok(Command::Run(args)) => {
+                    let code = run(&args, n).unwrap_or_else(|e| {
+                        eprintln!("scalebench guest: {e:#}");
+                        127
+                    });
+                    writeln!(w, "done {code}")?;
+                }
+                Err(e) => anyhow::bail!("{e}"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_and_answers_round_trip() {
+        let args: Vec<String> = ["run", "socket", "--label", "a \"b\"\n"]
+            .map(String::from)
+            .into();
+        assert_eq!(parse_command(&run_line(&args)).unwrap(), Command::Run(args));
+        assert_eq!(parse_command("poweroff\n").unwrap(), Command::PowerOff);
+        assert!(
+            parse_command("rm -rf /\n")
+                .unwrap_err()
+                .contains("unknown command")
+        );
+        assert!(parse_command("run [1,2]\n").is_err());
+        assert_eq!(
+            parse_ready("ready 1 6.1.0-56-cloud-amd64\n").unwrap(),
+            "6.1.0-56-cloud-amd64"
+        );
+        assert!(parse_ready("ready 9 x").unwrap_err().contains("protocol 9"));
+        assert!(parse_ready("Linux version").is_err());
+        assert_eq!(parse_done("done 3\n").unwrap(), 3);
+        assert!(parse_done("done x").is_err());
+    }
+
+    #[test]
+    fn the_share_comes_from_the_kernel_command_line() {
+        assert_eq!(
+            Share::from_cmdline("console=ttyS0 sb.share=virtiofs quiet"),
+            Some(Share::VirtioFs)
+        );
+        assert_eq!(Share::from_cmdline("sb.share=9p"), Some(Share::NineP));
+        assert_eq!(Share::from_cmdline("sb.share=nfs"), None);
+        assert_eq!(Share::from_cmdline("quiet"), None);
+        for s in [Share::NineP, Share::VirtioFs] {
+            assert_eq!(
+                Share::from_cmdline(&format!("{SHARE_PARAM}{}", s.name())),
+                Some(s)
+            );
+            assert_eq!(s.modules()[0], "virtio_pci");
+        }
+    }
+}

@@ -1,0 +1,386 @@
+//! The host side of a `kernel:` system: boots a Linux kernel in QEMU with
+//! a RAM disk holding the static scalebench as init ([`super::guest`]) and
+//! the modules it needs from the kernel's own module tree, this machine's
+//! root shared read-only (9p, or virtio-fs through virtiofsd where the
+//! kernel has no 9p) and a writable directory for result files; then runs
+//! scalebench commands in it over a virtio-serial port. QEMU and
+//! virtiofsd are child groups: killed and reaped on every way out, and
+//! armed to die with scalebench. Acceleration is TCG (see
+//! `docs/guests.md`: KVM hangs on this machine; it is not probed yet).
+
+use super::cpio::Archive;
+use super::guest::{self, Share};
+use super::kernel::{self, Modules};
+use super::spec::KernelSpec;
+use crate::harness::reaper::ChildGroup;
+use anyhow::{Context, bail};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Where Debian's QEMU keeps its virtiofsd.
+pub const VIRTIOFSD: &str = "/usr/lib/qemu/virtiofsd";
+/// The QEMU binary.
+pub const QEMU: &str = "qemu-system-x86_64";
+
+/// A booted guest answering commands.
+pub struct Guest {
+    dir: PathBuf,
+    qemu: ChildGroup,
+    daemons: Vec<ChildGroup>,
+    port: UnixStream,
+    reader: BufReader<UnixStream>,
+    /// The guest kernel's release, as it said.
+    pub release: String,
+    /// How the shares come.
+    pub share: Share,
+    /// How the guest is run: `tcg` (emulated).
+    pub accel: &'static str,
+    n: u32,
+}
+
+/// What a command in the guest did.
+#[derive(Debug)]
+pub struct Ran {
+    /// Its exit code.
+    pub code: i32,
+    /// Its standard output.
+    pub stdout: String,
+    /// Its standard error.
+    pub stderr: String,
+}
+
+/// Escapes a value for a QEMU option list (a comma is doubled).
+fn opt(p: &Path) -> String {
+    p.display().to_string().replace(',', ",,")
+}
+
+/// Writes the RAM disk: the static binary as `/init`, the directories it
+/// mounts on, `dev/console`, and the modules with their load order.
+fn write_initrd(path: &Path, init: &Path, modules: &[PathBuf]) -> anyhow::Result<()> {
+    let f = std::fs::File::create(path).with_context(|| path.display().to_string())?;
+    let mut a = Archive::new(std::io::BufWriter::new(f));
+    for d in ["dev", "proc", "sys", "tmp", "mnt", "mnt/root", "modules"] {
+        a.dir(d, 0o755)?;
+    }
+    a.char_dev("dev/console", 0o600, 5, 1)?;
+    let bin =
+        std::fs::read(init).with_context(|| format!("static scalebench {}", init.display()))?;
+    a.file("init", 0o755, &bin)?;
+    let mut order = String::new();
+    for (i, m) in modules.iter().enumerate() {
+        let name = format!(
+            "{i:02}-{}",
+            m.file_name().unwrap_or_default().to_string_lossy()
+        );
+        let data = std::fs::read(m).with_context(|| m.display().to_string())?;
+        a.file(&format!("modules/{name}"), 0o644, &data)?;
+        order.push_str(&name);
+        order.push('\n');
+    }
+    a.file(guest::MODULE_ORDER, 0o644, order.as_bytes())?;
+    a.finish()?.flush()?;
+    Ok(())
+}
+
+/// Waits up to `limit` for `path` to appear.
+fn wait_for(path: &Path, limit: Duration, qemu: &mut ChildGroup) -> anyhow::Result<()> {
+    let end = Instant::now() + limit;
+    while !path.exists() {
+        if let Some(s) = qemu.child().try_wait()? {
+            bail!("ended ({s}) before {} appeared", path.display());
+        }
+        if Instant::now() > end {
+            bail!("{} did not appear within {limit:?}", path.display());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
+}
+
+/// Starts virtiofsd for `source` on `socket`.
+fn virtiofsd(socket: &Path, source: &Path, cache: &str) -> anyhow::Result<ChildGroup> {
+    let mut cmd = Command::new(VIRTIOFSD);
+    cmd.arg(format!("--socket-path={}", socket.display()))
+        .args(["-o", &format!("source={}", source.display())])
+        .args(["-o", &format!("cache={cache}")])
+        // The default sandbox cannot pivot_root from `/`.
+        .args(["-o", "sandbox=chroot", "--rlimit-nofile=0", "-f"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut g = ChildGroup::spawn(&mut cmd).with_context(|| format!("start {VIRTIOFSD}"))?;
+    wait_for(socket, Duration::from_secs(10), &mut g).context("virtiofsd")?;
+    Ok(g)
+}
+
+/// The QEMU arguments sharing `/` and `out` as `share` says.
+fn share_args(share: Share, dir: &Path, out: &Path, memory_mb: u64) -> Vec<String> {
+    match share {
+        Share::NineP => vec![
+            "-fsdev".into(),
+            "local,id=r,path=/,security_model=passthrough,readonly=on,multidevs=remap".into(),
+            "-device".into(),
+            format!("virtio-9p-pci,fsdev=r,mount_tag={}", guest::ROOT_TAG),
+            "-fsdev".into(),
+            format!("local,id=o,path={},security_model=passthrough", opt(out)),
+            "-device".into(),
+            format!("virtio-9p-pci,fsdev=o,mount_tag={}", guest::OUT_TAG),
+        ],
+        Share::VirtioFs => vec![
+            "-object".into(),
+            format!("memory-backend-memfd,id=mem,size={memory_mb}M,share=on"),
+            "-numa".into(),
+            "node,memdev=mem".into(),
+            "-chardev".into(),
+            format!("socket,id=vr,path={}", opt(&dir.join("root.sock"))),
+            "-device".into(),
+            format!("vhost-user-fs-pci,chardev=vr,tag={}", guest::ROOT_TAG),
+            "-chardev".into(),
+            format!("socket,id=vo,path={}", opt(&dir.join("out.sock"))),
+            "-device".into(),
+            format!("vhost-user-fs-pci,chardev=vo,tag={}", guest::OUT_TAG),
+        ],
+    }
+}
+
+/// The last lines of the guest's console, for an error.
+fn console_tail(dir: &Path) -> String {
+    let text = std::fs::read_to_string(dir.join("console.log")).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    let tail = lines[lines.len().saturating_sub(15)..].join("\n  ");
+    if tail.is_empty() {
+        "the console stayed empty".into()
+    } else {
+        format!("the console's last lines:\n  {tail}")
+    }
+}
+
+impl Guest {
+    /// Boots `spec` with `init` (a static scalebench) in `dir` (made;
+    /// the caller's, removed by the caller), waiting up to `limit` for
+    /// the guest to be ready.
+    pub fn boot(
+        spec: &KernelSpec,
+        init: &Path,
+        dir: &Path,
+        limit: Duration,
+    ) -> anyhow::Result<Guest> {
+        let release = kernel::release(&spec.kernel)?;
+        let mods = Modules::open(Path::new("/"), &release)?;
+        let share = if mods.has("9p") && mods.has("9pnet_virtio") {
+            Share::NineP
+        } else if Path::new(VIRTIOFSD).exists() {
+            Share::VirtioFs
+        } else {
+            bail!(
+                "kernel {release} has no 9p, and virtio-fs needs {VIRTIOFSD} (Debian's qemu-system-x86)"
+            );
+        };
+        let mut names: Vec<&str> = share.modules().to_vec();
+        names.push("virtio_console");
+        let modules = mods.load_order(&names)?;
+        std::fs::create_dir_all(dir)?;
+        let out = dir.join("out");
+        std::fs::create_dir_all(&out)?;
+        let initrd = dir.join("initrd.cpio");
+        write_initrd(&initrd, init, &modules)?;
+        let mut daemons = Vec::new();
+        if share == Share::VirtioFs {
+            daemons.push(virtiofsd(&dir.join("root.sock"), Path::new("/"), "auto")?);
+            daemons.push(virtiofsd(&dir.join("out.sock"), &out, "none")?);
+        }
+        let cpus = spec
+            .machine
+            .cpus
+            .unwrap_or_else(|| crate::sys::cpu_count().clamp(1, 2) as u32);
+        let memory_mb = spec.machine.memory >> 20;
+        let mut append = format!(
+            "console=ttyS0 panic=-1 quiet loglevel=4 {}{}",
+            guest::SHARE_PARAM,
+            share.name()
+        );
+        if let Some(c) = &spec.cmdline {
+            append = format!("{append} {c}");
+        }
+        let port = dir.join("ch.sock");
+        let mut cmd = Command::new(QEMU);
+        cmd.args(["-accel", "tcg,thread=multi", "-smp", &cpus.to_string()])
+            .args(["-m", &format!("{memory_mb}M")])
+            .args([
+                "-display",
+                "none",
+                "-monitor",
+                "none",
+                "-no-reboot",
+                "-nic",
+                "none",
+            ])
+            .args([
+                "-serial",
+                &format!("file:{}", opt(&dir.join("console.log"))),
+            ])
+            .arg("-kernel")
+            .arg(&spec.kernel)
+            .arg("-initrd")
+            .arg(&initrd)
+            .args(["-append", &append])
+            .args(share_args(share, dir, &out, memory_mb))
+            .args(["-device", "virtio-serial-pci", "-chardev"])
+            .arg(format!(
+                "socket,id=ch,path={},server=on,wait=off",
+                opt(&port)
+            ))
+            .args([
+                "-device",
+                &format!("virtserialport,chardev=ch,name={}", guest::PORT),
+            ])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(dir.join("qemu.err"))?);
+        let mut qemu = ChildGroup::spawn(&mut cmd).with_context(|| format!("start {QEMU}"))?;
+        wait_for(&port, Duration::from_secs(20), &mut qemu).context("QEMU")?;
+        let stream = UnixStream::connect(&port).with_context(|| port.display().to_string())?;
+        let mut g = Guest {
+            dir: dir.to_path_buf(),
+            qemu,
+            daemons,
+            reader: BufReader::new(stream.try_clone()?),
+            port: stream,
+            release: String::new(),
+            share,
+            accel: "tcg",
+            n: 0,
+        };
+        let line = g.line(limit).context("the guest did not get ready")?;
+        g.release = guest::parse_ready(&line).map_err(anyhow::Error::msg)?;
+        Ok(g)
+    }
+
+    /// The host's side of the guest's writable directory.
+    pub fn out_dir(&self) -> PathBuf {
+        self.dir.join("out")
+    }
+
+    /// Reads one line from the guest within `limit`, watching QEMU.
+    fn line(&mut self, limit: Duration) -> anyhow::Result<String> {
+        let end = Instant::now() + limit;
+        let mut line = String::new();
+        loop {
+            self.port
+                .set_read_timeout(Some(Duration::from_millis(500)))?;
+            match self.reader.read_line(&mut line) {
+                Ok(0) => bail!("the guest closed its port; {}", console_tail(&self.dir)),
+                Ok(_) if line.ends_with('\n') => return Ok(line),
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock
+                            | std::io::ErrorKind::TimedOut
+                            | std::io::ErrorKind::Interrupted
+                    ) => {}
+                Err(e) => return Err(e.into()),
+            }
+            if let Some(s) = self.qemu.child().try_wait()? {
+                bail!("QEMU ended ({s}); {}", console_tail(&self.dir));
+            }
+            if crate::stop::interrupted() {
+                bail!("interrupted");
+            }
+            if Instant::now() > end {
+                bail!("no answer within {limit:?}; {}", console_tail(&self.dir));
+            }
+        }
+    }
+
+    /// Runs scalebench with `args` in the guest, waiting up to `limit`.
+    pub fn run(&mut self, args: &[String], limit: Duration) -> anyhow::Result<Ran> {
+        self.n += 1;
+        self.port.write_all(guest::run_line(args).as_bytes())?;
+        let code = guest::parse_done(&self.line(limit)?).map_err(anyhow::Error::msg)?;
+        let read = |ext: &str| -> String {
+            let mut s = String::new();
+            let p = self.out_dir().join(format!("cmd-{}.{ext}", self.n));
+            if let Ok(mut f) = std::fs::File::open(p) {
+                let _ = f.read_to_string(&mut s);
+            }
+            s
+        };
+        Ok(Ran {
+            code,
+            stdout: read("out"),
+            stderr: read("err"),
+        })
+    }
+
+    /// Powers the guest off and waits for QEMU (then kills what is left).
+    pub fn close(mut self) -> anyhow::Result<()> {
+        let _ = self.port.write_all(b"poweroff\n");
+        let end = Instant::now() + Duration::from_secs(30);
+        while self.qemu.child().try_wait()?.is_none() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Guest {
+    fn drop(&mut self) {
+        // QEMU and virtiofsd go with their groups; virtiofsd leaves a pid
+        // file named after its socket under /run/virtiofsd.
+        self.daemons.clear();
+        for s in ["root.sock", "out.sock"] {
+            let sock = self.dir.join(s);
+            let name = sock.display().to_string().replace('/', ".");
+            let _ = std::fs::remove_file(Path::new("/run/virtiofsd").join(format!("{name}.pid")));
+            let _ = std::fs::remove_file(sock);
+        }
+    }
+}
+
+/// What [`run_once`] did.
+pub struct Once {
+    /// The guest kernel's release.
+    pub release: String,
+    /// How the shares came.
+    pub share: Share,
+    /// What the command did.
+    pub ran: Ran,
+}
+
+/// Boots `spec` with `init` in a work directory of its own (under
+/// `workdir` if given), runs
+/// scalebench with `args` there, copies the guest's writable directory
+/// to `keep` (a new directory) if given, powers the guest off and removes
+/// everything else.
+pub fn run_once(
+    spec: &KernelSpec,
+    init: &Path,
+    args: &[String],
+    keep: Option<&Path>,
+    workdir: Option<&Path>,
+    limit: Duration,
+) -> anyhow::Result<Once> {
+    let work = crate::harness::workdir::WorkDir::create(workdir)?;
+    let mut g = Guest::boot(spec, init, &work.path().join("guest"), limit)?;
+    let ran = g.run(args, limit)?;
+    if let Some(k) = keep {
+        std::fs::create_dir(k).with_context(|| k.display().to_string())?;
+        for e in std::fs::read_dir(g.out_dir())? {
+            let e = e?;
+            if e.file_type()?.is_file() {
+                std::fs::copy(e.path(), k.join(e.file_name()))?;
+            }
+        }
+    }
+    let (release, share) = (g.release.clone(), g.share);
+    g.close()?;
+    Ok(Once {
+        release,
+        share,
+        ran,
+    })
+}
