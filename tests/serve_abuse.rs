@@ -284,6 +284,9 @@ struct Probed {
     /// client started).
     times: Vec<(Duration, Duration)>,
     errors: Vec<String>,
+    /// The most the client's own 20 ms pauses overran: how late this
+    /// machine ran a ready thread of the test meanwhile.
+    late: Duration,
 }
 
 impl Probe {
@@ -316,7 +319,10 @@ impl Probe {
                         p.errors.push(format!("after {:?}: {e}", started.elapsed()));
                     }
                 }
+                let pause = Instant::now();
                 std::thread::sleep(Duration::from_millis(20));
+                let over = pause.elapsed().saturating_sub(Duration::from_millis(20));
+                p.late = p.late.max(over);
             }
             p
         });
@@ -342,7 +348,10 @@ impl Probe {
         }
     }
 
-    /// Stops the client; checks every answer came, each within [`BOUND`];
+    /// Stops the client; checks every answer came, each within [`BOUND`]
+    /// plus the most this machine was late in running the client itself
+    /// (its pauses' overrun: a loaded machine delays the server and the
+    /// client alike, a server stalled by the abuser only the answers);
     /// prints the figures.
     fn finish(mut self, what: &str) -> Duration {
         self.stop.store(true, Ordering::Relaxed);
@@ -360,10 +369,11 @@ impl Probe {
             .map(|(d, at)| format!("{d:.1?} at {at:.2?}"))
             .collect();
         eprintln!(
-            "{what}: normal client {} answers, median {p50:.2?}, max {max:.2?} (slowest: {}), {over} over {BOUND:?}, {} errors",
+            "{what}: normal client {} answers, median {p50:.2?}, max {max:.2?} (slowest: {}), {over} over {BOUND:?}, {} errors, its pauses up to {:.1?} late",
             t.len(),
             slowest.join(", "),
-            p.errors.len()
+            p.errors.len(),
+            p.late
         );
         assert!(p.errors.is_empty(), "{what}: {:?}", p.errors);
         assert!(
@@ -372,8 +382,9 @@ impl Probe {
             t.len()
         );
         assert!(
-            max <= BOUND,
-            "{what}: the normal client waited {max:?} (bound {BOUND:?}; {over} of {} over)",
+            max <= BOUND + p.late,
+            "{what}: the normal client waited {max:?} (bound {BOUND:?} + {:?} the machine was late; {over} of {} over {BOUND:?})",
+            p.late,
             t.len()
         );
         max
