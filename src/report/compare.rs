@@ -463,12 +463,12 @@ pub fn write_terminal(c: &Comparison, out: &mut dyn Write) -> anyhow::Result<()>
     let (base, new) = c.labels();
     writeln!(out, "{base} → {new}: {}", c.summary())?;
     for w in warnings(c.input) {
-        super::terminal::wrapped(out, "warning: ", &w)?;
+        super::wrap::wrapped(out, "warning: ", &w)?;
     }
     writeln!(out)?;
     for r in &c.rows {
         writeln!(out, "{:<15} {}", r.outcome.name(), r.name)?;
-        super::terminal::wrapped(out, "                ", &r.evidence)?;
+        super::wrap::wrapped(out, "                ", &r.evidence)?;
     }
     Ok(())
 }

@@ -14,6 +14,7 @@ mod json;
 mod markdown;
 pub mod settings;
 mod terminal;
+mod wrap;
 
 pub use csv_out::CsvReport;
 pub use html::HtmlReport;
