@@ -94,3 +94,34 @@ fn a_cloud_kernel_boots_runs_a_benchmark_and_leaves_nothing() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn a_dynamic_init_or_a_file_that_is_no_kernel_is_refused_before_qemu_starts() {
+    let image = kernel("cloud-amd64");
+    let cases = [
+        (
+            format!("c=kernel:{}", image.display()),
+            env!("CARGO_BIN_EXE_scalebench"),
+            "is dynamically linked: a guest's init must be static",
+        ),
+        (
+            "c=kernel:/etc/passwd".to_string(),
+            env!("CARGO_BIN_EXE_scalebench"),
+            "kernel /etc/passwd: not an x86 Linux kernel image",
+        ),
+        (
+            format!("c=kernel:{},cpus=0", image.display()),
+            env!("CARGO_BIN_EXE_scalebench"),
+            "cpus=0: must be at least 1",
+        ),
+    ];
+    for (system, init, says) in cases {
+        let o = common::bin()
+            .args(["__boot", &system, "--init", init, "--", "run", "socket"])
+            .output()
+            .unwrap();
+        let stderr = common::text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{system}: {stderr}");
+        assert!(stderr.contains(says), "{system}: {stderr}");
+    }
+}

@@ -57,6 +57,26 @@ fn opt(p: &Path) -> String {
     p.display().to_string().replace(',', ",,")
 }
 
+/// Whether the ELF program in `elf` asks for a program interpreter (a
+/// dynamic loader): such a program cannot be a guest's init. `None` when
+/// it is not a 64-bit little-endian ELF file.
+pub fn needs_loader(elf: &[u8]) -> Option<bool> {
+    const PT_INTERP: u32 = 3;
+    if elf.get(..6)? != b"\x7fELF\x02\x01" {
+        return None;
+    }
+    let u16_at = |o: usize| Some(u16::from_le_bytes(elf.get(o..o + 2)?.try_into().ok()?) as usize);
+    let phoff = u64::from_le_bytes(elf.get(0x20..0x28)?.try_into().ok()?) as usize;
+    let (size, count) = (u16_at(0x36)?, u16_at(0x38)?);
+    for i in 0..count {
+        let o = phoff.checked_add(i.checked_mul(size)?)?;
+        if u32::from_le_bytes(elf.get(o..o + 4)?.try_into().ok()?) == PT_INTERP {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
 /// Writes the RAM disk: the static binary as `/init`, the directories it
 /// mounts on, `dev/console`, and the modules with their load order.
 fn write_initrd(path: &Path, init: &Path, modules: &[PathBuf]) -> anyhow::Result<()> {
@@ -68,6 +88,14 @@ fn write_initrd(path: &Path, init: &Path, modules: &[PathBuf]) -> anyhow::Result
     a.char_dev("dev/console", 0o600, 5, 1)?;
     let bin =
         std::fs::read(init).with_context(|| format!("static scalebench {}", init.display()))?;
+    match needs_loader(&bin) {
+        Some(false) => {}
+        Some(true) => bail!(
+            "{} is dynamically linked: a guest's init must be static (cargo build --release --target x86_64-unknown-linux-musl)",
+            init.display()
+        ),
+        None => bail!("{} is not a 64-bit ELF program", init.display()),
+    }
     a.file("init", 0o755, &bin)?;
     let mut order = String::new();
     for (i, m) in modules.iter().enumerate() {
@@ -383,4 +411,30 @@ pub fn run_once(
         share,
         ran,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dynamic_program_is_told_from_a_static_one() {
+        // This test binary is linked dynamically against the C library.
+        let me = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        assert_eq!(needs_loader(&me), Some(true));
+        // An ELF header whose one program header is PT_LOAD.
+        let mut elf = vec![0u8; 0x40 + 0x38];
+        elf[..6].copy_from_slice(b"\x7fELF\x02\x01");
+        elf[0x20..0x28].copy_from_slice(&0x40u64.to_le_bytes());
+        elf[0x36..0x38].copy_from_slice(&0x38u16.to_le_bytes());
+        elf[0x38..0x3a].copy_from_slice(&1u16.to_le_bytes());
+        elf[0x40..0x44].copy_from_slice(&1u32.to_le_bytes());
+        assert_eq!(needs_loader(&elf), Some(false));
+        elf[0x40..0x44].copy_from_slice(&3u32.to_le_bytes());
+        assert_eq!(needs_loader(&elf), Some(true));
+        assert_eq!(needs_loader(b"#!/bin/sh\n"), None);
+        elf[0x40..0x44].copy_from_slice(&1u32.to_le_bytes());
+        elf[0x38..0x3a].copy_from_slice(&9u16.to_le_bytes());
+        assert_eq!(needs_loader(&elf), None, "headers past the end");
+    }
 }
