@@ -35,9 +35,10 @@ pub fn boot(b: &BootArgs) -> anyhow::Result<ExitCode> {
         limit,
     )?;
     eprintln!(
-        "{}: Linux {} under QEMU (TCG, emulated), shares by {}",
+        "{}: Linux {} under QEMU ({}), shares by {}",
         spec.name,
         once.release,
+        once.accel,
         once.share.name()
     );
     print!("{}", once.ran.stdout);

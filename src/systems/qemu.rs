@@ -5,8 +5,9 @@
 //! kernel has no 9p) and a writable directory for result files; then runs
 //! scalebench commands in it over a virtio-serial port. QEMU and
 //! virtiofsd are child groups: killed and reaped on every way out, and
-//! armed to die with scalebench. Acceleration is TCG (see
-//! `docs/guests.md`: KVM hangs on this machine; it is not probed yet).
+//! armed to die with scalebench. Acceleration is probed: KVM when a guest
+//! under it prints its kernel's banner within seconds, else TCG with the
+//! reason (`docs/guests.md`: on this machine KVM hangs after the BIOS).
 
 use super::cpio::Archive;
 use super::guest::{self, Share};
@@ -36,8 +37,8 @@ pub struct Guest {
     pub release: String,
     /// How the shares come.
     pub share: Share,
-    /// How the guest is run: `tcg` (emulated).
-    pub accel: &'static str,
+    /// How the guest runs: KVM, or TCG (emulated) and why.
+    pub accel: Accel,
     n: u32,
 }
 
@@ -50,6 +51,105 @@ pub struct Ran {
     pub stdout: String,
     /// Its standard error.
     pub stderr: String,
+}
+
+/// How long a KVM guest has to print its kernel's banner.
+pub const KVM_PROBE: Duration = Duration::from_secs(5);
+
+/// How a guest runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Accel {
+    /// Hardware virtualization.
+    Kvm,
+    /// QEMU's emulation; why KVM was not used.
+    Tcg(String),
+}
+
+impl Accel {
+    /// KVM if a guest of `kernel` under it prints the kernel's banner
+    /// within [`KVM_PROBE`] (a nested hypervisor may hang it after the
+    /// BIOS), else TCG with the reason. The probe's console goes to `dir`.
+    pub fn probe(kernel: &Path, dir: &Path) -> Accel {
+        match probe_kvm(kernel, dir) {
+            Ok(()) => Accel::Kvm,
+            Err(why) => Accel::Tcg(why),
+        }
+    }
+
+    /// QEMU's arguments for it.
+    fn args(&self) -> Vec<&'static str> {
+        match self {
+            Accel::Kvm => vec!["-accel", "kvm", "-cpu", "host"],
+            Accel::Tcg(_) => vec!["-accel", "tcg,thread=multi"],
+        }
+    }
+
+    /// Whether the guest is emulated.
+    pub fn emulated(&self) -> bool {
+        matches!(self, Accel::Tcg(_))
+    }
+}
+
+impl std::fmt::Display for Accel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Accel::Kvm => f.write_str("KVM"),
+            Accel::Tcg(why) => write!(f, "TCG, emulated: {why}"),
+        }
+    }
+}
+
+/// Boots `kernel` under KVM with no RAM disk and waits for its banner.
+fn probe_kvm(kernel: &Path, dir: &Path) -> Result<(), String> {
+    if std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/kvm")
+        .is_err()
+    {
+        return Err("no usable /dev/kvm".into());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    let log = dir.join("kvm-probe.log");
+    let mut cmd = Command::new(QEMU);
+    cmd.args(["-accel", "kvm", "-cpu", "host", "-m", "256M", "-smp", "1"])
+        .args([
+            "-display",
+            "none",
+            "-monitor",
+            "none",
+            "-no-reboot",
+            "-nic",
+            "none",
+        ])
+        .args(["-serial", &format!("file:{}", opt(&log))])
+        .arg("-kernel")
+        .arg(kernel)
+        .args([
+            "-append",
+            "console=ttyS0 earlyprintk=ttyS0 loglevel=7 panic=-1",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut g = ChildGroup::spawn(&mut cmd).map_err(|e| format!("start {QEMU}: {e}"))?;
+    let end = Instant::now() + KVM_PROBE;
+    while Instant::now() < end {
+        let text = std::fs::read(&log).unwrap_or_default();
+        if text.windows(13).any(|w| w == b"Linux version") {
+            return Ok(());
+        }
+        if let Ok(Some(s)) = g.child().try_wait() {
+            return Err(format!(
+                "QEMU with KVM ended ({s}) before the kernel's banner"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err(format!(
+        "a KVM guest printed no kernel banner within {}s",
+        KVM_PROBE.as_secs()
+    ))
 }
 
 /// Escapes a value for a QEMU option list (a comma is doubled).
@@ -235,7 +335,9 @@ impl Guest {
         }
         let port = dir.join("ch.sock");
         let mut cmd = Command::new(QEMU);
-        cmd.args(["-accel", "tcg,thread=multi", "-smp", &cpus.to_string()])
+        let accel = Accel::probe(&spec.kernel, dir);
+        cmd.args(accel.args())
+            .args(["-smp", &cpus.to_string()])
             .args(["-m", &format!("{memory_mb}M")])
             .args([
                 "-display",
@@ -279,7 +381,7 @@ impl Guest {
             port: stream,
             release: String::new(),
             share,
-            accel: "tcg",
+            accel,
             n: 0,
         };
         let line = g.line(limit).context("the guest did not get ready")?;
@@ -375,6 +477,8 @@ pub struct Once {
     pub release: String,
     /// How the shares came.
     pub share: Share,
+    /// How the guest ran.
+    pub accel: Accel,
     /// What the command did.
     pub ran: Ran,
 }
@@ -404,11 +508,12 @@ pub fn run_once(
             }
         }
     }
-    let (release, share) = (g.release.clone(), g.share);
+    let (release, share, accel) = (g.release.clone(), g.share, g.accel.clone());
     g.close()?;
     Ok(Once {
         release,
         share,
+        accel,
         ran,
     })
 }
