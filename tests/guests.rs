@@ -101,7 +101,7 @@ fn a_cloud_kernel_boots_runs_a_benchmark_and_leaves_nothing() {
 #[test]
 fn a_dynamic_init_or_a_file_that_is_no_kernel_is_refused_before_qemu_starts() {
     let image = kernel("cloud-amd64");
-    let cases = [
+    let cases: [(String, &str, &str); 4] = [
         (
             format!("c=kernel:{}", image.display()),
             env!("CARGO_BIN_EXE_scalebench"),
@@ -111,6 +111,11 @@ fn a_dynamic_init_or_a_file_that_is_no_kernel_is_refused_before_qemu_starts() {
             "c=kernel:/etc/passwd".to_string(),
             env!("CARGO_BIN_EXE_scalebench"),
             "kernel /etc/passwd: not an x86 Linux kernel image",
+        ),
+        (
+            format!("c=kernel:{},initrd=/boot/x", image.display()),
+            "/nonexistent",
+            "initrd=/boot/x: not supported yet",
         ),
         (
             format!("c=kernel:{},cpus=0", image.display()),

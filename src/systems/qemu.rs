@@ -296,6 +296,12 @@ impl Guest {
         dir: &Path,
         limit: Duration,
     ) -> anyhow::Result<Guest> {
+        if let Some(i) = &spec.initrd {
+            bail!(
+                "initrd={}: not supported yet (the guest's modules come from the kernel's own tree under /lib/modules)",
+                i.display()
+            );
+        }
         let release = kernel::release(&spec.kernel)?;
         let mods = Modules::open(Path::new("/"), &release)?;
         let share = if mods.has("9p") && mods.has("9pnet_virtio") {
