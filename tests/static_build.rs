@@ -7,6 +7,7 @@
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
 use crate::common;
+use scalebench::systems::qemu::needs_loader;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
@@ -43,36 +44,21 @@ pub fn static_binary() -> PathBuf {
     .clone()
 }
 
-/// The program header type of a program interpreter (a dynamic loader).
-const PT_INTERP: u32 = 3;
-
-/// The types of a 64-bit little-endian ELF file's program headers.
-fn segment_types(elf: &[u8]) -> Vec<u32> {
-    let u16_at = |o: usize| u16::from_le_bytes(elf[o..o + 2].try_into().unwrap()) as usize;
-    let phoff = u64::from_le_bytes(elf[0x20..0x28].try_into().unwrap()) as usize;
-    let (size, count) = (u16_at(0x36), u16_at(0x38));
-    (0..count)
-        .map(|i| {
-            let o = phoff + i * size;
-            u32::from_le_bytes(elf[o..o + 4].try_into().unwrap())
-        })
-        .collect()
-}
-
 #[test]
 fn the_musl_build_is_static_and_runs_fork_and_fork_static() {
     let bin = static_binary();
     // Static: no program interpreter among its program headers.
     let elf = std::fs::read(&bin).unwrap();
     assert_eq!(&elf[..4], b"\x7fELF");
-    assert!(
-        !segment_types(&elf).contains(&PT_INTERP),
+    assert_eq!(
+        needs_loader(&elf),
+        Some(false),
         "{} names a dynamic loader",
         bin.display()
     );
     // The check tells: the usual (glibc) build has a loader.
     let usual = std::fs::read(env!("CARGO_BIN_EXE_scalebench")).unwrap();
-    assert!(segment_types(&usual).contains(&PT_INTERP));
+    assert_eq!(needs_loader(&usual), Some(true));
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("r.json");
     let o = Command::new(&bin)

@@ -226,7 +226,7 @@ struct Server<'h> {
 }
 
 /// Serves on `listener` with io_uring until `control` reports end of input
-/// (or an error); as [`super::server::serve`], whose settings it takes
+/// (or an error); as [`super::server::serve_ready`], whose settings it takes
 /// (the backend and the accept burst do not apply).
 pub fn serve(
     listener: RawFd,

@@ -99,6 +99,24 @@ impl std::fmt::Display for Accel {
     }
 }
 
+/// QEMU's arguments for a guest with no display, monitor or network
+/// that ends instead of rebooting, its serial console going to `console`.
+fn headless(console: &Path) -> Vec<String> {
+    [
+        "-display",
+        "none",
+        "-monitor",
+        "none",
+        "-no-reboot",
+        "-nic",
+        "none",
+    ]
+    .into_iter()
+    .map(String::from)
+    .chain(["-serial".into(), format!("file:{}", opt(console))])
+    .collect()
+}
+
 /// Boots `kernel` under KVM with no RAM disk and waits for its banner.
 fn probe_kvm(kernel: &Path, dir: &Path) -> Result<(), String> {
     if std::fs::OpenOptions::new()
@@ -113,16 +131,7 @@ fn probe_kvm(kernel: &Path, dir: &Path) -> Result<(), String> {
     let log = dir.join("kvm-probe.log");
     let mut cmd = Command::new(QEMU);
     cmd.args(["-accel", "kvm", "-cpu", "host", "-m", "256M", "-smp", "1"])
-        .args([
-            "-display",
-            "none",
-            "-monitor",
-            "none",
-            "-no-reboot",
-            "-nic",
-            "none",
-        ])
-        .args(["-serial", &format!("file:{}", opt(&log))])
+        .args(headless(&log))
         .arg("-kernel")
         .arg(kernel)
         .args([
@@ -345,19 +354,7 @@ impl Guest {
         cmd.args(accel.args())
             .args(["-smp", &cpus.to_string()])
             .args(["-m", &format!("{memory_mb}M")])
-            .args([
-                "-display",
-                "none",
-                "-monitor",
-                "none",
-                "-no-reboot",
-                "-nic",
-                "none",
-            ])
-            .args([
-                "-serial",
-                &format!("file:{}", opt(&dir.join("console.log"))),
-            ])
+            .args(headless(&dir.join("console.log")))
             .arg("-kernel")
             .arg(&spec.kernel)
             .arg("-initrd")
