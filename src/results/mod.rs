@@ -562,6 +562,50 @@ pub struct SystemInfo {
     /// files written before it was recorded).
     #[serde(default)]
     pub tuning: Tuning,
+    /// How the system ran: as a guest scalebench booted (KVM or emulated
+    /// by TCG), or on the machine as found, with the hypervisor its CPU
+    /// names (absent in files written before schema 7: unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtualization: Option<Virtualization>,
+    /// The kernel's build configuration (`/proc/config.gz` or
+    /// `/boot/config-RELEASE`), options set only (absent where neither
+    /// exists, and before schema 7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_config: Option<KernelConfig>,
+}
+
+/// How a system ran: on the machine as found, or as a QEMU guest.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Virtualization {
+    /// `native` (the machine as found, perhaps itself a virtual machine:
+    /// see `hypervisor`), `kvm` (a guest scalebench booted with hardware
+    /// virtualization) or `tcg` (a guest whose CPU QEMU emulated).
+    pub kind: String,
+    /// Whether the CPU was emulated: its times are not the speed of any
+    /// machine, only its growth classes compare.
+    pub emulated: bool,
+    /// The hypervisor as the CPU names it (CPUID leaf 0x40000000:
+    /// `KVMKVMKVM`, `TCGTCGTCGTCG`, `Microsoft Hv`, …); none on bare
+    /// metal or where it cannot be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hypervisor: Option<String>,
+    /// Why this kind (for `tcg`: why not KVM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The host CPU each vCPU thread was pinned to, by vCPU (empty: not
+    /// pinned, or not a guest).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vcpu_pins: Vec<usize>,
+}
+
+/// A kernel's build configuration.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct KernelConfig {
+    /// Where it was read (`/proc/config.gz`, `/boot/config-6.1.0-…`).
+    pub source: String,
+    /// Every option set: `CONFIG_…` → its value (`y`, `m`, a number or a
+    /// quoted string); options "not set" are absent.
+    pub options: BTreeMap<String, String>,
 }
 
 pub use crate::sys::tuning::{

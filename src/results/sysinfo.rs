@@ -132,6 +132,8 @@ pub fn collect(dir: Option<&Path>, extra: &Extra) -> SystemInfo {
                 .chain(extra.dirs.iter().map(PathBuf::as_path)),
         ),
         tuning,
+        virtualization: None,
+        kernel_config: None,
     }
 }
 
