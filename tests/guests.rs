@@ -133,3 +133,134 @@ fn a_dynamic_init_or_a_file_that_is_no_kernel_is_refused_before_qemu_starts() {
         assert!(stderr.contains(says), "{system}: {stderr}");
     }
 }
+
+/// The runs' start times of each series of a result file, by series.
+fn started(doc: &serde_json::Value) -> Vec<(String, String)> {
+    doc["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["series"].as_str().unwrap().to_string(),
+                b["runs"][0]["started"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_plan_runs_on_this_machine_and_on_a_guest_in_turn_each_in_its_own_file() {
+    let image = kernel("cloud-amd64");
+    let release = image
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .trim_start_matches("vmlinuz-")
+        .to_string();
+    let t = tempfile::tempdir().unwrap();
+    let work = t.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let out = t.path().join("r.json");
+    let o = common::bin()
+        .args(["run", "socket", "bind", "--max", "60", "--runs", "1"])
+        .arg("--system")
+        .arg("here=local")
+        .arg("--system")
+        .arg(format!("cloud=kernel:{},memory=1G,cpus=2", image.display()))
+        .arg("--guest-bin")
+        .arg(static_binary())
+        .arg("--workdir")
+        .arg(&work)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = common::text(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    let here = common::load(&t.path().join("r-here.json"));
+    let cloud = common::load(&t.path().join("r-cloud.json"));
+    assert!(t.path().join("r.html").is_file(), "one report for both");
+    for (doc, label) in [(&here, "here"), (&cloud, "cloud")] {
+        common::assert_valid(doc);
+        assert_eq!(doc["label"], label);
+        assert_eq!(doc["complete"], true);
+        let series: Vec<String> = started(doc).into_iter().map(|s| s.0).collect();
+        assert_eq!(series, ["socket", "bind"], "{label}: {stderr}");
+    }
+    // The guest's file has the guest's record, and how it ran.
+    assert_eq!(cloud["system"]["os_release"], release.as_str());
+    assert_eq!(cloud["system"]["libc"], "musl");
+    let v = &cloud["system"]["virtualization"];
+    let kind = v["kind"].as_str().unwrap();
+    assert!(kind == "tcg" || kind == "kvm", "{v}");
+    assert_eq!(v["emulated"], kind == "tcg");
+    assert!(!v["reason"].as_str().unwrap().is_empty(), "{v}");
+    let pins = v["vcpu_pins"].as_array().unwrap();
+    assert_eq!(pins.len(), 2, "each vCPU pinned: {v}");
+    assert_ne!(here["system"]["virtualization"]["kind"], "tcg");
+    // In turn: this machine's socket, the guest's, this machine's bind,
+    // the guest's (the guest's clock is set from this machine's before
+    // each item).
+    let (h, c) = (started(&here), started(&cloud));
+    let order = [&h[0].1, &c[0].1, &h[1].1, &c[1].1];
+    assert!(order.windows(2).all(|w| w[0] <= w[1]), "{order:?}");
+    // Nothing left: QEMU, virtiofsd, the guest's directory.
+    assert_eq!(
+        common::processes_naming(work.to_str().unwrap()),
+        Vec::<u32>::new()
+    );
+    assert_eq!(common::scalebench_entries(&work), Vec::<String>::new());
+}
+
+#[test]
+fn what_systems_cannot_do_is_refused_before_anything_runs() {
+    let image = kernel("cloud-amd64");
+    let k = format!("b=kernel:{}", image.display());
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["--system", "a=local", "--system", "a=local"],
+            "--system a: the name is given twice",
+        ),
+        (
+            &["--system", "a=image:/x.qcow2,ssh=root"],
+            "--system a: image: and ssh: systems are not built yet",
+        ),
+        (
+            &["--system", &k, "--profile", "throughput"],
+            "--profile with --system b: a tuning profile is applied on this machine only",
+        ),
+        (
+            &["--system", "b=kernel:/nonexistent/vmlinuz"],
+            "--system b: kernel /nonexistent/vmlinuz: no such file",
+        ),
+        (
+            &["--system", "a=local", "--guest-bin", "/bin/true"],
+            "--guest-bin goes with a --system kernel:",
+        ),
+        (
+            &["--system", "a=kernel"],
+            "`kernel`: a system is `local`, `kernel:PATH`",
+        ),
+    ];
+    let t = tempfile::tempdir().unwrap();
+    for (args, says) in cases {
+        let o = common::bin()
+            .current_dir(t.path())
+            .args(["run", "socket", "--max", "10"])
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = common::text(&o.stderr);
+        assert!(
+            matches!(o.status.code(), Some(1) | Some(2)),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+    assert_eq!(
+        std::fs::read_dir(t.path()).unwrap().count(),
+        0,
+        "no file made"
+    );
+}

@@ -490,6 +490,21 @@ pub struct RunArgs {
     /// runs and measures.
     #[arg(long = "host", value_name = "ROLE=WHERE")]
     pub hosts: Vec<crate::hosts::HostSpec>,
+    /// Run the same plan on several systems side by side, each with its
+    /// own result file (`<out>-NAME.json`) and all in one report; each
+    /// benchmark and workload runs on every system in turn (A B A B), so
+    /// that drift falls on all alike. `NAME=local` is this machine;
+    /// `NAME=kernel:PATH[,cpus=N][,memory=SIZE][,cmdline=…]` boots that
+    /// Linux kernel in QEMU over this machine's root, read-only, with a
+    /// static build of scalebench as its init (`docs/guests.md`; KVM when
+    /// it works here, else emulated by TCG and marked so). Repeatable.
+    #[arg(long, value_name = "NAME=SPEC", value_parser = parse_system)]
+    pub system: Vec<crate::systems::spec::SystemSpec>,
+    /// The static scalebench a `kernel:` system boots with (default: this
+    /// one if it is static, else the musl build beside it:
+    /// target/x86_64-unknown-linux-musl/release/scalebench).
+    #[arg(long, value_name = "FILE")]
+    pub guest_bin: Option<PathBuf>,
     /// ssh's configuration file for `--host …=ssh:` (`ssh -F`; `testbed
     /// status` prints a test bed's).
     #[arg(long, value_name = "FILE")]
@@ -554,6 +569,11 @@ pub struct RunArgs {
     /// The level per-unit efficiency is normalised to (default: the lowest).
     #[arg(long, value_name = "LEVEL", value_parser = values::whole::<u64>(1, 1_000_000), help_heading = "Sweeps")]
     pub baseline: Option<u64>,
+}
+
+/// `--system NAME=SPEC`.
+fn parse_system(s: &str) -> Result<crate::systems::spec::SystemSpec, String> {
+    s.parse()
 }
 
 /// A profile window length: 0.2 to 60 seconds.
@@ -805,11 +825,17 @@ fn negatives_are_values(c: clap::Command) -> clap::Command {
     .mut_subcommands(negatives_are_values)
 }
 
+/// The whole command line's definition: every subcommand, `run` with
+/// every workload's flags.
+fn command() -> clap::Command {
+    use clap::CommandFactory;
+    negatives_are_values(Cli::command().mut_subcommand("run", workflags::add))
+}
+
 /// Runs the command line; returns the exit code.
 pub fn main() -> anyhow::Result<ExitCode> {
-    use clap::{CommandFactory, FromArgMatches};
-    let matches =
-        negatives_are_values(Cli::command().mut_subcommand("run", workflags::add)).get_matches();
+    use clap::FromArgMatches;
+    let matches = command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command {
         Command::List => commands::list(),

@@ -35,6 +35,8 @@ fn measure(a: &RunArgs, given: Given) -> Measure {
             baseline: a.baseline,
         },
         given,
+        systems: a.system.clone(),
+        guest_bin: a.guest_bin.clone(),
     }
 }
 
@@ -63,4 +65,154 @@ pub fn options(a: &RunArgs, given: Given) -> RunOptions {
 /// `scalebench run`.
 pub fn run(a: RunArgs, given: Given) -> anyhow::Result<ExitCode> {
     run::run(options(&a, given))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::TimerKind;
+    use crate::run::plan;
+    use crate::run::remote::{Item, item_args};
+    use crate::values::Runs;
+    use clap::FromArgMatches;
+
+    /// The options `args` (after `scalebench`) parse into, as `run` sees
+    /// them.
+    fn parse(args: &[String]) -> RunOptions {
+        let m = super::super::command()
+            .try_get_matches_from(std::iter::once("scalebench".to_string()).chain(args.to_vec()))
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        let cli = super::super::Cli::from_arg_matches(&m).unwrap();
+        let super::super::Command::Run(a) = cli.command else {
+            panic!("{args:?}: not run")
+        };
+        let given = super::super::workflags::given(m.subcommand_matches("run").unwrap());
+        options(&a, given)
+    }
+
+    /// Every item of the plan of `args`: its name, with the options here
+    /// and those its command line for another system parses into.
+    fn items(args: &[&str]) -> Vec<(String, RunOptions, RunOptions)> {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let o = parse(&args);
+        let p = plan::plan(&o.measure).unwrap();
+        let all = p
+            .targets
+            .iter()
+            .map(Item::Bench)
+            .chain(p.work.iter().map(Item::Work));
+        all.map(|item| {
+            let a = item_args(&o, item, "/tmp/out/x.json");
+            (item.name().to_string(), o.clone(), parse(&a))
+        })
+        .collect()
+    }
+
+    #[test]
+    fn a_benchmark_elsewhere_has_its_n_and_every_option_that_shapes_it() {
+        let got = items(&[
+            "run",
+            "quick",
+            "--runs",
+            "auto",
+            "--runs-max",
+            "7",
+            "--runs-target",
+            "8",
+            "--warmup",
+            "3",
+            "--timer",
+            "tsc",
+            "--pin",
+            "1",
+            "--backend",
+            "poll,epoll",
+            "-6",
+            "--record-sysctl",
+            "fs.nr_open",
+            "--out",
+            "/somewhere/r.json",
+            "--force",
+            "--label",
+            "here",
+        ]);
+        let (_, here, there) = got.iter().find(|g| g.0 == "socket").unwrap();
+        let m = &there.measure;
+        assert_eq!(m.targets, ["socket"]);
+        let planned = plan::plan(&here.measure).unwrap();
+        let n = planned
+            .targets
+            .iter()
+            .find(|t| t.bench.info().name == "socket")
+            .unwrap()
+            .n;
+        assert_eq!(m.max, Some(n), "the n this plan gives it");
+        assert_eq!(m.runs, Some(Runs::Auto));
+        assert_eq!(m.runs_max, Some(7));
+        assert!((m.runs_target.unwrap() - 0.08).abs() < 1e-12);
+        assert_eq!(m.warmup, Some(3));
+        assert_eq!(there.timer, TimerKind::Tsc);
+        assert_eq!(there.pin, Some(1));
+        assert_eq!(there.backends, ["poll", "epoll"]);
+        assert!(there.ipv6 && there.quiet && there.outputs.no_report);
+        assert_eq!(there.record_sysctl, ["fs.nr_open"]);
+        // Where this machine's files go, and its name, stay here.
+        assert_eq!(
+            there.outputs.out.as_deref(),
+            Some(std::path::Path::new("/tmp/out/x.json"))
+        );
+        assert!(!there.outputs.force);
+        assert_eq!(there.label, None);
+        // Every item of the suite goes, each alone.
+        assert_eq!(got.len(), planned.targets.len() + planned.work.len());
+        assert!(got.iter().all(|g| g.2.measure.targets == [g.0.clone()]));
+    }
+
+    #[test]
+    fn a_workload_elsewhere_has_its_size_its_sweep_and_its_own_flags() {
+        let got = items(&[
+            "run",
+            "http-shortconn",
+            "--full",
+            "--sweep",
+            "connections=1,20,400",
+            "--heat-up",
+            "1.5",
+            "--sample-time",
+            "250ms",
+            "--samples",
+            "2",
+            "--baseline",
+            "20",
+        ]);
+        let (_, here, there) = &got[0];
+        assert_eq!(there.measure.targets, ["http-shortconn"]);
+        assert!(there.measure.full, "the workload's full size");
+        assert_eq!(there.measure.sweep, here.measure.sweep);
+        // Repeated flags, values with commas, comma-split lists.
+        let got = items(&[
+            "run",
+            "fs",
+            "fs-sizes",
+            "--dir",
+            "/tmp",
+            "--dir",
+            "/var/tmp",
+            "--files",
+            "300",
+            "--sizes",
+            "8K,16K",
+            "--mount-opts",
+            "noatime,nodiratime",
+        ]);
+        assert_eq!(got.len(), 2);
+        for (name, here, there) in &got {
+            assert!(!there.measure.full, "{name}: quick");
+            assert_eq!(
+                format!("{:?}", there.measure.given),
+                format!("{:?}", here.measure.given),
+                "{name}: its own flags"
+            );
+        }
+    }
 }

@@ -4,7 +4,6 @@
 //! saved after every series and workload; marked complete at the end.
 
 use crate::results::{self, ResultFile, output};
-use crate::tuning::TuningProfile;
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
 
@@ -117,14 +116,12 @@ impl Claimed {
     }
 }
 
-/// The result file names for `profiles` under `o`: one per profile when
-/// there are several (`<base>-<profile>.json`), and the HTML report's.
-fn names(
-    o: &Outputs,
-    host: &str,
-    profiles: &[TuningProfile],
-) -> anyhow::Result<(Vec<PathBuf>, PathBuf)> {
-    let several = profiles.len() > 1;
+/// The result file names under `o` for a run split into `parts` (its
+/// tuning profiles or its systems, by name): one file per part when
+/// there are several (`<base>-<part>.json`), else one; and the HTML
+/// report's.
+fn names(o: &Outputs, host: &str, parts: &[String]) -> anyhow::Result<(Vec<PathBuf>, PathBuf)> {
+    let several = parts.len() > 1;
     Ok(match &o.out {
         Some(p) if !several => (vec![p.clone()], p.with_extension("html")),
         Some(p) => {
@@ -132,9 +129,9 @@ fn names(
                 .extension()
                 .map_or("json".to_string(), |e| e.to_string_lossy().into_owned());
             let base = p.with_extension("");
-            let outs = profiles
+            let outs = parts
                 .iter()
-                .map(|pr| appended(&base, &format!("-{}.{ext}", pr.name)))
+                .map(|part| appended(&base, &format!("-{part}.{ext}")))
                 .collect();
             (outs, appended(&base, ".html"))
         }
@@ -143,7 +140,7 @@ fn names(
                 .context("cannot create the directory results/ for the result file")?;
             let base = default_base(host);
             let names: Vec<String> = if several {
-                profiles.iter().map(|p| format!("-{}", p.name)).collect()
+                parts.iter().map(|p| format!("-{p}")).collect()
             } else {
                 vec![String::new()]
             };
@@ -154,13 +151,14 @@ fn names(
     })
 }
 
-/// The result files and the HTML report (unless `no_report`), checked
+/// The result files of a run split into `parts` (see [`names`]) and the
+/// HTML report (unless `no_report`), checked
 /// against the output rules before anything is measured. New result files
 /// are claimed at once (created empty, exclusively), so that no other run
 /// can take their names.
-pub fn claim(o: &Outputs, host: &str, profiles: &[TuningProfile]) -> anyhow::Result<Claimed> {
+pub fn claim(o: &Outputs, host: &str, parts: &[String]) -> anyhow::Result<Claimed> {
     let existing = output::Existing::forced(o.force);
-    let (outs, html) = names(o, host, profiles)?;
+    let (outs, html) = names(o, host, parts)?;
     let claimed = Claimed {
         results: outs,
         html: (!o.no_report).then_some(html),
@@ -211,13 +209,14 @@ pub fn claim(o: &Outputs, host: &str, profiles: &[TuningProfile]) -> anyhow::Res
     Ok(claimed)
 }
 
-/// One recording per result file from `template`, each labelled with its
-/// profile when there are several, written at once: the empty files prove
-/// the paths are writable before anything is measured.
+/// One recording per result file from `template`, each labelled as
+/// `labels` says (the template's label where it says nothing), written at
+/// once: the empty files prove the paths are writable before anything is
+/// measured.
 pub fn create(
     claimed: &Claimed,
     template: &ResultFile,
-    profiles: &[TuningProfile],
+    labels: &[String],
 ) -> anyhow::Result<Vec<Recording>> {
     let recs: Vec<Recording> = claimed
         .results
@@ -225,10 +224,8 @@ pub fn create(
         .enumerate()
         .map(|(i, path)| {
             let mut file = template.clone();
-            if let Some(p) = profiles.get(i)
-                && profiles.len() > 1
-            {
-                file.label = format!("{}/{}", template.label, p.name);
+            if let Some(l) = labels.get(i) {
+                file.label = l.clone();
             }
             Recording {
                 path: path.clone(),

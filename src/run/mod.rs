@@ -7,8 +7,10 @@
 pub mod end;
 pub mod files;
 pub mod plan;
+pub mod remote;
 pub mod series;
 pub mod session;
+pub mod systems;
 pub mod why;
 pub mod whyfile;
 
@@ -150,6 +152,20 @@ fn template(
     }
 }
 
+/// The label of each result file: `LABEL/PROFILE` with several profiles,
+/// the system's name with `--system`, else the run's label (`labels` says
+/// nothing).
+fn labels(plan: &plan::RunPlan, template: &ResultFile) -> Vec<String> {
+    if plan.profiles.len() > 1 {
+        plan.profiles
+            .iter()
+            .map(|p| format!("{}/{}", template.label, p.name))
+            .collect()
+    } else {
+        plan.systems.iter().map(|s| s.name.clone()).collect()
+    }
+}
+
 /// Runs `o` from start to end: the plan, the measurements, the result
 /// files, the report; the exit code says how it went (0, 1: something
 /// failed, 130: interrupted).
@@ -178,16 +194,35 @@ pub fn run(o: RunOptions) -> anyhow::Result<ExitCode> {
         sysctls: &o.record_sysctl,
     };
     let system = sysinfo::collect(Some(workdir.path()), &extra);
-    let claimed = files::claim(&o.outputs, &system.hostname, &plan.profiles)?;
+    let claimed = files::claim(&o.outputs, &system.hostname, &plan.parts())?;
     let mut hosts = session::open_hosts(&plan, workdir.path(), &mut progress)
         .inspect_err(|_| claimed.give_back())?;
+    let mut opened = systems::open(
+        &plan.systems,
+        plan.guest_bin.as_deref(),
+        &o,
+        workdir.path(),
+        &mut progress,
+    )
+    .inspect_err(|_| claimed.give_back())?;
     let template = template(&o, system, &clock, &hosts);
-    let mut recs = files::create(&claimed, &template, &plan.profiles)?;
+    let mut recs = files::create(&claimed, &template, &labels(&plan, &template))?;
+    for (s, rec) in opened.iter().zip(recs.iter_mut()) {
+        if let systems::Opened::Guest(g) = s {
+            rec.file.system = g.system.clone();
+            rec.save()?;
+        }
+    }
     let ctx = Ctx::new(workdir.path(), &clock)
         .with_net(net)
         .with_hosts(&hosts);
-    let measured = session::execute(&plan, &ctx, &mut recs, &mut progress);
+    let measured = if plan.systems.is_empty() {
+        session::execute(&plan, &ctx, &mut recs, &mut progress)
+    } else {
+        session::execute_on_systems(&plan, &o, &ctx, &mut opened, &mut recs, &mut progress)
+    };
     drop(ctx);
+    systems::close(opened, &mut progress);
     session::close_hosts(&mut hosts, &mut recs, &mut progress)?;
     measured?;
     files::finish(&mut recs)?;

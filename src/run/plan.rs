@@ -7,6 +7,7 @@ use super::series::AutoRuns;
 use super::why::WhyOptions;
 use crate::bench::{self, Benchmark, REGISTRY, Suite};
 use crate::hosts::HostSpec;
+use crate::systems::spec::{Kind, SystemSpec};
 use crate::tuning::TuningProfile;
 use crate::values::Runs;
 use crate::workloads::{self, Asked, Given, Own, Size, SweepOptions, WORKLOADS, Workload};
@@ -59,6 +60,11 @@ pub struct Measure {
     pub sweep: SweepAsk,
     /// The workloads' own flags as given.
     pub given: Given,
+    /// The systems to run the plan on side by side (`--system`; none:
+    /// this machine alone).
+    pub systems: Vec<SystemSpec>,
+    /// The static scalebench a `kernel:` system runs (`--guest-bin`).
+    pub guest_bin: Option<PathBuf>,
 }
 
 /// A benchmark to run and its n.
@@ -102,6 +108,11 @@ pub struct RunPlan {
     pub hosts: Vec<HostSpec>,
     /// ssh's configuration file for ssh hosts.
     pub ssh_config: Option<PathBuf>,
+    /// The systems the plan runs on side by side, each with its own
+    /// result file; empty: this machine alone, as it always did.
+    pub systems: Vec<SystemSpec>,
+    /// The static scalebench a `kernel:` system runs (none: found).
+    pub guest_bin: Option<PathBuf>,
 }
 
 impl RunPlan {
@@ -113,6 +124,18 @@ impl RunPlan {
             sweep: self.sweep.clone(),
             profile_mounts: mounts,
             own: w.own.clone(),
+        }
+    }
+
+    /// The names that split the run into result files: its tuning
+    /// profiles or its systems when there are several (none: one file).
+    pub fn parts(&self) -> Vec<String> {
+        if self.profiles.len() > 1 {
+            self.profiles.iter().map(|p| p.name.clone()).collect()
+        } else if self.systems.len() > 1 {
+            self.systems.iter().map(|s| s.name.clone()).collect()
+        } else {
+            Vec::new()
         }
     }
 
@@ -333,6 +356,55 @@ fn profiles(names: &[String]) -> anyhow::Result<Vec<TuningProfile>> {
     Ok(out)
 }
 
+/// The systems of `--system`, checked before anything is measured: names
+/// once each, this machine once, and what a system other than this
+/// machine cannot do yet refused by name.
+fn systems(m: &Measure) -> anyhow::Result<Vec<SystemSpec>> {
+    crate::systems::spec::check(&m.systems).map_err(anyhow::Error::msg)?;
+    let elsewhere: Vec<&SystemSpec> = m.systems.iter().filter(|s| s.kind != Kind::Local).collect();
+    if let Some(s) = elsewhere.first() {
+        if !m.profiles.is_empty() {
+            bail!(
+                "--profile with --system {}: a tuning profile is applied on this machine only; run each system's tunings as systems of their own (a kernel's cmdline=) or tune it apart",
+                s.name
+            );
+        }
+        if !m.hosts.is_empty() {
+            bail!(
+                "--host with --system {}: a system other than this machine runs client and server itself",
+                s.name
+            );
+        }
+    }
+    for s in &elsewhere {
+        match &s.kind {
+            Kind::Kernel(k) => {
+                if !k.kernel.is_file() {
+                    bail!(
+                        "--system {}: kernel {}: no such file",
+                        s.name,
+                        k.kernel.display()
+                    );
+                }
+            }
+            Kind::Image(_) | Kind::Ssh { .. } => bail!(
+                "--system {}: image: and ssh: systems are not built yet (kernel: and local are)",
+                s.name
+            ),
+            Kind::Local => {}
+        }
+    }
+    if let Some(b) = &m.guest_bin {
+        if elsewhere.is_empty() {
+            bail!("--guest-bin goes with a --system kernel:…");
+        }
+        if !b.is_file() {
+            bail!("--guest-bin {}: no such file", b.display());
+        }
+    }
+    Ok(m.systems.clone())
+}
+
 /// What the run does, from its options, checked before anything is
 /// measured.
 pub fn plan(m: &Measure) -> anyhow::Result<RunPlan> {
@@ -381,6 +453,8 @@ pub fn plan(m: &Measure) -> anyhow::Result<RunPlan> {
             Some(f) if !f.is_file() => bail!("--ssh-config {}: no such file", f.display()),
             f => f.clone(),
         },
+        systems: systems(m)?,
+        guest_bin: m.guest_bin.clone(),
     })
 }
 

@@ -8,9 +8,12 @@
 //! of the machine over the run falls on every profile alike (only figures
 //! measured side by side, alternating, compare).
 
+use super::RunOptions;
 use super::files::Recording;
-use super::plan::{RunPlan, Target};
+use super::plan::{RunPlan, Target, WorkTarget};
+use super::remote::Item;
 use super::series::{Plan, run_benchmark};
+use super::systems::Opened;
 use super::why;
 use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
@@ -254,6 +257,101 @@ pub fn execute(
     r
 }
 
+/// Every series of `plan`: each benchmark with each of its variants.
+fn all_series<'a>(plan: &'a RunPlan, ctx: &Ctx) -> Vec<(&'a Target, Option<String>)> {
+    plan.targets
+        .iter()
+        .flat_map(|t| {
+            let v = t.bench.variants(ctx);
+            if v.is_empty() {
+                vec![(t, None)]
+            } else {
+                v.into_iter().map(|v| (t, Some(v))).collect()
+            }
+        })
+        .collect()
+}
+
+/// Measures one series under profile `i` (none when the plan has none)
+/// into `rec` and saves it; an error when the server host is lost.
+fn series_into(
+    plan: &RunPlan,
+    i: usize,
+    (t, variant): (&Target, Option<&str>),
+    ctx: &Ctx,
+    rec: &mut Recording,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    let applied = under_profile(plan, i, ctx, rec, progress);
+    let measuring = crate::stop::pending(crate::stop::Task::Measuring);
+    let mut r = run_series(plan, t, variant, ctx, progress);
+    drop(measuring);
+    drop(applied);
+    let lost = variant
+        .is_some()
+        .then(|| ctx.hosts().server.lost())
+        .flatten();
+    if let Some(why) = &lost {
+        r.status = Status::Failed;
+        r.message = Some(format!("{why} during this series"));
+    }
+    rec.file.benchmarks.push(r);
+    rec.save()?;
+    if let Some(why) = lost {
+        anyhow::bail!("{why}: the run stops here (what was measured is in the result file)");
+    }
+    Ok(())
+}
+
+/// Measures workload `w` under profile `i` (none when the plan has none)
+/// into `rec` and saves it; an error when the server host is lost.
+fn workload_into(
+    plan: &RunPlan,
+    i: usize,
+    w: &WorkTarget,
+    ctx: &Ctx,
+    rec: &mut Recording,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    let mounts = plan
+        .profiles
+        .get(i)
+        .and_then(|p| p.mount_options(crate::tuning::Os::this()));
+    let opts = plan.work_options(w, mounts);
+    let applied = under_profile(plan, i, ctx, rec, progress);
+    let measuring = crate::stop::pending(crate::stop::Task::Measuring);
+    let mut r = w.workload.run(ctx, &opts, progress);
+    drop(measuring);
+    drop(applied);
+    if ctx.hosts().apart() {
+        let h = ctx.hosts();
+        r.params.insert(
+            "hosts".into(),
+            serde_json::Value::from(if w.workload.info().between_hosts {
+                format!("client {}, server {}", h.client.reach(), h.server.reach())
+            } else {
+                format!(
+                    "{} only: this workload does not run between hosts",
+                    h.client.reach()
+                )
+            }),
+        );
+    }
+    let lost = (w.workload.info().between_hosts && !crate::stop::interrupted())
+        .then(|| ctx.hosts().server.lost())
+        .flatten();
+    if let Some(why) = &lost {
+        r.status = Status::Failed;
+        r.message = Some(format!("{why} during this workload"));
+    }
+    rec.file.workloads.push(r);
+    rec.save()?;
+    if let Some(why) = lost {
+        anyhow::bail!("{why}: the run stops here (what was measured is in the result file)");
+    }
+    Ok(())
+}
+
 /// Executes `plan`, recording into `recs` (one per profile, or one), each
 /// written after every series and workload; stops early on ^C. The files
 /// are not marked complete here.
@@ -264,43 +362,12 @@ fn execute_plan(
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
     record_profile_sysctls(plan, recs);
-    let series: Vec<(&Target, Option<String>)> = plan
-        .targets
-        .iter()
-        .flat_map(|t| {
-            let v = t.bench.variants(ctx);
-            if v.is_empty() {
-                vec![(t, None)]
-            } else {
-                v.into_iter().map(|v| (t, Some(v))).collect()
-            }
-        })
-        .collect();
-    for (t, variant) in &series {
+    for (t, variant) in &all_series(plan, ctx) {
         for (i, rec) in recs.iter_mut().enumerate() {
             if crate::stop::interrupted() {
                 return Ok(());
             }
-            let applied = under_profile(plan, i, ctx, rec, progress);
-            let measuring = crate::stop::pending(crate::stop::Task::Measuring);
-            let mut r = run_series(plan, t, variant.as_deref(), ctx, progress);
-            drop(measuring);
-            drop(applied);
-            let lost = variant
-                .is_some()
-                .then(|| ctx.hosts().server.lost())
-                .flatten();
-            if let Some(why) = &lost {
-                r.status = Status::Failed;
-                r.message = Some(format!("{why} during this series"));
-            }
-            rec.file.benchmarks.push(r);
-            rec.save()?;
-            if let Some(why) = lost {
-                anyhow::bail!(
-                    "{why}: the run stops here (what was measured is in the result file)"
-                );
-            }
+            series_into(plan, i, (t, variant.as_deref()), ctx, rec, progress)?;
         }
     }
     for w in &plan.work {
@@ -308,47 +375,69 @@ fn execute_plan(
             if crate::stop::interrupted() {
                 return Ok(());
             }
-            let mounts = plan
-                .profiles
-                .get(i)
-                .and_then(|p| p.mount_options(crate::tuning::Os::this()));
-            let opts = plan.work_options(w, mounts);
-            let applied = under_profile(plan, i, ctx, rec, progress);
-            let measuring = crate::stop::pending(crate::stop::Task::Measuring);
-            let mut r = w.workload.run(ctx, &opts, progress);
-            drop(measuring);
-            drop(applied);
-            if ctx.hosts().apart() {
-                let h = ctx.hosts();
-                r.params.insert(
-                    "hosts".into(),
-                    serde_json::Value::from(if w.workload.info().between_hosts {
-                        format!("client {}, server {}", h.client.reach(), h.server.reach())
-                    } else {
-                        format!(
-                            "{} only: this workload does not run between hosts",
-                            h.client.reach()
-                        )
-                    }),
-                );
-            }
-            let lost = (w.workload.info().between_hosts && !crate::stop::interrupted())
-                .then(|| ctx.hosts().server.lost())
-                .flatten();
-            if let Some(why) = &lost {
-                r.status = Status::Failed;
-                r.message = Some(format!("{why} during this workload"));
-            }
-            rec.file.workloads.push(r);
-            rec.save()?;
-            if let Some(why) = lost {
-                anyhow::bail!(
-                    "{why}: the run stops here (what was measured is in the result file)"
-                );
-            }
+            workload_into(plan, i, w, ctx, rec, progress)?;
         }
     }
     Ok(())
+}
+
+/// Executes `plan` on every system of `systems`, recording into `recs`
+/// (one per system, in the same order): each benchmark (with all its
+/// series) and each workload runs on every system in turn, so that drift
+/// falls on all alike; stops early on ^C.
+pub fn execute_on_systems(
+    plan: &RunPlan,
+    o: &RunOptions,
+    ctx: &Ctx,
+    systems: &mut [Opened],
+    recs: &mut [Recording],
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    let _pending = crate::stop::pending(crate::stop::Task::Results);
+    let steal = results::sysinfo::StealMeter::start();
+    let items = plan
+        .targets
+        .iter()
+        .map(Item::Bench)
+        .chain(plan.work.iter().map(Item::Work));
+    let mut r = Ok(());
+    'items: for item in items {
+        for (s, rec) in systems.iter_mut().zip(recs.iter_mut()) {
+            if crate::stop::interrupted() {
+                break 'items;
+            }
+            r = match (s, item) {
+                (Opened::Guest(g), _) => g.run_item(o, item, rec, progress),
+                (Opened::Here, Item::Bench(t)) => {
+                    let mut r = Ok(());
+                    for (t, v) in all_series(plan, ctx)
+                        .into_iter()
+                        .filter(|(x, _)| std::ptr::eq(*x, t))
+                    {
+                        if crate::stop::interrupted() || r.is_err() {
+                            break;
+                        }
+                        r = series_into(plan, 0, (t, v.as_deref()), ctx, rec, progress);
+                    }
+                    r
+                }
+                (Opened::Here, Item::Work(w)) => workload_into(plan, 0, w, ctx, rec, progress),
+            };
+            if r.is_err() {
+                break 'items;
+            }
+        }
+    }
+    let percent = steal.percent();
+    for (s, rec) in systems.iter().zip(recs.iter_mut()) {
+        if let Opened::Here = s {
+            rec.file.system.tuning.steal_percent = percent;
+            if r.is_ok() {
+                rec.save()?;
+            }
+        }
+    }
+    r
 }
 
 /// Frees what a dead run left outside its work directory, before the

@@ -138,6 +138,37 @@ pub fn power_off() -> io::Error {
     io::Error::last_os_error()
 }
 
+/// Sets the real-time clock to `since_epoch` (a guest the host paused
+/// lags behind the host's time).
+pub fn set_clock(since_epoch: std::time::Duration) -> io::Result<()> {
+    let ts = libc::timespec {
+        tv_sec: since_epoch.as_secs() as libc::time_t,
+        tv_nsec: since_epoch.subsec_nanos() as _,
+    };
+    // SAFETY: a valid timespec; setting the clock is PID 1's to ask.
+    if unsafe { libc::clock_settime(libc::CLOCK_REALTIME, &ts) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Pins thread `tid` (a Linux thread id, such as a QEMU vCPU's) to `cpu`.
+pub fn pin_thread(tid: i32, cpu: usize) -> io::Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: cpu_set_t is plain data, set with the libc macros.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_ZERO(&mut set);
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

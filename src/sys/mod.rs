@@ -16,6 +16,18 @@ use linux as os;
 mod cgroups;
 #[cfg(target_os = "linux")]
 pub mod guest;
+#[cfg(target_os = "linux")]
+pub use guest::pin_thread;
+
+/// Pins a thread to a CPU: Linux only here (QEMU's vCPU threads).
+#[cfg(not(target_os = "linux"))]
+pub fn pin_thread(tid: i32, cpu: usize) -> std::io::Result<()> {
+    let _ = (tid, cpu);
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "pinning another thread is built for Linux only",
+    ))
+}
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod mountinfo;
 #[cfg(any(target_os = "linux", target_os = "android"))]

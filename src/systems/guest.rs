@@ -71,13 +71,26 @@ impl Share {
     }
 }
 
-/// A command line from the host: `run [JSON words]` or `poweroff`.
+/// A command line from the host: `run [JSON words]`, `clock SECONDS.NANOS`
+/// or `poweroff`.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Command {
     /// Run scalebench with these arguments.
     Run(Vec<String>),
+    /// Set the clock to this time since the epoch (the host's, sent before
+    /// each command: a guest the host paused lags behind).
+    Clock(std::time::Duration),
     /// Power off.
     PowerOff,
+}
+
+/// The host's line setting the guest's clock to `since_epoch`.
+pub fn clock_line(since_epoch: std::time::Duration) -> String {
+    format!(
+        "clock {}.{:09}\n",
+        since_epoch.as_secs(),
+        since_epoch.subsec_nanos()
+    )
 }
 
 /// Reads one command line.
@@ -85,6 +98,18 @@ pub fn parse_command(line: &str) -> Result<Command, String> {
     let line = line.trim_end_matches(['\n', '\r']);
     if line == "poweroff" {
         return Ok(Command::PowerOff);
+    }
+    if let Some(t) = line.strip_prefix("clock ") {
+        // Nine digits of nanoseconds, as `clock_line` writes them.
+        return match t.split_once('.') {
+            Some((s, ns)) if ns.len() == 9 && ns.bytes().all(|b| b.is_ascii_digit()) => {
+                match (s.parse::<u64>(), ns.parse::<u32>()) {
+                    (Ok(s), Ok(ns)) => Ok(Command::Clock(std::time::Duration::new(s, ns))),
+                    _ => Err(format!("`{line}`: expected clock SECONDS.NANOS")),
+                }
+            }
+            _ => Err(format!("`{line}`: expected clock SECONDS.NANOS")),
+        };
     }
     let words = line
         .strip_prefix("run ")
@@ -233,6 +258,12 @@ mod linux {
             }
             match parse_command(&line) {
                 Ok(Command::PowerOff) => return Ok(()),
+                Ok(Command::Clock(t)) => {
+                    if let Err(e) = g::set_clock(t) {
+                        eprintln!("scalebench guest: cannot set the clock: {e}");
+                    }
+                    n -= 1;
+                }
                 Ok(Command::Run(args)) => {
                     let code = run(&args, n).unwrap_or_else(|e| {
                         eprintln!("scalebench guest: {e:#}");
@@ -270,6 +301,17 @@ mod tests {
         assert!(parse_ready("ready 9 x").unwrap_err().contains("protocol 9"));
         assert!(parse_ready("Linux version").is_err());
         assert_eq!(parse_done("done 3\n").unwrap(), 3);
+        let t = std::time::Duration::new(1_700_000_000, 5);
+        assert_eq!(clock_line(t), "clock 1700000000.000000005\n");
+        assert_eq!(parse_command(&clock_line(t)).unwrap(), Command::Clock(t));
+        for bad in [
+            "clock 1",
+            "clock 1.5",
+            "clock x.000000000",
+            "clock 1.00000000x",
+        ] {
+            assert!(parse_command(bad).is_err(), "{bad}");
+        }
         assert!(parse_done("done x").is_err());
     }
 

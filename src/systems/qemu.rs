@@ -33,6 +33,7 @@ pub struct Guest {
     daemons: Vec<ChildGroup>,
     port: UnixStream,
     reader: BufReader<UnixStream>,
+    qmp: Qmp,
     /// The guest kernel's release, as it said.
     pub release: String,
     /// How the shares come.
@@ -81,6 +82,17 @@ impl Accel {
         match self {
             Accel::Kvm => vec!["-accel", "kvm", "-cpu", "host"],
             Accel::Tcg(_) => vec!["-accel", "tcg,thread=multi"],
+        }
+    }
+
+    /// Why this acceleration: for TCG, why not KVM.
+    pub fn reason(&self) -> String {
+        match self {
+            Accel::Kvm => format!(
+                "a KVM guest printed its kernel's banner within {}s",
+                KVM_PROBE.as_secs()
+            ),
+            Accel::Tcg(why) => why.clone(),
         }
     }
 
@@ -295,7 +307,101 @@ fn console_tail(dir: &Path) -> String {
     }
 }
 
+/// QEMU's machine protocol (QMP) on a Unix socket: JSON commands, one
+/// answer each (events between are passed over).
+struct Qmp {
+    w: UnixStream,
+    r: BufReader<UnixStream>,
+}
+
+impl Qmp {
+    /// Connects to `path` and leaves the greeting's negotiation mode.
+    fn connect(path: &Path) -> anyhow::Result<Qmp> {
+        let w = UnixStream::connect(path).with_context(|| path.display().to_string())?;
+        w.set_read_timeout(Some(Duration::from_secs(30)))?;
+        let mut q = Qmp {
+            r: BufReader::new(w.try_clone()?),
+            w,
+        };
+        let greeting = q.read()?;
+        if greeting.get("QMP").is_none() {
+            bail!("QMP: no greeting ({greeting})");
+        }
+        q.execute("qmp_capabilities")?;
+        Ok(q)
+    }
+
+    /// The next message that is not an event.
+    fn read(&mut self) -> anyhow::Result<serde_json::Value> {
+        loop {
+            let mut line = String::new();
+            if self.r.read_line(&mut line)? == 0 {
+                bail!("QMP: QEMU closed its socket");
+            }
+            let v: serde_json::Value =
+                serde_json::from_str(&line).with_context(|| format!("QMP: `{}`", line.trim()))?;
+            if v.get("event").is_none() {
+                return Ok(v);
+            }
+        }
+    }
+
+    /// Runs `command`; what it returned.
+    fn execute(&mut self, command: &str) -> anyhow::Result<serde_json::Value> {
+        writeln!(self.w, "{}", serde_json::json!({ "execute": command }))?;
+        let v = self.read()?;
+        match (v.get("return"), v.get("error")) {
+            (Some(r), _) => Ok(r.clone()),
+            (None, Some(e)) => bail!("QMP {command}: {e}"),
+            _ => bail!("QMP {command}: `{v}`"),
+        }
+    }
+}
+
 impl Guest {
+    /// Stops the guest's vCPUs and its clock: a guest waiting for its
+    /// turn takes no CPU time from the system measured meanwhile.
+    pub fn pause(&mut self) -> anyhow::Result<()> {
+        self.qmp.execute("stop").map(drop)
+    }
+
+    /// Lets the guest run again and sets its clock to this machine's.
+    pub fn resume(&mut self) -> anyhow::Result<()> {
+        self.qmp.execute("cont")?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        self.port.write_all(guest::clock_line(now).as_bytes())?;
+        Ok(())
+    }
+
+    /// Pins vCPU i's thread to host CPU i modulo this machine's CPUs; the
+    /// host CPU of each vCPU, in vCPU order.
+    pub fn pin_vcpus(&mut self) -> anyhow::Result<Vec<usize>> {
+        let cpus = self.qmp.execute("query-cpus-fast")?;
+        let online = crate::sys::cpu_count().max(1);
+        let mut threads: Vec<(usize, i32)> = cpus
+            .as_array()
+            .context("QMP query-cpus-fast: not a list")?
+            .iter()
+            .filter_map(|c| {
+                Some((
+                    c.get("cpu-index")?.as_u64()? as usize,
+                    i32::try_from(c.get("thread-id")?.as_i64()?).ok()?,
+                ))
+            })
+            .collect();
+        threads.sort();
+        let mut pins = Vec::new();
+        for (i, tid) in threads {
+            let cpu = i % online;
+            crate::sys::pin_thread(tid, cpu)
+                .with_context(|| format!("pin vCPU {i} (thread {tid}) to CPU {cpu}"))?;
+            pins.push(cpu);
+        }
+        Ok(pins)
+    }
+
     /// Boots `spec` with `init` (a static scalebench) in `dir` (made;
     /// the caller's, removed by the caller), waiting up to `limit` for
     /// the guest to be ready.
@@ -349,6 +455,7 @@ impl Guest {
             append = format!("{append} {c}");
         }
         let port = dir.join("ch.sock");
+        let qmp = dir.join("qmp.sock");
         let mut cmd = Command::new(QEMU);
         let accel = Accel::probe(&spec.kernel, dir);
         cmd.args(accel.args())
@@ -370,18 +477,23 @@ impl Guest {
                 "-device",
                 &format!("virtserialport,chardev=ch,name={}", guest::PORT),
             ])
+            .arg("-qmp")
+            .arg(format!("unix:{},server=on,wait=off", opt(&qmp)))
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::fs::File::create(dir.join("qemu.err"))?);
         let mut qemu = ChildGroup::spawn(&mut cmd).with_context(|| format!("start {QEMU}"))?;
         wait_for(&port, Duration::from_secs(20), &mut qemu).context("QEMU")?;
+        wait_for(&qmp, Duration::from_secs(20), &mut qemu).context("QEMU")?;
         let stream = UnixStream::connect(&port).with_context(|| port.display().to_string())?;
+        let qmp = Qmp::connect(&qmp)?;
         let mut g = Guest {
             dir: dir.to_path_buf(),
             qemu,
             daemons,
             reader: BufReader::new(stream.try_clone()?),
             port: stream,
+            qmp,
             release: String::new(),
             share,
             accel,
