@@ -264,3 +264,105 @@ fn what_systems_cannot_do_is_refused_before_anything_runs() {
         "no file made"
     );
 }
+
+/// Starts `run` on a guest alone, its work directory `work`, and waits
+/// (up to 10 minutes) until the guest measures: stderr says `(in the
+/// guest) …`. The child, and what stderr said so far.
+fn run_in_guest(work: &std::path::Path, out: &std::path::Path) -> (common::Child, String) {
+    use std::io::BufRead;
+    let image = kernel("cloud-amd64");
+    let mut cmd = common::bin();
+    cmd.args(["run", "socket", "bind", "--max", "3000", "--runs", "5"])
+        .arg("--system")
+        .arg(format!("cloud=kernel:{},memory=1G", image.display()))
+        .arg("--guest-bin")
+        .arg(static_binary())
+        .arg("--workdir")
+        .arg(work)
+        .arg("--out")
+        .arg(out)
+        .stderr(std::process::Stdio::piped());
+    let mut child = common::Child(cmd.spawn().unwrap());
+    let err = child.0.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut said = String::new();
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    while !said.contains("(in the guest) …") {
+        let left = end.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(l) => said.push_str(&(l + "\n")),
+            Err(_) => panic!("the guest never measured: {said}"),
+        }
+    }
+    (child, said)
+}
+
+/// Waits (up to a minute) until no process names `dir`; those left.
+fn gone(dir: &std::path::Path) -> Vec<u32> {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let left = common::processes_naming(dir.to_str().unwrap());
+        if left.is_empty() || std::time::Instant::now() > end {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_guest_goes_with_scalebench_on_interrupt_and_on_kill() {
+    let t = tempfile::tempdir().unwrap();
+    // ^C: the run stops, the guest is killed and reaped before the exit,
+    // the result file is kept.
+    let work = t.path().join("w1");
+    std::fs::create_dir(&work).unwrap();
+    let out = t.path().join("int.json");
+    let (mut child, said) = run_in_guest(&work, &out);
+    // SAFETY: signalling the child this test started.
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGINT) };
+    let status = child.0.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{said}");
+    assert_eq!(
+        common::processes_naming(work.to_str().unwrap()),
+        Vec::<u32>::new(),
+        "QEMU and virtiofsd reaped before the exit"
+    );
+    assert_eq!(common::scalebench_entries(&work), Vec::<String>::new());
+    let doc = common::load(&out);
+    assert_eq!(doc["label"], "cloud");
+    assert_eq!(doc["complete"], false);
+    // kill -9: QEMU and virtiofsd die with scalebench; the next run in
+    // the same work directory sweeps what was left.
+    let work = t.path().join("w2");
+    std::fs::create_dir(&work).unwrap();
+    let (mut child, _) = run_in_guest(&work, &t.path().join("kill.json"));
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    assert_eq!(gone(&work), Vec::<u32>::new(), "QEMU died with scalebench");
+    let o = common::bin()
+        .args(["run", "socket", "--max", "10", "--runs", "1", "--no-report"])
+        .arg("--workdir")
+        .arg(&work)
+        .arg("--out")
+        .arg(t.path().join("after.json"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::text(&o.stderr));
+    assert_eq!(common::scalebench_entries(&work), Vec::<String>::new());
+    let marker = work.display().to_string().replace('/', ".");
+    let left: Vec<String> = std::fs::read_dir("/run/virtiofsd")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&marker))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -442,9 +442,11 @@ pub fn execute_on_systems(
 
 /// Frees what a dead run left outside its work directory, before the
 /// directory is removed: settings its profile changed (the journal), a
-/// database's shared memory, a memory cgroup.
+/// database's shared memory, a memory cgroup, its guests' virtiofsd pid
+/// files.
 pub fn release_stale(dir: &std::path::Path) -> Vec<String> {
     let mut v = apply::recover(dir);
     v.extend(workloads::release_stale(dir));
+    v.extend(crate::systems::qemu::release_stale(dir));
     v
 }

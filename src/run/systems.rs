@@ -186,16 +186,28 @@ impl GuestSystem {
         rec: &mut Recording,
         progress: &mut Progress,
     ) -> anyhow::Result<()> {
-        progress.phase(&format!("{}: {} (in the guest)", self.name, item.name()));
+        let started = std::time::Instant::now();
+        if self.lost.is_none() {
+            progress.note_run(&format!("{}: {} (in the guest) …", self.name, item.name()));
+        }
         let measured = match &self.lost {
             Some(why) => Err(why.clone()),
             None => self.measure(o, item),
         };
         match measured {
-            Ok(f) => merge(rec, f, &self.system),
+            Ok(f) => {
+                progress.note_run(&format!(
+                    "{}: {} done in {:.1} s: {}",
+                    self.name,
+                    item.name(),
+                    started.elapsed().as_secs_f64(),
+                    statuses(&f)
+                ));
+                merge(rec, f, &self.system)
+            }
             Err(why) => {
-                let why = format!("on {}: {why}", self.name);
-                progress.note(&why);
+                let why = format!("{}: {}: {why}", self.name, item.name());
+                progress.note_run(&why);
                 fail(rec, item, why);
             }
         }
@@ -241,6 +253,25 @@ impl GuestSystem {
         let mut g = self.guest;
         let _ = g.resume();
         g.close()
+    }
+}
+
+/// Each series and workload of `f` with how it ended (`socket ok`).
+fn statuses(f: &ResultFile) -> String {
+    let v: Vec<String> = f
+        .benchmarks
+        .iter()
+        .map(|b| format!("{} {}", b.series, b.status.as_str()))
+        .chain(
+            f.workloads
+                .iter()
+                .map(|w| format!("{} {}", w.name, w.status.as_str())),
+        )
+        .collect();
+    if v.is_empty() {
+        "nothing measured".into()
+    } else {
+        v.join(", ")
     }
 }
 

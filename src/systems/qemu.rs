@@ -579,11 +579,38 @@ impl Drop for Guest {
         self.daemons.clear();
         for s in ["root.sock", "out.sock"] {
             let sock = self.dir.join(s);
-            let name = sock.display().to_string().replace('/', ".");
-            let _ = std::fs::remove_file(Path::new("/run/virtiofsd").join(format!("{name}.pid")));
+            let _ = std::fs::remove_file(pid_file(&sock));
             let _ = std::fs::remove_file(sock);
         }
     }
+}
+
+/// Where virtiofsd keeps the pid file of the daemon on `socket`.
+const VIRTIOFSD_RUN: &str = "/run/virtiofsd";
+
+/// The pid file virtiofsd writes for `socket`: its path with `/` as `.`.
+fn pid_file(socket: &Path) -> PathBuf {
+    let name = socket.display().to_string().replace('/', ".");
+    Path::new(VIRTIOFSD_RUN).join(format!("{name}.pid"))
+}
+
+/// Removes the virtiofsd pid files of the guests of a dead run whose work
+/// directory was `dir` (QEMU and virtiofsd died with it); what was
+/// removed, in words.
+pub fn release_stale(dir: &Path) -> Vec<String> {
+    let marker = dir.display().to_string().replace('/', ".");
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(VIRTIOFSD_RUN)
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with(&format!("{marker}.")) && std::fs::remove_file(e.path()).is_ok() {
+            v.push(format!("removed {}", e.path().display()));
+        }
+    }
+    v
 }
 
 /// What [`run_once`] did.
