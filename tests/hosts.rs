@@ -522,3 +522,59 @@ fn bad_hosts_are_refused_by_name_before_anything_is_measured() {
     assert!(err.contains("cannot be reached from the client"), "{err}");
     assert!(!namespaces(&bed.netns("h3")).is_empty());
 }
+
+#[test]
+fn an_ssh_system_runs_the_plan_in_turn_with_this_machine_and_is_emptied() {
+    let bed = Bed::up("hx-sys");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.json");
+    let config = bed.ssh_config();
+    let err = run_ok(&[
+        "socket",
+        "bind",
+        "--max",
+        "60",
+        "--runs",
+        "1",
+        "--host",
+        &format!("client=netns:{}", bed.netns("h1")),
+        "--system",
+        "here=local",
+        "--system",
+        "far=ssh:root@198.18.1.2",
+        "--ssh-config",
+        config.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let here = load(&dir.path().join("s-here.json"));
+    let far = load(&dir.path().join("s-far.json"));
+    for (doc, label) in [(&here, "here"), (&far, "far")] {
+        assert_valid(doc);
+        assert_eq!(doc["label"], label);
+        let series: Vec<&str> = doc["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["series"].as_str().unwrap())
+            .collect();
+        assert_eq!(series, ["socket", "bind"], "{label}: {err}");
+    }
+    // In turn: each item on this machine, then over ssh.
+    let at = |doc: &Value, i: usize| doc["benchmarks"][i]["runs"][0]["started"].to_string();
+    let order = [at(&here, 0), at(&far, 0), at(&here, 1), at(&far, 1)];
+    assert!(order.windows(2).all(|w| w[0] <= w[1]), "{order:?}");
+    // The copy of scalebench and its scratch directory are gone.
+    let scratch = err
+        .lines()
+        .find_map(|l| l.split("scalebench copied to ").nth(1))
+        .unwrap_or_else(|| panic!("no copy said: {err}"))
+        .trim()
+        .to_string();
+    assert!(
+        err.contains(&format!("far: removed {scratch} on root@198.18.1.2")),
+        "{err}"
+    );
+    assert!(!Path::new(&scratch).exists(), "{scratch} left");
+    assert!(processes_naming(&scratch).is_empty());
+}

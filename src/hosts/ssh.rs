@@ -141,6 +141,17 @@ impl Session {
     /// given), makes a scratch directory there and makes sure this build
     /// runs there. The master connection's socket goes in `workdir`.
     pub fn open(target: &Target, config: Option<&Path>, workdir: &Path) -> anyhow::Result<Session> {
+        Session::open_with(target, config, workdir, None)
+    }
+
+    /// [`Session::open`], with the host's scalebench at `bin` (a build for
+    /// that host's OS, arch or C library, of this version) when given.
+    pub fn open_with(
+        target: &Target,
+        config: Option<&Path>,
+        workdir: &Path,
+        bin: Option<&str>,
+    ) -> anyhow::Result<Session> {
         let control = workdir.join(format!("ssh-{}", std::process::id()));
         if control.as_os_str().len() > 100 {
             bail!(
@@ -160,7 +171,10 @@ impl Session {
         };
         s.start_master()?;
         let probe = s.probe()?;
-        s.install(&probe)?;
+        match bin {
+            Some(b) => s.use_given(b)?,
+            None => s.install(&probe)?,
+        }
         s.hold_dir()?;
         Ok(s)
     }
@@ -349,6 +363,28 @@ exit 0"#;
         Ok(())
     }
 
+    /// Uses the host's scalebench at `bin`, once it says it is this
+    /// version.
+    fn use_given(&mut self, bin: &str) -> anyhow::Result<()> {
+        let mut cmd = self.command(&[bin.to_string(), "--version".into()])?;
+        let said = self.output(
+            &mut cmd,
+            &format!("{bin} --version"),
+            Duration::from_secs(30),
+        )?;
+        let ours = format!("scalebench {}", env!("CARGO_PKG_VERSION"));
+        if said.trim() != ours {
+            bail!(
+                "bin={bin} on {} says `{}`, this is `{ours}`",
+                self.target,
+                said.trim()
+            );
+        }
+        self.exe = bin.to_string();
+        self.binary = format!("{bin} on the host (bin=)");
+        Ok(())
+    }
+
     /// Starts the supervisor that removes the scratch directory when the
     /// session ends or the connection is lost.
     fn hold_dir(&mut self) -> anyhow::Result<()> {
@@ -365,6 +401,65 @@ exit 0"#;
             .map_err(|e| anyhow!("{} on {}", e, self.target))?;
         self.janitor = Some(j);
         Ok(())
+    }
+
+    /// Runs `scalebench ARGS…` on the host under the supervisor, which
+    /// stops it when this side goes away (its input is fed a heartbeat),
+    /// to its end, or until `limit` or ^C; its exit code (`None`: stopped
+    /// here), standard output and standard error.
+    pub fn run_supervised(
+        &self,
+        args: &[String],
+        limit: Duration,
+    ) -> anyhow::Result<(Option<i32>, String, String)> {
+        let mut words = vec![
+            self.exe.clone(),
+            "__host-exec".into(),
+            "--idle-timeout".into(),
+            agent::IDLE_TIMEOUT.as_secs().to_string(),
+            "--".into(),
+        ];
+        words.extend(args.iter().cloned());
+        let dir = self.control.parent().unwrap_or(Path::new("."));
+        let (out, err) = (tempfile::tempfile_in(dir)?, tempfile::tempfile_in(dir)?);
+        let mut cmd = self.command(&words)?;
+        cmd.stdin(Stdio::piped())
+            .stdout(out.try_clone()?)
+            .stderr(err.try_clone()?);
+        let mut g = ChildGroup::spawn(&mut cmd).context("ssh")?;
+        let mut stdin = g.child().stdin.take().context("no standard input")?;
+        let end = Instant::now() + limit;
+        let mut beat = Instant::now();
+        let status = loop {
+            if let Some(st) = g.child().try_wait()? {
+                break Some(st);
+            }
+            if crate::stop::interrupted() || Instant::now() > end {
+                break None;
+            }
+            if beat.elapsed() >= agent::HEARTBEAT {
+                use std::io::Write;
+                let _ = stdin.write_all(b"\n");
+                beat = Instant::now();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        drop(stdin);
+        drop(g);
+        let read = |mut f: std::fs::File| -> String {
+            use std::io::{Read, Seek};
+            let mut s = String::new();
+            let _ = f.rewind();
+            let _ = f.read_to_string(&mut s);
+            s
+        };
+        Ok((status.and_then(|s| s.code()), read(out), read(err)))
+    }
+
+    /// The text of `path` on the host (a result file), read within `limit`.
+    pub fn read_file(&self, path: &str, limit: Duration) -> anyhow::Result<String> {
+        let mut cmd = self.script(r#"cat -- "$1""#, &[path.to_string()])?;
+        self.output(&mut cmd, &format!("reading {path}"), limit)
     }
 
     /// Whether the master connection still serves (`ssh -O check`); ssh

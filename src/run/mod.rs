@@ -197,18 +197,12 @@ pub fn run(o: RunOptions) -> anyhow::Result<ExitCode> {
     let claimed = files::claim(&o.outputs, &system.hostname, &plan.parts())?;
     let mut hosts = session::open_hosts(&plan, workdir.path(), &mut progress)
         .inspect_err(|_| claimed.give_back())?;
-    let mut opened = systems::open(
-        &plan.systems,
-        plan.guest_bin.as_deref(),
-        &o,
-        workdir.path(),
-        &mut progress,
-    )
-    .inspect_err(|_| claimed.give_back())?;
+    let mut opened = systems::open(&plan.systems, &plan, &o, workdir.path(), &mut progress)
+        .inspect_err(|_| claimed.give_back())?;
     let template = template(&o, system, &clock, &hosts);
     let mut recs = files::create(&claimed, &template, &labels(&plan, &template))?;
     for (s, rec) in opened.iter().zip(recs.iter_mut()) {
-        if let systems::Opened::Guest(g) = s {
+        if let systems::Opened::Remote(g) = s {
             rec.file.system = g.system.clone();
             rec.save()?;
         }

@@ -369,9 +369,14 @@ fn systems(m: &Measure) -> anyhow::Result<Vec<SystemSpec>> {
                 s.name
             );
         }
-        if !m.hosts.is_empty() {
+        if let Some(h) = m
+            .hosts
+            .iter()
+            .find(|h| h.role != crate::hosts::Role::Client)
+        {
             bail!(
-                "--host with --system {}: a system other than this machine runs client and server itself",
+                "--host {}=… with --system {}: each system runs client and server itself (`--host client=netns:…` only says where this scalebench runs)",
+                h.role.name(),
                 s.name
             );
         }
@@ -387,15 +392,16 @@ fn systems(m: &Measure) -> anyhow::Result<Vec<SystemSpec>> {
                     );
                 }
             }
-            Kind::Image(_) | Kind::Ssh { .. } => bail!(
-                "--system {}: image: and ssh: systems are not built yet (kernel: and local are)",
+            Kind::Image(_) => bail!(
+                "--system {}: image: systems are not built yet (local, kernel: and ssh: are)",
                 s.name
             ),
+            Kind::Ssh { .. } => {}
             Kind::Local => {}
         }
     }
     if let Some(b) = &m.guest_bin {
-        if elsewhere.is_empty() {
+        if !m.systems.iter().any(|s| matches!(s.kind, Kind::Kernel(_))) {
             bail!("--guest-bin goes with a --system kernel:…");
         }
         if !b.is_file() {

@@ -407,7 +407,7 @@ pub fn execute_on_systems(
                 break 'items;
             }
             r = match (s, item) {
-                (Opened::Guest(g), _) => g.run_item(o, item, rec, progress),
+                (Opened::Remote(g), _) => g.run_item(o, item, rec, progress),
                 (Opened::Here, Item::Bench(t)) => {
                     let mut r = Ok(());
                     for (t, v) in all_series(plan, ctx)

@@ -1,16 +1,19 @@
 //! The systems a run measures side by side (`run --system NAME=SPEC`):
-//! this machine, measured in this process as always, and Linux kernels
-//! booted in QEMU ([`crate::systems::qemu`]), each running one item of
-//! the plan at a time as `scalebench run ITEM …` ([`super::remote`]) while
-//! the others wait paused. What a guest measured comes back as a result
-//! file of its own, whose series and workloads join that system's file
-//! here; its system record is the guest's own, with how it ran
-//! (`virtualization`: KVM, or emulated by TCG and why; its vCPUs' pins).
+//! this machine, measured in this process as always; Linux kernels booted
+//! in QEMU ([`crate::systems::qemu`]), paused between their turns; and
+//! other machines over ssh ([`crate::hosts::ssh`]). Each system other
+//! than this machine runs one item of the plan at a time as `scalebench
+//! run ITEM …` ([`super::remote`]); what it measured comes back as a
+//! result file of its own, whose series and workloads join that system's
+//! file here. Its system record is its own, with how it ran
+//! (`virtualization`: a guest's KVM, or TCG emulation and why, and its
+//! vCPUs' pins).
 
 use super::RunOptions;
 use super::files::Recording;
 use super::remote::{Item, item_args};
 use crate::harness::progress::Progress;
+use crate::hosts::ssh::Session;
 use crate::results::{self, BenchResult, Params, ResultFile, Status, SystemInfo, WorkloadResult};
 use crate::systems::qemu::Guest;
 use crate::systems::spec::{Kind, SystemSpec};
@@ -30,14 +33,23 @@ const COMMAND_LIMIT: Duration = Duration::from_secs(120);
 pub enum Opened {
     /// This machine: the plan runs here, in this process.
     Here,
-    /// A guest, booted, paused until its turn.
-    Guest(Box<GuestSystem>),
+    /// A guest, booted, paused until its turn; or a machine over ssh.
+    Remote(Box<RemoteSystem>),
 }
 
-/// A `kernel:` system: its guest and what it has run.
-pub struct GuestSystem {
+/// How a system other than this machine is reached.
+enum At {
+    /// A guest booted here.
+    Guest(Guest),
+    /// A machine over ssh, with this version of scalebench there.
+    Ssh(Session),
+}
+
+/// A system other than this machine: how it is reached and what it has
+/// run.
+pub struct RemoteSystem {
     name: String,
-    guest: Guest,
+    at: At,
     /// The guest's system record, with how it ran.
     pub system: SystemInfo,
     items: u32,
@@ -78,11 +90,12 @@ pub fn guest_binary(asked: Option<&Path>) -> anyhow::Result<PathBuf> {
 }
 
 /// Opens every system of `specs`: guests booted in `workdir` (checked to
-/// run this very version, their vCPUs pinned, their system records
-/// taken), then paused.
+/// run this very version, their vCPUs pinned, then paused), ssh machines
+/// connected (this build copied there, or `bin=` checked), the system
+/// record of each taken.
 pub fn open(
     specs: &[SystemSpec],
-    guest_bin: Option<&Path>,
+    plan: &super::plan::RunPlan,
     o: &RunOptions,
     workdir: &Path,
     progress: &mut Progress,
@@ -90,12 +103,15 @@ pub fn open(
     let mut v = Vec::new();
     let mut bin: Option<PathBuf> = None;
     for s in specs {
-        match &s.kind {
-            Kind::Local => v.push(Opened::Here),
+        let at = match &s.kind {
+            Kind::Local => {
+                v.push(Opened::Here);
+                continue;
+            }
             Kind::Kernel(k) => {
                 let bin = match &bin {
                     Some(b) => b.clone(),
-                    None => bin.insert(guest_binary(guest_bin)?).clone(),
+                    None => bin.insert(guest_binary(plan.guest_bin.as_deref())?).clone(),
                 };
                 progress.note_run(&format!(
                     "{}: booting {} in QEMU",
@@ -105,80 +121,145 @@ pub fn open(
                 let dir = workdir.join(format!("guest-{}", s.name));
                 let guest = Guest::boot(k, &bin, &dir, BOOT_LIMIT)
                     .with_context(|| format!("--system {}", s.name))?;
-                let g = GuestSystem::ready(s, guest, o)
-                    .with_context(|| format!("--system {}", s.name))?;
-                progress.note_run(&g.summary());
-                v.push(Opened::Guest(Box::new(g)));
+                At::Guest(guest)
             }
-            Kind::Image(_) | Kind::Ssh { .. } => {
-                bail!("--system {}: not built yet", s.name)
+            Kind::Ssh { target, bin } => {
+                progress.note_run(&format!("{}: connecting to {target}", s.name));
+                let bin = bin.as_ref().map(|b| b.display().to_string());
+                let session =
+                    Session::open_with(target, plan.ssh_config.as_deref(), workdir, bin.as_deref())
+                        .with_context(|| format!("--system {}", s.name))?;
+                At::Ssh(session)
             }
-        }
+            Kind::Image(_) => bail!("--system {}: image: systems are not built yet", s.name),
+        };
+        let r = RemoteSystem::ready(s, at, o).with_context(|| format!("--system {}", s.name))?;
+        progress.note_run(&r.summary());
+        v.push(Opened::Remote(Box::new(r)));
     }
     Ok(v)
 }
 
-impl GuestSystem {
-    /// The booted guest checked, its vCPUs pinned, its record taken, and
-    /// paused.
-    fn ready(s: &SystemSpec, mut guest: Guest, o: &RunOptions) -> anyhow::Result<GuestSystem> {
+impl At {
+    /// Runs `scalebench ARGS` there: exit code (`None`: stopped here),
+    /// standard output, standard error.
+    fn run(
+        &mut self,
+        args: &[String],
+        limit: Duration,
+    ) -> anyhow::Result<(Option<i32>, String, String)> {
+        match self {
+            At::Guest(g) => {
+                g.resume()?;
+                let ran = g.run(args, limit);
+                let paused = g.pause();
+                let r = ran?;
+                paused?;
+                Ok((Some(r.code), r.stdout, r.stderr))
+            }
+            At::Ssh(s) => s.run_supervised(args, limit),
+        }
+    }
+
+    /// Where a result file named `name` goes there.
+    fn out_path(&self, name: &str) -> String {
+        match self {
+            At::Guest(_) => format!("{}/{name}", crate::systems::guest::OUT_DIR),
+            At::Ssh(s) => format!("{}/{name}", s.dir),
+        }
+    }
+
+    /// The result file at `there` ([`At::out_path`]).
+    fn result(&self, there: &str, name: &str) -> Result<ResultFile, String> {
+        match self {
+            At::Guest(g) => results::load(&g.out_dir().join(name)).map_err(|e| e.to_string()),
+            At::Ssh(s) => {
+                let text = s
+                    .read_file(there, COMMAND_LIMIT)
+                    .map_err(|e| format!("{e:#}"))?;
+                results::parse(&text, Path::new(there)).map_err(|e| e.to_string())
+            }
+        }
+    }
+}
+
+/// `scalebench ARGS` at `at` for a short answer: its standard output, or
+/// an error quoting its standard error.
+fn ask(at: &mut At, args: &[String]) -> anyhow::Result<String> {
+    match at.run(args, COMMAND_LIMIT)? {
+        (Some(0), out, _) => Ok(out),
+        (code, _, err) => bail!(
+            "scalebench {} there ended with {}: {}",
+            args.join(" "),
+            code.map_or("a signal".to_string(), |c| c.to_string()),
+            err.trim()
+        ),
+    }
+}
+
+impl RemoteSystem {
+    /// The system checked to run this version, a guest's vCPUs pinned, its
+    /// record taken.
+    fn ready(s: &SystemSpec, mut at: At, o: &RunOptions) -> anyhow::Result<RemoteSystem> {
         let ours = format!("scalebench {}", env!("CARGO_PKG_VERSION"));
-        let v = guest.run(&["--version".into()], COMMAND_LIMIT)?;
-        if v.stdout.trim() != ours {
+        let said = ask(&mut at, &["--version".into()])?;
+        if said.trim() != ours {
             bail!(
-                "the guest's scalebench says `{}`, this is `{ours}`: build the static one again",
-                v.stdout.trim()
+                "its scalebench says `{}`, this is `{ours}`: build the static one again",
+                said.trim()
             );
         }
-        let pins = guest.pin_vcpus().unwrap_or_else(|e| {
-            eprintln!("note: {}: vCPUs not pinned: {e:#}", s.name);
-            Vec::new()
-        });
+        let pins = match &mut at {
+            At::Guest(g) => g.pin_vcpus().unwrap_or_else(|e| {
+                eprintln!("note: {}: vCPUs not pinned: {e:#}", s.name);
+                Vec::new()
+            }),
+            At::Ssh(_) => Vec::new(),
+        };
         let mut args = vec!["sysinfo".to_string(), "--json".into()];
         if !o.record_sysctl.is_empty() {
             args.extend(["--record-sysctl".into(), o.record_sysctl.join(",")]);
         }
-        let r = guest.run(&args, COMMAND_LIMIT)?;
-        if r.code != 0 {
-            bail!(
-                "sysinfo in the guest failed ({}): {}",
-                r.code,
-                r.stderr.trim()
-            );
-        }
         let mut system: SystemInfo =
-            serde_json::from_str(&r.stdout).context("the guest's sysinfo --json")?;
-        let seen = system.virtualization.take().unwrap_or_default();
-        system.virtualization = Some(results::Virtualization {
-            kind: if guest.accel.emulated() { "tcg" } else { "kvm" }.into(),
-            emulated: guest.accel.emulated(),
-            hypervisor: seen.hypervisor,
-            reason: Some(guest.accel.reason()),
-            vcpu_pins: pins,
-        });
-        guest.pause()?;
-        Ok(GuestSystem {
+            serde_json::from_str(&ask(&mut at, &args)?).context("its sysinfo --json")?;
+        if let At::Guest(g) = &at {
+            let seen = system.virtualization.take().unwrap_or_default();
+            system.virtualization = Some(results::Virtualization {
+                kind: if g.accel.emulated() { "tcg" } else { "kvm" }.into(),
+                emulated: g.accel.emulated(),
+                hypervisor: seen.hypervisor,
+                reason: Some(g.accel.reason()),
+                vcpu_pins: pins,
+            });
+        }
+        Ok(RemoteSystem {
             name: s.name.clone(),
-            guest,
+            at,
             system,
             items: 0,
             lost: None,
         })
     }
 
-    /// The guest in a line.
+    /// The system in a line.
     fn summary(&self) -> String {
-        format!(
-            "{}: Linux {} under QEMU ({}), shares by {}",
-            self.name,
-            self.guest.release,
-            self.guest.accel,
-            self.guest.share.name()
-        )
+        match &self.at {
+            At::Guest(g) => format!(
+                "{}: Linux {} under QEMU ({}), shares by {}",
+                self.name,
+                g.release,
+                g.accel,
+                g.share.name()
+            ),
+            At::Ssh(s) => format!(
+                "{}: {} {} over ssh, scalebench {}",
+                self.name, self.system.os, self.system.os_release, s.binary
+            ),
+        }
     }
 
-    /// Runs `item` in the guest and keeps what it measured in `rec`: its
-    /// series or workload, or a failed one saying why there is none.
+    /// Runs `item` there and keeps what it measured in `rec`: its series
+    /// or workload, or a failed one saying why there is none.
     pub fn run_item(
         &mut self,
         o: &RunOptions,
@@ -188,7 +269,7 @@ impl GuestSystem {
     ) -> anyhow::Result<()> {
         let started = std::time::Instant::now();
         if self.lost.is_none() {
-            progress.note_run(&format!("{}: {} (in the guest) …", self.name, item.name()));
+            progress.note_run(&format!("{}: {} …", self.name, item.name()));
         }
         let measured = match &self.lost {
             Some(why) => Err(why.clone()),
@@ -214,32 +295,29 @@ impl GuestSystem {
         rec.save()
     }
 
-    /// Runs `item`: the guest's result file, whatever it kept (an
+    /// Runs `item`: the result file it wrote there, whatever it kept (an
     /// interrupted item keeps its finished series), or why there is none.
     fn measure(&mut self, o: &RunOptions, item: Item) -> Result<ResultFile, String> {
         self.items += 1;
         let name = format!("item-{}.json", self.items);
-        let there = format!("{}/{name}", crate::systems::guest::OUT_DIR);
-        let args = item_args(o, item, &there);
-        let ran = self
-            .guest
-            .resume()
-            .and_then(|()| self.guest.run(&args, ITEM_LIMIT));
-        let paused = self.guest.pause();
-        let here = self.guest.out_dir().join(&name);
-        let file = results::load(&here).map_err(|e| e.to_string());
-        match (ran, paused) {
-            (Ok(r), Ok(())) => file.map_err(|e| {
-                let tail: Vec<&str> = r.stderr.lines().rev().take(5).collect();
+        let there = self.at.out_path(&name);
+        let ran = self.at.run(&item_args(o, item, &there), ITEM_LIMIT);
+        let file = self.at.result(&there, &name);
+        match ran {
+            Ok((Some(_), _, _)) if file.is_ok() => file,
+            Ok((code, _, err)) => {
+                let tail: Vec<&str> = err.lines().rev().take(5).collect();
                 let tail: Vec<&str> = tail.into_iter().rev().collect();
-                format!(
-                    "scalebench ended with {} and no result file ({e}): {}",
-                    r.code,
-                    tail.join(" / ")
-                )
-            }),
-            (Err(e), _) | (Ok(_), Err(e)) => {
-                let why = format!("the guest is gone: {e:#}");
+                file.map_err(|e| {
+                    format!(
+                        "scalebench ended with {} and no result file ({e}): {}",
+                        code.map_or("a signal".to_string(), |c| c.to_string()),
+                        tail.join(" / ")
+                    )
+                })
+            }
+            Err(e) => {
+                let why = format!("the system is gone: {e:#}");
                 if !crate::stop::interrupted() {
                     self.lost = Some(why.clone());
                 }
@@ -248,11 +326,19 @@ impl GuestSystem {
         }
     }
 
-    /// Powers the guest off.
-    pub fn close(self) -> anyhow::Result<()> {
-        let mut g = self.guest;
-        let _ = g.resume();
-        g.close()
+    /// Powers a guest off; closes an ssh session (its scratch directory
+    /// removed there). What was done, in words.
+    pub fn close(self) -> Vec<String> {
+        match self.at {
+            At::Guest(mut g) => {
+                let _ = g.resume();
+                match g.close() {
+                    Ok(()) => Vec::new(),
+                    Err(e) => vec![format!("{e:#}")],
+                }
+            }
+            At::Ssh(mut s) => s.close(),
+        }
     }
 }
 
@@ -325,13 +411,14 @@ fn fail(rec: &mut Recording, item: Item, why: String) {
     }
 }
 
-/// Powers off every guest of `systems`.
+/// Powers off every guest of `systems` and closes every ssh session,
+/// saying what was done.
 pub fn close(systems: Vec<Opened>, progress: &mut Progress) {
     for s in systems {
-        if let Opened::Guest(g) = s {
-            let name = g.name.clone();
-            if let Err(e) = g.close() {
-                progress.note_run(&format!("{name}: {e:#}"));
+        if let Opened::Remote(r) = s {
+            let name = r.name.clone();
+            for note in r.close() {
+                progress.note_run(&format!("{name}: {note}"));
             }
         }
     }
