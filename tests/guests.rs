@@ -224,7 +224,7 @@ fn what_systems_cannot_do_is_refused_before_anything_runs() {
         ),
         (
             &["--system", "a=image:/x.qcow2,ssh=root"],
-            "--system a: image: systems are not built yet",
+            "--system a: image /x.qcow2: no such file",
         ),
         (
             &["--system", &k, "--profile", "throughput"],

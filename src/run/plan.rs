@@ -392,10 +392,18 @@ fn systems(m: &Measure) -> anyhow::Result<Vec<SystemSpec>> {
                     );
                 }
             }
-            Kind::Image(_) => bail!(
-                "--system {}: image: systems are not built yet (local, kernel: and ssh: are)",
-                s.name
-            ),
+            Kind::Image(i) => {
+                if !i.image.is_file() {
+                    bail!(
+                        "--system {}: image {}: no such file",
+                        s.name,
+                        i.image.display()
+                    );
+                }
+                if let Some(k) = i.key.as_ref().filter(|k| !k.is_file()) {
+                    bail!("--system {}: key={}: no such file", s.name, k.display());
+                }
+            }
             Kind::Ssh { .. } => {}
             Kind::Local => {}
         }

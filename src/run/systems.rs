@@ -14,9 +14,10 @@ use super::files::Recording;
 use super::remote::{Item, item_args};
 use crate::harness::progress::Progress;
 use crate::hosts::ssh::Session;
+use crate::hosts::ssh::Target;
 use crate::results::{self, BenchResult, Params, ResultFile, Status, SystemInfo, WorkloadResult};
-use crate::systems::qemu::Guest;
-use crate::systems::spec::{Kind, SystemSpec};
+use crate::systems::qemu::{Guest, ImageGuest};
+use crate::systems::spec::{ImageSpec, Kind, SystemSpec};
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -26,6 +27,11 @@ const BOOT_LIMIT: Duration = Duration::from_secs(180);
 /// How long one item may take in a guest (an emulated full-size workload
 /// is long; a guest that takes longer is taken for hung).
 const ITEM_LIMIT: Duration = Duration::from_secs(6 * 3600);
+/// How long a disk image has to boot until its sshd answers (an emulated
+/// Debian with systemd takes about a minute here).
+const IMAGE_BOOT_LIMIT: Duration = Duration::from_secs(600);
+/// How long a resumed image's sshd has to answer again.
+const CONNECT_LIMIT: Duration = Duration::from_secs(60);
 /// How long a short command (`--version`, `sysinfo`) may take in a guest.
 const COMMAND_LIMIT: Duration = Duration::from_secs(120);
 
@@ -41,6 +47,8 @@ pub enum Opened {
 enum At {
     /// A guest booted here.
     Guest(Guest),
+    /// A disk image booted here, over ssh.
+    Image(Box<ImageAt>),
     /// A machine over ssh, with this version of scalebench there.
     Ssh(Session),
 }
@@ -126,12 +134,32 @@ pub fn open(
             Kind::Ssh { target, bin } => {
                 progress.note_run(&format!("{}: connecting to {target}", s.name));
                 let bin = bin.as_ref().map(|b| b.display().to_string());
+                // A directory of its own: ssh's control socket is named
+                // after this process.
+                let dir = workdir.join(format!("ssh-{}", s.name));
+                std::fs::create_dir_all(&dir)?;
                 let session =
-                    Session::open_with(target, plan.ssh_config.as_deref(), workdir, bin.as_deref())
+                    Session::open_with(target, plan.ssh_config.as_deref(), &dir, bin.as_deref())
                         .with_context(|| format!("--system {}", s.name))?;
                 At::Ssh(session)
             }
-            Kind::Image(_) => bail!("--system {}: image: systems are not built yet", s.name),
+            Kind::Image(i) => {
+                progress.note_run(&format!(
+                    "{}: booting {} in QEMU",
+                    s.name,
+                    i.image.display()
+                ));
+                let dir = workdir.join(format!("guest-{}", s.name));
+                let mut at = ImageAt::boot(i, &dir, plan.ssh_config.as_deref())
+                    .with_context(|| format!("--system {}", s.name))?;
+                at.connect(IMAGE_BOOT_LIMIT)
+                    .with_context(|| format!("--system {}", s.name))?;
+                if let Some(mut s) = at.session.take() {
+                    s.close();
+                }
+                at.guest.pause()?;
+                At::Image(Box::new(at))
+            }
         };
         let r = RemoteSystem::ready(s, at, o).with_context(|| format!("--system {}", s.name))?;
         progress.note_run(&r.summary());
@@ -140,9 +168,122 @@ pub fn open(
     Ok(v)
 }
 
+/// A disk image booted here and reached over ssh through its forwarded
+/// port; an ssh session is open only during its turns (a paused guest
+/// cannot answer ssh's keep-alives).
+struct ImageAt {
+    guest: ImageGuest,
+    target: Target,
+    config: PathBuf,
+    bin: Option<String>,
+    dir: PathBuf,
+    session: Option<Session>,
+}
+
+impl ImageAt {
+    /// Boots `spec` in `dir` and writes the ssh configuration that reaches
+    /// it (`ssh_config`, the run's own, included first).
+    fn boot(spec: &ImageSpec, dir: &Path, ssh_config: Option<&Path>) -> anyhow::Result<ImageAt> {
+        let guest = ImageGuest::boot(spec, dir)?;
+        let config = dir.join("ssh_config");
+        let mut text = String::new();
+        if let Some(c) = ssh_config {
+            text += &format!("Include {}\n", std::path::absolute(c)?.display());
+        }
+        text += &format!(
+            "Host sbguest\n  HostName 127.0.0.1\n  Port {}\n  User {}\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n",
+            guest.port, spec.user
+        );
+        if let Some(k) = &spec.key {
+            text += &format!(
+                "  IdentityFile {}\n  IdentitiesOnly yes\n",
+                std::path::absolute(k)?.display()
+            );
+        }
+        std::fs::write(&config, text)?;
+        Ok(ImageAt {
+            guest,
+            target: format!("{}@sbguest", spec.user)
+                .parse()
+                .map_err(anyhow::Error::msg)?,
+            config,
+            bin: spec.bin.as_ref().map(|b| b.display().to_string()),
+            dir: dir.to_path_buf(),
+            session: None,
+        })
+    }
+
+    /// Opens the ssh session, trying for up to `limit` (a booting guest
+    /// refuses until its sshd runs).
+    fn connect(&mut self, limit: Duration) -> anyhow::Result<()> {
+        let end = std::time::Instant::now() + limit;
+        loop {
+            match Session::open_with(
+                &self.target,
+                Some(&self.config),
+                &self.dir,
+                self.bin.as_deref(),
+            ) {
+                Ok(s) => {
+                    self.session = Some(s);
+                    return Ok(());
+                }
+                Err(e) => {
+                    if let Some(why) = self.guest.ended() {
+                        bail!("{why}");
+                    }
+                    if crate::stop::interrupted() {
+                        bail!("interrupted");
+                    }
+                    if std::time::Instant::now() > end {
+                        bail!(
+                            "no ssh within {}s: {e:#}; {}",
+                            limit.as_secs(),
+                            self.guest.console()
+                        );
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_secs(2));
+        }
+    }
+
+    /// The open session.
+    fn session(&self) -> anyhow::Result<&Session> {
+        self.session.as_ref().context("no ssh session")
+    }
+}
+
 impl At {
-    /// Runs `scalebench ARGS` there: exit code (`None`: stopped here),
-    /// standard output, standard error.
+    /// Its turn begins: a guest resumed (its clock set), an image's ssh
+    /// session opened.
+    fn begin(&mut self) -> anyhow::Result<()> {
+        match self {
+            At::Guest(g) => g.resume(),
+            At::Image(i) => {
+                i.guest.resume()?;
+                i.connect(CONNECT_LIMIT)
+            }
+            At::Ssh(_) => Ok(()),
+        }
+    }
+
+    /// Its turn ends: an image's session closed, a guest paused.
+    fn end(&mut self) -> anyhow::Result<()> {
+        match self {
+            At::Guest(g) => g.pause(),
+            At::Image(i) => {
+                if let Some(mut s) = i.session.take() {
+                    s.close();
+                }
+                i.guest.pause()
+            }
+            At::Ssh(_) => Ok(()),
+        }
+    }
+
+    /// Runs `scalebench ARGS` there, in its turn: exit code (`None`:
+    /// stopped here), standard output, standard error.
     fn run(
         &mut self,
         args: &[String],
@@ -150,43 +291,49 @@ impl At {
     ) -> anyhow::Result<(Option<i32>, String, String)> {
         match self {
             At::Guest(g) => {
-                g.resume()?;
-                let ran = g.run(args, limit);
-                let paused = g.pause();
-                let r = ran?;
-                paused?;
+                let r = g.run(args, limit)?;
                 Ok((Some(r.code), r.stdout, r.stderr))
             }
+            At::Image(i) => i.session()?.run_supervised(args, limit),
             At::Ssh(s) => s.run_supervised(args, limit),
         }
     }
 
-    /// Where a result file named `name` goes there.
+    /// Where a result file named `name` goes there, in its turn.
     fn out_path(&self, name: &str) -> String {
         match self {
             At::Guest(_) => format!("{}/{name}", crate::systems::guest::OUT_DIR),
+            At::Image(i) => format!(
+                "{}/{name}",
+                i.session.as_ref().map_or("/tmp", |s| s.dir.as_str())
+            ),
             At::Ssh(s) => format!("{}/{name}", s.dir),
         }
     }
 
-    /// The result file at `there` ([`At::out_path`]).
+    /// The result file at `there` ([`At::out_path`]), in its turn.
     fn result(&self, there: &str, name: &str) -> Result<ResultFile, String> {
-        match self {
-            At::Guest(g) => results::load(&g.out_dir().join(name)).map_err(|e| e.to_string()),
-            At::Ssh(s) => {
-                let text = s
-                    .read_file(there, COMMAND_LIMIT)
-                    .map_err(|e| format!("{e:#}"))?;
-                results::parse(&text, Path::new(there)).map_err(|e| e.to_string())
+        let s = match self {
+            At::Guest(g) => {
+                return results::load(&g.out_dir().join(name)).map_err(|e| e.to_string());
             }
-        }
+            At::Image(i) => i.session().map_err(|e| e.to_string())?,
+            At::Ssh(s) => s,
+        };
+        let text = s
+            .read_file(there, COMMAND_LIMIT)
+            .map_err(|e| format!("{e:#}"))?;
+        results::parse(&text, Path::new(there)).map_err(|e| e.to_string())
     }
 }
 
 /// `scalebench ARGS` at `at` for a short answer: its standard output, or
 /// an error quoting its standard error.
 fn ask(at: &mut At, args: &[String]) -> anyhow::Result<String> {
-    match at.run(args, COMMAND_LIMIT)? {
+    at.begin()?;
+    let ran = at.run(args, COMMAND_LIMIT);
+    at.end()?;
+    match ran? {
         (Some(0), out, _) => Ok(out),
         (code, _, err) => bail!(
             "scalebench {} there ended with {}: {}",
@@ -209,12 +356,18 @@ impl RemoteSystem {
                 said.trim()
             );
         }
-        let pins = match &mut at {
-            At::Guest(g) => g.pin_vcpus().unwrap_or_else(|e| {
+        let pinned = match &mut at {
+            At::Guest(g) => Some(g.pin_vcpus()),
+            At::Image(i) => Some(i.guest.pin_vcpus()),
+            At::Ssh(_) => None,
+        };
+        let pins = match pinned {
+            Some(Err(e)) => {
                 eprintln!("note: {}: vCPUs not pinned: {e:#}", s.name);
                 Vec::new()
-            }),
-            At::Ssh(_) => Vec::new(),
+            }
+            Some(Ok(p)) => p,
+            None => Vec::new(),
         };
         let mut args = vec!["sysinfo".to_string(), "--json".into()];
         if !o.record_sysctl.is_empty() {
@@ -222,13 +375,18 @@ impl RemoteSystem {
         }
         let mut system: SystemInfo =
             serde_json::from_str(&ask(&mut at, &args)?).context("its sysinfo --json")?;
-        if let At::Guest(g) = &at {
+        let accel = match &at {
+            At::Guest(g) => Some(&g.accel),
+            At::Image(i) => Some(&i.guest.accel),
+            At::Ssh(_) => None,
+        };
+        if let Some(a) = accel {
             let seen = system.virtualization.take().unwrap_or_default();
             system.virtualization = Some(results::Virtualization {
-                kind: if g.accel.emulated() { "tcg" } else { "kvm" }.into(),
-                emulated: g.accel.emulated(),
+                kind: if a.emulated() { "tcg" } else { "kvm" }.into(),
+                emulated: a.emulated(),
                 hypervisor: seen.hypervisor,
-                reason: Some(g.accel.reason()),
+                reason: Some(a.reason()),
                 vcpu_pins: pins,
             });
         }
@@ -250,6 +408,10 @@ impl RemoteSystem {
                 g.release,
                 g.accel,
                 g.share.name()
+            ),
+            At::Image(i) => format!(
+                "{}: {} {} under QEMU ({}), over ssh at 127.0.0.1:{}",
+                self.name, self.system.os, self.system.os_release, i.guest.accel, i.guest.port
             ),
             At::Ssh(s) => format!(
                 "{}: {} {} over ssh, scalebench {}",
@@ -300,9 +462,11 @@ impl RemoteSystem {
     fn measure(&mut self, o: &RunOptions, item: Item) -> Result<ResultFile, String> {
         self.items += 1;
         let name = format!("item-{}.json", self.items);
+        let began = self.at.begin();
         let there = self.at.out_path(&name);
-        let ran = self.at.run(&item_args(o, item, &there), ITEM_LIMIT);
+        let ran = began.and_then(|()| self.at.run(&item_args(o, item, &there), ITEM_LIMIT));
         let file = self.at.result(&there, &name);
+        let ran = ran.and_then(|r| self.at.end().map(|()| r));
         match ran {
             Ok((Some(_), _, _)) if file.is_ok() => file,
             Ok((code, _, err)) => {
@@ -336,6 +500,15 @@ impl RemoteSystem {
                     Ok(()) => Vec::new(),
                     Err(e) => vec![format!("{e:#}")],
                 }
+            }
+            At::Image(i) => {
+                let mut i = *i;
+                if let Some(mut s) = i.session.take() {
+                    s.close();
+                }
+                let _ = i.guest.resume();
+                i.guest.close();
+                Vec::new()
             }
             At::Ssh(mut s) => s.close(),
         }

@@ -12,7 +12,7 @@
 use super::cpio::Archive;
 use super::guest::{self, Share};
 use super::kernel::{self, Modules};
-use super::spec::KernelSpec;
+use super::spec::{ImageSpec, KernelSpec};
 use crate::harness::reaper::ChildGroup;
 use anyhow::{Context, bail};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -346,6 +346,33 @@ impl Qmp {
         }
     }
 
+    /// Pins vCPU i's thread to host CPU i modulo this machine's CPUs; the
+    /// host CPU of each vCPU, in vCPU order.
+    fn pin_vcpus(&mut self) -> anyhow::Result<Vec<usize>> {
+        let cpus = self.execute("query-cpus-fast")?;
+        let online = crate::sys::cpu_count().max(1);
+        let mut threads: Vec<(usize, i32)> = cpus
+            .as_array()
+            .context("QMP query-cpus-fast: not a list")?
+            .iter()
+            .filter_map(|c| {
+                Some((
+                    c.get("cpu-index")?.as_u64()? as usize,
+                    i32::try_from(c.get("thread-id")?.as_i64()?).ok()?,
+                ))
+            })
+            .collect();
+        threads.sort();
+        let mut pins = Vec::new();
+        for (i, tid) in threads {
+            let cpu = i % online;
+            crate::sys::pin_thread(tid, cpu)
+                .with_context(|| format!("pin vCPU {i} (thread {tid}) to CPU {cpu}"))?;
+            pins.push(cpu);
+        }
+        Ok(pins)
+    }
+
     /// Runs `command`; what it returned.
     fn execute(&mut self, command: &str) -> anyhow::Result<serde_json::Value> {
         writeln!(self.w, "{}", serde_json::json!({ "execute": command }))?;
@@ -378,28 +405,7 @@ impl Guest {
     /// Pins vCPU i's thread to host CPU i modulo this machine's CPUs; the
     /// host CPU of each vCPU, in vCPU order.
     pub fn pin_vcpus(&mut self) -> anyhow::Result<Vec<usize>> {
-        let cpus = self.qmp.execute("query-cpus-fast")?;
-        let online = crate::sys::cpu_count().max(1);
-        let mut threads: Vec<(usize, i32)> = cpus
-            .as_array()
-            .context("QMP query-cpus-fast: not a list")?
-            .iter()
-            .filter_map(|c| {
-                Some((
-                    c.get("cpu-index")?.as_u64()? as usize,
-                    i32::try_from(c.get("thread-id")?.as_i64()?).ok()?,
-                ))
-            })
-            .collect();
-        threads.sort();
-        let mut pins = Vec::new();
-        for (i, tid) in threads {
-            let cpu = i % online;
-            crate::sys::pin_thread(tid, cpu)
-                .with_context(|| format!("pin vCPU {i} (thread {tid}) to CPU {cpu}"))?;
-            pins.push(cpu);
-        }
-        Ok(pins)
+        self.qmp.pin_vcpus()
     }
 
     /// Boots `spec` with `init` (a static scalebench) in `dir` (made;
@@ -611,6 +617,126 @@ pub fn release_stale(dir: &Path) -> Vec<String> {
         }
     }
     v
+}
+
+/// The newest Linux kernel image in `/boot`, to probe KVM with when the
+/// system to boot is a disk image (the probe asks about the hypervisor,
+/// not about the guest).
+fn probe_kernel() -> Option<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir("/boot")
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz-"))
+        })
+        .collect();
+    v.sort();
+    v.pop()
+}
+
+/// A free TCP port on 127.0.0.1 (for QEMU to forward to the guest's ssh).
+fn free_port() -> anyhow::Result<u16> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(l.local_addr()?.port())
+}
+
+/// A disk image of any OS booted in QEMU from its own boot loader, with
+/// QEMU's user network and the guest's port 22 forwarded to a port of
+/// this machine's loopback; what it writes goes to a temporary overlay
+/// (`-snapshot`): the image is never changed. Reached over ssh by its
+/// caller.
+pub struct ImageGuest {
+    dir: PathBuf,
+    qemu: ChildGroup,
+    qmp: Qmp,
+    /// The port of 127.0.0.1 forwarded to the guest's ssh.
+    pub port: u16,
+    /// How the guest runs: KVM, or TCG (emulated) and why.
+    pub accel: Accel,
+}
+
+impl ImageGuest {
+    /// Boots `spec` in `dir` (made; the caller's, removed by the caller).
+    pub fn boot(spec: &ImageSpec, dir: &Path) -> anyhow::Result<ImageGuest> {
+        let image = &spec.image;
+        std::fs::File::open(image).with_context(|| format!("image {}", image.display()))?;
+        std::fs::create_dir_all(dir)?;
+        let accel = match probe_kernel() {
+            Some(k) => Accel::probe(&k, dir),
+            None => Accel::Tcg("no kernel in /boot to probe KVM with".into()),
+        };
+        let cpus = spec
+            .machine
+            .cpus
+            .unwrap_or_else(|| crate::sys::cpu_count().clamp(1, 2) as u32);
+        let port = free_port()?;
+        let qmp = dir.join("qmp.sock");
+        let mut cmd = Command::new(QEMU);
+        cmd.args(accel.args())
+            .args(["-smp", &cpus.to_string()])
+            .args(["-m", &format!("{}M", spec.machine.memory >> 20)])
+            .args(headless(&dir.join("console.log")))
+            .arg("-drive")
+            .arg(format!("file={},if=virtio,snapshot=on", opt(image)))
+            .args(["-nic"])
+            .arg(format!(
+                "user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:{port}-:22"
+            ))
+            .arg("-qmp")
+            .arg(format!("unix:{},server=on,wait=off", opt(&qmp)))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(dir.join("qemu.err"))?);
+        let mut qemu = ChildGroup::spawn(&mut cmd).with_context(|| format!("start {QEMU}"))?;
+        wait_for(&qmp, Duration::from_secs(20), &mut qemu).context("QEMU")?;
+        let qmp = Qmp::connect(&qmp)?;
+        Ok(ImageGuest {
+            dir: dir.to_path_buf(),
+            qemu,
+            qmp,
+            port,
+            accel,
+        })
+    }
+
+    /// Why QEMU is gone, if it is.
+    pub fn ended(&mut self) -> Option<String> {
+        match self.qemu.child().try_wait() {
+            Ok(Some(s)) => Some(format!("QEMU ended ({s}); {}", console_tail(&self.dir))),
+            _ => None,
+        }
+    }
+
+    /// The last lines of its console, for an error.
+    pub fn console(&self) -> String {
+        console_tail(&self.dir)
+    }
+
+    /// Stops its vCPUs and clock.
+    pub fn pause(&mut self) -> anyhow::Result<()> {
+        self.qmp.execute("stop").map(drop)
+    }
+
+    /// Lets it run again.
+    pub fn resume(&mut self) -> anyhow::Result<()> {
+        self.qmp.execute("cont").map(drop)
+    }
+
+    /// Pins its vCPU threads ([`Guest::pin_vcpus`]).
+    pub fn pin_vcpus(&mut self) -> anyhow::Result<Vec<usize>> {
+        self.qmp.pin_vcpus()
+    }
+
+    /// Powers it off (ACPI) and waits up to 30 s, then kills what is left.
+    pub fn close(mut self) {
+        let _ = self.qmp.execute("system_powerdown");
+        let end = Instant::now() + Duration::from_secs(30);
+        while matches!(self.qemu.child().try_wait(), Ok(None)) && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
 }
 
 /// What [`run_once`] did.

@@ -3,7 +3,7 @@
 //! ```text
 //! NAME=local                                     this machine (the default system)
 //! NAME=kernel:PATH[,initrd=P][,cpus=N][,memory=SIZE][,cmdline=TEXT]
-//! NAME=image:PATH,ssh=USER[,bin=P][,cpus=N][,memory=SIZE]
+//! NAME=image:PATH,ssh=USER[,key=FILE][,bin=P][,cpus=N][,memory=SIZE]
 //! NAME=ssh:[USER@]HOST[:PORT][,bin=P]
 //! ```
 //!
@@ -70,13 +70,15 @@ pub struct KernelSpec {
     pub machine: Machine,
 }
 
-/// `image:PATH,ssh=USER[,bin=…][,cpus=N][,memory=SIZE]`.
+/// `image:PATH,ssh=USER[,key=FILE][,bin=…][,cpus=N][,memory=SIZE]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImageSpec {
     /// The disk image.
     pub image: PathBuf,
     /// The user to ssh in as.
     pub user: String,
+    /// The private key to log in with (else ssh's own choice).
+    pub key: Option<PathBuf>,
     /// The scalebench binary in the guest (else the one on its PATH).
     pub bin: Option<PathBuf>,
     /// vCPUs and memory.
@@ -114,6 +116,9 @@ impl std::fmt::Display for SystemSpec {
             }
             Kind::Image(i) => {
                 write!(f, "image:{},ssh={}", i.image.display(), i.user)?;
+                if let Some(k) = &i.key {
+                    write!(f, ",key={}", k.display())?;
+                }
                 if let Some(b) = &i.bin {
                     write!(f, ",bin={}", b.display())?;
                 }
@@ -248,7 +253,11 @@ impl std::str::FromStr for SystemSpec {
             })
         } else if let Some(r) = spec.strip_prefix("image:") {
             let (p, rest) = r.split_once(',').unwrap_or((r, ""));
-            let o = take(options(rest)?, &["ssh", "bin", "cpus", "memory"], "image:")?;
+            let o = take(
+                options(rest)?,
+                &["ssh", "bin", "cpus", "memory", "key"],
+                "image:",
+            )?;
             let user = o[0].ok_or("image: needs ssh=USER (the user to log in as)")?;
             format!("{user}@localhost")
                 .parse::<Target>()
@@ -258,6 +267,7 @@ impl std::str::FromStr for SystemSpec {
                 user: user.to_string(),
                 bin: o[1].map(|b| path(b, "bin=")).transpose()?,
                 machine: machine(o[2], o[3])?,
+                key: o[4].map(|k| path(k, "key=")).transpose()?,
             })
         } else if let Some(r) = spec.strip_prefix("ssh:") {
             let (t, rest) = r.split_once(',').unwrap_or((r, ""));
@@ -325,6 +335,11 @@ mod tests {
             ("root", DEFAULT_MEMORY)
         );
         assert_eq!(i.bin, Some(PathBuf::from("/usr/local/bin/scalebench")));
+        assert_eq!(i.key, None);
+        let Kind::Image(i) = p("d=image:/d.img,key=/k/id,ssh=root").unwrap().kind else {
+            panic!()
+        };
+        assert_eq!(i.key, Some(PathBuf::from("/k/id")));
         let s = p("far=ssh:bench@[2001:db8::1]:2222,bin=/opt/sb").unwrap();
         let Kind::Ssh { target, bin } = s.kind else {
             panic!()
@@ -342,6 +357,7 @@ mod tests {
             "a=local",
             "b=kernel:/k,initrd=/i,cpus=1,memory=512M,cmdline=x=1,y",
             "c=image:/d.img,ssh=root,bin=/b,memory=2048M",
+            "c=image:/d.img,ssh=root,key=/k,cpus=2",
             "d=ssh:u@h:22,bin=/b",
         ] {
             let spec = p(s).unwrap();
