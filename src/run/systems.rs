@@ -13,8 +13,7 @@ use super::RunOptions;
 use super::files::Recording;
 use super::remote::{Item, item_args};
 use crate::harness::progress::Progress;
-use crate::hosts::ssh::Session;
-use crate::hosts::ssh::Target;
+use crate::hosts::ssh::{Session, Target};
 use crate::results::{self, BenchResult, Params, ResultFile, Status, SystemInfo, WorkloadResult};
 use crate::systems::qemu::{Guest, ImageGuest};
 use crate::systems::spec::{ImageSpec, Kind, SystemSpec};
@@ -58,10 +57,10 @@ enum At {
 pub struct RemoteSystem {
     name: String,
     at: At,
-    /// The guest's system record, with how it ran.
+    /// Its system record, with how it ran.
     pub system: SystemInfo,
     items: u32,
-    /// Why the guest is gone, once it is.
+    /// Why the system is gone, once it is.
     lost: Option<String>,
 }
 
@@ -111,61 +110,67 @@ pub fn open(
     let mut v = Vec::new();
     let mut bin: Option<PathBuf> = None;
     for s in specs {
-        let at = match &s.kind {
-            Kind::Local => {
-                v.push(Opened::Here);
-                continue;
-            }
-            Kind::Kernel(k) => {
-                let bin = match &bin {
-                    Some(b) => b.clone(),
-                    None => bin.insert(guest_binary(plan.guest_bin.as_deref())?).clone(),
-                };
-                progress.note_run(&format!(
-                    "{}: booting {} in QEMU",
-                    s.name,
-                    k.kernel.display()
-                ));
-                let dir = workdir.join(format!("guest-{}", s.name));
-                let guest = Guest::boot(k, &bin, &dir, BOOT_LIMIT)
-                    .with_context(|| format!("--system {}", s.name))?;
-                At::Guest(guest)
-            }
-            Kind::Ssh { target, bin } => {
-                progress.note_run(&format!("{}: connecting to {target}", s.name));
-                let bin = bin.as_ref().map(|b| b.display().to_string());
-                // A directory of its own: ssh's control socket is named
-                // after this process.
-                let dir = workdir.join(format!("ssh-{}", s.name));
-                std::fs::create_dir_all(&dir)?;
-                let session =
-                    Session::open_with(target, plan.ssh_config.as_deref(), &dir, bin.as_deref())
-                        .with_context(|| format!("--system {}", s.name))?;
-                At::Ssh(session)
-            }
-            Kind::Image(i) => {
-                progress.note_run(&format!(
-                    "{}: booting {} in QEMU",
-                    s.name,
-                    i.image.display()
-                ));
-                let dir = workdir.join(format!("guest-{}", s.name));
-                let mut at = ImageAt::boot(i, &dir, plan.ssh_config.as_deref())
-                    .with_context(|| format!("--system {}", s.name))?;
-                at.connect(IMAGE_BOOT_LIMIT)
-                    .with_context(|| format!("--system {}", s.name))?;
-                if let Some(mut s) = at.session.take() {
-                    s.close();
-                }
-                at.guest.pause()?;
-                At::Image(Box::new(at))
-            }
+        let Some(at) = reach(s, plan, workdir, &mut bin, progress)
+            .with_context(|| format!("--system {}", s.name))?
+        else {
+            v.push(Opened::Here);
+            continue;
         };
         let r = RemoteSystem::ready(s, at, o).with_context(|| format!("--system {}", s.name))?;
         progress.note_run(&r.summary());
         v.push(Opened::Remote(Box::new(r)));
     }
     Ok(v)
+}
+
+/// Boots or connects to system `s` (none for this machine); `bin` is the
+/// guests' static scalebench, found once.
+fn reach(
+    s: &SystemSpec,
+    plan: &super::plan::RunPlan,
+    workdir: &Path,
+    bin: &mut Option<PathBuf>,
+    progress: &mut Progress,
+) -> anyhow::Result<Option<At>> {
+    // Each in a directory of its own (ssh's control socket is named
+    // after this process).
+    let dir = workdir.join(format!("sys-{}", s.name));
+    Ok(Some(match &s.kind {
+        Kind::Local => return Ok(None),
+        Kind::Kernel(k) => {
+            let bin = match bin {
+                Some(b) => b.clone(),
+                None => bin.insert(guest_binary(plan.guest_bin.as_deref())?).clone(),
+            };
+            progress.note_run(&format!(
+                "{}: booting {} in QEMU",
+                s.name,
+                k.kernel.display()
+            ));
+            At::Guest(Guest::boot(k, &bin, &dir, BOOT_LIMIT)?)
+        }
+        Kind::Ssh { target, bin } => {
+            progress.note_run(&format!("{}: connecting to {target}", s.name));
+            let bin = bin.as_ref().map(|b| b.display().to_string());
+            std::fs::create_dir_all(&dir)?;
+            let ssh = plan.ssh_config.as_deref();
+            At::Ssh(Session::open_with(target, ssh, &dir, bin.as_deref())?)
+        }
+        Kind::Image(i) => {
+            progress.note_run(&format!(
+                "{}: booting {} in QEMU",
+                s.name,
+                i.image.display()
+            ));
+            let mut at = ImageAt::boot(i, &dir, plan.ssh_config.as_deref())?;
+            at.connect(IMAGE_BOOT_LIMIT)?;
+            if let Some(mut s) = at.session.take() {
+                s.close();
+            }
+            at.guest.pause()?;
+            At::Image(Box::new(at))
+        }
+    }))
 }
 
 /// A disk image booted here and reached over ssh through its forwarded
