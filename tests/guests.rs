@@ -366,3 +366,54 @@ fn a_guest_goes_with_scalebench_on_interrupt_and_on_kill() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// The Debian disk image scripts/test makes once (scripts/debian-image).
+const TEST_IMAGE: &str = "/var/cache/scalebench/test-debian.img";
+
+#[test]
+fn a_disk_image_boots_and_runs_the_plan_over_ssh_and_is_left_unchanged() {
+    let image = std::path::Path::new(TEST_IMAGE);
+    assert!(
+        image.is_file(),
+        "{TEST_IMAGE} is missing: scripts/test makes it (scripts/debian-image --no-bin)"
+    );
+    let before = std::fs::metadata(image).unwrap().modified().unwrap();
+    let t = tempfile::tempdir().unwrap();
+    let work = t.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let out = t.path().join("r.json");
+    let o = common::bin()
+        .args(["run", "socket", "--max", "30", "--runs", "1"])
+        .arg("--system")
+        .arg(format!(
+            "deb=image:{TEST_IMAGE},ssh=root,key={TEST_IMAGE}.key,memory=1G"
+        ))
+        .arg("--workdir")
+        .arg(&work)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = common::text(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    let doc = common::load(&out);
+    common::assert_valid(&doc);
+    assert_eq!(doc["label"], "deb");
+    assert_eq!(
+        doc["system"]["hostname"], "sbimage",
+        "the image's own record"
+    );
+    assert_eq!(doc["benchmarks"][0]["status"], "ok", "{stderr}");
+    let kind = doc["system"]["virtualization"]["kind"].as_str().unwrap();
+    assert!(kind == "tcg" || kind == "kvm", "{doc}");
+    // Nothing left, and the image as it was (QEMU wrote to an overlay).
+    assert_eq!(
+        common::processes_naming(work.to_str().unwrap()),
+        Vec::<u32>::new()
+    );
+    assert_eq!(common::scalebench_entries(&work), Vec::<String>::new());
+    assert_eq!(
+        std::fs::metadata(image).unwrap().modified().unwrap(),
+        before
+    );
+}
