@@ -205,7 +205,11 @@ fn run_series(
     } else {
         crate::sys::count_mappings()
     };
-    if fds_after > fds_before || maps_after > maps_before {
+    // musl's allocator keeps a few mappings of its own once it has grown
+    // (seen here: one after each of socket, bind, mmap … in a guest); a
+    // benchmark's own leak is of its n mappings.
+    let slack = if cfg!(target_env = "musl") { 4 } else { 0 };
+    if fds_after > fds_before || maps_after > maps_before.map(|m| m + slack) {
         let leak = format!(
             "scalebench bug: {} left {} descriptors and {} mappings behind",
             r.series,
