@@ -18,6 +18,7 @@ mod hosts;
 mod load;
 mod mail;
 mod net;
+mod not_built;
 mod outputs;
 mod pgbench;
 mod profile;
