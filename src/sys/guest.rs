@@ -142,7 +142,7 @@ pub fn power_off() -> io::Error {
 /// lags behind the host's time).
 pub fn set_clock(since_epoch: std::time::Duration) -> io::Result<()> {
     let ts = libc::timespec {
-        tv_sec: since_epoch.as_secs() as libc::time_t,
+        tv_sec: since_epoch.as_secs() as _,
         tv_nsec: since_epoch.subsec_nanos() as _,
     };
     // SAFETY: a valid timespec; setting the clock is PID 1's to ask.
