@@ -12,6 +12,7 @@ mod classifier;
 mod cli;
 mod compare;
 mod drift;
+mod emulation;
 mod fs;
 mod guests;
 mod hosts;

@@ -46,6 +46,9 @@ pub const PALETTE: [&str; 7] = [
 pub struct Series<'a> {
     /// Legend label.
     pub label: &'a str,
+    /// Whether the system was measured under emulation: its legend entry
+    /// says so ([`super::EMULATED_MARK`]).
+    pub emulated: bool,
     /// Colour.
     pub colour: &'static str,
     /// Samples per run, `(n, ns)`.
@@ -757,14 +760,19 @@ impl<'a> Plot<'a> {
     fn write_legend(&self, o: &mut String, lone_total: usize) {
         let mut lx = LEFT;
         for s in self.series {
+            let text = if s.emulated {
+                format!("{} {} emulated", s.label, super::EMULATED_MARK)
+            } else {
+                s.label.to_string()
+            };
             let _ = write!(
                 o,
                 r#"<rect x="{lx:.1}" y="8" width="14" height="10" fill="{}"/><text x="{:.1}" y="17">{}</text>"#,
                 s.colour,
                 lx + 18.0,
-                esc(s.label)
+                esc(&text)
             );
-            lx += 28.0 + 7.0 * s.label.chars().count() as f64;
+            lx += 28.0 + 7.0 * text.chars().count() as f64;
         }
         write_key(o, self.series.iter().any(|s| s.runs.len() > 1), lone_total);
     }
@@ -1210,6 +1218,7 @@ mod tests {
         runs[3][4321] = (4321.0, 2e6); // a thousand times slower
         let s = Series {
             label: "box",
+            emulated: false,
             colour: PALETTE[0],
             runs: runs.clone(),
             median: vec![(0.0, 2000.0), (10_000.0, 2000.0)],
@@ -1267,6 +1276,7 @@ mod tests {
         // The SVG embeds it at the plot area's place and size.
         let s = Series {
             label: "box",
+            emulated: false,
             colour: PALETTE[1],
             runs: vec![band(30_000, 1000.0)],
             median: Vec::new(),
@@ -1316,6 +1326,7 @@ mod tests {
         odd[7].1 = 5000.0;
         let s = Series {
             label: "box <a>",
+            emulated: false,
             colour: PALETTE[0],
             runs: vec![run(0.1), odd],
             median: vec![(0.0, 95.0), (10.0, 125.0)],
@@ -1349,6 +1360,7 @@ mod tests {
         let series: Vec<Series> = (0..3)
             .map(|i| Series {
                 label: ["a", "b", "c"][i],
+                emulated: false,
                 colour: PALETTE[i],
                 runs: vec![band(5000, 1000.0 * (i + 1) as f64)],
                 median: Vec::new(),

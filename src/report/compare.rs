@@ -2,9 +2,11 @@
 //! workload row, each improved, unchanged, regressed, class-changed or
 //! not comparable, with the evidence in words (the test is in
 //! [`crate::analysis::compare`]); written for a terminal, a pull-request
-//! comment (Markdown) or a program (JSON).
+//! comment (Markdown) or a program (JSON). An emulated file and a native
+//! one are compared by growth class only; two emulated ones as two native
+//! ones, with a warning ([`super::Basis`]).
 
-use super::{Input, samples_of};
+use super::{Basis, Input, samples_of};
 use crate::analysis::Label;
 use crate::analysis::compare::{
     self, CostRatio, Outcome, SINGLE_THRESHOLD, cost_ratio, judge_cost, judge_throughput,
@@ -52,8 +54,9 @@ fn pct(x: f64) -> String {
     format!("{:+.0} %", (x - 1.0) * 100.0)
 }
 
-/// Compares the benchmark series of the first two systems of `input`.
-fn benchmarks(input: &Input, threshold: Option<f64>) -> Vec<Row> {
+/// Compares the benchmark series of the first two systems of `input`
+/// (by class only on a `Mixed` basis).
+fn benchmarks(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
     let (base, new) = (&input.systems[0].label, &input.systems[1].label);
     let mut rows = Vec::new();
     for series in input.series_names() {
@@ -90,7 +93,12 @@ fn benchmarks(input: &Input, threshold: Option<f64>) -> Vec<Row> {
         };
         row.base_class = b.verdict.as_ref().ok().map(|v| v.class.to_string());
         row.new_class = n.verdict.as_ref().ok().map(|v| v.class.to_string());
-        let (outcome, cost, evidence) = judge_pair(b, bb, n, nb, threshold);
+        let (outcome, cost, evidence) = if basis == Basis::Mixed {
+            let (outcome, evidence) = judge_classes(b, n, input);
+            (outcome, None, evidence)
+        } else {
+            judge_pair(b, bb, n, nb, threshold)
+        };
         row.outcome = outcome;
         row.evidence = evidence;
         row.cost = cost;
@@ -112,22 +120,7 @@ pub fn judge_pair(
     let outcome;
     let mut evidence;
     let cost = cost_ratio(&samples_of(bb), &samples_of(nb), threshold);
-    let classes = (
-        b.verdict.as_ref().ok().and_then(|v| class_of(&v.class)),
-        n.verdict.as_ref().ok().and_then(|v| class_of(&v.class)),
-    );
-    // Two classes one of the verdicts found about as good (its
-    // `alternative`), or whose resampled runs gave the other's class a
-    // quarter of their votes or more, are not a change of class.
-    let near = |e: &super::Entry, c: crate::analysis::Class| {
-        e.verdict.as_ref().is_ok_and(|v| {
-            v.alternative == Some(c)
-                || v.votes
-                    .iter()
-                    .any(|x| x.what == c.label() && x.share >= CLASS_VOTE)
-        })
-    };
-    let both_near = matches!(classes, (Some(x), Some(y)) if near(b, y) || near(n, x));
+    let (classes, both_near) = classes(b, n);
     match (&cost, classes) {
         (_, (Some(x), Some(y))) if x != y && !both_near => {
             outcome = Outcome::ClassChanged;
@@ -186,6 +179,87 @@ pub fn judge_pair(
     (outcome, cost, evidence)
 }
 
+/// The growth classes of two entries, and whether they are near: one
+/// verdict found the other's class about as good (its `alternative`), or
+/// its resampled runs gave it a quarter of their votes or more — which is
+/// not a change of class.
+#[allow(clippy::type_complexity)]
+fn classes(
+    b: &super::Entry,
+    n: &super::Entry,
+) -> (
+    (
+        Option<crate::analysis::Class>,
+        Option<crate::analysis::Class>,
+    ),
+    bool,
+) {
+    let classes = (
+        b.verdict.as_ref().ok().and_then(|v| class_of(&v.class)),
+        n.verdict.as_ref().ok().and_then(|v| class_of(&v.class)),
+    );
+    let near = |e: &super::Entry, c: crate::analysis::Class| {
+        e.verdict.as_ref().is_ok_and(|v| {
+            v.alternative == Some(c)
+                || v.votes
+                    .iter()
+                    .any(|x| x.what == c.label() && x.share >= CLASS_VOTE)
+        })
+    };
+    let both_near = matches!(classes, (Some(x), Some(y)) if near(b, y) || near(n, x));
+    (classes, both_near)
+}
+
+/// Judges one series of an emulated and a native file by its growth
+/// classes alone: a change of class, the same class, or no class to
+/// compare; never a cost (an emulated CPU's times are not the speed of
+/// any machine).
+pub fn judge_classes(b: &super::Entry, n: &super::Entry, input: &Input) -> (Outcome, String) {
+    let emu = if input.is_emulated(b.system) {
+        b.system
+    } else {
+        n.system
+    };
+    let why = format!("costs not compared: {emu} was measured under emulation (TCG)");
+    match classes(b, n) {
+        ((Some(x), Some(y)), false) if x != y => (
+            Outcome::ClassChanged,
+            format!(
+                "{} → {}: the cost grows {} with n; {why}",
+                x.label(),
+                y.label(),
+                if y > x { "faster" } else { "slower" }
+            ),
+        ),
+        ((Some(x), Some(y)), _) if x == y => (
+            Outcome::Unchanged,
+            format!("the same growth class on both, {}; {why}", x.label()),
+        ),
+        ((Some(x), Some(y)), _) => (
+            Outcome::Unchanged,
+            format!(
+                "{} and {}, which the verdicts do not tell apart; {why}",
+                x.label(),
+                y.label()
+            ),
+        ),
+        _ => {
+            let label = |e: &super::Entry| match &e.verdict {
+                Ok(v) => v.class.label().to_string(),
+                Err(_) => "no verdict".into(),
+            };
+            (
+                Outcome::NotComparable,
+                format!(
+                    "no growth class on both ({} in the base, {} in the new one); {why}",
+                    label(b),
+                    label(n)
+                ),
+            )
+        }
+    }
+}
+
 /// A workload row's throughput: requests/s, a phase's rate, or (sweeps)
 /// each level's figure.
 fn figures(r: &WorkloadRow) -> Vec<(Option<f64>, f64)> {
@@ -205,8 +279,9 @@ fn figures(r: &WorkloadRow) -> Vec<(Option<f64>, f64)> {
     Vec::new()
 }
 
-/// Compares the workload rows of the first two systems.
-fn workloads(input: &Input, threshold: Option<f64>) -> Vec<Row> {
+/// Compares the workload rows of the first two systems (none of their
+/// figures on a `Mixed` basis).
+fn workloads(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
     let t = threshold.unwrap_or(SINGLE_THRESHOLD);
     let (bf, nf) = (&input.systems[0].file, &input.systems[1].file);
     let mut rows = Vec::new();
@@ -240,6 +315,17 @@ fn workloads(input: &Input, threshold: Option<f64>) -> Vec<Row> {
                 rows.push(row);
                 continue;
             };
+            if basis == Basis::Mixed {
+                let emu = if input.emulated[0] {
+                    &input.systems[0].label
+                } else {
+                    &input.systems[1].label
+                };
+                row.evidence =
+                    format!("throughput not compared: {emu} was measured under emulation (TCG)");
+                rows.push(row);
+                continue;
+            }
             let (fb, fnew) = (figures(r), figures(o));
             let pairs: Vec<(Option<f64>, f64, f64)> = fb
                 .iter()
@@ -296,16 +382,26 @@ pub fn compare(input: &Input, threshold: Option<f64>) -> Vec<Row> {
     if input.systems.len() < 2 {
         return Vec::new();
     }
-    let mut rows = benchmarks(input, threshold);
-    rows.extend(workloads(input, threshold));
+    let basis = Basis::of(input.emulated[0], input.emulated[1]);
+    let mut rows = benchmarks(input, threshold, basis);
+    rows.extend(workloads(input, threshold, basis));
     rows
 }
 
-/// Why the two files' figures may not compare: another process busy (over
-/// half a CPU) when a run started, or the hypervisor stealing over 5 % of
-/// the CPU time during it. (Not the load average: a run's own forks and
-/// the one before it raise it for a minute.)
+/// Why the two files' figures may not compare: one or both measured under
+/// emulation, another process busy (over half a CPU) when a run started,
+/// or the hypervisor stealing over 5 % of the CPU time during it. (Not the
+/// load average: a run's own forks and the one before it raise it for a
+/// minute.)
 pub fn warnings(input: &Input) -> Vec<String> {
+    let (base, new) = (&input.systems[0].label, &input.systems[1].label);
+    let emulation =
+        Basis::of(input.emulated[0], input.emulated[1]).note(base, new, input.emulated[0]);
+    emulation.into_iter().chain(busy(input)).collect()
+}
+
+/// The warnings of a busy machine, per file.
+fn busy(input: &Input) -> Vec<String> {
     input.systems[..2]
         .iter()
         .filter_map(|s| {
@@ -372,6 +468,8 @@ pub struct Comparison<'i, 'a> {
     pub input: &'i Input<'a>,
     /// One row per series and workload figure.
     pub rows: Vec<Row>,
+    /// Why the figures may not compare ([`warnings`]).
+    pub warnings: Vec<String>,
 }
 
 impl<'i, 'a> Comparison<'i, 'a> {
@@ -381,6 +479,7 @@ impl<'i, 'a> Comparison<'i, 'a> {
         Comparison {
             input,
             rows: compare(input, threshold),
+            warnings: warnings(input),
         }
     }
 
@@ -419,7 +518,7 @@ pub fn write_json(c: &Comparison, out: &mut dyn Write) -> anyhow::Result<()> {
             base,
             new,
             counts: c.counts(),
-            warnings: warnings(c.input),
+            warnings: c.warnings.clone(),
             rows: &c.rows,
         },
     )?;
@@ -435,7 +534,7 @@ pub fn write_markdown(c: &Comparison, out: &mut dyn Write) -> anyhow::Result<()>
         "**scalebench compare** {base} → {new}: {}\n",
         c.summary()
     )?;
-    for w in warnings(c.input) {
+    for w in &c.warnings {
         writeln!(out, "> ⚠️ {w}\n")?;
     }
     writeln!(out, "| | series | outcome | evidence |")?;
@@ -462,8 +561,8 @@ pub fn write_markdown(c: &Comparison, out: &mut dyn Write) -> anyhow::Result<()>
 pub fn write_terminal(c: &Comparison, out: &mut dyn Write) -> anyhow::Result<()> {
     let (base, new) = c.labels();
     writeln!(out, "{base} → {new}: {}", c.summary())?;
-    for w in warnings(c.input) {
-        super::wrap::wrapped(out, "warning: ", &w)?;
+    for w in &c.warnings {
+        super::wrap::wrapped(out, "warning: ", w)?;
     }
     writeln!(out)?;
     for r in &c.rows {
@@ -521,5 +620,118 @@ mod tests {
         let quiet = [system("a", Some(10.0)), system("b", None)];
         let input = Input::new(&quiet, &crate::analysis::Options::default());
         assert!(warnings(&input).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod emulation_tests {
+    use super::*;
+    use crate::report::fixtures::system;
+
+    fn row<'r>(rows: &'r [Row], name: &str) -> &'r Row {
+        rows.iter().find(|r| r.name == name).unwrap()
+    }
+
+    /// A load workload of one row at `rps` requests per second.
+    fn with_workload(mut s: crate::report::System, rps: f64) -> crate::report::System {
+        let w: crate::results::WorkloadResult = serde_json::from_value(serde_json::json!({
+            "name": "http", "what": "static files", "status": "ok", "message": null,
+            "params": {}, "rows": [{"label": "1 process", "params": {}, "error": null,
+            "load": {"requests": 1000, "seconds": 1.0, "requests_per_s": rps, "mb_per_s": 1.0,
+              "body_bytes": 1000, "connections": 10,
+              "latency_ns": {"p50": 1, "p90": 1, "p99": 1, "p999": 1, "max": 1, "mean": 1.0},
+              "errors": {"connect": 0, "reset": 0, "timeout": 0, "status": 0, "short_body": 0},
+              "retries": 0, "failed": 0, "statuses": {}}}]
+        }))
+        .unwrap();
+        s.file.workloads.push(w);
+        s
+    }
+
+    #[test]
+    fn an_emulated_file_against_a_native_one_is_judged_by_class_only() {
+        let systems = [
+            with_workload(system("host", false, 1.0, false), 5000.0),
+            with_workload(system("guest", true, 10.0, true), 500.0),
+        ];
+        let input = Input::new(&systems, &Default::default());
+        let c = Comparison::of(&input, None);
+        // Ten times slower everywhere, yet nothing regressed: no cost is compared.
+        assert!(
+            c.rows
+                .iter()
+                .all(|r| r.cost.is_none() && r.throughput.is_none())
+        );
+        assert!(!c.rows.iter().any(|r| r.outcome == Outcome::Regressed));
+        let mmap = row(&c.rows, "mmap");
+        assert_eq!(mmap.outcome, Outcome::Unchanged, "{}", mmap.evidence);
+        assert_eq!(
+            mmap.evidence,
+            "the same growth class on both, O(1); costs not compared: guest was measured under emulation (TCG)"
+        );
+        // `socket` is undecided in the fixture: no class to compare.
+        let socket = row(&c.rows, "socket");
+        assert_eq!(
+            socket.outcome,
+            Outcome::NotComparable,
+            "{}",
+            socket.evidence
+        );
+        assert!(
+            socket.evidence.starts_with(
+                "no growth class on both (undecided in the base, undecided in the new one)"
+            ),
+            "{}",
+            socket.evidence
+        );
+        let bind = row(&c.rows, "bind");
+        assert_eq!(bind.outcome, Outcome::ClassChanged, "{}", bind.evidence);
+        assert!(is_regression(bind));
+        assert!(!bind.evidence.contains('%'), "{}", bind.evidence);
+        let http = row(&c.rows, "http: 1 process");
+        assert_eq!(http.outcome, Outcome::NotComparable);
+        assert_eq!(
+            http.evidence,
+            "throughput not compared: guest was measured under emulation (TCG)"
+        );
+        assert!(
+            c.warnings[0].starts_with("guest was measured under emulation (TCG) and host natively"),
+            "{:?}",
+            c.warnings
+        );
+        let mut md = Vec::new();
+        write_markdown(&c, &mut md).unwrap();
+        let md = String::from_utf8(md).unwrap();
+        assert!(
+            md.contains("> ⚠️ guest was measured under emulation"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn two_emulated_files_are_compared_by_cost_with_a_warning() {
+        let systems = [
+            with_workload(system("cloud", true, 1.0, false), 5000.0),
+            with_workload(system("rt", true, 10.0, false), 500.0),
+        ];
+        let input = Input::new(&systems, &Default::default());
+        let c = Comparison::of(&input, None);
+        let socket = row(&c.rows, "socket");
+        assert_eq!(socket.outcome, Outcome::Regressed, "{}", socket.evidence);
+        assert!(socket.cost.is_some());
+        assert_eq!(row(&c.rows, "http: 1 process").outcome, Outcome::Regressed);
+        assert_eq!(
+            c.warnings,
+            [
+                "cloud and rt were both measured under emulation (TCG): their cost ratios compare two emulations, not the speed of two machines"
+            ]
+        );
+        // Native files: no such warning.
+        let native = [
+            system("a", false, 1.0, false),
+            system("b", false, 1.0, false),
+        ];
+        let input = Input::new(&native, &Default::default());
+        assert!(Comparison::of(&input, None).warnings.is_empty());
     }
 }

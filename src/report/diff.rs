@@ -1,8 +1,11 @@
 //! What differs between systems, in sentences: classes, costs at the same
 //! n, structure (steps, shadow curves, slope changes) and what could not be
-//! measured. Every other system is compared with the first one given.
+//! measured. Every other system is compared with the first one given;
+//! between an emulated and a native system only by class and structure
+//! (an emulated CPU's times are not the speed of any machine: see
+//! [`super::Basis`]).
 
-use super::{Entry, Input};
+use super::{Basis, Entry, Input};
 use crate::analysis::units::{fmt_n, fmt_ns};
 use crate::analysis::{Class, Flag, Label, Verdict};
 use serde::Serialize;
@@ -99,7 +102,7 @@ fn structure(v: &Verdict) -> Vec<(&'static str, String)> {
         .collect()
 }
 
-fn compare(series: &str, a: &Entry, b: &Entry, out: &mut Vec<Difference>) {
+fn compare(series: &str, a: &Entry, b: &Entry, basis: Basis, out: &mut Vec<Difference>) {
     let diff = |kind, ratio, at_n, text: String| Difference {
         series: series.to_string(),
         kind,
@@ -150,7 +153,8 @@ fn compare(series: &str, a: &Entry, b: &Entry, out: &mut Vec<Difference>) {
     let lo = va.low.n.max(vb.low.n);
     let r_hi = cost_at(vb, hi) / cost_at(va, hi);
     let r_lo = cost_at(vb, lo) / cost_at(va, lo);
-    if r_hi.is_finite() && (r_hi >= NOTABLE || r_hi <= 1.0 / NOTABLE) {
+    let costs = basis != Basis::Mixed;
+    if costs && r_hi.is_finite() && (r_hi >= NOTABLE || r_hi <= 1.0 / NOTABLE) {
         let low_note = if r_lo.is_finite() && (r_hi / r_lo).ln().abs() > 1.3f64.ln() {
             format!(" ({} at n = {})", times(r_lo), fmt_n(lo))
         } else {
@@ -195,19 +199,22 @@ fn compare(series: &str, a: &Entry, b: &Entry, out: &mut Vec<Difference>) {
 }
 
 /// Every difference between the first system and each other one: class
-/// changes first, then costs (largest ratio first), then structure, then
-/// what could not be compared.
+/// changes first, then costs (largest ratio first; none between an
+/// emulated and a native system), then structure, then what could not be
+/// compared.
 pub fn differences(input: &Input) -> Vec<Difference> {
     let mut out = Vec::new();
     let Some(baseline) = input.systems.first() else {
         return out;
     };
+    let basis =
+        |other: &str| Basis::of(input.is_emulated(&baseline.label), input.is_emulated(other));
     for series in input.series_names() {
         let base = input.of_series(series).find(|e| e.system == baseline.label);
         for s in &input.systems[1..] {
             let other = input.of_series(series).find(|e| e.system == s.label);
             match (base, other) {
-                (Some(a), Some(b)) => compare(series, a, b, &mut out),
+                (Some(a), Some(b)) => compare(series, a, b, basis(&s.label), &mut out),
                 (Some(_), None) | (None, Some(_)) => {
                     let (has, lacks) = if base.is_some() {
                         (&baseline.label, &s.label)
@@ -229,7 +236,11 @@ pub fn differences(input: &Input) -> Vec<Difference> {
         }
     }
     for t in input.work_tables() {
-        for l in t.lines.iter().filter(|l| l.system != baseline.label) {
+        for l in t
+            .lines
+            .iter()
+            .filter(|l| l.system != baseline.label && basis(l.system) != Basis::Mixed)
+        {
             let base = t
                 .lines
                 .iter()
@@ -279,4 +290,81 @@ pub fn differences(input: &Input) -> Vec<Difference> {
     let weight = |d: &Difference| d.ratio.map_or(0.0, |r| -r.ln().abs());
     out.sort_by(|a, b| a.kind.cmp(&b.kind).then(weight(a).total_cmp(&weight(b))));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::system;
+
+    fn kinds(input: &Input) -> Vec<(Kind, String)> {
+        input
+            .differences
+            .iter()
+            .map(|d| (d.kind, d.series.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn native_systems_differ_by_cost_and_class() {
+        let systems = [
+            system("a", false, 1.0, false),
+            system("b", false, 10.0, true),
+        ];
+        let input = Input::new(&systems, &Default::default());
+        let k = kinds(&input);
+        assert!(k.contains(&(Kind::Class, "bind".into())), "{k:?}");
+        assert!(k.contains(&(Kind::Cost, "socket".into())), "{k:?}");
+        assert!(input.basis.is_empty(), "{:?}", input.basis);
+    }
+
+    #[test]
+    fn an_emulated_and_a_native_system_differ_by_class_only() {
+        for (base, other) in [(false, true), (true, false)] {
+            let systems = [
+                system("host", base, 1.0, false),
+                system("guest", other, 10.0, true),
+            ];
+            let input = Input::new(&systems, &Default::default());
+            let k = kinds(&input);
+            assert!(k.contains(&(Kind::Class, "bind".into())), "{k:?}");
+            assert!(!k.iter().any(|(kind, _)| *kind == Kind::Cost), "{k:?}");
+            assert!(
+                !input.differences.iter().any(|d| d.text.contains("slower")
+                    || d.text.contains("faster")
+                    || d.ratio.is_some()),
+                "{:?}",
+                input.differences
+            );
+            let emu = if base { "host" } else { "guest" };
+            assert_eq!(input.basis.len(), 1);
+            assert!(
+                input.basis[0].starts_with(&format!("{emu} was measured under emulation (TCG)")),
+                "{:?}",
+                input.basis
+            );
+            assert!(
+                input.basis[0].contains("only their growth classes are compared"),
+                "{:?}",
+                input.basis
+            );
+        }
+    }
+
+    #[test]
+    fn two_emulated_systems_show_cost_ratios_with_a_warning() {
+        let systems = [
+            system("cloud", true, 1.0, false),
+            system("rt", true, 10.0, false),
+        ];
+        let input = Input::new(&systems, &Default::default());
+        let k = kinds(&input);
+        assert!(k.contains(&(Kind::Cost, "socket".into())), "{k:?}");
+        assert_eq!(
+            input.basis,
+            [
+                "cloud and rt were both measured under emulation (TCG): their cost ratios compare two emulations, not the speed of two machines"
+            ]
+        );
+    }
 }

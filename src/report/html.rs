@@ -7,8 +7,8 @@
 //! toggle), with each system's verdict in words beside it.
 
 use super::chart::{self, Chart, PALETTE, Series, esc};
-use super::diff::{self, Difference};
-use super::{Entry, Input, Report, WorkLine, WorkTable, flags_of};
+use super::diff;
+use super::{EMULATED_MARK, EMULATED_NOTE, Entry, Input, Report, WorkLine, WorkTable, flags_of};
 use crate::analysis::units::{fmt_n, fmt_ns};
 use crate::analysis::{Class, Verdict};
 use crate::results::{ResultFile, Status};
@@ -174,6 +174,7 @@ fn series_of<'a>(e: &'a Entry, idx: usize) -> Series<'a> {
     };
     Series {
         label: e.system,
+        emulated: e.emulated,
         colour: colour(idx),
         runs,
         median,
@@ -201,11 +202,12 @@ fn verdict_words(e: &Entry, idx: usize) -> String {
         "<span class=\"swatch\" style=\"background:{}\"></span>",
         colour(idx)
     );
+    let mark = if e.emulated { EMULATED_MARK } else { "" };
     let mut s = String::new();
     match &e.verdict {
         Ok(v) => {
             s.push_str(&format!(
-                "<li>{sw}<b>{}</b> — <span class=\"class k{}\">{}</span> {}",
+                "<li>{sw}<b>{}{mark}</b> — <span class=\"class k{}\">{}</span> {}",
                 esc(e.system),
                 v.class.index(),
                 esc(v.class.label()),
@@ -278,6 +280,31 @@ fn system_rows(files: &[&ResultFile]) -> Vec<(String, Vec<String>)> {
         })
     });
     row("C library", &|f| f.system.libc.clone());
+    if files.iter().any(|f| f.system.virtualization.is_some()) {
+        row("virtualization", &|f| {
+            f.system.virtualization.as_ref().map_or(String::new(), |v| {
+                format!(
+                    "{}{}{}",
+                    v.kind,
+                    if v.emulated { " (emulated)" } else { "" },
+                    v.hypervisor
+                        .as_deref()
+                        .map_or(String::new(), |h| format!(", CPU says {h}"))
+                )
+            })
+        });
+    }
+    if files.iter().any(|f| f.system.kernel_config.is_some()) {
+        row("kernel configuration", &|f| {
+            f.system.kernel_config.as_ref().map_or(String::new(), |k| {
+                format!(
+                    "{} options set ({})",
+                    fmt_n(k.options.len() as f64),
+                    k.source
+                )
+            })
+        });
+    }
     row("CPU time stolen", &|f| {
         f.system
             .tuning
@@ -412,7 +439,11 @@ impl<'a> Page<'a> {
             writeln!(out, "<p class=\"notice\">{}</p>", esc(n))?;
         }
         for s in input.systems {
-            if let Some(w) = s.file.system.tuning.busy_warning() {
+            let warnings = [
+                s.file.system.tuning.busy_warning(),
+                super::emulation_warning(s),
+            ];
+            for w in warnings.into_iter().flatten() {
                 writeln!(
                     out,
                     "<p class=\"notice\">{}: {}</p>",
@@ -440,22 +471,33 @@ impl<'a> Page<'a> {
         if self.input.systems.len() <= 1 {
             return Ok(());
         }
-        let diffs: Vec<Difference> = diff::differences(self.input);
+        let diffs = &self.input.differences;
         writeln!(
             out,
             "<h2 id=\"differences\">What differs (against {})</h2>",
             esc(self.labels[0])
         )?;
+        for b in &self.input.basis {
+            writeln!(out, "<p class=\"notice basis\">{}</p>", esc(b))?;
+        }
         if diffs.is_empty() {
-            writeln!(
-                out,
-                "<p>No notable differences: same classes, costs within {:.0} %.</p>",
-                (diff::NOTABLE - 1.0) * 100.0
-            )?;
+            let e = &self.input.emulated;
+            if e.iter().any(|&x| x) && !e.iter().all(|&x| x) {
+                writeln!(
+                    out,
+                    "<p>No notable differences: same classes (costs not compared).</p>"
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "<p>No notable differences: same classes, costs within {:.0} %.</p>",
+                    (diff::NOTABLE - 1.0) * 100.0
+                )?;
+            }
             return Ok(());
         }
         writeln!(out, "<ul class=\"diffs\">")?;
-        for d in &diffs {
+        for d in diffs {
             writeln!(
                 out,
                 "<li data-kind=\"{}\"><a href=\"#{}\">{}</a></li>",
@@ -470,8 +512,8 @@ impl<'a> Page<'a> {
 
     /// The table of settings whose values differ between the systems.
     fn write_settings(&self, out: &mut dyn Write) -> anyhow::Result<()> {
-        let rows = super::settings::differing(self.input.systems);
-        if rows.is_empty() {
+        let rows = &self.input.settings;
+        if rows.is_empty() && self.input.kernel_config.is_none() {
             return Ok(());
         }
         writeln!(
@@ -482,7 +524,7 @@ impl<'a> Page<'a> {
             write!(out, "<th>{}</th>", esc(l))?;
         }
         writeln!(out, "</tr>")?;
-        for r in &rows {
+        for r in rows {
             write!(out, "<tr><td>{}</td>", esc(&r.name))?;
             for v in &r.values {
                 write!(out, "<td>{}</td>", esc(v.as_deref().unwrap_or("—")))?;
@@ -490,6 +532,43 @@ impl<'a> Page<'a> {
             writeln!(out, "</tr>")?;
         }
         writeln!(out, "</table>")?;
+        if let Some(k) = &self.input.kernel_config {
+            self.write_config(out, k)?;
+        }
+        Ok(())
+    }
+
+    /// The kernel build options that differ: a count per system, and every
+    /// option by name inside a `<details>`.
+    fn write_config(
+        &self,
+        out: &mut dyn Write,
+        k: &super::settings::ConfigDiff,
+    ) -> anyhow::Result<()> {
+        writeln!(
+            out,
+            "<h3 id=\"kernel-config\">Kernel build configuration</h3><ul class=\"config\">"
+        )?;
+        for line in k.summaries(&self.labels) {
+            writeln!(out, "<li>{}</li>", esc(&line))?;
+        }
+        writeln!(
+            out,
+            "</ul><details class=\"config\"><summary>{} options differ, by name</summary><table class=\"config\"><tr><th>option</th>",
+            fmt_n(k.options.len() as f64)
+        )?;
+        for l in &self.labels {
+            write!(out, "<th>{}</th>", esc(l))?;
+        }
+        writeln!(out, "</tr>")?;
+        for r in &k.options {
+            write!(out, "<tr><td>{}</td>", esc(&r.name))?;
+            for i in 0..self.labels.len() {
+                write!(out, "<td>{}</td>", esc(k.value(r, i)))?;
+            }
+            writeln!(out, "</tr>")?;
+        }
+        writeln!(out, "</table></details>")?;
         Ok(())
     }
 
@@ -547,6 +626,13 @@ impl<'a> Page<'a> {
             writeln!(out, "</tr>")?;
         }
         writeln!(out, "</table>")?;
+        if input.entries.iter().any(|e| e.emulated) {
+            writeln!(
+                out,
+                "<p class=\"sub emulated\">{EMULATED_MARK} {}</p>",
+                esc(EMULATED_NOTE)
+            )?;
+        }
         Ok(())
     }
 
@@ -626,6 +712,13 @@ impl<'a> Page<'a> {
             writeln!(out, "{}", verdict_words(e, self.index(e.system)))?;
         }
         writeln!(out, "</ul>")?;
+        if entries.iter().any(|e| e.emulated) {
+            writeln!(
+                out,
+                "<p class=\"sub emulated\">{EMULATED_MARK} {}</p>",
+                esc(EMULATED_NOTE)
+            )?;
+        }
         for e in &entries {
             write_profile(out, e, &format!("p{k}-{}", self.index(e.system)))?;
         }
@@ -661,10 +754,11 @@ impl<'a> Page<'a> {
 /// One system's cell of the verdict table: class, the two ends, the rise
 /// and the flags, or why there is no verdict.
 fn verdict_cell(out: &mut dyn Write, e: &Entry) -> std::io::Result<()> {
+    let mark = if e.emulated { EMULATED_MARK } else { "" };
     match &e.verdict {
         Ok(v) => write!(
             out,
-            "<td>{}<br>{} → {} (×{:.2})<br>rise {}{}</td>",
+            "<td>{}<br>{}{mark} → {}{mark} (×{:.2})<br>rise {}{}</td>",
             class_cell(v),
             fmt_ns(v.low.ns),
             fmt_ns(v.high.ns),
@@ -794,6 +888,13 @@ impl<'a> WorkArticle<'a> {
         self.write_table(out)?;
         for m in &self.t.messages {
             writeln!(out, "<p class=\"flags\">{}</p>", esc(m))?;
+        }
+        if self.t.lines.iter().any(|l| l.emulated) {
+            writeln!(
+                out,
+                "<p class=\"sub emulated\">{EMULATED_MARK} {}</p>",
+                esc(EMULATED_NOTE)
+            )?;
         }
         self.write_phase_charts(out)?;
         self.write_sweeps(out)?;

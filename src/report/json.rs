@@ -2,7 +2,7 @@
 //! verdict and every difference. Schema `scalebench-report`, version 1
 //! (documented in docs/results-format.md).
 
-use super::diff::{self, Difference};
+use super::diff::Difference;
 use super::{Input, Report};
 use crate::analysis::{Class, Estimate, Flag, Label, Model, Vote};
 use crate::results::LoadStats;
@@ -18,9 +18,15 @@ struct Doc<'a> {
     schema_version: u32,
     systems: Vec<SystemRow<'a>>,
     verdicts: Vec<VerdictRow<'a>>,
-    differences: Vec<Difference>,
+    /// What the differences rest on where emulation limits them.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    basis: &'a [String],
+    differences: &'a [Difference],
     /// Recorded settings whose values differ between the systems.
-    settings_differ: Vec<super::settings::SettingRow>,
+    settings_differ: &'a [super::settings::SettingRow],
+    /// Kernel build options that differ between the systems.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kernel_config_differ: Option<&'a super::settings::ConfigDiff>,
     workloads: Vec<WorkRow<'a>>,
     notices: &'a [String],
 }
@@ -34,6 +40,10 @@ struct SystemRow<'a> {
     started: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     profile: Option<&'a crate::results::TuningRecord>,
+    /// Measured under emulation: its figures are not the speed of any
+    /// machine (absent when not).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    emulated: bool,
 }
 
 #[derive(Serialize)]
@@ -61,6 +71,8 @@ struct VerdictRow<'a> {
     words: Option<String>,
     flags: Vec<&'a Flag>,
     error: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    emulated: bool,
 }
 
 #[derive(Serialize)]
@@ -78,6 +90,8 @@ struct WorkRow<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     sweep_verdict: Option<crate::analysis::sweep::SweepVerdict>,
     error: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    emulated: bool,
 }
 
 impl Report for JsonReport {
@@ -111,6 +125,7 @@ impl Report for JsonReport {
                     cpu: s.file.system.cpu.model.as_deref(),
                     started: &s.file.started,
                     profile: s.file.profile.as_ref(),
+                    emulated: s.file.system.emulated(),
                 })
                 .collect(),
             verdicts: input
@@ -142,11 +157,14 @@ impl Report for JsonReport {
                         words: v.map(|v| v.words()),
                         flags: v.map(|v| v.flags.iter().collect()).unwrap_or_default(),
                         error: e.verdict.as_ref().err().map(String::as_str),
+                        emulated: e.emulated,
                     }
                 })
                 .collect(),
-            differences: diff::differences(input),
-            settings_differ: super::settings::differing(input.systems),
+            basis: &input.basis,
+            differences: &input.differences,
+            settings_differ: &input.settings,
+            kernel_config_differ: input.kernel_config.as_ref(),
             workloads: input
                 .work_tables()
                 .iter()
@@ -161,6 +179,7 @@ impl Report for JsonReport {
                         sweep: l.row.and_then(|r| r.sweep.as_ref()),
                         sweep_verdict: l.verdict.clone(),
                         error: l.cells().err(),
+                        emulated: l.emulated,
                     })
                 })
                 .collect(),

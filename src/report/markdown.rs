@@ -3,7 +3,7 @@
 
 use super::chart::{self, Chart};
 use super::html::{anchor, chart_series};
-use super::{Input, Report, diff, flags_of};
+use super::{EMULATED_MARK, EMULATED_NOTE, Input, Report, flags_of};
 use crate::analysis::units::fmt_ns;
 use std::cell::RefCell;
 use std::io::Write;
@@ -208,10 +208,14 @@ impl MarkdownReport {
     }
 }
 
-/// Per system: a warning when the machine was busy, and the hosts.
+/// Per system: a warning when the machine was busy or emulated, and the
+/// hosts.
 fn write_system_notes(input: &Input, out: &mut dyn Write) -> std::io::Result<()> {
     for s in input.systems {
         if let Some(w) = s.file.system.tuning.busy_warning() {
+            writeln!(out, "**Warning, {}:** {}\n", cell(&s.label), cell(&w))?;
+        }
+        if let Some(w) = super::emulation_warning(s) {
             writeln!(out, "**Warning, {}:** {}\n", cell(&s.label), cell(&w))?;
         }
         if !s.file.hosts.is_empty() {
@@ -234,14 +238,15 @@ fn write_verdicts(input: &Input, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out, "|---|---|---|---|---|---|---|---|")?;
     }
     for e in &input.entries {
+        let mark = if e.emulated { EMULATED_MARK } else { "" };
         let (class, exp, low, high, words) = match &e.verdict {
             Ok(v) => (
                 v.class.label().to_string(),
                 v.exponent.map_or("—".into(), |x| {
                     format!("{:.2} [{:.2}, {:.2}]", x.value, x.lo, x.hi)
                 }),
-                fmt_ns(v.low.ns),
-                fmt_ns(v.high.ns),
+                format!("{}{mark}", fmt_ns(v.low.ns)),
+                format!("{}{mark}", fmt_ns(v.high.ns)),
                 v.words(),
             ),
             Err(m) => ("—".into(), "—".into(), "—".into(), "—".into(), m.clone()),
@@ -261,6 +266,9 @@ fn write_verdicts(input: &Input, out: &mut dyn Write) -> std::io::Result<()> {
                 None => words,
             })
         )?;
+    }
+    if input.entries.iter().any(|e| e.emulated) {
+        writeln!(out, "\n{EMULATED_MARK} {EMULATED_NOTE}")?;
     }
     Ok(())
 }
@@ -288,6 +296,9 @@ fn write_work_table(t: &super::WorkTable, many: bool, out: &mut dyn Write) -> st
     for m in &t.messages {
         writeln!(out, "\n{}", cell(m))?;
     }
+    if t.lines.iter().any(|l| l.emulated) {
+        writeln!(out, "\n{EMULATED_MARK} {EMULATED_NOTE}")?;
+    }
     Ok(())
 }
 
@@ -298,15 +309,17 @@ fn write_differences(input: &Input, out: &mut dyn Write) -> std::io::Result<()> 
         "\n**What differs** (against {}):\n",
         cell(&input.systems[0].label)
     )?;
-    let diffs = diff::differences(input);
-    if diffs.is_empty() {
+    for b in &input.basis {
+        writeln!(out, "> **Note:** {}\n", cell(b))?;
+    }
+    if input.differences.is_empty() {
         writeln!(out, "- nothing notable")?;
     }
-    for d in diffs {
+    for d in &input.differences {
         writeln!(out, "- {}", d.text)?;
     }
-    let rows = super::settings::differing(input.systems);
-    if rows.is_empty() {
+    let rows = &input.settings;
+    if rows.is_empty() && input.kernel_config.is_none() {
         return Ok(());
     }
     writeln!(out, "\n**Settings that differ:**\n")?;
@@ -320,6 +333,52 @@ fn write_differences(input: &Input, out: &mut dyn Write) -> std::io::Result<()> 
         write!(out, "| {} |", cell(&r.name))?;
         for v in &r.values {
             write!(out, " {} |", cell(v.as_deref().unwrap_or("—")))?;
+        }
+        writeln!(out)?;
+    }
+    if let Some(k) = &input.kernel_config {
+        write_config(input, k, out)?;
+    }
+    Ok(())
+}
+
+/// The kernel build options that differ: a count per system, then the
+/// first [`super::settings::CONFIG_SHOWN`] by name in the settings table's
+/// columns.
+fn write_config(
+    input: &Input,
+    k: &super::settings::ConfigDiff,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let labels: Vec<&str> = input.systems.iter().map(|s| s.label.as_str()).collect();
+    writeln!(out, "\n**Kernel build configuration:**\n")?;
+    for line in k.summaries(&labels) {
+        writeln!(out, "- {}", cell(&line))?;
+    }
+    let shown = k.options.len().min(super::settings::CONFIG_SHOWN);
+    writeln!(
+        out,
+        "\n{} by name{}:\n",
+        if shown < k.options.len() {
+            format!("The first {shown} of {} options", k.options.len())
+        } else {
+            "The options".to_string()
+        },
+        if shown < k.options.len() {
+            " (all of them: `--format html` or `json`)"
+        } else {
+            ""
+        }
+    )?;
+    write!(out, "| option |")?;
+    for l in &labels {
+        write!(out, " {} |", cell(l))?;
+    }
+    writeln!(out, "\n|---|{}", "---|".repeat(labels.len()))?;
+    for r in &k.options[..shown] {
+        write!(out, "| {} |", cell(&r.name))?;
+        for i in 0..labels.len() {
+            write!(out, " {} |", cell(k.value(r, i)))?;
         }
         writeln!(out)?;
     }

@@ -28,6 +28,7 @@ use crate::results::{BenchResult, Cap, Direction, RecheckWhen, ResultFile, Statu
 use std::io::Write;
 
 /// One system's (or tuning's) result file with its label.
+#[derive(Debug, Clone)]
 pub struct System {
     /// Label shown in reports.
     pub label: String,
@@ -51,6 +52,77 @@ pub struct Entry<'a> {
     pub verdict: Result<Verdict, String>,
     /// The recorded series (`None` for external data).
     pub bench: Option<&'a BenchResult>,
+    /// Whether its system was measured under emulation: its costs are
+    /// not the speed of any machine ([`EMULATED_NOTE`]).
+    pub emulated: bool,
+}
+
+/// The mark beside every figure of an emulated system.
+pub const EMULATED_MARK: &str = "†";
+
+/// The footnote of [`EMULATED_MARK`].
+pub const EMULATED_NOTE: &str =
+    "measured under emulation (TCG): not the speed of any machine; its growth class still holds";
+
+/// What the figures of two systems can be compared by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// Both native (or not recorded: files before schema 7): costs and
+    /// classes.
+    Native,
+    /// One emulated, one native: growth classes only.
+    Mixed,
+    /// Both emulated: costs too, with a warning.
+    Emulated,
+}
+
+impl Basis {
+    /// The basis of a system (`a`: whether it was emulated) against
+    /// another (`b`).
+    pub fn of(a: bool, b: bool) -> Basis {
+        match (a, b) {
+            (false, false) => Basis::Native,
+            (true, true) => Basis::Emulated,
+            _ => Basis::Mixed,
+        }
+    }
+
+    /// Why `base` and `other` (`base_emulated`: which one was) compare as
+    /// they do, in a sentence; `None` between native systems.
+    pub fn note(self, base: &str, other: &str, base_emulated: bool) -> Option<String> {
+        let (emu, native) = if base_emulated {
+            (base, other)
+        } else {
+            (other, base)
+        };
+        match self {
+            Basis::Native => None,
+            Basis::Mixed => Some(format!(
+                "{emu} was measured under emulation (TCG) and {native} natively: only their growth classes are compared, no costs or throughput (an emulated CPU's times are not the speed of any machine)"
+            )),
+            Basis::Emulated => Some(format!(
+                "{base} and {other} were both measured under emulation (TCG): their cost ratios compare two emulations, not the speed of two machines"
+            )),
+        }
+    }
+}
+
+/// A system's warning that it was measured under emulation, with the
+/// reason recorded; `None` for a system that was not.
+pub fn emulation_warning(s: &System) -> Option<String> {
+    let v = s
+        .file
+        .system
+        .virtualization
+        .as_ref()
+        .filter(|v| v.emulated)?;
+    Some(format!(
+        "measured under emulation ({}{}): its times are not the speed of any machine; its growth classes still hold",
+        v.kind,
+        v.reason
+            .as_deref()
+            .map_or(String::new(), |r| format!(", {r}"))
+    ))
 }
 
 /// Everything a report shows.
@@ -65,6 +137,21 @@ pub struct Input<'a> {
     /// Every workload of every system with its sweeps judged
     /// ([`Input::work_tables`]).
     work: Vec<WorkTable<'a>>,
+    /// Whether each system, in order, was measured under emulation.
+    pub emulated: Vec<bool>,
+    /// Every difference between the first system and each other one
+    /// ([`diff::differences`]).
+    pub differences: Vec<diff::Difference>,
+    /// What the differences rest on where emulation limits them: one
+    /// sentence per other system emulated or compared with an emulated
+    /// first one ([`Basis::note`]).
+    pub basis: Vec<String>,
+    /// The recorded settings whose values differ between the systems
+    /// ([`settings::differing`]).
+    pub settings: Vec<settings::SettingRow>,
+    /// The kernel build options that differ between the systems that
+    /// recorded their configuration ([`settings::config_differences`]).
+    pub kernel_config: Option<settings::ConfigDiff>,
 }
 
 /// The samples of a recorded series, for analysis.
@@ -148,6 +235,7 @@ impl<'a> Input<'a> {
                     caps: &b.caps,
                     verdict: judge(b, opts),
                     bench: Some(b),
+                    emulated: s.file.system.emulated(),
                 })
             })
             .collect();
@@ -170,12 +258,38 @@ impl<'a> Input<'a> {
                 }
             }
         }
-        Input {
+        let emulated: Vec<bool> = systems.iter().map(|s| s.file.system.emulated()).collect();
+        let basis = match systems.first() {
+            Some(b) => systems[1..]
+                .iter()
+                .zip(&emulated[1..])
+                .filter_map(|(s, &e)| {
+                    Basis::of(emulated[0], e).note(&b.label, &s.label, emulated[0])
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let mut input = Input {
             systems,
             entries,
             notices,
             work: work_tables(systems),
-        }
+            emulated,
+            differences: Vec::new(),
+            basis,
+            settings: settings::differing(systems),
+            kernel_config: settings::config_differences(systems),
+        };
+        input.differences = diff::differences(&input);
+        input
+    }
+
+    /// Whether system `label` was measured under emulation.
+    pub fn is_emulated(&self, label: &str) -> bool {
+        self.systems
+            .iter()
+            .zip(&self.emulated)
+            .any(|(s, &e)| e && s.label == label)
     }
 
     /// External series (from `analyze`), each judged on its own.
@@ -184,6 +298,11 @@ impl<'a> Input<'a> {
             systems: &[],
             notices: Vec::new(),
             work: Vec::new(),
+            emulated: Vec::new(),
+            differences: Vec::new(),
+            basis: Vec::new(),
+            settings: Vec::new(),
+            kernel_config: None,
             entries: series
                 .iter()
                 .map(|(name, samples)| Entry {
@@ -194,6 +313,7 @@ impl<'a> Input<'a> {
                     caps: &[],
                     verdict: analysis::analyze(samples, None, opts).map_err(|e| e.to_string()),
                     bench: None,
+                    emulated: false,
                 })
                 .collect(),
         }
@@ -230,6 +350,8 @@ pub struct WorkLine<'a> {
     pub row: Option<&'a WorkloadRow>,
     /// The verdict of its sweep, judged once when the input was read.
     pub verdict: Option<crate::analysis::sweep::SweepVerdict>,
+    /// Whether its system was measured under emulation.
+    pub emulated: bool,
 }
 
 impl WorkLine<'_> {
@@ -295,11 +417,17 @@ impl WorkTable<'_> {
 impl WorkLine<'_> {
     /// Who measured the line: the system, with the target when there is one
     /// (`host · ext4`); with a single system, the target alone.
+    /// An emulated system's line is marked ([`EMULATED_MARK`]).
     pub fn who(&self, many_systems: bool) -> String {
-        match (self.target, many_systems) {
+        let who = match (self.target, many_systems) {
             (Some(t), true) => format!("{} · {t}", self.system),
             (Some(t), false) => t.to_string(),
             (None, _) => self.system.to_string(),
+        };
+        if self.emulated {
+            who + EMULATED_MARK
+        } else {
+            who
         }
     }
 
@@ -643,6 +771,7 @@ fn work_tables<'a>(systems: &'a [System]) -> Vec<WorkTable<'a>> {
                             target: None,
                             row: None,
                             verdict: None,
+                            emulated: s.file.system.emulated(),
                         });
                     }
                     for r in rows {
@@ -657,6 +786,7 @@ fn work_tables<'a>(systems: &'a [System]) -> Vec<WorkTable<'a>> {
                                     crate::analysis::sweep::KNEE_SHARE,
                                 )
                             }),
+                            emulated: s.file.system.emulated(),
                         });
                     }
                 }
@@ -727,7 +857,8 @@ pub fn details(v: &Verdict) -> String {
     )
 }
 
-/// All flags of an entry, status first, `;`-separated.
+/// All flags of an entry, status first, `;`-separated; `emulated` last
+/// for a system measured under emulation.
 pub fn flags_of(e: &Entry) -> String {
     let mut f: Vec<String> = match e.status {
         Some(s) if s != Status::Ok => vec![s.as_str().to_string()],
@@ -735,6 +866,9 @@ pub fn flags_of(e: &Entry) -> String {
     };
     if let Ok(v) = &e.verdict {
         f.extend(v.flags.iter().map(|x| x.name().to_string()));
+    }
+    if e.emulated {
+        f.push("emulated".into());
     }
     f.join(";")
 }
@@ -801,6 +935,48 @@ pub enum Format {
     Json,
 }
 
+/// Systems made from the test fixtures, native or emulated, for the
+/// report's unit tests.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::System;
+    use crate::results::Virtualization;
+
+    /// `tests/fixtures/default.json` (socket, bind, mmap; 3 runs each)
+    /// labelled `label`, every sample's time times `scale`, and `bind`
+    /// made to grow in proportion to n when `linear_bind`; recorded as a
+    /// TCG guest when `emulated`, else as native.
+    pub fn system(label: &str, emulated: bool, scale: f64, linear_bind: bool) -> System {
+        let mut file: crate::results::ResultFile =
+            serde_json::from_str(include_str!("../../tests/fixtures/default.json")).unwrap();
+        for b in &mut file.benchmarks {
+            let linear = linear_bind && b.series == "bind";
+            for r in &mut b.runs {
+                for s in &mut r.samples {
+                    let grown = if linear { s[1] + 40 * s[0] } else { s[1] };
+                    s[1] = (grown as f64 * scale) as u64;
+                }
+            }
+        }
+        file.label = label.into();
+        file.system.virtualization = Some(if emulated {
+            Virtualization {
+                kind: "tcg".into(),
+                emulated: true,
+                hypervisor: Some("TCGTCGTCGTCG".into()),
+                reason: Some("a KVM guest printed no kernel banner within 5s".into()),
+                vcpu_pins: vec![0, 1],
+            }
+        } else {
+            crate::results::sysinfo::virtualization(Some("KVMKVMKVM".into()))
+        });
+        System {
+            label: label.into(),
+            file,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::results::{SweepLevel, SweepStats};
@@ -858,6 +1034,159 @@ mod tests {
         assert!(
             html.contains("<td>CPU time stolen</td><td>0.4 %</td>"),
             "{html}"
+        );
+    }
+
+    /// Every report of `systems`, by format.
+    fn reports_of(systems: &[super::System]) -> Vec<(super::Format, String)> {
+        let input = super::Input::new(systems, &Default::default());
+        [
+            super::Format::Terminal,
+            super::Format::Html,
+            super::Format::Markdown,
+            super::Format::Csv,
+            super::Format::Json,
+        ]
+        .into_iter()
+        .map(|f| {
+            let mut out = Vec::new();
+            super::writer(f, None).write(&input, &mut out).unwrap();
+            (f, String::from_utf8(out).unwrap())
+        })
+        .collect()
+    }
+
+    #[test]
+    fn every_report_marks_the_figures_of_an_emulated_system() {
+        use super::fixtures::system;
+        use super::{EMULATED_MARK, EMULATED_NOTE, Format};
+        let systems = [
+            system("host", false, 1.0, false),
+            system("guest", true, 10.0, false),
+        ];
+        for (f, text) in reports_of(&systems) {
+            let text = text.replace('\u{a0}', " ");
+            match f {
+                Format::Csv => {
+                    let guest: Vec<&str> =
+                        text.lines().filter(|l| l.starts_with("guest,")).collect();
+                    assert_eq!(guest.len(), 3, "{text}");
+                    assert!(guest.iter().all(|l| l.ends_with("emulated")), "{text}");
+                    assert!(
+                        !text
+                            .lines()
+                            .any(|l| l.starts_with("host,") && l.contains("emulated"))
+                    );
+                }
+                Format::Json => {
+                    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+                    assert_eq!(v["systems"][1]["emulated"], true);
+                    assert!(v["systems"][0].get("emulated").is_none());
+                    for r in v["verdicts"].as_array().unwrap() {
+                        assert_eq!(r.get("emulated").is_some(), r["system"] == "guest", "{r}");
+                    }
+                    assert_eq!(v["basis"].as_array().unwrap().len(), 1);
+                }
+                _ => {
+                    // Words as a reader sees them, whatever the wrapping.
+                    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                    assert!(text.contains(EMULATED_NOTE), "{f:?}:\n{text}");
+                    assert!(
+                        text.contains("guest was measured under emulation (TCG) and host natively"),
+                        "{f:?}:\n{text}"
+                    );
+                    assert!(
+                        text.contains("measured under emulation (tcg, a KVM guest printed no kernel banner within 5s)"),
+                        "{f:?}:\n{text}"
+                    );
+                    // No cost sentence between them.
+                    assert!(
+                        !text.contains("slower than") && !text.contains("faster than"),
+                        "{f:?}:\n{text}"
+                    );
+                }
+            }
+        }
+        let reports = reports_of(&systems);
+        let terminal = &reports[0].1;
+        // In the verdict table, the guest's two costs are marked, the host's not.
+        for line in terminal
+            .lines()
+            .filter(|l| l.contains(" → ") && !l.contains(" — "))
+        {
+            let marks = line.matches(EMULATED_MARK).count();
+            assert_eq!(
+                marks,
+                if line.starts_with("guest") { 2 } else { 0 },
+                "{line}"
+            );
+        }
+        let html = &reports[1].1;
+        assert!(
+            html.contains(&format!("guest {EMULATED_MARK} emulated</text>")),
+            "chart legend"
+        );
+        assert!(html.contains("<td>virtualization</td><td>native, CPU says KVMKVMKVM</td><td>tcg (emulated), CPU says TCGTCGTCGTCG</td>"), "system table");
+        // Native systems: no mark anywhere.
+        let native = [
+            system("a", false, 1.0, false),
+            system("b", false, 10.0, false),
+        ];
+        for (f, text) in reports_of(&native) {
+            assert!(
+                !text.contains(EMULATED_MARK) && !text.contains("emulat"),
+                "{f:?}:\n{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn kernel_options_are_counted_in_text_and_listed_whole_in_html() {
+        use super::fixtures::system;
+        let with = |label: &str, value: &str| {
+            let mut s = system(label, false, 1.0, false);
+            s.file.system.kernel_config = Some(crate::results::KernelConfig {
+                source: "/proc/config.gz".into(),
+                options: (0..30)
+                    .map(|i| (format!("CONFIG_OPT_{i:02}"), value.to_string()))
+                    .chain([("CONFIG_SAME".to_string(), "y".to_string())])
+                    .collect(),
+            });
+            s
+        };
+        let systems = [with("cloud", "y"), with("rt", "m")];
+        let reports = reports_of(&systems);
+        let count = "rt (/proc/config.gz) against cloud (/proc/config.gz): 30 options differ — 0 added, 0 removed, 30 changed";
+        for (f, text) in &reports[..3] {
+            let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(words.contains(count), "{f:?}:\n{text}");
+            assert!(!text.contains("CONFIG_SAME"), "{f:?}");
+        }
+        let (terminal, html, markdown) = (&reports[0].1, &reports[1].1, &reports[2].1);
+        for text in [terminal, markdown] {
+            assert!(text.contains("CONFIG_OPT_11"), "{text}");
+            assert!(!text.contains("CONFIG_OPT_12"), "{text}");
+            assert!(text.contains("first 12 of 30"), "{text}");
+        }
+        assert!(
+            terminal.contains("CONFIG_OPT_00: cloud: y; rt: m"),
+            "{terminal}"
+        );
+        assert!(
+            html.contains("<details class=\"config\"><summary>30 options differ"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<td>CONFIG_OPT_29</td><td>y</td><td>m</td>"),
+            "{html}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&reports[4].1).unwrap();
+        assert_eq!(
+            json["kernel_config_differ"]["options"]
+                .as_array()
+                .unwrap()
+                .len(),
+            30
         );
     }
 

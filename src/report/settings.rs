@@ -1,7 +1,7 @@
 //! How the systems were set up, side by side: the tuning profile each ran
 //! under, what it changed, and every recorded setting (OS, CPU, sysctls,
-//! limits, governor, huge pages, mitigations, …) whose value differs
-//! between them.
+//! limits, governor, huge pages, mitigations, virtualization, …) whose
+//! value differs between them; and the kernel build options that differ.
 
 use super::System;
 use crate::results::{ChangeStatus, Nic, SystemInfo, TuningRecord};
@@ -62,6 +62,31 @@ fn settings(s: &System) -> BTreeMap<String, String> {
     put("THP defrag", t.thp_defrag.clone());
     put("clocksource", t.clocksource.clone());
     put("hypervisor", t.hypervisor.clone());
+    if let Some(v) = &sys.virtualization {
+        put(
+            "virtualization",
+            Some(format!(
+                "{}{}{}",
+                v.kind,
+                if v.emulated && v.kind != "tcg" {
+                    " (emulated)"
+                } else {
+                    ""
+                },
+                v.reason
+                    .as_deref()
+                    .map_or(String::new(), |r| format!(": {r}"))
+            )),
+        );
+        put("hypervisor (CPUID)", v.hypervisor.clone());
+        put(
+            "vCPUs pinned to host CPUs",
+            (!v.vcpu_pins.is_empty()).then(|| {
+                let pins: Vec<String> = v.vcpu_pins.iter().map(|p| p.to_string()).collect();
+                pins.join(", ")
+            }),
+        );
+    }
     put(
         "work directory filesystem",
         sys.workdir
@@ -148,6 +173,138 @@ pub fn differing(systems: &[System]) -> Vec<SettingRow> {
     rows
 }
 
+/// The kernel build options that differ between the systems that recorded
+/// their configuration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConfigDiff {
+    /// Where each system's configuration was read, in the order given
+    /// (`None`: not recorded).
+    pub sources: Vec<Option<String>>,
+    /// The system the others are counted against: the first with a
+    /// configuration (its place among the systems).
+    pub baseline: usize,
+    /// For each system, against the baseline: options it sets that the
+    /// baseline does not (added), that the baseline sets and it does not
+    /// (removed), and that both set to different values (changed); `None`
+    /// for the baseline and the systems without a configuration.
+    pub counts: Vec<Option<ConfigCounts>>,
+    /// Every option whose value differs between the systems with a
+    /// configuration, by name; a value `None` is "not set" (or "not
+    /// recorded", where `sources` has none).
+    pub options: Vec<SettingRow>,
+}
+
+/// How one kernel configuration differs from another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ConfigCounts {
+    /// Options set here only.
+    pub added: usize,
+    /// Options set in the baseline only.
+    pub removed: usize,
+    /// Options set in both, to different values.
+    pub changed: usize,
+}
+
+/// How many differing options the terminal and Markdown reports name
+/// (the HTML report names them all).
+pub const CONFIG_SHOWN: usize = 12;
+
+impl ConfigDiff {
+    /// An option's value on system `i` in words: the value, `not set`, or
+    /// `not recorded`.
+    pub fn value<'d>(&'d self, row: &'d SettingRow, i: usize) -> &'d str {
+        match (&row.values[i], &self.sources[i]) {
+            (Some(v), _) => v,
+            (None, Some(_)) => "not set",
+            (None, None) => "not recorded",
+        }
+    }
+
+    /// One line per system against the baseline: `rt against cloud
+    /// (/boot/config-…): 1 234 options differ — 300 added, 200 removed, 734
+    /// changed`; a system without a configuration says so.
+    pub fn summaries(&self, labels: &[&str]) -> Vec<String> {
+        let base = labels[self.baseline];
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != self.baseline)
+            .map(|(i, c)| match (c, &self.sources[i]) {
+                (Some(c), Some(src)) => format!(
+                    "{} ({src}) against {base} ({}): {} options differ — {} added, {} removed, {} changed",
+                    labels[i],
+                    self.sources[self.baseline].as_deref().unwrap_or(""),
+                    crate::analysis::units::fmt_n((c.added + c.removed + c.changed) as f64),
+                    c.added,
+                    c.removed,
+                    c.changed
+                ),
+                _ => format!("{}: no kernel configuration recorded", labels[i]),
+            })
+            .collect()
+    }
+}
+
+/// The kernel build options that differ between the systems, when at least
+/// two recorded their configuration and some option differs.
+pub fn config_differences(systems: &[System]) -> Option<ConfigDiff> {
+    let configs: Vec<Option<&crate::results::KernelConfig>> = systems
+        .iter()
+        .map(|s| s.file.system.kernel_config.as_ref())
+        .collect();
+    if configs.iter().flatten().count() < 2 {
+        return None;
+    }
+    let baseline = configs.iter().position(Option::is_some)?;
+    let base = &configs[baseline]?.options;
+    let names: BTreeSet<&String> = configs
+        .iter()
+        .flatten()
+        .flat_map(|c| c.options.keys())
+        .collect();
+    let options: Vec<SettingRow> = names
+        .into_iter()
+        .filter_map(|n| {
+            let mut present = configs.iter().flatten().map(|c| c.options.get(n));
+            let first = present.next()?;
+            present.any(|v| v != first).then(|| SettingRow {
+                name: n.clone(),
+                values: configs
+                    .iter()
+                    .map(|c| c.and_then(|c| c.options.get(n)).cloned())
+                    .collect(),
+            })
+        })
+        .collect();
+    if options.is_empty() {
+        return None;
+    }
+    let counts = configs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let c = &c.filter(|_| i != baseline)?.options;
+            Some(ConfigCounts {
+                added: c.keys().filter(|k| !base.contains_key(*k)).count(),
+                removed: base.keys().filter(|k| !c.contains_key(*k)).count(),
+                changed: c
+                    .iter()
+                    .filter(|(k, v)| base.get(*k).is_some_and(|b| b != *v))
+                    .count(),
+            })
+        })
+        .collect();
+    Some(ConfigDiff {
+        sources: configs
+            .iter()
+            .map(|c| c.map(|c| c.source.clone()))
+            .collect(),
+        baseline,
+        counts,
+        options,
+    })
+}
+
 /// A profile's record in one line: `throughput (built-in): 7 applied, 3
 /// already so, 1 refused — partial`.
 pub fn summary(p: &TuningRecord) -> String {
@@ -224,6 +381,119 @@ mod tests {
         let same = differing(&[system("a", None, "1"), system("b", None, "1")]);
         assert!(same.is_empty(), "{same:?}");
         assert!(differing(&[system("a", None, "1")]).is_empty());
+    }
+
+    fn with_config(label: &str, options: &[(&str, &str)]) -> System {
+        let mut s = system(label, None, "128");
+        s.file.system.kernel_config = Some(crate::results::KernelConfig {
+            source: format!("/boot/config-{label}"),
+            options: options
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        });
+        s
+    }
+
+    #[test]
+    fn kernel_options_that_differ_are_counted_and_listed_by_name() {
+        let cloud = with_config(
+            "cloud",
+            &[
+                ("CONFIG_SMP", "y"),
+                ("CONFIG_HZ", "250"),
+                ("CONFIG_KVM", "m"),
+            ],
+        );
+        let rt = with_config(
+            "rt",
+            &[
+                ("CONFIG_SMP", "y"),
+                ("CONFIG_HZ", "1000"),
+                ("CONFIG_PREEMPT_RT", "y"),
+                ("CONFIG_A", "y"),
+            ],
+        );
+        let old = system("old", None, "128");
+        let d = config_differences(&[cloud.clone(), rt.clone(), old]).unwrap();
+        let names: Vec<&str> = d.options.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["CONFIG_A", "CONFIG_HZ", "CONFIG_KVM", "CONFIG_PREEMPT_RT"]
+        );
+        assert_eq!(d.baseline, 0);
+        assert_eq!(
+            d.counts[1],
+            Some(ConfigCounts {
+                added: 2,
+                removed: 1,
+                changed: 1
+            })
+        );
+        assert_eq!(d.counts[0], None);
+        assert_eq!(d.counts[2], None);
+        let kvm = &d.options[2];
+        assert_eq!(
+            [d.value(kvm, 0), d.value(kvm, 1), d.value(kvm, 2)],
+            ["m", "not set", "not recorded"]
+        );
+        let s = d.summaries(&["cloud", "rt", "old"]);
+        assert_eq!(
+            s[0],
+            "rt (/boot/config-rt) against cloud (/boot/config-cloud): 4 options differ — 2 added, 1 removed, 1 changed"
+        );
+        assert_eq!(s[1], "old: no kernel configuration recorded");
+        // Nothing to say with one configuration, or two the same.
+        assert_eq!(
+            config_differences(&[cloud.clone(), system("x", None, "1")]),
+            None
+        );
+        let twin = with_config(
+            "twin",
+            &[
+                ("CONFIG_SMP", "y"),
+                ("CONFIG_HZ", "250"),
+                ("CONFIG_KVM", "m"),
+            ],
+        );
+        assert_eq!(config_differences(&[cloud, twin]), None);
+    }
+
+    #[test]
+    fn virtualization_rows_differ_only_where_recorded_and_different() {
+        let native = |label: &str| {
+            let mut s = system(label, None, "128");
+            s.file.system.virtualization = Some(crate::results::sysinfo::virtualization(Some(
+                "KVMKVMKVM".into(),
+            )));
+            s
+        };
+        let mut guest = native("guest");
+        guest.file.system.virtualization = Some(crate::results::Virtualization {
+            kind: "tcg".into(),
+            emulated: true,
+            hypervisor: Some("TCGTCGTCGTCG".into()),
+            reason: Some("no KVM".into()),
+            vcpu_pins: vec![0, 1],
+        });
+        let rows = differing(&[native("host"), guest]);
+        let get = |n: &str| rows.iter().find(|r| r.name == n).map(|r| r.values.clone());
+        assert_eq!(
+            get("virtualization"),
+            Some(vec![Some("native".into()), Some("tcg: no KVM".into())])
+        );
+        assert_eq!(
+            get("hypervisor (CPUID)"),
+            Some(vec![Some("KVMKVMKVM".into()), Some("TCGTCGTCGTCG".into())])
+        );
+        assert_eq!(
+            get("vCPUs pinned to host CPUs"),
+            Some(vec![None, Some("0, 1".into())])
+        );
+        assert!(differing(&[native("a"), native("b")]).is_empty());
+        // Old files (nothing recorded) show no such row.
+        let old = differing(&[system("a", None, "1"), system("b", None, "1")]);
+        assert!(old.is_empty(), "{old:?}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! line of words per series and its flags and caps.
 
 use super::wrap::wrapped;
-use super::{Entry, Input, Report, flags_of};
+use super::{EMULATED_MARK, EMULATED_NOTE, Entry, Input, Report, flags_of};
 use crate::analysis::Verdict;
 use crate::analysis::units::{fmt_n, fmt_ns};
 use std::io::Write;
@@ -28,13 +28,15 @@ fn row(e: &Entry, show_system: bool) -> String {
         e.series.clone()
     };
     let n = fmt_n(e.n as f64);
+    // An emulated system's costs are marked (the footnote follows the table).
+    let mark = if e.emulated { EMULATED_MARK } else { "" };
     match &e.verdict {
         Ok(v) => format!(
             "{:<20} {:>7} {:>9} → {:<9} {:<11} {:>4} {:<17} {}",
             fit(&name, 20),
             n,
-            fmt_ns(v.low.ns),
-            fmt_ns(v.high.ns),
+            format!("{}{mark}", fmt_ns(v.low.ns)),
+            format!("{}{mark}", fmt_ns(v.high.ns)),
             v.class.label(),
             v.confidence
                 .map_or("?".to_string(), |c| format!("{:.0}%", c * 100.0)),
@@ -136,6 +138,9 @@ fn write_work(out: &mut dyn Write, input: &Input, many: bool) -> std::io::Result
         }
         for m in &t.messages {
             wrapped(out, "    ", m)?;
+        }
+        if t.lines.iter().any(|l| l.emulated) {
+            wrapped(out, &format!("{EMULATED_MARK} "), EMULATED_NOTE)?;
         }
     }
     Ok(())
@@ -282,6 +287,9 @@ fn write_system(out: &mut dyn Write, s: &super::System) -> std::io::Result<()> {
     if let Some(w) = sys.tuning.busy_warning() {
         wrapped(out, "    warning: ", &w)?;
     }
+    if let Some(w) = super::emulation_warning(s) {
+        wrapped(out, "    warning: ", &w)?;
+    }
     if let Some(p) = &s.file.profile {
         wrapped(
             out,
@@ -330,8 +338,13 @@ fn write_table<'e, 'a: 'e>(
         "rise [90% CI]"
     )?;
     writeln!(out, "{}", "─".repeat(99))?;
+    let mut emulated = false;
     for e in entries {
         writeln!(out, "{}", row(e, many))?;
+        emulated |= e.emulated;
+    }
+    if emulated {
+        wrapped(out, &format!("{EMULATED_MARK} "), EMULATED_NOTE)?;
     }
     Ok(())
 }
@@ -344,6 +357,7 @@ fn write_words(out: &mut dyn Write, e: &Entry, many: bool) -> std::io::Result<()
     } else {
         e.series.clone()
     };
+    let who = if e.emulated { who + EMULATED_MARK } else { who };
     match &e.verdict {
         Ok(v) => {
             let alt = v
@@ -380,15 +394,17 @@ fn write_tail(out: &mut dyn Write, input: &Input, many: bool) -> anyhow::Result<
     if many {
         writeln!(out)?;
         writeln!(out, "What differs (against {}):", input.systems[0].label)?;
-        let diffs = super::diff::differences(input);
-        if diffs.is_empty() {
+        for b in &input.basis {
+            wrapped(out, "  note: ", b)?;
+        }
+        if input.differences.is_empty() {
             writeln!(out, "    nothing notable")?;
         }
-        for d in diffs {
+        for d in &input.differences {
             wrapped(out, "  - ", &d.text)?;
         }
-        let rows = super::settings::differing(input.systems);
-        if !rows.is_empty() {
+        let rows = &input.settings;
+        if !rows.is_empty() || input.kernel_config.is_some() {
             writeln!(out)?;
             writeln!(out, "Settings that differ:")?;
             for r in rows {
@@ -400,10 +416,43 @@ fn write_tail(out: &mut dyn Write, input: &Input, many: bool) -> anyhow::Result<
                     .collect();
                 wrapped(out, "  - ", &format!("{}: {}", r.name, values.join("; ")))?;
             }
+            if let Some(k) = &input.kernel_config {
+                write_config(out, input, k)?;
+            }
         }
     }
     for n in &input.notices {
         wrapped(out, "note: ", n)?;
+    }
+    Ok(())
+}
+
+/// The kernel build options that differ: a count per system, then the
+/// first [`super::settings::CONFIG_SHOWN`] by name.
+fn write_config(
+    out: &mut dyn Write,
+    input: &Input,
+    k: &super::settings::ConfigDiff,
+) -> std::io::Result<()> {
+    let labels: Vec<&str> = input.systems.iter().map(|s| s.label.as_str()).collect();
+    for line in k.summaries(&labels) {
+        wrapped(out, "  - kernel build configuration: ", &line)?;
+    }
+    let shown = k.options.len().min(super::settings::CONFIG_SHOWN);
+    if shown < k.options.len() {
+        writeln!(
+            out,
+            "    the first {shown} of {} by name (all of them: --format html or json):",
+            k.options.len()
+        )?;
+    }
+    for r in &k.options[..shown] {
+        let values: Vec<String> = labels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| format!("{l}: {}", k.value(r, i)))
+            .collect();
+        wrapped(out, "      ", &format!("{}: {}", r.name, values.join("; ")))?;
     }
     Ok(())
 }

@@ -37,8 +37,9 @@ pub const SCHEMA_NAME: &str = "scalebench-result";
 /// The schema version this scalebench writes. It reads this one and every
 /// older one (version 1 files have no `workloads`; version 2 rows have no
 /// `target` or `phase`; version 3 benchmarks have no `profile`; version 4
-/// rows have no `sweep`).
-pub const SCHEMA_VERSION: u32 = 6;
+/// rows have no `sweep`; version 5 files have no `hosts`; version 6 systems
+/// have no `virtualization` or `kernel_config`).
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// A whole result file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -572,6 +573,15 @@ pub struct SystemInfo {
     /// exists, and before schema 7).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_config: Option<KernelConfig>,
+}
+
+impl SystemInfo {
+    /// Whether the system's CPU was emulated (`virtualization.emulated`):
+    /// its times are not the speed of any machine. `false` when not
+    /// recorded (files before schema 7).
+    pub fn emulated(&self) -> bool {
+        self.virtualization.as_ref().is_some_and(|v| v.emulated)
+    }
 }
 
 /// How a system ran: on the machine as found, or as a QEMU guest.

@@ -111,3 +111,66 @@ pub fn write_atomic(path: &Path, result: &ResultFile) -> anyhow::Result<()> {
         Ok(())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The empty fixture as a file of schema `version`.
+    fn of_version(version: u64) -> String {
+        let mut v: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/empty.json")).unwrap();
+        v["schema_version"] = version.into();
+        if version >= 2 {
+            v["workloads"] = serde_json::json!([]);
+        }
+        v.to_string()
+    }
+
+    #[test]
+    fn every_version_up_to_this_one_reads_and_a_newer_one_is_refused() {
+        for version in 1..=u64::from(SCHEMA_VERSION) {
+            let f = parse(&of_version(version), Path::new("r.json"))
+                .unwrap_or_else(|e| panic!("version {version}: {e}"));
+            assert_eq!(u64::from(f.schema_version), version);
+            assert_eq!(f.system.virtualization, None, "version {version}");
+            assert_eq!(f.system.kernel_config, None, "version {version}");
+        }
+        let newer = u64::from(SCHEMA_VERSION) + 1;
+        let e = parse(&of_version(newer), Path::new("r.json")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains(&format!("schema version {newer} is not supported")),
+            "{e}"
+        );
+        assert!(e.to_string().contains("reads versions 1 to 7"), "{e}");
+    }
+
+    #[test]
+    fn a_version_7_system_record_reads_its_virtualization_and_kernel_config() {
+        let mut v: serde_json::Value = serde_json::from_str(&of_version(7)).unwrap();
+        v["system"]["virtualization"] = serde_json::json!({
+            "kind": "tcg", "emulated": true, "hypervisor": "TCGTCGTCGTCG",
+            "reason": "no /dev/kvm", "vcpu_pins": [0, 1]
+        });
+        v["system"]["kernel_config"] = serde_json::json!({
+            "source": "/proc/config.gz", "options": {"CONFIG_SMP": "y"}
+        });
+        let f = parse(&v.to_string(), Path::new("r.json")).unwrap();
+        let virt = f.system.virtualization.as_ref().unwrap();
+        assert_eq!((virt.kind.as_str(), virt.emulated), ("tcg", true));
+        assert_eq!(virt.vcpu_pins, [0, 1]);
+        let k = f.system.kernel_config.as_ref().unwrap();
+        assert_eq!(k.options["CONFIG_SMP"], "y");
+        // Written back as read.
+        let back = serde_json::to_value(&f).unwrap();
+        assert_eq!(
+            back["system"]["virtualization"],
+            v["system"]["virtualization"]
+        );
+        assert_eq!(
+            back["system"]["kernel_config"],
+            v["system"]["kernel_config"]
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! Collects the [`SystemInfo`] a result file carries.
 
-use super::{Cpu, FilesystemInfo, Limit, SystemInfo, WorkdirInfo};
+use super::{Cpu, FilesystemInfo, KernelConfig, Limit, SystemInfo, Virtualization, WorkdirInfo};
 use crate::sys::{self, CpuTicks, Knob, Rlimit};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -111,6 +111,7 @@ pub fn collect(dir: Option<&Path>, extra: &Extra) -> SystemInfo {
     sysctls.extend(named);
     let mut tuning = sys::tuning();
     tuning.sysctls.retain(|k, _| !sysctls.contains_key(k));
+    let kernel_config = kernel_config(&u.release);
     SystemInfo {
         os: u.sysname,
         os_release: u.release,
@@ -132,9 +133,49 @@ pub fn collect(dir: Option<&Path>, extra: &Extra) -> SystemInfo {
                 .chain(extra.dirs.iter().map(PathBuf::as_path)),
         ),
         tuning,
-        virtualization: None,
-        kernel_config: None,
+        virtualization: Some(virtualization(sys::hypervisor_signature())),
+        kernel_config,
     }
+}
+
+/// The CPUID signature of QEMU's TCG emulator.
+pub const TCG_SIGNATURE: &str = "TCGTCGTCGTCG";
+
+/// How this system runs, as it can tell for itself from the hypervisor its
+/// CPU names: `tcg` and emulated when that is QEMU's TCG emulator, else
+/// `native` (the machine as found, perhaps a virtual machine).
+pub fn virtualization(hypervisor: Option<String>) -> Virtualization {
+    let tcg = hypervisor.as_deref() == Some(TCG_SIGNATURE);
+    Virtualization {
+        kind: if tcg { "tcg" } else { "native" }.into(),
+        emulated: tcg,
+        reason: tcg.then(|| "the CPU names QEMU's TCG emulator".into()),
+        hypervisor,
+        vcpu_pins: Vec::new(),
+    }
+}
+
+/// The running kernel's build configuration, where the OS has one
+/// ([`sys::kernel_config`]); `None` where it has none or nothing in it is
+/// an option.
+pub fn kernel_config(release: &str) -> Option<KernelConfig> {
+    let (source, text) = sys::kernel_config(release)?;
+    let options = config_options(&text);
+    (!options.is_empty()).then_some(KernelConfig { source, options })
+}
+
+/// The options set in a kernel configuration's text: its `CONFIG_X=value`
+/// lines (`# CONFIG_Y is not set`, comments and anything else left out).
+pub fn config_options(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter_map(|l| {
+            let (name, value) = l.trim_end().split_once('=')?;
+            let ok = name.strip_prefix("CONFIG_").is_some_and(|rest| {
+                !rest.is_empty() && rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            });
+            ok.then(|| (name.to_string(), value.to_string()))
+        })
+        .collect()
 }
 
 /// The CPU counters at the start of a stretch of time, to say how much of
@@ -227,6 +268,62 @@ mod tests {
         let s = collect(None, &extra);
         assert!(s.sysctls.contains_key(name));
         assert!(!s.tuning.sysctls.contains_key(name));
+    }
+
+    #[test]
+    fn config_options_keep_only_options_set() {
+        let text = "#\n# Automatically generated file; DO NOT EDIT.\nCONFIG_CC_VERSION_TEXT=\"gcc (Debian 12.2.0-14) 12.2.0\"\nCONFIG_SMP=y\n# CONFIG_PREEMPT is not set\nCONFIG_NR_CPUS=64 \n\nCONFIG_=y\nCONFIG_BAD-NAME=y\nNOT_CONFIG=y\nCONFIG_EMPTY=\n";
+        let o = config_options(text);
+        assert_eq!(o.len(), 4, "{o:?}");
+        assert_eq!(o["CONFIG_SMP"], "y");
+        assert_eq!(o["CONFIG_NR_CPUS"], "64");
+        assert_eq!(o["CONFIG_EMPTY"], "");
+        assert_eq!(
+            o["CONFIG_CC_VERSION_TEXT"],
+            "\"gcc (Debian 12.2.0-14) 12.2.0\""
+        );
+        assert!(!o.contains_key("CONFIG_PREEMPT"));
+    }
+
+    #[test]
+    fn a_tcg_cpu_is_emulated_and_any_other_is_native() {
+        let v = virtualization(Some(TCG_SIGNATURE.into()));
+        assert_eq!((v.kind.as_str(), v.emulated), ("tcg", true));
+        assert_eq!(
+            v.reason.as_deref(),
+            Some("the CPU names QEMU's TCG emulator")
+        );
+        for h in [Some("KVMKVMKVM"), Some("Microsoft Hv"), None] {
+            let v = virtualization(h.map(str::to_string));
+            assert_eq!((v.kind.as_str(), v.emulated), ("native", false), "{h:?}");
+            assert_eq!(v.hypervisor.as_deref(), h);
+            assert_eq!(v.reason, None);
+        }
+    }
+
+    #[test]
+    fn the_record_names_this_machines_virtualization_and_kernel_config() {
+        let s = collect(None, &Extra::default());
+        let v = s.virtualization.expect("always recorded");
+        assert_eq!(v.hypervisor, sys::hypervisor_signature());
+        assert_eq!(v.emulated, v.hypervisor.as_deref() == Some(TCG_SIGNATURE));
+        // The CPU's word agrees with what the OS read of it.
+        if cfg!(target_os = "linux") && cfg!(target_arch = "x86_64") {
+            let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap();
+            let under = flags
+                .lines()
+                .find(|l| l.starts_with("flags"))
+                .is_some_and(|l| l.split_whitespace().any(|f| f == "hypervisor"));
+            assert_eq!(v.hypervisor.is_some(), under, "{v:?}");
+        }
+        // Where the kernel keeps its configuration, it is recorded whole.
+        let found = sys::kernel_config(&s.os_release);
+        assert_eq!(s.kernel_config.is_some(), found.is_some());
+        if let (Some(k), Some((source, text))) = (s.kernel_config, found) {
+            assert_eq!(k.source, source);
+            let set = text.lines().filter(|l| l.starts_with("CONFIG_")).count();
+            assert_eq!(k.options.len(), set, "{source}");
+        }
     }
 
     #[test]

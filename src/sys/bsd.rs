@@ -640,6 +640,14 @@ fn nics() -> Option<Vec<super::tuning::Nic>> {
     Some(v)
 }
 
+/// The kernel's build configuration: none. The BSDs and macOS keep no
+/// `CONFIG_…` file; FreeBSD has `sysctl kern.conftxt`, in another form and
+/// only when the kernel was built with `options INCLUDE_CONFIG_FILE`,
+/// which scalebench does not read (it has never run there).
+pub fn kernel_config(_release: &str) -> Option<(String, String)> {
+    None
+}
+
 /// The C library and its version.
 pub fn libc_version() -> String {
     let u = super::uname();

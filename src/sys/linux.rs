@@ -655,26 +655,42 @@ fn hypervisor(flags: Option<&str>, machine: Option<&str>) -> Option<String> {
 
 /// The hypervisor's name by its CPUID signature (leaf 0x40000000), when
 /// the CPU says it runs under one.
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 fn cpuid_hypervisor() -> Option<String> {
-    use std::arch::x86_64::__cpuid;
-    // SAFETY: every x86_64 CPU has CPUID; leaves the CPU does not know
-    // return zeros or the highest leaf's values.
-    #[allow(unused_unsafe)]
-    let (present, r) = unsafe { (__cpuid(1).ecx >> 31 == 1, __cpuid(0x4000_0000)) };
-    if !present {
-        return None;
-    }
-    let bytes: Vec<u8> = [r.ebx, r.ecx, r.edx]
-        .iter()
-        .flat_map(|x| x.to_le_bytes())
-        .collect();
-    hypervisor_name(&bytes)
+    hypervisor_name(super::hypervisor_signature()?.as_bytes())
 }
 
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
 fn cpuid_hypervisor() -> Option<String> {
     None
+}
+
+/// The running kernel's build configuration as text, and where it was
+/// read: `/proc/config.gz` (`CONFIG_IKCONFIG_PROC`), else
+/// `/boot/config-RELEASE`; at most 16 MiB of it.
+pub fn kernel_config(release: &str) -> Option<(String, String)> {
+    use std::io::Read;
+    const MAX: u64 = 16 << 20;
+    if let Ok(f) = std::fs::File::open("/proc/config.gz") {
+        let mut text = String::new();
+        let gz = flate2::read::GzDecoder::new(f)
+            .take(MAX)
+            .read_to_string(&mut text);
+        if gz.is_ok() && !text.is_empty() {
+            return Some(("/proc/config.gz".into(), text));
+        }
+    }
+    if release.is_empty() || release.contains('/') {
+        return None;
+    }
+    let path = format!("/boot/config-{release}");
+    let mut text = String::new();
+    std::fs::File::open(&path)
+        .ok()?
+        .take(MAX)
+        .read_to_string(&mut text)
+        .ok()?;
+    Some((path, text))
 }
 
 /// The hypervisor a CPUID signature names (`KVMKVMKVM` → `kvm`); an

@@ -57,10 +57,10 @@ use bsd as os;
 pub use os::{
     bind_address_no_port, count_mappings, cpu_clocks_mhz, cpu_mhz, cpu_model, cpu_ticks,
     defer_accept, die_with_parent, disk_attach, disk_detach, drop_caches, group_cpu_seconds,
-    invariant_tsc, libc_version, make_fs, may_raise_hard_limits, memory_bytes, mount_fs, mount_of,
-    pin_to_cpu, process_alive, read_setting, release_mounts_under, sendfile, set_child_subreaper,
-    set_sysctl, setting_choices, setting_writable, sync_fs, sysctl_writable, time_wait_count,
-    tuning, unmount_fs, whole_loopback_net, write_setting,
+    invariant_tsc, kernel_config, libc_version, make_fs, may_raise_hard_limits, memory_bytes,
+    mount_fs, mount_of, pin_to_cpu, process_alive, read_setting, release_mounts_under, sendfile,
+    set_child_subreaper, set_sysctl, setting_choices, setting_writable, sync_fs, sysctl_writable,
+    time_wait_count, tuning, unmount_fs, whole_loopback_net, write_setting,
 };
 
 /// A system setting that is not a sysctl but that a tuning profile may
@@ -436,6 +436,55 @@ pub fn mapping_ceiling() -> Option<(u64, String)> {
         .min_by_key(|(x, _)| *x)
 }
 
+/// The hypervisor as the CPU names it: the signature of CPUID leaf
+/// 0x40000000 (`KVMKVMKVM`, `TCGTCGTCGTCG`, `Microsoft Hv`), read only
+/// when CPUID leaf 1 says a hypervisor is present (ECX bit 31); `None` on
+/// bare metal, and when the signature is empty or not printable.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+pub fn hypervisor_signature() -> Option<String> {
+    #[cfg(target_arch = "x86")]
+    use std::arch::x86::__cpuid;
+    #[cfg(target_arch = "x86_64")]
+    use std::arch::x86_64::__cpuid;
+    #[cfg(target_arch = "x86")]
+    if !std::arch::x86::has_cpuid() {
+        return None;
+    }
+    // SAFETY: the CPU has CPUID (every x86_64 one; checked above on x86);
+    // a leaf it does not know returns zeros or the highest leaf's values,
+    // which the check of leaf 1 rules out.
+    #[allow(unused_unsafe)]
+    let (present, r) = unsafe { (__cpuid(1).ecx >> 31 == 1, __cpuid(0x4000_0000)) };
+    if !present {
+        return None;
+    }
+    let bytes: Vec<u8> = [r.ebx, r.ecx, r.edx]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    signature_text(&bytes)
+}
+
+/// The hypervisor where there is no CPUID: Linux's `/sys/hypervisor/type`
+/// (`xen`); `None` elsewhere.
+#[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+pub fn hypervisor_signature() -> Option<String> {
+    if cfg!(any(target_os = "linux", target_os = "android")) {
+        let t = std::fs::read_to_string("/sys/hypervisor/type").ok()?;
+        signature_text(t.as_bytes())
+    } else {
+        None
+    }
+}
+
+/// A hypervisor signature as text: NULs and blanks at its ends cut; `None`
+/// when nothing is left or it is not printable ASCII.
+pub fn signature_text(sig: &[u8]) -> Option<String> {
+    let s = std::str::from_utf8(sig).ok()?;
+    let s = s.trim_matches(|c: char| c == '\0' || c.is_ascii_whitespace());
+    (!s.is_empty() && s.chars().all(|c| c.is_ascii_graphic() || c == ' ')).then(|| s.to_string())
+}
+
 /// `uname(2)` fields.
 #[derive(Debug, Clone, Default)]
 pub struct Uname {
@@ -674,6 +723,21 @@ mod tests {
         assert_eq!(errno_words("plain"), "plain");
     }
     use super::*;
+
+    #[test]
+    fn signatures_are_cut_at_their_nuls_and_must_be_printable() {
+        assert_eq!(
+            signature_text(b"KVMKVMKVM\0\0\0").as_deref(),
+            Some("KVMKVMKVM")
+        );
+        assert_eq!(
+            signature_text(b"TCGTCGTCGTCG").as_deref(),
+            Some("TCGTCGTCGTCG")
+        );
+        assert_eq!(signature_text(b"xen\n").as_deref(), Some("xen"));
+        assert_eq!(signature_text(&[0; 12]), None);
+        assert_eq!(signature_text(&[0xff, 0x01, b'a']), None);
+    }
 
     #[test]
     fn the_coarse_clock_moves_forward() {
