@@ -266,8 +266,8 @@ fn what_systems_cannot_do_is_refused_before_anything_runs() {
 }
 
 /// Starts `run` on a guest alone, its work directory `work`, and waits
-/// (up to 10 minutes) until the guest measures: stderr says `(in the
-/// guest) …`. The child, and what stderr said so far.
+/// (up to 10 minutes) until the guest starts an item: stderr says
+/// `cloud: socket …`. The child, and what stderr said so far.
 fn run_in_guest(work: &std::path::Path, out: &std::path::Path) -> (common::Child, String) {
     use std::io::BufRead;
     let image = kernel("cloud-amd64");
@@ -294,7 +294,7 @@ fn run_in_guest(work: &std::path::Path, out: &std::path::Path) -> (common::Child
     });
     let mut said = String::new();
     let end = std::time::Instant::now() + std::time::Duration::from_secs(600);
-    while !said.contains("(in the guest) …") {
+    while !said.contains("cloud: socket …") {
         let left = end.saturating_duration_since(std::time::Instant::now());
         match rx.recv_timeout(left) {
             Ok(l) => said.push_str(&(l + "\n")),
