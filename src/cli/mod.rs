@@ -80,6 +80,11 @@ pub enum Command {
     /// This binary's build identity (for `run --host`; not for direct use).
     #[command(name = "__build-id", hide = true)]
     BuildId,
+    /// The agent protocol's hello: the protocol this build speaks and
+    /// which build it is, one line (for `run --host` and `run --system`;
+    /// not for direct use).
+    #[command(name = "__hello", hide = true)]
+    Hello,
     /// This host's interface addresses, `IP/PREFIX` a line (for `run
     /// --host`; not for direct use).
     #[command(name = "__addresses", hide = true)]
@@ -862,6 +867,10 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Testbed(c) => testbed::run(c),
         Command::Responder(a) => responder::run(a),
         Command::Boot(b) => boot::boot(&b),
+        Command::Hello => {
+            println!("{}", crate::hosts::agent::Hello::mine());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::BuildId => {
             println!("{}", crate::hosts::agent::build_id());
             Ok(ExitCode::SUCCESS)
