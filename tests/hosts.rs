@@ -578,3 +578,147 @@ fn an_ssh_system_runs_the_plan_in_turn_with_this_machine_and_is_emptied() {
     assert!(!Path::new(&scratch).exists(), "{scratch} left");
     assert!(processes_naming(&scratch).is_empty());
 }
+
+/// Writes `dir/fake-scalebench`: "another build" of scalebench, a shell
+/// script that answers `__hello` with `hello` and runs this scalebench
+/// for everything else, logging every call's arguments to `dir/calls`.
+fn fake_build(dir: &Path, hello: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join("fake-scalebench");
+    let calls = dir.join("calls");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nif [ \"$1\" = __hello ]; then echo '{hello}'; exit 0; fi\nexec '{}' \"$@\"\n",
+            calls.display(),
+            env!("CARGO_BIN_EXE_scalebench")
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
+/// This scalebench's hello, made another build's: another C library and
+/// fingerprint, and `protocol` for its protocol number.
+fn another_hello(protocol: u32) -> String {
+    use scalebench::hosts::agent::Hello;
+    let o = bin().arg("__hello").output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let mut h = Hello::parse(&text(&o.stdout)).unwrap();
+    assert_eq!(h.protocol, scalebench::hosts::agent::PROTOCOL);
+    assert_eq!(h.version.as_deref(), Some(env!("CARGO_PKG_VERSION")));
+    assert!(h.build.as_deref().is_some_and(|b| b.contains(':')), "{h}");
+    h.protocol = protocol;
+    h.libc = Some("fakelibc".into());
+    h.build = Some("0badf00d:1234".into());
+    h.to_line()
+}
+
+/// The calls the fake build logged, a line each.
+fn calls(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("calls"))
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn another_build_of_the_same_protocol_given_by_bin_runs_the_server_and_is_recorded() {
+    let bed = Bed::up("hx-other");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let hello = another_hello(scalebench::hosts::agent::PROTOCOL);
+    let fake = fake_build(dir.path(), &hello);
+    run_ok(&[
+        "connect",
+        "--max",
+        "100",
+        "--runs",
+        "1",
+        "--backend",
+        "epoll",
+        "--no-report",
+        "-q",
+        "--host",
+        &format!("client=netns:{}", bed.netns("h2")),
+        "--host",
+        &format!("server=ssh:root@198.18.2.2,bin={}", fake.display()),
+        "--ssh-config",
+        bed.ssh_config().to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let doc = load(&out);
+    assert_valid(&doc);
+    let (_, s) = hosts(&doc);
+    assert_eq!(s["reach"], "ssh:root@198.18.2.2");
+    assert_eq!(s["agent"], hello.as_str(), "{s}");
+    let binary = s["binary"].as_str().unwrap();
+    assert!(
+        binary.starts_with(&format!(
+            "{} on the host (bin=, another build: scalebench ",
+            fake.display()
+        )) && binary.contains("fakelibc C library")
+            && binary.contains("build 0badf00d:1234"),
+        "{binary}"
+    );
+    let b = &doc["benchmarks"][0];
+    assert_eq!(b["series"], "connect[epoll]");
+    assert_eq!(b["status"], "ok", "{}", b["message"]);
+    assert!(b["runs"][0]["samples"].as_array().unwrap().len() >= 90);
+    // The fake build did the server's work: nothing was copied.
+    let c = calls(dir.path());
+    for first in ["__hello", "__host-exec", "__addresses", "sysinfo --json"] {
+        assert!(c.iter().any(|l| l.starts_with(first)), "{first}: {c:?}");
+    }
+    assert!(c.iter().any(|l| l.contains("__responder")), "{c:?}");
+    let scratch = s["cleanup"][0]
+        .as_str()
+        .and_then(|l| l.strip_prefix("removed "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("nothing removed: {s}"));
+    assert!(!Path::new(scratch).exists(), "{scratch} left");
+    assert!(processes_naming(scratch).is_empty());
+}
+
+#[test]
+fn a_build_of_another_protocol_is_refused_by_name_before_anything_is_measured() {
+    let bed = Bed::up("hx-proto");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let p = scalebench::hosts::agent::PROTOCOL;
+    let fake = fake_build(dir.path(), &another_hello(p + 1));
+    let r = run(&[
+        "connect",
+        "--max",
+        "100",
+        "--runs",
+        "1",
+        "--host",
+        &format!("client=netns:{}", bed.netns("h2")),
+        "--host",
+        &format!("server=ssh:root@198.18.2.2,bin={}", fake.display()),
+        "--ssh-config",
+        bed.ssh_config().to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = text(&r.stderr);
+    assert!(!r.status.success(), "accepted: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "root@198.18.2.2: bin={}: is scalebench {} speaking agent protocol {}; this scalebench ({}) speaks protocol {p}",
+            fake.display(),
+            env!("CARGO_PKG_VERSION"),
+            p + 1,
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{err}"
+    );
+    assert!(!out.exists(), "a result file was written");
+    // It was asked for its hello and nothing else.
+    assert_eq!(calls(dir.path()), ["__hello"]);
+}

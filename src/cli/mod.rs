@@ -80,6 +80,11 @@ pub enum Command {
     /// This binary's build identity (for `run --host`; not for direct use).
     #[command(name = "__build-id", hide = true)]
     BuildId,
+    /// The agent protocol's hello: the protocol this build speaks and
+    /// which build it is, one line (for `run --host` and `run --system`;
+    /// not for direct use).
+    #[command(name = "__hello", hide = true)]
+    Hello,
     /// This host's interface addresses, `IP/PREFIX` a line (for `run
     /// --host`; not for direct use).
     #[command(name = "__addresses", hide = true)]
@@ -482,12 +487,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "PROFILE,…", value_delimiter = ',')]
     pub profile: Vec<String>,
     /// Where the client or the server of the network benchmarks and
-    /// workloads runs: `server=ssh:[USER@]HOST[:PORT]` (another machine;
-    /// scalebench is copied there if its PATH lacks this build),
-    /// `server=netns:NAME` or `client=netns:NAME` (a network namespace
-    /// here, such as a test bed's host), `ROLE=local` (the default).
-    /// Repeatable, once per role. The client is always where scalebench
-    /// runs and measures.
+    /// workloads runs: `server=ssh:[USER@]HOST[:PORT][,bin=PATH]` (another
+    /// machine; the scalebench at PATH there or on its PATH when it is
+    /// this build or another of the same agent protocol — another OS,
+    /// arch or C library —, else this one copied there when the host's OS
+    /// and arch are this build's), `server=netns:NAME` or
+    /// `client=netns:NAME` (a network namespace here, such as a test
+    /// bed's host), `ROLE=local` (the default). Repeatable, once per role.
+    /// The client is always where scalebench runs and measures.
     #[arg(long = "host", value_name = "ROLE=WHERE")]
     pub hosts: Vec<crate::hosts::HostSpec>,
     /// Run the same plan on several systems side by side, each with its
@@ -862,6 +869,10 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Testbed(c) => testbed::run(c),
         Command::Responder(a) => responder::run(a),
         Command::Boot(b) => boot::boot(&b),
+        Command::Hello => {
+            println!("{}", crate::hosts::agent::Hello::mine());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::BuildId => {
             println!("{}", crate::hosts::agent::build_id());
             Ok(ExitCode::SUCCESS)

@@ -79,6 +79,9 @@ pub struct HostSpec {
     pub role: Role,
     /// How the host is reached.
     pub reach: Reach,
+    /// The scalebench to run on an ssh host (`ssh:…,bin=PATH`), else the
+    /// one on its PATH or a copy of this one.
+    pub bin: Option<String>,
 }
 
 impl std::str::FromStr for HostSpec {
@@ -95,6 +98,12 @@ impl std::str::FromStr for HostSpec {
             "server" => Role::Server,
             r => return Err(format!("`{r}` is not a role: client or server")),
         };
+        if !at.starts_with("ssh:") && at.contains(",bin=") {
+            return Err(format!(
+                "`{at}`: bin= names the scalebench of an ssh host (ssh:HOST,bin=PATH)"
+            ));
+        }
+        let mut bin = None;
         let reach = if at == "local" {
             Reach::Local
         } else if let Some(n) = at.strip_prefix("netns:") {
@@ -109,13 +118,29 @@ impl std::str::FromStr for HostSpec {
             }
             Reach::Netns(n.to_string())
         } else if let Some(t) = at.strip_prefix("ssh:") {
+            let (t, options) = t.split_once(',').unwrap_or((t, ""));
+            for o in options.split(',').filter(|o| !o.is_empty()) {
+                match o.strip_prefix("bin=") {
+                    Some(b) if !b.is_empty() && !b.contains(['\n', '\r', '\0']) => {
+                        if bin.replace(b.to_string()).is_some() {
+                            return Err(format!("ssh:{t}: bin= given twice"));
+                        }
+                    }
+                    Some(_) => return Err(format!("ssh:{t}: bin= needs a path")),
+                    None => {
+                        return Err(format!(
+                            "ssh:{t}: `{o}` is not an option of an ssh host (bin=PATH)"
+                        ));
+                    }
+                }
+            }
             Reach::Ssh(t.parse().map_err(|e| format!("ssh:{t}: {e}"))?)
         } else {
             return Err(format!(
-                "`{at}`: a host is `local`, `netns:NAME` or `ssh:[USER@]HOST[:PORT]`"
+                "`{at}`: a host is `local`, `netns:NAME` or `ssh:[USER@]HOST[:PORT][,bin=PATH]`"
             ));
         };
-        Ok(HostSpec { role, reach })
+        Ok(HostSpec { role, reach, bin })
     }
 }
 
@@ -367,12 +392,14 @@ impl Host {
                 h.v4 = choose(&theirs, &mine, false);
                 h.v6 = choose(&theirs, &mine, true);
                 h.record.binary = Some("this binary (the same machine)".into());
+                h.record.agent = Some(agent::Hello::mine().to_line());
             }
             Reach::Ssh(t) => {
-                let s = ssh::Session::open(t, ssh_config, workdir)?;
+                let s = ssh::Session::open_with(t, ssh_config, workdir, spec.bin.as_deref())?;
                 h.exe = Some(s.exe.clone());
                 h.scratch = PathBuf::from(&s.dir);
                 h.record.binary = Some(s.binary.clone());
+                h.record.agent = s.hello.as_ref().map(|h| h.to_line());
                 h.ssh = Some(s);
                 let port = t.port.unwrap_or(22);
                 let found: Vec<IpAddr> = std::net::ToSocketAddrs::to_socket_addrs(&(
@@ -812,6 +839,12 @@ mod tests {
         let s: HostSpec = "server=ssh:root@198.18.1.2".parse().unwrap();
         assert_eq!(s.role, Role::Server);
         assert_eq!(s.reach.to_string(), "ssh:root@198.18.1.2");
+        assert_eq!(s.bin, None);
+        let b: HostSpec = "server=ssh:me@[2001:db8::1]:2222,bin=/usr/local/bin/scalebench"
+            .parse()
+            .unwrap();
+        assert_eq!(b.reach.to_string(), "ssh:me@[2001:db8::1]:2222");
+        assert_eq!(b.bin.as_deref(), Some("/usr/local/bin/scalebench"));
         let c: HostSpec = "client=netns:sb-t-h1".parse().unwrap();
         assert_eq!(c.reach, Reach::Netns("sb-t-h1".into()));
         assert_eq!(
@@ -825,6 +858,16 @@ mod tests {
             ("server=netns:", "namespace"),
             ("server=netns:a/b", "namespace"),
             ("server=ssh:", "ssh:"),
+            ("server=ssh:h,bin=", "bin= needs a path"),
+            ("server=ssh:h,bin=/a,bin=/b", "bin= given twice"),
+            (
+                "server=ssh:h,cpus=2",
+                "`cpus=2` is not an option of an ssh host",
+            ),
+            (
+                "server=netns:x,bin=/a",
+                "bin= names the scalebench of an ssh host",
+            ),
         ] {
             let e = bad.parse::<HostSpec>().unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");

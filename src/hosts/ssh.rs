@@ -1,13 +1,16 @@
 //! Hosts reached over OpenSSH: one master connection per host
 //! (`ControlMaster`, its socket in the run's work directory) that every
-//! command of the run shares, a scratch directory on the host, and this
-//! very build of scalebench there — found on the host's PATH when it is
-//! the same build, else copied over the connection into the scratch
-//! directory. A supervisor (`__host-exec`, see [`super::agent`]) holds
-//! the directory for the run and removes it when the run closes the
-//! connection, however that happens.
+//! command of the run shares, a scratch directory on the host, and a
+//! scalebench there that this one can drive ([`choose`]): the one on the
+//! host's PATH (or named by `bin=`) when it is this very build or another
+//! build of a compatible agent protocol (another OS, architecture or C
+//! library), else this build copied over the connection into the scratch
+//! directory when the host's OS and architecture are this build's. A
+//! supervisor (`__host-exec`, see [`super::agent`]) holds the directory
+//! for the run and removes it when the run closes the connection, however
+//! that happens.
 
-use super::agent;
+use super::agent::{self, Hello};
 use crate::harness::reaper::{ChildGroup, run_bounded, run_bounded_with_input, run_to_end};
 use anyhow::{Context, anyhow, bail};
 use std::path::{Path, PathBuf};
@@ -125,6 +128,9 @@ pub struct Session {
     pub exe: String,
     /// How it got there, in words.
     pub binary: String,
+    /// What it said of itself (`__hello`): which build runs there (boxed:
+    /// a session is held in enums beside smaller things).
+    pub hello: Option<Box<Hello>>,
     /// The supervisor holding `dir`.
     janitor: Option<super::Served>,
 }
@@ -133,7 +139,124 @@ pub struct Session {
 struct Probe {
     os: String,
     arch: String,
-    found: Option<(String, String)>,
+    found: Option<Found>,
+}
+
+/// A scalebench found on a host: on its PATH, or named by `bin=`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// Its path there.
+    pub path: String,
+    /// Named by `bin=` (else found on the PATH).
+    pub given: bool,
+    /// What its `__hello` said, or why it said nothing useful.
+    pub hello: Result<Hello, String>,
+}
+
+impl Found {
+    /// The hello of the scalebench at `path` from how `PATH __hello`
+    /// ended (`status`, the shell's: 127 not found, 126 not runnable) and
+    /// what it printed.
+    pub fn new(path: &str, given: bool, status: i32, out: &str) -> Found {
+        let hello = match status {
+            127 => Err("not found".to_string()),
+            126 => Err(
+                "cannot be run there (not executable, or built for another OS or architecture)"
+                    .into(),
+            ),
+            0 if !out.trim().is_empty() => {
+                Hello::parse(out).map_err(|e| format!("answers `__hello` with {e}"))
+            }
+            s => Err(format!(
+                "says nothing to `__hello` (exit {s}): a build older than the agent protocol, or not scalebench"
+            )),
+        };
+        Found {
+            path: path.to_string(),
+            given,
+            hello,
+        }
+    }
+
+    /// How it is named in messages: `/usr/bin/scalebench` or `bin=/opt/sb`.
+    fn name(&self) -> String {
+        if self.given {
+            format!("bin={}", self.path)
+        } else {
+            self.path.clone()
+        }
+    }
+}
+
+/// Which scalebench a host runs, as [`choose`] decides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    /// The one found there, which said this hello.
+    Use {
+        /// Its path there.
+        path: String,
+        /// Its hello.
+        hello: Hello,
+    },
+    /// This build, copied into the scratch directory.
+    Copy,
+}
+
+/// Decides which scalebench runs on a host whose `uname -s` and `uname
+/// -m` are `os` and `machine`, `found` being the one on its PATH or named
+/// by `bin=`, this build having said `mine`:
+///
+/// 1. the one found, when it is this very build, or another build of a
+///    compatible agent protocol ([`agent::compatible`]);
+/// 2. else, unless it was named by `bin=`, a copy of this build when the
+///    host's OS and architecture are this build's;
+/// 3. else refused: the error says why, naming the protocol numbers.
+pub fn choose(
+    os: &str,
+    machine: &str,
+    found: Option<&Found>,
+    mine: &Hello,
+) -> Result<Choice, String> {
+    if let Some(f) = found {
+        match &f.hello {
+            Ok(h) if mine.same_build(h) || agent::compatible(h) => {
+                return Ok(Choice::Use {
+                    path: f.path.clone(),
+                    hello: h.clone(),
+                });
+            }
+            _ if f.given => return Err(format!("{}: {}", f.name(), unusable(f))),
+            _ => {}
+        }
+    }
+    let my_os = mine.os.as_deref().unwrap_or("?");
+    let my_arch = mine.arch.as_deref().unwrap_or("?");
+    if same_platform(os, machine, my_os, my_arch) {
+        return Ok(Choice::Copy);
+    }
+    Err(format!(
+        "it runs {os} {machine} and this scalebench is built for {my_os} {my_arch}; {}: install a scalebench of agent protocol {} there (on its PATH, or name it with bin=PATH)",
+        found.map_or("no scalebench is on its PATH".to_string(), |f| format!(
+            "its {} {}",
+            f.name(),
+            unusable(f)
+        )),
+        mine.protocol
+    ))
+}
+
+/// Why a scalebench found on a host cannot be driven, in words.
+fn unusable(f: &Found) -> String {
+    match &f.hello {
+        Ok(h) => format!(
+            "is scalebench {} speaking agent protocol {}; this scalebench ({}) speaks protocol {}",
+            h.version.as_deref().unwrap_or("(version not said)"),
+            h.protocol,
+            env!("CARGO_PKG_VERSION"),
+            agent::PROTOCOL
+        ),
+        Err(why) => why.clone(),
+    }
 }
 
 impl Session {
@@ -144,8 +267,9 @@ impl Session {
         Session::open_with(target, config, workdir, None)
     }
 
-    /// [`Session::open`], with the host's scalebench at `bin` (a build for
-    /// that host's OS, arch or C library, of this version) when given.
+    /// [`Session::open`], with the host's scalebench at `bin` when given
+    /// (a build for that host's OS, arch or C library, of a compatible
+    /// agent protocol: see [`choose`]).
     pub fn open_with(
         target: &Target,
         config: Option<&Path>,
@@ -167,14 +291,17 @@ impl Session {
             dir: String::new(),
             exe: String::new(),
             binary: String::new(),
+            hello: None,
             janitor: None,
         };
-        s.start_master()?;
-        let probe = s.probe()?;
-        match bin {
-            Some(b) => s.use_given(b)?,
-            None => s.install(&probe)?,
+        if let Some(b) = bin
+            && (b.is_empty() || b.contains(['\n', '\r', '\0']))
+        {
+            bail!("bin={b:?}: not a path");
         }
+        s.start_master()?;
+        let probe = s.probe(bin)?;
+        s.install(&probe)?;
         s.hold_dir()?;
         Ok(s)
     }
@@ -282,106 +409,107 @@ impl Session {
     }
 
     /// The host's OS and architecture, a new scratch directory, and the
-    /// scalebench on its PATH with its build identity.
-    fn probe(&mut self) -> anyhow::Result<Probe> {
+    /// scalebench at `bin` or on its PATH with its hello.
+    fn probe(&mut self, bin: Option<&str>) -> anyhow::Result<Probe> {
+        // The hello is read from a file of at most 2 KiB: a scalebench
+        // printing without end fills no pipe here.
         let script = r#"uname -s && uname -m && d=$(mktemp -d "${TMPDIR:-/tmp}/scalebench-host.XXXXXX") && echo "$d" || exit 1
-p=$(command -v scalebench) && echo "$p" && "$p" __build-id 2>/dev/null
+if [ -n "$1" ]; then p=$1; else p=$(command -v scalebench) || exit 0; fi
+echo "$p"
+"$p" __hello > "$d/hello" 2>/dev/null
+echo "status $?"
+head -c 2048 "$d/hello"
+rm -f "$d/hello"
 exit 0"#;
         let out = self.output(
-            &mut self.script(script, &[])?,
+            &mut self.script(script, &[bin.unwrap_or_default().to_string()])?,
             "probing",
             Duration::from_secs(30),
         )?;
-        let lines: Vec<&str> = out.lines().map(str::trim).collect();
-        let [os, arch, dir, rest @ ..] = lines.as_slice() else {
+        let mut lines = out.splitn(6, '\n');
+        let mut next = || lines.next().map(str::trim);
+        let (Some(os), Some(arch), Some(dir)) = (next(), next(), next()) else {
             bail!("probing {}: unexpected answer {out:?}", self.target);
         };
         if !dir.starts_with('/') {
             bail!("probing {}: no scratch directory ({dir:?})", self.target);
         }
         self.dir = dir.to_string();
-        Ok(Probe {
-            os: os.to_string(),
-            arch: arch.to_string(),
-            found: match rest {
-                [path, id, ..] => Some((path.to_string(), id.to_string())),
-                _ => None,
-            },
-        })
+        let (os, arch) = (os.to_string(), arch.to_string());
+        let found = match (next(), next()) {
+            (Some(path), Some(status)) if !path.is_empty() => {
+                let status = status
+                    .strip_prefix("status ")
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(-1);
+                Some(Found::new(
+                    path,
+                    bin.is_some(),
+                    status,
+                    lines.next().unwrap_or(""),
+                ))
+            }
+            _ => None,
+        };
+        Ok(Probe { os, arch, found })
     }
 
-    /// Uses the host's scalebench when it is this build, else copies this
-    /// one into the scratch directory and checks that it runs there.
+    /// Uses the scalebench found on the host when this build can drive
+    /// it, else copies this one into the scratch directory and checks that
+    /// it runs there ([`choose`]).
     fn install(&mut self, p: &Probe) -> anyhow::Result<()> {
-        let mine = agent::build_id();
-        if let Some((path, id)) = &p.found
-            && *id == mine
-        {
-            self.exe = path.clone();
-            self.binary = format!("{path} on the host (the same build)");
+        let mine = Hello::mine();
+        let choice = choose(&p.os, &p.arch, p.found.as_ref(), &mine)
+            .map_err(|e| anyhow!("{}: {e}", self.target))?;
+        if let Choice::Use { path, hello } = choice {
+            let how = match (
+                p.found.as_ref().is_some_and(|f| f.given),
+                mine.same_build(&hello),
+            ) {
+                (false, true) => "the same build".to_string(),
+                (true, true) => "bin=, the same build".to_string(),
+                (false, false) => format!("another build: {}", hello.describe()),
+                (true, false) => format!("bin=, another build: {}", hello.describe()),
+            };
+            self.binary = format!("{path} on the host ({how})");
+            self.exe = path;
+            self.hello = Some(Box::new(hello));
             return Ok(());
-        }
-        let (os, arch) = (std::env::consts::OS, std::env::consts::ARCH);
-        if !same_platform(&p.os, &p.arch, os, arch) {
-            bail!(
-                "{} runs {} {}, this scalebench is built for {os} {arch}{}: install scalebench {} there (on its PATH)",
-                self.target,
-                p.os,
-                p.arch,
-                p.found.as_ref().map_or(String::new(), |(path, id)| format!(
-                    "; its {path} is another build ({id})"
-                )),
-                env!("CARGO_PKG_VERSION")
-            );
         }
         let local = std::env::current_exe().context("finding this executable to copy it")?;
         let file = std::fs::File::open(&local)
             .with_context(|| format!("reading {} to copy it", local.display()))?;
         let exe = format!("{}/scalebench", self.dir);
         let mut cmd = self.script(
-            r#"cat > "$1" && chmod 700 "$1" && "$1" __build-id"#,
+            r#"cat > "$1" && chmod 700 "$1" && "$1" __hello"#,
             std::slice::from_ref(&exe),
         )?;
         let f = run_bounded_with_input(&mut cmd, file, Duration::from_secs(600))
             .with_context(|| format!("copying scalebench to {}", self.target))?;
-        let id = f.stdout.trim();
-        if !f.status.is_some_and(|s| s.success()) || id != mine {
+        let said = Hello::parse(&f.stdout);
+        if !f.status.is_some_and(|s| s.success())
+            || !said.as_ref().is_ok_and(|h| mine.same_build(h))
+        {
             bail!(
                 "the copy of scalebench does not run on {}: {}",
                 self.target,
-                last_line(&f.stderr).unwrap_or(id)
+                last_line(&f.stderr).unwrap_or(f.stdout.trim())
             );
         }
         self.exe = exe;
+        self.hello = said.ok().map(Box::new);
         self.binary = format!(
             "copied to {}{}",
             self.dir,
-            p.found.as_ref().map_or(String::new(), |(path, id)| format!(
-                " ({path} there is another build: {id})"
+            p.found.as_ref().map_or(String::new(), |f| format!(
+                " ({} there: {})",
+                f.path,
+                match &f.hello {
+                    Ok(h) => format!("another build, {}", h.describe()),
+                    Err(why) => why.clone(),
+                }
             ))
         );
-        Ok(())
-    }
-
-    /// Uses the host's scalebench at `bin`, once it says it is this
-    /// version.
-    fn use_given(&mut self, bin: &str) -> anyhow::Result<()> {
-        let mut cmd = self.command(&[bin.to_string(), "--version".into()])?;
-        let said = self.output(
-            &mut cmd,
-            &format!("{bin} --version"),
-            Duration::from_secs(30),
-        )?;
-        let ours = format!("scalebench {}", env!("CARGO_PKG_VERSION"));
-        if said.trim() != ours {
-            bail!(
-                "bin={bin} on {} says `{}`, this is `{ours}`",
-                self.target,
-                said.trim()
-            );
-        }
-        self.exe = bin.to_string();
-        self.binary = format!("{bin} on the host (bin=)");
         Ok(())
     }
 
@@ -581,6 +709,131 @@ mod tests {
     fn words_are_quoted_for_the_remote_shell() {
         let q = quote(&["sh".into(), "-c".into(), "echo $HOME; rm x".into()]).unwrap();
         assert_eq!(shlex::split(&q).unwrap()[2], "echo $HOME; rm x");
+    }
+
+    /// A hello of another build: protocol `p`, FreeBSD, a fingerprint of
+    /// its own.
+    fn other(p: u32) -> Hello {
+        Hello::parse(&format!(
+            "scalebench-agent {p} version=0.9.0 os=freebsd arch=x86_64 libc=native link=dynamic build=0badf00d:1234"
+        ))
+        .unwrap()
+    }
+
+    fn found(path: &str, given: bool, hello: Result<Hello, String>) -> Found {
+        Found {
+            path: path.into(),
+            given,
+            hello,
+        }
+    }
+
+    #[test]
+    fn the_same_build_or_a_compatible_one_is_used_else_a_copy_else_refused() {
+        let mine = Hello::mine();
+        let p = agent::PROTOCOL;
+        let on_path = |h| found("/usr/bin/scalebench", false, h);
+        let use_it = |h: &Hello| Choice::Use {
+            path: "/usr/bin/scalebench".into(),
+            hello: h.clone(),
+        };
+        // The same build, on any platform.
+        let same = on_path(Ok(mine.clone()));
+        assert_eq!(
+            choose("Linux", "x86_64", Some(&same), &mine),
+            Ok(use_it(&mine))
+        );
+        assert_eq!(
+            choose("FreeBSD", "amd64", Some(&same), &mine),
+            Ok(use_it(&mine))
+        );
+        // Another build of this protocol: used, also where a copy would run.
+        let compatible = on_path(Ok(other(p)));
+        for (os, m) in [("FreeBSD", "amd64"), ("Linux", "x86_64")] {
+            assert_eq!(
+                choose(os, m, Some(&compatible), &mine),
+                Ok(use_it(&other(p)))
+            );
+        }
+        // Nothing usable there: a copy where this build runs.
+        let (me_os, me_arch) = (std::env::consts::OS, std::env::consts::ARCH);
+        let incompatible = on_path(Ok(other(p + 1)));
+        let old = on_path(Err("says nothing to `__hello` (exit 2)".into()));
+        for f in [None, Some(&incompatible), Some(&old)] {
+            assert_eq!(choose(me_os, me_arch, f, &mine), Ok(Choice::Copy), "{f:?}");
+        }
+        // …else refused, saying what is there and what is needed.
+        let e = choose("FreeBSD", "amd64", Some(&incompatible), &mine).unwrap_err();
+        assert!(e.contains("it runs FreeBSD amd64"), "{e}");
+        assert!(
+            e.contains(&format!(
+                "its /usr/bin/scalebench is scalebench 0.9.0 speaking agent protocol {}",
+                p + 1
+            )),
+            "{e}"
+        );
+        assert!(
+            e.contains(&format!("install a scalebench of agent protocol {p}")),
+            "{e}"
+        );
+        let e = choose("FreeBSD", "amd64", Some(&old), &mine).unwrap_err();
+        assert!(
+            e.contains("its /usr/bin/scalebench says nothing to `__hello`"),
+            "{e}"
+        );
+        let e = choose("NetBSD", "evbarm", None, &mine).unwrap_err();
+        assert!(e.contains("no scalebench is on its PATH"), "{e}");
+    }
+
+    #[test]
+    fn a_scalebench_named_by_bin_is_used_when_compatible_and_never_replaced() {
+        let mine = Hello::mine();
+        let p = agent::PROTOCOL;
+        let given = |h| found("/opt/sb", true, h);
+        let (me_os, me_arch) = (std::env::consts::OS, std::env::consts::ARCH);
+        assert_eq!(
+            choose("FreeBSD", "amd64", Some(&given(Ok(other(p)))), &mine),
+            Ok(Choice::Use {
+                path: "/opt/sb".into(),
+                hello: other(p)
+            })
+        );
+        // Not compatible: refused, also where a copy would run.
+        let e = choose(me_os, me_arch, Some(&given(Ok(other(p + 1)))), &mine).unwrap_err();
+        assert!(
+            e.starts_with(&format!(
+                "bin=/opt/sb: is scalebench 0.9.0 speaking agent protocol {}; this scalebench ({}) speaks protocol {p}",
+                p + 1,
+                env!("CARGO_PKG_VERSION")
+            )),
+            "{e}"
+        );
+        let e = choose(me_os, me_arch, Some(&given(Err("not found".into()))), &mine).unwrap_err();
+        assert_eq!(e, "bin=/opt/sb: not found");
+    }
+
+    #[test]
+    fn what_hello_answered_is_read_from_its_status_and_output() {
+        let line = Hello::mine().to_line();
+        assert_eq!(
+            Found::new("/x", false, 0, &format!("{line}\n")).hello,
+            Ok(Hello::mine())
+        );
+        for (status, out, says) in [
+            (127, "", "not found"),
+            (126, "", "cannot be run there"),
+            (2, "", "says nothing to `__hello` (exit 2)"),
+            (0, "", "says nothing"),
+            (
+                0,
+                "usage: scalebench\n",
+                "answers `__hello` with not a hello",
+            ),
+            (0, "scalebench-agent x\n", "without its protocol number"),
+        ] {
+            let e = Found::new("/x", false, status, out).hello.unwrap_err();
+            assert!(e.contains(says), "{status} {out:?}: {e}");
+        }
     }
 
     #[test]

@@ -93,9 +93,15 @@ pub struct HostRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub addresses: Vec<String>,
     /// Which scalebench ran there: this binary, the same build found on
-    /// the host's PATH, or a copy (and where).
+    /// the host's PATH, another build of a compatible agent protocol
+    /// there (on its PATH or named by `bin=`), or a copy (and where).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub binary: Option<String>,
+    /// The hello of the scalebench that ran there (`scalebench __hello`:
+    /// `scalebench-agent PROTOCOL version=… os=… arch=… libc=… link=…
+    /// build=…`), saying which build it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     /// The host's system record (`scalebench sysinfo` there); absent for
     /// the client (the file's `system`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
