@@ -1,8 +1,13 @@
 //! A Linux kernel to boot as a system: its release, read from the image
 //! itself (the x86 boot protocol's setup header), and the modules a guest
-//! needs from that kernel's own module tree (`/lib/modules/RELEASE`), in
-//! the order they load (dependencies first), the built-in ones left out.
+//! needs from that kernel's own module tree (`/lib/modules/RELEASE`, or
+//! the tree `modules=DIR` names), in the order they load (dependencies
+//! first), the built-in ones left out. A kernel with no module tree (one
+//! built with everything the guest needs built in, `docs/kernel-ab.md`)
+//! loads nothing; its configuration, when found beside the image or in
+//! `/boot`, says whether what the guest needs is built in.
 
+use super::guest::Share;
 use anyhow::{Context, bail};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -71,10 +76,45 @@ pub fn module_name(file: &str) -> String {
 }
 
 impl Modules {
+    /// The module tree of kernel `release`: `given` (a `modules=DIR`: the
+    /// tree itself, holding `modules.dep`, or a root it was installed
+    /// under with `make modules_install INSTALL_MOD_PATH=DIR`), else
+    /// `/lib/modules/RELEASE`. `None` when it is not given and
+    /// `/lib/modules/RELEASE` does not exist: the kernel has no modules
+    /// here.
+    pub fn find(given: Option<&Path>, release: &str) -> anyhow::Result<Option<Modules>> {
+        let Some(dir) = given else {
+            let dir = Path::new("/lib/modules").join(release);
+            return match dir.try_exists() {
+                Ok(false) => Ok(None),
+                _ => Modules::open(Path::new("/"), release).map(Some),
+            };
+        };
+        if dir.join("modules.dep").exists() {
+            return Modules::open_dir(dir, release).map(Some);
+        }
+        let under = dir.join("lib/modules").join(release);
+        if under.join("modules.dep").exists() {
+            return Modules::open_dir(&under, release).map(Some);
+        }
+        bail!(
+            "modules={}: neither {} nor {} exists (the tree of kernel {release}, from make modules_install INSTALL_MOD_PATH=DIR)",
+            dir.display(),
+            dir.join("modules.dep").display(),
+            under.join("modules.dep").display()
+        )
+    }
+
     /// Reads `root/lib/modules/RELEASE/modules.dep` and `modules.builtin`
     /// (the latter may be missing).
     pub fn open(root: &Path, release: &str) -> anyhow::Result<Modules> {
-        let dir = root.join("lib/modules").join(release);
+        Modules::open_dir(&root.join("lib/modules").join(release), release)
+    }
+
+    /// Reads `dir/modules.dep` and `dir/modules.builtin` (the latter may
+    /// be missing).
+    fn open_dir(dir: &Path, release: &str) -> anyhow::Result<Modules> {
+        let dir = dir.to_path_buf();
         let dep = dir.join("modules.dep");
         let text = std::fs::read_to_string(&dep).with_context(|| {
             format!(
@@ -132,9 +172,81 @@ impl Modules {
         self.builtin.contains(&n) || self.deps.contains_key(&n)
     }
 
+    /// The tree's directory (`…/lib/modules/RELEASE`).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// Whether `name` is built into the kernel.
     pub fn is_builtin(&self, name: &str) -> bool {
         self.builtin.contains(&name.replace('-', "_"))
+    }
+}
+
+/// The configuration of kernel `release` whose image is `image`, if one
+/// is found: `config-RELEASE` beside the image (as `scripts/kernel-ab`
+/// and Debian's `/boot` keep it), else `/boot/config-RELEASE`. Its path
+/// and text.
+pub fn config_file(image: &Path, release: &str) -> Option<(PathBuf, String)> {
+    let name = format!("config-{release}");
+    let beside = image.parent().map(|d| d.join(&name));
+    beside
+        .into_iter()
+        .chain(std::iter::once(Path::new("/boot").join(&name)))
+        .find_map(|p| std::fs::read_to_string(&p).ok().map(|t| (p, t)))
+}
+
+/// The options a guest needs built in when nothing is loaded: the PCI
+/// transport, the command port, the RAM disk and the filesystems its init
+/// mounts.
+const BUILT_IN: &[&str] = &[
+    "VIRTIO_PCI",
+    "VIRTIO_CONSOLE",
+    "BLK_DEV_INITRD",
+    "DEVTMPFS",
+    "TMPFS",
+    "PROC_FS",
+    "SYSFS",
+];
+
+/// The options each share needs built in.
+fn share_options(share: Share) -> &'static [&'static str] {
+    match share {
+        Share::NineP => &["NET_9P", "NET_9P_VIRTIO", "9P_FS"],
+        Share::VirtioFs => &["FUSE_FS", "VIRTIO_FS"],
+    }
+}
+
+/// The share a kernel configured by `config` (a `.config`'s text) mounts
+/// with no module loaded: 9p when built in, else virtio-fs. An error
+/// names the options that are not `=y`.
+pub fn builtin_share(config: &str) -> Result<Share, String> {
+    let on = |o: &str| {
+        let want = format!("CONFIG_{o}=y");
+        config.lines().any(|l| l.trim_end() == want)
+    };
+    let missing = |opts: &[&str]| -> Vec<String> {
+        opts.iter()
+            .filter(|o| !on(o))
+            .map(|o| format!("CONFIG_{o}"))
+            .collect()
+    };
+    let base = missing(BUILT_IN);
+    let share = [Share::NineP, Share::VirtioFs]
+        .into_iter()
+        .find(|s| missing(share_options(*s)).is_empty());
+    match (share, base.is_empty()) {
+        (Some(s), true) => Ok(s),
+        (Some(_), false) => Err(format!("{} not built in", base.join(", "))),
+        (None, _) => {
+            let mut m = base;
+            m.push(format!(
+                "either 9p ({}) or virtio-fs ({})",
+                missing(share_options(Share::NineP)).join(", "),
+                missing(share_options(Share::VirtioFs)).join(", ")
+            ));
+            Err(format!("{} not built in", m.join(", ")))
+        }
     }
 }
 
@@ -204,5 +316,63 @@ mod tests {
         );
         let e = m.load_order(&["nosuch"]).unwrap_err().to_string();
         assert!(e.contains("nosuch: neither built in nor in /m"), "{e}");
+    }
+    #[test]
+    fn a_module_tree_is_found_where_given_or_missing_without_error() {
+        let t = tempfile::tempdir().unwrap();
+        let rel = "6.1.192-kab-test";
+        // The tree itself, and a root it was installed under.
+        let tree = t.path().join("lib/modules").join(rel);
+        std::fs::create_dir_all(&tree).unwrap();
+        std::fs::write(tree.join("modules.dep"), "kernel/fs/9p/9p.ko:\n").unwrap();
+        for given in [tree.as_path(), t.path()] {
+            let m = Modules::find(Some(given), rel).unwrap().unwrap();
+            assert_eq!(m.dir(), tree, "{}", given.display());
+            assert!(m.has("9p"));
+        }
+        let e = Modules::find(Some(&t.path().join("lib")), rel)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("modules=") && e.contains("modules.dep"), "{e}");
+        // No tree under /lib/modules and none given: no modules, no error.
+        let none = "0.0.0-scalebench-no-such-release";
+        assert!(!Path::new("/lib/modules").join(none).exists());
+        assert!(Modules::find(None, none).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_kernels_configuration_says_which_share_is_built_in() {
+        let base: String = BUILT_IN.iter().map(|o| format!("CONFIG_{o}=y\n")).collect();
+        let p9 = "CONFIG_NET_9P=y\nCONFIG_NET_9P_VIRTIO=y\nCONFIG_9P_FS=y\n";
+        let vfs = "CONFIG_FUSE_FS=y\nCONFIG_VIRTIO_FS=y\n";
+        assert_eq!(builtin_share(&format!("{base}{p9}{vfs}")), Ok(Share::NineP));
+        assert_eq!(builtin_share(&format!("{base}{vfs}")), Ok(Share::VirtioFs));
+        // A module (=m) is not built in.
+        let e = builtin_share(&format!("{base}{}", p9.replace("9P_FS=y", "9P_FS=m"))).unwrap_err();
+        assert!(e.contains("either 9p (CONFIG_9P_FS)"), "{e}");
+        assert!(
+            e.contains("virtio-fs (CONFIG_FUSE_FS, CONFIG_VIRTIO_FS)"),
+            "{e}"
+        );
+        let e = builtin_share(&format!(
+            "{}{p9}",
+            base.replace("CONFIG_VIRTIO_CONSOLE=y", "")
+        ))
+        .unwrap_err();
+        assert_eq!(e, "CONFIG_VIRTIO_CONSOLE not built in");
+    }
+
+    #[test]
+    fn the_configuration_is_found_beside_the_image() {
+        let t = tempfile::tempdir().unwrap();
+        let image = t.path().join("vmlinuz-6.1.192-kab-a");
+        let rel = "6.1.192-kab-a-scalebench-test";
+        assert!(config_file(&image, rel).is_none());
+        std::fs::write(t.path().join(format!("config-{rel}")), "CONFIG_X=y\n").unwrap();
+        let (p, text) = config_file(&image, rel).unwrap();
+        assert_eq!(
+            (p.parent(), text.as_str()),
+            (Some(t.path()), "CONFIG_X=y\n")
+        );
     }
 }

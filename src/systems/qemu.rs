@@ -1,6 +1,7 @@
 //! The host side of a `kernel:` system: boots a Linux kernel in QEMU with
 //! a RAM disk holding the static scalebench as init ([`super::guest`]) and
-//! the modules it needs from the kernel's own module tree, this machine's
+//! the modules it needs from the kernel's own module tree (none for a
+//! kernel with everything built in), this machine's
 //! root shared read-only (9p, or virtio-fs through virtiofsd where the
 //! kernel has no 9p) and a writable directory for result files; then runs
 //! scalebench commands in it over a virtio-serial port. QEMU and
@@ -40,6 +41,9 @@ pub struct Guest {
     pub share: Share,
     /// How the guest runs: KVM, or TCG (emulated) and why.
     pub accel: Accel,
+    /// Where its modules came from, in words (for a kernel without a
+    /// module tree: none loaded, and why that should do).
+    pub modules: String,
     n: u32,
 }
 
@@ -307,6 +311,114 @@ fn console_tail(dir: &Path) -> String {
     }
 }
 
+/// The modules a guest loads and the share they make possible.
+struct Found {
+    share: Share,
+    /// The module files, in load order.
+    files: Vec<PathBuf>,
+    /// Where they came from, in words.
+    said: String,
+}
+
+/// The modules kernel `release` (booted as `spec` says) needs: from its
+/// module tree (`modules=DIR`, else `/lib/modules/RELEASE`); with no tree,
+/// none, the share chosen by its configuration when one is found
+/// ([`kernel::config_file`]), else 9p, assumed built in.
+fn modules_for(spec: &KernelSpec, release: &str, virtiofsd: bool) -> anyhow::Result<Found> {
+    let no_virtiofsd = || {
+        anyhow::anyhow!(
+            "kernel {release} has no 9p, and virtio-fs needs {VIRTIOFSD} (Debian's qemu-system-x86)"
+        )
+    };
+    let Some(mods) = Modules::find(spec.modules.as_deref(), release)? else {
+        let tree = Path::new("/lib/modules").join(release);
+        let (share, said) = match kernel::config_file(&spec.kernel, release) {
+            Some((path, text)) => {
+                let share = kernel::builtin_share(&text).map_err(|e| {
+                    anyhow::anyhow!(
+                        "kernel {release} has no module tree ({}; modules=DIR names one) and its configuration {} has {e}: a guest would not get ready",
+                        tree.display(),
+                        path.display()
+                    )
+                })?;
+                let said = format!(
+                    "none: no module tree {}, and {} has virtio and {} built in",
+                    tree.display(),
+                    path.display(),
+                    share.name()
+                );
+                (share, said)
+            }
+            None => (
+                Share::NineP,
+                format!(
+                    "none: no module tree {} and no config-{release} beside the kernel or in /boot; virtio, its console and 9p assumed built in",
+                    tree.display()
+                ),
+            ),
+        };
+        if share == Share::VirtioFs && !virtiofsd {
+            return Err(no_virtiofsd());
+        }
+        return Ok(Found {
+            share,
+            files: Vec::new(),
+            said,
+        });
+    };
+    let share = if mods.has("9p") && mods.has("9pnet_virtio") {
+        Share::NineP
+    } else if virtiofsd {
+        Share::VirtioFs
+    } else {
+        return Err(no_virtiofsd());
+    };
+    let mut names: Vec<&str> = share.modules().to_vec();
+    names.push("virtio_console");
+    let files = mods.load_order(&names)?;
+    let said = format!("{} from {}", files.len(), mods.dir().display());
+    Ok(Found { share, files, said })
+}
+
+/// Why a guest did not get ready, from its console (where its init says
+/// what failed) when it is about the shares or the command port: the
+/// kernel options that were missing. `modules` is [`Guest::modules`].
+pub fn diagnose(console: &str, share: Share, modules: &str) -> Option<String> {
+    let line = console
+        .lines()
+        .rev()
+        .find(|l| l.contains("scalebench guest:"))?;
+    let (fs, options) = match share {
+        Share::NineP => ("9p", "CONFIG_NET_9P, CONFIG_NET_9P_VIRTIO, CONFIG_9P_FS"),
+        Share::VirtioFs => ("virtiofs", "CONFIG_FUSE_FS, CONFIG_VIRTIO_FS"),
+    };
+    let what = if line.contains(&format!("mount {fs} {}", guest::ROOT_TAG)) {
+        if line.contains("No such device") {
+            format!("its kernel has no {fs} filesystem ({options})")
+        } else if line.contains("No such file or directory") {
+            format!(
+                "its kernel found no virtio device tagged {}: virtio PCI or the {fs} transport is missing (CONFIG_VIRTIO_PCI; {options})",
+                guest::ROOT_TAG
+            )
+        } else {
+            format!("it could not mount this machine's root over {fs}")
+        }
+    } else if line.contains("no virtio-serial port") {
+        "its kernel has no virtio console (CONFIG_VIRTIO_CONSOLE) or virtio PCI (CONFIG_VIRTIO_PCI)"
+            .to_string()
+    } else {
+        return None;
+    };
+    let how = if modules.starts_with("none") {
+        format!(
+            "; modules loaded: {modules}; build them in (=y) or give the kernel's modules with kernel:PATH,modules=DIR"
+        )
+    } else {
+        format!("; modules loaded: {modules}")
+    };
+    Some(format!("{what}{how}"))
+}
+
 /// QEMU's machine protocol (QMP) on a Unix socket: JSON commands, one
 /// answer each (events between are passed over).
 struct Qmp {
@@ -419,24 +531,13 @@ impl Guest {
     ) -> anyhow::Result<Guest> {
         if let Some(i) = &spec.initrd {
             bail!(
-                "initrd={}: not supported yet (the guest's modules come from the kernel's own tree under /lib/modules)",
+                "initrd={}: not supported yet (the guest's modules come from the kernel's own tree under /lib/modules, or modules=DIR)",
                 i.display()
             );
         }
         let release = kernel::release(&spec.kernel)?;
-        let mods = Modules::open(Path::new("/"), &release)?;
-        let share = if mods.has("9p") && mods.has("9pnet_virtio") {
-            Share::NineP
-        } else if Path::new(VIRTIOFSD).exists() {
-            Share::VirtioFs
-        } else {
-            bail!(
-                "kernel {release} has no 9p, and virtio-fs needs {VIRTIOFSD} (Debian's qemu-system-x86)"
-            );
-        };
-        let mut names: Vec<&str> = share.modules().to_vec();
-        names.push("virtio_console");
-        let modules = mods.load_order(&names)?;
+        let found = modules_for(spec, &release, Path::new(VIRTIOFSD).exists())?;
+        let (share, modules) = (found.share, found.files);
         std::fs::create_dir_all(dir)?;
         let out = dir.join("out");
         std::fs::create_dir_all(&out)?;
@@ -503,9 +604,16 @@ impl Guest {
             release: String::new(),
             share,
             accel,
+            modules: found.said,
             n: 0,
         };
-        let line = g.line(limit).context("the guest did not get ready")?;
+        let line = g.line(limit).map_err(|e| {
+            let console = std::fs::read_to_string(dir.join("console.log")).unwrap_or_default();
+            match diagnose(&console, share, g.modules.as_str()) {
+                Some(why) => e.context(format!("the guest did not get ready: {why}")),
+                None => e.context("the guest did not get ready"),
+            }
+        })?;
         g.release = guest::parse_ready(&line).map_err(anyhow::Error::msg)?;
         Ok(g)
     }
@@ -809,5 +917,125 @@ mod tests {
         elf[0x40..0x44].copy_from_slice(&1u32.to_le_bytes());
         elf[0x38..0x3a].copy_from_slice(&9u16.to_le_bytes());
         assert_eq!(needs_loader(&elf), None, "headers past the end");
+    }
+    /// A kernel spec for an image in `dir`, with `modules=` if given.
+    fn spec(dir: &Path, modules: Option<PathBuf>) -> KernelSpec {
+        KernelSpec {
+            kernel: dir.join("bzImage"),
+            initrd: None,
+            modules,
+            cmdline: None,
+            machine: crate::systems::spec::Machine {
+                cpus: Some(1),
+                memory: 512 << 20,
+            },
+        }
+    }
+
+    /// A release no machine has a module tree for.
+    const REL: &str = "0.0.0-scalebench-test";
+
+    #[test]
+    fn a_kernel_without_a_module_tree_loads_nothing() {
+        let t = tempfile::tempdir().unwrap();
+        let s = spec(t.path(), None);
+        // No configuration: 9p, assumed built in, and said so.
+        let f = modules_for(&s, REL, true).unwrap();
+        assert_eq!((f.share, f.files.len()), (Share::NineP, 0));
+        assert!(
+            f.said
+                .starts_with("none: no module tree /lib/modules/0.0.0"),
+            "{}",
+            f.said
+        );
+        assert!(f.said.contains("assumed built in"), "{}", f.said);
+        // A configuration beside the image chooses the share.
+        let config = t.path().join(format!("config-{REL}"));
+        let base = "CONFIG_VIRTIO_PCI=y\nCONFIG_VIRTIO_CONSOLE=y\nCONFIG_BLK_DEV_INITRD=y\n\
+                    CONFIG_DEVTMPFS=y\nCONFIG_TMPFS=y\nCONFIG_PROC_FS=y\nCONFIG_SYSFS=y\n";
+        std::fs::write(
+            &config,
+            format!("{base}CONFIG_FUSE_FS=y\nCONFIG_VIRTIO_FS=y\n"),
+        )
+        .unwrap();
+        let f = modules_for(&s, REL, true).unwrap();
+        assert_eq!((f.share, f.files.len()), (Share::VirtioFs, 0));
+        assert!(f.said.contains(&config.display().to_string()), "{}", f.said);
+        let e = modules_for(&s, REL, false).err().unwrap().to_string();
+        assert!(e.contains("virtio-fs needs"), "{e}");
+        // One that builds in neither share is refused before booting.
+        std::fs::write(&config, base).unwrap();
+        let e = modules_for(&s, REL, true).err().unwrap().to_string();
+        assert!(e.contains("has no module tree"), "{e}");
+        assert!(e.contains("modules=DIR"), "{e}");
+        assert!(
+            e.contains("either 9p (CONFIG_NET_9P, CONFIG_NET_9P_VIRTIO, CONFIG_9P_FS)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn modules_come_from_the_tree_given() {
+        let t = tempfile::tempdir().unwrap();
+        let tree = t.path().join("lib/modules").join(REL);
+        std::fs::create_dir_all(&tree).unwrap();
+        std::fs::write(
+            tree.join("modules.dep"),
+            "kernel/fs/9p/9p.ko: kernel/net/9p/9pnet.ko\n\
+             kernel/net/9p/9pnet.ko:\n\
+             kernel/net/9p/9pnet_virtio.ko: kernel/net/9p/9pnet.ko\n\
+             kernel/drivers/char/virtio_console.ko:\n",
+        )
+        .unwrap();
+        std::fs::write(
+            tree.join("modules.builtin"),
+            "kernel/drivers/virtio/virtio_pci.ko\n",
+        )
+        .unwrap();
+        let f = modules_for(&spec(t.path(), Some(t.path().to_path_buf())), REL, true).unwrap();
+        assert_eq!(f.share, Share::NineP);
+        let names: Vec<String> = f
+            .files
+            .iter()
+            .map(|p| kernel::module_name(p.to_str().unwrap()))
+            .collect();
+        assert_eq!(names, ["9pnet", "9pnet_virtio", "9p", "virtio_console"]);
+        assert!(f.files.iter().all(|p| p.starts_with(&tree)));
+        assert_eq!(f.said, format!("4 from {}", tree.display()));
+        let e = modules_for(&spec(t.path(), Some(t.path().join("nope"))), REL, true)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("modules="), "{e}");
+    }
+
+    #[test]
+    fn a_guest_that_cannot_mount_its_share_says_which_options_are_missing() {
+        let none = "none: no module tree /lib/modules/6.1.192-kab-a";
+        let console = "[    1.0] Run /init as init process\n\
+            scalebench guest: mount 9p sbroot on /mnt/root: No such device (os error 19)\n\
+            [    1.2] reboot: Power down\n";
+        let d = diagnose(console, Share::NineP, none).unwrap();
+        assert!(
+            d.starts_with("its kernel has no 9p filesystem (CONFIG_NET_9P"),
+            "{d}"
+        );
+        assert!(d.contains("kernel:PATH,modules=DIR"), "{d}");
+        let console = "scalebench guest: mount virtiofs sbroot on /mnt/root: No such file or directory (os error 2)\n";
+        let d = diagnose(console, Share::VirtioFs, "3 from /lib/modules/x").unwrap();
+        assert!(d.contains("no virtio device tagged sbroot"), "{d}");
+        assert!(
+            d.contains("CONFIG_VIRTIO_FS") && !d.contains("modules=DIR"),
+            "{d}"
+        );
+        let console = "scalebench guest: no virtio-serial port named sb.ctl\n";
+        let d = diagnose(console, Share::NineP, none).unwrap();
+        assert!(d.contains("CONFIG_VIRTIO_CONSOLE"), "{d}");
+        // Anything else is left to the console's tail.
+        assert_eq!(
+            diagnose("scalebench guest: chroot: x\n", Share::NineP, none),
+            None
+        );
+        assert_eq!(diagnose("Kernel panic\n", Share::NineP, none), None);
     }
 }

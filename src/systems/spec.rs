@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! NAME=local                                     this machine (the default system)
-//! NAME=kernel:PATH[,initrd=P][,cpus=N][,memory=SIZE][,cmdline=TEXT]
+//! NAME=kernel:PATH[,initrd=P][,modules=DIR][,cpus=N][,memory=SIZE][,cmdline=TEXT]
 //! NAME=image:PATH,ssh=USER[,key=FILE][,bin=P][,cpus=N][,memory=SIZE]
 //! NAME=ssh:[USER@]HOST[:PORT][,bin=P]
 //! ```
@@ -56,7 +56,7 @@ pub struct Machine {
     pub memory: u64,
 }
 
-/// `kernel:PATH[,initrd=…][,cpus=N][,memory=SIZE][,cmdline=…]`.
+/// `kernel:PATH[,initrd=…][,modules=DIR][,cpus=N][,memory=SIZE][,cmdline=…]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelSpec {
     /// The kernel image (`/boot/vmlinuz-…`).
@@ -64,6 +64,11 @@ pub struct KernelSpec {
     /// An initramfs to load the kernel's modules from instead of its own
     /// module tree.
     pub initrd: Option<PathBuf>,
+    /// The kernel's module tree when it is not `/lib/modules/RELEASE`:
+    /// that directory, or the root it was installed under (`make
+    /// modules_install INSTALL_MOD_PATH=DIR`). A kernel with neither loads
+    /// no module: what the guest needs must be built in.
+    pub modules: Option<PathBuf>,
     /// Words added to the kernel command line.
     pub cmdline: Option<String>,
     /// vCPUs and memory.
@@ -107,6 +112,9 @@ impl std::fmt::Display for SystemSpec {
                 write!(f, "kernel:{}", k.kernel.display())?;
                 if let Some(i) = &k.initrd {
                     write!(f, ",initrd={}", i.display())?;
+                }
+                if let Some(d) = &k.modules {
+                    write!(f, ",modules={}", d.display())?;
                 }
                 m(f, &k.machine)?;
                 if let Some(c) = &k.cmdline {
@@ -242,14 +250,15 @@ impl std::str::FromStr for SystemSpec {
             let (p, rest) = r.split_once(',').unwrap_or((r, ""));
             let o = take(
                 options(rest)?,
-                &["initrd", "cpus", "memory", "cmdline"],
+                &["initrd", "modules", "cpus", "memory", "cmdline"],
                 "kernel:",
             )?;
             Kind::Kernel(KernelSpec {
                 kernel: path(p, "kernel:")?,
                 initrd: o[0].map(|i| path(i, "initrd=")).transpose()?,
-                machine: machine(o[1], o[2])?,
-                cmdline: o[3].map(str::to_string),
+                modules: o[1].map(|d| path(d, "modules=")).transpose()?,
+                machine: machine(o[2], o[3])?,
+                cmdline: o[4].map(str::to_string),
             })
         } else if let Some(r) = spec.strip_prefix("image:") {
             let (p, rest) = r.split_once(',').unwrap_or((r, ""));
@@ -327,7 +336,11 @@ mod tests {
             }
         );
         assert_eq!(k.cmdline.as_deref(), Some("console=ttyS0,115200 quiet"));
-        assert_eq!(k.initrd, None);
+        assert_eq!((k.initrd, k.modules), (None, None));
+        let Kind::Kernel(k) = p("ab=kernel:/w/bzImage,modules=/w/mods").unwrap().kind else {
+            panic!()
+        };
+        assert_eq!(k.modules, Some(PathBuf::from("/w/mods")));
         let i = p("fbsd=image:/v/fbsd.qcow2,ssh=root,bin=/usr/local/bin/scalebench").unwrap();
         let Kind::Image(i) = i.kind else { panic!() };
         assert_eq!(
@@ -356,6 +369,7 @@ mod tests {
         for s in [
             "a=local",
             "b=kernel:/k,initrd=/i,cpus=1,memory=512M,cmdline=x=1,y",
+            "b=kernel:/k,modules=/m/lib,memory=512M",
             "c=image:/d.img,ssh=root,bin=/b,memory=2048M",
             "c=image:/d.img,ssh=root,key=/k,cpus=2",
             "d=ssh:u@h:22,bin=/b",
@@ -382,6 +396,7 @@ mod tests {
             ("a=kernel:/k,cpus=1,cpus=2", "`cpus` given twice"),
             ("a=kernel:/k,cpus", "`cpus`: expected KEY=VALUE"),
             ("a=kernel:/k,initrd=", "`initrd=` needs a value"),
+            ("a=kernel:/k,modules=", "`modules=` needs a value"),
             ("a=image:/d.img", "needs ssh=USER"),
             ("a=image:/d.img,ssh=r@t", "ssh=r@t"),
             ("a=ssh:", "ssh:: "),
