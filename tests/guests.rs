@@ -101,7 +101,34 @@ fn a_cloud_kernel_boots_runs_a_benchmark_and_leaves_nothing() {
 #[test]
 fn a_dynamic_init_or_a_file_that_is_no_kernel_is_refused_before_qemu_starts() {
     let image = kernel("cloud-amd64");
-    let cases: [(String, &str, &str); 4] = [
+    // A kernel with no module tree here whose configuration (beside it,
+    // as scripts/kernel-ab keeps it) builds in neither 9p nor virtio-fs:
+    // only its boot header, which is all that is read before QEMU starts.
+    let t = tempfile::tempdir().unwrap();
+    let release = "0.0.0-scalebench-no-modules";
+    let mut head = vec![0u8; 0x1000];
+    head[0x202..0x206].copy_from_slice(b"HdrS");
+    head[0x206..0x208].copy_from_slice(&0x20fu16.to_le_bytes());
+    head[0x20e..0x210].copy_from_slice(&(0x800u16 - 0x200).to_le_bytes());
+    head[0x800..0x800 + release.len()].copy_from_slice(release.as_bytes());
+    let builtin = t.path().join(format!("vmlinuz-{release}"));
+    std::fs::write(&builtin, head).unwrap();
+    std::fs::write(
+        t.path().join(format!("config-{release}")),
+        "CONFIG_VIRTIO_PCI=y\nCONFIG_VIRTIO_CONSOLE=y\nCONFIG_9P_FS=m\n",
+    )
+    .unwrap();
+    let cases: [(String, &str, &str); 6] = [
+        (
+            format!("c=kernel:{},modules=/nonexistent/m", image.display()),
+            "/nonexistent",
+            "modules=/nonexistent/m: neither /nonexistent/m/modules.dep nor",
+        ),
+        (
+            format!("c=kernel:{}", builtin.display()),
+            "/nonexistent",
+            "kernel 0.0.0-scalebench-no-modules has no module tree",
+        ),
         (
             format!("c=kernel:{}", image.display()),
             env!("CARGO_BIN_EXE_scalebench"),

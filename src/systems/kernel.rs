@@ -237,7 +237,7 @@ pub fn builtin_share(config: &str) -> Result<Share, String> {
         .find(|s| missing(share_options(*s)).is_empty());
     match (share, base.is_empty()) {
         (Some(s), true) => Ok(s),
-        (Some(_), false) => Err(format!("{} not built in", base.join(", "))),
+        (Some(_), false) => Err(format!("{} not built in (=y)", base.join(", "))),
         (None, _) => {
             let mut m = base;
             m.push(format!(
@@ -245,7 +245,7 @@ pub fn builtin_share(config: &str) -> Result<Share, String> {
                 missing(share_options(Share::NineP)).join(", "),
                 missing(share_options(Share::VirtioFs)).join(", ")
             ));
-            Err(format!("{} not built in", m.join(", ")))
+            Err(format!("{} not built in (=y)", m.join(", ")))
         }
     }
 }
@@ -359,7 +359,7 @@ mod tests {
             base.replace("CONFIG_VIRTIO_CONSOLE=y", "")
         ))
         .unwrap_err();
-        assert_eq!(e, "CONFIG_VIRTIO_CONSOLE not built in");
+        assert_eq!(e, "CONFIG_VIRTIO_CONSOLE not built in (=y)");
     }
 
     #[test]
