@@ -501,10 +501,13 @@ pub struct RunArgs {
     /// own result file (`<out>-NAME.json`) and all in one report; each
     /// benchmark and workload runs on every system in turn (A B A B), so
     /// that drift falls on all alike. `NAME=local` is this machine;
-    /// `NAME=kernel:PATH[,cpus=N][,memory=SIZE][,cmdline=…]` boots that
-    /// Linux kernel in QEMU over this machine's root, read-only, with a
-    /// static build of scalebench as its init (`docs/guests.md`; KVM when
-    /// it works here, else emulated by TCG and marked so). Repeatable.
+    /// `NAME=kernel:PATH[,cpus=N][,memory=SIZE][,modules=DIR][,cmdline=…]`
+    /// boots that Linux kernel in QEMU over this machine's root,
+    /// read-only, with a static build of scalebench as its init (KVM when
+    /// it works here, else emulated by TCG and marked so);
+    /// `NAME=image:DISK,ssh=USER[,key=FILE][,bin=PATH]` boots a disk
+    /// image of any OS and drives it over ssh; `NAME=ssh:[USER@]HOST[,bin=PATH]`
+    /// is another machine (docs/guests.md). Repeatable.
     #[arg(long, value_name = "NAME=SPEC", value_parser = parse_system)]
     pub system: Vec<crate::systems::spec::SystemSpec>,
     /// The static scalebench a `kernel:` system boots with (default: this
