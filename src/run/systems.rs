@@ -162,12 +162,10 @@ fn reach(
                 s.name,
                 i.image.display()
             ));
+            // Booted and connected: its first turn (the checks and the
+            // record) goes on in this session.
             let mut at = ImageAt::boot(i, &dir, plan.ssh_config.as_deref())?;
             at.connect(IMAGE_BOOT_LIMIT)?;
-            if let Some(mut s) = at.session.take() {
-                s.close();
-            }
-            at.guest.pause()?;
             At::Image(Box::new(at))
         }
     }))
@@ -265,6 +263,7 @@ impl At {
     fn begin(&mut self) -> anyhow::Result<()> {
         match self {
             At::Guest(g) => g.resume(),
+            At::Image(i) if i.session.is_some() => Ok(()),
             At::Image(i) => {
                 i.guest.resume()?;
                 i.connect(CONNECT_LIMIT)
@@ -332,13 +331,10 @@ impl At {
     }
 }
 
-/// `scalebench ARGS` at `at` for a short answer: its standard output, or
-/// an error quoting its standard error.
+/// `scalebench ARGS` at `at`, in its turn, for a short answer: its
+/// standard output, or an error quoting its standard error.
 fn ask(at: &mut At, args: &[String]) -> anyhow::Result<String> {
-    at.begin()?;
-    let ran = at.run(args, COMMAND_LIMIT);
-    at.end()?;
-    match ran? {
+    match at.run(args, COMMAND_LIMIT)? {
         (Some(0), out, _) => Ok(out),
         (code, _, err) => bail!(
             "scalebench {} there ended with {}: {}",
@@ -353,11 +349,26 @@ impl RemoteSystem {
     /// The system checked to run a scalebench of this agent protocol, a
     /// guest's vCPUs pinned, its record taken.
     fn ready(s: &SystemSpec, mut at: At, o: &RunOptions) -> anyhow::Result<RemoteSystem> {
+        at.begin()?;
+        let system = Self::checked(s, &mut at, o);
+        at.end()?;
+        Ok(RemoteSystem {
+            name: s.name.clone(),
+            at,
+            system: system?,
+            items: 0,
+            lost: None,
+        })
+    }
+
+    /// In the system's turn: its scalebench checked, a guest's vCPUs
+    /// pinned, its record taken.
+    fn checked(s: &SystemSpec, at: &mut At, o: &RunOptions) -> anyhow::Result<SystemInfo> {
         // Another build (another OS, arch or C library) is welcome if it
         // speaks this agent protocol.
-        let said = ask(&mut at, &["__hello".into()])?;
+        let said = ask(at, &["__hello".into()])?;
         crate::hosts::agent::check_hello(&said).map_err(anyhow::Error::msg)?;
-        let pinned = match &mut at {
+        let pinned = match at {
             At::Guest(g) => Some(g.pin_vcpus()),
             At::Image(i) => Some(i.guest.pin_vcpus()),
             At::Ssh(_) => None,
@@ -375,8 +386,8 @@ impl RemoteSystem {
             args.extend(["--record-sysctl".into(), o.record_sysctl.join(",")]);
         }
         let mut system: SystemInfo =
-            serde_json::from_str(&ask(&mut at, &args)?).context("its sysinfo --json")?;
-        let accel = match &at {
+            serde_json::from_str(&ask(at, &args)?).context("its sysinfo --json")?;
+        let accel = match &*at {
             At::Guest(g) => Some(&g.accel),
             At::Image(i) => Some(&i.guest.accel),
             At::Ssh(_) => None,
@@ -391,13 +402,7 @@ impl RemoteSystem {
                 vcpu_pins: pins,
             });
         }
-        Ok(RemoteSystem {
-            name: s.name.clone(),
-            at,
-            system,
-            items: 0,
-            lost: None,
-        })
+        Ok(system)
     }
 
     /// The system in a line.
