@@ -210,7 +210,10 @@ pub fn run(o: RunOptions) -> anyhow::Result<ExitCode> {
     let ctx = Ctx::new(workdir.path(), &clock)
         .with_net(net)
         .with_hosts(&hosts);
-    let measured = if plan.systems.is_empty() {
+    // This machine alone (`--system NAME=local` names it): as always,
+    // tuning profiles and all.
+    let here_only = opened.iter().all(|s| matches!(s, systems::Opened::Here));
+    let measured = if here_only {
         session::execute(&plan, &ctx, &mut recs, &mut progress)
     } else {
         session::execute_on_systems(&plan, &o, &ctx, &mut opened, &mut recs, &mut progress)
