@@ -454,6 +454,9 @@ impl RemoteSystem {
                 ));
                 merge(rec, f, &self.system)
             }
+            // ^C: nothing of the item came back; the run says what each
+            // file kept.
+            Err(_) if crate::stop::interrupted() => {}
             Err(why) => {
                 let why = format!("{}: {}: {why}", self.name, item.name());
                 progress.note_run(&why);
