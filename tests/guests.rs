@@ -27,6 +27,19 @@ fn kernel(flavour: &str) -> PathBuf {
         .unwrap_or_else(|| panic!("no /boot/vmlinuz-*-{flavour}: scripts/test installs it"))
 }
 
+/// The pid files virtiofsd left under /run/virtiofsd for sockets in
+/// `work`.
+fn virtiofsd_pid_files(work: &std::path::Path) -> Vec<String> {
+    let marker = work.display().to_string().replace('/', ".");
+    std::fs::read_dir("/run/virtiofsd")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&marker))
+        .collect()
+}
+
 #[test]
 fn a_cloud_kernel_boots_runs_a_benchmark_and_leaves_nothing() {
     let image = kernel("cloud-amd64");
@@ -87,14 +100,7 @@ fn a_cloud_kernel_boots_runs_a_benchmark_and_leaves_nothing() {
         Vec::<u32>::new()
     );
     assert_eq!(common::scalebench_entries(&work), Vec::<String>::new());
-    let marker = work.display().to_string().replace('/', ".");
-    let left: Vec<String> = std::fs::read_dir("/run/virtiofsd")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(&marker))
-        .collect();
+    let left = virtiofsd_pid_files(&work);
     assert!(left.is_empty(), "{left:?}");
 }
 
@@ -383,14 +389,7 @@ fn a_guest_goes_with_scalebench_on_interrupt_and_on_kill() {
         .unwrap();
     assert!(o.status.success(), "{}", common::text(&o.stderr));
     assert_eq!(common::scalebench_entries(&work), Vec::<String>::new());
-    let marker = work.display().to_string().replace('/', ".");
-    let left: Vec<String> = std::fs::read_dir("/run/virtiofsd")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(&marker))
-        .collect();
+    let left = virtiofsd_pid_files(&work);
     assert!(left.is_empty(), "{left:?}");
 }
 

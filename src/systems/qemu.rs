@@ -419,6 +419,22 @@ pub fn diagnose(console: &str, share: Share, modules: &str) -> Option<String> {
     Some(format!("{what}{how}"))
 }
 
+/// Starts QEMU as `cmd` says, with its QMP socket in `dir`, its output
+/// to nowhere and its errors to `dir/qemu.err`; waits for the socket and
+/// connects to it.
+fn start(cmd: &mut Command, dir: &Path) -> anyhow::Result<(ChildGroup, Qmp)> {
+    let qmp = dir.join("qmp.sock");
+    cmd.arg("-qmp")
+        .arg(format!("unix:{},server=on,wait=off", opt(&qmp)))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(dir.join("qemu.err"))?);
+    let mut qemu = ChildGroup::spawn(cmd).with_context(|| format!("start {QEMU}"))?;
+    wait_for(&qmp, Duration::from_secs(20), &mut qemu).context("QEMU")?;
+    let qmp = Qmp::connect(&qmp)?;
+    Ok((qemu, qmp))
+}
+
 /// QEMU's machine protocol (QMP) on a Unix socket: JSON commands, one
 /// answer each (events between are passed over).
 struct Qmp {
@@ -562,7 +578,6 @@ impl Guest {
             append = format!("{append} {c}");
         }
         let port = dir.join("ch.sock");
-        let qmp = dir.join("qmp.sock");
         let mut cmd = Command::new(QEMU);
         let accel = Accel::probe(&spec.kernel, dir);
         cmd.args(accel.args())
@@ -583,17 +598,10 @@ impl Guest {
             .args([
                 "-device",
                 &format!("virtserialport,chardev=ch,name={}", guest::PORT),
-            ])
-            .arg("-qmp")
-            .arg(format!("unix:{},server=on,wait=off", opt(&qmp)))
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(dir.join("qemu.err"))?);
-        let mut qemu = ChildGroup::spawn(&mut cmd).with_context(|| format!("start {QEMU}"))?;
+            ]);
+        let (mut qemu, qmp) = start(&mut cmd, dir)?;
         wait_for(&port, Duration::from_secs(20), &mut qemu).context("QEMU")?;
-        wait_for(&qmp, Duration::from_secs(20), &mut qemu).context("QEMU")?;
         let stream = UnixStream::connect(&port).with_context(|| port.display().to_string())?;
-        let qmp = Qmp::connect(&qmp)?;
         let mut g = Guest {
             dir: dir.to_path_buf(),
             qemu,
@@ -780,7 +788,6 @@ impl ImageGuest {
             .cpus
             .unwrap_or_else(|| crate::sys::cpu_count().clamp(1, 2) as u32);
         let port = free_port()?;
-        let qmp = dir.join("qmp.sock");
         let mut cmd = Command::new(QEMU);
         cmd.args(accel.args())
             .args(["-smp", &cpus.to_string()])
@@ -791,15 +798,8 @@ impl ImageGuest {
             .args(["-nic"])
             .arg(format!(
                 "user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:{port}-:22"
-            ))
-            .arg("-qmp")
-            .arg(format!("unix:{},server=on,wait=off", opt(&qmp)))
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(dir.join("qemu.err"))?);
-        let mut qemu = ChildGroup::spawn(&mut cmd).with_context(|| format!("start {QEMU}"))?;
-        wait_for(&qmp, Duration::from_secs(20), &mut qemu).context("QEMU")?;
-        let qmp = Qmp::connect(&qmp)?;
+            ));
+        let (qemu, qmp) = start(&mut cmd, dir)?;
         Ok(ImageGuest {
             dir: dir.to_path_buf(),
             qemu,
