@@ -4,7 +4,7 @@
 //! one before by the test of `compare` ([`super::compare::judge_pair`])
 //! and marked where it changed.
 
-use super::compare::judge_pair;
+use super::compare::{judge_classes, judge_pair};
 use super::diff::cost_at;
 use super::{Input, System};
 use crate::analysis::Options;
@@ -29,6 +29,10 @@ pub struct Point {
     pub change: Option<Outcome>,
     /// The change in words.
     pub note: String,
+    /// Whether the file was measured under emulation: its figure is not
+    /// the speed of any machine, and against a native neighbour only the
+    /// class is compared.
+    pub emulated: bool,
 }
 
 /// A figure followed across the files.
@@ -89,6 +93,7 @@ fn benchmark_tracks(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<T
                 value: v.filter(|_| inside).map(|v| cost_at(v, n)),
                 class: v.map(|v| v.class.to_string()),
                 change: None,
+                emulated: input.emulated[i],
                 note: match range {
                     Some((lo, hi)) if !inside => format!(
                         "no cost at n = {}: this file measured n = {}–{} (not extrapolated)",
@@ -103,7 +108,12 @@ fn benchmark_tracks(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<T
                 && let Some(before) = entries[j]
                 && let Some(bb) = before.bench
             {
-                let (o, _, evidence) = judge_pair(before, bb, e, cur, None);
+                let (o, evidence) = if input.emulated[i] != input.emulated[j] {
+                    judge_classes(before, e, input)
+                } else {
+                    let (o, _, evidence) = judge_pair(before, bb, e, cur, None);
+                    (o, evidence)
+                };
                 if !matches!(o, Outcome::Unchanged | Outcome::NotComparable) {
                     p.change = Some(o);
                     p.note = evidence;
@@ -124,7 +134,8 @@ fn benchmark_tracks(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<T
     out
 }
 
-fn workload_tracks(systems: &[System], only: Option<&str>) -> Vec<Track> {
+fn workload_tracks(input: &Input, only: Option<&str>) -> Vec<Track> {
+    let systems = input.systems;
     let mut names: Vec<(String, String, Option<String>)> = Vec::new();
     for s in systems {
         for w in &s.file.workloads {
@@ -143,8 +154,8 @@ fn workload_tracks(systems: &[System], only: Option<&str>) -> Vec<Track> {
         .into_iter()
         .map(|(w, label, target)| {
             let mut points: Vec<Point> = Vec::new();
-            let mut prev: Option<f64> = None;
-            for s in systems {
+            let mut prev: Option<(f64, bool)> = None;
+            for (s, &emulated) in systems.iter().zip(&input.emulated) {
                 let row = s.file.workloads.iter().find(|x| x.name == w).and_then(|x| {
                     x.rows
                         .iter()
@@ -166,8 +177,16 @@ fn workload_tracks(systems: &[System], only: Option<&str>) -> Vec<Track> {
                     class: None,
                     change: None,
                     note: String::new(),
+                    emulated,
                 };
-                if let (Some(a), Some(b)) = (prev, value)
+                if let (Some((_, was)), Some(_)) = (prev, value)
+                    && was != emulated
+                {
+                    p.note = format!(
+                        "not compared with the file before: {} was measured under emulation (TCG)",
+                        if emulated { "this one" } else { "that one" }
+                    );
+                } else if let (Some((a, _)), Some(b)) = (prev, value)
                     && a > 0.0
                 {
                     let o = judge_throughput(b / a, SINGLE_THRESHOLD);
@@ -180,8 +199,8 @@ fn workload_tracks(systems: &[System], only: Option<&str>) -> Vec<Track> {
                         );
                     }
                 }
-                if value.is_some() {
-                    prev = value;
+                if let Some(v) = value {
+                    prev = Some((v, emulated));
                 }
                 points.push(p);
             }
@@ -204,16 +223,25 @@ fn workload_tracks(systems: &[System], only: Option<&str>) -> Vec<Track> {
 pub fn tracks(systems: &[System], only: Option<&str>, at: Option<f64>) -> Vec<Track> {
     let input = Input::new(systems, &Options::default());
     let mut v = benchmark_tracks(&input, only, at);
-    v.extend(workload_tracks(systems, only));
+    v.extend(workload_tracks(&input, only));
     v
 }
 
-fn show(t: &Track, v: Option<f64>) -> String {
-    match v {
+fn show(t: &Track, p: &Point) -> String {
+    let mark = if p.emulated { super::EMULATED_MARK } else { "" };
+    match p.value {
         None => "—".into(),
-        Some(x) if t.higher_is_better => format!("{x:.0}/s"),
-        Some(x) => fmt_ns(x),
+        Some(x) if t.higher_is_better => format!("{x:.0}/s{mark}"),
+        Some(x) => format!("{}{mark}", fmt_ns(x)),
     }
+}
+
+/// The footnote under a track with an emulated point.
+fn footnote(t: &Track) -> Option<String> {
+    t.points
+        .iter()
+        .any(|p| p.emulated)
+        .then(|| format!("{} {}", super::EMULATED_MARK, super::EMULATED_NOTE))
 }
 
 fn mark(p: &Point) -> &'static str {
@@ -252,14 +280,37 @@ pub fn write_markdown(tracks: &[Track], out: &mut dyn Write) -> anyhow::Result<(
                 i + 1,
                 p.label.replace('|', "\\|"),
                 p.started,
-                show(t, p.value),
+                show(t, p),
                 p.class.as_deref().unwrap_or(""),
                 mark(p),
                 p.note
             )?;
         }
+        if let Some(f) = footnote(t) {
+            writeln!(out, "\n{f}")?;
+        }
     }
     Ok(())
+}
+
+/// The chart line of a track's native (or emulated) points.
+fn line<'a>(
+    t: &Track,
+    emulated: bool,
+    label: &'a str,
+    colour: &'static str,
+) -> super::chart::Line<'a> {
+    super::chart::Line {
+        label,
+        colour,
+        points: t
+            .points
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.emulated == emulated)
+            .filter_map(|(i, p)| Some(((i + 1) as f64, p.value?)))
+            .collect(),
+    }
 }
 
 /// The tracks as an HTML page, a chart per figure.
@@ -269,17 +320,16 @@ pub fn write_html(tracks: &[Track], out: &mut dyn Write) -> anyhow::Result<()> {
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>scalebench history</title><style>body{{font:14px system-ui,sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}}.regressed{{color:#b00}}.improved{{color:#070}}.class-changed{{color:#a60}}</style></head><body><h1>scalebench history</h1>"
     )?;
     for (k, t) in tracks.iter().enumerate() {
-        let points: Vec<(f64, f64)> = t
-            .points
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| Some(((i + 1) as f64, p.value?)))
-            .collect();
-        let line = super::chart::Line {
-            label: &t.name,
-            colour: super::chart::PALETTE[0],
-            points,
-        };
+        // Emulated points are a line of their own: joined to native ones,
+        // the line would draw the emulator's cost as a change of speed.
+        let emulated = format!("{} {} (emulated)", t.name, super::EMULATED_MARK);
+        let lines: Vec<_> = [
+            line(t, false, &t.name, super::chart::PALETTE[0]),
+            line(t, true, &emulated, super::chart::PALETTE[1]),
+        ]
+        .into_iter()
+        .filter(|l| !l.points.is_empty())
+        .collect();
         writeln!(
             out,
             "<section><h2>{}</h2><figure class=\"history\">{}</figure><table><tr><th>#</th><th>file</th><th>started</th><th>{}</th><th>class</th><th>change</th></tr>",
@@ -293,7 +343,7 @@ pub fn write_html(tracks: &[Track], out: &mut dyn Write) -> anyhow::Result<()> {
                 } else {
                     "ns"
                 },
-                &[line]
+                &lines
             ),
             super::chart::esc(&t.figure)
         )?;
@@ -305,13 +355,17 @@ pub fn write_html(tracks: &[Track], out: &mut dyn Write) -> anyhow::Result<()> {
                 i + 1,
                 super::chart::esc(&p.label),
                 super::chart::esc(&p.started),
-                show(t, p.value),
+                show(t, p),
                 super::chart::esc(p.class.as_deref().unwrap_or("")),
                 mark(p),
                 super::chart::esc(&p.note)
             )?;
         }
-        writeln!(out, "</table></section>")?;
+        writeln!(out, "</table>")?;
+        if let Some(f) = footnote(t) {
+            writeln!(out, "<p>{}</p>", super::chart::esc(&f))?;
+        }
+        writeln!(out, "</section>")?;
     }
     writeln!(out, "</body></html>")?;
     Ok(())
@@ -328,12 +382,72 @@ pub fn write_terminal(tracks: &[Track], out: &mut dyn Write) -> anyhow::Result<(
                 i + 1,
                 p.label,
                 p.started,
-                show(t, p.value),
+                show(t, p),
                 p.class.as_deref().unwrap_or(""),
                 mark(p),
                 p.note
             )?;
         }
+        if let Some(f) = footnote(t) {
+            writeln!(out, "     {f}")?;
+        }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::system;
+
+    fn track<'t>(tracks: &'t [Track], name: &str) -> &'t Track {
+        tracks.iter().find(|t| t.name == name).unwrap()
+    }
+
+    #[test]
+    fn an_emulated_file_between_native_ones_is_marked_and_judged_by_class_only() {
+        let systems = [
+            system("native-1", false, 1.0, false),
+            system("guest", true, 10.0, false),
+            system("native-2", false, 1.0, false),
+            system("guest-bind-linear", true, 10.0, true),
+        ];
+        let all = tracks(&systems, None, None);
+        let mmap = track(&all, "mmap");
+        let emulated: Vec<bool> = mmap.points.iter().map(|p| p.emulated).collect();
+        assert_eq!(emulated, [false, true, false, true]);
+        // Ten times slower under emulation, yet no cost change is judged
+        // across the boundary, either way.
+        assert!(mmap.points.iter().all(|p| p.change.is_none()), "{mmap:?}");
+        let bind = track(&all, "bind");
+        assert_eq!(bind.points[3].change, Some(Outcome::ClassChanged));
+        assert!(
+            bind.points[3]
+                .note
+                .contains("costs not compared: guest-bind-linear was measured under emulation"),
+            "{}",
+            bind.points[3].note
+        );
+        let mut text = Vec::new();
+        write_terminal(&all, &mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(
+            text.contains(&format!("† {}", crate::report::EMULATED_NOTE)),
+            "{text}"
+        );
+        let mut html = Vec::new();
+        write_html(&all, &mut html).unwrap();
+        let html = String::from_utf8(html).unwrap();
+        assert!(
+            html.contains("mmap † (emulated)"),
+            "the emulated points are a line of their own"
+        );
+        // Two native files ten times apart are a regression as before.
+        let native = [
+            system("a", false, 1.0, false),
+            system("b", false, 10.0, false),
+        ];
+        let t = tracks(&native, None, None);
+        assert_eq!(track(&t, "mmap").points[1].change, Some(Outcome::Regressed));
+    }
 }
