@@ -480,10 +480,12 @@ fn export_writes_every_sample() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("system,benchmark,run,n,ns"));
+    assert_eq!(lines.next(), Some("system,benchmark,run,n,ns,emulated"));
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), 2 * 2 * 60);
     assert!(rows[0].starts_with("box-a,socket,0,0,"), "{}", rows[0]);
+    // Measured here, natively: every row says so.
+    assert!(rows.iter().all(|r| r.ends_with(",false")), "{}", rows[0]);
 }
 
 #[test]
@@ -664,7 +666,10 @@ fn sysinfo_prints_the_system() {
         assert!(t["busiest"].is_array(), "{t}");
         // The text form prints them too.
         bin().arg("sysinfo").assert().success().stdout(
-            predicate::str::contains("clocksource ").and(predicate::str::contains("load ")),
+            predicate::str::contains("clocksource ")
+                .and(predicate::str::contains("load "))
+                .and(predicate::str::contains("virtual     native"))
+                .and(predicate::str::contains("kconfig     ")),
         );
     }
 }

@@ -224,6 +224,7 @@ fn a_plan_runs_on_this_machine_and_on_a_guest_in_turn_each_in_its_own_file() {
     // The guest's file has the guest's record, and how it ran.
     assert_eq!(cloud["system"]["os_release"], release.as_str());
     assert_eq!(cloud["system"]["libc"], "musl");
+    assert_eq!(cloud["system"]["hostname"], "cloud", "the guest is named");
     let v = &cloud["system"]["virtualization"];
     let kind = v["kind"].as_str().unwrap();
     assert!(kind == "tcg" || kind == "kvm", "{v}");

@@ -28,6 +28,7 @@ pub fn boot(b: &BootArgs) -> anyhow::Result<ExitCode> {
     let limit = Duration::from_secs(b.limit);
     let once = crate::systems::qemu::run_once(
         k,
+        &spec.name,
         &init,
         &b.args,
         b.keep.as_deref(),

@@ -418,9 +418,46 @@ pub fn sysinfo(a: SysinfoArgs) -> anyhow::Result<ExitCode> {
                 f.path, f.mount_point, f.fs_type, f.device, f.mount_options
             )?;
         }
+        write_virtualization(&s, w)?;
         write_tuning(&s.tuning, w)
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How the system ran (native, or a KVM or TCG guest) and where its
+/// kernel's build configuration was read.
+fn write_virtualization(s: &results::SystemInfo, w: &mut dyn Write) -> anyhow::Result<()> {
+    if let Some(v) = &s.virtualization {
+        let mut words = vec![match v.kind.as_str() {
+            "native" => "native: the machine as found".to_string(),
+            k => format!("{k} guest"),
+        }];
+        if v.emulated {
+            words.push("CPU emulated: times are not the speed of any machine".into());
+        }
+        if let Some(r) = &v.reason {
+            words.push(r.clone());
+        }
+        if !v.vcpu_pins.is_empty() {
+            let pins: Vec<String> = v.vcpu_pins.iter().map(|p| p.to_string()).collect();
+            words.push(format!("vCPUs pinned to host CPUs {}", pins.join(" ")));
+        }
+        writeln!(w, "virtual     {}", words.join("; "))?;
+    }
+    match &s.kernel_config {
+        Some(c) => writeln!(
+            w,
+            "kconfig     {} ({} options set)",
+            c.source,
+            c.options.len()
+        )?,
+        None => writeln!(
+            w,
+            "kconfig     not exposed (no /proc/config.gz, no /boot/config-{})",
+            s.os_release
+        )?,
+    }
+    Ok(())
 }
 
 /// The tuning part of `sysinfo`: governor, SMT, THP, load, the busiest

@@ -1,5 +1,7 @@
-//! Raw samples as CSV: `system,benchmark,run,n,ns`, one row per sample;
-//! and the samples of every sweep, one row per sample.
+//! Raw samples as CSV: `system,benchmark,run,n,ns,emulated`, one row per
+//! sample; and the samples of every sweep, one row per sample. `emulated`
+//! is `true` for a system measured under emulation (its times are not the
+//! speed of any machine), `false` otherwise (and for files before schema 7).
 
 use super::System;
 use serde::Serialize;
@@ -12,10 +14,11 @@ struct Row<'a> {
     run: u32,
     n: u64,
     ns: u64,
+    emulated: bool,
 }
 
 /// The header, also written when there are no samples.
-pub const COLUMNS: [&str; 5] = ["system", "benchmark", "run", "n", "ns"];
+pub const COLUMNS: [&str; 6] = ["system", "benchmark", "run", "n", "ns", "emulated"];
 
 /// Writes every sample of every series of `systems`.
 pub fn samples_csv(systems: &[System], out: &mut dyn Write) -> anyhow::Result<()> {
@@ -33,6 +36,7 @@ pub fn samples_csv(systems: &[System], out: &mut dyn Write) -> anyhow::Result<()
                         run: r.index,
                         n,
                         ns,
+                        emulated: s.file.system.emulated(),
                     })?;
                 }
             }
@@ -62,10 +66,11 @@ struct SweepRow<'a> {
     level_value: Option<f64>,
     cpu_busy: Option<f64>,
     busy_mhz: Option<f64>,
+    emulated: bool,
 }
 
 /// The header of [`sweeps_csv`], also written when there are no sweeps.
-pub const SWEEP_COLUMNS: [&str; 18] = [
+pub const SWEEP_COLUMNS: [&str; 19] = [
     "system",
     "workload",
     "row",
@@ -84,6 +89,7 @@ pub const SWEEP_COLUMNS: [&str; 18] = [
     "level_value",
     "cpu_busy",
     "busy_mhz",
+    "emulated",
 ];
 
 /// Writes every sample of every sweep of `systems`, with its level's
@@ -118,6 +124,7 @@ pub fn sweeps_csv(systems: &[System], out: &mut dyn Write) -> anyhow::Result<()>
                             level_value: l.value,
                             cpu_busy: l.cpu_busy,
                             busy_mhz: l.busy_mhz,
+                            emulated: s.file.system.emulated(),
                         })?;
                     }
                 }
@@ -126,4 +133,29 @@ pub fn sweeps_csv(systems: &[System], out: &mut dyn Write) -> anyhow::Result<()>
     }
     w.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::report::fixtures::system;
+
+    #[test]
+    fn every_sample_says_whether_its_system_was_emulated() {
+        let systems = [
+            system("host", false, 1.0, false),
+            system("guest", true, 10.0, false),
+        ];
+        let mut out = Vec::new();
+        super::samples_csv(&systems, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let rows: Vec<&str> = text.lines().skip(1).collect();
+        assert!(!rows.is_empty());
+        for r in rows {
+            let emulated = r.starts_with("guest,");
+            assert!(
+                r.ends_with(if emulated { ",true" } else { ",false" }),
+                "{r}"
+            );
+        }
+    }
 }

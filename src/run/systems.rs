@@ -147,7 +147,7 @@ fn reach(
                 s.name,
                 k.kernel.display()
             ));
-            At::Guest(Guest::boot(k, &bin, &dir, BOOT_LIMIT)?)
+            At::Guest(Guest::boot(k, &s.name, &bin, &dir, BOOT_LIMIT)?)
         }
         Kind::Ssh { target, bin } => {
             progress.note_run(&format!("{}: connecting to {target}", s.name));

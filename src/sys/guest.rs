@@ -152,6 +152,15 @@ pub fn set_clock(since_epoch: std::time::Duration) -> io::Result<()> {
     Ok(())
 }
 
+/// Sets the host name (the kernel has none of its own: `(none)`).
+pub fn set_hostname(name: &str) -> io::Result<()> {
+    // SAFETY: a buffer of `len` bytes; the kernel copies it.
+    if unsafe { libc::sethostname(name.as_ptr().cast(), name.len() as _) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Pins thread `tid` (a Linux thread id, such as a QEMU vCPU's) to `cpu`.
 pub fn pin_thread(tid: i32, cpu: usize) -> io::Result<()> {
     if cpu >= libc::CPU_SETSIZE as usize {

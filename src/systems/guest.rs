@@ -28,6 +28,9 @@ pub const OUT_DIR: &str = "/tmp/out";
 /// The kernel command line parameter naming how the shares come
 /// (`sb.share=9p` or `sb.share=virtiofs`).
 pub const SHARE_PARAM: &str = "sb.share=";
+/// The kernel command line parameter naming the guest's host name (its
+/// system's name: `sb.host=cloud`).
+pub const HOST_PARAM: &str = "sb.host=";
 /// The file of the RAM disk listing its modules in load order.
 pub const MODULE_ORDER: &str = "modules/order";
 
@@ -60,15 +63,17 @@ impl Share {
 
     /// The share named on a kernel command line.
     pub fn from_cmdline(cmdline: &str) -> Option<Share> {
-        match cmdline
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix(SHARE_PARAM))?
-        {
+        match param(cmdline, SHARE_PARAM)? {
             "9p" => Some(Share::NineP),
             "virtiofs" => Some(Share::VirtioFs),
             _ => None,
         }
     }
+}
+
+/// The value of the kernel command line parameter `key` (`sb.host=`).
+pub fn param<'c>(cmdline: &'c str, key: &str) -> Option<&'c str> {
+    cmdline.split_whitespace().find_map(|w| w.strip_prefix(key))
 }
 
 /// A command line from the host: `run [JSON words]`, `clock SECONDS.NANOS`
@@ -236,6 +241,9 @@ mod linux {
         g::loopback_up()?;
         modules()?;
         let cmdline = std::fs::read_to_string("/proc/cmdline")?;
+        if let Some(h) = param(&cmdline, HOST_PARAM) {
+            g::set_hostname(h).with_context(|| format!("sethostname {h}"))?;
+        }
         let share = Share::from_cmdline(&cmdline)
             .with_context(|| format!("no {SHARE_PARAM} on the kernel command line"))?;
         shares(share)?;
@@ -324,6 +332,11 @@ mod tests {
         assert_eq!(Share::from_cmdline("sb.share=9p"), Some(Share::NineP));
         assert_eq!(Share::from_cmdline("sb.share=nfs"), None);
         assert_eq!(Share::from_cmdline("quiet"), None);
+        assert_eq!(
+            param("quiet sb.host=cloud sb.share=9p", HOST_PARAM),
+            Some("cloud")
+        );
+        assert_eq!(param("quiet", HOST_PARAM), None);
         for s in [Share::NineP, Share::VirtioFs] {
             assert_eq!(
                 Share::from_cmdline(&format!("{SHARE_PARAM}{}", s.name())),

@@ -536,11 +536,12 @@ impl Guest {
         self.qmp.pin_vcpus()
     }
 
-    /// Boots `spec` with `init` (a static scalebench) in `dir` (made;
-    /// the caller's, removed by the caller), waiting up to `limit` for
-    /// the guest to be ready.
+    /// Boots `spec` as host `name` with `init` (a static scalebench) in
+    /// `dir` (made; the caller's, removed by the caller), waiting up to
+    /// `limit` for the guest to be ready.
     pub fn boot(
         spec: &KernelSpec,
+        name: &str,
         init: &Path,
         dir: &Path,
         limit: Duration,
@@ -570,9 +571,10 @@ impl Guest {
             .unwrap_or_else(|| crate::sys::cpu_count().clamp(1, 2) as u32);
         let memory_mb = spec.machine.memory >> 20;
         let mut append = format!(
-            "console=ttyS0 panic=-1 quiet loglevel=4 {}{}",
+            "console=ttyS0 panic=-1 quiet loglevel=4 {}{} {}{name}",
             guest::SHARE_PARAM,
-            share.name()
+            share.name(),
+            guest::HOST_PARAM,
         );
         if let Some(c) = &spec.cmdline {
             append = format!("{append} {c}");
@@ -859,13 +861,14 @@ pub struct Once {
     pub ran: Ran,
 }
 
-/// Boots `spec` with `init` in a work directory of its own (under
+/// Boots `spec` as host `name` with `init` in a work directory of its own (under
 /// `workdir` if given), runs
 /// scalebench with `args` there, copies the guest's writable directory
 /// to `keep` (a new directory) if given, powers the guest off and removes
 /// everything else.
 pub fn run_once(
     spec: &KernelSpec,
+    name: &str,
     init: &Path,
     args: &[String],
     keep: Option<&Path>,
@@ -873,7 +876,7 @@ pub fn run_once(
     limit: Duration,
 ) -> anyhow::Result<Once> {
     let work = crate::harness::workdir::WorkDir::create(workdir)?;
-    let mut g = Guest::boot(spec, init, &work.path().join("guest"), limit)?;
+    let mut g = Guest::boot(spec, name, init, &work.path().join("guest"), limit)?;
     let ran = g.run(args, limit)?;
     if let Some(k) = keep {
         std::fs::create_dir(k).with_context(|| k.display().to_string())?;
