@@ -718,11 +718,11 @@ pub fn mount_of(path: &Path) -> Option<Mount> {
 }
 
 /// Pins the calling process to one CPU.
-pub fn pin_to_cpu(cpu: usize) -> Result<(), String> {
+pub fn pin_to_cpu(cpu: usize) -> std::io::Result<()> {
     #[cfg(target_os = "freebsd")]
     {
         if cpu >= 8 * std::mem::size_of::<libc::cpuset_t>() {
-            return Err(format!("CPU {cpu} is beyond what an affinity mask holds"));
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
         }
         // SAFETY: cpuset_t is plain data, set with the libc macros.
         unsafe {
@@ -736,7 +736,7 @@ pub fn pin_to_cpu(cpu: usize) -> Result<(), String> {
                 &set,
             ) != 0
             {
-                return Err(std::io::Error::last_os_error().to_string());
+                return Err(std::io::Error::last_os_error());
             }
         }
         Ok(())
@@ -744,7 +744,12 @@ pub fn pin_to_cpu(cpu: usize) -> Result<(), String> {
     #[cfg(not(target_os = "freebsd"))]
     {
         let _ = cpu;
-        Err("CPU pinning is implemented for Linux and FreeBSD only".into())
+        // Allocates: never called between fork and exec where
+        // `CAN_PIN` is false.
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            crate::sys::NO_PINNING,
+        ))
     }
 }
 

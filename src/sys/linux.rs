@@ -346,9 +346,9 @@ pub fn mount_of(path: &Path) -> Option<Mount> {
 }
 
 /// Pins the calling process to one CPU.
-pub fn pin_to_cpu(cpu: usize) -> Result<(), String> {
+pub fn pin_to_cpu(cpu: usize) -> std::io::Result<()> {
     if cpu >= libc::CPU_SETSIZE as usize {
-        return Err(format!("CPU {cpu} is beyond what an affinity mask holds"));
+        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
     }
     // SAFETY: cpu_set_t is plain data, manipulated with the libc macros.
     unsafe {
@@ -356,7 +356,7 @@ pub fn pin_to_cpu(cpu: usize) -> Result<(), String> {
         libc::CPU_ZERO(&mut set);
         libc::CPU_SET(cpu, &mut set);
         if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(std::io::Error::last_os_error().to_string());
+            return Err(std::io::Error::last_os_error());
         }
     }
     Ok(())

@@ -293,6 +293,12 @@ pub fn steal_percent(before: &[CpuTicks], after: &[CpuTicks]) -> Option<f64> {
     Some((steal as f64 / total as f64 * 10_000.0).round() / 100.0)
 }
 
+/// Whether scalebench can pin a process to a CPU on this OS ([`pin_to_cpu`]).
+pub const CAN_PIN: bool = cfg!(any(target_os = "linux", target_os = "freebsd"));
+
+/// Why [`CAN_PIN`] is false.
+pub const NO_PINNING: &str = "CPU pinning is implemented for Linux and FreeBSD only";
+
 /// Pins the calling thread to one CPU until dropped, then restores the
 /// affinity it had.
 pub struct PinGuard(os::SavedAffinity);
@@ -300,9 +306,8 @@ pub struct PinGuard(os::SavedAffinity);
 impl PinGuard {
     /// Pins to `cpu`; an error says why it is not possible here.
     pub fn new(cpu: usize) -> Result<PinGuard, String> {
-        let saved = os::save_affinity()
-            .ok_or_else(|| "CPU pinning is implemented for Linux and FreeBSD only".to_string())?;
-        pin_to_cpu(cpu)?;
+        let saved = os::save_affinity().ok_or_else(|| NO_PINNING.to_string())?;
+        pin_to_cpu(cpu).map_err(|e| format!("CPU {cpu}: {e}"))?;
         Ok(PinGuard(saved))
     }
 }

@@ -779,7 +779,12 @@ impl ImageGuest {
     /// Boots `spec` in `dir` (made; the caller's, removed by the caller).
     pub fn boot(spec: &ImageSpec, dir: &Path) -> anyhow::Result<ImageGuest> {
         let image = &spec.image;
-        std::fs::File::open(image).with_context(|| format!("image {}", image.display()))?;
+        let mut head = Vec::with_capacity(512);
+        std::fs::File::open(image)
+            .and_then(|f| f.take(512).read_to_end(&mut head))
+            .with_context(|| format!("image {}", image.display()))?;
+        let format =
+            disk_format(&head).map_err(|e| anyhow::anyhow!("image {}: {e}", image.display()))?;
         std::fs::create_dir_all(dir)?;
         let accel = match probe_kernel() {
             Some(k) => Accel::probe(&k, dir),
@@ -796,7 +801,10 @@ impl ImageGuest {
             .args(["-m", &format!("{}M", spec.machine.memory >> 20)])
             .args(headless(&dir.join("console.log")))
             .arg("-drive")
-            .arg(format!("file={},if=virtio,snapshot=on", opt(image)))
+            .arg(format!(
+                "file={},format={format},if=virtio,snapshot=on",
+                opt(image)
+            ))
             .args(["-nic"])
             .arg(format!(
                 "user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:{port}-:22"
@@ -847,6 +855,40 @@ impl ImageGuest {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+}
+
+/// The QEMU format of a disk image from its first bytes (`qcow2`, `vmdk`,
+/// `vdi`, `vhdx`, else `raw`); an error for a compressed file, which
+/// would boot nothing.
+pub fn disk_format(head: &[u8]) -> Result<&'static str, String> {
+    const COMPRESSED: [(&[u8], &str, &str); 4] = [
+        (b"\xfd7zXZ\0", "xz", "unxz"),
+        (b"\x1f\x8b", "gzip", "gunzip"),
+        (b"\x28\xb5\x2f\xfd", "zstd", "unzstd"),
+        (b"BZh", "bzip2", "bunzip2"),
+    ];
+    if let Some((_, what, tool)) = COMPRESSED.iter().find(|(m, _, _)| head.starts_with(m)) {
+        return Err(format!(
+            "compressed with {what}: decompress it first ({tool} -k FILE)"
+        ));
+    }
+    if head.len() < 512 {
+        return Err(format!(
+            "{} bytes: too short to be a disk image",
+            head.len()
+        ));
+    }
+    Ok(if head.starts_with(b"QFI\xfb") {
+        "qcow2"
+    } else if head.starts_with(b"KDMV") {
+        "vmdk"
+    } else if head.get(0x40..0x44) == Some(&[0x7f, 0x10, 0xda, 0xbe]) {
+        "vdi"
+    } else if head.starts_with(b"vhdxfile") {
+        "vhdx"
+    } else {
+        "raw"
+    })
 }
 
 /// What [`run_once`] did.
@@ -900,6 +942,32 @@ pub fn run_once(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_disk_image_format_is_read_from_its_first_bytes() {
+        let with = |magic: &[u8], at: usize| {
+            let mut v = vec![0u8; 512];
+            v[at..at + magic.len()].copy_from_slice(magic);
+            v
+        };
+        assert_eq!(disk_format(&with(b"QFI\xfb", 0)), Ok("qcow2"));
+        assert_eq!(disk_format(&with(b"KDMV", 0)), Ok("vmdk"));
+        assert_eq!(
+            disk_format(&with(&[0x7f, 0x10, 0xda, 0xbe], 0x40)),
+            Ok("vdi")
+        );
+        assert_eq!(disk_format(&with(b"vhdxfile", 0)), Ok("vhdx"));
+        // A boot sector, or anything else: raw.
+        assert_eq!(disk_format(&with(b"\x55\xaa", 510)), Ok("raw"));
+        let e = disk_format(&with(b"\xfd7zXZ\0", 0)).unwrap_err();
+        assert!(e.contains("xz") && e.contains("unxz -k"), "{e}");
+        assert!(
+            disk_format(&with(b"\x1f\x8b", 0))
+                .unwrap_err()
+                .contains("gzip")
+        );
+        assert!(disk_format(b"abc").unwrap_err().contains("3 bytes"));
+    }
 
     #[test]
     fn a_dynamic_program_is_told_from_a_static_one() {

@@ -570,16 +570,14 @@ impl Drop for Server {
 }
 
 /// Pins the child `cmd` starts to `cpu` before it runs (what it forks
-/// inherits that).
+/// inherits that); when the pin fails the child does not start, so that
+/// a pinning recorded is a pinning that happened.
 fn pin_child(cmd: &mut Command, cpu: usize) {
     use std::os::unix::process::CommandExt;
-    // SAFETY: between fork and exec; on success pin_to_cpu makes one
-    // system call and allocates nothing (the CPU was checked to exist).
+    // SAFETY: between fork and exec; pin_to_cpu makes one system call and
+    // allocates nothing.
     unsafe {
-        cmd.pre_exec(move || {
-            let _ = crate::sys::pin_to_cpu(cpu);
-            Ok(())
-        });
+        cmd.pre_exec(move || crate::sys::pin_to_cpu(cpu));
     }
 }
 

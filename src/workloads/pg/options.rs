@@ -207,8 +207,24 @@ impl PgOptions {
             Some("apart") => Pin::Apart,
             Some(other) => return Err(format!("--pg-pin {other}: none, together or apart")),
         };
+        if pin != Pin::None && !crate::sys::CAN_PIN {
+            return Err(format!("--pg-pin: {}", crate::sys::NO_PINNING));
+        }
         if pin == Pin::Apart && crate::sys::cpu_count() < 2 {
             return Err("--pg-pin apart needs two CPUs; this machine has one".into());
+        }
+        // The pins are CPUs of this machine: a server on another one
+        // would be recorded as pinned where it was not.
+        if pin != Pin::None
+            && let Some(s) = asked.hosts.iter().find(|h| {
+                h.role == crate::hosts::Role::Server
+                    && matches!(h.reach, crate::hosts::Reach::Ssh(_))
+            })
+        {
+            return Err(format!(
+                "--pg-pin: the server host {} is another machine, whose CPUs this one cannot pin",
+                s.reach
+            ));
         }
         let modes = g
             .values("pg-mode")
@@ -387,6 +403,24 @@ mod tests {
         );
         let e = asked(&[("pg-server", &["garbage"])]).unwrap_err();
         assert!(e.starts_with("--pg-server: "), "{e}");
+    }
+
+    #[test]
+    fn pins_are_refused_for_a_server_on_another_machine() {
+        let mut g = Given::default();
+        g.set("pg-pin", vec!["apart".into()]);
+        let on = |host: &str| {
+            let hosts = [host.parse::<crate::hosts::HostSpec>().unwrap()];
+            PgOptions::of(&Asked {
+                given: &g,
+                hosts: &hosts,
+                sweep: None,
+            })
+        };
+        let e = on("server=ssh:root@198.18.1.2").unwrap_err();
+        assert!(e.contains("ssh:root@198.18.1.2 is another machine"), "{e}");
+        // A namespace of this machine shares its CPUs.
+        assert_eq!(on("server=netns:sb-s").unwrap().pin, Pin::Apart);
     }
 
     #[test]
