@@ -75,20 +75,27 @@ pub fn loopback_up() -> io::Result<()> {
     check(r, "SIOCSIFFLAGS lo")
 }
 
-/// Loads the kernel module in `file` (an uncompressed `.ko`); one
-/// already loaded is fine.
+/// Loads the kernel module in `file`; one already loaded is fine. A
+/// compressed one (`.ko.xz`, `.ko.zst`, `.ko.gz`) is the kernel's to
+/// decompress (`CONFIG_MODULE_DECOMPRESS`; an error otherwise).
 pub fn load_module(file: &Path) -> io::Result<()> {
+    /// `MODULE_INIT_COMPRESSED_FILE` (Linux 5.17).
+    const COMPRESSED: libc::c_int = 4;
+    let flags = match file.extension().and_then(|e| e.to_str()) {
+        Some("xz" | "zst" | "gz") => COMPRESSED,
+        _ => 0,
+    };
     let f = std::fs::File::open(file)
         .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", file.display())))?;
     let params = c"";
     // SAFETY: finit_module with an open descriptor, an empty parameter
-    // string and no flags.
+    // string and flags the kernel checks.
     let r = unsafe {
         libc::syscall(
             libc::SYS_finit_module,
             f.as_raw_fd(),
             params.as_ptr(),
-            0 as libc::c_int,
+            flags,
         )
     };
     if r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EEXIST) {

@@ -31,6 +31,10 @@ pub const SHARE_PARAM: &str = "sb.share=";
 /// The kernel command line parameter naming the guest's host name (its
 /// system's name: `sb.host=cloud`).
 pub const HOST_PARAM: &str = "sb.host=";
+/// The kernel command line word telling the guest to load its modules
+/// from the RAM disk's own module tree (`initrd=`), not from
+/// [`MODULE_ORDER`].
+pub const FROM_RAM_DISK: &str = "sb.modules=initrd";
 /// The file of the RAM disk listing its modules in load order.
 pub const MODULE_ORDER: &str = "modules/order";
 
@@ -185,8 +189,31 @@ mod linux {
         Ok(())
     }
 
-    /// Loads the RAM disk's modules in the order it lists them.
-    fn modules() -> anyhow::Result<()> {
+    /// Loads the modules the share and the command port need from the RAM
+    /// disk's own tree (`initrd=`), in `modules.dep`'s order.
+    fn ram_disk_modules(cmdline: &str) -> anyhow::Result<()> {
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")?;
+        let share = Share::from_cmdline(cmdline)
+            .with_context(|| format!("no {SHARE_PARAM} on the kernel command line"))?;
+        let mods = crate::systems::kernel::Modules::open(Path::new("/"), release.trim())
+            .context("the RAM disk given by initrd=")?;
+        let mut names = share.modules().to_vec();
+        names.push("virtio_console");
+        for f in mods
+            .load_order(&names)
+            .context("the RAM disk given by initrd=")?
+        {
+            g::load_module(&f)?;
+        }
+        Ok(())
+    }
+
+    /// Loads the RAM disk's modules in the order it lists them (or from
+    /// its own module tree: [`FROM_RAM_DISK`]).
+    fn modules(cmdline: &str) -> anyhow::Result<()> {
+        if cmdline.split_whitespace().any(|w| w == FROM_RAM_DISK) {
+            return ram_disk_modules(cmdline);
+        }
         let order =
             std::fs::read_to_string(Path::new("/").join(MODULE_ORDER)).context(MODULE_ORDER)?;
         for m in order.lines().filter(|l| !l.is_empty()) {
@@ -239,8 +266,8 @@ mod linux {
     pub(super) fn serve() -> anyhow::Result<()> {
         kernel_filesystems(Path::new("/"))?;
         g::loopback_up()?;
-        modules()?;
         let cmdline = std::fs::read_to_string("/proc/cmdline")?;
+        modules(&cmdline)?;
         if let Some(h) = param(&cmdline, HOST_PARAM) {
             g::set_hostname(h).with_context(|| format!("sethostname {h}"))?;
         }

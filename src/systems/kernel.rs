@@ -217,6 +217,21 @@ fn share_options(share: Share) -> &'static [&'static str] {
     }
 }
 
+/// The share a kernel configured by `config` can mount, built in or as
+/// modules (`=y` or `=m`): 9p first, else virtio-fs; `None` when it has
+/// neither.
+pub fn configured_share(config: &str) -> Option<Share> {
+    let on = |o: &str| {
+        let (y, m) = (format!("CONFIG_{o}=y"), format!("CONFIG_{o}=m"));
+        config
+            .lines()
+            .any(|l| l.trim_end() == y || l.trim_end() == m)
+    };
+    [Share::NineP, Share::VirtioFs]
+        .into_iter()
+        .find(|s| share_options(*s).iter().all(|o| on(o)))
+}
+
 /// The share a kernel configured by `config` (a `.config`'s text) mounts
 /// with no module loaded: 9p when built in, else virtio-fs. An error
 /// names the options that are not `=y`.
@@ -253,6 +268,22 @@ pub fn builtin_share(config: &str) -> Result<Share, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_configured_share_may_be_a_module() {
+        let ninep = "CONFIG_NET_9P=m\nCONFIG_NET_9P_VIRTIO=m\nCONFIG_9P_FS=m\n";
+        let fs = "CONFIG_FUSE_FS=m\nCONFIG_VIRTIO_FS=y\n";
+        assert_eq!(configured_share(ninep), Some(Share::NineP));
+        assert_eq!(configured_share(fs), Some(Share::VirtioFs));
+        assert_eq!(
+            configured_share(&format!("{fs}{ninep}")),
+            Some(Share::NineP)
+        );
+        assert_eq!(
+            configured_share("# CONFIG_9P_FS is not set\nCONFIG_FUSE_FS=m\n"),
+            None
+        );
+    }
 
     /// A bzImage's first bytes with `version` where the header says.
     fn image(version: &str, protocol: u16) -> Vec<u8> {

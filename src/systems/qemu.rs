@@ -203,10 +203,27 @@ pub fn needs_loader(elf: &[u8]) -> Option<bool> {
 }
 
 /// Writes the RAM disk: the static binary as `/init`, the directories it
-/// mounts on, `dev/console`, and the modules with their load order.
-fn write_initrd(path: &Path, init: &Path, modules: &[PathBuf]) -> anyhow::Result<()> {
-    let f = std::fs::File::create(path).with_context(|| path.display().to_string())?;
-    let mut a = Archive::new(std::io::BufWriter::new(f));
+/// mounts on, `dev/console`, and the modules with their load order; after
+/// the RAM disk `first` if given (`initrd=`: the kernel unpacks both, the
+/// later entries replacing the earlier, so its `/init` is this one and
+/// its module tree is where the guest loads modules from).
+fn write_initrd(
+    path: &Path,
+    first: Option<&Path>,
+    init: &Path,
+    modules: &[PathBuf],
+) -> anyhow::Result<()> {
+    let mut f = std::io::BufWriter::new(
+        std::fs::File::create(path).with_context(|| path.display().to_string())?,
+    );
+    if let Some(p) = first {
+        let mut from = std::fs::File::open(p).with_context(|| format!("initrd={}", p.display()))?;
+        let n =
+            std::io::copy(&mut from, &mut f).with_context(|| format!("initrd={}", p.display()))?;
+        // The next archive starts on a 4-byte boundary.
+        f.write_all(&[0; 3][..((4 - n % 4) % 4) as usize])?;
+    }
+    let mut a = Archive::new(f);
     for d in ["dev", "proc", "sys", "tmp", "mnt", "mnt/root", "modules"] {
         a.dir(d, 0o755)?;
     }
@@ -330,6 +347,9 @@ fn modules_for(spec: &KernelSpec, release: &str, virtiofsd: bool) -> anyhow::Res
             "kernel {release} has no 9p, and virtio-fs needs {VIRTIOFSD} (Debian's qemu-system-x86)"
         )
     };
+    if let Some(initrd) = &spec.initrd {
+        return from_ram_disk(spec, initrd, release, virtiofsd);
+    }
     let Some(mods) = Modules::find(spec.modules.as_deref(), release)? else {
         let tree = Path::new("/lib/modules").join(release);
         let (share, said) = match kernel::config_file(&spec.kernel, release) {
@@ -378,6 +398,44 @@ fn modules_for(spec: &KernelSpec, release: &str, virtiofsd: bool) -> anyhow::Res
     let files = mods.load_order(&names)?;
     let said = format!("{} from {}", files.len(), mods.dir().display());
     Ok(Found { share, files, said })
+}
+
+/// With `initrd=`: the guest loads its modules from that RAM disk's own
+/// tree (`/lib/modules/RELEASE` in it), and the share is the one the
+/// kernel's configuration has, as modules or built in (9p when no
+/// configuration is found).
+fn from_ram_disk(
+    spec: &KernelSpec,
+    initrd: &Path,
+    release: &str,
+    virtiofsd: bool,
+) -> anyhow::Result<Found> {
+    std::fs::File::open(initrd).with_context(|| format!("initrd={}", initrd.display()))?;
+    let share = match kernel::config_file(&spec.kernel, release) {
+        Some((path, text)) => kernel::configured_share(&text).with_context(|| {
+            format!(
+                "kernel {release}: its configuration {} has neither 9p (CONFIG_NET_9P_VIRTIO, CONFIG_9P_FS) nor virtio-fs (CONFIG_VIRTIO_FS): a guest would not get ready",
+                path.display()
+            )
+        })?,
+        None => Share::NineP,
+    };
+    if share == Share::VirtioFs && !virtiofsd {
+        bail!(
+            "kernel {release} has no 9p, and virtio-fs needs {VIRTIOFSD} (Debian's qemu-system-x86)"
+        );
+    }
+    let mut names = share.modules().to_vec();
+    names.push("virtio_console");
+    Ok(Found {
+        share,
+        files: Vec::new(),
+        said: format!(
+            "{} from the RAM disk {} (its lib/modules/{release})",
+            names.join(", "),
+            initrd.display()
+        ),
+    })
 }
 
 /// Why a guest did not get ready, from its console (where its init says
@@ -546,12 +604,6 @@ impl Guest {
         dir: &Path,
         limit: Duration,
     ) -> anyhow::Result<Guest> {
-        if let Some(i) = &spec.initrd {
-            bail!(
-                "initrd={}: not supported yet (the guest's modules come from the kernel's own tree under /lib/modules, or modules=DIR)",
-                i.display()
-            );
-        }
         let release = kernel::release(&spec.kernel)?;
         let found = modules_for(spec, &release, Path::new(VIRTIOFSD).exists())?;
         let (share, modules) = (found.share, found.files);
@@ -559,7 +611,7 @@ impl Guest {
         let out = dir.join("out");
         std::fs::create_dir_all(&out)?;
         let initrd = dir.join("initrd.cpio");
-        write_initrd(&initrd, init, &modules)?;
+        write_initrd(&initrd, spec.initrd.as_deref(), init, &modules)?;
         let mut daemons = Vec::new();
         if share == Share::VirtioFs {
             daemons.push(virtiofsd(&dir.join("root.sock"), Path::new("/"), "auto")?);
@@ -576,6 +628,9 @@ impl Guest {
             share.name(),
             guest::HOST_PARAM,
         );
+        if spec.initrd.is_some() {
+            append = format!("{append} {}", guest::FROM_RAM_DISK);
+        }
         if let Some(c) = &spec.cmdline {
             append = format!("{append} {c}");
         }
