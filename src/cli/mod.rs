@@ -758,11 +758,11 @@ pub struct ExportArgs {
 /// Export formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ExportFormat {
-    /// `system,benchmark,run,n,ns`, one row per sample.
+    /// `system,benchmark,run,n,ns,emulated`, one row per sample.
     Csv,
     /// Every sample of every sweep: `system,workload,row,target,variable,
     /// unit,level,sample,t,seconds,value,errors,p50_ns,p99_ns,
-    /// mean_latency_ns,level_value,cpu_busy,busy_mhz`.
+    /// mean_latency_ns,level_value,cpu_busy,busy_mhz,emulated`.
     SweepCsv,
 }
 
