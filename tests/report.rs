@@ -98,7 +98,7 @@ fn labels_can_be_given_per_file() {
         .assert()
         .failure()
         .stderr(predicate::str::contains(
-            "--label nolabel: expected NAME=FILE",
+            "--relabel nolabel: expected NAME=FILE",
         ));
 }
 
@@ -273,4 +273,44 @@ fn run_writes_the_html_report_beside_the_result() {
         .assert()
         .success();
     assert!(!t.path().join("s.html").exists());
+}
+
+#[test]
+fn a_directory_stands_for_the_result_files_in_it() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture("default.json"), t.path().join("a.json")).unwrap();
+    std::fs::copy(fixture("tuned.json"), t.path().join("b.json")).unwrap();
+    // Not result files: left out, not read as one.
+    std::fs::write(t.path().join("other.json"), "{\"x\": 1}").unwrap();
+    std::fs::write(t.path().join("a.html"), "<html>").unwrap();
+    let json = |args: &[&str]| -> Value {
+        let o = bin().args(args).arg(t.path()).output().unwrap();
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let r = json(&["report", "-f", "json"]);
+    let systems: Vec<&str> = r["systems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(systems, ["default", "tuned"], "{r}");
+    let h = json(&["history", "-f", "json"]);
+    let points = h["tracks"][0]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{h}");
+    // A directory without result files is named.
+    let empty = tempfile::tempdir().unwrap();
+    bin()
+        .arg("report")
+        .arg(empty.path())
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "a directory with no scalebench result file (*.json) in it",
+        ));
 }

@@ -62,6 +62,51 @@ pub enum Format {
     Json,
 }
 
+/// `compare --format`: only what `compare` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    /// A table for a terminal (fits 100 columns).
+    Terminal,
+    /// A table for a pull-request comment.
+    Markdown,
+    /// Every row with its evidence, machine-readable.
+    Json,
+}
+
+impl From<CompareFormat> for crate::report::Format {
+    fn from(f: CompareFormat) -> Self {
+        match f {
+            CompareFormat::Terminal => Self::Terminal,
+            CompareFormat::Markdown => Self::Markdown,
+            CompareFormat::Json => Self::Json,
+        }
+    }
+}
+
+/// `history --format`: only what `history` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HistoryFormat {
+    /// A table per figure for a terminal.
+    Terminal,
+    /// A table per figure in Markdown.
+    Markdown,
+    /// The figures, machine-readable.
+    Json,
+    /// One HTML file with a chart per figure.
+    Html,
+}
+
+impl From<HistoryFormat> for crate::report::Format {
+    fn from(f: HistoryFormat) -> Self {
+        match f {
+            HistoryFormat::Terminal => Self::Terminal,
+            HistoryFormat::Markdown => Self::Markdown,
+            HistoryFormat::Json => Self::Json,
+            HistoryFormat::Html => Self::Html,
+        }
+    }
+}
+
 impl From<Format> for crate::report::Format {
     fn from(f: Format) -> Self {
         match f {

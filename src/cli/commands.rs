@@ -72,12 +72,6 @@ pub(crate) fn load_systems(files: &[(Option<String>, PathBuf)]) -> anyhow::Resul
 
 /// `scalebench compare BASE NEW`.
 pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
-    if matches!(
-        report::Format::from(a.format),
-        report::Format::Csv | report::Format::Html
-    ) {
-        anyhow::bail!("--format: compare writes terminal, markdown or json");
-    }
     let systems = load_systems(&[(None, a.base.clone()), (None, a.new.clone())])?;
     let input = Input::new(&systems, &Options::default());
     let c = report::compare::Comparison::of(&input, a.threshold);
@@ -113,10 +107,14 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
 
 /// `scalebench history FILES…`.
 pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
-    if report::Format::from(a.format) == report::Format::Csv {
-        anyhow::bail!("--format: history writes terminal, markdown, json or html");
+    let given = result_files(&a.files)?;
+    if given.len() < 2 {
+        anyhow::bail!(
+            "history follows a figure across at least two result files; {} given",
+            given.len()
+        );
     }
-    let files: Vec<(Option<String>, PathBuf)> = a.files.iter().map(|f| (None, f.clone())).collect();
+    let files: Vec<(Option<String>, PathBuf)> = given.iter().map(|f| (None, f.clone())).collect();
     let mut systems = load_systems(&files)?;
     match a.order {
         HistoryOrder::Time => systems.sort_by(|x, y| x.file.started.cmp(&y.file.started)),
@@ -148,8 +146,7 @@ pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
             .map_or(String::new(), |p| format!(": {}: {}", p.label, p.note));
         anyhow::bail!("--at {n}: no file has a cost there{why}");
     }
-    let inputs: Vec<(&Path, &str)> = a
-        .files
+    let inputs: Vec<(&Path, &str)> = given
         .iter()
         .map(|f| (f.as_path(), "an input of this command"))
         .collect();
@@ -183,19 +180,62 @@ pub(crate) fn load_what_can_be_loaded(
     (systems, problems)
 }
 
-/// The files of `report`: positional ones, then `--label NAME=FILE` ones.
+/// Whether the file at `path` begins as a result file does (its
+/// `"schema": "scalebench-result"` within the first 4 KB).
+fn looks_like_result(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(4096);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(4096).read_to_end(&mut head))
+        .is_ok()
+        && String::from_utf8_lossy(&head).contains("\"scalebench-result\"")
+}
+
+/// The result files `given` names: a file as it is, a directory as the
+/// result files in it (`*.json` that are scalebench results, by name; an
+/// error when it has none).
+pub(crate) fn result_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for g in given {
+        if !g.is_dir() {
+            out.push(g.clone());
+            continue;
+        }
+        let mut found: Vec<PathBuf> = std::fs::read_dir(g)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", g.display()))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json") && p.is_file())
+            .filter(|p| looks_like_result(p))
+            .collect();
+        if found.is_empty() {
+            anyhow::bail!(
+                "{}: a directory with no scalebench result file (*.json) in it",
+                g.display()
+            );
+        }
+        found.sort();
+        out.extend(found);
+    }
+    Ok(out)
+}
+
+/// The files of `report`: positional ones (a directory: the result files
+/// in it), then `--relabel NAME=FILE` ones.
 fn report_files(a: &ReportArgs) -> anyhow::Result<Vec<(Option<String>, PathBuf)>> {
-    let mut files: Vec<(Option<String>, PathBuf)> =
-        a.files.iter().map(|f| (None, f.clone())).collect();
+    let mut files: Vec<(Option<String>, PathBuf)> = result_files(&a.files)?
+        .into_iter()
+        .map(|f| (None, f))
+        .collect();
     for l in &a.labels {
         let (name, file) = l
             .split_once('=')
             .filter(|(n, f)| !n.is_empty() && !f.is_empty())
-            .ok_or_else(|| anyhow::anyhow!("--label {l}: expected NAME=FILE"))?;
+            .ok_or_else(|| anyhow::anyhow!("--relabel {l}: expected NAME=FILE"))?;
         files.push((Some(name.to_string()), PathBuf::from(file)));
     }
     if files.is_empty() {
-        anyhow::bail!("no result files given (report RESULT.json… or --label NAME=FILE)");
+        anyhow::bail!("no result files given (report RESULT.json… or --relabel NAME=FILE)");
     }
     Ok(files)
 }
@@ -299,10 +339,10 @@ fn write_charts(
 
 /// `scalebench export`.
 pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
-    let files: Vec<(Option<String>, PathBuf)> = a.files.iter().map(|f| (None, f.clone())).collect();
+    let given = result_files(&a.files)?;
+    let files: Vec<(Option<String>, PathBuf)> = given.iter().map(|f| (None, f.clone())).collect();
     let systems = load_systems(&files)?;
-    let inputs: Vec<(&Path, &str)> = a
-        .files
+    let inputs: Vec<(&Path, &str)> = given
         .iter()
         .map(|f| (f.as_path(), "an input of this command"))
         .collect();

@@ -15,7 +15,7 @@ use crate::values;
 mod why;
 mod workflags;
 
-use choices::{Format, Timer};
+use choices::{CompareFormat, Format, HistoryFormat, Timer};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -225,7 +225,8 @@ pub struct LoadArgs {
     /// Event backend (default: the best this OS has).
     #[arg(long, value_enum)]
     pub backend: Option<choices::Backend>,
-    /// Load this long before measuring (not counted; needs -d).
+    /// Load this long before measuring, a duration (`5s`; a bare number is
+    /// seconds; not counted; needs -d).
     #[arg(long, value_name = "DURATION", value_parser = values::warm_up, requires = "duration")]
     pub warm_up: Option<std::time::Duration>,
     /// Processes to spread the connections over, each a `scalebench load`
@@ -327,8 +328,10 @@ pub struct SmtpSendArgs {
     /// Event backend (default: the best this OS has).
     #[arg(long, value_enum)]
     pub backend: Option<choices::Backend>,
-    /// Per-interval tallies (for sweeps): untallied time at the start.
-    #[arg(long, value_name = "DURATION", default_value = "0", value_parser = values::heat_up, allow_negative_numbers = true)]
+    /// Per-interval tallies (for sweeps): untallied time at the start, a
+    /// duration (`2s`; a bare number is seconds; `--warmup` is the old
+    /// spelling).
+    #[arg(long = "warm-up", alias = "warmup", value_name = "DURATION", default_value = "0", value_parser = values::heat_up, allow_negative_numbers = true)]
     pub warmup: std::time::Duration,
     /// Per-interval tallies (for sweeps): the length of each interval.
     #[arg(long, value_name = "DURATION", value_parser = values::sample_time, allow_negative_numbers = true)]
@@ -455,18 +458,19 @@ pub struct RunArgs {
     pub runs_target: Option<f64>,
     /// Result file (default: results/<host>-<UTC time>.json, with -2,
     /// -3, … added when taken). It must not exist (see --force), and its
-    /// directory must.
-    #[arg(long, short, value_name = "FILE")]
+    /// directory must. (`--out` is the old spelling.)
+    #[arg(long = "output", short = 'o', alias = "out", value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Replace the result file given with --out (and the HTML report
+    /// Replace the result file given with --output (and the HTML report
     /// beside it) when they exist; only regular files are ever replaced.
     #[arg(long)]
     pub force: bool,
     /// Timer for every sample.
     #[arg(long, value_enum, default_value_t = Timer::Monotonic)]
     pub timer: Timer,
-    /// Operations done and discarded before the first run (default n/20, 10–500).
-    #[arg(long, value_name = "K", value_parser = values::whole::<u64>(0, u64::MAX))]
+    /// Benchmarks: operations done and discarded before the first run
+    /// (default n/20, 10–500; `--warmup` is the old spelling).
+    #[arg(long = "warm-up-ops", alias = "warmup", value_name = "OPERATIONS", value_parser = values::whole::<u64>(0, u64::MAX))]
     pub warmup: Option<u64>,
     /// Where to create the work directory (default: the system temp dir).
     #[arg(long, value_name = "DIR")]
@@ -566,8 +570,10 @@ pub struct RunArgs {
     /// is a heat-up, then samples; the mean of the last three is its figure.
     #[arg(long, value_name = "VAR=L,L,…", value_parser = values::sweep, help_heading = "Sweeps")]
     pub sweep: Option<(String, Vec<f64>)>,
-    /// Unmeasured time before each level's samples (default: quick 1 s, full 10 s).
-    #[arg(long, value_name = "DURATION", value_parser = values::heat_up, allow_negative_numbers = true, help_heading = "Sweeps")]
+    /// Unmeasured time before each level's samples, a duration (`2s`,
+    /// `500ms`; a bare number is seconds; default: quick 1 s, full 10 s;
+    /// `--heat-up` is the old spelling).
+    #[arg(long = "warm-up", alias = "heat-up", value_name = "DURATION", value_parser = values::heat_up, allow_negative_numbers = true, help_heading = "Sweeps")]
     pub heat_up: Option<std::time::Duration>,
     /// Length of one sample (default: quick 2 s, full 10 s).
     #[arg(long, value_name = "DURATION", value_parser = values::sample_time, allow_negative_numbers = true, help_heading = "Sweeps")]
@@ -607,8 +613,9 @@ pub struct WhyArgs {
     /// Only these benchmarks (names or series, e.g. `bind`, `httpreq[poll]`).
     #[arg(long = "only", value_name = "NAME", value_delimiter = ',')]
     pub only: Vec<String>,
-    /// Write the file with the profiles here instead of over the input.
-    #[arg(long, short, value_name = "FILE")]
+    /// Write the file with the profiles here instead of over the input
+    /// (`--out` is the old spelling).
+    #[arg(long = "output", short = 'o', alias = "out", value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Length of each profile window, seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_window, allow_negative_numbers = true)]
@@ -635,11 +642,13 @@ pub struct WhyArgs {
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
     /// Result files; each is one system (or tuning), labelled by the label
-    /// it was run with (the host name unless `run --label` said otherwise).
-    #[arg(value_name = "RESULT.json")]
+    /// it was run with (the host name unless `run --label` said otherwise);
+    /// a directory stands for the result files in it, by name.
+    #[arg(value_name = "RESULT.json|DIR")]
     pub files: Vec<PathBuf>,
-    /// A result file with the label to show for it; repeatable.
-    #[arg(long = "label", value_name = "NAME=FILE")]
+    /// A result file with the label to show for it instead of its own;
+    /// repeatable (`--label NAME=FILE` is the old spelling).
+    #[arg(long = "relabel", alias = "label", value_name = "NAME=FILE")]
     pub labels: Vec<String>,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t = Format::Terminal)]
@@ -679,9 +688,9 @@ pub struct CompareArgs {
     /// when any class changed.
     #[arg(long, value_enum, value_name = "WHAT")]
     pub fail_on: Option<FailOn>,
-    /// Output format: terminal, markdown (for a pull-request comment) or json.
-    #[arg(long, short, value_enum, default_value_t = Format::Terminal)]
-    pub format: Format,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = CompareFormat::Terminal)]
+    pub format: CompareFormat,
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -693,8 +702,9 @@ pub struct CompareArgs {
 /// Options of `history`.
 #[derive(Debug, clap::Args)]
 pub struct HistoryArgs {
-    /// Result files, at least two.
-    #[arg(value_name = "RESULT.json", required = true, num_args = 2..)]
+    /// Result files, at least two; a directory stands for the result
+    /// files in it.
+    #[arg(value_name = "RESULT.json|DIR", required = true, num_args = 1..)]
     pub files: Vec<PathBuf>,
     /// Only this benchmark (its every series) or workload.
     #[arg(long, value_name = "NAME")]
@@ -707,9 +717,9 @@ pub struct HistoryArgs {
     /// given.
     #[arg(long, value_enum, default_value_t = HistoryOrder::Time)]
     pub order: HistoryOrder,
-    /// Output format: terminal, markdown, json or html (a chart per figure).
-    #[arg(long, short, value_enum, default_value_t = Format::Terminal)]
-    pub format: Format,
+    /// Output format.
+    #[arg(long, short, value_enum, default_value_t = HistoryFormat::Terminal)]
+    pub format: HistoryFormat,
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -741,8 +751,8 @@ pub enum FailOn {
 /// Options of `export`.
 #[derive(Debug, clap::Args)]
 pub struct ExportArgs {
-    /// Result files.
-    #[arg(required = true, value_name = "RESULT.json")]
+    /// Result files; a directory stands for the result files in it.
+    #[arg(required = true, value_name = "RESULT.json|DIR")]
     pub files: Vec<PathBuf>,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t = ExportFormat::Csv)]
@@ -949,5 +959,56 @@ mod tests {
             .unwrap();
         let (_, run) = m.subcommand().unwrap();
         assert!(run.get_flag("ipv6"));
+    }
+
+    /// `args` parsed as a whole command line.
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("scalebench").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn one_vocabulary_with_the_old_spellings_as_aliases() {
+        // The same option under its name and under its old spelling.
+        let pairs: [(&[&str], &[&str]); 7] = [
+            (&["run", "-o", "r.json"], &["run", "--out", "r.json"]),
+            (&["run", "--output", "r.json"], &["run", "--out", "r.json"]),
+            (&["run", "--warm-up-ops", "7"], &["run", "--warmup", "7"]),
+            (&["run", "--warm-up", "2s"], &["run", "--heat-up", "2s"]),
+            (
+                &["why", "r.json", "-o", "w.json"],
+                &["why", "r.json", "--out", "w.json"],
+            ),
+            (
+                &["report", "--relabel", "a=r.json"],
+                &["report", "--label", "a=r.json"],
+            ),
+            (
+                &["smtp-send", "127.0.0.1:25", "--warm-up", "1s"],
+                &["smtp-send", "127.0.0.1:25", "--warmup", "1s"],
+            ),
+        ];
+        for (new, old) in pairs {
+            let (a, b) = (parse(new).unwrap(), parse(old).unwrap());
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{new:?} vs {old:?}");
+        }
+        // Every command that writes a file says -o/--output.
+        for c in ["run", "why", "report", "compare", "history", "export"] {
+            let cmd = Cli::command();
+            let sub = cmd.find_subcommand(c).unwrap();
+            let o = sub.get_arguments().find(|a| a.get_short() == Some('o'));
+            assert_eq!(o.and_then(|a| a.get_long()), Some("output"), "{c}");
+        }
+        // Each --format offers only what its command writes.
+        for (args, bad) in [
+            (&["compare", "a", "b", "-f"][..], "csv"),
+            (&["compare", "a", "b", "-f"][..], "html"),
+            (&["history", "a", "b", "-f"][..], "csv"),
+        ] {
+            let mut v = args.to_vec();
+            v.push(bad);
+            let e = parse(&v).unwrap_err().to_string();
+            assert!(e.contains(&format!("invalid value '{bad}'")), "{e}");
+        }
+        assert!(parse(&["history", "a", "b", "-f", "html"]).is_ok());
     }
 }

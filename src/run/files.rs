@@ -171,13 +171,13 @@ pub fn claim(o: &Outputs, host: &str, parts: &[String]) -> anyhow::Result<Claime
                 .iter()
                 .map(|p| (p.as_path(), "another result file"))
                 .collect();
-            output::check("--out", out, existing, &others)?;
+            output::check("--output", out, existing, &others)?;
         }
     }
     if let Some(h) = &claimed.html {
         if let Some(out) = outs.iter().find(|o| output::same_file(h, o)) {
             bail!(
-                "--out {}: the HTML report goes beside the result file as {}, which is the result file itself; name the result file .json, or add --no-report",
+                "--output {}: the HTML report goes beside the result file as {}, which is the result file itself; name the result file .json, or add --no-report",
                 out.display(),
                 h.display()
             );

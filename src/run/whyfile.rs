@@ -67,7 +67,7 @@ fn open(w: &WhyFile) -> anyhow::Result<(ResultFile, PathBuf)> {
     let out = w.out.clone().unwrap_or_else(|| w.file.clone());
     if !output::same_file(&out, &w.file) {
         output::check(
-            "--out",
+            "--output",
             &out,
             output::Existing::forced(w.force),
             &[(&w.file, "the input file")],
