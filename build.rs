@@ -13,7 +13,85 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The commit being built (12 digits: from a published package's
+/// `.cargo_vcs_info.json`, else `git rev-parse`; `unknown` without either), and the day of the build (UTC, or
+/// `SOURCE_DATE_EPOCH`'s day for a reproducible build): `--version` shows
+/// both.
+fn version_facts() {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .filter(|c| !c.is_empty())
+    };
+    // A new commit changes HEAD (this worktree's) or a ref (the shared ones).
+    if let (Some(dir), Some(common)) = (
+        git(&["rev-parse", "--git-dir"]),
+        git(&["rev-parse", "--git-common-dir"]),
+    ) {
+        let (dir, common) = (PathBuf::from(dir), PathBuf::from(common));
+        for p in [
+            dir.join("HEAD"),
+            common.join("refs"),
+            common.join("packed-refs"),
+        ] {
+            if p.exists() {
+                println!("cargo:rerun-if-changed={}", p.display());
+            }
+        }
+    }
+    println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
+    // A published package names its commit in .cargo_vcs_info.json.
+    let packaged = std::fs::read_to_string(".cargo_vcs_info.json")
+        .ok()
+        .and_then(|t| {
+            let at = t.find("\"sha1\"")?;
+            let hex: String = t[at + 6..]
+                .chars()
+                .skip_while(|c| !c.is_ascii_hexdigit())
+                .take_while(char::is_ascii_hexdigit)
+                .take(12)
+                .collect();
+            (hex.len() == 12).then_some(hex)
+        });
+    let commit = packaged
+        .or_else(|| git(&["rev-parse", "--short=12", "HEAD"]))
+        .unwrap_or_else(|| "unknown".into());
+    let secs = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+        });
+    println!("cargo:rustc-env=SCALEBENCH_COMMIT={commit}");
+    println!(
+        "cargo:rustc-env=SCALEBENCH_BUILD_DATE={}",
+        civil_date(secs / 86_400)
+    );
+}
+
+/// `YYYY-MM-DD` of day `days` since 1970-01-01 (the proleptic Gregorian
+/// calendar, by Howard Hinnant's days-to-civil algorithm).
+fn civil_date(days: u64) -> String {
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
 fn main() {
+    version_facts();
     println!("cargo:rerun-if-changed=helpers/forker_main.rs");
     println!("cargo:rerun-if-changed=src/bench/forker.rs");
     println!("cargo:rerun-if-changed=src/harness/rawclock.rs");

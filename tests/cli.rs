@@ -716,3 +716,138 @@ fn progress_is_lines_off_a_terminal_a_bar_on_one_and_nothing_when_quiet() {
         "no progress bar on a terminal: {text}"
     );
 }
+
+#[test]
+fn version_names_the_commit_and_the_build_day() {
+    let o = bin().arg("--version").output().unwrap();
+    assert!(o.status.success());
+    let v = String::from_utf8(o.stdout).unwrap();
+    let want = format!("scalebench {} (commit ", env!("CARGO_PKG_VERSION"));
+    assert!(v.starts_with(&want), "{v}");
+    let commit = v[want.len()..].split(',').next().unwrap();
+    // The commit this checkout is at (the tests run from one).
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("git runs");
+    assert!(head.status.success(), "the tests run from a git checkout");
+    assert_eq!(commit, String::from_utf8_lossy(&head.stdout).trim(), "{v}");
+    let day = v
+        .split(", built ")
+        .nth(1)
+        .unwrap()
+        .trim_end()
+        .trim_end_matches(')');
+    let b = day.as_bytes();
+    assert!(
+        b.len() == 10
+            && b[4] == b'-'
+            && b[7] == b'-'
+            && day.replace('-', "").parse::<u32>().is_ok(),
+        "{v}"
+    );
+}
+
+#[test]
+fn every_command_has_examples_and_exit_statuses_in_its_help() {
+    let top = bin().arg("--help").output().unwrap();
+    let text = String::from_utf8(top.stdout).unwrap();
+    assert!(
+        text.contains("Examples:") && text.contains("Exit status:"),
+        "{text}"
+    );
+    // Every visible command, from the list --help prints.
+    let commands: Vec<&str> = text
+        .split("Commands:")
+        .nth(1)
+        .unwrap()
+        .split("Options:")
+        .next()
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() >= 18, "{commands:?}");
+    for c in commands {
+        let o = bin().args([c, "--help"]).output().unwrap();
+        let h = String::from_utf8(o.stdout).unwrap();
+        assert!(o.status.success(), "{c}");
+        assert!(h.contains("Examples:\n  scalebench "), "{c}: {h}");
+        assert!(h.contains("Exit status:\n  0 "), "{c}: {h}");
+    }
+}
+
+#[test]
+fn completions_and_man_pages_come_from_the_command_line() {
+    // bash's script parses, and each script names a command and an option.
+    let o = bin().args(["completions", "bash"]).output().unwrap();
+    assert!(o.status.success());
+    let t = tempfile::tempdir().unwrap();
+    let script = t.path().join("scalebench.bash");
+    std::fs::write(&script, &o.stdout).unwrap();
+    let check = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let o = bin().args(["completions", shell]).output().unwrap();
+        let s = String::from_utf8(o.stdout).unwrap();
+        assert!(o.status.success(), "{shell}");
+        assert!(s.contains("compare") && s.contains("relabel"), "{shell}");
+    }
+    bin()
+        .args(["completions", "tcsh"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("invalid value 'tcsh'"));
+    // One page per visible command, roff, with the exit statuses.
+    let dir = t.path().join("man1");
+    std::fs::create_dir(&dir).unwrap();
+    bin().args(["man", "-o"]).arg(&dir).assert().success();
+    let mut pages: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    pages.sort();
+    for p in [
+        "scalebench.1",
+        "scalebench-run.1",
+        "scalebench-compare.1",
+        "scalebench-man.1",
+    ] {
+        assert!(pages.iter().any(|x| x == p), "{p}: {pages:?}");
+    }
+    assert!(
+        !pages.iter().any(|p| p.contains("__")),
+        "hidden commands have no page"
+    );
+    let run = std::fs::read_to_string(dir.join("scalebench-run.1")).unwrap();
+    assert!(run.contains(".TH scalebench-run 1"), "{run}");
+    assert!(run.contains(".SH \"EXIT STATUS\""), "{run}");
+    assert!(
+        run.contains(env!("CARGO_PKG_VERSION")),
+        "the page names the version"
+    );
+    assert!(run.contains("warm\\-up\\-ops"), "every option is there");
+    // Nothing replaced without --force.
+    bin()
+        .args(["man", "-o"])
+        .arg(&dir)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("exists; use --force"));
+    bin()
+        .args(["man", "--force", "-o"])
+        .arg(&dir)
+        .assert()
+        .success();
+}

@@ -44,6 +44,12 @@ use std::time::{Duration, Instant};
 /// The bound on every answer to the normal client.
 const BOUND: Duration = Duration::from_millis(100);
 
+/// What no answer may exceed even on a loaded machine: half the 2 s
+/// header timeout the abusers run into. A server stalled behind an abuser
+/// holds an answer until the abuser times out; a server merely descheduled
+/// (2 vCPUs shared with a build) holds one for a few hundred ms.
+const STALL: Duration = Duration::from_secs(1);
+
 /// Answers the normal client must get while an abuse lasts: each abuse
 /// goes on until they came (however fast the machine gets through it),
 /// within [`EVIDENCE_LIMIT`].
@@ -348,7 +354,8 @@ impl Probe {
         }
     }
 
-    /// Stops the client; checks every answer came, each within [`BOUND`]
+    /// Stops the client; checks every answer came, each (but one in a
+    /// hundred, none reaching [`STALL`]) within [`BOUND`]
     /// plus the most this machine was late in running the client itself
     /// (its pauses' overrun: a loaded machine delays the server and the
     /// client alike, a server stalled by the abuser only the answers);
@@ -381,9 +388,15 @@ impl Probe {
             "{what}: only {} answers in {EVIDENCE_LIMIT:?}",
             t.len()
         );
+        // Every answer within the bound plus the client's own lateness,
+        // but one in a hundred (at least one): the server can be
+        // descheduled longer than the client was (seen in CI at load 4:
+        // 1 of 195 answers at 267 ms, the client 34 ms late); and none
+        // near a stall.
+        let late = t.iter().filter(|&&x| x > BOUND + p.late).count();
         assert!(
-            max <= BOUND + p.late,
-            "{what}: the normal client waited {max:?} (bound {BOUND:?} + {:?} the machine was late; {over} of {} over {BOUND:?})",
+            late <= (t.len() / 100).max(1) && max < STALL,
+            "{what}: the normal client waited {max:?} (bound {BOUND:?} + {:?} the machine was late, for all but one in a hundred; {late} of {} over it; none may reach {STALL:?})",
             p.late,
             t.len()
         );

@@ -4,6 +4,8 @@
 mod boot;
 mod choices;
 mod commands;
+mod docs;
+mod help;
 mod load;
 mod profile;
 mod responder;
@@ -20,9 +22,19 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// `--version`: the version, the commit it was built from and the day.
+pub const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("SCALEBENCH_COMMIT"),
+    ", built ",
+    env!("SCALEBENCH_BUILD_DATE"),
+    ")"
+);
+
 /// Does an operating system stay fast as load grows?
 #[derive(Debug, Parser)]
-#[command(name = "scalebench", version, about, long_about = None)]
+#[command(name = "scalebench", version = LONG_VERSION, about, long_about = None, after_help = help::TOP)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -33,47 +45,70 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List every benchmark: its name, what n is and what is timed.
+    #[command(after_help = help::LIST)]
     List,
     /// Run benchmarks or suites (default: the quick suite) and write a result file.
+    #[command(after_help = help::RUN)]
     Run(Box<RunArgs>),
     /// Judge result files and print the verdicts.
+    #[command(after_help = help::REPORT)]
     Report(ReportArgs),
     /// Did NEW regress against BASE? Per benchmark and workload row:
     /// improved, unchanged, regressed, class-changed or not comparable,
     /// with the evidence; `--fail-on` makes it an exit code for CI.
+    #[command(after_help = help::COMPARE)]
     Compare(CompareArgs),
     /// Follow one figure across many result files (a benchmark's cost at
     /// an n and its class, a workload's throughput), marking where it
     /// changed.
+    #[command(after_help = help::HISTORY)]
     History(HistoryArgs),
     /// Export every raw sample of result files.
+    #[command(after_help = help::EXPORT)]
     Export(ExportArgs),
     /// Judge samples from any tool: a CSV file with columns n,ns[,run].
+    #[command(after_help = help::ANALYZE)]
     Analyze(AnalyzeArgs),
     /// Print what scalebench records about this system.
+    #[command(after_help = help::SYSINFO)]
     Sysinfo(SysinfoArgs),
     /// Serve static files over HTTP/1.1 (the workloads' web server).
+    #[command(after_help = help::SERVE)]
     Serve(ServeArgs),
     /// Load an HTTP server: concurrency, requests per connection, rate, URL replay.
+    #[command(after_help = help::LOAD)]
     Load(LoadArgs),
     /// Accept and discard mail over SMTP (the mail workload's sink), counting messages.
+    #[command(after_help = help::SMTP_SINK)]
     SmtpSink(SmtpSinkArgs),
     /// Send mail over SMTP with many simultaneous sessions and count what failed.
+    #[command(after_help = help::SMTP_SEND)]
     SmtpSend(SmtpSendArgs),
     /// Tuning profiles: list them, show one, or check what this machine
     /// would refuse of one (nothing is changed).
+    #[command(after_help = help::PROFILE)]
     #[command(subcommand)]
     Profile(ProfileCommand),
     /// Put back what a run killed on the way (kill -9) left changed by its
     /// profile, and remove its work directory.
+    #[command(after_help = help::RESTORE)]
     Restore(RestoreArgs),
     /// Profile the benchmarks of a result file at low and high n and say
     /// which functions make their cost grow (stored in the file).
+    #[command(after_help = help::WHY)]
     Why(WhyArgs),
     /// Test beds: network namespaces joined by veth links, standing in
     /// for hosts (Linux, root).
+    #[command(after_help = help::TESTBED)]
     #[command(subcommand)]
     Testbed(testbed::TestbedCommand),
+    /// Print the completion script for a shell (bash, zsh, fish,
+    /// elvish, powershell).
+    #[command(after_help = help::COMPLETIONS)]
+    Completions(docs::CompletionsArgs),
+    /// Print the manual page, or write every command's into a directory.
+    #[command(after_help = help::MAN)]
+    Man(docs::ManArgs),
     /// The network benchmarks' server (started by `run`; not for direct use).
     #[command(name = "__responder", hide = true)]
     Responder(ResponderArgs),
@@ -880,6 +915,8 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Restore(a) => profile::restore(a),
         Command::Why(a) => why::run(a),
         Command::Testbed(c) => testbed::run(c),
+        Command::Completions(a) => docs::completions(&a),
+        Command::Man(a) => docs::man(&a),
         Command::Responder(a) => responder::run(a),
         Command::Boot(b) => boot::boot(&b),
         Command::Hello => {

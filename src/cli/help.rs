@@ -1,0 +1,182 @@
+//! The text after each command's options in `--help`: examples that run
+//! as written (a test runs the ones marked so) and the exit statuses.
+
+/// The exit statuses, the same for every command.
+macro_rules! exit_status {
+    () => {
+        "Exit status:
+  0    everything asked for was done
+  1    something failed (a benchmark, an unreadable file, an output refused);
+       the message names it, and what was measured is kept
+  2    a usage error (an unknown option, a value outside its stated range)
+  3    compare --fail-on found what it names
+  130  ^C, SIGTERM or SIGHUP ended run or load early (what was measured is
+       still written)"
+    };
+}
+
+/// Examples, then the exit statuses.
+macro_rules! with_status {
+    ($examples:literal) => {
+        concat!("Examples:\n", $examples, "\n\n", exit_status!())
+    };
+}
+
+/// The exit statuses, the same for every command.
+pub const EXIT_STATUS: &str = exit_status!();
+
+/// `scalebench --help`.
+pub const TOP: &str = with_status!(
+    "  scalebench run                          the quick suite (about 90 s here)
+  scalebench run socket fork --max 5000   two benchmarks up to n = 5000
+  scalebench report results/              the verdicts of every result file there
+  scalebench compare base.json new.json --fail-on regression
+  scalebench help run                     a command's options and examples"
+);
+
+/// `list --help`.
+pub const LIST: &str = with_status!(
+    "  scalebench list                 every benchmark and workload
+  scalebench list --json          the same for a program"
+);
+
+/// `run --help`.
+pub const RUN: &str = with_status!(
+    "  scalebench run                                   the quick suite
+  scalebench run full                              the full suite (about an hour)
+  scalebench run socket bind --max 10000 -o r.json two benchmarks, a named file
+  scalebench run fork --runs auto                  runs until both ends of n are known
+  scalebench run http-shortconn --sweep connections=1,10,100
+  scalebench run socket --profile default,dragonfly-linux   two tunings, alternating
+  scalebench run socket --system here=local --system rt=kernel:/boot/vmlinuz-6.1.0-56-rt-amd64"
+);
+
+/// `report --help`.
+pub const REPORT: &str = with_status!(
+    "  scalebench report r.json                         verdicts in the terminal
+  scalebench report a.json b.json --html both.html every sample of both, charted
+  scalebench report results/                       every result file in a directory
+  scalebench report --relabel before=a.json --relabel after=b.json
+  scalebench report r.json -f json                 for a program"
+);
+
+/// `compare --help`.
+pub const COMPARE: &str = with_status!(
+    "  scalebench compare base.json new.json
+  scalebench compare base.json new.json --fail-on regression   exit 3 on a regression
+  scalebench compare base.json new.json -f markdown -o comment.md"
+);
+
+/// `history --help`.
+pub const HISTORY: &str = with_status!(
+    "  scalebench history results/                      every figure across the files there
+  scalebench history a.json b.json c.json --benchmark bind --at 5000
+  scalebench history results/ -f html -o history.html"
+);
+
+/// `export --help`.
+pub const EXPORT: &str = with_status!(
+    "  scalebench export r.json                         every sample as CSV
+  scalebench export r.json -f sweep-csv -o sweeps.csv
+  scalebench export r.json | scalebench analyze -"
+);
+
+/// `analyze --help`.
+pub const ANALYZE: &str = with_status!(
+    "  scalebench analyze samples.csv                   columns n,ns[,run]
+  scalebench export r.json | scalebench analyze -  re-judge exported samples"
+);
+
+/// `sysinfo --help`.
+pub const SYSINFO: &str = with_status!(
+    "  scalebench sysinfo
+  scalebench sysinfo --json"
+);
+
+/// `serve --help`.
+pub const SERVE: &str = with_status!(
+    "  scalebench serve --root /srv/www --addr 127.0.0.1:8080
+  scalebench serve --root /tmp/www --object f11k.bin=11264 --addr 127.0.0.1:8080"
+);
+
+/// `load --help`.
+pub const LOAD: &str = with_status!(
+    "  scalebench load http://127.0.0.1:8080/ -c 100 -d 10s
+  scalebench load http://127.0.0.1:8080/f11k.bin -c 1000 -k 1 -n 100000 --json"
+);
+
+/// `smtp-sink --help`.
+pub const SMTP_SINK: &str = with_status!("  scalebench smtp-sink --addr 127.0.0.1:2525");
+
+/// `smtp-send --help`.
+pub const SMTP_SEND: &str = with_status!(
+    "  scalebench smtp-send 127.0.0.1:2525 -s 100 -n 10000
+  scalebench smtp-send 127.0.0.1:2525 -s 1000 -d 30s --size 4096"
+);
+
+/// `profile --help`.
+pub const PROFILE: &str = with_status!(
+    "  scalebench profile list
+  scalebench profile show dragonfly-linux
+  scalebench profile check dragonfly-linux       what would change here (nothing is)"
+);
+
+/// `restore --help`.
+pub const RESTORE: &str = with_status!("  scalebench restore");
+
+/// `why --help`.
+pub const WHY: &str = with_status!(
+    "  scalebench why r.json                            profile every benchmark of r.json
+  scalebench why r.json --only bind -o r-why.json"
+);
+
+/// `testbed --help`.
+pub const TESTBED: &str = with_status!(
+    "  scalebench testbed up --name lab --hosts 3 --sshd
+  scalebench testbed status --name lab
+  scalebench testbed down --name lab"
+);
+
+/// `completions --help`.
+pub const COMPLETIONS: &str = with_status!(
+    "  scalebench completions bash > /etc/bash_completion.d/scalebench
+  scalebench completions zsh > ~/.zfunc/_scalebench
+  scalebench completions fish > ~/.config/fish/completions/scalebench.fish"
+);
+
+/// `man --help`.
+pub const MAN: &str = with_status!(
+    "  scalebench man | man -l -                        read it now
+  scalebench man -o /usr/local/share/man/man1      install every page"
+);
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_command_text_ends_with_the_exit_statuses() {
+        for t in [
+            super::TOP,
+            super::LIST,
+            super::RUN,
+            super::REPORT,
+            super::COMPARE,
+            super::HISTORY,
+            super::EXPORT,
+            super::ANALYZE,
+            super::SYSINFO,
+            super::SERVE,
+            super::LOAD,
+            super::SMTP_SINK,
+            super::SMTP_SEND,
+            super::PROFILE,
+            super::RESTORE,
+            super::WHY,
+            super::TESTBED,
+            super::COMPLETIONS,
+            super::MAN,
+        ] {
+            assert!(t.starts_with("Examples:\n  scalebench "), "{t}");
+            assert!(t.ends_with(super::EXIT_STATUS), "{t}");
+        }
+    }
+}
