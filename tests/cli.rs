@@ -851,3 +851,46 @@ fn completions_and_man_pages_come_from_the_command_line() {
         .assert()
         .success();
 }
+
+#[test]
+fn list_prints_aligned_rows_or_json() {
+    let o = bin().args(["list", "--json"]).output().unwrap();
+    assert!(o.status.success());
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = v["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"socket") && names.contains(&"fork"), "{v}");
+    for b in v["benchmarks"].as_array().unwrap() {
+        assert!(
+            b["quick_n"].as_u64().unwrap() <= b["full_n"].as_u64().unwrap(),
+            "{b}"
+        );
+        assert!(!b["timed"].as_str().unwrap().is_empty(), "{b}");
+    }
+    let workloads = v["workloads"].as_array().unwrap();
+    assert!(
+        workloads.iter().any(|w| w["name"] == "http-shortconn"),
+        "{v}"
+    );
+    // The table: every description is there whole, word for word, and no
+    // line is wider than 100 columns.
+    let o = bin().arg("list").output().unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let described = v["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|b| [&b["n"], &b["timed"]])
+        .chain(workloads.iter().map(|w| &w["what"]));
+    for d in described {
+        for w in d.as_str().unwrap().split_whitespace() {
+            assert!(words.contains(&w), "{w}: {text}");
+        }
+    }
+}

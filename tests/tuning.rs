@@ -553,3 +553,49 @@ fn profiles_are_overlaid_in_a_sweeps_charts() {
         );
     }
 }
+
+#[test]
+fn profiles_list_and_show_as_json_and_a_typo_gets_a_suggestion() {
+    let json = |args: &[&str]| -> serde_json::Value {
+        let o = bin().args(args).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", common::text(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let l = json(&["profile", "list", "--json"]);
+    let all = l["profiles"].as_array().unwrap();
+    let names: Vec<&str> = all.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert!(
+        names.contains(&"default") && names.contains(&"dragonfly-linux"),
+        "{l}"
+    );
+    for p in all {
+        let (here, total) = (
+            p["settings_here"].as_u64().unwrap(),
+            p["settings"].as_u64().unwrap(),
+        );
+        assert!(here <= total, "{p}");
+    }
+    let s = json(&["profile", "show", "dragonfly-linux", "--json"]);
+    assert_eq!(s["name"], "dragonfly-linux");
+    let settings = s["settings"].as_array().unwrap();
+    assert!(!settings.is_empty(), "{s}");
+    assert!(settings.iter().any(|x| x["os"] == "linux"), "{s}");
+    // The same count as the list says.
+    let listed = all.iter().find(|p| p["name"] == "dragonfly-linux").unwrap();
+    assert_eq!(
+        listed["settings"].as_u64().unwrap() as usize,
+        settings.len()
+    );
+    let o = bin()
+        .args(["profile", "show", "dragonfly-linu"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let e = common::text(&o.stderr);
+    assert!(
+        e.contains("unknown profile `dragonfly-linu`: did you mean `dragonfly-linux`?"),
+        "{e}"
+    );
+    let o = bin().args(["profile", "show", "zzzz"]).output().unwrap();
+    assert!(!common::text(&o.stderr).contains("did you mean"));
+}

@@ -37,24 +37,83 @@ pub(crate) fn with_output(
 pub(crate) use crate::results::output::to_stdout;
 
 /// `scalebench list`.
-pub fn list() -> anyhow::Result<ExitCode> {
+pub fn list(json: bool) -> anyhow::Result<ExitCode> {
+    if json {
+        return list_json();
+    }
     to_stdout(|w| {
-        writeln!(w, "{:<14} {:<44} timed", "benchmark", "n")?;
-        for b in REGISTRY {
-            let i = b.info();
-            writeln!(w, "{:<14} {:<44} {}", i.name, i.n_meaning, i.timed)?;
-        }
+        let rows: Vec<Vec<String>> = REGISTRY
+            .iter()
+            .map(|b| {
+                let i = b.info();
+                vec![
+                    i.name.to_string(),
+                    i.n_meaning.to_string(),
+                    i.timed.to_string(),
+                ]
+            })
+            .collect();
+        let table = report::table::render(&["benchmark", "n", "timed"], &rows, &[], &[0]);
+        writeln!(w, "{table}")?;
         writeln!(w)?;
-        writeln!(w, "{:<14} what", "workload")?;
-        for wl in crate::workloads::WORKLOADS {
-            let i = wl.info();
-            writeln!(w, "{:<14} {}", i.name, i.what)?;
-        }
+        let rows: Vec<Vec<String>> = crate::workloads::WORKLOADS
+            .iter()
+            .map(|wl| {
+                let i = wl.info();
+                vec![i.name.to_string(), i.what.to_string()]
+            })
+            .collect();
+        writeln!(
+            w,
+            "{}",
+            report::table::render(&["workload", "what"], &rows, &[], &[0])
+        )?;
         writeln!(w)?;
         writeln!(
             w,
-            "suites: quick (default: every benchmark at small n, the http workloads at small size), full (everything at the seeds' sizes)"
+            "suites: quick (default: every benchmark at small n, the http workloads at small\n        size), full (everything at the seeds' sizes)"
         )?;
+        Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `scalebench list --json`: every benchmark and workload with what the
+/// table shows and the sizes of the suites.
+fn list_json() -> anyhow::Result<ExitCode> {
+    let benchmarks: Vec<serde_json::Value> = REGISTRY
+        .iter()
+        .map(|b| {
+            let i = b.info();
+            serde_json::json!({
+                "name": i.name,
+                "n": i.n_meaning,
+                "timed": i.timed,
+                "quick_n": i.quick_n,
+                "full_n": i.full_n,
+            })
+        })
+        .collect();
+    let workloads: Vec<serde_json::Value> = crate::workloads::WORKLOADS
+        .iter()
+        .map(|wl| {
+            let i = wl.info();
+            serde_json::json!({
+                "name": i.name,
+                "what": i.what,
+                "quick": i.quick,
+                "between_hosts": i.between_hosts,
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "benchmarks": benchmarks,
+        "workloads": workloads,
+        "suites": ["quick", "full"],
+    });
+    to_stdout(|w| {
+        serde_json::to_writer_pretty(&mut *w, &doc)?;
+        writeln!(w)?;
         Ok(())
     })?;
     Ok(ExitCode::SUCCESS)

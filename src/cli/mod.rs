@@ -46,7 +46,7 @@ pub struct Cli {
 pub enum Command {
     /// List every benchmark: its name, what n is and what is timed.
     #[command(after_help = help::LIST)]
-    List,
+    List(ListArgs),
     /// Run benchmarks or suites (default: the quick suite) and write a result file.
     #[command(after_help = help::RUN)]
     Run(Box<RunArgs>),
@@ -192,11 +192,19 @@ pub struct AgentArgs {
 #[derive(Debug, Subcommand)]
 pub enum ProfileCommand {
     /// The built-in profiles, a line each.
-    List,
+    List {
+        /// Print JSON: name, description and the settings each has for
+        /// this OS and for which others.
+        #[arg(long)]
+        json: bool,
+    },
     /// Every setting of a profile, for every OS it names.
     Show {
         /// A built-in profile's name or a profile file's path.
         name: String,
+        /// Print JSON: the profile's fields and every setting with its OS.
+        #[arg(long)]
+        json: bool,
     },
     /// What applying a profile here would do: each setting for this OS,
     /// its value now and whether it would be changed, is already so, or
@@ -208,6 +216,15 @@ pub enum ProfileCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// Options of `list`.
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// Print JSON: every benchmark (name, n, timed, quick_n, full_n) and
+    /// workload (name, what, quick, between_hosts).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of `restore`.
@@ -893,7 +910,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
     let matches = command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command {
-        Command::List => commands::list(),
+        Command::List(a) => commands::list(a.json),
         Command::Run(a) => {
             let given = matches
                 .subcommand_matches("run")

@@ -9,8 +9,10 @@ use std::process::ExitCode;
 /// `scalebench profile …`.
 pub fn run(c: ProfileCommand) -> anyhow::Result<ExitCode> {
     match c {
-        ProfileCommand::List => list()?,
-        ProfileCommand::Show { name } => show(&name)?,
+        ProfileCommand::List { json: false } => list()?,
+        ProfileCommand::List { json: true } => list_json()?,
+        ProfileCommand::Show { name, json: false } => show(&name)?,
+        ProfileCommand::Show { name, json: true } => show_json(&name)?,
         ProfileCommand::Check { name, json } => check(&name, json)?,
     }
     Ok(ExitCode::SUCCESS)
@@ -36,6 +38,57 @@ fn list() -> anyhow::Result<()> {
         )?;
         Ok(())
     })
+}
+
+/// Prints `v` as JSON.
+fn print_json(v: &serde_json::Value) -> anyhow::Result<()> {
+    super::commands::to_stdout(|w| {
+        serde_json::to_writer_pretty(&mut *w, v)?;
+        writeln!(w)?;
+        Ok(())
+    })
+}
+
+/// `scalebench profile list --json`.
+fn list_json() -> anyhow::Result<()> {
+    let this = Os::this();
+    let all: Vec<serde_json::Value> = TuningProfile::built_in()
+        .iter()
+        .map(|p| {
+            let elsewhere: Vec<&str> = p.elsewhere(this).iter().map(|o| o.key()).collect();
+            serde_json::json!({
+                "name": p.name,
+                "description": p.description,
+                "settings_here": p.for_os(this).count(),
+                "settings": p.items.len(),
+                "also_for": elsewhere,
+            })
+        })
+        .collect();
+    print_json(&serde_json::json!({ "profiles": all }))
+}
+
+/// `scalebench profile show NAME --json`.
+fn show_json(name: &str) -> anyhow::Result<()> {
+    let p = TuningProfile::find(name)?;
+    let settings: Vec<serde_json::Value> = p
+        .items
+        .iter()
+        .map(|i| {
+            serde_json::json!({
+                "os": i.os.map(|o| o.key()),
+                "setting": describe(&i.what),
+            })
+        })
+        .collect();
+    print_json(&serde_json::json!({
+        "name": p.name,
+        "description": p.description,
+        "source": p.source,
+        "origin": p.origin,
+        "notes": p.notes,
+        "settings": settings,
+    }))
 }
 
 /// `scalebench profile show NAME`.

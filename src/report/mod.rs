@@ -13,6 +13,7 @@ pub mod html;
 mod json;
 mod markdown;
 pub mod settings;
+pub mod table;
 mod terminal;
 mod wrap;
 

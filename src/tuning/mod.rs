@@ -497,10 +497,18 @@ impl TuningProfile {
         }
         match BUILT_IN.iter().find(|(n, _)| *n == name) {
             Some((_, text)) => TuningProfile::parse(text, "built-in"),
-            None => bail!(
-                "unknown profile `{name}` (built-in: {}; or the path of a .toml profile file)",
-                BUILT_IN.map(|(n, _)| n).join(", ")
-            ),
+            None => {
+                let near = BUILT_IN
+                    .iter()
+                    .map(|(n, _)| (strsim::jaro_winkler(name, n), *n))
+                    .filter(|(score, _)| *score >= 0.8)
+                    .max_by(|a, b| a.0.total_cmp(&b.0))
+                    .map_or(String::new(), |(_, n)| format!(": did you mean `{n}`?"));
+                bail!(
+                    "unknown profile `{name}`{near} (built-in: {}; or the path of a .toml profile file)",
+                    BUILT_IN.map(|(n, _)| n).join(", ")
+                )
+            }
         }
     }
 
