@@ -21,30 +21,81 @@ fn fit(s: &str, w: usize) -> String {
     }
 }
 
+/// The column where a verdict row's flags start.
+const FLAGS_AT: usize = 86;
+
+/// Words (or `;`-separated flags) in lines of at most `width` characters,
+/// never cutting one: a word longer than the width has a line to itself.
+fn word_lines(text: &str, sep: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for w in text.split(sep).map(str::trim).filter(|w| !w.is_empty()) {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + sep.len() + w.chars().count() <= width => {
+                l.push_str(sep);
+                l.push_str(w);
+            }
+            _ => lines.push(w.to_string()),
+        }
+    }
+    lines
+}
+
+/// A series' verdict row: one line, or more where its name, flags or
+/// message need them (nothing is cut: a long name has a line of its own,
+/// flags and messages go on under their column).
 fn row(e: &Entry, show_system: bool) -> String {
     let name = if show_system {
         format!("{} {}", e.system, e.series)
     } else {
         e.series.clone()
     };
+    let mut lines = Vec::new();
+    let shown = if name.chars().count() > 20 {
+        lines.push(name);
+        String::new()
+    } else {
+        name
+    };
     let n = fmt_n(e.n as f64);
     // An emulated system's costs are marked (the footnote follows the table).
     let mark = if e.emulated { EMULATED_MARK } else { "" };
     match &e.verdict {
-        Ok(v) => format!(
-            "{:<20} {:>7} {:>9} → {:<9} {:<11} {:>4} {:<17} {}",
-            fit(&name, 20),
-            n,
-            format!("{}{mark}", fmt_ns(v.low.ns)),
-            format!("{}{mark}", fmt_ns(v.high.ns)),
-            v.class.label(),
-            v.confidence
-                .map_or("?".to_string(), |c| format!("{:.0}%", c * 100.0)),
-            rise_cell(v),
-            fit(&flags_of(e), 12)
-        ),
-        Err(m) => format!("{:<20} {:>7} {}", fit(&name, 20), n, fit(m, 71)),
+        Ok(v) => {
+            let flags = word_lines(&flags_of(e), ";", 100 - FLAGS_AT);
+            lines.push(format!(
+                "{:<20} {:>7} {:>9} → {:<9} {:<11} {:>4} {:<17} {}",
+                shown,
+                n,
+                format!("{}{mark}", fmt_ns(v.low.ns)),
+                format!("{}{mark}", fmt_ns(v.high.ns)),
+                v.class.label(),
+                v.confidence
+                    .map_or("?".to_string(), |c| format!("{:.0}%", c * 100.0)),
+                rise_cell(v),
+                flags.first().map_or("", String::as_str)
+            ));
+            for f in flags.iter().skip(1) {
+                lines.push(format!("{:FLAGS_AT$}{f}", ""));
+            }
+        }
+        Err(m) => {
+            let words = word_lines(m, " ", 71);
+            lines.push(format!(
+                "{:<20} {:>7} {}",
+                shown,
+                n,
+                words.first().map_or("", String::as_str)
+            ));
+            for w in words.iter().skip(1) {
+                lines.push(format!("{:29}{w}", ""));
+            }
+        }
     }
+    lines
+        .iter()
+        .map(|l| l.trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The rise between the ends with its interval, compactly: `+8% [-4,+19]`,
