@@ -6,20 +6,27 @@
  *   forkref N
  *
  * Forks N children one after the other. Each child writes one byte to a
- * pipe it shares with the parent and then waits (pause()) until it is
- * killed, so that N children are alive at the end. The time of child i is
- * from one clock_gettime(CLOCK_MONOTONIC) just before fork() to one just
- * after the parent has read the child's byte: fork, the child's first run
- * and its write. Prints one line of three integers, in ns:
+ * pipe it shares with the parent and then waits (blocked reading a pipe
+ * nobody writes to) until it is killed, so that N children are alive at
+ * the end. The time of child i runs from one clock_gettime(CLOCK_MONOTONIC)
+ * just before fork() to one just after the parent has read the child's
+ * byte: fork, the child's first run and its write. Prints one line of
+ * three integers, in ns:
  *
  *   median  median of the first 10 %  median of the last 10 %
  *
- * (a median of an even count is the lower of the two middle values). At
- * the end, and whenever something fails half-way or SIGINT, SIGTERM or
+ * (a median of an even count is the lower of the two middle values).
+ *
+ * scripts/compare-reference runs it pinned to one CPU (taskset -c 0), as
+ * scalebench pins its runs; then what a child does before it blocks is in
+ * the time too. Left to the scheduler, parent and child may run on two
+ * CPUs, and on a VM waking an idle vCPU took up to 4 ms here.
+ *
+ * At the end, and whenever something fails half-way or SIGINT, SIGTERM or
  * SIGHUP arrives, every child is killed (SIGKILL) and reaped before forkref
  * exits. On Linux each child also asks to be killed when forkref ends
- * (prctl PR_SET_PDEATHSIG, after its byte is written, outside the timed
- * part), so that not even SIGKILL of forkref leaves children behind.
+ * (prctl PR_SET_PDEATHSIG, after its byte is written), so that not even
+ * SIGKILL of forkref leaves children behind.
  *
  * Build: gcc -O2 -o forkref forkref.c
  *        gcc -O2 -static -o forkref-static forkref.c   (a static forker:
@@ -39,9 +46,11 @@
 #include <sys/prctl.h>
 #endif
 
-/* The children forked so far, for the cleanup (also from a signal). */
+/* The children forked so far, for the cleanup (also from a signal), and
+ * the process that forks them. */
 static pid_t *kids;
 static volatile sig_atomic_t nkids;
+static pid_t forker;
 
 static long long now_ns(void)
 {
@@ -63,7 +72,8 @@ static void kill_all(void)
 
 static void on_signal(int sig)
 {
-    kill_all();
+    if (getpid() == forker) /* not in a child that has yet to write */
+        kill_all();
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -82,11 +92,11 @@ static void fail(const char *what, long i, long n)
     exit(1);
 }
 
-/* What a child does: its byte, then wait to be killed. */
-static void child(int wfd, pid_t parent)
+/* What a child does: its byte, then wait to be killed, blocked reading
+ * `idle`, a pipe nobody writes to. */
+static void child(int wfd, int idle, pid_t parent)
 {
     char b = 'x';
-    nkids = 0; /* the inherited list is the parent's: not ours to kill */
     while (write(wfd, &b, 1) < 0 && errno == EINTR)
         ;
 #ifdef __linux__
@@ -96,8 +106,31 @@ static void child(int wfd, pid_t parent)
 #else
     (void)parent;
 #endif
-    for (;;)
-        pause();
+    for (;;) {
+        ssize_t r = read(idle, &b, 1);
+        if (r == 0 || (r < 0 && errno != EINTR))
+            _exit(0);
+    }
+}
+
+/* Calls once every library function a child calls before it blocks, so
+ * that the children inherit them resolved: with lazy binding (gcc's
+ * default on Debian) each child would otherwise go through the dynamic
+ * linker for them, and when parent and child share a CPU everything the
+ * child does before it blocks is in the time. On the development machine
+ * that was 10-20 % of it. */
+static int warm_up(int p[2])
+{
+    char b = 'x';
+    now_ns();
+    if (write(p[1], &b, 1) != 1 || read(p[0], &b, 1) != 1)
+        return -1;
+    getppid();
+#ifdef __linux__
+    int sig;
+    prctl(PR_GET_PDEATHSIG, &sig);
+#endif
+    return 0;
 }
 
 static int cmp_ll(const void *a, const void *b)
@@ -124,15 +157,16 @@ int main(int argc, char **argv)
     }
     kids = malloc((size_t)n * sizeof *kids);
     long long *t = malloc((size_t)n * sizeof *t);
-    int p[2];
+    int p[2], idle[2];
     if (kids == NULL || t == NULL) {
         perror("forkref: malloc");
         return 1;
     }
-    if (pipe(p) != 0) {
+    if (pipe(p) != 0 || pipe(idle) != 0 || warm_up(p) != 0) {
         perror("forkref: pipe");
         return 1;
     }
+    forker = getpid();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -140,21 +174,24 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
-    pid_t self = getpid();
     for (long i = 0; i < n; i++) {
         char b;
         long long t0 = now_ns();
         pid_t pid = fork();
         if (pid == 0)
-            child(p[1], self);
+            child(p[1], idle[0], forker);
         if (pid < 0)
             fail("fork()", i, n);
-        kids[nkids] = pid;
-        nkids = nkids + 1;
         ssize_t r;
         while ((r = read(p[0], &b, 1)) < 0 && errno == EINTR)
             ;
         long long t1 = now_ns();
+        /* Recorded after the clock: since the fork, the first write to a
+         * page is a copy-on-write fault, not part of what is timed. A
+         * signal meanwhile misses this child, which then ends with
+         * forkref (PR_SET_PDEATHSIG) on Linux. */
+        kids[nkids] = pid;
+        nkids = nkids + 1;
         if (r != 1) {
             if (r == 0)
                 errno = EPIPE;
