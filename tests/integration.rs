@@ -23,6 +23,7 @@ mod not_built;
 mod outputs;
 mod pgbench;
 mod profile;
+mod reference;
 mod report;
 mod serve;
 mod serve_abuse;

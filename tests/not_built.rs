@@ -56,6 +56,8 @@ gated! {
         "the benchmark server (`__responder`) under each event backend running out of descriptors and recovering, its descriptors read from /proc";
     not_built_here_pgbench: "pgbench.rs" if [target_os = "linux"] =>
         "the pgbench workload against a throwaway PostgreSQL cluster, and that no process, file or shared memory segment is left (found through /proc)";
+    not_built_here_reference: "reference.rs" if [target_os = "linux"] =>
+        "the reference C programs of reference/ built with gcc and run: limitsrv is Linux's (epoll, accept4, prctl), and what they leave is read from /proc";
     not_built_here_serve_abuse: "serve_abuse.rs" if [target_os = "linux"] =>
         "`serve` under abuse (slowloris, pipelining, huge heads, a descriptor storm, vanishing clients), which reads /proc and Linux's thread ids";
     not_built_here_shortconn: "shortconn.rs" if [target_os = "linux"] =>

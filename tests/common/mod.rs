@@ -46,7 +46,12 @@ pub struct Child(pub std::process::Child);
 impl Drop for Child {
     fn drop(&mut self) {
         drop(self.0.stdin.take());
-        // SAFETY: signalling our own child.
+        // Reaped already (by the test, or now): its pid may be another
+        // process's by now, so it is not signalled.
+        if !matches!(self.0.try_wait(), Ok(None)) {
+            return;
+        }
+        // SAFETY: signalling our own child, not yet reaped.
         unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
         for _ in 0..200 {
             if matches!(self.0.try_wait(), Ok(Some(_))) {
