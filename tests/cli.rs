@@ -671,6 +671,8 @@ fn sysinfo_prints_the_system() {
             predicate::str::contains("clocksource ")
                 .and(predicate::str::contains("load "))
                 .and(predicate::str::contains("virtual     native"))
+                .and(predicate::str::contains("governor    "))
+                .and(predicate::str::contains("boost       "))
                 .and(predicate::str::contains("kconfig     ")),
         );
     }

@@ -563,9 +563,14 @@ fn write_virtualization(s: &results::SystemInfo, w: &mut dyn Write) -> anyhow::R
 /// processes, steal, cgroup limits, NICs, mitigations.
 fn write_tuning(t: &crate::results::Tuning, w: &mut dyn Write) -> anyhow::Result<()> {
     let yes_no = |b: bool| if b { "on" } else { "off" }.to_string();
+    let exposed = |v: Option<String>| {
+        Some(
+            v.unwrap_or_else(|| format!("{} by this system", crate::report::settings::NOT_EXPOSED)),
+        )
+    };
     let fields = [
-        ("governor", t.governor.clone()),
-        ("boost", t.boost.map(yes_no)),
+        ("governor", exposed(t.governor.clone())),
+        ("boost", exposed(t.boost.map(yes_no))),
         ("smt", t.smt.clone()),
         ("smt active", t.smt_active.map(yes_no)),
         ("microcode", t.microcode.clone()),

@@ -8,6 +8,10 @@ use crate::results::{ChangeStatus, Nic, SystemInfo, TuningRecord};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// What a reading the OS does not offer is called (a governor without
+/// cpufreq), so that "absent" differs from "not recorded".
+pub const NOT_EXPOSED: &str = "not exposed";
+
 /// A setting and its value on each system (`None`: not recorded there).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SettingRow {
@@ -50,10 +54,16 @@ fn settings(s: &System) -> BTreeMap<String, String> {
             .map(|b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)),
     );
     put("C library", Some(sys.libc.clone()));
-    put("CPU governor", t.governor.clone());
+    // A record that has the tuning readings (its kernel command line or
+    // load average) and no governor or boost had no cpufreq to read: "not
+    // exposed", which differs from a governor; an older record without
+    // the readings says nothing.
+    let recorded = t.kernel_cmdline.is_some() || t.load_average.is_some();
+    let exposed = |v: Option<String>| v.or_else(|| recorded.then(|| NOT_EXPOSED.to_string()));
+    put("CPU governor", exposed(t.governor.clone()));
     put(
         "boost",
-        t.boost.map(|b| if b { "on" } else { "off" }.into()),
+        exposed(t.boost.map(|b| if b { "on" } else { "off" }.into())),
     );
     put("SMT", t.smt.clone());
     put("microcode", t.microcode.clone());
@@ -364,6 +374,25 @@ mod tests {
             label: label.into(),
             file,
         }
+    }
+
+    #[test]
+    fn a_governor_not_exposed_differs_from_one_and_from_none_recorded() {
+        let mut a = system("a", None, "4096");
+        let mut b = system("b", None, "4096");
+        let c = system("c", None, "4096");
+        a.file.system.tuning.governor = Some("performance".into());
+        a.file.system.tuning.load_average = Some([0.1; 3]);
+        // b recorded its readings and had no governor to read.
+        b.file.system.tuning.load_average = Some([0.1; 3]);
+        b.file.system.tuning.governor = None;
+        let rows = differing(&[a.clone(), b]);
+        let g = rows.iter().find(|r| r.name == "CPU governor").unwrap();
+        assert_eq!(g.values[1].as_deref(), Some(NOT_EXPOSED), "{g:?}");
+        // c is a record without the readings: not recorded, not "not exposed".
+        let rows = differing(&[a, c]);
+        let g = rows.iter().find(|r| r.name == "CPU governor");
+        assert!(g.is_none_or(|g| g.values[1].is_none()), "{g:?}");
     }
 
     #[test]
