@@ -39,7 +39,8 @@ const CASES: &[Case] = &[
     case("run socket --runs 0", 2, "--runs"),
     case("run socket --runs 1001", 2, "--runs"),
     case("run socket --runs NaN", 2, "--runs"),
-    case("run socket --warmup x", 2, "--warmup"),
+    case("run socket --warm-up-ops x", 2, "--warm-up-ops"),
+    case("run socket --warmup x", 2, "--warm-up-ops"),
     // Negative numbers reach the option's check (issue 28: `--warmup -3`
     // was "unexpected argument '-3'").
     case("run socket --warmup -3", 2, "must be at least 0"),
@@ -131,7 +132,7 @@ const CASES: &[Case] = &[
     case(
         "run http-ipstack --sweep connections=1,2 --heat-up -1",
         2,
-        "--heat-up",
+        "--warm-up",
     ),
     case(
         "run http-ipstack --sweep connections=1,2 --samples 0",
@@ -194,7 +195,8 @@ const CASES: &[Case] = &[
         "\"schema_version\" is \"4\", not a whole number",
     ),
     case("report {dir}/data.csv", 1, "{dir}/data.csv"),
-    case("report --label noequals", 1, "--label noequals"),
+    case("report --label noequals", 1, "--relabel noequals"),
+    case("report --relabel noequals", 1, "--relabel noequals"),
     case("report --label =x.json", 1, "NAME=FILE"),
     case("report --format pdf {dir}/existing.json", 2, "--format"),
     case(

@@ -695,6 +695,9 @@ fn progress_is_lines_off_a_terminal_a_bar_on_one_and_nothing_when_quiet() {
     };
     let lines = String::from_utf8(run(false).stderr).unwrap();
     for l in [
+        // The whole run's count, with what is left (from the quick suite's
+        // times, scaled: only its presence is checked).
+        "[1/1] benchmark socket — about ",
         "socket: warm-up",
         "socket: run 1/2",
         "socket: run 2/2",
@@ -897,4 +900,52 @@ fn list_prints_aligned_rows_or_json() {
             assert!(words.contains(&w), "{w}: {text}");
         }
     }
+}
+
+#[test]
+fn a_dry_run_prints_the_plan_and_its_estimate_and_measures_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("r.json");
+    let o = bin()
+        .args([
+            "run",
+            "socket",
+            "connect",
+            "--backend",
+            "epoll,poll",
+            "--runs",
+            "3",
+        ])
+        .args(["--dry-run", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for item in [
+        "benchmark socket",
+        "benchmark connect[epoll]",
+        "benchmark connect[poll]",
+    ] {
+        assert!(text.contains(item), "{item}: {text}");
+    }
+    assert!(
+        text.contains("3 items, 3 runs each series; about "),
+        "{text}"
+    );
+    assert!(!out.exists(), "a dry run writes no result file");
+    // An item with no time to scale from says so, and the total says how many.
+    let o = bin()
+        .args([
+            "run",
+            "http-shortconn",
+            "--sweep",
+            "connections=1,10",
+            "--dry-run",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("unknown"), "{text}");
+    assert!(text.contains("1 item whose time is unknown"), "{text}");
 }

@@ -599,6 +599,10 @@ pub struct RunArgs {
     /// Network benchmarks over IPv6 (::1) instead of IPv4 (127.0.0.1).
     #[arg(short = '6', long = "ipv6")]
     pub ipv6: bool,
+    /// Print every item the run would measure, in order, with an
+    /// estimate of its time and the total; measure nothing.
+    #[arg(long)]
+    pub dry_run: bool,
     /// No progress output on stderr.
     #[arg(long, short)]
     pub quiet: bool,

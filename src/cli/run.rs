@@ -58,6 +58,7 @@ pub fn options(a: &RunArgs, given: Given) -> RunOptions {
         backends: a.backend.clone(),
         ipv6: a.ipv6,
         quiet: a.quiet,
+        dry_run: a.dry_run,
         command_line: super::workflags::redacted(std::env::args()),
     }
 }

@@ -5,6 +5,7 @@
 //! files' whole life ([`files`]) and the report at the end ([`end`]).
 
 pub mod end;
+pub mod estimate;
 pub mod files;
 pub mod plan;
 pub mod remote;
@@ -51,6 +52,8 @@ pub struct RunOptions {
     pub ipv6: bool,
     /// No progress on standard error.
     pub quiet: bool,
+    /// Print the plan and its estimate; measure nothing.
+    pub dry_run: bool,
     /// The command line as the result file records it (secrets redacted).
     pub command_line: Vec<String>,
 }
@@ -166,6 +169,55 @@ fn labels(plan: &plan::RunPlan, template: &ResultFile) -> Vec<String> {
     }
 }
 
+/// `run --dry-run`: every item the run would measure, in order, with its
+/// estimate and the total; nothing is measured, made or changed.
+fn dry_run(plan: &plan::RunPlan, net: NetOptions, clock: &Clock) -> anyhow::Result<ExitCode> {
+    let ctx = Ctx::new(std::path::Path::new("/nonexistent/dry-run"), clock).with_net(net);
+    let items = estimate::items(plan, &ctx);
+    let rows: Vec<Vec<String>> = items
+        .iter()
+        .enumerate()
+        .map(|(i, it)| {
+            vec![
+                (i + 1).to_string(),
+                format!("{} {}", it.kind, it.name),
+                it.n.map_or(String::new(), |n| n.to_string()),
+                it.on.clone().unwrap_or_default(),
+                it.seconds.map_or("unknown".into(), estimate::words),
+            ]
+        })
+        .collect();
+    let unknown = items.iter().filter(|i| i.seconds.is_none()).count();
+    let total: f64 = items.iter().filter_map(|i| i.seconds).sum();
+    crate::results::output::to_stdout(|w| {
+        let table = crate::report::table::render(
+            &["#", "item", "n", "on", "estimate"],
+            &rows,
+            &[0, 2, 4],
+            &[0, 2, 4],
+        );
+        writeln!(w, "{table}")?;
+        writeln!(
+            w,
+            "\n{} item{}, {} runs each series; about {}{} (estimated from the quick suite on this project's machine; nothing was measured)",
+            items.len(),
+            if items.len() == 1 { "" } else { "s" },
+            plan.runs,
+            estimate::words(total),
+            if unknown > 0 {
+                format!(
+                    " and {unknown} item{} whose time is unknown",
+                    if unknown == 1 { "" } else { "s" }
+                )
+            } else {
+                String::new()
+            }
+        )?;
+        Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Runs `o` from start to end: the plan, the measurements, the result
 /// files, the report; the exit code says how it went (0, 1: something
 /// failed, 130: interrupted).
@@ -177,6 +229,9 @@ pub fn run(o: RunOptions) -> anyhow::Result<ExitCode> {
     crate::hosts::enter_client(&plan.hosts)?;
     let net = pinned_net(&o)?;
     let clock = Clock::new(o.timer)?;
+    if o.dry_run {
+        return dry_run(&plan, net, &clock);
+    }
     let workdir = WorkDir::create_with(o.workdir.as_deref(), session::release_stale)?;
     let mut progress = Progress::new(Mode::detect(o.quiet));
     let guard = limits::raise();

@@ -9,6 +9,7 @@
 //! measured side by side, alternating, compare).
 
 use super::RunOptions;
+use super::estimate::Countdown;
 use super::files::Recording;
 use super::plan::{RunPlan, Target, WorkTarget};
 use super::remote::Item;
@@ -262,7 +263,7 @@ pub fn execute(
 }
 
 /// Every series of `plan`: each benchmark with each of its variants.
-fn all_series<'a>(plan: &'a RunPlan, ctx: &Ctx) -> Vec<(&'a Target, Option<String>)> {
+pub(super) fn all_series<'a>(plan: &'a RunPlan, ctx: &Ctx) -> Vec<(&'a Target, Option<String>)> {
     plan.targets
         .iter()
         .flat_map(|t| {
@@ -366,12 +367,15 @@ fn execute_plan(
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
     record_profile_sysctls(plan, recs);
+    let mut count = Countdown::new(super::estimate::items(plan, ctx));
     for (t, variant) in &all_series(plan, ctx) {
         for (i, rec) in recs.iter_mut().enumerate() {
             if crate::stop::interrupted() {
                 return Ok(());
             }
+            progress.note_run(&count.begin());
             series_into(plan, i, (t, variant.as_deref()), ctx, rec, progress)?;
+            count.done();
         }
     }
     for w in &plan.work {
@@ -379,7 +383,9 @@ fn execute_plan(
             if crate::stop::interrupted() {
                 return Ok(());
             }
+            progress.note_run(&count.begin());
             workload_into(plan, i, w, ctx, rec, progress)?;
+            count.done();
         }
     }
     Ok(())
@@ -405,11 +411,13 @@ pub fn execute_on_systems(
         .map(Item::Bench)
         .chain(plan.work.iter().map(Item::Work));
     let mut r = Ok(());
+    let mut count = Countdown::new(super::estimate::items(plan, ctx));
     'items: for item in items {
         for (s, rec) in systems.iter_mut().zip(recs.iter_mut()) {
             if crate::stop::interrupted() {
                 break 'items;
             }
+            progress.note_run(&count.begin());
             r = match (s, item) {
                 (Opened::Remote(g), _) => g.run_item(o, item, rec, progress),
                 (Opened::Here, Item::Bench(t)) => {
@@ -427,6 +435,7 @@ pub fn execute_on_systems(
                 }
                 (Opened::Here, Item::Work(w)) => workload_into(plan, 0, w, ctx, rec, progress),
             };
+            count.done();
             if r.is_err() {
                 break 'items;
             }

@@ -1,0 +1,330 @@
+//! What a run will take: its items in the order they run (each series of
+//! each benchmark, each workload, on every profile or system) with an
+//! estimate of each, printed by `run --dry-run` and counted down by the
+//! whole run's progress line ("series 5 of 17, about 40 s left").
+//!
+//! The estimates come from the quick suite as measured on this project's
+//! machine ([`QUICK_SECONDS`]), scaled by n and runs: an estimate of how
+//! long, never a figure of speed. While a run goes on, what it has taken
+//! so far against what was expected of the same items corrects the rest.
+
+use super::plan::{RunPlan, Target};
+use crate::ctx::Ctx;
+use crate::workloads::Size;
+use std::time::Duration;
+
+/// Seconds each benchmark series and workload of the quick suite took on
+/// this project's machine: 2 vCPUs, Linux 6.18 in a VM, load average 1.3,
+/// the release build, `scalebench run` as it comes (87 s in all, report
+/// included), 2026-11-26; the time between one item's progress line and
+/// the next. A series not here (another event backend) takes its
+/// benchmark's slowest series.
+pub const QUICK_SECONDS: &[(&str, f64)] = &[
+    ("socket", 1.8),
+    ("bind", 2.6),
+    ("fork", 6.5),
+    ("fork-static", 5.3),
+    ("fork-cleanup", 7.6),
+    ("mmap", 1.2),
+    ("mmap-touch", 1.9),
+    ("manymap-open", 0.9),
+    ("manymap-mmap", 1.6),
+    ("manymap-touch", 2.4),
+    ("connect[epoll]", 1.7),
+    ("connect[poll]", 12.4),
+    ("connect[select]", 1.0),
+    ("httpreq[epoll]", 2.2),
+    ("httpreq[poll]", 12.1),
+    ("httpreq[select]", 1.0),
+    ("pthread", 2.4),
+    ("http-ipstack", 1.1),
+    ("http-shortconn", 5.4),
+    ("mail", 12.1),
+];
+
+/// The runs the quick suite makes of each series.
+fn quick_runs() -> f64 {
+    f64::from(crate::bench::Suite::Quick.runs())
+}
+
+/// One item of a run, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    /// The series (`connect[poll]`) or workload (`http-shortconn`).
+    pub name: String,
+    /// `benchmark` or `workload`.
+    pub kind: &'static str,
+    /// The n of a benchmark series.
+    pub n: Option<u64>,
+    /// Where it runs when the run has several profiles or systems.
+    pub on: Option<String>,
+    /// The estimate; `None` where nothing was measured to scale from (a
+    /// full-size workload, a benchmark or workload not in the table).
+    pub seconds: Option<f64>,
+}
+
+/// The quick suite's time of series or workload `name`; a series of
+/// another variant takes its benchmark's slowest.
+fn quick(name: &str) -> Option<f64> {
+    let exact = QUICK_SECONDS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| *s);
+    exact.or_else(|| {
+        let bench = name.split('[').next()?;
+        QUICK_SECONDS
+            .iter()
+            .filter(|(n, _)| n.split('[').next() == Some(bench))
+            .map(|(_, s)| *s)
+            .reduce(f64::max)
+    })
+}
+
+/// The estimate of series `name` of `t` with `runs` runs: the quick
+/// suite's time scaled by n and runs.
+fn series_seconds(t: &Target, name: &str, runs: u32) -> Option<f64> {
+    let i = t.bench.info();
+    let per = quick(name)?;
+    let scale = t.n as f64 / i.quick_n.max(1) as f64;
+    Some(per * scale * f64::from(runs.max(1)) / quick_runs())
+}
+
+/// A series' name: `connect[poll]`, or the benchmark's.
+fn series_name(t: &Target, variant: Option<&str>) -> String {
+    match variant {
+        Some(v) => format!("{}[{v}]", t.bench.info().name),
+        None => t.bench.info().name.to_string(),
+    }
+}
+
+/// Every item of `plan` in the order it runs, each benchmark series and
+/// workload once per profile, with its estimate; with several systems,
+/// each benchmark (all its series) and workload once per system.
+pub fn items(plan: &RunPlan, ctx: &Ctx) -> Vec<Item> {
+    if plan.systems.len() > 1 {
+        return system_items(plan, ctx);
+    }
+    let parts = plan.parts();
+    let on: Vec<Option<String>> = if parts.is_empty() {
+        vec![None]
+    } else {
+        parts.into_iter().map(Some).collect()
+    };
+    let mut out = Vec::new();
+    for (t, variant) in super::session::all_series(plan, ctx) {
+        let name = series_name(t, variant.as_deref());
+        for o in &on {
+            out.push(Item {
+                name: name.clone(),
+                kind: "benchmark",
+                n: Some(t.n),
+                on: o.clone(),
+                seconds: series_seconds(t, &name, plan.runs),
+            });
+        }
+    }
+    for w in &plan.work {
+        let name = w.workload.info().name;
+        let seconds = match w.size {
+            Size::Quick if plan.sweep.is_none() => quick(name),
+            _ => None,
+        };
+        for o in &on {
+            out.push(Item {
+                name: name.to_string(),
+                kind: "workload",
+                n: None,
+                on: o.clone(),
+                seconds,
+            });
+        }
+    }
+    out
+}
+
+/// The items of a run on several systems: each benchmark and workload on
+/// every system in turn. Only this machine's have an estimate: a guest or
+/// another machine runs at a speed nothing here tells.
+fn system_items(plan: &RunPlan, ctx: &Ctx) -> Vec<Item> {
+    let series = super::session::all_series(plan, ctx);
+    let mut out = Vec::new();
+    for t in &plan.targets {
+        let here: Option<f64> = series
+            .iter()
+            .filter(|(x, _)| std::ptr::eq(*x, t))
+            .map(|(x, v)| series_seconds(x, &series_name(x, v.as_deref()), plan.runs))
+            .sum();
+        for s in &plan.systems {
+            out.push(Item {
+                name: t.bench.info().name.to_string(),
+                kind: "benchmark",
+                n: Some(t.n),
+                on: Some(s.name.clone()),
+                seconds: here.filter(|_| s.kind == crate::systems::spec::Kind::Local),
+            });
+        }
+    }
+    for w in &plan.work {
+        let name = w.workload.info().name;
+        let here = (w.size == Size::Quick && plan.sweep.is_none())
+            .then(|| quick(name))
+            .flatten();
+        for s in &plan.systems {
+            out.push(Item {
+                name: name.to_string(),
+                kind: "workload",
+                n: None,
+                on: Some(s.name.clone()),
+                seconds: here.filter(|_| s.kind == crate::systems::spec::Kind::Local),
+            });
+        }
+    }
+    out
+}
+
+/// The run's progress as a whole: which item of how many, and about how
+/// long is left.
+pub struct Countdown {
+    items: Vec<Item>,
+    done: usize,
+    /// Time taken by the items done, and what was expected of those of
+    /// them that had an estimate (the ratio corrects the rest).
+    taken: Duration,
+    expected_done: f64,
+    taken_estimated: f64,
+    started: Option<std::time::Instant>,
+}
+
+impl Countdown {
+    /// A countdown over `items`.
+    pub fn new(items: Vec<Item>) -> Countdown {
+        Countdown {
+            items,
+            done: 0,
+            taken: Duration::ZERO,
+            expected_done: 0.0,
+            taken_estimated: 0.0,
+            started: None,
+        }
+    }
+
+    /// The next item starts: its line ("[5/17] bind — about 40 s left").
+    pub fn begin(&mut self) -> String {
+        self.started = Some(std::time::Instant::now());
+        let total = self.items.len();
+        let Some(item) = self.items.get(self.done) else {
+            return format!("[{}/{total}]", self.done + 1);
+        };
+        let on = item
+            .on
+            .as_ref()
+            .map_or(String::new(), |o| format!(" on {o}"));
+        format!(
+            "[{}/{total}] {} {}{on}{}",
+            self.done + 1,
+            item.kind,
+            item.name,
+            self.left()
+                .map_or(String::new(), |s| format!(" — about {} left", words(s)))
+        )
+    }
+
+    /// The item that began with [`Countdown::begin`] is done.
+    pub fn done(&mut self) {
+        let took = self.started.take().map_or(Duration::ZERO, |s| s.elapsed());
+        self.taken += took;
+        if let Some(e) = self.items.get(self.done).and_then(|i| i.seconds) {
+            self.expected_done += e;
+            self.taken_estimated += took.as_secs_f64();
+        }
+        self.done += 1;
+    }
+
+    /// Seconds left, from this item on: the estimates of the items left,
+    /// scaled by how the items done so far compared with theirs; `None`
+    /// when an item left has no estimate.
+    pub fn left(&self) -> Option<f64> {
+        let rest: Option<f64> = self.items[self.done.min(self.items.len())..]
+            .iter()
+            .map(|i| i.seconds)
+            .sum();
+        let ratio = if self.expected_done > 0.0 {
+            self.taken_estimated / self.expected_done
+        } else {
+            1.0
+        };
+        rest.map(|r| r * ratio)
+    }
+}
+
+/// Seconds in words: `40 s`, `3 min`, `1 h 5 min`.
+pub fn words(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    match s {
+        0..90 => format!("{s} s"),
+        90..3600 => format!("{} min", (s + 30) / 60),
+        _ => format!("{} h {} min", s / 3600, (s % 3600 + 30) / 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(name: &str, seconds: Option<f64>) -> Item {
+        Item {
+            name: name.into(),
+            kind: "benchmark",
+            n: Some(100),
+            on: None,
+            seconds,
+        }
+    }
+
+    #[test]
+    fn the_countdown_counts_items_and_corrects_its_estimate_by_what_was_seen() {
+        let mut c = Countdown::new(vec![
+            item("a", Some(10.0)),
+            item("b", Some(20.0)),
+            item("c", Some(30.0)),
+        ]);
+        assert_eq!(c.begin(), "[1/3] benchmark a — about 60 s left");
+        // The first item took twice its estimate (simulated: 20 s).
+        c.started = None;
+        c.taken_estimated = 20.0;
+        c.expected_done = 10.0;
+        c.done = 1;
+        assert_eq!(c.left(), Some(100.0));
+        assert_eq!(c.begin(), "[2/3] benchmark b — about 2 min left");
+        // An item without an estimate: no figure, but the count goes on.
+        let mut u = Countdown::new(vec![item("a", Some(1.0)), item("b", None)]);
+        assert_eq!(u.begin(), "[1/2] benchmark a");
+        u.done();
+        assert_eq!(u.begin(), "[2/2] benchmark b");
+    }
+
+    #[test]
+    fn seconds_read_as_words() {
+        assert_eq!(words(40.2), "40 s");
+        assert_eq!(words(150.0), "3 min");
+        assert_eq!(words(3900.0), "1 h 5 min");
+    }
+
+    #[test]
+    fn every_benchmark_and_quick_workload_has_an_estimate() {
+        for b in crate::bench::REGISTRY {
+            let n = b.info().name;
+            assert!(quick(n).is_some(), "{n}: no quick-suite time");
+            // Another backend's series takes the slowest measured one.
+            if n == "connect" {
+                assert_eq!(quick("connect[kqueue]"), Some(12.4));
+            }
+        }
+        for w in crate::workloads::WORKLOADS {
+            let i = w.info();
+            if i.quick {
+                assert!(quick(i.name).is_some(), "{}: no quick-suite time", i.name);
+            }
+        }
+    }
+}
