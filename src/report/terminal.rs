@@ -10,15 +10,36 @@ use std::io::Write;
 /// The terminal writer.
 pub struct TerminalReport;
 
-/// Cuts `s` to `w` characters, marking the cut.
-fn fit(s: &str, w: usize) -> String {
+/// `s` for a column `w` wide: itself when it fits; else it is written
+/// whole on a line of its own (after `indent`) and the column stays empty,
+/// so that nothing is ever cut.
+fn lead(out: &mut dyn Write, indent: &str, s: &str, w: usize) -> std::io::Result<String> {
     if s.chars().count() <= w {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(w.saturating_sub(1)).collect();
-        t.push('…');
-        t
+        return Ok(s.to_string());
     }
+    writeln!(out, "{indent}{s}")?;
+    Ok(String::new())
+}
+
+/// Writes `line` with `text` after it, `text` wrapped at words to `width`
+/// and its further lines starting at column `at`.
+fn with_words(
+    out: &mut dyn Write,
+    line: &str,
+    text: &str,
+    at: usize,
+    width: usize,
+) -> std::io::Result<()> {
+    let words = word_lines(text, " ", width);
+    writeln!(
+        out,
+        "{}",
+        format!("{line} {}", words.first().map_or("", String::as_str)).trim_end()
+    )?;
+    for w in words.iter().skip(1) {
+        writeln!(out, "{:at$}{w}", "")?;
+    }
+    Ok(())
 }
 
 /// The column where a verdict row's flags start.
@@ -134,16 +155,23 @@ fn write_phases(out: &mut dyn Write, t: &super::WorkTable, many: bool) -> std::i
     writeln!(out, "{}", h.trim_end())?;
     writeln!(out, "{}", "─".repeat(99))?;
     for l in &t.lines {
-        let mut line = format!("{:<26} {:<18}", fit(l.label, 26), fit(&l.who(many), 18));
+        let who = l.who(many);
+        let (label, who) = if l.label.chars().count() > 26 || who.chars().count() > 18 {
+            writeln!(out, "{} · {who}", l.label)?;
+            (String::new(), String::new())
+        } else {
+            (l.label.to_string(), who)
+        };
+        let mut line = format!("{label:<26} {who:<18}");
         match l.cells() {
             Ok(cells) => {
                 for (c, w) in cells.iter().zip(W) {
-                    line.push_str(&format!(" {:>w$}", fit(c, w.max(12))));
+                    line.push_str(&format!(" {c:>w$}"));
                 }
+                writeln!(out, "{}", line.trim_end())?;
             }
-            Err(e) => line.push_str(&format!(" {}", fit(&e, 54))),
+            Err(e) => with_words(out, &line, &e, 46, 54)?,
         }
-        writeln!(out, "{}", line.trim_end())?;
     }
     Ok(())
 }
@@ -170,16 +198,16 @@ fn write_work(out: &mut dyn Write, input: &Input, many: bool) -> std::io::Result
                 } else {
                     l.label.to_string()
                 };
-                let mut line = format!("{:<34}", fit(&name, 34));
+                let mut line = format!("{:<34}", lead(out, "", &name, 34)?);
                 match l.cells() {
                     Ok(cells) => {
                         for c in cells {
-                            line.push_str(&format!(" {:>9}", fit(&c, 14)));
+                            line.push_str(&format!(" {c:>9}"));
                         }
+                        writeln!(out, "{}", line.trim_end())?;
                     }
-                    Err(e) => line.push_str(&format!(" {}", fit(&e, 64))),
+                    Err(e) => with_words(out, &line, &e, 35, 64)?,
                 }
-                writeln!(out, "{}", line.trim_end())?;
             }
         }
         for l in &t.lines {
@@ -228,24 +256,14 @@ fn write_sweep(
     writeln!(
         out,
         "    {:>11} {:>9} {:>8} {:>8} {:>8}  {}",
-        fit(cols[0], 11),
-        cols[1],
-        cols[2],
-        cols[3],
-        cols[4],
-        cols[5]
+        cols[0], cols[1], cols[2], cols[3], cols[4], cols[5]
     )?;
     for c in super::sweep_levels(sw, v) {
-        writeln!(
-            out,
-            "    {:>11} {:>9} {:>8} {:>8} {:>8}  {}",
-            c[0],
-            c[1],
-            c[2],
-            c[3],
-            c[4],
-            fit(&c[5], 40)
-        )?;
+        let line = format!(
+            "    {:>11} {:>9} {:>8} {:>8} {:>8} ",
+            c[0], c[1], c[2], c[3], c[4]
+        );
+        with_words(out, &line, &c[5], 54, 45)?;
     }
     if let Some(rows) = super::sweep_failures(sw) {
         writeln!(out)?;
@@ -253,7 +271,7 @@ fn write_sweep(
             writeln!(out, "    {}", rows[0][0])?;
         }
         for r in rows.iter().filter(|_| rows.len() > 1) {
-            let mut line = format!("    {:<36}", fit(&r[0], 36));
+            let mut line = format!("    {:<36}", lead(out, "    ", &r[0], 36)?);
             for c in &r[1..] {
                 line.push_str(&format!(" {c:>9}"));
             }
