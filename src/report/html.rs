@@ -374,6 +374,7 @@ impl Report for HtmlReport {
             labels: input.systems.iter().map(|s| s.label.as_str()).collect(),
         };
         page.write_head(out)?;
+        page.write_summary(out)?;
         page.write_differences(out)?;
         page.write_settings(out)?;
         page.write_profiles(out)?;
@@ -592,6 +593,31 @@ impl<'a> Page<'a> {
             }
             writeln!(out, "</ul>")?;
         }
+        Ok(())
+    }
+
+    /// The answer first: per system, how many series stay flat, which grow
+    /// and how many differences against the baseline name it.
+    fn write_summary(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        if self.input.entries.is_empty() {
+            return Ok(());
+        }
+        writeln!(out, "<h2 id=\"summary\">Summary</h2><ul class=\"summary\">")?;
+        let base = self.labels.first().copied().unwrap_or_default();
+        for s in super::summaries(self.input) {
+            let against = if s.system == base || self.labels.len() < 2 {
+                String::new()
+            } else {
+                format!(
+                    "; <a href=\"#differences\">{} difference{} against {}</a>",
+                    s.differences,
+                    if s.differences == 1 { "" } else { "s" },
+                    esc(base)
+                )
+            };
+            writeln!(out, "<li>{}{against}</li>", esc(&s.sentence()))?;
+        }
+        writeln!(out, "</ul>")?;
         Ok(())
     }
 

@@ -858,6 +858,84 @@ pub fn details(v: &Verdict) -> String {
     )
 }
 
+/// One system's verdicts at a glance: how many of its series stay flat,
+/// which grow and how, how many are undecided or have no verdict, and how
+/// many differences against the baseline name it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// The system.
+    pub system: String,
+    /// Series judged O(1).
+    pub flat: usize,
+    /// Series that grow, each with its label (`bind O(n)`).
+    pub growing: Vec<String>,
+    /// Series judged undecided.
+    pub undecided: usize,
+    /// Series without a verdict (failed, unsupported, too few samples).
+    pub none: usize,
+    /// Differences against the baseline naming this system (none for the
+    /// baseline itself).
+    pub differences: usize,
+}
+
+impl Summary {
+    /// The summary in one sentence.
+    pub fn sentence(&self) -> String {
+        let total = self.flat + self.growing.len() + self.undecided + self.none;
+        let mut parts = vec![format!("{} of {total} series stay flat", self.flat)];
+        if !self.growing.is_empty() {
+            parts.push(format!(
+                "{} grow{} ({})",
+                self.growing.len(),
+                if self.growing.len() == 1 { "s" } else { "" },
+                self.growing.join(", ")
+            ));
+        }
+        if self.undecided > 0 {
+            parts.push(format!("{} undecided", self.undecided));
+        }
+        if self.none > 0 {
+            parts.push(format!("{} without a verdict", self.none));
+        }
+        format!("{}: {}", self.system, parts.join(", "))
+    }
+}
+
+/// Every system's [`Summary`], in order, from the verdicts judged once.
+pub fn summaries(input: &Input) -> Vec<Summary> {
+    input
+        .systems
+        .iter()
+        .map(|s| {
+            let mut sum = Summary {
+                system: s.label.clone(),
+                flat: 0,
+                growing: Vec::new(),
+                undecided: 0,
+                none: 0,
+                differences: input
+                    .differences
+                    .iter()
+                    .filter(|d| d.other == s.label)
+                    .count(),
+            };
+            for e in input.entries.iter().filter(|e| e.system == s.label) {
+                match &e.verdict {
+                    Ok(v) => match v.class {
+                        crate::analysis::Label::Class(crate::analysis::Class::Constant) => {
+                            sum.flat += 1
+                        }
+                        crate::analysis::Label::Undecided => sum.undecided += 1,
+                        ref l => sum.growing.push(format!("{} {}", e.series, l.label())),
+                    },
+                    Err(_) => sum.none += 1,
+                }
+            }
+            sum
+        })
+        .collect()
+}
+
 /// All flags of an entry, status first, `;`-separated; `emulated` last
 /// for a system measured under emulation.
 pub fn flags_of(e: &Entry) -> String {
@@ -980,6 +1058,43 @@ pub(crate) mod fixtures {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_summary_counts_each_systems_flat_and_growing_series_first() {
+        use super::fixtures::system;
+        let systems = [
+            system("a", false, 1.0, false),
+            system("b", false, 1.0, true),
+        ];
+        let input = super::Input::new(&systems, &crate::analysis::Options::default());
+        let s = super::summaries(&input);
+        assert_eq!(s.len(), 2);
+        assert!(
+            s[1].growing.iter().any(|g| g.starts_with("bind O(")),
+            "{s:?}"
+        );
+        assert_eq!(s[0].differences, 0, "the baseline is named by none");
+        assert!(s[1].differences >= 1, "{s:?}");
+        let total = |x: &super::Summary| x.flat + x.growing.len() + x.undecided + x.none;
+        assert_eq!(total(&s[0]), 3);
+        assert!(s[1].sentence().starts_with("b: "), "{}", s[1].sentence());
+        // The HTML report opens with it, before the differences.
+        let mut html = Vec::new();
+        super::writer(super::Format::Html, None)
+            .write(&input, &mut html)
+            .unwrap();
+        let html = String::from_utf8(html).unwrap();
+        let (sum, diff) = (
+            html.find("id=\"summary\"").unwrap(),
+            html.find("id=\"differences\"").unwrap(),
+        );
+        assert!(sum < diff);
+        assert!(
+            html.contains(&super::chart::esc(&s[1].sentence())),
+            "the sentence is there"
+        );
+    }
+
     use crate::results::{SweepLevel, SweepStats};
 
     /// Every report but CSV and JSON, of the empty fixture run with

@@ -322,6 +322,10 @@ impl Report for TerminalReport {
         };
         write_table(out, grouped(), many)?;
         writeln!(out)?;
+        for s in super::summaries(input) {
+            wrapped(out, "", &s.sentence())?;
+        }
+        writeln!(out)?;
         for e in grouped() {
             write_words(out, e, many)?;
         }
