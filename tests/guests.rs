@@ -27,6 +27,16 @@ fn kernel(flavour: &str) -> PathBuf {
         .unwrap_or_else(|| panic!("no /boot/vmlinuz-*-{flavour}: scripts/test installs it"))
 }
 
+/// The release a Debian kernel image names (`vmlinuz-RELEASE`).
+fn release_of(image: &std::path::Path) -> String {
+    image
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .trim_start_matches("vmlinuz-")
+        .to_string()
+}
+
 /// The pid files virtiofsd left under /run/virtiofsd for sockets in
 /// `work`.
 fn virtiofsd_pid_files(work: &std::path::Path) -> Vec<String> {
@@ -43,12 +53,7 @@ fn virtiofsd_pid_files(work: &std::path::Path) -> Vec<String> {
 #[test]
 fn a_cloud_kernel_boots_runs_a_benchmark_and_leaves_nothing() {
     let image = kernel("cloud-amd64");
-    let release = image
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .trim_start_matches("vmlinuz-")
-        .to_string();
+    let release = release_of(&image);
     let init = static_binary();
     let t = tempfile::tempdir().unwrap();
     let keep = t.path().join("kept");
@@ -131,12 +136,7 @@ fn debian_initrd(dir: &std::path::Path, release: &str, modules: &[&str]) -> Path
 #[test]
 fn modules_come_from_a_ram_disk_given_by_initrd() {
     let image = kernel("cloud-amd64");
-    let release = image
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .trim_start_matches("vmlinuz-")
-        .to_string();
+    let release = release_of(&image);
     let t = tempfile::tempdir().unwrap();
     let boot = |initrd: &std::path::Path, keep: &str| {
         common::bin()
@@ -263,12 +263,7 @@ fn started(doc: &serde_json::Value) -> Vec<(String, String)> {
 #[test]
 fn a_plan_runs_on_this_machine_and_on_a_guest_in_turn_each_in_its_own_file() {
     let image = kernel("cloud-amd64");
-    let release = image
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .trim_start_matches("vmlinuz-")
-        .to_string();
+    let release = release_of(&image);
     let t = tempfile::tempdir().unwrap();
     let work = t.path().join("work");
     std::fs::create_dir(&work).unwrap();
