@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The commit being built (12 digits: from a published package's
-/// `.cargo_vcs_info.json`, else `git rev-parse`; `unknown` without either), and the day of the build (UTC, or
-/// `SOURCE_DATE_EPOCH`'s day for a reproducible build): `--version` shows
-/// both.
+/// `.cargo_vcs_info.json`, else `git rev-parse`; `unknown` without
+/// either), and the day of the build (UTC, or `SOURCE_DATE_EPOCH`'s day
+/// for a reproducible build): `--version` shows both.
 fn version_facts() {
     let git = |args: &[&str]| {
         Command::new("git")
