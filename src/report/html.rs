@@ -777,6 +777,35 @@ impl<'a> Page<'a> {
     }
 }
 
+/// A verdict's cost against n in a few pixels: its buckets' medians as a
+/// line, n on a linear axis and the cost from zero, so that a flat series
+/// draws flat and a growing one rises (the chart below has every sample).
+fn sparkline(v: &Verdict) -> String {
+    const W: f64 = 80.0;
+    const H: f64 = 20.0;
+    let b = &v.buckets;
+    let (Some(first), Some(last)) = (b.first(), b.last()) else {
+        return String::new();
+    };
+    let top = b.iter().map(|x| x.median).fold(0.0, f64::max);
+    let span = (last.n - first.n).max(f64::MIN_POSITIVE);
+    if b.len() < 2 || top <= 0.0 {
+        return String::new();
+    }
+    let points: Vec<String> = b
+        .iter()
+        .map(|x| {
+            let px = (x.n - first.n) / span * W;
+            let py = H - x.median / top * (H - 1.0);
+            format!("{px:.1},{py:.1}")
+        })
+        .collect();
+    format!(
+        "<svg class=\"spark\" width=\"{W}\" height=\"{H}\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-label=\"cost against n\"><polyline fill=\"none\" stroke=\"currentColor\" points=\"{}\"/></svg><br>",
+        points.join(" ")
+    )
+}
+
 /// One system's cell of the verdict table: class, the two ends, the rise
 /// and the flags, or why there is no verdict.
 fn verdict_cell(out: &mut dyn Write, e: &Entry) -> std::io::Result<()> {
@@ -784,7 +813,8 @@ fn verdict_cell(out: &mut dyn Write, e: &Entry) -> std::io::Result<()> {
     match &e.verdict {
         Ok(v) => write!(
             out,
-            "<td>{}<br>{}{mark} → {}{mark} (×{:.2})<br>rise {}{}</td>",
+            "<td>{}{}<br>{}{mark} → {}{mark} (×{:.2})<br>rise {}{}</td>",
+            sparkline(v),
             class_cell(v),
             fmt_ns(v.low.ns),
             fmt_ns(v.high.ns),

@@ -1093,6 +1093,8 @@ mod tests {
             html.contains(&super::chart::esc(&s[1].sentence())),
             "the sentence is there"
         );
+        // Each verdict cell has its small curve: three series on two systems.
+        assert_eq!(html.matches("<svg class=\"spark\"").count(), 6);
     }
 
     use crate::results::{SweepLevel, SweepStats};
