@@ -8,7 +8,7 @@
 //! long, never a figure of speed. While a run goes on, what it has taken
 //! so far against what was expected of the same items corrects the rest.
 
-use super::plan::{RunPlan, Target};
+use super::plan::{RunPlan, Target, WorkTarget};
 use crate::ctx::Ctx;
 use crate::workloads::Size;
 use std::time::Duration;
@@ -89,6 +89,14 @@ fn series_seconds(t: &Target, name: &str, runs: u32) -> Option<f64> {
     Some(per * scale * f64::from(runs.max(1)) / quick_runs())
 }
 
+/// The estimate of workload `w`: the quick suite's time, for the quick
+/// size without a sweep only (nothing was measured to scale the rest from).
+fn work_seconds(plan: &RunPlan, w: &WorkTarget) -> Option<f64> {
+    (w.size == Size::Quick && plan.sweep.is_none())
+        .then(|| quick(w.workload.info().name))
+        .flatten()
+}
+
 /// A series' name: `connect[poll]`, or the benchmark's.
 fn series_name(t: &Target, variant: Option<&str>) -> String {
     match variant {
@@ -125,10 +133,7 @@ pub fn items(plan: &RunPlan, ctx: &Ctx) -> Vec<Item> {
     }
     for w in &plan.work {
         let name = w.workload.info().name;
-        let seconds = match w.size {
-            Size::Quick if plan.sweep.is_none() => quick(name),
-            _ => None,
-        };
+        let seconds = work_seconds(plan, w);
         for o in &on {
             out.push(Item {
                 name: name.to_string(),
@@ -166,9 +171,7 @@ fn system_items(plan: &RunPlan, ctx: &Ctx) -> Vec<Item> {
     }
     for w in &plan.work {
         let name = w.workload.info().name;
-        let here = (w.size == Size::Quick && plan.sweep.is_none())
-            .then(|| quick(name))
-            .flatten();
+        let here = work_seconds(plan, w);
         for s in &plan.systems {
             out.push(Item {
                 name: name.to_string(),
