@@ -459,14 +459,7 @@ fn interrupted_load(server: &Idle, url: &str, extra: &[&str], signal: libc::c_in
     let sent = std::time::Instant::now();
     // SAFETY: signalling the child this test started.
     unsafe { libc::kill(child.0.id() as i32, signal) };
-    let mut out = String::new();
-    child
-        .0
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
+    let out = common::read_all(child.0.stdout.take());
     let status = child.0.wait().unwrap();
     let took = sent.elapsed();
     let at_most = spawned.elapsed();

@@ -11,7 +11,7 @@
 use crate::common;
 
 use common::{Child, assert_valid, bin, load, scalebench_entries, spawn_announcing};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -48,8 +48,7 @@ fn sink(args: &[&str]) -> (Child, String) {
 /// Stops a sink (end of its input) and returns its JSON counts.
 fn sink_counts(mut c: Child) -> serde_json::Value {
     drop(c.0.stdin.take());
-    let mut out = String::new();
-    c.0.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    let out = common::read_all(c.0.stdout.take());
     let st = c.0.wait().unwrap();
     assert!(st.success(), "the sink failed: {out}");
     serde_json::from_str(out.lines().last().unwrap()).unwrap()

@@ -132,22 +132,8 @@ fn run_numbers(bin: &Path, args: &[&str], count: usize) -> Vec<u64> {
     let pid = child.0.id();
     wait_unreaped(pid, &what);
     assert_none_left(pid, &what, false);
-    let mut out = String::new();
-    child
-        .0
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    let mut err = String::new();
-    child
-        .0
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let out = common::read_all(child.0.stdout.take());
+    let err = common::read_all(child.0.stderr.take());
     let status = child.0.wait().unwrap();
     assert!(status.success(), "{what}: {status}: {err}");
     assert_eq!(out.lines().count(), 1, "{what} printed {out:?}");
@@ -240,14 +226,7 @@ fn start_limitsrv(
         match conn {
             Ok(c) => return (child, c),
             Err(st) => {
-                let mut err = String::new();
-                child
-                    .0
-                    .stderr
-                    .take()
-                    .unwrap()
-                    .read_to_string(&mut err)
-                    .unwrap();
+                let err = common::read_all(child.0.stderr.take());
                 // Another process took the port in between: try another.
                 assert!(err.contains("in use"), "limitsrv {args:?}: {st}: {err}");
             }

@@ -267,15 +267,7 @@ fn interrupt_mid_run(dir: &Path, name: &str, signal: i32) -> (std::process::Exit
     // SAFETY: signalling the child we started.
     unsafe { libc::kill(child.id() as i32, signal) };
     let status = child.wait().unwrap();
-    let mut err = String::new();
-    use std::io::Read;
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    (status, err)
+    (status, common::read_all(child.stderr.take()))
 }
 
 #[test]

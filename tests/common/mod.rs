@@ -292,6 +292,17 @@ pub fn require_root() {
     );
 }
 
+/// All that a child's piped stream (`child.stdout.take()`) says until it
+/// closes.
+pub fn read_all(stream: Option<impl std::io::Read>) -> String {
+    let mut s = String::new();
+    stream
+        .expect("the stream was piped")
+        .read_to_string(&mut s)
+        .unwrap();
+    s
+}
+
 /// Bytes as text, lossily.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
