@@ -22,7 +22,7 @@ pub struct Sample {
 }
 
 /// Summary of the samples whose n falls in one range.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Bucket {
     /// Smallest n in the bucket.
     pub n_lo: f64,

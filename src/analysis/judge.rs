@@ -25,7 +25,7 @@ use super::{Flag, Label, Options};
 use serde::Serialize;
 
 /// The model a verdict stands on.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Model {
     /// `a + b·g(n)` of one class.

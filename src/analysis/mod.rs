@@ -11,6 +11,7 @@ pub mod fit;
 pub mod flags;
 pub mod judge;
 pub mod models;
+pub mod recorded;
 pub mod resample;
 pub mod stacks;
 pub mod sweep;
@@ -43,6 +44,9 @@ pub struct Options {
     pub seed: u64,
     /// Threads for the replicas (the result does not depend on it).
     pub threads: usize,
+    /// Judge recorded series again even where the result file keeps a
+    /// verdict this analysis made ([`recorded::kept`]).
+    pub rejudge: bool,
 }
 
 impl Default for Options {
@@ -54,12 +58,13 @@ impl Default for Options {
             replicas: 200,
             seed: 0x5ca1ab1e,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            rejudge: false,
         }
     }
 }
 
 /// An estimate with an interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Estimate {
     /// Point estimate.
     pub value: f64,
@@ -83,7 +88,17 @@ pub enum Label {
     /// Grows, and no class of the family fits; the model that does is
     /// named instead.
     NoFit,
+    /// Grows, and the resampled runs split between two growth classes
+    /// (lower first), neither named by 90 % of them ([`DECIDED`]), both
+    /// together by at least that many: one steady answer ("O(log n)–O(n)")
+    /// rather than one that flips between runs of the suite.
+    Between(Class, Class),
 }
+
+/// The share of resampled runs that must agree on one label for a verdict
+/// to be decided (a run that stops when decided stops there; below it, a
+/// split between two growth classes is named as such).
+pub const DECIDED: f64 = 0.9;
 
 impl Label {
     /// The label as written (`O(n)`, `undecided`, `superlinear`, `no fit`).
@@ -93,6 +108,16 @@ impl Label {
             Label::Undecided => "undecided",
             Label::Superlinear => "superlinear",
             Label::NoFit => "no fit",
+            Label::Between(a, b) => match (a.min(b), a.max(b)) {
+                (Class::Log, Class::Linear) => "O(log n)–O(n)",
+                (Class::Log, Class::NLogN) => "O(log n)–O(n log n)",
+                (Class::Log, Class::Quadratic) => "O(log n)–O(n^2)",
+                (Class::Linear, Class::NLogN) => "O(n)–O(n log n)",
+                (Class::Linear, Class::Quadratic) => "O(n)–O(n^2)",
+                (Class::NLogN, Class::Quadratic) => "O(n log n)–O(n^2)",
+                // Not made: O(1) is not a growth class.
+                _ => "split",
+            },
         }
     }
 
@@ -102,7 +127,22 @@ impl Label {
             "undecided" => Some(Label::Undecided),
             "superlinear" => Some(Label::Superlinear),
             "no fit" => Some(Label::NoFit),
-            _ => Class::parse(s).map(Label::Class),
+            _ => match s.split_once('–') {
+                Some((a, b)) => {
+                    let (a, b) = (Class::parse(a)?, Class::parse(b)?);
+                    (a < b && a != Class::Constant).then_some(Label::Between(a, b))
+                }
+                None => Class::parse(s).map(Label::Class),
+            },
+        }
+    }
+
+    /// Whether the label names class `c`, alone or as one side of a split.
+    pub fn names(self, c: Class) -> bool {
+        match self {
+            Label::Class(x) => x == c,
+            Label::Between(a, b) => a == c || b == c,
+            _ => false,
         }
     }
 
@@ -128,6 +168,7 @@ impl Label {
             Label::Undecided => 5,
             Label::Superlinear => 6,
             Label::NoFit => 7,
+            Label::Between(_, b) => b as usize,
         }
     }
 }
@@ -144,8 +185,16 @@ impl Serialize for Label {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Label {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <String as serde::Deserialize>::deserialize(d)?;
+        Label::parse(&s)
+            .ok_or_else(|| serde::de::Error::custom(format!("`{s}` is not a verdict's label")))
+    }
+}
+
 /// How a drift was seen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DriftSource {
     /// Runs that visited n in opposite orders (up against down, up-down
@@ -157,7 +206,7 @@ pub enum DriftSource {
 }
 
 /// Something about a series its label does not say.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(tag = "flag", rename_all = "kebab-case")]
 pub enum Flag {
     /// A jump between two segments.
@@ -353,7 +402,7 @@ impl Flag {
 }
 
 /// A share of the bootstrap replicas.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Vote {
     /// A label (`O(1)`, `undecided`) or a flag name.
     pub what: String,
@@ -377,7 +426,7 @@ pub struct RunInfo {
 }
 
 /// The verdict on one series.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Verdict {
     /// The label: a growth class, or `undecided`, `superlinear`, `no fit`.
     pub class: Label,
@@ -428,6 +477,30 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// Whether the verdict is decided: resampled whole runs (3 at least)
+    /// agree on one label, a class or why none fits, in [`DECIDED`] of
+    /// the replicas. `Ok` says why in words, `Err` why not: too few runs,
+    /// undecided, a split between two classes, or too little agreement.
+    pub fn decided(&self) -> Result<String, String> {
+        let Some(share) = self.confidence else {
+            return Err(format!("{} runs: resampling whole runs needs 3", self.runs));
+        };
+        let agree = format!("{:.0} % of resampled runs", share * 100.0);
+        match self.class {
+            Label::Undecided => Err(format!(
+                "undecided: the rise {} straddles the tolerance {}",
+                self.interval(),
+                pct(self.tolerance)
+            )),
+            Label::Between(..) => Err(format!(
+                "{}: {agree} split between the two classes",
+                self.class
+            )),
+            l if share < DECIDED => Err(format!("{l} in {agree}, {:.0} % needed", DECIDED * 100.0)),
+            l => Ok(format!("{l} in {agree}, rise {}", self.interval())),
+        }
+    }
+
     /// high / low cost.
     pub fn ratio(&self) -> f64 {
         self.high.ns / self.low.ns
@@ -509,6 +582,11 @@ impl Verdict {
                 "no fit: no single class fits, {} does{}; {ends}",
                 describe_model(m),
                 self.local_words()
+            ),
+            (l @ Label::Between(..), _) => format!(
+                "{l}: {} over {}, the resampled runs split between the two classes; {ends}",
+                self.interval(),
+                self.range()
             ),
         }
     }
@@ -705,13 +783,17 @@ pub fn analyze_runs(
     };
     let confidence = (runs_seen.len() >= 3 && !judged.is_empty())
         .then(|| share_of(&judged, |x| x.label == j.label));
+    let (label, confidence) = match confidence.and_then(|c| split_label(j.label, c, &judged)) {
+        Some((l, c)) => (l, Some(c)),
+        None => (j.label, confidence),
+    };
     let exponent = exponent_of(&j, &judged);
     let mut flags = j.flags;
     if let Some(d) = flags::drift(&measured, runs, opts.tolerance / 2.0) {
         flags.push(d);
     }
     Ok(Verdict {
-        class: j.label,
+        class: label,
         confidence,
         votes: label_votes(&judged),
         flag_votes: flag_votes(&judged, &reps),
@@ -868,6 +950,22 @@ fn exponent_of(j: &judge::Judgement, judged: &[judge::Judgement]) -> Option<Esti
 
 /// The growth class at least two thirds of the replicas named, when the
 /// data's own judgement names a different growth class.
+/// The split label of a growing series that fewer than [`DECIDED`] of
+/// the resampled runs name as the data did: when the two growth classes
+/// the replicas name most are each named by more than 1 − [`DECIDED`] of
+/// them (neither can be ruled out at that level), the label names both,
+/// with the share naming either.
+fn split_label(label: Label, confidence: f64, judged: &[judge::Judgement]) -> Option<(Label, f64)> {
+    if !label.grows() || confidence >= DECIDED {
+        return None;
+    }
+    let share = |c: Class| share_of(judged, |x| x.label == Label::Class(c));
+    let mut growth: Vec<(Class, f64)> = Class::ALL[1..].iter().map(|&c| (c, share(c))).collect();
+    growth.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let ((a, sa), (b, sb)) = (growth[0], growth[1]);
+    (sb > 1.0 - DECIDED + 1e-9).then(|| (Label::Between(a.min(b), a.max(b)), sa + sb))
+}
+
 fn bagged_class(j: &judge::Judgement, judged: &[judge::Judgement]) -> Option<Class> {
     let own = match j.label {
         Label::Class(c) if c != Class::Constant => c,
@@ -950,6 +1048,78 @@ mod tests {
         ] {
             assert_eq!(bagged_class(&labelled(l), &r), None, "{l}");
         }
+    }
+
+    #[test]
+    fn evidence_split_between_two_growth_classes_is_named_as_both() {
+        let c = |c| Label::Class(c);
+        let (log, lin, quad) = (Class::Log, Class::Linear, Class::Quadratic);
+        // The data said "no fit", the replicas mostly O(log n), often O(n).
+        let r = replicas(&[(c(log), 60), (c(lin), 25), (Label::NoFit, 15)]);
+        let (l, share) = split_label(Label::NoFit, 0.15, &r).unwrap();
+        assert_eq!(l, Label::Between(log, lin));
+        assert!((share - 0.85).abs() < 1e-9);
+        assert_eq!(l.label(), "O(log n)–O(n)");
+        // A second class at 10 % or less is no split; nor is a decided label.
+        let r = replicas(&[(c(lin), 85), (c(quad), 8), (Label::NoFit, 7)]);
+        assert_eq!(split_label(c(lin), 0.85, &r), None);
+        let r = replicas(&[(c(lin), 90), (c(quad), 10)]);
+        assert_eq!(split_label(c(lin), 0.9, &r), None);
+        let r = replicas(&[(c(lin), 86), (c(quad), 14)]);
+        assert_eq!(
+            split_label(c(lin), 0.86, &r).map(|x| x.0),
+            Some(Label::Between(lin, quad))
+        );
+        // Flat and undecided are never split, whatever the replicas say.
+        let r = replicas(&[(c(log), 50), (c(lin), 50)]);
+        assert_eq!(split_label(c(Class::Constant), 0.0, &r), None);
+        assert_eq!(split_label(Label::Undecided, 0.0, &r), None);
+    }
+
+    #[test]
+    fn every_label_reads_back_from_its_text() {
+        let mut all = vec![Label::Undecided, Label::Superlinear, Label::NoFit];
+        all.extend(Class::ALL.iter().map(|&c| Label::Class(c)));
+        for (i, &a) in Class::ALL[1..].iter().enumerate() {
+            for &b in &Class::ALL[i + 2..] {
+                all.push(Label::Between(a, b));
+            }
+        }
+        assert_eq!(all.len(), 3 + 5 + 6);
+        for l in all {
+            assert_eq!(Label::parse(l.label()), Some(l), "{l}");
+            let json = serde_json::to_string(&l).unwrap();
+            assert_eq!(serde_json::from_str::<Label>(&json).unwrap(), l);
+        }
+        assert_eq!(Label::parse("O(n)–O(log n)"), None);
+        assert_eq!(Label::parse("O(1)–O(n)"), None);
+        assert!(serde_json::from_str::<Label>("\"O(n³)\"").is_err());
+    }
+
+    #[test]
+    fn a_verdict_is_decided_with_three_runs_that_agree() {
+        let opts = Options::default();
+        let flat = slow_start();
+        let three: Vec<Sample> = flat.iter().filter(|s| s.run < 3).copied().collect();
+        let v = analyze(&three, None, &opts).unwrap();
+        let why = v.decided().unwrap();
+        assert!(why.starts_with("O(1) in "), "{why}");
+        let two: Vec<Sample> = flat.iter().filter(|s| s.run < 2).copied().collect();
+        let v = analyze(&two, None, &opts).unwrap();
+        assert!(v.decided().unwrap_err().contains("needs 3"));
+        // A split is not decided: more runs may settle it.
+        let split = Verdict {
+            class: Label::Between(Class::Log, Class::Linear),
+            confidence: Some(0.95),
+            ..analyze(&three, None, &opts).unwrap()
+        };
+        assert!(split.decided().unwrap_err().contains("split"));
+        let weak = Verdict {
+            class: Label::Class(Class::Linear),
+            confidence: Some(0.8),
+            ..split
+        };
+        assert!(weak.decided().unwrap_err().contains("90 % needed"));
     }
 
     #[test]

@@ -120,7 +120,7 @@ pub fn fit_class(class: Class, pts: &[Point]) -> Fit {
 }
 
 /// `a + b·nᵖ`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Power {
     /// Intercept, ns.
     pub a: f64,
@@ -222,7 +222,7 @@ pub fn fit_power(pts: &[Point]) -> Option<Power> {
 }
 
 /// A continuous line whose slope changes at `knot`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Bent {
     /// Cost at n = 0, ns.
     pub a: f64,
@@ -278,7 +278,7 @@ pub fn fit_bent(pts: &[Point]) -> Option<Bent> {
 
 /// A continuous line whose slope rises at two n (a cost per item that
 /// rises twice: a structure leaving one cache, then the next).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Bent2 {
     /// Cost at n = 0, ns.
     pub a: f64,
@@ -337,7 +337,7 @@ pub fn fit_bent2(pts: &[Point]) -> Option<Bent2> {
 }
 
 /// One segment of a segmented model: a constant or a line over n.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Segment {
     /// First n of the segment (the median n of its first bucket).
     pub from_n: f64,
@@ -369,7 +369,7 @@ impl Segment {
 }
 
 /// Segments joined by jumps.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Segmented {
     /// The segments, by n.
     pub segments: Vec<Segment>,

@@ -11,7 +11,7 @@ use rand::rngs::Xoshiro256PlusPlus as Rng64;
 use rand::{Rng, RngExt, SeedableRng};
 
 /// A cost at one n.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Level {
     /// n (median n of the samples it summarises).
     pub n: f64,

@@ -26,7 +26,7 @@ static INFO: Info = Info {
     timed: "one GET and its whole 128-byte response on an open keep-alive connection",
     uses: &[Resource::Descriptors, Resource::Ports],
     knobs: &[Knob::PortRange, Knob::FilesPerProcess, Knob::ListenBacklog],
-    quick_n: 8_000,
+    quick_n: 4_000,
     full_n: 20_000,
 };
 

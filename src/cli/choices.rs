@@ -62,6 +62,53 @@ pub enum Format {
     Json,
 }
 
+impl Format {
+    /// The format a file's extension names (`.html`, `.htm`, `.md`,
+    /// `.markdown`, `.json`, `.csv`), if any.
+    pub fn of_path(p: &std::path::Path) -> Option<Format> {
+        let ext = p.extension()?.to_str()?.to_ascii_lowercase();
+        Some(match ext.as_str() {
+            "html" | "htm" => Format::Html,
+            "md" | "markdown" => Format::Markdown,
+            "json" => Format::Json,
+            "csv" => Format::Csv,
+            _ => return None,
+        })
+    }
+}
+
+/// The format a command writes: `--format` when given, else the one the
+/// `--output` file's extension names ([`Format::of_path`]), else
+/// `fallback`. An extension naming a format the command does not write is
+/// an error naming the file and the formats it does write.
+pub fn chosen_format<F: ValueEnum + Copy>(
+    given: Option<F>,
+    output: Option<&std::path::Path>,
+    fallback: F,
+) -> anyhow::Result<F> {
+    if let Some(f) = given {
+        return Ok(f);
+    }
+    let Some((path, named)) = output.and_then(|p| Some((p, Format::of_path(p)?))) else {
+        return Ok(fallback);
+    };
+    let name = named
+        .to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_string());
+    F::from_str(&name, true).map_err(|_| {
+        let offered: Vec<String> = F::value_variants()
+            .iter()
+            .filter_map(|v| v.to_possible_value().map(|p| p.get_name().to_string()))
+            .collect();
+        anyhow::anyhow!(
+            "--output {}: its extension names the {name} format, which this command does not \
+             write ({}); give --format",
+            path.display(),
+            offered.join(", ")
+        )
+    })
+}
+
 /// `compare --format`: only what `compare` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CompareFormat {

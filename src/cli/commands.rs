@@ -131,6 +131,11 @@ pub(crate) fn load_systems(files: &[(Option<String>, PathBuf)]) -> anyhow::Resul
 
 /// `scalebench compare BASE NEW`.
 pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
+    let format = super::choices::chosen_format(
+        a.format,
+        a.output.as_deref(),
+        super::CompareFormat::Terminal,
+    )?;
     let systems = load_systems(&[(None, a.base.clone()), (None, a.new.clone())])?;
     let input = Input::new(&systems, &Options::default());
     let c = report::compare::Comparison::of(&input, a.threshold);
@@ -139,7 +144,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         (a.new.as_path(), "an input of this command"),
     ];
     let existing = output::Existing::forced(a.force);
-    let writer = report::writer(report::Format::from(a.format), None);
+    let writer = report::writer(report::Format::from(format), None);
     with_output("--output", a.output.as_deref(), existing, &inputs, |w| {
         writer.write_comparison(&c, w)
     })?;
@@ -210,7 +215,12 @@ pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
         .map(|f| (f.as_path(), "an input of this command"))
         .collect();
     let existing = output::Existing::forced(a.force);
-    let writer = report::writer(report::Format::from(a.format), None);
+    let format = super::choices::chosen_format(
+        a.format,
+        a.output.as_deref(),
+        super::HistoryFormat::Terminal,
+    )?;
+    let writer = report::writer(report::Format::from(format), None);
     with_output("--output", a.output.as_deref(), existing, &inputs, |w| {
         writer.write_history(&tracks, w)
     })?;
@@ -303,8 +313,10 @@ fn report_files(a: &ReportArgs) -> anyhow::Result<Vec<(Option<String>, PathBuf)>
 /// in the report, which shows the rest; the exit status is then 1.
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let files = report_files(&a)?;
+    let chosen =
+        super::choices::chosen_format(a.format, a.output.as_deref(), super::Format::Terminal)?;
     if a.svg_dir.is_some()
-        && (a.html.is_some() || report::Format::from(a.format) != report::Format::Markdown)
+        && (a.html.is_some() || report::Format::from(chosen) != report::Format::Markdown)
     {
         anyhow::bail!(
             "--svg-dir: only the Markdown report links SVG charts; add --format markdown"
@@ -317,7 +329,11 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
             .next()
             .unwrap_or_else(|| anyhow::anyhow!("no result files could be read")));
     }
-    let mut input = Input::new(&systems, &Options::default());
+    let opts = Options {
+        rejudge: a.rejudge,
+        ..Options::default()
+    };
+    let mut input = Input::new(&systems, &opts);
     input
         .notices
         .extend(problems.iter().map(|e| format!("left out: {e:#}")));
@@ -329,7 +345,7 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let (format, output, what) = match &a.html {
         Some(path) => (report::Format::Html, Some(path.as_path()), "--html"),
         None => (
-            report::Format::from(a.format),
+            report::Format::from(chosen),
             a.output.as_deref(),
             "--output",
         ),

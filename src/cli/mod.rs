@@ -495,9 +495,11 @@ pub struct RunArgs {
     /// suite's sizes (the seeds'), not the quick ones.
     #[arg(long)]
     pub full: bool,
-    /// Runs per benchmark (default 5), or `auto`: runs are added until
-    /// both ends of n are known within --runs-target (after 3 runs, at
-    /// most --runs-max).
+    /// Runs per benchmark, or `auto`: runs are added until both ends of n
+    /// are known within --runs-target (after 3 runs, at most --runs-max).
+    /// Default: 3 to 5 runs, stopping once the verdict is decided (90 % of
+    /// resampled runs agree on one label); each series records why it
+    /// stopped.
     #[arg(long, value_name = "R|auto", value_parser = values::runs, allow_negative_numbers = true)]
     pub runs: Option<values::Runs>,
     /// With --runs auto: the most runs (default 20).
@@ -706,12 +708,17 @@ pub struct ReportArgs {
     /// repeatable (`--label NAME=FILE` is the old spelling).
     #[arg(long = "relabel", alias = "label", value_name = "NAME=FILE")]
     pub labels: Vec<String>,
-    /// Output format.
-    #[arg(long, short, value_enum, default_value_t = Format::Terminal)]
-    pub format: Format,
+    /// Output format [default: from the --output file's extension (.html,
+    /// .md, .json, .csv), else terminal].
+    #[arg(long, short, value_enum)]
+    pub format: Option<Format>,
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Judge every series again, even where its result file keeps a
+    /// verdict made by this analysis with these options from these runs.
+    #[arg(long)]
+    pub rejudge: bool,
     /// Write the HTML report to this file (the same as `--format html -o FILE`).
     #[arg(long, value_name = "OUT.html", conflicts_with_all = ["format", "output"])]
     pub html: Option<PathBuf>,
@@ -744,9 +751,10 @@ pub struct CompareArgs {
     /// when any class changed.
     #[arg(long, value_enum, value_name = "WHAT")]
     pub fail_on: Option<FailOn>,
-    /// Output format.
-    #[arg(long, short, value_enum, default_value_t = CompareFormat::Terminal)]
-    pub format: CompareFormat,
+    /// Output format [default: from the --output file's extension (.md,
+    /// .json), else terminal].
+    #[arg(long, short, value_enum)]
+    pub format: Option<CompareFormat>,
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -773,9 +781,10 @@ pub struct HistoryArgs {
     /// given.
     #[arg(long, value_enum, default_value_t = HistoryOrder::Time)]
     pub order: HistoryOrder,
-    /// Output format.
-    #[arg(long, short, value_enum, default_value_t = HistoryFormat::Terminal)]
-    pub format: HistoryFormat,
+    /// Output format [default: from the --output file's extension (.md,
+    /// .json, .html), else terminal].
+    #[arg(long, short, value_enum)]
+    pub format: Option<HistoryFormat>,
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,

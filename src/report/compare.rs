@@ -39,9 +39,11 @@ pub struct Row {
     pub evidence: String,
 }
 
+/// The class a label names; of a split, the lower one (the verdicts
+/// count as near either side: see [`classes`]).
 fn class_of(l: &Label) -> Option<crate::analysis::Class> {
     match l {
-        Label::Class(c) => Some(*c),
+        Label::Class(c) | Label::Between(c, _) => Some(*c),
         _ => None,
     }
 }
@@ -201,6 +203,7 @@ fn classes(
     let near = |e: &super::Entry, c: crate::analysis::Class| {
         e.verdict.as_ref().is_ok_and(|v| {
             v.alternative == Some(c)
+                || v.class.names(c)
                 || v.votes
                     .iter()
                     .any(|x| x.what == c.label() && x.share >= CLASS_VOTE)

@@ -77,6 +77,7 @@ fn grows(c: Label) -> String {
         Label::Undecided => "is undecided (neither flat nor growing can be said)".into(),
         Label::Superlinear => "grows superlinearly".into(),
         Label::NoFit => "grows, no single class fitting".into(),
+        l @ Label::Between(..) => format!("grows {l}"),
     }
 }
 

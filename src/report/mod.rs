@@ -25,7 +25,7 @@ pub use terminal::TerminalReport;
 
 use crate::analysis::units::{fmt_n, fmt_ns};
 use crate::analysis::{self, Options, Sample, Verdict};
-use crate::results::{BenchResult, Cap, Direction, RecheckWhen, ResultFile, Status, WorkloadRow};
+use crate::results::{BenchResult, Cap, ResultFile, Status, WorkloadRow};
 use std::io::Write;
 
 /// One system's (or tuning's) result file with its label.
@@ -155,56 +155,7 @@ pub struct Input<'a> {
     pub kernel_config: Option<settings::ConfigDiff>,
 }
 
-/// The samples of a recorded series, for analysis.
-pub fn samples_of(b: &BenchResult) -> Vec<Sample> {
-    b.runs
-        .iter()
-        .flat_map(|r| {
-            r.samples.iter().map(move |s| Sample {
-                n: s[0] as f64,
-                ns: s[1] as f64,
-                run: r.index,
-            })
-        })
-        .collect()
-}
-
-/// What is known of each run of a recorded series beyond its samples:
-/// the direction it visited n and its re-timing at low n.
-pub fn runs_of(b: &BenchResult) -> Vec<analysis::RunInfo> {
-    b.runs
-        .iter()
-        .map(|r| analysis::RunInfo {
-            run: r.index,
-            downwards: matches!(r.direction, Direction::Down | Direction::DownUp),
-            recheck: r
-                .recheck
-                .iter()
-                .map(|s| (s[0] as f64, s[1] as f64))
-                .collect(),
-            recheck_after: r.recheck_when != Some(RecheckWhen::Before),
-        })
-        .collect()
-}
-
-/// Median timer overhead over a series' runs.
-pub fn overhead_of(b: &BenchResult) -> Option<f64> {
-    let mut o: Vec<f64> = b.runs.iter().map(|r| r.timer_overhead.median_ns).collect();
-    o.sort_by(f64::total_cmp);
-    (!o.is_empty()).then(|| o[o.len() / 2])
-}
-
-/// Judges one recorded series.
-pub fn judge(b: &BenchResult, opts: &Options) -> Result<Verdict, String> {
-    if b.runs.is_empty() {
-        return Err(match (&b.status, &b.message) {
-            (s, Some(m)) => format!("{}: {m}", s.as_str()),
-            (s, None) => format!("{}: no runs", s.as_str()),
-        });
-    }
-    analysis::analyze_runs(&samples_of(b), &runs_of(b), overhead_of(b), opts)
-        .map_err(|e| e.to_string())
-}
+pub use crate::analysis::recorded::{judge, overhead_of, runs_of, samples_of};
 
 impl<'a> Input<'a> {
     /// Series names in order of first appearance.
@@ -225,19 +176,20 @@ impl<'a> Input<'a> {
 
     /// Judges every series of every system.
     pub fn new(systems: &'a [System], opts: &Options) -> Input<'a> {
+        let benches: Vec<&BenchResult> = systems.iter().flat_map(|s| &s.file.benchmarks).collect();
+        let mut verdicts = analysis::recorded::judge_all(&benches, opts).into_iter();
         let entries = systems
             .iter()
-            .flat_map(|s| {
-                s.file.benchmarks.iter().map(move |b| Entry {
-                    system: &s.label,
-                    series: b.series.clone(),
-                    n: b.params.n,
-                    status: Some(b.status),
-                    caps: &b.caps,
-                    verdict: judge(b, opts),
-                    bench: Some(b),
-                    emulated: s.file.system.emulated(),
-                })
+            .flat_map(|s| s.file.benchmarks.iter().map(move |b| (s, b)))
+            .map(|(s, b)| Entry {
+                system: &s.label,
+                series: b.series.clone(),
+                n: b.params.n,
+                status: Some(b.status),
+                caps: &b.caps,
+                verdict: verdicts.next().unwrap_or_else(|| judge(b, opts)),
+                bench: Some(b),
+                emulated: s.file.system.emulated(),
             })
             .collect();
         // A series twice in one file (files put together by hand) is

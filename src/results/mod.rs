@@ -750,6 +750,40 @@ pub struct BenchResult {
     /// Where the time goes at low and at high n (`run --why`, `why`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<StackProfile>,
+    /// The verdict the analysis gave these runs when the file was written,
+    /// with what made it: a report reuses it while the analysis, its
+    /// options and the runs are the same, and judges again otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<StoredVerdict>,
+}
+
+/// A verdict kept with its series (`benchmarks[].verdict`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StoredVerdict {
+    /// The identity of the analysis that made it (a digest of its source).
+    pub analysis: String,
+    /// The options it judged with.
+    pub options: VerdictOptions,
+    /// A digest of what it judged (samples, directions, re-timings, timer
+    /// overhead), so runs edited by hand are judged again.
+    pub inputs: String,
+    /// The verdict, as `scalebench report -f json` writes one.
+    pub verdict: serde_json::Value,
+}
+
+/// The analysis options a stored verdict was made with.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct VerdictOptions {
+    /// τ, the relative rise below which a series is flat.
+    pub tolerance: f64,
+    /// Two-sided level of the rise interval.
+    pub level: f64,
+    /// Decades of n needed to tell n, n log n and n² apart.
+    pub min_decades: f64,
+    /// Bootstrap replicas.
+    pub replicas: usize,
+    /// Seed of the bootstrap.
+    pub seed: u64,
 }
 
 /// A benchmark's profile: call stacks sampled while the harness held n

@@ -97,6 +97,9 @@ pub struct RunPlan {
     pub runs: u32,
     /// `--runs auto`: add runs until the ends of n are known, up to `runs`.
     pub auto: Option<AutoRuns>,
+    /// Without `--runs`: stop each series once its verdict is decided,
+    /// up to `runs`.
+    pub decide: bool,
     /// Warm-up operations (`None`: the benchmark's default).
     pub warmup: Option<u64>,
     /// Profile each benchmark at low and high n afterwards (`--why`).
@@ -459,6 +462,7 @@ pub fn plan(m: &Measure) -> anyhow::Result<RunPlan> {
             target: m.runs_target.unwrap_or(AutoRuns::default().target),
             ..AutoRuns::default()
         }),
+        decide: m.runs.is_none(),
         warmup: m.warmup,
         why: m.why.clone(),
         profiles: profiles(&m.profiles)?,

@@ -14,6 +14,7 @@
 //! each run (before it when n falls during a run), so that each run's low
 //! n are also measured far in time from the run's own low-n samples.
 
+use crate::analysis;
 use crate::bench::{Benchmark, Run, Schedule, StartError, StepError};
 use crate::ctx::Ctx;
 use crate::harness::clock::{Clock, Stopwatch};
@@ -37,7 +38,15 @@ pub struct Plan {
     /// Add runs until both ends of n are known well enough (`--runs
     /// auto`), up to `runs`.
     pub auto: Option<AutoRuns>,
+    /// Stop once the verdict on the runs so far is decided, after at
+    /// least [`DECIDE_MIN`] runs and at most `runs` (the default, when
+    /// `--runs` is not given).
+    pub decide: bool,
 }
+
+/// Runs made before a verdict may stop a series (resampling whole runs
+/// needs three).
+pub const DECIDE_MIN: u32 = 3;
 
 /// `--runs auto`: runs are added until the 95 % interval of the mean of
 /// the runs' medians at the low end of n (its lowest tenth) and at the
@@ -233,13 +242,64 @@ pub fn fit_to_budget(budgets: Vec<(Resource, limits::Budget)>, requested: u64) -
 
 /// Runs one series of `bench` (`variant`, if it has variants) according
 /// to `plan` and returns its full record. Never panics on benchmark errors:
-/// they end up in `status` and `message`.
+/// they end up in `status` and `message`. The series keeps its verdict
+/// (`verdict`), judged as the runs ended.
 pub fn run_benchmark(
     bench: &dyn Benchmark,
     variant: Option<&str>,
     plan: Plan,
     ctx: &Ctx,
     progress: &mut Progress,
+) -> BenchResult {
+    let mut judged = None;
+    let mut result = measure(bench, variant, plan, ctx, progress, &mut judged);
+    let verdict = match judged {
+        Some((runs, v)) if runs == result.runs.len() => v,
+        _ => judge_counted(&result),
+    };
+    if let Ok(v) = verdict {
+        analysis::recorded::keep(&mut result, &v, &analysis::Options::default());
+    }
+    result
+}
+
+thread_local! {
+    /// Mappings the judging of series on this thread added to the process
+    /// (see [`judging_mappings`]).
+    static JUDGING_MAPPINGS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Mappings that judging series on this thread has added so far: the
+/// analysis's threads leave their stacks and malloc arenas with the process
+/// (glibc keeps both for later threads), which a check for a benchmark's
+/// leftovers must not count as the benchmark's.
+pub fn judging_mappings() -> usize {
+    JUDGING_MAPPINGS.with(|c| c.get())
+}
+
+/// Judges the runs of `b` so far (on every CPU the process may use),
+/// counting the mappings it leaves.
+fn judge_counted(b: &BenchResult) -> Result<analysis::Verdict, String> {
+    let before = crate::sys::count_mappings();
+    let v = analysis::recorded::judge_fresh(b, &analysis::Options::default());
+    if let (Some(a), Some(b)) = (before, crate::sys::count_mappings()) {
+        JUDGING_MAPPINGS.with(|c| c.set(c.get() + b.saturating_sub(a)));
+    }
+    v
+}
+
+/// The verdict on a series' first runs: how many, and what it said.
+type Judged = Option<(usize, Result<analysis::Verdict, String>)>;
+
+/// Measures a series ([`run_benchmark`]); `judged` is left holding the
+/// last verdict made on the way, if any.
+fn measure(
+    bench: &dyn Benchmark,
+    variant: Option<&str>,
+    plan: Plan,
+    ctx: &Ctx,
+    progress: &mut Progress,
+    judged: &mut Judged,
 ) -> BenchResult {
     let runner = Runner {
         bench,
@@ -269,10 +329,12 @@ pub fn run_benchmark(
         caps,
         result,
         pass_time: None,
+        pinned: None,
     };
     // Everything below runs on one CPU (see `Ctx::pin`); the guard restores
-    // the affinity when the benchmark is done.
-    let _pin = series.pin();
+    // the affinity when the benchmark is done (and while a verdict is
+    // judged between runs, on every CPU).
+    series.pinned = series.pin();
     series.begin(warmup);
     if warmup > 0 {
         match series.warm_up(warmup) {
@@ -288,6 +350,9 @@ pub fn run_benchmark(
         if let Some(a) = plan.auto
             && series.enough_runs(a)
         {
+            break;
+        }
+        if plan.decide && series.decided(judged) {
             break;
         }
     }
@@ -332,6 +397,8 @@ struct Series<'a> {
     /// The time one up-and-down pass over n takes, for runs that measure
     /// both ways: guessed from the warm-up, then from each run.
     pass_time: Option<Duration>,
+    /// Holds the runs on one CPU until dropped.
+    pinned: Option<crate::sys::PinGuard>,
 }
 
 impl Series<'_> {
@@ -531,6 +598,49 @@ impl Series<'_> {
         true
     }
 
+    /// With runs decided by their verdict: judges the runs so far once
+    /// there are [`DECIDE_MIN`] (into `judged`); whether the verdict is
+    /// decided, or the runs are the most allowed; if so, says and records
+    /// why the series stops there (`runs_decided`).
+    fn decided(&mut self, judged: &mut Judged) -> bool {
+        let plan = self.plan;
+        let done = self.result.runs.len() as u32;
+        if done < DECIDE_MIN.min(plan.runs) {
+            return false;
+        }
+        // Judged on every CPU, not only the one the runs are pinned to.
+        let was_pinned = self.pinned.take().is_some();
+        let v = judge_counted(&self.result);
+        if was_pinned {
+            self.pinned = self.pin();
+        }
+        let settled = match &v {
+            Ok(v) => v.decided(),
+            Err(e) => Err(e.clone()),
+        };
+        *judged = Some((done as usize, v));
+        if settled.is_err() && done < plan.runs {
+            return false;
+        }
+        let why = match &settled {
+            Ok(why) => format!("decided after {done} runs: {why}"),
+            Err(why) => format!("the most runs ({}) reached; {why}", plan.runs),
+        };
+        self.progress.note(&why);
+        self.result.params.extra.insert(
+            "runs_decided".into(),
+            serde_json::json!({
+                "min": DECIDE_MIN,
+                "max": plan.runs,
+                "runs": done,
+                "stopped": if settled.is_ok() { "decided" } else { "max" },
+                "why": why,
+            }),
+        );
+        self.result.params.runs = done;
+        true
+    }
+
     /// The record of a series whose runs all ended: capped if a limit held
     /// n below the request.
     fn finish(self) -> BenchResult {
@@ -627,6 +737,7 @@ impl Runner<'_> {
             environment: limits::environment(info.uses, info.knobs),
             runs: Vec::new(),
             profile: None,
+            verdict: None,
         }
     }
 
@@ -1319,6 +1430,7 @@ mod tests {
         let auto = |b: &Fake| {
             let plan = Plan {
                 auto: Some(AutoRuns::default()),
+                decide: false,
                 n: 200,
                 runs: 12,
                 warmup: Some(0),
@@ -1339,6 +1451,49 @@ mod tests {
         assert_eq!(a["stopped"], "max");
         assert!(a["half_widths"][0].as_f64().unwrap() > 0.05);
         assert!(a["why"].as_str().unwrap().contains("most runs (12)"));
+    }
+
+    #[test]
+    fn runs_stop_once_the_verdict_is_decided_and_keep_it() {
+        let clock = Clock::new(TimerKind::Monotonic).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Ctx::new(dir.path(), &clock);
+        let decide = |n: u64, noisy: bool| {
+            let plan = Plan {
+                auto: None,
+                decide: true,
+                n,
+                runs: 5,
+                warmup: Some(0),
+            };
+            let mut b = Fake::new(u64::MAX);
+            b.noisy = noisy;
+            run_benchmark(&b, None, plan, &ctx, &mut Progress::new(Mode::Quiet))
+        };
+        // A cost of 1000 + n ticks: +5 % over n = 50 is flat at once.
+        let flat = decide(50, false);
+        assert_eq!(flat.runs.len() as u32, DECIDE_MIN);
+        let d = &flat.params.extra["runs_decided"];
+        assert_eq!(d["stopped"], "decided");
+        assert_eq!(d["runs"], 3);
+        assert!(
+            d["why"]
+                .as_str()
+                .unwrap()
+                .starts_with("decided after 3 runs: O(1)")
+        );
+        // The verdict made on those runs is the one kept with them.
+        let opts = analysis::Options::default();
+        let kept = analysis::recorded::kept(&flat, &opts).expect("a kept verdict");
+        assert_eq!(Ok(kept), analysis::recorded::judge_fresh(&flat, &opts));
+        // Runs whose costs start at 1000, 1400 and 1800 ticks and rise by
+        // n = 300 ticks: +30 %, +21 %, +17 %, around the tolerance (20 %).
+        let edge = decide(300, true);
+        assert_eq!(edge.runs.len(), 5, "{}", edge.params.extra["runs_decided"]);
+        let d = &edge.params.extra["runs_decided"];
+        assert_eq!(d["stopped"], "max");
+        assert!(d["why"].as_str().unwrap().contains("most runs (5)"), "{d}");
+        assert!(analysis::recorded::kept(&edge, &opts).is_some());
     }
 
     #[test]
@@ -1375,6 +1530,7 @@ mod tests {
         let ctx = Ctx::new(dir.path(), &clock);
         let plan = Plan {
             auto: None,
+            decide: false,
             n,
             runs,
             warmup: Some(0),
@@ -1525,6 +1681,7 @@ mod tests {
         let ctx = Ctx::new(dir.path(), &clock);
         let plan = Plan {
             auto: None,
+            decide: false,
             n: 24,
             runs: 1,
             warmup: Some(4),

@@ -171,6 +171,7 @@ fn run_series(
     ctx: &Ctx,
     progress: &mut Progress,
 ) -> BenchResult {
+    let judging_before = super::series::judging_mappings();
     let fds_before = crate::sys::count_open_fds();
     let maps_before = crate::sys::count_mappings();
     let p = Plan {
@@ -178,6 +179,7 @@ fn run_series(
         runs: plan.runs,
         warmup: plan.warmup,
         auto: plan.auto,
+        decide: plan.decide,
     };
     let mut r = run_benchmark(t.bench, variant, p, ctx, progress);
     if variant.is_some() {
@@ -201,10 +203,11 @@ fn run_series(
         }
     }
     let fds_after = crate::sys::count_open_fds();
+    let judging = super::series::judging_mappings() - judging_before;
     let maps_after = if t.bench.library_keeps_mappings() {
         maps_before
     } else {
-        crate::sys::count_mappings()
+        crate::sys::count_mappings().map(|m| m.saturating_sub(judging))
     };
     // musl's allocator keeps a few mappings of its own once it has grown
     // (seen here: one after each of socket, bind, mmap … in a guest); a

@@ -577,6 +577,7 @@ fn fail(rec: &mut Recording, item: Item, why: String) {
                 environment: Default::default(),
                 runs: Vec::new(),
                 profile: None,
+                verdict: None,
             })
         }
         Item::Work(w) => {

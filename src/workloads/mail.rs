@@ -323,16 +323,16 @@ impl Workload for Mail {
         let m: MailOptions = opts.own();
         let m = &m;
         let (heat, sample) = match opts.size {
-            Size::Quick => (1, 1),
-            Size::Full => (10, 10),
+            Size::Quick => (Duration::from_millis(500), Duration::from_secs(1)),
+            Size::Full => (Duration::from_secs(10), Duration::from_secs(10)),
         };
         let mut plan = match &opts.sweep {
             Some(s) => s.plan(opts.size, "msg/s"),
             None => super::SweepOptions {
                 variable: "sessions".into(),
                 levels: default_levels(opts.size),
-                heat_up: Some(Duration::from_secs(heat)),
-                sample: Some(Duration::from_secs(sample)),
+                heat_up: Some(heat),
+                sample: Some(sample),
                 samples: None,
                 baseline: None,
             }
