@@ -224,7 +224,16 @@ fn check(case: &Case, v: &Verdict) -> Result<(), String> {
         if ok {
             Ok(())
         } else {
-            Err(format!("{what}: got {label} [{flags}] — {}", v.words()))
+            let votes: Vec<String> = v
+                .votes
+                .iter()
+                .map(|x| format!("{} {:.0} %", x.what, x.share * 100.0))
+                .collect();
+            Err(format!(
+                "{what}: got {label} [{flags}] (votes {}) — {}",
+                votes.join(", "),
+                v.words()
+            ))
         }
     };
     match case.shape {
@@ -232,7 +241,9 @@ fn check(case: &Case, v: &Verdict) -> Result<(), String> {
             label == Label::Class(c) && v.flags.is_empty(),
             &format!("noise-free {c}, no flags"),
         ),
-        Shape::Pure(c) => want(label == Label::Class(c), &format!("{c}")),
+        // Under noise, a split between two growth classes that holds the
+        // right one is right, if less precise (counted apart).
+        Shape::Pure(c) => want(label.names(c), &format!("{c}")),
         Shape::Drift | Shape::Knee | Shape::TinyLinear => {
             want(!label.grows(), "practically flat: no growth class")
         }
@@ -252,14 +263,14 @@ fn check(case: &Case, v: &Verdict) -> Result<(), String> {
                 && if c == Class::Constant {
                     !label.grows()
                 } else {
-                    label == Label::Class(c)
+                    label.names(c)
                 },
             &format!("bimodal over {c}"),
         ),
         Shape::Falling => want(has(v, "falls") && !label.grows(), "falls, no growth class"),
         Shape::RunsDiffer => want(has(v, "runs-disagree"), "runs-disagree"),
         Shape::Warmup(c) => want(
-            label == Label::Class(c) && !has(v, "step") && !has(v, "falls") && !has(v, "bimodal"),
+            label.names(c) && !has(v, "step") && !has(v, "falls") && !has(v, "bimodal"),
             &format!("{c} despite a warm-up, no step, falls or bimodal"),
         ),
     }
@@ -356,6 +367,8 @@ fn the_labelled_set() {
 
     let mut failures = Vec::new();
     let mut pure = (0, 0);
+    // Pure classes named exactly (not as one side of a split).
+    let mut exact = 0;
     let mut unstable = Vec::new();
     let mut by_case: BTreeMap<usize, Vec<&Verdict>> = BTreeMap::new();
     for (c, s, v) in &results {
@@ -365,10 +378,13 @@ fn the_labelled_set() {
             failures.push(format!("{} seed {s}: contradiction: {x}", case.name()));
         }
         let ok = check(case, v);
-        if let Shape::Pure(_) = case.shape {
+        if let Shape::Pure(c) = case.shape {
             pure.1 += 1;
             if ok.is_ok() {
                 pure.0 += 1;
+            }
+            if v.class == Label::Class(c) {
+                exact += 1;
             }
         }
         if let Err(e) = ok {
@@ -388,11 +404,19 @@ fn the_labelled_set() {
         }
         let top = count.values().max().copied().unwrap_or(0);
         println!("{:<60} {count:?}", all[*c].name());
-        if top + 1 < vs.len() {
+        // Labels that all name one class (O(n) and O(n)–O(n log n)) say
+        // the same thing, one of them less precisely.
+        let shared = Class::ALL
+            .iter()
+            .any(|&k| vs.iter().all(|v| v.class.names(k)));
+        if top + 1 < vs.len() && !shared {
             unstable.push(format!("{}: {count:?}", all[*c].name()));
         }
     }
-    println!("pure classes right: {}/{}", pure.0, pure.1);
+    println!(
+        "pure classes right: {}/{} ({exact} named exactly, the rest as one side of a split)",
+        pure.0, pure.1
+    );
     for f in &failures {
         println!("FAIL {f}");
     }
@@ -400,6 +424,11 @@ fn the_labelled_set() {
         pure.0 as f64 >= 0.95 * pure.1 as f64,
         "pure classes right in {}/{} cases (< 95 %)",
         pure.0,
+        pure.1
+    );
+    assert!(
+        exact as f64 >= 0.85 * pure.1 as f64,
+        "pure classes named exactly in {exact}/{} cases (< 85 %): too many splits",
         pure.1
     );
     assert!(

@@ -740,12 +740,18 @@ fn version_names_the_commit_and_the_build_day() {
         .expect("git runs");
     assert!(head.status.success(), "the tests run from a git checkout");
     assert_eq!(commit, String::from_utf8_lossy(&head.stdout).trim(), "{v}");
-    let day = v
+    let (day, analysis) = v
         .split(", built ")
         .nth(1)
         .unwrap()
         .trim_end()
-        .trim_end_matches(')');
+        .trim_end_matches(')')
+        .split_once(", analysis ")
+        .expect("the analysis named");
+    assert!(
+        analysis.len() == 16 && analysis.chars().all(|c| c.is_ascii_hexdigit()),
+        "{v}"
+    );
     let b = day.as_bytes();
     assert!(
         b.len() == 10

@@ -95,6 +95,12 @@ pub enum Label {
     Between(Class, Class),
 }
 
+/// The share of resampled runs above which a second growth class cannot be
+/// set aside at the level [`DECIDED`] asks: a growing series whose
+/// replicas name two classes each more often than this, and neither in
+/// [`DECIDED`] of them, gets a split label.
+pub const SPLIT: f64 = 1.0 - DECIDED;
+
 /// The share of resampled runs that must agree on one label for a verdict
 /// to be decided (a run that stops when decided stops there; below it, a
 /// split between two growth classes is named as such).
@@ -952,9 +958,8 @@ fn exponent_of(j: &judge::Judgement, judged: &[judge::Judgement]) -> Option<Esti
 /// data's own judgement names a different growth class.
 /// The split label of a growing series that fewer than [`DECIDED`] of
 /// the resampled runs name as the data did: when the two growth classes
-/// the replicas name most are each named by more than 1 − [`DECIDED`] of
-/// them (neither can be ruled out at that level), the label names both,
-/// with the share naming either.
+/// the replicas name most are each named by more than [`SPLIT`] of them,
+/// the label names both, with the share naming either.
 fn split_label(label: Label, confidence: f64, judged: &[judge::Judgement]) -> Option<(Label, f64)> {
     if !label.grows() || confidence >= DECIDED {
         return None;
@@ -963,7 +968,7 @@ fn split_label(label: Label, confidence: f64, judged: &[judge::Judgement]) -> Op
     let mut growth: Vec<(Class, f64)> = Class::ALL[1..].iter().map(|&c| (c, share(c))).collect();
     growth.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let ((a, sa), (b, sb)) = (growth[0], growth[1]);
-    (sb > 1.0 - DECIDED + 1e-9).then(|| (Label::Between(a.min(b), a.max(b)), sa + sb))
+    (sb > SPLIT + 1e-9).then(|| (Label::Between(a.min(b), a.max(b)), sa + sb))
 }
 
 fn bagged_class(j: &judge::Judgement, judged: &[judge::Judgement]) -> Option<Class> {

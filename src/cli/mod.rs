@@ -22,13 +22,17 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// `--version`: the version, the commit it was built from and the day.
+/// `--version`: the version, the commit it was built from, the day, and
+/// the identity of its analysis (the stamp of the verdicts it keeps in
+/// result files).
 pub const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (commit ",
     env!("SCALEBENCH_COMMIT"),
     ", built ",
     env!("SCALEBENCH_BUILD_DATE"),
+    ", analysis ",
+    env!("SCALEBENCH_ANALYSIS"),
     ")"
 );
 

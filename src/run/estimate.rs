@@ -19,33 +19,28 @@ use std::time::Duration;
 /// included), 2026-11-26; the time between one item's progress line and
 /// the next. A series not here (another event backend) takes its
 /// benchmark's slowest series.
-pub const QUICK_SECONDS: &[(&str, f64)] = &[
-    ("socket", 1.8),
-    ("bind", 2.6),
-    ("fork", 6.5),
-    ("fork-static", 5.3),
-    ("fork-cleanup", 7.6),
-    ("mmap", 1.2),
-    ("mmap-touch", 1.9),
-    ("manymap-open", 0.9),
-    ("manymap-mmap", 1.6),
-    ("manymap-touch", 2.4),
-    ("connect[epoll]", 1.7),
-    ("connect[poll]", 12.4),
-    ("connect[select]", 1.0),
-    ("httpreq[epoll]", 2.2),
-    ("httpreq[poll]", 12.1),
-    ("httpreq[select]", 1.0),
-    ("pthread", 2.4),
-    ("http-ipstack", 1.1),
-    ("http-shortconn", 5.4),
-    ("mail", 12.1),
+pub const QUICK_SECONDS: &[(&str, f64, u32)] = &[
+    ("socket", 1.8, 5),
+    ("bind", 2.6, 5),
+    ("fork", 6.5, 5),
+    ("fork-static", 5.3, 5),
+    ("fork-cleanup", 7.6, 5),
+    ("mmap", 1.2, 5),
+    ("mmap-touch", 1.9, 5),
+    ("manymap-open", 0.9, 5),
+    ("manymap-mmap", 1.6, 5),
+    ("manymap-touch", 2.4, 5),
+    ("connect[epoll]", 1.7, 5),
+    ("connect[poll]", 12.4, 5),
+    ("connect[select]", 1.0, 5),
+    ("httpreq[epoll]", 2.2, 5),
+    ("httpreq[poll]", 12.1, 5),
+    ("httpreq[select]", 1.0, 5),
+    ("pthread", 2.4, 5),
+    ("http-ipstack", 1.1, 5),
+    ("http-shortconn", 5.4, 5),
+    ("mail", 12.1, 5),
 ];
-
-/// The runs the quick suite makes of each series.
-fn quick_runs() -> f64 {
-    f64::from(crate::bench::Suite::Quick.runs())
-}
 
 /// One item of a run, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,37 +58,43 @@ pub struct Item {
     pub seconds: Option<f64>,
 }
 
-/// The quick suite's time of series or workload `name`; a series of
-/// another variant takes its benchmark's slowest.
-fn quick(name: &str) -> Option<f64> {
+/// The quick suite's time of series or workload `name` and the runs it
+/// made; a series of another variant takes its benchmark's slowest.
+fn quick(name: &str) -> Option<(f64, u32)> {
     let exact = QUICK_SECONDS
         .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, s)| *s);
+        .find(|(n, _, _)| *n == name)
+        .map(|&(_, s, r)| (s, r));
     exact.or_else(|| {
         let bench = name.split('[').next()?;
         QUICK_SECONDS
             .iter()
-            .filter(|(n, _)| n.split('[').next() == Some(bench))
-            .map(|(_, s)| *s)
-            .reduce(f64::max)
+            .filter(|(n, _, _)| n.split('[').next() == Some(bench))
+            .map(|&(_, s, r)| (s, r))
+            .reduce(|a, b| if b.0 > a.0 { b } else { a })
     })
 }
 
-/// The estimate of series `name` of `t` with `runs` runs: the quick
-/// suite's time scaled by n and runs.
-fn series_seconds(t: &Target, name: &str, runs: u32) -> Option<f64> {
+/// The estimate of series `name` of `t` under `plan`: the quick suite's
+/// time scaled by n and by the runs `plan` makes (as many as the quick
+/// suite made when they stop once decided, at most `plan.runs`).
+fn series_seconds(t: &Target, name: &str, plan: &RunPlan) -> Option<f64> {
     let i = t.bench.info();
-    let per = quick(name)?;
+    let (per, made) = quick(name)?;
     let scale = t.n as f64 / i.quick_n.max(1) as f64;
-    Some(per * scale * f64::from(runs.max(1)) / quick_runs())
+    let runs = if plan.decide {
+        made.min(plan.runs)
+    } else {
+        plan.runs
+    };
+    Some(per * scale * f64::from(runs.max(1)) / f64::from(made.max(1)))
 }
 
 /// The estimate of workload `w`: the quick suite's time, for the quick
 /// size without a sweep only (nothing was measured to scale the rest from).
 fn work_seconds(plan: &RunPlan, w: &WorkTarget) -> Option<f64> {
     (w.size == Size::Quick && plan.sweep.is_none())
-        .then(|| quick(w.workload.info().name))
+        .then(|| quick(w.workload.info().name).map(|q| q.0))
         .flatten()
 }
 
@@ -127,7 +128,7 @@ pub fn items(plan: &RunPlan, ctx: &Ctx) -> Vec<Item> {
                 kind: "benchmark",
                 n: Some(t.n),
                 on: o.clone(),
-                seconds: series_seconds(t, &name, plan.runs),
+                seconds: series_seconds(t, &name, plan),
             });
         }
     }
@@ -157,7 +158,7 @@ fn system_items(plan: &RunPlan, ctx: &Ctx) -> Vec<Item> {
         let here: Option<f64> = series
             .iter()
             .filter(|(x, _)| std::ptr::eq(*x, t))
-            .map(|(x, v)| series_seconds(x, &series_name(x, v.as_deref()), plan.runs))
+            .map(|(x, v)| series_seconds(x, &series_name(x, v.as_deref()), plan))
             .sum();
         for s in &plan.systems {
             out.push(Item {
@@ -320,7 +321,13 @@ mod tests {
             assert!(quick(n).is_some(), "{n}: no quick-suite time");
             // Another backend's series takes the slowest measured one.
             if n == "connect" {
-                assert_eq!(quick("connect[kqueue]"), Some(12.4));
+                let slowest = QUICK_SECONDS
+                    .iter()
+                    .filter(|(n, _, _)| n.starts_with("connect["))
+                    .map(|&(_, s, r)| (s, r))
+                    .max_by(|a, b| a.0.total_cmp(&b.0));
+                assert_eq!(quick("connect[kqueue]"), slowest);
+                assert!(slowest.is_some_and(|s| s.0 > quick("connect[epoll]").unwrap().0));
             }
         }
         for w in crate::workloads::WORKLOADS {
