@@ -45,6 +45,9 @@ fn with_words(
 /// The column where a verdict row's flags start.
 const FLAGS_AT: usize = 86;
 
+/// The column where a verdict row's class starts.
+const CLASS_AT: usize = 51;
+
 /// Words (or `;`-separated flags) in lines of at most `width` characters,
 /// never cutting one: a word longer than the width has a line to itself.
 fn word_lines(text: &str, sep: &str, width: usize) -> Vec<String> {
@@ -83,20 +86,38 @@ fn row(e: &Entry, show_system: bool) -> String {
     match &e.verdict {
         Ok(v) => {
             let flags = word_lines(&flags_of(e), ";", 100 - FLAGS_AT);
+            // A split label too wide for its column goes on under it at
+            // its dash: "O(log n)–" then "O(n)".
+            let label = v.class.label();
+            let class: Vec<&str> = match label.find('–') {
+                Some(at) if label.chars().count() > 11 => {
+                    let cut = at + '–'.len_utf8();
+                    vec![&label[..cut], &label[cut..]]
+                }
+                _ => vec![label],
+            };
             lines.push(format!(
                 "{:<20} {:>7} {:>9} → {:<9} {:<11} {:>4} {:<17} {}",
                 shown,
                 n,
                 format!("{}{mark}", fmt_ns(v.low.ns)),
                 format!("{}{mark}", fmt_ns(v.high.ns)),
-                v.class.label(),
+                class[0],
                 v.confidence
                     .map_or("?".to_string(), |c| format!("{:.0}%", c * 100.0)),
                 rise_cell(v),
                 flags.first().map_or("", String::as_str)
             ));
-            for f in flags.iter().skip(1) {
-                lines.push(format!("{:FLAGS_AT$}{f}", ""));
+            for i in 1..flags.len().max(class.len()) {
+                let f = flags.get(i).map_or("", String::as_str);
+                match class.get(i) {
+                    Some(c) => lines.push(format!(
+                        "{:CLASS_AT$}{c:<w$}{f}",
+                        "",
+                        w = FLAGS_AT - CLASS_AT
+                    )),
+                    None => lines.push(format!("{:FLAGS_AT$}{f}", "")),
+                }
             }
         }
         Err(m) => {
@@ -528,4 +549,45 @@ fn write_config(
         wrapped(out, "      ", &format!("{}: {}", r.name, values.join("; ")))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::{Class, Label, Options, Sample, analyze};
+
+    #[test]
+    fn a_split_label_too_wide_for_its_column_goes_on_under_it() {
+        let samples: Vec<Sample> = (0..3u32)
+            .flat_map(|run| {
+                (0..1000).map(move |i| Sample {
+                    n: f64::from(i),
+                    ns: 1000.0 + f64::from(i) + f64::from((i * 7 + run) % 13),
+                    run,
+                })
+            })
+            .collect();
+        let mut v = analyze(&samples, None, &Options::default()).unwrap();
+        v.class = Label::Between(Class::Log, Class::NLogN);
+        let e = Entry {
+            system: "vm",
+            series: "bind".into(),
+            n: 1000,
+            status: None,
+            caps: &[],
+            verdict: Ok(v),
+            bench: None,
+            emulated: false,
+        };
+        let text = row(&e, false);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        let at = |l: &str, what: &str| l.find(what).map(|b| l[..b].chars().count());
+        assert_eq!(at(lines[0], "O(log n)–"), Some(CLASS_AT), "{text}");
+        assert_eq!(at(lines[1], "O(n log n)"), Some(CLASS_AT), "{text}");
+        assert!(lines.iter().all(|l| l.chars().count() <= 100), "{text}");
+        // The rest of the first line keeps its columns: the confidence
+        // ends where the header's "conf" does.
+        assert_eq!(lines[0].chars().nth(CLASS_AT + 11 + 4), Some('%'), "{text}");
+    }
 }
