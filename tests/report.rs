@@ -314,3 +314,110 @@ fn a_directory_stands_for_the_result_files_in_it() {
             "a directory with no scalebench result file (*.json) in it",
         ));
 }
+
+#[test]
+fn a_kept_verdict_is_reused_until_its_runs_change_or_rejudge_is_asked() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("r.json");
+    bin()
+        .args(["run", "socket", "--max", "300", "--runs", "3", "-q", "-o"])
+        .arg(&f)
+        .assert()
+        .success();
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+    let kept = &doc["benchmarks"][0]["verdict"];
+    let analysis = kept["analysis"].as_str().unwrap().to_string();
+    let version = bin().arg("--version").output().unwrap().stdout;
+    assert!(
+        String::from_utf8_lossy(&version).contains(&format!("analysis {analysis})")),
+        "the stamp is this build's analysis"
+    );
+    let class = |file: &Path, extra: &[&str]| -> String {
+        let o = bin()
+            .arg("report")
+            .arg(file)
+            .args(["-f", "json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+        r["verdicts"][0]["class"].as_str().unwrap().to_string()
+    };
+    let judged = class(&f, &[]);
+    assert_eq!(judged, kept["verdict"]["class"].as_str().unwrap());
+    // A kept verdict planted with another class shows that the report
+    // reads it rather than judging again…
+    let planted = if judged == "O(n^2)" {
+        "O(log n)"
+    } else {
+        "O(n^2)"
+    };
+    doc["benchmarks"][0]["verdict"]["verdict"]["class"] = planted.into();
+    let p = t.path().join("planted.json");
+    std::fs::write(&p, serde_json::to_string(&doc).unwrap()).unwrap();
+    assert_eq!(class(&p, &[]), planted);
+    // … --rejudge judges the runs again …
+    assert_eq!(class(&p, &["--rejudge"]), judged);
+    // … and so does a report of runs changed by hand.
+    let ns = doc["benchmarks"][0]["runs"][0]["samples"][3][1]
+        .as_u64()
+        .unwrap();
+    doc["benchmarks"][0]["runs"][0]["samples"][3][1] = (ns + 1).into();
+    std::fs::write(&p, serde_json::to_string(&doc).unwrap()).unwrap();
+    assert_eq!(class(&p, &[]), judged);
+}
+
+#[test]
+fn the_output_file_s_extension_names_the_format() {
+    let t = tempfile::tempdir().unwrap();
+    let html = t.path().join("r.html");
+    bin()
+        .arg("report")
+        .arg(fixture("default.json"))
+        .arg("-o")
+        .arg(&html)
+        .assert()
+        .success();
+    assert!(
+        std::fs::read_to_string(&html)
+            .unwrap()
+            .starts_with("<!doctype html>")
+    );
+    let md = t.path().join("r.md");
+    bin()
+        .arg("report")
+        .arg(fixture("default.json"))
+        .arg("-o")
+        .arg(&md)
+        .assert()
+        .success();
+    assert!(
+        std::fs::read_to_string(&md)
+            .unwrap()
+            .contains("| benchmark")
+    );
+    // --format wins over the extension.
+    let txt = t.path().join("r2.html");
+    bin()
+        .arg("report")
+        .arg(fixture("default.json"))
+        .args(["-f", "terminal", "-o"])
+        .arg(&txt)
+        .assert()
+        .success();
+    assert!(!std::fs::read_to_string(&txt).unwrap().contains("<html"));
+    // An extension naming a format compare does not write is refused.
+    bin()
+        .arg("compare")
+        .arg(fixture("default.json"))
+        .arg(fixture("tuned.json"))
+        .arg("-o")
+        .arg(t.path().join("c.html"))
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("names the html format")
+                .and(predicate::str::contains("terminal, markdown, json")),
+        );
+}
