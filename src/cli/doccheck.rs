@@ -7,7 +7,7 @@
 //! A command line is a line of a fence, joined with the lines a trailing
 //! `\` continues, cut at shell operators (`|`, `&&`, `;`, `&`) and without
 //! comments and redirections, whose program is `scalebench` — also behind
-//! a prompt `$`, `sudo`, `ip netns exec NS`, `cargo run … --`, or a path
+//! a prompt `$`, `sudo`, `time`, `ip netns exec NS`, `cargo run … --`, or a path
 //! ending in `/scalebench`. Skipped, by shape ([`SKIPPED`]): synopsis
 //! lines, which show placeholders rather than a command.
 
@@ -122,7 +122,7 @@ fn scalebench_args(words: &[String]) -> Option<Vec<String>> {
     let mut w: &[String] = words;
     loop {
         match w {
-            [first, rest @ ..] if first == "$" || first == "sudo" => w = rest,
+            [first, rest @ ..] if ["$", "sudo", "time"].contains(&first.as_str()) => w = rest,
             [ip, netns, exec, _, rest @ ..] if ip == "ip" && netns == "netns" && exec == "exec" => {
                 w = rest
             }
@@ -340,7 +340,7 @@ mod tests {
         let text = "scalebench run --prose-is-not-checked\n\
             ```sh\n\
             scalebench run socket \\\n    --max 10   # a comment --not-a-flag\n\
-            sudo scalebench run fs --mkfs ext4 > log 2> err\n\
+            sudo time scalebench run fs --mkfs ext4 > log 2> err\n\
             scalebench export r.json | scalebench analyze -\n\
             cargo run --release -- run --dry-run\n\
             ip netns exec sb-x-h1 scalebench serve --root 'a dir' < /dev/null &\n\
