@@ -243,8 +243,7 @@ fn old_spellings(args: &[String]) -> Option<String> {
         else {
             continue;
         };
-        let named = |a: &&clap::Arg| a.get_long() == Some(name);
-        if cmd.get_arguments().any(|a| named(&a)) {
+        if cmd.get_arguments().any(|a| a.get_long() == Some(name)) {
             continue;
         }
         if let Some(a) = cmd
