@@ -4,6 +4,8 @@
 mod boot;
 mod choices;
 mod commands;
+#[cfg(test)]
+mod doccheck;
 mod docs;
 mod help;
 mod load;
