@@ -456,7 +456,7 @@ pub fn plan(m: &Measure) -> anyhow::Result<RunPlan> {
         runs: match m.runs {
             Some(Runs::Fixed(r)) => r,
             Some(Runs::Auto) => m.runs_max.unwrap_or(20),
-            None => Suite::Quick.runs(),
+            None => super::series::DECIDE_MAX,
         },
         auto: (m.runs == Some(Runs::Auto)).then(|| AutoRuns {
             target: m.runs_target.unwrap_or(AutoRuns::default().target),

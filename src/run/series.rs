@@ -48,6 +48,14 @@ pub struct Plan {
 /// needs three).
 pub const DECIDE_MIN: u32 = 3;
 
+/// Runs after which a verdict split between two growth classes stops a
+/// series: the split is then the answer (more runs seldom settle it).
+pub const DECIDE_SPLIT: u32 = 5;
+
+/// The most runs a series makes when its runs stop once decided: an
+/// undecided series gets up to this many before it is left undecided.
+pub const DECIDE_MAX: u32 = 8;
+
 /// `--runs auto`: runs are added until the 95 % interval of the mean of
 /// the runs' medians at the low end of n (its lowest tenth) and at the
 /// high end (its highest tenth) are each within ±`target` of that mean,
@@ -618,12 +626,17 @@ impl Series<'_> {
             Ok(v) => v.decided(),
             Err(e) => Err(e.clone()),
         };
+        let split = matches!(&v, Ok(v) if matches!(v.class, analysis::Label::Between(..)));
         *judged = Some((done as usize, v));
-        if settled.is_err() && done < plan.runs {
+        let split_stops = split && done >= DECIDE_SPLIT;
+        if settled.is_err() && !split_stops && done < plan.runs {
             return false;
         }
         let why = match &settled {
             Ok(why) => format!("decided after {done} runs: {why}"),
+            Err(why) if split_stops && done < plan.runs => {
+                format!("split after {done} runs, the answer: {why}")
+            }
             Err(why) => format!("the most runs ({}) reached; {why}", plan.runs),
         };
         self.progress.note(&why);
@@ -633,7 +646,13 @@ impl Series<'_> {
                 "min": DECIDE_MIN,
                 "max": plan.runs,
                 "runs": done,
-                "stopped": if settled.is_ok() { "decided" } else { "max" },
+                "stopped": if settled.is_ok() {
+                    "decided"
+                } else if split_stops && done < plan.runs {
+                    "split"
+                } else {
+                    "max"
+                },
                 "why": why,
             }),
         );
