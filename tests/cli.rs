@@ -816,6 +816,8 @@ fn completions_and_man_pages_come_from_the_command_line() {
         let s = String::from_utf8(o.stdout).unwrap();
         assert!(o.status.success(), "{shell}");
         assert!(s.contains("compare") && s.contains("relabel"), "{shell}");
+        // run's workload flags are added at run time, and are there too.
+        assert!(s.contains("mkfs") && s.contains("pg-mode"), "{shell}");
     }
     bin()
         .args(["completions", "tcsh"])
@@ -851,6 +853,7 @@ fn completions_and_man_pages_come_from_the_command_line() {
         "the page names the version"
     );
     assert!(run.contains("warm\\-up\\-ops"), "every option is there");
+    assert!(run.contains("mail\\-size"), "the workloads' options too");
     // Nothing replaced without --force.
     bin()
         .args(["man", "-o"])

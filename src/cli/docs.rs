@@ -5,7 +5,6 @@
 
 use crate::results::output;
 use anyhow::Context;
-use clap::CommandFactory;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -34,7 +33,7 @@ pub struct ManArgs {
 
 /// Prints the completion script for the shell asked.
 pub fn completions(a: &CompletionsArgs) -> anyhow::Result<ExitCode> {
-    let mut cmd = super::Cli::command();
+    let mut cmd = super::command();
     // Made in memory first: clap_complete panics on a failed write, and a
     // closed pipe (`| head`) is no failure.
     let mut script = Vec::new();
@@ -93,7 +92,7 @@ fn exit_statuses() -> Vec<(String, String)> {
 
 /// Prints `scalebench.1`, or writes every page into `--output`.
 pub fn man(a: &ManArgs) -> anyhow::Result<ExitCode> {
-    let cmd = super::Cli::command();
+    let cmd = super::command();
     let Some(dir) = &a.output else {
         output::to_stdout(|w| page(cmd, w))?;
         return Ok(ExitCode::SUCCESS);

@@ -27,7 +27,7 @@ pub const EXIT_STATUS: &str = exit_status!();
 
 /// `scalebench --help`.
 pub const TOP: &str = with_status!(
-    "  scalebench run                          the quick suite (about 90 s here)
+    "  scalebench run                          the quick suite (about a minute here)
   scalebench run socket fork --max 5000   two benchmarks up to n = 5000
   scalebench report results/              the verdicts of every result file there
   scalebench compare base.json new.json --fail-on regression

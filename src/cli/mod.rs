@@ -918,7 +918,7 @@ fn negatives_are_values(c: clap::Command) -> clap::Command {
 
 /// The whole command line's definition: every subcommand, `run` with
 /// every workload's flags.
-fn command() -> clap::Command {
+pub(crate) fn command() -> clap::Command {
     use clap::CommandFactory;
     negatives_are_values(Cli::command().mut_subcommand("run", workflags::add))
 }

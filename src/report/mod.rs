@@ -24,7 +24,7 @@ pub use markdown::MarkdownReport;
 pub use terminal::TerminalReport;
 
 use crate::analysis::units::{fmt_n, fmt_ns};
-use crate::analysis::{self, Options, Sample, Verdict};
+use crate::analysis::{self, Label, Options, Sample, Verdict};
 use crate::results::{BenchResult, Cap, ResultFile, Status, WorkloadRow};
 use std::io::Write;
 
@@ -782,25 +782,36 @@ pub fn details(v: &Verdict) -> String {
             e.value, e.lo, e.hi
         )
     });
-    let stability = match v.confidence {
-        Some(c) => {
-            let others: Vec<String> = v
-                .votes
-                .iter()
-                .filter(|x| x.what != v.class.label())
-                .map(|x| format!("{} {:.0} %", x.what, x.share * 100.0))
-                .collect();
+    let share = |x: f64| {
+        if x > 0.0 && x < 0.01 {
+            "<1 %".to_string()
+        } else {
+            format!("{:.0} %", x * 100.0)
+        }
+    };
+    let votes = |skip: &str| -> Vec<String> {
+        v.votes
+            .iter()
+            .filter(|x| x.what != skip)
+            .map(|x| format!("{} {}", x.what, share(x.share)))
+            .collect()
+    };
+    let stability = match (v.confidence, v.class) {
+        (Some(c), Label::Between(a, b)) => format!(
+            "; {a} or {b} in {} of resampled runs ({})",
+            share(c),
+            votes("").join(", ")
+        ),
+        (Some(c), l) => {
+            let others = votes(l.label());
             let also = if others.is_empty() {
                 String::new()
             } else {
                 format!(" (also {})", others.join(", "))
             };
-            format!(
-                "; the same label in {:.0} % of resampled runs{also}",
-                c * 100.0
-            )
+            format!("; the same label in {} of resampled runs{also}", share(c))
         }
-        None => "; stability unknown (fewer than 3 runs)".to_string(),
+        (None, _) => "; stability unknown (fewer than 3 runs)".to_string(),
     };
     format!(
         "fit {}{exponent}; {} samples in {} runs{stability}",

@@ -14,32 +14,33 @@ use crate::workloads::Size;
 use std::time::Duration;
 
 /// Seconds each benchmark series and workload of the quick suite took on
-/// this project's machine: 2 vCPUs, Linux 6.18 in a VM, load average 1.3,
-/// the release build, `scalebench run` as it comes (87 s in all, report
-/// included), 2026-11-26; the time between one item's progress line and
-/// the next. A series not here (another event backend) takes its
-/// benchmark's slowest series.
+/// this project's machine, with the runs each series made: 2 vCPUs, Linux
+/// 6.18 in a VM, load average 1.6, the release build, `scalebench run` as
+/// it comes (53.7 s in all, report included; runs stop once decided),
+/// 2026-11-26; the time between one item's progress line and the next. A
+/// series not here (another event backend) takes its benchmark's slowest
+/// series. A workload's runs are given as 1 (not scaled).
 pub const QUICK_SECONDS: &[(&str, f64, u32)] = &[
-    ("socket", 1.8, 5),
-    ("bind", 2.6, 5),
-    ("fork", 6.5, 5),
-    ("fork-static", 5.3, 5),
-    ("fork-cleanup", 7.6, 5),
-    ("mmap", 1.2, 5),
-    ("mmap-touch", 1.9, 5),
-    ("manymap-open", 0.9, 5),
-    ("manymap-mmap", 1.6, 5),
-    ("manymap-touch", 2.4, 5),
-    ("connect[epoll]", 1.7, 5),
-    ("connect[poll]", 12.4, 5),
-    ("connect[select]", 1.0, 5),
-    ("httpreq[epoll]", 2.2, 5),
-    ("httpreq[poll]", 12.1, 5),
-    ("httpreq[select]", 1.0, 5),
-    ("pthread", 2.4, 5),
-    ("http-ipstack", 1.1, 5),
-    ("http-shortconn", 5.4, 5),
-    ("mail", 12.1, 5),
+    ("socket", 1.3, 3),
+    ("bind", 3.2, 5),
+    ("fork", 3.9, 3),
+    ("fork-static", 3.2, 3),
+    ("fork-cleanup", 4.6, 3),
+    ("mmap", 1.0, 3),
+    ("mmap-touch", 1.3, 3),
+    ("manymap-open", 3.5, 3),
+    ("manymap-mmap", 1.2, 3),
+    ("manymap-touch", 1.7, 3),
+    ("connect[epoll]", 0.7, 3),
+    ("connect[poll]", 3.3, 3),
+    ("connect[select]", 0.7, 3),
+    ("httpreq[epoll]", 0.8, 3),
+    ("httpreq[poll]", 3.4, 3),
+    ("httpreq[select]", 0.7, 3),
+    ("pthread", 1.5, 3),
+    ("http-ipstack", 1.1, 1),
+    ("http-shortconn", 5.4, 1),
+    ("mail", 11.2, 1),
 ];
 
 /// One item of a run, in order.

@@ -199,10 +199,18 @@ fn dry_run(plan: &plan::RunPlan, net: NetOptions, clock: &Clock) -> anyhow::Resu
         writeln!(w, "{table}")?;
         writeln!(
             w,
-            "\n{} item{}, {} runs each series; about {}{} (estimated from the quick suite on this project's machine; nothing was measured)",
+            "\n{} item{}, {} each series; about {}{} (estimated from the quick suite on this project's machine; nothing was measured)",
             items.len(),
             if items.len() == 1 { "" } else { "s" },
-            plan.runs,
+            if plan.decide {
+                format!(
+                    "{} to {} runs (stopping once decided)",
+                    series::DECIDE_MIN.min(plan.runs),
+                    plan.runs
+                )
+            } else {
+                format!("{} runs", plan.runs)
+            },
             estimate::words(total),
             if unknown > 0 {
                 format!(
