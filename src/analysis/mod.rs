@@ -89,9 +89,10 @@ pub enum Label {
     /// named instead.
     NoFit,
     /// Grows, and the resampled runs split between two growth classes
-    /// (lower first), neither named by 90 % of them ([`DECIDED`]), both
-    /// together by at least that many: one steady answer ("O(log n)–O(n)")
-    /// rather than one that flips between runs of the suite.
+    /// (lower first): the data's own label is named by fewer than
+    /// [`DECIDED`] of them, and the two classes named most each by more
+    /// than [`SPLIT`]. One steady answer ("O(log n)–O(n)") rather than one
+    /// that flips between runs of a suite.
     Between(Class, Class),
 }
 
@@ -107,7 +108,8 @@ pub const SPLIT: f64 = 1.0 - DECIDED;
 pub const DECIDED: f64 = 0.9;
 
 impl Label {
-    /// The label as written (`O(n)`, `undecided`, `superlinear`, `no fit`).
+    /// The label as written (`O(n)`, `undecided`, `superlinear`, `no fit`,
+    /// `O(log n)–O(n)`).
     pub fn label(self) -> &'static str {
         match self {
             Label::Class(c) => c.label(),
@@ -434,11 +436,12 @@ pub struct RunInfo {
 /// The verdict on one series.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Verdict {
-    /// The label: a growth class, or `undecided`, `superlinear`, `no fit`.
+    /// The label: a growth class, or `undecided`, `superlinear`, `no fit`,
+    /// or a split between two growth classes.
     pub class: Label,
     /// Share of bootstrap replicas (whole runs resampled, then samples
-    /// within runs) whose whole judgement gave the same label; `None`
-    /// (unknown) with fewer than 3 runs.
+    /// within runs) whose whole judgement gave the same label (of a split,
+    /// either of its classes); `None` (unknown) with fewer than 3 runs.
     pub confidence: Option<f64>,
     /// Every label the replicas gave, with its share.
     pub votes: Vec<Vote>,
@@ -954,8 +957,6 @@ fn exponent_of(j: &judge::Judgement, judged: &[judge::Judgement]) -> Option<Esti
     }
 }
 
-/// The growth class at least two thirds of the replicas named, when the
-/// data's own judgement names a different growth class.
 /// The split label of a growing series that fewer than [`DECIDED`] of
 /// the resampled runs name as the data did: when the two growth classes
 /// the replicas name most are each named by more than [`SPLIT`] of them,
@@ -971,6 +972,8 @@ fn split_label(label: Label, confidence: f64, judged: &[judge::Judgement]) -> Op
     (sb > SPLIT + 1e-9).then(|| (Label::Between(a.min(b), a.max(b)), sa + sb))
 }
 
+/// The growth class at least two thirds of the replicas named, when the
+/// data's own judgement names a different growth class.
 fn bagged_class(j: &judge::Judgement, judged: &[judge::Judgement]) -> Option<Class> {
     let own = match j.label {
         Label::Class(c) if c != Class::Constant => c,
