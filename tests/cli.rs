@@ -943,6 +943,34 @@ fn a_dry_run_prints_the_plan_and_its_estimate_and_measures_nothing() {
         "{text}"
     );
     assert!(!out.exists(), "a dry run writes no result file");
+    // The same plan as JSON: every item, the runs and the total.
+    let o = bin()
+        .args(["run", "socket", "connect", "--backend", "epoll,poll"])
+        .args(["--dry-run", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let items = plan["items"].as_array().unwrap();
+    let names: Vec<&str> = items.iter().map(|i| i["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["socket", "connect[epoll]", "connect[poll]"],
+        "{plan}"
+    );
+    assert_eq!(plan["runs"]["stop"], "decided", "{plan}");
+    assert_eq!(plan["runs"]["min"], 3, "{plan}");
+    let sum: f64 = items.iter().map(|i| i["seconds"].as_f64().unwrap()).sum();
+    assert!(
+        (sum - plan["seconds"].as_f64().unwrap()).abs() < 0.2,
+        "{plan}"
+    );
+    // --json is for the plan only.
+    bin()
+        .args(["run", "socket", "--json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--dry-run"));
     // An item with no time to scale from says so, and the total says how many.
     let o = bin()
         .args([

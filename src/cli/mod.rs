@@ -611,6 +611,9 @@ pub struct RunArgs {
     /// estimate of its time and the total; measure nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// With --dry-run: print the plan and its estimate as JSON.
+    #[arg(long, requires = "dry_run")]
+    pub json: bool,
     /// No progress output on stderr.
     #[arg(long, short)]
     pub quiet: bool,

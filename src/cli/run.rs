@@ -59,6 +59,7 @@ pub fn options(a: &RunArgs, given: Given) -> RunOptions {
         ipv6: a.ipv6,
         quiet: a.quiet,
         dry_run: a.dry_run,
+        json: a.json,
         command_line: super::workflags::redacted(std::env::args()),
     }
 }

@@ -44,7 +44,7 @@ pub const QUICK_SECONDS: &[(&str, f64, u32)] = &[
 ];
 
 /// One item of a run, in order.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Item {
     /// The series (`connect[poll]`) or workload (`http-shortconn`).
     pub name: String,

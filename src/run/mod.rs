@@ -54,6 +54,8 @@ pub struct RunOptions {
     pub quiet: bool,
     /// Print the plan and its estimate; measure nothing.
     pub dry_run: bool,
+    /// With `dry_run`: as JSON.
+    pub json: bool,
     /// The command line as the result file records it (secrets redacted).
     pub command_line: Vec<String>,
 }
@@ -170,10 +172,47 @@ fn labels(plan: &plan::RunPlan, template: &ResultFile) -> Vec<String> {
 }
 
 /// `run --dry-run`: every item the run would measure, in order, with its
-/// estimate and the total; nothing is measured, made or changed.
-fn dry_run(plan: &plan::RunPlan, net: NetOptions, clock: &Clock) -> anyhow::Result<ExitCode> {
+/// estimate and the total (as JSON with `json`); nothing is measured, made
+/// or changed.
+fn dry_run(
+    plan: &plan::RunPlan,
+    net: NetOptions,
+    clock: &Clock,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let ctx = Ctx::new(std::path::Path::new("/nonexistent/dry-run"), clock).with_net(net);
     let items = estimate::items(plan, &ctx);
+    if json {
+        let min = if plan.decide {
+            series::DECIDE_MIN.min(plan.runs)
+        } else {
+            plan.runs
+        };
+        // Estimates to a tenth of a second: no figure finer than they are.
+        let tenth = |x: f64| (x * 10.0).round() / 10.0;
+        let shown: Vec<estimate::Item> = items
+            .iter()
+            .map(|i| estimate::Item {
+                seconds: i.seconds.map(tenth),
+                ..i.clone()
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "items": shown,
+            "runs": {
+                "min": min,
+                "max": plan.runs,
+                "stop": if plan.decide { "decided" } else if plan.auto.is_some() { "auto" } else { "fixed" },
+            },
+            "seconds": tenth(items.iter().filter_map(|i| i.seconds).sum::<f64>()),
+            "unknown": items.iter().filter(|i| i.seconds.is_none()).count(),
+        });
+        crate::results::output::to_stdout(|w| {
+            writeln!(w, "{}", serde_json::to_string_pretty(&doc)?)?;
+            Ok(())
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let rows: Vec<Vec<String>> = items
         .iter()
         .enumerate()
@@ -238,7 +277,7 @@ pub fn run(o: RunOptions) -> anyhow::Result<ExitCode> {
     let net = pinned_net(&o)?;
     let clock = Clock::new(o.timer)?;
     if o.dry_run {
-        return dry_run(&plan, net, &clock);
+        return dry_run(&plan, net, &clock, o.json);
     }
     let workdir = WorkDir::create_with(o.workdir.as_deref(), session::release_stale)?;
     let mut progress = Progress::new(Mode::detect(o.quiet));
