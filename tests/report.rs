@@ -371,42 +371,23 @@ fn a_kept_verdict_is_reused_until_its_runs_change_or_rejudge_is_asked() {
 #[test]
 fn the_output_file_s_extension_names_the_format() {
     let t = tempfile::tempdir().unwrap();
-    let html = t.path().join("r.html");
-    bin()
-        .arg("report")
-        .arg(fixture("default.json"))
-        .arg("-o")
-        .arg(&html)
-        .assert()
-        .success();
-    assert!(
-        std::fs::read_to_string(&html)
-            .unwrap()
-            .starts_with("<!doctype html>")
-    );
-    let md = t.path().join("r.md");
-    bin()
-        .arg("report")
-        .arg(fixture("default.json"))
-        .arg("-o")
-        .arg(&md)
-        .assert()
-        .success();
-    assert!(
-        std::fs::read_to_string(&md)
-            .unwrap()
-            .contains("| benchmark")
-    );
+    // The report of the default fixture into `name`, with `args`.
+    let report = |args: &[&str], name: &str| -> String {
+        let out = t.path().join(name);
+        bin()
+            .arg("report")
+            .arg(fixture("default.json"))
+            .args(args)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .success();
+        std::fs::read_to_string(&out).unwrap()
+    };
+    assert!(report(&[], "r.html").starts_with("<!doctype html>"));
+    assert!(report(&[], "r.md").contains("| benchmark"));
     // --format wins over the extension.
-    let txt = t.path().join("r2.html");
-    bin()
-        .arg("report")
-        .arg(fixture("default.json"))
-        .args(["-f", "terminal", "-o"])
-        .arg(&txt)
-        .assert()
-        .success();
-    assert!(!std::fs::read_to_string(&txt).unwrap().contains("<html"));
+    assert!(!report(&["-f", "terminal"], "r2.html").contains("<html"));
     // An extension naming a format compare does not write is refused.
     bin()
         .arg("compare")

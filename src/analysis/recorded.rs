@@ -151,7 +151,10 @@ pub fn judge_all(bs: &[&BenchResult], opts: &Options) -> Vec<Result<Verdict, Str
     let mut out: Vec<Option<Result<Verdict, String>>> =
         bs.iter().map(|b| kept(b, opts).map(Ok)).collect();
     let todo: Vec<usize> = (0..bs.len()).filter(|&i| out[i].is_none()).collect();
-    let workers = opts.threads.clamp(1, todo.len().max(1));
+    if todo.is_empty() {
+        return out.into_iter().flatten().collect();
+    }
+    let workers = opts.threads.clamp(1, todo.len());
     let inner = Options {
         threads: if workers > 1 { 1 } else { opts.threads },
         ..*opts

@@ -177,17 +177,18 @@ impl<'a> Input<'a> {
     /// Judges every series of every system.
     pub fn new(systems: &'a [System], opts: &Options) -> Input<'a> {
         let benches: Vec<&BenchResult> = systems.iter().flat_map(|s| &s.file.benchmarks).collect();
-        let mut verdicts = analysis::recorded::judge_all(&benches, opts).into_iter();
+        let verdicts = analysis::recorded::judge_all(&benches, opts);
         let entries = systems
             .iter()
             .flat_map(|s| s.file.benchmarks.iter().map(move |b| (s, b)))
-            .map(|(s, b)| Entry {
+            .zip(verdicts)
+            .map(|((s, b), verdict)| Entry {
                 system: &s.label,
                 series: b.series.clone(),
                 n: b.params.n,
                 status: Some(b.status),
                 caps: &b.caps,
-                verdict: verdicts.next().unwrap_or_else(|| judge(b, opts)),
+                verdict,
                 bench: Some(b),
                 emulated: s.file.system.emulated(),
             })
