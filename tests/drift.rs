@@ -40,7 +40,7 @@ fn socket_bind_and_fork_measure_every_run_both_ways() {
         .args([
             "run",
             "socket",
-            "bind",
+            "bind-fresh",
             "fork",
             "mmap-touch",
             "manymap-touch",
@@ -57,7 +57,13 @@ fn socket_bind_and_fork_measure_every_run_both_ways() {
     assert!(ok.success());
     let doc = load(&out);
     assert_valid(&doc);
-    for name in ["socket", "bind", "fork", "mmap-touch", "manymap-touch"] {
+    for name in [
+        "socket",
+        "bind-fresh",
+        "fork",
+        "mmap-touch",
+        "manymap-touch",
+    ] {
         let b = bench(&doc, name);
         assert_eq!(b["status"], "ok", "{name}: {}", b["message"]);
         let runs = b["runs"].as_array().unwrap();

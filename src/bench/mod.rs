@@ -42,6 +42,7 @@ macro_rules! registry {
 registry! {
     socket::Socket,
     bind::Bind,
+    bind_fresh::BindFresh,
     fork::Fork,
     fork_static::ForkStatic,
     fork_cleanup::ForkCleanup,

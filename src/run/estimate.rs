@@ -22,7 +22,8 @@ use std::time::Duration;
 /// series. A workload's runs are given as 1 (not scaled).
 pub const QUICK_SECONDS: &[(&str, f64, u32)] = &[
     ("socket", 1.3, 3),
-    ("bind", 3.2, 5),
+    ("bind", 0.8, 3),
+    ("bind-fresh", 2.0, 3),
     ("fork", 3.9, 3),
     ("fork-static", 3.2, 3),
     ("fork-cleanup", 4.6, 3),
