@@ -347,6 +347,37 @@ fn out_of_descriptors_it_recovers() {
     // until the server has closed the others and accepts again).
     let r = text(&s.raw(b"GET /ok.txt HTTP/1.1\r\nConnection: close\r\n\r\n"));
     assert!(r.ends_with("hello\n"), "{r}");
+    // The accepts that failed were counted by errno, and it served on.
+    let mut s = s;
+    let answer = s.ask_stats();
+    let counts: serde_json::Value = serde_json::from_str(
+        answer
+            .strip_prefix("accept-errors ")
+            .unwrap_or_else(|| panic!("{answer}")),
+    )
+    .unwrap();
+    assert!(counts["EMFILE"].as_u64().unwrap_or(0) >= 1, "{answer}");
+}
+
+impl Server {
+    /// Writes `stats` to its input and returns the line it answers (within
+    /// 10 s).
+    fn ask_stats(&mut self) -> String {
+        use std::io::BufRead;
+        let stdin = self.child.0.stdin.as_mut().unwrap();
+        stdin.write_all(b"stats\n").unwrap();
+        let stdout = self.child.0.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("an answer to `stats` within 10 s");
+        line.trim().to_string()
+    }
 }
 
 #[test]

@@ -158,6 +158,8 @@ fn thirty_thousand_connections_at_once_from_more_than_one_process() {
         assert!(p["source_addresses"].as_array().unwrap().len() >= 2, "{p}");
         assert_eq!(p["peak_open"], 30_000, "{p}");
         assert!(p["time_wait_after"].is_u64(), "{p}");
+        // The server's failed accepts, by errno, asked of it after the level.
+        assert!(p["server_accept_errors"].is_object(), "{p}");
         // Under 1 % errors, port exhaustion included.
         let samples = level["samples"].as_array().unwrap();
         assert_eq!(samples.len(), 2, "{level}");

@@ -1,6 +1,7 @@
 //! `scalebench serve`: static files over HTTP/1.1 with one or more worker
 //! processes. Prints `listening http://ADDR/` once bound; serves until ^C,
-//! or until standard input closes when it is a pipe.
+//! or until standard input closes when it is a pipe, answering a line
+//! `stats` there with `accept-errors {…}` (its failed accepts by errno).
 
 use super::ServeArgs;
 use crate::harness::limits;
@@ -71,6 +72,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         head_timeout: a.header_timeout.0,
         max_requests: Some(a.max_requests.max(1)),
         io_uring,
+        accept_errors: crate::net::errcount::ErrnoTable::shared(),
         ..Config::new(backend)
     };
     let bodies = if a.sendfile || a.readwrite {

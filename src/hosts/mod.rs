@@ -669,7 +669,8 @@ impl Drop for Hosts {
 enum Input {
     Plain(ChildStdin),
     Heartbeat {
-        stop: mpsc::Sender<()>,
+        /// Lines to write between heartbeats; dropped to stop.
+        stop: mpsc::Sender<Vec<u8>>,
         thread: std::thread::JoinHandle<()>,
     },
 }
@@ -726,11 +727,16 @@ impl Served {
         // on a full pipe.
         drop(group.child().stderr.take());
         let input = if heartbeat {
-            let (stop, rx) = mpsc::channel::<()>();
+            let (stop, rx) = mpsc::channel::<Vec<u8>>();
             let mut stdin = stdin;
             let thread = std::thread::spawn(move || {
-                while let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(agent::HEARTBEAT) {
-                    if stdin.write_all(b"\n").is_err() {
+                loop {
+                    let line = match rx.recv_timeout(agent::HEARTBEAT) {
+                        Ok(line) => line,
+                        Err(mpsc::RecvTimeoutError::Timeout) => b"\n".to_vec(),
+                        Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                    };
+                    if stdin.write_all(&line).is_err() {
                         break;
                     }
                 }
@@ -755,6 +761,32 @@ impl Served {
                 let _ = thread.join();
             }
             None => {}
+        }
+    }
+
+    /// Writes `line` to its input and waits up to `limit` for the next
+    /// line of its output, which must start with `prefix` (`scalebench
+    /// serve` answers `stats` with `accept-errors {…}`).
+    pub fn ask(&mut self, line: &str, prefix: &str, limit: Duration) -> Result<String, String> {
+        let bytes = format!("{line}\n").into_bytes();
+        match self.input.as_mut() {
+            Some(Input::Plain(s)) => s.write_all(&bytes).map_err(|e| e.to_string())?,
+            Some(Input::Heartbeat { stop, .. }) => stop.send(bytes).map_err(|e| e.to_string())?,
+            None => return Err("its input is closed".into()),
+        }
+        let stdout = self
+            .group
+            .child()
+            .stdout
+            .as_mut()
+            .ok_or("no standard output")?;
+        let fd = stdout.as_raw_fd();
+        let answer = first_line(stdout, fd, limit)
+            .ok_or_else(|| format!("no answer to `{line}` within {} s", limit.as_secs()))?;
+        if answer.starts_with(prefix) {
+            Ok(answer)
+        } else {
+            Err(format!("it answered `{answer}` to `{line}`"))
         }
     }
 

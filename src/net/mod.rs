@@ -2,11 +2,13 @@
 //! event-driven server ([`server`]), a blocking benchmark client
 //! ([`client`]), the load generator ([`load`]; spread over several
 //! processes by `harness::spread`), the SMTP sink and sender ([`smtp`]),
-//! latency histograms ([`hist`]) and raw socket helpers ([`sock`]).
+//! latency histograms ([`hist`]), failed calls counted across a server's
+//! processes ([`errcount`]) and raw socket helpers ([`sock`]).
 
 pub mod backend;
 pub mod client;
 pub mod engine;
+pub mod errcount;
 pub mod files;
 pub mod hist;
 pub mod http;

@@ -22,6 +22,7 @@
 //! not reset the connection before the client has read the answer.
 
 use super::backend::{Backend, Event, Interest, Poller};
+use super::errcount::{ErrnoTable, listener_broken};
 use super::http::{self, Limits, Parse, Request};
 use super::output::{FileMode, Flushed, Output};
 use super::sock;
@@ -201,6 +202,10 @@ pub struct Config {
     /// Stops serving once this returns true (^C), asked after every wait
     /// (a signal ends a wait); `None`: only the control descriptor stops it.
     pub stop: Option<fn() -> bool>,
+    /// Where failed accepts are counted by errno for the whole server (all
+    /// its processes), and which answers `stats` on the control input;
+    /// `None`: counted in [`Stats::accept_errors`] only.
+    pub accept_errors: Option<&'static ErrnoTable>,
 }
 
 impl Config {
@@ -219,6 +224,7 @@ impl Config {
             io_uring: false,
             reply_delay: None,
             stop: None,
+            accept_errors: None,
         }
     }
 }
@@ -238,6 +244,9 @@ pub struct Stats {
     pub accept_pauses: u64,
     /// Connections closed for a timeout (idle or slow request head).
     pub timeouts: u64,
+    /// accept() calls that failed (other than for want of a connection
+    /// or for a signal), counted and served on.
+    pub accept_errors: u64,
 }
 
 struct Conn {
@@ -294,6 +303,15 @@ fn wait_ms(left: Duration) -> i32 {
         0
     } else {
         left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
+    }
+}
+
+/// Counts one failed accept() with `errno` in `stats` and, where the
+/// server keeps one, in its shared table (both loops).
+pub(crate) fn count_accept_error(stats: &mut Stats, cfg: &Config, errno: i32) {
+    stats.accept_errors += 1;
+    if let Some(t) = cfg.accept_errors {
+        t.add(errno);
     }
 }
 
@@ -575,7 +593,11 @@ impl Server<'_> {
                     let mut b = [0u8; 64];
                     match sock::read(ev.fd, &mut b) {
                         Ok(0) => return Ok(()),
-                        Ok(_) => {}
+                        Ok(n) => {
+                            if let Some(t) = self.cfg.accept_errors {
+                                t.answer(&b[..n]);
+                            }
+                        }
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                         Err(_) => return Ok(()),
@@ -598,27 +620,39 @@ impl Server<'_> {
         Ok(())
     }
 
+    /// Accepts up to `accept_burst` connections. A failed accept is
+    /// counted by errno and serving goes on: a connection aborted is
+    /// skipped, a want of descriptors pauses accepting, any other errno
+    /// (ENOENT, EADDRINUSE with many processes on one socket) ends the
+    /// burst; only an errno saying the listener itself is broken ends the
+    /// loop.
     fn accept_burst(&mut self) -> io::Result<()> {
         for _ in 0..self.cfg.accept_burst {
-            match sock::accept(self.listener) {
-                Ok(fd) => self.opened(fd),
-                Err(e) => match e.raw_os_error() {
-                    Some(libc::EAGAIN) => return Ok(()),
-                    Some(libc::EINTR)
-                    | Some(libc::ECONNABORTED)
-                    | Some(libc::EPROTO)
-                    | Some(libc::EPERM) => {}
-                    Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::ENOBUFS)
-                    | Some(libc::ENOMEM) => {
-                        // Out of descriptors: stop watching the listener for
-                        // a while instead of spinning on it.
-                        self.poller.delete(self.listener)?;
-                        self.paused_until = Some(coarse_now() + self.cfg.accept_pause);
-                        self.stats.accept_pauses += 1;
-                        return Ok(());
-                    }
-                    _ => return Err(e),
-                },
+            let e = match sock::accept(self.listener) {
+                Ok(fd) => {
+                    self.opened(fd);
+                    continue;
+                }
+                Err(e) => e,
+            };
+            let errno = e.raw_os_error().unwrap_or(0);
+            match errno {
+                libc::EAGAIN => return Ok(()),
+                libc::EINTR => continue,
+                _ => count_accept_error(&mut self.stats, &self.cfg, errno),
+            }
+            match errno {
+                libc::ECONNABORTED | libc::EPROTO | libc::EPERM => {}
+                libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM => {
+                    // Out of descriptors: stop watching the listener for
+                    // a while instead of spinning on it.
+                    self.poller.delete(self.listener)?;
+                    self.paused_until = Some(coarse_now() + self.cfg.accept_pause);
+                    self.stats.accept_pauses += 1;
+                    return Ok(());
+                }
+                e if listener_broken(e) => return Err(io::Error::from_raw_os_error(e)),
+                _ => return Ok(()),
             }
         }
         Ok(())

@@ -390,6 +390,9 @@ impl Server<'_> {
         if res >= 0 {
             self.opened(res);
         } else {
+            if !matches!(-res, libc::EINTR | libc::ECANCELED | libc::EAGAIN) {
+                super::server::count_accept_error(&mut self.stats, &self.cfg, -res);
+            }
             match -res {
                 libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM => {
                     // Out of descriptors: accept again after a
@@ -400,13 +403,11 @@ impl Server<'_> {
                     self.paused_until = Some(coarse_now() + self.cfg.accept_pause);
                     return Ok(());
                 }
-                libc::EINTR
-                | libc::ECONNABORTED
-                | libc::EPROTO
-                | libc::EPERM
-                | libc::ECANCELED
-                | libc::EAGAIN => {}
-                e => return Err(io::Error::from_raw_os_error(e)),
+                e if super::errcount::listener_broken(e) => {
+                    return Err(io::Error::from_raw_os_error(e));
+                }
+                // Counted above; serving goes on (ENOENT, EADDRINUSE …).
+                _ => {}
             }
         }
         if !self.accepting && self.paused_until.is_none() && !self.stop {
@@ -422,6 +423,11 @@ impl Server<'_> {
         let mut b = [0u8; 64];
         match sock::read(fd, &mut b) {
             Ok(0) => self.stop = true,
+            Ok(n) => {
+                if let Some(t) = self.cfg.accept_errors {
+                    t.answer(&b[..n]);
+                }
+            }
             Err(e)
                 if e.kind() != io::ErrorKind::WouldBlock
                     && e.kind() != io::ErrorKind::Interrupted =>

@@ -99,7 +99,8 @@ pub(crate) fn reap(pid: i32) -> i32 {
 }
 
 /// Standard input as a control descriptor, if it is a pipe or socket (a
-/// terminal is left alone: the user stops the server with ^C).
+/// terminal is left alone: the user stops the server with ^C), made
+/// non-blocking.
 pub fn stdin_control() -> Option<RawFd> {
     // SAFETY: fstat on fd 0 into a plain struct.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -107,5 +108,17 @@ pub fn stdin_control() -> Option<RawFd> {
         return None;
     }
     let kind = st.st_mode & libc::S_IFMT;
-    (kind == libc::S_IFIFO || kind == libc::S_IFSOCK).then_some(0)
+    if kind != libc::S_IFIFO && kind != libc::S_IFSOCK {
+        return None;
+    }
+    // Non-blocking: every worker process watches it, and the one woken
+    // for a line another has read must not wait in read().
+    // SAFETY: fcntl on fd 0, which exists (fstat above).
+    unsafe {
+        let fl = libc::fcntl(0, libc::F_GETFL);
+        if fl >= 0 {
+            libc::fcntl(0, libc::F_SETFL, fl | libc::O_NONBLOCK);
+        }
+    }
+    Some(0)
 }

@@ -20,6 +20,7 @@ use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::spread;
 use crate::harness::sweep;
+use crate::net::errcount;
 use crate::net::load::{self, Options, Target};
 use crate::results::{SweepSample, WorkloadResult, WorkloadRow};
 use serde_json::json;
@@ -53,6 +54,8 @@ pub(crate) struct Server {
     on_this_machine: bool,
     /// `http://ADDRESS:PORT/`, as the client reaches it.
     pub(crate) url: String,
+    /// Its failed accepts by errno when last asked.
+    accept_errors_seen: BTreeMap<String, u64>,
 }
 
 impl Server {
@@ -111,7 +114,34 @@ impl Server {
             served,
             on_this_machine: host.on_this_machine(),
             url: format!("http://{addr}/"),
+            accept_errors_seen: BTreeMap::new(),
         })
+    }
+
+    /// Records in `p` the accepts that failed on the server (all its
+    /// processes) since it was last asked, by errno, as
+    /// `server_accept_errors` (`{}`: none); where it did not answer,
+    /// `null` and `server_accept_errors_unknown` saying why.
+    pub(crate) fn record_accept_errors(&mut self, p: &mut BTreeMap<String, serde_json::Value>) {
+        let asked = self
+            .served
+            .ask("stats", errcount::ANSWER, Duration::from_secs(10))
+            .and_then(|line| errcount::parse_answer(&line));
+        match asked {
+            Ok(now) => {
+                let since: BTreeMap<&String, u64> = now
+                    .iter()
+                    .map(|(k, &v)| (k, v - self.accept_errors_seen.get(k).copied().unwrap_or(0)))
+                    .filter(|&(_, v)| v > 0)
+                    .collect();
+                p.insert("server_accept_errors".into(), json!(since));
+                self.accept_errors_seen = now;
+            }
+            Err(e) => {
+                p.insert("server_accept_errors".into(), serde_json::Value::Null);
+                p.insert("server_accept_errors_unknown".into(), json!(e));
+            }
+        }
     }
 }
 
@@ -281,67 +311,82 @@ fn time_wait_knobs() -> serde_json::Value {
 /// new connections between them; a sample's figure is its req/s.
 fn sweep_connections(
     ctx: &Ctx,
-    url: &str,
+    server: &mut Server,
+    path: &str,
     per_connection: u64,
     plan: &sweep::Plan,
     progress: &mut Progress,
 ) -> Result<crate::results::SweepStats, String> {
-    let target = Target::parse(url).map_err(|e| e.to_string())?;
+    let target = Target::parse(&format!("{}{path}", server.url)).map_err(|e| e.to_string())?;
+    server.record_accept_errors(&mut BTreeMap::new());
     let mut runner = |level: f64, plan: &sweep::Plan| {
-        let mut out = sweep::LevelOutcome::default();
-        let scale = Scale::of(level as u64, target.addr);
-        scale.record(&mut out.params);
-        if plan.samples == 0 {
-            return out;
-        }
-        let opts = Options {
-            per_connection: Some(per_connection),
-            duration: Some(plan.sample * plan.samples),
-            warm_up: plan.heat_up,
-            rounds: plan.samples,
-            stop: Some(crate::stop::interrupted),
-            ..Options::new(vec![target.clone()], level as usize)
-        };
-        let tw = crate::sys::time_wait_count();
-        let begun = Instant::now();
-        let r = run_load(ctx, &opts, &scale);
-        let end = Instant::now();
-        record_time_wait(&mut out.params, tw, r.as_ref().ok());
-        let o = match r {
-            Ok(o) => o,
-            Err(e) => {
-                out.error = Some(e);
-                return out;
-            }
-        };
-        let mut rounds = if o.rounds.is_empty() {
-            vec![o.clone()]
-        } else {
-            o.rounds.clone()
-        };
-        if o.stopped {
-            // The last round was cut short.
-            rounds.pop();
-        }
-        let mut t = 0.0;
-        for r in rounds {
-            let s = r.stats();
-            t += s.seconds;
-            out.samples.push(SweepSample {
-                t,
-                seconds: s.seconds,
-                value: s.requests_per_s,
-                latency_ns: (s.requests > 0).then_some(s.latency_ns),
-                mean_latency_ns: None,
-                errors: r.errors.total(),
-            });
-        }
-        if !out.samples.is_empty() {
-            out.window = Some(((begun + plan.heat_up).min(end), end));
-        }
+        let mut out = level_of_connections(ctx, &target, per_connection, level, plan);
+        server.record_accept_errors(&mut out.params);
         out
     };
     Ok(sweep::run(plan, progress, &mut runner))
+}
+
+/// One level of [`sweep_connections`]: `level` connections at once.
+fn level_of_connections(
+    ctx: &Ctx,
+    target: &Target,
+    per_connection: u64,
+    level: f64,
+    plan: &sweep::Plan,
+) -> sweep::LevelOutcome {
+    let mut out = sweep::LevelOutcome::default();
+    let scale = Scale::of(level as u64, target.addr);
+    scale.record(&mut out.params);
+    if plan.samples == 0 {
+        return out;
+    }
+    let opts = Options {
+        per_connection: Some(per_connection),
+        duration: Some(plan.sample * plan.samples),
+        warm_up: plan.heat_up,
+        rounds: plan.samples,
+        stop: Some(crate::stop::interrupted),
+        ..Options::new(vec![target.clone()], level as usize)
+    };
+    let tw = crate::sys::time_wait_count();
+    let begun = Instant::now();
+    let r = run_load(ctx, &opts, &scale);
+    let end = Instant::now();
+    record_time_wait(&mut out.params, tw, r.as_ref().ok());
+    let o = match r {
+        Ok(o) => o,
+        Err(e) => {
+            out.error = Some(e);
+            return out;
+        }
+    };
+    let mut rounds = if o.rounds.is_empty() {
+        vec![o.clone()]
+    } else {
+        o.rounds.clone()
+    };
+    if o.stopped {
+        // The last round was cut short.
+        rounds.pop();
+    }
+    let mut t = 0.0;
+    for r in rounds {
+        let s = r.stats();
+        t += s.seconds;
+        out.samples.push(SweepSample {
+            t,
+            seconds: s.seconds,
+            value: s.requests_per_s,
+            latency_ns: (s.requests > 0).then_some(s.latency_ns),
+            mean_latency_ns: None,
+            errors: r.errors.total(),
+        });
+    }
+    if !out.samples.is_empty() {
+        out.window = Some(((begun + plan.heat_up).min(end), end));
+    }
+    out
 }
 
 /// A row holding a sweep (or why it could not run).
@@ -458,16 +503,20 @@ impl Workload for IpStack {
                 false,
                 ipv6,
             );
-            let url = |s: &Server| format!("{}f11k.bin", s.url);
-            match &plan {
-                Some(plan) => {
-                    let r =
-                        server.and_then(|s| sweep_connections(ctx, &url(&s), 10, plan, progress));
+            match (server, &plan) {
+                (Ok(mut s), Some(plan)) => {
+                    let r = sweep_connections(ctx, &mut s, "f11k.bin", 10, plan, progress);
                     rows.push(sweep_row(label, p, r));
                 }
-                None => {
-                    let r = server.and_then(|s| measure(&url(&s), fetches, 10, &mut p));
+                (Ok(mut s), None) => {
+                    let r = measure(&format!("{}f11k.bin", s.url), fetches, 10, &mut p);
+                    s.record_accept_errors(&mut p);
                     rows.push(row(label, p, r));
+                    progress.advance(1);
+                }
+                (Err(e), Some(_)) => rows.push(sweep_row(label, p, Err(e))),
+                (Err(e), None) => {
+                    rows.push(row(label, p, Err(e)));
                     progress.advance(1);
                 }
             }
@@ -610,7 +659,7 @@ impl Workload for ShortConn {
             .iter()
             .map(|(kb, name)| (*name, kb * 1024))
             .collect();
-        let server = Server::start(&ctx.hosts().server, &root, &made, workers, true, false);
+        let mut server = Server::start(&ctx.hosts().server, &root, &made, workers, true, false);
         let mut rows = Vec::new();
         for (kb, name) in objects {
             if crate::stop::interrupted() {
@@ -620,13 +669,14 @@ impl Workload for ShortConn {
             progress.phase(&label);
             let mut p = BTreeMap::new();
             p.insert("object_bytes".into(), json!(kb * 1024));
-            match (&server, &plan) {
+            match (&mut server, &plan) {
                 (Ok(s), Some(plan)) => {
-                    let r = sweep_connections(ctx, &format!("{}{name}", s.url), 1, plan, progress);
+                    let r = sweep_connections(ctx, s, name, 1, plan, progress);
                     rows.push(sweep_row(label, p, r));
                 }
                 (Ok(s), None) => {
                     let r = shortconn_row(ctx, &format!("{}{name}", s.url), &short, &scale, &mut p);
+                    s.record_accept_errors(&mut p);
                     rows.push(row(label, p, r));
                     progress.advance(1);
                 }
