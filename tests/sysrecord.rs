@@ -143,3 +143,107 @@ fn sysinfo_prints_the_cgroup_and_nic_lines() {
         }
     }
 }
+
+/// A network namespace made for one test, deleted when dropped.
+struct Netns(String);
+
+impl Netns {
+    fn new(name: &str) -> Netns {
+        let name = format!("{name}-{}", std::process::id());
+        let ok = std::process::Command::new("ip")
+            .args(["netns", "add", &name])
+            .status()
+            .expect("ip (iproute2) runs");
+        assert!(ok.success(), "ip netns add {name}");
+        Netns(name)
+    }
+
+    /// Runs `args` inside, asserting that it succeeds; its output.
+    fn run(&self, args: &[&str]) -> String {
+        let o = std::process::Command::new("ip")
+            .args(["netns", "exec", &self.0])
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("ip")
+            .args(["netns", "del", &self.0])
+            .status();
+    }
+}
+
+#[test]
+fn the_firewall_rules_and_security_modules_are_on_record() {
+    // Rules made by the real nft, iptables (nf_tables) and iptables-legacy
+    // in a namespace of this test's own; scalebench reads them from the
+    // kernel there.
+    let ns = Netns::new("sb-fw");
+    ns.run(&["nft", "add", "table", "inet", "t"]);
+    ns.run(&[
+        "nft",
+        "add",
+        "chain",
+        "inet",
+        "t",
+        "c",
+        "{ type filter hook input priority 0; }",
+    ]);
+    ns.run(&[
+        "nft", "add", "rule", "inet", "t", "c", "tcp", "dport", "22", "accept",
+    ]);
+    ns.run(&[
+        "nft", "add", "rule", "inet", "t", "c", "tcp", "dport", "23", "drop",
+    ]);
+    ns.run(&[
+        "iptables", "-A", "INPUT", "-p", "tcp", "--dport", "80", "-j", "ACCEPT",
+    ]);
+    ns.run(&[
+        "iptables-legacy",
+        "-A",
+        "INPUT",
+        "-p",
+        "tcp",
+        "--dport",
+        "81",
+        "-j",
+        "ACCEPT",
+    ]);
+    let exe = env!("CARGO_BIN_EXE_scalebench");
+    let json: serde_json::Value =
+        serde_json::from_str(&ns.run(&[exe, "sysinfo", "--json"])).unwrap();
+    let f = &json["tuning"]["firewall"];
+    assert_eq!(f["nftables"]["inet t"], 2, "{f}");
+    assert_eq!(f["nftables"]["ip filter"], 1, "iptables-nft's rule: {f}");
+    // One rule, three built-in chains' policies, one end marker.
+    assert_eq!(f["iptables_legacy"]["ipv4 filter"], 5, "{f}");
+    let s = &json["tuning"]["security"];
+    assert!(s["selinux"].is_string() && s["apparmor"].is_string(), "{s}");
+    // Here, outside the namespace, none of those rules is seen.
+    let here = bin().args(["sysinfo", "--json"]).output().unwrap();
+    let here: serde_json::Value = serde_json::from_slice(&here.stdout).unwrap();
+    assert!(
+        here["tuning"]["firewall"]["nftables"]
+            .get("inet t")
+            .is_none()
+    );
+    let text = ns.run(&[exe, "sysinfo"]);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("firewall    nftables 3 rules (inet t 2, ip filter 1)")),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("security    SELinux ")),
+        "{text}"
+    );
+}

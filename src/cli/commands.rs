@@ -639,6 +639,12 @@ fn write_tuning(t: &crate::results::Tuning, w: &mut dyn Write) -> anyhow::Result
             writeln!(w, "nic         {}", nic_words(n))?;
         }
     }
+    if let Some(f) = &t.firewall {
+        writeln!(w, "firewall    {}", f.words())?;
+    }
+    if let Some(s) = &t.security {
+        writeln!(w, "security    {}", s.words())?;
+    }
     for (k, v) in &t.mitigations {
         writeln!(w, "mitigation  {k}: {v}")?;
     }
@@ -684,6 +690,9 @@ fn nic_words(n: &results::Nic) -> String {
     if n.rx_ring.is_some() || n.tx_ring.is_some() {
         let r = |x: Option<u32>| x.map_or("?".into(), |x| x.to_string());
         v.push(format!("rings rx {} tx {}", r(n.rx_ring), r(n.tx_ring)));
+    }
+    if let Some(q) = n.queue_words() {
+        v.push(q);
     }
     let offloads = n.offloads.known();
     if !offloads.is_empty() {

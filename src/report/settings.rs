@@ -118,7 +118,10 @@ fn settings(s: &System) -> BTreeMap<String, String> {
     }
     for n in t.nics.iter().flatten() {
         put(&format!("NIC {}", n.name), Some(nic_summary(n)));
+        put(&format!("NIC {} queues", n.name), n.queue_words());
     }
+    put("firewall", t.firewall.as_ref().map(|f| f.words()));
+    put("security modules", t.security.as_ref().map(|s| s.words()));
     for (k, v) in &t.mitigations {
         put(&format!("mitigation {k}"), Some(v.clone()));
     }
@@ -393,6 +396,67 @@ mod tests {
         let rows = differing(&[a, c]);
         let g = rows.iter().find(|r| r.name == "CPU governor");
         assert!(g.is_none_or(|g| g.values[1].is_none()), "{g:?}");
+    }
+
+    #[test]
+    fn a_firewall_a_security_mode_and_nic_queues_that_differ_are_named() {
+        use crate::results::{Channels, Firewall, Security};
+        let mut a = system("a", None, "1");
+        let mut b = system("b", None, "1");
+        a.file.system.tuning.firewall = Some(Firewall {
+            nftables: Some([("inet filter".to_string(), 12)].into()),
+            ..Default::default()
+        });
+        b.file.system.tuning.firewall = Some(Firewall {
+            nftables: Some(Default::default()),
+            ..Default::default()
+        });
+        a.file.system.tuning.security = Some(Security {
+            selinux: Some("enforcing".into()),
+            ..Default::default()
+        });
+        b.file.system.tuning.security = Some(Security {
+            selinux: Some("off".into()),
+            ..Default::default()
+        });
+        let nic = |q: u32| Nic {
+            name: "eth0".into(),
+            rx_queues: Some(q),
+            tx_queues: Some(q),
+            channels: Some(Channels {
+                combined: q,
+                max_combined: 8,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        a.file.system.tuning.nics = Some(vec![nic(4)]);
+        b.file.system.tuning.nics = Some(vec![nic(1)]);
+        let rows = differing(&[a, b]);
+        let row = |n: &str| {
+            rows.iter()
+                .find(|r| r.name == n)
+                .unwrap_or_else(|| panic!("{n}: {rows:?}"))
+        };
+        assert_eq!(
+            row("firewall").values,
+            [
+                Some("nftables 12 rules (inet filter 12)".into()),
+                Some("no rules".into())
+            ]
+        );
+        assert_eq!(
+            row("security modules").values,
+            [Some("SELinux enforcing".into()), Some("SELinux off".into())]
+        );
+        assert_eq!(
+            row("NIC eth0 queues").values,
+            [
+                Some("queues rx 4 tx 4, channels combined 4 of 8".into()),
+                Some("queues rx 1 tx 1, channels combined 1 of 8".into())
+            ]
+        );
+        assert!(rows.iter().all(|r| r.name != "NIC eth0"), "{rows:?}");
     }
 
     #[test]

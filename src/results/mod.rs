@@ -625,7 +625,8 @@ pub struct KernelConfig {
 }
 
 pub use crate::sys::tuning::{
-    BusyProcess, CgroupLimits, Nic, Offloads, STEAL_WARN_PERCENT, Tuning,
+    BusyProcess, CgroupLimits, Channels, Firewall, Nic, Offloads, STEAL_WARN_PERCENT, Security,
+    Tuning,
 };
 
 /// Processor description.

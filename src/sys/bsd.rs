@@ -586,8 +586,47 @@ pub fn tuning() -> super::tuning::Tuning {
         busiest: busiest(),
         sysctls,
         nics: nics(),
+        firewall: Some(firewall()),
+        security: Some(super::tuning::Security {
+            securelevel: sysctl("kern.securelevel"),
+            ..Default::default()
+        }),
         ..Default::default()
     }
+}
+
+/// The packet filters' rules: pf's (`pfctl -s rules`, every BSD and
+/// macOS) and ipfw's (`ipfw list`, FreeBSD and DragonFly), counted as the
+/// lines those print; a filter whose tool is missing or refuses (not
+/// root, pf not enabled) is named in `unreadable`.
+fn firewall() -> super::tuning::Firewall {
+    let lines = |tool: &str, args: &[&str]| -> Result<u64, String> {
+        let out = Command::new(tool)
+            .args(args)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .map_err(|e| format!("{tool}: {e}"))?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            return Err(format!("{tool}: {}", err.trim()));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .count() as u64)
+    };
+    let mut f = super::tuning::Firewall::default();
+    match lines("pfctl", &["-s", "rules"]) {
+        Ok(n) => f.pf_rules = Some(n),
+        Err(e) => f.unreadable.push(e),
+    }
+    if cfg!(any(target_os = "freebsd", target_os = "dragonfly")) {
+        match lines("ipfw", &["list"]) {
+            Ok(n) => f.ipfw_rules = Some(n),
+            Err(e) => f.unreadable.push(e),
+        }
+    }
+    f
 }
 
 /// The network interfaces that are up, loopback left out, by

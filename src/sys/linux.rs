@@ -871,6 +871,8 @@ pub fn tuning() -> super::tuning::Tuning {
         steal_percent: None,
         cgroup_limits: super::cgroups::cgroup_limits(),
         nics: super::nics::nics(),
+        firewall: Some(super::guards::firewall()),
+        security: Some(super::guards::security()),
     }
 }
 

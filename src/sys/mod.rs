@@ -29,6 +29,8 @@ pub fn pin_thread(tid: i32, cpu: usize) -> std::io::Result<()> {
     ))
 }
 #[cfg(any(target_os = "linux", target_os = "android"))]
+mod guards;
+#[cfg(any(target_os = "linux", target_os = "android"))]
 mod mountinfo;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod nics;

@@ -8,7 +8,7 @@
 //! binary is needed, and asking needs no privilege. A driver that does not
 //! answer a request leaves that field out.
 
-use super::tuning::{Nic, Offloads};
+use super::tuning::{Channels, Nic, Offloads};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 
@@ -25,6 +25,7 @@ const ETHTOOL_GTSO: u32 = 0x1e;
 const ETHTOOL_GGSO: u32 = 0x23;
 const ETHTOOL_GFLAGS: u32 = 0x25;
 const ETHTOOL_GGRO: u32 = 0x2b;
+const ETHTOOL_GCHANNELS: u32 = 0x3c;
 const ETH_FLAG_LRO: u32 = 1 << 15;
 
 /// `struct ethtool_value`.
@@ -47,6 +48,21 @@ struct EthtoolRingparam {
     rx_mini_pending: u32,
     rx_jumbo_pending: u32,
     tx_pending: u32,
+}
+
+/// `struct ethtool_channels`.
+#[repr(C)]
+#[derive(Default)]
+struct EthtoolChannels {
+    cmd: u32,
+    max_rx: u32,
+    max_tx: u32,
+    max_other: u32,
+    max_combined: u32,
+    rx_count: u32,
+    tx_count: u32,
+    other_count: u32,
+    combined_count: u32,
 }
 
 /// A socket to send ethtool requests on.
@@ -92,6 +108,21 @@ impl Ethtool {
         };
         self.ask(name, &mut r)
             .then_some((r.rx_pending, r.tx_pending))
+    }
+
+    /// The channels, as `ethtool -l` shows them.
+    fn channels(&self, name: &str) -> Option<Channels> {
+        let mut c = EthtoolChannels {
+            cmd: ETHTOOL_GCHANNELS,
+            ..Default::default()
+        };
+        self.ask(name, &mut c).then_some(Channels {
+            rx: c.rx_count,
+            tx: c.tx_count,
+            other: c.other_count,
+            combined: c.combined_count,
+            max_combined: c.max_combined,
+        })
     }
 
     fn offloads(&self, name: &str) -> Offloads {
@@ -154,17 +185,35 @@ pub fn nics() -> Option<Vec<Nic>> {
             .as_ref()
             .map(|e| e.offloads(&name))
             .unwrap_or_default();
+        let (rx_queues, tx_queues) = queues(&dir.join("queues"));
         v.push(Nic {
+            channels: ethtool.as_ref().and_then(|e| e.channels(&name)),
             name,
             driver,
             speed_mbps,
             mtu,
             rx_ring: rings.map(|r| r.0),
             tx_ring: rings.map(|r| r.1),
+            rx_queues,
+            tx_queues,
             offloads,
         });
     }
     Some(v)
+}
+
+/// The receive and transmit queues in an interface's sysfs `queues`
+/// directory (`rx-0`, `tx-0`, …).
+fn queues(dir: &Path) -> (Option<u32>, Option<u32>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return (None, None);
+    };
+    let names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let count = |p: &str| names.iter().filter(|n| n.starts_with(p)).count() as u32;
+    (Some(count("rx-")), Some(count("tx-")))
 }
 
 #[cfg(test)]
@@ -200,6 +249,9 @@ mod tests {
             // Every driver answers the legacy value requests from the
             // device's feature flags.
             assert!(n.offloads.tso.is_some() && n.offloads.sg.is_some(), "{n:?}");
+            // Every interface has at least one queue each way.
+            assert!(n.rx_queues.is_some_and(|q| q >= 1), "{n:?}");
+            assert!(n.tx_queues.is_some_and(|q| q >= 1), "{n:?}");
         }
         assert!(nics.iter().all(|n| n.name != "lo"));
     }

@@ -77,6 +77,173 @@ pub struct Tuning {
     /// when none is up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nics: Option<Vec<Nic>>,
+    /// The packet filter's rules as the kernel holds them (absent where
+    /// not read, and in files before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firewall: Option<Firewall>,
+    /// The security modules that confine programs, and their modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security: Option<Security>,
+}
+
+/// The packet filter's rules, counted where the kernel tells; each part
+/// absent where this OS has no such filter or it could not be read
+/// (`unreadable` says why).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Firewall {
+    /// nftables rules by `family table` (`inet filter`, `ip nat`), as a
+    /// netlink dump lists them (Linux; iptables-nft's rules are among
+    /// them); empty when there are none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nftables: Option<BTreeMap<String, u64>>,
+    /// Legacy iptables (x_tables) tables loaded, `ipv4 filter` → the
+    /// kernel's entry count for it: the rules, plus one policy per
+    /// built-in chain, two entries per user-defined chain and one end
+    /// marker (Linux); empty when none is loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iptables_legacy: Option<BTreeMap<String, u64>>,
+    /// pf rules loaded (`pfctl -s rules`; the BSDs and macOS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pf_rules: Option<u64>,
+    /// ipfw rules (`ipfw list`; FreeBSD, DragonFly).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipfw_rules: Option<u64>,
+    /// Why a part could not be read (`nftables: EPERM`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<String>,
+}
+
+impl Firewall {
+    /// Rules in all, over every filter read (legacy iptables entries
+    /// counted as they are).
+    pub fn total(&self) -> u64 {
+        let sum =
+            |m: &Option<BTreeMap<String, u64>>| m.iter().flatten().map(|(_, v)| v).sum::<u64>();
+        sum(&self.nftables)
+            + sum(&self.iptables_legacy)
+            + self.pf_rules.unwrap_or(0)
+            + self.ipfw_rules.unwrap_or(0)
+    }
+}
+
+impl Firewall {
+    /// In words: `nftables 3 rules (inet filter 2, ip nat 1); pf 10
+    /// rules`, `no rules`, and what could not be read.
+    pub fn words(&self) -> String {
+        let per = |m: &BTreeMap<String, u64>| {
+            m.iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut v = Vec::new();
+        if let Some(m) = self.nftables.as_ref().filter(|m| !m.is_empty()) {
+            let n: u64 = m.values().sum();
+            v.push(format!("nftables {n} rule{} ({})", plural(n), per(m)));
+        }
+        if let Some(m) = self.iptables_legacy.as_ref().filter(|m| !m.is_empty()) {
+            v.push(format!("iptables legacy entries ({})", per(m)));
+        }
+        for (name, n) in [("pf", self.pf_rules), ("ipfw", self.ipfw_rules)] {
+            if let Some(n) = n.filter(|&n| n > 0) {
+                v.push(format!("{name} {n} rule{}", plural(n)));
+            }
+        }
+        if v.is_empty() {
+            v.push("no rules".into());
+        }
+        if !self.unreadable.is_empty() {
+            v.push(format!("unreadable: {}", self.unreadable.join(", ")));
+        }
+        v.join("; ")
+    }
+}
+
+/// `s` unless there is one.
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+impl Security {
+    /// In words: `SELinux off, AppArmor on: 3 profiles (3 enforce),
+    /// modules lockdown,capability,apparmor`.
+    pub fn words(&self) -> String {
+        let mut v = Vec::new();
+        if let Some(s) = &self.selinux {
+            v.push(format!("SELinux {s}"));
+        }
+        if let Some(a) = &self.apparmor {
+            v.push(format!("AppArmor {a}"));
+        }
+        if let Some(l) = &self.securelevel {
+            v.push(format!("securelevel {l}"));
+        }
+        if let Some(m) = &self.lsm {
+            v.push(format!("modules {}", m.join(",")));
+        }
+        if v.is_empty() {
+            "unknown".into()
+        } else {
+            v.join(", ")
+        }
+    }
+}
+
+impl Nic {
+    /// Its queues and channels in words (`queues rx 4 tx 4, channels
+    /// combined 4 of 8`), where recorded.
+    pub fn queue_words(&self) -> Option<String> {
+        let mut v = Vec::new();
+        if let (Some(r), Some(t)) = (self.rx_queues, self.tx_queues) {
+            v.push(format!("queues rx {r} tx {t}"));
+        }
+        if let Some(c) = &self.channels {
+            let parts: Vec<String> = [("rx", c.rx), ("tx", c.tx), ("other", c.other)]
+                .into_iter()
+                .filter(|&(_, n)| n > 0)
+                .map(|(k, n)| format!("{k} {n}"))
+                .chain([format!("combined {} of {}", c.combined, c.max_combined)])
+                .collect();
+            v.push(format!("channels {}", parts.join(" ")));
+        }
+        (!v.is_empty()).then(|| v.join(", "))
+    }
+}
+
+/// The security modules that confine programs, as the OS says them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Security {
+    /// The Linux security modules active, in order
+    /// (`/sys/kernel/security/lsm`: `lockdown,capability,apparmor`), where
+    /// securityfs is mounted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lsm: Option<Vec<String>>,
+    /// SELinux: `enforcing`, `permissive` or `off`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selinux: Option<String>,
+    /// AppArmor: `off`, `on`, or `on: 40 profiles (38 enforce, 2
+    /// complain)` where its profiles can be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apparmor: Option<String>,
+    /// The BSDs' kernel security level (`kern.securelevel`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub securelevel: Option<String>,
+}
+
+/// A network interface's channels (queue pairs and interrupt vectors) as
+/// `ethtool -l` shows them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Channels {
+    /// Receive-only channels.
+    pub rx: u32,
+    /// Transmit-only channels.
+    pub tx: u32,
+    /// Other channels (link interrupts).
+    pub other: u32,
+    /// Combined receive and transmit channels.
+    pub combined: u32,
+    /// Most combined channels the device allows.
+    pub max_combined: u32,
 }
 
 /// Steal time above which the reports say the machine was busy, in
@@ -138,6 +305,15 @@ pub struct Nic {
     /// Transmit ring size, descriptors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tx_ring: Option<u32>,
+    /// Receive queues the OS set up (Linux: `queues/rx-*` in sysfs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_queues: Option<u32>,
+    /// Transmit queues the OS set up (Linux: `queues/tx-*`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tx_queues: Option<u32>,
+    /// Its channels, where the driver tells (`ETHTOOL_GCHANNELS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channels: Option<Channels>,
     /// Offloads on (true) or off; those the OS does not tell are absent.
     #[serde(default, skip_serializing_if = "Offloads::is_empty")]
     pub offloads: Offloads,
