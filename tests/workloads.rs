@@ -302,6 +302,9 @@ fn a_connection_sweep_keeps_every_sample_and_names_its_peak() {
         9,
         "three charts per sweep"
     );
+    // Every sample a dot on the figure and per-unit charts: 3 rows × 3
+    // levels × 4 samples, twice.
+    assert_eq!(html.matches("<circle class=\"sample").count(), 2 * 36);
     assert!(
         html.contains("peaks at "),
         "the verdict is in the HTML report"

@@ -85,18 +85,15 @@ pub fn judge(s: &SweepStats, knee_share: f64) -> SweepVerdict {
         .iter()
         .find(|l| l.level == s.baseline)
         .and_then(|l| l.value)
-        .filter(|v| *v > 0.0)
-        .map(|v| v / s.baseline);
+        .filter(|v| *v > 0.0);
     let levels: Vec<LevelFigure> = lv
         .iter()
         .map(|l| LevelFigure {
             level: l.level,
             value: l.value,
-            efficiency: match (l.value, base) {
-                (Some(v), Some(b)) if per_unit => Some(v / l.level / b),
-                (Some(v), Some(b)) => Some(v / (b * s.baseline)),
-                _ => None,
-            },
+            efficiency: base
+                .zip(l.value)
+                .map(|(b, v)| efficiency(per_unit, s.baseline, b, l.level, v)),
         })
         .collect();
     let peak = levels
@@ -163,6 +160,33 @@ pub fn judge(s: &SweepStats, knee_share: f64) -> SweepVerdict {
     };
     v.words = words(&v, s);
     v
+}
+
+/// The efficiency of a figure `value` at `level` against the baseline's
+/// figure `base` (at level `baseline`): per level unit, (value / level) /
+/// (base / baseline), or the figure itself, value / base.
+fn efficiency(per_unit: bool, baseline: f64, base: f64, level: f64, value: f64) -> f64 {
+    if per_unit {
+        value / level / (base / baseline)
+    } else {
+        value / base
+    }
+}
+
+impl SweepVerdict {
+    /// The efficiency a figure `value` measured at `level` has against
+    /// this verdict's baseline, as [`LevelFigure::efficiency`] is for the
+    /// level's own figure: how a single sample is drawn beside its level.
+    /// `None` when the baseline had no figure.
+    pub fn efficiency_of(&self, baseline: f64, level: f64, value: f64) -> Option<f64> {
+        let base = self
+            .levels
+            .iter()
+            .find(|l| l.level == baseline)
+            .and_then(|l| l.value)
+            .filter(|v| *v > 0.0)?;
+        Some(efficiency(self.per_unit, baseline, base, level, value))
+    }
 }
 
 /// A level in words: whole numbers with thin grouping (`1 000`), others
@@ -368,6 +392,31 @@ mod tests {
         ]);
         let v = judge(&s, KNEE_SHARE);
         assert_eq!(v.peak.unwrap().range, (4.0, 4.0));
+    }
+
+    #[test]
+    fn a_samples_efficiency_is_as_its_levels_would_be_with_its_figure() {
+        let s = sweep(&[(1.0, Some(100.0)), (2.0, Some(150.0)), (4.0, Some(200.0))]);
+        let v = judge(&s, KNEE_SHARE);
+        for l in &v.levels {
+            let e = v.efficiency_of(s.baseline, l.level, l.value.unwrap());
+            assert_eq!(e, l.efficiency, "{l:?}");
+        }
+        assert_eq!(v.efficiency_of(1.0, 2.0, 300.0), Some(1.5));
+        let mut f = s.clone();
+        f.knee_on = "figure".into();
+        let v = judge(&f, KNEE_SHARE);
+        assert_eq!(
+            v.efficiency_of(1.0, 4.0, 50.0),
+            Some(0.5),
+            "against the figure"
+        );
+        let none = judge(&sweep(&[(1.0, None), (2.0, Some(5.0))]), KNEE_SHARE);
+        assert_eq!(
+            none.efficiency_of(1.0, 2.0, 5.0),
+            None,
+            "no baseline figure"
+        );
     }
 
     #[test]

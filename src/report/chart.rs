@@ -75,12 +75,12 @@ pub struct Chart<'a> {
     pub log_y: bool,
 }
 
-const W: f64 = 760.0;
-const H: f64 = 400.0;
-const LEFT: f64 = 72.0;
-const RIGHT: f64 = 16.0;
-const TOP: f64 = 50.0;
-const BOTTOM: f64 = 46.0;
+pub(super) const W: f64 = 760.0;
+pub(super) const H: f64 = 400.0;
+pub(super) const LEFT: f64 = 72.0;
+pub(super) const RIGHT: f64 = 16.0;
+pub(super) const TOP: f64 = 50.0;
+pub(super) const BOTTOM: f64 = 46.0;
 
 /// A unit for durations chosen by the largest value shown.
 fn unit(max_ns: f64) -> (&'static str, f64) {
@@ -150,7 +150,7 @@ pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
 }
 
 /// A number in a unit, without trailing zeros ("2.5", "120").
-fn num(v: f64) -> String {
+pub(super) fn num(v: f64) -> String {
     let s = if v.abs() >= 100.0 || v == 0.0 {
         format!("{v:.0}")
     } else if v.abs() >= 10.0 {
@@ -869,7 +869,7 @@ fn write_notes(o: &mut String, densities: &[Density], lone_total: usize) {
     }
 }
 
-/// One line of a [`lines_svg`] or [`curve_svg`] chart.
+/// One line of a [`lines_svg`] chart.
 pub struct Line<'a> {
     /// Legend label.
     pub label: &'a str,
@@ -881,7 +881,7 @@ pub struct Line<'a> {
 
 /// Opens a chart's `<svg>` with its title, grid, tick labels and axis
 /// labels; ticks are `(pixel, label)`.
-fn frame(
+pub(super) fn frame(
     id: &str,
     class: &str,
     title: &str,
@@ -915,10 +915,19 @@ fn frame(
     for (x, label) in xt {
         let _ = write!(
             s,
-            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{TOP}\" y2=\"{:.1}\" stroke=\"#eee\"/><text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\">{label}</text>",
+            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{TOP}\" y2=\"{:.1}\" stroke=\"#eee\"/>",
             TOP + ph,
-            TOP + ph + 16.0,
         );
+        // A tick without a label: a grid line only (its label would
+        // overlap a neighbour's).
+        if !label.is_empty() {
+            let _ = write!(
+                s,
+                "<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\">{}</text>",
+                TOP + ph + 16.0,
+                esc(label)
+            );
+        }
     }
     let _ = write!(
         s,
@@ -935,17 +944,26 @@ fn frame(
 
 /// The legend of `lines`, top right, and the end of the `<svg>`.
 fn legend_and_close(s: &mut String, lines: &[Line]) {
-    for (i, l) in lines.iter().enumerate() {
+    legend_entries_and_close(s, lines.iter().map(|l| (l.label, l.colour)));
+}
+
+/// A legend of `(label, colour)` entries, top right, and the end of the
+/// `<svg>`.
+pub(super) fn legend_entries_and_close<'a>(
+    s: &mut String,
+    entries: impl Iterator<Item = (&'a str, &'a str)>,
+) {
+    for (i, (label, colour)) in entries.enumerate() {
         let y = TOP + 14.0 + i as f64 * 16.0;
         let x = W - RIGHT - 190.0;
         let _ = write!(
             s,
             "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"12\" height=\"4\" fill=\"{}\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\">{}</text>",
             y - 4.0,
-            l.colour,
+            colour,
             x + 16.0,
             y,
-            esc(l.label)
+            esc(label)
         );
     }
     s.push_str("</svg>");
@@ -1005,77 +1023,6 @@ pub fn lines_svg(id: &str, title: &str, x_label: &str, y_label: &str, lines: &[L
             d.trim_end(),
             l.colour
         );
-    }
-    legend_and_close(&mut s, lines);
-    s
-}
-
-/// A curve chart of a figure against a level (a sweep): x logarithmic
-/// when the levels span more than a factor of ten, else linear; y from 0;
-/// each line a polyline through its points with a marker at each.
-pub fn curve_svg(id: &str, title: &str, x_label: &str, y_label: &str, lines: &[Line]) -> String {
-    let xs = || lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
-    let x_lo = xs().fold(f64::INFINITY, f64::min).max(1e-9);
-    let x_hi = xs().fold(0.0, f64::max).max(x_lo * 1.0001);
-    let log = x_hi / x_lo > 10.0;
-    let pw = W - LEFT - RIGHT;
-    let ph = H - TOP - BOTTOM;
-    let (xt, x0, x1) = if log {
-        let t = log_ticks(x_lo, x_hi);
-        (t, x_lo.log10(), x_hi.log10())
-    } else {
-        let t = linear_ticks(x_hi, 8);
-        let top = *t.last().unwrap_or(&x_hi);
-        (t, 0.0, top)
-    };
-    let sx = |x: f64| {
-        let v = if log { x.max(1e-9).log10() } else { x };
-        LEFT + (v - x0) / (x1 - x0).max(1e-12) * pw
-    };
-    let yt = linear_ticks(y_max_of(lines), 5);
-    let y_top = *yt.last().unwrap_or(&1.0);
-    let sy = |y: f64| TOP + ph - y / y_top * ph;
-    let mut s = frame(
-        id,
-        "curve",
-        title,
-        (x_label, y_label),
-        &xt.iter().map(|&t| (sx(t), num(t))).collect::<Vec<_>>(),
-        &yt.iter().map(|&t| (sy(t), num(t))).collect::<Vec<_>>(),
-    );
-    for l in lines {
-        let d: Vec<String> = l
-            .points
-            .iter()
-            .enumerate()
-            .map(|(i, &(x, y))| {
-                format!(
-                    "{}{:.1},{:.1}",
-                    if i == 0 { "M" } else { "L" },
-                    sx(x),
-                    sy(y)
-                )
-            })
-            .collect();
-        let _ = write!(
-            s,
-            "<path class=\"line\" data-label=\"{}\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\"/>",
-            esc(l.label),
-            d.join(" "),
-            l.colour
-        );
-        for &(x, y) in &l.points {
-            let _ = write!(
-                s,
-                "<circle class=\"point\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{}\"><title>{}: {} → {}</title></circle>",
-                sx(x),
-                sy(y),
-                l.colour,
-                esc(l.label),
-                num(x),
-                num(y)
-            );
-        }
     }
     legend_and_close(&mut s, lines);
     s

@@ -299,10 +299,11 @@ fn line<'a>(
     emulated: bool,
     label: &'a str,
     colour: &'static str,
-) -> super::chart::Line<'a> {
-    super::chart::Line {
+) -> super::curve::Curve<'a> {
+    super::curve::Curve {
         label,
         colour,
+        dots: Vec::new(),
         points: t
             .points
             .iter()
@@ -334,15 +335,18 @@ pub fn write_html(tracks: &[Track], out: &mut dyn Write) -> anyhow::Result<()> {
             out,
             "<section><h2>{}</h2><figure class=\"history\">{}</figure><table><tr><th>#</th><th>file</th><th>started</th><th>{}</th><th>class</th><th>change</th></tr>",
             super::chart::esc(&t.name),
-            super::chart::curve_svg(
+            super::curve::curve_svg(
                 &format!("h{k}"),
                 &format!("{} — {}", t.name, t.figure),
-                "file, in order",
-                if t.higher_is_better {
-                    "per second"
-                } else {
-                    "ns"
-                },
+                (
+                    "file, in order",
+                    if t.higher_is_better {
+                        "per second"
+                    } else {
+                        "ns"
+                    }
+                ),
+                "",
                 &lines
             ),
             super::chart::esc(&t.figure)
@@ -442,6 +446,8 @@ mod tests {
             html.contains("mmap † (emulated)"),
             "the emulated points are a line of their own"
         );
+        // The x axis: a tick at each of the four files, none between.
+        assert!(html.contains("data-scale=\"linear\" data-levels=\"4\""));
         // Two native files ten times apart are a regression as before.
         let native = [
             system("a", false, 1.0, false),

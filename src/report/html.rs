@@ -1088,21 +1088,12 @@ impl<'a> WorkArticle<'a> {
         }
         for label in sweeps_done {
             for c in super::sweep_charts(t, label, self.many) {
-                let lines: Vec<chart::Line> = c
-                    .lines
-                    .iter()
-                    .map(|(who, system, points)| chart::Line {
-                        label: who,
-                        colour: colour(self.page.index(system)),
-                        points: points.clone(),
-                    })
-                    .collect();
                 let id = format!("{}-{}-{}", anchor(t.name), anchor(label), c.key);
                 writeln!(
                     out,
                     "<figure class=\"sweep\" data-sweep=\"{}\">{}</figure>",
                     esc(label),
-                    chart::curve_svg(&id, &c.title, &c.x_label, &c.y_label, &lines)
+                    c.svg(&id, |_, system| colour(self.page.index(system)))
                 )?;
             }
         }

@@ -102,21 +102,11 @@ impl MarkdownReport {
         };
         for label in labels {
             for (i, c) in super::sweep_charts(t, label, many).into_iter().enumerate() {
-                let lines: Vec<chart::Line> = c
-                    .lines
-                    .iter()
-                    .enumerate()
-                    .map(|(k, (who, _, points))| chart::Line {
-                        label: who,
-                        colour: chart::PALETTE[k % chart::PALETTE.len()],
-                        points: points.clone(),
-                    })
-                    .collect();
                 let id = format!("{}-{}-{}", anchor(t.name), anchor(label), c.key);
                 let file = self.attach(
                     dir,
                     &id,
-                    chart::curve_svg(&id, &c.title, &c.x_label, &c.y_label, &lines),
+                    c.svg(&id, |k, _| chart::PALETTE[k % chart::PALETTE.len()]),
                 );
                 writeln!(
                     out,

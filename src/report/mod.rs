@@ -5,6 +5,7 @@
 pub mod chart;
 pub mod compare;
 mod csv_out;
+pub mod curve;
 pub mod diff;
 pub mod export;
 pub mod flame;
@@ -559,8 +560,19 @@ pub fn sweep_failures(s: &crate::results::SweepStats) -> Option<Vec<Vec<String>>
 }
 
 /// One line of a [`SweepChart`]: who measured it (system, and target where
-/// there is one), the system's label, and its points in ascending level.
-pub type SweepLine<'a> = (String, &'a str, Vec<(f64, f64)>);
+/// there is one), the system's label, its levels' figures and every
+/// sample.
+pub struct SweepLine<'a> {
+    /// The system (and target) in words, for the legend.
+    pub who: String,
+    /// The system's label (its colour).
+    pub system: &'a str,
+    /// `(level, figure)` in ascending level: the line.
+    pub points: Vec<(f64, f64)>,
+    /// Every sample of every level, each level's in the order taken
+    /// (none on charts of a figure the samples do not have).
+    pub dots: Vec<curve::Dot>,
+}
 
 /// One chart of a sweep: a figure against the level, one line per system
 /// (and target) that swept the row.
@@ -573,14 +585,123 @@ pub struct SweepChart<'a> {
     pub x_label: String,
     /// The y axis.
     pub y_label: String,
-    /// `(who, system, points)` per line, points in ascending level.
+    /// What the dots and the line are, in a line under the title.
+    pub note: String,
+    /// One line per system (and target) with a point.
     pub lines: Vec<SweepLine<'a>>,
+}
+
+impl SweepChart<'_> {
+    /// The chart as an `<svg>` element, each line in the colour `colour`
+    /// gives its index and system.
+    pub fn svg(&self, id: &str, colour: impl Fn(usize, &str) -> &'static str) -> String {
+        let curves: Vec<curve::Curve> = self
+            .lines
+            .iter()
+            .enumerate()
+            .map(|(k, l)| curve::Curve {
+                label: &l.who,
+                colour: colour(k, l.system),
+                points: l.points.clone(),
+                dots: l.dots.clone(),
+            })
+            .collect();
+        curve::curve_svg(
+            id,
+            &self.title,
+            (&self.x_label, &self.y_label),
+            &self.note,
+            &curves,
+        )
+    }
+}
+
+/// What a chart draws for a level: its figure, from the verdict's level.
+type Figure<'p> =
+    &'p dyn Fn(&crate::results::SweepStats, &crate::analysis::sweep::LevelFigure) -> Option<f64>;
+
+/// What a chart draws for a sample: a figure from its level and its
+/// value (`None`: not drawn).
+type Each<'p> = &'p dyn Fn(
+    &crate::results::SweepStats,
+    &crate::analysis::sweep::SweepVerdict,
+    f64,
+    f64,
+) -> Option<f64>;
+
+/// The lines of one sweep chart: per sweep, each level's figure as
+/// `figure` gives it, and, with `each`, a dot for every sample of every
+/// recorded level (a level recorded twice has both entries' samples),
+/// counted in the figure when among its entry's last `figure_of_last`.
+fn sweep_lines<'a>(
+    sweeps: &[(
+        String,
+        &'a str,
+        &'a crate::results::SweepStats,
+        &crate::analysis::sweep::SweepVerdict,
+    )],
+    figure: Figure,
+    each: Option<Each>,
+) -> Vec<SweepLine<'a>> {
+    sweeps
+        .iter()
+        .map(|(who, system, s, v)| {
+            let points = v
+                .levels
+                .iter()
+                .filter_map(|l| Some((l.level, figure(s, l)?)))
+                .collect();
+            let mut dots = Vec::new();
+            let recorded = if each.is_some() { &s.levels[..] } else { &[] };
+            for l in recorded {
+                let first_counted = l
+                    .samples
+                    .len()
+                    .saturating_sub(s.figure_of_last.max(1) as usize);
+                for (i, x) in l.samples.iter().enumerate() {
+                    if let Some(y) = each.and_then(|f| f(s, v, l.level, x.value)) {
+                        dots.push(curve::Dot {
+                            x: l.level,
+                            y,
+                            counted: i >= first_counted,
+                        });
+                    }
+                }
+            }
+            SweepLine {
+                who: who.clone(),
+                system,
+                points,
+                dots,
+            }
+        })
+        .filter(|l| !l.points.is_empty() || !l.dots.is_empty())
+        .collect()
+}
+
+/// The recorded level `l` of `s`.
+fn sweep_level(s: &crate::results::SweepStats, l: f64) -> Option<&crate::results::SweepLevel> {
+    s.levels.iter().find(|x| x.level == l)
+}
+
+/// The note of a chart that draws samples: how many, which are not part
+/// of their level's figure, and what the line is.
+fn samples_note(lines: &[SweepLine], first: &crate::results::SweepStats, line: &str) -> String {
+    let n: usize = lines.iter().map(|l| l.dots.len()).sum();
+    if n == 0 {
+        return format!("the line: {line} (the file has no samples)");
+    }
+    let last = first.figure_of_last.max(1);
+    format!("{n} samples, a dot each (rings: not among a level's last {last}); the line: {line}")
 }
 
 /// The charts of the sweep rows labelled `label` in `t`: the figure, the
 /// per-unit efficiency against each line's own baseline (1.0 = linear
 /// scaling), and load × frequency — busy CPUs times their clock, in GHz —
-/// against the level. Charts without data are left out.
+/// against the level. The first two draw every sample as a dot and each
+/// level's figure as the line; load × frequency is read over a level's
+/// samples together, one figure per level. Charts without data are left
+/// out.
 pub fn sweep_charts<'a>(t: &WorkTable<'a>, label: &str, many: bool) -> Vec<SweepChart<'a>> {
     // Each line's sweep with its verdict.
     let sweeps: Vec<(String, &'a str, &'a crate::results::SweepStats, _)> = t
@@ -595,26 +716,21 @@ pub fn sweep_charts<'a>(t: &WorkTable<'a>, label: &str, many: bool) -> Vec<Sweep
     let Some((_, _, first, _)) = sweeps.first() else {
         return Vec::new();
     };
-    let pick = |f: &dyn Fn(
-        &crate::results::SweepStats,
-        &crate::analysis::sweep::LevelFigure,
-    ) -> Option<f64>| {
-        sweeps
-            .iter()
-            .map(|(who, system, s, v)| {
-                let points = v
-                    .levels
-                    .iter()
-                    .filter_map(|l| Some((l.level, f(s, l)?)))
-                    .collect();
-                (who.clone(), *system, points)
-            })
-            .filter(|(_, _, p): &SweepLine| !p.is_empty())
-            .collect::<Vec<_>>()
-    };
-    fn level(s: &crate::results::SweepStats, l: f64) -> Option<&crate::results::SweepLevel> {
-        s.levels.iter().find(|x| x.level == l)
-    }
+    let figure = sweep_lines(&sweeps, &|_, l| l.value, Some(&|_, _, _, y| Some(y)));
+    let per_unit = sweep_lines(
+        &sweeps,
+        &|_, l| l.efficiency,
+        Some(&|s, v, level, y| v.efficiency_of(s.baseline, level, y)),
+    );
+    let load = sweep_lines(
+        &sweeps,
+        &|s, l| {
+            let x = sweep_level(s, l.level)?;
+            Some(x.cpu_busy? * s.cpus as f64 * x.busy_mhz? / 1000.0)
+        },
+        None,
+    );
+    let by_figure = first.knee_on == "figure";
     let charts = [
         SweepChart {
             key: "figure",
@@ -624,11 +740,19 @@ pub fn sweep_charts<'a>(t: &WorkTable<'a>, label: &str, many: bool) -> Vec<Sweep
             ),
             x_label: first.variable.clone(),
             y_label: first.unit.clone(),
-            lines: pick(&|_, l| l.value),
+            note: samples_note(
+                &figure,
+                first,
+                &format!(
+                    "each level's figure, the mean of its last {}",
+                    first.figure_of_last.max(1)
+                ),
+            ),
+            lines: figure,
         },
         SweepChart {
             key: "per-unit",
-            title: if first.knee_on == "figure" {
+            title: if by_figure {
                 format!(
                     "{}: {label} — {} against the baseline's",
                     t.name, first.unit
@@ -640,12 +764,13 @@ pub fn sweep_charts<'a>(t: &WorkTable<'a>, label: &str, many: bool) -> Vec<Sweep
                 )
             },
             x_label: first.variable.clone(),
-            y_label: if first.knee_on == "figure" {
+            y_label: if by_figure {
                 "share of the baseline's".into()
             } else {
                 "per-unit efficiency".into()
             },
-            lines: pick(&|_, l| l.efficiency),
+            note: samples_note(&per_unit, first, "each level's, from its figure"),
+            lines: per_unit,
         },
         SweepChart {
             key: "load-ghz",
@@ -655,13 +780,18 @@ pub fn sweep_charts<'a>(t: &WorkTable<'a>, label: &str, many: bool) -> Vec<Sweep
             ),
             x_label: first.variable.clone(),
             y_label: "busy GHz".into(),
-            lines: pick(&|s, l| {
-                let x = level(s, l.level)?;
-                Some(x.cpu_busy? * s.cpus as f64 * x.busy_mhz? / 1000.0)
-            }),
+            note: "one figure per level: the CPUs are read over its samples together".into(),
+            lines: load,
         },
     ];
-    charts.into_iter().filter(|c| !c.lines.is_empty()).collect()
+    charts
+        .into_iter()
+        .filter(|c| {
+            c.lines
+                .iter()
+                .any(|l| !l.points.is_empty() || !l.dots.is_empty())
+        })
+        .collect()
 }
 
 impl<'a> Input<'a> {
@@ -1288,6 +1418,110 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    #[test]
+    fn sweep_charts_draw_every_sample_and_each_levels_figure() {
+        // Levels 1, 2, 4 with five samples each (the figure: the mean of
+        // the last three); 8 as an old file might have it: a figure, no
+        // samples; the CPUs read at 1 and 2 only.
+        let mut s = sweep(&[(1.0, &[]), (2.0, &[]), (4.0, &[]), (8.0, &[])], false);
+        s.baseline = 1.0;
+        for l in &mut s.levels {
+            let vals: Vec<f64> = if l.level == 8.0 {
+                Vec::new()
+            } else {
+                (0..5).map(|i| l.level * 100.0 + i as f64 * 10.0).collect()
+            };
+            l.value = Some(match vals.len() {
+                0 => 700.0,
+                n => vals[n - 3..].iter().sum::<f64>() / 3.0,
+            });
+            l.samples = samples(&vals);
+            if l.level <= 2.0 {
+                (l.cpu_busy, l.busy_mhz) = (Some(0.5), Some(2000.0));
+            }
+        }
+        let row = crate::results::WorkloadRow {
+            label: "select-only".into(),
+            target: None,
+            params: Default::default(),
+            load: None,
+            phase: None,
+            sweep: Some(s.clone()),
+            error: None,
+        };
+        let v = crate::analysis::sweep::judge(&s, crate::analysis::sweep::KNEE_SHARE);
+        let t = super::WorkTable {
+            name: "pgbench",
+            what: "",
+            columns: &super::SWEEP_ROW_COLUMNS,
+            lines: vec![super::WorkLine {
+                label: "select-only",
+                system: "box",
+                target: None,
+                row: Some(&row),
+                verdict: Some(v.clone()),
+                emulated: false,
+            }],
+            messages: Vec::new(),
+        };
+        let charts = super::sweep_charts(&t, "select-only", false);
+        let keys: Vec<&str> = charts.iter().map(|c| c.key).collect();
+        assert_eq!(keys, ["figure", "per-unit", "load-ghz"]);
+        let (fig, per, load) = (
+            &charts[0].lines[0],
+            &charts[1].lines[0],
+            &charts[2].lines[0],
+        );
+        assert_eq!(fig.points.len(), 4, "every level's figure, 8 too");
+        assert_eq!(fig.dots.len(), 15, "every sample");
+        let counted: Vec<bool> = fig.dots[..5].iter().map(|d| d.counted).collect();
+        assert_eq!(counted, [false, false, true, true, true], "the last three");
+        assert_eq!(fig.dots[6].y, 210.0);
+        assert!(
+            charts[0].note.starts_with("15 samples, a dot each"),
+            "{}",
+            charts[0].note
+        );
+        // Each sample's efficiency is its figure's: at 2 clients against
+        // 1 client's figure (130, the mean of 120, 130, 140), 210 / 2 / 130.
+        assert_eq!(per.dots.len(), 15);
+        assert!((per.dots[6].y - 210.0 / 2.0 / 130.0).abs() < 1e-12);
+        let lvl2 = v.levels.iter().find(|l| l.level == 2.0).unwrap();
+        assert_eq!(per.points[1], (2.0, lvl2.efficiency.unwrap()));
+        // Load × frequency: one figure per level, where read.
+        assert_eq!(load.points, [(1.0, 2.0), (2.0, 2.0)]);
+        assert!(load.dots.is_empty());
+        let svg = charts[0].svg("x", |_, _| "#000000");
+        assert_eq!(svg.matches("<circle class=\"sample").count(), 15);
+        assert!(svg.contains("data-scale=\"log\" data-levels=\"4\""));
+        // A level recorded twice (a repeat) has both entries' samples, once.
+        let mut twice = row.clone();
+        let sw = twice.sweep.as_mut().unwrap();
+        sw.levels.push(sw.levels[1].clone());
+        let lines = super::sweep_lines(
+            &[("box".into(), "box", sw, &v)],
+            &|_, l| l.value,
+            Some(&|_, _, _, y| Some(y)),
+        );
+        assert_eq!(lines[0].dots.len(), 20);
+        assert_eq!(lines[0].dots.iter().filter(|d| d.x == 2.0).count(), 10);
+    }
+
+    fn samples(values: &[f64]) -> Vec<crate::results::SweepSample> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &value)| crate::results::SweepSample {
+                t: i as f64 + 1.0,
+                seconds: 1.0,
+                value,
+                latency_ns: None,
+                mean_latency_ns: None,
+                errors: 0,
+            })
+            .collect()
     }
 
     #[test]
