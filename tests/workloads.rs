@@ -349,3 +349,103 @@ fn a_connection_sweep_keeps_every_sample_and_names_its_peak() {
     assert!(md.contains("| connections | req/s | per-unit |"), "{md}");
     assert_eq!(std::fs::read_dir(&svg).unwrap().count(), 9, "{md}");
 }
+
+#[test]
+fn nginx_and_a_process_per_connection_serve_the_http_workloads() {
+    // Short sweeps: one level, one 0.3 s sample per row.
+    let quick = [
+        "--sweep",
+        "connections=8",
+        "--warm-up",
+        "0.1",
+        "--sample-time",
+        "0.3",
+        "--samples",
+        "1",
+    ];
+    for (server, workers) in [("nginx", Some("2")), ("fork", None)] {
+        let mut args = vec!["http-shortconn", "http-ipstack", "--http-server", server];
+        args.extend(["--http-threads", "2"]);
+        if let Some(w) = workers {
+            args.extend(["--http-workers", w]);
+        }
+        args.extend(quick);
+        let (doc, _) = run(&args);
+        for w in doc["workloads"].as_array().unwrap() {
+            assert_eq!(w["status"], "ok", "{server}: {w}");
+            assert_eq!(w["params"]["server"], server, "{w}");
+            assert_eq!(w["params"]["load_threads"], 2, "{w}");
+            let rows = w["rows"].as_array().unwrap();
+            if w["name"] == "http-ipstack" {
+                // One row each way: the 2 workers asked for, or a process
+                // per connection.
+                assert_eq!(rows.len(), 2, "{server}: {w}");
+            }
+            for r in rows {
+                let level = &r["sweep"]["levels"][0];
+                assert!(level["value"].as_f64().unwrap() > 0.0, "{server}: {r}");
+                let errors: u64 = level["samples"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|s| s["errors"].as_u64().unwrap())
+                    .sum();
+                assert_eq!(errors, 0, "{server}: {r}");
+                let p = &level["params"];
+                if server == "nginx" {
+                    // nginx does not count its failed accepts: said so.
+                    assert!(p["server_accept_errors"].is_null(), "{p}");
+                    assert!(p["server_accept_errors_unknown"].is_string(), "{p}");
+                } else {
+                    assert!(p["server_accept_errors"].is_object(), "{p}");
+                }
+            }
+            let info = if w["name"] == "http-ipstack" {
+                &rows[0]["params"]["server_info"]
+            } else {
+                &w["params"]["server_info"]
+            };
+            if server == "nginx" {
+                assert!(
+                    info["version"].as_str().unwrap().starts_with("nginx/"),
+                    "{info}"
+                );
+                let config = info["config"].as_str().unwrap();
+                for want in [
+                    "worker_processes 2;",
+                    "access_log off;",
+                    "worker_connections ",
+                ] {
+                    assert!(config.contains(want), "{want}: {config}");
+                }
+            } else {
+                assert_eq!(info["mode"], "a process per connection", "{info}");
+            }
+        }
+    }
+}
+
+#[test]
+fn an_http_server_option_that_cannot_apply_is_refused_by_name() {
+    let o = bin()
+        .args([
+            "run",
+            "http-ipstack",
+            "--http-server",
+            "fork",
+            "--http-workers",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--http-workers"), "{err}");
+    let o = bin()
+        .args(["run", "http-ipstack", "--http-server", "apache"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("apache"), "{err}");
+}

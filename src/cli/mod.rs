@@ -458,6 +458,23 @@ pub struct ServeArgs {
     /// deferred).
     #[arg(long)]
     pub no_defer_accept: bool,
+    /// A process per connection, as the seeds' fnord under tcpserver: it
+    /// accepts, forks a child that serves that connection alone (blocking
+    /// reads and writes) and reaps it when the connection closes.
+    #[arg(long, conflicts_with_all = ["processes", "reuseport", "io_uring", "backend", "nginx"])]
+    pub fork_per_connection: bool,
+    /// Run nginx over --root instead: scalebench writes its configuration
+    /// (worker_processes from --processes or --reuseport, `reuseport` with
+    /// the latter, access log off, sendfile, worker_connections from the
+    /// open-files limit) in --nginx-dir, starts it, checks it answers, and
+    /// stops it when this ends. Answers `info` on its input with nginx's
+    /// version and configuration.
+    #[arg(long, conflicts_with_all = ["io_uring", "backend", "readwrite", "sendfile"])]
+    pub nginx: bool,
+    /// Where nginx's configuration, pid file and logs go (default: a
+    /// temporary directory, removed at the end).
+    #[arg(long, value_name = "DIR", requires = "nginx")]
+    pub nginx_dir: Option<PathBuf>,
 }
 
 /// Options of the internal benchmark server.

@@ -40,6 +40,9 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             std::env::consts::OS
         );
     }
+    if a.nginx {
+        return serve_nginx(&a, addr);
+    }
     let io_uring = uring_wanted(&a)?;
     let workers = a.processes.or(a.reuseport).unwrap_or(1) as usize;
     let listen = Listen {
@@ -81,6 +84,21 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         Bodies::Auto
     };
     let root = a.root.clone();
+    if a.fork_per_connection {
+        let cfg = Config {
+            io_uring: false,
+            ..cfg
+        };
+        let mut h = StaticFiles::new(&root, bodies).context("--root")?;
+        crate::net::forking::serve(
+            listeners[0].as_raw_fd(),
+            workers::stdin_control(),
+            cfg,
+            &mut h,
+        )
+        .context("the server failed")?;
+        return Ok(ExitCode::SUCCESS);
+    }
     workers::serve_all(
         listeners,
         workers,
@@ -91,6 +109,85 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         },
     )
     .context("the server failed")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs nginx over `--root` on `addr` until standard input closes (or
+/// ^C), answering `info` and `stats` there.
+fn serve_nginx(a: &ServeArgs, addr: std::net::SocketAddr) -> anyhow::Result<ExitCode> {
+    let temp;
+    let dir = match &a.nginx_dir {
+        Some(d) => d.clone(),
+        None => {
+            temp = tempfile::Builder::new()
+                .prefix("scalebench-nginx-")
+                .tempdir()
+                .context("a directory for nginx")?;
+            temp.path().to_path_buf()
+        }
+    };
+    let root =
+        std::fs::canonicalize(&a.root).with_context(|| format!("--root {}", a.root.display()))?;
+    let setup = crate::net::nginx::Setup {
+        root,
+        dir,
+        addr,
+        workers: a.processes.or(a.reuseport).unwrap_or(1),
+        reuseport: a.reuseport.is_some(),
+    };
+    let mut n = crate::net::nginx::Nginx::start(&setup).map_err(|e| anyhow::anyhow!(e))?;
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening http://{}/", n.addr)?;
+        out.flush()?;
+    }
+    let control = workers::stdin_control();
+    let mut b = [0u8; 256];
+    while n.running() && !crate::stop::interrupted() {
+        let Some(fd) = control else {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            continue;
+        };
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: polling one valid pollfd.
+        if unsafe { libc::poll(&mut p, 1, 200) } <= 0 {
+            continue;
+        }
+        let got = match crate::net::sock::read(fd, &mut b) {
+            Ok(0) => break,
+            Ok(k) => &b[..k],
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        let text = String::from_utf8_lossy(got);
+        let mut out = std::io::stdout().lock();
+        for word in text.split_whitespace() {
+            match word {
+                "stats" => writeln!(
+                    out,
+                    "{} unknown: nginx does not report its failed accepts",
+                    crate::net::errcount::ANSWER
+                )?,
+                "info" => writeln!(
+                    out,
+                    "info {}",
+                    serde_json::json!({"server": "nginx", "version": n.version, "config": n.config})
+                )?,
+                _ => {}
+            }
+        }
+        out.flush()?;
+    }
+    let died = !n.running();
+    n.stop();
+    if died && !crate::stop::interrupted() {
+        anyhow::bail!("nginx ended by itself");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -97,8 +97,12 @@ impl std::fmt::Debug for ErrnoTable {
 pub fn parse_answer(line: &str) -> Result<BTreeMap<String, u64>, String> {
     let json = line
         .strip_prefix(ANSWER)
-        .ok_or_else(|| format!("the server answered `{line}` to `stats`"))?;
-    serde_json::from_str(json.trim()).map_err(|e| format!("the server's `{ANSWER}` line: {e}"))
+        .ok_or_else(|| format!("the server answered `{line}` to `stats`"))?
+        .trim();
+    if let Some(why) = json.strip_prefix("unknown:") {
+        return Err(why.trim().to_string());
+    }
+    serde_json::from_str(json).map_err(|e| format!("the server's `{ANSWER}` line: {e}"))
 }
 
 /// Accept errnos that mean the listening socket itself is broken: serving
@@ -143,6 +147,10 @@ mod tests {
         let e = parse_answer("listening http://x/").unwrap_err();
         assert!(e.contains("listening http://x/"), "{e}");
         assert!(parse_answer("accept-errors {").is_err());
+        assert_eq!(
+            parse_answer("accept-errors unknown: nginx does not count them"),
+            Err("nginx does not count them".into())
+        );
     }
 
     #[test]

@@ -575,6 +575,23 @@ pub struct Mount {
     pub options: String,
 }
 
+/// The soft limit on open descriptors (RLIMIT_NOFILE) now; `None` when
+/// unlimited or unreadable.
+pub fn open_files_limit() -> Option<u64> {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into `rl`.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } != 0
+        || rl.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
+    }
+    #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 everywhere
+    Some(rl.rlim_cur as u64)
+}
+
 /// Open descriptors of this process, counted portably with `fcntl(F_GETFD)`
 /// up to the soft limit.
 pub fn count_open_fds() -> usize {

@@ -15,7 +15,7 @@
 //!   TIME_WAIT did (its count before and after, the knobs that govern it,
 //!   port exhaustion) is recorded.
 
-use super::{Info, Options as WorkOptions, Size, Workload};
+use super::{Flag, Info, Options as WorkOptions, Size, Workload};
 use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::spread;
@@ -47,6 +47,114 @@ static SHORTCONN: Info = Info {
     between_hosts: true,
 };
 
+const HTTP_HEADING: &str = "Web serving";
+
+/// The flags of the HTTP workloads (`http-ipstack`, `http-shortconn`).
+static FLAGS: &[Flag] = &[
+    Flag {
+        choices: &[
+            (
+                "scalebench",
+                "`scalebench serve`: an event loop per worker process (the default)",
+            ),
+            (
+                "nginx",
+                "nginx, configured by scalebench as the slides ran it (reuseport, access log off)",
+            ),
+            (
+                "fork",
+                "a process per connection, as the seeds' fnord under tcpserver (`serve --fork-per-connection`)",
+            ),
+        ],
+        ..Flag::value(
+            "http-server",
+            "SERVER",
+            HTTP_HEADING,
+            "http-ipstack, http-shortconn: the server measured.",
+        )
+    },
+    Flag {
+        check: Some(|s| crate::values::whole::<u32>(1, 1024)(s).map(drop)),
+        ..Flag::value(
+            "http-workers",
+            "N",
+            HTTP_HEADING,
+            "http-ipstack, http-shortconn: the server's worker processes (default: ipstack's rows 1 and 4, shortconn one per CPU or as its connections need; not for --http-server fork).",
+        )
+    },
+    Flag {
+        check: Some(|s| crate::values::whole::<usize>(1, 1024)(s).map(drop)),
+        ..Flag::value(
+            "http-threads",
+            "N",
+            HTTP_HEADING,
+            "http-ipstack, http-shortconn: threads of each load process (default 1).",
+        )
+    },
+];
+
+/// Which server the HTTP workloads measure.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum ServerKind {
+    /// `scalebench serve`.
+    #[default]
+    Scalebench,
+    /// nginx, configured by `scalebench serve --nginx`.
+    Nginx,
+    /// `scalebench serve --fork-per-connection`.
+    Fork,
+}
+
+impl ServerKind {
+    fn name(self) -> &'static str {
+        match self {
+            ServerKind::Scalebench => "scalebench",
+            ServerKind::Nginx => "nginx",
+            ServerKind::Fork => "fork",
+        }
+    }
+}
+
+/// The HTTP workloads' own options.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HttpOptions {
+    server: ServerKind,
+    workers: Option<u32>,
+    threads: usize,
+}
+
+impl HttpOptions {
+    fn of(given: &super::Given) -> Result<HttpOptions, String> {
+        let server = match given.value("http-server") {
+            None | Some("scalebench") => ServerKind::Scalebench,
+            Some("nginx") => ServerKind::Nginx,
+            Some("fork") => ServerKind::Fork,
+            Some(other) => return Err(format!("--http-server {other}: not a server this knows")),
+        };
+        let workers = given.parsed("http-workers", crate::values::whole::<u32>(1, 1024))?;
+        if server == ServerKind::Fork && workers.is_some() {
+            return Err("--http-workers: a process-per-connection server has no workers to set (--http-server fork)".into());
+        }
+        if server == ServerKind::Nginx && crate::net::nginx::binary().is_none() {
+            return Err("--http-server nginx: nginx is not installed here (not on the PATH or in /usr/sbin)".into());
+        }
+        let threads = given
+            .parsed("http-threads", crate::values::whole::<usize>(1, 1024))?
+            .unwrap_or(1);
+        Ok(HttpOptions {
+            server,
+            workers,
+            threads,
+        })
+    }
+
+    /// Records them in a workload's params.
+    fn record(&self, p: &mut BTreeMap<String, serde_json::Value>) {
+        p.insert("server".into(), json!(self.server.name()));
+        p.insert("load_threads".into(), json!(self.threads));
+    }
+}
+
 /// A `scalebench serve` process (or processes) on the server host,
 /// stopped with its process group when dropped.
 pub(crate) struct Server {
@@ -56,6 +164,8 @@ pub(crate) struct Server {
     pub(crate) url: String,
     /// Its failed accepts by errno when last asked.
     accept_errors_seen: BTreeMap<String, u64>,
+    /// What it is ([`Server::info`]).
+    info: serde_json::Value,
 }
 
 impl Server {
@@ -81,6 +191,29 @@ impl Server {
         reuseport: bool,
         ipv6: bool,
     ) -> Result<Server, String> {
+        Server::start_as(
+            host,
+            root,
+            objects,
+            processes,
+            reuseport,
+            ipv6,
+            ServerKind::Scalebench,
+        )
+    }
+
+    /// [`Server::start`] of the server `kind`: nginx over the same root
+    /// (its configuration in a directory beside it), or a process per
+    /// connection (`processes` and `reuseport` then do not apply).
+    pub(crate) fn start_as(
+        host: &crate::hosts::Host,
+        root: &Path,
+        objects: &[(&str, usize)],
+        processes: u32,
+        reuseport: bool,
+        ipv6: bool,
+        kind: ServerKind,
+    ) -> Result<Server, String> {
         // The root is the run's own scratch directory: an object made by
         // the row before is made again.
         let mut args: Vec<std::ffi::OsString> = vec![
@@ -93,15 +226,26 @@ impl Server {
             args.push("--object".into());
             args.push(format!("{name}={bytes}").into());
         }
-        args.push(
-            if reuseport {
-                "--reuseport"
-            } else {
-                "--processes"
-            }
-            .into(),
-        );
-        args.push(processes.to_string().into());
+        if kind == ServerKind::Fork {
+            args.push("--fork-per-connection".into());
+        } else {
+            args.push(
+                if reuseport {
+                    "--reuseport"
+                } else {
+                    "--processes"
+                }
+                .into(),
+            );
+            args.push(processes.to_string().into());
+        }
+        if kind == ServerKind::Nginx {
+            let mut dir = root.as_os_str().to_owned();
+            dir.push(".nginx");
+            args.push("--nginx".into());
+            args.push("--nginx-dir".into());
+            args.push(dir);
+        }
         args.push("--addr".into());
         args.push(
             std::net::SocketAddr::new(host.bind_address(ipv6), 0)
@@ -110,12 +254,33 @@ impl Server {
         );
         let served = host.spawn(&args, "the server")?;
         let addr = host.reachable(served.bound()?)?;
-        Ok(Server {
+        let mut s = Server {
             served,
             on_this_machine: host.on_this_machine(),
             url: format!("http://{addr}/"),
             accept_errors_seen: BTreeMap::new(),
-        })
+            info: json!({"name": "scalebench serve", "version": env!("CARGO_PKG_VERSION")}),
+        };
+        match kind {
+            ServerKind::Nginx => {
+                let line = s.served.ask("info", "info ", Duration::from_secs(10))?;
+                s.info = serde_json::from_str(&line["info ".len()..])
+                    .map_err(|e| format!("nginx's `info` answer: {e}"))?;
+            }
+            ServerKind::Fork => s.info["mode"] = json!("a process per connection"),
+            ServerKind::Scalebench => {
+                s.info["mode"] = json!(crate::net::engine::default_loop());
+                s.info["processes"] = json!(processes);
+                s.info["reuseport"] = json!(reuseport);
+            }
+        }
+        Ok(s)
+    }
+
+    /// The server, its version and how it ran (nginx: its configuration),
+    /// for a row's params.
+    pub(crate) fn info(&self) -> serde_json::Value {
+        self.info.clone()
     }
 
     /// Records in `p` the accepts that failed on the server (all its
@@ -155,12 +320,14 @@ fn measure(
     url: &str,
     fetches: u64,
     per_connection: u64,
+    threads: usize,
     params: &mut BTreeMap<String, serde_json::Value>,
 ) -> Result<crate::results::LoadStats, String> {
     let target = Target::parse(url).map_err(|e| e.to_string())?;
     let mut opts = Options {
         per_connection: Some(per_connection),
         total: Some((fetches / 10).clamp(100, 5_000)),
+        threads,
         ..Options::new(vec![target], 50)
     };
     load::run(&opts).map_err(|e| format!("warm-up: {e}"))?;
@@ -314,13 +481,14 @@ fn sweep_connections(
     server: &mut Server,
     path: &str,
     per_connection: u64,
+    threads: usize,
     plan: &sweep::Plan,
     progress: &mut Progress,
 ) -> Result<crate::results::SweepStats, String> {
     let target = Target::parse(&format!("{}{path}", server.url)).map_err(|e| e.to_string())?;
     server.record_accept_errors(&mut BTreeMap::new());
     let mut runner = |level: f64, plan: &sweep::Plan| {
-        let mut out = level_of_connections(ctx, &target, per_connection, level, plan);
+        let mut out = level_of_connections(ctx, &target, (per_connection, threads), level, plan);
         server.record_accept_errors(&mut out.params);
         out
     };
@@ -331,7 +499,7 @@ fn sweep_connections(
 fn level_of_connections(
     ctx: &Ctx,
     target: &Target,
-    per_connection: u64,
+    (per_connection, threads): (u64, usize),
     level: f64,
     plan: &sweep::Plan,
 ) -> sweep::LevelOutcome {
@@ -347,6 +515,7 @@ fn level_of_connections(
         warm_up: plan.heat_up,
         rounds: plan.samples,
         stop: Some(crate::stop::interrupted),
+        threads,
         ..Options::new(vec![target.clone()], level as usize)
     };
     let tw = crate::sys::time_wait_count();
@@ -395,7 +564,7 @@ fn sweep_row(
     mut params: BTreeMap<String, serde_json::Value>,
     r: Result<crate::results::SweepStats, String>,
 ) -> WorkloadRow {
-    params.insert("load_threads".into(), json!(1));
+    params.entry("load_threads".into()).or_insert(json!(1));
     let (sweep, error) = match r {
         Ok(s) => (Some(s), None),
         Err(e) => (None, Some(e)),
@@ -454,6 +623,14 @@ impl Workload for IpStack {
         &IPSTACK
     }
 
+    fn flags(&self) -> &'static [Flag] {
+        FLAGS
+    }
+
+    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, String> {
+        Ok(Some(std::sync::Arc::new(HttpOptions::of(asked.given)?)))
+    }
+
     fn sweeps(&self) -> &'static [&'static str] {
         &["connections"]
     }
@@ -463,8 +640,10 @@ impl Workload for IpStack {
             Size::Quick => 10_000,
             Size::Full => 50_000,
         };
+        let h: HttpOptions = opts.own();
         let root = ctx.hosts().server.scratch().join("www-ipstack");
         let mut params = BTreeMap::new();
+        h.record(&mut params);
         params.insert("object_bytes".into(), json!(11 * 1024));
         params.insert("fetches".into(), json!(fetches));
         params.insert(
@@ -477,39 +656,51 @@ impl Workload for IpStack {
         if let Some(p) = &plan {
             params.insert("connections".into(), json!(p.levels));
         }
-        progress.begin(IPSTACK.name, rows_total(4, plan.as_ref()));
+        let shapes = ipstack_rows(&h);
+        progress.begin(IPSTACK.name, rows_total(shapes.len() as u64, plan.as_ref()));
         let mut rows = Vec::new();
-        for (ipv6, processes) in [(false, 1), (false, 4), (true, 1), (true, 4)] {
+        for (ipv6, processes) in shapes {
             if crate::stop::interrupted() {
                 break;
             }
             let label = format!(
-                "{processes} process{}, IPv{}",
-                if processes == 1 { "" } else { "es" },
+                "{}, IPv{}",
+                match (h.server, processes) {
+                    (ServerKind::Fork, _) => "a process per connection".to_string(),
+                    (_, 1) => "1 process".to_string(),
+                    (_, n) => format!("{n} processes"),
+                },
                 if ipv6 { 6 } else { 4 }
             );
             progress.phase(&label);
             let mut p = BTreeMap::new();
             p.insert("processes".into(), json!(processes));
+            p.insert("load_threads".into(), json!(h.threads));
             p.insert(
                 "address_family".into(),
                 json!(if ipv6 { "ipv6" } else { "ipv4" }),
             );
-            let server = Server::start(
+            let server = Server::start_as(
                 &ctx.hosts().server,
                 &root,
                 &[("f11k.bin", 11 * 1024)],
                 processes,
                 false,
                 ipv6,
+                h.server,
             );
+            if let Ok(s) = &server {
+                p.insert("server_info".into(), s.info());
+            }
             match (server, &plan) {
                 (Ok(mut s), Some(plan)) => {
-                    let r = sweep_connections(ctx, &mut s, "f11k.bin", 10, plan, progress);
+                    let r =
+                        sweep_connections(ctx, &mut s, "f11k.bin", 10, h.threads, plan, progress);
                     rows.push(sweep_row(label, p, r));
                 }
                 (Ok(mut s), None) => {
-                    let r = measure(&format!("{}f11k.bin", s.url), fetches, 10, &mut p);
+                    let url = format!("{}f11k.bin", s.url);
+                    let r = measure(&url, fetches, 10, h.threads, &mut p);
                     s.record_accept_errors(&mut p);
                     rows.push(row(label, p, r));
                     progress.advance(1);
@@ -524,6 +715,21 @@ impl Workload for IpStack {
         progress.finish(&format!("{} rows", rows.len()));
         super::finish(&IPSTACK, params, rows, Vec::new())
     }
+}
+
+/// The rows of `http-ipstack`: (IPv6, server processes) — 1 and 4 over
+/// IPv4 and IPv6, or the processes asked for, or one row each way for a
+/// process-per-connection server.
+fn ipstack_rows(h: &HttpOptions) -> Vec<(bool, u32)> {
+    let counts: Vec<u32> = match (h.server, h.workers) {
+        (ServerKind::Fork, _) => vec![1],
+        (_, Some(w)) => vec![w],
+        (_, None) => vec![1, 4],
+    };
+    [false, true]
+        .into_iter()
+        .flat_map(|v6| counts.iter().map(move |&n| (v6, n)))
+        .collect()
 }
 
 /// How `http-shortconn` measures each object: connections at once, the
@@ -572,6 +778,7 @@ fn shortconn_row(
     url: &str,
     plan: &ShortPlan,
     scale: &Scale,
+    threads: usize,
     p: &mut BTreeMap<String, serde_json::Value>,
 ) -> Result<crate::results::LoadStats, String> {
     let target = Target::parse(url).map_err(|e| e.to_string())?;
@@ -581,6 +788,7 @@ fn shortconn_row(
         warm_up: plan.warm_up,
         rounds: plan.rounds,
         stop: Some(crate::stop::interrupted),
+        threads,
         ..Options::new(vec![target], scale.connections as usize)
     };
     let tw = crate::sys::time_wait_count();
@@ -602,14 +810,24 @@ impl Workload for ShortConn {
         &SHORTCONN
     }
 
+    fn flags(&self) -> &'static [Flag] {
+        FLAGS
+    }
+
+    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, String> {
+        Ok(Some(std::sync::Arc::new(HttpOptions::of(asked.given)?)))
+    }
+
     fn sweeps(&self) -> &'static [&'static str] {
         &["connections"]
     }
 
     fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
+        let h: HttpOptions = opts.own();
         let short = ShortPlan::of(opts.size);
         let root = ctx.hosts().server.scratch().join("www-shortconn");
         let mut params = BTreeMap::new();
+        h.record(&mut params);
         params.insert(
             "server_loop".into(),
             json!(crate::net::engine::default_loop()),
@@ -648,9 +866,14 @@ impl Workload for ShortConn {
             params.insert("connections".into(), json!(scale.connections));
             scale.record(&mut params);
         }
-        let workers = server_workers(Scale::of(most, server_at).connections);
+        let workers = h
+            .workers
+            .unwrap_or_else(|| server_workers(Scale::of(most, server_at).connections));
         params.insert("server_processes".into(), json!(workers));
-        params.insert("server_reuseport".into(), json!(true));
+        params.insert(
+            "server_reuseport".into(),
+            json!(h.server != ServerKind::Fork),
+        );
         progress.begin(
             SHORTCONN.name,
             rows_total(objects.len() as u64, plan.as_ref()),
@@ -659,7 +882,18 @@ impl Workload for ShortConn {
             .iter()
             .map(|(kb, name)| (*name, kb * 1024))
             .collect();
-        let mut server = Server::start(&ctx.hosts().server, &root, &made, workers, true, false);
+        let mut server = Server::start_as(
+            &ctx.hosts().server,
+            &root,
+            &made,
+            workers,
+            true,
+            false,
+            h.server,
+        );
+        if let Ok(s) = &server {
+            params.insert("server_info".into(), s.info());
+        }
         let mut rows = Vec::new();
         for (kb, name) in objects {
             if crate::stop::interrupted() {
@@ -671,11 +905,12 @@ impl Workload for ShortConn {
             p.insert("object_bytes".into(), json!(kb * 1024));
             match (&mut server, &plan) {
                 (Ok(s), Some(plan)) => {
-                    let r = sweep_connections(ctx, s, name, 1, plan, progress);
+                    let r = sweep_connections(ctx, s, name, 1, h.threads, plan, progress);
                     rows.push(sweep_row(label, p, r));
                 }
                 (Ok(s), None) => {
-                    let r = shortconn_row(ctx, &format!("{}{name}", s.url), &short, &scale, &mut p);
+                    let url = format!("{}{name}", s.url);
+                    let r = shortconn_row(ctx, &url, &short, &scale, h.threads, &mut p);
                     s.record_accept_errors(&mut p);
                     rows.push(row(label, p, r));
                     progress.advance(1);
