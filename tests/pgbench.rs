@@ -177,6 +177,11 @@ fn pgbench_options_are_checked_before_anything_runs() {
         (&["run", "pgbench", "--db-size", "lots"][..], "--db-size"),
         (&["run", "pgbench", "--db-size", "10T"][..], "outside 16M"),
         (&["run", "pgbench", "--db-size", "1M"][..], "outside 16M"),
+        (&["run", "pgbench", "--pg-scale", "0"][..], "--pg-scale"),
+        (
+            &["run", "pgbench", "--pg-scale", "8", "--db-size", "160M"][..],
+            "--db-size",
+        ),
         (
             &["run", "pgbench", "--memory-sweep", "--pg-memory", "2T"][..],
             "2.00 TiB is outside 16M",
@@ -352,13 +357,15 @@ fn an_existing_server_is_used_by_connection_string_and_left_running() {
             "1",
             "--samples",
             "2",
-            "--db-size",
-            "16M",
+            "--pg-scale",
+            "1",
         ],
     );
     let w = &doc["workloads"][0];
     assert_eq!(w["status"], "ok", "{w}");
     assert_eq!(w["params"]["server"], "given by connection string");
+    // The scale factor given directly (as DragonFly's 800).
+    assert_eq!(w["params"]["scale"], 1, "{w}");
     let argv = doc["command_line"].to_string();
     assert!(
         !argv.contains("dbname"),

@@ -40,6 +40,10 @@ static PGBENCH: Info = Info {
 /// (measured here: scale 10 is 160 MB after `pgbench -i`).
 const BYTES_PER_SCALE: u64 = 16_000_000;
 
+/// A sample of a full run's client sweep: DragonFly's pgbench points
+/// were 60 s runs.
+const FULL_SAMPLE: Duration = Duration::from_secs(60);
+
 /// The scale factor for a database of about `bytes`.
 pub fn scale_for(bytes: u64) -> u64 {
     (bytes / BYTES_PER_SCALE).max(1)
@@ -214,11 +218,15 @@ struct Setup<'a> {
 impl<'a> Setup<'a> {
     /// The run `pg` asks for, with the parameters that say how it connects.
     fn new(ctx: &'a Ctx<'a>, opts: &'a WorkOptions, pg: &'a PgOptions) -> Self {
-        let db_bytes = pg.db_bytes.unwrap_or(match opts.size {
-            Size::Quick => 10 * BYTES_PER_SCALE,
-            Size::Full => 100 * BYTES_PER_SCALE,
-        });
-        let scale = scale_for(db_bytes);
+        let db_bytes = match (pg.scale, pg.db_bytes) {
+            (Some(scale), _) => scale * BYTES_PER_SCALE,
+            (None, Some(b)) => b,
+            (None, None) => match opts.size {
+                Size::Quick => 10 * BYTES_PER_SCALE,
+                Size::Full => 100 * BYTES_PER_SCALE,
+            },
+        };
+        let scale = pg.scale.unwrap_or_else(|| scale_for(db_bytes));
         let memory = pg.memory_sweep.then(|| {
             pg.memory_bytes.unwrap_or(match opts.size {
                 Size::Quick => 256 << 20,
@@ -268,8 +276,9 @@ impl<'a> Setup<'a> {
                 variable: "clients".into(),
                 levels: default_levels(opts.size, self.cpus),
                 heat_up: None,
-                sample: None,
-                samples: None,
+                // Full: DragonFly's 60 s per point, three of them a level.
+                sample: (opts.size == Size::Full).then_some(FULL_SAMPLE),
+                samples: (opts.size == Size::Full).then_some(3),
                 baseline: None,
             }
             .plan(opts.size, "TPS"),

@@ -33,6 +33,9 @@ pub struct PgOptions {
     /// Target database size in bytes (the scale factor follows; default:
     /// quick 160 MB, full 1.6 GB).
     pub db_bytes: Option<u64>,
+    /// The scale factor given directly (`--pg-scale`, as DragonFly's 800),
+    /// instead of one following the database size.
+    pub scale: Option<u64>,
     /// Modes, each a row (default: select-only).
     pub modes: Vec<Mode>,
     /// Connect over the unix socket instead of TCP.
@@ -116,6 +119,16 @@ pub static FLAGS: &[Flag] = &[
             "SIZE",
             PG,
             "pgbench: the database size the scale factor follows (`160M`; default quick 160 MB, full 1.6 GB; 16M to 1T). The free space it needs is checked before loading.",
+        )
+    },
+    Flag {
+        check: Some(|s| crate::values::whole::<u64>(1, 65_536)(s).map(drop)),
+        conflicts: &["db-size", "memory-sweep"],
+        ..Flag::value(
+            "pg-scale",
+            "N",
+            PG,
+            "pgbench: the scale factor itself (`800`, as DragonFly's runs; 1 to 65536; about 16 MB of tables each), instead of one following --db-size.",
         )
     },
     Flag {
@@ -254,6 +267,7 @@ impl PgOptions {
         }
         Ok(PgOptions {
             db_bytes: g.parsed("db-size", size_option)?,
+            scale: g.parsed("pg-scale", crate::values::whole::<u64>(1, 65_536))?,
             modes,
             socket,
             memory_sweep: g.has("memory-sweep"),
