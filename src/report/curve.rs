@@ -48,6 +48,7 @@ pub struct Dot {
 }
 
 /// One system's line of a [`curve_svg`] chart.
+#[derive(Clone)]
 pub struct Curve<'a> {
     /// Legend label.
     pub label: &'a str,
@@ -58,6 +59,9 @@ pub struct Curve<'a> {
     /// Every sample, each level's in the order taken (empty: the figures
     /// are all there is).
     pub dots: Vec<Dot>,
+    /// Drawn dashed, without markers: another figure scaled onto this
+    /// chart (load × frequency on the throughput chart).
+    pub dashed: bool,
 }
 
 /// Whether `levels` (distinct, ascending) go on a logarithmic axis: see
@@ -329,11 +333,20 @@ fn write_line(s: &mut String, c: &Curve, axis: &LevelAxis, sy: &dyn Fn(f64) -> f
         .collect();
     let _ = write!(
         s,
-        "<path class=\"line\" data-label=\"{}\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\"/>",
+        "<path class=\"line{}\" data-label=\"{}\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\"{}/>",
+        if c.dashed { " overlay" } else { "" },
         esc(c.label),
         d.join(" "),
-        c.colour
+        c.colour,
+        if c.dashed {
+            " stroke-dasharray=\"6,4\""
+        } else {
+            ""
+        }
     );
+    if c.dashed {
+        return;
+    }
     for &(x, y) in &c.points {
         let _ = write!(
             s,
@@ -371,6 +384,7 @@ mod tests {
             colour: super::super::chart::PALETTE[0],
             points: levels.iter().map(|&x| (x, 100.0 * x + 10.0)).collect(),
             dots: dots(levels, per_level, 3),
+            dashed: false,
         }
     }
 
@@ -516,16 +530,27 @@ mod tests {
                     counted: true,
                 })
                 .collect(),
+            dashed: false,
         };
         let old = Curve {
             label: "old file",
             colour: "#0072B2",
             points: vec![(1.0, 18_000.0), (2.0, 41_000.0)],
             dots: Vec::new(),
+            dashed: false,
         };
-        let svg = curve_svg("c", "t", ("clients", "TPS"), "", &[c, old]);
+        let scaled = Curve {
+            label: "pg load × frequency",
+            points: vec![(1.0, 10_000.0), (2.0, 30_000.0)],
+            dashed: true,
+            ..old.clone()
+        };
+        let svg = curve_svg("c", "t", ("clients", "TPS"), "", &[c, old, scaled]);
         assert_eq!(svg.matches("class=\"sample\"").count(), 3);
+        // The overlay is a dashed line without markers.
         assert_eq!(svg.matches("class=\"point\"").count(), 4);
+        assert_eq!(svg.matches("class=\"line overlay\"").count(), 1);
+        assert!(svg.contains("stroke-dasharray"));
         assert!(svg.contains(">50000</text>"), "y up to 41 000: {svg}");
         assert!(!svg.contains("class=\"note\""));
         assert!(!svg.contains(">1.5<"), "two clients: no 1.5");

@@ -304,6 +304,7 @@ fn line<'a>(
         label,
         colour,
         dots: Vec::new(),
+        dashed: false,
         points: t
             .points
             .iter()

@@ -572,6 +572,10 @@ pub struct SweepLine<'a> {
     /// Every sample of every level, each level's in the order taken
     /// (none on charts of a figure the samples do not have).
     pub dots: Vec<curve::Dot>,
+    /// Another figure scaled onto this chart, drawn dashed (load ×
+    /// frequency on the throughput chart, as DragonFly's pgbench figure
+    /// drew it).
+    pub overlay: bool,
 }
 
 /// One chart of a sweep: a figure against the level, one line per system
@@ -604,6 +608,7 @@ impl SweepChart<'_> {
                 colour: colour(k, l.system),
                 points: l.points.clone(),
                 dots: l.dots.clone(),
+                dashed: l.overlay,
             })
             .collect();
         curve::curve_svg(
@@ -673,6 +678,7 @@ fn sweep_lines<'a>(
                 system,
                 points,
                 dots,
+                overlay: false,
             }
         })
         .filter(|l| !l.points.is_empty() || !l.dots.is_empty())
@@ -693,6 +699,27 @@ fn samples_note(lines: &[SweepLine], first: &crate::results::SweepStats, line: &
     }
     let last = first.figure_of_last.max(1);
     format!("{n} samples, a dot each (rings: not among a level's last {last}); the line: {line}")
+}
+
+/// Each of `load`'s lines scaled onto the `figure` line of the same
+/// system, its peak at that line's peak, as DragonFly's pgbench figure
+/// drew load × frequency on the TPS graph: dashed lines whose shape, not
+/// height, is what they show.
+fn scaled_onto<'a>(figure: &[SweepLine<'a>], load: &[SweepLine<'a>]) -> Vec<SweepLine<'a>> {
+    let peak = |points: &[(f64, f64)]| points.iter().map(|p| p.1).fold(0.0, f64::max);
+    load.iter()
+        .filter_map(|l| {
+            let f = figure.iter().find(|f| f.who == l.who)?;
+            let (top, ltop) = (peak(&f.points), peak(&l.points));
+            (top > 0.0 && ltop > 0.0).then(|| SweepLine {
+                who: format!("{} load × frequency (scaled)", l.who),
+                system: l.system,
+                points: l.points.iter().map(|&(x, y)| (x, y * top / ltop)).collect(),
+                dots: Vec::new(),
+                overlay: true,
+            })
+        })
+        .collect()
 }
 
 /// The charts of the sweep rows labelled `label` in `t`: the figure, the
@@ -730,6 +757,14 @@ pub fn sweep_charts<'a>(t: &WorkTable<'a>, label: &str, many: bool) -> Vec<Sweep
         },
         None,
     );
+    let mut figure = figure;
+    let overlays = scaled_onto(&figure, &load);
+    let dashed = if overlays.is_empty() {
+        ""
+    } else {
+        "; dashed: load × frequency, scaled so that its peak is at the peak"
+    };
+    figure.extend(overlays);
     let by_figure = first.knee_on == "figure";
     let charts = [
         SweepChart {
@@ -744,7 +779,7 @@ pub fn sweep_charts<'a>(t: &WorkTable<'a>, label: &str, many: bool) -> Vec<Sweep
                 &figure,
                 first,
                 &format!(
-                    "each level's figure, the mean of its last {}",
+                    "each level's figure, the mean of its last {}{dashed}",
                     first.figure_of_last.max(1)
                 ),
             ),
