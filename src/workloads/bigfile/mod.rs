@@ -1,13 +1,19 @@
 //! `bigfile`: fefe's large-file download. A large file served by
 //! `scalebench serve` (sendfile) is downloaded once, then two files at
-//! once, each from a contiguous file and from files written interleaved
-//! (in 64 KB pieces, so each is fragmented), with the caches dropped before
-//! each row where permitted: throughput over time, as the pump-and-dump
-//! curve is drawn, and the server's CPU time.
+//! once, then once beside a second download held to 4 MB/s (the seed's
+//! rate-limited download over loopback), each from two contiguous files
+//! and from two whose pieces were placed in turns (fragmented), with the
+//! caches dropped before each row where permitted: throughput over time,
+//! as the pump-and-dump curve is drawn, and the server's CPU time. Each
+//! file's extent map is read after it is written, and a file that is not
+//! laid out as its layout claims is named ([`layout`]).
 //!
 //! The downloading client is a plain blocking HTTP/1.1 GET per file, one
-//! thread each, reading 256 KB at a time: what is measured is the server
-//! and the disk under it.
+//! thread each ([`download`]): what is measured is the server and the disk
+//! under it.
+
+mod download;
+mod layout;
 
 use super::http::Server;
 use super::{Flag, Info, Options, Size, Workload};
@@ -16,11 +22,13 @@ use crate::harness::phase::{self, DEFAULT_INTERVAL};
 use crate::harness::progress::Progress;
 use crate::net::load::Counters;
 use crate::results::{WorkloadResult, WorkloadRow};
+use download::{Pace, download};
+use layout::{FileCheck, INTERLEAVE, Layout};
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// The `bigfile` workload.
@@ -28,7 +36,7 @@ pub struct BigFile;
 
 static INFO: Info = Info {
     name: "bigfile",
-    what: "a large file (1 GB; full: larger than RAM where the disk allows) served by scalebench serve and downloaded once, then two at once, from contiguous files and from two written interleaved (fragmented), caches dropped before each row where permitted; throughput over time and the server's CPU time",
+    what: "a large file (1 GB; full: larger than RAM where the disk allows) served by scalebench serve and downloaded once, two at once, and once beside a second download held to 4 MB/s, from contiguous files and from two whose pieces were placed in turns (fragmented; extent maps checked), caches dropped before each row where permitted; throughput over time and the server's CPU time",
     quick: false,
     between_hosts: false,
 };
@@ -36,126 +44,13 @@ static INFO: Info = Info {
 /// The default file size.
 pub const DEFAULT_BYTES: u64 = 1 << 30;
 
-/// The piece size files are written interleaved in.
-const INTERLEAVE: usize = 64 << 10;
+/// The rate the second download is held to beside the measured one, as
+/// the seed's was: 4 MB/s.
+pub const COMPANION_RATE: u64 = 4_000_000;
 
 /// The slowest download rate waited for, bytes per second, before a
 /// download is given up (with a minute on top).
 const SLOWEST: u64 = 1 << 20;
-
-/// The files of one layout.
-struct Layout {
-    name: &'static str,
-    files: [PathBuf; 2],
-}
-
-/// Writes `bytes` of incompressible data to each of `paths`: one after
-/// the other (contiguous), or in turns of [`INTERLEAVE`] bytes
-/// (fragmented), then syncs them.
-fn write_files(paths: &[PathBuf; 2], bytes: u64, interleaved: bool) -> std::io::Result<()> {
-    use rand::RngExt;
-    let mut piece = vec![0u8; INTERLEAVE];
-    rand::rng().fill(&mut piece[..]);
-    let mut files = [
-        std::fs::File::create(&paths[0])?,
-        std::fs::File::create(&paths[1])?,
-    ];
-    let pieces = bytes.div_ceil(INTERLEAVE as u64);
-    let mut write = |f: &mut std::fs::File, i: u64| -> std::io::Result<()> {
-        let len = (bytes - i * INTERLEAVE as u64).min(INTERLEAVE as u64) as usize;
-        // Vary the piece so that no two are alike (no deduplication).
-        piece[..8].copy_from_slice(&i.to_ne_bytes());
-        f.write_all(&piece[..len])
-    };
-    if interleaved {
-        for i in 0..pieces {
-            for f in files.iter_mut() {
-                write(f, i)?;
-            }
-        }
-    } else {
-        for f in files.iter_mut() {
-            for i in 0..pieces {
-                write(f, i)?;
-            }
-        }
-    }
-    for f in &files {
-        f.sync_all()?;
-    }
-    Ok(())
-}
-
-/// Downloads `name` from `addr` (`127.0.0.1:PORT`) with one GET, counting
-/// body bytes into `c` as they arrive and one item at the end; gives up
-/// at `deadline`. Returns the body's length.
-fn download(addr: &str, name: &str, c: &Counters, deadline: Instant) -> Result<u64, String> {
-    let mut s =
-        std::net::TcpStream::connect(addr).map_err(|e| format!("connect to {addr}: {e}"))?;
-    s.set_read_timeout(Some(Duration::from_secs(30)))
-        .map_err(|e| e.to_string())?;
-    write!(
-        s,
-        "GET /{name} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .map_err(|e| format!("sending the request: {e}"))?;
-    let mut buf = vec![0u8; 256 << 10];
-    let mut head: Vec<u8> = Vec::new();
-    let mut body = 0u64;
-    let mut length: Option<u64> = None;
-    loop {
-        if Instant::now() > deadline {
-            return Err(format!("{name}: not done in time ({body} bytes)"));
-        }
-        let n = match s.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(format!("{name}: reading after {body} bytes: {e}")),
-        };
-        let mut data = &buf[..n];
-        if length.is_none() {
-            head.extend_from_slice(data);
-            let Some(end) = head.windows(4).position(|w| w == b"\r\n\r\n") else {
-                if head.len() > 16 << 10 {
-                    return Err(format!("{name}: no end of the response header"));
-                }
-                continue;
-            };
-            let text = String::from_utf8_lossy(&head[..end]).into_owned();
-            if !text.starts_with("HTTP/1.1 200") && !text.starts_with("HTTP/1.0 200") {
-                return Err(format!(
-                    "{name}: {}",
-                    text.lines().next().unwrap_or("no status line")
-                ));
-            }
-            length = Some(
-                text.lines()
-                    .find_map(|l| {
-                        let (k, v) = l.split_once(':')?;
-                        k.eq_ignore_ascii_case("content-length")
-                            .then(|| v.trim().parse().ok())?
-                    })
-                    .ok_or_else(|| format!("{name}: no Content-Length"))?,
-            );
-            let rest = head.len() - (end + 4);
-            data = &buf[n - rest..n];
-        }
-        body += data.len() as u64;
-        c.add_bytes(data.len() as u64);
-        if length.is_some_and(|l| body >= l) {
-            break;
-        }
-    }
-    match length {
-        Some(l) if body == l => {
-            c.add(1, 0);
-            Ok(body)
-        }
-        Some(l) => Err(format!("{name}: {body} of {l} bytes")),
-        None => Err(format!("{name}: closed before the response header ended")),
-    }
-}
 
 /// The file size: given, or 1 GB; full: 1.1 × RAM where the disk has room
 /// for four such files, else what it has room for (at least 1 GB).
@@ -183,26 +78,81 @@ fn file_bytes(ctx: &Ctx, opts: &Options, notes: &mut Vec<String>) -> u64 {
     want
 }
 
-/// One row: `k` downloads at once of `layout`'s files from a fresh server.
+/// What a row downloads: `k` of its layout's files at once, or the first
+/// beside the second held to [`COMPANION_RATE`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// `k` downloads at once, each as fast as it goes.
+    AtOnce(usize),
+    /// One measured download beside a second one held to 4 MB/s.
+    BesideHeld,
+}
+
+impl Shape {
+    fn label(self, layout: &str) -> String {
+        match self {
+            Shape::AtOnce(1) => format!("{layout}, 1 download"),
+            Shape::AtOnce(k) => format!("{layout}, {k} downloads at once"),
+            Shape::BesideHeld => format!(
+                "{layout}, 1 download beside one held to {} MB/s",
+                COMPANION_RATE / 1_000_000
+            ),
+        }
+    }
+
+    /// The files it downloads (measured ones first).
+    fn files(self) -> usize {
+        match self {
+            Shape::AtOnce(k) => k,
+            Shape::BesideHeld => 2,
+        }
+    }
+
+    /// The downloads measured in its phase.
+    fn measured(self) -> usize {
+        match self {
+            Shape::AtOnce(k) => k,
+            Shape::BesideHeld => 1,
+        }
+    }
+}
+
+/// The rows of each layout, in order.
+const SHAPES: [Shape; 3] = [Shape::AtOnce(1), Shape::AtOnce(2), Shape::BesideHeld];
+
+/// One row: `shape`'s downloads of `layout`'s files (laid out as
+/// `checks` found) from a fresh server.
 fn row(
     ctx: &Ctx,
     dir: &Path,
     layout: &Layout,
-    k: usize,
+    checks: &[FileCheck; 2],
+    shape: Shape,
     bytes: u64,
     cold: &mut Option<String>,
 ) -> WorkloadRow {
-    let label = format!(
-        "{}, {k} download{}",
-        layout.name,
-        if k == 1 { "" } else { "s at once" }
-    );
     let mut params: BTreeMap<String, serde_json::Value> = BTreeMap::new();
     params.insert("layout".into(), json!(layout.name));
-    params.insert("downloads".into(), json!(k));
+    params.insert("downloads".into(), json!(shape.measured()));
     params.insert("file_bytes".into(), json!(bytes));
+    let used = &checks[..shape.files()];
+    params.insert(
+        "layout_check".into(),
+        json!(used.iter().map(FileCheck::json).collect::<Vec<_>>()),
+    );
+    let claimed: Vec<Option<bool>> = used.iter().map(|c| c.as_claimed).collect();
+    params.insert(
+        "layout_as_claimed".into(),
+        json!(if claimed.contains(&Some(false)) {
+            Some(false)
+        } else if claimed.contains(&None) {
+            None
+        } else {
+            Some(true)
+        }),
+    );
     let mut out = WorkloadRow {
-        label,
+        label: shape.label(layout.name),
         target: None,
         params,
         load: None,
@@ -232,17 +182,43 @@ fn row(
         .to_string();
     let cpu_before = server.cpu_seconds();
     let deadline = Instant::now() + Duration::from_secs(60 + bytes / SLOWEST);
-    let names: Vec<String> = layout.files[..k]
+    let names: Vec<String> = layout.files[..shape.files()]
         .iter()
-        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .map(|p| layout::file_name(p))
         .collect();
+    let (stats, errors) = match shape {
+        Shape::AtOnce(_) => at_once(&addr, &names, deadline),
+        Shape::BesideHeld => {
+            let (stats, errors, companion) = beside_held(&addr, &names, deadline);
+            out.params.insert("companion".into(), companion);
+            (stats, errors)
+        }
+    };
+    if let (Some(a), Some(b)) = (cpu_before, server.cpu_seconds()) {
+        out.params.insert("server_cpu_s".into(), json!(b - a));
+    }
+    drop(server);
+    if !errors.is_empty() {
+        out.error = Some(errors.join("; "));
+    }
+    out.phase = Some(stats);
+    out
+}
+
+/// `names` downloaded at once from `addr` as one timed phase; the errors
+/// of those that failed.
+fn at_once(
+    addr: &str,
+    names: &[String],
+    deadline: Instant,
+) -> (crate::results::PhaseStats, Vec<String>) {
     let (stats, results) = phase::run("downloads", DEFAULT_INTERVAL, |c: &Arc<Counters>| {
         std::thread::scope(|s| {
             let handles: Vec<_> = names
                 .iter()
                 .map(|n| {
-                    let (c, addr) = (c.clone(), addr.as_str());
-                    s.spawn(move || download(addr, n, &c, deadline))
+                    let c = c.clone();
+                    s.spawn(move || download(addr, n, &c, deadline, None))
                 })
                 .collect();
             handles
@@ -254,16 +230,68 @@ fn row(
                 .collect::<Vec<_>>()
         })
     });
-    if let (Some(a), Some(b)) = (cpu_before, server.cpu_seconds()) {
-        out.params.insert("server_cpu_s".into(), json!(b - a));
-    }
-    drop(server);
-    let errors: Vec<String> = results.into_iter().filter_map(Result::err).collect();
-    if !errors.is_empty() {
-        out.error = Some(errors.join("; "));
-    }
-    out.phase = Some(stats);
-    out
+    (stats, results.into_iter().filter_map(Result::err).collect())
+}
+
+/// `names[0]` downloaded from `addr` as the timed phase while `names[1]`
+/// is downloaded beside it held to [`COMPANION_RATE`]: the companion
+/// starts first, the measured download once the companion's bytes flow,
+/// and the companion stops when the measured one is done. Returns the
+/// phase, the errors, and the companion's figures (`companion` in the
+/// row's params).
+fn beside_held(
+    addr: &str,
+    names: &[String],
+    deadline: Instant,
+) -> (crate::results::PhaseStats, Vec<String>, serde_json::Value) {
+    let stop = AtomicBool::new(false);
+    let held = Counters::default();
+    let pace = Pace {
+        bytes_per_s: COMPANION_RATE,
+        stop: &stop,
+    };
+    std::thread::scope(|s| {
+        let began = Instant::now();
+        let companion = s.spawn(|| download(addr, &names[1], &held, deadline, Some(&pace)));
+        // Its first bytes, or its end (an error), within 30 s.
+        let flowing = began + Duration::from_secs(30);
+        while held.get().1 == 0 && !companion.is_finished() && Instant::now() < flowing {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let (t0, b0) = (Instant::now(), held.get().1);
+        let (stats, measured) = phase::run("downloads", DEFAULT_INTERVAL, |c| {
+            download(addr, &names[0], c, deadline, None)
+        });
+        let (t1, b1) = (Instant::now(), held.get().1);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let got = companion
+            .join()
+            .unwrap_or_else(|_| Err("download thread panicked".into()));
+        let ended = Instant::now();
+        let during = (t1 - t0).as_secs_f64();
+        let total = held.get().1;
+        let mut errors: Vec<String> = measured.err().into_iter().collect();
+        let whole = match got {
+            Ok(g) => g.whole,
+            Err(e) => {
+                errors.push(format!("the download held to 4 MB/s: {e}"));
+                false
+            }
+        };
+        let figures = json!({
+            "file": names[1],
+            "limit_bytes_per_s": COMPANION_RATE,
+            "held_by": "the client: reads paced, 128 KiB receive buffer (TCP flow control holds the server)",
+            "bytes_during": b1 - b0,
+            "bytes_per_s_during": if during > 0.0 { json!((b1 - b0) as f64 / during) } else { json!(null) },
+            "bytes": total,
+            "seconds": (ended - began).as_secs_f64(),
+            "bytes_per_s": total as f64 / (ended - began).as_secs_f64().max(1e-9),
+            "started_before_s": (t0 - began).as_secs_f64(),
+            "whole": whole,
+        });
+        (stats, errors, figures)
+    })
 }
 
 /// The bigfile workload's options.
@@ -337,51 +365,92 @@ impl Workload for BigFile {
             notes.push(format!("cannot create {}: {e}", dir.display()));
             return super::finish(&INFO, params, rows, notes);
         }
+        let mut checked = serde_json::Map::new();
         for layout in &layouts {
             if crate::stop::interrupted() {
                 break;
             }
-            progress.phase(&format!(
-                "bigfile: writing two {} MB files, {}",
-                bytes >> 20,
-                layout.name
-            ));
-            if let Err(e) = write_files(&layout.files, bytes, layout.name == "fragmented") {
-                notes.push(format!("writing the {} files: {e}", layout.name));
-                continue;
-            }
-            for k in [1, 2] {
-                if crate::stop::interrupted() {
-                    break;
-                }
-                progress.phase(&format!("bigfile: {}, {k} at once", layout.name));
-                rows.push(row(ctx, &dir, layout, k, bytes, &mut cold));
+            let mut r = Rows {
+                ctx,
+                dir: &dir,
+                bytes,
+                cold: &mut cold,
+                notes: &mut notes,
+                progress,
+            };
+            if let Some(v) = r.layout(layout, &mut rows) {
+                checked.insert(layout.name.into(), v);
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
+        params.insert("layouts".into(), serde_json::Value::Object(checked));
         params.insert("cold".into(), json!(cold.is_none()));
         notes.extend(cold);
         super::finish(&INFO, params, rows, notes)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// What the rows of one run share.
+struct Rows<'a> {
+    ctx: &'a Ctx<'a>,
+    dir: &'a Path,
+    bytes: u64,
+    cold: &'a mut Option<String>,
+    notes: &'a mut Vec<String>,
+    progress: &'a mut Progress,
+}
 
-    #[test]
-    fn interleaved_files_hold_the_same_bytes_as_contiguous_ones() {
-        let d = tempfile::tempdir().unwrap();
-        let c = [d.path().join("a"), d.path().join("b")];
-        let f = [d.path().join("c"), d.path().join("e")];
-        let bytes = 3 * INTERLEAVE as u64 + 1000;
-        write_files(&c, bytes, false).unwrap();
-        write_files(&f, bytes, true).unwrap();
-        for p in c.iter().chain(&f) {
-            assert_eq!(std::fs::metadata(p).unwrap().len(), bytes);
+impl Rows<'_> {
+    /// `layout`'s files written and checked, then its rows into `rows`;
+    /// returns what the workload's `layouts` records of it (`None` when
+    /// its files could not be written: a note says why).
+    fn layout(
+        &mut self,
+        layout: &Layout,
+        rows: &mut Vec<WorkloadRow>,
+    ) -> Option<serde_json::Value> {
+        self.progress.phase(&format!(
+            "bigfile: writing two {} MB files, {}",
+            self.bytes >> 20,
+            layout.name
+        ));
+        let placing = match layout::write_files(&layout.files, self.bytes, layout.fragmented()) {
+            Ok(p) => p,
+            Err(e) => {
+                self.notes
+                    .push(format!("writing the {} files: {e}", layout.name));
+                return None;
+            }
+        };
+        let checks = layout::check(layout, self.bytes);
+        let unknown: Vec<&str> = checks
+            .iter()
+            .filter(|c| c.as_claimed.is_none())
+            .filter_map(|c| c.map.as_ref().err().map(String::as_str))
+            .collect();
+        if let Some(why) = unknown.first() {
+            // One note for both files: the reason is the filesystem's.
+            self.notes.push(format!("{} layout {why}", layout.name));
         }
-        // Pieces differ from one another (their first bytes count them).
-        let a = std::fs::read(&c[0]).unwrap();
-        assert_ne!(a[..INTERLEAVE], a[INTERLEAVE..2 * INTERLEAVE]);
+        self.notes.extend(
+            checks
+                .iter()
+                .filter(|c| c.as_claimed == Some(false))
+                .filter_map(|c| c.note.clone()),
+        );
+        for shape in SHAPES {
+            if crate::stop::interrupted() {
+                break;
+            }
+            self.progress
+                .phase(&format!("bigfile: {}", shape.label(layout.name)));
+            rows.push(row(
+                self.ctx, self.dir, layout, &checks, shape, self.bytes, self.cold,
+            ));
+        }
+        Some(json!({
+            "placing": placing.words(),
+            "files": checks.iter().map(FileCheck::json).collect::<Vec<_>>(),
+        }))
     }
 }
