@@ -489,10 +489,26 @@ fn fs_on_ext4_loop_devices_leaves_nothing_mounted() {
             assert_eq!(p["evict_bytes"], limit);
             assert_eq!(p["evict_basis"], "memory cgroup limit");
             assert!(p["evict_seconds"].as_f64().unwrap() > 0.0);
-            // The eviction worked: the sample of the site is out of memory.
+            let passes = p["evict_passes"].as_u64().unwrap();
+            assert!((1..=2).contains(&passes), "{passes}");
+            // Before the first cold replay the site was only written: the
+            // eviction pushes it out. Before the second, the first had read
+            // it back (popular files many times), and Linux protects pages
+            // read more than once from a stream of new ones: cold, or said
+            // not to be.
             let share = p["resident_after"].as_f64().unwrap();
-            assert!(share <= 0.1, "{}: {share}", r["label"]);
-            assert!(p["image_cached_bytes"].is_u64(), "{}", r["label"]);
+            let name = r["label"].as_str().unwrap();
+            if name.ends_with("1 process") {
+                assert!(share <= 0.1, "{name}: {share}");
+            } else if share > 0.1 {
+                let m = fs["message"].as_str().unwrap_or_default();
+                let said = format!("cold for {name}: that row is not cold");
+                assert!(m.contains(&said), "{name}: {share}: {m}");
+            }
+            // Below the filesystem, the loop device's image may still hold
+            // the data (the cgroup's eviction does not reach it): measured.
+            let below = p["image_resident_after"].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&below), "{}: {below}", r["label"]);
         }
     }
     drop(cg);

@@ -58,6 +58,25 @@ pub fn extent_map(path: &Path) -> Result<ExtentMap, String> {
     }
 }
 
+/// Where the data of the file at `path` lies on its filesystem's device:
+/// `(offset, length)` in bytes, in file order; `Err` as for
+/// [`extent_map`].
+pub fn extents(path: &Path) -> Result<Vec<(u64, u64)>, String> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut out = Vec::new();
+        fiemap::walk(&f, &mut |p, l| out.push((p, l)))
+            .map_err(|e| format!("unknown: FIEMAP on {}: {e}", path.display()))?;
+        Ok(out)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        let _ = path;
+        Err("unknown: extent maps are read with Linux's FIEMAP, which this OS does not have".into())
+    }
+}
+
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod fiemap {
     //! `ioctl(FS_IOC_FIEMAP)` (linux/fiemap.h), read in batches.
@@ -100,6 +119,15 @@ mod fiemap {
     pub(super) fn map(f: &std::fs::File) -> std::io::Result<ExtentMap> {
         let mut out = ExtentMap::default();
         let mut last_end = None;
+        walk(f, &mut |physical, length| {
+            out.add(physical, length, &mut last_end)
+        })?;
+        Ok(out)
+    }
+
+    /// Calls `each(physical, length)` for every extent of open file `f`,
+    /// in file order.
+    pub(super) fn walk(f: &std::fs::File, each: &mut dyn FnMut(u64, u64)) -> std::io::Result<()> {
         let mut req = Box::new(Request {
             start: 0,
             length: u64::MAX,
@@ -123,20 +151,20 @@ mod fiemap {
             }
             let n = (req.mapped_extents as usize).min(BATCH);
             if n == 0 {
-                return Ok(out);
+                return Ok(());
             }
             for e in &req.extents[..n] {
-                out.add(e.physical, e.length, &mut last_end);
+                each(e.physical, e.length);
             }
             let e = req.extents[n - 1];
             if e.flags & FIEMAP_EXTENT_LAST != 0 {
-                return Ok(out);
+                return Ok(());
             }
             req.start = e.logical.saturating_add(e.length);
             // Later batches need no second sync.
             req.flags = 0;
         }
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -169,6 +197,16 @@ pub fn preallocate(file: &std::fs::File, offset: u64, len: u64) -> std::io::Resu
 /// The share of the pages of the file at `path` that are in memory
 /// (`mmap` and `mincore`, nothing read); `None` for an empty file.
 pub fn resident_share(path: &Path) -> std::io::Result<Option<f64>> {
+    resident_share_of(path, None)
+}
+
+/// The share of the pages of the file at `path` within `ranges`
+/// (`(offset, length)` in bytes; all of it when `None`) that are in
+/// memory; `None` when that is no page.
+pub fn resident_share_of(
+    path: &Path,
+    ranges: Option<&[(u64, u64)]>,
+) -> std::io::Result<Option<f64>> {
     use std::os::fd::AsRawFd;
     let f = std::fs::File::open(path)?;
     let len = f.metadata()?.len() as usize;
@@ -194,17 +232,45 @@ pub fn resident_share(path: &Path) -> std::io::Result<Option<f64>> {
         return Err(std::io::Error::last_os_error());
     }
     let mut vec = vec![0u8; pages];
-    // SAFETY: mincore over our mapping of `len` bytes fills one byte per
-    // page into `vec`, which has `pages` bytes.
-    let r = unsafe { libc::mincore(addr as _, len, vec.as_mut_ptr().cast()) };
-    let err = std::io::Error::last_os_error();
+    let r = in_memory(addr, len, &mut vec);
     // SAFETY: unmapping the mapping made above.
     unsafe { libc::munmap(addr, len) };
-    if r != 0 {
-        return Err(err);
+    r?;
+    let whole = [(0u64, len as u64)];
+    let (mut asked, mut resident) = (0usize, 0usize);
+    for &(off, l) in ranges.unwrap_or(&whole) {
+        let first = (off as usize / page).min(pages);
+        let end = (off.saturating_add(l) as usize).div_ceil(page).min(pages);
+        asked += end.saturating_sub(first);
+        resident += vec[first..end.max(first)]
+            .iter()
+            .filter(|&&b| b & 1 != 0)
+            .count();
     }
-    let resident = vec.iter().filter(|&&b| b & 1 != 0).count();
-    Ok(Some(resident as f64 / pages as f64))
+    Ok((asked > 0).then(|| resident as f64 / asked as f64))
+}
+
+/// `mincore(2)`: one byte per page of the mapping at `addr` (`len`
+/// bytes) into `vec` (a byte per page), bit 0 set where it is in memory.
+#[cfg(not(target_os = "openbsd"))]
+fn in_memory(addr: *mut libc::c_void, len: usize, vec: &mut [u8]) -> std::io::Result<()> {
+    // SAFETY: mincore over the caller's mapping of `len` bytes fills one
+    // byte per page into `vec`, which has a byte for each.
+    if unsafe { libc::mincore(addr as _, len, vec.as_mut_ptr().cast()) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// OpenBSD removed `mincore(2)` in 6.5: unknown there.
+#[cfg(target_os = "openbsd")]
+fn in_memory(addr: *mut libc::c_void, len: usize, vec: &mut [u8]) -> std::io::Result<()> {
+    let _ = (addr, len, vec);
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "OpenBSD removed mincore(2) in 6.5: which pages are in memory is unknown",
+    ))
 }
 
 /// How much file data the page cache can hold here.
@@ -383,6 +449,13 @@ mod tests {
         let e = d.path().join("e");
         std::fs::write(&e, b"").unwrap();
         assert_eq!(resident_share(&e).unwrap(), None);
+        // Ranges: a share of the pages asked for; none past the end.
+        let part = resident_share_of(&p, Some(&[(0, 4096), (8192, 100)])).unwrap();
+        assert!(part.is_some_and(|s| (0.0..=1.0).contains(&s)), "{part:?}");
+        assert_eq!(
+            resident_share_of(&p, Some(&[(1 << 30, 4096)])).unwrap(),
+            None
+        );
     }
 
     #[test]

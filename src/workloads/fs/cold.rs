@@ -45,26 +45,44 @@ pub const SAMPLE: usize = 200;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cold {
     /// The row's params: `cold_by` (`drop_caches` or `eviction`),
-    /// `drop_refused` (why the caches were not dropped, when evicted
-    /// instead), `evict_bytes`, `evict_basis`, `evict_seconds`.
+    /// `resident_after`, `drop_refused` (why the caches were not dropped,
+    /// when evicted instead), `evict_bytes`, `evict_basis`,
+    /// `evict_passes`, `evict_seconds`.
     pub params: BTreeMap<String, serde_json::Value>,
     /// Evicted rather than dropped, and why not dropped: for the
     /// target's `cache`.
     pub evicted: Option<String>,
+    /// The share of the sample's pages in memory afterwards
+    /// (`resident_after`).
+    pub share: Option<f64>,
 }
 
-/// Makes the caches cold as `by` asks; an eviction file is written in
-/// `workdir`. `Err` says why they could not be made cold.
-pub fn make_cold(by: ColdBy, workdir: &Path) -> Result<Cold, String> {
+/// Eviction passes at most before a cold row: a pass whose file leaves
+/// over [`STILL_WARM`] of the sample in memory is followed by another.
+pub const MOST_PASSES: u32 = 2;
+
+/// The share of the sample in memory over which a row is not cold.
+pub const STILL_WARM: f64 = 0.1;
+
+/// Makes the caches cold as `by` asks, then measures how cold: `sample`
+/// (files the row will read) looked up with `mincore` (`resident_after`).
+/// An eviction file is written in `workdir`; when a pass leaves over a
+/// tenth of the sample in memory (pages read twice are protected from a
+/// single stream of new ones), another follows, [`MOST_PASSES`] at most.
+/// `Err` says why the caches could not be made cold.
+pub fn make_cold(by: ColdBy, workdir: &Path, sample: &[PathBuf]) -> Result<Cold, String> {
     let mut params = BTreeMap::new();
     let refused = match by {
         ColdBy::Evict => "--fs-cold evict".to_string(),
         ColdBy::Auto | ColdBy::Drop => match crate::sys::drop_caches() {
             Ok(()) => {
                 params.insert("cold_by".into(), json!("drop_caches"));
+                let share = resident(sample);
+                params.insert("resident_after".into(), json!(share));
                 return Ok(Cold {
                     params,
                     evicted: None,
+                    share,
                 });
             }
             Err(e) if by == ColdBy::Drop => {
@@ -75,21 +93,32 @@ pub fn make_cold(by: ColdBy, workdir: &Path) -> Result<Cold, String> {
     };
     let cap = storage::cache_capacity()
         .ok_or_else(|| format!("{refused}, and the memory to evict is unknown"))?;
-    let seconds = evict(workdir, cap.bytes).map_err(|e| format!("{refused}, nor evicted: {e}"))?;
+    let (mut seconds, mut passes, mut share) = (0.0, 0, None);
+    while passes < MOST_PASSES {
+        seconds += evict(workdir, cap.bytes).map_err(|e| format!("{refused}, nor evicted: {e}"))?;
+        passes += 1;
+        share = resident(sample);
+        if share.is_none_or(|s| s <= STILL_WARM) || interrupted() {
+            break;
+        }
+    }
     params.insert("cold_by".into(), json!("eviction"));
     if by != ColdBy::Evict {
         params.insert("drop_refused".into(), json!(refused));
     }
     params.insert("evict_bytes".into(), json!(cap.bytes));
     params.insert("evict_basis".into(), json!(cap.basis));
+    params.insert("evict_passes".into(), json!(passes));
     params.insert("evict_seconds".into(), json!(seconds));
+    params.insert("resident_after".into(), json!(share));
     Ok(Cold {
         params,
         evicted: Some(format!(
-            "evicted ({refused}): a file of {} ({}) written and read before each cold row",
+            "evicted ({refused}): a file of {} ({}) written and read before each cold row, up to {MOST_PASSES} while over a tenth of a sample of the files to read stayed in memory",
             crate::analysis::units::fmt_bytes(cap.bytes),
             cap.basis
         )),
+        share,
     })
 }
 
@@ -172,24 +201,35 @@ pub fn resident(files: &[PathBuf]) -> Option<f64> {
     (!shares.is_empty()).then(|| shares.iter().sum::<f64>() / shares.len() as f64)
 }
 
-/// Bytes of the loop device image `image` in the page cache: data a
-/// cold row on its filesystem may read from memory below the filesystem.
-/// A memory cgroup's eviction does not reach them (the loop device's
-/// reads are charged elsewhere); dropping the caches does.
-pub fn image_cached(image: &Path) -> Option<u64> {
-    let len = std::fs::metadata(image).ok()?.len();
-    let share = storage::resident_share(image).ok()??;
-    Some((share * len as f64) as u64)
+/// The share of the sampled `files`' data that is in memory one level
+/// down, in the page cache of the loop device image `image` their
+/// filesystem lies on (each file's extents, FIEMAP, are its places in the
+/// image): data a cold row may read from memory below an empty cache. A
+/// memory cgroup's eviction does not reach these pages (the loop device's
+/// reads are charged elsewhere); dropping the caches does. `None` when no
+/// file's extents could be read.
+pub fn image_resident(image: &Path, files: &[PathBuf]) -> Option<f64> {
+    let ranges: Vec<(u64, u64)> = files
+        .iter()
+        .take(SAMPLE)
+        .filter_map(|p| storage::extents(p).ok())
+        .flatten()
+        .collect();
+    if ranges.is_empty() {
+        return None;
+    }
+    storage::resident_share_of(image, Some(&ranges)).ok()?
 }
 
-/// The note for a target whose loop device image kept `cached` bytes in
-/// memory after the caches were made cold for `what`, if a MiB or more.
-pub fn image_cached_note(target: &str, what: &str, cached: Option<u64>) -> Option<String> {
-    let b = cached?;
-    (b >= 1 << 20).then(|| {
+/// The note for a target whose loop device image held `share` of the
+/// sampled files' data in memory after the caches were made cold for
+/// `what`, if over a tenth.
+pub fn image_resident_note(target: &str, what: &str, share: Option<f64>) -> Option<String> {
+    let s = share?;
+    (s > 0.1).then(|| {
         format!(
-            "{target}: {} of the loop device's image were still in memory after the caches were made cold for {what} (eviction in a memory cgroup does not reach them): its reads may come from memory below the filesystem",
-            crate::analysis::units::fmt_bytes(b)
+            "{target}: {:.0} % of a sample of the files' data was still in memory in the loop device's image after the caches were made cold for {what} (an eviction in a memory cgroup does not reach it): that row read from memory below the filesystem",
+            s * 100.0
         )
     })
 }
@@ -198,7 +238,7 @@ pub fn image_cached_note(target: &str, what: &str, cached: Option<u64>) -> Optio
 /// their files' pages still in memory, if that is over a tenth.
 pub fn still_warm_note(target: &str, what: &str, share: Option<f64>) -> Option<String> {
     let s = share?;
-    (s > 0.1).then(|| {
+    (s > STILL_WARM).then(|| {
         format!(
             "{target}: {:.0} % of a sample of the files' pages were still in memory after the caches were made cold for {what}: that row is not cold",
             s * 100.0
@@ -247,14 +287,19 @@ mod tests {
         assert_eq!(still_warm_note("ext4", "x", Some(0.05)), None);
         let n = still_warm_note("tmpfs /dev/shm", "replay cold, 1 process", Some(1.0)).unwrap();
         assert!(n.starts_with("tmpfs /dev/shm: 100 % of a sample"), "{n}");
-        // A loop device's image: what of it is cached, and a note from a MiB.
+        // A loop device's image: the share of the files' places in it.
         let img = d.path().join("img");
         std::fs::write(&img, vec![2u8; 1 << 20]).unwrap();
-        assert!(image_cached(&img).is_some_and(|b| b <= 1 << 20));
-        assert_eq!(image_cached_note("ext4", "x", Some(4096)), None);
-        let n = image_cached_note("ext4", "8 KB read", Some(3 << 20)).unwrap();
+        // The sample's places lie anywhere on the disk, maybe past this
+        // small image's end: then no page is asked about.
+        if let Some(s) = image_resident(&img, &files) {
+            assert!((0.0..=1.0).contains(&s), "{s}");
+        }
+        assert_eq!(image_resident(&img, &[d.path().join("none")]), None);
+        assert_eq!(image_resident_note("ext4", "x", Some(0.05)), None);
+        let n = image_resident_note("ext4", "8 KB read", Some(0.5)).unwrap();
         assert!(
-            n.starts_with("ext4: 3.00 MiB of the loop device's image"),
+            n.starts_with("ext4: 50 % of a sample of the files' data"),
             "{n}"
         );
     }

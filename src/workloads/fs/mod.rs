@@ -434,7 +434,7 @@ impl Replays<'_, '_> {
             p.insert("processes".into(), json!(processes));
             p.insert("cache".into(), json!(if cold { "cold" } else { "warm" }));
             if cold {
-                match cold::make_cold(self.fs.cold, self.ctx.workdir()) {
+                match cold::make_cold(self.fs.cold, self.ctx.workdir(), &sample) {
                     Err(e) => {
                         cache_note = Some(format!("warm only: {e}"));
                         let why = format!("not run: {e}");
@@ -445,17 +445,15 @@ impl Replays<'_, '_> {
                     Ok(c) => {
                         p.extend(c.params);
                         cache_note = c.evicted.or(cache_note);
+                        self.notes
+                            .extend(cold::still_warm_note(label, &name, c.share));
                     }
                 }
-                let share = cold::resident(&sample);
-                p.insert("resident_after".into(), json!(share));
-                self.notes
-                    .extend(cold::still_warm_note(label, &name, share));
                 if let Some(img) = self.image {
-                    let cached = cold::image_cached(img);
-                    p.insert("image_cached_bytes".into(), json!(cached));
+                    let below = cold::image_resident(img, &sample);
+                    p.insert("image_resident_after".into(), json!(below));
                     self.notes
-                        .extend(cold::image_cached_note(label, &name, cached));
+                        .extend(cold::image_resident_note(label, &name, below));
                 }
                 if self.fs.preload {
                     rows.push(self.find_row(base));

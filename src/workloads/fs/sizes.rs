@@ -137,26 +137,25 @@ impl OneSize<'_, '_> {
         plain: &Path,
         size: u64,
     ) -> Result<BTreeMap<String, serde_json::Value>, String> {
-        let c = super::cold::make_cold(self.fs.cold, self.ctx.workdir());
+        let sample: Vec<_> = (0..self.n.min(super::cold::SAMPLE as u64))
+            .map(|i| plain.join(format!("f{i:07}")))
+            .collect();
+        let c = super::cold::make_cold(self.fs.cold, self.ctx.workdir(), &sample);
         let c = c.inspect_err(|e| self.info["cache"] = json!(format!("warm only: {e}")))?;
         let mut p = c.params;
         if let Some(ev) = c.evicted {
             self.info["cache"] = json!(ev);
         }
-        let sample: Vec<_> = (0..self.n.min(super::cold::SAMPLE as u64))
-            .map(|i| plain.join(format!("f{i:07}")))
-            .collect();
-        let share = super::cold::resident(&sample);
-        p.insert("resident_after".into(), json!(share));
+        let share = c.share;
         let what = format!("{} read", kb(size));
         let label = &self.t.label;
         self.notes
             .extend(super::cold::still_warm_note(label, &what, share));
         if let Some(img) = &self.t.image {
-            let cached = super::cold::image_cached(img);
-            p.insert("image_cached_bytes".into(), json!(cached));
+            let below = super::cold::image_resident(img, &sample);
+            p.insert("image_resident_after".into(), json!(below));
             self.notes
-                .extend(super::cold::image_cached_note(label, &what, cached));
+                .extend(super::cold::image_resident_note(label, &what, below));
         }
         Ok(p)
     }
