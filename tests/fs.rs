@@ -1,6 +1,8 @@
 //! The filesystem workloads through the binary: on tmpfs (/dev/shm) and on
-//! an ext4 loop device (root: CI runs as root), every phase present, request
-//! counts exact, nothing left behind; ^C in the middle cleans up too.
+//! ext4 loop devices (root: CI runs as root; mkfs options, the `find`
+//! before the cold replays, the caches evicted in a small memory cgroup),
+//! every phase present, request counts exact, the disk test's total run
+//! time, nothing left behind; ^C in the middle cleans up too.
 
 use crate::common;
 
@@ -87,19 +89,47 @@ fn rows<'a>(w: &'a Value, target: &str) -> Vec<&'a Value> {
         .collect()
 }
 
+/// The phases of `fs` with `--fs-preload`: a `find` before each cold
+/// replay, and the replay named after it.
+fn preloaded_phases() -> Vec<String> {
+    let mut out = Vec::new();
+    for p in PHASES {
+        if p.starts_with("replay cold") {
+            out.push(format!("find, before {p}"));
+            out.push(p.replace("replay cold", "replay cold after find"));
+        } else {
+            out.push(p.to_string());
+        }
+    }
+    out
+}
+
 /// Checks every phase of `fs` on `target`.
 fn check_fs_phases(w: &Value, target: &str) {
+    check_fs_phases_as(w, target, &PHASES.map(String::from))
+}
+
+/// Checks every phase of `fs` on `target`, labelled `phases`.
+fn check_fs_phases_as(w: &Value, target: &str, phases: &[String]) {
     assert_eq!(w["status"], "ok", "{}", w["message"]);
     let p = &w["params"];
     let rs = rows(w, target);
     let labels: Vec<&str> = rs.iter().map(|r| r["label"].as_str().unwrap()).collect();
-    assert_eq!(labels, PHASES, "{target}");
+    assert_eq!(labels, phases, "{target}");
     for r in &rs {
         let ph = &r["phase"];
         let label = r["label"].as_str().unwrap();
         assert!(r["error"].is_null(), "{label}: {}", r["error"]);
         assert!(ph["seconds"].as_f64().unwrap() > 0.0, "{label}");
         assert!(!ph["throughput"].as_array().unwrap().is_empty(), "{label}");
+        if label.starts_with("find, before") {
+            // Every directory read: each file (and directory) an entry.
+            assert_eq!(ph["unit"], "directories");
+            assert!(ph["items"].as_u64().unwrap() > 1, "{label}");
+            let entries = r["params"]["entries"].as_u64().unwrap();
+            assert!(entries > p["files"].as_u64().unwrap(), "{label}: {entries}");
+            continue;
+        }
         match label {
             "unpack" => {
                 assert_eq!(ph["items"], p["archive1_files"]);
@@ -124,6 +154,13 @@ fn check_fs_phases(w: &Value, target: &str) {
                 assert_eq!(ph["bytes"], l["body_bytes"], "{label}");
                 let procs = if label.ends_with("1 process") { 1 } else { 32 };
                 assert_eq!(r["params"]["processes"], procs);
+                if r["params"]["cache"] == "cold" {
+                    // How the caches were made cold, and how cold they were.
+                    let how = &r["params"]["cold_by"];
+                    assert!(how == "drop_caches" || how == "eviction", "{label}: {how}");
+                    let share = r["params"]["resident_after"].as_f64().unwrap();
+                    assert!((0.0..=1.0).contains(&share), "{label}: {share}");
+                }
             }
         }
     }
@@ -187,10 +224,39 @@ fn fs_and_fs_sizes_on_tmpfs() {
             "128 KB write",
             "128 KB read (cold)",
             "128 KB write + fsync",
-            "128 KB total"
+            "128 KB total",
+            "total run time"
         ]
     );
-    for r in rows(sizes, target) {
+    // The disk test's total run time: both sizes' three steps.
+    let all = rows(sizes, target);
+    let run = &all.last().unwrap()["phase"];
+    assert_eq!(run["items"], 40 * 3 * 2);
+    assert_eq!(run["bytes"], 40 * 3 * (8192 + 131072));
+    let sum: f64 = all
+        .iter()
+        .filter(|r| r["label"].as_str().unwrap().ends_with("KB total"))
+        .map(|r| r["phase"]["seconds"].as_f64().unwrap())
+        .sum();
+    assert!((run["seconds"].as_f64().unwrap() - sum).abs() < 1e-9);
+    // tmpfs keeps its files in memory whatever is dropped: the cold rows
+    // say they were not cold.
+    for r in all
+        .iter()
+        .filter(|r| r["label"].as_str().unwrap().contains("read (cold)"))
+    {
+        assert!(
+            r["params"]["resident_after"].as_f64().unwrap() > 0.9,
+            "{}",
+            r["label"]
+        );
+    }
+    let m = fs["message"].as_str().unwrap_or_default();
+    assert!(
+        m.contains("tmpfs /dev/shm: 100 % of a sample") && m.contains("that row is not cold"),
+        "{m}"
+    );
+    for r in all.iter().filter(|r| r["label"] != "total run time") {
         let size = r["params"]["file_bytes"].as_u64().unwrap();
         let ph = &r["phase"];
         let k = if r["label"].as_str().unwrap().ends_with("total") {
@@ -275,6 +341,60 @@ fn fs_and_fs_sizes_on_tmpfs() {
     }
 }
 
+/// A memory cgroup (v1 or v2) below the test's own, with a limit; removed
+/// when dropped (its processes have ended by then).
+struct MemoryCgroup(std::path::PathBuf);
+
+impl MemoryCgroup {
+    fn new(limit: u64) -> MemoryCgroup {
+        let own = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+        let (dir, file) =
+            if let Some(l) = own.lines().find(|l| l.split(':').nth(1) == Some("memory")) {
+                let path = l.splitn(3, ':').nth(2).unwrap().trim_start_matches('/');
+                (
+                    Path::new("/sys/fs/cgroup/memory").join(path),
+                    "memory.limit_in_bytes",
+                )
+            } else {
+                let path = own
+                    .lines()
+                    .find_map(|l| l.strip_prefix("0::"))
+                    .expect("a cgroup");
+                (
+                    Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/')),
+                    "memory.max",
+                )
+            };
+        let dir = dir.join(format!("scalebench-test-{}", std::process::id()));
+        std::fs::create_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let g = MemoryCgroup(dir);
+        std::fs::write(g.0.join(file), limit.to_string()).unwrap();
+        g
+    }
+
+    /// `scalebench ARGS`, started inside the cgroup.
+    fn command(&self) -> std::process::Command {
+        let mut c = std::process::Command::new("sh");
+        c.arg("-c")
+            .arg("echo $$ > \"$1\"/cgroup.procs && shift && exec \"$@\"")
+            .arg("sh")
+            .arg(&self.0)
+            .arg(env!("CARGO_BIN_EXE_scalebench"));
+        c
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        for _ in 0..100 {
+            if std::fs::remove_dir(&self.0).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
 #[test]
 fn fs_on_ext4_loop_devices_leaves_nothing_mounted() {
     require_root();
@@ -282,15 +402,28 @@ fn fs_on_ext4_loop_devices_leaves_nothing_mounted() {
     let out = t.path().join("r.json");
     let work = t.path().join("work");
     std::fs::create_dir(&work).unwrap();
+    // Options mkfs refuses are named, with mkfs's words, before anything
+    // is measured.
     let o = bin()
-        .args([
-            "run",
-            "fs",
-            "--mkfs",
-            "ext4,ext4:noatime",
-            "--fs-size",
-            "256M",
-        ])
+        .args(["run", "fs", "--mkfs", "ext4:-O ^bogus_feature", "-o"])
+        .arg(t.path().join("bad.json"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--mkfs ext4 -O ^bogus_feature: mkfs.ext4 -O ^bogus_feature refused them")
+            && err.contains("bogus_feature"),
+        "{err}"
+    );
+    // In a memory cgroup of 192 MiB the caches are evicted by writing and
+    // reading 192 MiB, not dropped: the seed's way, bounded by the cgroup.
+    let limit: u64 = 192 << 20;
+    let cg = MemoryCgroup::new(limit);
+    let o = cg
+        .command()
+        .args(["run", "fs", "--mkfs", "ext4:-O ^has_journal:noatime,ext4"])
+        .args(["--fs-size", "256M", "--fs-preload", "--fs-cold", "evict"])
         .args([
             "--files",
             "400",
@@ -311,28 +444,74 @@ fn fs_on_ext4_loop_devices_leaves_nothing_mounted() {
     let doc = load(&out);
     assert_valid(&doc);
     let fs = workload(&doc, "fs");
+    assert_eq!(fs["params"]["preload"], true);
     let targets = fs["params"]["targets"].as_array().unwrap();
     assert_eq!(targets.len(), 2);
-    assert_eq!(targets[0]["label"], "ext4");
+    let label = "ext4 -O ^has_journal noatime";
+    assert_eq!(targets[0]["label"], label);
     assert_eq!(targets[0]["fs_type"], "ext4");
     assert_eq!(targets[0]["made"], true);
+    assert_eq!(
+        targets[0]["mkfs_options"],
+        serde_json::json!(["-O", "^has_journal"])
+    );
     assert!(
         targets[0]["device"]
             .as_str()
             .unwrap()
             .starts_with("/dev/loop")
     );
-    assert_eq!(targets[1]["label"], "ext4 noatime");
     assert!(
-        targets[1]["mount_options"]
+        targets[0]["mount_options"]
             .as_str()
             .unwrap()
             .contains("noatime"),
         "{}",
-        targets[1]["mount_options"]
+        targets[0]["mount_options"]
     );
-    check_fs_phases(fs, "ext4");
-    check_fs_phases(fs, "ext4 noatime");
+    assert_eq!(targets[1]["label"], "ext4");
+    assert!(
+        targets[0]["cache"]
+            .as_str()
+            .unwrap()
+            .starts_with("evicted (--fs-cold evict): a file of 192 MiB"),
+        "{}",
+        targets[0]["cache"]
+    );
+    for target in [label, "ext4"] {
+        check_fs_phases_as(fs, target, &preloaded_phases());
+        for r in rows(fs, target)
+            .iter()
+            .filter(|r| r["params"]["cache"] == "cold")
+        {
+            let p = &r["params"];
+            assert_eq!(p["cold_by"], "eviction", "{}", r["label"]);
+            assert_eq!(p["evict_bytes"], limit);
+            assert_eq!(p["evict_basis"], "memory cgroup limit");
+            assert!(p["evict_seconds"].as_f64().unwrap() > 0.0);
+            let passes = p["evict_passes"].as_u64().unwrap();
+            assert!((1..=2).contains(&passes), "{passes}");
+            // Before the first cold replay the site was only written: the
+            // eviction pushes it out. Before the second, the first had read
+            // it back (popular files many times), and Linux protects pages
+            // read more than once from a stream of new ones: cold, or said
+            // not to be.
+            let share = p["resident_after"].as_f64().unwrap();
+            let name = r["label"].as_str().unwrap();
+            if name.ends_with("1 process") {
+                assert!(share <= 0.1, "{name}: {share}");
+            } else if share > 0.1 {
+                let m = fs["message"].as_str().unwrap_or_default();
+                let said = format!("cold for {name}: that row is not cold");
+                assert!(m.contains(&said), "{name}: {share}: {m}");
+            }
+            // Below the filesystem, the loop device's image may still hold
+            // the data (the cgroup's eviction does not reach it): measured.
+            let below = p["image_resident_after"].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&below), "{}: {below}", r["label"]);
+        }
+    }
+    drop(cg);
     let left = leftovers_after_a_while(t.path());
     assert!(left.is_empty(), "{left:?}");
     assert_eq!(
@@ -437,7 +616,7 @@ fn walk_count(dir: &Path) -> usize {
 
 #[test]
 fn bad_filesystem_options_are_named() {
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["--mkfs", "zfs"], "`zfs`"),
         (&["--dir", "/nonexistent/place"], "--dir /nonexistent/place"),
         (
@@ -447,6 +626,7 @@ fn bad_filesystem_options_are_named() {
         (&["--sizes", "8K,huge"], "'--sizes <SIZE,…>': `huge` is not"),
         (&["--sizes", "2T"], "'--sizes <SIZE,…>': `2T` is over"),
         (&["--files", "1000000000000"], "--files"),
+        (&["--fs-cold", "cool"], "'--fs-cold <HOW>'"),
     ];
     for (args, want) in cases {
         bin()

@@ -52,6 +52,7 @@ pub mod ifaddrs;
 pub mod memlimit;
 pub mod netns;
 pub mod procs;
+pub mod storage;
 pub mod tuning;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 use bsd as os;

@@ -16,6 +16,7 @@
 //! made on loop devices (`--mkfs`), one after the other, each a `target` of
 //! the rows.
 
+mod cold;
 pub mod corpus;
 pub mod extract;
 pub mod ops;
@@ -23,6 +24,7 @@ mod options;
 mod sizes;
 pub mod target;
 
+pub use cold::ColdBy;
 pub use options::FsOptions;
 
 pub use sizes::FsSizes;
@@ -254,7 +256,9 @@ impl Workload for Fs {
             json!(DEFAULT_INTERVAL.as_millis() as u64),
         );
 
-        let per_target = PHASES.len() as u64;
+        let fs_opts: FsOptions = opts.own();
+        params.insert("preload".into(), json!(fs_opts.preload));
+        let per_target = PHASES.len() as u64 + if fs_opts.preload { 2 } else { 0 };
         progress.begin(FS.name, per_target * places.len() as u64);
         let mut rows = Vec::new();
         let mut notes = Vec::new();
@@ -273,7 +277,7 @@ impl Workload for Fs {
             };
             let mut info = t.info.clone();
             info["label"] = json!(t.label);
-            let (r, note) = run_target(ctx, &site, &t, progress);
+            let (r, note) = run_target(ctx, &fs_opts, &site, &t, progress, &mut notes);
             if let Some(n) = note {
                 info["cache"] = json!(n);
             }
@@ -287,11 +291,6 @@ impl Workload for Fs {
     }
 }
 
-/// Drops the caches; `Err` says why not.
-fn drop_caches() -> Result<(), String> {
-    crate::sys::drop_caches().map_err(|e| e.to_string())
-}
-
 /// The generated site and what is known of it before anything is written.
 struct Site {
     corpus: Arc<Corpus>,
@@ -303,13 +302,16 @@ struct Site {
     archives: [(Archive, (usize, u64)); 2],
 }
 
-/// Every phase on one target. Returns the rows and, when the caches could
-/// not be dropped, the note saying so.
+/// Every phase on one target (notes on cold rows that were not cold into
+/// `notes`). Returns the rows and, when the caches could not be dropped,
+/// the note saying so (`warm only: …` or `evicted …`).
 fn run_target(
     ctx: &Ctx,
+    fs: &FsOptions,
     site_plan: &Site,
     t: &target::Target,
     progress: &mut Progress,
+    notes: &mut Vec<String>,
 ) -> (Vec<WorkloadRow>, Option<String>) {
     let mut rows = Vec::new();
     let site: PathBuf = t.root.join("site");
@@ -328,7 +330,16 @@ fn run_target(
     if !unpack_archives(site_plan, t, &site, progress, &mut rows) {
         return (rows, None);
     }
-    let cache_note = replays(ctx, site_plan, label, &site, progress, &mut rows);
+    let mut replay = Replays {
+        ctx,
+        fs,
+        label,
+        site: &site,
+        image: t.image.as_deref(),
+        progress,
+        notes,
+    };
+    let cache_note = replay.all(site_plan, &mut rows);
     delete_all(site_plan, t, progress, &mut rows);
     (rows, cache_note)
 }
@@ -368,65 +379,134 @@ fn unpack_archives(
     true
 }
 
-/// Phases (c)–(e): the request log replayed against a server of `site`
-/// (on target `label`), cold and warm, by one process and by 32, a row
-/// each into `rows`. Returns the note saying the caches could not be
-/// dropped, if they could not.
-fn replays(
-    ctx: &Ctx,
-    site_plan: &Site,
-    label: &str,
-    site: &Path,
-    progress: &mut Progress,
-    rows: &mut Vec<WorkloadRow>,
-) -> Option<String> {
-    let paths = &site_plan.paths[..];
-    let mut cache_note = None;
-    let mut primed = false;
-    for (k, (cold, processes)) in [(true, 1u32), (true, 32), (false, 1), (false, 32)]
-        .into_iter()
-        .enumerate()
-    {
-        if interrupted() {
-            break;
-        }
-        let name = PHASES[2 + k];
-        progress.phase(&format!("{label}: {name}"));
-        let mut p = BTreeMap::new();
-        p.insert("processes".into(), json!(processes));
-        p.insert("cache".into(), json!(if cold { "cold" } else { "warm" }));
-        if cold && let Err(e) = drop_caches() {
-            cache_note = Some(format!("warm only: {e}"));
-            rows.push(phase_row(
-                name,
-                label,
-                p,
-                None,
-                None,
-                Some(format!("not run: the caches cannot be dropped ({e})")),
-            ));
-            progress.advance(1);
-            continue;
-        }
-        let server = match Server::start(&ctx.hosts().client, site, &[], processes, false, false) {
-            Ok(s) => s,
-            Err(e) => {
-                rows.push(phase_row(name, label, p, None, None, Some(e)));
-                progress.advance(1);
-                continue;
+/// What the replays of one target share.
+struct Replays<'a, 'c> {
+    ctx: &'a Ctx<'c>,
+    fs: &'a FsOptions,
+    label: &'a str,
+    site: &'a Path,
+    /// The loop device image under the target, if it has one.
+    image: Option<&'a Path>,
+    progress: &'a mut Progress,
+    notes: &'a mut Vec<String>,
+}
+
+/// The files of the request log `paths` under `site`, each once, for
+/// [`cold::resident`].
+fn sample_files(site: &Path, paths: &[String]) -> Vec<PathBuf> {
+    let mut seen = std::collections::HashSet::new();
+    paths
+        .iter()
+        .filter(|p| seen.insert(p.as_str()))
+        .take(cold::SAMPLE)
+        .map(|p| site.join(p.trim_start_matches('/')))
+        .collect()
+}
+
+impl Replays<'_, '_> {
+    /// Phases (c)–(e): the request log replayed against a server of the
+    /// site, cold and warm, by one process and by 32, a row each into
+    /// `rows` (and before each cold one, with `--fs-preload`, the `find`
+    /// row). Returns the note saying the caches could not be dropped, if
+    /// they could not.
+    fn all(&mut self, site_plan: &Site, rows: &mut Vec<WorkloadRow>) -> Option<String> {
+        let paths = &site_plan.paths[..];
+        let sample = sample_files(self.site, paths);
+        let label = self.label;
+        let mut cache_note = None;
+        let mut cold_ran = false;
+        let mut primed = false;
+        for (k, (cold, processes)) in [(true, 1u32), (true, 32), (false, 1), (false, 32)]
+            .into_iter()
+            .enumerate()
+        {
+            if interrupted() {
+                break;
             }
-        };
-        if !cold && !primed && cache_note.is_some() {
-            // The cold rows did not run: read everything once first, so
-            // that "warm" means warm.
-            let _ = replay(&server, paths);
-            primed = true;
+            let base = PHASES[2 + k];
+            let name = if cold && self.fs.preload {
+                base.replace("replay cold", "replay cold after find")
+            } else {
+                base.to_string()
+            };
+            self.progress.phase(&format!("{label}: {name}"));
+            let mut p = BTreeMap::new();
+            p.insert("processes".into(), json!(processes));
+            p.insert("cache".into(), json!(if cold { "cold" } else { "warm" }));
+            if cold {
+                match cold::make_cold(self.fs.cold, self.ctx.workdir(), &sample) {
+                    Err(e) => {
+                        cache_note = Some(format!("warm only: {e}"));
+                        let why = format!("not run: {e}");
+                        rows.push(phase_row(&name, label, p, None, None, Some(why)));
+                        self.progress.advance(1 + u64::from(self.fs.preload));
+                        continue;
+                    }
+                    Ok(c) => {
+                        p.extend(c.params);
+                        cache_note = c.evicted.or(cache_note);
+                        self.notes
+                            .extend(cold::still_warm_note(label, &name, c.share));
+                    }
+                }
+                if let Some(img) = self.image {
+                    let below = cold::image_resident(img, &sample);
+                    p.insert("image_resident_after".into(), json!(below));
+                    self.notes
+                        .extend(cold::image_resident_note(label, &name, below));
+                }
+                if self.fs.preload {
+                    rows.push(self.find_row(base));
+                }
+            }
+            let server = Server::start(
+                &self.ctx.hosts().client,
+                self.site,
+                &[],
+                processes,
+                false,
+                false,
+            );
+            let server = match server {
+                Ok(s) => s,
+                Err(e) => {
+                    rows.push(phase_row(&name, label, p, None, None, Some(e)));
+                    self.progress.advance(1);
+                    continue;
+                }
+            };
+            if !cold && !primed && !cold_ran {
+                // The cold rows did not run: read everything once first, so
+                // that "warm" means warm.
+                let _ = replay(&server, paths);
+                primed = true;
+            }
+            rows.push(replay_row(&server, paths, &name, label, p));
+            cold_ran |= cold;
+            drop(server);
+            self.progress.advance(1);
         }
-        rows.push(replay_row(&server, paths, name, label, p));
-        drop(server);
-        progress.advance(1);
+        cache_note
     }
-    cache_note
+
+    /// The `find` before the replay `before`: every directory of the site
+    /// read, timed as a phase of its own.
+    fn find_row(&mut self, before: &str) -> WorkloadRow {
+        let name = format!("find, before {before}");
+        self.progress.phase(&format!("{}: {name}", self.label));
+        let (s, r) = phase::run("directories", DEFAULT_INTERVAL, |c| {
+            ops::walk_dirs(self.site, c)
+        });
+        self.progress.advance(1);
+        let mut p = BTreeMap::new();
+        match r {
+            Ok(entries) => {
+                p.insert("entries".into(), json!(entries));
+                phase_row(&name, self.label, p, Some(s), None, None)
+            }
+            Err(e) => phase_row(&name, self.label, p, None, None, Some(e.to_string())),
+        }
+    }
 }
 
 /// The row of phase `name` on target `label` (with params `p`): the

@@ -131,6 +131,29 @@ pub fn remove_tree(root: &Path, counters: &Counters) -> io::Result<()> {
     Ok(())
 }
 
+/// Walks every directory below `root` as `find` does: each directory read
+/// to its end (the entries' types from the directory itself where the
+/// filesystem gives them, no file opened or read), counting each directory
+/// in `counters`. Returns the entries seen. Stops on ^C.
+pub fn walk_dirs(root: &Path, counters: &Counters) -> io::Result<u64> {
+    let mut entries = 0u64;
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        if crate::stop::interrupted() {
+            return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
+        }
+        for e in std::fs::read_dir(&dir).map_err(named(&dir))? {
+            let e = e.map_err(named(&dir))?;
+            entries += 1;
+            if e.file_type().map_err(named(&e.path()))?.is_dir() {
+                stack.push(e.path());
+            }
+        }
+        counters.add(1, 0);
+    }
+    Ok(entries)
+}
+
 /// Flushes the filesystem holding `dir` to disk; returns the seconds it took.
 pub fn sync_dir(dir: &Path) -> io::Result<f64> {
     let f = std::fs::File::open(dir).map_err(named(dir))?;
@@ -154,6 +177,10 @@ mod tests {
         }
         let mut buf = vec![0u8; 1024];
         assert_eq!(read_file(&d.join("f3"), &mut buf).unwrap(), 3000);
+        // find: three directories (the root, a, a/b), 2 + 10 entries below.
+        let walked = Counters::default();
+        assert_eq!(walk_dirs(t.path(), &walked).unwrap(), 12);
+        assert_eq!(walked.get(), (3, 0));
         assert_eq!(std::fs::read(d.join("f3")).unwrap(), vec![3u8; 3000]);
         let c = Counters::default();
         remove_tree(t.path(), &c).unwrap();

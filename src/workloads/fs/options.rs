@@ -1,6 +1,7 @@
 //! The filesystem workloads' options (`fs`, `fs-sizes`): their flags,
 //! defaults and checks.
 
+use super::cold::ColdBy;
 use super::target::{Place, parse_mkfs};
 use crate::ctx::Ctx;
 use crate::values::bytes as parse_bytes;
@@ -29,6 +30,11 @@ pub struct FsOptions {
     pub sizes: Vec<u64>,
     /// Files per size in `fs-sizes` (default: quick 2 000, full 10 000).
     pub size_files: Option<u64>,
+    /// `fs`: walk the site's directories (as `find` does) before each
+    /// cold replay, timed as a phase of its own.
+    pub preload: bool,
+    /// How the cold rows make the caches cold.
+    pub cold: ColdBy,
 }
 
 impl Default for FsOptions {
@@ -43,6 +49,8 @@ impl Default for FsOptions {
             seed: 1,
             sizes: Vec::new(),
             size_files: None,
+            preload: false,
+            cold: ColdBy::Auto,
         }
     }
 }
@@ -66,7 +74,7 @@ pub static FLAGS: &[Flag] = &[
             "mkfs",
             "TYPE[:OPTS],…",
             HEADING,
-            "Make these filesystems on loop devices over files in the work directory and run on each (Linux, root): `ext4,xfs,btrfs`, with mount options after a colon: `ext4:noatime,data=writeback`.",
+            "Make these filesystems on loop devices over files in the work directory and run on each (Linux, root): `ext4,xfs,btrfs`; after a colon mount options (`ext4:noatime,data=writeback`) or mkfs options, which start with `-` and are split at spaces into arguments (`ext4:-O ^has_journal`, `xfs:-i size=512:noatime`); mkfs checks them with its dry run before anything is measured.",
         )
     },
     Flag {
@@ -131,6 +139,33 @@ pub static FLAGS: &[Flag] = &[
             "File sizes of fs-sizes (default `8K,16K,128K`).",
         )
     },
+    Flag::switch(
+        "fs-preload",
+        HEADING,
+        "fs: before each cold replay, walk the site's directories as `find` does (the entries, not the files' data), timed as a row of its own, as the seed tried.",
+    ),
+    Flag {
+        choices: &[
+            (
+                "auto",
+                "drop the caches where permitted (root on Linux), else evict them (default)",
+            ),
+            (
+                "drop",
+                "drop the caches; where that is not permitted the cold rows are not run",
+            ),
+            (
+                "evict",
+                "evict them: write and read a file as large as the memory the cache can hold (MemTotal, or the memory cgroup's limit) in the work directory, as the seed's 2 GB from /dev/zero",
+            ),
+        ],
+        ..Flag::value(
+            "fs-cold",
+            "HOW",
+            HEADING,
+            "fs, fs-sizes: how the cold rows make the caches cold.",
+        )
+    },
     Flag {
         check: Some(|s| crate::values::whole::<u64>(1, 10_000_000)(s).map(drop)),
         ..Flag::value(
@@ -159,8 +194,9 @@ fn have_program(name: &str) -> bool {
 }
 
 /// The filesystems of `--mkfs`, refused where they cannot be made here
-/// (not Linux, not root, a program missing).
-fn made_filesystems(given: &[String]) -> Result<Vec<Place>, String> {
+/// (not Linux, not root, a program missing) or where mkfs refuses their
+/// options (checked with its dry run on a scratch image of `fs_size`).
+fn made_filesystems(given: &[String], fs_size: Option<u64>) -> Result<Vec<Place>, String> {
     let specs = parse_mkfs(given)?;
     if specs.is_empty() {
         return Ok(Vec::new());
@@ -197,6 +233,13 @@ fn made_filesystems(given: &[String]) -> Result<Vec<Place>, String> {
             ));
         }
     }
+    // mkfs options are checked by mkfs's own dry run now, before anything
+    // is measured (btrfs has none: its are checked when it is made).
+    let size = fs_size.unwrap_or(super::DEFAULT_FS_SIZE);
+    for s in specs.iter().filter(|s| !s.mkfs.is_empty()) {
+        crate::sys::storage::check_mkfs_options(&s.kind, &s.mkfs, size, &std::env::temp_dir())
+            .map_err(|e| format!("--mkfs {}: {e}", s.label("")))?;
+    }
     Ok(specs.into_iter().map(Place::Mkfs).collect())
 }
 
@@ -214,7 +257,8 @@ impl FsOptions {
             }
             places.push(Place::Dir(d));
         }
-        places.extend(made_filesystems(g.values("mkfs"))?);
+        let fs_size = g.parsed("fs-size", parse_bytes)?;
+        places.extend(made_filesystems(g.values("mkfs"), fs_size)?);
         let files = g.parsed("files", whole::<u64>(2, 100_000_000))?;
         let bytes = g.parsed("bytes", parse_bytes)?;
         if let (Some(b), Some(f)) = (bytes, files)
@@ -226,7 +270,7 @@ impl FsOptions {
         }
         Ok(FsOptions {
             places,
-            fs_size: g.parsed("fs-size", parse_bytes)?,
+            fs_size,
             mount_opts: g
                 .value("mount-opts")
                 .filter(|o| !o.is_empty())
@@ -241,6 +285,13 @@ impl FsOptions {
                 .map(|s| file_size(s).map_err(|e| format!("--sizes: {e}")))
                 .collect::<Result<_, _>>()?,
             size_files: g.parsed("size-files", whole::<u64>(1, 10_000_000))?,
+            preload: g.has("fs-preload"),
+            cold: match g.value("fs-cold") {
+                None | Some("auto") => ColdBy::Auto,
+                Some("drop") => ColdBy::Drop,
+                Some("evict") => ColdBy::Evict,
+                Some(other) => return Err(format!("--fs-cold {other}: auto, drop or evict")),
+            },
         })
     }
 

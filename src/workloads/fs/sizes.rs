@@ -1,7 +1,10 @@
 //! `fs-sizes`, the Rothman–Buckman file-size test: for each size (8 KB,
 //! 16 KB, 128 KB by default) write N files, sync, read them back (cold when
-//! the caches can be dropped), then write N more with an fsync after each
-//! file. Every step is a timed phase; a `total` row per size adds them up.
+//! the caches can be made cold: `--fs-cold`), then write N more with an
+//! fsync after each file. Every step is a timed phase; a `total` row per
+//! size adds them up, and a `total run time` row per target adds the sizes
+//! up: the figure Rothman and Buckman compared systems by ("Linux: 542
+//! seconds, Windows 2000: 613 seconds …").
 
 use super::{
     Info, Options, Size, Workload, finish, ops, phase_row, prepare_place, target, warm_only_note,
@@ -113,6 +116,132 @@ fn total(parts: &[&PhaseStats]) -> PhaseStats {
     }
 }
 
+/// What the steps of one size on one target share.
+struct OneSize<'a, 'c> {
+    ctx: &'a Ctx<'c>,
+    fs: &'a super::FsOptions,
+    t: &'a target::Target,
+    /// Files per step.
+    n: u64,
+    /// The target's info (its `cache` set here).
+    info: &'a mut serde_json::Value,
+    notes: &'a mut Vec<String>,
+    progress: &'a mut Progress,
+}
+
+impl OneSize<'_, '_> {
+    /// The caches made cold before reading the files of `plain` (size
+    /// `size`): the read row's params, or why not.
+    fn cold(
+        &mut self,
+        plain: &Path,
+        size: u64,
+    ) -> Result<BTreeMap<String, serde_json::Value>, String> {
+        let sample: Vec<_> = (0..self.n.min(super::cold::SAMPLE as u64))
+            .map(|i| plain.join(format!("f{i:07}")))
+            .collect();
+        let c = super::cold::make_cold(self.fs.cold, self.ctx.workdir(), &sample);
+        let c = c.inspect_err(|e| self.info["cache"] = json!(format!("warm only: {e}")))?;
+        let mut p = c.params;
+        if let Some(ev) = c.evicted {
+            self.info["cache"] = json!(ev);
+        }
+        let share = c.share;
+        let what = format!("{} read", kb(size));
+        let label = &self.t.label;
+        self.notes
+            .extend(super::cold::still_warm_note(label, &what, share));
+        if let Some(img) = &self.t.image {
+            let below = super::cold::image_resident(img, &sample);
+            p.insert("image_resident_after".into(), json!(below));
+            self.notes
+                .extend(super::cold::image_resident_note(label, &what, below));
+        }
+        Ok(p)
+    }
+
+    /// The steps of files of `size`: their four rows, and their total
+    /// when every step ran.
+    fn run(&mut self, size: u64) -> (Vec<WorkloadRow>, Option<PhaseStats>) {
+        let (n, label) = (self.n, self.t.label.clone());
+        let data: Vec<u8> = {
+            let mut r = super::corpus::Rng::new(size, 9);
+            (0..size).map(|_| r.next_u64() as u8).collect()
+        };
+        let mut p = BTreeMap::new();
+        p.insert("file_bytes".into(), json!(size));
+        p.insert("files".into(), json!(n));
+        let plain = self.t.root.join(format!("w{size}"));
+        let synced = self.t.root.join(format!("s{size}"));
+        self.progress.phase(&format!("{label}: {} write", kb(size)));
+        let w = write_all(&plain, n, &data, false);
+        self.progress.advance(1);
+        let cold = self.cold(&plain, size);
+        let read_label = if cold.is_ok() {
+            "read (cold)"
+        } else {
+            "read (warm)"
+        };
+        let mut read_params = p.clone();
+        read_params.extend(cold.unwrap_or_default());
+        self.progress
+            .phase(&format!("{label}: {} {read_label}", kb(size)));
+        let r = match &w {
+            Ok(_) => read_all(&plain, n, size),
+            Err(_) => Err("not run: the write failed".into()),
+        };
+        self.progress.advance(1);
+        self.progress
+            .phase(&format!("{label}: {} write + fsync", kb(size)));
+        let f = write_all(&synced, n, &data, true);
+        self.progress.advance(1);
+        let tot = match (&w, &r, &f) {
+            (Ok(a), Ok(b), Ok(c)) => Ok(total(&[a, b, c])),
+            _ => Err("not every step ran".into()),
+        };
+        let sum = tot.as_ref().ok().cloned();
+        let mut rows = Vec::new();
+        for (what, res) in [
+            ("write", w),
+            (read_label, r),
+            ("write + fsync", f),
+            ("total", tot),
+        ] {
+            let params = if what == read_label { &read_params } else { &p };
+            rows.push(row(
+                format!("{} {what}", kb(size)),
+                &label,
+                params.clone(),
+                res,
+            ));
+        }
+        let _ = ops::remove_tree(&self.t.root, &crate::net::load::Counters::default());
+        self.progress.advance(1);
+        (rows, sum)
+    }
+}
+
+/// The disk test's total run time on one target, as Rothman and Buckman
+/// compared systems by it: every size's `total` added up; an error when
+/// not every size finished.
+fn total_row(target: &str, sizes: &[u64], totals: &[PhaseStats]) -> WorkloadRow {
+    let mut p = BTreeMap::new();
+    p.insert("sizes".into(), json!(sizes));
+    let r = if totals.len() == sizes.len() && !totals.is_empty() {
+        Ok(total(&totals.iter().collect::<Vec<_>>()))
+    } else {
+        Err(format!(
+            "{} of {} sizes finished: no total run time",
+            totals.len(),
+            sizes.len()
+        ))
+    };
+    row(TOTAL_RUN.into(), target, p, r)
+}
+
+/// The label of the row of the whole test's run time.
+pub const TOTAL_RUN: &str = "total run time";
+
 impl Workload for FsSizes {
     fn info(&self) -> &'static Info {
         &FS_SIZES
@@ -176,55 +305,25 @@ impl Workload for FsSizes {
             let mut info = t.info.clone();
             info["label"] = json!(t.label);
             let label = t.label.clone();
+            let mut totals: Vec<PhaseStats> = Vec::new();
             for &size in &sizes {
                 if interrupted() {
                     break;
                 }
-                let data: Vec<u8> = {
-                    let mut r = super::corpus::Rng::new(size, 9);
-                    (0..size).map(|_| r.next_u64() as u8).collect()
+                let mut one = OneSize {
+                    ctx,
+                    fs: &fs,
+                    t: &t,
+                    n,
+                    info: &mut info,
+                    notes: &mut notes,
+                    progress,
                 };
-                let mut p = BTreeMap::new();
-                p.insert("file_bytes".into(), json!(size));
-                p.insert("files".into(), json!(n));
-                let plain = t.root.join(format!("w{size}"));
-                let synced = t.root.join(format!("s{size}"));
-                progress.phase(&format!("{label}: {} write", kb(size)));
-                let w = write_all(&plain, n, &data, false);
-                progress.advance(1);
-                let cold = crate::sys::drop_caches();
-                if let Err(e) = &cold {
-                    info["cache"] = json!(format!("warm only: {e}"));
-                }
-                let read_label = if cold.is_ok() {
-                    "read (cold)"
-                } else {
-                    "read (warm)"
-                };
-                progress.phase(&format!("{label}: {} {read_label}", kb(size)));
-                let r = match &w {
-                    Ok(_) => read_all(&plain, n, size),
-                    Err(_) => Err("not run: the write failed".into()),
-                };
-                progress.advance(1);
-                progress.phase(&format!("{label}: {} write + fsync", kb(size)));
-                let f = write_all(&synced, n, &data, true);
-                progress.advance(1);
-                let tot = match (&w, &r, &f) {
-                    (Ok(a), Ok(b), Ok(c)) => Ok(total(&[a, b, c])),
-                    _ => Err("not every step ran".into()),
-                };
-                for (what, res) in [
-                    ("write", w),
-                    (read_label, r),
-                    ("write + fsync", f),
-                    ("total", tot),
-                ] {
-                    rows.push(row(format!("{} {what}", kb(size)), &label, p.clone(), res));
-                }
-                let _ = ops::remove_tree(&t.root, &crate::net::load::Counters::default());
-                progress.advance(1);
+                let (r, tot) = one.run(size);
+                rows.extend(r);
+                totals.extend(tot);
             }
+            rows.push(total_row(&label, &sizes, &totals));
             infos.push(info);
         }
         notes.extend(warm_only_note(&infos, ", reads are warm"));

@@ -8,24 +8,57 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// A filesystem to make: its type and mount options.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A filesystem to make: its type, mkfs options and mount options.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FsSpec {
     /// `ext2`, `ext4`, `xfs`, `btrfs`, …
     pub kind: String,
+    /// Options for `mkfs.KIND`, one argument each (`-O`, `^has_journal`).
+    pub mkfs: Vec<String>,
     /// Mount options (`noatime`), or `None` for the defaults.
     pub options: Option<String>,
 }
 
+impl FsSpec {
+    /// Its label in results: the type, then the mkfs options and the
+    /// mount options as given (`ext4 -O ^has_journal noatime`).
+    pub fn label(&self, mount_opts: &str) -> String {
+        let mut l = self.kind.clone();
+        for w in &self.mkfs {
+            l.push(' ');
+            l.push_str(w);
+        }
+        if !mount_opts.is_empty() {
+            l.push(' ');
+            l.push_str(mount_opts);
+        }
+        l
+    }
+
+    /// Whether its mkfs options set the inode count or ratio themselves
+    /// (`-N`, `-i` of mke2fs): then scalebench adds none.
+    fn sets_inodes(&self) -> bool {
+        self.kind.starts_with("ext")
+            && self
+                .mkfs
+                .iter()
+                .any(|w| w.starts_with("-N") || w.starts_with("-i"))
+    }
+}
+
 /// Filesystem types `--mkfs` knows; an item of the list that is not one of
-/// these continues the previous item's mount options.
+/// these continues the previous item's options.
 pub const FS_KINDS: [&str; 5] = ["ext2", "ext3", "ext4", "xfs", "btrfs"];
 
-/// Parses `--mkfs` values: `ext4,xfs,btrfs,ext4:noatime,data=writeback` is
-/// four filesystems, the last with two mount options (a comma-separated
-/// piece that is not a filesystem type belongs to the options before it).
+/// Parses `--mkfs` values. Each filesystem is `TYPE[:OPTS[:OPTS]]`, where
+/// an `OPTS` starting with `-` is mkfs options (split into arguments at
+/// white space, no shell: `-O ^has_journal`, `-i size=512`) and any other
+/// is mount options (`noatime,data=writeback`). The list is comma
+/// separated, and a piece that is not a filesystem type belongs to the
+/// options before it: `ext4,xfs:-i size=512,ext4:-E stride=16,stripe_width=64:noatime`
+/// is three filesystems.
 pub fn parse_mkfs(values: &[String]) -> Result<Vec<FsSpec>, String> {
-    let mut out: Vec<FsSpec> = Vec::new();
+    let mut raw: Vec<(String, Option<String>)> = Vec::new();
     for v in values {
         let mut fresh = true;
         for piece in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -34,21 +67,16 @@ pub fn parse_mkfs(values: &[String]) -> Result<Vec<FsSpec>, String> {
                 None => (piece, None),
             };
             if FS_KINDS.contains(&kind) {
-                out.push(FsSpec {
-                    kind: kind.to_string(),
-                    options: opts.filter(|o| !o.is_empty()).map(String::from),
-                });
+                raw.push((kind.to_string(), opts.map(String::from)));
                 fresh = false;
-            } else if let (Some(last), false) = (out.last_mut(), fresh) {
-                if last.options.is_none() {
-                    return Err(format!(
-                        "--mkfs: `{piece}` is not a filesystem type ({}); mount options follow a type and a colon, as in ext4:noatime",
-                        FS_KINDS.join(", ")
-                    ));
-                }
-                let o = last.options.get_or_insert_with(String::new);
+            } else if let (Some((_, Some(o))), false) = (raw.last_mut(), fresh) {
                 o.push(',');
                 o.push_str(piece);
+            } else if !fresh {
+                return Err(format!(
+                    "--mkfs: `{piece}` is not a filesystem type ({}); options follow a type and a colon, as in ext4:noatime or ext4:-O ^has_journal",
+                    FS_KINDS.join(", ")
+                ));
             } else {
                 return Err(format!(
                     "--mkfs: `{kind}` is not a filesystem type scalebench can make ({})",
@@ -57,7 +85,37 @@ pub fn parse_mkfs(values: &[String]) -> Result<Vec<FsSpec>, String> {
             }
         }
     }
-    Ok(out)
+    raw.into_iter()
+        .map(|(kind, opts)| spec(kind, opts.as_deref().unwrap_or("")))
+        .collect()
+}
+
+/// One filesystem of `--mkfs`: `kind` with `opts` (what followed its
+/// colon) split into mkfs options and mount options.
+fn spec(kind: String, opts: &str) -> Result<FsSpec, String> {
+    let mut s = FsSpec {
+        kind,
+        ..FsSpec::default()
+    };
+    for part in opts.split(':').map(str::trim).filter(|p| !p.is_empty()) {
+        if part.starts_with('-') {
+            if !s.mkfs.is_empty() {
+                return Err(format!(
+                    "--mkfs {}: two sets of mkfs options; give them in one (`{}:-O ^has_journal -b 4096`)",
+                    s.kind, s.kind
+                ));
+            }
+            s.mkfs = part.split_whitespace().map(String::from).collect();
+        } else if s.options.is_some() {
+            return Err(format!(
+                "--mkfs {}: two sets of mount options (`{part}`); give them in one, comma separated",
+                s.kind
+            ));
+        } else {
+            s.options = Some(part.to_string());
+        }
+    }
+    Ok(s)
 }
 
 /// Where to run, as the user asked.
@@ -80,6 +138,9 @@ pub struct Target {
     pub root: PathBuf,
     /// What the result records about it.
     pub info: serde_json::Value,
+    /// The image file under a loop device's filesystem: its pages in the
+    /// page cache are data read from memory below the filesystem.
+    pub image: Option<PathBuf>,
     _guard: Guard,
 }
 
@@ -245,6 +306,7 @@ fn in_dir(place: &Place, dir: &Path, need: Need) -> Result<Target, String> {
         label,
         root: t.path().to_path_buf(),
         info,
+        image: None,
         _guard: Guard::Dir(t),
     })
 }
@@ -292,9 +354,14 @@ fn on_loop(
     need: Need,
 ) -> Result<Target, String> {
     loop_has_room(workdir, fs_size, need)?;
-    let mkfs_args = inode_args(&spec.kind, fs_size, need.inodes);
+    let mkfs_args = if spec.sets_inodes() {
+        Vec::new()
+    } else {
+        inode_args(&spec.kind, fs_size, need.inodes)
+    };
     let opts = spec.options.as_deref().or(default_opts).unwrap_or("");
-    let disk = LoopDisk::make(spec, workdir, index, fs_size, &mkfs_args, opts)?;
+    let all: Vec<String> = spec.mkfs.iter().chain(&mkfs_args).cloned().collect();
+    let disk = LoopDisk::make(spec, workdir, index, fs_size, &all, opts)?;
     if let Some(inodes) = sys::free_inodes(&disk.mnt)
         && inodes < need.inodes
     {
@@ -313,16 +380,14 @@ fn on_loop(
     info["fs_size"] = json!(fs_size);
     info["mkfs"] = json!(spec.kind);
     info["mkfs_args"] = json!(mkfs_args);
+    info["mkfs_options"] = json!(spec.mkfs);
     info["requested_mount_options"] = json!(opts);
-    let label = if opts.is_empty() {
-        spec.kind.clone()
-    } else {
-        format!("{} {opts}", spec.kind)
-    };
+    let label = spec.label(opts);
     Ok(Target {
         label,
         root,
         info,
+        image: Some(disk.image.clone()),
         _guard: Guard::Loop(disk),
     })
 }
@@ -405,31 +470,62 @@ mod tests {
             "btrfs".into(),
         ])
         .unwrap();
+        let plain = |k: &str| FsSpec {
+            kind: k.into(),
+            ..FsSpec::default()
+        };
         assert_eq!(
             v,
             vec![
+                plain("ext4"),
+                plain("xfs"),
                 FsSpec {
-                    kind: "ext4".into(),
-                    options: None
+                    options: Some("noatime,data=writeback".into()),
+                    ..plain("ext4")
                 },
-                FsSpec {
-                    kind: "xfs".into(),
-                    options: None
-                },
-                FsSpec {
-                    kind: "ext4".into(),
-                    options: Some("noatime,data=writeback".into())
-                },
-                FsSpec {
-                    kind: "btrfs".into(),
-                    options: None
-                },
+                plain("btrfs"),
             ]
         );
         let e = parse_mkfs(&["zfs".into()]).unwrap_err();
         assert!(e.contains("`zfs`"), "{e}");
         let e = parse_mkfs(&["ext4,noatime".into()]).unwrap_err();
         assert!(e.contains("ext4:noatime"), "{e}");
+    }
+
+    #[test]
+    fn mkfs_options_are_separate_arguments_beside_mount_options() {
+        let words = |v: &[&str]| v.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        let v = parse_mkfs(&[
+            "ext4:-O^has_journal".into(),
+            "xfs:-i size=512:noatime".into(),
+            "ext4:-E stride=16,stripe_width=64:noatime,data=writeback".into(),
+            "ext4:nodiratime:-b 4096".into(),
+        ])
+        .unwrap();
+        assert_eq!(v[0].mkfs, words(&["-O^has_journal"]));
+        assert_eq!(v[0].options, None);
+        assert_eq!(v[1].mkfs, words(&["-i", "size=512"]));
+        assert_eq!(v[1].options.as_deref(), Some("noatime"));
+        // A comma inside mkfs options stays in them.
+        assert_eq!(v[2].mkfs, words(&["-E", "stride=16,stripe_width=64"]));
+        assert_eq!(v[2].options.as_deref(), Some("noatime,data=writeback"));
+        assert_eq!(
+            (v[3].mkfs.len(), v[3].options.as_deref()),
+            (2, Some("nodiratime"))
+        );
+        assert_eq!(v[1].label("noatime"), "xfs -i size=512 noatime");
+        assert_eq!(v[0].label(""), "ext4 -O^has_journal");
+        // Scalebench's own -N stays out when the options count inodes.
+        assert!(!v[0].sets_inodes());
+        assert!(parse_mkfs(&["ext4:-i 8192".into()]).unwrap()[0].sets_inodes());
+        assert!(!parse_mkfs(&["xfs:-i size=512".into()]).unwrap()[0].sets_inodes());
+        for (bad, want) in [
+            ("ext4:-O a:-b 1024", "two sets of mkfs options"),
+            ("ext4:noatime:sync", "two sets of mount options"),
+        ] {
+            let e = parse_mkfs(&[bad.into()]).unwrap_err();
+            assert!(e.contains(want), "{bad}: {e}");
+        }
     }
 
     #[test]

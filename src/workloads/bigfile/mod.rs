@@ -1,0 +1,456 @@
+//! `bigfile`: fefe's large-file download. A large file served by
+//! `scalebench serve` (sendfile) is downloaded once, then two files at
+//! once, then once beside a second download held to 4 MB/s (the seed's
+//! rate-limited download over loopback), each from two contiguous files
+//! and from two whose pieces were placed in turns (fragmented), with the
+//! caches dropped before each row where permitted: throughput over time,
+//! as the pump-and-dump curve is drawn, and the server's CPU time. Each
+//! file's extent map is read after it is written, and a file that is not
+//! laid out as its layout claims is named ([`layout`]).
+//!
+//! The downloading client is a plain blocking HTTP/1.1 GET per file, one
+//! thread each ([`download`]): what is measured is the server and the disk
+//! under it.
+
+mod download;
+mod layout;
+
+use super::http::Server;
+use super::{Flag, Info, Options, Size, Workload};
+use crate::ctx::Ctx;
+use crate::harness::phase::{self, DEFAULT_INTERVAL};
+use crate::harness::progress::Progress;
+use crate::net::load::Counters;
+use crate::results::{WorkloadResult, WorkloadRow};
+use download::{Pace, download};
+use layout::{FileCheck, INTERLEAVE, Layout};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// The `bigfile` workload.
+pub struct BigFile;
+
+static INFO: Info = Info {
+    name: "bigfile",
+    what: "a large file (1 GB; full: larger than RAM where the disk allows) served by scalebench serve and downloaded once, two at once, and once beside a second download held to 4 MB/s, from contiguous files and from two whose pieces were placed in turns (fragmented; extent maps checked), caches dropped before each row where permitted; throughput over time and the server's CPU time",
+    quick: false,
+    between_hosts: false,
+};
+
+/// The default file size.
+pub const DEFAULT_BYTES: u64 = 1 << 30;
+
+/// The rate the second download is held to beside the measured one, as
+/// the seed's was: 4 MB/s.
+pub const COMPANION_RATE: u64 = 4_000_000;
+
+/// The slowest download rate waited for, bytes per second, before a
+/// download is given up (with a minute on top).
+const SLOWEST: u64 = 1 << 20;
+
+/// The file size: given, or 1 GB; full: 1.1 × RAM where the disk has room
+/// for four such files, else what it has room for (at least 1 GB).
+fn file_bytes(ctx: &Ctx, opts: &Options, notes: &mut Vec<String>) -> u64 {
+    if let Some(b) = opts.own::<BigFileOptions>().bytes {
+        return b;
+    }
+    if opts.size == Size::Quick {
+        return DEFAULT_BYTES;
+    }
+    let Some(ram) = crate::sys::memory_bytes() else {
+        notes.push("RAM unknown: 1 GB files".into());
+        return DEFAULT_BYTES;
+    };
+    let want = ram + ram / 10;
+    let room = crate::sys::free_bytes(ctx.workdir()).map_or(want, |f| f / 42 * 10);
+    if room < want {
+        notes.push(format!(
+            "the disk has room for four files of {} MB, not {} MB (1.1 × RAM): the files are smaller than RAM",
+            room.max(DEFAULT_BYTES) >> 20,
+            want >> 20
+        ));
+        return room.max(DEFAULT_BYTES);
+    }
+    want
+}
+
+/// What a row downloads: `k` of its layout's files at once, or the first
+/// beside the second held to [`COMPANION_RATE`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// `k` downloads at once, each as fast as it goes.
+    AtOnce(usize),
+    /// One measured download beside a second one held to 4 MB/s.
+    BesideHeld,
+}
+
+impl Shape {
+    fn label(self, layout: &str) -> String {
+        match self {
+            Shape::AtOnce(1) => format!("{layout}, 1 download"),
+            Shape::AtOnce(k) => format!("{layout}, {k} downloads at once"),
+            Shape::BesideHeld => format!(
+                "{layout}, 1 download beside one held to {} MB/s",
+                COMPANION_RATE / 1_000_000
+            ),
+        }
+    }
+
+    /// The files it downloads (measured ones first).
+    fn files(self) -> usize {
+        match self {
+            Shape::AtOnce(k) => k,
+            Shape::BesideHeld => 2,
+        }
+    }
+
+    /// The downloads measured in its phase.
+    fn measured(self) -> usize {
+        match self {
+            Shape::AtOnce(k) => k,
+            Shape::BesideHeld => 1,
+        }
+    }
+}
+
+/// The rows of each layout, in order.
+const SHAPES: [Shape; 3] = [Shape::AtOnce(1), Shape::AtOnce(2), Shape::BesideHeld];
+
+/// One row: `shape`'s downloads of `layout`'s files (laid out as
+/// `checks` found) from a fresh server.
+fn row(
+    ctx: &Ctx,
+    dir: &Path,
+    layout: &Layout,
+    checks: &[FileCheck; 2],
+    shape: Shape,
+    bytes: u64,
+    cold: &mut Option<String>,
+) -> WorkloadRow {
+    let mut params: BTreeMap<String, serde_json::Value> = BTreeMap::new();
+    params.insert("layout".into(), json!(layout.name));
+    params.insert("downloads".into(), json!(shape.measured()));
+    params.insert("file_bytes".into(), json!(bytes));
+    let used = &checks[..shape.files()];
+    params.insert(
+        "layout_check".into(),
+        json!(used.iter().map(FileCheck::json).collect::<Vec<_>>()),
+    );
+    let claimed: Vec<Option<bool>> = used.iter().map(|c| c.as_claimed).collect();
+    params.insert(
+        "layout_as_claimed".into(),
+        json!(if claimed.contains(&Some(false)) {
+            Some(false)
+        } else if claimed.contains(&None) {
+            None
+        } else {
+            Some(true)
+        }),
+    );
+    let mut out = WorkloadRow {
+        label: shape.label(layout.name),
+        target: None,
+        params,
+        load: None,
+        phase: None,
+        sweep: None,
+        error: None,
+    };
+    if cold.is_none()
+        && let Err(e) = crate::sys::drop_caches()
+    {
+        *cold = Some(format!(
+            "caches not dropped ({e}): warm where the files fit in memory"
+        ));
+    }
+    out.params.insert("cold".into(), json!(cold.is_none()));
+    let server = match Server::start(&ctx.hosts().client, dir, &[], 1, false, false) {
+        Ok(s) => s,
+        Err(e) => {
+            out.error = Some(e);
+            return out;
+        }
+    };
+    let addr = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let cpu_before = server.cpu_seconds();
+    let deadline = Instant::now() + Duration::from_secs(60 + bytes / SLOWEST);
+    let names: Vec<String> = layout.files[..shape.files()]
+        .iter()
+        .map(|p| layout::file_name(p))
+        .collect();
+    let (stats, errors) = match shape {
+        Shape::AtOnce(_) => at_once(&addr, &names, deadline),
+        Shape::BesideHeld => {
+            let (stats, errors, companion) = beside_held(&addr, &names, deadline);
+            out.params.insert("companion".into(), companion);
+            (stats, errors)
+        }
+    };
+    if let (Some(a), Some(b)) = (cpu_before, server.cpu_seconds()) {
+        out.params.insert("server_cpu_s".into(), json!(b - a));
+    }
+    drop(server);
+    if !errors.is_empty() {
+        out.error = Some(errors.join("; "));
+    }
+    out.phase = Some(stats);
+    out
+}
+
+/// `names` downloaded at once from `addr` as one timed phase; the errors
+/// of those that failed.
+fn at_once(
+    addr: &str,
+    names: &[String],
+    deadline: Instant,
+) -> (crate::results::PhaseStats, Vec<String>) {
+    let (stats, results) = phase::run("downloads", DEFAULT_INTERVAL, |c: &Arc<Counters>| {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = names
+                .iter()
+                .map(|n| {
+                    let c = c.clone();
+                    s.spawn(move || download(addr, n, &c, deadline, None))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err("download thread panicked".into()))
+                })
+                .collect::<Vec<_>>()
+        })
+    });
+    (stats, results.into_iter().filter_map(Result::err).collect())
+}
+
+/// `names[0]` downloaded from `addr` as the timed phase while `names[1]`
+/// is downloaded beside it held to [`COMPANION_RATE`]: the companion
+/// starts first, the measured download once the companion's bytes flow,
+/// and the companion stops when the measured one is done. Returns the
+/// phase, the errors, and the companion's figures (`companion` in the
+/// row's params).
+fn beside_held(
+    addr: &str,
+    names: &[String],
+    deadline: Instant,
+) -> (crate::results::PhaseStats, Vec<String>, serde_json::Value) {
+    let stop = AtomicBool::new(false);
+    let held = Counters::default();
+    let pace = Pace {
+        bytes_per_s: COMPANION_RATE,
+        stop: &stop,
+    };
+    std::thread::scope(|s| {
+        let began = Instant::now();
+        let companion = s.spawn(|| download(addr, &names[1], &held, deadline, Some(&pace)));
+        // Its first bytes, or its end (an error), within 30 s.
+        let flowing = began + Duration::from_secs(30);
+        while held.get().1 == 0 && !companion.is_finished() && Instant::now() < flowing {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let (t0, b0) = (Instant::now(), held.get().1);
+        let (stats, measured) = phase::run("downloads", DEFAULT_INTERVAL, |c| {
+            download(addr, &names[0], c, deadline, None)
+        });
+        let (t1, b1) = (Instant::now(), held.get().1);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let got = companion
+            .join()
+            .unwrap_or_else(|_| Err("download thread panicked".into()));
+        let ended = Instant::now();
+        let during = (t1 - t0).as_secs_f64();
+        let total = held.get().1;
+        let mut errors: Vec<String> = measured.err().into_iter().collect();
+        let whole = match got {
+            Ok(g) => g.whole,
+            Err(e) => {
+                errors.push(format!("the download held to 4 MB/s: {e}"));
+                false
+            }
+        };
+        let figures = json!({
+            "file": names[1],
+            "limit_bytes_per_s": COMPANION_RATE,
+            "held_by": "the client: reads paced, 128 KiB receive buffer (TCP flow control holds the server)",
+            "bytes_during": b1 - b0,
+            "bytes_per_s_during": if during > 0.0 { json!((b1 - b0) as f64 / during) } else { json!(null) },
+            "bytes": total,
+            "seconds": (ended - began).as_secs_f64(),
+            "bytes_per_s": total as f64 / (ended - began).as_secs_f64().max(1e-9),
+            "started_before_s": (t0 - began).as_secs_f64(),
+            "whole": whole,
+        });
+        (stats, errors, figures)
+    })
+}
+
+/// The bigfile workload's options.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BigFileOptions {
+    /// The size of each file (default 1 GB; full: larger than RAM).
+    pub bytes: Option<u64>,
+}
+
+/// `--bigfile-size`: at least 1M.
+fn file_size(s: &str) -> Result<u64, String> {
+    match crate::values::bytes(s)? {
+        b if b >= 1 << 20 => Ok(b),
+        _ => Err("at least 1M".into()),
+    }
+}
+
+/// The flags of the bigfile workload.
+static FLAGS: &[Flag] = &[Flag::value(
+    "bigfile-size",
+    "SIZE",
+    "Large files",
+    "bigfile: the size of each of its four files (default 1G; `full`: 1.1 × RAM where the disk has room).",
+)];
+
+impl Workload for BigFile {
+    fn info(&self) -> &'static Info {
+        &INFO
+    }
+
+    fn flags(&self) -> &'static [Flag] {
+        FLAGS
+    }
+
+    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, String> {
+        Ok(Some(std::sync::Arc::new(BigFileOptions {
+            bytes: asked.given.parsed("bigfile-size", file_size)?,
+        })))
+    }
+
+    fn run(&self, ctx: &Ctx, opts: &Options, progress: &mut Progress) -> WorkloadResult {
+        let mut notes = Vec::new();
+        let bytes = file_bytes(ctx, opts, &mut notes);
+        let mut params: BTreeMap<String, serde_json::Value> = BTreeMap::new();
+        params.insert("file_bytes".into(), json!(bytes));
+        params.insert("interleave_bytes".into(), json!(INTERLEAVE));
+        let dir = ctx.workdir().join("bigfile");
+        let mut rows = Vec::new();
+        let layouts = [
+            Layout {
+                name: "contiguous",
+                files: [dir.join("c1"), dir.join("c2")],
+            },
+            Layout {
+                name: "fragmented",
+                files: [dir.join("f1"), dir.join("f2")],
+            },
+        ];
+        let mut cold: Option<String> = None;
+        if let Some(free) = crate::sys::free_bytes(ctx.workdir())
+            && free < bytes * 4 + (bytes * 4) / 20
+        {
+            notes.push(format!(
+                "{} free in the work directory: four files of {} and 5 % to spare do not fit (--bigfile-size)",
+                crate::analysis::units::fmt_bytes(free),
+                crate::analysis::units::fmt_bytes(bytes)
+            ));
+            return super::finish(&INFO, params, rows, notes);
+        }
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            notes.push(format!("cannot create {}: {e}", dir.display()));
+            return super::finish(&INFO, params, rows, notes);
+        }
+        let mut checked = serde_json::Map::new();
+        for layout in &layouts {
+            if crate::stop::interrupted() {
+                break;
+            }
+            let mut r = Rows {
+                ctx,
+                dir: &dir,
+                bytes,
+                cold: &mut cold,
+                notes: &mut notes,
+                progress,
+            };
+            if let Some(v) = r.layout(layout, &mut rows) {
+                checked.insert(layout.name.into(), v);
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        params.insert("layouts".into(), serde_json::Value::Object(checked));
+        params.insert("cold".into(), json!(cold.is_none()));
+        notes.extend(cold);
+        super::finish(&INFO, params, rows, notes)
+    }
+}
+
+/// What the rows of one run share.
+struct Rows<'a> {
+    ctx: &'a Ctx<'a>,
+    dir: &'a Path,
+    bytes: u64,
+    cold: &'a mut Option<String>,
+    notes: &'a mut Vec<String>,
+    progress: &'a mut Progress,
+}
+
+impl Rows<'_> {
+    /// `layout`'s files written and checked, then its rows into `rows`;
+    /// returns what the workload's `layouts` records of it (`None` when
+    /// its files could not be written: a note says why).
+    fn layout(
+        &mut self,
+        layout: &Layout,
+        rows: &mut Vec<WorkloadRow>,
+    ) -> Option<serde_json::Value> {
+        self.progress.phase(&format!(
+            "bigfile: writing two {} MB files, {}",
+            self.bytes >> 20,
+            layout.name
+        ));
+        let placing = match layout::write_files(&layout.files, self.bytes, layout.fragmented()) {
+            Ok(p) => p,
+            Err(e) => {
+                self.notes
+                    .push(format!("writing the {} files: {e}", layout.name));
+                return None;
+            }
+        };
+        let checks = layout::check(layout, self.bytes);
+        let unknown: Vec<&str> = checks
+            .iter()
+            .filter(|c| c.as_claimed.is_none())
+            .filter_map(|c| c.map.as_ref().err().map(String::as_str))
+            .collect();
+        if let Some(why) = unknown.first() {
+            // One note for both files: the reason is the filesystem's.
+            self.notes.push(format!("{} layout {why}", layout.name));
+        }
+        self.notes.extend(
+            checks
+                .iter()
+                .filter(|c| c.as_claimed == Some(false))
+                .filter_map(|c| c.note.clone()),
+        );
+        for shape in SHAPES {
+            if crate::stop::interrupted() {
+                break;
+            }
+            self.progress
+                .phase(&format!("bigfile: {}", shape.label(layout.name)));
+            rows.push(row(
+                self.ctx, self.dir, layout, &checks, shape, self.bytes, self.cold,
+            ));
+        }
+        Some(json!({
+            "placing": placing.words(),
+            "files": checks.iter().map(FileCheck::json).collect::<Vec<_>>(),
+        }))
+    }
+}
