@@ -29,25 +29,8 @@ impl ErrnoTable {
     /// process (and of the processes it forks, which share it); `None`
     /// when the mapping cannot be made (the count is then not kept).
     pub fn shared() -> Option<&'static ErrnoTable> {
-        let len = std::mem::size_of::<ErrnoTable>();
-        // SAFETY: a fresh anonymous shared mapping; zeroed memory is a
-        // valid table of AtomicU64 (all zero), aligned to a page.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANON,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return None;
-        }
-        // SAFETY: the mapping is never unmapped, so the reference lives for
-        // the rest of the process.
-        Some(unsafe { &*(p as *const ErrnoTable) })
+        // SAFETY: zeroed memory is a valid table (atomics of zero).
+        unsafe { shared_zeroed() }.ok()
     }
 
     /// Counts one failure with `errno`.
@@ -90,6 +73,30 @@ impl ErrnoTable {
 impl std::fmt::Debug for ErrnoTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_map().entries(self.snapshot()).finish()
+    }
+}
+
+/// A `T` in a fresh anonymous shared mapping, zeroed, kept for the life
+/// of the process and shared with every process it forks afterwards.
+///
+/// # Safety
+/// All-zero bytes must be a valid `T` (atomics, plain integers).
+pub(crate) unsafe fn shared_zeroed<T>() -> io::Result<&'static T> {
+    // SAFETY: a fresh anonymous shared mapping, page-aligned, never
+    // unmapped; the caller vouches for zeroed memory being a valid T.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            std::mem::size_of::<T>(),
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_ANON,
+            -1,
+            0,
+        );
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(&*(p as *const T))
     }
 }
 

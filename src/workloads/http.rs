@@ -179,33 +179,13 @@ impl Server {
         }
     }
 
-    /// Starts serving `root` on `host` with `processes` worker processes
-    /// sharing one listening socket, or with a SO_REUSEPORT socket each
-    /// (`reuseport`); `objects` (name, bytes) are made in `root` there
-    /// first.
-    pub(crate) fn start(
-        host: &crate::hosts::Host,
-        root: &Path,
-        objects: &[(&str, usize)],
-        processes: u32,
-        reuseport: bool,
-        ipv6: bool,
-    ) -> Result<Server, String> {
-        Server::start_as(
-            host,
-            root,
-            objects,
-            processes,
-            reuseport,
-            ipv6,
-            ServerKind::Scalebench,
-        )
-    }
-
-    /// [`Server::start`] of the server `kind`: nginx over the same root
-    /// (its configuration in a directory beside it), or a process per
+    /// Starts serving `root` on `host` with the server `kind`: with
+    /// `processes` worker processes sharing one listening socket, or with
+    /// a SO_REUSEPORT socket each (`reuseport`); nginx over the same root
+    /// (its configuration in a directory beside it); or a process per
     /// connection (`processes` and `reuseport` then do not apply).
-    pub(crate) fn start_as(
+    /// `objects` (name, bytes) are made in `root` there first.
+    pub(crate) fn start(
         host: &crate::hosts::Host,
         root: &Path,
         objects: &[(&str, usize)],
@@ -680,7 +660,7 @@ impl Workload for IpStack {
                 "address_family".into(),
                 json!(if ipv6 { "ipv6" } else { "ipv4" }),
             );
-            let server = Server::start_as(
+            let server = Server::start(
                 &ctx.hosts().server,
                 &root,
                 &[("f11k.bin", 11 * 1024)],
@@ -882,7 +862,7 @@ impl Workload for ShortConn {
             .iter()
             .map(|(kb, name)| (*name, kb * 1024))
             .collect();
-        let mut server = Server::start_as(
+        let mut server = Server::start(
             &ctx.hosts().server,
             &root,
             &made,

@@ -40,24 +40,8 @@ impl Counters {
     /// afterwards (an anonymous shared mapping, kept for the life of the
     /// process).
     pub fn shared() -> std::io::Result<&'static Counters> {
-        let len = std::mem::size_of::<Counters>();
-        // SAFETY: a fresh anonymous mapping; zeroed memory is a valid
-        // `Counters` (atomics of zero). It is never unmapped, so the
-        // reference lives as long as the process.
-        unsafe {
-            let p = libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANON,
-                -1,
-                0,
-            );
-            if p == libc::MAP_FAILED {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(&*(p as *const Counters))
-        }
+        // SAFETY: zeroed memory is a valid `Counters` (atomics of zero).
+        unsafe { crate::net::errcount::shared_zeroed() }
     }
 
     /// Counters of this process only (tests).

@@ -15,7 +15,7 @@
 mod download;
 mod layout;
 
-use super::http::Server;
+use super::http::{Server, ServerKind};
 use super::{Flag, Info, Options, Size, Workload};
 use crate::ctx::Ctx;
 use crate::harness::phase::{self, DEFAULT_INTERVAL};
@@ -168,7 +168,15 @@ fn row(
         ));
     }
     out.params.insert("cold".into(), json!(cold.is_none()));
-    let server = match Server::start(&ctx.hosts().client, dir, &[], 1, false, false) {
+    let server = match Server::start(
+        &ctx.hosts().client,
+        dir,
+        &[],
+        1,
+        false,
+        false,
+        ServerKind::Scalebench,
+    ) {
         Ok(s) => s,
         Err(e) => {
             out.error = Some(e);

@@ -30,7 +30,7 @@ pub use options::FsOptions;
 pub use sizes::FsSizes;
 pub use target::{FsSpec, Place, parse_bytes, parse_mkfs};
 
-use super::http::Server;
+use super::http::{Server, ServerKind};
 use super::{Info, Options, Size, Workload, finish};
 use crate::ctx::Ctx;
 use crate::harness::phase::{self, DEFAULT_INTERVAL};
@@ -466,6 +466,7 @@ impl Replays<'_, '_> {
                 processes,
                 false,
                 false,
+                ServerKind::Scalebench,
             );
             let server = match server {
                 Ok(s) => s,
