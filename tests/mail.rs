@@ -159,6 +159,80 @@ fn run_mail_sweeps_sessions_names_the_peak_and_leaves_nothing() {
     );
 }
 
+/// `run mail --mail-messages …` into a fresh directory: status, stdout,
+/// the result's one row's sweep levels.
+fn fixed_delivery(extra: &[&str]) -> (bool, String, Vec<serde_json::Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.json");
+    let o = bin()
+        .args(["run", "mail", "--sweep", "sessions=10,40"])
+        .args(["--mail-messages", "200", "--mail-reply-delay", "2ms"])
+        .args(extra)
+        .args(["--quiet", "--workdir"])
+        .arg(dir.path())
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let doc = load(&out);
+    assert_valid(&doc);
+    let w = &doc["workloads"][0];
+    assert_eq!(w["params"]["messages_per_delivery"], 200, "{w}");
+    let levels = w["rows"][0]["sweep"]["levels"].as_array().unwrap().clone();
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    (o.status.success(), text, levels)
+}
+
+#[test]
+fn a_fixed_delivery_is_timed_at_each_level_and_repeated() {
+    let (ok, text, levels) = fixed_delivery(&["--mail-repeats", "2"]);
+    assert!(ok, "{text}");
+    assert_eq!(levels.len(), 2);
+    for l in &levels {
+        let p = &l["params"];
+        assert_eq!(p["repeats"], 2, "{l}");
+        assert_eq!(p["finished"], 2, "{l}");
+        assert_eq!(p["delivered"], serde_json::json!([200, 200]), "{l}");
+        assert_eq!(p["messages"], 400, "{l}");
+        let samples = l["samples"].as_array().unwrap();
+        assert_eq!(samples.len(), 2, "one sample per delivery: {l}");
+        for (s, secs) in samples.iter().zip(p["seconds"].as_array().unwrap()) {
+            let t = s["seconds"].as_f64().unwrap();
+            assert_eq!(Some(t), secs.as_f64(), "{l}");
+            // The figure is the time taken: 200 messages over it.
+            let v = s["value"].as_f64().unwrap();
+            assert!((v * t - 200.0).abs() < 1e-6 * 200.0, "{l}");
+        }
+        let (lo, mid, hi) = (
+            p["seconds_min"].as_f64().unwrap(),
+            p["seconds_median"].as_f64().unwrap(),
+            p["seconds_max"].as_f64().unwrap(),
+        );
+        assert!(lo <= mid && mid <= hi && lo > 0.0, "{l}");
+        assert!(l["error"].is_null(), "{l}");
+    }
+}
+
+#[test]
+fn a_delivery_past_its_deadline_is_recorded_as_not_finished() {
+    // 200 messages, 10 sessions, 2 ms before each of ~5 replies: at
+    // least 200 ms, far past a 1 ms bound on any machine.
+    let (ok, text, levels) = fixed_delivery(&["--mail-repeats", "1", "--mail-deadline", "1ms"]);
+    assert!(!ok, "every level failed: {text}");
+    for l in &levels {
+        let p = &l["params"];
+        assert_eq!(p["finished"], 0, "{l}");
+        assert!(p["delivered"][0].as_u64().unwrap() < 200, "{l}");
+        assert!(p["seconds_median"].is_null(), "{l}");
+        let e = l["error"].as_str().unwrap();
+        assert!(
+            e.contains("1 of 1 deliveries of 200 did not finish within 1ms"),
+            "{e}"
+        );
+        assert_eq!(l["samples"].as_array().unwrap().len(), 1, "kept: {l}");
+    }
+}
+
 #[test]
 fn the_sender_spreads_over_processes_beyond_one_process_s_descriptors() {
     // The open-files hard limit here is 20 000 and cannot be raised: 21 000

@@ -89,9 +89,9 @@ impl Output {
         }
     }
 
-    /// The memory bytes still to go, as text (tests of handlers).
-    #[cfg(test)]
-    pub(crate) fn text_for_tests(&self) -> String {
+    /// The memory bytes still to go, a file range as `<file>` (what a
+    /// handler answered, for tests and fuzz targets).
+    pub fn pending(&self) -> Vec<u8> {
         let mut v = Vec::new();
         for c in &self.chunks {
             match c {
@@ -100,7 +100,13 @@ impl Output {
                 Chunk::File { .. } => v.extend_from_slice(b"<file>"),
             }
         }
-        String::from_utf8_lossy(&v).into_owned()
+        v
+    }
+
+    /// The memory bytes still to go, as text (tests of handlers).
+    #[cfg(test)]
+    pub(crate) fn text_for_tests(&self) -> String {
+        String::from_utf8_lossy(&self.pending()).into_owned()
     }
 
     /// Whether nothing is pending.

@@ -469,6 +469,25 @@ impl WorkLine<'_> {
     }
 }
 
+/// The length of a level's samples: the sweep's sample length, or where
+/// they took their own time (a fixed delivery each, as the mail
+/// workload's `--mail-messages`) the range of their lengths.
+fn sample_lengths(samples: &[crate::results::SweepSample], sample_s: f64) -> String {
+    let lo = samples
+        .iter()
+        .map(|x| x.seconds)
+        .fold(f64::INFINITY, f64::min);
+    let hi = samples.iter().map(|x| x.seconds).fold(0.0, f64::max);
+    let off = |x: f64| (x - sample_s).abs() > 0.05 * sample_s;
+    if samples.is_empty() || !(off(lo) || off(hi)) {
+        fmt_secs(sample_s)
+    } else if fmt_secs(lo) == fmt_secs(hi) {
+        fmt_secs(lo)
+    } else {
+        format!("{}–{}", fmt_secs(lo), fmt_secs(hi))
+    }
+}
+
 /// Column heads of a sweep's level table.
 pub const SWEEP_COLUMNS: [&str; 6] = [
     "level", "figure", "per-unit", "CPU busy", "busy MHz", "samples",
@@ -506,7 +525,7 @@ pub fn sweep_levels(
                     None => format!(
                         "{} × {}: {}–{}",
                         samples.len(),
-                        fmt_secs(s.sample_s),
+                        sample_lengths(samples, s.sample_s),
                         fmt_n(lo.round()),
                         fmt_n(hi.round())
                     ),
@@ -1187,6 +1206,28 @@ pub(crate) mod fixtures {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn samples_of_their_own_length_show_the_range_of_lengths() {
+        let sample = |seconds: f64| crate::results::SweepSample {
+            t: seconds,
+            seconds,
+            value: 1.0,
+            latency_ns: None,
+            mean_latency_ns: None,
+            errors: 0,
+        };
+        // Timed samples: the sweep's length.
+        assert_eq!(
+            super::sample_lengths(&[sample(1.0), sample(0.99)], 1.0),
+            "1.00 s"
+        );
+        assert_eq!(super::sample_lengths(&[], 1.0), "1.00 s");
+        // Fixed deliveries bounded by 10 minutes: what they took.
+        let d = [sample(12.5), sample(14.0)];
+        assert_eq!(super::sample_lengths(&d, 600.0), "12.50 s–14.00 s");
+        assert_eq!(super::sample_lengths(&d[..1], 600.0), "12.50 s");
+    }
 
     #[test]
     fn the_summary_counts_each_systems_flat_and_growing_series_first() {

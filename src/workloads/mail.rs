@@ -47,6 +47,15 @@ pub struct MailOptions {
     pub reply_delay: Duration,
     /// An MTA already running, instead of the sink.
     pub server: Option<SocketAddr>,
+    /// A fixed delivery: each level delivers this many messages, its
+    /// figure the time taken (`None`: timed samples, as by default).
+    pub messages: Option<u64>,
+    /// Deliveries per level with [`messages`](Self::messages) (`None`: 3
+    /// quick, 5 full — one where a timed sample would be).
+    pub repeats: Option<u32>,
+    /// The bound on one delivery; past it the delivery is recorded as
+    /// not finished with what it delivered.
+    pub deadline: Duration,
 }
 
 impl Default for MailOptions {
@@ -60,11 +69,17 @@ impl Default for MailOptions {
             per_session: 1,
             reply_delay: Duration::from_millis(20),
             server: None,
+            messages: None,
+            repeats: None,
+            deadline: DEFAULT_DEADLINE,
         }
     }
 }
 
 const MAIL_HEADING: &str = "Mail";
+
+/// The bound on one fixed delivery unless `--mail-deadline` says.
+const DEFAULT_DEADLINE: Duration = Duration::from_secs(600);
 
 /// The flags of the mail workload.
 static FLAGS: &[Flag] = &[
@@ -114,6 +129,35 @@ static FLAGS: &[Flag] = &[
             "mail: send to an SMTP server already running (HOST:PORT) instead of scalebench's sink. Every message is sent to it: use a sink.",
         )
     },
+    Flag {
+        check: Some(|s| crate::values::whole::<u64>(1, 1_000_000_000)(s).map(drop)),
+        ..Flag::value(
+            "mail-messages",
+            "N",
+            MAIL_HEADING,
+            "mail: a fixed delivery, as Rothman & Buckman's 200 000: each level delivers N messages, its figure the time taken (as msg/s); repeated --mail-repeats times (default: timed samples).",
+        )
+    },
+    Flag {
+        check: Some(|s| crate::values::whole::<u32>(1, 1000)(s).map(drop)),
+        requires: &["mail-messages"],
+        ..Flag::value(
+            "mail-repeats",
+            "K",
+            MAIL_HEADING,
+            "mail: deliveries per level with --mail-messages, each one sample; the level records how many finished (default 3 quick, 5 full).",
+        )
+    },
+    Flag {
+        check: Some(|s| crate::values::load_duration(s).map(drop)),
+        requires: &["mail-messages"],
+        ..Flag::value(
+            "mail-deadline",
+            "DURATION",
+            MAIL_HEADING,
+            "mail: the bound on one delivery of --mail-messages; past it the delivery is recorded as not finished, with what it delivered (default 10m).",
+        )
+    },
 ];
 
 impl MailOptions {
@@ -135,6 +179,11 @@ impl MailOptions {
                 .parsed("mail-reply-delay", crate::values::reply_delay)?
                 .unwrap_or(d.reply_delay),
             server: given.parsed("mail-server", crate::values::server_addr)?,
+            messages: given.parsed("mail-messages", whole::<u64>(1, 1_000_000_000))?,
+            repeats: given.parsed("mail-repeats", whole::<u32>(1, 1000))?,
+            deadline: given
+                .parsed("mail-deadline", crate::values::load_duration)?
+                .unwrap_or(d.deadline),
         })
     }
 }
@@ -302,6 +351,140 @@ fn level_run(
     out
 }
 
+/// One delivery of `n` messages over `sessions` sessions, bounded by
+/// `m.deadline`: the sender's outcome, or why it gave none.
+fn deliver(
+    exe: &std::path::Path,
+    target: SocketAddr,
+    m: &MailOptions,
+    sessions: u64,
+    n: u64,
+) -> Result<Outcome, String> {
+    let mut cmd = Command::new(exe);
+    cmd.arg("smtp-send")
+        .arg(target.to_string())
+        .args(["--json", "-s", &sessions.to_string(), "-n", &n.to_string()])
+        .args(["-d", &format!("{}ms", m.deadline.as_millis())])
+        .args(["--size", &m.message_bytes.to_string()])
+        .args(["-r", &m.recipients.to_string()])
+        .args(["-k", &m.per_session.to_string()]);
+    let f = run_bounded(&mut cmd, m.deadline + Duration::from_secs(60))
+        .map_err(|e| format!("starting the sender: {e}"))?;
+    serde_json::from_str::<Report>(f.stdout.trim())
+        .map_err(|e| e.to_string())
+        .and_then(|r| Outcome::from_report(&r))
+        .map_err(|_| {
+            if f.timed_out {
+                "the sender did not finish in time".into()
+            } else if f.status.is_none() {
+                "interrupted".into()
+            } else {
+                let e = f.stderr.trim();
+                format!(
+                    "the sender failed: {}",
+                    e.lines().last().unwrap_or("no message")
+                )
+            }
+        })
+}
+
+/// The least, the median and the greatest of `v` (not empty).
+fn spread(v: &[f64]) -> [f64; 3] {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let k = s.len();
+    let median = if k % 2 == 1 {
+        s[k / 2]
+    } else {
+        (s[k / 2 - 1] + s[k / 2]) / 2.0
+    };
+    [s[0], median, s[k - 1]]
+}
+
+/// Runs one level of a fixed delivery: `plan.samples` deliveries of `n`
+/// messages, each one sample (its msg/s over the time it took); the level
+/// records how many finished within the deadline, and the spread of their
+/// times.
+fn delivery_level(
+    ctx: &Ctx,
+    target: SocketAddr,
+    m: &MailOptions,
+    sessions: u64,
+    n: u64,
+    plan: &sweep::Plan,
+) -> LevelOutcome {
+    let mut out = LevelOutcome::default();
+    let Some(exe) = ctx.exe() else {
+        out.error = Some("cannot find the scalebench executable to run the sender".into());
+        return out;
+    };
+    let start = Instant::now();
+    let (mut delivered, mut took, mut finished) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut ended, mut peak) = (0, 0);
+    for _ in 0..plan.samples {
+        if crate::stop::interrupted() {
+            out.error = Some("interrupted".into());
+            break;
+        }
+        let o = match deliver(exe, target, m, sessions, n) {
+            Ok(o) => o,
+            Err(e) => {
+                out.error = Some(e);
+                break;
+            }
+        };
+        let secs = o.elapsed.as_secs_f64().max(1e-9);
+        out.samples.push(SweepSample {
+            t: start.elapsed().as_secs_f64(),
+            seconds: secs,
+            value: o.messages as f64 / secs,
+            latency_ns: (o.messages > 0).then(|| LatencyStats::of(&o.latency)),
+            mean_latency_ns: None,
+            errors: o.failed(),
+        });
+        for (k, v) in &o.failures {
+            *out.failures.entry(k.clone()).or_default() += v;
+        }
+        delivered.push(o.messages);
+        took.push(secs);
+        if o.messages >= n {
+            finished.push(secs);
+        }
+        ended += o.sessions;
+        peak = peak.max(o.peak_open);
+        if o.stopped {
+            out.error = Some("interrupted".into());
+            break;
+        }
+    }
+    if !out.samples.is_empty() {
+        out.window = Some((start, Instant::now()));
+    }
+    let p = &mut out.params;
+    p.insert("sessions_ended".into(), json!(ended));
+    p.insert("peak_open".into(), json!(peak));
+    p.insert("messages".into(), json!(delivered.iter().sum::<u64>()));
+    p.insert("repeats".into(), json!(plan.samples));
+    p.insert("finished".into(), json!(finished.len()));
+    p.insert("delivered".into(), json!(delivered));
+    p.insert("seconds".into(), json!(took));
+    if !finished.is_empty() {
+        let [lo, mid, hi] = spread(&finished);
+        p.insert("seconds_min".into(), json!(lo));
+        p.insert("seconds_median".into(), json!(mid));
+        p.insert("seconds_max".into(), json!(hi));
+    }
+    let short = delivered.iter().filter(|&&d| d < n).count();
+    if out.error.is_none() && short > 0 {
+        out.error = Some(format!(
+            "{short} of {} deliveries of {n} did not finish within {}",
+            delivered.len(),
+            humantime::format_duration(m.deadline)
+        ));
+    }
+    out
+}
+
 impl Workload for Mail {
     fn info(&self) -> &'static Info {
         &MAIL
@@ -339,6 +522,18 @@ impl Workload for Mail {
             .plan(opts.size, "msg/s"),
         };
         plan.counts_failures = true;
+        if m.messages.is_some() {
+            // One delivery where a sample would be; the figure the mean
+            // msg/s of them all, the bound of one the sample's length.
+            let k = m.repeats.unwrap_or(match opts.size {
+                Size::Quick => 3,
+                Size::Full => 5,
+            });
+            plan.heat_up = Duration::ZERO;
+            plan.samples = k;
+            plan.figure_of_last = k;
+            plan.sample = m.deadline;
+        }
         let mut params = BTreeMap::new();
         params.insert("sessions".into(), json!(plan.levels));
         params.insert(
@@ -348,6 +543,11 @@ impl Workload for Mail {
         params.insert("recipients".into(), json!(m.recipients));
         params.insert("messages_per_session".into(), json!(m.per_session));
         params.insert("bind_before_connect".into(), json!(true));
+        if let Some(n) = m.messages {
+            params.insert("messages_per_delivery".into(), json!(n));
+            params.insert("repeats".into(), json!(plan.samples));
+            params.insert("deadline_s".into(), json!(m.deadline.as_secs_f64()));
+        }
         progress.begin(MAIL.name, plan.planned().as_secs() + 2);
         let mut notes = Vec::new();
         let (sink, target) = match m.server {
@@ -377,8 +577,10 @@ impl Workload for Mail {
         );
         let row = match target {
             Ok(target) => {
-                let mut runner =
-                    |level: f64, plan: &sweep::Plan| level_run(ctx, target, m, level as u64, plan);
+                let mut runner = |level: f64, plan: &sweep::Plan| match m.messages {
+                    Some(n) => delivery_level(ctx, target, m, level as u64, n, plan),
+                    None => level_run(ctx, target, m, level as u64, plan),
+                };
                 let stats = sweep::run(&plan, progress, &mut runner);
                 WorkloadRow {
                     label,
@@ -411,5 +613,40 @@ impl Workload for Mail {
         }
         progress.finish("1 row");
         super::finish(&MAIL, params, vec![row], notes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_is_least_median_greatest_in_any_order() {
+        assert_eq!(spread(&[3.0]), [3.0, 3.0, 3.0]);
+        assert_eq!(spread(&[5.0, 1.0, 3.0]), [1.0, 3.0, 5.0]);
+        assert_eq!(spread(&[4.0, 1.0, 2.0, 10.0]), [1.0, 3.0, 10.0]);
+    }
+
+    #[test]
+    fn a_fixed_delivery_is_asked_by_messages_with_repeats_and_a_deadline() {
+        let d = MailOptions::default();
+        assert_eq!((d.messages, d.repeats), (None, None));
+        assert_eq!(d.deadline, DEFAULT_DEADLINE);
+        for (name, want) in [
+            ("mail-repeats", &["mail-messages"][..]),
+            ("mail-deadline", &["mail-messages"][..]),
+        ] {
+            let f = FLAGS.iter().find(|f| f.name == name).unwrap();
+            assert_eq!(f.requires, want, "{name}");
+        }
+        let check = |name: &str, v: &str| {
+            let f = FLAGS.iter().find(|f| f.name == name).unwrap();
+            f.check.unwrap()(v)
+        };
+        assert!(check("mail-messages", "200000").is_ok());
+        assert!(check("mail-messages", "0").is_err());
+        assert!(check("mail-repeats", "0").is_err());
+        assert!(check("mail-deadline", "90s").is_ok());
+        assert!(check("mail-deadline", "soon").is_err());
     }
 }
