@@ -208,10 +208,10 @@ fn serve_connection(fd: RawFd, cfg: &Config, handler: &mut dyn Handler) -> i32 {
 
 /// Makes `fd` blocking, with `idle` as its receive and send timeout.
 fn set_blocking(fd: RawFd, idle: Duration) {
-    let tv = libc::timeval {
-        tv_sec: idle.as_secs() as libc::time_t,
-        tv_usec: idle.subsec_micros() as libc::suseconds_t,
-    };
+    // SAFETY: timeval is plain data; both fields are set below.
+    let mut tv: libc::timeval = unsafe { std::mem::zeroed() };
+    tv.tv_sec = idle.as_secs().min(86_400) as _;
+    tv.tv_usec = idle.subsec_micros() as _;
     // SAFETY: fcntl and setsockopt on our own socket with valid arguments.
     unsafe {
         let fl = libc::fcntl(fd, libc::F_GETFL);
