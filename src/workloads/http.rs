@@ -148,10 +148,14 @@ impl HttpOptions {
         })
     }
 
-    /// Records them in a workload's params.
+    /// Records them in a workload's params (`server_loop`, scalebench
+    /// serve's event loop, only when it serves).
     fn record(&self, p: &mut BTreeMap<String, serde_json::Value>) {
         p.insert("server".into(), json!(self.server.name()));
         p.insert("load_threads".into(), json!(self.threads));
+        if self.server != ServerKind::Scalebench {
+            p.remove("server_loop");
+        }
     }
 }
 
@@ -623,13 +627,13 @@ impl Workload for IpStack {
         let h: HttpOptions = opts.own();
         let root = ctx.hosts().server.scratch().join("www-ipstack");
         let mut params = BTreeMap::new();
-        h.record(&mut params);
         params.insert("object_bytes".into(), json!(11 * 1024));
         params.insert("fetches".into(), json!(fetches));
         params.insert(
             "server_loop".into(),
             json!(crate::net::engine::default_loop()),
         );
+        h.record(&mut params);
         params.insert("connections".into(), json!(50));
         params.insert("requests_per_connection".into(), json!(10));
         let plan = opts.sweep.as_ref().map(|s| s.plan(opts.size, "req/s"));
@@ -807,11 +811,11 @@ impl Workload for ShortConn {
         let short = ShortPlan::of(opts.size);
         let root = ctx.hosts().server.scratch().join("www-shortconn");
         let mut params = BTreeMap::new();
-        h.record(&mut params);
         params.insert(
             "server_loop".into(),
             json!(crate::net::engine::default_loop()),
         );
+        h.record(&mut params);
         params.insert("connections".into(), json!(short.connections));
         params.insert("requests_per_connection".into(), json!(1));
         params.insert("warm_up_s".into(), json!(short.warm_up.as_secs_f64()));
