@@ -291,23 +291,10 @@ fn level_run(
             return out;
         }
     };
-    let report = serde_json::from_str::<Report>(f.stdout.trim())
-        .map_err(|e| e.to_string())
-        .and_then(|r| Outcome::from_report(&r));
-    let o = match report {
+    let o = match sender_outcome(&f) {
         Ok(o) => o,
-        Err(_) => {
-            out.error = Some(if f.timed_out {
-                "the sender did not finish in time".into()
-            } else if f.status.is_none() {
-                "interrupted".into()
-            } else {
-                let e = f.stderr.trim();
-                format!(
-                    "the sender failed: {}",
-                    e.lines().last().unwrap_or("no message")
-                )
-            });
+        Err(e) => {
+            out.error = Some(e);
             return out;
         }
     };
@@ -370,6 +357,12 @@ fn deliver(
         .args(["-k", &m.per_session.to_string()]);
     let f = run_bounded(&mut cmd, m.deadline + Duration::from_secs(60))
         .map_err(|e| format!("starting the sender: {e}"))?;
+    sender_outcome(&f)
+}
+
+/// The outcome `smtp-send --json` reported, or why there is none: it did
+/// not finish in time, was interrupted, or failed (its last error line).
+fn sender_outcome(f: &crate::harness::reaper::Finished) -> Result<Outcome, String> {
     serde_json::from_str::<Report>(f.stdout.trim())
         .map_err(|e| e.to_string())
         .and_then(|r| Outcome::from_report(&r))
