@@ -30,6 +30,11 @@ const IPT_SO_GET_INFO: libc::c_int = 64;
 /// Most netlink messages read from one dump (a bound on the loop).
 const MOST_MESSAGES: usize = 1_000_000;
 
+/// The name of the errno the last failed call left (`EPERM`).
+fn last_errno() -> String {
+    super::errno_name(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+}
+
 /// The packet filter's rules, as far as this process may read them.
 pub fn firewall() -> Firewall {
     let mut f = Firewall::default();
@@ -68,9 +73,7 @@ fn nftables_rules() -> Result<BTreeMap<String, u64>, String> {
         )
     };
     if fd < 0 {
-        return Err(super::errno_name(
-            std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
-        ));
+        return Err(last_errno());
     }
     // SAFETY: a descriptor just made, owned by nobody else.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
@@ -99,9 +102,7 @@ fn nftables_rules() -> Result<BTreeMap<String, u64>, String> {
     // SAFETY: sending our buffer on our socket (the kernel is the peer).
     let sent = unsafe { libc::send(fd.as_raw_fd(), req.as_ptr().cast(), req.len(), 0) };
     if sent < 0 {
-        return Err(super::errno_name(
-            std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
-        ));
+        return Err(last_errno());
     }
     let mut counts = BTreeMap::new();
     let mut buf = vec![0u8; 64 * 1024];
@@ -110,8 +111,7 @@ fn nftables_rules() -> Result<BTreeMap<String, u64>, String> {
         // SAFETY: receiving into our own buffer.
         let n = unsafe { libc::recv(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
         if n < 0 {
-            let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
-            return Err(format!("reading the dump: {}", super::errno_name(e)));
+            return Err(format!("reading the dump: {}", last_errno()));
         }
         match parse_rule_dump(&buf[..n as usize], &mut counts)? {
             Dump::More(k) => seen += k.max(1),
@@ -231,9 +231,8 @@ fn table_entries(domain: i32, level: i32, table: &str) -> Result<u64, String> {
             libc::IPPROTO_RAW,
         )
     };
-    let errno = || super::errno_name(std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
     if fd < 0 {
-        return Err(errno());
+        return Err(last_errno());
     }
     // SAFETY: a descriptor just made, owned by nobody else.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
@@ -256,7 +255,7 @@ fn table_entries(domain: i32, level: i32, table: &str) -> Result<u64, String> {
         )
     };
     if r != 0 {
-        return Err(format!("{table}: {}", errno()));
+        return Err(format!("{table}: {}", last_errno()));
     }
     Ok(u64::from(info.num_entries))
 }
