@@ -478,7 +478,7 @@ fn bad_hosts_are_refused_by_name_before_anything_is_measured() {
         ("server=ssh:-oProxyCommand=x", "is not a host name"),
         (
             "client=ssh:root@example.invalid",
-            "the client is where scalebench runs",
+            "the first client is where scalebench runs",
         ),
         (
             "server=netns:sb-no-such-ns",
@@ -721,4 +721,135 @@ fn a_build_of_another_protocol_is_refused_by_name_before_anything_is_measured() 
     assert!(!out.exists(), "a result file was written");
     // It was asked for its hello and nothing else.
     assert_eq!(calls(dir.path()), ["__hello"]);
+}
+
+/// The sum over `clients` (a row's `clients` shares) of their load's
+/// `key`.
+fn summed(clients: &[Value], key: &str) -> u64 {
+    clients
+        .iter()
+        .map(|c| c["load"][key].as_u64().unwrap())
+        .sum()
+}
+
+/// A row's errors, all kinds counted.
+fn errors(load: &Value) -> u64 {
+    load["errors"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter_map(Value::as_u64)
+        .sum()
+}
+
+#[test]
+fn several_clients_share_the_load_and_their_figures_merge_exactly() {
+    let bed = Bed::up("hx-clients");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let config = bed.ssh_config();
+    let (this, netns, server) = (bed.netns("h2"), bed.netns("h1"), bed.netns("h3"));
+    let ssh = "ssh:root@198.18.1.1";
+    let err = run_ok(&[
+        "http-ipstack",
+        "http-shortconn",
+        "--http-workers",
+        "2",
+        "--no-report",
+        "--host",
+        &format!("client=netns:{this}"),
+        "--host",
+        &format!("client=netns:{netns}"),
+        "--host",
+        &format!("client={ssh}"),
+        "--host",
+        &format!("server=netns:{server}"),
+        "--ssh-config",
+        config.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let doc = load(&out);
+    assert_valid(&doc);
+    let reaches: Vec<&str> = doc["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["reach"].as_str().unwrap())
+        .collect();
+    let (a, b) = (format!("netns:{this}"), format!("netns:{netns}"));
+    assert_eq!(
+        reaches,
+        [a.as_str(), &format!("netns:{server}"), b.as_str(), ssh]
+    );
+    let clients = [a.as_str(), b.as_str(), ssh];
+    // The ssh client's copy of scalebench was removed.
+    let s = &doc["hosts"][3];
+    assert!(
+        s["cleanup"][0].as_str().unwrap().starts_with("removed "),
+        "{s}"
+    );
+    assert!(err.contains("client host ssh:root@198.18.1.1"), "{err}");
+    for name in ["http-ipstack", "http-shortconn"] {
+        let w = workload(&doc, name);
+        assert_eq!(
+            w["params"]["hosts"],
+            format!("clients {}, server netns:{server}", clients.join(", "))
+        );
+        rows_measured(&doc, name);
+        for r in w["rows"].as_array().unwrap() {
+            let label = &r["label"];
+            let shares = r["params"]["clients"].as_array().unwrap();
+            let names: Vec<&str> = shares
+                .iter()
+                .map(|c| c["client"].as_str().unwrap())
+                .collect();
+            assert_eq!(names, clients, "{name} {label}");
+            // Even shares of the 50 connections, each client measured.
+            let conns: Vec<u64> = shares
+                .iter()
+                .map(|c| c["connections"].as_u64().unwrap())
+                .collect();
+            assert_eq!(conns, [17, 17, 16], "{name} {label}");
+            for c in shares {
+                assert!(
+                    c["load"]["requests"].as_u64().unwrap() > 0,
+                    "{name} {label}: {c}"
+                );
+            }
+            let processes: u64 = shares
+                .iter()
+                .map(|c| c["processes"].as_u64().unwrap())
+                .sum();
+            assert_eq!(r["params"]["load_processes"], processes);
+            // Exactly merged: counts add up, the slowest request is the
+            // slowest client's, the median lies between the clients'.
+            let load = &r["load"];
+            for key in ["requests", "body_bytes", "connections"] {
+                assert_eq!(
+                    load[key].as_u64().unwrap(),
+                    summed(shares, key),
+                    "{name} {label} {key}"
+                );
+            }
+            assert_eq!(
+                errors(load),
+                shares.iter().map(|c| errors(&c["load"])).sum::<u64>()
+            );
+            let lat = |v: &Value, q: &str| v["latency_ns"][q].as_u64().unwrap();
+            let maxes: Vec<u64> = shares.iter().map(|c| lat(&c["load"], "max")).collect();
+            assert_eq!(
+                lat(load, "max"),
+                *maxes.iter().max().unwrap(),
+                "{name} {label}"
+            );
+            let p50s: Vec<u64> = shares.iter().map(|c| lat(&c["load"], "p50")).collect();
+            let p50 = lat(load, "p50");
+            assert!(
+                p50 >= *p50s.iter().min().unwrap() && p50 <= *p50s.iter().max().unwrap(),
+                "{name} {label}: {p50} outside {p50s:?}"
+            );
+        }
+    }
+    assert!(processes_naming(&server).is_empty());
 }

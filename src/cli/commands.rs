@@ -103,6 +103,7 @@ fn list_json() -> anyhow::Result<ExitCode> {
                 "what": i.what,
                 "quick": i.quick,
                 "between_hosts": i.between_hosts,
+                "several_clients": i.several_clients,
             })
         })
         .collect();

@@ -228,7 +228,7 @@ pub enum ProfileCommand {
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
     /// Print JSON: every benchmark (name, n, timed, quick_n, full_n) and
-    /// workload (name, what, quick, between_hosts).
+    /// workload (name, what, quick, between_hosts, several_clients).
     #[arg(long)]
     pub json: bool,
 }

@@ -101,13 +101,29 @@ pub fn this_exe() -> std::io::Result<std::path::PathBuf> {
 /// at once, and waits for all of them within `bounds`; returns how each
 /// ended, in order. Standard input is closed (`/dev/null`).
 pub fn run(exe: &Path, copies: &[Vec<OsString>], bounds: Bounds) -> Vec<Copy> {
+    run_commands(
+        copies
+            .iter()
+            .map(|args| {
+                let mut c = Command::new(exe);
+                c.args(args);
+                c
+            })
+            .collect(),
+        bounds,
+    )
+}
+
+/// Runs every command of `copies` at once (a copy of scalebench here, or
+/// one reached through a host's command prefix) and waits for all of them
+/// within `bounds`; returns how each ended, in order. Standard input is
+/// closed (`/dev/null`).
+pub fn run_commands(copies: Vec<Command>, bounds: Bounds) -> Vec<Copy> {
     reaper::install();
     // Spawned from this thread, which keeps the groups until they end (the
     // parent-death signal follows the spawning thread on Linux).
-    let mut running: Vec<Result<Running, String>> = copies
-        .iter()
-        .map(|args| Running::spawn(exe, args))
-        .collect();
+    let mut running: Vec<Result<Running, String>> =
+        copies.into_iter().map(Running::spawn).collect();
     let timed_out = wait_all(&mut running, bounds);
     running
         .into_iter()
@@ -148,12 +164,10 @@ fn drain(r: Option<impl Read + Send + 'static>) -> Drain {
 }
 
 impl Running {
-    /// `exe` started with `args` in a group of its own, its standard
-    /// output and error drained; why not, if it could not start.
-    fn spawn(exe: &Path, args: &[OsString]) -> Result<Running, String> {
-        let mut cmd = Command::new(exe);
-        cmd.args(args)
-            .stdin(Stdio::null())
+    /// `cmd` started in a group of its own, its standard output and
+    /// error drained; why not, if it could not start.
+    fn spawn(mut cmd: Command) -> Result<Running, String> {
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut group = ChildGroup::spawn(&mut cmd).map_err(|e| e.to_string())?;

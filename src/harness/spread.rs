@@ -11,6 +11,7 @@ use std::ffi::OsString;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
 /// Descriptors one process keeps for itself (standard streams, pollers,
@@ -103,14 +104,34 @@ pub fn run(exe: &Path, opts: &Options, processes: u32) -> io::Result<Outcome> {
     let processes = processes
         .min(MAX_PROCESSES)
         .clamp(1, opts.connections.max(1) as u32) as usize;
-    let copies: Vec<Vec<OsString>> = (0..processes).map(|k| args(opts, processes, k)).collect();
+    let copies: Vec<Command> = (0..processes)
+        .map(|k| {
+            let mut c = Command::new(exe);
+            c.args(part_args(&share(opts, processes, k)));
+            c
+        })
+        .collect();
+    let names: Vec<String> = (1..=processes)
+        .map(|k| format!("load process {k} of {processes}"))
+        .collect();
+    Ok(Outcome::merge(&run_parts(copies, opts, &names)?))
+}
+
+/// Runs `copies` at once — each a `scalebench load --part` ([`part_args`])
+/// of a load `opts`, here or through a host's command — within the time the
+/// load may take, and reads what each measured, in order; `names` name
+/// them in errors. Any copy that fails fails the whole.
+pub fn run_parts(
+    copies: Vec<Command>,
+    opts: &Options,
+    names: &[String],
+) -> io::Result<Vec<Outcome>> {
     let limit = match opts.duration {
         Some(d) => opts.warm_up + d + opts.timeout * (opts.retries + 1) + Duration::from_secs(60),
         None => Duration::from_secs(30 * 86_400),
     };
-    let copies = fanout::run(
-        exe,
-        &copies,
+    let copies = fanout::run_commands(
+        copies,
         fanout::Bounds {
             limit,
             grace: opts.timeout.min(Duration::from_secs(10)) + Duration::from_secs(2),
@@ -120,7 +141,7 @@ pub fn run(exe: &Path, opts: &Options, processes: u32) -> io::Result<Outcome> {
     );
     let mut outs = Vec::with_capacity(copies.len());
     for (k, c) in copies.iter().enumerate() {
-        let what = format!("load process {} of {processes}", k + 1);
+        let what = names.get(k).map_or("a load process", String::as_str);
         // 1: some requests failed (still measured); 130: interrupted.
         let text = c
             .output(&[0, 1, 130])
@@ -129,19 +150,33 @@ pub fn run(exe: &Path, opts: &Options, processes: u32) -> io::Result<Outcome> {
             .map_err(|e| io::Error::other(format!("{what}: unreadable report ({e})")))?;
         outs.push(Outcome::from_part(&part).map_err(|e| io::Error::other(format!("{what}: {e}")))?);
     }
-    Ok(Outcome::merge(&outs))
+    Ok(outs)
 }
 
-/// `load` arguments of process `k` of `n`.
-fn args(opts: &Options, n: usize, k: usize) -> Vec<OsString> {
-    let share = |total: u64| total / n as u64 + u64::from((k as u64) < total % n as u64);
+/// Part `k` of `n` of the load `opts`: its share of the connections, and
+/// of the count and rate if any (the remainders go to the first parts; a
+/// part has at least one request and a positive rate).
+pub fn share(opts: &Options, n: usize, k: usize) -> Options {
+    let n = n.max(1);
+    let part = |total: u64| total / n as u64 + u64::from((k as u64) < total % n as u64);
+    Options {
+        connections: part(opts.connections as u64) as usize,
+        total: opts.total.map(|t| part(t).max(1)),
+        rate: opts.rate.map(|r| (r / n as f64).max(0.001)),
+        ..opts.clone()
+    }
+}
+
+/// The `scalebench load --part` arguments that run `opts` (one part's
+/// share, [`share`]) and print what it measured as a [`Part`].
+pub fn part_args(opts: &Options) -> Vec<OsString> {
     let secs = |d: Duration| format!("{}", d.as_secs_f64());
     let mut a: Vec<String> = vec![
         "load".into(),
         "--part".into(),
         "--quiet".into(),
         "-c".into(),
-        share(opts.connections as u64).to_string(),
+        opts.connections.to_string(),
         "-t".into(),
         opts.threads.to_string(),
         "--timeout".into(),
@@ -155,7 +190,7 @@ fn args(opts: &Options, n: usize, k: usize) -> Vec<OsString> {
         a.extend(["-k".into(), k.to_string()]);
     }
     if let Some(t) = opts.total {
-        a.extend(["-n".into(), share(t).max(1).to_string()]);
+        a.extend(["-n".into(), t.to_string()]);
     }
     if let Some(d) = opts.duration {
         a.extend(["-d".into(), secs(d)]);
@@ -167,7 +202,7 @@ fn args(opts: &Options, n: usize, k: usize) -> Vec<OsString> {
         a.extend(["--rounds".into(), opts.rounds.to_string()]);
     }
     if let Some(r) = opts.rate {
-        a.extend(["--rate".into(), format!("{}", (r / n as f64).max(0.001))]);
+        a.extend(["--rate".into(), format!("{r}")]);
     }
     for s in &opts.sources {
         a.extend(["--source".into(), s.to_string()]);
@@ -193,7 +228,8 @@ mod tests {
             per_connection: Some(1),
             ..Options::new(vec![t], 30_001)
         };
-        let a: Vec<String> = args(&opts, 3, 0)
+        let args = |n, k| part_args(&share(&opts, n, k));
+        let a: Vec<String> = args(3, 0)
             .into_iter()
             .map(|s| s.into_string().unwrap())
             .collect();
@@ -210,7 +246,7 @@ mod tests {
         assert_eq!(after("-k"), "1");
         assert_eq!(a.iter().filter(|x| *x == "--source").count(), 2);
         assert_eq!(a.last().unwrap(), "http://127.0.0.1:8080/a");
-        let b: Vec<String> = args(&opts, 3, 2)
+        let b: Vec<String> = args(3, 2)
             .into_iter()
             .map(|s| s.into_string().unwrap())
             .collect();

@@ -144,35 +144,54 @@ impl std::str::FromStr for HostSpec {
     }
 }
 
-/// Checks a run's `--host` arguments together: each role once, the
-/// client not over ssh, namespaces only where the OS has them.
+/// Checks a run's `--host` arguments together: the server once; clients
+/// each once, the first (where scalebench runs and measures) not over
+/// ssh; further clients only with a server they can all reach (not this
+/// machine's loopback); namespaces only where the OS has them.
 pub fn check(specs: &[HostSpec]) -> Result<(), String> {
-    for role in [Role::Client, Role::Server] {
-        if specs.iter().filter(|s| s.role == role).count() > 1 {
-            return Err(format!("--host {}=… given twice", role.name()));
+    if specs.iter().filter(|s| s.role == Role::Server).count() > 1 {
+        return Err("--host server=… given twice".into());
+    }
+    let clients: Vec<&HostSpec> = specs.iter().filter(|s| s.role == Role::Client).collect();
+    for (i, c) in clients.iter().enumerate() {
+        if clients[..i].iter().any(|o| o.reach == c.reach) {
+            return Err(format!("--host client={} given twice", c.reach));
+        }
+    }
+    if let Some(Reach::Ssh(t)) = clients.first().map(|c| &c.reach) {
+        return Err(format!(
+            "--host client=ssh:{t}: the first client is where scalebench runs and measures; run scalebench on {t} (with --host server=… naming the server) instead, or name this machine's client first (--host client=local)"
+        ));
+    }
+    if clients.len() > 1 {
+        let server = specs.iter().find(|s| s.role == Role::Server);
+        if server.is_none_or(|s| s.reach == Reach::Local) {
+            return Err(format!(
+                "{} clients need a server they all reach: name it with --host server=netns:… or server=ssh:… (this machine's server listens on loopback only)",
+                clients.len()
+            ));
         }
     }
     for s in specs {
-        match (&s.role, &s.reach) {
-            (Role::Client, Reach::Ssh(t)) => {
-                return Err(format!(
-                    "--host client=ssh:{t}: the client is where scalebench runs and measures; run scalebench on {t} (with --host server=… naming the server) instead"
-                ));
-            }
-            (_, Reach::Netns(_)) => crate::sys::netns::supported()
-                .map_err(|e| format!("--host {}={}: {e}", s.role.name(), s.reach))?,
-            _ => {}
+        if let Reach::Netns(_) = &s.reach {
+            crate::sys::netns::supported()
+                .map_err(|e| format!("--host {}={}: {e}", s.role.name(), s.reach))?;
         }
     }
     Ok(())
 }
 
-/// The client's namespace, if the run puts the client in one.
+/// The client's namespace, if the run puts the client (the first one) in
+/// one.
 fn client_netns(specs: &[HostSpec]) -> Option<&str> {
-    specs.iter().find_map(|s| match (&s.role, &s.reach) {
-        (Role::Client, Reach::Netns(n)) => Some(n.as_str()),
+    match specs
+        .iter()
+        .find(|s| s.role == Role::Client)
+        .map(|s| &s.reach)
+    {
+        Some(Reach::Netns(n)) => Some(n.as_str()),
         _ => None,
-    })
+    }
 }
 
 /// Set in the environment of a scalebench re-run inside the client's
@@ -569,10 +588,14 @@ fn own_route(ip: IpAddr) -> Result<(), String> {
     }
 }
 
-/// The client and the server of a run.
+/// The clients and the server of a run.
 pub struct Hosts {
     /// Where scalebench runs and measures.
     pub client: Host,
+    /// Further clients (`--host client=…` after the first): workloads
+    /// that spread their load over several clients run a share of it on
+    /// each (`scalebench load --part` there); empty by default.
+    pub more_clients: Vec<Host>,
     /// Where the servers run.
     pub server: Host,
 }
@@ -582,6 +605,7 @@ impl Hosts {
     pub fn local(exe: Option<&Path>, workdir: &Path) -> Hosts {
         Hosts {
             client: Host::local(Role::Client, exe, workdir),
+            more_clients: Vec::new(),
             server: Host::local(Role::Server, exe, workdir),
         }
     }
@@ -623,12 +647,61 @@ impl Hosts {
                 ));
             }
         }
+        for s in specs.iter().filter(|s| s.role == Role::Client).skip(1) {
+            note(&format!("client host: connecting to {}", s.reach));
+            let h = Host::open(s, exe, workdir, ssh_config)
+                .with_context(|| format!("--host client={}", s.reach))?;
+            note(&format!(
+                "client host {}: {}, scalebench {}",
+                s.reach,
+                h.record().addresses.join(", "),
+                h.record().binary.as_deref().unwrap_or("")
+            ));
+            hosts.more_clients.push(h);
+        }
         if let Ok(ip) = hosts.server.address(false)
             && let Ok(mine) = route_to(ip)
         {
             hosts.client.record.addresses = vec![mine.to_string()];
         }
         Ok(hosts)
+    }
+
+    /// Where a workload ran among them, in words (its `hosts` parameter):
+    /// `between_hosts` if it runs between the client and the server,
+    /// `several_clients` if it spreads its load over every client.
+    pub fn said(&self, between_hosts: bool, several_clients: bool) -> String {
+        let reaches = |hs: &[&Host]| {
+            hs.iter()
+                .map(|h| h.reach.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let more: Vec<&Host> = self.more_clients.iter().collect();
+        if !between_hosts {
+            return format!(
+                "{} only: this workload does not run between hosts",
+                self.client.reach
+            );
+        }
+        if more.is_empty() {
+            return format!("client {}, server {}", self.client.reach, self.server.reach);
+        }
+        if several_clients {
+            let all: Vec<&Host> = self.clients().collect();
+            return format!("clients {}, server {}", reaches(&all), self.server.reach);
+        }
+        format!(
+            "client {}, server {}: this workload does not spread its load over several clients (not on {})",
+            self.client.reach,
+            self.server.reach,
+            reaches(&more)
+        )
+    }
+
+    /// Every client: this one first, then the further ones.
+    pub fn clients(&self) -> impl Iterator<Item = &Host> {
+        std::iter::once(&self.client).chain(&self.more_clients)
     }
 
     /// Whether the server runs somewhere else than the client.
@@ -645,16 +718,31 @@ impl Hosts {
 
     /// The records for the result file: empty when both are this machine.
     pub fn records(&self) -> Vec<HostRecord> {
-        if self.client.is_local() && self.server.is_local() {
+        if self.client.is_local() && self.server.is_local() && self.more_clients.is_empty() {
             return Vec::new();
         }
-        vec![self.client.record.clone(), self.server.record.clone()]
+        let mut r = vec![self.client.record.clone(), self.server.record.clone()];
+        r.extend(self.more_clients.iter().map(|h| h.record.clone()));
+        r
+    }
+
+    /// Why a host the run needs cannot be reached any more: the server,
+    /// or with `clients` the further clients too (`None`: all can).
+    pub fn lost(&self, clients: bool) -> Option<String> {
+        self.server.lost().or_else(|| {
+            clients
+                .then(|| self.more_clients.iter().find_map(Host::lost))
+                .flatten()
+        })
     }
 
     /// Closes every host; their records then say what was removed.
     pub fn close(&mut self) {
         self.client.close();
         self.server.close();
+        for h in &mut self.more_clients {
+            h.close();
+        }
     }
 }
 
@@ -914,6 +1002,51 @@ mod tests {
         let e = check(&[p("client=ssh:a@b")]).unwrap_err();
         assert!(e.contains("run scalebench on a@b"), "{e}");
         assert!(check(&[p("server=ssh:a@b")]).is_ok());
+        // Several clients: each once, the first not over ssh, a server
+        // they all reach.
+        let several = [p("client=local"), p("client=ssh:c@d"), p("server=ssh:a@b")];
+        assert!(check(&several).is_ok());
+        let e = check(&[p("client=ssh:c@d"), p("client=local"), p("server=ssh:a@b")]).unwrap_err();
+        assert!(e.contains("the first client"), "{e}");
+        let e = check(&[p("client=ssh:c@d"), p("client=local"), p("client=ssh:c@d")]).unwrap_err();
+        assert!(e.contains("--host client=ssh:c@d given twice"), "{e}");
+        for server in [&[][..], &[p("server=local")][..]] {
+            let mut specs = vec![p("client=local"), p("client=ssh:c@d")];
+            specs.extend(server.iter().cloned());
+            let e = check(&specs).unwrap_err();
+            assert!(e.contains("2 clients need a server they all reach"), "{e}");
+        }
+        assert_eq!(
+            client_netns(&[p("client=local"), p("client=ssh:c@d")]),
+            None
+        );
+    }
+
+    #[test]
+    fn where_a_workload_ran_is_said_with_every_client() {
+        let dir = Path::new("/nonexistent");
+        let mut h = Hosts::local(None, dir);
+        assert_eq!(h.said(true, true), "client local, server local");
+        h.server.reach = Reach::Netns("s".into());
+        for n in ["a", "b"] {
+            let mut c = Host::local(Role::Client, None, dir);
+            c.reach = Reach::Netns(n.into());
+            h.more_clients.push(c);
+        }
+        assert_eq!(
+            h.said(true, true),
+            "clients local, netns:a, netns:b, server netns:s"
+        );
+        assert_eq!(
+            h.said(true, false),
+            "client local, server netns:s: this workload does not spread its load over several clients (not on netns:a, netns:b)"
+        );
+        assert_eq!(
+            h.said(false, false),
+            "local only: this workload does not run between hosts"
+        );
+        assert_eq!(h.records().len(), 4);
+        assert!(h.lost(true).is_none());
     }
 
     #[test]

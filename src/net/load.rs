@@ -325,7 +325,7 @@ impl Outcome {
     }
 
     /// Nothing measured yet, over `elapsed`.
-    fn empty(elapsed: Duration) -> Outcome {
+    pub fn empty(elapsed: Duration) -> Outcome {
         Outcome {
             requests: 0,
             body_bytes: 0,

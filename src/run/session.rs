@@ -331,22 +331,13 @@ fn workload_into(
     let mut r = w.workload.run(ctx, &opts, progress);
     drop(measuring);
     drop(applied);
+    let info = w.workload.info();
     if ctx.hosts().apart() {
-        let h = ctx.hosts();
-        r.params.insert(
-            "hosts".into(),
-            serde_json::Value::from(if w.workload.info().between_hosts {
-                format!("client {}, server {}", h.client.reach(), h.server.reach())
-            } else {
-                format!(
-                    "{} only: this workload does not run between hosts",
-                    h.client.reach()
-                )
-            }),
-        );
+        let said = ctx.hosts().said(info.between_hosts, info.several_clients);
+        r.params.insert("hosts".into(), said.into());
     }
-    let lost = (w.workload.info().between_hosts && !crate::stop::interrupted())
-        .then(|| ctx.hosts().server.lost())
+    let lost = (info.between_hosts && !crate::stop::interrupted())
+        .then(|| ctx.hosts().lost(info.several_clients))
         .flatten();
     if let Some(why) = &lost {
         r.status = Status::Failed;

@@ -64,6 +64,7 @@ static FORWARD: Info = Info {
     what: "IPv4 forwarding through a router network namespace (Linux, root): 64-byte UDP packets to 208 addresses behind a sink, one way and both ways, packets/s forwarded by the router against the offered rate, and the highest loss-free rate",
     quick: false,
     between_hosts: false,
+    several_clients: false,
 };
 
 /// The largest share of the packets sent a level may lose and still be

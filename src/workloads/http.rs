@@ -15,7 +15,7 @@
 //!   TIME_WAIT did (its count before and after, the knobs that govern it,
 //!   port exhaustion) is recorded.
 
-use super::{Flag, Info, Options as WorkOptions, Size, Workload};
+use super::{Flag, Info, Options as WorkOptions, Size, Workload, clients};
 use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::spread;
@@ -38,6 +38,7 @@ static IPSTACK: Info = Info {
     what: "one 11 KB file fetched over keep-alive connections (50 connections, 10 requests each) from scalebench serve with 1 and 4 processes, over IPv4 and IPv6",
     quick: true,
     between_hosts: true,
+    several_clients: true,
 };
 
 static SHORTCONN: Info = Info {
@@ -45,6 +46,7 @@ static SHORTCONN: Info = Info {
     what: "one request per connection for 1 KB, 8 KB and 16 KB objects from scalebench serve with one SO_REUSEPORT worker per CPU: 30 000 connections at once for 120 s per object (quick: 50 for 1.5 s)",
     quick: true,
     between_hosts: true,
+    several_clients: true,
 };
 
 const HTTP_HEADING: &str = "Web serving";
@@ -298,12 +300,13 @@ impl Server {
 const ROUNDS: usize = 3;
 
 /// One measured row: a warm-up, then [`ROUNDS`] rounds of `fetches`
-/// requests each; the round with the median req/s is kept, and every
-/// round's req/s goes in the row's parameters.
+/// requests each (over every client of the run); the round with the
+/// median req/s is kept (with its clients' shares), and every round's
+/// req/s goes in the row's parameters.
 fn measure(
+    ctx: &Ctx,
     url: &str,
-    fetches: u64,
-    per_connection: u64,
+    (fetches, per_connection): (u64, u64),
     threads: usize,
     params: &mut BTreeMap<String, serde_json::Value>,
 ) -> Result<crate::results::LoadStats, String> {
@@ -314,25 +317,27 @@ fn measure(
         threads,
         ..Options::new(vec![target], 50)
     };
-    load::run(&opts).map_err(|e| format!("warm-up: {e}"))?;
+    clients::run(ctx, &opts, 1).map_err(|e| format!("warm-up: {e}"))?;
     opts.total = Some(fetches);
     let mut rounds = Vec::with_capacity(ROUNDS);
     for _ in 0..ROUNDS {
         if crate::stop::interrupted() {
             break;
         }
-        rounds.push(load::run(&opts).map_err(|e| e.to_string())?.stats());
+        rounds.push(clients::run(ctx, &opts, 1)?);
     }
     params.insert(
         "rounds_requests_per_s".into(),
-        json!(rounds.iter().map(|r| r.requests_per_s).collect::<Vec<_>>()),
+        json!(rounds.iter().map(|r| r.outcome.rate()).collect::<Vec<_>>()),
     );
-    rounds.sort_by(|a, b| a.requests_per_s.total_cmp(&b.requests_per_s));
+    rounds.sort_by(|a, b| a.outcome.rate().total_cmp(&b.outcome.rate()));
     let mid = rounds.len().saturating_sub(1) / 2;
-    rounds
+    let kept = rounds
         .into_iter()
         .nth(mid)
-        .ok_or_else(|| "interrupted".to_string())
+        .ok_or_else(|| "interrupted".to_string())?;
+    kept.record(params);
+    Ok(kept.outcome.stats())
 }
 
 /// How a load of some number of connections is made here: by how many
@@ -405,23 +410,24 @@ impl Scale {
     }
 }
 
-/// Runs `opts` at `scale`: in this process when one process may hold the
-/// connections, else spread over `scale.processes` `scalebench load`
-/// processes.
-fn run_load(ctx: &Ctx, opts: &Options, scale: &Scale) -> Result<load::Outcome, String> {
+/// Runs `opts` at `scale` over the run's clients ([`clients::run`]): with
+/// one, in this process when one process may hold the connections, else
+/// spread over `scale.processes` `scalebench load` processes; with more,
+/// each client's share goes in `p`.
+fn run_load(
+    ctx: &Ctx,
+    opts: &Options,
+    scale: &Scale,
+    p: &mut BTreeMap<String, serde_json::Value>,
+) -> Result<load::Outcome, String> {
     let opts = Options {
         connections: scale.connections as usize,
         sources: scale.sources.clone(),
         ..opts.clone()
     };
-    if scale.processes > 1 {
-        let exe = ctx
-            .exe()
-            .ok_or("cannot find the scalebench executable to spread the load")?;
-        spread::run(exe, &opts, scale.processes).map_err(|e| e.to_string())
-    } else {
-        load::run(&opts).map_err(|e| e.to_string())
-    }
+    let spread = clients::run(ctx, &opts, scale.processes)?;
+    spread.record(p);
+    Ok(spread.outcome)
 }
 
 /// What a run did to TIME_WAIT and the ports, in `p`: the TIME_WAIT count
@@ -504,7 +510,7 @@ fn level_of_connections(
     };
     let tw = crate::sys::time_wait_count();
     let begun = Instant::now();
-    let r = run_load(ctx, &opts, &scale);
+    let r = run_load(ctx, &opts, &scale, &mut out.params);
     let end = Instant::now();
     record_time_wait(&mut out.params, tw, r.as_ref().ok());
     let o = match r {
@@ -684,7 +690,7 @@ impl Workload for IpStack {
                 }
                 (Ok(mut s), None) => {
                     let url = format!("{}f11k.bin", s.url);
-                    let r = measure(&url, fetches, 10, h.threads, &mut p);
+                    let r = measure(ctx, &url, (fetches, 10), h.threads, &mut p);
                     s.record_accept_errors(&mut p);
                     rows.push(row(label, p, r));
                     progress.advance(1);
@@ -776,7 +782,7 @@ fn shortconn_row(
         ..Options::new(vec![target], scale.connections as usize)
     };
     let tw = crate::sys::time_wait_count();
-    let r = run_load(ctx, &opts, scale);
+    let r = run_load(ctx, &opts, scale, p);
     record_time_wait(p, tw, r.as_ref().ok());
     let o = r?;
     if o.requests == 0 && o.stopped {

@@ -32,6 +32,7 @@ static MAIL: Info = Info {
     what: "SMTP messages/s against simultaneous sends: scalebench smtp-send (each socket bound before connect) against scalebench smtp-sink with a reply delay, swept over the sessions; failures by call and errno",
     quick: true,
     between_hosts: true,
+    several_clients: false,
 };
 
 /// The mail workload's options.

@@ -6,6 +6,7 @@
 //! [`Workload`], and one line in the `registry!` list below.
 
 pub mod bigfile;
+pub mod clients;
 pub mod forward;
 pub mod fs;
 pub mod http;
@@ -32,6 +33,10 @@ pub struct Info {
     /// otherwise it measures the machine scalebench runs on, whatever
     /// the hosts.
     pub between_hosts: bool,
+    /// Spreads its load over every client of the run (`run --host
+    /// client=… --host client=…`); otherwise only the first client runs
+    /// it.
+    pub several_clients: bool,
 }
 
 /// How big a run is.

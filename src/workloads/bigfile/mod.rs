@@ -39,6 +39,7 @@ static INFO: Info = Info {
     what: "a large file (1 GB; full: larger than RAM where the disk allows) served by scalebench serve and downloaded once, two at once, and once beside a second download held to 4 MB/s, from contiguous files and from two whose pieces were placed in turns (fragmented; extent maps checked), caches dropped before each row where permitted; throughput over time and the server's CPU time",
     quick: false,
     between_hosts: false,
+    several_clients: false,
 };
 
 /// The default file size.

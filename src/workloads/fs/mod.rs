@@ -63,6 +63,7 @@ static FS: Info = Info {
     what: "the image site: unpack a generated tar.gz of images and thumbnails with plain system calls, unpack a second archive in request order on top, replay the request log over HTTP (100 connections) cold and warm with 1 and 32 server processes, delete everything; every phase timed, throughput every 250 ms",
     quick: false,
     between_hosts: false,
+    several_clients: false,
 };
 
 /// One phase row.

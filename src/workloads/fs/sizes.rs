@@ -26,6 +26,7 @@ static FS_SIZES: Info = Info {
     what: "write then read many files of 8 KB, 16 KB and 128 KB (--sizes), without and with an fsync per file; time per size and per file",
     quick: false,
     between_hosts: false,
+    several_clients: false,
 };
 
 /// The seeds' sizes.

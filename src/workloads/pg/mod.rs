@@ -34,6 +34,7 @@ static PGBENCH: Info = Info {
     what: "PostgreSQL's pgbench (select-only) against a throwaway cluster, TPS against clients (1, 2, 4 … 2×CPUs; full: 4×CPUs)",
     quick: false,
     between_hosts: true,
+    several_clients: false,
 };
 
 /// Bytes of one scale unit of pgbench's tables with their indexes, about
