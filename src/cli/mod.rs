@@ -574,8 +574,9 @@ pub struct RunArgs {
     /// arch or C library —, else this one copied there when the host's OS
     /// and arch are this build's), `server=netns:NAME` or
     /// `client=netns:NAME` (a network namespace here, such as a test
-    /// bed's host), `ROLE=local` (the default). Repeatable, once per role.
-    /// The client is always where scalebench runs and measures.
+    /// bed's host), `ROLE=local` (the default). The server once; the
+    /// first client is where scalebench runs and measures; further
+    /// `client=…` (also `ssh:`) share the HTTP workloads' load.
     #[arg(long = "host", value_name = "ROLE=WHERE")]
     pub hosts: Vec<crate::hosts::HostSpec>,
     /// Run the same plan on several systems side by side, each with its
