@@ -186,6 +186,30 @@ fn pgbench_options_are_checked_before_anything_runs() {
             &["run", "pgbench", "--memory-sweep", "--pg-memory", "2T"][..],
             "2.00 TiB is outside 16M",
         ),
+        (
+            &[
+                "run",
+                "pgbench",
+                "--memory-sweep",
+                "--pg-second-tier",
+                "zram",
+            ][..],
+            "`zram`: swap (a swap file in the work directory) or swap:DIR",
+        ),
+        (
+            &[
+                "run",
+                "pgbench",
+                "--memory-sweep",
+                "--pg-second-tier",
+                "swap:/no/such/dir",
+            ][..],
+            "--pg-second-tier swap:/no/such/dir: not a directory",
+        ),
+        (
+            &["run", "pgbench", "--pg-second-tier", "swap"][..],
+            "--memory-sweep",
+        ),
         // libpq's defaults would reach the local server's socket.
         (
             &["run", "pgbench", "--pg-server", "garbage"][..],
@@ -253,24 +277,43 @@ fn pgbench_options_are_checked_before_anything_runs() {
     }
 }
 
+/// Swap areas the kernel lists whose path is below `dir`.
+fn swaps_under(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string("/proc/swaps")
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|p| Path::new(p).starts_with(dir))
+        .map(String::from)
+        .collect()
+}
+
+/// The memory sweep (row 1) and the same with a second tier (row 2),
+/// in one run to spare a second cluster's setup.
 #[test]
-fn a_memory_sweep_grows_the_database_past_a_cgroup_limit() {
+fn a_memory_sweep_grows_past_a_cgroup_limit_then_into_a_second_tier() {
     let _one = one();
     let t = tempfile::tempdir().unwrap();
     let work = t.path().join("work");
+    // The tier elsewhere than the work directory, as on an SSD's mount.
+    let tier = t.path().join("ssd");
+    std::fs::create_dir(&tier).unwrap();
     let (doc, ran) = run_pgbench(
         t.path(),
         &work,
         &[
             "--memory-sweep",
             "--pg-memory",
-            "256M",
+            "64M",
+            "--pg-second-tier",
+            &format!("swap:{}", tier.display()),
             "--heat-up",
             "0",
             "--sample-time",
             "1",
             "--samples",
-            "3",
+            "2",
         ],
     );
     let w = &doc["workloads"][0];
@@ -281,11 +324,10 @@ fn a_memory_sweep_grows_the_database_past_a_cgroup_limit() {
         "a memory cgroup was made: {limit}"
     );
     assert_eq!(
-        w["params"]["settings"]["shared_buffers"], "8192 8kB",
-        "a quarter of 256 MB"
+        w["params"]["settings"]["shared_buffers"], "2048 8kB",
+        "a quarter of 64 MB"
     );
     let rows = w["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 1, "only the memory sweep");
     let s = &rows[0]["sweep"];
     assert_eq!(s["variable"], "size/memory");
     assert_eq!(s["knee_on"], "figure");
@@ -300,21 +342,60 @@ fn a_memory_sweep_grows_the_database_past_a_cgroup_limit() {
     let mut last_scale = 0;
     for l in levels {
         assert!(l["error"].is_null(), "{l}");
-        assert_eq!(l["samples"].as_array().unwrap().len(), 3, "{l}");
+        assert_eq!(l["samples"].as_array().unwrap().len(), 2, "{l}");
         assert!(l["value"].as_f64().unwrap() > 0.0, "{l}");
         // The database is loaded anew at each size, the caches dropped.
         let scale = l["params"]["scale"].as_u64().unwrap();
         assert!(scale > last_scale, "{l}");
         last_scale = scale;
         assert_eq!(l["params"]["cache"], "dropped", "{l}");
-        let ratio = l["params"]["db_bytes"].as_f64().unwrap() / (256u64 << 20) as f64;
+        assert!(l["params"]["swap_used_bytes"].is_null(), "no tier: {l}");
+        let ratio = l["params"]["db_bytes"].as_f64().unwrap() / (64u64 << 20) as f64;
         let level = l["level"].as_f64().unwrap();
         assert!(
             (ratio / level - 1.0).abs() < 0.35,
             "size/memory {ratio:.2} for level {level}"
         );
     }
-    // Nothing left: processes, the cgroup.
+    let labels: Vec<&str> = rows.iter().map(|r| r["label"].as_str().unwrap()).collect();
+    assert_eq!(
+        labels,
+        [
+            "select-only, size against memory",
+            "select-only, size against memory, second tier: swap"
+        ]
+    );
+    let tier_said = &rows[1]["params"]["second_tier"];
+    assert_eq!(tier_said["kind"], "swap file", "{tier_said}");
+    let path = tier_said["path"].as_str().unwrap();
+    assert_eq!(Path::new(path), tier.join("scalebench-swap"));
+    // The shared buffers hold twice the limit and more: what passes the
+    // limit is in the tier.
+    let buffers = tier_said["shared_buffers_bytes"].as_u64().unwrap();
+    assert!(buffers > 2 * (64 << 20), "{tier_said}");
+    assert!(
+        tier_said["stands_in_for"]
+            .as_str()
+            .unwrap()
+            .contains("swapcache"),
+        "named for what it is: {tier_said}"
+    );
+    let levels = rows[1]["sweep"]["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 3);
+    for l in levels {
+        assert!(l["error"].is_null(), "{l}");
+        assert!(l["value"].as_f64().unwrap() > 0.0, "{l}");
+    }
+    let used = |l: &serde_json::Value| l["params"]["swap_used_bytes"].as_u64().unwrap();
+    assert!(
+        used(&levels[2]) > 0,
+        "a database twice the limit spills into the tier: {}",
+        levels[2]
+    );
+    // Nothing left: the swap area off and its file gone, the processes,
+    // the cgroup, the work directory's contents.
+    assert_eq!(swaps_under(t.path()), Vec::<String>::new());
+    assert!(!Path::new(path).exists());
     assert_no_process_left(t.path());
     let left = common::cgroups_left_by(&ran);
     assert!(left.is_empty(), "cgroups left: {left:?}");

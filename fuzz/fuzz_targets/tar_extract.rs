@@ -13,7 +13,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use scalebench::harness::phase::Counters;
+use scalebench::net::load::Counters;
 use scalebench::workloads::fs::extract::extract;
 use std::fs;
 use std::os::unix::fs::MetadataExt;

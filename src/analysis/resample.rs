@@ -302,7 +302,10 @@ fn per_bucket(view: &View, data: &Data) -> PerBucket {
         if ys.is_empty() {
             continue;
         }
-        let bucket = buckets::summarize(&mut ys, data.n_ranges[b], &meds);
+        // Each slot's part is sorted: a stable sort finds those runs and
+        // merges them, far cheaper than selecting in the whole.
+        ys.sort_by(f64::total_cmp);
+        let bucket = buckets::summarize_sorted(&ys, data.n_ranges[b], &meds);
         pooled_median[b] = bucket.median;
         out_buckets.push(bucket);
     }

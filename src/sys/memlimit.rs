@@ -82,6 +82,16 @@ impl MemoryLimit {
     pub fn path(&self) -> &Path {
         &self.dir
     }
+
+    /// How readily the cgroup swaps (cgroup v1 `memory.swappiness`, 0 to
+    /// 200); `None` where it has no such file (v2 follows the system's).
+    pub fn swappiness(&self) -> Option<u64> {
+        std::fs::read_to_string(self.dir.join("memory.swappiness"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
 }
 
 impl Drop for MemoryLimit {

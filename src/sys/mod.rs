@@ -53,6 +53,7 @@ pub mod memlimit;
 pub mod netns;
 pub mod procs;
 pub mod storage;
+pub mod swap;
 pub mod tuning;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 use bsd as os;

@@ -125,7 +125,9 @@ impl Workload for PgBench {
     }
 
     fn release_stale(&self, dir: &std::path::Path) -> Vec<String> {
-        let mut v = cluster::release_stale(dir);
+        // A swap file on cannot be removed: switched off first.
+        let mut v = crate::sys::swap::release_stale(dir);
+        v.extend(cluster::release_stale(dir));
         // The memory cgroup of --memory-sweep is named after the run.
         let owner = std::fs::read_to_string(dir.join(crate::harness::workdir::OWNER));
         if let Some(pid) = owner.ok().and_then(|s| s.trim().parse::<u32>().ok()) {
@@ -165,10 +167,8 @@ impl Workload for PgBench {
             pg.modes.clone()
         };
         let max_clients = plan.levels.iter().copied().fold(1.0, f64::max) as u32;
-        progress.begin(
-            PGBENCH.name,
-            modes.len() as u64 * plan.planned().as_secs() + 20,
-        );
+        let sweeps = modes.len() as u64 + u64::from(pg.second_tier.is_some());
+        progress.begin(PGBENCH.name, sweeps * (plan.planned().as_secs() + 20));
         progress.phase("initdb and start");
         let limit = s.memory_limit();
         let connections = max_clients.max(s.cpus as u32) + 10;
@@ -191,9 +191,14 @@ impl Workload for PgBench {
             return failed(s.params, "setup", e);
         }
         progress.advance(20);
-        let rows = s.sweep(&server, &plan, modes, progress);
+        let mut rows = s.sweep(&server, &plan, modes, progress);
         drop(tables);
         drop(server);
+        if let Some(tier) = &pg.second_tier
+            && !crate::stop::interrupted()
+        {
+            rows.push(s.second_tier_row(&bin, tier, limit.as_ref(), connections, progress));
+        }
         drop(limit);
         progress.finish(&format!("{} rows", rows.len()));
         super::finish(&PGBENCH, s.params, rows, Vec::new())
@@ -431,6 +436,83 @@ impl<'a> Setup<'a> {
         Ok(())
     }
 
+    /// The memory sweep again over a second tier of memory: a swap file
+    /// switched on for it, and a new throwaway cluster under the same
+    /// limit whose shared buffers can hold the whole database, so that
+    /// what does not fit in memory is swapped out to the tier and read
+    /// back from there rather than dropped and read from the data files.
+    fn second_tier_row(
+        &mut self,
+        bin: &Bin,
+        tier: &options::SecondTier,
+        limit: Option<&MemoryLimit>,
+        connections: u32,
+        progress: &mut Progress,
+    ) -> WorkloadRow {
+        let label = "select-only, size against memory, second tier: swap".to_string();
+        let mut p = BTreeMap::new();
+        let memory = self.memory.unwrap_or(0);
+        let r = (|| {
+            if limit.is_none() {
+                return Err("no memory limit to spill past (see memory_limit)".to_string());
+            }
+            let dir = tier.dir.as_deref().unwrap_or(self.ctx.workdir());
+            let bytes = memory / 2 * 5;
+            check_space(dir, bytes)?;
+            let swap = crate::sys::swap::SwapFile::create(dir, bytes, self.ctx.workdir())?;
+            let buffers = memory / 4 * 9;
+            let mount = crate::sys::mount_of(dir);
+            p.insert(
+                "second_tier".into(),
+                json!({
+                    "kind": "swap file",
+                    "path": swap.path().display().to_string(),
+                    "bytes": bytes,
+                    "filesystem": mount.map(|m| format!("{} on {}", m.fs_type, m.device)),
+                    "priority": "highest (used before any other swap)",
+                    "shared_buffers_bytes": buffers,
+                    "cgroup_swappiness": limit.and_then(MemoryLimit::swappiness),
+                    "stands_in_for": "DragonFly's swapcache on an SSD: here PostgreSQL's shared buffers, sized to hold the whole database, spill past the memory limit into swap and are read back from it, instead of being dropped and read from the data files",
+                }),
+            );
+            progress.phase("second tier: initdb and start");
+            let settings = [
+                ("shared_buffers", format!("{}kB", buffers / 1024)),
+                ("maintenance_work_mem", "16MB".to_string()),
+            ];
+            let c = Cluster::start(
+                bin,
+                &self.ctx.workdir().join("pg-second-tier"),
+                connections,
+                limit,
+                &settings,
+                self.pg.pin.cpus().0,
+                None,
+            )?;
+            let server = Server::local(bin.clone(), c, self.pg.socket, self.pg.pin.cpus().1);
+            progress.advance(20);
+            let row = memory_sweep(&server, memory, self.cpus, self.opts, progress, Some(&swap));
+            drop(server);
+            Ok(row)
+        })();
+        match r {
+            Ok(mut row) => {
+                row.label = label;
+                row.params.append(&mut p);
+                row
+            }
+            Err(e) => WorkloadRow {
+                label,
+                target: None,
+                params: p,
+                load: None,
+                phase: None,
+                sweep: None,
+                error: Some(e),
+            },
+        }
+    }
+
     /// The rows: the memory sweep, or a sweep over `plan`'s clients for
     /// each of `modes`, until interrupted.
     fn sweep(
@@ -442,7 +524,9 @@ impl<'a> Setup<'a> {
     ) -> Vec<WorkloadRow> {
         let cpus = self.cpus;
         if let Some(memory) = self.memory {
-            return vec![memory_sweep(server, memory, cpus, self.opts, progress)];
+            return vec![memory_sweep(
+                server, memory, cpus, self.opts, progress, None,
+            )];
         }
         let mut rows = Vec::new();
         for mode in modes {
@@ -589,13 +673,15 @@ const PREWARM: &str = "select sum(pg_prewarm(c.oid::regclass)) from pg_class c \
 /// The swapcache experiment: select-only TPS with as many clients as
 /// CPUs while the database grows from half to twice the memory it may use;
 /// at each level the tables are loaded anew at the level's scale,
-/// checkpointed, and the caches dropped where permitted.
+/// checkpointed, and the caches dropped where permitted. With `swap` (the
+/// second tier) each level records how much of it is in use after it.
 fn memory_sweep(
     c: &Server,
     memory: u64,
     cpus: usize,
     opts: &WorkOptions,
     progress: &mut Progress,
+    swap: Option<&crate::sys::swap::SwapFile>,
 ) -> WorkloadRow {
     let levels = match opts.size {
         Size::Quick => vec![0.5, 1.0, 2.0],
@@ -637,6 +723,9 @@ fn memory_sweep(
         );
         let mut m = level_run(c, Mode::SelectOnly, clients, cpus, plan);
         m.params.append(&mut out.params);
+        if let Some(s) = swap {
+            m.params.insert("swap_used_bytes".into(), json!(s.used()));
+        }
         m
     };
     let stats = sweep::run(&plan, progress, &mut runner);

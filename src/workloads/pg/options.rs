@@ -45,6 +45,9 @@ pub struct PgOptions {
     pub memory_sweep: bool,
     /// The memory the database may use (default: quick 256 MB, full 1 GB).
     pub memory_bytes: Option<u64>,
+    /// With the memory sweep, sweep again with a second tier of memory
+    /// (`--pg-second-tier swap[:DIR]`).
+    pub second_tier: Option<SecondTier>,
     /// An existing server by libpq connection string instead of the
     /// throwaway cluster (checked by [`conninfo::Conninfo::parse`]).
     pub server: Option<String>,
@@ -87,6 +90,28 @@ impl Pin {
             Pin::Together => "server and pgbench on CPU 0",
             Pin::Apart => "server on CPU 0, pgbench on CPU 1",
         }
+    }
+}
+
+/// A second tier of memory for the memory sweep: a swap file, in `dir`
+/// (default: the work directory).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecondTier {
+    /// Where the swap file goes (a directory on the device that stands
+    /// in for the SSD); `None`: the work directory.
+    pub dir: Option<PathBuf>,
+}
+
+/// `--pg-second-tier swap[:DIR]`.
+pub fn second_tier(s: &str) -> Result<SecondTier, String> {
+    match s.split_once(':') {
+        None if s == "swap" => Ok(SecondTier { dir: None }),
+        Some(("swap", d)) if !d.is_empty() => Ok(SecondTier {
+            dir: Some(PathBuf::from(d)),
+        }),
+        _ => Err(format!(
+            "`{s}`: swap (a swap file in the work directory) or swap:DIR (in DIR)"
+        )),
     }
 }
 
@@ -208,6 +233,16 @@ pub static FLAGS: &[Flag] = &[
             "pgbench --memory-sweep: the memory the database may use (`256M`; default quick 256 MB, full 1 GB; 16M to 1T).",
         )
     },
+    Flag {
+        check: Some(|s| second_tier(s).map(drop)),
+        requires: &["memory-sweep"],
+        ..Flag::value(
+            "pg-second-tier",
+            "swap[:DIR]",
+            PG,
+            "pgbench --memory-sweep: sweep again with a second tier of memory, as DragonFly's swapcache on an SSD: a swap file (in DIR, default the work directory; Linux) that PostgreSQL's shared buffers, sized to hold the whole database, spill into.",
+        )
+    },
 ];
 
 impl PgOptions {
@@ -272,6 +307,15 @@ impl PgOptions {
             socket,
             memory_sweep: g.has("memory-sweep"),
             memory_bytes: g.parsed("pg-memory", size_option)?,
+            second_tier: match g.parsed("pg-second-tier", second_tier)? {
+                Some(SecondTier { dir: Some(d) }) if !d.is_dir() => {
+                    return Err(format!(
+                        "--pg-second-tier swap:{}: not a directory",
+                        d.display()
+                    ));
+                }
+                t => t,
+            },
             server: g.value("pg-server").map(String::from),
             drop_tables: g.has("pg-drop-tables"),
             pin,
