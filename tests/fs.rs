@@ -1,5 +1,5 @@
 //! The filesystem workloads through the binary: on tmpfs (/dev/shm) and on
-//! ext4 loop devices (root: CI runs as root; mkfs options, the `find`
+//! ext4 and xfs loop devices (root: CI runs as root; mkfs options, the `find`
 //! before the cold replays, the caches evicted in a small memory cgroup),
 //! every phase present, request counts exact, the disk test's total run
 //! time, nothing left behind; ^C in the middle cleans up too.
@@ -396,7 +396,7 @@ impl Drop for MemoryCgroup {
 }
 
 #[test]
-fn fs_on_ext4_loop_devices_leaves_nothing_mounted() {
+fn fs_on_ext4_and_xfs_loop_devices_leaves_nothing_mounted() {
     require_root();
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("r.json");
@@ -422,8 +422,14 @@ fn fs_on_ext4_loop_devices_leaves_nothing_mounted() {
     let cg = MemoryCgroup::new(limit);
     let o = cg
         .command()
-        .args(["run", "fs", "--mkfs", "ext4:-O ^has_journal:noatime,ext4"])
-        .args(["--fs-size", "256M", "--fs-preload", "--fs-cold", "evict"])
+        .args([
+            "run",
+            "fs",
+            "--mkfs",
+            "ext4:-O ^has_journal:noatime,ext4,xfs:-i size=512",
+        ])
+        // xfs needs 300 MB at least.
+        .args(["--fs-size", "320M", "--fs-preload", "--fs-cold", "evict"])
         .args([
             "--files",
             "400",
@@ -446,7 +452,7 @@ fn fs_on_ext4_loop_devices_leaves_nothing_mounted() {
     let fs = workload(&doc, "fs");
     assert_eq!(fs["params"]["preload"], true);
     let targets = fs["params"]["targets"].as_array().unwrap();
-    assert_eq!(targets.len(), 2);
+    assert_eq!(targets.len(), 3);
     let label = "ext4 -O ^has_journal noatime";
     assert_eq!(targets[0]["label"], label);
     assert_eq!(targets[0]["fs_type"], "ext4");
@@ -470,6 +476,13 @@ fn fs_on_ext4_loop_devices_leaves_nothing_mounted() {
         targets[0]["mount_options"]
     );
     assert_eq!(targets[1]["label"], "ext4");
+    let xfs = "xfs -i size=512";
+    assert_eq!(targets[2]["label"], xfs);
+    assert_eq!(targets[2]["fs_type"], "xfs");
+    assert_eq!(
+        targets[2]["mkfs_options"],
+        serde_json::json!(["-i", "size=512"])
+    );
     assert!(
         targets[0]["cache"]
             .as_str()
@@ -478,7 +491,7 @@ fn fs_on_ext4_loop_devices_leaves_nothing_mounted() {
         "{}",
         targets[0]["cache"]
     );
-    for target in [label, "ext4"] {
+    for target in [label, "ext4", xfs] {
         check_fs_phases_as(fs, target, &preloaded_phases());
         for r in rows(fs, target)
             .iter()
