@@ -373,10 +373,7 @@ impl<'a> Setup<'a> {
         // PostgreSQL advises for a machine's RAM), and index builds little,
         // so that the limit bounds the cache rather than killing backends.
         let settings: Vec<(&str, String)> = match self.memory {
-            Some(m) if limit.is_some() => vec![
-                ("shared_buffers", format!("{}kB", m / 4 / 1024)),
-                ("maintenance_work_mem", "16MB".to_string()),
-            ],
+            Some(m) if limit.is_some() => limited_settings(m / 4),
             _ => Vec::new(),
         };
         let (server, words) = if self.apart {
@@ -456,9 +453,20 @@ impl<'a> Setup<'a> {
             if limit.is_none() {
                 return Err("no memory limit to spill past (see memory_limit)".to_string());
             }
-            let dir = tier.dir.as_deref().unwrap_or(self.ctx.workdir());
+            let (work, dir) = (self.ctx.workdir(), tier.dir.as_deref());
             let bytes = memory / 2 * 5;
-            check_space(dir, bytes)?;
+            // The second cluster's database beside the first one's, and
+            // the swap file on its own disk or beside them.
+            match dir {
+                Some(d) if crate::sys::mount_of(d) != crate::sys::mount_of(work) => {
+                    check_space(d, bytes)?;
+                    check_space(work, self.need())?;
+                }
+                _ => {
+                    check_space(work, bytes + self.need())?;
+                }
+            }
+            let dir = dir.unwrap_or(work);
             let swap = crate::sys::swap::SwapFile::create(dir, bytes, self.ctx.workdir())?;
             let buffers = memory / 4 * 9;
             let mount = crate::sys::mount_of(dir);
@@ -476,10 +484,7 @@ impl<'a> Setup<'a> {
                 }),
             );
             progress.phase("second tier: initdb and start");
-            let settings = [
-                ("shared_buffers", format!("{}kB", buffers / 1024)),
-                ("maintenance_work_mem", "16MB".to_string()),
-            ];
+            let settings = limited_settings(buffers);
             let c = Cluster::start(
                 bin,
                 &self.ctx.workdir().join("pg-second-tier"),
@@ -669,6 +674,16 @@ impl Drop for GivenTables<'_> {
 /// blocks read.
 const PREWARM: &str = "select sum(pg_prewarm(c.oid::regclass)) from pg_class c \
     where c.relname like 'pgbench\\_%' and c.relkind in ('r', 'i')";
+
+/// The settings of a cluster under a memory limit: `shared_buffers`
+/// bytes of shared buffers, and little memory for index builds, so that
+/// the limit bounds the cache rather than killing backends.
+fn limited_settings(shared_buffers: u64) -> Vec<(&'static str, String)> {
+    vec![
+        ("shared_buffers", format!("{}kB", shared_buffers / 1024)),
+        ("maintenance_work_mem", "16MB".to_string()),
+    ]
+}
 
 /// The swapcache experiment: select-only TPS with as many clients as
 /// CPUs while the database grows from half to twice the memory it may use;
