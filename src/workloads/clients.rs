@@ -106,8 +106,12 @@ pub fn run(ctx: &Ctx, opts: &Options, processes: u32) -> Result<Spread, String> 
             // Source addresses are this client's own.
             mine.sources.clear();
         }
-        let parts = spread::processes_for(mine.connections as u64)
-            .clamp(1, mine.connections.max(1) as u32) as usize;
+        // Fewer connections than clients: the last ones get none, and run
+        // nothing (their share is recorded as empty).
+        let parts = match mine.connections {
+            0 => 0,
+            c => spread::processes_for(c as u64).clamp(1, c as u32) as usize,
+        };
         for k in 0..parts {
             let args = spread::part_args(&spread::share(&mine, parts, k));
             // This client runs its parts as it is (it already runs where
