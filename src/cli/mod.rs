@@ -576,7 +576,7 @@ pub struct RunArgs {
     /// `client=netns:NAME` (a network namespace here, such as a test
     /// bed's host), `ROLE=local` (the default). The server once; the
     /// first client is where scalebench runs and measures; further
-    /// `client=…` (also `ssh:`) share the HTTP workloads' load.
+    /// `client=netns:…` or `client=ssh:…` share the HTTP workloads' load.
     #[arg(long = "host", value_name = "ROLE=WHERE")]
     pub hosts: Vec<crate::hosts::HostSpec>,
     /// Run the same plan on several systems side by side, each with its

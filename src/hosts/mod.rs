@@ -158,6 +158,14 @@ pub fn check(specs: &[HostSpec]) -> Result<(), String> {
             return Err(format!("--host client={} given twice", c.reach));
         }
     }
+    // A further client runs its load through its host's prefix; `local`
+    // would run it beside this one (in this one's namespace, if any).
+    if let Some(c) = clients.iter().skip(1).find(|c| c.reach == Reach::Local) {
+        return Err(format!(
+            "--host client={}: a further client is netns:… or ssh:… (only the first client may be this machine as it is)",
+            c.reach
+        ));
+    }
     if let Some(Reach::Ssh(t)) = clients.first().map(|c| &c.reach) {
         return Err(format!(
             "--host client=ssh:{t}: the first client is where scalebench runs and measures; run scalebench on {t} (with --host server=… naming the server) instead, or name this machine's client first (--host client=local)"
@@ -1006,9 +1014,16 @@ mod tests {
         // they all reach.
         let several = [p("client=local"), p("client=ssh:c@d"), p("server=ssh:a@b")];
         assert!(check(&several).is_ok());
-        let e = check(&[p("client=ssh:c@d"), p("client=local"), p("server=ssh:a@b")]).unwrap_err();
+        let e = check(&[
+            p("client=ssh:c@d"),
+            p("client=netns:n"),
+            p("server=ssh:a@b"),
+        ])
+        .unwrap_err();
         assert!(e.contains("the first client"), "{e}");
-        let e = check(&[p("client=ssh:c@d"), p("client=local"), p("client=ssh:c@d")]).unwrap_err();
+        let e = check(&[p("client=netns:n"), p("client=local"), p("server=ssh:a@b")]).unwrap_err();
+        assert!(e.contains("a further client is netns:… or ssh:…"), "{e}");
+        let e = check(&[p("client=local"), p("client=ssh:c@d"), p("client=ssh:c@d")]).unwrap_err();
         assert!(e.contains("--host client=ssh:c@d given twice"), "{e}");
         for server in [&[][..], &[p("server=local")][..]] {
             let mut specs = vec![p("client=local"), p("client=ssh:c@d")];
