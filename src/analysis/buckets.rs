@@ -396,29 +396,9 @@ pub fn quantiles_of<const K: usize>(v: &mut [f64], qs: [f64; K]) -> [f64; K] {
 /// `n` its (smallest, largest, median) n, `run_medians` the medians of
 /// the runs with at least 5 samples in it.
 pub fn summarize(ys: &mut [f64], n: (f64, f64, f64), run_medians: &[f64]) -> Bucket {
-    let q = quantiles_of(ys, BUCKET_QUANTILES);
-    bucket_of(q, ys.len(), n, run_medians)
-}
-
-/// The quantiles a bucket keeps: p10, p25, median, p75, p90.
-const BUCKET_QUANTILES: [f64; 5] = [0.1, 0.25, 0.5, 0.75, 0.9];
-
-/// [`summarize`] for costs already sorted (the same figures, without the
-/// selection).
-pub fn summarize_sorted(sorted: &[f64], n: (f64, f64, f64), run_medians: &[f64]) -> Bucket {
-    let q = BUCKET_QUANTILES.map(|q| quantile(sorted, q));
-    bucket_of(q, sorted.len(), n, run_medians)
-}
-
-/// A bucket of `count` costs with quantiles `q` ([`BUCKET_QUANTILES`]).
-fn bucket_of(
-    [p10, p25, median, p75, p90]: [f64; 5],
-    count: usize,
-    n: (f64, f64, f64),
-    run_medians: &[f64],
-) -> Bucket {
+    let [p10, p25, median, p75, p90] = quantiles_of(ys, [0.1, 0.25, 0.5, 0.75, 0.9]);
     let sigma = (p75 - p25) / 1.349;
-    let within = 1.2533 * sigma / (count as f64).sqrt();
+    let within = 1.2533 * sigma / (ys.len() as f64).sqrt();
     let se = within
         .max(between_runs(run_medians))
         .max(0.002 * median.abs())
@@ -427,7 +407,7 @@ fn bucket_of(
         n_lo: n.0,
         n_hi: n.1,
         n: n.2,
-        count,
+        count: ys.len(),
         median,
         p10,
         p25,
@@ -497,22 +477,6 @@ mod tests {
                 })
             })
             .collect()
-    }
-
-    #[test]
-    fn a_sorted_bucket_is_summarised_as_an_unsorted_one() {
-        // Three runs' sorted parts, as the resampling hands them over.
-        let mut ys: Vec<f64> = (0..3)
-            .flat_map(|r| (0..37).map(move |i| 100.0 + f64::from(i * (r + 2) % 53)))
-            .collect();
-        let meds = [110.0, 120.0, 115.0];
-        let n = (1.0, 9.0, 5.0);
-        let mut sorted = ys.clone();
-        sorted.sort_by(f64::total_cmp);
-        assert_eq!(
-            summarize_sorted(&sorted, n, &meds),
-            summarize(&mut ys, n, &meds)
-        );
     }
 
     #[test]

@@ -302,10 +302,7 @@ fn per_bucket(view: &View, data: &Data) -> PerBucket {
         if ys.is_empty() {
             continue;
         }
-        // Each slot's part is sorted: a stable sort finds those runs and
-        // merges them, far cheaper than selecting in the whole.
-        ys.sort_by(f64::total_cmp);
-        let bucket = buckets::summarize_sorted(&ys, data.n_ranges[b], &meds);
+        let bucket = buckets::summarize(&mut ys, data.n_ranges[b], &meds);
         pooled_median[b] = bucket.median;
         out_buckets.push(bucket);
     }
