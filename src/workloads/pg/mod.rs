@@ -381,23 +381,38 @@ impl<'a> Setup<'a> {
             let s = Server::hosted(bin.clone(), hosts, connections, &settings, pg.pin.cpus())?;
             (s, "throwaway cluster on the server host")
         } else {
-            let c = Cluster::start(
-                bin,
-                &self.ctx.workdir().join("pg"),
-                connections,
-                limit,
-                &settings,
-                pg.pin.cpus().0,
-                None,
-            )?;
-            if let Some(u) = &c.runs_as {
-                self.params.insert("server_user".into(), json!(u));
-            }
-            let s = Server::local(bin.clone(), c, pg.socket, pg.pin.cpus().1);
+            let s = self.local_cluster(bin, "pg", connections, limit, &settings)?;
             (s, "throwaway cluster")
         };
         self.params.insert("server".into(), json!(words));
         Ok((server, false))
+    }
+
+    /// A throwaway cluster here, in the work directory's `name`, under
+    /// `limit` (if one) with `settings`, pinned as asked; the user it runs
+    /// as recorded.
+    fn local_cluster(
+        &mut self,
+        bin: &Bin,
+        name: &str,
+        connections: u32,
+        limit: Option<&MemoryLimit>,
+        settings: &[(&str, String)],
+    ) -> Result<Server, String> {
+        let (server_cpu, client_cpu) = self.pg.pin.cpus();
+        let c = Cluster::start(
+            bin,
+            &self.ctx.workdir().join(name),
+            connections,
+            limit,
+            settings,
+            server_cpu,
+            None,
+        )?;
+        if let Some(u) = &c.runs_as {
+            self.params.insert("server_user".into(), json!(u));
+        }
+        Ok(Server::local(bin.clone(), c, self.pg.socket, client_cpu))
     }
 
     /// Loads the tables (`pgbench -i`), writes them out and warms the
@@ -448,59 +463,7 @@ impl<'a> Setup<'a> {
     ) -> WorkloadRow {
         let label = "select-only, size against memory, second tier: swap".to_string();
         let mut p = BTreeMap::new();
-        let memory = self.memory.unwrap_or(0);
-        let r = (|| {
-            if limit.is_none() {
-                return Err("no memory limit to spill past (see memory_limit)".to_string());
-            }
-            let (work, dir) = (self.ctx.workdir(), tier.dir.as_deref());
-            let bytes = memory / 2 * 5;
-            // The second cluster's database beside the first one's, and
-            // the swap file on its own disk or beside them.
-            match dir {
-                Some(d) if crate::sys::mount_of(d) != crate::sys::mount_of(work) => {
-                    check_space(d, bytes)?;
-                    check_space(work, self.need())?;
-                }
-                _ => {
-                    check_space(work, bytes + self.need())?;
-                }
-            }
-            let dir = dir.unwrap_or(work);
-            let swap = crate::sys::swap::SwapFile::create(dir, bytes, self.ctx.workdir())?;
-            let buffers = memory / 4 * 9;
-            let mount = crate::sys::mount_of(dir);
-            p.insert(
-                "second_tier".into(),
-                json!({
-                    "kind": "swap file",
-                    "path": swap.path().display().to_string(),
-                    "bytes": bytes,
-                    "filesystem": mount.map(|m| format!("{} on {}", m.fs_type, m.device)),
-                    "priority": "highest (used before any other swap)",
-                    "shared_buffers_bytes": buffers,
-                    "cgroup_swappiness": limit.and_then(MemoryLimit::swappiness),
-                    "stands_in_for": "DragonFly's swapcache on an SSD: here PostgreSQL's shared buffers, sized to hold the whole database, spill past the memory limit into swap and are read back from it, instead of being dropped and read from the data files",
-                }),
-            );
-            progress.phase("second tier: initdb and start");
-            let settings = limited_settings(buffers);
-            let c = Cluster::start(
-                bin,
-                &self.ctx.workdir().join("pg-second-tier"),
-                connections,
-                limit,
-                &settings,
-                self.pg.pin.cpus().0,
-                None,
-            )?;
-            let server = Server::local(bin.clone(), c, self.pg.socket, self.pg.pin.cpus().1);
-            progress.advance(20);
-            let row = memory_sweep(&server, memory, self.cpus, self.opts, progress, Some(&swap));
-            drop(server);
-            Ok(row)
-        })();
-        match r {
+        match self.second_tier_sweep(bin, tier, limit, connections, progress, &mut p) {
             Ok(mut row) => {
                 row.label = label;
                 row.params.append(&mut p);
@@ -516,6 +479,59 @@ impl<'a> Setup<'a> {
                 error: Some(e),
             },
         }
+    }
+
+    /// The sweep of [`Setup::second_tier_row`], what stood in for the
+    /// tier described in `p`; why it could not run.
+    fn second_tier_sweep(
+        &mut self,
+        bin: &Bin,
+        tier: &options::SecondTier,
+        limit: Option<&MemoryLimit>,
+        connections: u32,
+        progress: &mut Progress,
+        p: &mut BTreeMap<String, serde_json::Value>,
+    ) -> Result<WorkloadRow, String> {
+        if limit.is_none() {
+            return Err("no memory limit to spill past (see memory_limit)".to_string());
+        }
+        let memory = self.memory.unwrap_or(0);
+        let (work, dir) = (self.ctx.workdir(), tier.dir.as_deref());
+        let bytes = memory / 2 * 5;
+        // The second cluster's database beside the first one's, and the
+        // swap file on its own disk or beside them.
+        match dir {
+            Some(d) if crate::sys::mount_of(d) != crate::sys::mount_of(work) => {
+                check_space(d, bytes)?;
+                check_space(work, self.need())?;
+            }
+            _ => check_space(work, bytes + self.need()).map(drop)?,
+        }
+        let dir = dir.unwrap_or(work);
+        let swap = crate::sys::swap::SwapFile::create(dir, bytes, work)?;
+        let buffers = memory / 4 * 9;
+        let mount = crate::sys::mount_of(dir);
+        p.insert(
+            "second_tier".into(),
+            json!({
+                "kind": "swap file",
+                "path": swap.path().display().to_string(),
+                "bytes": bytes,
+                "filesystem": mount.map(|m| format!("{} on {}", m.fs_type, m.device)),
+                "priority": "highest (used before any other swap)",
+                "shared_buffers_bytes": buffers,
+                "cgroup_swappiness": limit.and_then(MemoryLimit::swappiness),
+                "stands_in_for": "DragonFly's swapcache on an SSD: here PostgreSQL's shared buffers, sized to hold the whole database, spill past the memory limit into swap and are read back from it, instead of being dropped and read from the data files",
+            }),
+        );
+        progress.phase("second tier: initdb and start");
+        let settings = limited_settings(buffers);
+        let server = self.local_cluster(bin, "pg-second-tier", connections, limit, &settings)?;
+        progress.advance(20);
+        let row = memory_sweep(&server, memory, self.cpus, self.opts, progress, Some(&swap));
+        // The cluster stops before its swap file goes.
+        drop(server);
+        Ok(row)
     }
 
     /// The rows: the memory sweep, or a sweep over `plan`'s clients for
