@@ -577,6 +577,7 @@ fn write_config(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::{Class, Label, Options, Sample, analyze};
 
     #[test]
     fn a_flag_raised_twice_is_named_once_with_its_count() {
@@ -587,7 +588,6 @@ mod tests {
         assert_eq!(counted("warm-up"), "warm-up");
         assert_eq!(counted(""), "");
     }
-    use crate::analysis::{Class, Label, Options, Sample, analyze};
 
     #[test]
     fn a_split_label_too_wide_for_its_column_goes_on_under_it() {
