@@ -465,5 +465,6 @@ pub(crate) fn finish(
             .map(|m| crate::sys::errno_words(&m)),
         params,
         rows,
+        monitor: None,
     }
 }
