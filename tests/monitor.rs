@@ -126,6 +126,33 @@ fn every_series_and_workload_carries_the_monitor_and_the_report_draws_it() {
     assert!(html.contains("data-counter=\"context switches\""));
     assert!(html.contains("data-counter=\"perf cpu-clock, ms\""));
     assert!(html.contains("sampled every 0.1 s"));
+    // And beside the Markdown report, as its other charts.
+    let svgs = t.path().join("charts");
+    let md = bin()
+        .arg("report")
+        .arg(&out)
+        .args(["--format", "markdown", "--svg-dir"])
+        .arg(&svgs)
+        .output()
+        .unwrap();
+    assert!(
+        md.status.success(),
+        "{}",
+        String::from_utf8_lossy(&md.stderr)
+    );
+    let md = String::from_utf8(md.stdout).unwrap();
+    for (stem, what) in [
+        ("socket-monitor-0", "socket"),
+        ("fs-sizes-monitor-0", "fs-sizes"),
+    ] {
+        let f = svgs.join(format!("{stem}.svg"));
+        let svg = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{stem}: {e}"));
+        assert!(svg.starts_with(&format!("<svg id=\"{stem}\" class=\"chart monitor\"")));
+        assert!(
+            md.contains(&format!("![{what}: the system meanwhile]({})", f.display())),
+            "{md}"
+        );
+    }
 }
 
 #[test]
