@@ -361,6 +361,8 @@ fn cpu_state_records() -> Option<(Vec<u64>, super::cpu_states::Layout)> {
 /// and file-backed memory from `host_statistics64` on macOS. NetBSD's and
 /// OpenBSD's `uvmexp` are not read: those counters are `None` there.
 pub fn counters() -> super::counters::Counters {
+    // Only FreeBSD, DragonFly and macOS add to it below.
+    #[allow(unused_mut)]
     let mut c = super::counters::Counters {
         cpus: cpu_state_records()
             .map(|(raw, layout)| super::cpu_states::states_from(&raw, &layout))

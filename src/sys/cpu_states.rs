@@ -32,6 +32,7 @@ pub struct Layout {
 impl Layout {
     /// User, nice, system, interrupt, idle: FreeBSD's, NetBSD's and
     /// DragonFly's order.
+    #[cfg_attr(target_vendor = "apple", allow(dead_code))]
     pub const FIVE: Layout = Layout {
         states: 5,
         user: 0,
