@@ -5,15 +5,18 @@
 use super::RunArgs;
 use crate::run::files::Outputs;
 use crate::run::plan::{Measure, SweepAsk};
+use crate::run::suite::Suite;
 use crate::run::why::WhyOptions;
 use crate::run::{self, RunOptions};
 use crate::workloads::Given;
 use std::process::ExitCode;
 
-/// What to measure, from the arguments.
-fn measure(a: &RunArgs, given: Given) -> Measure {
+/// What to measure, from the arguments and the suite files among the
+/// targets.
+fn measure(a: &RunArgs, given: Given, suites: Vec<Suite>) -> Measure {
     Measure {
         targets: a.targets.clone(),
+        suites,
         max: a.max,
         full: a.full,
         runs: a.runs,
@@ -40,10 +43,11 @@ fn measure(a: &RunArgs, given: Given) -> Measure {
     }
 }
 
-/// The run's options from the arguments and the workload flags given.
-pub fn options(a: &RunArgs, given: Given) -> RunOptions {
+/// The run's options from the arguments, the workload flags given and
+/// the suite files read ([`super::suite::run_arguments`]).
+pub fn options(a: &RunArgs, given: Given, suites: Vec<Suite>) -> RunOptions {
     RunOptions {
-        measure: measure(a, given),
+        measure: measure(a, given, suites),
         outputs: Outputs {
             out: a.out.clone(),
             force: a.force,
@@ -65,8 +69,10 @@ pub fn options(a: &RunArgs, given: Given) -> RunOptions {
 }
 
 /// `scalebench run`.
-pub fn run(a: RunArgs, given: Given) -> anyhow::Result<ExitCode> {
-    run::run(options(&a, given))
+pub fn run(a: RunArgs, given: Given, suites: Vec<Suite>) -> anyhow::Result<ExitCode> {
+    let o = options(&a, given, suites);
+    super::suite::check_plan(&o)?;
+    run::run(o)
 }
 
 #[cfg(test)]
@@ -89,7 +95,7 @@ mod tests {
             panic!("{args:?}: not run")
         };
         let given = super::super::workflags::given(m.subcommand_matches("run").unwrap());
-        options(&a, given)
+        options(&a, given, Vec::new())
     }
 
     /// Every item of the plan of `args`: its name, with the options here
