@@ -333,6 +333,7 @@ const CASES: &[Case] = &[
         "{dir}/typo.toml:4: unknown key `nn`",
     ),
     case("suite show quik", 1, "unknown suite `quik`"),
+    case("run data.csv", 1, "`data.csv` is a file, not a benchmark"),
     // top level.
     case("frobnicate", 2, "frobnicate"),
 ];

@@ -658,4 +658,28 @@ mod tests {
             [Size::Quick; 2]
         );
     }
+
+    #[test]
+    fn a_suite_item_on_another_system_gets_its_n_size_and_options() {
+        use crate::run::remote::{Item, item_args};
+        let t = tempfile::tempdir().unwrap();
+        let f = file(
+            t.path(),
+            "a.toml",
+            "[run]\nruns = 2\n[benchmark.socket]\nn = 50\n\
+             [workload.mail]\nsize = \"full\"\nmail-size = 4096\n",
+        );
+        let argv = ["scalebench", "run", &f].map(OsString::from).to_vec();
+        let (a, given, suites) = run_arguments(argv).unwrap();
+        let o = super::super::run::options(&a, given, suites);
+        let p = plan::plan(&o.measure).unwrap();
+        let bench = item_args(&o, Item::Bench(&p.targets[0]), "x.json").join(" ");
+        assert!(
+            bench.starts_with("run socket --max 50 --runs 2 "),
+            "{bench}"
+        );
+        let work = item_args(&o, Item::Work(&p.work[0]), "x.json").join(" ");
+        assert!(work.starts_with("run mail --full --runs 2 "), "{work}");
+        assert!(work.contains(" --mail-size 4096 "), "{work}");
+    }
 }

@@ -223,6 +223,10 @@ pub fn resolve(
         } else if let Some(workload) = workloads::find(name) {
             let size = if full { Size::Full } else { Size::Quick };
             push(Item::Work { workload, size });
+        } else if std::path::Path::new(name).is_file() {
+            bail!(
+                "`{name}` is a file, not a benchmark, workload or suite: a suite file's path holds a `/` or ends in .toml (./{name})"
+            );
         } else {
             let hint = nearest(name).map_or(String::new(), |k| format!("; did you mean `{k}`?"));
             bail!(
