@@ -285,6 +285,11 @@ pub fn heat_up(s: &str) -> Result<Duration, String> {
     duration_in(s, Duration::ZERO, Duration::from_secs(3_600))
 }
 
+/// `run --monitor-interval`: 10 ms to 1 hour.
+pub fn monitor_interval(s: &str) -> Result<Duration, String> {
+    duration_in(s, Duration::from_millis(10), Duration::from_secs(3_600))
+}
+
 /// `run --sample-time`: 100 ms to 1 hour.
 pub fn sample_time(s: &str) -> Result<Duration, String> {
     duration_in(s, Duration::from_millis(100), Duration::from_secs(3_600))

@@ -18,6 +18,7 @@ mod guests;
 mod hosts;
 mod load;
 mod mail;
+mod monitor;
 mod net;
 mod not_built;
 mod outputs;

@@ -237,6 +237,7 @@ mod tests {
             runs,
             profile: None,
             verdict: None,
+            monitor: None,
         }
     }
 

@@ -678,6 +678,26 @@ pub struct RunArgs {
     /// The level per-unit efficiency is normalised to (default: the lowest).
     #[arg(long, value_name = "LEVEL", value_parser = values::whole::<u64>(1, 1_000_000), help_heading = "Sweeps")]
     pub baseline: Option<u64>,
+    /// What the monitor samples during every series and workload: `on`
+    /// (the system's counters: CPU states, context switches, interrupts,
+    /// run queue, memory, faults, network; the default), `perf` (those and
+    /// `perf stat` counters over the whole machine), `off`.
+    #[arg(long, value_name = "on|perf|off", default_value = "on", value_parser = ["on", "perf", "off"], help_heading = "Monitor")]
+    pub monitor: String,
+    /// Between the monitor's samples, a duration (default 1 s; 10 ms to
+    /// 1 hour).
+    #[arg(long, value_name = "DURATION", value_parser = values::monitor_interval, allow_negative_numbers = true, help_heading = "Monitor")]
+    pub monitor_interval: Option<std::time::Duration>,
+    /// The events `--monitor perf` counts, comma separated (default:
+    /// cycles, instructions, cache-misses, branch-misses, cpu-clock,
+    /// context-switches, cpu-migrations, page-faults).
+    #[arg(
+        long,
+        value_name = "EVENT,…",
+        value_delimiter = ',',
+        help_heading = "Monitor"
+    )]
+    pub perf_events: Vec<String>,
 }
 
 /// `--system NAME=SPEC`.

@@ -3,6 +3,7 @@
 //! run module does the rest (plan, measurements, result files, report).
 
 use super::RunArgs;
+use crate::harness::monitor::{PERF_EVENTS, Settings};
 use crate::run::files::Outputs;
 use crate::run::plan::{Measure, SweepAsk};
 use crate::run::suite::Suite;
@@ -13,8 +14,8 @@ use std::process::ExitCode;
 
 /// What to measure, from the arguments and the suite files among the
 /// targets.
-fn measure(a: &RunArgs, given: Given, suites: Vec<Suite>) -> Measure {
-    Measure {
+fn measure(a: &RunArgs, given: Given, suites: Vec<Suite>) -> anyhow::Result<Measure> {
+    Ok(Measure {
         targets: a.targets.clone(),
         suites,
         max: a.max,
@@ -40,14 +41,49 @@ fn measure(a: &RunArgs, given: Given, suites: Vec<Suite>) -> Measure {
         given,
         systems: a.system.clone(),
         guest_bin: a.guest_bin.clone(),
+        monitor: monitor(a)?,
+    })
+}
+
+/// The monitor's settings from `--monitor`, `--monitor-interval` and
+/// `--perf-events`.
+fn monitor(a: &RunArgs) -> anyhow::Result<Option<Settings>> {
+    let perf = a.monitor == "perf";
+    if !perf && !a.perf_events.is_empty() {
+        anyhow::bail!("--perf-events needs --monitor perf");
     }
+    if a.monitor == "off" {
+        if a.monitor_interval.is_some() {
+            anyhow::bail!("--monitor-interval needs the monitor on (not --monitor off)");
+        }
+        return Ok(None);
+    }
+    let mut events: Vec<String> = a
+        .perf_events
+        .iter()
+        .map(|e| e.trim().to_string())
+        .filter(|e| !e.is_empty())
+        .collect();
+    if let Some(bad) = events.iter().find(|e| {
+        !e.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_:./=@".contains(c))
+    }) {
+        anyhow::bail!("--perf-events: `{bad}` is not a perf event name");
+    }
+    if perf && events.is_empty() {
+        events = PERF_EVENTS.iter().map(|e| e.to_string()).collect();
+    }
+    Ok(Some(Settings {
+        interval: a.monitor_interval.unwrap_or(Settings::default().interval),
+        perf_events: events,
+    }))
 }
 
 /// The run's options from the arguments, the workload flags given and
 /// the suite files read ([`super::suite::run_arguments`]).
-pub fn options(a: &RunArgs, given: Given, suites: Vec<Suite>) -> RunOptions {
-    RunOptions {
-        measure: measure(a, given, suites),
+pub fn options(a: &RunArgs, given: Given, suites: Vec<Suite>) -> anyhow::Result<RunOptions> {
+    Ok(RunOptions {
+        measure: measure(a, given, suites)?,
         outputs: Outputs {
             out: a.out.clone(),
             force: a.force,
@@ -65,14 +101,12 @@ pub fn options(a: &RunArgs, given: Given, suites: Vec<Suite>) -> RunOptions {
         dry_run: a.dry_run,
         json: a.json,
         command_line: super::workflags::redacted(std::env::args()),
-    }
+    })
 }
 
 /// `scalebench run`.
 pub fn run(a: RunArgs, given: Given, suites: Vec<Suite>) -> anyhow::Result<ExitCode> {
-    let o = options(&a, given, suites);
-    super::suite::check_plan(&o)?;
-    run::run(o)
+    run::run(super::suite::checked_options(&a, given, suites)?)
 }
 
 #[cfg(test)]
@@ -95,7 +129,7 @@ mod tests {
             panic!("{args:?}: not run")
         };
         let given = super::super::workflags::given(m.subcommand_matches("run").unwrap());
-        options(&a, given, Vec::new())
+        options(&a, given, Vec::new()).unwrap()
     }
 
     /// Every item of the plan of `args`: its name, with the options here

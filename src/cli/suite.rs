@@ -38,6 +38,9 @@ pub const RUN_KEYS: &[&str] = &[
     "sample-time",
     "samples",
     "baseline",
+    "monitor",
+    "monitor-interval",
+    "perf-events",
 ];
 
 /// `scalebench suite …`.
@@ -68,7 +71,7 @@ pub fn run(c: SuiteCommand) -> anyhow::Result<ExitCode> {
                 // As `run FILE` would plan it.
                 let argv = ["scalebench", "run", &name].map(OsString::from);
                 let (a, given, suites) = run_arguments(argv.to_vec())?;
-                check_plan(&super::run::options(&a, given, suites))?;
+                checked_options(&a, given, suites)?;
             }
             super::commands::to_stdout(|w| {
                 write!(w, "{}", s.text)?;
@@ -242,15 +245,20 @@ pub fn attribute(e: anyhow::Error, suites: &[Suite]) -> anyhow::Error {
     }
 }
 
-/// The plan of the options of a run with suite files, checked now:
-/// an error about an option a file set names the file, line and key.
-pub fn check_plan(o: &crate::run::RunOptions) -> anyhow::Result<()> {
-    if o.measure.suites.is_empty() {
-        return Ok(());
+/// The run's options ([`super::run::options`]) and, with suite files,
+/// its plan checked now: an error about an option a file set names the
+/// file, line and key.
+pub fn checked_options(
+    a: &RunArgs,
+    given: Given,
+    suites: Vec<Suite>,
+) -> anyhow::Result<crate::run::RunOptions> {
+    let files = suites.clone();
+    let o = super::run::options(a, given, suites).map_err(|e| attribute(e, &files))?;
+    if !files.is_empty() {
+        crate::run::plan::plan(&o.measure).map_err(|e| attribute(e, &files))?;
     }
-    crate::run::plan::plan(&o.measure)
-        .map(drop)
-        .map_err(|e| attribute(e, &o.measure.suites))
+    Ok(o)
 }
 
 /// `run`'s options and workload flags from the command line `argv`, with
@@ -345,8 +353,7 @@ mod tests {
             .map(OsString::from)
             .collect();
         let (a, given, suites) = run_arguments(argv)?;
-        let o = super::super::run::options(&a, given, suites);
-        check_plan(&o)?;
+        let o = checked_options(&a, given, suites)?;
         let p = plan::plan(&o.measure)?;
         Ok((a, p))
     }
@@ -456,6 +463,14 @@ mod tests {
                 "[run]\nsweep = \"connections=1,10\"\n",
                 ":4: [run] sweep: --sweep connections=…: no workload selected",
             ),
+            (
+                "[run]\nmonitor = \"sometimes\"\n",
+                ":4: [run] monitor = \"sometimes\": invalid value 'sometimes' for '--monitor <on|perf|off>'",
+            ),
+            (
+                "[run]\nmonitor = \"off\"\nmonitor-interval = \"2s\"\n",
+                ":5: [run] monitor-interval: --monitor-interval needs the monitor on",
+            ),
         ] {
             let f = file(t.path(), "a.toml", &format!("{body}[benchmark.socket]\n"));
             let e = refused(&[&f]);
@@ -488,18 +503,10 @@ mod tests {
         assert_eq!(a.pin, Some(0));
         assert_eq!(p.profiles.len(), 1);
         assert_eq!(items(&p), ["socket n=50", "mail Quick"]);
-        let o = super::super::run::options(
-            &a,
-            run_arguments(
-                ["scalebench", "run", &f]
-                    .iter()
-                    .map(OsString::from)
-                    .collect(),
-            )
+        let given = run_arguments(["scalebench", "run", &f].map(OsString::from).to_vec())
             .unwrap()
-            .1,
-            Vec::new(),
-        );
+            .1;
+        let o = super::super::run::options(&a, given, Vec::new()).unwrap();
         assert_eq!(o.measure.given.value("mail-size"), Some("4096"));
         // The command line's instead: the same option, one it cannot be
         // given with (--no-pin against pin), a workload's option; and a
@@ -524,7 +531,7 @@ mod tests {
         assert_eq!(a.profile, ["default"]);
         assert_eq!(given.value("mail-size"), Some("8192"));
         assert_eq!(given.value("mail-recipients"), Some("2"));
-        let o = super::super::run::options(&a, given, suites);
+        let o = super::super::run::options(&a, given, suites).unwrap();
         let p = plan::plan(&o.measure).unwrap();
         let fork = crate::bench::find("fork").unwrap().info().quick_n;
         assert_eq!(
@@ -627,10 +634,9 @@ mod tests {
                 .collect()
         };
         let (a, g, s) = run_arguments(argv(&[f])).unwrap();
-        let file = super::super::run::options(&a, g, s);
-        check_plan(&file).unwrap();
+        let file = checked_options(&a, g, s).unwrap();
         let (a, g, s) = run_arguments(argv(&words)).unwrap();
-        let flags = super::super::run::options(&a, g, s);
+        let flags = super::super::run::options(&a, g, s).unwrap();
         let pf = plan::plan(&file.measure).unwrap();
         let pc = plan::plan(&flags.measure).unwrap();
         let names = |p: &plan::RunPlan| -> Vec<String> {
@@ -671,7 +677,7 @@ mod tests {
         );
         let argv = ["scalebench", "run", &f].map(OsString::from).to_vec();
         let (a, given, suites) = run_arguments(argv).unwrap();
-        let o = super::super::run::options(&a, given, suites);
+        let o = super::super::run::options(&a, given, suites).unwrap();
         let p = plan::plan(&o.measure).unwrap();
         let bench = item_args(&o, Item::Bench(&p.targets[0]), "x.json").join(" ");
         assert!(

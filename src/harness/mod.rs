@@ -9,6 +9,7 @@
 pub mod clock;
 pub mod fanout;
 pub mod limits;
+pub mod monitor;
 pub mod phase;
 pub mod profiler;
 pub mod progress;

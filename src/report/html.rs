@@ -11,7 +11,7 @@ use super::diff;
 use super::{EMULATED_MARK, EMULATED_NOTE, Entry, Input, Report, WorkLine, WorkTable, flags_of};
 use crate::analysis::units::{fmt_n, fmt_ns};
 use crate::analysis::{Class, Verdict};
-use crate::results::{ResultFile, Status};
+use crate::results::{Monitor, ResultFile, Status};
 use std::collections::BTreeSet;
 use std::io::Write;
 
@@ -745,6 +745,12 @@ impl<'a> Page<'a> {
                 esc(EMULATED_NOTE)
             )?;
         }
+        let monitors: Vec<(&str, &Monitor)> = entries
+            .iter()
+            .filter_map(|e| Some((e.system, e.bench?.monitor.as_ref()?)))
+            .collect();
+        let many = self.labels.len() > 1;
+        write_monitors(out, &format!("m{k}"), series, &monitors, many)?;
         for e in &entries {
             write_profile(out, e, &format!("p{k}-{}", self.index(e.system)))?;
         }
@@ -827,6 +833,48 @@ fn verdict_cell(out: &mut dyn Write, e: &Entry) -> std::io::Result<()> {
         ),
         Err(m) => write!(out, "<td class=\"flags\">{}</td>", esc(m)),
     }
+}
+
+/// What the system did while `what` ran, a monitor chart per system
+/// (`(system, monitor)`), folded under a heading that says what they are.
+fn write_monitors(
+    out: &mut dyn Write,
+    id: &str,
+    what: &str,
+    monitors: &[(&str, &Monitor)],
+    many: bool,
+) -> std::io::Result<()> {
+    let charts: Vec<(&str, String)> = monitors
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (system, m))| {
+            let title = if many {
+                format!("{what} on {system}: the system meanwhile")
+            } else {
+                format!("{what}: the system meanwhile")
+            };
+            Some((
+                *system,
+                super::monitor::monitor_svg(&format!("{id}-{i}"), &title, m)?,
+            ))
+        })
+        .collect();
+    if charts.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "<details class=\"monitor\" open><summary>What the system did meanwhile (sampled every {} s)</summary>",
+        chart::num(monitors[0].1.interval_s)
+    )?;
+    for (system, svg) in charts {
+        writeln!(
+            out,
+            "<figure class=\"monitor\" data-system=\"{}\">{svg}</figure>",
+            esc(system)
+        )?;
+    }
+    writeln!(out, "</details>")
 }
 
 /// The `k`-th benchmark's chart twice, on a linear and on a logarithmic
@@ -954,6 +1002,8 @@ impl<'a> WorkArticle<'a> {
         }
         self.write_phase_charts(out)?;
         self.write_sweeps(out)?;
+        let id = format!("m-{}", anchor(self.t.name));
+        write_monitors(out, &id, self.t.name, &self.t.monitors, self.many)?;
         writeln!(out, "</article>")?;
         Ok(())
     }

@@ -193,6 +193,39 @@ impl MarkdownReport {
             );
             let file = self.attach(dir, &anchor(series), svg);
             writeln!(out, "![{series}]({})\n", file.display())?;
+            let monitors: Vec<(&str, &crate::results::Monitor)> = entries
+                .iter()
+                .filter_map(|e| Some((e.system, e.bench?.monitor.as_ref()?)))
+                .collect();
+            self.write_monitors(dir, series, &monitors, input.systems.len() > 1, out)?;
+        }
+        for t in input.work_tables() {
+            self.write_monitors(dir, t.name, &t.monitors, input.systems.len() > 1, out)?;
+        }
+        Ok(())
+    }
+
+    /// The monitor charts of `what`, one per system, kept to be written
+    /// in the SVG directory and linked.
+    fn write_monitors(
+        &self,
+        dir: &std::path::Path,
+        what: &str,
+        monitors: &[(&str, &crate::results::Monitor)],
+        many: bool,
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        for (i, (system, m)) in monitors.iter().enumerate() {
+            let title = if many {
+                format!("{what} on {system}: the system meanwhile")
+            } else {
+                format!("{what}: the system meanwhile")
+            };
+            let stem = format!("{}-monitor-{i}", anchor(what));
+            if let Some(svg) = super::monitor::monitor_svg(&stem, &title, m) {
+                let file = self.attach(dir, &stem, svg);
+                writeln!(out, "![{}]({})\n", title, file.display())?;
+            }
         }
         Ok(())
     }

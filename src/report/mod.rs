@@ -13,6 +13,7 @@ pub mod history;
 pub mod html;
 mod json;
 mod markdown;
+pub mod monitor;
 pub mod settings;
 pub mod table;
 mod terminal;
@@ -290,6 +291,8 @@ pub struct WorkTable<'a> {
     pub lines: Vec<WorkLine<'a>>,
     /// `system: message` for systems where the workload did not end well.
     pub messages: Vec<String>,
+    /// What each system did while the workload ran: `(system, monitor)`.
+    pub monitors: Vec<(&'a str, &'a crate::results::Monitor)>,
 }
 
 /// One row of one system (on one target).
@@ -941,6 +944,10 @@ fn work_tables<'a>(systems: &'a [System]) -> Vec<WorkTable<'a>> {
                 },
                 lines,
                 messages,
+                monitors: systems
+                    .iter()
+                    .filter_map(|s| Some((s.label.as_str(), of(s)?.monitor.as_ref()?)))
+                    .collect(),
             }
         })
         .collect()
@@ -1541,6 +1548,7 @@ mod tests {
                 emulated: false,
             }],
             messages: Vec::new(),
+            monitors: Vec::new(),
         };
         let charts = super::sweep_charts(&t, "select-only", false);
         let keys: Vec<&str> = charts.iter().map(|c| c.key).collect();

@@ -3,10 +3,12 @@
 //! `docs/results-format.md`. It is a public interface: change it only
 //! together with that document and the version number.
 
+mod monitor;
 pub mod output;
 mod store;
 pub mod sysinfo;
 
+pub use monitor::{CpuShare, Monitor, MonitorSample, PerfCounters, PerfSample};
 pub use store::{LoadError, load, parse, write_atomic};
 
 use serde::{Deserialize, Serialize};
@@ -38,8 +40,9 @@ pub const SCHEMA_NAME: &str = "scalebench-result";
 /// older one (version 1 files have no `workloads`; version 2 rows have no
 /// `target` or `phase`; version 3 benchmarks have no `profile`; version 4
 /// rows have no `sweep`; version 5 files have no `hosts`; version 6 systems
-/// have no `virtualization` or `kernel_config`).
-pub const SCHEMA_VERSION: u32 = 7;
+/// have no `virtualization` or `kernel_config`; version 7 benchmarks and
+/// workloads have no `monitor`).
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// A whole result file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -254,6 +257,10 @@ pub struct WorkloadResult {
     pub params: BTreeMap<String, serde_json::Value>,
     /// One row per configuration measured.
     pub rows: Vec<WorkloadRow>,
+    /// What the system did while the workload ran (schema 8; absent with
+    /// `run --monitor off`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitor: Option<Monitor>,
 }
 
 /// One configuration of a workload and what the load generator measured.
@@ -756,6 +763,10 @@ pub struct BenchResult {
     /// options and the runs are the same, and judges again otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<StoredVerdict>,
+    /// What the system did while the series ran (schema 8; absent with
+    /// `run --monitor off`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitor: Option<Monitor>,
 }
 
 /// A verdict kept with its series (`benchmarks[].verdict`).

@@ -143,7 +143,11 @@ mod tests {
                 .contains(&format!("schema version {newer} is not supported")),
             "{e}"
         );
-        assert!(e.to_string().contains("reads versions 1 to 7"), "{e}");
+        assert!(
+            e.to_string()
+                .contains(&format!("reads versions 1 to {SCHEMA_VERSION}")),
+            "{e}"
+        );
     }
 
     #[test]

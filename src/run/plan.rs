@@ -69,6 +69,9 @@ pub struct Measure {
     pub systems: Vec<SystemSpec>,
     /// The static scalebench a `kernel:` system runs (`--guest-bin`).
     pub guest_bin: Option<PathBuf>,
+    /// What the monitor samples during every series and workload (none:
+    /// `--monitor off`).
+    pub monitor: Option<crate::harness::monitor::Settings>,
 }
 
 /// A benchmark to run and its n.
@@ -120,6 +123,9 @@ pub struct RunPlan {
     pub systems: Vec<SystemSpec>,
     /// The static scalebench a `kernel:` system runs (none: found).
     pub guest_bin: Option<PathBuf>,
+    /// What the monitor samples during every series and workload (none:
+    /// `--monitor off`).
+    pub monitor: Option<crate::harness::monitor::Settings>,
 }
 
 impl RunPlan {
@@ -465,6 +471,7 @@ pub fn plan(m: &Measure) -> anyhow::Result<RunPlan> {
         decide: m.runs.is_none(),
         warmup: m.warmup,
         why: m.why.clone(),
+        monitor: m.monitor.clone(),
         profiles: profiles(&m.profiles)?,
         hosts: m.hosts.clone(),
         ssh_config: match &m.ssh_config {

@@ -72,12 +72,33 @@ fn common(o: &RunOptions, v: &mut Vec<String>) {
     if !o.record_sysctl.is_empty() {
         pair(v, "--record-sysctl", o.record_sysctl.join(","));
     }
+    monitor_flags(m.monitor.as_ref(), v);
     if let Some(w) = &m.why {
         v.push("--why".into());
         pair(v, "--why-seconds", w.seconds);
         if let Some(p) = &w.profiler_cmd {
             pair(v, "--profiler", p);
         }
+    }
+}
+
+/// The monitor's flags, only where they differ from the defaults (an
+/// older scalebench elsewhere may not know them).
+fn monitor_flags(m: Option<&crate::harness::monitor::Settings>, v: &mut Vec<String>) {
+    let Some(m) = m else {
+        pair(v, "--monitor", "off");
+        return;
+    };
+    if !m.perf_events.is_empty() {
+        pair(v, "--monitor", "perf");
+        pair(v, "--perf-events", m.perf_events.join(","));
+    }
+    if m.interval != crate::harness::monitor::Settings::default().interval {
+        pair(
+            v,
+            "--monitor-interval",
+            humantime::format_duration(m.interval),
+        );
     }
 }
 

@@ -757,6 +757,7 @@ impl Runner<'_> {
             runs: Vec::new(),
             profile: None,
             verdict: None,
+            monitor: None,
         }
     }
 

@@ -17,6 +17,7 @@ use super::series::{Plan, run_benchmark};
 use super::systems::Opened;
 use super::why;
 use crate::ctx::Ctx;
+use crate::harness::monitor::Monitor;
 use crate::harness::progress::Progress;
 use crate::hosts::Hosts;
 use crate::results::{self, BenchResult, Status};
@@ -280,6 +281,14 @@ pub(super) fn all_series<'a>(plan: &'a RunPlan, ctx: &Ctx) -> Vec<(&'a Target, O
         .collect()
 }
 
+/// The monitor of one series or workload, started now (none with
+/// `--monitor off`).
+fn start_monitor(plan: &RunPlan, ctx: &Ctx) -> Option<Monitor> {
+    plan.monitor
+        .as_ref()
+        .map(|s| Monitor::start(s, ctx.workdir()))
+}
+
 /// Measures one series under profile `i` (none when the plan has none)
 /// into `rec` and saves it; an error when the server host is lost.
 fn series_into(
@@ -292,7 +301,9 @@ fn series_into(
 ) -> anyhow::Result<()> {
     let applied = under_profile(plan, i, ctx, rec, progress);
     let measuring = crate::stop::pending(crate::stop::Task::Measuring);
+    let monitor = start_monitor(plan, ctx);
     let mut r = run_series(plan, t, variant, ctx, progress);
+    r.monitor = monitor.map(Monitor::finish);
     drop(measuring);
     drop(applied);
     let lost = variant
@@ -328,7 +339,9 @@ fn workload_into(
     let opts = plan.work_options(w, mounts);
     let applied = under_profile(plan, i, ctx, rec, progress);
     let measuring = crate::stop::pending(crate::stop::Task::Measuring);
+    let monitor = start_monitor(plan, ctx);
     let mut r = w.workload.run(ctx, &opts, progress);
+    r.monitor = monitor.map(Monitor::finish);
     drop(measuring);
     drop(applied);
     let info = w.workload.info();

@@ -578,6 +578,7 @@ fn fail(rec: &mut Recording, item: Item, why: String) {
                 runs: Vec::new(),
                 profile: None,
                 verdict: None,
+                monitor: None,
             })
         }
         Item::Work(w) => {
@@ -589,6 +590,7 @@ fn fail(rec: &mut Recording, item: Item, why: String) {
                 message: Some(why),
                 params: Default::default(),
                 rows: Vec::new(),
+                monitor: None,
             })
         }
     }

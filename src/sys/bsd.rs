@@ -241,15 +241,26 @@ fn sysctl_by_mib<T: Copy>(mib: &[libc::c_int], buf: &mut [T]) -> std::io::Result
     }
 }
 
-/// Busy and total time of each CPU so far, in ticks (busy: all but idle):
-/// FreeBSD's `kern.cp_times`, NetBSD's `kern.cp_time` with room for every
-/// CPU (both user, nice, system, interrupt, idle per CPU); OpenBSD's
-/// `KERN_CPUSTATS` for each CPU (user, nice, system, spin, interrupt, idle),
-/// the online ones only; DragonFly's `kern.cputime` (user, nice, system,
-/// interrupt, idle of each CPU, in microseconds); macOS's
-/// `host_processor_info` (user, system, idle, nice of each CPU, 32-bit
-/// counters that wrap); `None` on the other systems here.
+/// Busy and total time of each CPU so far, in ticks (busy: all but idle),
+/// from [`cpu_state_records`]; `None` where they cannot be read.
 pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
+    let (raw, layout) = cpu_state_records()?;
+    let v = super::cpu_states::ticks_from_states(&raw, layout.states, layout.idle);
+    (!v.is_empty()).then_some(v)
+}
+
+/// The time of each CPU in each state so far, in ticks, and where each
+/// state sits in a CPU's record: FreeBSD's `kern.cp_times`, NetBSD's
+/// `kern.cp_time` with room for every CPU (both user, nice, system,
+/// interrupt, idle per CPU); OpenBSD's `KERN_CPUSTATS` for each CPU (user,
+/// nice, system, spin, interrupt, idle), the online ones only; DragonFly's
+/// `kern.cputime` (user, nice, system, interrupt, idle of each CPU, in
+/// microseconds); macOS's `host_processor_info` (user, system, idle, nice
+/// of each CPU, 32-bit counters that wrap); `None` on the other systems
+/// here.
+fn cpu_state_records() -> Option<(Vec<u64>, super::cpu_states::Layout)> {
+    #[allow(unused_imports)]
+    use super::cpu_states::Layout;
     #[cfg(target_os = "freebsd")]
     let v = {
         let name = c"kern.cp_times";
@@ -257,22 +268,22 @@ pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
             vec![0 as libc::c_long; sysctl_size(name)? / std::mem::size_of::<libc::c_long>()];
         let n = sysctl_by_name(name, &mut buf)?;
         let raw: Vec<u64> = buf[..n].iter().map(|&x| x as u64).collect();
-        super::cpu_states::ticks_from_states(&raw, libc::CPUSTATES as usize, libc::CP_IDLE as usize)
+        // sys/resource.h: CP_USER, CP_NICE, CP_SYS, CP_INTR, CP_IDLE.
+        (raw, Layout::FIVE)
     };
     #[cfg(target_os = "netbsd")]
     let v = {
         // sys/sched.h: CP_USER, CP_NICE, CP_SYS, CP_INTR, CP_IDLE.
-        const CPUSTATES: usize = 5;
-        const CP_IDLE: usize = 4;
+        let states = Layout::FIVE.states;
         let mut ncpu: [libc::c_int; 1] = [0];
         sysctl_by_mib(&[libc::CTL_HW, libc::HW_NCPU], &mut ncpu).ok()?;
         // Given a buffer of exactly one CPU's size the kernel sums all CPUs;
         // given one for hw.ncpu CPUs it returns each (init_sysctl.c,
         // sysctl_kern_cptime). With one CPU the two are the same.
-        let mut raw = vec![0u64; usize::try_from(ncpu[0]).ok()?.max(1) * CPUSTATES];
+        let mut raw = vec![0u64; usize::try_from(ncpu[0]).ok()?.max(1) * states];
         let n = sysctl_by_mib(&[libc::CTL_KERN, libc::KERN_CP_TIME], &mut raw).ok()?;
         raw.truncate(n);
-        super::cpu_states::ticks_from_states(&raw, CPUSTATES, CP_IDLE)
+        (raw, Layout::FIVE)
     };
     #[cfg(target_os = "openbsd")]
     let v = {
@@ -281,7 +292,6 @@ pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
         // Unlike KERN_CPTIME2, it says whether the CPU is online: with
         // hw.smt=0 half the CPUs are not, and their idle would count.
         const CPUSTATES: usize = 6;
-        const CP_IDLE: usize = 5;
         const CPUSTATS_ONLINE: u64 = 0x0001;
         let mut ncpu: [libc::c_int; 1] = [0];
         sysctl_by_mib(&[libc::CTL_HW, libc::HW_NCPU], &mut ncpu).ok()?;
@@ -296,7 +306,14 @@ pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
             }
         }
         let states = super::cpu_states::online_cpustats(&raw, CPUSTATES, CPUSTATS_ONLINE);
-        super::cpu_states::ticks_from_states(&states, CPUSTATES, CP_IDLE)
+        let layout = Layout {
+            states: CPUSTATES,
+            spin: Some(3),
+            intr: Some(4),
+            idle: 5,
+            ..Layout::FIVE
+        };
+        (states, layout)
     };
     #[cfg(target_os = "dragonfly")]
     let v = {
@@ -311,14 +328,21 @@ pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
             .iter()
             .flat_map(|c| [c.cp_user, c.cp_nice, c.cp_sys, c.cp_intr, c.cp_idle])
             .collect();
-        super::cpu_states::ticks_from_states(&raw, 5, 4)
+        (raw, Layout::FIVE)
     };
     #[cfg(target_vendor = "apple")]
-    let v = super::cpu_states::ticks_from_states(
-        &mach_cpu_load()?,
-        libc::CPU_STATE_MAX as usize,
-        libc::CPU_STATE_IDLE as usize,
-    );
+    let v = {
+        let layout = Layout {
+            states: libc::CPU_STATE_MAX as usize,
+            user: libc::CPU_STATE_USER as usize,
+            nice: libc::CPU_STATE_NICE as usize,
+            system: libc::CPU_STATE_SYSTEM as usize,
+            intr: None,
+            spin: None,
+            idle: libc::CPU_STATE_IDLE as usize,
+        };
+        (mach_cpu_load()?, layout)
+    };
     #[cfg(not(any(
         target_os = "freebsd",
         target_os = "dragonfly",
@@ -326,8 +350,87 @@ pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
         target_os = "openbsd",
         target_vendor = "apple"
     )))]
-    let v: Vec<super::CpuTicks> = Vec::new();
-    (!v.is_empty()).then_some(v)
+    let v: (Vec<u64>, Layout) = return None;
+    (!v.0.is_empty()).then_some(v)
+}
+
+/// The system's counters for the monitor: the CPU states and clocks and
+/// the interfaces' packets everywhere; context switches, interrupts,
+/// forks, faults and free memory from `vm.stats` on FreeBSD and
+/// DragonFly, the run queue from `vm.vmtotal` on FreeBSD; faults and free
+/// and file-backed memory from `host_statistics64` on macOS. NetBSD's and
+/// OpenBSD's `uvmexp` are not read: those counters are `None` there.
+pub fn counters() -> super::counters::Counters {
+    let mut c = super::counters::Counters {
+        cpus: cpu_state_records()
+            .map(|(raw, layout)| super::cpu_states::states_from(&raw, &layout))
+            .filter(|v| !v.is_empty()),
+        mhz: cpu_clocks_mhz(),
+        net: super::ifaddrs::link_counters(),
+        ..Default::default()
+    };
+    #[cfg(any(target_os = "freebsd", target_os = "dragonfly"))]
+    {
+        let get = |name: &std::ffi::CStr| sysctl_uint_by_name(name);
+        c.context_switches = get(c"vm.stats.sys.v_swtch");
+        c.interrupts = get(c"vm.stats.sys.v_intr");
+        c.forks = [
+            c"vm.stats.vm.v_forks",
+            c"vm.stats.vm.v_vforks",
+            c"vm.stats.vm.v_rforks",
+        ]
+        .into_iter()
+        .map(get)
+        .sum();
+        c.page_faults = get(c"vm.stats.vm.v_vm_faults");
+        c.major_faults = get(c"vm.stats.vm.v_io_faults");
+        let page = get(c"vm.stats.vm.v_page_size");
+        c.memory_free = get(c"vm.stats.vm.v_free_count")
+            .zip(page)
+            .map(|(n, p)| n * p);
+    }
+    #[cfg(target_os = "freebsd")]
+    {
+        // SAFETY: vmtotal is plain data; all zeros is a valid value.
+        let mut t: [libc::vmtotal; 1] = [unsafe { std::mem::zeroed() }];
+        if sysctl_by_name(c"vm.vmtotal", &mut t) == Some(1) {
+            c.running = u64::try_from(t[0].t_rq).ok();
+            c.blocked = u64::try_from(t[0].t_dw).ok();
+        }
+    }
+    #[cfg(target_vendor = "apple")]
+    mach_vm_counters(&mut c);
+    c
+}
+
+/// Faults, page-ins, free and file-backed memory from
+/// `host_statistics64(HOST_VM_INFO64)`.
+#[cfg(target_vendor = "apple")]
+#[allow(deprecated)]
+fn mach_vm_counters(c: &mut super::counters::Counters) {
+    // SAFETY: vm_statistics64 is plain data; all zeros is a valid value.
+    let mut vm: libc::vm_statistics64 = unsafe { std::mem::zeroed() };
+    let mut count = (std::mem::size_of::<libc::vm_statistics64>()
+        / std::mem::size_of::<libc::integer_t>())
+        as libc::mach_msg_type_number_t;
+    // SAFETY: the kernel fills at most `count` integers of `vm`.
+    let r = unsafe {
+        libc::host_statistics64(
+            libc::mach_host_self(),
+            libc::HOST_VM_INFO64,
+            (&mut vm as *mut libc::vm_statistics64).cast(),
+            &mut count,
+        )
+    };
+    if r != libc::KERN_SUCCESS {
+        return;
+    }
+    // SAFETY: sysconf has no preconditions.
+    let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+    c.page_faults = Some(vm.faults);
+    c.major_faults = Some(vm.pageins);
+    c.memory_free = Some(u64::from(vm.free_count) * page);
+    c.memory_cached = Some(u64::from(vm.external_page_count) * page);
 }
 
 /// `cpu_ticks[CPU_STATE_MAX]` of each CPU, one CPU after the other, from

@@ -8,6 +8,59 @@
 //! where the counters come from; `bsd.rs` does the reading.
 
 use super::CpuTicks;
+use super::counters::CpuStates;
+
+/// Where each CPU state sits in one CPU's record of state counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Counters per CPU.
+    pub states: usize,
+    /// User time.
+    pub user: usize,
+    /// Nice time.
+    pub nice: usize,
+    /// System time.
+    pub system: usize,
+    /// Interrupt time, where there is such a state.
+    pub intr: Option<usize>,
+    /// Time spinning on a lock (OpenBSD), counted as interrupt time.
+    pub spin: Option<usize>,
+    /// Idle time.
+    pub idle: usize,
+}
+
+impl Layout {
+    /// User, nice, system, interrupt, idle: FreeBSD's, NetBSD's and
+    /// DragonFly's order.
+    pub const FIVE: Layout = Layout {
+        states: 5,
+        user: 0,
+        nice: 1,
+        system: 2,
+        intr: Some(3),
+        spin: None,
+        idle: 4,
+    };
+}
+
+/// One [`CpuStates`] per CPU from `raw`, which holds `layout.states`
+/// counters per CPU one CPU after the other. A trailing partial CPU is
+/// left out.
+pub fn states_from(raw: &[u64], layout: &Layout) -> Vec<CpuStates> {
+    let at = |cpu: &[u64], i: Option<usize>| i.and_then(|i| cpu.get(i)).copied().unwrap_or(0);
+    raw.chunks_exact(layout.states)
+        .map(|cpu| CpuStates {
+            user: cpu[layout.user],
+            nice: cpu[layout.nice],
+            system: cpu[layout.system],
+            irq: at(cpu, layout.intr).saturating_add(at(cpu, layout.spin)),
+            softirq: None,
+            iowait: None,
+            steal: None,
+            idle: cpu[layout.idle],
+        })
+        .collect()
+}
 
 /// One [`CpuTicks`] per CPU from `raw`, which holds `states` counters per
 /// CPU one CPU after the other, the one at index `idle` being idle time:
@@ -61,6 +114,45 @@ mod tests {
         assert_eq!(
             ticks_from_states(&raw, 5, 4),
             [ticks(18, 118), ticks(0, 50)]
+        );
+    }
+
+    #[test]
+    fn states_follow_the_layout() {
+        let raw = [10, 1, 5, 2, 100, 0, 0, 0, 0, 50];
+        let s = states_from(&raw, &Layout::FIVE);
+        assert_eq!(s.len(), 2);
+        assert_eq!(
+            (s[0].user, s[0].nice, s[0].system, s[0].irq, s[0].idle),
+            (10, 1, 5, 2, 100)
+        );
+        assert_eq!(s[0].total(), 118, "the same total as the busy/total ticks");
+        assert_eq!(s[1].idle, 50);
+        // OpenBSD: user, nice, sys, spin, intr, idle — spin counted as irq.
+        let open = Layout {
+            states: 6,
+            spin: Some(3),
+            intr: Some(4),
+            idle: 5,
+            ..Layout::FIVE
+        };
+        let s = states_from(&[1, 2, 3, 4, 5, 6], &open);
+        assert_eq!((s[0].irq, s[0].idle), (9, 6));
+        // macOS: user, system, idle, nice — no interrupt state.
+        let mac = Layout {
+            states: 4,
+            user: 0,
+            nice: 3,
+            system: 1,
+            intr: None,
+            spin: None,
+            idle: 2,
+        };
+        let s = states_from(&[30, 20, 40, 10, 1], &mac);
+        assert_eq!(s.len(), 1, "a partial CPU is left out");
+        assert_eq!(
+            (s[0].user, s[0].system, s[0].idle, s[0].nice, s[0].irq),
+            (30, 20, 40, 10, 0)
         );
     }
 

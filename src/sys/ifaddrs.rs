@@ -111,6 +111,46 @@ pub fn addresses() -> Vec<IfAddr> {
     v
 }
 
+/// The packets, errors and receive drops of every interface added up,
+/// from the `if_data` of each link-level address (the BSDs and macOS;
+/// Linux reads /proc/net/dev instead); `None` when the system lists none.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+#[allow(clippy::unnecessary_cast)] // the field types differ between systems
+pub fn link_counters() -> Option<super::counters::NetCounters> {
+    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `head` with a list freed below.
+    if unsafe { libc::getifaddrs(&mut head) } != 0 {
+        return None;
+    }
+    let mut sum = super::counters::NetCounters {
+        dropped: Some(0),
+        ..Default::default()
+    };
+    let mut any = false;
+    let mut p = head;
+    while !p.is_null() {
+        // SAFETY: a node of the list getifaddrs made, not yet freed.
+        let a = unsafe { &*p };
+        p = a.ifa_next;
+        // SAFETY: ifa_addr is null or a sockaddr.
+        let link =
+            !a.ifa_addr.is_null() && i32::from(unsafe { (*a.ifa_addr).sa_family }) == libc::AF_LINK;
+        if !link || a.ifa_data.is_null() {
+            continue;
+        }
+        // SAFETY: a link-level address's ifa_data is its struct if_data.
+        let d = unsafe { &*(a.ifa_data as *const libc::if_data) };
+        any = true;
+        sum.rx_packets += d.ifi_ipackets as u64;
+        sum.tx_packets += d.ifi_opackets as u64;
+        sum.errors += d.ifi_ierrors as u64 + d.ifi_oerrors as u64;
+        sum.dropped = sum.dropped.map(|x| x + d.ifi_iqdrops as u64);
+    }
+    // SAFETY: the list getifaddrs made, freed once.
+    unsafe { libc::freeifaddrs(head) };
+    any.then_some(sum)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -39,6 +39,7 @@ mod nics;
 mod bsd;
 // The CPU counters of the systems that `bsd.rs` reads them on; built on
 // Linux too, for its tests.
+pub mod counters;
 #[cfg(any(
     test,
     target_os = "freebsd",

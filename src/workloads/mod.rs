@@ -469,5 +469,6 @@ pub(crate) fn finish(
             .map(|m| crate::sys::errno_words(&m)),
         params,
         rows,
+        monitor: None,
     }
 }

@@ -898,6 +898,7 @@ fn unsupported(params: BTreeMap<String, serde_json::Value>, why: String) -> Work
         message: Some(why),
         params,
         rows: Vec::new(),
+        monitor: None,
     }
 }
 
