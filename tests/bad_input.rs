@@ -306,6 +306,34 @@ const CASES: &[Case] = &[
     case("load http://127.0.0.1:9/ -n 1 -t 0", 2, "--threads"),
     case("load --urls {dir}/urls.txt -n 1", 1, "urls.txt, line 3"),
     case("load --urls {dir}/missing.txt -n 1", 1, "{dir}/missing.txt"),
+    // suite files.
+    case(
+        "run {dir}/missing.toml",
+        1,
+        "cannot read the suite file {dir}/missing.toml",
+    ),
+    case(
+        "run {dir}/typo.toml",
+        1,
+        "{dir}/typo.toml:4: unknown key `nn` in [benchmark.socket]",
+    ),
+    case(
+        "run {dir}/runs.toml",
+        1,
+        "{dir}/runs.toml:4: [run] runs = \"0\"",
+    ),
+    case(
+        "run {dir}/garbage.toml",
+        1,
+        "{dir}/garbage.toml:1: not a TOML file",
+    ),
+    case(
+        "suite show {dir}/typo.toml",
+        1,
+        "{dir}/typo.toml:4: unknown key `nn`",
+    ),
+    case("suite show quik", 1, "unknown suite `quik`"),
+    case("run data.csv", 1, "`data.csv` is a file, not a benchmark"),
     // top level.
     case("frobnicate", 2, "frobnicate"),
 ];
@@ -332,6 +360,13 @@ fn scratch(dir: &Path) {
     w("headeronly.csv", "n,ns\n");
     w("badrun.csv", "n,ns,run\n1,100,first\n");
     w("urls.txt", "http://127.0.0.1:9/\n# a comment\nftp://x/\n");
+    let suite = "format = \"scalebench-suite/1\"\nname = \"s\"\n";
+    w("typo.toml", &format!("{suite}[benchmark.socket]\nnn = 5\n"));
+    w(
+        "runs.toml",
+        &format!("{suite}[run]\nruns = 0\n[benchmark.socket]\n"),
+    );
+    w("garbage.toml", "[[[\n");
     std::os::unix::fs::symlink(dir.join("existing.json"), dir.join("link.json")).unwrap();
     // A real result file to refuse writing over.
     let ok = bin()

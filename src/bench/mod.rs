@@ -9,7 +9,9 @@
 //!
 //! Adding a benchmark: write `src/bench/<name>.rs` with a unit struct that
 //! implements [`Benchmark`], and add one line `<name>::<Type>,` to the
-//! `registry!` list below (it declares the module and fills [`REGISTRY`]).
+//! `registry!` list below (it declares the module and fills [`REGISTRY`]),
+//! and its `[benchmark.<name>]` table to suites/quick.toml and
+//! suites/full.toml at its `quick_n` and `full_n` (a test holds them so).
 
 use crate::ctx::Ctx;
 use crate::harness::Resource;
@@ -69,9 +71,12 @@ pub struct Info {
     pub uses: &'static [Resource],
     /// Kernel tunables that matter to it (recorded with its result).
     pub knobs: &'static [Knob],
-    /// n in the `quick` suite.
+    /// n in the `quick` suite, and of the benchmark named on its own
+    /// (suites/quick.toml says the same; a test holds them equal).
     pub quick_n: u64,
-    /// n in the `full` suite (the seeds' sizes).
+    /// n in the `full` suite (the seeds' sizes), and of the benchmark
+    /// named on its own with `run --full` (suites/full.toml says the
+    /// same; a test holds them equal).
     pub full_n: u64,
 }
 
@@ -256,47 +261,6 @@ pub fn find(name: &str) -> Option<&'static dyn Benchmark> {
         .chain(HIDDEN)
         .copied()
         .find(|b| b.info().name == name)
-}
-
-/// A named group of benchmarks with their sizes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Suite {
-    /// Everything at small n: about a minute on 2 cores.
-    Quick,
-    /// Everything at the seeds' sizes, 5 runs.
-    Full,
-}
-
-impl Suite {
-    /// Parses a suite name.
-    pub fn parse(s: &str) -> Option<Suite> {
-        match s {
-            "quick" => Some(Suite::Quick),
-            "full" => Some(Suite::Full),
-            _ => None,
-        }
-    }
-
-    /// The suite's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Suite::Quick => "quick",
-            Suite::Full => "full",
-        }
-    }
-
-    /// n for a benchmark in this suite.
-    pub fn n_for(self, info: &Info) -> u64 {
-        match self {
-            Suite::Quick => info.quick_n,
-            Suite::Full => info.full_n,
-        }
-    }
-
-    /// Default runs per benchmark.
-    pub fn runs(self) -> u32 {
-        5
-    }
 }
 
 /// The errno of the last failed call, and its description.

@@ -69,9 +69,19 @@ pub fn list(json: bool) -> anyhow::Result<ExitCode> {
             report::table::render(&["workload", "what"], &rows, &[], &[0])
         )?;
         writeln!(w)?;
+        let rows: Vec<Vec<String>> = crate::run::suite::BUILT_IN
+            .iter()
+            .filter_map(|(n, _)| crate::run::suite::Suite::built_in(n))
+            .map(|s| vec![s.name, s.description])
+            .collect();
         writeln!(
             w,
-            "suites: quick (default: every benchmark at small n, the http workloads at small\n        size), full (everything at the seeds' sizes)"
+            "{}",
+            report::table::render(&["suite", "what"], &rows, &[], &[0])
+        )?;
+        writeln!(
+            w,
+            "\n`run` runs quick by default; a suite of your own is a file: `scalebench run\nFILE.toml` (docs/suites.md)."
         )?;
         Ok(())
     })?;
@@ -110,7 +120,7 @@ fn list_json() -> anyhow::Result<ExitCode> {
     let doc = serde_json::json!({
         "benchmarks": benchmarks,
         "workloads": workloads,
-        "suites": ["quick", "full"],
+        "suites": crate::run::suite::BUILT_IN.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
     });
     to_stdout(|w| {
         serde_json::to_writer_pretty(&mut *w, &doc)?;

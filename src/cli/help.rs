@@ -48,7 +48,15 @@ pub const RUN: &str = with_status!(
   scalebench run fork --runs auto                  runs until both ends of n are known
   scalebench run http-shortconn --sweep connections=1,10,100
   scalebench run socket --profile default,dragonfly-linux   two tunings, alternating
+  scalebench run nightly.toml --runs 3             a suite file, its runs replaced
   scalebench run socket --system here=local --system rt=kernel:/boot/vmlinuz-6.1.0-56-rt-amd64"
+);
+
+/// `suite --help`.
+pub const SUITE: &str = with_status!(
+    "  scalebench suite list                    the built-in suites
+  scalebench suite show quick              the quick suite's file
+  scalebench suite show nightly.toml       a suite file, checked"
 );
 
 /// `report --help`.
@@ -169,6 +177,7 @@ mod tests {
             super::SMTP_SINK,
             super::SMTP_SEND,
             super::PROFILE,
+            super::SUITE,
             super::RESTORE,
             super::WHY,
             super::TESTBED,

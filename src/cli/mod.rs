@@ -14,6 +14,7 @@ mod responder;
 mod run;
 mod serve;
 mod smtp;
+mod suite;
 mod testbed;
 use crate::values;
 mod why;
@@ -95,6 +96,11 @@ pub enum Command {
     #[command(after_help = help::PROFILE)]
     #[command(subcommand)]
     Profile(ProfileCommand),
+    /// Suites: list the built-in ones, or print one (a built-in suite's
+    /// file, or a suite file once checked).
+    #[command(after_help = help::SUITE)]
+    #[command(subcommand)]
+    Suite(suite::SuiteCommand),
     /// Put back what a run killed on the way (kill -9) left changed by its
     /// profile, and remove its work directory.
     #[command(after_help = help::RESTORE)]
@@ -508,8 +514,10 @@ pub struct ResponderArgs {
 /// Options of `run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// Benchmarks and suites (`quick`, `full`) to run, in order.
-    #[arg(value_name = "NAME|SUITE")]
+    /// Benchmarks, workloads, suites (`quick`, `full`) and suite files
+    /// (`FILE.toml`: docs/suites.md) to run, in order. Options given
+    /// beside a suite file replace the file's.
+    #[arg(value_name = "NAME|SUITE|FILE.toml")]
     pub targets: Vec<String>,
     /// Items per run for every benchmark (overrides the suite's sizes).
     #[arg(long, value_name = "N", value_parser = values::whole::<u64>(1, u64::MAX), allow_negative_numbers = true)]
@@ -971,12 +979,10 @@ pub fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command {
         Command::List(a) => commands::list(a.json),
-        Command::Run(a) => {
-            let given = matches
-                .subcommand_matches("run")
-                .map(workflags::given)
-                .unwrap_or_default();
-            run::run(*a, given)
+        Command::Run(_) => {
+            // Again, with the suite files among the targets read.
+            let (a, given, suites) = suite::run_arguments(std::env::args_os().collect())?;
+            run::run(a, given, suites)
         }
         Command::Report(a) => commands::report(a),
         Command::Compare(a) => commands::compare(a),
@@ -989,6 +995,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::SmtpSink(a) => smtp::sink(a),
         Command::SmtpSend(a) => smtp::send(a),
         Command::Profile(c) => profile::run(c),
+        Command::Suite(c) => suite::run(c),
         Command::Restore(a) => profile::restore(a),
         Command::Why(a) => why::run(a),
         Command::Testbed(c) => testbed::run(c),

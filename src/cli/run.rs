@@ -6,15 +6,18 @@ use super::RunArgs;
 use crate::harness::monitor::{PERF_EVENTS, Settings};
 use crate::run::files::Outputs;
 use crate::run::plan::{Measure, SweepAsk};
+use crate::run::suite::Suite;
 use crate::run::why::WhyOptions;
 use crate::run::{self, RunOptions};
 use crate::workloads::Given;
 use std::process::ExitCode;
 
-/// What to measure, from the arguments.
-fn measure(a: &RunArgs, given: Given) -> anyhow::Result<Measure> {
+/// What to measure, from the arguments and the suite files among the
+/// targets.
+fn measure(a: &RunArgs, given: Given, suites: Vec<Suite>) -> anyhow::Result<Measure> {
     Ok(Measure {
         targets: a.targets.clone(),
+        suites,
         max: a.max,
         full: a.full,
         runs: a.runs,
@@ -76,10 +79,11 @@ fn monitor(a: &RunArgs) -> anyhow::Result<Option<Settings>> {
     }))
 }
 
-/// The run's options from the arguments and the workload flags given.
-pub fn options(a: &RunArgs, given: Given) -> anyhow::Result<RunOptions> {
+/// The run's options from the arguments, the workload flags given and
+/// the suite files read ([`super::suite::run_arguments`]).
+pub fn options(a: &RunArgs, given: Given, suites: Vec<Suite>) -> anyhow::Result<RunOptions> {
     Ok(RunOptions {
-        measure: measure(a, given)?,
+        measure: measure(a, given, suites)?,
         outputs: Outputs {
             out: a.out.clone(),
             force: a.force,
@@ -101,8 +105,8 @@ pub fn options(a: &RunArgs, given: Given) -> anyhow::Result<RunOptions> {
 }
 
 /// `scalebench run`.
-pub fn run(a: RunArgs, given: Given) -> anyhow::Result<ExitCode> {
-    run::run(options(&a, given)?)
+pub fn run(a: RunArgs, given: Given, suites: Vec<Suite>) -> anyhow::Result<ExitCode> {
+    run::run(super::suite::checked_options(&a, given, suites)?)
 }
 
 #[cfg(test)]
@@ -125,7 +129,7 @@ mod tests {
             panic!("{args:?}: not run")
         };
         let given = super::super::workflags::given(m.subcommand_matches("run").unwrap());
-        options(&a, given).unwrap()
+        options(&a, given, Vec::new()).unwrap()
     }
 
     /// Every item of the plan of `args`: its name, with the options here

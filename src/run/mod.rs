@@ -1,8 +1,9 @@
 //! A whole `scalebench run`: typed options ([`RunOptions`]), the plan made
 //! of them ([`plan`]: benchmark series, workloads, tuning profiles,
-//! hosts), its execution with the harness's tools ([`session`], each
-//! benchmark series by [`series`], its call stacks by [`why`]), the result
-//! files' whole life ([`files`]) and the report at the end ([`end`]).
+//! hosts; suites read by [`suite`]), its execution with the harness's
+//! tools ([`session`], each benchmark series by [`series`], its call
+//! stacks by [`why`]), the result files' whole life ([`files`]) and the
+//! report at the end ([`end`]).
 
 pub mod end;
 pub mod estimate;
@@ -11,6 +12,7 @@ pub mod plan;
 pub mod remote;
 pub mod series;
 pub mod session;
+pub mod suite;
 pub mod systems;
 pub mod why;
 pub mod whyfile;

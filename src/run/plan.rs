@@ -4,8 +4,9 @@
 //! anything is measured.
 
 use super::series::AutoRuns;
+use super::suite::{self, Item, Suite};
 use super::why::WhyOptions;
-use crate::bench::{self, Benchmark, REGISTRY, Suite};
+use crate::bench::{self, Benchmark, REGISTRY};
 use crate::hosts::HostSpec;
 use crate::systems::spec::{Kind, SystemSpec};
 use crate::tuning::TuningProfile;
@@ -34,8 +35,11 @@ pub struct SweepAsk {
 /// makes them; no command-line type below it).
 #[derive(Debug, Clone, Default)]
 pub struct Measure {
-    /// Benchmark, workload and suite names, in order (none: `quick`).
+    /// Benchmark, workload and suite names and suite files, in order
+    /// (none: `quick`).
     pub targets: Vec<String>,
+    /// The suite files among the targets, read (by their paths as given).
+    pub suites: Vec<Suite>,
     /// Items per run for every benchmark.
     pub max: Option<u64>,
     /// Named benchmarks and workloads at the full suite's sizes.
@@ -164,12 +168,12 @@ impl RunPlan {
 }
 
 /// The closest known name to `name`, if any is close.
-fn nearest(name: &str) -> Option<&'static str> {
+pub(crate) fn nearest(name: &str) -> Option<&'static str> {
     REGISTRY
         .iter()
         .map(|b| b.info().name)
         .chain(WORKLOADS.iter().map(|w| w.info().name))
-        .chain(["quick", "full"])
+        .chain(suite::BUILT_IN.iter().map(|(n, _)| *n))
         .map(|k| (strsim::jaro_winkler(name, k), k))
         .filter(|(s, _)| *s > 0.7)
         .max_by(|a, b| a.0.total_cmp(&b.0))
@@ -180,13 +184,15 @@ fn nearest(name: &str) -> Option<&'static str> {
 pub type Chosen = Vec<(&'static dyn Workload, Size)>;
 
 /// Turns names and suites into benchmarks with sizes and workloads, in
-/// order, without repeats; a name on its own gets the quick size, or the
-/// full one with `full`. Unknown names are an error that suggests the
-/// nearest.
+/// order, without repeats: a suite (built-in, or a file read into
+/// `suites`) brings its items at its sizes, a name on its own gets the
+/// quick size, or the full one with `full`; `max` is every benchmark's n.
+/// Unknown names are an error that suggests the nearest.
 pub fn resolve(
     targets: &[String],
     max: Option<u64>,
     full: bool,
+    suites: &[Suite],
 ) -> anyhow::Result<(Vec<Target>, Chosen)> {
     let names: Vec<String> = if targets.is_empty() {
         vec!["quick".into()]
@@ -194,45 +200,39 @@ pub fn resolve(
         targets.to_vec()
     };
     let mut out: Vec<Target> = Vec::new();
-    let mut push = |bench: &'static dyn Benchmark, n: u64| {
-        if !out.iter().any(|t| t.bench.info().name == bench.info().name) {
-            out.push(Target {
-                bench,
-                n: max.unwrap_or(n),
-            });
+    let mut work: Chosen = Vec::new();
+    let mut push = |item: Item| match item {
+        Item::Bench { bench, n } => {
+            if !out.iter().any(|t| t.bench.info().name == bench.info().name) {
+                out.push(Target {
+                    bench,
+                    n: max.unwrap_or(n),
+                });
+            }
         }
-    };
-    let mut work: Vec<(&'static dyn Workload, Size)> = Vec::new();
-    let mut push_work = |workload: &'static dyn Workload, size: Size| {
-        if !work.iter().any(|t| t.0.info().name == workload.info().name) {
-            work.push((workload, size));
+        Item::Work { workload, size } => {
+            if !work.iter().any(|t| t.0.info().name == workload.info().name) {
+                work.push((workload, size));
+            }
         }
     };
     for name in &names {
-        if let Some(suite) = Suite::parse(name) {
-            for b in REGISTRY {
-                push(*b, suite.n_for(b.info()));
-            }
-            let size = match suite {
-                Suite::Quick => Size::Quick,
-                Suite::Full => Size::Full,
-            };
-            for w in WORKLOADS {
-                if suite == Suite::Full || w.info().quick {
-                    push_work(*w, size);
-                }
-            }
-        } else if let Some(b) = bench::find(name) {
-            push(
-                b,
-                if full {
-                    b.info().full_n
-                } else {
-                    b.info().quick_n
-                },
+        let file = suites.iter().find(|s| &s.origin == name);
+        if let Some(s) = file.cloned().or_else(|| Suite::built_in(name)) {
+            s.items.into_iter().for_each(&mut push);
+        } else if suite::is_path(name) {
+            bail!("{name}: a suite file not read before the plan was made");
+        } else if let Some(bench) = bench::find(name) {
+            let i = bench.info();
+            let n = if full { i.full_n } else { i.quick_n };
+            push(Item::Bench { bench, n });
+        } else if let Some(workload) = workloads::find(name) {
+            let size = if full { Size::Full } else { Size::Quick };
+            push(Item::Work { workload, size });
+        } else if std::path::Path::new(name).is_file() {
+            bail!(
+                "`{name}` is a file, not a benchmark, workload or suite: a suite file's path holds a `/` or ends in .toml (./{name})"
             );
-        } else if let Some(w) = workloads::find(name) {
-            push_work(w, if full { Size::Full } else { Size::Quick });
         } else {
             let hint = nearest(name).map_or(String::new(), |k| format!("; did you mean `{k}`?"));
             bail!(
@@ -438,7 +438,7 @@ pub fn plan(m: &Measure) -> anyhow::Result<RunPlan> {
         bail!("--runs-target: above 0 %");
     }
     crate::hosts::check(&m.hosts).map_err(|e| anyhow::anyhow!(e))?;
-    let (targets, chosen) = resolve(&m.targets, m.max, m.full)?;
+    let (targets, chosen) = resolve(&m.targets, m.max, m.full, &m.suites)?;
     check_flags(&m.given, &chosen)?;
     let sweep = sweep_options(&m.sweep, &m.given, &chosen)?;
     let asked = Asked {
@@ -489,7 +489,7 @@ mod tests {
 
     #[test]
     fn suites_and_names_resolve_in_order_without_repeats() {
-        let (t, w) = resolve(&["bind".into(), "quick".into()], None, false).unwrap();
+        let (t, w) = resolve(&["bind".into(), "quick".into()], None, false, &[]).unwrap();
         assert_eq!(t[0].bench.info().name, "bind");
         assert_eq!(t.len(), REGISTRY.len());
         // The quick suite has the quick workloads; full has them all.
@@ -501,7 +501,7 @@ mod tests {
         assert!(!quick.is_empty() && quick.len() < WORKLOADS.len());
         assert_eq!(w.iter().map(|x| x.0.info().name).collect::<Vec<_>>(), quick);
         assert!(w.iter().all(|x| x.1 == Size::Quick));
-        let (t, w) = resolve(&["full".into()], Some(7), false).unwrap();
+        let (t, w) = resolve(&["full".into()], Some(7), false, &[]).unwrap();
         assert!(t.iter().all(|x| x.n == 7));
         assert_eq!(w.len(), WORKLOADS.len());
         assert!(w.iter().all(|x| x.1 == Size::Full));
@@ -509,18 +509,18 @@ mod tests {
         // --full.
         let names: Vec<String> = WORKLOADS.iter().map(|w| w.info().name.into()).collect();
         let twice: Vec<String> = names.iter().chain(&names).cloned().collect();
-        let (t, w) = resolve(&twice, None, false).unwrap();
+        let (t, w) = resolve(&twice, None, false, &[]).unwrap();
         assert!(t.is_empty());
         assert_eq!(w.len(), WORKLOADS.len());
         assert!(w.iter().all(|x| x.1 == Size::Quick));
-        let (_, w) = resolve(&names[..1], None, true).unwrap();
+        let (_, w) = resolve(&names[..1], None, true, &[]).unwrap();
         assert_eq!(w[0].1, Size::Full, "--full");
         assert_eq!(w[0].0.info().name, names[0]);
     }
 
     #[test]
     fn unknown_names_suggest_the_nearest() {
-        let e = resolve(&["sockt".into()], None, false)
+        let e = resolve(&["sockt".into()], None, false, &[])
             .err()
             .unwrap()
             .to_string();
@@ -528,7 +528,7 @@ mod tests {
             e.contains("`sockt`") && e.contains("did you mean `socket`"),
             "{e}"
         );
-        let e = resolve(&["zzzzzz".into()], None, false)
+        let e = resolve(&["zzzzzz".into()], None, false, &[])
             .err()
             .unwrap()
             .to_string();

@@ -3,7 +3,9 @@
 //! one per configuration, into the result file's `workloads`.
 //!
 //! Adding a workload: a file here with a unit struct implementing
-//! [`Workload`], and one line in the `registry!` list below.
+//! [`Workload`], one line in the `registry!` list below, and its
+//! `[workload.<name>]` table in suites/full.toml (and suites/quick.toml
+//! when [`Info::quick`]; a test holds them so).
 
 pub mod bigfile;
 pub mod clients;
@@ -27,7 +29,9 @@ pub struct Info {
     pub name: &'static str,
     /// What it does, in words.
     pub what: &'static str,
-    /// Part of the quick suite (every workload is part of `full`).
+    /// Part of the quick suite (every workload is part of `full`;
+    /// suites/quick.toml and suites/full.toml say the same, and a test
+    /// holds them equal).
     pub quick: bool,
     /// Runs between the run's client and server hosts (`run --host`);
     /// otherwise it measures the machine scalebench runs on, whatever
