@@ -85,6 +85,15 @@ fn a_users_suite_file_runs_at_its_sizes_with_its_options() {
         .map(|a| a.as_str().unwrap())
         .collect();
     assert!(argv.contains(&suite.as_str()), "{argv:?}");
+    // The file itself is kept with the result, as read.
+    let s = &doc["suites"];
+    assert_eq!(s.as_array().unwrap().len(), 1, "{s}");
+    assert_eq!(s[0]["name"], "tiny");
+    assert_eq!(s[0]["origin"], suite.as_str());
+    assert_eq!(
+        s[0]["text"].as_str().unwrap(),
+        std::fs::read_to_string(&suite).unwrap()
+    );
 }
 
 #[test]

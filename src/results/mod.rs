@@ -41,7 +41,7 @@ pub const SCHEMA_NAME: &str = "scalebench-result";
 /// `target` or `phase`; version 3 benchmarks have no `profile`; version 4
 /// rows have no `sweep`; version 5 files have no `hosts`; version 6 systems
 /// have no `virtualization` or `kernel_config`; version 7 benchmarks and
-/// workloads have no `monitor`).
+/// workloads have no `monitor`, and files no `suites`).
 pub const SCHEMA_VERSION: u32 = 8;
 
 /// A whole result file.
@@ -80,6 +80,22 @@ pub struct ResultFile {
     /// machine (`run --host`; schema 6); absent when both were here.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostRecord>,
+    /// The suites the run named, in order, each with its text as read
+    /// (schema 8; absent when it named none: benchmarks and workloads
+    /// only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suites: Vec<SuiteRecord>,
+}
+
+/// A suite a run named (`suites[]`): a built-in one or a file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SuiteRecord {
+    /// Its name (`quick`, `nightly`).
+    pub name: String,
+    /// `built-in`, or the file's path as given.
+    pub origin: String,
+    /// The file's text, as read when the run began.
+    pub text: String,
 }
 
 /// A host of a run (`run --host ROLE=WHERE`): how it was reached and what

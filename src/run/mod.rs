@@ -156,7 +156,37 @@ fn template(
         workloads: Vec::new(),
         profile: None,
         hosts: hosts.records(),
+        suites: suites_named(o),
     }
+}
+
+/// The suites `o` names, in order, with their texts: the files read, the
+/// built-in ones by name, and `quick` when nothing is named.
+fn suites_named(o: &RunOptions) -> Vec<results::SuiteRecord> {
+    let m = &o.measure;
+    let quick = ["quick".to_string()];
+    let targets: &[String] = if m.targets.is_empty() {
+        &quick
+    } else {
+        &m.targets
+    };
+    targets
+        .iter()
+        .filter_map(|t| {
+            let (s, origin) = if suite::is_path(t) {
+                let s = m.suites.iter().find(|s| s.origin == *t)?.clone();
+                let origin = s.origin.clone();
+                (s, origin)
+            } else {
+                (suite::Suite::built_in(t)?, "built-in".to_string())
+            };
+            Some(results::SuiteRecord {
+                name: s.name,
+                origin,
+                text: s.text,
+            })
+        })
+        .collect()
 }
 
 /// The label of each result file: `LABEL/PROFILE` with several profiles,
