@@ -14,6 +14,7 @@ mod responder;
 mod run;
 mod serve;
 mod smtp;
+mod stored;
 mod testbed;
 use crate::values;
 mod why;
@@ -69,6 +70,11 @@ pub enum Command {
     /// changed.
     #[command(after_help = help::HISTORY)]
     History(HistoryArgs),
+    /// The results store: add result files to it, list, show and prune
+    /// the runs it keeps (SQLite, or PostgreSQL with `--store
+    /// postgres://…`; docs/store.md).
+    #[command(subcommand)]
+    Results(stored::ResultsCommand),
     /// Export every raw sample of result files.
     #[command(after_help = help::EXPORT)]
     Export(ExportArgs),
@@ -728,8 +734,9 @@ pub struct WhyArgs {
 pub struct ReportArgs {
     /// Result files; each is one system (or tuning), labelled by the label
     /// it was run with (the host name unless `run --label` said otherwise);
-    /// a directory stands for the result files in it, by name.
-    #[arg(value_name = "RESULT.json|DIR")]
+    /// a directory stands for the result files in it, by name; a store
+    /// query (`'label=linux-6.1 latest'`) for the stored runs it selects.
+    #[arg(value_name = "RESULT.json|DIR|QUERY")]
     pub files: Vec<PathBuf>,
     /// A result file with the label to show for it instead of its own;
     /// repeatable (`--label NAME=FILE` is the old spelling).
@@ -757,17 +764,27 @@ pub struct ReportArgs {
     /// directory or an input).
     #[arg(long)]
     pub force: bool,
+    /// The store queries are asked of.
+    #[command(flatten)]
+    pub store: stored::StoreArg,
 }
 
 /// Options of `compare`.
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
-    /// The result file to compare against.
-    #[arg(value_name = "BASE.json")]
-    pub base: PathBuf,
-    /// The result file of the change.
-    #[arg(value_name = "NEW.json")]
-    pub new: PathBuf,
+    /// The result file to compare against, or a store query selecting
+    /// one stored run (`'label=linux-6.1 latest'`).
+    #[arg(value_name = "BASE.json|QUERY", required_unless_present = "base_opt")]
+    pub base: Option<PathBuf>,
+    /// The result file of the change, or a store query selecting one run.
+    #[arg(value_name = "NEW.json|QUERY", required_unless_present = "new_opt")]
+    pub new: Option<PathBuf>,
+    /// BASE given by name (instead of first).
+    #[arg(long = "base", value_name = "BASE.json|QUERY", conflicts_with = "base")]
+    pub base_opt: Option<PathBuf>,
+    /// NEW given by name (instead of second).
+    #[arg(long = "new", value_name = "NEW.json|QUERY", conflicts_with = "new")]
+    pub new_opt: Option<PathBuf>,
     /// The change a cost or throughput must clear, in percent (default:
     /// twice the run-to-run noise of the two files, 10–25 %, for
     /// benchmarks; 10 % for workload figures measured once).
@@ -788,14 +805,18 @@ pub struct CompareArgs {
     /// Replace an existing file (never a link, a directory or an input).
     #[arg(long)]
     pub force: bool,
+    /// The store queries are asked of.
+    #[command(flatten)]
+    pub store: stored::StoreArg,
 }
 
 /// Options of `history`.
 #[derive(Debug, clap::Args)]
 pub struct HistoryArgs {
     /// Result files, at least two; a directory stands for the result
-    /// files in it.
-    #[arg(value_name = "RESULT.json|DIR", required = true, num_args = 1..)]
+    /// files in it, a store query (`'label=linux-6.1 last=10'`) for the
+    /// stored runs it selects.
+    #[arg(value_name = "RESULT.json|DIR|QUERY", required = true, num_args = 1..)]
     pub files: Vec<PathBuf>,
     /// Only this benchmark (its every series) or workload.
     #[arg(long, value_name = "NAME")]
@@ -818,6 +839,9 @@ pub struct HistoryArgs {
     /// Replace an existing file (never a link, a directory or an input).
     #[arg(long)]
     pub force: bool,
+    /// The store queries are asked of.
+    #[command(flatten)]
+    pub store: stored::StoreArg,
 }
 
 /// The order of `history`'s files.
@@ -961,6 +985,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Report(a) => commands::report(a),
         Command::Compare(a) => commands::compare(a),
         Command::History(a) => commands::history(a),
+        Command::Results(c) => stored::run(c),
         Command::Export(a) => commands::export(a),
         Command::Analyze(a) => commands::analyze(a),
         Command::Sysinfo(a) => commands::sysinfo(a),
