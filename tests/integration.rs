@@ -31,6 +31,7 @@ mod shortconn;
 mod sigkill;
 mod signals;
 mod static_build;
+mod store;
 mod sysrecord;
 mod testbed;
 mod tuning;

@@ -249,10 +249,10 @@ impl Conn {
     ) -> anyhow::Result<T> {
         let begin = match self {
             Conn::Sqlite(_) => "BEGIN IMMEDIATE",
-            // A number of the store's own: "scalebench" as digits.
-            Conn::Postgres(_) => "BEGIN; SELECT pg_advisory_xact_lock(5_312_250_735)",
+            // The lock's key, a number of the store's own.
+            Conn::Postgres(_) => "BEGIN; SELECT pg_advisory_xact_lock(5312250735)",
         };
-        self.batch(&begin.replace('_', ""))?;
+        self.batch(begin)?;
         match f(self) {
             Ok(t) => {
                 self.batch("COMMIT")?;
