@@ -151,6 +151,22 @@ fn same_answers_through(store: &str, files: &[(PathBuf, &str)]) {
         assert_eq!(back.stdout, std::fs::read(file).unwrap());
         ids.insert(file.display().to_string(), id);
     }
+    // `results show`: the run's record and its verdicts as indexed.
+    let last = files.last().unwrap();
+    let doc = common::load(&last.0);
+    let shown = ok(&["results", "show", "--store", store, "latest"]);
+    let peak = doc["workloads"][0]["rows"][0]["sweep"]["levels"][1]["value"]
+        .as_f64()
+        .unwrap();
+    for want in [
+        format!("label     {}", last.1),
+        format!("host      {}", doc["system"]["hostname"].as_str().unwrap()),
+        "socket".to_string(),
+        "pgbench".to_string(),
+        format!("{peak:.0} TPS"),
+    ] {
+        assert!(shown.contains(&want), "{want}: {shown}");
+    }
     let text = ok(&[
         "results",
         "list",

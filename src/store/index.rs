@@ -283,4 +283,44 @@ mod tests {
         assert!(ix.benchmarks[3].note.is_some());
         assert!(ix.workloads.is_empty());
     }
+
+    #[test]
+    fn a_workload_row_is_indexed_with_its_figure_and_a_failed_workload_once() {
+        let (mut f, bytes) = fixture("default.json");
+        let level = |l: f64, v: Option<f64>| {
+            serde_json::json!({"level": l, "value": v, "cpu_busy": null, "busy_mhz": null,
+                "error": null, "samples": []})
+        };
+        let w = serde_json::json!([
+            {"name": "pgbench", "what": "", "status": "ok", "message": null, "params": {},
+             "rows": [{"label": "select-only", "params": {}, "load": null, "error": null,
+                       "sweep": {"variable": "clients", "unit": "TPS", "baseline": 1.0,
+                                 "heat_up_s": 0.0, "sample_s": 1.0, "samples": 1,
+                                 "figure_of_last": 1, "cpus": 2,
+                                 "levels": [level(1.0, Some(500.0)), level(2.0, Some(900.0)),
+                                            level(4.0, None)]}}]},
+            {"name": "mail", "what": "", "status": "unsupported",
+             "message": "no SMTP here", "params": {}, "rows": []}
+        ]);
+        f.workloads = serde_json::from_value(w).unwrap();
+        let ix = index(&f, &bytes, "r.json");
+        let [sweep, mail] = &ix.workloads[..] else {
+            panic!("{:?}", ix.workloads)
+        };
+        assert_eq!((sweep.position, mail.position), (0, 1));
+        assert_eq!(sweep.figure, Some(900.0));
+        assert_eq!(sweep.unit.as_deref(), Some("TPS"));
+        assert_eq!(sweep.peak_level, Some(2.0));
+        let judged = analysis::sweep::judge(
+            f.workloads[0].rows[0].sweep.as_ref().unwrap(),
+            analysis::sweep::KNEE_SHARE,
+        );
+        assert_eq!(sweep.verdict.as_deref(), Some(judged.words.as_str()));
+        assert_eq!(sweep.knee, judged.knee);
+        assert_eq!(
+            (mail.status.as_str(), mail.row_label.as_str(), mail.figure),
+            ("unsupported", "", None)
+        );
+        assert_eq!(mail.error.as_deref(), Some("no SMTP here"));
+    }
 }
