@@ -138,10 +138,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         a.output.as_deref(),
         super::CompareFormat::Terminal,
     )?;
-    let given = |p: &Option<PathBuf>, o: &Option<PathBuf>| p.clone().or_else(|| o.clone());
-    let (Some(base), Some(new)) = (given(&a.base, &a.base_opt), given(&a.new, &a.new_opt)) else {
-        anyhow::bail!("compare needs BASE and NEW (as arguments, or --base and --new)");
-    };
+    let (base, new) = compare_pair(&a)?;
     let base = stored::one_source(&base, &a.store, "BASE")?;
     let new = stored::one_source(&new, &a.store, "NEW")?;
     let systems = load_systems(&[(None, base.clone()), (None, new.clone())])?;
@@ -176,6 +173,24 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(3));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `compare`'s BASE and NEW: `--base` and `--new` where given, the
+/// arguments in order for the others.
+pub(crate) fn compare_pair(a: &CompareArgs) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let mut args = [&a.base, &a.new].into_iter().flatten().cloned();
+    let base = a.base_opt.clone().or_else(|| args.next());
+    let new = a.new_opt.clone().or_else(|| args.next());
+    if let Some(extra) = args.next() {
+        anyhow::bail!(
+            "compare {}: BASE and NEW are given already (--base and --new)",
+            extra.display()
+        );
+    }
+    match (base, new) {
+        (Some(b), Some(n)) => Ok((b, n)),
+        _ => anyhow::bail!("compare needs BASE and NEW (as arguments, or --base and --new)"),
+    }
 }
 
 /// `scalebench history FILES…`.

@@ -774,16 +774,17 @@ pub struct ReportArgs {
 pub struct CompareArgs {
     /// The result file to compare against, or a store query selecting
     /// one stored run (`'label=linux-6.1 latest'`).
-    #[arg(value_name = "BASE.json|QUERY", required_unless_present = "base_opt")]
+    #[arg(value_name = "BASE.json|QUERY")]
     pub base: Option<PathBuf>,
     /// The result file of the change, or a store query selecting one run.
-    #[arg(value_name = "NEW.json|QUERY", required_unless_present = "new_opt")]
+    #[arg(value_name = "NEW.json|QUERY")]
     pub new: Option<PathBuf>,
-    /// BASE given by name (instead of first).
-    #[arg(long = "base", value_name = "BASE.json|QUERY", conflicts_with = "base")]
+    /// BASE given by name (the arguments are then NEW, if it is not
+    /// given by name too).
+    #[arg(long = "base", value_name = "BASE.json|QUERY")]
     pub base_opt: Option<PathBuf>,
-    /// NEW given by name (instead of second).
-    #[arg(long = "new", value_name = "NEW.json|QUERY", conflicts_with = "new")]
+    /// NEW given by name.
+    #[arg(long = "new", value_name = "NEW.json|QUERY")]
     pub new_opt: Option<PathBuf>,
     /// The change a cost or throughput must clear, in percent (default:
     /// twice the run-to-run noise of the two files, 10–25 %, for
@@ -1129,5 +1130,29 @@ mod tests {
             assert!(e.contains(&format!("invalid value '{bad}'")), "{e}");
         }
         assert!(parse(&["history", "a", "b", "-f", "html"]).is_ok());
+    }
+
+    #[test]
+    fn compare_takes_base_and_new_by_place_or_by_name() {
+        let pair = |args: &[&str]| -> Result<(String, String), String> {
+            let Command::Compare(a) = parse(args).map_err(|e| e.to_string())?.command else {
+                panic!("{args:?}")
+            };
+            commands::compare_pair(&a)
+                .map(|(b, n)| (b.display().to_string(), n.display().to_string()))
+                .map_err(|e| e.to_string())
+        };
+        let want = Ok(("a".to_string(), "b".to_string()));
+        assert_eq!(pair(&["compare", "a", "b"]), want);
+        assert_eq!(pair(&["compare", "--base", "a", "--new", "b"]), want);
+        assert_eq!(pair(&["compare", "--base", "a", "b"]), want);
+        assert_eq!(pair(&["compare", "a", "--new", "b"]), want);
+        let e = pair(&["compare", "--base", "a", "--new", "b", "c"]).unwrap_err();
+        assert!(
+            e.contains("compare c: BASE and NEW are given already"),
+            "{e}"
+        );
+        let e = pair(&["compare", "a"]).unwrap_err();
+        assert!(e.contains("needs BASE and NEW"), "{e}");
     }
 }
