@@ -10,6 +10,7 @@
 
 use crate::common::{self, bin};
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The three systems: label, host, OS, kernel, cost factor, runs.
@@ -95,16 +96,27 @@ fn paths(files: &[&PathBuf]) -> Vec<String> {
     files.iter().map(|f| f.display().to_string()).collect()
 }
 
+/// The files of `label`, in the order their runs started.
+fn of<'a>(files: &'a [(PathBuf, &str)], label: &str) -> Vec<&'a PathBuf> {
+    files
+        .iter()
+        .filter(|(_, l)| *l == label)
+        .map(|(f, _)| f)
+        .collect()
+}
+
 /// Everything through the store `store` equals what the files give.
 fn same_answers_through(store: &str, files: &[(PathBuf, &str)]) {
+    let ids = add_and_list(store, files);
+    same_history(store, files, &ids);
+    same_compare_and_report(store, files);
+    prune_keeps_the_latest_two(store);
+}
+
+/// Adds the files (twice), lists and shows them; returns each file's id
+/// by its path.
+fn add_and_list(store: &str, files: &[(PathBuf, &str)]) -> HashMap<String, String> {
     let all: Vec<&PathBuf> = files.iter().map(|(f, _)| f).collect();
-    let of = |label: &str| -> Vec<&PathBuf> {
-        files
-            .iter()
-            .filter(|(_, l)| *l == label)
-            .map(|(f, _)| f)
-            .collect()
-    };
     let mut add = vec!["results", "add", "--store", store];
     let all_paths = paths(&all);
     add.extend(all_paths.iter().map(String::as_str));
@@ -125,7 +137,7 @@ fn same_answers_through(store: &str, files: &[(PathBuf, &str)]) {
         serde_json::from_str(&ok(&["results", "list", "--store", store, "--json"])).unwrap();
     let listed = listed.as_array().unwrap();
     assert_eq!(listed.len(), 20);
-    let mut ids = std::collections::HashMap::new();
+    let mut ids = HashMap::new();
     for (entry, (file, label)) in listed.iter().zip(files) {
         let doc = common::load(file);
         assert_eq!(entry["source"], file.display().to_string());
@@ -180,6 +192,12 @@ fn same_answers_through(store: &str, files: &[(PathBuf, &str)]) {
         "{text}"
     );
     assert!(!text.contains("alpha") && text.contains("beta"), "{text}");
+    ids
+}
+
+/// `history` of one label and of all, from the store and from the files.
+fn same_history(store: &str, files: &[(PathBuf, &str)], ids: &HashMap<String, String>) {
+    let all: Vec<&PathBuf> = files.iter().map(|(f, _)| f).collect();
     // Names of files in a report become the stored runs' ids.
     let named = |s: String| {
         ids.iter().fold(s, |s, (path, id)| {
@@ -188,7 +206,7 @@ fn same_answers_through(store: &str, files: &[(PathBuf, &str)]) {
     };
     // `history` of one label, and of everything.
     for (query, chosen) in [
-        ("label=linux-6.1", of("linux-6.1")),
+        ("label=linux-6.1", of(files, "linux-6.1")),
         ("since=2026-11-01", all.clone()),
     ] {
         let mut args = vec!["history", "--format", "json"];
@@ -216,9 +234,13 @@ fn same_answers_through(store: &str, files: &[(PathBuf, &str)]) {
         .map(|p| &p["change"])
         .collect();
     assert_eq!(changes[4], "regressed", "the planted change: {h:#}");
+}
+
+/// `compare` and `report` of the latest runs, by query and by file.
+fn same_compare_and_report(store: &str, files: &[(PathBuf, &str)]) {
     // `compare` and `report`: the latest of two labels, by query, against
     // the files (terminal text, JSON, and the exit code of --fail-on).
-    let latest = |l: &str| of(l).last().unwrap().display().to_string();
+    let latest = |l: &str| of(files, l).last().unwrap().display().to_string();
     let (a, b) = (latest("linux-6.18"), latest("linux-6.1"));
     for extra in [&[][..], &["--format", "json"][..]] {
         let mut files_args = vec!["compare", a.as_str(), b.as_str()];
@@ -266,6 +288,10 @@ fn same_answers_through(store: &str, files: &[(PathBuf, &str)]) {
         "label=freebsd-14 latest",
     ]);
     assert_eq!(report_store, report_files);
+}
+
+/// `prune --keep-last 2`, dry and then not.
+fn prune_keeps_the_latest_two(store: &str) {
     // `prune`: the dry run removes nothing and names what the real one
     // removes: all but the two latest of each label.
     let dry = ok(&[
@@ -302,6 +328,37 @@ fn twenty_runs_of_three_systems_give_the_same_answers_from_sqlite_as_from_the_fi
     let files = make_files(t.path());
     let store = t.path().join("store.sqlite");
     same_answers_through(store.to_str().unwrap(), &files);
+    two_writers_at_once_store_each_file_once(store.to_str().unwrap(), &files);
+}
+
+/// Two `results add` of the same twenty files at once, into a store that
+/// holds six of them: both succeed, and the fourteen others are added
+/// once (writers take turns: SQLite's write lock, PostgreSQL's advisory
+/// lock).
+fn two_writers_at_once_store_each_file_once(store: &str, files: &[(PathBuf, &str)]) {
+    let spawn = || {
+        bin()
+            .args(["results", "add", "--store", store])
+            .args(files.iter().map(|(f, _)| f))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let mut added = 0;
+    for c in [a, b] {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", common::text(&o.stderr));
+        added += common::text(&o.stdout)
+            .lines()
+            .filter(|l| l.starts_with("added "))
+            .count();
+    }
+    assert_eq!(added, 14);
+    let listed: Value =
+        serde_json::from_str(&ok(&["results", "list", "--store", store, "--json"])).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 20);
 }
 
 #[test]
@@ -316,6 +373,7 @@ fn twenty_runs_of_three_systems_give_the_same_answers_from_postgresql_as_from_th
         .expect("a throwaway PostgreSQL starts");
     let url = format!("postgres://scalebench@127.0.0.1:{}/postgres", cluster.port);
     same_answers_through(&url, &files);
+    two_writers_at_once_store_each_file_once(&url, &files);
     drop(cluster);
 }
 

@@ -152,6 +152,15 @@ pub const MAN: &str = with_status!(
   scalebench man -o /usr/local/share/man/man1      install every page"
 );
 
+/// `results --help`.
+pub const RESULTS: &str = with_status!(
+    "  scalebench results add r.json                    keep a finished run in the store
+  scalebench results list 'label=linux-6.1'        its runs, oldest first
+  scalebench results show 'label=linux-6.1 latest' one run's verdicts
+  scalebench results prune --keep-last 20          the 20 latest runs of each label stay
+  scalebench compare --base 'label=linux-6.1 latest' --new r.json"
+);
+
 /// `results add --help`.
 pub const RESULTS_ADD: &str = with_status!(
     "  scalebench results add r.json                    into the default store
@@ -191,6 +200,7 @@ mod tests {
             super::REPORT,
             super::COMPARE,
             super::HISTORY,
+            super::RESULTS,
             super::RESULTS_ADD,
             super::RESULTS_LIST,
             super::RESULTS_SHOW,

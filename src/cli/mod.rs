@@ -73,6 +73,7 @@ pub enum Command {
     /// The results store: add result files to it, list, show and prune
     /// the runs it keeps (SQLite, or PostgreSQL with `--store
     /// postgres://…`; docs/store.md).
+    #[command(after_help = help::RESULTS)]
     #[command(subcommand)]
     Results(stored::ResultsCommand),
     /// Export every raw sample of result files.

@@ -168,10 +168,15 @@ impl Store {
                         "store {name}: no such file (`scalebench results add FILE…` makes it)"
                     );
                 }
+                let dir = crate::results::output::dir_of(p);
                 if create && make_dir {
-                    let dir = crate::results::output::dir_of(p);
                     std::fs::create_dir_all(&dir)
                         .with_context(|| format!("store {name}: making {}", dir.display()))?;
+                } else if create && !dir.is_dir() {
+                    anyhow::bail!(
+                        "store {name}: the directory {} does not exist (scalebench makes only the default store's)",
+                        dir.display()
+                    );
                 }
                 Conn::sqlite(p, create)?
             }
@@ -456,6 +461,15 @@ mod tests {
         let e = Store::open(&at, false, false).err().unwrap().to_string();
         assert!(
             e.contains("no such file") && e.contains("results add"),
+            "{e}"
+        );
+        let nowhere = Location::Sqlite(d.path().join("no/s.sqlite"));
+        let e = Store::open(&nowhere, true, false)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("the directory") && e.contains("does not exist"),
             "{e}"
         );
         let mut s = Store::open(&at, true, false).unwrap();
