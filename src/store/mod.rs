@@ -195,6 +195,11 @@ impl Store {
     /// kept whole, in one transaction. A file still incomplete is
     /// refused; the same bytes twice are stored once.
     pub fn add(&mut self, bytes: &[u8], source: &Path) -> anyhow::Result<Added> {
+        // Stored already: nothing to read or judge.
+        let id = index::content_id(bytes);
+        if self.has(&id)? {
+            return Ok(Added::Already(id));
+        }
         let text = std::str::from_utf8(bytes)
             .map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", source.display()))?;
         let file = crate::results::parse(text, source)?;
@@ -220,6 +225,14 @@ impl Store {
             insert(c, &ix, body)?;
             Ok(Added::New(id))
         })
+    }
+
+    /// Whether run `id` is stored.
+    pub fn has(&mut self, id: &str) -> anyhow::Result<bool> {
+        let rows = self
+            .conn
+            .rows("SELECT id FROM runs WHERE id = ?", &[Value::from(id)])?;
+        Ok(!rows.is_empty())
     }
 
     /// Every stored run with what it holds, in no particular order
