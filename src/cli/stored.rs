@@ -245,7 +245,7 @@ fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
             &["id", "started", "label", "host", "kernel", "holds"],
             &rows,
             &[],
-            &[0, 1],
+            &[0, 1, 3, 4],
         );
         writeln!(w, "{t}")?;
         Ok(())

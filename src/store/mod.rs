@@ -191,9 +191,9 @@ impl Store {
         &self.name
     }
 
-    /// Adds a result file (its bytes, read from `source`): indexed and
-    /// kept whole, in one transaction. A file still incomplete is
-    /// refused; the same bytes twice are stored once.
+    /// Adds a result file (its bytes, read from `source`, recorded as a
+    /// whole path): indexed and kept whole, in one transaction. A file
+    /// still incomplete is refused; the same bytes twice are stored once.
     pub fn add(&mut self, bytes: &[u8], source: &Path) -> anyhow::Result<Added> {
         // Stored already: nothing to read or judge.
         let id = index::content_id(bytes);
@@ -209,7 +209,9 @@ impl Store {
                 source.display()
             );
         }
-        let ix = index::index(&file, bytes, &source.display().to_string());
+        // Where it came from, as a whole path (as given if it has none).
+        let origin = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
+        let ix = index::index(&file, bytes, &origin.display().to_string());
         let body = gzip(bytes)?;
         self.conn.transaction(|c| {
             let id = ix.run.id.clone();
