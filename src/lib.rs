@@ -23,6 +23,7 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod stop;
+pub mod store;
 pub mod sys;
 pub mod systems;
 pub mod testbed;

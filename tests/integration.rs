@@ -32,6 +32,7 @@ mod shortconn;
 mod sigkill;
 mod signals;
 mod static_build;
+mod store;
 mod suites;
 mod sysrecord;
 mod testbed;

@@ -1,5 +1,6 @@
 //! The commands other than `run`.
 
+use super::stored::{self, Source};
 use super::{
     AnalyzeArgs, CompareArgs, ExportArgs, ExportFormat, FailOn, HistoryArgs, HistoryOrder,
     ReportArgs, SysinfoArgs,
@@ -132,7 +133,7 @@ fn list_json() -> anyhow::Result<ExitCode> {
 
 /// Loads result files, labelled by their own `label` field unless one is
 /// given; a label seen twice gets the file name added.
-pub(crate) fn load_systems(files: &[(Option<String>, PathBuf)]) -> anyhow::Result<Vec<System>> {
+pub(crate) fn load_systems(files: &[(Option<String>, Source)]) -> anyhow::Result<Vec<System>> {
     let (systems, problems) = load_what_can_be_loaded(files);
     match problems.into_iter().next() {
         Some(e) => Err(e),
@@ -147,13 +148,17 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         a.output.as_deref(),
         super::CompareFormat::Terminal,
     )?;
-    let systems = load_systems(&[(None, a.base.clone()), (None, a.new.clone())])?;
+    let (base, new) = compare_pair(&a)?;
+    let base = stored::one_source(&base, &a.store, "BASE")?;
+    let new = stored::one_source(&new, &a.store, "NEW")?;
+    let systems = load_systems(&[(None, base.clone()), (None, new.clone())])?;
     let input = Input::new(&systems, &Options::default());
     let c = report::compare::Comparison::of(&input, a.threshold);
-    let inputs = [
-        (a.base.as_path(), "an input of this command"),
-        (a.new.as_path(), "an input of this command"),
-    ];
+    let inputs: Vec<(&Path, &str)> = [&base, &new]
+        .iter()
+        .filter_map(|s| s.path())
+        .map(|p| (p, "an input of this command"))
+        .collect();
     let existing = output::Existing::forced(a.force);
     let writer = report::writer(report::Format::from(format), None);
     with_output("--output", a.output.as_deref(), existing, &inputs, |w| {
@@ -180,16 +185,34 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `compare`'s BASE and NEW: `--base` and `--new` where given, the
+/// arguments in order for the others.
+pub(crate) fn compare_pair(a: &CompareArgs) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let mut args = [&a.base, &a.new].into_iter().flatten().cloned();
+    let base = a.base_opt.clone().or_else(|| args.next());
+    let new = a.new_opt.clone().or_else(|| args.next());
+    if let Some(extra) = args.next() {
+        anyhow::bail!(
+            "compare {}: BASE and NEW are given already (--base and --new)",
+            extra.display()
+        );
+    }
+    match (base, new) {
+        (Some(b), Some(n)) => Ok((b, n)),
+        _ => anyhow::bail!("compare needs BASE and NEW (as arguments, or --base and --new)"),
+    }
+}
+
 /// `scalebench history FILES…`.
 pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
-    let given = result_files(&a.files)?;
+    let given = stored::sources(&a.files, &a.store)?;
     if given.len() < 2 {
         anyhow::bail!(
-            "history follows a figure across at least two result files; {} given",
+            "history follows a figure across at least two result files; {} given (or selected)",
             given.len()
         );
     }
-    let files: Vec<(Option<String>, PathBuf)> = given.iter().map(|f| (None, f.clone())).collect();
+    let files: Vec<(Option<String>, Source)> = given.iter().map(|f| (None, f.clone())).collect();
     let mut systems = load_systems(&files)?;
     match a.order {
         HistoryOrder::Time => systems.sort_by(|x, y| x.file.started.cmp(&y.file.started)),
@@ -223,7 +246,8 @@ pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
     }
     let inputs: Vec<(&Path, &str)> = given
         .iter()
-        .map(|f| (f.as_path(), "an input of this command"))
+        .filter_map(|f| f.path())
+        .map(|p| (p, "an input of this command"))
         .collect();
     let existing = output::Existing::forced(a.force);
     let format = super::choices::chosen_format(
@@ -241,16 +265,16 @@ pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
 /// Loads every file that can be loaded; returns the systems and the
 /// errors of the others.
 pub(crate) fn load_what_can_be_loaded(
-    files: &[(Option<String>, PathBuf)],
+    files: &[(Option<String>, Source)],
 ) -> (Vec<System>, Vec<anyhow::Error>) {
     let mut systems: Vec<System> = Vec::new();
     let mut problems = Vec::new();
     for (given, f) in files {
-        match results::load(f) {
+        match f.load() {
             Ok(file) => {
                 let mut label = given.clone().unwrap_or_else(|| file.label.clone());
                 if systems.iter().any(|s| s.label == label) {
-                    label = format!("{label} ({})", f.display());
+                    label = format!("{label} ({})", f.name());
                 }
                 systems.push(System { label, file });
             }
@@ -302,8 +326,8 @@ pub(crate) fn result_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
 
 /// The files of `report`: positional ones (a directory: the result files
 /// in it), then `--relabel NAME=FILE` ones.
-fn report_files(a: &ReportArgs) -> anyhow::Result<Vec<(Option<String>, PathBuf)>> {
-    let mut files: Vec<(Option<String>, PathBuf)> = result_files(&a.files)?
+fn report_files(a: &ReportArgs) -> anyhow::Result<Vec<(Option<String>, Source)>> {
+    let mut files: Vec<(Option<String>, Source)> = stored::sources(&a.files, &a.store)?
         .into_iter()
         .map(|f| (None, f))
         .collect();
@@ -312,7 +336,7 @@ fn report_files(a: &ReportArgs) -> anyhow::Result<Vec<(Option<String>, PathBuf)>
             .split_once('=')
             .filter(|(n, f)| !n.is_empty() && !f.is_empty())
             .ok_or_else(|| anyhow::anyhow!("--relabel {l}: expected NAME=FILE"))?;
-        files.push((Some(name.to_string()), PathBuf::from(file)));
+        files.push((Some(name.to_string()), Source::File(PathBuf::from(file))));
     }
     if files.is_empty() {
         anyhow::bail!("no result files given (report RESULT.json… or --relabel NAME=FILE)");
@@ -363,7 +387,8 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     };
     let inputs: Vec<(&Path, &str)> = files
         .iter()
-        .map(|(_, f)| (f.as_path(), "an input of this command"))
+        .filter_map(|(_, f)| f.path())
+        .map(|p| (p, "an input of this command"))
         .collect();
     let existing = output::Existing::forced(a.force);
     // Everything is made and every output checked before anything is
@@ -426,7 +451,10 @@ fn write_charts(
 /// `scalebench export`.
 pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
     let given = result_files(&a.files)?;
-    let files: Vec<(Option<String>, PathBuf)> = given.iter().map(|f| (None, f.clone())).collect();
+    let files: Vec<(Option<String>, Source)> = given
+        .iter()
+        .map(|f| (None, Source::File(f.clone())))
+        .collect();
     let systems = load_systems(&files)?;
     let inputs: Vec<(&Path, &str)> = given
         .iter()

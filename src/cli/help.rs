@@ -72,14 +72,16 @@ pub const REPORT: &str = with_status!(
 pub const COMPARE: &str = with_status!(
     "  scalebench compare base.json new.json
   scalebench compare base.json new.json --fail-on regression   exit 3 on a regression
-  scalebench compare base.json new.json -f markdown -o comment.md"
+  scalebench compare base.json new.json -f markdown -o comment.md
+  scalebench compare --base 'label=linux-6.1 latest' --new r.json   against the store"
 );
 
 /// `history --help`.
 pub const HISTORY: &str = with_status!(
     "  scalebench history results/                      every figure across the files there
   scalebench history a.json b.json c.json --benchmark bind --at 5000
-  scalebench history results/ -f html -o history.html"
+  scalebench history results/ -f html -o history.html
+  scalebench history 'label=linux-6.1 last=10'     the store's last ten runs of a label"
 );
 
 /// `export --help`.
@@ -158,6 +160,43 @@ pub const MAN: &str = with_status!(
   scalebench man -o /usr/local/share/man/man1      install every page"
 );
 
+/// `results --help`.
+pub const RESULTS: &str = with_status!(
+    "  scalebench results add r.json                    keep a finished run in the store
+  scalebench results list 'label=linux-6.1'        its runs, oldest first
+  scalebench results show 'label=linux-6.1 latest' one run's verdicts
+  scalebench results prune --keep-last 20          the 20 latest runs of each label stay
+  scalebench compare --base 'label=linux-6.1 latest' --new r.json"
+);
+
+/// `results add --help`.
+pub const RESULTS_ADD: &str = with_status!(
+    "  scalebench results add r.json                    into the default store
+  scalebench results add results/ --store team.sqlite
+  scalebench results add r.json --store postgres://bench@db.example/scalebench"
+);
+
+/// `results list --help`.
+pub const RESULTS_LIST: &str = with_status!(
+    "  scalebench results list                          every stored run
+  scalebench results list 'label=linux-6.1 last=5'
+  scalebench results list 'kernel=6.1* since=2026-11-01' --json"
+);
+
+/// `results show --help`.
+pub const RESULTS_SHOW: &str = with_status!(
+    "  scalebench results show 3f2a9c1b                 a run by (a prefix of) its id
+  scalebench results show 'label=linux-6.1 latest'
+  scalebench results show 3f2a9c1b --json -o r.json  the result file as it was added"
+);
+
+/// `results prune --help`.
+pub const RESULTS_PRUNE: &str = with_status!(
+    "  scalebench results prune --keep-last 20 --dry-run   what would go
+  scalebench results prune --keep-last 20              the 20 latest runs of each label stay
+  scalebench results prune 'host=old-box' --before 2026-01-01"
+);
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -169,6 +208,11 @@ mod tests {
             super::REPORT,
             super::COMPARE,
             super::HISTORY,
+            super::RESULTS,
+            super::RESULTS_ADD,
+            super::RESULTS_LIST,
+            super::RESULTS_SHOW,
+            super::RESULTS_PRUNE,
             super::EXPORT,
             super::ANALYZE,
             super::SYSINFO,

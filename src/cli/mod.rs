@@ -14,6 +14,7 @@ mod responder;
 mod run;
 mod serve;
 mod smtp;
+mod stored;
 mod suite;
 mod testbed;
 use crate::values;
@@ -70,6 +71,12 @@ pub enum Command {
     /// changed.
     #[command(after_help = help::HISTORY)]
     History(HistoryArgs),
+    /// The results store: add result files to it, list, show and prune
+    /// the runs it keeps (SQLite, or PostgreSQL with `--store
+    /// postgres://…`; docs/store.md).
+    #[command(after_help = help::RESULTS)]
+    #[command(subcommand)]
+    Results(stored::ResultsCommand),
     /// Export every raw sample of result files.
     #[command(after_help = help::EXPORT)]
     Export(ExportArgs),
@@ -756,8 +763,9 @@ pub struct WhyArgs {
 pub struct ReportArgs {
     /// Result files; each is one system (or tuning), labelled by the label
     /// it was run with (the host name unless `run --label` said otherwise);
-    /// a directory stands for the result files in it, by name.
-    #[arg(value_name = "RESULT.json|DIR")]
+    /// a directory stands for the result files in it, by name; a store
+    /// query (`'label=linux-6.1 latest'`) for the stored runs it selects.
+    #[arg(value_name = "RESULT.json|DIR|QUERY")]
     pub files: Vec<PathBuf>,
     /// A result file with the label to show for it instead of its own;
     /// repeatable (`--label NAME=FILE` is the old spelling).
@@ -785,17 +793,28 @@ pub struct ReportArgs {
     /// directory or an input).
     #[arg(long)]
     pub force: bool,
+    /// The store queries are asked of.
+    #[command(flatten)]
+    pub store: stored::StoreArg,
 }
 
 /// Options of `compare`.
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
-    /// The result file to compare against.
-    #[arg(value_name = "BASE.json")]
-    pub base: PathBuf,
-    /// The result file of the change.
-    #[arg(value_name = "NEW.json")]
-    pub new: PathBuf,
+    /// The result file to compare against, or a store query selecting
+    /// one stored run (`'label=linux-6.1 latest'`).
+    #[arg(value_name = "BASE.json|QUERY")]
+    pub base: Option<PathBuf>,
+    /// The result file of the change, or a store query selecting one run.
+    #[arg(value_name = "NEW.json|QUERY")]
+    pub new: Option<PathBuf>,
+    /// BASE given by name (the arguments are then NEW, if it is not
+    /// given by name too).
+    #[arg(long = "base", value_name = "BASE.json|QUERY")]
+    pub base_opt: Option<PathBuf>,
+    /// NEW given by name.
+    #[arg(long = "new", value_name = "NEW.json|QUERY")]
+    pub new_opt: Option<PathBuf>,
     /// The change a cost or throughput must clear, in percent (default:
     /// twice the run-to-run noise of the two files, 10–25 %, for
     /// benchmarks; 10 % for workload figures measured once).
@@ -816,14 +835,18 @@ pub struct CompareArgs {
     /// Replace an existing file (never a link, a directory or an input).
     #[arg(long)]
     pub force: bool,
+    /// The store queries are asked of.
+    #[command(flatten)]
+    pub store: stored::StoreArg,
 }
 
 /// Options of `history`.
 #[derive(Debug, clap::Args)]
 pub struct HistoryArgs {
     /// Result files, at least two; a directory stands for the result
-    /// files in it.
-    #[arg(value_name = "RESULT.json|DIR", required = true, num_args = 1..)]
+    /// files in it, a store query (`'label=linux-6.1 last=10'`) for the
+    /// stored runs it selects.
+    #[arg(value_name = "RESULT.json|DIR|QUERY", required = true, num_args = 1..)]
     pub files: Vec<PathBuf>,
     /// Only this benchmark (its every series) or workload.
     #[arg(long, value_name = "NAME")]
@@ -846,6 +869,9 @@ pub struct HistoryArgs {
     /// Replace an existing file (never a link, a directory or an input).
     #[arg(long)]
     pub force: bool,
+    /// The store queries are asked of.
+    #[command(flatten)]
+    pub store: stored::StoreArg,
 }
 
 /// The order of `history`'s files.
@@ -987,6 +1013,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Report(a) => commands::report(a),
         Command::Compare(a) => commands::compare(a),
         Command::History(a) => commands::history(a),
+        Command::Results(c) => stored::run(c),
         Command::Export(a) => commands::export(a),
         Command::Analyze(a) => commands::analyze(a),
         Command::Sysinfo(a) => commands::sysinfo(a),
@@ -1131,5 +1158,29 @@ mod tests {
             assert!(e.contains(&format!("invalid value '{bad}'")), "{e}");
         }
         assert!(parse(&["history", "a", "b", "-f", "html"]).is_ok());
+    }
+
+    #[test]
+    fn compare_takes_base_and_new_by_place_or_by_name() {
+        let pair = |args: &[&str]| -> Result<(String, String), String> {
+            let Command::Compare(a) = parse(args).map_err(|e| e.to_string())?.command else {
+                panic!("{args:?}")
+            };
+            commands::compare_pair(&a)
+                .map(|(b, n)| (b.display().to_string(), n.display().to_string()))
+                .map_err(|e| e.to_string())
+        };
+        let want = Ok(("a".to_string(), "b".to_string()));
+        assert_eq!(pair(&["compare", "a", "b"]), want);
+        assert_eq!(pair(&["compare", "--base", "a", "--new", "b"]), want);
+        assert_eq!(pair(&["compare", "--base", "a", "b"]), want);
+        assert_eq!(pair(&["compare", "a", "--new", "b"]), want);
+        let e = pair(&["compare", "--base", "a", "--new", "b", "c"]).unwrap_err();
+        assert!(
+            e.contains("compare c: BASE and NEW are given already"),
+            "{e}"
+        );
+        let e = pair(&["compare", "a"]).unwrap_err();
+        assert!(e.contains("needs BASE and NEW"), "{e}");
     }
 }

@@ -161,15 +161,7 @@ fn workload_tracks(input: &Input, only: Option<&str>) -> Vec<Track> {
                         .iter()
                         .find(|r| r.label == label && r.target == target)
                 });
-                let value = row.and_then(|r| {
-                    if let Some(sw) = &r.sweep {
-                        return sw.levels.iter().filter_map(|l| l.value).reduce(f64::max);
-                    }
-                    r.load
-                        .as_ref()
-                        .map(|l| l.requests_per_s)
-                        .or_else(|| r.phase.as_ref().map(|p| p.rate()))
-                });
+                let value = row.and_then(|r| r.figure()).map(|(v, _)| v);
                 let mut p = Point {
                     label: s.label.clone(),
                     started: s.file.started.clone(),

@@ -3,6 +3,7 @@
 //! `docs/results-format.md`. It is a public interface: change it only
 //! together with that document and the version number.
 
+mod figure;
 mod monitor;
 pub mod output;
 mod store;

@@ -1,0 +1,618 @@
+//! `scalebench results add|list|show|prune`, and store queries where
+//! `report`, `compare` and `history` take result files: a query resolves
+//! to stored files, which then go through the same code as files on disk.
+
+use super::commands::{result_files, to_stdout, with_output};
+use crate::results::{self, ResultFile, output};
+use crate::store::{Added, Listed, Location, Query, Store};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// `--store`, shared by every command that reads or writes the store.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct StoreArg {
+    /// The store: an SQLite file, or `postgres://USER@HOST[:PORT]/DB`
+    /// [default: $SCALEBENCH_STORE, else
+    /// $XDG_DATA_HOME/scalebench/results.sqlite].
+    #[arg(long = "store", value_name = "PATH|URL")]
+    pub store: Option<String>,
+}
+
+impl StoreArg {
+    /// Opens the store; `create` for `results add` (an SQLite file and,
+    /// for the default store only, its directory).
+    pub fn open(&self, create: bool) -> anyhow::Result<Store> {
+        let (at, from) = Location::chosen(self.store.as_deref())?;
+        let make_dir = from != "--store";
+        Store::open(&at, create, make_dir)
+    }
+}
+
+/// The `results` commands.
+#[derive(Debug, clap::Subcommand)]
+pub enum ResultsCommand {
+    /// Add finished runs' result files to the store (a directory: the
+    /// result files in it); a file stored already is left as it is.
+    #[command(after_help = super::help::RESULTS_ADD)]
+    Add(AddArgs),
+    /// One line per stored run the query selects (all without one).
+    #[command(after_help = super::help::RESULTS_LIST)]
+    List(ListArgs),
+    /// A stored run's summary, or (`--json`) its result file.
+    #[command(after_help = super::help::RESULTS_SHOW)]
+    Show(ShowArgs),
+    /// Remove stored runs: all but the latest N per label, or those
+    /// started before a day.
+    #[command(after_help = super::help::RESULTS_PRUNE)]
+    Prune(PruneArgs),
+}
+
+/// Options of `results add`.
+#[derive(Debug, clap::Args)]
+pub struct AddArgs {
+    /// Result files of finished runs; a directory stands for the result
+    /// files in it.
+    #[arg(value_name = "RESULT.json|DIR", required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
+    /// The store.
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
+/// Options of `results list`.
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// Which runs (docs/store.md: `label=NAME host=H kernel=6.1* since=DAY
+    /// latest last=N …`); all when none is given.
+    #[arg(value_name = "QUERY")]
+    pub query: Vec<String>,
+    /// Print JSON: every indexed field of each run.
+    #[arg(long)]
+    pub json: bool,
+    /// The store.
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
+/// Options of `results show`.
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// A run's id (a prefix is enough) or a query selecting one run.
+    #[arg(value_name = "ID|QUERY", required = true, num_args = 1..)]
+    pub query: Vec<String>,
+    /// Write the stored result file itself, as it was added.
+    #[arg(long)]
+    pub json: bool,
+    /// With --json: write it to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE", requires = "json")]
+    pub output: Option<PathBuf>,
+    /// Replace an existing file.
+    #[arg(long, requires = "output")]
+    pub force: bool,
+    /// The store.
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
+/// Options of `results prune`.
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("rule").required(true).multiple(true).args(["keep_last", "before"])))]
+pub struct PruneArgs {
+    /// Only among the runs this query selects (all without one).
+    #[arg(value_name = "QUERY")]
+    pub query: Vec<String>,
+    /// Keep the latest N runs of each label, remove the older ones.
+    #[arg(long, value_name = "N", value_parser = crate::values::whole::<usize>(1, usize::MAX))]
+    pub keep_last: Option<usize>,
+    /// Remove runs started before this day (`2026-11-01`, UTC) or time.
+    #[arg(long, value_name = "DAY")]
+    pub before: Option<String>,
+    /// Print what would be removed, remove nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The store.
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
+/// Runs a `results` command.
+pub fn run(c: ResultsCommand) -> anyhow::Result<ExitCode> {
+    match c {
+        ResultsCommand::Add(a) => add(&a),
+        ResultsCommand::List(a) => list(&a),
+        ResultsCommand::Show(a) => show(&a),
+        ResultsCommand::Prune(a) => prune(&a),
+    }
+}
+
+/// The first 12 hex digits of an id, as runs are shown.
+pub fn short(id: &str) -> &str {
+    &id[..id.len().min(12)]
+}
+
+/// `results add`: every file is checked and stored, or refused by name;
+/// the status is 1 when any was refused.
+fn add(a: &AddArgs) -> anyhow::Result<ExitCode> {
+    let files = result_files(&a.files)?;
+    let mut store = a.store.open(true)?;
+    let mut refused = 0;
+    for f in &files {
+        let added = std::fs::read(f)
+            .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", f.display()))
+            .and_then(|bytes| store.add(&bytes, f));
+        match added {
+            Ok(Added::New(id)) => println!("added {} {}", short(&id), f.display()),
+            Ok(Added::Already(id)) => println!(
+                "already stored {} {} (the same file: nothing added)",
+                short(&id),
+                f.display()
+            ),
+            Err(e) => {
+                refused += 1;
+                eprintln!("error: {}", super::error_words(&e));
+            }
+        }
+    }
+    eprintln!(
+        "store {}: {} file{} given, {refused} refused",
+        store.name(),
+        files.len(),
+        if files.len() == 1 { "" } else { "s" }
+    );
+    Ok(if refused > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// What a run holds, in words: `3 series: socket bind mmap; 1 workload:
+/// pgbench`.
+pub fn holds(r: &Listed) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for s in &r.series {
+        let b = s.split('[').next().unwrap_or(s);
+        if !names.contains(&b) {
+            names.push(b);
+        }
+    }
+    let mut parts = Vec::new();
+    if !r.series.is_empty() {
+        parts.push(format!("{} series: {}", r.series.len(), names.join(" ")));
+    }
+    if !r.workloads.is_empty() {
+        parts.push(format!(
+            "{} workload{}: {}",
+            r.workloads.len(),
+            if r.workloads.len() == 1 { "" } else { "s" },
+            r.workloads.join(" ")
+        ));
+    }
+    if parts.is_empty() {
+        "nothing measured".into()
+    } else {
+        parts.join("; ")
+    }
+}
+
+/// The runs a query (its words joined) selects.
+fn selected(store: &mut Store, words: &[String]) -> anyhow::Result<Vec<Listed>> {
+    let q = Query::parse(&words.join(" ")).map_err(anyhow::Error::msg)?;
+    store.select(&q)
+}
+
+/// `results list`.
+fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
+    let mut store = a.store.open(false)?;
+    let runs = selected(&mut store, &a.query)?;
+    if a.json {
+        let doc: Vec<serde_json::Value> = runs
+            .iter()
+            .map(|r| {
+                let mut v = serde_json::to_value(&r.run).unwrap_or_default();
+                v["series"] = serde_json::json!(r.series);
+                v["workloads"] = serde_json::json!(r.workloads);
+                v
+            })
+            .collect();
+        to_stdout(|w| {
+            serde_json::to_writer_pretty(&mut *w, &doc)?;
+            writeln!(w)?;
+            Ok(())
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            vec![
+                short(&r.run.id).to_string(),
+                r.run.started.clone(),
+                r.run.label.clone(),
+                r.run.host.clone(),
+                format!("{} {}", r.run.os, r.run.kernel),
+                holds(r),
+            ]
+        })
+        .collect();
+    to_stdout(|w| {
+        if rows.is_empty() {
+            writeln!(w, "no stored run matches")?;
+            return Ok(());
+        }
+        let t = crate::report::table::render(
+            &["id", "started", "label", "host", "kernel", "holds"],
+            &rows,
+            &[],
+            &[0, 1, 3, 4],
+        );
+        writeln!(w, "{t}")?;
+        Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The one run `words` select; an error naming `what` (`--base`) when
+/// none or several do.
+pub fn one_run(store: &mut Store, words: &str, what: &str) -> anyhow::Result<Listed> {
+    let q = Query::parse(words).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
+    let mut runs = store.select(&q)?;
+    match runs.len() {
+        0 => anyhow::bail!(
+            "{what} `{}`: no run in store {} matches",
+            q.text(),
+            store.name()
+        ),
+        1 => Ok(runs.remove(0)),
+        k => {
+            let ids: Vec<&str> = runs.iter().map(|r| short(&r.run.id)).collect();
+            anyhow::bail!(
+                "{what} `{}`: {k} runs match ({}); add `latest` or an id to choose one",
+                q.text(),
+                ids.join(", ")
+            )
+        }
+    }
+}
+
+/// `results show`.
+fn show(a: &ShowArgs) -> anyhow::Result<ExitCode> {
+    let mut store = a.store.open(false)?;
+    let r = one_run(&mut store, &a.query.join(" "), "results show")?;
+    let bytes = store.file(&r.run.id)?;
+    if a.json {
+        let existing = output::Existing::forced(a.force);
+        with_output("--output", a.output.as_deref(), existing, &[], |w| {
+            Ok(w.write_all(&bytes)?)
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (benches, work) = store.rows_of(&r.run.id)?;
+    let run = &r.run;
+    to_stdout(|w| {
+        writeln!(w, "run {}", run.id)?;
+        writeln!(w, "label     {}", run.label)?;
+        writeln!(w, "host      {}", run.host)?;
+        writeln!(
+            w,
+            "system    {} {} ({}), {} on {} CPUs{}",
+            run.os,
+            run.kernel,
+            run.arch,
+            run.cpu_model.as_deref().unwrap_or("unknown CPU"),
+            run.cpu_count,
+            run.virtualization
+                .as_deref()
+                .map_or(String::new(), |v| format!(", {v}"))
+        )?;
+        writeln!(
+            w,
+            "ran       {} to {}",
+            run.started,
+            run.finished.as_deref().unwrap_or("?")
+        )?;
+        writeln!(
+            w,
+            "tool      scalebench {} (schema {})",
+            run.tool_version, run.schema_version
+        )?;
+        writeln!(
+            w,
+            "command   {}",
+            shlex::try_join(run.command_line.iter().map(String::as_str)).unwrap_or_default()
+        )?;
+        writeln!(
+            w,
+            "added     {} from {} ({} bytes)",
+            run.added, run.source, run.bytes
+        )?;
+        show_rows(w, &benches, &work)
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The verdict rows of `results show`.
+fn show_rows(
+    w: &mut dyn Write,
+    benches: &[crate::store::BenchRow],
+    work: &[crate::store::WorkRow],
+) -> anyhow::Result<()> {
+    use crate::analysis::units::{fmt_n, fmt_ns};
+    if !benches.is_empty() {
+        let rows: Vec<Vec<String>> = benches
+            .iter()
+            .map(|b| {
+                let at = |l: Option<(f64, f64)>| {
+                    l.map_or("—".into(), |(n, ns)| {
+                        format!("{} at {}", fmt_ns(ns), fmt_n(n))
+                    })
+                };
+                vec![
+                    b.series.clone(),
+                    b.status.clone(),
+                    b.class.clone().unwrap_or_else(|| "—".into()),
+                    at(b.low),
+                    at(b.high),
+                    b.note.clone().unwrap_or_default(),
+                ]
+            })
+            .collect();
+        writeln!(w)?;
+        let head = [
+            "series",
+            "status",
+            "class",
+            "cost at low n",
+            "cost at high n",
+            "note",
+        ];
+        writeln!(
+            w,
+            "{}",
+            crate::report::table::render(&head, &rows, &[], &[0])
+        )?;
+    }
+    if !work.is_empty() {
+        let rows: Vec<Vec<String>> = work
+            .iter()
+            .map(|r| {
+                vec![
+                    r.workload.clone(),
+                    format!(
+                        "{}{}",
+                        r.row_label,
+                        r.target
+                            .as_deref()
+                            .map_or(String::new(), |t| format!(" · {t}"))
+                    ),
+                    r.figure.map_or("—".into(), |f| {
+                        format!("{f:.0} {}", r.unit.as_deref().unwrap_or(""))
+                    }),
+                    r.verdict
+                        .clone()
+                        .or_else(|| r.error.clone())
+                        .unwrap_or_default(),
+                ]
+            })
+            .collect();
+        writeln!(w)?;
+        let head = ["workload", "row", "figure", "verdict"];
+        writeln!(
+            w,
+            "{}",
+            crate::report::table::render(&head, &rows, &[2], &[0])
+        )?;
+    }
+    Ok(())
+}
+
+/// The runs `prune` removes among `runs` (in the order they started).
+fn to_prune(
+    runs: &[Listed],
+    keep_last: Option<usize>,
+    before: Option<std::time::SystemTime>,
+) -> Vec<&Listed> {
+    runs.iter()
+        .enumerate()
+        .filter(|(i, r)| {
+            let newer_of_label = runs[i + 1..]
+                .iter()
+                .filter(|o| o.run.label == r.run.label)
+                .count();
+            let old = keep_last.is_none_or(|n| newer_of_label >= n);
+            let early = before.is_none_or(|t| {
+                crate::store::query::parse_time(&r.run.started).is_some_and(|s| s < t)
+            });
+            old && early
+        })
+        .map(|(_, r)| r)
+        .collect()
+}
+
+/// `results prune`.
+fn prune(a: &PruneArgs) -> anyhow::Result<ExitCode> {
+    let before = match &a.before {
+        Some(b) => Some(crate::store::query::parse_time(b).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--before {b}: expected a day (2026-11-01) or a UTC time (2026-11-01T12:00:00Z)"
+            )
+        })?),
+        None => None,
+    };
+    let mut store = a.store.open(false)?;
+    let runs = selected(&mut store, &a.query)?;
+    let gone = to_prune(&runs, a.keep_last, before);
+    let verb = if a.dry_run { "would remove" } else { "removed" };
+    if !a.dry_run {
+        let ids: Vec<String> = gone.iter().map(|r| r.run.id.clone()).collect();
+        store.remove(&ids)?;
+    }
+    for r in &gone {
+        println!(
+            "{verb} {} {} {} {}",
+            short(&r.run.id),
+            r.run.started,
+            r.run.label,
+            r.run.host
+        );
+    }
+    eprintln!(
+        "store {}: {verb} {} of {} run{} selected",
+        store.name(),
+        gone.len(),
+        runs.len(),
+        if runs.len() == 1 { "" } else { "s" }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A result file to read: on disk, or kept in the store.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A file on disk.
+    File(PathBuf),
+    /// A stored run's file.
+    Stored {
+        /// The run's id.
+        id: String,
+        /// The file's bytes.
+        bytes: Vec<u8>,
+    },
+}
+
+impl Source {
+    /// How the source is named: its path, or `store:ID`.
+    pub fn name(&self) -> String {
+        match self {
+            Source::File(p) => p.display().to_string(),
+            Source::Stored { id, .. } => format!("store:{}", short(id)),
+        }
+    }
+
+    /// Its path on disk, if it has one.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Source::File(p) => Some(p),
+            Source::Stored { .. } => None,
+        }
+    }
+
+    /// Reads and checks it.
+    pub fn load(&self) -> Result<ResultFile, results::LoadError> {
+        match self {
+            Source::File(p) => results::load(p),
+            Source::Stored { bytes, .. } => {
+                let name = PathBuf::from(self.name());
+                let text = String::from_utf8_lossy(bytes);
+                results::parse(&text, &name)
+            }
+        }
+    }
+}
+
+/// The sources `given` names: an existing path as a file (a directory:
+/// the result files in it), a store query (`label=… latest`) as the
+/// stored runs it selects, in the order they started; anything else as
+/// a file (which then cannot be read, and says so). A query selecting no
+/// run is an error.
+pub fn sources(given: &[PathBuf], store: &StoreArg) -> anyhow::Result<Vec<Source>> {
+    let mut opened: Option<Store> = None;
+    let mut out = Vec::new();
+    for g in given {
+        let text = g.to_string_lossy();
+        if g.exists() || !crate::store::query::looks_like_query(&text) {
+            out.extend(
+                result_files(std::slice::from_ref(g))?
+                    .into_iter()
+                    .map(Source::File),
+            );
+            continue;
+        }
+        let q = Query::parse(&text).map_err(anyhow::Error::msg)?;
+        if opened.is_none() {
+            opened = Some(store.open(false)?);
+        }
+        let s = opened.as_mut().expect("opened above");
+        let runs = s.select(&q)?;
+        if runs.is_empty() {
+            anyhow::bail!("query `{}`: no run in store {} matches", q.text(), s.name());
+        }
+        for r in runs {
+            let bytes = s.file(&r.run.id)?;
+            out.push(Source::Stored {
+                id: r.run.id,
+                bytes,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// One source for `compare`'s `what` (`BASE`): a file, or a query
+/// selecting exactly one stored run.
+pub fn one_source(given: &Path, store: &StoreArg, what: &str) -> anyhow::Result<Source> {
+    let text = given.to_string_lossy();
+    if given.exists() || !crate::store::query::looks_like_query(&text) {
+        return Ok(Source::File(given.to_path_buf()));
+    }
+    let mut s = store.open(false)?;
+    let r = one_run(&mut s, &text, what)?;
+    let bytes = s.file(&r.run.id)?;
+    Ok(Source::Stored {
+        id: r.run.id,
+        bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listed(id: &str, label: &str, started: &str) -> Listed {
+        let mut l = crate::store::Listed {
+            run: crate::store::index::index(
+                &results::parse(
+                    include_str!("../../tests/fixtures/empty.json"),
+                    Path::new("e.json"),
+                )
+                .unwrap(),
+                b"",
+                "",
+            )
+            .run,
+            series: vec![
+                "connect[epoll]".into(),
+                "connect[poll]".into(),
+                "socket".into(),
+            ],
+            workloads: vec!["pgbench".into()],
+        };
+        l.run.id = id.into();
+        l.run.label = label.into();
+        l.run.started = started.into();
+        l
+    }
+
+    #[test]
+    fn prune_keeps_the_latest_of_each_label_and_what_is_recent() {
+        let runs = [
+            listed("a1", "a", "2026-11-01T00:00:00Z"),
+            listed("b1", "b", "2026-11-02T00:00:00Z"),
+            listed("a2", "a", "2026-11-03T00:00:00Z"),
+            listed("a3", "a", "2026-11-04T00:00:00Z"),
+        ];
+        let ids = |v: Vec<&Listed>| v.iter().map(|r| r.run.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(to_prune(&runs, Some(1), None)), ["a1", "a2"]);
+        assert_eq!(ids(to_prune(&runs, Some(2), None)), ["a1"]);
+        let day = crate::store::query::parse_time("2026-11-03");
+        assert_eq!(ids(to_prune(&runs, None, day)), ["a1", "b1"]);
+        assert_eq!(ids(to_prune(&runs, Some(1), day)), ["a1"], "both rules");
+    }
+
+    #[test]
+    fn what_a_run_holds_is_said_in_one_line() {
+        let l = listed("a", "a", "");
+        assert_eq!(holds(&l), "3 series: connect socket; 1 workload: pgbench");
+    }
+}

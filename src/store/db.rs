@@ -1,0 +1,362 @@
+//! One connection to a store, SQLite or PostgreSQL, behind one small
+//! interface: statements written once with `?` placeholders, values of
+//! four kinds, transactions. The two dialects differ in three places
+//! only, all here: placeholders (`?` against `$1`), the binary column
+//! type ([`Conn::blob_type`]) and how a writing transaction begins
+//! ([`Conn::transaction`]).
+
+use anyhow::Context;
+
+/// A value bound to a statement or read from a row. A parameter's
+/// `None` is a NULL of that kind; a NULL read back is `Text(None)`
+/// (SQLite does not type it): read values through the accessors, which
+/// take any `None` as absent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// A whole number (`BIGINT`).
+    Int(Option<i64>),
+    /// A floating-point number (`DOUBLE PRECISION`).
+    Real(Option<f64>),
+    /// Text.
+    Text(Option<String>),
+    /// Bytes (`BLOB`, `BYTEA`).
+    Bytes(Option<Vec<u8>>),
+}
+
+impl Value {
+    /// A whole number, or `None` (NULL, or another kind).
+    pub fn int(&self) -> Option<i64> {
+        match self {
+            Value::Int(v) => *v,
+            _ => None,
+        }
+    }
+
+    /// A number (a whole one too), or `None`.
+    pub fn real(&self) -> Option<f64> {
+        match self {
+            Value::Real(v) => *v,
+            Value::Int(v) => v.map(|i| i as f64),
+            _ => None,
+        }
+    }
+
+    /// Text, or `None`.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Value::Text(v) => v.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// Text, or the empty string.
+    pub fn string(&self) -> String {
+        self.text().unwrap_or_default().to_string()
+    }
+
+    /// Bytes, or `None`.
+    pub fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            Value::Bytes(v) => v.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::Text(Some(s.to_string()))
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Value {
+        Value::Text(Some(s))
+    }
+}
+
+impl From<Option<String>> for Value {
+    fn from(s: Option<String>) -> Value {
+        Value::Text(s)
+    }
+}
+
+impl From<i64> for Value {
+    fn from(i: i64) -> Value {
+        Value::Int(Some(i))
+    }
+}
+
+impl From<Option<f64>> for Value {
+    fn from(x: Option<f64>) -> Value {
+        Value::Real(x.filter(|x| x.is_finite()))
+    }
+}
+
+/// A connection.
+pub enum Conn {
+    /// An SQLite file.
+    Sqlite(rusqlite::Connection),
+    /// A PostgreSQL server.
+    Postgres(Box<postgres::Client>),
+}
+
+/// `sql` with its `?` placeholders numbered `$1`, `$2`, … (PostgreSQL).
+/// The statements of the store hold no `?` inside a quoted string.
+fn numbered(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut k = 0;
+    for c in sql.chars() {
+        if c == '?' {
+            k += 1;
+            out.push_str(&format!("${k}"));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A parameter as the `postgres` crate binds it.
+fn pg_param(v: &Value) -> Box<dyn postgres::types::ToSql + Sync> {
+    match v {
+        Value::Int(x) => Box::new(*x),
+        Value::Real(x) => Box::new(*x),
+        Value::Text(x) => Box::new(x.clone()),
+        Value::Bytes(x) => Box::new(x.clone()),
+    }
+}
+
+/// Column `i` of a PostgreSQL row as a [`Value`].
+fn pg_value(row: &postgres::Row, i: usize) -> anyhow::Result<Value> {
+    use postgres::types::Type;
+    let t = row.columns()[i].type_().clone();
+    Ok(if t == Type::INT8 {
+        Value::Int(row.try_get(i)?)
+    } else if t == Type::INT4 {
+        Value::Int(row.try_get::<_, Option<i32>>(i)?.map(i64::from))
+    } else if t == Type::FLOAT8 {
+        Value::Real(row.try_get(i)?)
+    } else if t == Type::BYTEA {
+        Value::Bytes(row.try_get(i)?)
+    } else if t == Type::TEXT || t == Type::VARCHAR || t == Type::NAME {
+        Value::Text(row.try_get(i)?)
+    } else {
+        anyhow::bail!("column {}: type {t} is not one the store reads", i + 1)
+    })
+}
+
+/// Column `i` of an SQLite row as a [`Value`].
+fn sqlite_value(row: &rusqlite::Row, i: usize) -> rusqlite::Result<Value> {
+    use rusqlite::types::ValueRef;
+    Ok(match row.get_ref(i)? {
+        ValueRef::Null => Value::Text(None),
+        ValueRef::Integer(x) => Value::Int(Some(x)),
+        ValueRef::Real(x) => Value::Real(Some(x)),
+        ValueRef::Text(t) => Value::Text(Some(String::from_utf8_lossy(t).into_owned())),
+        ValueRef::Blob(b) => Value::Bytes(Some(b.to_vec())),
+    })
+}
+
+impl Conn {
+    /// Opens an SQLite file (made if `create` and missing); waits up to
+    /// 30 s for another writer.
+    pub fn sqlite(path: &std::path::Path, create: bool) -> anyhow::Result<Conn> {
+        use rusqlite::OpenFlags;
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        if create {
+            flags |= OpenFlags::SQLITE_OPEN_CREATE;
+        }
+        let c = rusqlite::Connection::open_with_flags(path, flags)
+            .with_context(|| format!("store {}", path.display()))?;
+        c.busy_timeout(std::time::Duration::from_secs(30))?;
+        c.execute_batch("PRAGMA foreign_keys = ON")?;
+        Ok(Conn::Sqlite(c))
+    }
+
+    /// Connects to a PostgreSQL server (`postgres://…` or
+    /// `postgresql://…`; without TLS).
+    pub fn postgres(url: &str) -> anyhow::Result<Conn> {
+        let c = postgres::Client::connect(url, postgres::NoTls)
+            .with_context(|| format!("store {}", redacted(url)))?;
+        Ok(Conn::Postgres(Box::new(c)))
+    }
+
+    /// The column type of bytes in this dialect.
+    pub fn blob_type(&self) -> &'static str {
+        match self {
+            Conn::Sqlite(_) => "BLOB",
+            Conn::Postgres(_) => "BYTEA",
+        }
+    }
+
+    /// Runs statements without parameters (`;`-separated).
+    pub fn batch(&mut self, sql: &str) -> anyhow::Result<()> {
+        match self {
+            Conn::Sqlite(c) => c.execute_batch(sql)?,
+            Conn::Postgres(c) => c.batch_execute(sql)?,
+        }
+        Ok(())
+    }
+
+    /// Runs one statement; returns the rows it changed.
+    pub fn exec(&mut self, sql: &str, params: &[Value]) -> anyhow::Result<u64> {
+        match self {
+            Conn::Sqlite(c) => {
+                let p: Vec<rusqlite::types::Value> = params.iter().map(sqlite_param).collect();
+                Ok(c.execute(sql, rusqlite::params_from_iter(p))? as u64)
+            }
+            Conn::Postgres(c) => {
+                let owned: Vec<_> = params.iter().map(pg_param).collect();
+                let refs: Vec<&(dyn postgres::types::ToSql + Sync)> =
+                    owned.iter().map(|b| b.as_ref()).collect();
+                Ok(c.execute(numbered(sql).as_str(), &refs)?)
+            }
+        }
+    }
+
+    /// The rows of a query.
+    pub fn rows(&mut self, sql: &str, params: &[Value]) -> anyhow::Result<Vec<Vec<Value>>> {
+        match self {
+            Conn::Sqlite(c) => {
+                let p: Vec<rusqlite::types::Value> = params.iter().map(sqlite_param).collect();
+                let mut st = c.prepare(sql)?;
+                let n = st.column_count();
+                let rows = st.query_map(rusqlite::params_from_iter(p), |r| {
+                    (0..n).map(|i| sqlite_value(r, i)).collect()
+                })?;
+                Ok(rows.collect::<Result<_, _>>()?)
+            }
+            Conn::Postgres(c) => {
+                let owned: Vec<_> = params.iter().map(pg_param).collect();
+                let refs: Vec<&(dyn postgres::types::ToSql + Sync)> =
+                    owned.iter().map(|b| b.as_ref()).collect();
+                let rows = c.query(numbered(sql).as_str(), &refs)?;
+                rows.iter()
+                    .map(|r| (0..r.len()).map(|i| pg_value(r, i)).collect())
+                    .collect()
+            }
+        }
+    }
+
+    /// Runs `f` in a writing transaction: committed when it returns
+    /// `Ok`, rolled back otherwise. Writers take turns: SQLite's
+    /// `BEGIN IMMEDIATE` takes the write lock at once, PostgreSQL's
+    /// transaction takes the store's advisory lock.
+    pub fn transaction<T>(
+        &mut self,
+        f: impl FnOnce(&mut Conn) -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        let begin = match self {
+            Conn::Sqlite(_) => "BEGIN IMMEDIATE",
+            // The lock's key, a number of the store's own.
+            Conn::Postgres(_) => "BEGIN; SELECT pg_advisory_xact_lock(5312250735)",
+        };
+        self.batch(begin)?;
+        match f(self) {
+            Ok(t) => {
+                self.batch("COMMIT")?;
+                Ok(t)
+            }
+            Err(e) => {
+                let _ = self.batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+}
+
+/// A parameter as rusqlite binds it.
+fn sqlite_param(v: &Value) -> rusqlite::types::Value {
+    use rusqlite::types::Value as V;
+    match v {
+        Value::Int(Some(x)) => V::Integer(*x),
+        Value::Real(Some(x)) => V::Real(*x),
+        Value::Text(Some(x)) => V::Text(x.clone()),
+        Value::Bytes(Some(x)) => V::Blob(x.clone()),
+        _ => V::Null,
+    }
+}
+
+/// A PostgreSQL URL with its password replaced by `***`, to be printed.
+pub fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (auth, tail) = match rest.find('@') {
+        Some(at) if !rest[..at].contains('/') => (&rest[..at], &rest[at..]),
+        _ => return url.to_string(),
+    };
+    match auth.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***{tail}"),
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_numbered_for_postgres() {
+        assert_eq!(
+            numbered("INSERT INTO t (a, b) VALUES (?, ?)"),
+            "INSERT INTO t (a, b) VALUES ($1, $2)"
+        );
+        assert_eq!(numbered("SELECT 1"), "SELECT 1");
+    }
+
+    #[test]
+    fn a_password_is_never_printed() {
+        assert_eq!(
+            redacted("postgres://ann:secret@db.example:5432/runs"),
+            "postgres://ann:***@db.example:5432/runs"
+        );
+        assert_eq!(
+            redacted("postgres://ann@db.example/runs"),
+            "postgres://ann@db.example/runs"
+        );
+        assert_eq!(redacted("postgres:///runs"), "postgres:///runs");
+    }
+
+    #[test]
+    fn values_bind_and_read_back_in_sqlite() {
+        let mut c = Conn::Sqlite(rusqlite::Connection::open_in_memory().unwrap());
+        c.batch("CREATE TABLE t (i BIGINT, r DOUBLE PRECISION, s TEXT, b BLOB)")
+            .unwrap();
+        let row = [
+            Value::Int(Some(-3)),
+            Value::Real(Some(2.5)),
+            Value::from("x"),
+            Value::Bytes(Some(vec![0, 255])),
+        ];
+        assert_eq!(
+            c.exec("INSERT INTO t VALUES (?, ?, ?, ?)", &row).unwrap(),
+            1
+        );
+        let nulls = [
+            Value::Int(None),
+            Value::Real(None),
+            Value::Text(None),
+            Value::Bytes(None),
+        ];
+        c.exec("INSERT INTO t VALUES (?, ?, ?, ?)", &nulls).unwrap();
+        let rows = c
+            .rows("SELECT i, r, s, b FROM t ORDER BY i DESC", &[])
+            .unwrap();
+        assert_eq!(rows[0], row);
+        assert!(rows[1].iter().all(|v| v.int().is_none()
+            && v.real().is_none()
+            && v.text().is_none()
+            && v.bytes().is_none()));
+        // A failed transaction leaves nothing.
+        let e = c
+            .transaction(|c| -> anyhow::Result<()> {
+                c.exec("DELETE FROM t", &[])?;
+                anyhow::bail!("no")
+            })
+            .unwrap_err();
+        assert_eq!(e.to_string(), "no");
+        assert_eq!(c.rows("SELECT i FROM t", &[]).unwrap().len(), 2);
+    }
+}

@@ -1,0 +1,472 @@
+//! The results store through the binary (docs/store.md): twenty small
+//! result files of three labelled systems go into SQLite and into a real
+//! PostgreSQL (a throwaway cluster of this test; `scripts/test` installs
+//! PostgreSQL, and a missing one fails the test), and `results list`,
+//! `history`, `compare` and `report` give through the store what they
+//! give through the files. The files are made from the fixture
+//! `tests/fixtures/default.json` (its `socket` series, every third sample,
+//! scaled per system and run, one run planted 2.5 times slower) with a
+//! small pgbench-like sweep added, so no run is measured.
+
+use crate::common::{self, bin};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The three systems: label, host, OS, kernel, cost factor, runs.
+const SYSTEMS: [(&str, &str, &str, &str, f64, usize); 3] = [
+    ("linux-6.1", "alpha", "Linux", "6.1.0-28-amd64", 1.0, 7),
+    ("linux-6.18", "beta", "Linux", "6.18.1", 0.8, 7),
+    ("freebsd-14", "gamma", "FreeBSD", "14.1-RELEASE", 1.3, 6),
+];
+
+/// A sweep row of throughput at 1, 2 and 4 clients.
+fn sweep(peak: f64) -> Value {
+    let level = |l: f64, v: f64| {
+        json!({"level": l, "value": v, "cpu_busy": null, "busy_mhz": null, "error": null,
+               "samples": [{"t": 1.0, "seconds": 1.0, "value": v, "latency_ns": null,
+                            "mean_latency_ns": null, "errors": 0}]})
+    };
+    json!({"name": "pgbench", "what": "PostgreSQL under pgbench", "status": "ok",
+           "message": null, "params": {},
+           "rows": [{"label": "select-only", "params": {}, "load": null, "error": null,
+                     "sweep": {"variable": "clients", "unit": "TPS", "baseline": 1.0,
+                               "heat_up_s": 0.0, "sample_s": 1.0, "samples": 1,
+                               "figure_of_last": 1, "cpus": 2,
+                               "levels": [level(1.0, peak * 0.5), level(2.0, peak),
+                                          level(4.0, peak * 0.9)]}}]})
+}
+
+/// Writes the twenty files into `dir`, named in the order their runs
+/// started (`r00.json` first); returns them with their labels.
+fn make_files(dir: &Path) -> Vec<(PathBuf, &'static str)> {
+    let fixture = common::load(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/default.json"
+    )));
+    let mut order: Vec<(usize, usize)> = Vec::new();
+    for (s, sys) in SYSTEMS.iter().enumerate() {
+        order.extend((0..sys.5).map(|k| (s, k)));
+    }
+    // Interleaved in time: run k of every system on day k.
+    order.sort_by_key(|&(s, k)| (k, s));
+    let mut out = Vec::new();
+    for (i, &(s, k)) in order.iter().enumerate() {
+        let (label, host, os, kernel, factor, _) = SYSTEMS[s];
+        let mut doc = fixture.clone();
+        doc["schema_version"] = 7.into();
+        doc["label"] = label.into();
+        doc["started"] = format!("2026-11-{:02}T10:{:02}:00Z", k + 1, s).into();
+        doc["finished"] = format!("2026-11-{:02}T10:{:02}:30Z", k + 1, s).into();
+        doc["system"]["hostname"] = host.into();
+        doc["system"]["os"] = os.into();
+        doc["system"]["os_release"] = kernel.into();
+        // One change to find: linux-6.1's fifth run and after are slower.
+        let planted = if s == 0 && k >= 4 { 2.5 } else { 1.0 };
+        let f = factor * planted * (1.0 + 0.01 * k as f64);
+        let benches = doc["benchmarks"].as_array_mut().unwrap();
+        benches.retain(|b| b["series"] == "socket");
+        for r in benches[0]["runs"].as_array_mut().unwrap() {
+            // Every third sample (n = 0, 3, 6 …): judged three times as fast.
+            let samples = r["samples"].as_array_mut().unwrap();
+            samples.retain(|x| x[0].as_u64().unwrap() % 3 == 0);
+            for x in samples {
+                x[1] = Value::from((x[1].as_f64().unwrap() * f).round() as u64);
+            }
+        }
+        doc["workloads"] = json!([sweep(1000.0 / f)]);
+        let path = dir.join(format!("r{i:02}.json"));
+        std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+        out.push((path, label));
+    }
+    out
+}
+
+/// Runs scalebench; returns its standard output, failing the test with
+/// its error output when it fails.
+fn ok(args: &[&str]) -> String {
+    let o = bin().args(args).output().unwrap();
+    assert!(
+        o.status.success(),
+        "scalebench {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// The same files of `files` as strings.
+fn paths(files: &[&PathBuf]) -> Vec<String> {
+    files.iter().map(|f| f.display().to_string()).collect()
+}
+
+/// The files of `label`, in the order their runs started.
+fn of<'a>(files: &'a [(PathBuf, &str)], label: &str) -> Vec<&'a PathBuf> {
+    files
+        .iter()
+        .filter(|(_, l)| *l == label)
+        .map(|(f, _)| f)
+        .collect()
+}
+
+/// Everything through the store `store` equals what the files give.
+fn same_answers_through(store: &str, files: &[(PathBuf, &str)]) {
+    let ids = add_and_list(store, files);
+    same_history(store, files, &ids);
+    same_compare_and_report(store, files);
+    prune_keeps_the_latest_two(store);
+}
+
+/// Adds the files (twice), lists and shows them; returns each file's id
+/// by its path.
+fn add_and_list(store: &str, files: &[(PathBuf, &str)]) -> HashMap<String, String> {
+    let all: Vec<&PathBuf> = files.iter().map(|(f, _)| f).collect();
+    let mut add = vec!["results", "add", "--store", store];
+    let all_paths = paths(&all);
+    add.extend(all_paths.iter().map(String::as_str));
+    let out = ok(&add);
+    assert_eq!(out.lines().filter(|l| l.starts_with("added ")).count(), 20);
+    // Twice: a no-op that says so.
+    let out = ok(&add);
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.starts_with("already stored ") && l.contains("nothing added"))
+            .count(),
+        20,
+        "{out}"
+    );
+    // `results list`: one entry per file, as the file says, in the order
+    // the runs started (the files' names).
+    let listed: Value =
+        serde_json::from_str(&ok(&["results", "list", "--store", store, "--json"])).unwrap();
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 20);
+    let mut ids = HashMap::new();
+    for (entry, (file, label)) in listed.iter().zip(files) {
+        let doc = common::load(file);
+        assert_eq!(entry["source"], file.display().to_string());
+        assert_eq!(entry["label"], *label);
+        for (k, v) in [
+            ("host", &doc["system"]["hostname"]),
+            ("os", &doc["system"]["os"]),
+            ("kernel", &doc["system"]["os_release"]),
+            ("started", &doc["started"]),
+            ("finished", &doc["finished"]),
+        ] {
+            assert_eq!(&entry[k], v, "{k} of {}", file.display());
+        }
+        assert_eq!(entry["series"], json!(["socket"]));
+        assert_eq!(entry["workloads"], json!(["pgbench"]));
+        let id = entry["id"].as_str().unwrap().to_string();
+        // The stored file is the file, byte for byte.
+        let back = bin()
+            .args(["results", "show", "--store", store, "--json", &id])
+            .output()
+            .unwrap();
+        assert!(back.status.success());
+        assert_eq!(back.stdout, std::fs::read(file).unwrap());
+        ids.insert(file.display().to_string(), id);
+    }
+    // `results show`: the run's record and its verdicts as indexed.
+    let last = files.last().unwrap();
+    let doc = common::load(&last.0);
+    let shown = ok(&["results", "show", "--store", store, "latest"]);
+    let peak = doc["workloads"][0]["rows"][0]["sweep"]["levels"][1]["value"]
+        .as_f64()
+        .unwrap();
+    for want in [
+        format!("label     {}", last.1),
+        format!("host      {}", doc["system"]["hostname"].as_str().unwrap()),
+        "socket".to_string(),
+        "pgbench".to_string(),
+        format!("{peak:.0} TPS"),
+    ] {
+        assert!(shown.contains(&want), "{want}: {shown}");
+    }
+    let text = ok(&[
+        "results",
+        "list",
+        "--store",
+        store,
+        "label=linux-6.18 last=3",
+    ]);
+    assert_eq!(
+        text.lines().filter(|l| l.contains("linux-6.18")).count(),
+        3,
+        "{text}"
+    );
+    assert!(!text.contains("alpha") && text.contains("beta"), "{text}");
+    ids
+}
+
+/// `history` of one label and of all, from the store and from the files.
+fn same_history(store: &str, files: &[(PathBuf, &str)], ids: &HashMap<String, String>) {
+    let all: Vec<&PathBuf> = files.iter().map(|(f, _)| f).collect();
+    // Names of files in a report become the stored runs' ids.
+    let named = |s: String| {
+        ids.iter().fold(s, |s, (path, id)| {
+            s.replace(path.as_str(), &format!("store:{}", &id[..12]))
+        })
+    };
+    // `history` of one label, and of everything.
+    for (query, chosen) in [
+        ("label=linux-6.1", of(files, "linux-6.1")),
+        ("since=2026-11-01", all.clone()),
+    ] {
+        let mut args = vec!["history", "--format", "json"];
+        let p = paths(&chosen);
+        args.extend(p.iter().map(String::as_str));
+        let from_files = named(ok(&args));
+        let from_store = ok(&["history", "--format", "json", "--store", store, query]);
+        assert_eq!(from_store, from_files, "history {query}");
+    }
+    let h: Value = serde_json::from_str(&ok(&[
+        "history",
+        "--format",
+        "json",
+        "--store",
+        store,
+        "label=linux-6.1",
+        "--benchmark",
+        "socket",
+    ]))
+    .unwrap();
+    let changes: Vec<&Value> = h["tracks"][0]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| &p["change"])
+        .collect();
+    assert_eq!(changes[4], "regressed", "the planted change: {h:#}");
+}
+
+/// `compare` and `report` of the latest runs, by query and by file.
+fn same_compare_and_report(store: &str, files: &[(PathBuf, &str)]) {
+    // `compare` and `report`: the latest of two labels, by query, against
+    // the files (terminal text, JSON, and the exit code of --fail-on).
+    let latest = |l: &str| of(files, l).last().unwrap().display().to_string();
+    let (a, b) = (latest("linux-6.18"), latest("linux-6.1"));
+    for extra in [&[][..], &["--format", "json"][..]] {
+        let mut files_args = vec!["compare", a.as_str(), b.as_str()];
+        files_args.extend(extra);
+        let mut store_args = vec![
+            "compare",
+            "--store",
+            store,
+            "--base",
+            "label=linux-6.18 latest",
+            "--new",
+            "label=linux-6.1 latest",
+        ];
+        store_args.extend(extra);
+        assert_eq!(ok(&store_args), ok(&files_args), "compare {extra:?}");
+    }
+    let mixed = ok(&[
+        "compare",
+        "--store",
+        store,
+        "label=linux-6.18 latest",
+        b.as_str(),
+    ]);
+    assert_eq!(mixed, ok(&["compare", a.as_str(), b.as_str()]));
+    let code = |args: &[&str]| bin().args(args).output().unwrap().status.code();
+    assert_eq!(
+        code(&["compare", &a, &b, "--fail-on", "regression"]),
+        code(&[
+            "compare",
+            "--store",
+            store,
+            "label=linux-6.18 latest",
+            "label=linux-6.1 latest",
+            "--fail-on",
+            "regression"
+        ])
+    );
+    let report_files = ok(&["report", a.as_str(), b.as_str(), &latest("freebsd-14")]);
+    let report_store = ok(&[
+        "report",
+        "--store",
+        store,
+        "label=linux-6.18 latest",
+        "label=linux-6.1 latest",
+        "label=freebsd-14 latest",
+    ]);
+    assert_eq!(report_store, report_files);
+}
+
+/// `prune --keep-last 2`, dry and then not.
+fn prune_keeps_the_latest_two(store: &str) {
+    // `prune`: the dry run removes nothing and names what the real one
+    // removes: all but the two latest of each label.
+    let dry = ok(&[
+        "results",
+        "prune",
+        "--store",
+        store,
+        "--keep-last",
+        "2",
+        "--dry-run",
+    ]);
+    assert_eq!(
+        dry.lines()
+            .filter(|l| l.starts_with("would remove"))
+            .count(),
+        14
+    );
+    let left = |s: &str| -> usize {
+        serde_json::from_str::<Value>(&ok(&["results", "list", "--store", s, "--json"]))
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(left(store), 20);
+    let done = ok(&["results", "prune", "--store", store, "--keep-last", "2"]);
+    assert_eq!(done.replace("removed", "would remove"), dry);
+    assert_eq!(left(store), 6);
+}
+
+#[test]
+fn twenty_runs_of_three_systems_give_the_same_answers_from_sqlite_as_from_the_files() {
+    let t = tempfile::tempdir().unwrap();
+    let files = make_files(t.path());
+    let store = t.path().join("store.sqlite");
+    same_answers_through(store.to_str().unwrap(), &files);
+    two_writers_at_once_store_each_file_once(store.to_str().unwrap(), &files);
+}
+
+/// Two `results add` of the same twenty files at once, into a store that
+/// holds six of them: both succeed, and the fourteen others are added
+/// once (writers take turns: SQLite's write lock, PostgreSQL's advisory
+/// lock).
+fn two_writers_at_once_store_each_file_once(store: &str, files: &[(PathBuf, &str)]) {
+    let spawn = || {
+        bin()
+            .args(["results", "add", "--store", store])
+            .args(files.iter().map(|(f, _)| f))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let mut added = 0;
+    for c in [a, b] {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", common::text(&o.stderr));
+        added += common::text(&o.stdout)
+            .lines()
+            .filter(|l| l.starts_with("added "))
+            .count();
+    }
+    assert_eq!(added, 14);
+    let listed: Value =
+        serde_json::from_str(&ok(&["results", "list", "--store", store, "--json"])).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 20);
+}
+
+#[test]
+fn twenty_runs_of_three_systems_give_the_same_answers_from_postgresql_as_from_the_files() {
+    use scalebench::workloads::pg::cluster::{Bin, Cluster};
+    let t = tempfile::tempdir().unwrap();
+    let files = make_files(t.path());
+    // A throwaway cluster, stopped and removed when dropped (also when an
+    // assertion fails).
+    let pg = Bin::find().expect("PostgreSQL is installed (scripts/test installs it)");
+    let cluster = Cluster::start(&pg, &t.path().join("pg"), 20, None, &[], None, None)
+        .expect("a throwaway PostgreSQL starts");
+    let url = format!("postgres://scalebench@127.0.0.1:{}/postgres", cluster.port);
+    same_answers_through(&url, &files);
+    two_writers_at_once_store_each_file_once(&url, &files);
+    drop(cluster);
+}
+
+#[test]
+fn bad_input_to_the_store_is_refused_by_name() {
+    let t = tempfile::tempdir().unwrap();
+    let files = make_files(t.path());
+    let store = t.path().join("s.sqlite");
+    let s = store.to_str().unwrap();
+    let err = |args: &[&str]| -> (Option<i32>, String) {
+        let o = bin().args(args).output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    // No store yet: reading says how to make one, and makes none.
+    let (c, e) = err(&["results", "list", "--store", s]);
+    assert_eq!(c, Some(1));
+    assert!(
+        e.contains("no such file") && e.contains("results add"),
+        "{e}"
+    );
+    assert!(!store.exists());
+    // An incomplete file is refused by name; the others are added.
+    let half = t.path().join("half.json");
+    let mut doc = common::load(&files[0].0);
+    doc["complete"] = false.into();
+    std::fs::write(&half, doc.to_string()).unwrap();
+    let f1 = files[1].0.to_str().unwrap();
+    let (c, e) = err(&["results", "add", "--store", s, half.to_str().unwrap(), f1]);
+    assert_eq!(c, Some(1));
+    assert!(e.contains("half.json") && e.contains("incomplete"), "{e}");
+    let (c, e) = err(&["results", "add", "--store", s, "nowhere.json"]);
+    assert_eq!(c, Some(1));
+    assert!(
+        e.contains("nowhere.json") && e.contains("cannot read"),
+        "{e}"
+    );
+    ok(&["results", "add", "--store", s, files[4].0.to_str().unwrap()]);
+    // Queries: a bad word, no run, several where one is needed.
+    for (args, says) in [
+        (
+            vec!["results", "list", "--store", s, "label=x lates"],
+            "`lates`: not a query word",
+        ),
+        (
+            vec!["history", "--store", s, "label=nobody", "label=x"],
+            "query `label=nobody`: no run in store",
+        ),
+        (
+            vec!["compare", "--store", s, "--base", "os=Linux", "--new", f1],
+            "BASE `os=Linux`: 2 runs match",
+        ),
+        (
+            vec!["results", "show", "--store", s, "since=tomorrow"],
+            "`since=tomorrow`: expected a day",
+        ),
+    ] {
+        let (c, e) = err(&args);
+        assert_eq!(c, Some(1), "{args:?}");
+        assert!(e.contains(says), "{args:?}: {e}");
+    }
+    // `show --json -o`: an existing file only with --force.
+    let out = t.path().join("out.json");
+    std::fs::write(&out, "mine").unwrap();
+    let o = out.to_str().unwrap();
+    let (c, e) = err(&["results", "show", "--store", s, "latest", "--json", "-o", o]);
+    assert_eq!(c, Some(1));
+    assert!(e.contains("--force"), "{e}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "mine");
+    ok(&[
+        "results", "show", "--store", s, "latest", "--json", "-o", o, "--force",
+    ]);
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(&files[4].0).unwrap()
+    );
+    // A store a newer scalebench migrated is refused, and left as it is.
+    let c = rusqlite::Connection::open(&store).unwrap();
+    c.execute(
+        "INSERT INTO migrations VALUES (99, 'from the future', '2027-01-01T00:00:00Z', '9.0.0')",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    let (c, e) = err(&["results", "list", "--store", s]);
+    assert_eq!(c, Some(1));
+    assert!(
+        e.contains("schema version 99, newer than this scalebench") && e.contains("upgrade"),
+        "{e}"
+    );
+}
