@@ -16,6 +16,7 @@ pub mod analysis;
 pub mod bench;
 pub mod cli;
 pub mod ctx;
+pub mod dashboard;
 pub mod harness;
 pub mod hosts;
 pub mod net;

@@ -281,3 +281,125 @@ fn chromium_renders_a_quick_suite_sized_report_under_5_mb() {
         "the dense band in the system's own blue"
     );
 }
+
+/// The fixture `name` as `label`, started on day `day` of November 2026,
+/// socket `slower` times slower (its kept verdict dropped).
+fn labelled(name: &str, label: &str, day: u32, slower: f64) -> Value {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut d: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixtures.join(name)).unwrap()).unwrap();
+    d["label"] = json!(label);
+    d["started"] = json!(format!("2026-11-{day:02}T10:00:00Z"));
+    d["finished"] = json!(format!("2026-11-{day:02}T10:05:00Z"));
+    for b in d["benchmarks"].as_array_mut().unwrap() {
+        if b["series"] == "socket" && slower != 1.0 {
+            b.as_object_mut().unwrap().remove("verdict");
+            for r in b["runs"].as_array_mut().unwrap() {
+                for s in r["samples"].as_array_mut().unwrap() {
+                    s[1] = json!((s[1].as_f64().unwrap() * slower) as u64);
+                }
+            }
+        }
+    }
+    d
+}
+
+#[test]
+fn chromium_renders_the_dashboard_and_its_links_lead_to_each_runs_report() {
+    let t = tempfile::tempdir().unwrap();
+    let store = t.path().join("s.sqlite");
+    let mut files = Vec::new();
+    for day in 1..=4 {
+        for (label, name) in [("linux-6.1", "default.json"), ("linux-6.18", "tuned.json")] {
+            let slower = if day == 3 && label == "linux-6.1" {
+                2.5
+            } else {
+                1.0
+            };
+            let f = t.path().join(format!("{label}-{day}.json"));
+            std::fs::write(&f, labelled(name, label, day, slower).to_string()).unwrap();
+            files.push(f);
+        }
+    }
+    let sb = || Command::new(env!("CARGO_BIN_EXE_scalebench"));
+    let o = sb()
+        .args(["results", "add", "--store"])
+        .arg(&store)
+        .args(&files)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let site = t.path().join("site");
+    let o = sb()
+        .args(["dashboard", "--store"])
+        .arg(&store)
+        .arg("-o")
+        .arg(&site)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        said.contains("(8 runs, 3 series and workload rows, 1 regression)"),
+        "{said}"
+    );
+    // Written again: refused without --force, nothing touched.
+    let again = sb()
+        .args(["dashboard", "--store"])
+        .arg(&store)
+        .arg("-o")
+        .arg(&site)
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+
+    let page = site.join("index.html");
+    let (dom, log) = headless(&page, &t.path().join("p1"), &["--dump-dom"]);
+    assert!(
+        dom.contains("<title>scalebench dashboard"),
+        "no dashboard:\n{log}"
+    );
+    assert!(!log.contains(":CONSOLE"), "console messages:\n{log}");
+    for series in ["socket", "bind", "mmap"] {
+        assert!(
+            dom.contains(&format!("data-track=\"{series}\"")),
+            "{series}"
+        );
+    }
+    assert_eq!(dom.matches("<svg id=\"c").count(), 3, "a chart per series");
+    // Two systems a chart, four runs each: 24 points, each a link to a
+    // report that exists.
+    let links: Vec<&str> = dom
+        .split("<a href=\"runs/")
+        .skip(1)
+        .map(|s| &s[..s.find('"').unwrap()])
+        .collect();
+    assert!(dom.matches("class=\"point").count() == 24, "points");
+    for l in &links {
+        let report = std::fs::read_to_string(site.join("runs").join(l)).unwrap();
+        assert!(report.contains("<title>scalebench report"), "{l}");
+    }
+    assert_eq!(std::fs::read_dir(site.join("runs")).unwrap().count(), 8);
+    // The slower socket run is the one regression: ringed and listed.
+    assert_eq!(dom.matches("class=\"point regressed\"").count(), 1);
+    assert!(dom.contains("socket</a> on linux-6.1: rose"), "{dom}");
+
+    // A screenshot with ink, both systems' colours on it.
+    let (buf, px) = screenshot(
+        &page,
+        &t.path().join("p2"),
+        &t.path().join("d.png"),
+        "1000,1400",
+    );
+    let pixels: Vec<&[u8]> = buf.chunks(px).collect();
+    assert!(ink(&pixels) * 30 > pixels.len(), "nearly blank");
+    assert!(
+        pixels.iter().any(|p| near(p, [0x00, 0x72, 0xB2])),
+        "no blue line"
+    );
+    assert!(
+        pixels.iter().any(|p| near(p, [0xD5, 0x5E, 0x00])),
+        "no vermillion line"
+    );
+}

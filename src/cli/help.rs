@@ -183,6 +183,13 @@ pub const RESULTS_LIST: &str = with_status!(
   scalebench results list 'kernel=6.1* since=2026-11-01' --json"
 );
 
+/// `dashboard --help`.
+pub const DASHBOARD: &str = with_status!(
+    "  scalebench dashboard -o site/                    every stored run; open site/index.html
+  scalebench dashboard 'since=2026-11-01' -o site/ --store team.sqlite
+  scalebench dashboard -o site/ --force --threshold 5"
+);
+
 /// `results show --help`.
 pub const RESULTS_SHOW: &str = with_status!(
     "  scalebench results show 3f2a9c1b                 a run by (a prefix of) its id

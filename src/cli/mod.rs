@@ -77,6 +77,11 @@ pub enum Command {
     #[command(after_help = help::RESULTS)]
     #[command(subcommand)]
     Results(stored::ResultsCommand),
+    /// Write a static site from the results store: for each benchmark
+    /// series and workload row, its figure over time per system,
+    /// regressions marked, each point linking to its run's full report.
+    #[command(after_help = help::DASHBOARD)]
+    Dashboard(stored::DashboardArgs),
     /// Export every raw sample of result files.
     #[command(after_help = help::EXPORT)]
     Export(ExportArgs),
@@ -1014,6 +1019,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Compare(a) => commands::compare(a),
         Command::History(a) => commands::history(a),
         Command::Results(c) => stored::run(c),
+        Command::Dashboard(a) => stored::dashboard(a),
         Command::Export(a) => commands::export(a),
         Command::Analyze(a) => commands::analyze(a),
         Command::Sysinfo(a) => commands::sysinfo(a),

@@ -202,6 +202,56 @@ fn selected(store: &mut Store, words: &[String]) -> anyhow::Result<Vec<Listed>> 
     store.select(&q)
 }
 
+/// Options of `dashboard`.
+#[derive(Debug, clap::Args)]
+pub struct DashboardArgs {
+    /// Which runs to draw (docs/store.md); all when none is given.
+    #[arg(value_name = "QUERY")]
+    pub query: Vec<String>,
+    /// The site's directory: new or empty, or any with --force.
+    #[arg(short, long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Write over a directory that is not empty (only the site's own
+    /// files are replaced).
+    #[arg(long)]
+    pub force: bool,
+    /// Mark a point as regressed when its cost rose (its figure fell) by
+    /// more than this many percent against the same system's run before
+    /// it, or its class grew.
+    #[arg(long, value_name = "PERCENT", default_value_t = 10.0, value_parser = crate::values::percent)]
+    pub threshold: f64,
+    /// The store.
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
+/// `dashboard`.
+pub fn dashboard(a: DashboardArgs) -> anyhow::Result<ExitCode> {
+    let mut store = a.store.open(false)?;
+    let runs = selected(&mut store, &a.query)?;
+    if runs.is_empty() {
+        anyhow::bail!(
+            "store {}: no stored run{} (`scalebench results add FILE…` adds them)",
+            store.name(),
+            if a.query.is_empty() {
+                String::new()
+            } else {
+                format!(" matches `{}`", a.query.join(" "))
+            }
+        );
+    }
+    let w = crate::dashboard::write(&mut store, &runs, &a.out, a.force, a.threshold)?;
+    println!(
+        "dashboard: {} ({} runs, {} series and workload rows, {} regression{})",
+        w.index.display(),
+        w.runs,
+        w.tracks,
+        w.regressions,
+        if w.regressions == 1 { "" } else { "s" }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `results list`.
 fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
     let mut store = a.store.open(false)?;

@@ -1,0 +1,400 @@
+//! `scalebench dashboard`: a static site drawn from the results store.
+//! For each benchmark series, its cost at the highest n over time, a line
+//! per system (label), each point naming its growth class; for each
+//! workload row, its figure over time likewise. A point is a link to the
+//! full HTML report of its run (`runs/ID.html`, written beside), and a
+//! point that regressed against the same system's previous run is ringed
+//! in red and listed at the top.
+//!
+//! The rule for "regressed" is stated on the page: the class grew (O(1)
+//! to O(n), …), or the cost rose — the figure fell — by more than the
+//! threshold (10 % unless told). It is a pointer, not `compare`'s test:
+//! the page gives the `compare` command for the two runs.
+
+mod chart;
+
+use crate::report::{self, Format, System};
+use crate::store::{BenchRow, Listed, Store, WorkRow};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// One point of a track: a run of one system.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// The run's id.
+    pub run: String,
+    /// When it started, seconds since the epoch.
+    pub at: f64,
+    /// When it started, as recorded.
+    pub started: String,
+    /// The figure: ns at the highest n, or the workload row's figure.
+    pub value: f64,
+    /// The growth class, for a benchmark.
+    pub class: Option<String>,
+    /// Whether it regressed against the previous point, and why.
+    pub regressed: Option<String>,
+    /// Whether its run was measured under emulation.
+    pub emulated: bool,
+}
+
+/// Something followed over time: a benchmark series or a workload row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Track {
+    /// `socket`, or `http-ipstack: 4 processes, IPv4`.
+    pub name: String,
+    /// `ns at high n`, `req/s`, `s`.
+    pub unit: String,
+    /// Whether a larger figure is better (throughput).
+    pub higher_is_better: bool,
+    /// Each system's points, in time order.
+    pub systems: BTreeMap<String, Vec<Point>>,
+}
+
+/// The rank of a growth class for "grew": `None` for undecided ones.
+fn class_rank(class: &str) -> Option<u8> {
+    match class {
+        "O(1)" => Some(0),
+        "O(log n)" => Some(1),
+        "O(n)" => Some(2),
+        "O(n log n)" => Some(3),
+        "O(n^2)" => Some(4),
+        _ => None,
+    }
+}
+
+/// Marks each point that regressed against the one before it.
+pub fn mark_regressions(points: &mut [Point], higher_is_better: bool, threshold: f64) {
+    for i in 1..points.len() {
+        let (before, now) = (&points[i - 1], &points[i]);
+        let grew = match (
+            before.class.as_deref().and_then(class_rank),
+            now.class.as_deref().and_then(class_rank),
+        ) {
+            (Some(a), Some(b)) if b > a => Some(format!(
+                "class grew: {} → {}",
+                before.class.as_deref().unwrap_or("?"),
+                now.class.as_deref().unwrap_or("?")
+            )),
+            _ => None,
+        };
+        let change = if before.value > 0.0 {
+            now.value / before.value - 1.0
+        } else {
+            0.0
+        };
+        let worse = if higher_is_better { -change } else { change };
+        let moved = (worse > threshold && before.emulated == now.emulated).then(|| {
+            format!(
+                "{} {:.0} %",
+                if higher_is_better { "fell" } else { "rose" },
+                change.abs() * 100.0
+            )
+        });
+        points[i].regressed = match (grew, moved) {
+            (Some(g), Some(m)) => Some(format!("{g}; {m}")),
+            (g, m) => g.or(m),
+        };
+    }
+}
+
+/// Seconds since the epoch of an RFC 3339 time.
+fn epoch(s: &str) -> f64 {
+    crate::store::query::parse_time(s)
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// The tracks of `runs` (each with its indexed rows), regressions marked.
+pub fn tracks(runs: &[(Listed, Vec<BenchRow>, Vec<WorkRow>)], threshold: f64) -> Vec<Track> {
+    let mut by_name: BTreeMap<String, Track> = BTreeMap::new();
+    for (l, benches, works) in runs {
+        let r = &l.run;
+        let point = |value: f64, class: Option<String>| Point {
+            run: r.id.clone(),
+            at: epoch(&r.started),
+            started: r.started.clone(),
+            value,
+            class,
+            regressed: None,
+            emulated: r.emulated,
+        };
+        for b in benches {
+            let Some((_, ns)) = b.high else { continue };
+            let t = by_name.entry(format!("b {}", b.series)).or_insert(Track {
+                name: b.series.clone(),
+                unit: "ns at the highest n".into(),
+                higher_is_better: false,
+                systems: BTreeMap::new(),
+            });
+            let p = point(ns, b.class.clone());
+            t.systems.entry(r.label.clone()).or_default().push(p);
+        }
+        for w in works {
+            let (Some(v), Some(unit)) = (w.figure, w.unit.as_ref()) else {
+                continue;
+            };
+            let name = match &w.target {
+                Some(t) => format!("{}: {} ({t})", w.workload, w.row_label),
+                None => format!("{}: {}", w.workload, w.row_label),
+            };
+            let t = by_name.entry(format!("w {name}")).or_insert(Track {
+                name,
+                unit: unit.clone(),
+                // Seconds are a phase's time; everything else a rate.
+                higher_is_better: unit != "s",
+                systems: BTreeMap::new(),
+            });
+            let p = point(v, None);
+            t.systems.entry(r.label.clone()).or_default().push(p);
+        }
+    }
+    let mut v: Vec<Track> = by_name.into_values().collect();
+    for t in &mut v {
+        for points in t.systems.values_mut() {
+            points.sort_by(|a, b| a.at.total_cmp(&b.at));
+            mark_regressions(points, t.higher_is_better, threshold);
+        }
+    }
+    v
+}
+
+/// What [`write`] made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written {
+    /// The runs drawn.
+    pub runs: usize,
+    /// The tracks drawn.
+    pub tracks: usize,
+    /// Points that regressed.
+    pub regressions: usize,
+    /// The site's front page.
+    pub index: PathBuf,
+}
+
+/// Writes the site for `runs` of `store` into `dir`: `index.html` and
+/// `runs/ID.html` for each run. `dir` must be new or empty unless
+/// `force`, which replaces only the files the site has.
+pub fn write(
+    store: &mut Store,
+    runs: &[Listed],
+    dir: &Path,
+    force: bool,
+    threshold: f64,
+) -> anyhow::Result<Written> {
+    check_dir(dir, force)?;
+    std::fs::create_dir_all(dir.join("runs"))?;
+    let mut indexed = Vec::new();
+    for l in runs {
+        let (b, w) = store.rows_of(&l.run.id)?;
+        write_run_report(store, l, &dir.join("runs"))?;
+        indexed.push((l.clone(), b, w));
+    }
+    let tracks = tracks(&indexed, threshold);
+    let page = index_page(store.name(), runs, &tracks, threshold);
+    let index = dir.join("index.html");
+    std::fs::write(&index, page)?;
+    Ok(Written {
+        runs: runs.len(),
+        tracks: tracks.len(),
+        regressions: tracks
+            .iter()
+            .flat_map(|t| t.systems.values().flatten())
+            .filter(|p| p.regressed.is_some())
+            .count(),
+        index,
+    })
+}
+
+/// Refuses a directory that holds anything but a site, or any files at
+/// all without `force`.
+fn check_dir(dir: &Path, force: bool) -> anyhow::Result<()> {
+    let Ok(mut entries) = std::fs::read_dir(dir) else {
+        if dir.exists() {
+            anyhow::bail!("{}: not a directory", dir.display());
+        }
+        return Ok(());
+    };
+    if entries.next().is_some() && !force {
+        anyhow::bail!(
+            "{}: the directory is not empty; use --force to write the site over it (only index.html and runs/*.html are replaced), or choose another",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// The short form of a run id, as `results list` shows it.
+pub fn short(id: &str) -> &str {
+    &id[..id.len().min(12)]
+}
+
+/// The full HTML report of one stored run, as `scalebench report` writes
+/// it.
+fn write_run_report(store: &mut Store, l: &Listed, dir: &Path) -> anyhow::Result<()> {
+    let bytes = store.file(&l.run.id)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let path = dir.join(format!("{}.html", short(&l.run.id)));
+    let file = crate::results::parse(&text, &path)?;
+    let systems = [System {
+        label: file.label.clone(),
+        file,
+    }];
+    let input = report::Input::new(&systems, &Default::default());
+    let mut out = Vec::new();
+    report::writer(Format::Html, None).write(&input, &mut out)?;
+    std::fs::write(&path, out)?;
+    Ok(())
+}
+
+/// The front page: what is drawn and how to read it, the regressions,
+/// a chart per track, the runs.
+fn index_page(store: &str, runs: &[Listed], tracks: &[Track], threshold: f64) -> String {
+    use crate::report::chart::esc;
+    let mut o = String::new();
+    let labels: Vec<&str> = {
+        let mut v: Vec<&str> = runs.iter().map(|l| l.run.label.as_str()).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let _ = write!(
+        o,
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>scalebench dashboard</title><style>{}</style></head><body><h1>scalebench dashboard</h1><p class=\"sub\">{} runs of {} systems from the store {}. Each chart follows one benchmark series (its cost at the highest n) or one workload row (its figure) over time, a line per system; each point is a run — click it for the run's full report. A point ringed in red regressed against the same system's run before it: its class grew, or its cost rose (its figure fell) by more than {:.0} %. That is a pointer, not a test: <code>scalebench compare</code> on the two runs says whether it holds.</p>",
+        chart::STYLE,
+        runs.len(),
+        labels.len(),
+        esc(store),
+        threshold * 100.0
+    );
+    write_regressions(&mut o, tracks, store);
+    for (i, t) in tracks.iter().enumerate() {
+        let _ = write!(
+            o,
+            "<section class=\"track\" id=\"t{i}\" data-track=\"{}\"><h2>{}</h2>{}</section>",
+            esc(&t.name),
+            esc(&t.name),
+            chart::track_svg(&format!("c{i}"), t, &labels)
+        );
+    }
+    write_runs(&mut o, runs);
+    o.push_str("</body></html>\n");
+    o
+}
+
+/// The list of regressions, each linking to its run and its chart.
+fn write_regressions(o: &mut String, tracks: &[Track], store: &str) {
+    use crate::report::chart::esc;
+    let mut items = String::new();
+    for (i, t) in tracks.iter().enumerate() {
+        for (system, points) in &t.systems {
+            for w in points.windows(2) {
+                if let Some(why) = &w[1].regressed {
+                    let _ = write!(
+                        items,
+                        "<li><a href=\"#t{i}\">{}</a> on {}: {} (<a href=\"runs/{}.html\">{}</a> against <a href=\"runs/{}.html\">{}</a>; <code>scalebench compare --store {} --base id={} --new id={}</code>)</li>",
+                        esc(&t.name),
+                        esc(system),
+                        esc(why),
+                        short(&w[1].run),
+                        esc(&w[1].started),
+                        short(&w[0].run),
+                        esc(&w[0].started),
+                        esc(store),
+                        short(&w[0].run),
+                        short(&w[1].run),
+                    );
+                }
+            }
+        }
+    }
+    if items.is_empty() {
+        o.push_str("<p class=\"ok\" id=\"regressions\">No regressions between consecutive runs of a system.</p>");
+    } else {
+        let _ = write!(
+            o,
+            "<h2>Regressions</h2><ul class=\"regressions\" id=\"regressions\">{items}</ul>"
+        );
+    }
+}
+
+/// Every run drawn, newest first, each linking to its report.
+fn write_runs(o: &mut String, runs: &[Listed]) {
+    use crate::report::chart::esc;
+    o.push_str("<h2>Runs</h2><table class=\"runs\"><tr><th>id</th><th>started</th><th>label</th><th>host</th><th>kernel</th><th>holds</th></tr>");
+    for l in runs.iter().rev() {
+        let r = &l.run;
+        let mut holds: Vec<String> = l.series.clone();
+        holds.extend(l.workloads.iter().cloned());
+        let _ = write!(
+            o,
+            "<tr><td><a href=\"runs/{0}.html\">{0}</a></td><td>{1}</td><td>{2}</td><td>{3}</td><td>{4}</td><td>{5}</td></tr>",
+            short(&r.id),
+            esc(&r.started),
+            esc(&r.label),
+            esc(&r.host),
+            esc(&r.kernel),
+            esc(&holds.join(", "))
+        );
+    }
+    o.push_str("</table>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(at: f64, value: f64, class: Option<&str>) -> Point {
+        Point {
+            run: format!("{at:064}"),
+            at,
+            started: format!("t{at}"),
+            value,
+            class: class.map(str::to_string),
+            regressed: None,
+            emulated: false,
+        }
+    }
+
+    #[test]
+    fn a_grown_class_or_a_rise_past_the_threshold_is_a_regression() {
+        let mut v = vec![
+            p(1.0, 100.0, Some("O(1)")),
+            p(2.0, 105.0, Some("O(1)")),
+            p(3.0, 130.0, Some("O(1)")),
+            p(4.0, 131.0, Some("O(n)")),
+            p(5.0, 90.0, Some("undecided")),
+            p(6.0, 91.0, Some("O(n)")),
+        ];
+        mark_regressions(&mut v, false, 0.10);
+        let got: Vec<Option<&str>> = v.iter().map(|p| p.regressed.as_deref()).collect();
+        assert_eq!(
+            got,
+            [
+                None,
+                None,
+                Some("rose 24 %"),
+                Some("class grew: O(1) → O(n)"),
+                None,
+                None
+            ]
+        );
+        // Throughput: a fall is the regression.
+        let mut w = vec![
+            p(1.0, 1000.0, None),
+            p(2.0, 850.0, None),
+            p(3.0, 2000.0, None),
+        ];
+        mark_regressions(&mut w, true, 0.10);
+        assert_eq!(w[1].regressed.as_deref(), Some("fell 15 %"));
+        assert_eq!(w[2].regressed, None);
+    }
+
+    #[test]
+    fn an_emulated_run_is_not_compared_by_speed_with_a_native_one() {
+        let mut v = vec![p(1.0, 100.0, Some("O(1)")), p(2.0, 1000.0, Some("O(1)"))];
+        v[1].emulated = true;
+        mark_regressions(&mut v, false, 0.10);
+        assert_eq!(v[1].regressed, None);
+    }
+}
