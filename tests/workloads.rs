@@ -347,7 +347,17 @@ fn a_connection_sweep_keeps_every_sample_and_names_its_peak() {
         .unwrap();
     let md = String::from_utf8_lossy(&o.stdout);
     assert!(md.contains("| connections | req/s | per-unit |"), "{md}");
-    assert_eq!(std::fs::read_dir(&svg).unwrap().count(), 9, "{md}");
+    // Three charts per row, and the workload's monitor chart.
+    let names: Vec<String> = std::fs::read_dir(&svg)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 9 + 1, "{names:?}\n{md}");
+    assert_eq!(
+        names.iter().filter(|n| n.contains("-monitor-")).count(),
+        1,
+        "{names:?}"
+    );
 }
 
 #[test]

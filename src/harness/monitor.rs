@@ -215,10 +215,12 @@ pub fn samples(readings: &[(f64, Counters)], shortest: f64) -> Vec<MonitorSample
     keep.windows(2).filter_map(|w| sample(w[0], w[1])).collect()
 }
 
-/// The sample of the interval between readings `a` and `b`.
+/// The sample of the interval between readings `a` and `b`; none for an
+/// interval under a millisecond (a workload refused at once), which
+/// would be kept as 0 s long.
 fn sample((t0, a): &(f64, Counters), (t1, b): &(f64, Counters)) -> Option<MonitorSample> {
     let seconds = t1 - t0;
-    if seconds <= 0.0 {
+    if seconds < 0.0005 {
         return None;
     }
     let rate =
@@ -458,6 +460,9 @@ mod tests {
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].t, 1.05);
         assert_eq!(s[0].context_switches_per_s, Some(round2(110.0 / 1.05)));
+        // Two readings within a millisecond (a workload refused at once):
+        // no sample, rather than one 0 s long.
+        assert!(samples(&[r[0].clone(), (0.0004, reading(1, 1, 1, 1))], 0.1).is_empty());
         // A CPU added between readings: no shares, the rest still there.
         let mut more = reading(60, 60, 120, 0);
         more.cpus.as_mut().unwrap().push(CpuStates::default());
