@@ -330,13 +330,15 @@ fn chromium_renders_the_dashboard_and_its_links_lead_to_each_runs_report() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let site = t.path().join("site");
-    let o = sb()
-        .args(["dashboard", "--store"])
-        .arg(&store)
-        .arg("-o")
-        .arg(&site)
-        .output()
-        .unwrap();
+    let dashboard = || {
+        sb().args(["dashboard", "--store"])
+            .arg(&store)
+            .arg("-o")
+            .arg(&site)
+            .output()
+            .unwrap()
+    };
+    let o = dashboard();
     let said = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(
@@ -344,13 +346,7 @@ fn chromium_renders_the_dashboard_and_its_links_lead_to_each_runs_report() {
         "{said}"
     );
     // Written again: refused without --force, nothing touched.
-    let again = sb()
-        .args(["dashboard", "--store"])
-        .arg(&store)
-        .arg("-o")
-        .arg(&site)
-        .output()
-        .unwrap();
+    let again = dashboard();
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
 

@@ -126,10 +126,7 @@ pub fn run(c: ResultsCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The first 12 hex digits of an id, as runs are shown.
-pub fn short(id: &str) -> &str {
-    &id[..id.len().min(12)]
-}
+pub use crate::store::index::short;
 
 /// `results add`: every file is checked and stored, or refused by name;
 /// the status is 1 when any was refused.

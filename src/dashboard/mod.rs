@@ -224,10 +224,7 @@ fn check_dir(dir: &Path, force: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The short form of a run id, as `results list` shows it.
-pub fn short(id: &str) -> &str {
-    &id[..id.len().min(12)]
-}
+pub use crate::store::index::short;
 
 /// The full HTML report of one stored run, as `scalebench report` writes
 /// it.

@@ -848,11 +848,7 @@ fn write_monitors(
         .iter()
         .enumerate()
         .filter_map(|(i, (system, m))| {
-            let title = if many {
-                format!("{what} on {system}: the system meanwhile")
-            } else {
-                format!("{what}: the system meanwhile")
-            };
+            let title = super::monitor::title(what, system, many);
             Some((
                 *system,
                 super::monitor::monitor_svg(&format!("{id}-{i}"), &title, m)?,

@@ -216,11 +216,7 @@ impl MarkdownReport {
         out: &mut dyn Write,
     ) -> anyhow::Result<()> {
         for (i, (system, m)) in monitors.iter().enumerate() {
-            let title = if many {
-                format!("{what} on {system}: the system meanwhile")
-            } else {
-                format!("{what}: the system meanwhile")
-            };
+            let title = super::monitor::title(what, system, many);
             let stem = format!("{}-monitor-{i}", anchor(what));
             if let Some(svg) = super::monitor::monitor_svg(&stem, &title, m) {
                 let file = self.attach(dir, &stem, svg);

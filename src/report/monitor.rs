@@ -176,6 +176,16 @@ fn cpu_stack(s: &MonitorSample) -> Option<[f64; 5]> {
     Some(v.map(|x| x / n))
 }
 
+/// The title of `what`'s monitor chart on `system`, which it names when
+/// the report shows several systems.
+pub fn title(what: &str, system: &str, many: bool) -> String {
+    if many {
+        format!("{what} on {system}: the system meanwhile")
+    } else {
+        format!("{what}: the system meanwhile")
+    }
+}
+
 /// The monitor's chart as an `<svg>` element with id `id`; `None` when it
 /// has no samples.
 pub fn monitor_svg(id: &str, title: &str, m: &Monitor) -> Option<String> {

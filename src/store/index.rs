@@ -120,6 +120,11 @@ pub struct Indexed {
     pub workloads: Vec<WorkRow>,
 }
 
+/// The first 12 hex digits of a run's id, as runs are shown.
+pub fn short(id: &str) -> &str {
+    &id[..id.len().min(12)]
+}
+
 /// The hex SHA-256 of `bytes`: a run's id.
 pub fn content_id(bytes: &[u8]) -> String {
     use sha2::Digest;
