@@ -242,10 +242,14 @@ fn sysctl_by_mib<T: Copy>(mib: &[libc::c_int], buf: &mut [T]) -> std::io::Result
 }
 
 /// Busy and total time of each CPU so far, in ticks (busy: all but idle),
-/// from [`cpu_state_records`]; `None` where they cannot be read.
+/// from its states ([`cpu_state_records`]); `None` where they cannot be
+/// read.
 pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
     let (raw, layout) = cpu_state_records()?;
-    let v = super::cpu_states::ticks_from_states(&raw, layout.states, layout.idle);
+    let v: Vec<super::CpuTicks> = super::cpu_states::states_from(&raw, &layout)
+        .iter()
+        .map(super::counters::CpuStates::ticks)
+        .collect();
     (!v.is_empty()).then_some(v)
 }
 

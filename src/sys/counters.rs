@@ -49,6 +49,18 @@ impl CpuStates {
         .iter()
         .fold(0u64, |t, &x| t.saturating_add(x))
     }
+
+    /// Busy, total and stolen time ([`super::CpuTicks`]): busy is all
+    /// but idle and iowait.
+    pub fn ticks(&self) -> super::CpuTicks {
+        let total = self.total();
+        let idle = self.idle.saturating_add(self.iowait.unwrap_or(0));
+        super::CpuTicks {
+            busy: total.saturating_sub(idle),
+            total,
+            steal: self.steal,
+        }
+    }
 }
 
 /// Packets and errors of every network interface of this network
@@ -190,8 +202,23 @@ fn field(text: &str, key: &str, sep: char) -> Option<u64> {
 /// `procs_running` and `procs_blocked` of /proc/stat into `c`.
 #[cfg(any(test, target_os = "linux", target_os = "android"))]
 fn proc_stat(stat: &str, c: &mut Counters) {
-    let cpus: Vec<CpuStates> = stat
-        .lines()
+    let cpus = proc_stat_cpus(stat);
+    c.cpus = (!cpus.is_empty()).then_some(cpus);
+    c.context_switches = field(stat, "ctxt", ' ');
+    c.interrupts = field(stat, "intr", ' ');
+    c.forks = field(stat, "processes", ' ');
+    c.running = field(stat, "procs_running", ' ');
+    c.blocked = field(stat, "procs_blocked", ' ');
+}
+
+/// Each CPU's states from the `cpuN` lines of /proc/stat (`cpu0 user nice
+/// system idle iowait irq softirq steal guest guest_nice`; guest time is
+/// already in user, so it is not added again); a line of fewer than four
+/// numbers is left out, and what an older kernel's line stops before is
+/// `None`.
+#[cfg(any(test, target_os = "linux", target_os = "android"))]
+pub(crate) fn proc_stat_cpus(stat: &str) -> Vec<CpuStates> {
+    stat.lines()
         .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
         .filter_map(|l| {
             let f: Vec<u64> = l
@@ -211,13 +238,7 @@ fn proc_stat(stat: &str, c: &mut Counters) {
                 steal: at(7),
             })
         })
-        .collect();
-    c.cpus = (!cpus.is_empty()).then_some(cpus);
-    c.context_switches = field(stat, "ctxt", ' ');
-    c.interrupts = field(stat, "intr", ' ');
-    c.forks = field(stat, "processes", ' ');
-    c.running = field(stat, "procs_running", ' ');
-    c.blocked = field(stat, "procs_blocked", ' ');
+        .collect()
 }
 
 /// Every interface's packets, errors and drops in /proc/net/dev, added up

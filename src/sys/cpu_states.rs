@@ -1,13 +1,12 @@
 //! Per-CPU time counters as the BSD kernels and macOS hand them out, turned
-//! into [`CpuTicks`].
+//! into [`CpuStates`] (and from those, busy and total ticks).
 //!
 //! Each system gives, per CPU, the time spent in each CPU state (user,
 //! nice, system, interrupt, idle …), in an order and a number of states of
-//! its own. Turning those arrays into busy and total ticks is kept here,
+//! its own. Turning those arrays into states is kept here,
 //! free of system calls, so that it is tested on every system and not only
 //! where the counters come from; `bsd.rs` does the reading.
 
-use super::CpuTicks;
 use super::counters::CpuStates;
 
 /// Where each CPU state sits in one CPU's record of state counters.
@@ -63,25 +62,6 @@ pub fn states_from(raw: &[u64], layout: &Layout) -> Vec<CpuStates> {
         .collect()
 }
 
-/// One [`CpuTicks`] per CPU from `raw`, which holds `states` counters per
-/// CPU one CPU after the other, the one at index `idle` being idle time:
-/// total is the sum of a CPU's counters, busy all of it but idle. A
-/// trailing partial CPU is left out.
-pub fn ticks_from_states(raw: &[u64], states: usize, idle: usize) -> Vec<CpuTicks> {
-    assert!(idle < states, "the idle state {idle} is not among {states}");
-    raw.chunks_exact(states)
-        .map(|cpu| {
-            // Saturating, so that total >= idle even for nonsense input.
-            let total = cpu.iter().fold(0u64, |t, &x| t.saturating_add(x));
-            CpuTicks {
-                busy: total - cpu[idle],
-                total,
-                steal: None,
-            }
-        })
-        .collect()
-}
-
 /// The state counters of the online CPUs in OpenBSD's `struct cpustats`
 /// records (`KERN_CPUSTATS`: `uint64_t cs_time[CPUSTATES]` then `uint64_t
 /// cs_flags`, `sys/sched.h`), one record per CPU in `raw`: those whose
@@ -98,6 +78,38 @@ pub fn online_cpustats(raw: &[u64], states: usize, online: u64) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::CpuTicks;
+
+    /// Busy and total ticks of each CPU in `raw`, as `cpu_ticks` makes
+    /// them on the BSDs and macOS.
+    fn ticks_of(raw: &[u64], layout: &Layout) -> Vec<CpuTicks> {
+        states_from(raw, layout)
+            .iter()
+            .map(CpuStates::ticks)
+            .collect()
+    }
+
+    /// macOS: user, system, idle, nice — no interrupt state.
+    const MAC: Layout = Layout {
+        states: 4,
+        user: 0,
+        nice: 3,
+        system: 1,
+        intr: None,
+        spin: None,
+        idle: 2,
+    };
+
+    /// OpenBSD: user, nice, sys, spin, intr, idle.
+    const OPEN: Layout = Layout {
+        states: 6,
+        user: 0,
+        nice: 1,
+        system: 2,
+        spin: Some(3),
+        intr: Some(4),
+        idle: 5,
+    };
 
     fn ticks(busy: u64, total: u64) -> CpuTicks {
         CpuTicks {
@@ -113,7 +125,7 @@ mod tests {
         // kinfo_cputime fields: user, nice, sys, intr, idle.
         let raw = [10, 1, 5, 2, 100, 0, 0, 0, 0, 50];
         assert_eq!(
-            ticks_from_states(&raw, 5, 4),
+            ticks_of(&raw, &Layout::FIVE),
             [ticks(18, 118), ticks(0, 50)]
         );
     }
@@ -129,27 +141,10 @@ mod tests {
         );
         assert_eq!(s[0].total(), 118, "the same total as the busy/total ticks");
         assert_eq!(s[1].idle, 50);
-        // OpenBSD: user, nice, sys, spin, intr, idle — spin counted as irq.
-        let open = Layout {
-            states: 6,
-            spin: Some(3),
-            intr: Some(4),
-            idle: 5,
-            ..Layout::FIVE
-        };
-        let s = states_from(&[1, 2, 3, 4, 5, 6], &open);
+        // OpenBSD: spin counted as irq.
+        let s = states_from(&[1, 2, 3, 4, 5, 6], &OPEN);
         assert_eq!((s[0].irq, s[0].idle), (9, 6));
-        // macOS: user, system, idle, nice — no interrupt state.
-        let mac = Layout {
-            states: 4,
-            user: 0,
-            nice: 3,
-            system: 1,
-            intr: None,
-            spin: None,
-            idle: 2,
-        };
-        let s = states_from(&[30, 20, 40, 10, 1], &mac);
+        let s = states_from(&[30, 20, 40, 10, 1], &MAC);
         assert_eq!(s.len(), 1, "a partial CPU is left out");
         assert_eq!(
             (s[0].user, s[0].system, s[0].idle, s[0].nice, s[0].irq),
@@ -161,21 +156,19 @@ mod tests {
     fn idle_need_not_be_last() {
         // macOS cpu_ticks: user, system, idle, nice.
         let raw = [30, 20, 40, 10];
-        assert_eq!(ticks_from_states(&raw, 4, 2), [ticks(60, 100)]);
+        assert_eq!(ticks_of(&raw, &MAC), [ticks(60, 100)]);
     }
 
     #[test]
     fn a_partial_cpu_is_left_out() {
-        assert_eq!(
-            ticks_from_states(&[1, 2, 3, 4, 5, 6, 7], 6, 5),
-            [ticks(15, 21)]
-        );
-        assert!(ticks_from_states(&[], 5, 4).is_empty());
+        assert_eq!(ticks_of(&[1, 2, 3, 4, 5, 6, 7], &OPEN), [ticks(15, 21)]);
+        assert!(ticks_of(&[], &Layout::FIVE).is_empty());
     }
 
     #[test]
     fn huge_counters_saturate_instead_of_overflowing() {
-        let t = ticks_from_states(&[u64::MAX, 1, 7], 3, 2);
+        // user, system, idle, nice.
+        let t = ticks_of(&[u64::MAX, 1, 7, 0], &MAC);
         assert_eq!(t, [ticks(u64::MAX - 7, u64::MAX)]);
     }
 
@@ -189,6 +182,6 @@ mod tests {
         ];
         let states = online_cpustats(&raw, 6, 1);
         assert_eq!(states, [1, 2, 3, 4, 5, 100]);
-        assert_eq!(ticks_from_states(&states, 6, 5), [ticks(15, 115)]);
+        assert_eq!(ticks_of(&states, &OPEN), [ticks(15, 115)]);
     }
 }

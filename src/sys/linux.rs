@@ -216,30 +216,13 @@ pub fn cpu_ticks() -> Option<Vec<super::CpuTicks>> {
     parse_cpu_ticks(&std::fs::read_to_string("/proc/stat").ok()?)
 }
 
-/// The `cpuN` lines of /proc/stat (`cpu0 user nice system idle iowait irq
-/// softirq steal guest guest_nice`; guest time is already in user) as
-/// [`super::CpuTicks`]; steal is absent when the line stops before it.
+/// The `cpuN` lines of /proc/stat as [`super::CpuTicks`], from each CPU's
+/// states ([`super::counters::proc_stat_cpus`]); steal is absent when the
+/// line stops before it.
 pub(crate) fn parse_cpu_ticks(stat: &str) -> Option<Vec<super::CpuTicks>> {
-    let v: Vec<super::CpuTicks> = stat
-        .lines()
-        .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
-        .filter_map(|l| {
-            let f: Vec<u64> = l
-                .split_whitespace()
-                .skip(1)
-                .filter_map(|x| x.parse().ok())
-                .collect();
-            if f.len() < 4 {
-                return None;
-            }
-            let total: u64 = f.iter().take(8).sum();
-            let idle = f[3] + f.get(4).copied().unwrap_or(0);
-            Some(super::CpuTicks {
-                busy: total - idle,
-                total,
-                steal: f.get(7).copied(),
-            })
-        })
+    let v: Vec<super::CpuTicks> = super::counters::proc_stat_cpus(stat)
+        .iter()
+        .map(super::counters::CpuStates::ticks)
         .collect();
     (!v.is_empty()).then_some(v)
 }
