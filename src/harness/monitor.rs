@@ -133,7 +133,11 @@ impl Monitor {
         let (ready, first) = mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
             let start = Instant::now();
-            let shortest = interval.as_secs_f64() / 10.0;
+            // A last interval of a tenth of the interval, or of two clock
+            // ticks (10 ms each at Linux's USER_HZ of 100), would show CPU
+            // counters that may not have moved at all: it joins the one
+            // before.
+            let shortest = (interval.as_secs_f64() / 10.0).max(0.02);
             let mut sink = Sink::new(file);
             let mut last: std::collections::VecDeque<(f64, Counters)> = Default::default();
             last.push_back((0.0, counters::read()));
