@@ -372,6 +372,66 @@ fn what_systems_cannot_do_is_refused_before_anything_runs() {
     );
 }
 
+#[test]
+fn a_dry_run_names_every_system_it_would_run_on_also_one_alone() {
+    let image = kernel("cloud-amd64");
+    let k = format!("g={}", format_args!("kernel:{}", image.display()));
+    let t = tempfile::tempdir().unwrap();
+    let key = t.path().join("key");
+    std::fs::write(&key, "not a key, never read by a dry run").unwrap();
+    let img = t.path().join("disk.img");
+    std::fs::write(&img, "").unwrap();
+    let i = format!("d=image:{},ssh=root,key={}", img.display(), key.display());
+    // One system elsewhere, alone or beside this machine: each of its
+    // items is listed on it, with no time promised for a guest.
+    for systems in [
+        vec![k.as_str()],
+        vec![i.as_str()],
+        vec!["h=local", k.as_str()],
+    ] {
+        let mut cmd = common::bin();
+        cmd.args([
+            "run",
+            "socket",
+            "bind",
+            "--max",
+            "10",
+            "--dry-run",
+            "--json",
+        ]);
+        for s in &systems {
+            cmd.args(["--system", s]);
+        }
+        let o = cmd.output().unwrap();
+        let stderr = common::text(&o.stderr);
+        assert!(o.status.success(), "{systems:?}: {stderr}");
+        let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let items = plan["items"].as_array().unwrap();
+        assert_eq!(items.len(), 2 * systems.len(), "{systems:?}: {plan}");
+        for s in &systems {
+            let name = &s[..1];
+            let on: Vec<&serde_json::Value> = items.iter().filter(|x| x["on"] == name).collect();
+            assert_eq!(on.len(), 2, "{systems:?}: {name} in {plan}");
+            if name != "h" {
+                assert!(on.iter().all(|x| x["seconds"].is_null()), "{name}: {plan}");
+            }
+        }
+        let unknown = systems.iter().filter(|s| !s.starts_with("h=")).count() * 2;
+        assert_eq!(plan["unknown"], unknown, "{systems:?}: {plan}");
+        // The words say it too: no bare promise of a time.
+        let mut cmd = common::bin();
+        cmd.args(["run", "socket", "bind", "--max", "10", "--dry-run"]);
+        for s in &systems {
+            cmd.args(["--system", s]);
+        }
+        let text = common::text(&cmd.output().unwrap().stdout);
+        assert!(
+            text.contains("whose time is unknown"),
+            "{systems:?}: {text}"
+        );
+    }
+}
+
 /// Starts `run` on a guest alone, its work directory `work`, and waits
 /// (up to 10 minutes) until the guest starts an item: stderr says
 /// `cloud: socket …`. The child, and what stderr said so far.

@@ -346,26 +346,69 @@ fn a_kept_verdict_is_reused_until_its_runs_change_or_rejudge_is_asked() {
     };
     let judged = class(&f, &[]);
     assert_eq!(judged, kept["verdict"]["class"].as_str().unwrap());
-    // A kept verdict planted with another class shows that the report
-    // reads it rather than judging again…
+    // The report reads the kept verdict rather than judging again: a
+    // bound of the rise's interval moved where it decides nothing (the
+    // lower bound of a flat or undecided series, the upper of a growing
+    // one; the interval comes from the replicas, which a report does not
+    // draw again) is shown as kept…
+    let rise = kept["verdict"]["rise"].clone();
+    let (bound, by) = if matches!(judged.as_str(), "O(1)" | "undecided") {
+        ("lo", -0.001)
+    } else {
+        ("hi", 0.001)
+    };
+    let moved = rise[bound].as_f64().unwrap() + by;
+    doc["benchmarks"][0]["verdict"]["verdict"]["rise"][bound] = moved.into();
+    let p = t.path().join("moved.json");
+    std::fs::write(&p, serde_json::to_string(&doc).unwrap()).unwrap();
+    let shown = |file: &Path, extra: &[&str]| -> (Value, String) {
+        let o = bin()
+            .arg("report")
+            .arg(file)
+            .args(["-f", "json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+        (
+            r["verdicts"][0].clone(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (v, said) = shown(&p, &[]);
+    assert_eq!(v["rise"][bound].as_f64().unwrap(), moved, "{v}");
+    assert!(!said.contains("disagrees"), "{said}");
+    // … --rejudge judges the runs again …
+    let (v, _) = shown(&p, &["--rejudge"]);
+    assert_eq!(v["rise"][bound], rise[bound], "{v}");
+    // … a verdict planted with another class is never shown: it disagrees
+    // with its own samples, is judged again and said so, once …
     let planted = if judged == "O(n^2)" {
         "O(log n)"
     } else {
         "O(n^2)"
     };
+    doc["benchmarks"][0]["verdict"]["verdict"]["rise"] = rise.clone();
     doc["benchmarks"][0]["verdict"]["verdict"]["class"] = planted.into();
-    let p = t.path().join("planted.json");
     std::fs::write(&p, serde_json::to_string(&doc).unwrap()).unwrap();
-    assert_eq!(class(&p, &[]), planted);
-    // … --rejudge judges the runs again …
-    assert_eq!(class(&p, &["--rejudge"]), judged);
-    // … and so does a report of runs changed by hand.
+    let (v, said) = shown(&p, &[]);
+    assert_eq!(v["class"], judged.as_str(), "{v}");
+    assert_eq!(
+        said.matches("disagrees with its samples").count(),
+        1,
+        "{said}"
+    );
+    assert!(said.contains(&format!("its class is {planted}")), "{said}");
+    // … and a report of runs changed by hand judges them again, as ever.
     let ns = doc["benchmarks"][0]["runs"][0]["samples"][3][1]
         .as_u64()
         .unwrap();
     doc["benchmarks"][0]["runs"][0]["samples"][3][1] = (ns + 1).into();
     std::fs::write(&p, serde_json::to_string(&doc).unwrap()).unwrap();
-    assert_eq!(class(&p, &[]), judged);
+    let (v, said) = shown(&p, &[]);
+    assert_eq!(v["class"], judged.as_str(), "{v}");
+    assert!(!said.contains("disagrees"), "{said}");
 }
 
 #[test]

@@ -16,6 +16,7 @@ pub mod resample;
 pub mod stacks;
 pub mod sweep;
 pub mod units;
+pub mod verify;
 pub mod warmup;
 
 pub use buckets::{Bucket, Sample};
@@ -740,24 +741,16 @@ pub fn analyze_runs(
     overhead_ns: Option<f64>,
     opts: &Options,
 ) -> Result<Verdict, Insufficient> {
-    let measured: Vec<Sample> = samples
-        .iter()
-        .filter(|s| s.n.is_finite() && s.ns.is_finite())
-        .copied()
-        .collect();
-    let samples = with_rechecks(&measured, runs);
-    if samples.len() < 10 {
-        return Err(Insufficient::TooFewSamples(samples.len()));
-    }
-    let data = resample::Data::new(&samples);
-    let point = resample::summarize(&data.full(), &data, true);
-    if point.buckets.len() < 3 {
-        return Err(Insufficient::TooFewN(point.buckets.len()));
-    }
+    let Pointwise {
+        measured,
+        samples,
+        point,
+        span,
+        median_ns,
+        runs_seen,
+        data,
+    } = pointwise(samples, runs)?;
     let reps = resample::replicas(&data, opts.replicas, opts.seed, opts.threads);
-    let span = span_decades(&point);
-    let mut all: Vec<f64> = samples.iter().map(|s| s.ns).collect();
-    let median_ns = buckets::median_of(&mut all);
     let ctx = judge::Context {
         interval: rise_interval(&point, &reps, opts.level),
         span,
@@ -769,29 +762,16 @@ pub fn analyze_runs(
 
     // Every replica judged whole.
     let judged: Vec<judge::Judgement> = reps.iter().map(|r| judge::judge(r, &ctx, opts)).collect();
-    let mut runs_seen: Vec<u32> = samples.iter().map(|s| s.run).collect();
-    runs_seen.sort_unstable();
-    runs_seen.dedup();
     // Which growth class: where the data's own judgement names one and
     // two thirds of the replicas name another, that one. The choice among
     // classes that fit about as well is the least stable part of a
     // verdict, and the replicas' majority is steadier than one draw.
     let j = match bagged_class(&j, &judged) {
-        Some(c) if runs_seen.len() >= 3 => {
-            let k = judge::judge(
-                &point,
-                &judge::Context {
-                    prefer: Some(c),
-                    ..ctx
-                },
-                opts,
-            );
-            if k.label == Label::Class(c) { k } else { j }
-        }
+        Some(c) if runs_seen >= 3 => rejudged_for(c, &point, &ctx, opts).unwrap_or(j),
         _ => j,
     };
-    let confidence = (runs_seen.len() >= 3 && !judged.is_empty())
-        .then(|| share_of(&judged, |x| x.label == j.label));
+    let confidence =
+        (runs_seen >= 3 && !judged.is_empty()).then(|| share_of(&judged, |x| x.label == j.label));
     let (label, confidence) = match confidence.and_then(|c| split_label(j.label, c, &judged)) {
         Some((l, c)) => (l, Some(c)),
         None => (j.label, confidence),
@@ -822,11 +802,82 @@ pub fn analyze_runs(
         low: point.low,
         high: point.high,
         samples: samples.len(),
-        runs: runs_seen.len(),
+        runs: runs_seen,
         overhead_ns,
         buckets: point.buckets,
         flags,
     })
+}
+
+/// What a verdict draws from the data itself, before any replica: the
+/// samples judged and their summary.
+pub(crate) struct Pointwise {
+    /// The samples measured (finite ones).
+    pub measured: Vec<Sample>,
+    /// … with each run's re-timings: what is judged.
+    pub samples: Vec<Sample>,
+    /// Their summary.
+    pub point: resample::Summary,
+    /// Decades of n it spans.
+    pub span: f64,
+    /// The median sample, ns.
+    pub median_ns: f64,
+    /// Runs the samples came from.
+    pub runs_seen: usize,
+    /// The samples as the bootstrap draws from them.
+    pub data: resample::Data,
+}
+
+/// The data's own part of a judgement: the samples and their summary.
+pub(crate) fn pointwise(samples: &[Sample], runs: &[RunInfo]) -> Result<Pointwise, Insufficient> {
+    let measured: Vec<Sample> = samples
+        .iter()
+        .filter(|s| s.n.is_finite() && s.ns.is_finite())
+        .copied()
+        .collect();
+    let samples = with_rechecks(&measured, runs);
+    if samples.len() < 10 {
+        return Err(Insufficient::TooFewSamples(samples.len()));
+    }
+    let data = resample::Data::new(&samples);
+    let point = resample::summarize(&data.full(), &data, true);
+    if point.buckets.len() < 3 {
+        return Err(Insufficient::TooFewN(point.buckets.len()));
+    }
+    let span = span_decades(&point);
+    let mut all: Vec<f64> = samples.iter().map(|s| s.ns).collect();
+    let median_ns = buckets::median_of(&mut all);
+    let mut runs_seen: Vec<u32> = samples.iter().map(|s| s.run).collect();
+    runs_seen.sort_unstable();
+    runs_seen.dedup();
+    Ok(Pointwise {
+        measured,
+        samples,
+        data,
+        point,
+        span,
+        median_ns,
+        runs_seen: runs_seen.len(),
+    })
+}
+
+/// The data judged again preferring growth class `c` (the one most
+/// replicas named), when that judgement names it.
+pub(crate) fn rejudged_for(
+    c: Class,
+    point: &resample::Summary,
+    ctx: &judge::Context,
+    opts: &Options,
+) -> Option<judge::Judgement> {
+    let k = judge::judge(
+        point,
+        &judge::Context {
+            prefer: Some(c),
+            ..*ctx
+        },
+        opts,
+    );
+    (k.label == Label::Class(c)).then_some(k)
 }
 
 /// The samples measured, and each run's re-timing at low n as its own
@@ -870,7 +921,7 @@ fn rise_interval(point: &resample::Summary, reps: &[resample::Summary], level: f
 }
 
 /// Decades of n the buckets span, from the first with n > 0.
-fn span_decades(point: &resample::Summary) -> f64 {
+pub(crate) fn span_decades(point: &resample::Summary) -> f64 {
     let positive: Vec<f64> = point
         .buckets
         .iter()
@@ -962,10 +1013,19 @@ fn exponent_of(j: &judge::Judgement, judged: &[judge::Judgement]) -> Option<Esti
 /// the replicas name most are each named by more than [`SPLIT`] of them,
 /// the label names both, with the share naming either.
 fn split_label(label: Label, confidence: f64, judged: &[judge::Judgement]) -> Option<(Label, f64)> {
+    let share = |c: Class| share_of(judged, |x| x.label == Label::Class(c));
+    split_of(label, confidence, share)
+}
+
+/// [`split_label`] from each growth class's share of the replicas.
+pub(crate) fn split_of(
+    label: Label,
+    confidence: f64,
+    share: impl Fn(Class) -> f64,
+) -> Option<(Label, f64)> {
     if !label.grows() || confidence >= DECIDED {
         return None;
     }
-    let share = |c: Class| share_of(judged, |x| x.label == Label::Class(c));
     let mut growth: Vec<(Class, f64)> = Class::ALL[1..].iter().map(|&c| (c, share(c))).collect();
     growth.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let ((a, sa), (b, sb)) = (growth[0], growth[1]);
@@ -975,16 +1035,24 @@ fn split_label(label: Label, confidence: f64, judged: &[judge::Judgement]) -> Op
 /// The growth class at least two thirds of the replicas named, when the
 /// data's own judgement names a different growth class.
 fn bagged_class(j: &judge::Judgement, judged: &[judge::Judgement]) -> Option<Class> {
-    let own = match j.label {
+    bagged_of(j.label, |c| {
+        share_of(judged, |x| x.label == Label::Class(c))
+    })
+}
+
+/// [`bagged_class`] from the data's own label and each growth class's
+/// share of the replicas.
+pub(crate) fn bagged_of(own: Label, share: impl Fn(Class) -> f64) -> Option<Class> {
+    let own = match own {
         Label::Class(c) if c != Class::Constant => c,
         _ => return None,
     };
-    let votes = |c: Class| judged.iter().filter(|x| x.label == Label::Class(c)).count();
-    let top = Class::ALL[1..]
-        .iter()
-        .copied()
-        .max_by_key(|&c| (votes(c), std::cmp::Reverse(c as usize)))?;
-    (top != own && 3 * votes(top) >= 2 * judged.len()).then_some(top)
+    let top = Class::ALL[1..].iter().copied().max_by(|&a, &b| {
+        share(a)
+            .total_cmp(&share(b))
+            .then((b as usize).cmp(&(a as usize)))
+    })?;
+    (top != own && 3.0 * share(top) >= 2.0 - 1e-9).then_some(top)
 }
 
 #[cfg(test)]

@@ -107,18 +107,50 @@ pub fn inputs_digest(b: &BenchResult) -> String {
     format!("{:016x}", h.finish())
 }
 
-/// The verdict kept with `b`, when this analysis made it with these
-/// options from these very runs.
-pub fn kept(b: &BenchResult, opts: &Options) -> Option<Verdict> {
-    let s = b.verdict.as_ref()?;
+/// What a series keeps, as this analysis sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kept {
+    /// A verdict this analysis made with these options from these very
+    /// runs, which agrees with them: shown as kept.
+    Agrees(Box<Verdict>),
+    /// None, or one another analysis or other options made, or from other
+    /// runs, or `--rejudge`: judged again, as a matter of course.
+    Stale,
+    /// One whose stamps say it is current but which does not agree with
+    /// its own samples (edited by hand, or damaged): judged again, and
+    /// said so, with why ([`super::verify`]).
+    Disagrees(String),
+}
+
+/// The verdict kept with `b`, checked: see [`Kept`].
+pub fn kept_checked(b: &BenchResult, opts: &Options) -> Kept {
+    let Some(s) = b.verdict.as_ref() else {
+        return Kept::Stale;
+    };
     if opts.rejudge
         || s.analysis != ANALYSIS
         || s.options != kept_options(opts)
         || s.inputs != inputs_digest(b)
     {
-        return None;
+        return Kept::Stale;
     }
-    serde_json::from_value(s.verdict.clone()).ok()
+    let v: Verdict = match serde_json::from_value(s.verdict.clone()) {
+        Ok(v) => v,
+        Err(e) => return Kept::Disagrees(format!("it cannot be read ({e})")),
+    };
+    match super::verify::disagreement(&samples_of(b), &runs_of(b), overhead_of(b), &v, opts) {
+        None => Kept::Agrees(Box::new(v)),
+        Some(why) => Kept::Disagrees(why),
+    }
+}
+
+/// The verdict kept with `b`, when this analysis made it with these
+/// options from these very runs and it agrees with them.
+pub fn kept(b: &BenchResult, opts: &Options) -> Option<Verdict> {
+    match kept_checked(b, opts) {
+        Kept::Agrees(v) => Some(*v),
+        _ => None,
+    }
 }
 
 /// Keeps `v` with `b`, stamped; keeps nothing (and drops an older verdict)
@@ -144,15 +176,56 @@ pub fn judge(b: &BenchResult, opts: &Options) -> Result<Verdict, String> {
     }
 }
 
-/// Judges many series, in order: kept verdicts are read, the rest judged
-/// on up to `opts.threads` threads, one series per thread at a time (each
-/// series' replicas on one thread then; the verdicts do not depend on it).
-pub fn judge_all(bs: &[&BenchResult], opts: &Options) -> Vec<Result<Verdict, String>> {
-    let mut out: Vec<Option<Result<Verdict, String>>> =
-        bs.iter().map(|b| kept(b, opts).map(Ok)).collect();
+/// Many series judged: each one's verdict, in order, and which of them
+/// kept a verdict that disagreed with its samples, with why.
+#[derive(Debug, Default)]
+pub struct Judged {
+    /// Each series' verdict, or why it has none.
+    pub verdicts: Vec<Result<Verdict, String>>,
+    /// `(index, why)` of each series whose kept verdict was judged again
+    /// because it disagreed with its samples ([`Kept::Disagrees`]).
+    pub disagreed: Vec<(usize, String)>,
+}
+
+/// Judges many series, in order: kept verdicts that agree with their
+/// samples are read, the rest judged on up to `opts.threads` threads, one
+/// series per thread at a time (each series' replicas on one thread then;
+/// the verdicts do not depend on it).
+pub fn judge_all(bs: &[&BenchResult], opts: &Options) -> Judged {
+    let mut disagreed = Vec::new();
+    let mut out: Vec<Option<Result<Verdict, String>>> = Vec::with_capacity(bs.len());
+    for (i, b) in bs.iter().enumerate() {
+        out.push(match kept_checked(b, opts) {
+            Kept::Agrees(v) => Some(Ok(*v)),
+            Kept::Stale => None,
+            Kept::Disagrees(why) => {
+                disagreed.push((i, why));
+                None
+            }
+        });
+    }
     let todo: Vec<usize> = (0..bs.len()).filter(|&i| out[i].is_none()).collect();
+    for (i, v) in judge_many(bs, &todo, opts) {
+        out[i] = Some(v);
+    }
+    Judged {
+        verdicts: out
+            .into_iter()
+            .map(|v| v.unwrap_or_else(|| Err("not judged".into())))
+            .collect(),
+        disagreed,
+    }
+}
+
+/// Judges the series `todo` of `bs` afresh, on up to `opts.threads`
+/// threads.
+fn judge_many(
+    bs: &[&BenchResult],
+    todo: &[usize],
+    opts: &Options,
+) -> Vec<(usize, Result<Verdict, String>)> {
     if todo.is_empty() {
-        return out.into_iter().flatten().collect();
+        return Vec::new();
     }
     let workers = opts.threads.clamp(1, todo.len());
     let inner = Options {
@@ -160,7 +233,7 @@ pub fn judge_all(bs: &[&BenchResult], opts: &Options) -> Vec<Result<Verdict, Str
         ..*opts
     };
     let next = AtomicUsize::new(0);
-    let judged: Vec<(usize, Result<Verdict, String>)> = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 s.spawn(|| {
@@ -176,13 +249,7 @@ pub fn judge_all(bs: &[&BenchResult], opts: &Options) -> Vec<Result<Verdict, Str
             .into_iter()
             .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .collect()
-    });
-    for (i, v) in judged {
-        out[i] = Some(v);
-    }
-    out.into_iter()
-        .map(|v| v.unwrap_or_else(|| Err("not judged".into())))
-        .collect()
+    })
 }
 
 #[cfg(test)]
@@ -293,7 +360,7 @@ mod tests {
         let mut kept_lin = lin.clone();
         let v = judge_fresh(&lin, &opts).unwrap();
         keep(&mut kept_lin, &v, &opts);
-        let all = judge_all(&[&flat, &lin, &none, &kept_lin], &opts);
+        let all = judge_all(&[&flat, &lin, &none, &kept_lin], &opts).verdicts;
         assert_eq!(all[0], judge_fresh(&flat, &Options { threads: 1, ..opts }));
         assert_eq!(all[1].as_ref().unwrap(), &v);
         assert_eq!(all[2], Err("unsupported: no such call".into()));

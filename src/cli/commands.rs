@@ -141,6 +141,15 @@ pub(crate) fn load_systems(files: &[(Option<String>, Source)]) -> anyhow::Result
     }
 }
 
+/// The notices of judged inputs (a series twice in a file, a kept verdict
+/// judged again), on stderr, for the commands whose output has no place
+/// for them.
+fn say_notices(input: &Input) {
+    for n in &input.notices {
+        eprintln!("note: {n}");
+    }
+}
+
 /// `scalebench compare BASE NEW`.
 pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let format = super::choices::chosen_format(
@@ -153,6 +162,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let new = stored::one_source(&new, &a.store, "NEW")?;
     let systems = load_systems(&[(None, base.clone()), (None, new.clone())])?;
     let input = Input::new(&systems, &Options::default());
+    say_notices(&input);
     let c = report::compare::Comparison::of(&input, a.threshold);
     let inputs: Vec<(&Path, &str)> = [&base, &new]
         .iter()
@@ -219,7 +229,9 @@ pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
         HistoryOrder::Label => systems.sort_by(|x, y| x.label.cmp(&y.label)),
         HistoryOrder::Given => {}
     }
-    let tracks = report::history::tracks(&systems, a.benchmark.as_deref(), a.at.map(|n| n as f64));
+    let input = Input::new(&systems, &Options::default());
+    say_notices(&input);
+    let tracks = report::history::tracks_of(&input, a.benchmark.as_deref(), a.at.map(|n| n as f64));
     if tracks.is_empty() {
         anyhow::bail!(
             "nothing to follow{}",
@@ -372,11 +384,6 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     input
         .notices
         .extend(problems.iter().map(|e| format!("left out: {e:#}")));
-    for n in &input.notices {
-        if !n.starts_with("left out: ") {
-            eprintln!("note: {n}");
-        }
-    }
     let (format, output, what) = match &a.html {
         Some(path) => (report::Format::Html, Some(path.as_path()), "--html"),
         None => (
@@ -385,6 +392,16 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
             "--output",
         ),
     };
+    // The terminal report on the terminal says its notes itself; any
+    // other report is for a file or a program, and the user still hears
+    // them here, once.
+    if !(format == report::Format::Terminal && output.is_none()) {
+        for n in &input.notices {
+            if !n.starts_with("left out: ") {
+                eprintln!("note: {n}");
+            }
+        }
+    }
     let inputs: Vec<(&Path, &str)> = files
         .iter()
         .filter_map(|(_, f)| f.path())

@@ -114,6 +114,50 @@ impl Sink {
     }
 }
 
+impl Settings {
+    /// Whether perf can count these events here, asked before anything is
+    /// measured: `perf stat -e EVENTS true` (an event the machine has no
+    /// counter for is counted as `<not supported>` and is no error; a name
+    /// perf does not know, or no perf at all, is).
+    pub fn check_perf(&self) -> Result<(), String> {
+        if self.perf_events.is_empty() || !cfg!(target_os = "linux") {
+            return Ok(());
+        }
+        // With the control option the monitor uses: a perf too old for it
+        // is refused here, not found out later.
+        let out = Command::new("perf")
+            .args(["stat", "-a", "-x", ",", "--control=fd:0", "-e"])
+            .arg(self.perf_events.join(","))
+            .arg("true")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| {
+                format!(
+                    "--monitor perf: perf did not start: {e} (Debian: `apt-get install linux-perf`)"
+                )
+            })?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let err = String::from_utf8_lossy(&out.stderr);
+        let said = err
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or_default()
+            .to_string();
+        Err(format!(
+            "--perf-events {}: perf stat refused them ({})",
+            self.perf_events.join(","),
+            if said.is_empty() {
+                out.status.to_string()
+            } else {
+                said
+            }
+        ))
+    }
+}
+
 /// Tells monitors' sample files apart.
 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -302,11 +346,21 @@ impl PerfRun {
                 std::env::consts::OS
             ));
         }
-        let out = workdir.join(format!("monitor-perf-{}.csv", std::process::id()));
+        let id = std::process::id();
+        let out = workdir.join(format!("monitor-perf-{id}.csv"));
         // A file: what perf says when it cannot count.
-        let err = workdir.join(format!("monitor-perf-{}.err", std::process::id()));
+        let err = workdir.join(format!("monitor-perf-{id}.err"));
         let err_file = std::fs::File::create(&err)
             .map_err(|e| format!("perf stat: cannot create {}: {e}", err.display()))?;
+        // Two FIFOs to ask perf whether it is counting yet.
+        let (ctl, ack) = (
+            workdir.join(format!("monitor-perf-{id}.ctl")),
+            workdir.join(format!("monitor-perf-{id}.ack")),
+        );
+        for f in [&ctl, &ack] {
+            crate::sys::mkfifo(f)
+                .map_err(|e| format!("perf stat: cannot make {}: {e}", f.display()))?;
+        }
         let ms = interval.as_millis().clamp(10, u128::from(u32::MAX));
         let group = ChildGroup::spawn(
             Command::new("perf")
@@ -314,21 +368,80 @@ impl PerfRun {
                 .arg(events.join(","))
                 .arg("-o")
                 .arg(&out)
+                .arg(format!(
+                    "--control=fifo:{},{}",
+                    ctl.display(),
+                    ack.display()
+                ))
                 // No command: it counts until interrupted, or until
                 // scalebench dies (the parent-death signal).
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(err_file),
-        )
-        .map_err(|e| {
-            format!("perf stat did not start: {e} (Debian: `apt-get install linux-perf`)")
-        })?;
-        Ok(PerfRun {
-            group,
+        );
+        let mut run = PerfRun {
+            group: group.map_err(|e| {
+                format!("perf stat did not start: {e} (Debian: `apt-get install linux-perf`)")
+            })?,
             out,
             err,
             events: events.to_vec(),
-        })
+        };
+        run.wait_counting(&ctl, &ack);
+        for f in [&ctl, &ack] {
+            let _ = std::fs::remove_file(f);
+        }
+        Ok(run)
+    }
+
+    /// Waits until perf answers a `ping` on its control FIFO: it is then
+    /// counting, and an interrupt makes it write what it counted. A series
+    /// shorter than perf's start on a busy machine would otherwise end
+    /// before perf counted anything. Bounded: after 10 s, or once perf has
+    /// ended, it goes on (what perf said is read at the end).
+    fn wait_counting(&mut self, ctl: &Path, ack: &Path) {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let limit = Instant::now() + Duration::from_secs(10);
+        let open = |p: &Path, write: bool| {
+            std::fs::OpenOptions::new()
+                .read(!write)
+                .write(write)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(p)
+        };
+        // The write end opens once perf holds the read end.
+        let mut ctl = loop {
+            match open(ctl, true) {
+                Ok(f) => break f,
+                Err(_) if Instant::now() < limit && self.running() => {
+                    std::thread::sleep(Duration::from_millis(2))
+                }
+                Err(_) => return,
+            }
+        };
+        let Ok(mut ack) = open(ack, false) else {
+            return;
+        };
+        if ctl.write_all(b"ping\n").is_err() {
+            return;
+        }
+        while Instant::now() < limit && self.running() {
+            use std::io::Read;
+            use std::os::fd::AsRawFd;
+            if crate::sys::wait_readable(ack.as_raw_fd(), Duration::from_millis(100)) {
+                let mut buf = [0u8; 16];
+                if matches!(ack.read(&mut buf), Ok(k) if k > 0) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+    }
+
+    /// Whether perf is still running.
+    fn running(&mut self) -> bool {
+        matches!(self.group.child().try_wait(), Ok(None))
     }
 
     /// Interrupts perf (it writes its last interval), waits for it and

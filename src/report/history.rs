@@ -213,9 +213,13 @@ fn workload_tracks(input: &Input, only: Option<&str>) -> Vec<Track> {
 /// benchmark or workload; benchmark costs at `at` (default: the largest n
 /// every file measured).
 pub fn tracks(systems: &[System], only: Option<&str>, at: Option<f64>) -> Vec<Track> {
-    let input = Input::new(systems, &Options::default());
-    let mut v = benchmark_tracks(&input, only, at);
-    v.extend(workload_tracks(&input, only));
+    tracks_of(&Input::new(systems, &Options::default()), only, at)
+}
+
+/// [`tracks`] of systems already judged (whose notices the caller shows).
+pub fn tracks_of(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<Track> {
+    let mut v = benchmark_tracks(input, only, at);
+    v.extend(workload_tracks(input, only));
     v
 }
 

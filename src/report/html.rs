@@ -8,7 +8,9 @@
 
 use super::chart::{self, Chart, PALETTE, Series, esc};
 use super::diff;
-use super::{EMULATED_MARK, EMULATED_NOTE, Entry, Input, Report, WorkLine, WorkTable, flags_of};
+use super::{
+    EMULATED_MARK, EMULATED_NOTE, Entry, Input, Report, WorkLine, WorkTable, flags_counted,
+};
 use crate::analysis::units::{fmt_n, fmt_ns};
 use crate::analysis::{Class, Verdict};
 use crate::results::{Monitor, ResultFile, Status};
@@ -826,7 +828,7 @@ fn verdict_cell(out: &mut dyn Write, e: &Entry) -> std::io::Result<()> {
             fmt_ns(v.high.ns),
             v.ratio(),
             esc(&super::terminal::rise_cell(v)),
-            match flags_of(e) {
+            match flags_counted(e) {
                 f if f.is_empty() => String::new(),
                 f => format!("<br><span class=\"flags\">{}</span>", esc(&f)),
             }

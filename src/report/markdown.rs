@@ -3,7 +3,7 @@
 
 use super::chart::{self, Chart};
 use super::html::{anchor, chart_series};
-use super::{EMULATED_MARK, EMULATED_NOTE, Input, Report, flags_of};
+use super::{EMULATED_MARK, EMULATED_NOTE, Input, Report, flags_counted};
 use crate::analysis::units::fmt_ns;
 use std::cell::RefCell;
 use std::io::Write;
@@ -279,7 +279,7 @@ fn write_verdicts(input: &Input, out: &mut dyn Write) -> std::io::Result<()> {
             exp,
             low,
             high,
-            cell(&flags_of(e)),
+            cell(&flags_counted(e)),
             cell(&match super::why_of(e) {
                 Some(w) => format!("{words}; {w}"),
                 None => words,

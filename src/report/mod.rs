@@ -179,11 +179,11 @@ impl<'a> Input<'a> {
     /// Judges every series of every system.
     pub fn new(systems: &'a [System], opts: &Options) -> Input<'a> {
         let benches: Vec<&BenchResult> = systems.iter().flat_map(|s| &s.file.benchmarks).collect();
-        let verdicts = analysis::recorded::judge_all(&benches, opts);
+        let judged = analysis::recorded::judge_all(&benches, opts);
         let entries = systems
             .iter()
             .flat_map(|s| s.file.benchmarks.iter().map(move |b| (s, b)))
-            .zip(verdicts)
+            .zip(judged.verdicts)
             .map(|((s, b), verdict)| Entry {
                 system: &s.label,
                 series: b.series.clone(),
@@ -195,9 +195,25 @@ impl<'a> Input<'a> {
                 emulated: s.file.system.emulated(),
             })
             .collect();
+        // A kept verdict that disagrees with its samples is never shown:
+        // judged again, and said so.
+        let mut notices: Vec<String> = judged
+            .disagreed
+            .iter()
+            .map(|(i, why)| {
+                let (s, b) = systems
+                    .iter()
+                    .flat_map(|s| s.file.benchmarks.iter().map(move |b| (s, b)))
+                    .nth(*i)
+                    .expect("an index of the series judged");
+                format!(
+                    "{}: the verdict kept for {} disagrees with its samples ({why}); it was judged again from them",
+                    s.label, b.series
+                )
+            })
+            .collect();
         // A series twice in one file (files put together by hand) is
         // shown twice, and said so.
-        let mut notices = Vec::new();
         for s in systems {
             let mut seen: Vec<&str> = Vec::new();
             for b in &s.file.benchmarks {
@@ -1105,6 +1121,35 @@ pub fn flags_of(e: &Entry) -> String {
         f.push("emulated".into());
     }
     f.join(";")
+}
+
+/// [`flags_of`] for a reader: a flag raised more than once named once,
+/// counted (`slope-change ×2`); the CSV keeps each one.
+pub fn flags_counted(e: &Entry) -> String {
+    counted(&flags_of(e))
+}
+
+/// `;`-separated flags with a flag raised more than once named once,
+/// counted: `slope-change;slope-change;bimodal` → `slope-change ×2;bimodal`
+/// (the details below the table say where each one is).
+pub(crate) fn counted(flags: &str) -> String {
+    let mut seen: Vec<(&str, usize)> = Vec::new();
+    for f in flags.split(';').filter(|f| !f.is_empty()) {
+        match seen.iter_mut().find(|(g, _)| *g == f) {
+            Some((_, k)) => *k += 1,
+            None => seen.push((f, 1)),
+        }
+    }
+    seen.iter()
+        .map(|&(f, k)| {
+            if k > 1 {
+                format!("{f} ×{k}")
+            } else {
+                f.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(";")
 }
 
 /// A report format.

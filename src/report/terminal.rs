@@ -2,7 +2,7 @@
 //! line of words per series and its flags and caps.
 
 use super::wrap::wrapped;
-use super::{EMULATED_MARK, EMULATED_NOTE, Entry, Input, Report, flags_of};
+use super::{EMULATED_MARK, EMULATED_NOTE, Entry, Input, Report, flags_counted};
 use crate::analysis::Verdict;
 use crate::analysis::units::{fmt_n, fmt_ns};
 use std::io::Write;
@@ -64,29 +64,6 @@ fn word_lines(text: &str, sep: &str, width: usize) -> Vec<String> {
     lines
 }
 
-/// `;`-separated flags with a flag raised more than once named once,
-/// counted: `slope-change;slope-change;bimodal` → `slope-change ×2;bimodal`
-/// (the details below the table say where each one is).
-fn counted(flags: &str) -> String {
-    let mut seen: Vec<(&str, usize)> = Vec::new();
-    for f in flags.split(';').filter(|f| !f.is_empty()) {
-        match seen.iter_mut().find(|(g, _)| *g == f) {
-            Some((_, k)) => *k += 1,
-            None => seen.push((f, 1)),
-        }
-    }
-    seen.iter()
-        .map(|&(f, k)| {
-            if k > 1 {
-                format!("{f} ×{k}")
-            } else {
-                f.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(";")
-}
-
 /// A series' verdict row: one line, or more where its name, flags or
 /// message need them (nothing is cut: a long name has a line of its own,
 /// flags and messages go on under their column).
@@ -108,7 +85,7 @@ fn row(e: &Entry, show_system: bool) -> String {
     let mark = if e.emulated { EMULATED_MARK } else { "" };
     match &e.verdict {
         Ok(v) => {
-            let flags = word_lines(&counted(&flags_of(e)), ";", 100 - FLAGS_AT);
+            let flags = word_lines(&flags_counted(e), ";", 100 - FLAGS_AT);
             // A split label too wide for its column goes on under it at
             // its dash: "O(log n)–" then "O(n)".
             let label = v.class.label();
@@ -582,11 +559,11 @@ mod tests {
     #[test]
     fn a_flag_raised_twice_is_named_once_with_its_count() {
         assert_eq!(
-            counted("slope-change;bimodal;slope-change"),
+            crate::report::counted("slope-change;bimodal;slope-change"),
             "slope-change ×2;bimodal"
         );
-        assert_eq!(counted("warm-up"), "warm-up");
-        assert_eq!(counted(""), "");
+        assert_eq!(crate::report::counted("warm-up"), "warm-up");
+        assert_eq!(crate::report::counted(""), "");
     }
 
     #[test]

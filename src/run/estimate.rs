@@ -109,10 +109,15 @@ fn series_name(t: &Target, variant: Option<&str>) -> String {
 }
 
 /// Every item of `plan` in the order it runs, each benchmark series and
-/// workload once per profile, with its estimate; with several systems,
-/// each benchmark (all its series) and workload once per system.
+/// workload once per profile, with its estimate; with several systems, or
+/// one that is not this machine, each benchmark (all its series) and
+/// workload once per system.
 pub fn items(plan: &RunPlan, ctx: &Ctx) -> Vec<Item> {
-    if plan.systems.len() > 1 {
+    let elsewhere = plan
+        .systems
+        .iter()
+        .any(|s| s.kind != crate::systems::spec::Kind::Local);
+    if plan.systems.len() > 1 || elsewhere {
         return system_items(plan, ctx);
     }
     let parts = plan.parts();

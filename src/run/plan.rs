@@ -471,7 +471,15 @@ pub fn plan(m: &Measure) -> anyhow::Result<RunPlan> {
         decide: m.runs.is_none(),
         warmup: m.warmup,
         why: m.why.clone(),
-        monitor: m.monitor.clone(),
+        monitor: match &m.monitor {
+            // perf counts where the series run: here unless every system
+            // is another machine or a guest, whose scalebench asks itself.
+            Some(s) if m.systems.iter().all(|x| x.kind == Kind::Local) => {
+                s.check_perf().map_err(anyhow::Error::msg)?;
+                Some(s.clone())
+            }
+            other => other.clone(),
+        },
         profiles: profiles(&m.profiles)?,
         hosts: m.hosts.clone(),
         ssh_config: match &m.ssh_config {

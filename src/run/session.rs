@@ -289,6 +289,28 @@ fn start_monitor(plan: &RunPlan, ctx: &Ctx) -> Option<Monitor> {
         .map(|s| Monitor::start(s, ctx.workdir()))
 }
 
+/// Whether a run has said that perf stopped counting (said once a run;
+/// every series' record keeps its own error).
+static PERF_FAILURE_SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Stops `monitor` and tells the user, once a run, when its perf counted
+/// nothing: the record keeps why, but a user reading the terminal should
+/// not have to open the file to learn it.
+fn finish_monitor(
+    monitor: Option<Monitor>,
+    progress: &Progress,
+) -> Option<crate::results::Monitor> {
+    let m = monitor.map(Monitor::finish)?;
+    if let Some(why) = m.perf.as_ref().and_then(|p| p.error.as_deref())
+        && !PERF_FAILURE_SAID.swap(true, std::sync::atomic::Ordering::Relaxed)
+    {
+        progress.note_run(&format!(
+            "monitor: {why}; the series and workloads carry no perf counts (each one's monitor.perf.error in the result file says so)"
+        ));
+    }
+    Some(m)
+}
+
 /// Measures one series under profile `i` (none when the plan has none)
 /// into `rec` and saves it; an error when the server host is lost.
 fn series_into(
@@ -303,7 +325,7 @@ fn series_into(
     let measuring = crate::stop::pending(crate::stop::Task::Measuring);
     let monitor = start_monitor(plan, ctx);
     let mut r = run_series(plan, t, variant, ctx, progress);
-    r.monitor = monitor.map(Monitor::finish);
+    r.monitor = finish_monitor(monitor, progress);
     drop(measuring);
     drop(applied);
     let lost = variant
@@ -341,7 +363,7 @@ fn workload_into(
     let measuring = crate::stop::pending(crate::stop::Task::Measuring);
     let monitor = start_monitor(plan, ctx);
     let mut r = w.workload.run(ctx, &opts, progress);
-    r.monitor = monitor.map(Monitor::finish);
+    r.monitor = finish_monitor(monitor, progress);
     drop(measuring);
     drop(applied);
     let info = w.workload.info();

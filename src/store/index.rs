@@ -170,7 +170,7 @@ pub fn index(file: &ResultFile, bytes: &[u8], source: &str) -> Indexed {
 /// One row per benchmark series, judged as a report judges it.
 fn bench_rows(file: &ResultFile) -> Vec<BenchRow> {
     let benches: Vec<_> = file.benchmarks.iter().collect();
-    let verdicts = analysis::recorded::judge_all(&benches, &Options::default());
+    let verdicts = analysis::recorded::judge_all(&benches, &Options::default()).verdicts;
     file.benchmarks
         .iter()
         .zip(verdicts)
@@ -270,7 +270,8 @@ mod tests {
         let verdicts = analysis::recorded::judge_all(
             &f.benchmarks.iter().collect::<Vec<_>>(),
             &Options::default(),
-        );
+        )
+        .verdicts;
         for (row, v) in ix.benchmarks.iter().zip(&verdicts) {
             match v {
                 Ok(v) => {

@@ -636,6 +636,32 @@ pub fn free_inodes(path: &Path) -> Option<u64> {
     (s.f_files != 0).then_some(s.f_favail as u64)
 }
 
+/// Makes a FIFO at `path`, readable and writable by its owner only.
+pub fn mkfifo(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: a NUL-terminated path.
+    if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Waits up to `limit` for descriptor `fd` to have something to read (or
+/// its end); whether it has.
+pub fn wait_readable(fd: i32, limit: std::time::Duration) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = limit.as_millis().min(i32::MAX as u128) as i32;
+    // SAFETY: one pollfd, for the time given.
+    unsafe { libc::poll(&mut p, 1, ms) > 0 }
+}
+
 /// `text` with every `(os error N)` the standard library writes after an
 /// errno's description replaced by the errno's name: `Connection refused
 /// (ECONNREFUSED)`.
