@@ -403,7 +403,10 @@ mod tests {
         );
         let e = c.rows("SELECT nosuch FROM t", &[]).unwrap_err();
         let words = format!("{e:#}");
-        assert!(words.starts_with("SQLite failed: no such column: nosuch"), "{words}");
+        assert!(
+            words.starts_with("SQLite failed: no such column: nosuch"),
+            "{words}"
+        );
     }
 
     #[test]
