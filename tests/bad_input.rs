@@ -338,6 +338,340 @@ const CASES: &[Case] = &[
     case("frobnicate", 2, "frobnicate"),
 ];
 
+/// The results store, the dashboard, and the commands that read
+/// directories of result files: every store refused names its path (or
+/// URL) and what is there, never with SQLite's words alone; the dashboard
+/// follows the output rule of every writer; a file skipped in a directory
+/// is named with the reason; an output's name says its format. The scratch
+/// files are `store_scratch`'s.
+const STORE_CASES: &[Case] = &[
+    // dashboard -o: the output rule.
+    case(
+        "dashboard -o {dir}/nope/site --store {dir}/s.sqlite",
+        1,
+        "--out {dir}/nope/site: the directory {dir}/nope does not exist",
+    ),
+    case(
+        "dashboard -o {dir}/existing.json --store {dir}/s.sqlite --force",
+        1,
+        "--out {dir}/existing.json: is a regular file, not a directory",
+    ),
+    case(
+        "dashboard -o {dir}/site-link --store {dir}/s.sqlite --force",
+        1,
+        "--out {dir}/site-link: is a symbolic link, not a directory",
+    ),
+    case(
+        "dashboard -o {dir}/site-runs-file --store {dir}/s.sqlite --force",
+        1,
+        "--out {dir}/site-runs-file/runs: is a regular file, not a directory",
+    ),
+    case(
+        "dashboard -o {dir}/site-runs-link --store {dir}/s.sqlite --force",
+        1,
+        "--out {dir}/site-runs-link/runs: is a symbolic link, not a directory",
+    ),
+    case(
+        "dashboard -o {dir}/site-index-link --store {dir}/s.sqlite --force",
+        1,
+        "--out {dir}/site-index-link/index.html: is a symbolic link",
+    ),
+    case(
+        "dashboard -o {dir}/site-run-link --store {dir}/s.sqlite --force",
+        1,
+        ".html: is a symbolic link; scalebench only ever replaces regular files",
+    ),
+    case(
+        "dashboard -o {dir}/site-index-dir --store {dir}/s.sqlite --force",
+        1,
+        "--out {dir}/site-index-dir/index.html: is a directory",
+    ),
+    case(
+        "dashboard -o {dir}/site-full --store {dir}/s.sqlite",
+        1,
+        "--out {dir}/site-full: the directory is not empty; use --force",
+    ),
+    case(
+        "dashboard -o {dir}/site-store --force --store {dir}/site-store/index.html",
+        1,
+        "--out {dir}/site-store/index.html is also the store",
+    ),
+    case(
+        "dashboard -o {dir}/site-new --store {dir}/missing.sqlite",
+        1,
+        "no store at {dir}/missing.sqlite: no such file",
+    ),
+    case(
+        "dashboard -o {dir}/site-new --store {dir}/notdb.sqlite",
+        1,
+        "store {dir}/notdb.sqlite: not an SQLite database",
+    ),
+    // --store: what is there, named.
+    case(
+        "results list --store {dir}/notdb.sqlite",
+        1,
+        "store {dir}/notdb.sqlite: not an SQLite database",
+    ),
+    case(
+        "results add {dir}/result.json --store {dir}/notdb.sqlite",
+        1,
+        "store {dir}/notdb.sqlite: not an SQLite database",
+    ),
+    case(
+        "results list --store {dir}/empty.sqlite",
+        1,
+        "store {dir}/empty.sqlite: an empty file, not an SQLite store",
+    ),
+    case(
+        "results add {dir}/result.json --store {dir}/empty.sqlite",
+        1,
+        "store {dir}/empty.sqlite: an empty file, not an SQLite store",
+    ),
+    case(
+        "results list --store {dir}/fifo",
+        1,
+        "store {dir}/fifo: is a FIFO, not an SQLite store file",
+    ),
+    case(
+        "results add {dir}/result.json --store {dir}/fifo",
+        1,
+        "store {dir}/fifo: is a FIFO, not an SQLite store file",
+    ),
+    case(
+        "results list --store /dev/null",
+        1,
+        "store /dev/null: is a device, not an SQLite store file",
+    ),
+    case(
+        "results prune --keep-last 1 --store /dev/null",
+        1,
+        "store /dev/null: is a device, not an SQLite store file",
+    ),
+    case(
+        "results list --store {dir}",
+        1,
+        "store {dir}: is a directory, not an SQLite store file",
+    ),
+    case(
+        "results add {dir}/result.json --store {dir}",
+        1,
+        "store {dir}: is a directory, not an SQLite store file",
+    ),
+    case(
+        "results list --store {dir}/dangling.sqlite",
+        1,
+        "store {dir}/dangling.sqlite: a symbolic link to nothing",
+    ),
+    case(
+        "results add {dir}/result.json --store {dir}/dangling.sqlite",
+        1,
+        "store {dir}/dangling.sqlite: a symbolic link to nothing",
+    ),
+    // Only `results add` makes a store, and only where nothing is.
+    case(
+        "results list --store {dir}/missing.sqlite",
+        1,
+        "no store at {dir}/missing.sqlite: no such file",
+    ),
+    case(
+        "results show abcd --store {dir}/missing.sqlite",
+        1,
+        "no store at {dir}/missing.sqlite",
+    ),
+    case(
+        "results prune --keep-last 1 --store {dir}/missing.sqlite",
+        1,
+        "no store at {dir}/missing.sqlite",
+    ),
+    case(
+        "results add {dir}/result.json --store {dir}/nope/s.sqlite",
+        1,
+        "store {dir}/nope/s.sqlite: the directory {dir}/nope does not exist",
+    ),
+    case(
+        "results list --store postgres:garbage",
+        1,
+        "--store postgres:garbage: not a PostgreSQL URL",
+    ),
+    case(
+        "results add {dir}/result.json --store postgres:garbage",
+        1,
+        "--store postgres:garbage: not a PostgreSQL URL",
+    ),
+    case(
+        "results list --store postgres://ann:secret@h:notaport/db",
+        1,
+        "--store postgres://ann:***@h:notaport/db: invalid connection string: invalid value for option `port`",
+    ),
+    // Query words reach the store the same way.
+    case(
+        "report label=x --store {dir}/notdb.sqlite",
+        1,
+        "store {dir}/notdb.sqlite: not an SQLite database",
+    ),
+    case(
+        "compare label=x {dir}/result.json --store {dir}/fifo",
+        1,
+        "store {dir}/fifo: is a FIFO",
+    ),
+    case(
+        "history label=x --store {dir}/empty.sqlite",
+        1,
+        "store {dir}/empty.sqlite: an empty file",
+    ),
+    case(
+        "report label=nosuch --store {dir}/s.sqlite",
+        1,
+        "query `label=nosuch`: no run in store {dir}/s.sqlite matches",
+    ),
+    case(
+        "results list since=yesterday --store {dir}/s.sqlite",
+        1,
+        "query `since=yesterday`: expected a day",
+    ),
+    // No output over the store.
+    case(
+        "results show latest --json -o {dir}/s.sqlite --force --store {dir}/s.sqlite",
+        1,
+        "--output {dir}/s.sqlite is also the store",
+    ),
+    case(
+        "report latest -f json -o {dir}/s.sqlite --force --store {dir}/s.sqlite",
+        1,
+        "--output {dir}/s.sqlite is also the store",
+    ),
+    // Directories of result files: what is skipped is named.
+    case(
+        "report {dir}/onlybad",
+        1,
+        "warning: {dir}/onlybad/garbage.json: skipped: not a scalebench result file",
+    ),
+    case(
+        "export {dir}/onlybad",
+        1,
+        "{dir}/onlybad: a directory with no scalebench result file",
+    ),
+    case(
+        "results add {dir}/onlybad --store {dir}/s.sqlite",
+        1,
+        "warning: {dir}/onlybad/other.json: skipped: not a scalebench result file",
+    ),
+    case("report {dir}/broken", 1, "{dir}/broken/half.json: line 1"),
+    case("export {dir}/broken", 1, "{dir}/broken/half.json: line 1"),
+    case(
+        "results add {dir}/broken --store {dir}/s.sqlite",
+        1,
+        "{dir}/broken/half.json: line 1",
+    ),
+    // An output's name says its format.
+    case(
+        "export {dir}/result.json -o {dir}/e.json",
+        1,
+        "--output {dir}/e.json: its extension names the json format, which this command does not write (csv, sweep-csv)",
+    ),
+    case(
+        "export {dir}/result.json -f sweep-csv -o {dir}/e.json",
+        1,
+        "--format sweep-csv contradicts --output {dir}/e.json",
+    ),
+    case(
+        "report {dir}/result.json -f csv -o {dir}/r.json",
+        1,
+        "--format csv contradicts --output {dir}/r.json",
+    ),
+    // The cause once, with one input or several.
+    case(
+        "report {dir}/result.json {dir}/missing.json",
+        1,
+        "{dir}/missing.json: cannot read: No such file or directory (ENOENT)",
+    ),
+    case(
+        "export {dir}/garbage.json {dir}/result.json {dir}/other.json",
+        1,
+        "{dir}/garbage.json: line 1",
+    ),
+];
+
+/// The scratch files of `STORE_CASES`, beside `scratch`'s (whose
+/// `result.json` goes into the store `s.sqlite`).
+fn store_scratch(dir: &Path) {
+    let w = |name: &str, text: &[u8]| std::fs::write(dir.join(name), text).unwrap();
+    let mkdir = |name: &str| std::fs::create_dir(dir.join(name)).unwrap();
+    let link = |to: &str, name: &str| std::os::unix::fs::symlink(to, dir.join(name)).unwrap();
+    w("notdb.sqlite", b"hello, not a database\n");
+    w("empty.sqlite", b"");
+    let fifo = std::ffi::CString::new(dir.join("fifo").to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    link("nothing.sqlite", "dangling.sqlite");
+    let added = bin()
+        .args(["results", "add"])
+        .arg(dir.join("result.json"))
+        .arg("--store")
+        .arg(dir.join("s.sqlite"))
+        .output()
+        .unwrap();
+    assert!(added.status.success());
+    // `added ID PATH`: the run's page is runs/ID.html.
+    let out = String::from_utf8(added.stdout).unwrap();
+    let id = out.split_whitespace().nth(1).unwrap().to_string();
+    mkdir("site-real");
+    link("site-real", "site-link");
+    mkdir("site-runs-file");
+    w("site-runs-file/runs", b"mine");
+    mkdir("site-runs-link");
+    link("../site-real", "site-runs-link/runs");
+    mkdir("site-index-link");
+    link("../existing.json", "site-index-link/index.html");
+    mkdir("site-run-link");
+    mkdir("site-run-link/runs");
+    link(
+        "../../existing.json",
+        &format!("site-run-link/runs/{id}.html"),
+    );
+    mkdir("site-index-dir");
+    mkdir("site-index-dir/index.html");
+    mkdir("site-full");
+    w("site-full/notes.txt", b"mine");
+    mkdir("site-store");
+    std::fs::copy(dir.join("s.sqlite"), dir.join("site-store/index.html")).unwrap();
+    mkdir("onlybad");
+    w("onlybad/garbage.json", b"{ this is not json");
+    w("onlybad/other.json", br#"{"hello": "world"}"#);
+    mkdir("broken");
+    std::fs::copy(dir.join("result.json"), dir.join("broken/good.json")).unwrap();
+    w(
+        "broken/half.json",
+        br#"{"schema": "scalebench-result", "schema_version": 8, "label": "#,
+    );
+}
+
+/// What `STORE_CASES` must have left as it was, and made nothing of.
+fn store_untouched(dir: &Path) {
+    let sqlite = |p: &str| {
+        std::fs::read(dir.join(p))
+            .unwrap()
+            .starts_with(b"SQLite format 3\0")
+    };
+    assert!(sqlite("s.sqlite") && sqlite("site-store/index.html"));
+    assert_eq!(std::fs::read(dir.join("empty.sqlite")).unwrap(), b"");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("site-runs-file/runs")).unwrap(),
+        "mine"
+    );
+    for made in [
+        "missing.sqlite",
+        "nothing.sqlite",
+        "postgres:garbage",
+        "site-new",
+        "e.json",
+        "r.json",
+    ] {
+        assert!(!dir.join(made).exists(), "{made} was made");
+    }
+    let real: Vec<_> = std::fs::read_dir(dir.join("site-real")).unwrap().collect();
+    assert!(real.is_empty(), "nothing written through a link");
+}
+
 /// The scratch files the cases name.
 fn scratch(dir: &Path) {
     let w = |name: &str, text: &str| std::fs::write(dir.join(name), text).unwrap();
@@ -407,9 +741,10 @@ fn every_bad_input_is_refused_by_name_without_a_panic() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path();
     scratch(dir);
+    store_scratch(dir);
     let d = dir.to_str().unwrap();
     let mut failures = Vec::new();
-    for c in CASES {
+    for c in CASES.iter().chain(STORE_CASES) {
         let args: Vec<String> = c
             .args
             .split_whitespace()
@@ -452,6 +787,7 @@ fn every_bad_input_is_refused_by_name_without_a_panic() {
         "not mine to lose"
     );
     assert!(!dir.join("nope").exists(), "no directory was created");
+    store_untouched(dir);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

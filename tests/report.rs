@@ -429,8 +429,20 @@ fn the_output_file_s_extension_names_the_format() {
     };
     assert!(report(&[], "r.html").starts_with("<!doctype html>"));
     assert!(report(&[], "r.md").contains("| benchmark"));
-    // --format wins over the extension.
-    assert!(!report(&["-f", "terminal"], "r2.html").contains("<html"));
+    // A --format that contradicts the extension is refused, nothing
+    // written: terminal text under an HTML name would mislead.
+    let r2 = t.path().join("r2.html");
+    bin()
+        .arg("report")
+        .arg(fixture("default.json"))
+        .args(["-f", "terminal", "-o"])
+        .arg(&r2)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "--format terminal contradicts --output",
+        ));
+    assert!(!r2.exists());
     // An extension naming a format compare does not write is refused.
     bin()
         .arg("compare")

@@ -470,3 +470,234 @@ fn bad_input_to_the_store_is_refused_by_name() {
         "{e}"
     );
 }
+
+/// A store of one run (the fixture `default.json`) in `dir`; returns the
+/// store's path and the run's short id.
+fn one_run_store(dir: &Path) -> (PathBuf, String) {
+    let store = dir.join("s.sqlite");
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/default.json");
+    let out = ok(&[
+        "results",
+        "add",
+        fixture,
+        "--store",
+        store.to_str().unwrap(),
+    ]);
+    let id = out.split_whitespace().nth(1).unwrap().to_string();
+    (store, id)
+}
+
+/// `dashboard -o DIR --force` wrote through links inside DIR and replaced
+/// the files they pointed to, outside the site. Now a link is refused
+/// wherever the site would write — the index, a run's page, `runs`, DIR
+/// itself — naming it; nothing outside the site changes; and with the
+/// links gone, `--force` replaces the site's own regular files (and only
+/// those).
+#[test]
+fn the_dashboard_writes_through_no_link() {
+    let t = tempfile::tempdir().unwrap();
+    let (store, id) = one_run_store(t.path());
+    let site = t.path().join("site");
+    let dashboard = |out: &Path| {
+        bin()
+            .args(["dashboard", "--force", "--store"])
+            .arg(&store)
+            .arg("-o")
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    assert!(dashboard(&site).status.success());
+    let index = site.join("index.html");
+    let page = site.join(format!("runs/{id}.html"));
+    let outside = t.path().join("outside.html");
+    std::fs::write(&outside, "keep").unwrap();
+    let refused = |out: &Path, names: &Path| {
+        let o = dashboard(out);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        let says = format!("{}: is a symbolic link", names.display());
+        assert!(err.contains(&says), "want {says:?} in {err}");
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep");
+    };
+    for file in [&index, &page] {
+        std::fs::remove_file(file).unwrap();
+        std::os::unix::fs::symlink(&outside, file).unwrap();
+        refused(&site, file);
+        assert!(std::fs::symlink_metadata(file).unwrap().is_symlink());
+        std::fs::remove_file(file).unwrap();
+        std::fs::write(file, "old").unwrap();
+    }
+    // `runs` a link to a directory outside, and the site itself one.
+    let elsewhere = t.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let runs = site.join("runs");
+    std::fs::rename(&runs, t.path().join("runs-aside")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &runs).unwrap();
+    refused(&site, &runs);
+    std::fs::remove_file(&runs).unwrap();
+    std::fs::rename(t.path().join("runs-aside"), &runs).unwrap();
+    let linked = t.path().join("linked-site");
+    std::os::unix::fs::symlink(&elsewhere, &linked).unwrap();
+    refused(&linked, &linked);
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    // Regular files of the site are replaced; a file of the user's stays.
+    std::fs::write(site.join("notes.txt"), "mine").unwrap();
+    assert!(dashboard(&site).status.success());
+    for file in [&index, &page] {
+        assert!(
+            std::fs::read_to_string(file)
+                .unwrap()
+                .starts_with("<!doctype html>")
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(site.join("notes.txt")).unwrap(),
+        "mine"
+    );
+}
+
+/// Runs scalebench as user `nobody` when the test runs as root (root
+/// writes any file whatever its mode), as the test's user otherwise.
+fn as_unprivileged() -> std::process::Command {
+    use std::os::unix::process::CommandExt;
+    let mut c = bin();
+    if unsafe { libc::geteuid() } == 0 {
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            c.pre_exec(|| {
+                let nobody: libc::uid_t = 65534;
+                if libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(nobody) != 0
+                    || libc::setuid(nobody) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    c
+}
+
+/// A store that cannot be written (a read-only file, or a directory that
+/// cannot take SQLite's journal) is refused by name for `results add` and
+/// `results prune`, not with SQLite's "attempt to write a readonly
+/// database" alone; reading it still works.
+#[test]
+fn a_read_only_store_is_refused_by_name_for_writing() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m));
+    mode(t.path(), 0o755).unwrap();
+    let (store, _) = one_run_store(t.path());
+    let tuned = t.path().join("tuned.json");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tuned.json"),
+        &tuned,
+    )
+    .unwrap();
+    mode(&tuned, 0o644).unwrap();
+    let run = |args: &[&str], store: &Path| {
+        let o = as_unprivileged()
+            .args(args)
+            .arg("--store")
+            .arg(store)
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let t_json = tuned.to_str().unwrap();
+    // The file read-only.
+    mode(&store, 0o444).unwrap();
+    let says = format!(
+        "store {}: cannot write to it: Permission denied (EACCES)",
+        store.display()
+    );
+    for args in [
+        &["results", "add", t_json][..],
+        &[
+            "results",
+            "prune",
+            "--keep-last",
+            "1",
+            "--before",
+            "2100-01-01",
+        ][..],
+    ] {
+        let (code, err) = run(args, &store);
+        assert_eq!(code, Some(1), "{args:?}: {err}");
+        assert!(err.contains(&says), "{args:?}: want {says:?} in {err}");
+    }
+    let (code, err) = run(&["results", "list"], &store);
+    assert_eq!(code, Some(0), "{err}");
+    // The file writable, its directory not: SQLite cannot make its
+    // journal, and says so after the store's name.
+    let ro_dir = t.path().join("ro");
+    std::fs::create_dir(&ro_dir).unwrap();
+    let inner = ro_dir.join("s.sqlite");
+    std::fs::copy(&store, &inner).unwrap();
+    mode(&inner, 0o666).unwrap();
+    mode(&ro_dir, 0o555).unwrap();
+    let (code, err) = run(&["results", "add", t_json], &inner);
+    assert_eq!(code, Some(1), "{err}");
+    let says = format!(
+        "store {}: cannot write to it: it is read-only here",
+        inner.display()
+    );
+    assert!(err.contains(&says), "want {says:?} in {err}");
+    assert!(!err.contains("error: attempt to write"), "{err}");
+    mode(&ro_dir, 0o755).unwrap();
+}
+
+/// `report DIR`, `export DIR` and `results add DIR` skipped a file that
+/// is no result file without a word. Now each names it with the reason,
+/// uses the rest, and exits 0 (a directory may hold other JSON: a
+/// `compare -f json` output); a file that claims to be a result and
+/// cannot be read still fails the command, as when named alone.
+#[test]
+fn a_directory_names_each_file_it_skips() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("results");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/default.json"),
+        dir.join("good.json"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("garbage.json"), "{ this is not json").unwrap();
+    std::fs::write(dir.join("other.json"), r#"{"hello": "world"}"#).unwrap();
+    std::fs::write(dir.join("report.html"), "<html>").unwrap();
+    let store = t.path().join("s.sqlite");
+    for (args, out) in [
+        (vec!["report"], "socket"),
+        (vec!["export"], "default,socket,"),
+        (
+            vec!["results", "add", "--store", store.to_str().unwrap()],
+            "added ",
+        ),
+    ] {
+        let o = bin().args(&args).arg(&dir).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        assert!(String::from_utf8_lossy(&o.stdout).contains(out), "{args:?}");
+        for skipped in ["garbage.json", "other.json"] {
+            let says = format!(
+                "warning: {}: skipped: not a scalebench result file",
+                dir.join(skipped).display()
+            );
+            assert_eq!(
+                err.matches(&says).count(),
+                1,
+                "{args:?}: want {says:?} in {err}"
+            );
+        }
+        assert!(
+            !err.contains("report.html"),
+            "only *.json is looked at: {err}"
+        );
+    }
+}

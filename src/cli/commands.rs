@@ -132,11 +132,18 @@ fn list_json() -> anyhow::Result<ExitCode> {
 }
 
 /// Loads result files, labelled by their own `label` field unless one is
-/// given; a label seen twice gets the file name added.
+/// given; a label seen twice gets the file name added. When some cannot
+/// be read, each is named: all but the last on standard error, the last
+/// as the error returned.
 pub(crate) fn load_systems(files: &[(Option<String>, Source)]) -> anyhow::Result<Vec<System>> {
-    let (systems, problems) = load_what_can_be_loaded(files);
-    match problems.into_iter().next() {
-        Some(e) => Err(e),
+    let (systems, mut problems) = load_what_can_be_loaded(files);
+    match problems.pop() {
+        Some(last) => {
+            for p in &problems {
+                eprintln!("error: {}", super::error_words(p));
+            }
+            Err(last)
+        }
         None => Ok(systems),
     }
 }
@@ -164,11 +171,8 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let input = Input::new(&systems, &Options::default());
     say_notices(&input);
     let c = report::compare::Comparison::of(&input, a.threshold);
-    let inputs: Vec<(&Path, &str)> = [&base, &new]
-        .iter()
-        .filter_map(|s| s.path())
-        .map(|p| (p, "an input of this command"))
-        .collect();
+    let store = a.store.file();
+    let inputs = not_outputs([&base, &new].into_iter(), store.as_deref());
     let existing = output::Existing::forced(a.force);
     let writer = report::writer(report::Format::from(format), None);
     with_output("--output", a.output.as_deref(), existing, &inputs, |w| {
@@ -256,11 +260,8 @@ pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
             .map_or(String::new(), |p| format!(": {}: {}", p.label, p.note));
         anyhow::bail!("--at {n}: no file has a cost there{why}");
     }
-    let inputs: Vec<(&Path, &str)> = given
-        .iter()
-        .filter_map(|f| f.path())
-        .map(|p| (p, "an input of this command"))
-        .collect();
+    let store = a.store.file();
+    let inputs = not_outputs(given.iter(), store.as_deref());
     let existing = output::Existing::forced(a.force);
     let format = super::choices::chosen_format(
         a.format,
@@ -296,20 +297,52 @@ pub(crate) fn load_what_can_be_loaded(
     (systems, problems)
 }
 
-/// Whether the file at `path` begins as a result file does (its
-/// `"schema": "scalebench-result"` within the first 4 KB).
-fn looks_like_result(path: &Path) -> bool {
+/// Whether a file found in a directory is taken as a result file, and
+/// why not.
+#[derive(Debug, PartialEq, Eq)]
+enum Candidate {
+    /// It begins as a result file does (its `"schema":
+    /// "scalebench-result"` within the first 4 KB), or it cannot be read
+    /// to tell (then reading it names the cause, as for a file given by
+    /// name).
+    Taken,
+    /// Skipped, for this reason.
+    Skipped(String),
+}
+
+/// What `path`, a `*.json` entry of a directory, is: a result file to
+/// read, or something else skipped (and why).
+fn candidate(path: &Path) -> Candidate {
     use std::io::Read;
+    let m = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(_) => return Candidate::Taken,
+    };
+    if let Some(kind) = output::not_regular(&m) {
+        return Candidate::Skipped(format!("{kind}, not a result file"));
+    }
     let mut head = Vec::with_capacity(4096);
-    std::fs::File::open(path)
-        .and_then(|f| f.take(4096).read_to_end(&mut head))
-        .is_ok()
-        && String::from_utf8_lossy(&head).contains("\"scalebench-result\"")
+    match std::fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut head)) {
+        Err(_) => Candidate::Taken,
+        Ok(_) if String::from_utf8_lossy(&head).contains("\"scalebench-result\"") => {
+            Candidate::Taken
+        }
+        Ok(0) => Candidate::Skipped("an empty file, not a scalebench result file".into()),
+        Ok(_) => Candidate::Skipped(
+            "not a scalebench result file (no \"schema\": \"scalebench-result\" in its first 4 KB)"
+                .into(),
+        ),
+    }
 }
 
 /// The result files `given` names: a file as it is, a directory as the
-/// result files in it (`*.json` that are scalebench results, by name; an
-/// error when it has none).
+/// result files in it (its `*.json` entries that are scalebench results;
+/// an error when it has none). Each `*.json` entry skipped is named on
+/// standard error with the reason (`warning: DIR/x.json: skipped: …`);
+/// other entries (reports, subdirectories) are passed over silently. A
+/// skipped file does not fail the command; one that cannot be read is not
+/// skipped but returned, so that reading it fails by name as a file given
+/// by name does.
 pub(crate) fn result_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for g in given {
@@ -317,20 +350,28 @@ pub(crate) fn result_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
             out.push(g.clone());
             continue;
         }
-        let mut found: Vec<PathBuf> = std::fs::read_dir(g)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", g.display()))?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "json") && p.is_file())
-            .filter(|p| looks_like_result(p))
-            .collect();
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(g)
+            .map_err(|e| anyhow::Error::new(e).context(format!("{}", g.display())))?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| anyhow::Error::new(e).context(format!("{}", g.display())))?;
+        entries.retain(|p| p.extension().is_some_and(|x| x == "json"));
+        entries.sort();
+        let mut found = Vec::new();
+        for p in entries {
+            match candidate(&p) {
+                Candidate::Taken => found.push(p),
+                Candidate::Skipped(why) => {
+                    eprintln!("warning: {}: skipped: {why}", p.display());
+                }
+            }
+        }
         if found.is_empty() {
             anyhow::bail!(
                 "{}: a directory with no scalebench result file (*.json) in it",
                 g.display()
             );
         }
-        found.sort();
         out.extend(found);
     }
     Ok(out)
@@ -356,15 +397,42 @@ fn report_files(a: &ReportArgs) -> anyhow::Result<Vec<(Option<String>, Source)>>
     Ok(files)
 }
 
+/// What an output of a command must not be: its input files (those on
+/// disk) and the store's file.
+fn not_outputs<'a>(
+    sources: impl Iterator<Item = &'a Source>,
+    store: Option<&'a Path>,
+) -> Vec<(&'a Path, &'a str)> {
+    sources
+        .filter_map(|f| f.path())
+        .map(|p| (p, "an input of this command"))
+        .chain(store.map(|p| (p, "the store")))
+        .collect()
+}
+
 /// `scalebench report`. Files that cannot be read are named on stderr and
 /// in the report, which shows the rest; the exit status is then 1.
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let files = report_files(&a)?;
+    let store = a.store.file();
+    let inputs = not_outputs(files.iter().map(|(_, f)| f), store.as_deref());
+    let (output, what) = match &a.html {
+        Some(path) => (Some(path.as_path()), "--html"),
+        None => (a.output.as_deref(), "--output"),
+    };
+    let existing = output::Existing::forced(a.force);
+    // An output that is an input, a link or a directory is refused before
+    // its name is read for a format.
+    if let Some(p) = output {
+        output::check(what, p, existing, &inputs)?;
+    }
     let chosen =
         super::choices::chosen_format(a.format, a.output.as_deref(), super::Format::Terminal)?;
-    if a.svg_dir.is_some()
-        && (a.html.is_some() || report::Format::from(chosen) != report::Format::Markdown)
-    {
+    let format = match a.html {
+        Some(_) => report::Format::Html,
+        None => report::Format::from(chosen),
+    };
+    if a.svg_dir.is_some() && format != report::Format::Markdown {
         anyhow::bail!(
             "--svg-dir: only the Markdown report links SVG charts; add --format markdown"
         );
@@ -381,17 +449,11 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         ..Options::default()
     };
     let mut input = Input::new(&systems, &opts);
-    input
-        .notices
-        .extend(problems.iter().map(|e| format!("left out: {e:#}")));
-    let (format, output, what) = match &a.html {
-        Some(path) => (report::Format::Html, Some(path.as_path()), "--html"),
-        None => (
-            report::Format::from(chosen),
-            a.output.as_deref(),
-            "--output",
-        ),
-    };
+    input.notices.extend(
+        problems
+            .iter()
+            .map(|e| format!("left out: {}", super::error_words(e))),
+    );
     // The terminal report on the terminal says its notes itself; any
     // other report is for a file or a program, and the user still hears
     // them here, once.
@@ -402,12 +464,6 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let inputs: Vec<(&Path, &str)> = files
-        .iter()
-        .filter_map(|(_, f)| f.path())
-        .map(|p| (p, "an input of this command"))
-        .collect();
-    let existing = output::Existing::forced(a.force);
     // Everything is made and every output checked before anything is
     // written: a refused chart leaves no report half written, and the
     // reverse.
@@ -426,7 +482,7 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         eprintln!("report: {}", p.display());
     }
     for p in &problems {
-        eprintln!("error: {p:#}");
+        eprintln!("error: {}", super::error_words(p));
     }
     Ok(if problems.is_empty() {
         ExitCode::SUCCESS
@@ -465,21 +521,30 @@ fn write_charts(
     Ok(())
 }
 
-/// `scalebench export`.
+/// `scalebench export`: the format is `--format`'s, else the one the
+/// output's name says ([`super::choices::chosen_format`]: a name saying
+/// another, or contradicting `--format`, is refused).
 pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
     let given = result_files(&a.files)?;
+    let inputs: Vec<(&Path, &str)> = given
+        .iter()
+        .map(|f| (f.as_path(), "an input of this command"))
+        .collect();
+    let existing = output::Existing::forced(a.force);
+    // An output that is an input, a link or a directory is refused before
+    // its name is read for a format.
+    if let Some(p) = &a.output {
+        output::check("--output", p, existing, &inputs)?;
+    }
+    let format = super::choices::chosen_format(a.format, a.output.as_deref(), ExportFormat::Csv)?;
     let files: Vec<(Option<String>, Source)> = given
         .iter()
         .map(|f| (None, Source::File(f.clone())))
         .collect();
     let systems = load_systems(&files)?;
-    let inputs: Vec<(&Path, &str)> = given
-        .iter()
-        .map(|f| (f.as_path(), "an input of this command"))
-        .collect();
     // An export with nothing to export says so (the file still gets its
     // header, so that a script reading it finds the columns).
-    let empty = match a.format {
+    let empty = match format {
         ExportFormat::Csv => systems.iter().all(|s| {
             s.file
                 .benchmarks
@@ -496,19 +561,18 @@ pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
     if empty {
         eprintln!(
             "note: {} in these files: only the header is written",
-            match a.format {
+            match format {
                 ExportFormat::Csv => "no benchmark samples",
                 ExportFormat::SweepCsv => "no workload sweeps",
             }
         );
     }
-    let existing = output::Existing::forced(a.force);
     with_output(
         "--output",
         a.output.as_deref(),
         existing,
         &inputs,
-        |w| match a.format {
+        |w| match format {
             ExportFormat::Csv => export::samples_csv(&systems, w),
             ExportFormat::SweepCsv => export::sweeps_csv(&systems, w),
         },

@@ -777,7 +777,8 @@ pub struct ReportArgs {
     #[arg(long = "relabel", alias = "label", value_name = "NAME=FILE")]
     pub labels: Vec<String>,
     /// Output format [default: from the --output file's extension (.html,
-    /// .md, .json, .csv), else terminal].
+    /// .md, .json, .csv), else terminal; an extension naming another
+    /// format is refused].
     #[arg(long, short, value_enum)]
     pub format: Option<Format>,
     /// Write to this file instead of standard output.
@@ -831,7 +832,8 @@ pub struct CompareArgs {
     #[arg(long, value_enum, value_name = "WHAT")]
     pub fail_on: Option<FailOn>,
     /// Output format [default: from the --output file's extension (.md,
-    /// .json), else terminal].
+    /// .json), else terminal; an extension naming another format is
+    /// refused].
     #[arg(long, short, value_enum)]
     pub format: Option<CompareFormat>,
     /// Write to this file instead of standard output.
@@ -865,7 +867,8 @@ pub struct HistoryArgs {
     #[arg(long, value_enum, default_value_t = HistoryOrder::Time)]
     pub order: HistoryOrder,
     /// Output format [default: from the --output file's extension (.md,
-    /// .json, .html), else terminal].
+    /// .json, .html), else terminal; an extension naming another format
+    /// is refused].
     #[arg(long, short, value_enum)]
     pub format: Option<HistoryFormat>,
     /// Write to this file instead of standard output.
@@ -905,9 +908,10 @@ pub struct ExportArgs {
     /// Result files; a directory stands for the result files in it.
     #[arg(required = true, value_name = "RESULT.json|DIR")]
     pub files: Vec<PathBuf>,
-    /// Output format.
-    #[arg(long, short, value_enum, default_value_t = ExportFormat::Csv)]
-    pub format: ExportFormat,
+    /// Output format [default: csv; both are CSV, so an --output name
+    /// must end .csv or name no format].
+    #[arg(long, short, value_enum)]
+    pub format: Option<ExportFormat>,
     /// Write to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,

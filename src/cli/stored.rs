@@ -4,7 +4,7 @@
 
 use super::commands::{result_files, to_stdout, with_output};
 use crate::results::{self, ResultFile, output};
-use crate::store::{Added, Listed, Location, Query, Store};
+use crate::store::{Access, Added, Listed, Location, Query, Store};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -20,12 +20,28 @@ pub struct StoreArg {
 }
 
 impl StoreArg {
-    /// Opens the store; `create` for `results add` (an SQLite file and,
-    /// for the default store only, its directory).
-    pub fn open(&self, create: bool) -> anyhow::Result<Store> {
+    /// Opens the store to read it (`Access::Read`), write it, or — for
+    /// `results add` — make it where nothing is yet (`Access::Create`: an
+    /// SQLite file and, unless `--store` names it, its directory; the
+    /// `make_dir` given is not looked at).
+    pub fn open(&self, access: Access) -> anyhow::Result<Store> {
         let (at, from) = Location::chosen(self.store.as_deref())?;
-        let make_dir = from != "--store";
-        Store::open(&at, create, make_dir)
+        let access = match access {
+            Access::Create { .. } => Access::Create {
+                make_dir: from != "--store",
+            },
+            other => other,
+        };
+        Store::open(&at, access)
+    }
+
+    /// The SQLite file of the store this names, if it names one (no
+    /// output may be written over it); nothing is opened.
+    pub fn file(&self) -> Option<PathBuf> {
+        match Location::chosen(self.store.as_deref()) {
+            Ok((Location::Sqlite(p), _)) => Some(p),
+            _ => None,
+        }
     }
 }
 
@@ -132,7 +148,7 @@ pub use crate::store::index::short;
 /// the status is 1 when any was refused.
 fn add(a: &AddArgs) -> anyhow::Result<ExitCode> {
     let files = result_files(&a.files)?;
-    let mut store = a.store.open(true)?;
+    let mut store = a.store.open(Access::Create { make_dir: false })?;
     let mut refused = 0;
     for f in &files {
         let added = std::fs::read(f)
@@ -224,7 +240,7 @@ pub struct DashboardArgs {
 
 /// `dashboard`.
 pub fn dashboard(a: DashboardArgs) -> anyhow::Result<ExitCode> {
-    let mut store = a.store.open(false)?;
+    let mut store = a.store.open(Access::Read)?;
     let runs = selected(&mut store, &a.query)?;
     if runs.is_empty() {
         anyhow::bail!(
@@ -251,7 +267,7 @@ pub fn dashboard(a: DashboardArgs) -> anyhow::Result<ExitCode> {
 
 /// `results list`.
 fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
-    let mut store = a.store.open(false)?;
+    let mut store = a.store.open(Access::Read)?;
     let runs = selected(&mut store, &a.query)?;
     if a.json {
         let doc: Vec<serde_json::Value> = runs
@@ -325,12 +341,14 @@ pub fn one_run(store: &mut Store, words: &str, what: &str) -> anyhow::Result<Lis
 
 /// `results show`.
 fn show(a: &ShowArgs) -> anyhow::Result<ExitCode> {
-    let mut store = a.store.open(false)?;
+    let mut store = a.store.open(Access::Read)?;
     let r = one_run(&mut store, &a.query.join(" "), "results show")?;
     let bytes = store.file(&r.run.id)?;
     if a.json {
         let existing = output::Existing::forced(a.force);
-        with_output("--output", a.output.as_deref(), existing, &[], |w| {
+        let stored: Vec<(&Path, &str)> =
+            store.path().map(|p| (p, "the store")).into_iter().collect();
+        with_output("--output", a.output.as_deref(), existing, &stored, |w| {
             Ok(w.write_all(&bytes)?)
         })?;
         return Ok(ExitCode::SUCCESS);
@@ -487,7 +505,12 @@ fn prune(a: &PruneArgs) -> anyhow::Result<ExitCode> {
         })?),
         None => None,
     };
-    let mut store = a.store.open(false)?;
+    let access = if a.dry_run {
+        Access::Read
+    } else {
+        Access::Write
+    };
+    let mut store = a.store.open(access)?;
     let runs = selected(&mut store, &a.query)?;
     let gone = to_prune(&runs, a.keep_last, before);
     let verb = if a.dry_run { "would remove" } else { "removed" };
@@ -578,7 +601,7 @@ pub fn sources(given: &[PathBuf], store: &StoreArg) -> anyhow::Result<Vec<Source
         }
         let q = Query::parse(&text).map_err(anyhow::Error::msg)?;
         if opened.is_none() {
-            opened = Some(store.open(false)?);
+            opened = Some(store.open(Access::Read)?);
         }
         let s = opened.as_mut().expect("opened above");
         let runs = s.select(&q)?;
@@ -603,7 +626,7 @@ pub fn one_source(given: &Path, store: &StoreArg, what: &str) -> anyhow::Result<
     if given.exists() || !crate::store::query::looks_like_query(&text) {
         return Ok(Source::File(given.to_path_buf()));
     }
-    let mut s = store.open(false)?;
+    let mut s = store.open(Access::Read)?;
     let r = one_run(&mut s, &text, what)?;
     let bytes = s.file(&r.run.id)?;
     Ok(Source::Stored {

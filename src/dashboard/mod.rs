@@ -14,6 +14,7 @@
 mod chart;
 
 use crate::report::{self, Format, System};
+use crate::results::output;
 use crate::store::{BenchRow, Listed, Store, WorkRow};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -172,9 +173,16 @@ pub struct Written {
     pub index: PathBuf,
 }
 
+/// The option the site's directory is given by, as messages name it.
+const OUT: &str = "--out";
+
 /// Writes the site for `runs` of `store` into `dir`: `index.html` and
-/// `runs/ID.html` for each run. `dir` must be new or empty unless
-/// `force`, which replaces only the files the site has.
+/// `runs/ID.html` for each run. `dir` must be new (its parent existing)
+/// or empty unless `force`, which replaces only the files the site has.
+/// Every output follows the output rule ([`output`]): `dir` and `runs`
+/// are directories, not links or files; no file is written through a
+/// link, over a directory or over the store; all is checked before the
+/// first file is written, and each file is written atomically.
 pub fn write(
     store: &mut Store,
     runs: &[Listed],
@@ -182,18 +190,24 @@ pub fn write(
     force: bool,
     threshold: f64,
 ) -> anyhow::Result<Written> {
-    check_dir(dir, force)?;
-    std::fs::create_dir_all(dir.join("runs"))?;
+    let runs_dir = dir.join("runs");
+    let index = dir.join("index.html");
+    let pages: Vec<PathBuf> = runs
+        .iter()
+        .map(|l| runs_dir.join(format!("{}.html", short(&l.run.id))))
+        .collect();
+    check_site(dir, &index, &pages, force, store.path())?;
+    output::ensure_dir(OUT, dir)?;
+    output::ensure_dir(OUT, &runs_dir)?;
     let mut indexed = Vec::new();
-    for l in runs {
+    for (l, page) in runs.iter().zip(&pages) {
         let (b, w) = store.rows_of(&l.run.id)?;
-        write_run_report(store, l, &dir.join("runs"))?;
+        write_run_report(store, l, page)?;
         indexed.push((l.clone(), b, w));
     }
     let tracks = tracks(&indexed, threshold);
     let page = index_page(store.name(), runs, &tracks, threshold);
-    let index = dir.join("index.html");
-    std::fs::write(&index, page)?;
+    output::write_file_atomic(&index, |w| Ok(w.write_all(page.as_bytes())?))?;
     Ok(Written {
         runs: runs.len(),
         tracks: tracks.len(),
@@ -206,20 +220,41 @@ pub fn write(
     })
 }
 
-/// Refuses a directory that holds anything but a site, or any files at
-/// all without `force`.
-fn check_dir(dir: &Path, force: bool) -> anyhow::Result<()> {
-    let Ok(mut entries) = std::fs::read_dir(dir) else {
-        if dir.exists() {
-            anyhow::bail!("{}: not a directory", dir.display());
-        }
+/// Checks every output of the site before anything is written: `dir` a
+/// directory or a new name in an existing one, empty unless `force`;
+/// `runs` in it a directory if it exists; `index` and `pages` new, or
+/// regular files replaced only with `force`, none the store's file.
+fn check_site(
+    dir: &Path,
+    index: &Path,
+    pages: &[PathBuf],
+    force: bool,
+    store: Option<&Path>,
+) -> anyhow::Result<()> {
+    if !output::check_dir(OUT, dir)? {
         return Ok(());
-    };
-    if entries.next().is_some() && !force {
+    }
+    let not_empty = std::fs::read_dir(dir)
+        .map_err(|source| output::OutputError::Io {
+            what: OUT.into(),
+            path: dir.into(),
+            source,
+        })?
+        .next()
+        .is_some();
+    if not_empty && !force {
         anyhow::bail!(
-            "{}: the directory is not empty; use --force to write the site over it (only index.html and runs/*.html are replaced), or choose another",
+            "{OUT} {}: the directory is not empty; use --force to write the site over it (only index.html and runs/*.html are replaced), or choose another",
             dir.display()
         );
+    }
+    let others: Vec<(&Path, &str)> = store.map(|s| (s, "the store")).into_iter().collect();
+    let existing = output::Existing::forced(force);
+    output::check(OUT, index, existing, &others)?;
+    if output::check_dir(OUT, &dir.join("runs"))? {
+        for p in pages {
+            output::check(OUT, p, existing, &others)?;
+        }
     }
     Ok(())
 }
@@ -227,12 +262,14 @@ fn check_dir(dir: &Path, force: bool) -> anyhow::Result<()> {
 pub use crate::store::index::short;
 
 /// The full HTML report of one stored run, as `scalebench report` writes
-/// it.
-fn write_run_report(store: &mut Store, l: &Listed, dir: &Path) -> anyhow::Result<()> {
+/// it, into `path`.
+fn write_run_report(store: &mut Store, l: &Listed, path: &Path) -> anyhow::Result<()> {
     let bytes = store.file(&l.run.id)?;
     let text = String::from_utf8_lossy(&bytes);
-    let path = dir.join(format!("{}.html", short(&l.run.id)));
-    let file = crate::results::parse(&text, &path)?;
+    // Named as `report` names a stored run: the store is at fault, not
+    // the page.
+    let name = PathBuf::from(format!("store:{}", short(&l.run.id)));
+    let file = crate::results::parse(&text, &name)?;
     let systems = [System {
         label: file.label.clone(),
         file,
@@ -240,8 +277,7 @@ fn write_run_report(store: &mut Store, l: &Listed, dir: &Path) -> anyhow::Result
     let input = report::Input::new(&systems, &Default::default());
     let mut out = Vec::new();
     report::writer(Format::Html, None).write(&input, &mut out)?;
-    std::fs::write(&path, out)?;
-    Ok(())
+    output::write_file_atomic(path, |w| Ok(w.write_all(&out)?))
 }
 
 /// The front page: what is drawn and how to read it, the regressions,

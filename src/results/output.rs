@@ -6,6 +6,8 @@
 //! - nothing that is not a regular file is ever replaced: not a directory,
 //!   device, FIFO or socket, and not a symbolic link (a link is neither
 //!   written through nor replaced);
+//! - a directory outputs go into (`dashboard -o`, `report --svg-dir`) is a
+//!   directory itself, not a link to one nor a file ([`check_dir`]);
 //! - no output may be an input of the same command, nor another output of
 //!   it;
 //! - an existing regular file is replaced only with `--force` ([`Existing`];
@@ -49,6 +51,18 @@ pub enum OutputError {
         path: PathBuf,
         /// Its directory.
         dir: PathBuf,
+    },
+    /// Something other than a directory is where a directory belongs.
+    #[error(
+        "{what} {path}: {kind}, not a directory; scalebench neither writes through a link nor replaces a file with a directory"
+    )]
+    NotDirectory {
+        /// The option or role.
+        what: String,
+        /// The path.
+        path: PathBuf,
+        /// What is there, in words.
+        kind: &'static str,
     },
     /// Something other than a regular file is at the path.
     #[error("{what} {path}: {kind}; scalebench only ever replaces regular files")]
@@ -102,8 +116,9 @@ pub enum OutputError {
     },
 }
 
-/// What sits at a path, in words, when it is not a regular file.
-fn not_regular(m: &std::fs::Metadata) -> Option<&'static str> {
+/// What sits at a path, in words, when it is not a regular file
+/// (`is a FIFO`); `None` for a regular file.
+pub fn not_regular(m: &std::fs::Metadata) -> Option<&'static str> {
     let t = m.file_type();
     if t.is_file() {
         None
@@ -215,31 +230,29 @@ pub fn in_dir(what: &str, dir: &Path, name: &str) -> Result<PathBuf, OutputError
     Ok(dir.join(name))
 }
 
-/// Makes sure `dir` is a directory outputs may go into (the output
-/// `what`): an existing directory, or one made now when its parent exists
-/// (one level, as `mkdir` without `-p`). Anything else there is refused.
-pub fn ensure_dir(what: &str, dir: &Path) -> Result<(), OutputError> {
-    match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => Ok(()),
-        Ok(m) => Err(OutputError::NotRegular {
+/// Checks that `dir` may hold outputs (the output `what`): an existing
+/// directory — not a link to one — or a new name whose parent is a
+/// directory. Returns whether it exists; makes nothing ([`ensure_dir`]
+/// makes it).
+pub fn check_dir(what: &str, dir: &Path) -> Result<bool, OutputError> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(true),
+        Ok(m) => Err(OutputError::NotDirectory {
             what: what.into(),
             path: dir.into(),
-            kind: not_regular(&m).unwrap_or("is a file, not a directory"),
+            kind: not_regular(&m).unwrap_or("is a regular file"),
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let parent = dir_of(dir);
-            if !parent.is_dir() {
-                return Err(OutputError::NoDirectory {
+            if parent.is_dir() {
+                Ok(false)
+            } else {
+                Err(OutputError::NoDirectory {
                     what: what.into(),
                     path: dir.into(),
                     dir: parent,
-                });
+                })
             }
-            std::fs::create_dir(dir).map_err(|source| OutputError::Io {
-                what: what.into(),
-                path: dir.into(),
-                source,
-            })
         }
         Err(source) => Err(OutputError::Io {
             what: what.into(),
@@ -247,6 +260,21 @@ pub fn ensure_dir(what: &str, dir: &Path) -> Result<(), OutputError> {
             source,
         }),
     }
+}
+
+/// Makes sure `dir` is a directory outputs may go into (the output
+/// `what`, [`check_dir`]): an existing directory, or one made now when its
+/// parent exists (one level, as `mkdir` without `-p`). Anything else there
+/// — a link, a file — is refused.
+pub fn ensure_dir(what: &str, dir: &Path) -> Result<(), OutputError> {
+    if check_dir(what, dir)? {
+        return Ok(());
+    }
+    std::fs::create_dir(dir).map_err(|source| OutputError::Io {
+        what: what.into(),
+        path: dir.into(),
+        source,
+    })
 }
 
 /// Just before a rename over `path`: refuses when something other than a
@@ -477,7 +505,17 @@ mod tests {
         let f = d.path().join("f");
         std::fs::write(&f, "x").unwrap();
         let e = ensure_dir("--svg-dir", &f).unwrap_err().to_string();
-        assert!(e.contains("not a directory"), "{e}");
+        assert!(e.contains("is a regular file, not a directory"), "{e}");
+        // A link to a directory is not written through.
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&svg, &link).unwrap();
+        let e = check_dir("--out", &link).unwrap_err().to_string();
+        assert!(
+            e.contains("link") && e.contains("is a symbolic link"),
+            "{e}"
+        );
+        assert!(!check_dir("--out", &d.path().join("new")).unwrap());
+        assert!(check_dir("--out", &svg).unwrap());
     }
 
     #[test]

@@ -167,17 +167,26 @@ impl Conn {
         if create {
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
         }
-        let c = rusqlite::Connection::open_with_flags(path, flags)
-            .with_context(|| format!("store {}", path.display()))?;
-        c.busy_timeout(std::time::Duration::from_secs(30))?;
-        c.execute_batch("PRAGMA foreign_keys = ON")?;
+        let c = rusqlite::Connection::open_with_flags(path, flags).map_err(sqlite_error)?;
+        c.busy_timeout(std::time::Duration::from_secs(30))
+            .map_err(sqlite_error)?;
+        c.execute_batch("PRAGMA foreign_keys = ON")
+            .map_err(sqlite_error)?;
         Ok(Conn::Sqlite(c))
     }
 
     /// Connects to a PostgreSQL server (`postgres://…` or
-    /// `postgresql://…`; without TLS).
+    /// `postgresql://…`; without TLS), giving up after 30 s unless the
+    /// URL sets its own `connect_timeout`.
     pub fn postgres(url: &str) -> anyhow::Result<Conn> {
-        let c = postgres::Client::connect(url, postgres::NoTls)
+        let mut config: postgres::Config = url
+            .parse()
+            .with_context(|| format!("store {}", redacted(url)))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(std::time::Duration::from_secs(30));
+        }
+        let c = config
+            .connect(postgres::NoTls)
             .with_context(|| format!("store {}", redacted(url)))?;
         Ok(Conn::Postgres(Box::new(c)))
     }
@@ -193,7 +202,7 @@ impl Conn {
     /// Runs statements without parameters (`;`-separated).
     pub fn batch(&mut self, sql: &str) -> anyhow::Result<()> {
         match self {
-            Conn::Sqlite(c) => c.execute_batch(sql)?,
+            Conn::Sqlite(c) => c.execute_batch(sql).map_err(sqlite_error)?,
             Conn::Postgres(c) => c.batch_execute(sql)?,
         }
         Ok(())
@@ -204,7 +213,10 @@ impl Conn {
         match self {
             Conn::Sqlite(c) => {
                 let p: Vec<rusqlite::types::Value> = params.iter().map(sqlite_param).collect();
-                Ok(c.execute(sql, rusqlite::params_from_iter(p))? as u64)
+                let n = c
+                    .execute(sql, rusqlite::params_from_iter(p))
+                    .map_err(sqlite_error)?;
+                Ok(n as u64)
             }
             Conn::Postgres(c) => {
                 let owned: Vec<_> = params.iter().map(pg_param).collect();
@@ -220,12 +232,14 @@ impl Conn {
         match self {
             Conn::Sqlite(c) => {
                 let p: Vec<rusqlite::types::Value> = params.iter().map(sqlite_param).collect();
-                let mut st = c.prepare(sql)?;
+                let mut st = c.prepare(sql).map_err(sqlite_error)?;
                 let n = st.column_count();
-                let rows = st.query_map(rusqlite::params_from_iter(p), |r| {
-                    (0..n).map(|i| sqlite_value(r, i)).collect()
-                })?;
-                Ok(rows.collect::<Result<_, _>>()?)
+                let rows = st
+                    .query_map(rusqlite::params_from_iter(p), |r| {
+                        (0..n).map(|i| sqlite_value(r, i)).collect()
+                    })
+                    .map_err(sqlite_error)?;
+                rows.collect::<Result<_, _>>().map_err(sqlite_error)
             }
             Conn::Postgres(c) => {
                 let owned: Vec<_> = params.iter().map(pg_param).collect();
@@ -266,6 +280,42 @@ impl Conn {
     }
 }
 
+/// SQLite's own words for an error, without rusqlite's `Error code N: `.
+fn sqlite_words(e: &rusqlite::Error) -> String {
+    let text = match e {
+        rusqlite::Error::SqliteFailure(_, Some(m)) => m.clone(),
+        other => other.to_string(),
+    };
+    match text.strip_prefix("Error code ") {
+        Some(rest) => rest
+            .split_once(": ")
+            .map_or(text.clone(), |(_, w)| w.to_string()),
+        None => text,
+    }
+}
+
+/// An SQLite error as the store's user reads it: what it means for the
+/// store, then SQLite's own words as its cause (never those alone; the
+/// store's name is put before both by [`super::Store`]).
+pub fn sqlite_error(e: rusqlite::Error) -> anyhow::Error {
+    use rusqlite::ErrorCode as C;
+    let words = anyhow::Error::msg(sqlite_words(&e));
+    let meaning = match e.sqlite_error_code() {
+        Some(C::ReadOnly) => {
+            "cannot write to it: it is read-only here (the file's or its directory's permissions, or a read-only filesystem)"
+        }
+        Some(C::CannotOpen) => "cannot open it",
+        Some(C::NotADatabase) => "not an SQLite database",
+        Some(C::DatabaseCorrupt) => "damaged: not a well-formed SQLite database",
+        Some(C::SystemIoFailure) => "an I/O error reading or writing it",
+        Some(C::DatabaseBusy | C::DatabaseLocked) => "locked: another writer held it for 30 s",
+        Some(C::DiskFull) => "the disk is full",
+        Some(C::PermissionDenied) => "permission denied",
+        _ => "SQLite failed",
+    };
+    words.context(meaning)
+}
+
 /// A parameter as rusqlite binds it.
 fn sqlite_param(v: &Value) -> rusqlite::types::Value {
     use rusqlite::types::Value as V;
@@ -280,15 +330,22 @@ fn sqlite_param(v: &Value) -> rusqlite::types::Value {
 
 /// A PostgreSQL URL with its password replaced by `***`, to be printed.
 pub fn redacted(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
+    // A malformed `postgres:USER:PASSWORD@…` hides its password too.
+    let (scheme, sep, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (scheme, "://", rest),
+        None => match url.split_once(':') {
+            Some((scheme, rest)) if scheme.to_ascii_lowercase().starts_with("postgres") => {
+                (scheme, ":", rest)
+            }
+            _ => return url.to_string(),
+        },
     };
     let (auth, tail) = match rest.find('@') {
         Some(at) if !rest[..at].contains('/') => (&rest[..at], &rest[at..]),
         _ => return url.to_string(),
     };
     match auth.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***{tail}"),
+        Some((user, _)) => format!("{scheme}{sep}{user}:***{tail}"),
         None => url.to_string(),
     }
 }
@@ -317,6 +374,39 @@ mod tests {
             "postgres://ann@db.example/runs"
         );
         assert_eq!(redacted("postgres:///runs"), "postgres:///runs");
+        assert_eq!(
+            redacted("postgres:ann:secret@db/runs"),
+            "postgres:ann:***@db/runs"
+        );
+    }
+
+    #[test]
+    fn sqlite_errors_say_what_they_mean_before_sqlite_words() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("s.sqlite");
+        let mut c = Conn::sqlite(&p, true).unwrap();
+        c.batch("CREATE TABLE t (i BIGINT)").unwrap();
+        drop(c);
+        let ro =
+            rusqlite::Connection::open_with_flags(&p, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .unwrap();
+        let mut c = Conn::Sqlite(ro);
+        let e = c.exec("INSERT INTO t VALUES (1)", &[]).unwrap_err();
+        let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
+        assert!(
+            chain[0].starts_with("cannot write to it: it is read-only"),
+            "{chain:?}"
+        );
+        assert_eq!(
+            chain[1], "attempt to write a readonly database",
+            "{chain:?}"
+        );
+        let e = c.rows("SELECT nosuch FROM t", &[]).unwrap_err();
+        let words = format!("{e:#}");
+        assert!(
+            words.starts_with("SQLite failed: no such column: nosuch"),
+            "{words}"
+        );
     }
 
     #[test]

@@ -122,7 +122,8 @@ pub struct Indexed {
 
 /// The first 12 hex digits of a run's id, as runs are shown.
 pub fn short(id: &str) -> &str {
-    &id[..id.len().min(12)]
+    // By characters: an id read from a damaged store may not be hex.
+    id.char_indices().nth(12).map_or(id, |(i, _)| &id[..i])
 }
 
 /// The hex SHA-256 of `bytes`: a run's id.
@@ -251,6 +252,13 @@ mod tests {
         let bytes = std::fs::read(&path).unwrap();
         let f = crate::results::parse(std::str::from_utf8(&bytes).unwrap(), path.as_ref()).unwrap();
         (f, bytes)
+    }
+
+    #[test]
+    fn a_short_id_is_twelve_characters_whatever_they_are() {
+        assert_eq!(short(&"ab".repeat(32)), "abababababab");
+        assert_eq!(short("abc"), "abc");
+        assert_eq!(short("ééééééééééééé"), "éééééééééééé");
     }
 
     #[test]

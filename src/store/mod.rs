@@ -35,27 +35,53 @@ pub enum Location {
 }
 
 impl Location {
-    /// `postgres://…` or `postgresql://…` is a server; anything else a
-    /// path of an SQLite file.
-    pub fn parse(s: &str) -> Location {
-        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-            Location::Postgres(s.to_string())
-        } else {
-            Location::Sqlite(PathBuf::from(s))
+    /// `postgres://…` or `postgresql://…` is a server (its URL checked
+    /// now); anything else a path of an SQLite file, except a text that
+    /// begins `postgres:` or `postgresql:` without the `//` of a URL,
+    /// which is refused as a malformed URL (a file of that name is
+    /// `./postgres:…`). The error names the fault, not the source.
+    pub fn parse(s: &str) -> Result<Location, String> {
+        let lower = s.to_ascii_lowercase();
+        if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+            return match s.parse::<postgres::Config>() {
+                Ok(_) => Ok(Location::Postgres(s.to_string())),
+                Err(e) => {
+                    let mut words = format!("{}: {e}", db::redacted(s));
+                    let mut cause = std::error::Error::source(&e);
+                    while let Some(c) = cause {
+                        words.push_str(&format!(": {c}"));
+                        cause = c.source();
+                    }
+                    Err(words)
+                }
+            };
         }
+        if lower.starts_with("postgres:") || lower.starts_with("postgresql:") {
+            return Err(format!(
+                "{}: not a PostgreSQL URL (postgres://USER[:PASSWORD]@HOST[:PORT]/DB); an SQLite file of that name is ./{}",
+                db::redacted(s),
+                db::redacted(s)
+            ));
+        }
+        if s.is_empty() {
+            return Err("an empty name: give an SQLite file or a postgres:// URL".into());
+        }
+        Ok(Location::Sqlite(PathBuf::from(s)))
     }
 
     /// The store given (`--store`), else `$SCALEBENCH_STORE`, else
     /// [`default_path`]; with where the choice came from.
     pub fn chosen(given: Option<&str>) -> anyhow::Result<(Location, &'static str)> {
         if let Some(g) = given {
-            return Ok((Location::parse(g), "--store"));
+            let at = Location::parse(g).map_err(|e| anyhow::anyhow!("--store {e}"))?;
+            return Ok((at, "--store"));
         }
         if let Some(e) = std::env::var_os(ENV).filter(|e| !e.is_empty()) {
             let e = e
                 .into_string()
                 .map_err(|e| anyhow::anyhow!("${ENV} {}: not UTF-8", e.to_string_lossy()))?;
-            return Ok((Location::parse(&e), "$SCALEBENCH_STORE"));
+            let at = Location::parse(&e).map_err(|e| anyhow::anyhow!("${ENV} {e}"))?;
+            return Ok((at, "$SCALEBENCH_STORE"));
         }
         Ok((Location::Sqlite(default_path()?), "the default store"))
     }
@@ -67,6 +93,22 @@ impl Location {
             Location::Postgres(u) => db::redacted(u),
         }
     }
+}
+
+/// What a command does with the store it opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reads it (`results list|show`, queries, `dashboard`, `prune
+    /// --dry-run`): it must exist.
+    Read,
+    /// Writes it (`results prune`): it must exist and be writable.
+    Write,
+    /// Writes it, an SQLite file made where nothing is yet (`results
+    /// add`), its directory too when `make_dir` (the default store's).
+    Create {
+        /// Whether a missing directory is made.
+        make_dir: bool,
+    },
 }
 
 /// `$XDG_DATA_HOME/scalebench/results.sqlite`, else
@@ -112,6 +154,7 @@ pub enum Added {
 pub struct Store {
     conn: Conn,
     name: String,
+    path: Option<PathBuf>,
 }
 
 /// The columns of `runs`, in the order [`run_row`] reads them.
@@ -157,38 +200,52 @@ fn gunzip(bytes: &[u8]) -> anyhow::Result<Vec<u8>> {
 
 impl Store {
     /// Opens the store at `at`, bringing its schema up to date. An SQLite
-    /// file is made only when `create` (`results add`), its directory
-    /// too when `make_dir` (the default store's).
-    pub fn open(at: &Location, create: bool, make_dir: bool) -> anyhow::Result<Store> {
+    /// file is checked first ([`check_sqlite`]) and made only for
+    /// [`Access::Create`], where nothing is yet; a refused store leaves no
+    /// file behind.
+    pub fn open(at: &Location, access: Access) -> anyhow::Result<Store> {
         let name = at.name();
-        let mut conn = match at {
+        let (conn, path) = match at {
             Location::Sqlite(p) => {
-                if !p.exists() && !create {
-                    anyhow::bail!(
-                        "store {name}: no such file (`scalebench results add FILE…` makes it)"
-                    );
+                let new = check_sqlite(p, &name, access)?;
+                let conn = Conn::sqlite(p, new).and_then(|mut c| {
+                    schema::migrate(&mut c, &name)?;
+                    Ok(c)
+                });
+                match conn {
+                    Ok(c) => (c, Some(p.clone())),
+                    Err(e) => {
+                        // A file SQLite made for a store refused at once
+                        // holds nothing: it goes.
+                        if new && std::fs::metadata(p).is_ok_and(|m| m.len() == 0) {
+                            let _ = std::fs::remove_file(p);
+                        }
+                        return Err(e.context(format!("store {name}")));
+                    }
                 }
-                let dir = crate::results::output::dir_of(p);
-                if create && make_dir {
-                    std::fs::create_dir_all(&dir)
-                        .with_context(|| format!("store {name}: making {}", dir.display()))?;
-                } else if create && !dir.is_dir() {
-                    anyhow::bail!(
-                        "store {name}: the directory {} does not exist (scalebench makes only the default store's)",
-                        dir.display()
-                    );
-                }
-                Conn::sqlite(p, create)?
             }
-            Location::Postgres(u) => Conn::postgres(u)?,
+            Location::Postgres(u) => {
+                let mut c = Conn::postgres(u)?;
+                schema::migrate(&mut c, &name).with_context(|| format!("store {name}"))?;
+                (c, None)
+            }
         };
-        schema::migrate(&mut conn, &name).with_context(|| format!("store {name}"))?;
-        Ok(Store { conn, name })
+        Ok(Store { conn, name, path })
     }
 
     /// The store's name as printed.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The store's file, for an SQLite store (an output must not be it).
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// `r` with the store named before its error.
+    fn named<T>(&self, r: anyhow::Result<T>) -> anyhow::Result<T> {
+        r.with_context(|| format!("store {}", self.name))
     }
 
     /// Adds a result file (its bytes, read from `source`, recorded as a
@@ -197,7 +254,8 @@ impl Store {
     pub fn add(&mut self, bytes: &[u8], source: &Path) -> anyhow::Result<Added> {
         // Stored already: nothing to read or judge.
         let id = index::content_id(bytes);
-        if self.has(&id)? {
+        let stored = self.has(&id);
+        if self.named(stored)? {
             return Ok(Added::Already(id));
         }
         let text = std::str::from_utf8(bytes)
@@ -213,7 +271,7 @@ impl Store {
         let origin = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
         let ix = index::index(&file, bytes, &origin.display().to_string());
         let body = gzip(bytes)?;
-        self.conn.transaction(|c| {
+        let added = self.conn.transaction(|c| {
             let id = ix.run.id.clone();
             if !c
                 .rows(
@@ -226,20 +284,27 @@ impl Store {
             }
             insert(c, &ix, body)?;
             Ok(Added::New(id))
-        })
+        });
+        self.named(added)
     }
 
     /// Whether run `id` is stored.
     pub fn has(&mut self, id: &str) -> anyhow::Result<bool> {
         let rows = self
             .conn
-            .rows("SELECT id FROM runs WHERE id = ?", &[Value::from(id)])?;
-        Ok(!rows.is_empty())
+            .rows("SELECT id FROM runs WHERE id = ?", &[Value::from(id)]);
+        Ok(!self.named(rows)?.is_empty())
     }
 
     /// Every stored run with what it holds, in no particular order
     /// ([`Query::select`] orders them).
     pub fn runs(&mut self) -> anyhow::Result<Vec<Listed>> {
+        let all = self.all_runs();
+        self.named(all)
+    }
+
+    /// [`Store::runs`], its errors not yet naming the store.
+    fn all_runs(&mut self) -> anyhow::Result<Vec<Listed>> {
         let rows = self
             .conn
             .rows(&format!("SELECT {RUN_COLUMNS} FROM runs"), &[])?;
@@ -289,13 +354,19 @@ impl Store {
         let rows = self.conn.rows(
             "SELECT encoding, body FROM run_files WHERE run_id = ?",
             &[Value::from(id)],
-        )?;
+        );
+        let rows = self.named(rows)?;
         let r = rows
             .first()
             .ok_or_else(|| anyhow::anyhow!("store {}: no file for run {id}", self.name))?;
         let body = r[1].bytes().unwrap_or_default();
         let bytes = match r[0].text() {
-            Some("gzip") => gunzip(body)?,
+            Some("gzip") => gunzip(body).with_context(|| {
+                format!(
+                    "store {}: run {id}: the stored file cannot be decompressed (damaged store)",
+                    self.name
+                )
+            })?,
             Some("identity") => body.to_vec(),
             other => anyhow::bail!(
                 "store {}: run {id}: file encoding {other:?} is unknown to this scalebench",
@@ -313,6 +384,12 @@ impl Store {
 
     /// The benchmark and workload rows of run `id`.
     pub fn rows_of(&mut self, id: &str) -> anyhow::Result<(Vec<BenchRow>, Vec<WorkRow>)> {
+        let rows = self.rows_of_run(id);
+        self.named(rows)
+    }
+
+    /// [`Store::rows_of`], its errors not yet naming the store.
+    fn rows_of_run(&mut self, id: &str) -> anyhow::Result<(Vec<BenchRow>, Vec<WorkRow>)> {
         let b = self.conn.rows(
             "SELECT position, name, series, status, n, runs, class, confidence, low_n, low_ns, high_n, high_ns, note FROM benchmarks WHERE run_id = ? ORDER BY position",
             &[Value::from(id)],
@@ -360,7 +437,7 @@ impl Store {
 
     /// Removes the runs `ids` (their rows and files), in one transaction.
     pub fn remove(&mut self, ids: &[String]) -> anyhow::Result<()> {
-        self.conn.transaction(|c| {
+        let removed = self.conn.transaction(|c| {
             for id in ids {
                 for table in ["run_files", "benchmarks", "workload_rows"] {
                     c.exec(
@@ -371,8 +448,76 @@ impl Store {
                 c.exec("DELETE FROM runs WHERE id = ?", &[Value::from(id.as_str())])?;
             }
             Ok(())
-        })
+        });
+        self.named(removed)
     }
+}
+
+/// The first bytes of every SQLite database file.
+const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// Checks the path of an SQLite store (printed as `name`) before SQLite
+/// opens it, so that a refusal names the path and what is there: nothing
+/// (a new store only for [`Access::Create`], in an existing directory
+/// unless `make_dir`), a directory, FIFO, device or socket, an empty file,
+/// a file that is no SQLite database, one that cannot be read, or — for a
+/// command that writes — one that cannot be written. Returns whether the
+/// store is new.
+pub fn check_sqlite(p: &Path, name: &str, access: Access) -> anyhow::Result<bool> {
+    let m = match std::fs::metadata(p) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if std::fs::symlink_metadata(p).is_ok() {
+                anyhow::bail!(
+                    "store {name}: a symbolic link to nothing (scalebench makes no store through a link)"
+                );
+            }
+            let Access::Create { make_dir } = access else {
+                anyhow::bail!(
+                    "no store at {name}: no such file (`scalebench results add FILE…` makes it)"
+                );
+            };
+            let dir = crate::results::output::dir_of(p);
+            if make_dir {
+                std::fs::create_dir_all(&dir)
+                    .with_context(|| format!("store {name}: making {}", dir.display()))?;
+            } else if !dir.is_dir() {
+                anyhow::bail!(
+                    "store {name}: the directory {} does not exist (scalebench makes only the default store's)",
+                    dir.display()
+                );
+            }
+            return Ok(true);
+        }
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("store {name}"))),
+    };
+    if let Some(kind) = crate::results::output::not_regular(&m) {
+        anyhow::bail!("store {name}: {kind}, not an SQLite store file");
+    }
+    if m.len() == 0 {
+        anyhow::bail!(
+            "store {name}: an empty file, not an SQLite store (only a path where nothing is yet becomes a new store)"
+        );
+    }
+    let mut head = [0u8; 16];
+    let read = std::fs::File::open(p).and_then(|mut f| f.read_exact(&mut head));
+    match read {
+        Err(e) if e.kind() != std::io::ErrorKind::UnexpectedEof => {
+            return Err(anyhow::Error::new(e).context(format!("store {name}: cannot read it")));
+        }
+        Ok(()) if &head == SQLITE_HEADER => {}
+        _ => anyhow::bail!(
+            "store {name}: not an SQLite database (it does not begin as one; {} bytes)",
+            m.len()
+        ),
+    }
+    if access != Access::Read {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(p)
+            .with_context(|| format!("store {name}: cannot write to it"))?;
+    }
+    Ok(false)
 }
 
 /// Inserts a run's rows and its file.
@@ -461,6 +606,8 @@ fn insert(c: &mut Conn, ix: &Indexed, body: Vec<u8>) -> anyhow::Result<()> {
 mod tests {
     use super::*;
 
+    const CREATE: Access = Access::Create { make_dir: false };
+
     fn fixture(name: &str) -> (Vec<u8>, PathBuf) {
         let p = PathBuf::from(format!(
             "{}/tests/fixtures/{name}",
@@ -473,21 +620,19 @@ mod tests {
     fn a_file_is_kept_whole_once_and_removed_with_its_rows() {
         let d = tempfile::tempdir().unwrap();
         let at = Location::Sqlite(d.path().join("s.sqlite"));
-        let e = Store::open(&at, false, false).err().unwrap().to_string();
+        let e = Store::open(&at, Access::Read).err().unwrap().to_string();
         assert!(
-            e.contains("no such file") && e.contains("results add"),
+            e.starts_with("no store at ") && e.contains("results add"),
             "{e}"
         );
+        assert!(!d.path().join("s.sqlite").exists(), "nothing made");
         let nowhere = Location::Sqlite(d.path().join("no/s.sqlite"));
-        let e = Store::open(&nowhere, true, false)
-            .err()
-            .unwrap()
-            .to_string();
+        let e = Store::open(&nowhere, CREATE).err().unwrap().to_string();
         assert!(
             e.contains("the directory") && e.contains("does not exist"),
             "{e}"
         );
-        let mut s = Store::open(&at, true, false).unwrap();
+        let mut s = Store::open(&at, CREATE).unwrap();
         let (bytes, path) = fixture("default.json");
         let id = match s.add(&bytes, &path).unwrap() {
             Added::New(id) => id,
@@ -512,7 +657,7 @@ mod tests {
         assert!(w.is_empty());
         // Reopened: the schema is not applied again.
         drop(s);
-        let mut s = Store::open(&at, false, false).unwrap();
+        let mut s = Store::open(&at, Access::Read).unwrap();
         s.remove(std::slice::from_ref(&id)).unwrap();
         assert_eq!(s.runs().unwrap().len(), 1);
         assert!(s.rows_of(&id).unwrap().0.is_empty());
@@ -522,7 +667,7 @@ mod tests {
     #[test]
     fn an_incomplete_or_foreign_file_is_refused_by_name() {
         let d = tempfile::tempdir().unwrap();
-        let mut s = Store::open(&Location::Sqlite(d.path().join("s.sqlite")), true, false).unwrap();
+        let mut s = Store::open(&Location::Sqlite(d.path().join("s.sqlite")), CREATE).unwrap();
         let (bytes, _) = fixture("default.json");
         let mut v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         v["complete"] = false.into();
@@ -543,14 +688,90 @@ mod tests {
     }
 
     #[test]
+    fn a_path_that_holds_no_store_is_refused_by_name_and_left_as_it_is() {
+        let d = tempfile::tempdir().unwrap();
+        let at = |name: &str| d.path().join(name);
+        std::fs::write(at("empty"), "").unwrap();
+        std::fs::write(at("text"), "hello, not a database\n").unwrap();
+        std::fs::write(at("short"), "SQLite").unwrap();
+        std::fs::create_dir(at("dir")).unwrap();
+        std::os::unix::fs::symlink(at("nothing"), at("dangling")).unwrap();
+        let fifo = std::ffi::CString::new(at("fifo").to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let cases: [(&Path, &str); 8] = [
+            (&at("empty"), "an empty file, not an SQLite store"),
+            (&at("text"), "not an SQLite database"),
+            (&at("short"), "not an SQLite database"),
+            (&at("dir"), "is a directory, not an SQLite store file"),
+            (&at("fifo"), "is a FIFO, not an SQLite store file"),
+            (
+                Path::new("/dev/null"),
+                "is a device, not an SQLite store file",
+            ),
+            (&at("dangling"), "a symbolic link to nothing"),
+            (&at("no/s.sqlite"), "the directory"),
+        ];
+        for (p, says) in cases {
+            for access in [Access::Read, Access::Write, CREATE] {
+                let e = Store::open(&Location::Sqlite(p.to_path_buf()), access)
+                    .err()
+                    .unwrap();
+                let words = crate::sys::errno_words(&format!("{e:#}"));
+                let want = if p.ends_with("no/s.sqlite") && access != CREATE {
+                    "no store at"
+                } else {
+                    says
+                };
+                assert!(
+                    words.contains(&p.display().to_string()) && words.contains(want),
+                    "{access:?} {}: {words}",
+                    p.display()
+                );
+            }
+        }
+        assert_eq!(std::fs::read(at("empty")).unwrap(), b"", "left empty");
+        assert!(!at("nothing").exists() && !at("no").exists());
+        // A new store only where nothing is, and only to write.
+        let new = at("new.sqlite");
+        assert!(Store::open(&Location::Sqlite(new.clone()), Access::Write).is_err());
+        assert!(!new.exists());
+        assert!(check_sqlite(&new, "new.sqlite", CREATE).unwrap());
+        Store::open(&Location::Sqlite(new.clone()), CREATE).unwrap();
+        assert!(!check_sqlite(&new, "new.sqlite", Access::Write).unwrap());
+    }
+
+    #[test]
+    fn a_malformed_postgres_url_is_refused_naming_its_fault() {
+        for (given, says) in [
+            ("postgres:garbage", "not a PostgreSQL URL"),
+            ("PostgreSQL:/x", "not a PostgreSQL URL"),
+            ("postgres://h:notaport/db", "port"),
+            ("", "an empty name"),
+        ] {
+            let e = Location::parse(given).unwrap_err();
+            assert!(e.contains(says) && e.contains(given), "{given}: {e}");
+        }
+        let e = Location::parse("postgres:ann:secret@h/db").unwrap_err();
+        assert!(!e.contains("secret"), "{e}");
+        let e = Location::chosen(Some("postgres:x"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--store postgres:x: "), "{e}");
+        assert_eq!(
+            Location::parse("./postgres:x"),
+            Ok(Location::Sqlite("./postgres:x".into()))
+        );
+    }
+
+    #[test]
     fn locations_are_told_apart_and_passwords_hidden() {
         assert_eq!(
-            Location::parse("postgresql://u:pw@h/db").name(),
+            Location::parse("postgresql://u:pw@h/db").unwrap().name(),
             "postgresql://u:***@h/db"
         );
         assert_eq!(
             Location::parse("runs.sqlite"),
-            Location::Sqlite("runs.sqlite".into())
+            Ok(Location::Sqlite("runs.sqlite".into()))
         );
         assert_eq!(
             Location::chosen(Some("x.sqlite")).unwrap(),

@@ -106,7 +106,12 @@ impl Query {
             text: text.trim().to_string(),
             ..Query::default()
         };
-        let bad = |w: &str, why: &str| format!("query `{}`: `{w}`: {why}", text.trim());
+        // The word at fault, after the whole query unless it is the
+        // whole query (named once).
+        let bad = |w: &str, why: &str| match text.trim() {
+            whole if whole == w => format!("query `{w}`: {why}"),
+            whole => format!("query `{whole}`: `{w}`: {why}"),
+        };
         for w in text.split_whitespace() {
             if w == "latest" {
                 q.last = Some(1);
@@ -321,6 +326,7 @@ mod tests {
             let e = Query::parse(q).unwrap_err();
             assert!(e.contains(word) && e.contains(why), "{q}: {e}");
             assert!(e.starts_with(&format!("query `{q}`")), "{e}");
+            assert_eq!(e.matches(word).count(), 1, "the word named once: {e}");
         }
     }
 
