@@ -155,7 +155,12 @@ fn add(a: &AddArgs) -> anyhow::Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", f.display()))
             .and_then(|bytes| store.add(&bytes, f));
         match added {
-            Ok(Added::New(id)) => println!("added {} {}", short(&id), f.display()),
+            Ok(Added::New(id, notes)) => {
+                println!("added {} {}", short(&id), f.display());
+                for n in notes {
+                    eprintln!("note: {}: {n}", f.display());
+                }
+            }
             Ok(Added::Already(id)) => println!(
                 "already stored {} {} (the same file: nothing added)",
                 short(&id),

@@ -118,6 +118,9 @@ pub struct Indexed {
     pub benchmarks: Vec<BenchRow>,
     /// Its workload rows, in file order.
     pub workloads: Vec<WorkRow>,
+    /// What judging it found to say: each series whose kept verdict
+    /// disagreed with its samples (indexed as judged again).
+    pub notes: Vec<String>,
 }
 
 /// The first 12 hex digits of a run's id, as runs are shown.
@@ -161,20 +164,33 @@ pub fn index(file: &ResultFile, bytes: &[u8], source: &str) -> Indexed {
         profile: file.profile.as_ref().map(|p| p.name.clone()),
         analysis: analysis::recorded::ANALYSIS.to_string(),
     };
+    let (benchmarks, notes) = bench_rows(file);
     Indexed {
         run,
-        benchmarks: bench_rows(file),
+        benchmarks,
         workloads: work_rows(file),
+        notes,
     }
 }
 
-/// One row per benchmark series, judged as a report judges it.
-fn bench_rows(file: &ResultFile) -> Vec<BenchRow> {
+/// One row per benchmark series, judged as a report judges it, and a
+/// note for each kept verdict judged again because it disagreed.
+fn bench_rows(file: &ResultFile) -> (Vec<BenchRow>, Vec<String>) {
     let benches: Vec<_> = file.benchmarks.iter().collect();
-    let verdicts = analysis::recorded::judge_all(&benches, &Options::default()).verdicts;
-    file.benchmarks
+    let judged = analysis::recorded::judge_all(&benches, &Options::default());
+    let notes = judged
+        .disagreed
         .iter()
-        .zip(verdicts)
+        .map(|(i, why)| {
+            format!(
+                "the verdict kept for {} disagrees with its samples ({why}); it was indexed as judged again from them",
+                file.benchmarks[*i].series
+            )
+        })
+        .collect();
+    let rows = file.benchmarks
+        .iter()
+        .zip(judged.verdicts)
         .enumerate()
         .map(|(i, (b, v))| {
             let v = v.as_ref();
@@ -192,7 +208,8 @@ fn bench_rows(file: &ResultFile) -> Vec<BenchRow> {
                 note: v.err().cloned(),
             }
         })
-        .collect()
+        .collect();
+    (rows, notes)
 }
 
 /// One row per workload row, a sweep judged as a report judges it.

@@ -144,8 +144,9 @@ pub struct Listed {
 /// What adding a file did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Added {
-    /// Stored under this id.
-    New(String),
+    /// Stored under this id, with what indexing it found to say: a kept
+    /// verdict that disagreed with its samples and was judged again.
+    New(String, Vec<String>),
     /// The same file (same bytes) was already stored under this id.
     Already(String),
 }
@@ -283,7 +284,7 @@ impl Store {
                 return Ok(Added::Already(id));
             }
             insert(c, &ix, body)?;
-            Ok(Added::New(id))
+            Ok(Added::New(id, ix.notes.clone()))
         });
         self.named(added)
     }
@@ -635,7 +636,7 @@ mod tests {
         let mut s = Store::open(&at, CREATE).unwrap();
         let (bytes, path) = fixture("default.json");
         let id = match s.add(&bytes, &path).unwrap() {
-            Added::New(id) => id,
+            Added::New(id, _) => id,
             a => panic!("{a:?}"),
         };
         assert_eq!(s.add(&bytes, &path).unwrap(), Added::Already(id.clone()));
