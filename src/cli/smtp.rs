@@ -207,9 +207,13 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
         )?;
         write_sent(&o, w)
     })?;
+    if let Some(why) = o.gave_up.as_ref().filter(|_| !o.stopped) {
+        // Also on standard error: the figures may have gone to a program.
+        bail!("{why}");
+    }
     Ok(if o.stopped {
         ExitCode::from(130)
-    } else if o.gave_up.is_some() || o.messages == 0 {
+    } else if o.messages == 0 {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
@@ -254,9 +258,6 @@ fn write_sent(o: &send::Outcome, w: &mut dyn Write) -> anyhow::Result<()> {
         for (what, n) in v {
             writeln!(w, "    {:>10}  {what}", fmt_n(*n as f64))?;
         }
-    }
-    if let Some(why) = &o.gave_up {
-        writeln!(w, "  gave up:  {why}")?;
     }
     Ok(())
 }
