@@ -400,6 +400,11 @@ fn systems(m: &Measure) -> anyhow::Result<Vec<SystemSpec>> {
                         k.kernel.display()
                     );
                 }
+                // A file that is no RAM disk would boot into a panic.
+                if let Some(i) = &k.initrd {
+                    crate::systems::cpio::check_ram_disk(i)
+                        .map_err(|e| anyhow::anyhow!("--system {}: {e}", s.name))?;
+                }
             }
             Kind::Image(i) => {
                 if !i.image.is_file() {
