@@ -605,10 +605,37 @@ impl Sender<'_> {
                 }
             }
         }
+        self.never_greeted();
         for i in 0..self.slots.len() {
             self.close(i);
         }
         Ok(())
+    }
+
+    /// At the end of a run too short for [`GREETING_WAIT`] (a sweep's
+    /// level): when no session was greeted and a connected one waited at
+    /// least a second in silence, why nothing was sent.
+    fn never_greeted(&mut self) {
+        if self.greeted || self.o.gave_up.is_some() || self.o.stopped {
+            return;
+        }
+        let waited = (0..self.slots.len())
+            .filter(|&i| {
+                let s = &self.slots[i];
+                s.phase == Phase::Greeting
+                    && s.inbuf.is_empty()
+                    && self.raw(i).is_some_and(sock::is_connected)
+            })
+            .map(|i| self.now.saturating_duration_since(self.slots[i].opened))
+            .max()
+            .filter(|w| *w >= Duration::from_secs(1));
+        if let Some(w) = waited {
+            self.o.gave_up = Some(format!(
+                "no greeting: the server at {} said nothing in {:.1} s after the connection (an SMTP server greets first, with 220)",
+                self.opts.target,
+                w.as_secs_f64()
+            ));
+        }
     }
 
     fn raw(&self, i: usize) -> Option<RawFd> {
