@@ -353,7 +353,12 @@ fn profiles(names: &[String]) -> anyhow::Result<Vec<TuningProfile>> {
         if n.is_empty() {
             bail!("--profile: an empty name (give names or files, comma separated)");
         }
-        let p = TuningProfile::find(n).map_err(|e| anyhow::anyhow!("--profile {n}: {e:#}"))?;
+        let p = TuningProfile::find(n).map_err(|e| {
+            // A file's errors begin `profile FILE: `: said once.
+            let e = format!("{e:#}");
+            let e = e.strip_prefix(&format!("profile {n}: ")).unwrap_or(&e);
+            anyhow::anyhow!("--profile {n}: {e}")
+        })?;
         if out.iter().any(|q| q.name == p.name) {
             bail!("--profile: `{}` is given twice", p.name);
         }
