@@ -72,8 +72,11 @@ pub struct Target {
 #[derive(Debug, thiserror::Error)]
 pub enum UrlError {
     /// Not `http://host[:port]/path`.
-    #[error("{0}: not an http:// URL (https is not supported)")]
+    #[error("{0}: not an http:// URL (http://HOST[:PORT][/PATH])")]
     Scheme(String),
+    /// An `https://` URL.
+    #[error("{0}: not an http:// URL: https is not supported")]
+    Https(String),
     /// Its host and port are not an address ([`crate::values::host_port`]:
     /// credentials, an IPv6 address without brackets, a bad port).
     #[error("{0}: {1}")]
@@ -104,9 +107,18 @@ impl Target {
     /// port as [`crate::values::host_port`] reads them).
     pub fn parse(url: &str) -> Result<Target, UrlError> {
         let shown = redacted(url);
-        let rest = url
-            .strip_prefix("http://")
-            .ok_or_else(|| UrlError::Scheme(shown.clone()))?;
+        // The scheme in any case, as RFC 3986 reads it.
+        let scheme = |s: &str| {
+            url.get(..s.len())
+                .is_some_and(|h| h.eq_ignore_ascii_case(s))
+        };
+        if scheme("https://") {
+            return Err(UrlError::Https(shown));
+        }
+        if !scheme("http://") {
+            return Err(UrlError::Scheme(shown));
+        }
+        let rest = &url["http://".len()..];
         // The authority ends at the path, the query or the fragment; the
         // fragment is not sent.
         let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
@@ -117,8 +129,14 @@ impl Target {
             t if t.starts_with('?') => format!("/{t}"),
             t => t.to_string(),
         };
-        if authority.is_empty() || path.contains(char::is_whitespace) {
-            return Err(UrlError::Scheme(shown));
+        if authority.is_empty() {
+            return Err(UrlError::Address(shown, "no host after http://".into()));
+        }
+        if path.contains(|c: char| c.is_whitespace() || c.is_control()) {
+            return Err(UrlError::Address(
+                shown,
+                "a space or a control character in the path (a space is written %20)".into(),
+            ));
         }
         let hp =
             crate::values::host_port(authority).map_err(|e| UrlError::Address(shown.clone(), e))?;
@@ -724,15 +742,28 @@ fn check(opts: &Options) -> io::Result<()> {
             "a warm-up or rounds need a duration",
         ));
     }
-    let v4 = |a: &IpAddr| a.is_ipv4();
-    if let Some(s) = opts.sources.first()
-        && (opts.sources.iter().any(|x| v4(x) != v4(s))
-            || opts.targets.iter().any(|t| v4(&t.addr.ip()) != v4(s)))
-    {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "source addresses and URLs must all be IPv4 or all IPv6",
-        ));
+    let family = |a: &IpAddr| if a.is_ipv4() { "IPv4" } else { "IPv6" };
+    if let Some(s) = opts.sources.first() {
+        let other = opts
+            .sources
+            .iter()
+            .find(|x| family(x) != family(s))
+            .map(|x| format!("source address {x}"))
+            .or_else(|| {
+                opts.targets
+                    .iter()
+                    .find(|t| family(&t.addr.ip()) != family(s))
+                    .map(|t| format!("URL {} ({})", redacted(&t.url), t.addr))
+            });
+        if let Some(other) = other {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "source address {s} is {} and {other} is not: source addresses and URLs must all be IPv4 or all IPv6",
+                    family(s)
+                ),
+            ));
+        }
     }
     for src in &opts.sources {
         let probe = SocketAddr::new(*src, 0);
@@ -1463,6 +1494,11 @@ mod tests {
         assert!(e("http://127.0.0.1:0/").contains("port 0"));
         assert!(e("http://127.0.0.1:99999/").contains("`99999` is not a port"));
         assert_eq!(redacted("http://u:pw@h:1/a@b"), "http://u:…@h:1/a@b");
+        assert!(e("https://127.0.0.1/").ends_with("https is not supported"));
+        assert!(e("http:/127.0.0.1/").ends_with("(http://HOST[:PORT][/PATH])"));
+        assert!(e("http:///x").ends_with("no host after http://"));
+        assert!(e("http://127.0.0.1:8080/a b").contains("a space is written %20"));
+        assert!(Target::parse("HTTP://127.0.0.1:8080/").is_ok());
         let t = Target::parse("http://127.0.0.1:8080?x=1#frag").unwrap();
         assert!(
             t.request
