@@ -143,6 +143,19 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
     if a.messages.is_none() && a.duration.is_none() {
         bail!("say how much: -n MESSAGES or -d DURATION");
     }
+    // The warm-up is the untallied start of the interval tallies.
+    if !a.warmup.is_zero() {
+        let w = humantime::format_duration(a.warmup);
+        if a.interval.is_none() {
+            bail!("--warm-up {w}: it delays the interval tallies; give --interval too");
+        }
+        if let Some(d) = a.duration.filter(|d| a.warmup >= *d) {
+            bail!(
+                "--warm-up {w} is not shorter than -d {}: no interval would be tallied",
+                humantime::format_duration(d)
+            );
+        }
+    }
     let backend = backend(a.backend.map(Into::into))?;
     // Never more sessions than messages.
     let sessions = u64::from(a.sessions).min(a.messages.unwrap_or(u64::MAX));
