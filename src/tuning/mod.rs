@@ -340,6 +340,18 @@ fn limits(os: Option<Os>, raw: &toml::Table, at: &str) -> Result<Vec<Item>, Stri
                     "{at}limits.{k}: `{x}` is not a number or \"unlimited\""
                 ));
             }
+            // A run needs descriptors and processes of its own.
+            let least = if limit == Rlimit::Files { 64 } else { 1 };
+            let most = match &wanted {
+                Wanted::Exact(x) => x.parse::<u64>().ok(),
+                Wanted::AtMost(b) => Some(*b),
+                Wanted::AtLeast(_) => None,
+            };
+            if most.is_some_and(|m| m < least) {
+                return Err(format!(
+                    "{at}limits.{k} = {wanted}: too few for the run itself (it needs at least {least})"
+                ));
+            }
             Ok(Item {
                 os,
                 what: What::Limit { limit, wanted },
@@ -662,6 +674,11 @@ mod tests {
         bad("[linux.sysctl]\n\"a.b\" = \">=x\"\n", "a.b");
         bad("[limits]\nnofiles = 5\n", "unknown limit `nofiles`");
         bad("[limits]\nnofile = \"many\"\n", "not a number");
+        bad(
+            "[limits]\nnofile = 0\n",
+            "limits.nofile = 0: too few for the run itself (it needs at least 64)",
+        );
+        bad("[limits]\nnproc = \"<=0\"\n", "at least 1");
         bad(
             "[linux.settings]\ngovernor = \"performance\"\n",
             "unknown setting `governor`",
