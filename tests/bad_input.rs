@@ -361,6 +361,27 @@ const NET_CASES: &[Case] = &[
     case("smtp-send bench:secret@127.0.0.1:25 -n 1", 2, "credentials"),
     case("smtp-send 127.0.0.1:0 -n 1", 2, "port 0"),
     case(
+        "smtp-send 127.0.0.1:9 -d 1 --warm-up 5s --interval 1s",
+        1,
+        "--warm-up 5s is not shorter than -d 1s: no interval would be tallied",
+    ),
+    case(
+        "smtp-send 127.0.0.1:9 -d 5 --warm-up 1s",
+        1,
+        "--warm-up 1s: it delays the interval tallies; give --interval too",
+    ),
+    case(
+        "load http://127.0.0.1:9/ -n 1 --source ::1",
+        1,
+        "source address ::1 is IPv6 and URL http://127.0.0.1:9/ (127.0.0.1:9) is not",
+    ),
+    case(
+        "load https://127.0.0.1:9/ -n 1",
+        1,
+        "https is not supported",
+    ),
+    case("load http:///x -n 1", 1, "no host after http://"),
+    case(
         "smtp-send 127.0.0.1:25 -n 1 --bind [::1",
         2,
         "`[::1` is not an IP address",
@@ -416,7 +437,38 @@ const NET_CASES: &[Case] = &[
         1,
         "`swappiness` is not a sysctl name",
     ),
-    // A RAM disk that is none is refused before anything boots.
+    case(
+        "profile check {dir}/nofile.toml",
+        1,
+        "limits.nofile = 0: too few for the run itself (it needs at least 64)",
+    ),
+    // A kernel, a RAM disk, a module tree, a guest binary that are none
+    // are refused before anything boots.
+    case(
+        "run socket --max 10 --system k=kernel:{dir}",
+        1,
+        "--system k: kernel {dir}: a directory, not a file",
+    ),
+    case(
+        "run socket --max 10 --system k=kernel:{dir}/notes.txt",
+        1,
+        "--system k: kernel {dir}/notes.txt: not an x86 Linux kernel image",
+    ),
+    case(
+        "run socket --max 10 --system k=kernel:{dir}/vmlinuz,modules={dir}/notes.txt",
+        1,
+        "modules={dir}/notes.txt: not a directory",
+    ),
+    case(
+        "run socket --max 10 --system i=image:{dir},ssh=root",
+        1,
+        "--system i: image {dir}: a directory, not a file",
+    ),
+    case(
+        "run socket --max 10 --system k=kernel:{dir}/vmlinuz,cmdline=",
+        2,
+        "`cmdline=` needs a value",
+    ),
     case(
         "run socket --max 10 --system k=kernel:{dir}/vmlinuz,initrd={dir}/notes.txt",
         1,
@@ -516,7 +568,18 @@ fn net_scratch(dir: &Path) {
         &profile("\"net.core.somaxconn\" = \">=3000000000\""),
     );
     w("sysname.toml", &profile("swappiness = 10"));
-    w("vmlinuz", b"not really a kernel");
+    w(
+        "nofile.toml",
+        b"format = \"scalebench-profile/1\"\nname = \"t\"\ndescription = \"d\"\n[limits]\nnofile = 0\n",
+    );
+    // The head of an x86 kernel image (a bzImage) that says its release:
+    // what is read before the RAM disk.
+    let mut kernel = vec![0u8; 0x1000];
+    kernel[0x202..0x206].copy_from_slice(b"HdrS");
+    kernel[0x206..0x208].copy_from_slice(&0x20fu16.to_le_bytes());
+    kernel[0x20e..0x210].copy_from_slice(&(0x800u16 - 0x200).to_le_bytes());
+    kernel[0x800..0x811].copy_from_slice(b"0.0.0-scalebench ");
+    w("vmlinuz", &kernel);
     w("notes.txt", b"notes, not a RAM disk\n");
     w("empty.img", b"");
     w("photo.jpg", b"\xff\xd8\xff\xe0\x00\x10JFIF\x00");
