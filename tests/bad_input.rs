@@ -389,6 +389,11 @@ const NET_CASES: &[Case] = &[
     case("serve --root {dir} --addr ::1:8080", 2, "`[::1]:8080`"),
     case("serve --root {dir} --addr 127.0.0.1", 2, "has no port"),
     case(
+        "serve --root {dir}/nope --object x=5 --object x=6",
+        1,
+        "--object x is given twice",
+    ),
+    case(
         "smtp-sink --addr localhost:2525",
         2,
         "`localhost` is not an IP address",
