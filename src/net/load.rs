@@ -1637,6 +1637,65 @@ mod tests {
         assert!(parse_head(b"garbage\r\n\r\n").is_err());
     }
 
+    /// A server on 127.0.0.1 answering its `k`-th connection with
+    /// `answer(k)` (after reading a request head) and closing it, until
+    /// `conns` connections were answered.
+    fn answering(conns: usize, answer: fn(usize) -> &'static [u8]) -> Target {
+        use std::io::{Read, Write};
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/x", l.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for (k, c) in l.incoming().take(conns).enumerate() {
+                let Ok(mut c) = c else { return };
+                let _ = c.set_read_timeout(Some(Duration::from_secs(5)));
+                let mut got = Vec::new();
+                let mut b = [0u8; 512];
+                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match c.read(&mut b) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => got.extend_from_slice(&b[..n]),
+                    }
+                }
+                let _ = c.write_all(answer(k));
+            }
+        });
+        Target::parse(&url).unwrap()
+    }
+
+    #[test]
+    fn a_server_that_never_answered_http_ends_the_load_naming_its_answer() {
+        let t = answering(8, |_| b"220 mail.example ESMTP\r\n");
+        let started = Instant::now();
+        let e = run(&Options {
+            total: Some(1_000_000),
+            ..Options::new(vec![t.clone()], 4)
+        })
+        .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "not HTTP: the server at {} ({}) answered `220 mail.example ESMTP`",
+                t.addr, t.url
+            )
+        );
+        assert!(started.elapsed() < Duration::from_secs(5));
+        // One that answered HTTP first: a later answer that is not is a
+        // bad status, counted.
+        let t = answering(4, |k| match k {
+            0 => b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+            _ => b"garbage\r\n",
+        });
+        let o = run(&Options {
+            total: Some(4),
+            per_connection: Some(1),
+            retries: 0,
+            ..Options::new(vec![t], 1)
+        })
+        .unwrap();
+        assert_eq!((o.requests, o.errors.status, o.failed), (1, 3, 3));
+    }
+
     #[test]
     fn an_answer_is_known_not_http_from_its_first_wrong_byte() {
         for ok in [
