@@ -179,12 +179,7 @@ pub fn check_value(os: Os, name: &str, wanted: &Wanted) -> Result<(), String> {
             }
         )
     };
-    let refused = |why: &str| {
-        Err(format!(
-            "{why}: {name} takes {range} ({}); the kernel refuses the rest",
-            r.source
-        ))
-    };
+    let refused = |why: &str| Err(format!("{why}: {name} takes {range} ({})", r.source));
     let v = match wanted {
         Wanted::AtLeast(_) | Wanted::AtMost(_) if r.count > 1 => {
             return refused("a bound needs one number");
