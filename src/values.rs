@@ -300,21 +300,180 @@ pub fn reply_delay(s: &str) -> Result<Duration, String> {
     duration_in(s, Duration::ZERO, Duration::from_secs(60))
 }
 
+/// A host and maybe a port, as an address or a URL's authority gives
+/// them: `HOST`, `HOST:PORT`, `IPv4:PORT`, `[IPv6]`, `[IPv6]:PORT`. Every
+/// address the command line takes (load's URLs, smtp-send's server, the
+/// listening addresses, ssh hosts) is read by [`host_port`], so that they
+/// all agree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostPort {
+    /// The host name or address; an IPv6 address without its brackets.
+    pub host: String,
+    /// The port, if given (0 included: a listening address's "any").
+    pub port: Option<u16>,
+}
+
+impl HostPort {
+    /// Whether the host is an IPv6 address (written in brackets).
+    pub fn is_ipv6(&self) -> bool {
+        self.host.contains(':')
+    }
+
+    /// The resolved address with `port` when none was given: the first
+    /// the host resolves to.
+    pub fn resolve(&self, port: u16) -> Result<std::net::SocketAddr, String> {
+        use std::net::ToSocketAddrs;
+        let port = self.port.unwrap_or(port);
+        let host = self.host.split('%').next().unwrap_or_default();
+        (host, port)
+            .to_socket_addrs()
+            .map_err(|e| format!("cannot resolve {}: {e}", self.host))?
+            .next()
+            .ok_or_else(|| format!("{} resolves to no address", self.host))
+    }
+}
+
+/// The fix for an IPv6 address written without brackets, if `s` is one:
+/// `::1:8080` → `` `[::1]:8080` (or `[::1:8080]`, the address alone) ``.
+fn bracketed(s: &str) -> Option<String> {
+    use std::net::Ipv6Addr;
+    let whole = s.parse::<Ipv6Addr>().is_ok();
+    let with_port = s
+        .rsplit_once(':')
+        .filter(|(a, p)| a.parse::<Ipv6Addr>().is_ok() && p.parse::<u16>().is_ok())
+        .map(|(a, p)| format!("[{a}]:{p}"));
+    match (with_port, whole) {
+        (Some(p), true) => Some(format!("`{p}` (or `[{s}]`, the address alone)")),
+        (Some(p), false) => Some(format!("`{p}`")),
+        (None, true) => Some(format!("`[{s}]`")),
+        (None, false) => None,
+    }
+}
+
+/// Parses `s` as a [`HostPort`]. Refused with the reason: credentials
+/// (`USER:PASSWORD@`, `USER@`), an IPv6 address without brackets (naming
+/// the fix: `[::1]:8080`), an unclosed bracket, no host, a host that is
+/// neither a name nor an address, a port that is not 0 to 65535.
+pub fn host_port(s: &str) -> Result<HostPort, String> {
+    if let Some((who, _)) = s.rsplit_once('@') {
+        // The password is not repeated.
+        let (shown, what) = match who.split_once(':') {
+            Some((user, _)) => (format!("{user}:…@"), "a user and password"),
+            None => (format!("{who}@"), "a user"),
+        };
+        return Err(format!(
+            "`{shown}` gives {what}: credentials in an address are not supported (give HOST[:PORT] only)"
+        ));
+    }
+    let (host, port) = if let Some(r) = s.strip_prefix('[') {
+        let (h, tail) = r
+            .split_once(']')
+            .ok_or_else(|| format!("`{s}`: an unclosed `[`"))?;
+        let (addr, zone) = h.split_once('%').unwrap_or((h, "ok"));
+        if addr.parse::<std::net::Ipv6Addr>().is_err()
+            || zone.is_empty()
+            || !zone
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+        {
+            return Err(format!("`[{h}]` is not an IPv6 address"));
+        }
+        match tail {
+            "" => (h, None),
+            t => (
+                h,
+                Some(
+                    t.strip_prefix(':')
+                        .ok_or_else(|| format!("`{s}`: after `]` only `:PORT` may follow"))?,
+                ),
+            ),
+        }
+    } else {
+        match s.split_once(':') {
+            Some((h, p)) if !p.contains(':') => (h, Some(p)),
+            Some(_) => {
+                return Err(match bracketed(s) {
+                    Some(fix) => format!("`{s}`: an IPv6 address goes in brackets: {fix}"),
+                    None => format!(
+                        "`{s}`: an IPv6 address goes in brackets (`[2001:db8::1]:8080`); a host name has no `:`"
+                    ),
+                });
+            }
+            None => (s, None),
+        }
+    };
+    if host.is_empty() {
+        return Err(format!("`{s}`: no host"));
+    }
+    if !host.contains(':')
+        && (host.starts_with(['-', '.'])
+            || !host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || ".-_".contains(c)))
+    {
+        return Err(format!("`{host}` is not a host name or address"));
+    }
+    if port == Some("") {
+        return Err(format!("`{s}`: no port after `:`"));
+    }
+    let port = port
+        .map(|p| {
+            p.parse::<u16>()
+                .ok()
+                .filter(|_| p.bytes().all(|b| b.is_ascii_digit()))
+                .ok_or_else(|| format!("`{p}` is not a port (0 to 65535)"))
+        })
+        .transpose()?;
+    Ok(HostPort {
+        host: host.to_string(),
+        port,
+    })
+}
+
 /// A server address: `IP:PORT`, `[IPv6]:PORT` or `HOST:PORT` (the first
-/// address the name resolves to).
+/// address the name resolves to), read by [`host_port`].
 pub fn server_addr(s: &str) -> Result<std::net::SocketAddr, String> {
-    use std::net::ToSocketAddrs;
-    if let Ok(a) = s.trim().parse() {
-        return Ok(a);
+    let s = s.trim();
+    let hp = host_port(s)?;
+    match hp.port {
+        None => Err(format!("`{s}` has no port: give HOST:PORT")),
+        Some(0) => Err(format!("`{s}`: port 0 is no server's port")),
+        Some(p) => hp.resolve(p).map_err(|e| format!("`{s}`: {e}")),
     }
-    if !s.contains(':') {
-        return Err(format!("`{s}` has no port: give HOST:PORT"));
-    }
-    s.trim()
-        .to_socket_addrs()
-        .map_err(|e| format!("`{s}` is not an address ({e}); give HOST:PORT"))?
-        .next()
-        .ok_or_else(|| format!("`{s}` resolves to no address"))
+}
+
+/// An IP address alone (`127.0.0.2`, `::1`, `[::1]`): a local address to
+/// connect or bind from.
+pub fn ip_addr(s: &str) -> Result<std::net::IpAddr, String> {
+    let t = s.trim();
+    let bare = t
+        .strip_prefix('[')
+        .and_then(|r| r.strip_suffix(']'))
+        .unwrap_or(t);
+    bare.parse().map_err(|_| match host_port(t) {
+        Ok(hp) if hp.port.is_some() && hp.host.parse::<std::net::IpAddr>().is_ok() => {
+            format!("`{t}`: an address alone, without a port")
+        }
+        _ => format!("`{t}` is not an IP address (`127.0.0.2`, `::1`)"),
+    })
+}
+
+/// An address to listen on: `IP:PORT` or `[IPv6]:PORT`, port 0 for any
+/// free port; read by [`host_port`], so that its mistakes are named as
+/// everywhere (`::1:8080` → `[::1]:8080`).
+pub fn listen_addr(s: &str) -> Result<std::net::SocketAddr, String> {
+    let s = s.trim();
+    let hp = host_port(s)?;
+    let ip: std::net::IpAddr = hp.host.parse().map_err(|_| {
+        format!(
+            "`{}` is not an IP address: listen on one of this machine's (`127.0.0.1:8080`, `[::1]:8080`, `0.0.0.0:8080`)",
+            hp.host
+        )
+    })?;
+    let port = hp
+        .port
+        .ok_or_else(|| format!("`{s}` has no port: give ADDRESS:PORT (port 0: any free one)"))?;
+    Ok(std::net::SocketAddr::new(ip, port))
 }
 
 #[cfg(test)]
@@ -346,6 +505,76 @@ mod sweep_tests {
         assert_eq!(server_addr("localhost:2525").unwrap().port(), 2525);
         assert!(server_addr("127.0.0.1").unwrap_err().contains("no port"));
         assert!(server_addr("[::1]:x").is_err());
+    }
+
+    #[test]
+    fn addresses_parse_alike_and_their_mistakes_are_named_with_the_fix() {
+        let hp = |s: &str| host_port(s);
+        assert_eq!(
+            hp("[::1]:8080").unwrap(),
+            HostPort {
+                host: "::1".into(),
+                port: Some(8080)
+            }
+        );
+        assert_eq!(hp("example.org").unwrap().port, None);
+        assert_eq!(hp("127.0.0.1:0").unwrap().port, Some(0));
+        assert!(hp("[fe80::1%eth0]:22").unwrap().is_ipv6());
+        for (bad, says) in [
+            ("::1:8080", "an IPv6 address goes in brackets: `[::1]:8080`"),
+            ("::1", "an IPv6 address goes in brackets: `[::1]`"),
+            (
+                "2001:db8::1:22",
+                "`[2001:db8::1]:22` (or `[2001:db8::1:22]`, the address alone)",
+            ),
+            (
+                "a:b:c",
+                "an IPv6 address goes in brackets (`[2001:db8::1]:8080`)",
+            ),
+            (
+                "user:pw@host:25",
+                "`user:…@` gives a user and password: credentials",
+            ),
+            ("me@host", "`me@` gives a user: credentials"),
+            ("[::1", "an unclosed `[`"),
+            ("[::1]x", "after `]` only `:PORT`"),
+            ("[nope]:80", "`[nope]` is not an IPv6 address"),
+            (":80", "no host"),
+            ("", "no host"),
+            ("a b:80", "`a b` is not a host name"),
+            ("-oProxy:1", "is not a host name"),
+            ("h:99999", "`99999` is not a port"),
+            ("h:+80", "`+80` is not a port"),
+            ("h:", "no port after `:`"),
+        ] {
+            let e = hp(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+            assert!(!e.contains("pw@"), "{bad}: no password echoed: {e}");
+        }
+        assert_eq!(
+            server_addr("[::1]:25").unwrap(),
+            "[::1]:25".parse().unwrap()
+        );
+        assert!(server_addr("::1:25").unwrap_err().contains("`[::1]:25`"));
+        assert!(server_addr("h:0").unwrap_err().contains("port 0"));
+        assert_eq!(listen_addr("[::1]:0").unwrap(), "[::1]:0".parse().unwrap());
+        assert!(listen_addr("::1:0").unwrap_err().contains("`[::1]:0`"));
+        assert!(
+            listen_addr("localhost:80")
+                .unwrap_err()
+                .contains("not an IP address")
+        );
+        assert!(listen_addr("127.0.0.1").unwrap_err().contains("no port"));
+        assert_eq!(
+            ip_addr("[::1]").unwrap(),
+            "::1".parse::<std::net::IpAddr>().unwrap()
+        );
+        assert!(
+            ip_addr("127.0.0.1:80")
+                .unwrap_err()
+                .contains("without a port")
+        );
+        assert!(ip_addr("here").unwrap_err().contains("not an IP address"));
     }
 }
 

@@ -67,7 +67,7 @@ const CASES: &[Case] = &[
     case(
         "load http://127.0.0.1:99999/",
         1,
-        "URL http://127.0.0.1:99999/: cannot resolve",
+        "URL http://127.0.0.1:99999/: `99999` is not a port",
     ),
     case("run socket --timer sundial", 2, "--timer"),
     case("run socket --pin 99 --max 10", 1, "--pin 99"),
@@ -672,6 +672,171 @@ fn store_untouched(dir: &Path) {
     assert!(real.is_empty(), "nothing written through a link");
 }
 
+/// Addresses, servers, profiles, test beds and systems: refused by name
+/// before anything is sent or booted (files from [`net_scratch`]).
+const NET_CASES: &[Case] = &[
+    // Every address is read alike: an IPv6 address without brackets gets
+    // its fix, credentials are refused (the password not repeated).
+    case("load http://::1:8080/ -n 1", 1, "`[::1]:8080`"),
+    case("load http://::1/ -n 1", 1, "`[::1]`"),
+    case(
+        "load http://bench:secret@127.0.0.1:9/ -n 1",
+        1,
+        "`bench:…@` gives a user and password: credentials in an address are not supported",
+    ),
+    case("load http://127.0.0.1:0/ -n 1", 1, "port 0"),
+    case("load http://[::1/ -n 1", 1, "an unclosed `[`"),
+    case(
+        "load http://127.0.0.1:9/ -n 1 --source 127.0.0.1:80",
+        2,
+        "`127.0.0.1:80`: an address alone, without a port",
+    ),
+    case("smtp-send ::1:25 -n 1", 2, "`[::1]:25`"),
+    case("smtp-send bench:secret@127.0.0.1:25 -n 1", 2, "credentials"),
+    case("smtp-send 127.0.0.1:0 -n 1", 2, "port 0"),
+    case(
+        "smtp-send 127.0.0.1:9 -d 1 --warm-up 5s --interval 1s",
+        1,
+        "--warm-up 5s is not shorter than -d 1s: no interval would be tallied",
+    ),
+    case(
+        "smtp-send 127.0.0.1:9 -d 5 --warm-up 1s",
+        1,
+        "--warm-up 1s: it delays the interval tallies; give --interval too",
+    ),
+    case(
+        "load http://127.0.0.1:9/ -n 1 --source ::1",
+        1,
+        "source address ::1 is IPv6 and URL http://127.0.0.1:9/ (127.0.0.1:9) is not",
+    ),
+    case(
+        "load https://127.0.0.1:9/ -n 1",
+        1,
+        "https is not supported",
+    ),
+    case("load http:///x -n 1", 1, "no host after http://"),
+    case(
+        "smtp-send 127.0.0.1:25 -n 1 --bind [::1",
+        2,
+        "`[::1` is not an IP address",
+    ),
+    case("serve --root {dir} --addr ::1:8080", 2, "`[::1]:8080`"),
+    case("serve --root {dir} --addr 127.0.0.1", 2, "has no port"),
+    case(
+        "serve --root {dir}/nope --object x=5 --object x=6",
+        1,
+        "--object x is given twice",
+    ),
+    case(
+        "smtp-sink --addr localhost:2525",
+        2,
+        "`localhost` is not an IP address",
+    ),
+    case("smtp-sink --addr ::1:2525", 2, "`[::1]:2525`"),
+    case(
+        "run socket --max 10 --host server=ssh:bench:secret@192.0.2.1",
+        2,
+        "a password cannot be given",
+    ),
+    case(
+        "run socket --max 10 --system far=ssh:2001:db8::1",
+        2,
+        "`[2001:db8::1]`",
+    ),
+    case("run mail --mail-server ::1:25", 2, "`[::1]:25`"),
+    case(
+        "run pgbench --pg-server postgresql://bench@::1:5432/db",
+        2,
+        "`[::1]:5432`",
+    ),
+    // Profiles: a value out of a known range, named with the range; a
+    // name that is no sysctl's.
+    case(
+        "profile check {dir}/swappy.toml",
+        1,
+        "linux.sysctl.\"vm.swappiness\" = 1000: out of range: vm.swappiness takes 0 to 200",
+    ),
+    case(
+        "run socket --max 10 --profile {dir}/swappy.toml",
+        1,
+        "error: --profile {dir}/swappy.toml: linux.sysctl.\"vm.swappiness\" = 1000: out of range",
+    ),
+    case(
+        "profile check {dir}/ports.toml",
+        1,
+        "\"net.ipv4.ip_local_port_range\" = 2000 1000: the first is above the second",
+    ),
+    case(
+        "profile check {dir}/busy.toml",
+        1,
+        "\"net.core.somaxconn\" = >=3000000000: out of range",
+    ),
+    case(
+        "profile check {dir}/sysname.toml",
+        1,
+        "`swappiness` is not a sysctl name",
+    ),
+    case(
+        "profile check {dir}/nofile.toml",
+        1,
+        "limits.nofile = 0: too few for the run itself (it needs at least 64)",
+    ),
+    // A kernel, a RAM disk, a module tree, a guest binary that are none
+    // are refused before anything boots.
+    case(
+        "run socket --max 10 --system k=kernel:{dir}",
+        1,
+        "--system k: kernel {dir}: a directory, not a file",
+    ),
+    case(
+        "run socket --max 10 --system k=kernel:{dir}/notes.txt",
+        1,
+        "--system k: kernel {dir}/notes.txt: not an x86 Linux kernel image",
+    ),
+    case(
+        "run socket --max 10 --system k=kernel:{dir}/vmlinuz,modules={dir}/notes.txt",
+        1,
+        "modules={dir}/notes.txt: not a directory",
+    ),
+    case(
+        "run socket --max 10 --system i=image:{dir},ssh=root",
+        1,
+        "--system i: image {dir}: a directory, not a file",
+    ),
+    case(
+        "run socket --max 10 --system k=kernel:{dir}/vmlinuz,cmdline=",
+        2,
+        "`cmdline=` needs a value",
+    ),
+    case(
+        "run socket --max 10 --system k=kernel:{dir}/vmlinuz,initrd={dir}/notes.txt",
+        1,
+        "--system k: initrd={dir}/notes.txt: not a RAM disk: it begins with 6e 6f 74 65",
+    ),
+    case(
+        "run socket --max 10 --system k=kernel:{dir}/vmlinuz,initrd={dir}/empty.img",
+        1,
+        "initrd={dir}/empty.img: empty: not a RAM disk",
+    ),
+    case(
+        "run socket --max 10 --system k=kernel:{dir}/vmlinuz,initrd={dir}/photo.jpg",
+        1,
+        "initrd={dir}/photo.jpg: not a RAM disk: it begins with ff d8 ff e0",
+    ),
+    case(
+        "run socket --max 10 --system k=kernel:{dir}/vmlinuz,initrd={dir}/nope.img",
+        1,
+        "initrd={dir}/nope.img: No such file or directory (ENOENT)",
+    ),
+    // A server that refuses: its cause once (psql's own "psql: error:"
+    // not repeated, the row's error not said again after the message).
+    case(
+        "run pgbench --pg-server postgresql://127.0.0.1:9/postgres --sweep clients=1 -q --no-report -o {dir}/pg.json",
+        1,
+        "pgbench: setup: psql: connection to server at \"127.0.0.1\", port 9 failed: Connection refused",
+    ),
+];
+
 /// The scratch files the cases name.
 fn scratch(dir: &Path) {
     let w = |name: &str, text: &str| std::fs::write(dir.join(name), text).unwrap();
@@ -721,12 +886,57 @@ fn scratch(dir: &Path) {
     assert!(ok.success());
 }
 
-/// Whether an `error:` line says one cause twice (issue 28: "No such file
-/// or directory (os error 2): No such file or directory (os error 2)").
+/// The scratch files of [`NET_CASES`]: profiles with values out of range,
+/// a kernel (any file: refused before it is read) and files that are no
+/// RAM disk.
+fn net_scratch(dir: &Path) {
+    let w = |name: &str, text: &[u8]| std::fs::write(dir.join(name), text).unwrap();
+    let profile = |sysctls: &str| {
+        format!(
+            "format = \"scalebench-profile/1\"\nname = \"t\"\ndescription = \"d\"\n[linux.sysctl]\n{sysctls}\n"
+        )
+        .into_bytes()
+    };
+    w("swappy.toml", &profile("\"vm.swappiness\" = 1000"));
+    w(
+        "ports.toml",
+        &profile("\"net.ipv4.ip_local_port_range\" = \"2000 1000\""),
+    );
+    w(
+        "busy.toml",
+        &profile("\"net.core.somaxconn\" = \">=3000000000\""),
+    );
+    w("sysname.toml", &profile("swappiness = 10"));
+    w(
+        "nofile.toml",
+        b"format = \"scalebench-profile/1\"\nname = \"t\"\ndescription = \"d\"\n[limits]\nnofile = 0\n",
+    );
+    // The head of an x86 kernel image (a bzImage) that says its release:
+    // what is read before the RAM disk.
+    let mut kernel = vec![0u8; 0x1000];
+    kernel[0x202..0x206].copy_from_slice(b"HdrS");
+    kernel[0x206..0x208].copy_from_slice(&0x20fu16.to_le_bytes());
+    kernel[0x20e..0x210].copy_from_slice(&(0x800u16 - 0x200).to_le_bytes());
+    kernel[0x800..0x811].copy_from_slice(b"0.0.0-scalebench ");
+    w("vmlinuz", &kernel);
+    w("notes.txt", b"notes, not a RAM disk\n");
+    w("empty.img", b"");
+    w("photo.jpg", b"\xff\xd8\xff\xe0\x00\x10JFIF\x00");
+}
+
+/// Whether an `error:` line, or a reason under it (`  NAME: …`), says one
+/// cause twice (issue 28: "No such file or directory (os error 2): No such
+/// file or directory (os error 2)"), or a reason line comes twice.
 fn repeats_a_cause(err: &str) -> bool {
-    err.lines()
-        .filter_map(|l| l.strip_prefix("error: "))
-        .any(|l| {
+    let reasons: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.strip_prefix("error: ").or_else(|| l.strip_prefix("  ")))
+        .collect();
+    reasons
+        .iter()
+        .enumerate()
+        .any(|(i, l)| reasons[i + 1..].contains(l))
+        || reasons.iter().any(|l| {
             let parts: Vec<&str> = l.split(": ").filter(|p| p.len() > 8).collect();
             parts
                 .iter()
@@ -742,9 +952,10 @@ fn every_bad_input_is_refused_by_name_without_a_panic() {
     let dir = t.path();
     scratch(dir);
     store_scratch(dir);
+    net_scratch(dir);
     let d = dir.to_str().unwrap();
     let mut failures = Vec::new();
-    for c in CASES.iter().chain(STORE_CASES) {
+    for c in CASES.iter().chain(STORE_CASES).chain(NET_CASES) {
         let args: Vec<String> = c
             .args
             .split_whitespace()

@@ -629,3 +629,95 @@ fn a_spread_load_stops_on_a_signal_and_leaves_nothing() {
     child.0.wait().unwrap();
     assert_session_ends(sid, "load --processes 3 after kill -9");
 }
+
+/// A peer on 127.0.0.1 that writes `greeting` to every connection as it
+/// accepts it and holds the connection: an SMTP server, say. It serves
+/// until dropped (at most 120 s).
+struct Peer {
+    addr: std::net::SocketAddr,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Peer {
+    fn greeting(greeting: &'static [u8]) -> Peer {
+        use std::sync::atomic::Ordering;
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        l.set_nonblocking(true).unwrap();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop = done.clone();
+        let thread = std::thread::spawn(move || {
+            let mut held = Vec::new();
+            let end = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < end {
+                match l.accept() {
+                    Ok((mut c, _)) => {
+                        let _ = c.write_all(greeting);
+                        held.push(c);
+                    }
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(2)),
+                }
+            }
+        });
+        Peer {
+            addr,
+            done,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A server that is not HTTP (an SMTP server greets first) is named at
+/// once with what it answered, however many requests were asked and
+/// however many processes make the load — not after minutes of timeouts
+/// and retries.
+#[test]
+fn a_server_that_is_not_http_is_named_at_once() {
+    let smtp = Peer::greeting(b"220 mail.example ESMTP ready\r\n");
+    let binary = Peer::greeting(b"\x16\x03\x01\x02\x00\x01");
+    for (peer, answered, extra) in [
+        (&smtp, "answered `220 mail.example ESMTP ready`", &[][..]),
+        (
+            &smtp,
+            "answered `220 mail.example ESMTP ready`",
+            &["--processes", "2"][..],
+        ),
+        (
+            &binary,
+            "answered `\\x16\\x03\\x01\\x02\\x00\\x01`",
+            &[][..],
+        ),
+    ] {
+        let url = format!("http://{}/", peer.addr);
+        let start = std::time::Instant::now();
+        let o = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+            .args(["load", &url, "-n", "100000", "-c", "4", "-q"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let took = start.elapsed();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}: {err}");
+        assert!(
+            err.starts_with("error: ")
+                && err.contains(&format!("not HTTP: the server at {} ({url}) ", peer.addr))
+                && err.contains(answered),
+            "{extra:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(
+            took < std::time::Duration::from_secs(10),
+            "{extra:?}: {took:?}"
+        );
+    }
+}

@@ -449,3 +449,137 @@ fn a_run_whose_every_level_failed_is_a_failure() {
         );
     }
 }
+
+/// A peer on 127.0.0.1 that writes `greeting` (nothing: it is silent, as
+/// an HTTP server is until asked) to every connection it accepts and holds
+/// it, until dropped (at most 120 s).
+struct Peer {
+    addr: String,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Peer {
+    fn greeting(greeting: &'static [u8]) -> Peer {
+        use std::sync::atomic::Ordering;
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap().to_string();
+        l.set_nonblocking(true).unwrap();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop = done.clone();
+        let thread = std::thread::spawn(move || {
+            let mut held = Vec::new();
+            let end = Instant::now() + Duration::from_secs(120);
+            while !stop.load(Ordering::Relaxed) && Instant::now() < end {
+                match l.accept() {
+                    Ok((mut c, _)) => {
+                        let _ = c.write_all(greeting);
+                        held.push(c);
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
+                }
+            }
+        });
+        Peer {
+            addr,
+            done,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A server that is not SMTP is named at once: one that answers an HTTP
+/// error, one that says nothing until asked (after a short wait, at most
+/// the timeout), one that refuses for good — by smtp-send and by the mail
+/// workload's sender.
+#[test]
+fn a_server_that_is_not_smtp_is_named_at_once() {
+    let http = Peer::greeting(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+    let silent = Peer::greeting(b"");
+    let refusing = Peer::greeting(b"554 5.3.2 no service here\r\n");
+    for (peer, says, within) in [
+        (
+            &http,
+            "not SMTP: the server at {} answered `HTTP/1.1 400 Bad Request` (an SMTP server greets first, with 220)",
+            5,
+        ),
+        (
+            &silent,
+            "not SMTP: the server at {} said nothing in 3 s after the connection",
+            15,
+        ),
+        (
+            &refusing,
+            "the server at {} refuses sessions: it greeted with `554 5.3.2 no service here`",
+            5,
+        ),
+    ] {
+        let says = says.replace("{}", &peer.addr);
+        let start = Instant::now();
+        let o = bin()
+            .args([
+                "smtp-send",
+                &peer.addr,
+                "-s",
+                "20",
+                "-n",
+                "100000",
+                "--timeout",
+                "3s",
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains(&format!("error: {says}")), "{err}");
+        assert_eq!(err.matches(&says).count(), 1, "said once: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        let took = start.elapsed();
+        assert!(took < Duration::from_secs(within), "{says}: {took:?}");
+    }
+    // The mail workload's sender: the level fails with the reason, soon;
+    // a level shorter than the greeting's wait still says that nothing
+    // was said.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.json");
+    for peer in [&http, &silent] {
+        let start = Instant::now();
+        let o = bin()
+            .args(["run", "mail", "--mail-server", &peer.addr])
+            .args([
+                "--sweep",
+                "sessions=5",
+                "--heat-up",
+                "0",
+                "--sample-time",
+                "2",
+            ])
+            .args(["--samples", "1", "--quiet", "--no-report", "--force", "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!("the server at {} ", peer.addr))
+                && (err.contains("answered `HTTP/1.1 400 Bad Request`")
+                    || err.contains("said nothing in ")),
+            "{err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+}

@@ -603,6 +603,9 @@ fn a_database_the_disk_cannot_hold_is_refused_before_loading() {
         e.contains("has 64.0 MiB free") && e.contains("needs about 369 MiB"),
         "{e}"
     );
+    // On standard error, the cause once.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("has 64.0 MiB free").count(), 1, "{err}");
     // The run's own processes (other clusters on this machine are not
     // its business): none of PostgreSQL's.
     assert!(

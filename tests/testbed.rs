@@ -369,6 +369,84 @@ fn bad_input_is_refused_by_name() {
     assert_gone("it-nocap");
 }
 
+/// A state file that cannot be read is named with what is wrong and the
+/// way out, which removes the test bed by its names — and nothing of
+/// another test bed whose name begins the same way.
+#[test]
+fn a_damaged_state_is_named_and_down_force_removes_the_test_bed() {
+    require_root();
+    let (name, other) = ("it-dmg", "it-dmg-2");
+    for n in [name, other] {
+        let _ = sb(&["testbed", "down", "--name", n, "--force"]);
+    }
+    sb_ok(&["testbed", "up", "--hosts", "2", "--name", name, "--sshd"]);
+    sb_ok(&["testbed", "up", "--hosts", "1", "--name", other]);
+    let state = state_dir(name).join("state.json");
+    let good = std::fs::read_to_string(&state).unwrap();
+    let sshd: Vec<u32> = load(&state)["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["sshd"]["pid"].as_u64().map(|p| p as u32))
+        .collect();
+    assert_eq!(sshd.len(), 2, "{good}");
+    let mut newer: Value = serde_json::from_str(&good).unwrap();
+    newer["version"] = 99.into();
+    for (content, wrong) in [
+        ("".to_string(), "is empty"),
+        ("{ garbage".to_string(), "is damaged: not JSON"),
+        (good[..good.len() / 2].to_string(), "is cut short"),
+        (newer.to_string(), "is of version 99, not 1"),
+        (
+            r#"{"name": "it-dmg"}"#.to_string(),
+            "is not a test bed's state",
+        ),
+    ] {
+        std::fs::write(&state, &content).unwrap();
+        for cmd in ["status", "down"] {
+            let o = sb(&["testbed", cmd, "--name", name]);
+            let err = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{cmd}: {err}");
+            assert!(
+                err.contains(&format!("the state file {} {wrong}", state.display()))
+                    && err.contains("`scalebench testbed down --name it-dmg --force`"),
+                "{cmd}: {err}"
+            );
+            assert!(!err.contains("panicked"), "{err}");
+        }
+        let o = sb(&["testbed", "up", "--name", name]);
+        assert!(text(&o.stderr).contains("--force"), "{}", text(&o.stderr));
+    }
+    assert_eq!(
+        namespaces("sb-it-dmg-"),
+        ["sb-it-dmg-2-h1", "sb-it-dmg-h1", "sb-it-dmg-h2"]
+    );
+    let start = Instant::now();
+    let o = sb(&["testbed", "down", "--name", name, "--force"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(start.elapsed() < PATIENCE, "{:?}", start.elapsed());
+    let out = text(&o.stdout);
+    assert!(out.contains("sb-it-dmg-h1, sb-it-dmg-h2 removed"), "{out}");
+    for p in &sshd {
+        assert!(!alive(*p), "sshd {p} survived");
+    }
+    assert_eq!(
+        namespaces("sb-it-dmg-"),
+        ["sb-it-dmg-2-h1"],
+        "the other's kept"
+    );
+    assert!(!state_dir(name).exists());
+    let procs = processes_naming(&format!("sb-testbed-{name}/"));
+    assert!(procs.is_empty(), "processes left: {procs:?}");
+    // Nothing left: said, and no error.
+    let o = sb(&["testbed", "down", "--name", name, "--force"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("nothing of a test bed named it-dmg found"));
+    sb_ok(&["testbed", "down", "--name", other]);
+    assert_gone(name);
+    assert_gone(other);
+}
+
 /// `run forward` at small rates with `extra` arguments, in a work
 /// directory of its own: the result file and the run's pid.
 fn run_forward(extra: &[&str], prefix: &[&str]) -> (Value, u32, Output) {

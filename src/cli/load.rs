@@ -39,7 +39,7 @@ fn targets(a: &LoadArgs) -> anyhow::Result<Vec<Target>> {
     let mut urls: Vec<(String, String)> = a
         .urls
         .iter()
-        .map(|u| (u.clone(), format!("URL {u}")))
+        .map(|u| (u.clone(), format!("URL {}", load::redacted(u))))
         .collect();
     if let Some(f) = &a.urls_file {
         let text =

@@ -312,7 +312,7 @@ pub struct LoadArgs {
     /// Connect from this local address (repeat for several, taken round
     /// robin). Default: the OS's choice, or on Linux for a loopback URL
     /// that needs more ports than one address has, 127.0.0.1, 127.0.0.2, …
-    #[arg(long = "source", value_name = "ADDR")]
+    #[arg(long = "source", value_name = "ADDR", value_parser = values::ip_addr)]
     pub sources: Vec<std::net::IpAddr>,
     /// Print the outcome as JSON.
     #[arg(long)]
@@ -334,7 +334,7 @@ pub struct LoadArgs {
 #[derive(Debug, clap::Args)]
 pub struct SmtpSinkArgs {
     /// Address to listen on; port 0 picks a free port (printed on start).
-    #[arg(long, value_name = "ADDR:PORT")]
+    #[arg(long, value_name = "ADDR:PORT", value_parser = values::listen_addr)]
     pub addr: Option<std::net::SocketAddr>,
     /// Listen on ::1 (IPv6) instead of 127.0.0.1 when --addr is not given.
     #[arg(short = '6', long = "ipv6")]
@@ -385,7 +385,7 @@ pub struct SmtpSendArgs {
     /// Bind each socket to this address before connecting (default: the
     /// unspecified address of the server's family, port 0, as MailEngine
     /// did).
-    #[arg(long, value_name = "IP", conflicts_with = "no_bind")]
+    #[arg(long, value_name = "IP", conflicts_with = "no_bind", value_parser = values::ip_addr)]
     pub bind: Option<std::net::IpAddr>,
     /// Connect without binding first.
     #[arg(long)]
@@ -433,7 +433,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub force: bool,
     /// Address to listen on; port 0 picks a free port (printed on start).
-    #[arg(long, value_name = "ADDR:PORT")]
+    #[arg(long, value_name = "ADDR:PORT", value_parser = values::listen_addr)]
     pub addr: Option<std::net::SocketAddr>,
     /// Listen on ::1 (IPv6) instead of 127.0.0.1 when --addr is not given.
     #[arg(short = '6', long = "ipv6")]
@@ -502,7 +502,7 @@ pub struct ResponderArgs {
     #[arg(long, value_enum)]
     pub backend: choices::Backend,
     /// Address to listen on; port 0 picks a free port.
-    #[arg(long, default_value = "127.0.0.1:0")]
+    #[arg(long, default_value = "127.0.0.1:0", value_parser = values::listen_addr)]
     pub addr: std::net::SocketAddr,
     /// Send one byte (`!`) to every new connection.
     #[arg(long)]

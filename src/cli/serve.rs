@@ -200,6 +200,11 @@ fn make_objects(a: &ServeArgs) -> anyhow::Result<()> {
     if a.objects.is_empty() {
         return Ok(());
     }
+    for (i, (name, _)) in a.objects.iter().enumerate() {
+        if a.objects[..i].iter().any(|(n, _)| n == name) {
+            anyhow::bail!("--object {name} is given twice");
+        }
+    }
     std::fs::create_dir_all(&a.root)
         .with_context(|| format!("--root {}: cannot make it", a.root.display()))?;
     let existing = output::Existing::forced(a.force);

@@ -143,6 +143,19 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
     if a.messages.is_none() && a.duration.is_none() {
         bail!("say how much: -n MESSAGES or -d DURATION");
     }
+    // The warm-up is the untallied start of the interval tallies.
+    if !a.warmup.is_zero() {
+        let w = humantime::format_duration(a.warmup);
+        if a.interval.is_none() {
+            bail!("--warm-up {w}: it delays the interval tallies; give --interval too");
+        }
+        if let Some(d) = a.duration.filter(|d| a.warmup >= *d) {
+            bail!(
+                "--warm-up {w} is not shorter than -d {}: no interval would be tallied",
+                humantime::format_duration(d)
+            );
+        }
+    }
     let backend = backend(a.backend.map(Into::into))?;
     // Never more sessions than messages.
     let sessions = u64::from(a.sessions).min(a.messages.unwrap_or(u64::MAX));
@@ -207,9 +220,13 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
         )?;
         write_sent(&o, w)
     })?;
+    if let Some(why) = o.gave_up.as_ref().filter(|_| !o.stopped) {
+        // Also on standard error: the figures may have gone to a program.
+        bail!("{why}");
+    }
     Ok(if o.stopped {
         ExitCode::from(130)
-    } else if o.gave_up.is_some() || o.messages == 0 {
+    } else if o.messages == 0 {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
@@ -254,9 +271,6 @@ fn write_sent(o: &send::Outcome, w: &mut dyn Write) -> anyhow::Result<()> {
         for (what, n) in v {
             writeln!(w, "    {:>10}  {what}", fmt_n(*n as f64))?;
         }
-    }
-    if let Some(why) = &o.gave_up {
-        writeln!(w, "  gave up:  {why}")?;
     }
     Ok(())
 }

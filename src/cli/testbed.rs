@@ -21,7 +21,20 @@ pub enum TestbedCommand {
     Status(StatusArgs),
     /// Remove a test bed: the sshd processes it started, its namespaces
     /// (with their links) and its files.
-    Down(NameArg),
+    Down(DownArgs),
+}
+
+/// Options of `testbed down`.
+#[derive(Debug, clap::Args)]
+pub struct DownArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub name: NameArg,
+    /// When its state file is missing or cannot be read: remove what its
+    /// name finds instead — the namespaces sb-NAME-… (with their links and
+    /// the sshd it started in them) and its directory.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// The test bed's name.
@@ -145,13 +158,14 @@ fn open(name: &str) -> anyhow::Result<Testbed> {
                 String::new()
             } else {
                 format!(
-                    "; namespaces {} exist but no state file records them: not touched (`ip netns del NAME` removes one)",
-                    strays.join(", ")
+                    "; namespaces {} exist but no state file records them: not touched ({})",
+                    strays.join(", "),
+                    testbed::way_out(name)
                 )
             }
         ));
     }
-    Testbed::open(&dir)
+    Testbed::open(&dir).map_err(|e| anyhow!("test bed {name}: {e:#}: {}", testbed::way_out(name)))
 }
 
 fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
@@ -164,10 +178,28 @@ fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn down(a: NameArg) -> anyhow::Result<ExitCode> {
+fn down(a: DownArgs) -> anyhow::Result<ExitCode> {
     crate::sys::netns::privileged().map_err(|e| anyhow!(e))?;
-    let tb = open(&a.name)?;
-    for n in tb.down() {
+    let name = &a.name.name;
+    let state = testbed::default_dir(name).join(testbed::STATE_FILE);
+    let unreadable = if !state.exists() {
+        Some(format!("no state file {}", state.display()))
+    } else {
+        testbed::load(&testbed::default_dir(name))
+            .err()
+            .map(|e| crate::sys::errno_words(&format!("{e:#}")))
+    };
+    let notes = match unreadable {
+        Some(why) if a.force => {
+            eprintln!("testbed: {why}: removing what the name {name} finds (--force)");
+            testbed::force_down(name)
+        }
+        _ => open(name)?.down(),
+    };
+    if notes.is_empty() {
+        println!("nothing of a test bed named {name} found: nothing removed");
+    }
+    for n in notes {
         println!("{n}");
     }
     Ok(ExitCode::SUCCESS)

@@ -146,8 +146,22 @@ pub fn run_parts(
         let text = c
             .output(&[0, 1, 130])
             .map_err(|e| io::Error::other(format!("{what}: {e}")))?;
-        let part: Part = serde_json::from_str(text)
-            .map_err(|e| io::Error::other(format!("{what}: unreadable report ({e})")))?;
+        let part: Part = serde_json::from_str(text).map_err(|e| {
+            // A part that failed said why on its standard error, and
+            // printed nothing.
+            match c
+                .stderr
+                .lines()
+                .rev()
+                .find_map(|l| l.strip_prefix("error: "))
+            {
+                Some(why) if text.trim().is_empty() => {
+                    let why = why.strip_prefix("the load failed: ").unwrap_or(why);
+                    io::Error::other(format!("{what}: {why}"))
+                }
+                _ => io::Error::other(format!("{what}: unreadable report ({e})")),
+            }
+        })?;
         outs.push(Outcome::from_part(&part).map_err(|e| io::Error::other(format!("{what}: {e}")))?);
     }
     Ok(outs)

@@ -36,59 +36,32 @@ impl std::str::FromStr for Target {
             Some((u, r)) => (Some(u), r),
             None => (None, s),
         };
-        if let Some(u) = user
-            && (u.is_empty()
+        if let Some(u) = user {
+            if let Some((name, _)) = u.split_once(':') {
+                return Err(format!(
+                    "`{name}:…@`: a password cannot be given: ssh logs in with a key (ssh's agent, or --ssh-config naming one)"
+                ));
+            }
+            if u.is_empty()
                 || !u
                     .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)))
-        {
-            return Err(format!("`{u}` is not a user name"));
+                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+            {
+                return Err(format!("`{u}` is not a user name"));
+            }
         }
-        let (host, port) =
-            if let Some(r) = rest.strip_prefix('[') {
-                let (h, tail) = r
-                    .split_once(']')
-                    .ok_or_else(|| format!("`{rest}`: an unclosed `[`"))?;
-                match tail {
-                    "" => (h, None),
-                    t => (
-                        h,
-                        Some(t.strip_prefix(':').ok_or_else(|| {
-                            format!("`{rest}`: after `]` only `:PORT` may follow")
-                        })?),
-                    ),
-                }
-            } else {
-                match rest.split_once(':') {
-                    Some((h, p)) if !p.contains(':') => (h, Some(p)),
-                    Some(_) => {
-                        return Err(format!(
-                            "`{rest}`: an IPv6 address goes in brackets (`[2001:db8::1]`)"
-                        ));
-                    }
-                    None => (rest, None),
-                }
-            };
-        if host.is_empty()
-            || host.starts_with('-')
-            || !host
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || ".-_:%".contains(c))
-        {
-            return Err(format!("`{host}` is not a host name or address"));
+        // The host and port as every address is read.
+        let hp = crate::values::host_port(rest)?;
+        if hp.host.starts_with('-') {
+            return Err(format!("`{}` is not a host name or address", hp.host));
         }
-        let port = port
-            .map(|p| {
-                p.parse::<u16>()
-                    .ok()
-                    .filter(|&p| p > 0)
-                    .ok_or_else(|| format!("`{p}` is not a port (1 to 65535)"))
-            })
-            .transpose()?;
+        if hp.port == Some(0) {
+            return Err(format!("`{rest}`: port 0 is no ssh server's port"));
+        }
         Ok(Target {
             user: user.map(String::from),
-            host: host.to_string(),
-            port,
+            host: hp.host,
+            port: hp.port,
         })
     }
 }
@@ -700,9 +673,18 @@ mod tests {
             "-oProxyCommand=x",
             "a b",
             "[::1",
+            "u:pw@host",
         ] {
             assert!(bad.parse::<Target>().is_err(), "{bad} accepted");
         }
+        let e = |s: &str| s.parse::<Target>().unwrap_err();
+        assert!(
+            e("2001:db8::1").contains("`[2001:db8::1]`"),
+            "{}",
+            e("2001:db8::1")
+        );
+        assert!(e("u:pw@host").contains("a password cannot be given"));
+        assert!(!e("u:pw@host").contains("pw"));
     }
 
     #[test]

@@ -20,7 +20,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io;
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -72,42 +72,84 @@ pub struct Target {
 #[derive(Debug, thiserror::Error)]
 pub enum UrlError {
     /// Not `http://host[:port]/path`.
-    #[error("{0}: not an http:// URL (https is not supported)")]
+    #[error("{0}: not an http:// URL (http://HOST[:PORT][/PATH])")]
     Scheme(String),
+    /// An `https://` URL.
+    #[error("{0}: not an http:// URL: https is not supported")]
+    Https(String),
+    /// Its host and port are not an address ([`crate::values::host_port`]:
+    /// credentials, an IPv6 address without brackets, a bad port).
+    #[error("{0}: {1}")]
+    Address(String, String),
     /// The host does not resolve.
     #[error("{0}: cannot resolve the host: {1}")]
     Resolve(String, String),
 }
 
-impl Target {
-    /// Parses and resolves `url` (`http://host[:port][/path]`).
-    pub fn parse(url: &str) -> Result<Target, UrlError> {
-        let rest = url
-            .strip_prefix("http://")
-            .ok_or_else(|| UrlError::Scheme(url.to_string()))?;
-        let (authority, path) = match rest.find('/') {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, "/"),
-        };
-        if authority.is_empty() || path.contains(char::is_whitespace) {
-            return Err(UrlError::Scheme(url.to_string()));
+/// `url` as it is shown in messages: a password in it replaced by `…`
+/// (such a URL is refused, and its password not repeated).
+pub fn redacted(url: &str) -> String {
+    let Some(rest) = url.split_once("://").map(|(_, r)| r) else {
+        return url.to_string();
+    };
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    match authority.rsplit_once('@') {
+        Some((who, _)) if who.contains(':') => {
+            let user = who.split_once(':').map_or(who, |(u, _)| u);
+            url.replacen(&format!("{who}@"), &format!("{user}:…@"), 1)
         }
-        let with_port = if authority.starts_with('[') {
-            if authority.contains("]:") {
-                authority.to_string()
-            } else {
-                format!("{authority}:80")
-            }
-        } else if authority.contains(':') {
-            authority.to_string()
-        } else {
-            format!("{authority}:80")
+        _ => url.to_string(),
+    }
+}
+
+impl Target {
+    /// Parses and resolves `url` (`http://host[:port][/path]`, the host and
+    /// port as [`crate::values::host_port`] reads them).
+    pub fn parse(url: &str) -> Result<Target, UrlError> {
+        let shown = redacted(url);
+        // The scheme in any case, as RFC 3986 reads it.
+        let scheme = |s: &str| {
+            url.get(..s.len())
+                .is_some_and(|h| h.eq_ignore_ascii_case(s))
         };
-        let addr = with_port
-            .to_socket_addrs()
-            .map_err(|e| UrlError::Resolve(url.to_string(), e.to_string()))?
-            .next()
-            .ok_or_else(|| UrlError::Resolve(url.to_string(), "no address".into()))?;
+        if scheme("https://") {
+            return Err(UrlError::Https(shown));
+        }
+        if !scheme("http://") {
+            return Err(UrlError::Scheme(shown));
+        }
+        let rest = &url["http://".len()..];
+        // The authority ends at the path, the query or the fragment; the
+        // fragment is not sent.
+        let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(end);
+        let tail = tail.split('#').next().unwrap_or_default();
+        let path = match tail {
+            "" => "/".to_string(),
+            t if t.starts_with('?') => format!("/{t}"),
+            t => t.to_string(),
+        };
+        if authority.is_empty() {
+            return Err(UrlError::Address(shown, "no host after http://".into()));
+        }
+        if path.contains(|c: char| c.is_whitespace() || c.is_control()) {
+            return Err(UrlError::Address(
+                shown,
+                "a space or a control character in the path (a space is written %20)".into(),
+            ));
+        }
+        let hp =
+            crate::values::host_port(authority).map_err(|e| UrlError::Address(shown.clone(), e))?;
+        if hp.port == Some(0) {
+            return Err(UrlError::Address(
+                shown,
+                "port 0 is no server's port".into(),
+            ));
+        }
+        let addr = hp.resolve(80).map_err(|e| {
+            let e = e.strip_prefix(&format!("cannot resolve {}: ", hp.host));
+            UrlError::Resolve(shown.clone(), e.unwrap_or("no address").to_string())
+        })?;
         let head = |close: bool| {
             format!(
                 "GET {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: scalebench\r\n{}\r\n",
@@ -496,6 +538,13 @@ struct Shared {
     /// Connections open now in this process, and the most so far.
     open: AtomicU64,
     peak_open: AtomicU64,
+    /// Per target: an HTTP response came from it (after that, an answer
+    /// that is not HTTP is a counted failure, not the end of the load).
+    answered: Vec<AtomicBool>,
+    /// Why the load cannot go on (a server that does not speak HTTP):
+    /// every thread ends, and [`run`] returns it as its error.
+    fatal: std::sync::Mutex<Option<String>>,
+    failed: AtomicBool,
 }
 
 impl Shared {
@@ -505,6 +554,13 @@ impl Shared {
             None => !self.stop.load(Ordering::Relaxed),
             Some(t) => self.claimed.fetch_add(1, Ordering::Relaxed) < t,
         }
+    }
+
+    /// Ends the load for `why` (the first reason is kept).
+    fn give_up(&self, why: String) {
+        let mut f = self.fatal.lock().unwrap_or_else(|p| p.into_inner());
+        f.get_or_insert(why);
+        self.failed.store(true, Ordering::Relaxed);
     }
 }
 
@@ -623,6 +679,13 @@ pub fn run(opts: &Options) -> io::Result<Outcome> {
         total: opts.total,
         open: AtomicU64::new(0),
         peak_open: AtomicU64::new(0),
+        answered: opts
+            .targets
+            .iter()
+            .map(|_| AtomicBool::new(false))
+            .collect(),
+        fatal: std::sync::Mutex::new(None),
+        failed: AtomicBool::new(false),
     };
     let start = Instant::now();
     let tallies: Vec<io::Result<Vec<Tally>>> = std::thread::scope(|s| {
@@ -651,6 +714,9 @@ pub fn run(opts: &Options) -> io::Result<Outcome> {
     });
     let end = Instant::now();
     let tallies = tallies.into_iter().collect::<io::Result<Vec<_>>>()?;
+    if let Some(why) = shared.fatal.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, why));
+    }
     Ok(outcome(
         opts,
         &tallies,
@@ -676,15 +742,28 @@ fn check(opts: &Options) -> io::Result<()> {
             "a warm-up or rounds need a duration",
         ));
     }
-    let v4 = |a: &IpAddr| a.is_ipv4();
-    if let Some(s) = opts.sources.first()
-        && (opts.sources.iter().any(|x| v4(x) != v4(s))
-            || opts.targets.iter().any(|t| v4(&t.addr.ip()) != v4(s)))
-    {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "source addresses and URLs must all be IPv4 or all IPv6",
-        ));
+    let family = |a: &IpAddr| if a.is_ipv4() { "IPv4" } else { "IPv6" };
+    if let Some(s) = opts.sources.first() {
+        let other = opts
+            .sources
+            .iter()
+            .find(|x| family(x) != family(s))
+            .map(|x| format!("source address {x}"))
+            .or_else(|| {
+                opts.targets
+                    .iter()
+                    .find(|t| family(&t.addr.ip()) != family(s))
+                    .map(|t| format!("URL {} ({})", redacted(&t.url), t.addr))
+            });
+        if let Some(other) = other {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "source address {s} is {} and {other} is not: source addresses and URLs must all be IPv4 or all IPv6",
+                    family(s)
+                ),
+            ));
+        }
     }
     for src in &opts.sources {
         let probe = SocketAddr::new(*src, 0);
@@ -754,6 +833,16 @@ pub struct Head {
     pub body: Option<u64>,
     /// Whether the server closes the connection after this response.
     pub close: bool,
+}
+
+/// Whether `b`, the first bytes of an answer, cannot begin an HTTP/1.x
+/// status line (`HTTP/1.1 200`): known from the first byte that differs.
+pub fn not_http(b: &[u8]) -> bool {
+    b.iter().take(12).enumerate().any(|(k, &c)| match k {
+        0..7 => c != b"HTTP/1."[k],
+        7 | 9..12 => !c.is_ascii_digit(),
+        _ => c != b' ',
+    })
 }
 
 /// Parses a response head at the start of `b`; `Ok(None)` if incomplete,
@@ -912,6 +1001,9 @@ impl<'a> Worker<'a> {
             }
             if self.deadline.is_some_and(|d| self.now >= d) || self.opts.stop.is_some_and(|f| f()) {
                 self.shared.stop.store(true, Ordering::Relaxed);
+                break;
+            }
+            if self.shared.failed.load(Ordering::Relaxed) {
                 break;
             }
             // Failed attempts go on; those that fail again at once wait
@@ -1229,6 +1321,10 @@ impl<'a> Worker<'a> {
             let c = &mut self.conns[i];
             if c.body_left.is_none() {
                 c.head.extend_from_slice(data);
+                // Not HTTP: known from its first wrong byte.
+                if not_http(&c.head) {
+                    return self.answered_not_http(i);
+                }
                 match parse_head(&c.head) {
                     Ok(None) => continue,
                     Err(()) => return self.fail(i, Fail::Status),
@@ -1273,6 +1369,10 @@ impl<'a> Worker<'a> {
             .max(1) as u64;
         let status = c.status;
         let body = c.body_len;
+        let answered = &self.shared.answered[c.url];
+        if !answered.load(Ordering::Relaxed) {
+            answered.store(true, Ordering::Relaxed);
+        }
         c.done += 1;
         c.state = State::Idle;
         let close = c.server_closes || c.last;
@@ -1290,6 +1390,24 @@ impl<'a> Worker<'a> {
             self.drop_fd(i);
         }
         self.next_request(i);
+    }
+
+    /// Connection `i` was answered with bytes that are not HTTP: from a
+    /// server that never gave an HTTP response, the load ends, naming
+    /// what it answered; from one that did, a counted failure.
+    fn answered_not_http(&mut self, i: usize) {
+        let c = &self.conns[i];
+        if self.shared.answered[c.url].load(Ordering::Relaxed) {
+            return self.fail(i, Fail::Status);
+        }
+        self.shared.give_up(format!(
+            "not HTTP: the server at {} ({}) answered {}",
+            c.peer,
+            self.opts.targets[c.url].url,
+            super::said(&c.head)
+        ));
+        self.drop_fd(i);
+        self.conns[i].state = State::Idle;
     }
 
     /// An attempt failed: count it, drop the connection, retry or give up.
@@ -1365,6 +1483,27 @@ mod tests {
         assert!(t.request.starts_with(b"GET / HTTP/1.1"));
         assert!(Target::parse("https://x/").is_err());
         assert!(Target::parse("ftp://x/").is_err());
+        let e = |u: &str| Target::parse(u).unwrap_err().to_string();
+        assert!(
+            e("http://::1:8080/").contains("`[::1]:8080`"),
+            "{}",
+            e("http://::1:8080/")
+        );
+        assert!(e("http://u:secret@127.0.0.1:8080/").contains("credentials"));
+        assert!(!e("http://u:secret@127.0.0.1:8080/").contains("secret@"));
+        assert!(e("http://127.0.0.1:0/").contains("port 0"));
+        assert!(e("http://127.0.0.1:99999/").contains("`99999` is not a port"));
+        assert_eq!(redacted("http://u:pw@h:1/a@b"), "http://u:…@h:1/a@b");
+        assert!(e("https://127.0.0.1/").ends_with("https is not supported"));
+        assert!(e("http:/127.0.0.1/").ends_with("(http://HOST[:PORT][/PATH])"));
+        assert!(e("http:///x").ends_with("no host after http://"));
+        assert!(e("http://127.0.0.1:8080/a b").contains("a space is written %20"));
+        assert!(Target::parse("HTTP://127.0.0.1:8080/").is_ok());
+        let t = Target::parse("http://127.0.0.1:8080?x=1#frag").unwrap();
+        assert!(
+            t.request
+                .starts_with(b"GET /?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n")
+        );
     }
 
     /// An outcome with `lat` as its latencies, and counts derived from a
@@ -1496,5 +1635,88 @@ mod tests {
         assert_eq!((h.status, h.body, h.close), (304, Some(0), true));
         assert!(parse_head(b"HTTP/1.1 200 OK\r\n").unwrap().is_none());
         assert!(parse_head(b"garbage\r\n\r\n").is_err());
+    }
+
+    /// A server on 127.0.0.1 answering its `k`-th connection with
+    /// `answer(k)` (after reading a request head) and closing it, until
+    /// `conns` connections were answered.
+    fn answering(conns: usize, answer: fn(usize) -> &'static [u8]) -> Target {
+        use std::io::{Read, Write};
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/x", l.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for (k, c) in l.incoming().take(conns).enumerate() {
+                let Ok(mut c) = c else { return };
+                let _ = c.set_read_timeout(Some(Duration::from_secs(5)));
+                let mut got = Vec::new();
+                let mut b = [0u8; 512];
+                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match c.read(&mut b) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => got.extend_from_slice(&b[..n]),
+                    }
+                }
+                let _ = c.write_all(answer(k));
+            }
+        });
+        Target::parse(&url).unwrap()
+    }
+
+    #[test]
+    fn a_server_that_never_answered_http_ends_the_load_naming_its_answer() {
+        let t = answering(8, |_| b"220 mail.example ESMTP\r\n");
+        let started = Instant::now();
+        let e = run(&Options {
+            total: Some(1_000_000),
+            ..Options::new(vec![t.clone()], 4)
+        })
+        .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "not HTTP: the server at {} ({}) answered `220 mail.example ESMTP`",
+                t.addr, t.url
+            )
+        );
+        assert!(started.elapsed() < Duration::from_secs(5));
+        // One that answered HTTP first: a later answer that is not is a
+        // bad status, counted.
+        let t = answering(4, |k| match k {
+            0 => b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+            _ => b"garbage\r\n",
+        });
+        let o = run(&Options {
+            total: Some(4),
+            per_connection: Some(1),
+            retries: 0,
+            ..Options::new(vec![t], 1)
+        })
+        .unwrap();
+        assert_eq!((o.requests, o.errors.status, o.failed), (1, 3, 3));
+    }
+
+    #[test]
+    fn an_answer_is_known_not_http_from_its_first_wrong_byte() {
+        for ok in [
+            &b""[..],
+            b"H",
+            b"HTTP/1",
+            b"HTTP/1.1 ",
+            b"HTTP/1.0 404 Not Found\r\n",
+        ] {
+            assert!(!not_http(ok), "{}", String::from_utf8_lossy(ok));
+        }
+        for bad in [
+            &b"2"[..],
+            b"220 mail ESMTP\r\n",
+            b"SSH-2.0-OpenSSH",
+            b"HTTP/2 200",
+            b"HTTP/1.1 OK",
+            b"HTTP/1.1  200",
+            b"\x16\x03\x01",
+        ] {
+            assert!(not_http(bad), "{}", String::from_utf8_lossy(bad));
+        }
     }
 }

@@ -322,6 +322,15 @@ pub fn take_error(fd: RawFd) -> io::Result<Option<i32>> {
     Ok((v != 0).then_some(v))
 }
 
+/// Whether a socket is connected to its peer (getpeername() succeeds: a
+/// non-blocking connect() has completed).
+pub fn is_connected(fd: RawFd) -> bool {
+    // SAFETY: getpeername fills the storage up to `len`.
+    let mut st: libc::sockaddr_storage = unsafe { zeroed() };
+    let mut len = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    unsafe { libc::getpeername(fd, &mut st as *mut _ as *mut libc::sockaddr, &mut len) == 0 }
+}
+
 /// read() into `buf`.
 #[inline]
 pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {

@@ -178,14 +178,17 @@ pub fn report_and_exit(recs: Vec<Recording>, html: Option<&Path>) -> anyhow::Res
 }
 
 /// Why a failed workload failed: its message, then each failed row's
-/// error under the row's target and label (at most 5).
+/// error under the row's target and label that the message does not
+/// already say (it holds them as notes: the cause once), at most 5.
 fn why_failed(w: &crate::results::WorkloadResult) -> Vec<String> {
+    let said = w.message.as_deref().unwrap_or_default();
     let rows = w.rows.iter().filter_map(|r| {
         let e = r.error.as_deref()?;
-        Some(match &r.target {
+        let line = match &r.target {
             Some(t) => format!("{t}, {}: {e}", r.label),
             None => format!("{}: {e}", r.label),
-        })
+        };
+        (!said.contains(&line)).then_some(line)
     });
     w.message.iter().cloned().chain(rows).take(5).collect()
 }
@@ -201,6 +204,35 @@ pub(crate) mod tests {
             "/tests/fixtures/default.json"
         )))
         .unwrap()
+    }
+
+    #[test]
+    fn a_failed_workload_s_cause_is_said_once() {
+        let row = |label: &str, error: &str| crate::results::WorkloadRow {
+            label: label.into(),
+            target: None,
+            params: Default::default(),
+            load: None,
+            phase: None,
+            sweep: None,
+            error: Some(error.into()),
+        };
+        let mut w = crate::results::WorkloadResult {
+            name: "pgbench".into(),
+            what: "w".into(),
+            status: Status::Failed,
+            message: Some("setup: /w has 64 MiB free".into()),
+            params: Default::default(),
+            rows: vec![row("setup", "/w has 64 MiB free")],
+            monitor: None,
+        };
+        assert_eq!(why_failed(&w), ["setup: /w has 64 MiB free"]);
+        // A row the message does not hold is said after it.
+        w.rows.push(row("clients 2", "psql: refused"));
+        assert_eq!(
+            why_failed(&w),
+            ["setup: /w has 64 MiB free", "clients 2: psql: refused"]
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::tuning::TuningProfile;
 use crate::values::Runs;
 use crate::workloads::{self, Asked, Given, Own, Size, SweepOptions, WORKLOADS, Workload};
 use anyhow::bail;
+use std::path::Path;
 use std::path::PathBuf;
 
 /// The sweep asked for on the command line: a variable and its levels,
@@ -353,7 +354,12 @@ fn profiles(names: &[String]) -> anyhow::Result<Vec<TuningProfile>> {
         if n.is_empty() {
             bail!("--profile: an empty name (give names or files, comma separated)");
         }
-        let p = TuningProfile::find(n).map_err(|e| anyhow::anyhow!("--profile {n}: {e:#}"))?;
+        let p = TuningProfile::find(n).map_err(|e| {
+            // A file's errors begin `profile FILE: `: said once.
+            let e = format!("{e:#}");
+            let e = e.strip_prefix(&format!("profile {n}: ")).unwrap_or(&e);
+            anyhow::anyhow!("--profile {n}: {e}")
+        })?;
         if out.iter().any(|q| q.name == p.name) {
             bail!("--profile: `{}` is given twice", p.name);
         }
@@ -363,6 +369,17 @@ fn profiles(names: &[String]) -> anyhow::Result<Vec<TuningProfile>> {
         out.push(p);
     }
     Ok(out)
+}
+
+/// Why `p` is not a file to read, if it is not: missing, or a directory.
+fn not_a_file(p: &Path) -> Option<&'static str> {
+    if p.is_file() {
+        None
+    } else if p.is_dir() {
+        Some("a directory, not a file")
+    } else {
+        Some("no such file")
+    }
 }
 
 /// The systems of `--system`, checked before anything is measured: names
@@ -391,26 +408,35 @@ fn systems(m: &Measure) -> anyhow::Result<Vec<SystemSpec>> {
         }
     }
     for s in &elsewhere {
+        let at = |what: String| anyhow::anyhow!("--system {}: {what}", s.name);
         match &s.kind {
             Kind::Kernel(k) => {
-                if !k.kernel.is_file() {
-                    bail!(
-                        "--system {}: kernel {}: no such file",
-                        s.name,
-                        k.kernel.display()
-                    );
+                if let Some(why) = not_a_file(&k.kernel) {
+                    return Err(at(format!("kernel {}: {why}", k.kernel.display())));
+                }
+                // What the boot reads first: an image of an x86 kernel
+                // that says its release.
+                crate::systems::kernel::release(&k.kernel).map_err(|e| at(format!("{e:#}")))?;
+                // A file that is no RAM disk would boot into a panic.
+                if let Some(i) = &k.initrd {
+                    crate::systems::cpio::check_ram_disk(i).map_err(at)?;
+                }
+                if let Some(d) = k.modules.as_ref().filter(|d| !d.is_dir()) {
+                    let why = if d.exists() {
+                        "not a directory"
+                    } else {
+                        "no such directory"
+                    };
+                    return Err(at(format!("modules={}: {why}", d.display())));
                 }
             }
             Kind::Image(i) => {
-                if !i.image.is_file() {
-                    bail!(
-                        "--system {}: image {}: no such file",
-                        s.name,
-                        i.image.display()
-                    );
+                if let Some(why) = not_a_file(&i.image) {
+                    return Err(at(format!("image {}: {why}", i.image.display())));
                 }
-                if let Some(k) = i.key.as_ref().filter(|k| !k.is_file()) {
-                    bail!("--system {}: key={}: no such file", s.name, k.display());
+                if let Some(why) = i.key.as_deref().and_then(not_a_file) {
+                    let k = i.key.as_deref().unwrap_or(Path::new(""));
+                    return Err(at(format!("key={}: {why}", k.display())));
                 }
             }
             Kind::Ssh { .. } => {}
@@ -421,8 +447,8 @@ fn systems(m: &Measure) -> anyhow::Result<Vec<SystemSpec>> {
         if !m.systems.iter().any(|s| matches!(s.kind, Kind::Kernel(_))) {
             bail!("--guest-bin goes with a --system kernel:…");
         }
-        if !b.is_file() {
-            bail!("--guest-bin {}: no such file", b.display());
+        if let Some(why) = not_a_file(b) {
+            bail!("--guest-bin {}: {why}", b.display());
         }
     }
     Ok(m.systems.clone())

@@ -188,7 +188,8 @@ fn bench_rows(file: &ResultFile) -> (Vec<BenchRow>, Vec<String>) {
             )
         })
         .collect();
-    let rows = file.benchmarks
+    let rows = file
+        .benchmarks
         .iter()
         .zip(judged.verdicts)
         .enumerate()

@@ -3,7 +3,60 @@
 //! fields, the NUL-terminated name, padding to four bytes, the data,
 //! padding to four bytes again; a `TRAILER!!!` entry ends it.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+/// What a RAM disk begins with: a cpio archive (`newc` or `crc`, as the
+/// kernel unpacks; an early one, such as CPU microcode, may come before
+/// the main one), or one compressed by a method the kernel can build in.
+const RAM_DISKS: [(&[u8], &str); 9] = [
+    (b"070701", "a cpio archive"),
+    (b"070702", "a cpio archive (with checksums)"),
+    (b"\x1f\x8b", "gzip"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"\x02\x21\x4c\x18", "lz4"),
+    (b"BZh", "bzip2"),
+    (b"\x5d\x00\x00", "lzma"),
+    (b"\x89LZO\x00", "lzo"),
+];
+
+/// What kind of RAM disk `head` (a file's first bytes) begins, or why it
+/// is none: empty, an old-format (`odc`) cpio archive the kernel does not
+/// unpack, or anything else (its first bytes shown).
+pub fn ram_disk_kind(head: &[u8]) -> Result<&'static str, String> {
+    if let Some((_, what)) = RAM_DISKS.iter().find(|(m, _)| head.starts_with(m)) {
+        return Ok(what);
+    }
+    if head.is_empty() {
+        return Err("empty: not a RAM disk".into());
+    }
+    if head.starts_with(b"070707") {
+        return Err(
+            "an old-format (odc) cpio archive: the kernel unpacks newc only (cpio -H newc)".into(),
+        );
+    }
+    let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    Err(format!(
+        "not a RAM disk: it begins with {} (a RAM disk is a newc cpio archive, 070701, maybe compressed: gzip, xz, zstd, lz4, bzip2, lzma, lzo)",
+        shown.join(" ")
+    ))
+}
+
+/// Checks that `path` is a RAM disk the kernel can unpack (by its first
+/// bytes, [`ram_disk_kind`]): its kind, or why not (naming `initrd=` and
+/// the file).
+pub fn check_ram_disk(path: &Path) -> Result<&'static str, String> {
+    let at = |e: String| format!("initrd={}: {e}", path.display());
+    if path.is_dir() {
+        return Err(at("a directory, not a RAM disk".into()));
+    }
+    let mut head = Vec::with_capacity(8);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(8).read_to_end(&mut head))
+        .map_err(|e| at(e.to_string()))?;
+    ram_disk_kind(&head).map_err(at)
+}
 
 /// File type bits of a mode.
 const DIR: u32 = 0o040000;
@@ -207,5 +260,52 @@ mod tests {
         let mut a = Archive::new(Vec::new());
         assert!(a.file("/init", 0o755, b"x").is_err());
         assert!(a.dir("", 0o755).is_err());
+    }
+
+    #[test]
+    fn ram_disks_are_known_by_their_first_bytes() {
+        let mut newc = Vec::new();
+        let mut a = Archive::new(&mut newc);
+        a.dir("x", 0o755).unwrap();
+        a.finish().unwrap();
+        assert_eq!(ram_disk_kind(&newc), Ok("a cpio archive"));
+        for (head, what) in [
+            (&b"\x1f\x8b\x08\x00"[..], "gzip"),
+            (b"\x28\xb5\x2f\xfd\x04", "zstd"),
+            (b"\xfd7zXZ\x00\x00", "xz"),
+            (b"\x02\x21\x4c\x18", "lz4"),
+            (b"BZh91AY", "bzip2"),
+            (b"\x5d\x00\x00\x80", "lzma"),
+        ] {
+            assert_eq!(ram_disk_kind(head), Ok(what));
+        }
+        assert!(ram_disk_kind(b"").unwrap_err().contains("empty"));
+        assert!(
+            ram_disk_kind(b"070707abc")
+                .unwrap_err()
+                .contains("newc only")
+        );
+        let e = ram_disk_kind(b"\xff\xd8\xff\xe0\x00\x10JFIF").unwrap_err();
+        assert!(e.contains("begins with ff d8 ff e0 00 10 4a 46"), "{e}");
+        let e = ram_disk_kind(b"hello, world\n").unwrap_err();
+        assert!(e.contains("not a RAM disk"), "{e}");
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("notes.txt");
+        std::fs::write(&p, "notes").unwrap();
+        let e = check_ram_disk(&p).unwrap_err();
+        assert!(
+            e.starts_with(&format!("initrd={}: not a RAM disk", p.display())),
+            "{e}"
+        );
+        assert!(
+            check_ram_disk(&t.path().join("none"))
+                .unwrap_err()
+                .contains("No such file")
+        );
+        assert!(
+            check_ram_disk(t.path())
+                .unwrap_err()
+                .contains("a directory")
+        );
     }
 }

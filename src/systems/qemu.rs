@@ -410,7 +410,8 @@ fn from_ram_disk(
     release: &str,
     virtiofsd: bool,
 ) -> anyhow::Result<Found> {
-    std::fs::File::open(initrd).with_context(|| format!("initrd={}", initrd.display()))?;
+    // A file that is no RAM disk would boot into a kernel panic.
+    super::cpio::check_ram_disk(initrd).map_err(anyhow::Error::msg)?;
     let share = match kernel::config_file(&spec.kernel, release) {
         Some((path, text)) => kernel::configured_share(&text).with_context(|| {
             format!(

@@ -169,6 +169,12 @@ fn options(rest: &str) -> Result<Vec<(&str, &str)>, String> {
     let mut left = rest;
     while !left.is_empty() {
         if let Some(c) = left.strip_prefix("cmdline=") {
+            if c.trim().is_empty() {
+                return Err("`cmdline=` needs a value (it takes the rest of the spec)".into());
+            }
+            if c.contains(['\n', '\r', '\0']) {
+                return Err("`cmdline=`: one line, without control characters".into());
+            }
             out.push(("cmdline", c));
             break;
         }
@@ -397,6 +403,8 @@ mod tests {
             ("a=kernel:/k,cpus", "`cpus`: expected KEY=VALUE"),
             ("a=kernel:/k,initrd=", "`initrd=` needs a value"),
             ("a=kernel:/k,modules=", "`modules=` needs a value"),
+            ("a=kernel:/k,cmdline=", "`cmdline=` needs a value"),
+            ("a=kernel:/k,cmdline=a\nb", "one line"),
             ("a=image:/d.img", "needs ssh=USER"),
             ("a=image:/d.img,ssh=r@t", "ssh=r@t"),
             ("a=ssh:", "ssh:: "),

@@ -33,7 +33,10 @@
 //! names is ever removed, and processes only by PID, after checking they
 //! are the ones started here.
 
+mod force;
 pub mod sshd;
+
+pub use force::force_down;
 
 use crate::harness::reaper;
 use anyhow::{Context, anyhow, bail};
@@ -57,6 +60,9 @@ pub const PREFIX: &str = "sb-";
 
 /// The state file inside a test bed's directory.
 pub const STATE_FILE: &str = "state.json";
+
+/// The version of the state file this build writes and reads.
+pub const STATE_VERSION: u32 = 1;
 
 /// How long one `ip` or `tc` command may take.
 const COMMAND_LIMIT: Duration = Duration::from_secs(20);
@@ -216,6 +222,9 @@ pub fn fmt_rate(bits: u64) -> String {
 /// thing is made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct State {
+    /// The state file's version ([`STATE_VERSION`]; absent: 1).
+    #[serde(default = "first_version")]
+    pub version: u32,
     /// Its name.
     pub name: String,
     /// Its directory.
@@ -237,6 +246,10 @@ pub struct State {
     pub hosts: Vec<Host>,
     /// The ssh keys, with `--sshd`.
     pub ssh: Option<sshd::SshFiles>,
+}
+
+fn first_version() -> u32 {
+    1
 }
 
 /// One host: a network namespace.
@@ -364,6 +377,7 @@ pub fn plan(spec: &Spec) -> State {
         }
     }
     State {
+        version: STATE_VERSION,
         name: spec.name.clone(),
         dir: spec.dir.clone(),
         made_by: std::process::id(),
@@ -439,13 +453,42 @@ fn save(state: &State) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Reads the state file in `dir`.
+/// Reads the state file in `dir`; an error names the file and what is
+/// wrong with it ([`parse_state`]).
 pub fn load(dir: &Path) -> anyhow::Result<State> {
     let path = dir.join(STATE_FILE);
     let text =
         std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text)
-        .with_context(|| format!("{} is not a test bed's state", path.display()))
+    parse_state(&text).map_err(|why| anyhow!("the state file {} {why}", path.display()))
+}
+
+/// A state file's text as a [`State`], or what is wrong with it: cut
+/// short, not JSON, of another version, or not a test bed's state.
+pub fn parse_state(text: &str) -> Result<State, String> {
+    use serde_json::error::Category;
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| match e.classify() {
+        Category::Eof if text.trim().is_empty() => "is empty".to_string(),
+        Category::Eof => format!("is cut short ({e})"),
+        _ => format!("is damaged: not JSON ({e})"),
+    })?;
+    match v.get("version") {
+        None => {}
+        Some(n) if n.as_u64() == Some(u64::from(STATE_VERSION)) => {}
+        Some(n) => {
+            return Err(format!(
+                "is of version {n}, not {STATE_VERSION}: written by another scalebench"
+            ));
+        }
+    }
+    serde_json::from_value(v).map_err(|e| format!("is not a test bed's state ({e})"))
+}
+
+/// How to remove a test bed whose state file cannot be read, in words.
+pub fn way_out(name: &str) -> String {
+    format!(
+        "`scalebench testbed down --name {name} --force` removes what it made, found by its names ({PREFIX}{name}-… namespaces, {})",
+        default_dir(name).display()
+    )
 }
 
 impl Testbed {
@@ -458,7 +501,13 @@ impl Testbed {
         spec.check().map_err(|e| anyhow!(e))?;
         let mut notes = Vec::new();
         if spec.dir.join(STATE_FILE).exists() {
-            let old = load(&spec.dir)?;
+            let old = load(&spec.dir).map_err(|e| {
+                if spec.dir == default_dir(&spec.name) {
+                    anyhow!("test bed {}: {e:#}: {}", spec.name, way_out(&spec.name))
+                } else {
+                    e
+                }
+            })?;
             if !old.complete
                 && old.made_by != std::process::id()
                 && crate::sys::process_alive(old.made_by)
@@ -1122,6 +1171,23 @@ mod tests {
         }
         assert_eq!(fmt_rate(100_000_000), "100 Mbit/s");
         assert_eq!(fmt_rate(2_500_000_000), "2.5 Gbit/s");
+    }
+
+    #[test]
+    fn a_state_file_says_what_is_wrong_with_it() {
+        let good = serde_json::to_string(&plan(&Spec::numbered("t", 2))).unwrap();
+        assert_eq!(parse_state(&good).unwrap().hosts.len(), 2);
+        // Written before the version was: version 1.
+        let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+        v.as_object_mut().unwrap().remove("version");
+        assert_eq!(parse_state(&v.to_string()).unwrap().version, 1);
+        let e = |t: &str| parse_state(t).unwrap_err();
+        assert_eq!(e(""), "is empty");
+        assert!(e(&good[..good.len() / 2]).starts_with("is cut short ("));
+        assert!(e("garbage").starts_with("is damaged: not JSON ("));
+        v["version"] = 7.into();
+        assert!(e(&v.to_string()).starts_with("is of version 7, not 1"));
+        assert!(e(r#"{"hello": 1}"#).starts_with("is not a test bed's state ("));
     }
 
     #[test]

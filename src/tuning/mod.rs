@@ -10,6 +10,7 @@
 //! back, with a journal on disk for a run killed on the way.
 
 pub mod apply;
+pub mod ranges;
 
 use crate::sys::{Rlimit, Setting};
 use anyhow::{Context, bail};
@@ -339,6 +340,18 @@ fn limits(os: Option<Os>, raw: &toml::Table, at: &str) -> Result<Vec<Item>, Stri
                     "{at}limits.{k}: `{x}` is not a number or \"unlimited\""
                 ));
             }
+            // A run needs descriptors and processes of its own.
+            let least = if limit == Rlimit::Files { 64 } else { 1 };
+            let most = match &wanted {
+                Wanted::Exact(x) => x.parse::<u64>().ok(),
+                Wanted::AtMost(b) => Some(*b),
+                Wanted::AtLeast(_) => None,
+            };
+            if most.is_some_and(|m| m < least) {
+                return Err(format!(
+                    "{at}limits.{k} = {wanted}: too few for the run itself (it needs at least {least})"
+                ));
+            }
             Ok(Item {
                 os,
                 what: What::Limit { limit, wanted },
@@ -352,15 +365,10 @@ fn section(os: Os, raw: RawSection) -> Result<Vec<Item>, String> {
     let mut items = Vec::new();
     let some = Some(os);
     for (name, v) in &raw.sysctl {
-        if name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-            || name.contains("..")
-        {
-            return Err(format!("{at}sysctl: `{name}` is not a sysctl name"));
-        }
+        ranges::check_name(name).map_err(|e| format!("{at}sysctl: {e}"))?;
         let wanted = Wanted::parse(v).map_err(|e| format!("{at}sysctl.\"{name}\": {e}"))?;
+        ranges::check_value(os, name, &wanted)
+            .map_err(|e| format!("{at}sysctl.\"{name}\" = {wanted}: {e}"))?;
         items.push(Item {
             os: some,
             what: What::Sysctl {
@@ -422,6 +430,13 @@ fn section(os: Os, raw: RawSection) -> Result<Vec<Item>, String> {
             .map(Wanted::parse)
             .transpose()
             .map_err(|e| format!("{at}boot `{}`: {e}", b.what))?;
+        if let Some(name) = &b.sysctl {
+            ranges::check_name(name).map_err(|e| format!("{at}boot `{}`: {e}", b.what))?;
+            if let Some(v) = &value {
+                ranges::check_value(os, name, v)
+                    .map_err(|e| format!("{at}boot `{}`: {name} = {v}: {e}", b.what))?;
+            }
+        }
         items.push(Item {
             os: some,
             what: What::Boot {
@@ -644,9 +659,26 @@ mod tests {
             assert!(e.contains(wants) && e.contains("t.toml"), "{e}");
         };
         bad("[linux.sysctl]\n\"../x\" = 1\n", "not a sysctl name");
+        bad(
+            "[linux.sysctl]\nswappiness = 1\n",
+            "`swappiness` is not a sysctl name",
+        );
+        bad(
+            "[linux.sysctl]\n\"vm.swappiness\" = 1000\n",
+            "linux.sysctl.\"vm.swappiness\" = 1000: out of range: vm.swappiness takes 0 to 200",
+        );
+        bad(
+            "[linux.sysctl]\n\"net.ipv4.ip_local_port_range\" = \"1024 70000\"\n",
+            "ip_local_port_range\" = 1024 70000: out of range",
+        );
         bad("[linux.sysctl]\n\"a.b\" = \">=x\"\n", "a.b");
         bad("[limits]\nnofiles = 5\n", "unknown limit `nofiles`");
         bad("[limits]\nnofile = \"many\"\n", "not a number");
+        bad(
+            "[limits]\nnofile = 0\n",
+            "limits.nofile = 0: too few for the run itself (it needs at least 64)",
+        );
+        bad("[limits]\nnproc = \"<=0\"\n", "at least 1");
         bad(
             "[linux.settings]\ngovernor = \"performance\"\n",
             "unknown setting `governor`",

@@ -439,6 +439,10 @@ fn delivery_level(
         for (k, v) in &o.failures {
             *out.failures.entry(k.clone()).or_default() += v;
         }
+        if let Some(why) = &o.gave_up {
+            // The next delivery would give up the same way.
+            out.error = Some(why.clone());
+        }
         delivered.push(o.messages);
         took.push(secs);
         if o.messages >= n {
@@ -448,6 +452,9 @@ fn delivery_level(
         peak = peak.max(o.peak_open);
         if o.stopped {
             out.error = Some("interrupted".into());
+            break;
+        }
+        if out.error.is_some() {
             break;
         }
     }

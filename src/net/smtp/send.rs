@@ -336,6 +336,8 @@ struct Session {
     /// A message is claimed and not yet delivered.
     in_flight: bool,
     msg_start: Instant,
+    /// When the session opened.
+    opened: Instant,
     deadline: Instant,
     /// An idle slot opens its next session then.
     retry_at: Option<Instant>,
@@ -356,6 +358,16 @@ impl Session {
 /// run gives up: at least this many, and at least twice the sessions.
 const GIVE_UP_STREAK: u64 = 1000;
 
+/// How long a connected session waits for its greeting, until one session
+/// of the run has been greeted, before the run gives up on the server as
+/// not SMTP (an SMTP server greets first; one that says nothing until
+/// asked — an HTTP server — would otherwise hold every session for the
+/// whole timeout, again and again). Mail servers that pause before their
+/// greeting to catch clients that talk first pause for a few seconds
+/// (sendmail's greet_pause, often 5 s; postscreen's greet_wait, 6 s, after
+/// the first line of its greeting); at most the timeout.
+const GREETING_WAIT: Duration = Duration::from_secs(10);
+
 struct Sender<'a> {
     opts: &'a Options,
     poller: Box<dyn Poller>,
@@ -368,6 +380,8 @@ struct Sender<'a> {
     claimed: u64,
     open: u64,
     streak: u64,
+    /// A session of this run was greeted with 220: the server speaks SMTP.
+    greeted: bool,
     start: Instant,
     now: Instant,
     buf: Vec<u8>,
@@ -422,6 +436,7 @@ pub fn run(opts: &Options) -> io::Result<Outcome> {
                 delivered: 0,
                 in_flight: false,
                 msg_start: now,
+                opened: now,
                 deadline: now,
                 retry_at: None,
             })
@@ -435,6 +450,7 @@ pub fn run(opts: &Options) -> io::Result<Outcome> {
         claimed: 0,
         open: 0,
         streak: 0,
+        greeted: false,
         start: now,
         now,
         buf: vec![0; 16 * 1024],
@@ -577,7 +593,10 @@ impl Sender<'_> {
                 last_sweep = self.now;
                 for i in 0..self.slots.len() {
                     let s = &self.slots[i];
-                    if s.phase != Phase::Idle && self.now > s.deadline {
+                    if self.ungreeted_too_long(i) {
+                        self.not_smtp(i, "timeout waiting for the greeting");
+                        break;
+                    } else if s.phase != Phase::Idle && self.now > s.deadline {
                         let what = format!("timeout waiting for {}", s.phase.awaiting());
                         self.fail(i, what);
                     } else if s.phase == Phase::Idle && s.retry_at.is_some_and(|t| t <= self.now) {
@@ -586,10 +605,37 @@ impl Sender<'_> {
                 }
             }
         }
+        self.never_greeted();
         for i in 0..self.slots.len() {
             self.close(i);
         }
         Ok(())
+    }
+
+    /// At the end of a run too short for [`GREETING_WAIT`] (a sweep's
+    /// level): when no session was greeted and a connected one waited at
+    /// least a second in silence, why nothing was sent.
+    fn never_greeted(&mut self) {
+        if self.greeted || self.o.gave_up.is_some() || self.o.stopped {
+            return;
+        }
+        let waited = (0..self.slots.len())
+            .filter(|&i| {
+                let s = &self.slots[i];
+                s.phase == Phase::Greeting
+                    && s.inbuf.is_empty()
+                    && self.raw(i).is_some_and(sock::is_connected)
+            })
+            .map(|i| self.now.saturating_duration_since(self.slots[i].opened))
+            .max()
+            .filter(|w| *w >= Duration::from_secs(1));
+        if let Some(w) = waited {
+            self.o.gave_up = Some(format!(
+                "no greeting: the server at {} said nothing in {:.1} s after the connection (an SMTP server greets first, with 220)",
+                self.opts.target,
+                w.as_secs_f64()
+            ));
+        }
     }
 
     fn raw(&self, i: usize) -> Option<RawFd> {
@@ -638,6 +684,7 @@ impl Sender<'_> {
         s.out_off = 0;
         s.body_off = None;
         s.want_write = false;
+        s.opened = self.now;
         s.deadline = self.now + self.opts.timeout;
         if let Some(ip) = self.opts.bind
             && let Err(e) = sock::bind(raw, &SocketAddr::new(ip, 0))
@@ -717,6 +764,9 @@ impl Sender<'_> {
                     self.reply(i, code, ehlo_pipelining);
                 }
                 Err(e) => {
+                    if s.phase == Phase::Greeting && !self.greeted {
+                        return self.not_smtp(i, "garbage reply awaiting the greeting");
+                    }
                     let what = match e {
                         ReplyError::Garbage => "garbage reply",
                         ReplyError::Mixed => "malformed reply",
@@ -739,9 +789,19 @@ impl Sender<'_> {
         let refused = |cmd: &str| format!("reply {code} to {cmd}");
         match phase {
             Phase::Greeting if code == 220 => {
+                self.greeted = true;
                 self.slots[i].queue(b"EHLO scalebench.invalid\r\n");
                 self.slots[i].phase = Phase::Hello;
                 self.flush(i);
+            }
+            // A permanent refusal before any greeting: it will not change.
+            Phase::Greeting if code >= 500 && !self.greeted => {
+                let greeting = crate::net::said(&self.slots[i].inbuf);
+                self.fail(i, refused("the connection"));
+                self.o.gave_up = Some(format!(
+                    "the server at {} refuses sessions: it greeted with {greeting}",
+                    self.opts.target
+                ));
             }
             Phase::Greeting => self.fail(i, refused("the connection")),
             Phase::Hello if code == 250 => {
@@ -908,6 +968,37 @@ impl Sender<'_> {
         }
     }
 
+    /// Whether slot `i` has waited too long for its greeting while no
+    /// session of the run has been greeted: connected, and not a byte has
+    /// come in [`GREETING_WAIT`] (a greeting begun, such as postscreen's
+    /// `220-` before its pause, waits for the timeout).
+    fn ungreeted_too_long(&self, i: usize) -> bool {
+        let s = &self.slots[i];
+        s.phase == Phase::Greeting
+            && !self.greeted
+            && s.inbuf.is_empty()
+            && self.now > s.opened + GREETING_WAIT.min(self.opts.timeout)
+            && self.raw(i).is_some_and(sock::is_connected)
+    }
+
+    /// Slot `i`'s server answered its connection with something that is
+    /// not an SMTP greeting (or nothing) before any session was greeted:
+    /// counted as `what`, and the run gives up, naming what it answered.
+    fn not_smtp(&mut self, i: usize, what: &str) {
+        let answer = match self.slots[i].inbuf.as_slice() {
+            [] => format!(
+                "said nothing in {} s after the connection",
+                GREETING_WAIT.min(self.opts.timeout).as_secs_f64()
+            ),
+            b => format!("answered {}", crate::net::said(b)),
+        };
+        self.fail(i, what.to_string());
+        self.o.gave_up = Some(format!(
+            "not SMTP: the server at {} {answer} (an SMTP server greets first, with 220)",
+            self.opts.target
+        ));
+    }
+
     fn fail_call(&mut self, i: usize, call: &str, e: &io::Error) {
         let errno = e
             .raw_os_error()
@@ -939,8 +1030,8 @@ impl Sender<'_> {
                 .map(|(k, _)| k.clone())
                 .unwrap_or_default();
             self.o.gave_up = Some(format!(
-                "{} attempts in a row failed (most often: {worst})",
-                self.streak
+                "{} attempts in a row to {} failed (most often: {worst})",
+                self.streak, self.opts.target
             ));
         }
     }
@@ -1082,6 +1173,93 @@ mod tests {
         assert!(
             o.failures
                 .contains_key("garbage reply awaiting the greeting"),
+            "{:?}",
+            o.failures
+        );
+        let why = o.gave_up.unwrap();
+        assert!(
+            why.starts_with("not SMTP: the server at 127.0.0.1:"),
+            "{why}"
+        );
+    }
+
+    /// A listener on 127.0.0.1 that greets each connection with `greeting`
+    /// (nothing: silent), and the sender's outcome against it.
+    fn against(greeting: &'static [u8], opts: impl Fn(SocketAddr) -> Options) -> Outcome {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        l.set_nonblocking(true).unwrap();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop = done.clone();
+        let t = std::thread::spawn(move || {
+            let mut held = Vec::new();
+            let end = Instant::now() + Duration::from_secs(60);
+            while !stop.load(Ordering::Relaxed) && Instant::now() < end {
+                match l.accept() {
+                    Ok((mut c, _)) => {
+                        let _ = std::io::Write::write_all(&mut c, greeting);
+                        held.push(c);
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
+                }
+            }
+        });
+        let o = run(&opts(addr)).unwrap();
+        done.store(true, Ordering::Relaxed);
+        t.join().unwrap();
+        o
+    }
+
+    #[test]
+    fn a_server_that_does_not_greet_or_greets_wrongly_is_given_up_at_once() {
+        // Silent: the greeting's wait, at most the timeout.
+        let started = Instant::now();
+        let o = against(b"", |a| Options {
+            duration: Some(Duration::from_secs(60)),
+            timeout: Duration::from_secs(2),
+            ..Options::new(a, 3)
+        });
+        let why = o.gave_up.unwrap();
+        assert!(
+            why.contains("said nothing in 2 s after the connection"),
+            "{why}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(o.failures["timeout waiting for the greeting"], 1);
+        // Bytes that cannot begin a reply: at once, as far as they came.
+        let o = against(b"HTTP/1.1 4", |a| Options {
+            total: Some(5),
+            ..Options::new(a, 1)
+        });
+        assert!(o.gave_up.unwrap().contains("answered `HTTP/1.1 4`"));
+        // A greeting begun and paused (postscreen's `220-`) is no reason.
+        let o = against(b"220-wait for it\r\n", |a| Options {
+            duration: Some(Duration::from_millis(2500)),
+            timeout: Duration::from_secs(2),
+            ..Options::new(a, 1)
+        });
+        assert!(o.gave_up.is_none(), "{:?}", o.gave_up);
+        let o = against(b"554 5.7.1 go away\r\n", |a| Options {
+            total: Some(5),
+            ..Options::new(a, 2)
+        });
+        let why = o.gave_up.unwrap();
+        assert!(
+            why.contains("refuses sessions: it greeted with `554 5.7.1 go away`"),
+            "{why}"
+        );
+        // A refusal for now (421) is counted, and sessions go on.
+        let o = against(b"421 busy\r\n", |a| Options {
+            duration: Some(Duration::from_millis(300)),
+            ..Options::new(a, 2)
+        });
+        assert!(o.gave_up.is_none(), "{:?}", o.gave_up);
+        assert!(
+            o.failures["reply 421 to the connection"] > 1,
             "{:?}",
             o.failures
         );

@@ -282,7 +282,10 @@ impl<'a> Setup<'a> {
         let f = run_bounded(&mut initdb, Duration::from_secs(120))
             .map_err(|e| format!("initdb: {e}"))?;
         if !f.status.is_some_and(|s| s.success()) {
-            return Err(format!("initdb failed: {}", last_lines(&f.stderr, 3)));
+            return Err(format!(
+                "initdb failed: {}",
+                tool_said("initdb", &f.stderr, 3)
+            ));
         }
         Ok(())
     }
@@ -729,7 +732,7 @@ impl Server {
         if f.status.is_some_and(|s| s.success()) {
             Ok(f.stdout)
         } else {
-            Err(format!("psql: {}", last_lines(&f.stderr, 2)))
+            Err(format!("psql: {}", tool_said("psql", &f.stderr, 2)))
         }
     }
 
@@ -937,9 +940,35 @@ pub fn last_lines(s: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join(" / ")
 }
 
+/// What PostgreSQL's `tool` said on its standard error `s`, for a message
+/// that names the tool itself: its last `n` lines, each without the
+/// tool's own `psql: error: ` (the cause once, not "psql: psql: error:").
+pub fn tool_said(tool: &str, s: &str, n: usize) -> String {
+    let head = format!("{tool}: ");
+    let lines: Vec<&str> = s
+        .lines()
+        .map(|l| {
+            let l = l.trim();
+            let l = l.strip_prefix(&head).unwrap_or(l);
+            l.strip_prefix("error: ").unwrap_or(l)
+        })
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines[lines.len().saturating_sub(n)..].join(" / ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tool_s_own_name_and_error_word_are_said_once() {
+        let err = "psql: error: connection to server at \"127.0.0.1\", port 9 failed: Connection refused\n\tIs the server running on that host and accepting TCP/IP connections?\n";
+        assert_eq!(
+            tool_said("psql", err, 2),
+            "connection to server at \"127.0.0.1\", port 9 failed: Connection refused / Is the server running on that host and accepting TCP/IP connections?"
+        );
+    }
 
     /// A control segment of `maxitems` items of `stride` bytes listing
     /// `items` (handle, reference count).

@@ -198,14 +198,12 @@ fn uri_pairs(rest: &str) -> Result<Vec<(String, String)>, String> {
         .split(',')
         .filter(|h| !h.is_empty())
         .map(|h| {
-            let h = if h.starts_with('[') {
-                h.split_once(']')
-                    .map_or(h, |(a, _)| a)
-                    .trim_start_matches('[')
-            } else {
-                h.split_once(':').map_or(h, |(a, _)| a)
-            };
-            decode(h)
+            // A %-escaped socket directory, or a host and port read as
+            // every address is (`::1:5432` is refused with its fix).
+            if h.starts_with('%') {
+                return decode(h.split_once(':').map_or(h, |(a, _)| a));
+            }
+            crate::values::host_port(h).map(|hp| hp.host)
         })
         .collect::<Result<_, _>>()?;
     if !hosts.is_empty() {
@@ -247,6 +245,8 @@ mod tests {
         );
         let e = Conninfo::parse("host='db").unwrap_err();
         assert!(e.contains("not closed"), "{e}");
+        let e = Conninfo::parse("postgresql://u@::1:5432/db").unwrap_err();
+        assert!(e.contains("`[::1]:5432`"), "{e}");
     }
 
     #[test]
