@@ -1026,11 +1026,29 @@ fn a_series_twice_in_one_file_is_said_so() {
     let b = doc["benchmarks"][0].clone();
     doc["benchmarks"].as_array_mut().unwrap().push(b);
     std::fs::write(&r, serde_json::to_vec(&doc).unwrap()).unwrap();
-    let out = bin().arg("report").arg(&r).output().unwrap();
-    assert!(out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("the series socket appears more than once"),
-        "{err}"
-    );
+    // Said once: in the terminal report on the terminal, on stderr
+    // beside any other.
+    for format in ["terminal", "json"] {
+        let out = bin()
+            .arg("report")
+            .arg(&r)
+            .args(["-f", format])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        let said = |text: &str| {
+            text.matches("the series socket appears more than once")
+                .count()
+        };
+        let on_stdout = match format {
+            "json" => 0,
+            _ => said(&String::from_utf8_lossy(&out.stdout)),
+        };
+        assert_eq!(on_stdout + said(&err), 1, "{format}: {err}");
+    }
 }
