@@ -527,18 +527,53 @@ fn a_guest_goes_with_scalebench_on_interrupt_and_on_kill() {
     assert!(left.is_empty(), "{left:?}");
 }
 
-/// The Debian disk image scripts/test makes once (scripts/debian-image).
-const TEST_IMAGE: &str = "/var/cache/scalebench/test-debian.img";
+/// A Debian disk image made as a machine that never ran these tests
+/// makes one: by `scripts/debian-image` into `dir/new/image.img` (a
+/// directory that does not exist yet) with its package cache in
+/// `dir/cache` (nor that), the packages downloaded from Debian's archive.
+/// So every run of the tests proves the first run, not a cache an earlier
+/// one left. The image and its key.
+fn fresh_image(dir: &std::path::Path) -> (PathBuf, PathBuf) {
+    let image = dir.join("new/image.img");
+    let cache = dir.join("cache");
+    assert!(!image.parent().unwrap().exists() && !cache.exists());
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/debian-image");
+    let o = std::process::Command::new(script)
+        .args(["--no-bin", "--size", "2G"])
+        .arg(&image)
+        .env("SB_IMAGE_CACHE", &cache)
+        .output()
+        .expect("scripts/debian-image runs");
+    assert!(
+        o.status.success(),
+        "scripts/debian-image into fresh directories failed:\n{}",
+        common::text(&o.stderr)
+    );
+    // The packages stayed in the cache it made; nothing else was left
+    // beside the image.
+    let kept: Vec<String> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        kept.len() == 1 && kept[0].starts_with("bookworm-") && kept[0].ends_with(".tgz"),
+        "{kept:?}"
+    );
+    let mut beside: Vec<String> = std::fs::read_dir(image.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    beside.sort();
+    assert_eq!(beside, ["image.img", "image.img.key", "image.img.key.pub"]);
+    let key = image.with_extension("img.key");
+    (image, key)
+}
 
 #[test]
 fn a_disk_image_boots_and_runs_the_plan_over_ssh_and_is_left_unchanged() {
-    let image = std::path::Path::new(TEST_IMAGE);
-    assert!(
-        image.is_file(),
-        "{TEST_IMAGE} is missing: scripts/test makes it (scripts/debian-image --no-bin)"
-    );
-    let before = std::fs::metadata(image).unwrap().modified().unwrap();
     let t = tempfile::tempdir().unwrap();
+    let (image, key) = fresh_image(t.path());
+    let before = std::fs::metadata(&image).unwrap().modified().unwrap();
     let work = t.path().join("work");
     std::fs::create_dir(&work).unwrap();
     let out = t.path().join("r.json");
@@ -546,7 +581,9 @@ fn a_disk_image_boots_and_runs_the_plan_over_ssh_and_is_left_unchanged() {
         .args(["run", "socket", "--max", "30", "--runs", "1"])
         .arg("--system")
         .arg(format!(
-            "deb=image:{TEST_IMAGE},ssh=root,key={TEST_IMAGE}.key,memory=1G"
+            "deb=image:{},ssh=root,key={},memory=1G",
+            image.display(),
+            key.display()
         ))
         .arg("--workdir")
         .arg(&work)
@@ -573,7 +610,7 @@ fn a_disk_image_boots_and_runs_the_plan_over_ssh_and_is_left_unchanged() {
     );
     assert_eq!(common::scalebench_entries(&work), Vec::<String>::new());
     assert_eq!(
-        std::fs::metadata(image).unwrap().modified().unwrap(),
+        std::fs::metadata(&image).unwrap().modified().unwrap(),
         before
     );
 }
