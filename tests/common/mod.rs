@@ -91,7 +91,7 @@ pub fn spawn_announcing(cmd: &mut Command, prefix: &str) -> (Child, String) {
 /// mmap, manymap-open, manymap-mmap) against docs/results-format.md: its
 /// direction (`up-down` in even-numbered runs, `down-up` in odd ones), its
 /// `crossings` (an even number, 2 to 16, when no crossing was cut short;
-/// an odd one when the run was, see [`cut_short`]),
+/// any number up to 16 when the run was, see [`cut_short`]),
 /// and the n it timed, in order: crossing h timed the n with selector h
 /// (n mod c, or (n + 1) mod c for `down-up`, with c crossings), up and down
 /// in turn, each n below `top` once.
@@ -100,7 +100,7 @@ pub fn assert_both_ways(run: &Value, i: usize, top: u64, what: &str) {
     let dir = if peak_first { "down-up" } else { "up-down" };
     assert_eq!(run["direction"], dir, "{what} run {i}");
     let got = sample_ns(run);
-    if cut_short(run, &got, top, what) {
+    if cut_short(run, &got, top, !peak_first, what) {
         return;
     }
     let want = both_ways_order(run, peak_first, top, what);
@@ -109,16 +109,19 @@ pub fn assert_both_ways(run: &Value, i: usize, top: u64, what: &str) {
 
 /// Whether the run was cut short as docs/results-format.md allows (a run
 /// that took over twice its expected time makes its next crossing its
-/// last, timing every n not yet timed, so its crossings may be odd and
-/// their selectors are not those of the recorded count): then every n
-/// below `top` was still timed once, checked here. `ns` are the held
-/// counts (or the removed ones) in order.
-fn cut_short(run: &Value, ns: &[u64], top: u64, what: &str) -> bool {
+/// last, timing every n not yet timed, so its crossings may be odd or
+/// even and their selectors are not those of the recorded count): its
+/// order is not the full order of its recorded crossings. Then every n
+/// below `top` was still timed once, in as many crossings as recorded,
+/// each one way and the next the other, the first `up` or down as given
+/// — checked here. `ns` are the held counts (or the removed ones) in
+/// order.
+fn cut_short(run: &Value, ns: &[u64], top: u64, up: bool, what: &str) -> bool {
     let c = run["crossings"].as_u64().expect("crossings");
-    if c.is_multiple_of(2) {
+    assert!((1..=16).contains(&c), "{what}: {c} crossings");
+    if c.is_multiple_of(2) && both_ways_order(run, !up, top, what) == ns {
         return false;
     }
-    assert!((1..=16).contains(&c), "{what}: {c} crossings");
     let mut sorted = ns.to_vec();
     sorted.sort_unstable();
     assert_eq!(
@@ -126,9 +129,22 @@ fn cut_short(run: &Value, ns: &[u64], top: u64, what: &str) -> bool {
         (0..top).collect::<Vec<_>>(),
         "{what}: a run cut short after {c} crossings still times each n once"
     );
+    // Crossings: maximal runs one way, the first as given.
+    let mut turns = 0;
+    let mut rising = up;
+    for w in ns.windows(2) {
+        if (w[1] > w[0]) != rising {
+            turns += 1;
+            rising = !rising;
+        }
+    }
+    assert!(
+        turns < c,
+        "{what}: {} crossings in the order of a run that recorded {c}: {ns:?}",
+        turns + 1
+    );
     true
 }
-
 /// Like [`assert_both_ways`] for a benchmark whose operation removes an
 /// item (fork-cleanup): the order seen from the items removed, k, at
 /// n = top − k; even-numbered runs go down first, odd ones up.
@@ -137,7 +153,7 @@ pub fn assert_falling_both_ways(run: &Value, i: usize, top: u64, what: &str) {
     let dir = if up_first { "up-down" } else { "down-up" };
     assert_eq!(run["direction"], dir, "{what} run {i}");
     let removed: Vec<u64> = sample_ns(run).iter().map(|n| top - n).collect();
-    if cut_short(run, &removed, top, what) {
+    if cut_short(run, &removed, top, !up_first, what) {
         return;
     }
     let want: Vec<u64> = both_ways_order(run, up_first, top, what)
