@@ -195,7 +195,16 @@ impl Monitor {
                 let wait = next.saturating_duration_since(Instant::now());
                 let stopped =
                     !matches!(rx.recv_timeout(wait), Err(mpsc::RecvTimeoutError::Timeout));
-                last.push_back((start.elapsed().as_secs_f64(), counters::read()));
+                let t = start.elapsed().as_secs_f64();
+                // A reading late on a busy machine is followed by the next
+                // at once: too soon after it, the CPUs' counters may not
+                // have moved at all. It waits for the next turn instead.
+                let behind = last.back().is_some_and(|(u, _)| t - u < shortest);
+                if behind && !stopped {
+                    next = Instant::now() + interval;
+                    continue;
+                }
+                last.push_back((t, counters::read()));
                 if stopped {
                     break last;
                 }
@@ -206,7 +215,9 @@ impl Monitor {
                     sink.push_all(samples(&[a.clone(), b.clone()], shortest));
                     last.pop_front();
                 }
-                next += interval;
+                // Late by more than a turn: the schedule starts again from
+                // now rather than catching up with readings in a row.
+                next = (next + interval).max(Instant::now() + interval / 2);
             };
             let v: Vec<(f64, Counters)> = stopped.into();
             sink.push_all(samples(&v, shortest));
