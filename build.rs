@@ -90,38 +90,11 @@ fn civil_date(days: u64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// The analysis's identity: FNV-1a (64 bits) over every file of
-/// `src/analysis/`, in name order. A verdict kept in a result file is
-/// reused only by a build whose analysis has the same identity, so any
-/// change to how series are judged re-judges them without anyone having to
-/// remember to bump a number.
-fn analysis_digest() {
-    let dir = Path::new("src/analysis");
-    println!("cargo:rerun-if-changed={}", dir.display());
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    files.retain(|p| p.extension().is_some_and(|e| e == "rs"));
-    files.sort();
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for f in &files {
-        println!("cargo:rerun-if-changed={}", f.display());
-        let name = f.file_name().map(|n| n.to_string_lossy().into_owned());
-        let text = std::fs::read(f).unwrap_or_default();
-        for b in name.unwrap_or_default().bytes().chain(text) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    println!("cargo:rustc-env=SCALEBENCH_ANALYSIS={h:016x}");
-}
-
 fn main() {
     version_facts();
-    analysis_digest();
     println!("cargo:rerun-if-changed=helpers/forker_main.rs");
     println!("cargo:rerun-if-changed=src/bench/forker.rs");
-    println!("cargo:rerun-if-changed=src/harness/rawclock.rs");
+    println!("cargo:rerun-if-changed=crates/harness/src/rawclock.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
     let target = std::env::var("TARGET").unwrap_or_default();
     let host = std::env::var("HOST").unwrap_or_default();

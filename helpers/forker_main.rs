@@ -5,7 +5,7 @@
 #![no_std]
 #![no_main]
 
-#[path = "../src/harness/rawclock.rs"]
+#[path = "../crates/harness/src/rawclock.rs"]
 #[allow(dead_code)]
 mod rawclock;
 

@@ -12,22 +12,38 @@
 
 #![deny(missing_docs)]
 
-pub mod analysis;
+// The floors below the binary's are crates of their own (`crates/`);
+// re-exported under their names, they are reached as before.
+pub use ::analysis;
+pub use ::harness;
+pub use ::net;
+pub use ::report;
+pub use ::results;
+pub use ::store;
+pub use ::sys;
+pub use ::sys::{stop, values};
+
 pub mod bench;
 pub mod cli;
 pub mod ctx;
 pub mod dashboard;
-pub mod harness;
 pub mod hosts;
-pub mod net;
-pub mod report;
-pub mod results;
 pub mod run;
-pub mod stop;
-pub mod store;
-pub mod sys;
 pub mod systems;
 pub mod testbed;
 pub mod tuning;
-pub mod values;
 pub mod workloads;
+
+/// What the unit tests of several floors share.
+#[cfg(test)]
+pub(crate) mod testing {
+    /// One test at a time of those that start child groups and count
+    /// them: the reaper acts for the whole process, so it sees every
+    /// test's children.
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    /// Holds off the other tests that start child groups.
+    pub(crate) fn one() -> std::sync::MutexGuard<'static, ()> {
+        ONE.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}

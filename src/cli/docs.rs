@@ -104,7 +104,10 @@ pub fn man(a: &ManArgs) -> anyhow::Result<ExitCode> {
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("scalebench-{}", sub.get_name());
         // The page names its command in full: `scalebench-run`.
-        let sub = sub.clone().name(name.clone()).version(super::LONG_VERSION);
+        let sub = sub
+            .clone()
+            .name(name.clone())
+            .version(super::LONG_VERSION.as_str());
         pages.push((dir.join(format!("{name}.1")), sub));
     }
     let existing = output::Existing::forced(a.force);

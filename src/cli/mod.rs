@@ -29,20 +29,19 @@ use std::process::ExitCode;
 /// `--version`: the version, the commit it was built from, the day, and
 /// the identity of its analysis (the stamp of the verdicts it keeps in
 /// result files).
-pub const LONG_VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    " (commit ",
-    env!("SCALEBENCH_COMMIT"),
-    ", built ",
-    env!("SCALEBENCH_BUILD_DATE"),
-    ", analysis ",
-    env!("SCALEBENCH_ANALYSIS"),
-    ")"
-);
+pub static LONG_VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "{} (commit {}, built {}, analysis {})",
+        env!("CARGO_PKG_VERSION"),
+        env!("SCALEBENCH_COMMIT"),
+        env!("SCALEBENCH_BUILD_DATE"),
+        crate::analysis::recorded::ANALYSIS,
+    )
+});
 
 /// Does an operating system stay fast as load grows?
 #[derive(Debug, Parser)]
-#[command(name = "scalebench", version = LONG_VERSION, about, long_about = None, after_help = help::TOP)]
+#[command(name = "scalebench", version = LONG_VERSION.as_str(), about, long_about = None, after_help = help::TOP)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]

@@ -1102,7 +1102,7 @@ mod tests {
             "-c",
             "echo 'listening http://0.0.0.0:8080/'; cat >/dev/null",
         ]);
-        let _one = crate::harness::reaper::tests::one();
+        let _one = crate::testing::one();
         let mut s = Served::start(cmd, "listening ", false, "a shell").unwrap();
         assert_eq!(s.bound().unwrap(), "0.0.0.0:8080".parse().unwrap());
         s.close_input();

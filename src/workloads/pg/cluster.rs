@@ -1053,7 +1053,7 @@ mod tests {
     /// segment its control segment listed.
     #[test]
     fn a_stopped_or_killed_cluster_leaves_no_shared_memory() {
-        let _one = crate::harness::reaper::tests::one();
+        let _one = crate::testing::one();
         let bin = Bin::find().expect("PostgreSQL is installed (scripts/test installs it)");
         for kill in [false, true] {
             let t = tempfile::tempdir().unwrap();

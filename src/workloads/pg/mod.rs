@@ -508,7 +508,7 @@ impl<'a> Setup<'a> {
             _ => check_space(work, bytes + self.need()).map(drop)?,
         }
         let dir = dir.unwrap_or(work);
-        let swap = crate::sys::swap::SwapFile::create(dir, bytes, work)?;
+        let swap = crate::sys::swap::SwapFile::create(dir, bytes, work, mkswap)?;
         let buffers = memory / 4 * 9;
         let mount = crate::sys::mount_of(dir);
         p.insert(
@@ -917,6 +917,19 @@ fn failed(params: BTreeMap<String, serde_json::Value>, label: &str, e: String) -
         }],
         Vec::new(),
     )
+}
+
+/// Makes `file` a swap area with util-linux's `mkswap`, in at most a minute.
+fn mkswap(file: &std::path::Path) -> Result<(), String> {
+    let o = crate::harness::reaper::run_bounded(
+        std::process::Command::new("mkswap").arg(file),
+        std::time::Duration::from_secs(60),
+    )
+    .map_err(|e| format!("mkswap (util-linux): {e}"))?;
+    if !o.status.is_some_and(|s| s.success()) {
+        return Err(format!("mkswap {}: {}", file.display(), o.stderr.trim()));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,0 +1,1242 @@
+//! From samples to a verdict: buckets along n, the rise between the low
+//! and high ends with a bootstrap interval, one model family behind the
+//! class, the words, the exponent and the flags, and a confidence that
+//! re-runs the whole judgement on resampled runs. The method is described
+//! in `docs/analysis.md`; every threshold is named there.
+
+#![deny(missing_docs)]
+
+pub mod buckets;
+pub mod compare;
+pub mod csvin;
+pub mod fit;
+pub mod flags;
+pub mod judge;
+pub mod models;
+pub mod recorded;
+pub mod resample;
+pub mod stacks;
+pub mod sweep;
+pub mod units;
+pub mod verify;
+pub mod warmup;
+
+pub use buckets::{Bucket, Sample};
+pub use fit::{Class, Fit};
+pub use judge::Model;
+pub use models::{Bent, Bent2, Power, Segmented};
+pub use resample::Level;
+
+use serde::Serialize;
+use units::{fmt_n, fmt_ns};
+
+/// Analysis settings.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// τ: a rise between the ends below this (relative) is flat; a growth
+    /// class needs the rise's lower bound above it.
+    pub tolerance: f64,
+    /// Two-sided level of the rise interval (0.90: each bound is a 95 %
+    /// one-sided bound).
+    pub level: f64,
+    /// Decades of n needed to tell n, n log n and n² apart.
+    pub min_decades: f64,
+    /// Bootstrap replicas.
+    pub replicas: usize,
+    /// Seed of the bootstrap (verdicts are reproducible).
+    pub seed: u64,
+    /// Threads for the replicas (the result does not depend on it).
+    pub threads: usize,
+    /// Judge recorded series again even where the result file keeps a
+    /// verdict this analysis made ([`recorded::kept`]).
+    pub rejudge: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            tolerance: 0.20,
+            level: 0.80,
+            min_decades: 1.5,
+            replicas: 200,
+            seed: 0x5ca1ab1e,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            rejudge: false,
+        }
+    }
+}
+
+/// An estimate with an interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+pub struct Estimate {
+    /// Point estimate.
+    pub value: f64,
+    /// Lower end of the interval.
+    pub lo: f64,
+    /// Upper end of the interval.
+    pub hi: f64,
+}
+
+/// What a verdict calls a series: a growth class, or why it names none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Label {
+    /// One of the five classes.
+    Class(Class),
+    /// The rise's interval straddles the tolerance: neither flat nor
+    /// growing can be said.
+    Undecided,
+    /// Grows faster than linearly, but n is not spread over enough decades
+    /// to tell n log n from n² (or from a per-item cost that rises).
+    Superlinear,
+    /// Grows, and no class of the family fits; the model that does is
+    /// named instead.
+    NoFit,
+    /// Grows, and the resampled runs split between two growth classes
+    /// (lower first): the data's own label is named by fewer than
+    /// [`DECIDED`] of them, and the two classes named most each by more
+    /// than [`SPLIT`]. One steady answer ("O(log n)–O(n)") rather than one
+    /// that flips between runs of a suite.
+    Between(Class, Class),
+}
+
+/// The share of resampled runs above which a second growth class cannot be
+/// set aside at the level [`DECIDED`] asks: a growing series whose
+/// replicas name two classes each more often than this, and neither in
+/// [`DECIDED`] of them, gets a split label.
+pub const SPLIT: f64 = 1.0 - DECIDED;
+
+/// The share of resampled runs that must agree on one label for a verdict
+/// to be decided (a run that stops when decided stops there; below it, a
+/// split between two growth classes is named as such).
+pub const DECIDED: f64 = 0.9;
+
+impl Label {
+    /// The label as written (`O(n)`, `undecided`, `superlinear`, `no fit`,
+    /// `O(log n)–O(n)`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Label::Class(c) => c.label(),
+            Label::Undecided => "undecided",
+            Label::Superlinear => "superlinear",
+            Label::NoFit => "no fit",
+            Label::Between(a, b) => match (a.min(b), a.max(b)) {
+                (Class::Log, Class::Linear) => "O(log n)–O(n)",
+                (Class::Log, Class::NLogN) => "O(log n)–O(n log n)",
+                (Class::Log, Class::Quadratic) => "O(log n)–O(n^2)",
+                (Class::Linear, Class::NLogN) => "O(n)–O(n log n)",
+                (Class::Linear, Class::Quadratic) => "O(n)–O(n^2)",
+                (Class::NLogN, Class::Quadratic) => "O(n log n)–O(n^2)",
+                // Not made: O(1) is not a growth class.
+                _ => "split",
+            },
+        }
+    }
+
+    /// Parses [`Label::label`].
+    pub fn parse(s: &str) -> Option<Label> {
+        match s {
+            "undecided" => Some(Label::Undecided),
+            "superlinear" => Some(Label::Superlinear),
+            "no fit" => Some(Label::NoFit),
+            _ => match s.split_once('–') {
+                Some((a, b)) => {
+                    let (a, b) = (Class::parse(a)?, Class::parse(b)?);
+                    (a < b && a != Class::Constant).then_some(Label::Between(a, b))
+                }
+                None => Class::parse(s).map(Label::Class),
+            },
+        }
+    }
+
+    /// Whether the label names class `c`, alone or as one side of a split.
+    pub fn names(self, c: Class) -> bool {
+        match self {
+            Label::Class(x) => x == c,
+            Label::Between(a, b) => a == c || b == c,
+            _ => false,
+        }
+    }
+
+    /// The class, when the label is one.
+    pub fn class(self) -> Option<Class> {
+        match self {
+            Label::Class(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Whether the label says the cost grows (a class above O(1),
+    /// superlinear, or growth no class fits).
+    pub fn grows(self) -> bool {
+        !matches!(self, Label::Class(Class::Constant) | Label::Undecided)
+    }
+
+    /// A small integer for styling (0–4 the classes, 5 undecided, 6
+    /// superlinear, 7 no fit).
+    pub fn index(self) -> usize {
+        match self {
+            Label::Class(c) => c as usize,
+            Label::Undecided => 5,
+            Label::Superlinear => 6,
+            Label::NoFit => 7,
+            Label::Between(_, b) => b as usize,
+        }
+    }
+}
+
+impl std::fmt::Display for Label {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+impl Serialize for Label {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.label())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Label {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <String as serde::Deserialize>::deserialize(d)?;
+        Label::parse(&s)
+            .ok_or_else(|| serde::de::Error::custom(format!("`{s}` is not a verdict's label")))
+    }
+}
+
+/// How a drift was seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DriftSource {
+    /// Runs that visited n in opposite orders (up against down, up-down
+    /// against down-up) disagree.
+    Directions,
+    /// A re-timing at low n, at another time than the run's own low n,
+    /// disagrees with the run.
+    Recheck,
+}
+
+/// Something about a series its label does not say.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(tag = "flag", rename_all = "kebab-case")]
+pub enum Flag {
+    /// A jump between two segments.
+    Step {
+        /// Where it jumps.
+        at_n: f64,
+        /// Cost just before, ns.
+        from_ns: f64,
+        /// Cost just after, ns.
+        to_ns: f64,
+    },
+    /// Linear cost whose slope rises at one n (a structure leaving a cache).
+    SlopeChange {
+        /// Where.
+        at_n: f64,
+        /// ns per item before.
+        before_ns: f64,
+        /// ns per item after.
+        after_ns: f64,
+    },
+    /// A share of samples on a second, slower curve within runs.
+    Bimodal {
+        /// Share of samples on it (where it shows).
+        share: f64,
+        /// Its cost relative to the main curve at low n.
+        ratio_low: f64,
+        /// … and at high n.
+        ratio_high: f64,
+        /// Its own growth class, if it can be told.
+        class: Option<Class>,
+    },
+    /// Runs disagree: some flat, some rising or falling.
+    RunsDisagree {
+        /// The runs, in order.
+        runs: Vec<u32>,
+        /// Each run's own rise between the ends (relative).
+        rises: Vec<f64>,
+    },
+    /// The cost changed with time during the runs, not with n.
+    Drift {
+        /// Factor by which the cost changed over one run's time.
+        factor: f64,
+        /// How it was seen.
+        source: DriftSource,
+    },
+    /// The first buckets are far above the curve of the rest and fall
+    /// toward it (a transient at the start of the runs); they are left out
+    /// of the fits.
+    WarmUp {
+        /// Up to where.
+        until_n: f64,
+        /// The first bucket over the rest's curve there.
+        excess: f64,
+    },
+    /// The cost falls as n grows.
+    Falls {
+        /// Cost at high n over cost at low n.
+        ratio: f64,
+    },
+    /// The timer's own cost is a large part of what is measured.
+    TimerBound {
+        /// Median timer overhead, ns.
+        overhead_ns: f64,
+        /// Overhead over the median sample.
+        share: f64,
+    },
+    /// The spread within buckets is as large as the cost itself.
+    Noisy {
+        /// Median over buckets of (p90 − p10) / median.
+        spread: f64,
+    },
+}
+
+/// Signed percentage (`+12 %`, `−3 %`).
+fn pct(x: f64) -> String {
+    let v = x * 100.0;
+    let digits = if v.abs() < 10.0 { 1 } else { 0 };
+    if v < 0.0 {
+        format!("−{:.digits$} %", -v)
+    } else {
+        format!("+{v:.digits$} %")
+    }
+}
+
+/// A factor (`×1.64`, `×950`).
+fn times(x: f64) -> String {
+    if x >= 100.0 {
+        format!("×{x:.0}")
+    } else if x >= 10.0 {
+        format!("×{x:.1}")
+    } else {
+        format!("×{x:.2}")
+    }
+}
+
+impl Flag {
+    /// The flag's short name (`step`, `bimodal`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Flag::Step { .. } => "step",
+            Flag::SlopeChange { .. } => "slope-change",
+            Flag::Bimodal { .. } => "bimodal",
+            Flag::RunsDisagree { .. } => "runs-disagree",
+            Flag::Drift { .. } => "drift",
+            Flag::WarmUp { .. } => "warm-up",
+            Flag::Falls { .. } => "falls",
+            Flag::TimerBound { .. } => "timer-bound",
+            Flag::Noisy { .. } => "noisy",
+        }
+    }
+
+    /// The flag in words.
+    pub fn describe(&self) -> String {
+        match self {
+            Flag::Step {
+                at_n,
+                from_ns,
+                to_ns,
+            } => format!(
+                "step at n ≈ {}: {} → {} ({} in one step)",
+                fmt_n(*at_n),
+                fmt_ns(*from_ns),
+                fmt_ns(*to_ns),
+                times(to_ns / from_ns)
+            ),
+            Flag::SlopeChange {
+                at_n,
+                before_ns,
+                after_ns,
+            } => format!(
+                "slope change at n ≈ {}: {} per item before, {} after (a structure outgrowing a cache?)",
+                fmt_n(*at_n),
+                fmt_ns(*before_ns),
+                fmt_ns(*after_ns)
+            ),
+            Flag::Bimodal {
+                share,
+                ratio_low,
+                ratio_high,
+                class,
+            } => {
+                let ratio = if (ratio_high / ratio_low - 1.0).abs() < 0.2 {
+                    format!("{ratio_low:.1}× slower")
+                } else {
+                    format!("{ratio_low:.1}× slower at low n, {ratio_high:.1}× at high n")
+                };
+                let grows = class.map_or(String::new(), |c| format!(", itself {c}"));
+                format!(
+                    "bimodal: {:.0} % of samples on a second curve within runs, {ratio}{grows}",
+                    share * 100.0
+                )
+            }
+            Flag::RunsDisagree { runs, rises } => {
+                let per: Vec<String> = runs
+                    .iter()
+                    .zip(rises)
+                    .map(|(r, x)| format!("run {}: {}", r + 1, pct(*x)))
+                    .collect();
+                format!(
+                    "runs disagree: some flat, some not, between the ends ({})",
+                    per.join(", ")
+                )
+            }
+            Flag::Drift { factor, source } => match source {
+                DriftSource::Directions => format!(
+                    "drift: runs that visited n in opposite orders disagree: time within a run, not n, changed the cost {} between the two",
+                    times(*factor)
+                ),
+                DriftSource::Recheck => format!(
+                    "drift: re-timed at low n at the other end of each run, the cost was {} what the run measured there: time, not only n, moved it",
+                    times(*factor)
+                ),
+            },
+            Flag::WarmUp { until_n, excess } => format!(
+                "warm-up: up to n ≈ {} the cost is up to {} the curve of the rest, falling toward it (a transient at the start of the runs?); left out of the fit",
+                fmt_n(*until_n),
+                times(*excess)
+            ),
+            Flag::Falls { ratio } => {
+                format!("falls: high-n cost is {} the low-n cost", times(*ratio))
+            }
+            Flag::TimerBound { overhead_ns, share } => format!(
+                "timer-bound: the timer's own cost ({}) is {:.0} % of the median sample",
+                fmt_ns(*overhead_ns),
+                share * 100.0
+            ),
+            Flag::Noisy { spread } => format!(
+                "noisy: p10–p90 spans {:.0} % of the median within buckets",
+                spread * 100.0
+            ),
+        }
+    }
+}
+
+/// A share of the bootstrap replicas.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct Vote {
+    /// A label (`O(1)`, `undecided`) or a flag name.
+    pub what: String,
+    /// Share of replicas (0–1).
+    pub share: f64,
+}
+
+/// What is known of one run beyond its samples.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunInfo {
+    /// Run id (as in [`Sample::run`]).
+    pub run: u32,
+    /// Whether it visited n from high to low (or started at the top and
+    /// came down first, against runs that started going up).
+    pub downwards: bool,
+    /// Samples (n, ns) re-timed at low n, far in time from the run's own
+    /// low-n samples.
+    pub recheck: Vec<(f64, f64)>,
+    /// Whether the re-timing came after the run (else before it).
+    pub recheck_after: bool,
+}
+
+/// The verdict on one series.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct Verdict {
+    /// The label: a growth class, or `undecided`, `superlinear`, `no fit`,
+    /// or a split between two growth classes.
+    pub class: Label,
+    /// Share of bootstrap replicas (whole runs resampled, then samples
+    /// within runs) whose whole judgement gave the same label (of a split,
+    /// either of its classes); `None` (unknown) with fewer than 3 runs.
+    pub confidence: Option<f64>,
+    /// Every label the replicas gave, with its share.
+    pub votes: Vec<Vote>,
+    /// Every flag the replicas raised, with the share that raised it.
+    pub flag_votes: Vec<Vote>,
+    /// The model behind the label.
+    pub model: Model,
+    /// Fits of every class, simplest first.
+    pub fits: Vec<Fit>,
+    /// The best `a + b·nᵖ`, when something grows.
+    pub power: Option<Power>,
+    /// Another class that fits about as well: the data cannot tell the
+    /// two apart.
+    pub alternative: Option<Class>,
+    /// The rise between the ends, high/low − 1, with its interval.
+    pub rise: Estimate,
+    /// The tolerance τ the rise was judged against.
+    pub tolerance: f64,
+    /// Decades of n the buckets span.
+    pub span_decades: f64,
+    /// Exponent p of the growing part (`a + b·nᵖ`) with a 95 % interval,
+    /// when the series grows.
+    pub exponent: Option<Estimate>,
+    /// Local exponent of the growing part over the lower and the upper
+    /// half of n, when it matters (superlinear, no fit).
+    pub local_exponent: Option<(f64, f64)>,
+    /// Interquartile mean of the cost (and median n) of the tenth of the
+    /// samples with the smallest n.
+    pub low: Level,
+    /// … and of the tenth with the largest n.
+    pub high: Level,
+    /// Samples analysed.
+    pub samples: usize,
+    /// Runs they came from.
+    pub runs: usize,
+    /// Median timer overhead, ns, when known.
+    pub overhead_ns: Option<f64>,
+    /// Per-n summaries.
+    pub buckets: Vec<Bucket>,
+    /// Structure the label does not describe.
+    pub flags: Vec<Flag>,
+}
+
+impl Verdict {
+    /// Whether the verdict is decided: resampled whole runs (3 at least)
+    /// agree on one label, a class or why none fits, in [`DECIDED`] of
+    /// the replicas. `Ok` says why in words, `Err` why not: too few runs,
+    /// undecided, a split between two classes, or too little agreement.
+    pub fn decided(&self) -> Result<String, String> {
+        let Some(share) = self.confidence else {
+            return Err(format!("{} runs: resampling whole runs needs 3", self.runs));
+        };
+        let agree = format!("{:.0} % of resampled runs", share * 100.0);
+        match self.class {
+            Label::Undecided => Err(format!(
+                "undecided: the rise {} straddles the tolerance {}",
+                self.interval(),
+                pct(self.tolerance)
+            )),
+            Label::Between(..) => Err(format!(
+                "{}: {agree} split between the two classes",
+                self.class
+            )),
+            l if share < DECIDED => Err(format!("{l} in {agree}, {:.0} % needed", DECIDED * 100.0)),
+            l => Ok(format!("{l} in {agree}, rise {}", self.interval())),
+        }
+    }
+
+    /// high / low cost.
+    pub fn ratio(&self) -> f64 {
+        self.high.ns / self.low.ns
+    }
+
+    /// The ends: "3.10 µs at n = 10 → 3.20 µs at n = 10 000 (×1.03)".
+    pub fn ends(&self) -> String {
+        format!(
+            "{} at n = {} → {} at n = {} ({})",
+            fmt_ns(self.low.ns),
+            fmt_n(self.low.n),
+            fmt_ns(self.high.ns),
+            fmt_n(self.high.n),
+            times(self.ratio())
+        )
+    }
+
+    fn range(&self) -> String {
+        format!("n = {}..{}", fmt_n(self.low.n), fmt_n(self.high.n))
+    }
+
+    fn interval(&self) -> String {
+        format!(
+            "{} ({}..{})",
+            pct(self.rise.value),
+            pct(self.rise.lo),
+            pct(self.rise.hi)
+        )
+    }
+
+    /// The verdict in one sentence, label first; its numbers are the
+    /// ones the label was decided on.
+    pub fn words(&self) -> String {
+        let ends = self.ends();
+        match (&self.class, &self.model) {
+            (_, Model::Segmented(s)) => format!("{}; {ends}", describe_segments(s, self.tolerance)),
+            (Label::Class(Class::Constant), _) => {
+                let bound = if self.rise.hi >= 0.0 {
+                    format!("at most {}", pct(self.rise.hi))
+                } else {
+                    format!(
+                        "falls by at least {}",
+                        pct(-self.rise.hi).trim_start_matches('+')
+                    )
+                };
+                format!("O(1): {bound} over {}; {ends}", self.range())
+            }
+            (Label::Undecided, _) => format!(
+                "undecided: {} over {} (flat below {}); {ends}",
+                self.interval(),
+                self.range(),
+                pct(self.tolerance)
+            ),
+            (Label::Class(c), Model::Bent(b)) => format!(
+                "{c}: {} per item up to n ≈ {}, {} per item after; {ends}",
+                fmt_ns(b.before),
+                fmt_n(b.knot),
+                fmt_ns(b.after)
+            ),
+            (Label::Class(c), Model::Bent2(b)) => format!(
+                "{c}: {} per item up to n ≈ {}, {} up to n ≈ {}, {} after; {ends}",
+                fmt_ns(b.slopes[0]),
+                fmt_n(b.knots[0]),
+                fmt_ns(b.slopes[1]),
+                fmt_n(b.knots[1]),
+                fmt_ns(b.slopes[2])
+            ),
+            (Label::Class(c), _) => {
+                format!("{c}: {} over {}; {ends}", self.interval(), self.range())
+            }
+            (Label::Superlinear, _) => format!(
+                "superlinear: {} over {}{} (n, n log n and n² cannot be told apart over {:.1} decades of n); {ends}",
+                self.interval(),
+                self.range(),
+                self.local_words(),
+                self.span_decades
+            ),
+            (Label::NoFit, m) => format!(
+                "no fit: no single class fits, {} does{}; {ends}",
+                describe_model(m),
+                self.local_words()
+            ),
+            (l @ Label::Between(..), _) => format!(
+                "{l}: {} over {}, the resampled runs split between the two classes; {ends}",
+                self.interval(),
+                self.range()
+            ),
+        }
+    }
+
+    fn local_words(&self) -> String {
+        self.local_exponent.map_or(String::new(), |(a, b)| {
+            format!(", local exponent {a:.1} → {b:.1}")
+        })
+    }
+
+    /// The fitted model in words ("1.80 µs + 0.13 ns·n").
+    pub fn model(&self) -> String {
+        describe_model(&self.model)
+    }
+
+    /// Flag names joined by `;` (for tables).
+    pub fn flag_names(&self) -> String {
+        self.flags
+            .iter()
+            .map(|f| f.name())
+            .collect::<Vec<_>>()
+            .join(";")
+    }
+
+    /// The model's cost at n (for drawing the fitted curve).
+    pub fn curve(&self, n: f64) -> f64 {
+        self.model.at(n)
+    }
+}
+
+/// A coefficient in ns with enough digits.
+fn coef(b: f64) -> String {
+    if b.abs() >= 0.01 {
+        format!("{b:.3} ns")
+    } else {
+        format!("{b:.3e} ns")
+    }
+}
+
+/// A model in words ("1.80 µs + 0.130 ns·n").
+pub fn describe_model(m: &Model) -> String {
+    match m {
+        Model::Smooth(f) => {
+            let term = match f.class {
+                Class::Constant => return fmt_ns(f.a),
+                Class::Log => "ln(n+1)",
+                Class::Linear => "n",
+                Class::NLogN => "n·ln(n+1)",
+                Class::Quadratic => "n²",
+            };
+            format!("{} + {}·{term}", fmt_ns(f.a), coef(f.b))
+        }
+        Model::Power(p) => format!("{} + {}·n^{:.2}", fmt_ns(p.a), coef(p.b), p.p),
+        Model::Bent(b) => format!(
+            "{} + {}·n, {}·n beyond n ≈ {}",
+            fmt_ns(b.a),
+            coef(b.before),
+            coef(b.after),
+            fmt_n(b.knot)
+        ),
+        Model::Bent2(b) => format!(
+            "{} + {}·n, {}·n beyond n ≈ {}, {}·n beyond n ≈ {}",
+            fmt_ns(b.a),
+            coef(b.slopes[0]),
+            coef(b.slopes[1]),
+            fmt_n(b.knots[0]),
+            coef(b.slopes[2]),
+            fmt_n(b.knots[1])
+        ),
+        Model::Segmented(s) => describe_segments(s, 0.0),
+    }
+}
+
+/// Segments in words: "O(1) up to n ≈ 13 500, then ×950 in one step";
+/// "O(n), +60 %, up to n ≈ 13 500, then ×600".
+fn describe_segments(s: &Segmented, tau: f64) -> String {
+    let seg = |i: usize| {
+        let g = &s.segments[i];
+        let r = g.rise();
+        if g.line && r.abs() >= tau.max(0.05) {
+            format!("O(n), {},", pct(r))
+        } else {
+            "O(1)".to_string()
+        }
+    };
+    let mut out = String::new();
+    for i in 0..s.jumps_at.len() {
+        let (from, to) = s.jump(i);
+        if i == 0 {
+            out.push_str(&format!(
+                "{} up to n ≈ {}, then {} in one step",
+                seg(0),
+                fmt_n(s.jumps_at[0]),
+                times(to / from)
+            ));
+        } else {
+            out.push_str(&format!(
+                ", {} up to n ≈ {}, then {}",
+                seg(i).trim_end_matches(','),
+                fmt_n(s.jumps_at[i]),
+                times(to / from)
+            ));
+        }
+    }
+    let last = s.segments.len() - 1;
+    let tail = &s.segments[last];
+    if tail.line && tail.rise().abs() >= tau.max(0.05) {
+        out.push_str(&format!(
+            ", then O(n), {} to n = {}",
+            pct(tail.rise()),
+            fmt_n(tail.to_n)
+        ));
+    }
+    out
+}
+
+/// Why a series cannot be judged.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Insufficient {
+    /// Not enough samples.
+    #[error("only {0} samples (at least 10 are needed)")]
+    TooFewSamples(usize),
+    /// n does not vary enough.
+    #[error("n takes only {0} distinct values (at least 3 are needed)")]
+    TooFewN(usize),
+}
+
+/// Judges a series. `overhead_ns` is the median timer overhead, if known.
+pub fn analyze(
+    samples: &[Sample],
+    overhead_ns: Option<f64>,
+    opts: &Options,
+) -> Result<Verdict, Insufficient> {
+    analyze_runs(samples, &[], overhead_ns, opts)
+}
+
+/// Judges a series whose runs are described by `runs` (direction, a
+/// re-timing at low n): as [`analyze`], plus the `drift` flag.
+pub fn analyze_runs(
+    samples: &[Sample],
+    runs: &[RunInfo],
+    overhead_ns: Option<f64>,
+    opts: &Options,
+) -> Result<Verdict, Insufficient> {
+    let Pointwise {
+        measured,
+        samples,
+        point,
+        span,
+        median_ns,
+        runs_seen,
+        data,
+    } = pointwise(samples, runs)?;
+    let reps = resample::replicas(&data, opts.replicas, opts.seed, opts.threads);
+    let ctx = judge::Context {
+        interval: rise_interval(&point, &reps, opts.level),
+        span,
+        overhead_ns,
+        median_ns,
+        prefer: None,
+    };
+    let j = judge::judge(&point, &ctx, opts);
+
+    // Every replica judged whole.
+    let judged: Vec<judge::Judgement> = reps.iter().map(|r| judge::judge(r, &ctx, opts)).collect();
+    // Which growth class: where the data's own judgement names one and
+    // two thirds of the replicas name another, that one. The choice among
+    // classes that fit about as well is the least stable part of a
+    // verdict, and the replicas' majority is steadier than one draw.
+    let j = match bagged_class(&j, &judged) {
+        Some(c) if runs_seen >= 3 => rejudged_for(c, &point, &ctx, opts).unwrap_or(j),
+        _ => j,
+    };
+    let confidence =
+        (runs_seen >= 3 && !judged.is_empty()).then(|| share_of(&judged, |x| x.label == j.label));
+    let (label, confidence) = match confidence.and_then(|c| split_label(j.label, c, &judged)) {
+        Some((l, c)) => (l, Some(c)),
+        None => (j.label, confidence),
+    };
+    let exponent = exponent_of(&j, &judged);
+    let mut flags = j.flags;
+    if let Some(d) = flags::drift(&measured, runs, opts.tolerance / 2.0) {
+        flags.push(d);
+    }
+    Ok(Verdict {
+        class: label,
+        confidence,
+        votes: label_votes(&judged),
+        flag_votes: flag_votes(&judged, &reps),
+        model: j.model,
+        fits: j.fits,
+        power: j.power,
+        alternative: j.alternative,
+        rise: Estimate {
+            value: j.rise.0,
+            lo: j.rise.1,
+            hi: j.rise.2,
+        },
+        tolerance: opts.tolerance,
+        span_decades: span,
+        exponent,
+        local_exponent: j.local,
+        low: point.low,
+        high: point.high,
+        samples: samples.len(),
+        runs: runs_seen,
+        overhead_ns,
+        buckets: point.buckets,
+        flags,
+    })
+}
+
+/// What a verdict draws from the data itself, before any replica: the
+/// samples judged and their summary.
+pub(crate) struct Pointwise {
+    /// The samples measured (finite ones).
+    pub measured: Vec<Sample>,
+    /// … with each run's re-timings: what is judged.
+    pub samples: Vec<Sample>,
+    /// Their summary.
+    pub point: resample::Summary,
+    /// Decades of n it spans.
+    pub span: f64,
+    /// The median sample, ns.
+    pub median_ns: f64,
+    /// Runs the samples came from.
+    pub runs_seen: usize,
+    /// The samples as the bootstrap draws from them.
+    pub data: resample::Data,
+}
+
+/// The data's own part of a judgement: the samples and their summary.
+pub(crate) fn pointwise(samples: &[Sample], runs: &[RunInfo]) -> Result<Pointwise, Insufficient> {
+    let measured: Vec<Sample> = samples
+        .iter()
+        .filter(|s| s.n.is_finite() && s.ns.is_finite())
+        .copied()
+        .collect();
+    let samples = with_rechecks(&measured, runs);
+    if samples.len() < 10 {
+        return Err(Insufficient::TooFewSamples(samples.len()));
+    }
+    let data = resample::Data::new(&samples);
+    let point = resample::summarize(&data.full(), &data, true);
+    if point.buckets.len() < 3 {
+        return Err(Insufficient::TooFewN(point.buckets.len()));
+    }
+    let span = span_decades(&point);
+    let mut all: Vec<f64> = samples.iter().map(|s| s.ns).collect();
+    let median_ns = buckets::median_of(&mut all);
+    let mut runs_seen: Vec<u32> = samples.iter().map(|s| s.run).collect();
+    runs_seen.sort_unstable();
+    runs_seen.dedup();
+    Ok(Pointwise {
+        measured,
+        samples,
+        data,
+        point,
+        span,
+        median_ns,
+        runs_seen: runs_seen.len(),
+    })
+}
+
+/// The data judged again preferring growth class `c` (the one most
+/// replicas named), when that judgement names it.
+pub(crate) fn rejudged_for(
+    c: Class,
+    point: &resample::Summary,
+    ctx: &judge::Context,
+    opts: &Options,
+) -> Option<judge::Judgement> {
+    let k = judge::judge(
+        point,
+        &judge::Context {
+            prefer: Some(c),
+            ..*ctx
+        },
+        opts,
+    );
+    (k.label == Label::Class(c)).then_some(k)
+}
+
+/// The samples measured, and each run's re-timing at low n as its own
+/// samples: the low end of a run that cannot go both ways is so measured
+/// at both ends of the run's time, and a drift or a spell of slow
+/// operations at one end of a run falls on both ends of n (the drift flag
+/// still compares the two).
+fn with_rechecks(measured: &[Sample], runs: &[RunInfo]) -> Vec<Sample> {
+    measured
+        .iter()
+        .copied()
+        .chain(runs.iter().flat_map(|r| {
+            r.recheck
+                .iter()
+                .filter(|x| x.0.is_finite() && x.1.is_finite())
+                .map(move |&(n, ns)| Sample { n, ns, run: r.run })
+        }))
+        .collect()
+}
+
+/// The rise interval: percentiles of the replicas' ratios at confidence
+/// `level`, as factors of the point ratio (each replica is judged with
+/// the same factors around its own ratio).
+fn rise_interval(point: &resample::Summary, reps: &[resample::Summary], level: f64) -> (f64, f64) {
+    let ratio = point.ratio();
+    let mut ratios: Vec<f64> = reps
+        .iter()
+        .map(|r| r.ratio())
+        .filter(|r| r.is_finite())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let tail = (1.0 - level) / 2.0;
+    if ratios.is_empty() || ratio.is_nan() || ratio <= 0.0 || !ratio.is_finite() {
+        (1.0, 1.0)
+    } else {
+        (
+            buckets::quantile(&ratios, tail) / ratio,
+            buckets::quantile(&ratios, 1.0 - tail) / ratio,
+        )
+    }
+}
+
+/// Decades of n the buckets span, from the first with n > 0.
+pub(crate) fn span_decades(point: &resample::Summary) -> f64 {
+    let positive: Vec<f64> = point
+        .buckets
+        .iter()
+        .map(|b| b.n)
+        .filter(|&n| n > 0.0)
+        .collect();
+    match (positive.first(), point.buckets.last()) {
+        (Some(&lo), Some(hi)) if hi.n > lo => (hi.n / lo).log10(),
+        _ => 0.0,
+    }
+}
+
+/// The share of the judgements for which `f` holds (0 when there are
+/// none).
+fn share_of(judged: &[judge::Judgement], f: impl Fn(&judge::Judgement) -> bool) -> f64 {
+    judged.iter().filter(|x| f(x)).count() as f64 / judged.len().max(1) as f64
+}
+
+/// Each label the replicas named, with its share, most named first.
+fn label_votes(judged: &[judge::Judgement]) -> Vec<Vote> {
+    let mut labels: Vec<Label> = judged.iter().map(|x| x.label).collect();
+    labels.sort();
+    labels.dedup();
+    let mut votes: Vec<Vote> = labels
+        .iter()
+        .map(|&l| Vote {
+            what: l.label().to_string(),
+            share: share_of(judged, |x| x.label == l),
+        })
+        .collect();
+    votes.sort_by(|a, b| b.share.total_cmp(&a.share));
+    votes
+}
+
+/// Each flag the replicas raised, with its share. The second curve is
+/// looked for in every SHADOW_EVERY-th replica only: its share is among
+/// those.
+fn flag_votes(judged: &[judge::Judgement], reps: &[resample::Summary]) -> Vec<Vote> {
+    let mut names: Vec<&str> = judged
+        .iter()
+        .flat_map(|x| x.flags.iter().map(Flag::name))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let looked: Vec<(&judge::Judgement, bool)> = judged
+        .iter()
+        .zip(reps)
+        .map(|(j, r)| (j, r.shadow.is_some()))
+        .collect();
+    names
+        .iter()
+        .map(|&n| {
+            let pool: Vec<&judge::Judgement> = looked
+                .iter()
+                .filter(|(_, shadow)| *shadow || n != "bimodal")
+                .map(|(j, _)| *j)
+                .collect();
+            let with = pool
+                .iter()
+                .filter(|x| x.flags.iter().any(|f| f.name() == n))
+                .count();
+            Vote {
+                what: n.to_string(),
+                share: with as f64 / pool.len().max(1) as f64,
+            }
+        })
+        .collect()
+}
+
+/// The growth exponent of a growing series that is not a structure, with
+/// the 95 % interval of the replicas' exponents.
+fn exponent_of(j: &judge::Judgement, judged: &[judge::Judgement]) -> Option<Estimate> {
+    match (j.label.grows(), &j.power) {
+        (true, Some(p)) if !matches!(j.model, Model::Segmented(_)) => {
+            let mut ps: Vec<f64> = judged.iter().filter_map(|x| x.power.map(|p| p.p)).collect();
+            ps.sort_by(f64::total_cmp);
+            Some(Estimate {
+                value: p.p,
+                lo: buckets::quantile(&ps, 0.025).min(p.p),
+                hi: buckets::quantile(&ps, 0.975).max(p.p),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The split label of a growing series that fewer than [`DECIDED`] of
+/// the resampled runs name as the data did: when the two growth classes
+/// the replicas name most are each named by more than [`SPLIT`] of them,
+/// the label names both, with the share naming either.
+fn split_label(label: Label, confidence: f64, judged: &[judge::Judgement]) -> Option<(Label, f64)> {
+    let share = |c: Class| share_of(judged, |x| x.label == Label::Class(c));
+    split_of(label, confidence, share)
+}
+
+/// [`split_label`] from each growth class's share of the replicas.
+pub(crate) fn split_of(
+    label: Label,
+    confidence: f64,
+    share: impl Fn(Class) -> f64,
+) -> Option<(Label, f64)> {
+    if !label.grows() || confidence >= DECIDED {
+        return None;
+    }
+    let mut growth: Vec<(Class, f64)> = Class::ALL[1..].iter().map(|&c| (c, share(c))).collect();
+    growth.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let ((a, sa), (b, sb)) = (growth[0], growth[1]);
+    (sb > SPLIT + 1e-9).then(|| (Label::Between(a.min(b), a.max(b)), sa + sb))
+}
+
+/// The growth class at least two thirds of the replicas named, when the
+/// data's own judgement names a different growth class.
+fn bagged_class(j: &judge::Judgement, judged: &[judge::Judgement]) -> Option<Class> {
+    bagged_of(j.label, |c| {
+        share_of(judged, |x| x.label == Label::Class(c))
+    })
+}
+
+/// [`bagged_class`] from the data's own label and each growth class's
+/// share of the replicas.
+pub(crate) fn bagged_of(own: Label, share: impl Fn(Class) -> f64) -> Option<Class> {
+    let own = match own {
+        Label::Class(c) if c != Class::Constant => c,
+        _ => return None,
+    };
+    let top = Class::ALL[1..].iter().copied().max_by(|&a, &b| {
+        share(a)
+            .total_cmp(&share(b))
+            .then((b as usize).cmp(&(a as usize)))
+    })?;
+    (top != own && 3.0 * share(top) >= 2.0 - 1e-9).then_some(top)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Five flat runs over n = 0..1000 whose first tenth of operations
+    /// (low n, at the start of each run) is 40 % slower: a spell at the
+    /// start of each run, not a cost of n.
+    fn slow_start() -> Vec<Sample> {
+        (0..5u32)
+            .flat_map(|run| {
+                (0..1000).map(move |i| Sample {
+                    n: i as f64,
+                    ns: if i < 100 { 1400.0 } else { 1000.0 }
+                        + ((i * 7 + run as usize) % 13) as f64,
+                    run,
+                })
+            })
+            .collect()
+    }
+
+    /// A judgement that only carries a label.
+    fn labelled(label: Label) -> judge::Judgement {
+        judge::Judgement {
+            label,
+            model: Model::Smooth(Fit {
+                class: Class::Constant,
+                a: 1.0,
+                b: 0.0,
+                chi2: 0.0,
+            }),
+            alternative: None,
+            fits: Vec::new(),
+            power: None,
+            local: None,
+            flags: Vec::new(),
+            rise: (0.0, 0.0, 0.0),
+        }
+    }
+
+    fn replicas(labels: &[(Label, usize)]) -> Vec<judge::Judgement> {
+        labels
+            .iter()
+            .flat_map(|&(l, k)| std::iter::repeat_with(move || labelled(l)).take(k))
+            .collect()
+    }
+
+    #[test]
+    fn the_replicas_majority_names_the_growth_class() {
+        let (n, nlogn) = (Label::Class(Class::Linear), Label::Class(Class::NLogN));
+        let own = labelled(nlogn);
+        // Two thirds or more name O(n): O(n).
+        let r = replicas(&[(n, 80), (nlogn, 20)]);
+        assert_eq!(bagged_class(&own, &r), Some(Class::Linear));
+        let r = replicas(&[(n, 67), (nlogn, 13), (Label::Undecided, 20)]);
+        assert_eq!(bagged_class(&own, &r), Some(Class::Linear));
+        // A bare majority is not enough; nor is agreement a change.
+        let r = replicas(&[(n, 52), (nlogn, 48)]);
+        assert_eq!(bagged_class(&own, &r), None);
+        assert_eq!(bagged_class(&labelled(n), &replicas(&[(n, 90)])), None);
+        // Flat, undecided and the other labels are the data's own.
+        let r = replicas(&[(n, 100)]);
+        for l in [
+            Label::Class(Class::Constant),
+            Label::Undecided,
+            Label::Superlinear,
+            Label::NoFit,
+        ] {
+            assert_eq!(bagged_class(&labelled(l), &r), None, "{l}");
+        }
+    }
+
+    #[test]
+    fn evidence_split_between_two_growth_classes_is_named_as_both() {
+        let c = |c| Label::Class(c);
+        let (log, lin, quad) = (Class::Log, Class::Linear, Class::Quadratic);
+        // The data said "no fit", the replicas mostly O(log n), often O(n).
+        let r = replicas(&[(c(log), 60), (c(lin), 25), (Label::NoFit, 15)]);
+        let (l, share) = split_label(Label::NoFit, 0.15, &r).unwrap();
+        assert_eq!(l, Label::Between(log, lin));
+        assert!((share - 0.85).abs() < 1e-9);
+        assert_eq!(l.label(), "O(log n)–O(n)");
+        // A second class at 10 % or less is no split; nor is a decided label.
+        let r = replicas(&[(c(lin), 85), (c(quad), 8), (Label::NoFit, 7)]);
+        assert_eq!(split_label(c(lin), 0.85, &r), None);
+        let r = replicas(&[(c(lin), 90), (c(quad), 10)]);
+        assert_eq!(split_label(c(lin), 0.9, &r), None);
+        let r = replicas(&[(c(lin), 86), (c(quad), 14)]);
+        assert_eq!(
+            split_label(c(lin), 0.86, &r).map(|x| x.0),
+            Some(Label::Between(lin, quad))
+        );
+        // Flat and undecided are never split, whatever the replicas say.
+        let r = replicas(&[(c(log), 50), (c(lin), 50)]);
+        assert_eq!(split_label(c(Class::Constant), 0.0, &r), None);
+        assert_eq!(split_label(Label::Undecided, 0.0, &r), None);
+    }
+
+    #[test]
+    fn every_label_reads_back_from_its_text() {
+        let mut all = vec![Label::Undecided, Label::Superlinear, Label::NoFit];
+        all.extend(Class::ALL.iter().map(|&c| Label::Class(c)));
+        for (i, &a) in Class::ALL[1..].iter().enumerate() {
+            for &b in &Class::ALL[i + 2..] {
+                all.push(Label::Between(a, b));
+            }
+        }
+        assert_eq!(all.len(), 3 + 5 + 6);
+        for l in all {
+            assert_eq!(Label::parse(l.label()), Some(l), "{l}");
+            let json = serde_json::to_string(&l).unwrap();
+            assert_eq!(serde_json::from_str::<Label>(&json).unwrap(), l);
+        }
+        assert_eq!(Label::parse("O(n)–O(log n)"), None);
+        assert_eq!(Label::parse("O(1)–O(n)"), None);
+        assert!(serde_json::from_str::<Label>("\"O(n³)\"").is_err());
+    }
+
+    #[test]
+    fn a_verdict_is_decided_with_three_runs_that_agree() {
+        let opts = Options::default();
+        let flat = slow_start();
+        let three: Vec<Sample> = flat.iter().filter(|s| s.run < 3).copied().collect();
+        let v = analyze(&three, None, &opts).unwrap();
+        let why = v.decided().unwrap();
+        assert!(why.starts_with("O(1) in "), "{why}");
+        let two: Vec<Sample> = flat.iter().filter(|s| s.run < 2).copied().collect();
+        let v = analyze(&two, None, &opts).unwrap();
+        assert!(v.decided().unwrap_err().contains("needs 3"));
+        // A split is not decided: more runs may settle it.
+        let split = Verdict {
+            class: Label::Between(Class::Log, Class::Linear),
+            confidence: Some(0.95),
+            ..analyze(&three, None, &opts).unwrap()
+        };
+        assert!(split.decided().unwrap_err().contains("split"));
+        let weak = Verdict {
+            class: Label::Class(Class::Linear),
+            confidence: Some(0.8),
+            ..split
+        };
+        assert!(weak.decided().unwrap_err().contains("90 % needed"));
+    }
+
+    #[test]
+    fn a_recheck_counts_as_the_runs_own_low_n() {
+        let opts = Options::default();
+        let samples = slow_start();
+        let bare: Vec<RunInfo> = (0..5)
+            .map(|run| RunInfo {
+                run,
+                ..Default::default()
+            })
+            .collect();
+        let without = analyze_runs(&samples, &bare, None, &opts).unwrap();
+        // Re-timed after each run, at its usual cost.
+        let rechecked: Vec<RunInfo> = (0..5)
+            .map(|run| RunInfo {
+                run,
+                recheck: (0..100)
+                    .map(|i| (i as f64, 1000.0 + (i % 13) as f64))
+                    .collect(),
+                recheck_after: true,
+                ..Default::default()
+            })
+            .collect();
+        let with = analyze_runs(&samples, &rechecked, None, &opts).unwrap();
+        assert_eq!(without.samples, 5000);
+        assert_eq!(with.samples, 5500, "the re-timings are judged too");
+        assert!(without.rise.value < -0.2, "{:?}", without.rise);
+        assert!(
+            with.rise.value > without.rise.value + 0.1,
+            "{:?} against {:?}",
+            with.rise,
+            without.rise
+        );
+        // The drift flag still compares the re-timing with the run alone.
+        assert!(
+            with.flags.iter().any(|f| matches!(f, Flag::Drift { .. })),
+            "{:?}",
+            with.flags
+        );
+    }
+}

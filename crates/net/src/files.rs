@@ -1,0 +1,511 @@
+//! The static file handler: GET and HEAD of regular files below a root,
+//! with Content-Type, Last-Modified and 304 on If-Modified-Since. It never
+//! serves anything outside the root: the target is percent-decoded and
+//! must be valid UTF-8 without NUL; `..` segments are refused; the file
+//! found is resolved to its real path (symbolic links followed), which must
+//! lie below the real root; and it is opened without following a final
+//! symbolic link. Small files are kept in memory, each response to a GET
+//! as one buffer of head and body (built when first needed, per
+//! Connection header); larger ones go with sendfile (or read/write). Open files are cached and
+//! re-checked with stat(2) at most once a second.
+
+use super::http::{self, Request, Version};
+use super::output::Output;
+use super::server::Handler;
+use std::borrow::Cow;
+use std::cell::OnceCell;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::{Duration, SystemTime};
+
+/// How bodies are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bodies {
+    /// Small files (up to [`SMALL`]) from memory, larger ones as files.
+    Auto,
+    /// Every body as a file range (sendfile, or read/write as the server
+    /// is configured).
+    Files,
+}
+
+/// Files up to this size are served from memory in `Auto` mode.
+pub const SMALL: u64 = 64 * 1024;
+
+/// Open files kept at most.
+const CACHE_MAX: usize = 4096;
+
+/// How long a cached file is trusted before stat(2) checks it again.
+const RECHECK: Duration = Duration::from_secs(1);
+
+struct Entry {
+    path: PathBuf,
+    file: Rc<File>,
+    len: u64,
+    mtime: SystemTime,
+    ino: u64,
+    /// The whole response head for each [`Connection`] case.
+    heads: [Rc<[u8]>; 3],
+    last_modified: String,
+    body: Option<Rc<[u8]>>,
+    /// Head and body in one buffer for each [`Connection`] case, built
+    /// when first asked for (small files only): a response that goes out
+    /// as one buffer needs the kernel's plainest send.
+    wholes: [OnceCell<Rc<[u8]>>; 3],
+    /// When it was last found unchanged (on [`sys::coarse_now`]'s clock).
+    checked: Duration,
+}
+
+/// The handler.
+pub struct StaticFiles {
+    root: PathBuf,
+    bodies: Bodies,
+    /// Looked up once per request: a fast hash, not a DoS-resistant one
+    /// (the keys are paths that exist below the root).
+    cache: HashMap<String, Entry, foldhash::fast::RandomState>,
+}
+
+/// Why a target cannot be served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refused(pub u16);
+
+/// Percent-decodes `s`; `None` for a malformed escape.
+fn percent_decode(s: &str) -> Option<Vec<u8>> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let h = |c: u8| (c as char).to_digit(16);
+            let (hi, lo) = (h(*b.get(i + 1)?)?, h(*b.get(i + 2)?)?);
+            out.push((hi * 16 + lo) as u8);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    Some(out)
+}
+
+/// Whether `p` is a relative path that needs no decoding or normalising:
+/// not empty, no `%` or NUL, no empty, `.` or `..` segment.
+fn is_normal(p: &[u8]) -> bool {
+    let mut seg = 0; // the current segment's start
+    for (i, &b) in p.iter().enumerate() {
+        match b {
+            b'%' | 0 => return false,
+            b'/' => {
+                if matches!(&p[seg..i], b"" | b"." | b"..") {
+                    return false;
+                }
+                seg = i + 1;
+            }
+            _ => {}
+        }
+    }
+    !matches!(&p[seg..], b"" | b"." | b"..")
+}
+
+/// The path below the root that a request target names, normalised to
+/// `a/b/c` (empty: the root itself), or the status to refuse it with. A
+/// target that is already normal (no escapes, no empty, `.` or `..`
+/// segments) is returned as a slice of itself.
+pub fn relative_path(target: &str) -> Result<Cow<'_, str>, Refused> {
+    let path = target.split(['?', '#']).next().unwrap_or("");
+    if !path.starts_with('/') {
+        return Err(Refused(400));
+    }
+    let rest = &path[1..];
+    if is_normal(rest.as_bytes()) {
+        return Ok(Cow::Borrowed(rest));
+    }
+    let bytes = percent_decode(path).ok_or(Refused(400))?;
+    if bytes.contains(&0) {
+        return Err(Refused(400));
+    }
+    let decoded = String::from_utf8(bytes).map_err(|_| Refused(400))?;
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in decoded.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => return Err(Refused(400)),
+            s => parts.push(s),
+        }
+    }
+    Ok(Cow::Owned(parts.join("/")))
+}
+
+/// A Content-Type by file name extension.
+pub fn content_type(path: &Path) -> &'static str {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+    match ext.as_str() {
+        "html" | "htm" => "text/html; charset=utf-8",
+        "txt" => "text/plain; charset=utf-8",
+        "css" => "text/css",
+        "js" => "text/javascript",
+        "json" => "application/json",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "ico" => "image/x-icon",
+        "pdf" => "application/pdf",
+        _ => "application/octet-stream",
+    }
+}
+
+fn io_status(e: &io::Error) -> u16 {
+    match e.raw_os_error() {
+        // Out of descriptors: the file exists, the server cannot open it now.
+        Some(libc::EMFILE) | Some(libc::ENFILE) => 503,
+        _ => match e.kind() {
+            io::ErrorKind::PermissionDenied => 403,
+            _ => 404,
+        },
+    }
+}
+
+impl StaticFiles {
+    /// Serves the files below `root`.
+    pub fn new(root: &Path, bodies: Bodies) -> io::Result<StaticFiles> {
+        let root = std::fs::canonicalize(root)?;
+        if !root.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("{} is not a directory", root.display()),
+            ));
+        }
+        Ok(StaticFiles {
+            root,
+            bodies,
+            cache: HashMap::default(),
+        })
+    }
+
+    /// The real path of `rel` if it is a regular file below the root (a
+    /// directory gives its index.html).
+    fn locate(&self, rel: &str) -> Result<PathBuf, Refused> {
+        let mut real =
+            std::fs::canonicalize(self.root.join(rel)).map_err(|e| Refused(io_status(&e)))?;
+        if !real.starts_with(&self.root) {
+            return Err(Refused(404));
+        }
+        if real.is_dir() {
+            real = std::fs::canonicalize(real.join("index.html"))
+                .map_err(|e| Refused(io_status(&e)))?;
+            if !real.starts_with(&self.root) {
+                return Err(Refused(404));
+            }
+        }
+        Ok(real)
+    }
+
+    fn open(&self, rel: &str) -> Result<Entry, Refused> {
+        let path = self.locate(rel)?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+            .map_err(|e| Refused(io_status(&e)))?;
+        let meta = file.metadata().map_err(|e| Refused(io_status(&e)))?;
+        if !meta.is_file() {
+            return Err(Refused(404));
+        }
+        let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+        let last_modified = httpdate::fmt_http_date(mtime);
+        let len = meta.len();
+        let body = if self.bodies == Bodies::Auto && len <= SMALL {
+            let mut v = vec![0u8; len as usize];
+            use std::os::unix::fs::FileExt;
+            file.read_exact_at(&mut v, 0)
+                .map_err(|e| Refused(io_status(&e)))?;
+            Some(Rc::from(v))
+        } else {
+            None
+        };
+        let head = format!(
+            "HTTP/1.1 200 OK\r\nServer: scalebench\r\nContent-Type: {}\r\nContent-Length: {len}\r\nLast-Modified: {last_modified}\r\n",
+            content_type(&path)
+        );
+        let heads =
+            Connection::ALL.map(|c| Rc::from(format!("{head}{}\r\n", c.header()).as_bytes()));
+        Ok(Entry {
+            path,
+            file: Rc::new(file),
+            len,
+            mtime,
+            ino: meta.ino(),
+            heads,
+            last_modified,
+            body,
+            wholes: Default::default(),
+            checked: sys::coarse_now(),
+        })
+    }
+
+    /// The cached entry for `rel`, opened or re-checked as needed.
+    fn entry(&mut self, rel: &str) -> Result<&Entry, Refused> {
+        let now = sys::coarse_now();
+        let fresh = match self.cache.get(rel) {
+            Some(e) if now.saturating_sub(e.checked) < RECHECK => true,
+            Some(e) => std::fs::symlink_metadata(&e.path).is_ok_and(|m| {
+                m.is_file()
+                    && m.len() == e.len
+                    && m.ino() == e.ino
+                    && m.modified().ok() == Some(e.mtime)
+            }),
+            None => false,
+        };
+        if fresh {
+            let e = self.cache.get_mut(rel).expect("present");
+            e.checked = now;
+            return Ok(e);
+        }
+        let entry = self.open(rel)?;
+        if self.cache.len() >= CACHE_MAX {
+            self.cache.clear();
+        }
+        self.cache.insert(rel.to_string(), entry);
+        Ok(&self.cache[rel])
+    }
+}
+
+/// Appends a small response with `status` that keeps the connection open
+/// when `keep`.
+fn status_response(status: u16, keep: bool, version: Version, out: &mut Output) {
+    let body = format!("{status} {}\n", http::reason(status));
+    let conn = connection_header(keep, version);
+    let allow = if status == 405 {
+        "Allow: GET, HEAD\r\n"
+    } else {
+        ""
+    };
+    out.bytes(
+        format!(
+            "HTTP/1.1 {status} {}\r\nServer: scalebench\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n{allow}{conn}\r\n{body}",
+            http::reason(status),
+            body.len()
+        )
+        .as_bytes(),
+    );
+}
+
+fn connection_header(keep: bool, version: Version) -> &'static str {
+    Connection::of(keep, version).header()
+}
+
+/// What a response says about the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Connection {
+    /// HTTP/1.1 kept alive: nothing to say.
+    Keep11,
+    /// HTTP/1.0 kept alive: `Connection: keep-alive`.
+    Keep10,
+    /// Closing: `Connection: close`.
+    Close,
+}
+
+impl Connection {
+    const ALL: [Connection; 3] = [Connection::Keep11, Connection::Keep10, Connection::Close];
+
+    fn of(keep: bool, version: Version) -> Connection {
+        match (keep, version) {
+            (false, _) => Connection::Close,
+            (true, Version::Http10) => Connection::Keep10,
+            (true, Version::Http11) => Connection::Keep11,
+        }
+    }
+
+    fn header(self) -> &'static str {
+        match self {
+            Connection::Keep11 => "",
+            Connection::Keep10 => "Connection: keep-alive\r\n",
+            Connection::Close => "Connection: close\r\n",
+        }
+    }
+}
+
+impl Handler for StaticFiles {
+    fn respond(&mut self, req: &Request, out: &mut Output) -> bool {
+        let keep = req.keep_alive;
+        let head_only = match req.method {
+            "GET" => false,
+            "HEAD" => true,
+            _ => {
+                status_response(405, keep, req.version, out);
+                return keep;
+            }
+        };
+        let rel = match relative_path(req.target) {
+            Ok(r) => r,
+            Err(Refused(s)) => {
+                // A malformed target closes; a missing file does not.
+                status_response(s, keep && s != 400, req.version, out);
+                return keep && s != 400;
+            }
+        };
+        let e = match self.entry(&rel) {
+            Ok(e) => e,
+            Err(Refused(s)) => {
+                status_response(s, keep, req.version, out);
+                return keep;
+            }
+        };
+        let not_modified = req
+            .if_modified_since
+            .and_then(|d| httpdate::parse_http_date(d).ok())
+            .is_some_and(|since| {
+                let secs = |t: SystemTime| {
+                    t.duration_since(SystemTime::UNIX_EPOCH)
+                        .map(|d| d.as_secs())
+                        .unwrap_or(0)
+                };
+                secs(e.mtime) <= secs(since)
+            });
+        if not_modified {
+            out.bytes(
+                format!(
+                    "HTTP/1.1 304 Not Modified\r\nServer: scalebench\r\nLast-Modified: {}\r\n{}\r\n",
+                    e.last_modified,
+                    connection_header(keep, req.version)
+                )
+                .as_bytes(),
+            );
+            return keep;
+        }
+        let conn = Connection::of(keep, req.version) as usize;
+        let head = &e.heads[conn];
+        match (&e.body, head_only) {
+            (_, true) => out.shared(head.clone()),
+            (Some(body), false) => out.shared(
+                e.wholes[conn]
+                    .get_or_init(|| Rc::from([&head[..], &body[..]].concat()))
+                    .clone(),
+            ),
+            (None, false) => {
+                out.shared(head.clone());
+                out.file(e.file.clone(), 0, e.len);
+            }
+        }
+        keep
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_are_normalised_or_refused() {
+        let ok = |t: &str| relative_path(t).unwrap().into_owned();
+        let bad = |t: &str| relative_path(t).unwrap_err().0;
+        assert_eq!(ok("/"), "");
+        assert_eq!(ok("/a/b.txt"), "a/b.txt");
+        assert_eq!(ok("//a/./b/"), "a/b");
+        assert_eq!(ok("/a%20b?x=1#f"), "a b");
+        assert_eq!(bad("/../etc/passwd"), 400);
+        assert_eq!(bad("/a/%2e%2e/%2e%2e/etc"), 400);
+        assert_eq!(bad("/a%00b"), 400);
+        assert_eq!(bad("/%c0%ae%c0%ae/x"), 400, "overlong UTF-8 is not UTF-8");
+        assert_eq!(bad("/a%zz"), 400);
+        assert_eq!(bad("a/b"), 400);
+        assert_eq!(bad("http://x/y"), 400);
+        // Normal targets come back as slices of themselves.
+        assert!(matches!(
+            relative_path("/a/b.txt?q"),
+            Ok(Cow::Borrowed("a/b.txt"))
+        ));
+        assert!(matches!(relative_path("/a/./b"), Ok(Cow::Owned(_))));
+        assert_eq!(bad("/a/.."), 400);
+        for normal in ["a", "a/b", "a.b/.c/..d", "..a/b..", "a/b.txt"] {
+            assert!(is_normal(normal.as_bytes()), "{normal}");
+        }
+        for other in [
+            "", ".", "..", "a/", "a//b", "a/./b", "a/../b", "./a", "a/.", "a%41", "a\0",
+        ] {
+            assert!(!is_normal(other.as_bytes()), "{other}");
+        }
+        assert_eq!(bad("/a\0b"), 400);
+    }
+
+    #[test]
+    fn content_types_by_extension() {
+        assert_eq!(
+            content_type(Path::new("a/b.HTML")),
+            "text/html; charset=utf-8"
+        );
+        assert_eq!(content_type(Path::new("x.jpg")), "image/jpeg");
+        assert_eq!(content_type(Path::new("noext")), "application/octet-stream");
+    }
+
+    /// The response `h` queues for `request`, as the buffers a send
+    /// would point at.
+    fn answer(h: &mut StaticFiles, request: &[u8]) -> Vec<Vec<u8>> {
+        let http::Parse::Complete(req, _) = http::parse(request, &http::Limits::default()) else {
+            panic!("not a whole request: {request:?}");
+        };
+        let mut out = Output::default();
+        h.respond(&req, &mut out);
+        let mut iov = [libc::iovec {
+            iov_base: std::ptr::null_mut(),
+            iov_len: 0,
+        }; crate::output::IOV_MAX];
+        let n = out.gather(&mut iov);
+        iov[..n]
+            .iter()
+            // SAFETY: gather points at chunks `out` holds until here.
+            .map(|v| {
+                unsafe { std::slice::from_raw_parts(v.iov_base as *const u8, v.iov_len) }.to_vec()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_small_file_goes_out_as_one_buffer_of_head_and_body() {
+        let dir = tempfile::tempdir().unwrap();
+        let body: Vec<u8> = (0..3000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(dir.path().join("f.bin"), &body).unwrap();
+        let mut h = StaticFiles::new(dir.path(), Bodies::Auto).unwrap();
+        for (request, connection) in [
+            (&b"GET /f.bin HTTP/1.1\r\n\r\n"[..], None),
+            (
+                b"GET /f.bin HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+                Some("keep-alive"),
+            ),
+            (
+                b"GET /f.bin HTTP/1.1\r\nConnection: close\r\n\r\n",
+                Some("close"),
+            ),
+        ] {
+            let bufs = answer(&mut h, request);
+            assert_eq!(bufs.len(), 1, "one buffer");
+            let r = &bufs[0];
+            let split = r.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+            let head = String::from_utf8_lossy(&r[..split]);
+            assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+            assert!(head.contains("Content-Length: 3000\r\n"), "{head}");
+            assert_eq!(
+                head.contains("Connection: "),
+                connection.is_some(),
+                "{head}"
+            );
+            if let Some(c) = connection {
+                assert!(head.contains(&format!("Connection: {c}\r\n")), "{head}");
+            }
+            assert_eq!(&r[split..], &body[..]);
+        }
+        // HEAD: the same head, no body.
+        let get = answer(&mut h, b"GET /f.bin HTTP/1.1\r\n\r\n").concat();
+        let head = answer(&mut h, b"HEAD /f.bin HTTP/1.1\r\n\r\n").concat();
+        assert_eq!(head, get[..get.len() - body.len()]);
+    }
+}

@@ -1,0 +1,734 @@
+//! `scalebench compare BASE NEW`: one row per benchmark series and per
+//! workload row, each improved, unchanged, regressed, class-changed or
+//! not comparable, with the evidence in words (the test is in
+//! [`analysis::compare`]); written for a terminal, a pull-request
+//! comment (Markdown) or a program (JSON). An emulated file and a native
+//! one are compared by growth class only; two emulated ones as two native
+//! ones, with a warning ([`super::Basis`]).
+
+use super::{Basis, Input, samples_of};
+use analysis::Label;
+use analysis::compare::{
+    self, CostRatio, Outcome, SINGLE_THRESHOLD, cost_ratio, judge_cost, judge_throughput,
+};
+use analysis::units::fmt_n;
+use results::{Status, WorkloadRow};
+use serde::Serialize;
+use std::io::Write;
+
+/// One compared series or workload row.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// `benchmark` or `workload`.
+    pub kind: &'static str,
+    /// The series (`connect[epoll]`) or `workload: row` (with its target
+    /// and, for a sweep, nothing more: levels are summed up).
+    pub name: String,
+    /// What the comparison found.
+    pub outcome: Outcome,
+    /// The base's class, for benchmarks with a verdict.
+    pub base_class: Option<String>,
+    /// The new file's class.
+    pub new_class: Option<String>,
+    /// The cost test, for benchmarks.
+    pub cost: Option<CostRatio>,
+    /// Throughput of base and new and their ratio new / base, for
+    /// workload rows (a sweep: the geometric mean of its levels' ratios).
+    pub throughput: Option<[f64; 3]>,
+    /// The evidence in a sentence.
+    pub evidence: String,
+}
+
+/// The class a label names; of a split, the lower one (the verdicts
+/// count as near either side: see [`classes`]).
+fn class_of(l: &Label) -> Option<analysis::Class> {
+    match l {
+        Label::Class(c) | Label::Between(c, _) => Some(*c),
+        _ => None,
+    }
+}
+
+/// The share of a verdict's resampled runs giving another class above
+/// which that class is not called a change.
+pub const CLASS_VOTE: f64 = 0.25;
+
+fn pct(x: f64) -> String {
+    format!("{:+.0} %", (x - 1.0) * 100.0)
+}
+
+/// Compares the benchmark series of the first two systems of `input`
+/// (by class only on a `Mixed` basis).
+fn benchmarks(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
+    let (base, new) = (&input.systems[0].label, &input.systems[1].label);
+    let mut rows = Vec::new();
+    for series in input.series_names() {
+        let of = |sys: &str| input.of_series(series).find(|e| e.system == sys);
+        let (b, n) = (of(base), of(new));
+        let mut row = Row {
+            kind: "benchmark",
+            name: series.to_string(),
+            outcome: Outcome::NotComparable,
+            base_class: None,
+            new_class: None,
+            cost: None,
+            throughput: None,
+            evidence: String::new(),
+        };
+        let (Some(b), Some(n)) = (b, n) else {
+            row.evidence = format!("only in {}", if b.is_some() { base } else { new });
+            rows.push(row);
+            continue;
+        };
+        let ok = |e: &super::Entry| matches!(e.status, Some(Status::Ok | Status::Capped));
+        if !ok(b) || !ok(n) {
+            row.evidence = format!(
+                "not measured in both: {} in the base, {} in the new one",
+                b.status.map_or("—", |s| s.as_str()),
+                n.status.map_or("—", |s| s.as_str())
+            );
+            rows.push(row);
+            continue;
+        }
+        let (Some(bb), Some(nb)) = (b.bench, n.bench) else {
+            rows.push(row);
+            continue;
+        };
+        row.base_class = b.verdict.as_ref().ok().map(|v| v.class.to_string());
+        row.new_class = n.verdict.as_ref().ok().map(|v| v.class.to_string());
+        let (outcome, cost, evidence) = if basis == Basis::Mixed {
+            let (outcome, evidence) = judge_classes(b, n, input);
+            (outcome, None, evidence)
+        } else {
+            judge_pair(b, bb, n, nb, threshold)
+        };
+        row.outcome = outcome;
+        row.evidence = evidence;
+        row.cost = cost;
+        rows.push(row);
+    }
+    rows
+}
+
+/// Judges one series of two files (`b`, `n` with their recorded series):
+/// a change of class, else the cost test; the outcome, the cost ratio and
+/// the evidence in words. `compare` and `history` both judge by it.
+pub fn judge_pair(
+    b: &super::Entry,
+    bb: &results::BenchResult,
+    n: &super::Entry,
+    nb: &results::BenchResult,
+    threshold: Option<f64>,
+) -> (Outcome, Option<CostRatio>, String) {
+    let outcome;
+    let mut evidence;
+    let cost = cost_ratio(&samples_of(bb), &samples_of(nb), threshold);
+    let (classes, both_near) = classes(b, n);
+    match (&cost, classes) {
+        (_, (Some(x), Some(y))) if x != y && !both_near => {
+            outcome = Outcome::ClassChanged;
+            evidence = format!(
+                "{} → {}: the cost grows {} with n",
+                x.label(),
+                y.label(),
+                if y > x { "faster" } else { "slower" }
+            );
+            if let Some(c) = &cost {
+                evidence.push_str(&format!(
+                    "; cost over n = {}..{} {} ({}..{})",
+                    fmt_n(c.n_range[0]),
+                    fmt_n(c.n_range[1]),
+                    pct(c.ratio.value),
+                    pct(c.ratio.lo),
+                    pct(c.ratio.hi)
+                ));
+            }
+        }
+        (Some(c), _) => {
+            outcome = judge_cost(c);
+            let unsure = match classes {
+                (Some(x), Some(y)) if x != y => format!(
+                    "{} and {}, which the verdicts do not tell apart; ",
+                    x.label(),
+                    y.label()
+                ),
+                _ => String::new(),
+            };
+            evidence = unsure
+                + &format!(
+                    "cost over n = {}..{} {} (90 % interval {}..{}, resampling {} and {} runs) against ±{:.0} % ({}); run-to-run noise {:.1} % and {:.1} %",
+                    fmt_n(c.n_range[0]),
+                    fmt_n(c.n_range[1]),
+                    pct(c.ratio.value),
+                    pct(c.ratio.lo),
+                    pct(c.ratio.hi),
+                    c.runs[0],
+                    c.runs[1],
+                    c.threshold * 100.0,
+                    if threshold.is_some() {
+                        "given"
+                    } else {
+                        "twice the larger noise, 10–25 %"
+                    },
+                    c.noise[0] * 100.0,
+                    c.noise[1] * 100.0
+                );
+        }
+        (None, _) => {
+            outcome = Outcome::NotComparable;
+            evidence = "no common n".into();
+        }
+    }
+    (outcome, cost, evidence)
+}
+
+/// The growth classes of two entries, and whether they are near: one
+/// verdict found the other's class about as good (its `alternative`), or
+/// its resampled runs gave it a quarter of their votes or more — which is
+/// not a change of class.
+#[allow(clippy::type_complexity)]
+fn classes(
+    b: &super::Entry,
+    n: &super::Entry,
+) -> ((Option<analysis::Class>, Option<analysis::Class>), bool) {
+    let classes = (
+        b.verdict.as_ref().ok().and_then(|v| class_of(&v.class)),
+        n.verdict.as_ref().ok().and_then(|v| class_of(&v.class)),
+    );
+    let near = |e: &super::Entry, c: analysis::Class| {
+        e.verdict.as_ref().is_ok_and(|v| {
+            v.alternative == Some(c)
+                || v.class.names(c)
+                || v.votes
+                    .iter()
+                    .any(|x| x.what == c.label() && x.share >= CLASS_VOTE)
+        })
+    };
+    let both_near = matches!(classes, (Some(x), Some(y)) if near(b, y) || near(n, x));
+    (classes, both_near)
+}
+
+/// Judges one series of an emulated and a native file by its growth
+/// classes alone: a change of class, the same class, or no class to
+/// compare; never a cost (an emulated CPU's times are not the speed of
+/// any machine).
+pub fn judge_classes(b: &super::Entry, n: &super::Entry, input: &Input) -> (Outcome, String) {
+    let emu = if input.is_emulated(b.system) {
+        b.system
+    } else {
+        n.system
+    };
+    let why = format!("costs not compared: {emu} was measured under emulation (TCG)");
+    match classes(b, n) {
+        ((Some(x), Some(y)), false) if x != y => (
+            Outcome::ClassChanged,
+            format!(
+                "{} → {}: the cost grows {} with n; {why}",
+                x.label(),
+                y.label(),
+                if y > x { "faster" } else { "slower" }
+            ),
+        ),
+        ((Some(x), Some(y)), _) if x == y => (
+            Outcome::Unchanged,
+            format!("the same growth class on both, {}; {why}", x.label()),
+        ),
+        ((Some(x), Some(y)), _) => (
+            Outcome::Unchanged,
+            format!(
+                "{} and {}, which the verdicts do not tell apart; {why}",
+                x.label(),
+                y.label()
+            ),
+        ),
+        _ => {
+            let label = |e: &super::Entry| match &e.verdict {
+                Ok(v) => v.class.label().to_string(),
+                Err(_) => "no verdict".into(),
+            };
+            (
+                Outcome::NotComparable,
+                format!(
+                    "no growth class on both ({} in the base, {} in the new one); {why}",
+                    label(b),
+                    label(n)
+                ),
+            )
+        }
+    }
+}
+
+/// A workload row's throughput: requests/s, a phase's rate, or (sweeps)
+/// each level's figure.
+fn figures(r: &WorkloadRow) -> Vec<(Option<f64>, f64)> {
+    if let Some(s) = &r.sweep {
+        return s
+            .levels
+            .iter()
+            .filter_map(|l| Some((Some(l.level), l.value?)))
+            .collect();
+    }
+    if let Some(l) = &r.load {
+        return vec![(None, l.requests_per_s)];
+    }
+    if let Some(p) = &r.phase {
+        return vec![(None, p.rate())];
+    }
+    Vec::new()
+}
+
+/// Compares the workload rows of the first two systems (none of their
+/// figures on a `Mixed` basis).
+fn workloads(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
+    let t = threshold.unwrap_or(SINGLE_THRESHOLD);
+    let (bf, nf) = (&input.systems[0].file, &input.systems[1].file);
+    let mut rows = Vec::new();
+    for w in &bf.workloads {
+        let other = nf.workloads.iter().find(|x| x.name == w.name);
+        for r in &w.rows {
+            let name = format!(
+                "{}: {}{}",
+                w.name,
+                r.label,
+                r.target
+                    .as_deref()
+                    .map_or(String::new(), |t| format!(" · {t}"))
+            );
+            let mut row = Row {
+                kind: "workload",
+                name,
+                outcome: Outcome::NotComparable,
+                base_class: None,
+                new_class: None,
+                cost: None,
+                throughput: None,
+                evidence: String::new(),
+            };
+            let Some(o) = other.and_then(|o| {
+                o.rows
+                    .iter()
+                    .find(|x| x.label == r.label && x.target == r.target)
+            }) else {
+                row.evidence = "only in the base".into();
+                rows.push(row);
+                continue;
+            };
+            if basis == Basis::Mixed {
+                let emu = if input.emulated[0] {
+                    &input.systems[0].label
+                } else {
+                    &input.systems[1].label
+                };
+                row.evidence =
+                    format!("throughput not compared: {emu} was measured under emulation (TCG)");
+                rows.push(row);
+                continue;
+            }
+            let (fb, fnew) = (figures(r), figures(o));
+            let pairs: Vec<(Option<f64>, f64, f64)> = fb
+                .iter()
+                .filter_map(|(lv, b)| {
+                    let n = fnew.iter().find(|(l2, _)| l2 == lv)?.1;
+                    (*b > 0.0).then_some((*lv, *b, n))
+                })
+                .collect();
+            if pairs.is_empty() {
+                row.evidence = "no figure measured in both".into();
+                rows.push(row);
+                continue;
+            }
+            let ratio = (pairs.iter().map(|(_, b, n)| (n / b).ln()).sum::<f64>()
+                / pairs.len() as f64)
+                .exp();
+            let (b, n) = (
+                pairs.iter().map(|p| p.1).sum::<f64>() / pairs.len() as f64,
+                pairs.iter().map(|p| p.2).sum::<f64>() / pairs.len() as f64,
+            );
+            row.outcome = judge_throughput(ratio, t);
+            row.throughput = Some([b, n, ratio]);
+            row.evidence = if pairs.len() > 1 {
+                let worst = pairs
+                    .iter()
+                    .min_by(|x, y| (x.2 / x.1).total_cmp(&(y.2 / y.1)))
+                    .unwrap();
+                format!(
+                    "throughput {} over {} levels (geometric mean; worst {} at {}) against ±{:.0} %",
+                    pct(ratio),
+                    pairs.len(),
+                    pct(worst.2 / worst.1),
+                    fmt_n(worst.0.unwrap_or(0.0)),
+                    t * 100.0
+                )
+            } else {
+                format!(
+                    "throughput {:.0} → {:.0}/s, {} against ±{:.0} % (measured once: no run-to-run noise to judge by)",
+                    b,
+                    n,
+                    pct(ratio),
+                    t * 100.0
+                )
+            };
+            rows.push(row);
+        }
+    }
+    rows
+}
+
+/// Every comparison of the first two systems of `input` (base, new):
+/// benchmarks, then workload rows.
+pub fn compare(input: &Input, threshold: Option<f64>) -> Vec<Row> {
+    if input.systems.len() < 2 {
+        return Vec::new();
+    }
+    let basis = Basis::of(input.emulated[0], input.emulated[1]);
+    let mut rows = benchmarks(input, threshold, basis);
+    rows.extend(workloads(input, threshold, basis));
+    rows
+}
+
+/// Why the two files' figures may not compare: one or both measured under
+/// emulation, another process busy (over half a CPU) when a run started,
+/// or the hypervisor stealing over 5 % of the CPU time during it. (Not the
+/// load average: a run's own forks and the one before it raise it for a
+/// minute.)
+pub fn warnings(input: &Input) -> Vec<String> {
+    let (base, new) = (&input.systems[0].label, &input.systems[1].label);
+    let emulation =
+        Basis::of(input.emulated[0], input.emulated[1]).note(base, new, input.emulated[0]);
+    emulation.into_iter().chain(busy(input)).collect()
+}
+
+/// The warnings of a busy machine, per file.
+fn busy(input: &Input) -> Vec<String> {
+    input.systems[..2]
+        .iter()
+        .filter_map(|s| {
+            let sys = &s.file.system;
+            let mut why: Vec<String> = sys
+                .tuning
+                .busiest
+                .iter()
+                .flatten()
+                .filter(|p| p.percent > 50.0)
+                .map(|p| format!("{} at {:.0} % of a CPU", p.name, p.percent))
+                .collect();
+            if let Some(p) = sys
+                .tuning
+                .steal_percent
+                .filter(|&p| p > sys::tuning::STEAL_WARN_PERCENT)
+            {
+                why.push(format!("{p:.1} % of CPU time stolen by the hypervisor"));
+            }
+            (!why.is_empty()).then(|| {
+                format!(
+                    "the machine was busy when {} started ({}): its figures may not compare",
+                    s.label,
+                    why.join(", ")
+                )
+            })
+        })
+        .collect()
+}
+
+/// Whether a row is a regression: slower, less throughput, or a growth
+/// class that grows faster.
+pub fn is_regression(r: &Row) -> bool {
+    match r.outcome {
+        Outcome::Regressed => true,
+        Outcome::ClassChanged => {
+            let rank = |c: &Option<String>| {
+                analysis::Class::ALL
+                    .iter()
+                    .position(|k| Some(k.label()) == c.as_deref())
+            };
+            rank(&r.new_class) > rank(&r.base_class)
+        }
+        _ => false,
+    }
+}
+
+/// The JSON document of `compare --format json`.
+#[derive(Serialize)]
+struct Doc<'a> {
+    schema: &'static str,
+    schema_version: u32,
+    base: &'a str,
+    new: &'a str,
+    counts: std::collections::BTreeMap<&'static str, usize>,
+    warnings: Vec<String>,
+    rows: &'a [Row],
+}
+
+/// A comparison of two result files, judged (every row decided before any
+/// writer runs): what the writers of [`super::Report`] show.
+pub struct Comparison<'i, 'a> {
+    /// The two systems, base first, with their verdicts.
+    pub input: &'i Input<'a>,
+    /// One row per series and workload figure.
+    pub rows: Vec<Row>,
+    /// Why the figures may not compare ([`warnings`]).
+    pub warnings: Vec<String>,
+}
+
+impl<'i, 'a> Comparison<'i, 'a> {
+    /// Compares the two systems of `input` (base first), with the
+    /// threshold given or the default one.
+    pub fn of(input: &'i Input<'a>, threshold: Option<f64>) -> Comparison<'i, 'a> {
+        Comparison {
+            input,
+            rows: compare(input, threshold),
+            warnings: warnings(input),
+        }
+    }
+
+    /// The labels of base and new.
+    fn labels(&self) -> (&str, &str) {
+        (&self.input.systems[0].label, &self.input.systems[1].label)
+    }
+
+    /// How many rows had each outcome, by outcome name.
+    fn counts(&self) -> std::collections::BTreeMap<&'static str, usize> {
+        let mut counts = std::collections::BTreeMap::new();
+        for r in &self.rows {
+            *counts.entry(r.outcome.name()).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// The counts in words: `3 unchanged, 1 regressed`.
+    fn summary(&self) -> String {
+        self.counts()
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The comparison as JSON.
+pub fn write_json(c: &Comparison, out: &mut dyn Write) -> anyhow::Result<()> {
+    let (base, new) = c.labels();
+    serde_json::to_writer_pretty(
+        &mut *out,
+        &Doc {
+            schema: "scalebench-compare",
+            schema_version: 1,
+            base,
+            new,
+            counts: c.counts(),
+            warnings: c.warnings.clone(),
+            rows: &c.rows,
+        },
+    )?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// The comparison in Markdown (for a pull-request comment).
+pub fn write_markdown(c: &Comparison, out: &mut dyn Write) -> anyhow::Result<()> {
+    let (base, new) = c.labels();
+    writeln!(
+        out,
+        "**scalebench compare** {base} → {new}: {}\n",
+        c.summary()
+    )?;
+    for w in &c.warnings {
+        writeln!(out, "> ⚠️ {w}\n")?;
+    }
+    writeln!(out, "| | series | outcome | evidence |")?;
+    writeln!(out, "|---|---|---|---|")?;
+    for r in &c.rows {
+        let mark = match r.outcome {
+            Outcome::Regressed | Outcome::ClassChanged if is_regression(r) => "❌",
+            Outcome::Improved => "✅",
+            Outcome::ClassChanged => "⚠️",
+            _ => "",
+        };
+        writeln!(
+            out,
+            "| {mark} | {} | {} | {} |",
+            r.name.replace('|', "\\|"),
+            r.outcome.name(),
+            r.evidence.replace('|', "\\|")
+        )?;
+    }
+    Ok(())
+}
+
+/// The comparison for a terminal.
+pub fn write_terminal(c: &Comparison, out: &mut dyn Write) -> anyhow::Result<()> {
+    let (base, new) = c.labels();
+    writeln!(out, "{base} → {new}: {}", c.summary())?;
+    for w in &c.warnings {
+        super::wrap::wrapped(out, "warning: ", w)?;
+    }
+    writeln!(out)?;
+    for r in &c.rows {
+        writeln!(out, "{:<15} {}", r.outcome.name(), r.name)?;
+        super::wrap::wrapped(out, "                ", &r.evidence)?;
+    }
+    Ok(())
+}
+
+/// The test's constants, for the docs and the CLI's help.
+pub fn rule() -> String {
+    format!(
+        "benchmarks: cost ratio new/base over the common n, 90 % interval from resampling whole runs, against twice the larger run-to-run noise ({:.0}–{:.0} %); workloads: throughput ratio against ±{:.0} %",
+        compare::MIN_THRESHOLD * 100.0,
+        compare::MAX_THRESHOLD * 100.0,
+        SINGLE_THRESHOLD * 100.0
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::System;
+    use results::BusyProcess;
+
+    fn system(label: &str, busy: Option<f64>) -> System {
+        let mut file: results::ResultFile =
+            serde_json::from_str(include_str!("../../../tests/fixtures/empty.json")).unwrap();
+        file.system.tuning.busiest = Some(
+            busy.map(|percent| BusyProcess {
+                pid: 7,
+                name: "cc1".into(),
+                percent,
+            })
+            .into_iter()
+            .collect(),
+        );
+        file.system.tuning.load_average = Some([0.1, 0.1, 0.1]);
+        System {
+            label: label.into(),
+            file,
+        }
+    }
+
+    #[test]
+    fn a_busy_machine_is_named_and_a_quiet_one_is_not() {
+        let systems = [system("a", None), system("b", Some(180.0))];
+        let input = Input::new(&systems, &analysis::Options::default());
+        let w = warnings(&input);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("when b started (cc1 at 180 % of a CPU)"),
+            "{w:?}"
+        );
+        let quiet = [system("a", Some(10.0)), system("b", None)];
+        let input = Input::new(&quiet, &analysis::Options::default());
+        assert!(warnings(&input).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod emulation_tests {
+    use super::*;
+    use crate::fixtures::system;
+
+    fn row<'r>(rows: &'r [Row], name: &str) -> &'r Row {
+        rows.iter().find(|r| r.name == name).unwrap()
+    }
+
+    /// A load workload of one row at `rps` requests per second.
+    fn with_workload(mut s: crate::System, rps: f64) -> crate::System {
+        let w: results::WorkloadResult = serde_json::from_value(serde_json::json!({
+            "name": "http", "what": "static files", "status": "ok", "message": null,
+            "params": {}, "rows": [{"label": "1 process", "params": {}, "error": null,
+            "load": {"requests": 1000, "seconds": 1.0, "requests_per_s": rps, "mb_per_s": 1.0,
+              "body_bytes": 1000, "connections": 10,
+              "latency_ns": {"p50": 1, "p90": 1, "p99": 1, "p999": 1, "max": 1, "mean": 1.0},
+              "errors": {"connect": 0, "reset": 0, "timeout": 0, "status": 0, "short_body": 0},
+              "retries": 0, "failed": 0, "statuses": {}}}]
+        }))
+        .unwrap();
+        s.file.workloads.push(w);
+        s
+    }
+
+    #[test]
+    fn an_emulated_file_against_a_native_one_is_judged_by_class_only() {
+        let systems = [
+            with_workload(system("host", false, 1.0, false), 5000.0),
+            with_workload(system("guest", true, 10.0, true), 500.0),
+        ];
+        let input = Input::new(&systems, &Default::default());
+        let c = Comparison::of(&input, None);
+        // Ten times slower everywhere, yet nothing regressed: no cost is compared.
+        assert!(
+            c.rows
+                .iter()
+                .all(|r| r.cost.is_none() && r.throughput.is_none())
+        );
+        assert!(!c.rows.iter().any(|r| r.outcome == Outcome::Regressed));
+        let mmap = row(&c.rows, "mmap");
+        assert_eq!(mmap.outcome, Outcome::Unchanged, "{}", mmap.evidence);
+        assert_eq!(
+            mmap.evidence,
+            "the same growth class on both, O(1); costs not compared: guest was measured under emulation (TCG)"
+        );
+        // `socket` is undecided in the fixture: no class to compare.
+        let socket = row(&c.rows, "socket");
+        assert_eq!(
+            socket.outcome,
+            Outcome::NotComparable,
+            "{}",
+            socket.evidence
+        );
+        assert!(
+            socket.evidence.starts_with(
+                "no growth class on both (undecided in the base, undecided in the new one)"
+            ),
+            "{}",
+            socket.evidence
+        );
+        let bind = row(&c.rows, "bind");
+        assert_eq!(bind.outcome, Outcome::ClassChanged, "{}", bind.evidence);
+        assert!(is_regression(bind));
+        assert!(!bind.evidence.contains('%'), "{}", bind.evidence);
+        let http = row(&c.rows, "http: 1 process");
+        assert_eq!(http.outcome, Outcome::NotComparable);
+        assert_eq!(
+            http.evidence,
+            "throughput not compared: guest was measured under emulation (TCG)"
+        );
+        assert!(
+            c.warnings[0].starts_with("guest was measured under emulation (TCG) and host natively"),
+            "{:?}",
+            c.warnings
+        );
+        let mut md = Vec::new();
+        write_markdown(&c, &mut md).unwrap();
+        let md = String::from_utf8(md).unwrap();
+        assert!(
+            md.contains("> ⚠️ guest was measured under emulation"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn two_emulated_files_are_compared_by_cost_with_a_warning() {
+        let systems = [
+            with_workload(system("cloud", true, 1.0, false), 5000.0),
+            with_workload(system("rt", true, 10.0, false), 500.0),
+        ];
+        let input = Input::new(&systems, &Default::default());
+        let c = Comparison::of(&input, None);
+        let socket = row(&c.rows, "socket");
+        assert_eq!(socket.outcome, Outcome::Regressed, "{}", socket.evidence);
+        assert!(socket.cost.is_some());
+        assert_eq!(row(&c.rows, "http: 1 process").outcome, Outcome::Regressed);
+        assert_eq!(
+            c.warnings,
+            [
+                "cloud and rt were both measured under emulation (TCG): their cost ratios compare two emulations, not the speed of two machines"
+            ]
+        );
+        // Native files: no such warning.
+        let native = [
+            system("a", false, 1.0, false),
+            system("b", false, 1.0, false),
+        ];
+        let input = Input::new(&native, &Default::default());
+        assert!(Comparison::of(&input, None).warnings.is_empty());
+    }
+}

@@ -1,0 +1,371 @@
+//! What differs between systems, in sentences: classes, costs at the same
+//! n, structure (steps, shadow curves, slope changes) and what could not be
+//! measured. Every other system is compared with the first one given;
+//! between an emulated and a native system only by class and structure
+//! (an emulated CPU's times are not the speed of any machine: see
+//! [`super::Basis`]).
+
+use super::{Basis, Entry, Input};
+use analysis::units::{fmt_n, fmt_ns};
+use analysis::{Class, Flag, Label, Verdict};
+use serde::Serialize;
+
+/// Smallest cost ratio called a difference.
+pub const NOTABLE: f64 = 1.2;
+
+/// Kinds of difference, most important first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// The growth classes differ.
+    Class,
+    /// The cost at the same n differs by at least [`NOTABLE`].
+    Cost,
+    /// One shows structure (a step, a second curve, …) the other does not.
+    Structure,
+    /// One could not run it, or has no verdict.
+    Availability,
+}
+
+/// One difference between the baseline and another system.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Difference {
+    /// The series.
+    pub series: String,
+    /// What kind of difference.
+    pub kind: Kind,
+    /// The baseline system.
+    pub baseline: String,
+    /// The system compared with it.
+    pub other: String,
+    /// For costs: other / baseline at `at_n` (for workloads: time per
+    /// request, other / baseline, with no `at_n`).
+    pub ratio: Option<f64>,
+    /// For costs: the n compared at.
+    pub at_n: Option<f64>,
+    /// The difference in a sentence.
+    pub text: String,
+}
+
+/// The cost of a verdict's bucket medians at `n` (linear interpolation,
+/// clamped to the measured range).
+pub fn cost_at(v: &Verdict, n: f64) -> f64 {
+    let b = &v.buckets;
+    if b.is_empty() {
+        return f64::NAN;
+    }
+    if n <= b[0].n {
+        return b[0].median;
+    }
+    for w in b.windows(2) {
+        if n <= w[1].n {
+            let t = if w[1].n > w[0].n {
+                (n - w[0].n) / (w[1].n - w[0].n)
+            } else {
+                0.0
+            };
+            return w[0].median + t * (w[1].median - w[0].median);
+        }
+    }
+    b[b.len() - 1].median
+}
+
+fn grows(c: Label) -> String {
+    match c {
+        Label::Class(Class::Constant) => "stays O(1)".into(),
+        Label::Class(c) => format!("grows {c}"),
+        Label::Undecided => "is undecided (neither flat nor growing can be said)".into(),
+        Label::Superlinear => "grows superlinearly".into(),
+        Label::NoFit => "grows, no single class fitting".into(),
+        l @ Label::Between(..) => format!("grows {l}"),
+    }
+}
+
+fn times(r: f64) -> String {
+    if r >= 1.0 {
+        format!("{r:.1}× slower")
+    } else {
+        format!("{:.1}× faster", 1.0 / r)
+    }
+}
+
+/// Structure flags worth comparing, by name, with their description.
+fn structure(v: &Verdict) -> Vec<(&'static str, String)> {
+    v.flags
+        .iter()
+        .filter(|f| {
+            matches!(
+                f,
+                Flag::Step { .. } | Flag::SlopeChange { .. } | Flag::Bimodal { .. }
+            )
+        })
+        .map(|f| (f.name(), f.describe()))
+        .collect()
+}
+
+fn compare(series: &str, a: &Entry, b: &Entry, basis: Basis, out: &mut Vec<Difference>) {
+    let diff = |kind, ratio, at_n, text: String| Difference {
+        series: series.to_string(),
+        kind,
+        baseline: a.system.to_string(),
+        other: b.system.to_string(),
+        ratio,
+        at_n,
+        text,
+    };
+    let (va, vb) = match (&a.verdict, &b.verdict) {
+        (Ok(va), Ok(vb)) => (va, vb),
+        (Ok(_), Err(m)) => {
+            out.push(diff(
+                Kind::Availability,
+                None,
+                None,
+                format!("{series}: no verdict on {} ({m})", b.system),
+            ));
+            return;
+        }
+        (Err(m), Ok(_)) => {
+            out.push(diff(
+                Kind::Availability,
+                None,
+                None,
+                format!("{series}: no verdict on {} ({m})", a.system),
+            ));
+            return;
+        }
+        (Err(_), Err(_)) => return,
+    };
+    if va.class != vb.class {
+        out.push(diff(
+            Kind::Class,
+            None,
+            None,
+            format!(
+                "{series}: {} {} where {} {}",
+                b.system,
+                grows(vb.class),
+                a.system,
+                grows(va.class)
+            ),
+        ));
+    }
+    // Costs at the largest n both reached, and at the smallest.
+    let hi = va.high.n.min(vb.high.n);
+    let lo = va.low.n.max(vb.low.n);
+    let r_hi = cost_at(vb, hi) / cost_at(va, hi);
+    let r_lo = cost_at(vb, lo) / cost_at(va, lo);
+    let costs = basis != Basis::Mixed;
+    if costs && r_hi.is_finite() && (r_hi >= NOTABLE || r_hi <= 1.0 / NOTABLE) {
+        let low_note = if r_lo.is_finite() && (r_hi / r_lo).ln().abs() > 1.3f64.ln() {
+            format!(" ({} at n = {})", times(r_lo), fmt_n(lo))
+        } else {
+            String::new()
+        };
+        out.push(diff(
+            Kind::Cost,
+            Some(r_hi),
+            Some(hi),
+            format!(
+                "{series}: {} is {} than {} at n = {} ({} against {}){low_note}",
+                b.system,
+                times(r_hi),
+                a.system,
+                fmt_n(hi),
+                fmt_ns(cost_at(vb, hi)),
+                fmt_ns(cost_at(va, hi))
+            ),
+        ));
+    }
+    let (sa, sb) = (structure(va), structure(vb));
+    for (name, text) in &sb {
+        if !sa.iter().any(|(n, _)| n == name) {
+            out.push(diff(
+                Kind::Structure,
+                None,
+                None,
+                format!("{series}: {} shows {text}; {} does not", b.system, a.system),
+            ));
+        }
+    }
+    for (name, text) in &sa {
+        if !sb.iter().any(|(n, _)| n == name) {
+            out.push(diff(
+                Kind::Structure,
+                None,
+                None,
+                format!("{series}: {} shows {text}; {} does not", a.system, b.system),
+            ));
+        }
+    }
+}
+
+/// Every difference between the first system and each other one: class
+/// changes first, then costs (largest ratio first; none between an
+/// emulated and a native system), then structure, then what could not be
+/// compared.
+pub fn differences(input: &Input) -> Vec<Difference> {
+    let mut out = Vec::new();
+    let Some(baseline) = input.systems.first() else {
+        return out;
+    };
+    let basis =
+        |other: &str| Basis::of(input.is_emulated(&baseline.label), input.is_emulated(other));
+    for series in input.series_names() {
+        let base = input.of_series(series).find(|e| e.system == baseline.label);
+        for s in &input.systems[1..] {
+            let other = input.of_series(series).find(|e| e.system == s.label);
+            match (base, other) {
+                (Some(a), Some(b)) => compare(series, a, b, basis(&s.label), &mut out),
+                (Some(_), None) | (None, Some(_)) => {
+                    let (has, lacks) = if base.is_some() {
+                        (&baseline.label, &s.label)
+                    } else {
+                        (&s.label, &baseline.label)
+                    };
+                    out.push(Difference {
+                        series: series.to_string(),
+                        kind: Kind::Availability,
+                        baseline: baseline.label.clone(),
+                        other: s.label.clone(),
+                        ratio: None,
+                        at_n: None,
+                        text: format!("{series}: measured on {has} only, not on {lacks}"),
+                    });
+                }
+                (None, None) => {}
+            }
+        }
+    }
+    for t in input.work_tables() {
+        for l in t
+            .lines
+            .iter()
+            .filter(|l| l.system != baseline.label && basis(l.system) != Basis::Mixed)
+        {
+            let base = t
+                .lines
+                .iter()
+                .find(|b| b.label == l.label && b.target == l.target && b.system == baseline.label);
+            // (cost, unit, how to show it): time per request for load rows,
+            // the phase's time for phases. Ratio other / baseline: > 1 is slower.
+            let cost = |line: Option<&super::WorkLine>| -> Option<(f64, String)> {
+                let r = line.and_then(|l| l.row)?;
+                match (&r.phase, &r.load) {
+                    (Some(p), _) if p.seconds > 0.0 => {
+                        Some((p.seconds, super::fmt_secs(p.seconds)))
+                    }
+                    (None, Some(s)) if s.requests_per_s > 0.0 => Some((
+                        1.0 / s.requests_per_s,
+                        format!("{:.0} req/s", s.requests_per_s),
+                    )),
+                    _ => None,
+                }
+            };
+            let (Some((a, a_txt)), Some((b, b_txt))) = (cost(base), cost(Some(l))) else {
+                continue;
+            };
+            let r = b / a;
+            if r.is_finite() && (r >= NOTABLE || r <= 1.0 / NOTABLE) {
+                let row = match l.target {
+                    Some(tg) => format!("{}, {tg}", l.label),
+                    None => l.label.to_string(),
+                };
+                out.push(Difference {
+                    series: t.name.to_string(),
+                    kind: Kind::Cost,
+                    baseline: baseline.label.clone(),
+                    other: l.system.to_string(),
+                    ratio: Some(r),
+                    at_n: None,
+                    text: format!(
+                        "{} ({row}): {} is {} than {} ({b_txt} against {a_txt})",
+                        t.name,
+                        l.system,
+                        times(r),
+                        baseline.label,
+                    ),
+                });
+            }
+        }
+    }
+    let weight = |d: &Difference| d.ratio.map_or(0.0, |r| -r.ln().abs());
+    out.sort_by(|a, b| a.kind.cmp(&b.kind).then(weight(a).total_cmp(&weight(b))));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::system;
+
+    fn kinds(input: &Input) -> Vec<(Kind, String)> {
+        input
+            .differences
+            .iter()
+            .map(|d| (d.kind, d.series.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn native_systems_differ_by_cost_and_class() {
+        let systems = [
+            system("a", false, 1.0, false),
+            system("b", false, 10.0, true),
+        ];
+        let input = Input::new(&systems, &Default::default());
+        let k = kinds(&input);
+        assert!(k.contains(&(Kind::Class, "bind".into())), "{k:?}");
+        assert!(k.contains(&(Kind::Cost, "socket".into())), "{k:?}");
+        assert!(input.basis.is_empty(), "{:?}", input.basis);
+    }
+
+    #[test]
+    fn an_emulated_and_a_native_system_differ_by_class_only() {
+        for (base, other) in [(false, true), (true, false)] {
+            let systems = [
+                system("host", base, 1.0, false),
+                system("guest", other, 10.0, true),
+            ];
+            let input = Input::new(&systems, &Default::default());
+            let k = kinds(&input);
+            assert!(k.contains(&(Kind::Class, "bind".into())), "{k:?}");
+            assert!(!k.iter().any(|(kind, _)| *kind == Kind::Cost), "{k:?}");
+            assert!(
+                !input.differences.iter().any(|d| d.text.contains("slower")
+                    || d.text.contains("faster")
+                    || d.ratio.is_some()),
+                "{:?}",
+                input.differences
+            );
+            let emu = if base { "host" } else { "guest" };
+            assert_eq!(input.basis.len(), 1);
+            assert!(
+                input.basis[0].starts_with(&format!("{emu} was measured under emulation (TCG)")),
+                "{:?}",
+                input.basis
+            );
+            assert!(
+                input.basis[0].contains("only their growth classes are compared"),
+                "{:?}",
+                input.basis
+            );
+        }
+    }
+
+    #[test]
+    fn two_emulated_systems_show_cost_ratios_with_a_warning() {
+        let systems = [
+            system("cloud", true, 1.0, false),
+            system("rt", true, 10.0, false),
+        ];
+        let input = Input::new(&systems, &Default::default());
+        let k = kinds(&input);
+        assert!(k.contains(&(Kind::Cost, "socket".into())), "{k:?}");
+        assert_eq!(
+            input.basis,
+            [
+                "cloud and rt were both measured under emulation (TCG): their cost ratios compare two emulations, not the speed of two machines"
+            ]
+        );
+    }
+}

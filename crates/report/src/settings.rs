@@ -1,0 +1,598 @@
+//! How the systems were set up, side by side: the tuning profile each ran
+//! under, what it changed, and every recorded setting (OS, CPU, sysctls,
+//! limits, governor, huge pages, mitigations, virtualization, …) whose
+//! value differs between them; and the kernel build options that differ.
+
+use super::System;
+use results::{ChangeStatus, Nic, SystemInfo, TuningRecord};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What a reading the OS does not offer is called (a governor without
+/// cpufreq), so that "absent" differs from "not recorded".
+pub const NOT_EXPOSED: &str = "not exposed";
+
+/// A setting and its value on each system (`None`: not recorded there).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SettingRow {
+    /// What (`sysctl net.core.somaxconn`, `CPU governor`).
+    pub name: String,
+    /// Its value per system, in the order given.
+    pub values: Vec<Option<String>>,
+}
+
+/// Every setting recorded of one system, by name.
+fn settings(s: &System) -> BTreeMap<String, String> {
+    let f = &s.file;
+    let sys: &SystemInfo = &f.system;
+    let t = &sys.tuning;
+    let mut m = BTreeMap::new();
+    let mut put = |k: &str, v: Option<String>| {
+        if let Some(v) = v {
+            m.insert(k.to_string(), v);
+        }
+    };
+    put(
+        "profile",
+        Some(f.profile.as_ref().map_or("none".into(), |p| {
+            format!("{}{}", p.name, if p.partial { " (partial)" } else { "" })
+        })),
+    );
+    put("OS", Some(format!("{} {}", sys.os, sys.os_release)));
+    put("kernel build", Some(sys.os_version.clone()));
+    put(
+        "CPU",
+        Some(format!(
+            "{} × {}",
+            sys.cpu.count,
+            sys.cpu.model.as_deref().unwrap_or("unknown")
+        )),
+    );
+    put(
+        "memory",
+        sys.memory_bytes
+            .map(|b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)),
+    );
+    put("C library", Some(sys.libc.clone()));
+    // A record that has the tuning readings (its kernel command line or
+    // load average) and no governor or boost had no cpufreq to read: "not
+    // exposed", which differs from a governor; an older record without
+    // the readings says nothing.
+    let recorded = t.kernel_cmdline.is_some() || t.load_average.is_some();
+    let exposed = |v: Option<String>| v.or_else(|| recorded.then(|| NOT_EXPOSED.to_string()));
+    put("CPU governor", exposed(t.governor.clone()));
+    put(
+        "boost",
+        exposed(t.boost.map(|b| if b { "on" } else { "off" }.into())),
+    );
+    put("SMT", t.smt.clone());
+    put("microcode", t.microcode.clone());
+    put("kernel command line", t.kernel_cmdline.clone());
+    put("transparent huge pages", t.thp_enabled.clone());
+    put("THP defrag", t.thp_defrag.clone());
+    put("clocksource", t.clocksource.clone());
+    put("hypervisor", t.hypervisor.clone());
+    if let Some(v) = &sys.virtualization {
+        put(
+            "virtualization",
+            Some(format!(
+                "{}{}{}",
+                v.kind,
+                if v.emulated && v.kind != "tcg" {
+                    " (emulated)"
+                } else {
+                    ""
+                },
+                v.reason
+                    .as_deref()
+                    .map_or(String::new(), |r| format!(": {r}"))
+            )),
+        );
+        put("hypervisor (CPUID)", v.hypervisor.clone());
+        put(
+            "vCPUs pinned to host CPUs",
+            (!v.vcpu_pins.is_empty()).then(|| {
+                let pins: Vec<String> = v.vcpu_pins.iter().map(|p| p.to_string()).collect();
+                pins.join(", ")
+            }),
+        );
+    }
+    put(
+        "work directory filesystem",
+        sys.workdir
+            .as_ref()
+            .map(|w| format!("{} ({})", w.fs_type, w.mount_options)),
+    );
+    put(
+        "CPU time stolen during the run",
+        t.steal_percent.map(|p| format!("{p:.1} %")),
+    );
+    if let Some(c) = &t.cgroup_limits {
+        put("cgroup pids limit", c.pids.map(|p| p.to_string()));
+        put("cgroup CPU limit", c.cpus.map(|x| format!("{x:.2} CPUs")));
+        put(
+            "cgroup memory limit",
+            c.memory_bytes
+                .map(|b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)),
+        );
+    }
+    for n in t.nics.iter().flatten() {
+        put(&format!("NIC {}", n.name), Some(nic_summary(n)));
+        put(&format!("NIC {} queues", n.name), n.queue_words());
+    }
+    put("firewall", t.firewall.as_ref().map(|f| f.words()));
+    put("security modules", t.security.as_ref().map(|s| s.words()));
+    for (k, v) in &t.mitigations {
+        put(&format!("mitigation {k}"), Some(v.clone()));
+    }
+    for (k, v) in sys.sysctls.iter().chain(&t.sysctls) {
+        put(&format!("sysctl {k}"), Some(v.clone()));
+    }
+    for (k, l) in &sys.limits {
+        let one = |v: Option<u64>| v.map_or("unlimited".to_string(), |x| x.to_string());
+        put(k, Some(format!("{} / {}", one(l.soft), one(l.hard))));
+    }
+    m
+}
+
+/// A network interface's settings: driver, MTU, ring sizes and the
+/// offloads recorded (`e1000e, MTU 1500, rings 256/256, tso on gro off`).
+fn nic_summary(n: &Nic) -> String {
+    let o = &n.offloads;
+    let on =
+        |name: &str, v: Option<bool>| v.map(|b| format!("{name} {}", if b { "on" } else { "off" }));
+    let offloads: Vec<String> = [
+        on("tso", o.tso),
+        on("gso", o.gso),
+        on("gro", o.gro),
+        on("lro", o.lro),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    format!(
+        "{}{}{}{}",
+        n.driver.as_deref().unwrap_or("?"),
+        n.mtu.map_or(String::new(), |m| format!(", MTU {m}")),
+        match (n.rx_ring, n.tx_ring) {
+            (Some(r), Some(t)) => format!(", rings {r}/{t}"),
+            _ => String::new(),
+        },
+        if offloads.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", offloads.join(" "))
+        }
+    )
+}
+
+/// The settings whose values differ between the systems (nothing with one
+/// system), `profile` first.
+pub fn differing(systems: &[System]) -> Vec<SettingRow> {
+    if systems.len() < 2 {
+        return Vec::new();
+    }
+    let all: Vec<BTreeMap<String, String>> = systems.iter().map(settings).collect();
+    let names: BTreeSet<&String> = all.iter().flat_map(|m| m.keys()).collect();
+    let mut rows: Vec<SettingRow> = names
+        .into_iter()
+        .map(|n| SettingRow {
+            name: n.clone(),
+            values: all.iter().map(|m| m.get(n).cloned()).collect(),
+        })
+        .filter(|r| r.values.iter().any(|v| *v != r.values[0]))
+        .collect();
+    rows.sort_by_key(|r| r.name != "profile");
+    rows
+}
+
+/// The kernel build options that differ between the systems that recorded
+/// their configuration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConfigDiff {
+    /// Where each system's configuration was read, in the order given
+    /// (`None`: not recorded).
+    pub sources: Vec<Option<String>>,
+    /// The system the others are counted against: the first with a
+    /// configuration (its place among the systems).
+    pub baseline: usize,
+    /// For each system, against the baseline: options it sets that the
+    /// baseline does not (added), that the baseline sets and it does not
+    /// (removed), and that both set to different values (changed); `None`
+    /// for the baseline and the systems without a configuration.
+    pub counts: Vec<Option<ConfigCounts>>,
+    /// Every option whose value differs between the systems with a
+    /// configuration, by name; a value `None` is "not set" (or "not
+    /// recorded", where `sources` has none).
+    pub options: Vec<SettingRow>,
+}
+
+/// How one kernel configuration differs from another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ConfigCounts {
+    /// Options set here only.
+    pub added: usize,
+    /// Options set in the baseline only.
+    pub removed: usize,
+    /// Options set in both, to different values.
+    pub changed: usize,
+}
+
+/// How many differing options the terminal and Markdown reports name
+/// (the HTML report names them all).
+pub const CONFIG_SHOWN: usize = 12;
+
+impl ConfigDiff {
+    /// An option's value on system `i` in words: the value, `not set`, or
+    /// `not recorded`.
+    pub fn value<'d>(&'d self, row: &'d SettingRow, i: usize) -> &'d str {
+        match (&row.values[i], &self.sources[i]) {
+            (Some(v), _) => v,
+            (None, Some(_)) => "not set",
+            (None, None) => "not recorded",
+        }
+    }
+
+    /// One line per system against the baseline: `rt against cloud
+    /// (/boot/config-…): 1 234 options differ — 300 added, 200 removed, 734
+    /// changed`; a system without a configuration says so.
+    pub fn summaries(&self, labels: &[&str]) -> Vec<String> {
+        let base = labels[self.baseline];
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != self.baseline)
+            .map(|(i, c)| match (c, &self.sources[i]) {
+                (Some(c), Some(src)) => format!(
+                    "{} ({src}) against {base} ({}): {} options differ — {} added, {} removed, {} changed",
+                    labels[i],
+                    self.sources[self.baseline].as_deref().unwrap_or(""),
+                    analysis::units::fmt_n((c.added + c.removed + c.changed) as f64),
+                    c.added,
+                    c.removed,
+                    c.changed
+                ),
+                _ => format!("{}: no kernel configuration recorded", labels[i]),
+            })
+            .collect()
+    }
+}
+
+/// The kernel build options that differ between the systems, when at least
+/// two recorded their configuration and some option differs.
+pub fn config_differences(systems: &[System]) -> Option<ConfigDiff> {
+    let configs: Vec<Option<&results::KernelConfig>> = systems
+        .iter()
+        .map(|s| s.file.system.kernel_config.as_ref())
+        .collect();
+    if configs.iter().flatten().count() < 2 {
+        return None;
+    }
+    let baseline = configs.iter().position(Option::is_some)?;
+    let base = &configs[baseline]?.options;
+    let names: BTreeSet<&String> = configs
+        .iter()
+        .flatten()
+        .flat_map(|c| c.options.keys())
+        .collect();
+    let options: Vec<SettingRow> = names
+        .into_iter()
+        .filter_map(|n| {
+            let mut present = configs.iter().flatten().map(|c| c.options.get(n));
+            let first = present.next()?;
+            present.any(|v| v != first).then(|| SettingRow {
+                name: n.clone(),
+                values: configs
+                    .iter()
+                    .map(|c| c.and_then(|c| c.options.get(n)).cloned())
+                    .collect(),
+            })
+        })
+        .collect();
+    if options.is_empty() {
+        return None;
+    }
+    let counts = configs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let c = &c.filter(|_| i != baseline)?.options;
+            Some(ConfigCounts {
+                added: c.keys().filter(|k| !base.contains_key(*k)).count(),
+                removed: base.keys().filter(|k| !c.contains_key(*k)).count(),
+                changed: c
+                    .iter()
+                    .filter(|(k, v)| base.get(*k).is_some_and(|b| b != *v))
+                    .count(),
+            })
+        })
+        .collect();
+    Some(ConfigDiff {
+        sources: configs
+            .iter()
+            .map(|c| c.map(|c| c.source.clone()))
+            .collect(),
+        baseline,
+        counts,
+        options,
+    })
+}
+
+/// A profile's record in one line: `throughput (built-in): 7 applied, 3
+/// already so, 1 refused — partial`.
+pub fn summary(p: &TuningRecord) -> String {
+    let count = |s: ChangeStatus| p.changes.iter().filter(|c| c.status == s).count();
+    let mut parts = Vec::new();
+    for (s, word) in [
+        (ChangeStatus::Applied, "applied"),
+        (ChangeStatus::Unchanged, "already so"),
+        (ChangeStatus::Refused, "refused"),
+        (ChangeStatus::Recorded, "recorded only"),
+    ] {
+        let n = count(s);
+        if n > 0 {
+            parts.push(format!("{n} {word}"));
+        }
+    }
+    if parts.is_empty() {
+        parts.push("no settings for this system".into());
+    }
+    let mut out = format!("{} ({}): {}", p.name, p.origin, parts.join(", "));
+    if !p.elsewhere.is_empty() {
+        out.push_str(&format!("; has settings for {}", p.elsewhere.join(", ")));
+    }
+    if p.partial {
+        out.push_str(" — partial: the run measured the system without what was refused");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::ProfileChange;
+
+    fn system(label: &str, profile: Option<&str>, somaxconn: &str) -> System {
+        let mut file: results::ResultFile =
+            serde_json::from_str(include_str!("../../../tests/fixtures/empty.json")).unwrap();
+        file.system
+            .sysctls
+            .insert("net.core.somaxconn".into(), somaxconn.into());
+        file.profile = profile.map(|n| TuningRecord {
+            name: n.into(),
+            origin: "built-in".into(),
+            partial: n == "throughput",
+            changes: vec![ProfileChange {
+                kind: "sysctl".into(),
+                name: "net.core.somaxconn".into(),
+                wanted: ">=4096".into(),
+                old: Some("128".into()),
+                new: Some(somaxconn.into()),
+                status: ChangeStatus::Applied,
+                reason: None,
+            }],
+            ..Default::default()
+        });
+        System {
+            label: label.into(),
+            file,
+        }
+    }
+
+    #[test]
+    fn a_governor_not_exposed_differs_from_one_and_from_none_recorded() {
+        let mut a = system("a", None, "4096");
+        let mut b = system("b", None, "4096");
+        let c = system("c", None, "4096");
+        a.file.system.tuning.governor = Some("performance".into());
+        a.file.system.tuning.load_average = Some([0.1; 3]);
+        // b recorded its readings and had no governor to read.
+        b.file.system.tuning.load_average = Some([0.1; 3]);
+        b.file.system.tuning.governor = None;
+        let rows = differing(&[a.clone(), b]);
+        let g = rows.iter().find(|r| r.name == "CPU governor").unwrap();
+        assert_eq!(g.values[1].as_deref(), Some(NOT_EXPOSED), "{g:?}");
+        // c is a record without the readings: not recorded, not "not exposed".
+        let rows = differing(&[a, c]);
+        let g = rows.iter().find(|r| r.name == "CPU governor");
+        assert!(g.is_none_or(|g| g.values[1].is_none()), "{g:?}");
+    }
+
+    #[test]
+    fn a_firewall_a_security_mode_and_nic_queues_that_differ_are_named() {
+        use results::{Channels, Firewall, Security};
+        let mut a = system("a", None, "1");
+        let mut b = system("b", None, "1");
+        a.file.system.tuning.firewall = Some(Firewall {
+            nftables: Some([("inet filter".to_string(), 12)].into()),
+            ..Default::default()
+        });
+        b.file.system.tuning.firewall = Some(Firewall {
+            nftables: Some(Default::default()),
+            ..Default::default()
+        });
+        a.file.system.tuning.security = Some(Security {
+            selinux: Some("enforcing".into()),
+            ..Default::default()
+        });
+        b.file.system.tuning.security = Some(Security {
+            selinux: Some("off".into()),
+            ..Default::default()
+        });
+        let nic = |q: u32| Nic {
+            name: "eth0".into(),
+            rx_queues: Some(q),
+            tx_queues: Some(q),
+            channels: Some(Channels {
+                combined: q,
+                max_combined: 8,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        a.file.system.tuning.nics = Some(vec![nic(4)]);
+        b.file.system.tuning.nics = Some(vec![nic(1)]);
+        let rows = differing(&[a, b]);
+        let row = |n: &str| {
+            rows.iter()
+                .find(|r| r.name == n)
+                .unwrap_or_else(|| panic!("{n}: {rows:?}"))
+        };
+        assert_eq!(
+            row("firewall").values,
+            [
+                Some("nftables 12 rules (inet filter 12)".into()),
+                Some("no rules".into())
+            ]
+        );
+        assert_eq!(
+            row("security modules").values,
+            [Some("SELinux enforcing".into()), Some("SELinux off".into())]
+        );
+        assert_eq!(
+            row("NIC eth0 queues").values,
+            [
+                Some("queues rx 4 tx 4, channels combined 4 of 8".into()),
+                Some("queues rx 1 tx 1, channels combined 1 of 8".into())
+            ]
+        );
+        assert!(rows.iter().all(|r| r.name != "NIC eth0"), "{rows:?}");
+    }
+
+    #[test]
+    fn only_what_differs_is_named_with_the_profile_first() {
+        let a = system("a", Some("default"), "128");
+        let b = system("b", Some("throughput"), "4096");
+        let rows = differing(&[a, b]);
+        assert_eq!(rows[0].name, "profile");
+        assert_eq!(
+            rows[0].values,
+            [Some("default".into()), Some("throughput (partial)".into())]
+        );
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(rows[1].name, "sysctl net.core.somaxconn");
+        let same = differing(&[system("a", None, "1"), system("b", None, "1")]);
+        assert!(same.is_empty(), "{same:?}");
+        assert!(differing(&[system("a", None, "1")]).is_empty());
+    }
+
+    fn with_config(label: &str, options: &[(&str, &str)]) -> System {
+        let mut s = system(label, None, "128");
+        s.file.system.kernel_config = Some(results::KernelConfig {
+            source: format!("/boot/config-{label}"),
+            options: options
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        });
+        s
+    }
+
+    #[test]
+    fn kernel_options_that_differ_are_counted_and_listed_by_name() {
+        let cloud = with_config(
+            "cloud",
+            &[
+                ("CONFIG_SMP", "y"),
+                ("CONFIG_HZ", "250"),
+                ("CONFIG_KVM", "m"),
+            ],
+        );
+        let rt = with_config(
+            "rt",
+            &[
+                ("CONFIG_SMP", "y"),
+                ("CONFIG_HZ", "1000"),
+                ("CONFIG_PREEMPT_RT", "y"),
+                ("CONFIG_A", "y"),
+            ],
+        );
+        let old = system("old", None, "128");
+        let d = config_differences(&[cloud.clone(), rt.clone(), old]).unwrap();
+        let names: Vec<&str> = d.options.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["CONFIG_A", "CONFIG_HZ", "CONFIG_KVM", "CONFIG_PREEMPT_RT"]
+        );
+        assert_eq!(d.baseline, 0);
+        assert_eq!(
+            d.counts[1],
+            Some(ConfigCounts {
+                added: 2,
+                removed: 1,
+                changed: 1
+            })
+        );
+        assert_eq!(d.counts[0], None);
+        assert_eq!(d.counts[2], None);
+        let kvm = &d.options[2];
+        assert_eq!(
+            [d.value(kvm, 0), d.value(kvm, 1), d.value(kvm, 2)],
+            ["m", "not set", "not recorded"]
+        );
+        let s = d.summaries(&["cloud", "rt", "old"]);
+        assert_eq!(
+            s[0],
+            "rt (/boot/config-rt) against cloud (/boot/config-cloud): 4 options differ — 2 added, 1 removed, 1 changed"
+        );
+        assert_eq!(s[1], "old: no kernel configuration recorded");
+        // Nothing to say with one configuration, or two the same.
+        assert_eq!(
+            config_differences(&[cloud.clone(), system("x", None, "1")]),
+            None
+        );
+        let twin = with_config(
+            "twin",
+            &[
+                ("CONFIG_SMP", "y"),
+                ("CONFIG_HZ", "250"),
+                ("CONFIG_KVM", "m"),
+            ],
+        );
+        assert_eq!(config_differences(&[cloud, twin]), None);
+    }
+
+    #[test]
+    fn virtualization_rows_differ_only_where_recorded_and_different() {
+        let native = |label: &str| {
+            let mut s = system(label, None, "128");
+            s.file.system.virtualization =
+                Some(results::sysinfo::virtualization(Some("KVMKVMKVM".into())));
+            s
+        };
+        let mut guest = native("guest");
+        guest.file.system.virtualization = Some(results::Virtualization {
+            kind: "tcg".into(),
+            emulated: true,
+            hypervisor: Some("TCGTCGTCGTCG".into()),
+            reason: Some("no KVM".into()),
+            vcpu_pins: vec![0, 1],
+        });
+        let rows = differing(&[native("host"), guest]);
+        let get = |n: &str| rows.iter().find(|r| r.name == n).map(|r| r.values.clone());
+        assert_eq!(
+            get("virtualization"),
+            Some(vec![Some("native".into()), Some("tcg: no KVM".into())])
+        );
+        assert_eq!(
+            get("hypervisor (CPUID)"),
+            Some(vec![Some("KVMKVMKVM".into()), Some("TCGTCGTCGTCG".into())])
+        );
+        assert_eq!(
+            get("vCPUs pinned to host CPUs"),
+            Some(vec![None, Some("0, 1".into())])
+        );
+        assert!(differing(&[native("a"), native("b")]).is_empty());
+        // Old files (nothing recorded) show no such row.
+        let old = differing(&[system("a", None, "1"), system("b", None, "1")]);
+        assert!(old.is_empty(), "{old:?}");
+    }
+
+    #[test]
+    fn a_summary_counts_what_became_of_each_setting() {
+        let b = system("b", Some("throughput"), "4096");
+        let s = summary(b.file.profile.as_ref().unwrap());
+        assert!(s.starts_with("throughput (built-in): 1 applied"), "{s}");
+        assert!(s.contains("partial"), "{s}");
+    }
+}

@@ -1,0 +1,215 @@
+//! The store's schema and its migrations. Migration k takes a store from
+//! version k − 1 to k; the `migrations` table records each one applied.
+//! A store is brought to [`VERSION`] when it is opened, the missing
+//! migrations applied in order in one transaction; a store of a newer
+//! version than this scalebench knows is refused. A migration, once
+//! released, is never edited: a change is a new one at the end of
+//! [`MIGRATIONS`] (docs/store.md says how).
+
+use super::db::{Conn, Value};
+
+/// One migration: its statements, `;`-separated; `{blob}` stands for
+/// the dialect's binary column type.
+pub struct Migration {
+    /// What it does, in words (kept in the `migrations` table).
+    pub what: &'static str,
+    /// Its statements.
+    pub sql: &'static str,
+}
+
+/// Every migration, in order: migration k is `MIGRATIONS[k - 1]`.
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    what: "runs, their files, their benchmarks and workload rows",
+    sql: "
+CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    added TEXT NOT NULL,
+    source TEXT NOT NULL,
+    bytes BIGINT NOT NULL,
+    label TEXT NOT NULL,
+    host TEXT NOT NULL,
+    os TEXT NOT NULL,
+    kernel TEXT NOT NULL,
+    kernel_version TEXT NOT NULL,
+    arch TEXT NOT NULL,
+    cpu_model TEXT,
+    cpu_count BIGINT NOT NULL,
+    virtualization TEXT,
+    emulated BIGINT NOT NULL,
+    started TEXT NOT NULL,
+    finished TEXT,
+    tool_version TEXT NOT NULL,
+    schema_version BIGINT NOT NULL,
+    command_line TEXT NOT NULL,
+    profile TEXT,
+    analysis TEXT NOT NULL
+);
+CREATE INDEX runs_label_started ON runs (label, started);
+CREATE INDEX runs_started ON runs (started);
+CREATE TABLE run_files (
+    run_id TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    encoding TEXT NOT NULL,
+    body {blob} NOT NULL
+);
+CREATE TABLE benchmarks (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    position BIGINT NOT NULL,
+    name TEXT NOT NULL,
+    series TEXT NOT NULL,
+    status TEXT NOT NULL,
+    n BIGINT NOT NULL,
+    runs BIGINT NOT NULL,
+    class TEXT,
+    confidence DOUBLE PRECISION,
+    low_n DOUBLE PRECISION,
+    low_ns DOUBLE PRECISION,
+    high_n DOUBLE PRECISION,
+    high_ns DOUBLE PRECISION,
+    note TEXT,
+    PRIMARY KEY (run_id, position)
+);
+CREATE INDEX benchmarks_series ON benchmarks (series);
+CREATE TABLE workload_rows (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    position BIGINT NOT NULL,
+    workload TEXT NOT NULL,
+    status TEXT NOT NULL,
+    row_label TEXT NOT NULL,
+    target TEXT,
+    figure DOUBLE PRECISION,
+    unit TEXT,
+    peak_level DOUBLE PRECISION,
+    knee DOUBLE PRECISION,
+    verdict TEXT,
+    error TEXT,
+    PRIMARY KEY (run_id, position)
+);
+CREATE INDEX workload_rows_workload ON workload_rows (workload);
+",
+}];
+
+/// The schema version this scalebench writes and reads.
+pub const VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The table of applied migrations, made if missing.
+const MIGRATIONS_TABLE: &str = "CREATE TABLE IF NOT EXISTS migrations (
+    version BIGINT PRIMARY KEY,
+    what TEXT NOT NULL,
+    applied TEXT NOT NULL,
+    tool_version TEXT NOT NULL
+)";
+
+/// The store's version: the highest migration applied (0: none).
+pub fn version(c: &mut Conn) -> anyhow::Result<i64> {
+    let rows = c.rows("SELECT MAX(version) FROM migrations", &[])?;
+    Ok(rows.first().and_then(|r| r[0].int()).unwrap_or(0))
+}
+
+/// Brings the store to [`VERSION`], applying the missing migrations in
+/// order in one transaction (none is applied if one fails); refuses a
+/// store newer than this scalebench. Returns the versions applied.
+pub fn migrate(c: &mut Conn, name: &str) -> anyhow::Result<Vec<i64>> {
+    migrate_with(c, name, MIGRATIONS)
+}
+
+/// [`migrate`] with a list of migrations of its own (for tests).
+pub(crate) fn migrate_with(
+    c: &mut Conn,
+    name: &str,
+    migrations: &[Migration],
+) -> anyhow::Result<Vec<i64>> {
+    let known = migrations.len() as i64;
+    let blob = c.blob_type();
+    c.transaction(|c| {
+        c.batch(MIGRATIONS_TABLE)?;
+        let at = version(c)?;
+        if at > known {
+            anyhow::bail!(
+                "store {name} has schema version {at}, newer than this scalebench ({}) knows ({known}): upgrade scalebench to use it",
+                env!("CARGO_PKG_VERSION")
+            );
+        }
+        let mut applied = Vec::new();
+        for (k, m) in migrations.iter().enumerate().skip(at as usize) {
+            let v = k as i64 + 1;
+            c.batch(&m.sql.replace("{blob}", blob))
+                .map_err(|e| anyhow::anyhow!("store {name}: migration {v} ({}): {e}", m.what))?;
+            c.exec(
+                "INSERT INTO migrations (version, what, applied, tool_version) VALUES (?, ?, ?, ?)",
+                &[
+                    Value::from(v),
+                    Value::from(m.what),
+                    Value::from(results::now_rfc3339()),
+                    Value::from(env!("CARGO_PKG_VERSION")),
+                ],
+            )?;
+            applied.push(v);
+        }
+        Ok(applied)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn memory() -> Conn {
+        Conn::Sqlite(rusqlite::Connection::open_in_memory().unwrap())
+    }
+
+    #[test]
+    fn missing_migrations_are_applied_in_order_once() {
+        let mut c = memory();
+        assert_eq!(
+            migrate(&mut c, "m").unwrap(),
+            (1..=VERSION).collect::<Vec<_>>()
+        );
+        assert_eq!(version(&mut c).unwrap(), VERSION);
+        assert!(migrate(&mut c, "m").unwrap().is_empty(), "nothing twice");
+        // A later migration on top of an older store.
+        let more = [
+            Migration {
+                what: MIGRATIONS[0].what,
+                sql: MIGRATIONS[0].sql,
+            },
+            Migration {
+                what: "a note per run",
+                sql: "CREATE TABLE notes (run_id TEXT, note TEXT)",
+            },
+        ];
+        assert_eq!(migrate_with(&mut c, "m", &more).unwrap(), [2]);
+        c.exec("INSERT INTO notes VALUES ('a', 'b')", &[]).unwrap();
+    }
+
+    #[test]
+    fn a_failing_migration_applies_none_and_a_newer_store_is_refused() {
+        let mut c = memory();
+        let bad = [
+            Migration {
+                what: "fine",
+                sql: "CREATE TABLE a (x TEXT)",
+            },
+            Migration {
+                what: "broken",
+                sql: "CREATE TABLE b (x TEXT); CREATE TABLE b (x TEXT)",
+            },
+        ];
+        let e = migrate_with(&mut c, "s.sqlite", &bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("migration 2 (broken)"), "{e}");
+        // Rolled back whole: the first migration and the table of them too.
+        assert!(c.rows("SELECT x FROM a", &[]).is_err());
+        assert!(c.rows("SELECT version FROM migrations", &[]).is_err());
+        // Applied by a newer scalebench: refused by this one.
+        migrate_with(&mut c, "s.sqlite", &bad[..1]).unwrap();
+        let e = migrate_with(&mut c, "s.sqlite", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("schema version 1, newer than this scalebench")
+                && e.contains("upgrade scalebench"),
+            "{e}"
+        );
+    }
+}
