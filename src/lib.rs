@@ -22,6 +22,7 @@ pub use ::results;
 pub use ::store;
 pub use ::sys;
 pub use ::sys::{stop, values};
+pub use ::units;
 
 pub mod bench;
 pub mod cli;

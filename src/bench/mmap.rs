@@ -40,7 +40,7 @@ pub(crate) fn cached_file(dir: &Path, bytes: u64) -> Result<std::fs::File, Start
         if let Some(free) = crate::sys::free_bytes(dir)
             && free < bytes + (64 << 20)
         {
-            use crate::analysis::units::fmt_bytes;
+            use crate::units::fmt_bytes;
             return Err(anyhow!(
                 "{} has {} free; the mmap benchmark needs a {} file and 64 MiB to spare",
                 dir.display(),

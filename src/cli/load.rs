@@ -5,12 +5,12 @@
 //! are spread over several `scalebench load --part` processes.
 
 use super::LoadArgs;
-use crate::analysis::units::{fmt_n, fmt_ns};
 use crate::harness::spread;
 use crate::harness::{limits, reaper};
 use crate::net::Backend;
 use crate::net::load::Counters;
 use crate::net::load::{self, Options, Target};
+use crate::units::{fmt_n, fmt_ns};
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;

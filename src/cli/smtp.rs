@@ -6,13 +6,13 @@
 //! table of failures by call and errno; ^C ends it early with what it did.
 
 use super::{SmtpSendArgs, SmtpSinkArgs};
-use crate::analysis::units::{fmt_n, fmt_ns};
 use crate::harness::{Resource, limits, reaper};
 use crate::net::Backend;
 use crate::net::server::{Config, Handler};
 use crate::net::smtp::send::{self, Options};
 use crate::net::smtp::sink::{Counters, Sink};
 use crate::net::workers::{self, Listen};
+use crate::units::{fmt_n, fmt_ns};
 use anyhow::{Context, bail};
 use std::io::Write;
 use std::process::ExitCode;

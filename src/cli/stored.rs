@@ -3,9 +3,9 @@
 //! to stored files, which then go through the same code as files on disk.
 
 use super::commands::{result_files, to_stdout, with_output};
-use crate::results::{self, ResultFile, output};
+use crate::results::output;
+pub use crate::store::source::{Source, one_run};
 use crate::store::{Access, Added, Listed, Location, Query, Store};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -321,29 +321,6 @@ fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The one run `words` select; an error naming `what` (`--base`) when
-/// none or several do.
-pub fn one_run(store: &mut Store, words: &str, what: &str) -> anyhow::Result<Listed> {
-    let q = Query::parse(words).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
-    let mut runs = store.select(&q)?;
-    match runs.len() {
-        0 => anyhow::bail!(
-            "{what} `{}`: no run in store {} matches",
-            q.text(),
-            store.name()
-        ),
-        1 => Ok(runs.remove(0)),
-        k => {
-            let ids: Vec<&str> = runs.iter().map(|r| short(&r.run.id)).collect();
-            anyhow::bail!(
-                "{what} `{}`: {k} runs match ({}); add `latest` or an id to choose one",
-                q.text(),
-                ids.join(", ")
-            )
-        }
-    }
-}
-
 /// `results show`.
 fn show(a: &ShowArgs) -> anyhow::Result<ExitCode> {
     let mut store = a.store.open(Access::Read)?;
@@ -360,121 +337,8 @@ fn show(a: &ShowArgs) -> anyhow::Result<ExitCode> {
     }
     let (benches, work) = store.rows_of(&r.run.id)?;
     let run = &r.run;
-    to_stdout(|w| {
-        writeln!(w, "run {}", run.id)?;
-        writeln!(w, "label     {}", run.label)?;
-        writeln!(w, "host      {}", run.host)?;
-        writeln!(
-            w,
-            "system    {} {} ({}), {} on {} CPUs{}",
-            run.os,
-            run.kernel,
-            run.arch,
-            run.cpu_model.as_deref().unwrap_or("unknown CPU"),
-            run.cpu_count,
-            run.virtualization
-                .as_deref()
-                .map_or(String::new(), |v| format!(", {v}"))
-        )?;
-        writeln!(
-            w,
-            "ran       {} to {}",
-            run.started,
-            run.finished.as_deref().unwrap_or("?")
-        )?;
-        writeln!(
-            w,
-            "tool      scalebench {} (schema {})",
-            run.tool_version, run.schema_version
-        )?;
-        writeln!(
-            w,
-            "command   {}",
-            shlex::try_join(run.command_line.iter().map(String::as_str)).unwrap_or_default()
-        )?;
-        writeln!(
-            w,
-            "added     {} from {} ({} bytes)",
-            run.added, run.source, run.bytes
-        )?;
-        show_rows(w, &benches, &work)
-    })?;
+    to_stdout(|w| crate::report::stored::write_run(w, run, &benches, &work))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The verdict rows of `results show`.
-fn show_rows(
-    w: &mut dyn Write,
-    benches: &[crate::store::BenchRow],
-    work: &[crate::store::WorkRow],
-) -> anyhow::Result<()> {
-    use crate::analysis::units::{fmt_n, fmt_ns};
-    if !benches.is_empty() {
-        let rows: Vec<Vec<String>> = benches
-            .iter()
-            .map(|b| {
-                let at = |l: Option<(f64, f64)>| {
-                    l.map_or("—".into(), |(n, ns)| {
-                        format!("{} at {}", fmt_ns(ns), fmt_n(n))
-                    })
-                };
-                vec![
-                    b.series.clone(),
-                    b.status.clone(),
-                    b.class.clone().unwrap_or_else(|| "—".into()),
-                    at(b.low),
-                    at(b.high),
-                    b.note.clone().unwrap_or_default(),
-                ]
-            })
-            .collect();
-        writeln!(w)?;
-        let head = [
-            "series",
-            "status",
-            "class",
-            "cost at low n",
-            "cost at high n",
-            "note",
-        ];
-        writeln!(
-            w,
-            "{}",
-            crate::report::table::render(&head, &rows, &[], &[0])
-        )?;
-    }
-    if !work.is_empty() {
-        let rows: Vec<Vec<String>> = work
-            .iter()
-            .map(|r| {
-                vec![
-                    r.workload.clone(),
-                    format!(
-                        "{}{}",
-                        r.row_label,
-                        r.target
-                            .as_deref()
-                            .map_or(String::new(), |t| format!(" · {t}"))
-                    ),
-                    r.figure.map_or("—".into(), |f| {
-                        format!("{f:.0} {}", r.unit.as_deref().unwrap_or(""))
-                    }),
-                    r.verdict
-                        .clone()
-                        .or_else(|| r.error.clone())
-                        .unwrap_or_default(),
-                ]
-            })
-            .collect();
-        writeln!(w)?;
-        let head = ["workload", "row", "figure", "verdict"];
-        writeln!(
-            w,
-            "{}",
-            crate::report::table::render(&head, &rows, &[2], &[0])
-        )?;
-    }
-    Ok(())
 }
 
 /// The runs `prune` removes among `runs` (in the order they started).
@@ -542,102 +406,18 @@ fn prune(a: &PruneArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A result file to read: on disk, or kept in the store.
-#[derive(Debug, Clone)]
-pub enum Source {
-    /// A file on disk.
-    File(PathBuf),
-    /// A stored run's file.
-    Stored {
-        /// The run's id.
-        id: String,
-        /// The file's bytes.
-        bytes: Vec<u8>,
-    },
-}
-
-impl Source {
-    /// How the source is named: its path, or `store:ID`.
-    pub fn name(&self) -> String {
-        match self {
-            Source::File(p) => p.display().to_string(),
-            Source::Stored { id, .. } => format!("store:{}", short(id)),
-        }
-    }
-
-    /// Its path on disk, if it has one.
-    pub fn path(&self) -> Option<&Path> {
-        match self {
-            Source::File(p) => Some(p),
-            Source::Stored { .. } => None,
-        }
-    }
-
-    /// Reads and checks it.
-    pub fn load(&self) -> Result<ResultFile, results::LoadError> {
-        match self {
-            Source::File(p) => results::load(p),
-            Source::Stored { bytes, .. } => {
-                let name = PathBuf::from(self.name());
-                let text = String::from_utf8_lossy(bytes);
-                results::parse(&text, &name)
-            }
-        }
-    }
-}
-
-/// The sources `given` names: an existing path as a file (a directory:
-/// the result files in it), a store query (`label=… latest`) as the
-/// stored runs it selects, in the order they started; anything else as
-/// a file (which then cannot be read, and says so). A query selecting no
-/// run is an error.
+/// The sources `given` names ([`crate::store::source::sources`]), the
+/// store opened from `--store` only if a query needs it.
 pub fn sources(given: &[PathBuf], store: &StoreArg) -> anyhow::Result<Vec<Source>> {
-    let mut opened: Option<Store> = None;
-    let mut out = Vec::new();
-    for g in given {
-        let text = g.to_string_lossy();
-        if g.exists() || !crate::store::query::looks_like_query(&text) {
-            out.extend(
-                result_files(std::slice::from_ref(g))?
-                    .into_iter()
-                    .map(Source::File),
-            );
-            continue;
-        }
-        let q = Query::parse(&text).map_err(anyhow::Error::msg)?;
-        if opened.is_none() {
-            opened = Some(store.open(Access::Read)?);
-        }
-        let s = opened.as_mut().expect("opened above");
-        let runs = s.select(&q)?;
-        if runs.is_empty() {
-            anyhow::bail!("query `{}`: no run in store {} matches", q.text(), s.name());
-        }
-        for r in runs {
-            let bytes = s.file(&r.run.id)?;
-            out.push(Source::Stored {
-                id: r.run.id,
-                bytes,
-            });
-        }
-    }
-    Ok(out)
+    crate::store::source::sources(given, &mut || store.open(Access::Read), &mut |p, why| {
+        eprintln!("warning: {}: skipped: {why}", p.display());
+    })
 }
 
 /// One source for `compare`'s `what` (`BASE`): a file, or a query
-/// selecting exactly one stored run.
+/// selecting exactly one stored run in the `--store`.
 pub fn one_source(given: &Path, store: &StoreArg, what: &str) -> anyhow::Result<Source> {
-    let text = given.to_string_lossy();
-    if given.exists() || !crate::store::query::looks_like_query(&text) {
-        return Ok(Source::File(given.to_path_buf()));
-    }
-    let mut s = store.open(Access::Read)?;
-    let r = one_run(&mut s, &text, what)?;
-    let bytes = s.file(&r.run.id)?;
-    Ok(Source::Stored {
-        id: r.run.id,
-        bytes,
-    })
+    crate::store::source::one_source(given, &mut || store.open(Access::Read), what)
 }
 
 #[cfg(test)]

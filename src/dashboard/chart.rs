@@ -18,7 +18,7 @@ const BOTTOM: f64 = 40.0;
 /// A number in few characters: 1.2 µs for ns, 45.3k for rates.
 fn figure(v: f64, unit: &str) -> String {
     if unit.starts_with("ns") {
-        crate::analysis::units::fmt_ns(v)
+        crate::units::fmt_ns(v)
     } else {
         let s = if v.abs() >= 1e6 {
             format!("{:.2}M", v / 1e6)

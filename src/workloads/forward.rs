@@ -838,7 +838,7 @@ fn release_stale(dir: &Path) -> Vec<String> {
 }
 
 fn fmt_pps(x: f64) -> String {
-    crate::analysis::units::fmt_n(x.round())
+    crate::units::fmt_n(x.round())
 }
 
 /// The forward workload's options.

@@ -411,7 +411,7 @@ fn no_level_finished(sw: &crate::results::SweepStats) -> String {
     let Some(l) = sw.levels.first() else {
         return "no level was run".to_string();
     };
-    let at = format!("{} {}", sw.variable, crate::analysis::units::fmt_n(l.level));
+    let at = format!("{} {}", sw.variable, crate::units::fmt_n(l.level));
     let why = match (&l.error, l.failures.iter().max_by_key(|(_, n)| **n)) {
         (Some(e), _) => e.clone(),
         (None, Some((what, n))) => format!("nothing succeeded; {n} × {what}"),

@@ -8,7 +8,6 @@
 
 pub mod buckets;
 pub mod compare;
-pub mod csvin;
 pub mod fit;
 pub mod flags;
 pub mod judge;
@@ -17,7 +16,6 @@ pub mod recorded;
 pub mod resample;
 pub mod stacks;
 pub mod sweep;
-pub mod units;
 pub mod verify;
 pub mod warmup;
 
@@ -27,8 +25,8 @@ pub use judge::Model;
 pub use models::{Bent, Bent2, Power, Segmented};
 pub use resample::Level;
 
+use ::units::{fmt_n, fmt_ns};
 use serde::Serialize;
-use units::{fmt_n, fmt_ns};
 
 /// Analysis settings.
 #[derive(Debug, Clone, Copy)]

@@ -195,7 +195,7 @@ fn pct(x: f64) -> String {
 }
 
 fn fmt_count(n: u64) -> String {
-    crate::units::fmt_n(n as f64)
+    ::units::fmt_n(n as f64)
 }
 
 /// The innermost function that calls the growers in nine of ten of their

@@ -14,7 +14,7 @@
 //!   peak, when the peak lies below that level and the fall exceeds the
 //!   plateau.
 
-use super::units::fmt_n;
+use ::units::fmt_n;
 use results::SweepStats;
 use serde::Serialize;
 

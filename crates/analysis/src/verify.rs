@@ -55,9 +55,9 @@ pub fn disagreement(
         if !same_number(kept.ns, made.ns) || !same_number(kept.n, made.n) {
             return Some(format!(
                 "its {what} is {} at n = {}; its samples give {} at n = {}",
-                super::units::fmt_ns(kept.ns),
+                ::units::fmt_ns(kept.ns),
                 kept.n,
-                super::units::fmt_ns(made.ns),
+                ::units::fmt_ns(made.ns),
                 made.n
             ));
         }

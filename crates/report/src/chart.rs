@@ -33,9 +33,9 @@
 //! stops short of rare slow samples counts them in its top row and says
 //! how many.
 
-use analysis::units::fmt_n;
 use base64::Engine;
 use std::fmt::Write;
+use units::fmt_n;
 
 /// Okabe–Ito colours, one per system.
 pub const PALETTE: [&str; 7] = [

@@ -11,10 +11,10 @@ use analysis::Label;
 use analysis::compare::{
     self, CostRatio, Outcome, SINGLE_THRESHOLD, cost_ratio, judge_cost, judge_throughput,
 };
-use analysis::units::fmt_n;
 use results::{Status, WorkloadRow};
 use serde::Serialize;
 use std::io::Write;
+use units::fmt_n;
 
 /// One compared series or workload row.
 #[derive(Debug, Clone, Serialize)]

@@ -6,9 +6,9 @@
 //! [`super::Basis`]).
 
 use super::{Basis, Entry, Input};
-use analysis::units::{fmt_n, fmt_ns};
 use analysis::{Class, Flag, Label, Verdict};
 use serde::Serialize;
+use units::{fmt_n, fmt_ns};
 
 /// Smallest cost ratio called a difference.
 pub const NOTABLE: f64 = 1.2;

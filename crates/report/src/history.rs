@@ -9,9 +9,9 @@ use super::diff::cost_at;
 use super::{Input, System};
 use analysis::Options;
 use analysis::compare::{Outcome, SINGLE_THRESHOLD, judge_throughput};
-use analysis::units::{fmt_n, fmt_ns};
 use serde::Serialize;
 use std::io::Write;
+use units::{fmt_n, fmt_ns};
 
 /// One file's point of a track.
 #[derive(Debug, Clone, Serialize)]

@@ -11,11 +11,11 @@ use super::diff;
 use super::{
     EMULATED_MARK, EMULATED_NOTE, Entry, Input, Report, WorkLine, WorkTable, flags_counted,
 };
-use analysis::units::{fmt_n, fmt_ns};
 use analysis::{Class, Verdict};
 use results::{Monitor, ResultFile, Status};
 use std::collections::BTreeSet;
 use std::io::Write;
+use units::{fmt_n, fmt_ns};
 
 /// The HTML writer.
 pub struct HtmlReport;
@@ -277,9 +277,9 @@ fn system_rows(files: &[&ResultFile]) -> Vec<(String, Vec<String>)> {
             .map_or(String::new(), |m| format!("{m:.0}"))
     });
     row("memory", &|f| {
-        f.system.memory_bytes.map_or(String::new(), |m| {
-            format!("{:.1} GiB", m as f64 / (1u64 << 30) as f64)
-        })
+        f.system
+            .memory_bytes
+            .map_or(String::new(), |m| units::fmt_gib(m))
     });
     row("C library", &|f| f.system.libc.clone());
     if files.iter().any(|f| f.system.virtualization.is_some()) {

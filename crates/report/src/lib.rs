@@ -7,6 +7,7 @@
 pub mod chart;
 pub mod compare;
 mod csv_out;
+pub mod csvin;
 pub mod curve;
 pub mod diff;
 pub mod export;
@@ -17,6 +18,8 @@ mod json;
 mod markdown;
 pub mod monitor;
 pub mod settings;
+pub mod stored;
+pub mod sysinfo;
 pub mod table;
 mod terminal;
 mod wrap;
@@ -27,10 +30,10 @@ pub use json::JsonReport;
 pub use markdown::MarkdownReport;
 pub use terminal::TerminalReport;
 
-use analysis::units::{fmt_n, fmt_ns};
 use analysis::{self, Label, Options, Sample, Verdict};
 use results::{BenchResult, Cap, ResultFile, Status, WorkloadRow};
 use std::io::Write;
+use units::{fmt_n, fmt_ns};
 
 /// One system's (or tuning's) result file with its label.
 #[derive(Debug, Clone)]
@@ -351,17 +354,7 @@ pub const SWEEP_ROW_COLUMNS: [&str; 6] = ["peak", "at", "vs base", "decline", "k
 /// scalebench, errors.
 pub const PHASE_COLUMNS: [&str; 6] = ["time", "rate", "MB/s", "sync", "CPU usr/sys", "errors"];
 
-/// Seconds in a short human form (`312 ms`, `4.21 s`, `12m05s`).
-pub fn fmt_secs(s: f64) -> String {
-    if s < 1.0 {
-        format!("{:.0} ms", s * 1e3)
-    } else if s < 100.0 {
-        format!("{s:.2} s")
-    } else {
-        let m = (s / 60.0).floor();
-        format!("{m:.0}m{:02.0}s", s - 60.0 * m)
-    }
-}
+pub use units::fmt_secs;
 
 /// Errors of a load run in words (`0`, `12 (3 failed)`).
 fn load_errors(l: &results::LoadStats) -> String {

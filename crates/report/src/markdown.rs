@@ -4,10 +4,10 @@
 use super::chart::{self, Chart};
 use super::html::{anchor, chart_series};
 use super::{EMULATED_MARK, EMULATED_NOTE, Input, Report, flags_counted};
-use analysis::units::fmt_ns;
 use std::cell::RefCell;
 use std::io::Write;
 use std::path::PathBuf;
+use units::fmt_ns;
 
 /// The Markdown writer.
 pub struct MarkdownReport {

@@ -48,11 +48,7 @@ fn settings(s: &System) -> BTreeMap<String, String> {
             sys.cpu.model.as_deref().unwrap_or("unknown")
         )),
     );
-    put(
-        "memory",
-        sys.memory_bytes
-            .map(|b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)),
-    );
+    put("memory", sys.memory_bytes.map(units::fmt_gib));
     put("C library", Some(sys.libc.clone()));
     // A record that has the tuning readings (its kernel command line or
     // load average) and no governor or boost had no cpufreq to read: "not
@@ -110,11 +106,7 @@ fn settings(s: &System) -> BTreeMap<String, String> {
     if let Some(c) = &t.cgroup_limits {
         put("cgroup pids limit", c.pids.map(|p| p.to_string()));
         put("cgroup CPU limit", c.cpus.map(|x| format!("{x:.2} CPUs")));
-        put(
-            "cgroup memory limit",
-            c.memory_bytes
-                .map(|b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)),
-        );
+        put("cgroup memory limit", c.memory_bytes.map(units::fmt_gib));
     }
     for n in t.nics.iter().flatten() {
         put(&format!("NIC {}", n.name), Some(nic_summary(n)));
@@ -247,7 +239,7 @@ impl ConfigDiff {
                     "{} ({src}) against {base} ({}): {} options differ — {} added, {} removed, {} changed",
                     labels[i],
                     self.sources[self.baseline].as_deref().unwrap_or(""),
-                    analysis::units::fmt_n((c.added + c.removed + c.changed) as f64),
+                    units::fmt_n((c.added + c.removed + c.changed) as f64),
                     c.added,
                     c.removed,
                     c.changed

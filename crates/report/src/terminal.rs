@@ -4,8 +4,8 @@
 use super::wrap::wrapped;
 use super::{EMULATED_MARK, EMULATED_NOTE, Entry, Input, Report, flags_counted};
 use analysis::Verdict;
-use analysis::units::{fmt_n, fmt_ns};
 use std::io::Write;
+use units::{fmt_n, fmt_ns};
 
 /// The terminal writer.
 pub struct TerminalReport;

@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 mod figure;
+pub mod found;
 mod monitor;
 pub mod output;
 mod store;

@@ -16,6 +16,7 @@ pub mod db;
 pub mod index;
 pub mod query;
 pub mod schema;
+pub mod source;
 
 use anyhow::Context;
 use db::{Conn, Value};

@@ -222,7 +222,7 @@ pub fn least_fragmented(bytes: u64) -> u64 {
 }
 
 fn mib(b: u64) -> String {
-    crate::analysis::units::fmt_bytes(b)
+    crate::units::fmt_bytes(b)
 }
 
 /// Judges file `name` of `bytes` bytes, meant to be fragmented or not,

@@ -365,8 +365,8 @@ impl Workload for BigFile {
         {
             notes.push(format!(
                 "{} free in the work directory: four files of {} and 5 % to spare do not fit (--bigfile-size)",
-                crate::analysis::units::fmt_bytes(free),
-                crate::analysis::units::fmt_bytes(bytes)
+                crate::units::fmt_bytes(free),
+                crate::units::fmt_bytes(bytes)
             ));
             return super::finish(&INFO, params, rows, notes);
         }

@@ -115,7 +115,7 @@ pub fn make_cold(by: ColdBy, workdir: &Path, sample: &[PathBuf]) -> Result<Cold,
         params,
         evicted: Some(format!(
             "evicted ({refused}): a file of {} ({}) written and read before each cold row, up to {MOST_PASSES} while over a tenth of a sample of the files to read stayed in memory",
-            crate::analysis::units::fmt_bytes(cap.bytes),
+            crate::units::fmt_bytes(cap.bytes),
             cap.basis
         )),
         share,
@@ -148,9 +148,9 @@ pub fn evict(dir: &Path, bytes: u64) -> Result<f64, String> {
     if free < bytes.saturating_add(bytes / 20) {
         return Err(format!(
             "evicting needs {} free in {} (a file as large as the cache, 5 % to spare), {} are",
-            crate::analysis::units::fmt_bytes(bytes + bytes / 20),
+            crate::units::fmt_bytes(bytes + bytes / 20),
             dir.display(),
-            crate::analysis::units::fmt_bytes(free)
+            crate::units::fmt_bytes(free)
         ));
     }
     let path = dir.join(format!("scalebench-evict-{}", std::process::id()));

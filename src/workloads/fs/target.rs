@@ -238,15 +238,11 @@ pub fn inode_args(kind: &str, fs_size: u64, inodes: u64) -> Vec<String> {
 }
 
 fn thousands(n: u64) -> String {
-    crate::analysis::units::fmt_n(n as f64)
+    crate::units::fmt_n(n as f64)
 }
 
 fn human(b: u64) -> String {
-    if b >= 1 << 30 {
-        format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
-    } else {
-        format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64)
-    }
+    crate::units::fmt_memory(b)
 }
 
 fn describe(path: &Path) -> serde_json::Value {

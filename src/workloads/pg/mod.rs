@@ -592,7 +592,7 @@ fn space_needed(bytes: u64) -> u64 {
 /// Whether the filesystem of `dir` has `need` bytes free; a note for the
 /// result, or why not.
 fn check_space(dir: &std::path::Path, need: u64) -> Result<String, String> {
-    use crate::analysis::units::fmt_bytes;
+    use crate::units::fmt_bytes;
     match crate::sys::free_bytes(dir) {
         Some(free) if free < need => Err(format!(
             "{} has {} free; this database needs about {} while it is loaded (tables, indexes, write-ahead log): a smaller --db-size, or --workdir on a larger disk",

@@ -127,7 +127,7 @@ pub fn size_option(s: &str) -> Result<u64, String> {
     if !(MIN_DB_BYTES..=MAX_DB_BYTES).contains(&b) {
         return Err(format!(
             "{} is outside 16M (one pgbench scale unit) to 1T",
-            crate::analysis::units::fmt_bytes(b)
+            crate::units::fmt_bytes(b)
         ));
     }
     Ok(b)

@@ -4,7 +4,7 @@
 //! them, keep series apart ([`parse_series`]); other columns are ignored.
 //! Errors name the file and line.
 
-use super::Sample;
+use analysis::Sample;
 use std::path::{Path, PathBuf};
 
 /// Why a CSV file could not be read.
