@@ -8,8 +8,8 @@ use super::LoadArgs;
 use crate::harness::spread;
 use crate::harness::{limits, reaper};
 use crate::net::Backend;
-use crate::net::load::Counters;
-use crate::net::load::{self, Options, Target};
+use crate::net::load::ItemCounters;
+use crate::net::load::{self, LoadOptions, Target};
 use crate::units::{fmt_n, fmt_ns};
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -73,14 +73,14 @@ fn targets(a: &LoadArgs) -> anyhow::Result<Vec<Target>> {
 
 /// The load to make, from the arguments: its options, the processes to
 /// spread it over, and a note on the source addresses chosen.
-struct Plan {
-    opts: Options,
+struct LoadPlan {
+    opts: LoadOptions,
     processes: u32,
     source_note: Option<String>,
 }
 
 /// Plans the load of `a` on `targets`.
-fn plan(a: &LoadArgs, targets: Vec<Target>) -> anyhow::Result<Plan> {
+fn plan(a: &LoadArgs, targets: Vec<Target>) -> anyhow::Result<LoadPlan> {
     let replay = a.urls_file.is_some();
     let total = match (a.requests, a.duration) {
         (Some(n), _) => Some(n),
@@ -118,7 +118,7 @@ fn plan(a: &LoadArgs, targets: Vec<Target>) -> anyhow::Result<Plan> {
     } else {
         (a.sources.clone(), None)
     };
-    let opts = Options {
+    let opts = LoadOptions {
         targets,
         connections: connections as usize,
         threads: a.threads as usize,
@@ -134,10 +134,10 @@ fn plan(a: &LoadArgs, targets: Vec<Target>) -> anyhow::Result<Plan> {
         backend: a
             .backend
             .map_or_else(|| Backend::available_all()[0], Backend::from),
-        live: (processes == 1).then(|| Arc::new(Counters::default())),
+        live: (processes == 1).then(|| Arc::new(ItemCounters::default())),
         stop: Some(crate::stop::interrupted),
     };
-    Ok(Plan {
+    Ok(LoadPlan {
         opts,
         processes,
         source_note,
@@ -180,7 +180,7 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `load --json`.
-fn write_json(o: &load::Outcome, opts: &Options, w: &mut dyn Write) -> anyhow::Result<()> {
+fn write_json(o: &load::Outcome, opts: &LoadOptions, w: &mut dyn Write) -> anyhow::Result<()> {
     let mut doc = serde_json::to_value(LoadJson {
         stats: &o.stats(),
         interrupted: o.stopped,
@@ -201,7 +201,7 @@ fn write_json(o: &load::Outcome, opts: &Options, w: &mut dyn Write) -> anyhow::R
 /// per connection, rate.
 fn write_shape(
     a: &LoadArgs,
-    p: &Plan,
+    p: &LoadPlan,
     o: &load::Outcome,
     w: &mut dyn Write,
 ) -> std::io::Result<()> {
@@ -238,7 +238,12 @@ fn write_shape(
 }
 
 /// The load's figures in words.
-fn write_words(a: &LoadArgs, p: &Plan, o: &load::Outcome, w: &mut dyn Write) -> anyhow::Result<()> {
+fn write_words(
+    a: &LoadArgs,
+    p: &LoadPlan,
+    o: &load::Outcome,
+    w: &mut dyn Write,
+) -> anyhow::Result<()> {
     let s = o.stats();
     if o.stopped {
         writeln!(
@@ -345,7 +350,7 @@ struct Ticker {
 }
 
 impl Ticker {
-    fn start(opts: &Options, quiet: bool) -> Ticker {
+    fn start(opts: &LoadOptions, quiet: bool) -> Ticker {
         let done = Arc::new(AtomicBool::new(false));
         let thread = match (&opts.live, quiet || !std::io::stderr().is_terminal()) {
             (Some(live), false) => {
@@ -375,7 +380,7 @@ impl Drop for Ticker {
 }
 
 /// The ticker's loop: redraws every 250 ms until `done`.
-fn tick(live: &Counters, done: &AtomicBool, total: Option<u64>, duration: Option<Duration>) {
+fn tick(live: &ItemCounters, done: &AtomicBool, total: Option<u64>, duration: Option<Duration>) {
     // The bar follows whichever ends the load: the duration, else the count.
     let (len, by_time) = match (duration, total) {
         (Some(d), _) => (d.as_millis().max(1) as u64, true),

@@ -114,7 +114,7 @@ mod tests {
     use super::*;
     use crate::results::TimerKind;
     use crate::run::plan;
-    use crate::run::remote::{Item, item_args};
+    use crate::run::remote::{RemoteItem, item_args};
     use crate::values::Runs;
     use clap::FromArgMatches;
 
@@ -141,8 +141,8 @@ mod tests {
         let all = p
             .targets
             .iter()
-            .map(Item::Bench)
-            .chain(p.work.iter().map(Item::Work));
+            .map(RemoteItem::Bench)
+            .chain(p.work.iter().map(RemoteItem::Work));
         all.map(|item| {
             let a = item_args(&o, item, "/tmp/out/x.json");
             (item.name().to_string(), o.clone(), parse(&a))

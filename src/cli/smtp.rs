@@ -9,8 +9,8 @@ use super::{SmtpSendArgs, SmtpSinkArgs};
 use crate::harness::{Resource, limits, reaper};
 use crate::net::Backend;
 use crate::net::server::{Config, Handler};
-use crate::net::smtp::send::{self, Options};
-use crate::net::smtp::sink::{Counters, Sink};
+use crate::net::smtp::send::{self, SendOptions};
+use crate::net::smtp::sink::{Sink, SinkCounters};
 use crate::net::workers::{self, Listen};
 use crate::units::{fmt_n, fmt_ns};
 use anyhow::{Context, bail};
@@ -55,7 +55,7 @@ pub fn sink(a: SmtpSinkArgs) -> anyhow::Result<ExitCode> {
     };
     let (listeners, bound) =
         workers::bind(&listen).with_context(|| format!("cannot listen on {addr}"))?;
-    let counters = Counters::shared().context("shared counters")?;
+    let counters = SinkCounters::shared().context("shared counters")?;
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "listening smtp://{bound}")?;
@@ -160,7 +160,7 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
     // Never more sessions than messages.
     let sessions = u64::from(a.sessions).min(a.messages.unwrap_or(u64::MAX));
     let processes = sender_processes(&a, sessions, backend)?;
-    let opts = Options {
+    let opts = SendOptions {
         per_session: a.per_session,
         message_bytes: a.size as usize,
         recipients: a.recipients,
@@ -169,7 +169,7 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
         bind: if a.no_bind {
             None
         } else {
-            a.bind.or(Options::new(a.server, 1).bind)
+            a.bind.or(SendOptions::new(a.server, 1).bind)
         },
         pipelining: !a.no_pipelining,
         timeout: a.timeout,
@@ -177,7 +177,7 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
         warmup: a.warmup,
         interval: a.interval,
         stop: Some(crate::stop::interrupted),
-        ..Options::new(a.server, sessions as usize)
+        ..SendOptions::new(a.server, sessions as usize)
     };
     if let Some(ip) = opts.bind.filter(|b| b.is_ipv4() != a.server.is_ipv4()) {
         bail!("--bind {ip}: not the family of {}", a.server);

@@ -667,7 +667,7 @@ mod tests {
 
     #[test]
     fn a_suite_item_on_another_system_gets_its_n_size_and_options() {
-        use crate::run::remote::{Item, item_args};
+        use crate::run::remote::{RemoteItem, item_args};
         let t = tempfile::tempdir().unwrap();
         let f = file(
             t.path(),
@@ -679,12 +679,12 @@ mod tests {
         let (a, given, suites) = run_arguments(argv).unwrap();
         let o = super::super::run::options(&a, given, suites).unwrap();
         let p = plan::plan(&o.measure).unwrap();
-        let bench = item_args(&o, Item::Bench(&p.targets[0]), "x.json").join(" ");
+        let bench = item_args(&o, RemoteItem::Bench(&p.targets[0]), "x.json").join(" ");
         assert!(
             bench.starts_with("run socket --max 50 --runs 2 "),
             "{bench}"
         );
-        let work = item_args(&o, Item::Work(&p.work[0]), "x.json").join(" ");
+        let work = item_args(&o, RemoteItem::Work(&p.work[0]), "x.json").join(" ");
         assert!(work.starts_with("run mail --full --runs 2 "), "{work}");
         assert!(work.contains(" --mail-size 4096 "), "{work}");
     }

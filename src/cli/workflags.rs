@@ -1,9 +1,9 @@
 //! The workloads' own flags on `scalebench run`: each workload declares
-//! its options as data ([`crate::workloads::Flag`]); here they become
+//! its options as data ([`crate::workloads::WorkloadFlag`]); here they become
 //! clap arguments, and what was given goes back to the workloads as a
 //! [`Given`].
 
-use crate::workloads::{self, Flag, Given};
+use crate::workloads::{self, Given, WorkloadFlag};
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
@@ -14,7 +14,7 @@ fn id(name: &str) -> &str {
 }
 
 /// One workload flag as a clap argument.
-fn arg(f: &'static Flag, owners: &[&str]) -> Arg {
+fn arg(f: &'static WorkloadFlag, owners: &[&str]) -> Arg {
     let mut a = Arg::new(id(f.name))
         .long(f.name)
         .help(f.help)

@@ -46,7 +46,7 @@ pub const QUICK_SECONDS: &[(&str, f64, u32)] = &[
 
 /// One item of a run, in order.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Item {
+pub struct PlannedItem {
     /// The series (`connect[poll]`) or workload (`http-shortconn`).
     pub name: String,
     /// `benchmark` or `workload`.
@@ -112,7 +112,7 @@ fn series_name(t: &Target, variant: Option<&str>) -> String {
 /// workload once per profile, with its estimate; with several systems, or
 /// one that is not this machine, each benchmark (all its series) and
 /// workload once per system.
-pub fn items(plan: &RunPlan, ctx: &Ctx) -> Vec<Item> {
+pub fn items(plan: &RunPlan, ctx: &Ctx) -> Vec<PlannedItem> {
     let elsewhere = plan
         .systems
         .iter()
@@ -130,7 +130,7 @@ pub fn items(plan: &RunPlan, ctx: &Ctx) -> Vec<Item> {
     for (t, variant) in super::session::all_series(plan, ctx) {
         let name = series_name(t, variant.as_deref());
         for o in &on {
-            out.push(Item {
+            out.push(PlannedItem {
                 name: name.clone(),
                 kind: "benchmark",
                 n: Some(t.n),
@@ -143,7 +143,7 @@ pub fn items(plan: &RunPlan, ctx: &Ctx) -> Vec<Item> {
         let name = w.workload.info().name;
         let seconds = work_seconds(plan, w);
         for o in &on {
-            out.push(Item {
+            out.push(PlannedItem {
                 name: name.to_string(),
                 kind: "workload",
                 n: None,
@@ -158,7 +158,7 @@ pub fn items(plan: &RunPlan, ctx: &Ctx) -> Vec<Item> {
 /// The items of a run on several systems: each benchmark and workload on
 /// every system in turn. Only this machine's have an estimate: a guest or
 /// another machine runs at a speed nothing here tells.
-fn system_items(plan: &RunPlan, ctx: &Ctx) -> Vec<Item> {
+fn system_items(plan: &RunPlan, ctx: &Ctx) -> Vec<PlannedItem> {
     let series = super::session::all_series(plan, ctx);
     let mut out = Vec::new();
     for t in &plan.targets {
@@ -168,7 +168,7 @@ fn system_items(plan: &RunPlan, ctx: &Ctx) -> Vec<Item> {
             .map(|(x, v)| series_seconds(x, &series_name(x, v.as_deref()), plan))
             .sum();
         for s in &plan.systems {
-            out.push(Item {
+            out.push(PlannedItem {
                 name: t.bench.info().name.to_string(),
                 kind: "benchmark",
                 n: Some(t.n),
@@ -181,7 +181,7 @@ fn system_items(plan: &RunPlan, ctx: &Ctx) -> Vec<Item> {
         let name = w.workload.info().name;
         let here = work_seconds(plan, w);
         for s in &plan.systems {
-            out.push(Item {
+            out.push(PlannedItem {
                 name: name.to_string(),
                 kind: "workload",
                 n: None,
@@ -196,7 +196,7 @@ fn system_items(plan: &RunPlan, ctx: &Ctx) -> Vec<Item> {
 /// The run's progress as a whole: which item of how many, and about how
 /// long is left.
 pub struct Countdown {
-    items: Vec<Item>,
+    items: Vec<PlannedItem>,
     done: usize,
     /// Time taken by the items done, and what was expected of those of
     /// them that had an estimate (the ratio corrects the rest).
@@ -208,7 +208,7 @@ pub struct Countdown {
 
 impl Countdown {
     /// A countdown over `items`.
-    pub fn new(items: Vec<Item>) -> Countdown {
+    pub fn new(items: Vec<PlannedItem>) -> Countdown {
         Countdown {
             items,
             done: 0,
@@ -282,8 +282,8 @@ pub fn words(s: f64) -> String {
 mod tests {
     use super::*;
 
-    fn item(name: &str, seconds: Option<f64>) -> Item {
-        Item {
+    fn item(name: &str, seconds: Option<f64>) -> PlannedItem {
+        PlannedItem {
             name: name.into(),
             kind: "benchmark",
             n: Some(100),

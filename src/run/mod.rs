@@ -222,9 +222,9 @@ fn dry_run(
         };
         // Estimates to a tenth of a second: no figure finer than they are.
         let tenth = |x: f64| (x * 10.0).round() / 10.0;
-        let shown: Vec<estimate::Item> = items
+        let shown: Vec<estimate::PlannedItem> = items
             .iter()
-            .map(|i| estimate::Item {
+            .map(|i| estimate::PlannedItem {
                 seconds: i.seconds.map(tenth),
                 ..i.clone()
             })

@@ -4,7 +4,7 @@
 //! anything is measured.
 
 use super::series::AutoRuns;
-use super::suite::{self, Item, Suite};
+use super::suite::{self, Suite, SuiteItem};
 use super::why::WhyOptions;
 use crate::bench::{self, Benchmark, REGISTRY};
 use crate::hosts::HostSpec;
@@ -132,8 +132,12 @@ pub struct RunPlan {
 impl RunPlan {
     /// The options workload `w` runs with: the run's sweep, its own
     /// options, and `mounts`, a tuning profile's mount options.
-    pub fn work_options(&self, w: &WorkTarget, mounts: Option<String>) -> workloads::Options {
-        workloads::Options {
+    pub fn work_options(
+        &self,
+        w: &WorkTarget,
+        mounts: Option<String>,
+    ) -> workloads::WorkloadOptions {
+        workloads::WorkloadOptions {
             size: w.size,
             sweep: self.sweep.clone(),
             profile_mounts: mounts,
@@ -202,8 +206,8 @@ pub fn resolve(
     };
     let mut out: Vec<Target> = Vec::new();
     let mut work: Chosen = Vec::new();
-    let mut push = |item: Item| match item {
-        Item::Bench { bench, n } => {
+    let mut push = |item: SuiteItem| match item {
+        SuiteItem::Bench { bench, n } => {
             if !out.iter().any(|t| t.bench.info().name == bench.info().name) {
                 out.push(Target {
                     bench,
@@ -211,7 +215,7 @@ pub fn resolve(
                 });
             }
         }
-        Item::Work { workload, size } => {
+        SuiteItem::Work { workload, size } => {
             if !work.iter().any(|t| t.0.info().name == workload.info().name) {
                 work.push((workload, size));
             }
@@ -226,10 +230,10 @@ pub fn resolve(
         } else if let Some(bench) = bench::find(name) {
             let i = bench.info();
             let n = if full { i.full_n } else { i.quick_n };
-            push(Item::Bench { bench, n });
+            push(SuiteItem::Bench { bench, n });
         } else if let Some(workload) = workloads::find(name) {
             let size = if full { Size::Full } else { Size::Quick };
-            push(Item::Work { workload, size });
+            push(SuiteItem::Work { workload, size });
         } else if std::path::Path::new(name).is_file() {
             bail!(
                 "`{name}` is a file, not a benchmark, workload or suite: a suite file's path holds a `/` or ends in .toml (./{name})"

@@ -12,19 +12,19 @@ use crate::workloads::{self, Size};
 
 /// One item of a plan, in the order the plan runs them.
 #[derive(Clone, Copy)]
-pub enum Item<'a> {
+pub enum RemoteItem<'a> {
     /// A benchmark, every series of it (its variants).
     Bench(&'a Target),
     /// A workload.
     Work(&'a WorkTarget),
 }
 
-impl Item<'_> {
+impl RemoteItem<'_> {
     /// Its name as `scalebench list` shows it.
     pub fn name(&self) -> &'static str {
         match self {
-            Item::Bench(t) => t.bench.info().name,
-            Item::Work(w) => w.workload.info().name,
+            RemoteItem::Bench(t) => t.bench.info().name,
+            RemoteItem::Work(w) => w.workload.info().name,
         }
     }
 }
@@ -145,18 +145,18 @@ fn workload_flags(o: &RunOptions, v: &mut Vec<String>) {
 /// `o`'s plan on another system, its result file written to `out` there:
 /// a benchmark at the n this plan gives it, a workload at its size, with
 /// every option that shapes what is measured; quiet, with no HTML report.
-pub fn item_args(o: &RunOptions, item: Item, out: &str) -> Vec<String> {
+pub fn item_args(o: &RunOptions, item: RemoteItem, out: &str) -> Vec<String> {
     let mut v = vec!["run".to_string(), item.name().to_string()];
     match item {
-        Item::Bench(t) => pair(&mut v, "--max", t.n),
-        Item::Work(w) => {
+        RemoteItem::Bench(t) => pair(&mut v, "--max", t.n),
+        RemoteItem::Work(w) => {
             if w.size == Size::Full {
                 v.push("--full".into());
             }
         }
     }
     common(o, &mut v);
-    if let Item::Work(_) = item {
+    if let RemoteItem::Work(_) = item {
         workload_flags(o, &mut v);
     }
     pair(&mut v, "--out", out);

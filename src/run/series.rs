@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 /// What to run.
 #[derive(Debug, Clone, Copy)]
-pub struct Plan {
+pub struct SeriesPlan {
     /// Items per run asked for.
     pub n: u64,
     /// Runs (with `auto`, the most).
@@ -59,7 +59,7 @@ pub const DECIDE_MAX: u32 = 8;
 /// `--runs auto`: runs are added until the 95 % interval of the mean of
 /// the runs' medians at the low end of n (its lowest tenth) and at the
 /// high end (its highest tenth) are each within ±`target` of that mean,
-/// after at least `min` runs and at most [`Plan::runs`].
+/// after at least `min` runs and at most [`SeriesPlan::runs`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AutoRuns {
     /// Runs before the first look.
@@ -255,7 +255,7 @@ pub fn fit_to_budget(budgets: Vec<(Resource, limits::Budget)>, requested: u64) -
 pub fn run_benchmark(
     bench: &dyn Benchmark,
     variant: Option<&str>,
-    plan: Plan,
+    plan: SeriesPlan,
     ctx: &Ctx,
     progress: &mut Progress,
 ) -> BenchResult {
@@ -304,7 +304,7 @@ type Judged = Option<(usize, Result<analysis::Verdict, String>)>;
 fn measure(
     bench: &dyn Benchmark,
     variant: Option<&str>,
-    plan: Plan,
+    plan: SeriesPlan,
     ctx: &Ctx,
     progress: &mut Progress,
     judged: &mut Judged,
@@ -394,7 +394,7 @@ struct Runner<'a> {
 /// what its runs taught (a lower n after a limit, the caps, the pace).
 struct Series<'a> {
     runner: Runner<'a>,
-    plan: Plan,
+    plan: SeriesPlan,
     order: Order,
     schedule: Schedule,
     progress: &'a mut Progress,
@@ -728,7 +728,7 @@ impl Runner<'_> {
 
     /// The record of a series of `n` items per run (and a warm-up of
     /// `warmup`), before its first run.
-    fn record(&self, plan: Plan, n: u64, warmup: u64) -> BenchResult {
+    fn record(&self, plan: SeriesPlan, n: u64, warmup: u64) -> BenchResult {
         let info = self.bench.info();
         let series = match self.variant {
             Some(v) => format!("{}[{v}]", info.name),
@@ -1448,7 +1448,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ctx = Ctx::new(dir.path(), &clock);
         let auto = |b: &Fake| {
-            let plan = Plan {
+            let plan = SeriesPlan {
                 auto: Some(AutoRuns::default()),
                 decide: false,
                 n: 200,
@@ -1479,7 +1479,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ctx = Ctx::new(dir.path(), &clock);
         let decide = |n: u64, noisy: bool| {
-            let plan = Plan {
+            let plan = SeriesPlan {
                 auto: None,
                 decide: true,
                 n,
@@ -1548,7 +1548,7 @@ mod tests {
         let clock = Clock::new(TimerKind::Monotonic).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let ctx = Ctx::new(dir.path(), &clock);
-        let plan = Plan {
+        let plan = SeriesPlan {
             auto: None,
             decide: false,
             n,
@@ -1699,7 +1699,7 @@ mod tests {
         let clock = Clock::new(TimerKind::Monotonic).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let ctx = Ctx::new(dir.path(), &clock);
-        let plan = Plan {
+        let plan = SeriesPlan {
             auto: None,
             decide: false,
             n: 24,

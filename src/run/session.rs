@@ -12,8 +12,8 @@ use super::RunOptions;
 use super::estimate::Countdown;
 use super::files::Recording;
 use super::plan::{RunPlan, Target, WorkTarget};
-use super::remote::Item;
-use super::series::{Plan, run_benchmark};
+use super::remote::RemoteItem;
+use super::series::{SeriesPlan, run_benchmark};
 use super::systems::Opened;
 use super::why;
 use crate::ctx::Ctx;
@@ -175,7 +175,7 @@ fn run_series(
     let judging_before = super::series::judging_mappings();
     let fds_before = crate::sys::count_open_fds();
     let maps_before = crate::sys::count_mappings();
-    let p = Plan {
+    let p = SeriesPlan {
         n: t.n,
         runs: plan.runs,
         warmup: plan.warmup,
@@ -437,8 +437,8 @@ pub fn execute_on_systems(
     let items = plan
         .targets
         .iter()
-        .map(Item::Bench)
-        .chain(plan.work.iter().map(Item::Work));
+        .map(RemoteItem::Bench)
+        .chain(plan.work.iter().map(RemoteItem::Work));
     let mut r = Ok(());
     let mut count = Countdown::new(super::estimate::items(plan, ctx));
     'items: for item in items {
@@ -449,7 +449,7 @@ pub fn execute_on_systems(
             progress.note_run(&count.begin());
             r = match (s, item) {
                 (Opened::Remote(g), _) => g.run_item(o, item, rec, progress),
-                (Opened::Here, Item::Bench(t)) => {
+                (Opened::Here, RemoteItem::Bench(t)) => {
                     let mut r = Ok(());
                     for (t, v) in all_series(plan, ctx)
                         .into_iter()
@@ -462,7 +462,9 @@ pub fn execute_on_systems(
                     }
                     r
                 }
-                (Opened::Here, Item::Work(w)) => workload_into(plan, 0, w, ctx, rec, progress),
+                (Opened::Here, RemoteItem::Work(w)) => {
+                    workload_into(plan, 0, w, ctx, rec, progress)
+                }
             };
             count.done();
             if r.is_err() {

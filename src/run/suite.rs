@@ -3,16 +3,16 @@
 //! it runs with (docs/suites.md). The built-in suites `quick` and `full`
 //! are such files ([`BUILT_IN`], from `suites/`).
 //!
-//! Here a file is read into what it runs ([`Item`]) and its settings
+//! Here a file is read into what it runs ([`SuiteItem`]) and its settings
 //! ([`Setting`]), each with the line it is on: names, sizes and the
 //! workloads' options are checked here (each option by its own
-//! [`Flag`]'s choices and check), and anything wrong is refused naming
+//! [`WorkloadFlag`]'s choices and check), and anything wrong is refused naming
 //! the file, the line and the key. The `[run]` options are `scalebench
 //! run`'s own flags: the command line checks their values and lays the
 //! file's settings under the flags given beside it (src/cli/suite.rs).
 
 use crate::bench::{self, Benchmark};
-use crate::workloads::{self, Asked, Flag, Given, Size, Workload};
+use crate::workloads::{self, Asked, Given, Size, Workload, WorkloadFlag};
 use anyhow::{Context, anyhow};
 use std::ops::Range;
 use toml::Spanned;
@@ -32,7 +32,7 @@ const TOP_KEYS: &str = "format, name, description, [run], [benchmark.NAME], [wor
 
 /// One thing a suite runs.
 #[derive(Clone, Copy)]
-pub enum Item {
+pub enum SuiteItem {
     /// A benchmark (all its series) at this n.
     Bench {
         /// The benchmark.
@@ -49,11 +49,11 @@ pub enum Item {
     },
 }
 
-impl std::fmt::Debug for Item {
+impl std::fmt::Debug for SuiteItem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Item::Bench { bench, n } => write!(f, "benchmark {} n={n}", bench.info().name),
-            Item::Work { workload, size } => {
+            SuiteItem::Bench { bench, n } => write!(f, "benchmark {} n={n}", bench.info().name),
+            SuiteItem::Work { workload, size } => {
                 write!(f, "workload {} {size:?}", workload.info().name)
             }
         }
@@ -122,7 +122,7 @@ pub struct Suite {
     pub text: String,
     /// What it runs, in the file's order (a run measures its benchmarks
     /// before its workloads).
-    pub items: Vec<Item>,
+    pub items: Vec<SuiteItem>,
     /// The `[run]` options, in the file's order (checked by the command
     /// line, whose options they are).
     pub run: Vec<Setting>,
@@ -388,7 +388,7 @@ impl Doc<'_> {
 
     /// A benchmark's table: `n`, or `size` (`quick`, `full`: the
     /// benchmark's n in that built-in suite); neither: its quick n.
-    fn bench(&self, name: &Spanned<DeString>, v: &Spanned<DeValue>) -> anyhow::Result<Item> {
+    fn bench(&self, name: &Spanned<DeString>, v: &Spanned<DeValue>) -> anyhow::Result<SuiteItem> {
         let n = name.get_ref().as_ref();
         let Some(bench) = bench::find(n) else {
             let why = if workloads::find(n).is_some() {
@@ -421,7 +421,7 @@ impl Doc<'_> {
             (None, Some(Size::Full)) => i.full_n,
             (None, _) => i.quick_n,
         };
-        Ok(Item::Bench { bench, n })
+        Ok(SuiteItem::Bench { bench, n })
     }
 
     /// `n`: a whole number, at least 1.
@@ -451,7 +451,7 @@ impl Doc<'_> {
         &self,
         name: &Spanned<DeString>,
         v: &Spanned<DeValue>,
-    ) -> anyhow::Result<(Item, Vec<Setting>)> {
+    ) -> anyhow::Result<(SuiteItem, Vec<Setting>)> {
         let n = name.get_ref().as_ref();
         let Some(workload) = workloads::find(n) else {
             let why = if bench::find(n).is_some() {
@@ -485,13 +485,18 @@ impl Doc<'_> {
                 line: self.line(k.span().start),
             });
         }
-        Ok((Item::Work { workload, size }, flags))
+        Ok((SuiteItem::Work { workload, size }, flags))
     }
 
     /// A workload option's value, of its flag's shape, each value checked
     /// as the command line checks it (its choices, its check; a list flag
     /// comma by comma).
-    fn flag_value(&self, f: &Flag, v: &Spanned<DeValue>, at: &str) -> anyhow::Result<Value> {
+    fn flag_value(
+        &self,
+        f: &WorkloadFlag,
+        v: &Spanned<DeValue>,
+        at: &str,
+    ) -> anyhow::Result<Value> {
         let key = f.name;
         let kind = a(v.get_ref().type_str());
         let value = match (f.value, v.get_ref()) {
@@ -544,7 +549,7 @@ impl Doc<'_> {
             sweep: None,
         };
         for item in &s.items {
-            let Item::Work { workload, .. } = item else {
+            let SuiteItem::Work { workload, .. } = item else {
                 continue;
             };
             let Err(e) = workload.options(&asked) else {
@@ -598,7 +603,7 @@ impl Doc<'_> {
 }
 
 /// One value of workload flag `f`, checked as the command line checks it.
-fn check_one(f: &Flag, v: &str) -> Result<(), String> {
+fn check_one(f: &WorkloadFlag, v: &str) -> Result<(), String> {
     if !f.choices.is_empty() {
         if f.choices.iter().any(|(c, _)| *c == v) {
             return Ok(());

@@ -11,7 +11,7 @@
 
 use super::RunOptions;
 use super::files::Recording;
-use super::remote::{Item, item_args};
+use super::remote::{RemoteItem, item_args};
 use crate::harness::progress::Progress;
 use crate::hosts::ssh::{Session, Target};
 use crate::results::{self, BenchResult, Params, ResultFile, Status, SystemInfo, WorkloadResult};
@@ -431,7 +431,7 @@ impl RemoteSystem {
     pub fn run_item(
         &mut self,
         o: &RunOptions,
-        item: Item,
+        item: RemoteItem,
         rec: &mut Recording,
         progress: &mut Progress,
     ) -> anyhow::Result<()> {
@@ -468,7 +468,7 @@ impl RemoteSystem {
 
     /// Runs `item`: the result file it wrote there, whatever it kept (an
     /// interrupted item keeps its finished series), or why there is none.
-    fn measure(&mut self, o: &RunOptions, item: Item) -> Result<ResultFile, String> {
+    fn measure(&mut self, o: &RunOptions, item: RemoteItem) -> Result<ResultFile, String> {
         self.items += 1;
         let name = format!("item-{}.json", self.items);
         let began = self.at.begin();
@@ -555,9 +555,9 @@ fn merge(rec: &mut Recording, f: ResultFile, system: &SystemInfo) {
 }
 
 /// Records `item` as failed in `rec`, saying why.
-fn fail(rec: &mut Recording, item: Item, why: String) {
+fn fail(rec: &mut Recording, item: RemoteItem, why: String) {
     match item {
-        Item::Bench(t) => {
+        RemoteItem::Bench(t) => {
             let info = t.bench.info();
             rec.file.benchmarks.push(BenchResult {
                 name: info.name.into(),
@@ -581,7 +581,7 @@ fn fail(rec: &mut Recording, item: Item, why: String) {
                 monitor: None,
             })
         }
-        Item::Work(w) => {
+        RemoteItem::Work(w) => {
             let info = w.workload.info();
             rec.file.workloads.push(WorkloadResult {
                 name: info.name.into(),

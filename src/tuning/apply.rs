@@ -10,7 +10,7 @@
 //! leaves the journal behind, and the next run (or `scalebench restore`)
 //! finds it with the dead run's work directory and [`recover`]s.
 
-use super::{Item, Os, TuningProfile, Wanted, What};
+use super::{Os, ProfileItem, TuningProfile, Wanted, What};
 use crate::results::{ChangeStatus, ProfileChange, TuningRecord};
 use crate::sys::{self, Rlimit, Setting};
 use serde::{Deserialize, Serialize};
@@ -303,7 +303,7 @@ fn wanted_of(what: &What) -> String {
     }
 }
 
-fn record(item: &Item, step: &Step, status_if_change: ChangeStatus) -> ProfileChange {
+fn record(item: &ProfileItem, step: &Step, status_if_change: ChangeStatus) -> ProfileChange {
     let (old, new, status, reason) = match step {
         Step::Change { old, new } => (old.clone(), Some(new.clone()), status_if_change, None),
         Step::Unchanged { old } => (

@@ -233,7 +233,7 @@ impl What {
 
 /// A setting and the OS it is for (`None`: every OS).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Item {
+pub struct ProfileItem {
     /// The OS, or every OS.
     pub os: Option<Os>,
     /// What it asks for.
@@ -254,7 +254,7 @@ pub struct TuningProfile {
     /// Notes for every OS.
     pub notes: Vec<String>,
     /// Its settings, in file order per OS (every-OS limits first).
-    pub items: Vec<Item>,
+    pub items: Vec<ProfileItem>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -327,7 +327,7 @@ fn limit_named(name: &str) -> Result<Rlimit, String> {
     })
 }
 
-fn limits(os: Option<Os>, raw: &toml::Table, at: &str) -> Result<Vec<Item>, String> {
+fn limits(os: Option<Os>, raw: &toml::Table, at: &str) -> Result<Vec<ProfileItem>, String> {
     raw.iter()
         .map(|(k, v)| {
             let limit = limit_named(k).map_err(|e| format!("{at}limits: {e}"))?;
@@ -352,7 +352,7 @@ fn limits(os: Option<Os>, raw: &toml::Table, at: &str) -> Result<Vec<Item>, Stri
                     "{at}limits.{k} = {wanted}: too few for the run itself (it needs at least {least})"
                 ));
             }
-            Ok(Item {
+            Ok(ProfileItem {
                 os,
                 what: What::Limit { limit, wanted },
             })
@@ -360,7 +360,7 @@ fn limits(os: Option<Os>, raw: &toml::Table, at: &str) -> Result<Vec<Item>, Stri
         .collect()
 }
 
-fn section(os: Os, raw: RawSection) -> Result<Vec<Item>, String> {
+fn section(os: Os, raw: RawSection) -> Result<Vec<ProfileItem>, String> {
     let at = format!("{}.", os.key());
     let mut items = Vec::new();
     let some = Some(os);
@@ -369,7 +369,7 @@ fn section(os: Os, raw: RawSection) -> Result<Vec<Item>, String> {
         let wanted = Wanted::parse(v).map_err(|e| format!("{at}sysctl.\"{name}\": {e}"))?;
         ranges::check_value(os, name, &wanted)
             .map_err(|e| format!("{at}sysctl.\"{name}\" = {wanted}: {e}"))?;
-        items.push(Item {
+        items.push(ProfileItem {
             os: some,
             what: What::Sysctl {
                 name: name.clone(),
@@ -395,7 +395,7 @@ fn section(os: Os, raw: RawSection) -> Result<Vec<Item>, String> {
                 ));
             }
         };
-        items.push(Item {
+        items.push(ProfileItem {
             os: some,
             what: What::Setting { setting, wanted },
         });
@@ -410,7 +410,7 @@ fn section(os: Os, raw: RawSection) -> Result<Vec<Item>, String> {
                 "{at}mount_options: `{o}`: one option per string, no commas or spaces"
             ));
         }
-        items.push(Item {
+        items.push(ProfileItem {
             os: some,
             what: What::Mount {
                 options: raw.mount_options,
@@ -418,7 +418,7 @@ fn section(os: Os, raw: RawSection) -> Result<Vec<Item>, String> {
         });
     }
     for args in raw.tunefs {
-        items.push(Item {
+        items.push(ProfileItem {
             os: some,
             what: What::Tunefs { args },
         });
@@ -437,7 +437,7 @@ fn section(os: Os, raw: RawSection) -> Result<Vec<Item>, String> {
                     .map_err(|e| format!("{at}boot `{}`: {name} = {v}: {e}", b.what))?;
             }
         }
-        items.push(Item {
+        items.push(ProfileItem {
             os: some,
             what: What::Boot {
                 what: b.what,
@@ -447,7 +447,7 @@ fn section(os: Os, raw: RawSection) -> Result<Vec<Item>, String> {
             },
         });
     }
-    items.extend(raw.notes.into_iter().map(|n| Item {
+    items.extend(raw.notes.into_iter().map(|n| ProfileItem {
         os: some,
         what: What::Note(n),
     }));
@@ -536,7 +536,7 @@ impl TuningProfile {
     }
 
     /// The settings that apply on `os` (its own and every-OS ones).
-    pub fn for_os(&self, os: Option<Os>) -> impl Iterator<Item = &Item> {
+    pub fn for_os(&self, os: Option<Os>) -> impl Iterator<Item = &ProfileItem> {
         self.items
             .iter()
             .filter(move |i| i.os.is_none() || (os.is_some() && i.os == os))

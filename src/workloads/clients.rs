@@ -16,7 +16,7 @@
 
 use crate::ctx::Ctx;
 use crate::harness::spread;
-use crate::net::load::{self, Options, Outcome};
+use crate::net::load::{self, LoadOptions, Outcome};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -79,7 +79,7 @@ impl Spread {
 /// Runs `opts` over every client of `ctx`'s run. `processes` is what this
 /// client alone needs (1: in this process; more: `scalebench load`
 /// processes here), used when it is the only client.
-pub fn run(ctx: &Ctx, opts: &Options, processes: u32) -> Result<Spread, String> {
+pub fn run(ctx: &Ctx, opts: &LoadOptions, processes: u32) -> Result<Spread, String> {
     let hosts = ctx.hosts();
     let exe = ctx.exe();
     if hosts.more_clients.is_empty() {

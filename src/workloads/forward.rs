@@ -41,7 +41,7 @@
 //! --loss-tolerance`) of the packets sent
 //! and was offered in full (at least [`REACHED`] of the rate).
 
-use super::{Flag, Info, Options as WorkOptions, Size, Workload};
+use super::{Info, Size, Workload, WorkloadFlag, WorkloadOptions};
 use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::sweep::{self, LevelOutcome};
@@ -136,11 +136,11 @@ fn default_plan(size: Size) -> (Vec<f64>, Duration, Duration, u32) {
 }
 
 /// The sweep plan: the levels of `--sweep rate=…` or the size's.
-fn plan(opts: &WorkOptions) -> sweep::Plan {
+fn plan(opts: &WorkloadOptions) -> sweep::SweepPlan {
     let (levels, heat, sample, samples) = default_plan(opts.size);
     let s = opts.sweep.as_ref();
     let levels = s.map_or(levels, |s| s.levels.clone());
-    sweep::Plan {
+    sweep::SweepPlan {
         variable: "rate".into(),
         unit: "pps".into(),
         baseline: s
@@ -193,13 +193,13 @@ fn parse_net_dev(text: &str) -> BTreeMap<String, Dev> {
 
 /// `/proc/net/dev` of one namespace, opened inside it and read again and
 /// again from here.
-struct Counters(std::fs::File);
+struct NamespaceCounters(std::fs::File);
 
-impl Counters {
-    fn open(tb: &Testbed, host: &str) -> Result<Counters, String> {
+impl NamespaceCounters {
+    fn open(tb: &Testbed, host: &str) -> Result<NamespaceCounters, String> {
         tb.run_in(host, crate::sys::netns::net_dev)
             .map_err(|e| format!("{e:#}"))?
-            .map(Counters)
+            .map(NamespaceCounters)
             .map_err(|e| format!("/proc/net/dev of {host}: {e}"))
     }
 
@@ -305,9 +305,9 @@ fn sleep_until(t: Instant) -> bool {
 /// The three namespaces, ready to send.
 struct Bed {
     tb: Testbed,
-    router: Counters,
-    source: Counters,
-    sink: Counters,
+    router: NamespaceCounters,
+    source: NamespaceCounters,
+    sink: NamespaceCounters,
     from_source: UdpSocket,
     from_sink: UdpSocket,
     behind_sink: Vec<SocketAddrV4>,
@@ -370,9 +370,9 @@ impl Bed {
         };
         let from_source = sock(SOURCE, src)?;
         let from_sink = sock(SINK, snk)?;
-        let router = Counters::open(&tb, ROUTER)?;
-        let source = Counters::open(&tb, SOURCE)?;
-        let sink = Counters::open(&tb, SINK)?;
+        let router = NamespaceCounters::open(&tb, ROUTER)?;
+        let source = NamespaceCounters::open(&tb, SOURCE)?;
+        let sink = NamespaceCounters::open(&tb, SINK)?;
         params.insert(
             "namespaces".into(),
             json!(
@@ -506,7 +506,13 @@ fn delta(a: &BTreeMap<String, Dev>, b: &BTreeMap<String, Dev>, dev: &str) -> Dev
 
 /// Runs one level: generators at `rate` per direction (both ways: from
 /// both ends), the router's forwarding counted every sample.
-fn level(bed: &mut Bed, both: bool, tolerance: f64, rate: f64, plan: &sweep::Plan) -> LevelOutcome {
+fn level(
+    bed: &mut Bed,
+    both: bool,
+    tolerance: f64,
+    rate: f64,
+    plan: &sweep::SweepPlan,
+) -> LevelOutcome {
     let mut out = LevelOutcome::default();
     let (src_dev, to_src, to_snk, snk_dev) = bed.devs();
     let lv = Level {
@@ -597,7 +603,7 @@ impl Level {
     /// Sends from one end (both ways: from both) for the level's time
     /// while [`Level::sample`] counts the router's forwarding; what each
     /// generator sent.
-    fn drive(&self, bed: &mut Bed, plan: &sweep::Plan, out: &mut LevelOutcome) -> Vec<Sent> {
+    fn drive(&self, bed: &mut Bed, plan: &sweep::SweepPlan, out: &mut LevelOutcome) -> Vec<Sent> {
         let (both, rate) = (self.both, self.rate);
         let stop = AtomicBool::new(false);
         let limit = plan.level_time() + Duration::from_secs(1);
@@ -628,8 +634,8 @@ impl Level {
     /// time they cover, if any were taken.
     fn sample(
         &self,
-        router: &mut Counters,
-        plan: &sweep::Plan,
+        router: &mut NamespaceCounters,
+        plan: &sweep::SweepPlan,
         samples: &mut Vec<SweepSample>,
     ) -> Option<(Instant, Instant)> {
         let start = Instant::now();
@@ -871,19 +877,19 @@ fn loss_tolerance(s: &str) -> Result<f64, String> {
 const HEADING: &str = "Forwarding";
 
 /// The flags of the forward workload.
-static FLAGS: &[Flag] = &[
-    Flag {
+static FLAGS: &[WorkloadFlag] = &[
+    WorkloadFlag {
         check: Some(|s| loss_tolerance(s).map(drop)),
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "loss-tolerance",
             "PERCENT",
             HEADING,
             "forward: the share of the packets sent a level may lose and still count as loss-free (default 0, RFC 2544's throughput; at most 100).",
         )
     },
-    Flag {
+    WorkloadFlag {
         check: Some(|s| crate::values::whole::<u32>(0, 20)(s).map(drop)),
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "search-steps",
             "N",
             HEADING,
@@ -901,7 +907,7 @@ impl Workload for Forward {
         &["rate"]
     }
 
-    fn flags(&self) -> &'static [Flag] {
+    fn flags(&self) -> &'static [WorkloadFlag] {
         FLAGS
     }
 
@@ -919,7 +925,7 @@ impl Workload for Forward {
         release_stale(dir)
     }
 
-    fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
+    fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
         let own: ForwardOptions = opts.own();
         let mut params = BTreeMap::new();
         let tolerance = own.loss_tolerance;
@@ -968,7 +974,8 @@ impl Workload for Forward {
                     "source → sink"
                 }),
             );
-            let mut runner = |l: f64, pl: &sweep::Plan| level(&mut bed, both, tolerance, l, pl);
+            let mut runner =
+                |l: f64, pl: &sweep::SweepPlan| level(&mut bed, both, tolerance, l, pl);
             let mut s = sweep::run(&plan, progress, &mut runner);
             let searched = sweep::search(
                 &plan,
@@ -1022,9 +1029,9 @@ mod tests {
     fn the_loss_free_rate_stops_at_the_first_lossy_level() {
         let l = |v: &[(f64, bool)]| {
             let mut s = sweep::run(
-                &plan(&WorkOptions::new(Size::Quick)),
+                &plan(&WorkloadOptions::new(Size::Quick)),
                 &mut Progress::new(crate::harness::progress::Mode::Quiet),
-                &mut |_: f64, _: &sweep::Plan| LevelOutcome::default(),
+                &mut |_: f64, _: &sweep::SweepPlan| LevelOutcome::default(),
             );
             s.levels = v
                 .iter()
@@ -1069,7 +1076,7 @@ mod tests {
 
     #[test]
     fn sweeps_take_the_given_levels_and_the_sizes_times() {
-        let mut o = WorkOptions::new(Size::Quick);
+        let mut o = WorkloadOptions::new(Size::Quick);
         let p = plan(&o);
         assert_eq!(p.levels.len(), 4);
         assert_eq!((p.variable.as_str(), p.baseline), ("rate", 10_000.0));
@@ -1086,6 +1093,6 @@ mod tests {
         assert_eq!(p.levels, [20_000.0, 5_000.0]);
         assert_eq!((p.baseline, p.samples), (5_000.0, 2));
         assert_eq!(p.sample, Duration::from_millis(500));
-        assert!(plan(&WorkOptions::new(Size::Full)).levels.len() >= 8);
+        assert!(plan(&WorkloadOptions::new(Size::Full)).levels.len() >= 8);
     }
 }

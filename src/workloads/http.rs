@@ -15,13 +15,13 @@
 //!   TIME_WAIT did (its count before and after, the knobs that govern it,
 //!   port exhaustion) is recorded.
 
-use super::{Flag, Info, Options as WorkOptions, Size, Workload, clients};
+use super::{Info, Size, Workload, WorkloadFlag, WorkloadOptions, clients};
 use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::spread;
 use crate::harness::sweep;
 use crate::net::errcount;
-use crate::net::load::{self, Options, Target};
+use crate::net::load::{self, LoadOptions, Target};
 use crate::results::{SweepSample, WorkloadResult, WorkloadRow};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -52,8 +52,8 @@ static SHORTCONN: Info = Info {
 const HTTP_HEADING: &str = "Web serving";
 
 /// The flags of the HTTP workloads (`http-ipstack`, `http-shortconn`).
-static FLAGS: &[Flag] = &[
-    Flag {
+static FLAGS: &[WorkloadFlag] = &[
+    WorkloadFlag {
         choices: &[
             (
                 "scalebench",
@@ -68,25 +68,25 @@ static FLAGS: &[Flag] = &[
                 "a process per connection, as the seeds' fnord under tcpserver (`serve --fork-per-connection`)",
             ),
         ],
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "http-server",
             "SERVER",
             HTTP_HEADING,
             "http-ipstack, http-shortconn: the server measured.",
         )
     },
-    Flag {
+    WorkloadFlag {
         check: Some(|s| crate::values::whole::<u32>(1, 1024)(s).map(drop)),
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "http-workers",
             "N",
             HTTP_HEADING,
             "http-ipstack, http-shortconn: the server's worker processes (default: ipstack's rows 1 and 4, shortconn one per CPU or as its connections need; not for --http-server fork).",
         )
     },
-    Flag {
+    WorkloadFlag {
         check: Some(|s| crate::values::whole::<usize>(1, 1024)(s).map(drop)),
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "http-threads",
             "N",
             HTTP_HEADING,
@@ -311,11 +311,11 @@ fn measure(
     params: &mut BTreeMap<String, serde_json::Value>,
 ) -> Result<crate::results::LoadStats, String> {
     let target = Target::parse(url).map_err(|e| e.to_string())?;
-    let mut opts = Options {
+    let mut opts = LoadOptions {
         per_connection: Some(per_connection),
         total: Some((fetches / 10).clamp(100, 5_000)),
         threads,
-        ..Options::new(vec![target], 50)
+        ..LoadOptions::new(vec![target], 50)
     };
     clients::run(ctx, &opts, 1).map_err(|e| format!("warm-up: {e}"))?;
     opts.total = Some(fetches);
@@ -416,11 +416,11 @@ impl Scale {
 /// each client's share goes in `p`.
 fn run_load(
     ctx: &Ctx,
-    opts: &Options,
+    opts: &LoadOptions,
     scale: &Scale,
     p: &mut BTreeMap<String, serde_json::Value>,
 ) -> Result<load::Outcome, String> {
-    let opts = Options {
+    let opts = LoadOptions {
         connections: scale.connections as usize,
         sources: scale.sources.clone(),
         ..opts.clone()
@@ -472,12 +472,12 @@ fn sweep_connections(
     path: &str,
     per_connection: u64,
     threads: usize,
-    plan: &sweep::Plan,
+    plan: &sweep::SweepPlan,
     progress: &mut Progress,
 ) -> Result<crate::results::SweepStats, String> {
     let target = Target::parse(&format!("{}{path}", server.url)).map_err(|e| e.to_string())?;
     server.record_accept_errors(&mut BTreeMap::new());
-    let mut runner = |level: f64, plan: &sweep::Plan| {
+    let mut runner = |level: f64, plan: &sweep::SweepPlan| {
         let mut out = level_of_connections(ctx, &target, (per_connection, threads), level, plan);
         server.record_accept_errors(&mut out.params);
         out
@@ -491,7 +491,7 @@ fn level_of_connections(
     target: &Target,
     (per_connection, threads): (u64, usize),
     level: f64,
-    plan: &sweep::Plan,
+    plan: &sweep::SweepPlan,
 ) -> sweep::LevelOutcome {
     let mut out = sweep::LevelOutcome::default();
     let scale = Scale::of(level as u64, target.addr);
@@ -499,14 +499,14 @@ fn level_of_connections(
     if plan.samples == 0 {
         return out;
     }
-    let opts = Options {
+    let opts = LoadOptions {
         per_connection: Some(per_connection),
         duration: Some(plan.sample * plan.samples),
         warm_up: plan.heat_up,
         rounds: plan.samples,
         stop: Some(crate::stop::interrupted),
         threads,
-        ..Options::new(vec![target.clone()], level as usize)
+        ..LoadOptions::new(vec![target.clone()], level as usize)
     };
     let tw = crate::sys::time_wait_count();
     let begun = Instant::now();
@@ -599,7 +599,7 @@ fn row(
 
 /// Progress units of a workload with `rows` rows: one per row, or with a
 /// sweep the planned seconds of all its levels.
-fn rows_total(rows: u64, plan: Option<&sweep::Plan>) -> u64 {
+fn rows_total(rows: u64, plan: Option<&sweep::SweepPlan>) -> u64 {
     match plan {
         Some(p) => {
             rows * (p.planned().as_secs() / p.levels.len().max(1) as u64) * p.levels.len() as u64
@@ -613,7 +613,7 @@ impl Workload for IpStack {
         &IPSTACK
     }
 
-    fn flags(&self) -> &'static [Flag] {
+    fn flags(&self) -> &'static [WorkloadFlag] {
         FLAGS
     }
 
@@ -625,7 +625,7 @@ impl Workload for IpStack {
         &["connections"]
     }
 
-    fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
+    fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
         let fetches: u64 = match opts.size {
             Size::Quick => 10_000,
             Size::Full => 50_000,
@@ -772,14 +772,14 @@ fn shortconn_row(
     p: &mut BTreeMap<String, serde_json::Value>,
 ) -> Result<crate::results::LoadStats, String> {
     let target = Target::parse(url).map_err(|e| e.to_string())?;
-    let opts = Options {
+    let opts = LoadOptions {
         per_connection: Some(1),
         duration: Some(plan.round * plan.rounds),
         warm_up: plan.warm_up,
         rounds: plan.rounds,
         stop: Some(crate::stop::interrupted),
         threads,
-        ..Options::new(vec![target], scale.connections as usize)
+        ..LoadOptions::new(vec![target], scale.connections as usize)
     };
     let tw = crate::sys::time_wait_count();
     let r = run_load(ctx, &opts, scale, p);
@@ -800,7 +800,7 @@ impl Workload for ShortConn {
         &SHORTCONN
     }
 
-    fn flags(&self) -> &'static [Flag] {
+    fn flags(&self) -> &'static [WorkloadFlag] {
         FLAGS
     }
 
@@ -812,7 +812,7 @@ impl Workload for ShortConn {
         &["connections"]
     }
 
-    fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
+    fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
         let h: HttpOptions = opts.own();
         let short = ShortPlan::of(opts.size);
         let root = ctx.hosts().server.scratch().join("www-shortconn");

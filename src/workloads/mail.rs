@@ -10,7 +10,7 @@
 //! level's `failures`. With `--mail-server` the sender faces an MTA
 //! already running instead of the sink.
 
-use super::{Flag, Info, Options as WorkOptions, Size, Workload};
+use super::{Info, Size, Workload, WorkloadFlag, WorkloadOptions};
 use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::reaper::run_bounded;
@@ -83,76 +83,76 @@ const MAIL_HEADING: &str = "Mail";
 const DEFAULT_DEADLINE: Duration = Duration::from_secs(600);
 
 /// The flags of the mail workload.
-static FLAGS: &[Flag] = &[
-    Flag {
+static FLAGS: &[WorkloadFlag] = &[
+    WorkloadFlag {
         check: Some(|s| crate::values::whole::<u64>(87, 1_000_000_000)(s).map(drop)),
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "mail-size",
             "BYTES",
             MAIL_HEADING,
             "mail: message size in bytes, headers included (default 4096; at least 87).",
         )
     },
-    Flag {
+    WorkloadFlag {
         check: Some(|s| crate::values::whole::<u32>(1, 10_000)(s).map(drop)),
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "mail-recipients",
             "R",
             MAIL_HEADING,
             "mail: recipients per message (default 1).",
         )
     },
-    Flag {
+    WorkloadFlag {
         check: Some(|s| crate::values::whole::<u64>(1, u64::MAX)(s).map(drop)),
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "mail-per-session",
             "K",
             MAIL_HEADING,
             "mail: messages per session before QUIT (default 1: every message a connection of its own).",
         )
     },
-    Flag {
+    WorkloadFlag {
         check: Some(|s| crate::values::reply_delay(s).map(drop)),
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "mail-reply-delay",
             "DURATION",
             MAIL_HEADING,
             "mail: the sink's wait before each reply, as a remote MTA's (default 20ms; 0 to 1 minute).",
         )
     },
-    Flag {
+    WorkloadFlag {
         check: Some(|s| crate::values::server_addr(s).map(drop)),
         conflicts: &["mail-reply-delay"],
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "mail-server",
             "HOST:PORT",
             MAIL_HEADING,
             "mail: send to an SMTP server already running (HOST:PORT) instead of scalebench's sink. Every message is sent to it: use a sink.",
         )
     },
-    Flag {
+    WorkloadFlag {
         check: Some(|s| crate::values::whole::<u64>(1, 1_000_000_000)(s).map(drop)),
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "mail-messages",
             "N",
             MAIL_HEADING,
             "mail: a fixed delivery, as Rothman & Buckman's 200 000: each level delivers N messages, its figure the time taken (as msg/s); repeated --mail-repeats times (default: timed samples).",
         )
     },
-    Flag {
+    WorkloadFlag {
         check: Some(|s| crate::values::whole::<u32>(1, 1000)(s).map(drop)),
         requires: &["mail-messages"],
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "mail-repeats",
             "K",
             MAIL_HEADING,
             "mail: deliveries per level with --mail-messages, each one sample; the level records how many finished (default 3 quick, 5 full).",
         )
     },
-    Flag {
+    WorkloadFlag {
         check: Some(|s| crate::values::load_duration(s).map(drop)),
         requires: &["mail-messages"],
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "mail-deadline",
             "DURATION",
             MAIL_HEADING,
@@ -258,7 +258,7 @@ fn level_run(
     target: SocketAddr,
     m: &MailOptions,
     sessions: u64,
-    plan: &sweep::Plan,
+    plan: &sweep::SweepPlan,
 ) -> LevelOutcome {
     let mut out = LevelOutcome::default();
     let Some(exe) = ctx.exe() else {
@@ -405,7 +405,7 @@ fn delivery_level(
     m: &MailOptions,
     sessions: u64,
     n: u64,
-    plan: &sweep::Plan,
+    plan: &sweep::SweepPlan,
 ) -> LevelOutcome {
     let mut out = LevelOutcome::default();
     let Some(exe) = ctx.exe() else {
@@ -495,7 +495,7 @@ impl Workload for Mail {
         &["sessions"]
     }
 
-    fn flags(&self) -> &'static [Flag] {
+    fn flags(&self) -> &'static [WorkloadFlag] {
         FLAGS
     }
 
@@ -503,7 +503,7 @@ impl Workload for Mail {
         Ok(Some(std::sync::Arc::new(MailOptions::of(asked.given)?)))
     }
 
-    fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
+    fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
         let m: MailOptions = opts.own();
         let m = &m;
         let (heat, sample) = match opts.size {
@@ -578,7 +578,7 @@ impl Workload for Mail {
         );
         let row = match target {
             Ok(target) => {
-                let mut runner = |level: f64, plan: &sweep::Plan| match m.messages {
+                let mut runner = |level: f64, plan: &sweep::SweepPlan| match m.messages {
                     Some(n) => delivery_level(ctx, target, m, level as u64, n, plan),
                     None => level_run(ctx, target, m, level as u64, plan),
                 };

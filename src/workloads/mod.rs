@@ -53,13 +53,13 @@ pub enum Size {
 }
 
 /// A workload's own options, made by its [`Workload::options`] from the
-/// flags given and read back by its [`Workload::run`] ([`Options::own`]).
+/// flags given and read back by its [`Workload::run`] ([`WorkloadOptions::own`]).
 pub type Own = std::sync::Arc<dyn std::any::Any + Send + Sync>;
 
 /// What a workload is asked to do: what every workload is asked (size,
 /// sweep, a tuning profile's mount options) and its own options.
 #[derive(Clone)]
-pub struct Options {
+pub struct WorkloadOptions {
     /// How big.
     pub size: Size,
     /// Sweep over levels of one variable instead of measuring once.
@@ -72,9 +72,9 @@ pub struct Options {
     pub own: Option<Own>,
 }
 
-impl std::fmt::Debug for Options {
+impl std::fmt::Debug for WorkloadOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Options")
+        f.debug_struct("WorkloadOptions")
             .field("size", &self.size)
             .field("sweep", &self.sweep)
             .field("profile_mounts", &self.profile_mounts)
@@ -83,10 +83,10 @@ impl std::fmt::Debug for Options {
     }
 }
 
-impl Options {
+impl WorkloadOptions {
     /// Defaults for `size`.
-    pub fn new(size: Size) -> Options {
-        Options {
+    pub fn new(size: Size) -> WorkloadOptions {
+        WorkloadOptions {
             size,
             sweep: None,
             profile_mounts: None,
@@ -95,19 +95,26 @@ impl Options {
     }
 
     /// The same with `own` as the workload's own options.
-    pub fn with_own<T: std::any::Any + Send + Sync>(mut self, own: T) -> Options {
+    pub fn with_own<T: std::any::Any + Send + Sync>(mut self, own: T) -> WorkloadOptions {
         self.own = Some(std::sync::Arc::new(own));
         self
     }
 
     /// The workload's own options of type `T`, or `T`'s defaults when none
-    /// were made (or of another type).
+    /// were made. Options of another type are a workload reading what it
+    /// did not make (a bug, never the user's input): that stops with both
+    /// types named rather than running on defaults.
     pub fn own<T: std::any::Any + Clone + Default>(&self) -> T {
-        self.own
-            .as_ref()
-            .and_then(|o| o.downcast_ref::<T>())
-            .cloned()
-            .unwrap_or_default()
+        match &self.own {
+            None => T::default(),
+            Some(o) => o.downcast_ref::<T>().cloned().unwrap_or_else(|| {
+                panic!(
+                    "a workload read its own options as {}, but they were made as another type \
+                     (see its `options`)",
+                    std::any::type_name::<T>()
+                )
+            }),
+        }
     }
 }
 
@@ -118,7 +125,7 @@ pub type Check = fn(&str) -> Result<(), String>;
 /// makes the flag (`--NAME`), shows it under its heading, and hands what
 /// was given to the workload ([`Given`]).
 #[derive(Debug)]
-pub struct Flag {
+pub struct WorkloadFlag {
     /// The long name, without `--` (`db-size`).
     pub name: &'static str,
     /// The value's name in the help (`SIZE`); `None`: a switch.
@@ -150,15 +157,15 @@ pub struct Flag {
     pub sweeps: bool,
 }
 
-impl Flag {
+impl WorkloadFlag {
     /// A flag taking one value named `value`.
     pub const fn value(
         name: &'static str,
         value: &'static str,
         heading: &'static str,
         help: &'static str,
-    ) -> Flag {
-        Flag {
+    ) -> WorkloadFlag {
+        WorkloadFlag {
             name,
             value: Some(value),
             help,
@@ -175,10 +182,14 @@ impl Flag {
     }
 
     /// A switch.
-    pub const fn switch(name: &'static str, heading: &'static str, help: &'static str) -> Flag {
-        Flag {
+    pub const fn switch(
+        name: &'static str,
+        heading: &'static str,
+        help: &'static str,
+    ) -> WorkloadFlag {
+        WorkloadFlag {
             value: None,
-            ..Flag::value(name, "", heading, help)
+            ..WorkloadFlag::value(name, "", heading, help)
         }
     }
 }
@@ -271,12 +282,12 @@ pub struct SweepOptions {
 
 impl SweepOptions {
     /// The harness's plan for a workload of `size` whose figure is in `unit`.
-    pub fn plan(&self, size: Size, unit: &str) -> sweep::Plan {
+    pub fn plan(&self, size: Size, unit: &str) -> sweep::SweepPlan {
         let (heat, sample, samples) = match size {
             Size::Quick => (1, 2, 3),
             Size::Full => (10, 10, 5),
         };
-        sweep::Plan {
+        sweep::SweepPlan {
             variable: self.variable.clone(),
             unit: unit.to_string(),
             levels: self.levels.clone(),
@@ -305,8 +316,8 @@ pub trait Workload: Sync {
     }
 
     /// The command-line options it owns; none by default. Workloads of one
-    /// module may share flags (the same [`Flag`]s).
-    fn flags(&self) -> &'static [Flag] {
+    /// module may share flags (the same [`WorkloadFlag`]s).
+    fn flags(&self) -> &'static [WorkloadFlag] {
         &[]
     }
 
@@ -319,13 +330,13 @@ pub trait Workload: Sync {
 
     /// The directories it measures in (beyond the work directory), whose
     /// filesystems the system record holds.
-    fn dirs(&self, _opts: &Options) -> Vec<std::path::PathBuf> {
+    fn dirs(&self, _opts: &WorkloadOptions) -> Vec<std::path::PathBuf> {
         Vec::new()
     }
 
     /// Whether it makes filesystems that a tuning profile's mount options
     /// go to.
-    fn mounting(&self, _opts: &Options) -> Mounting {
+    fn mounting(&self, _opts: &WorkloadOptions) -> Mounting {
         Mounting::None
     }
 
@@ -344,7 +355,7 @@ pub trait Workload: Sync {
     }
 
     /// Runs it; never panics on failures (they go in the result).
-    fn run(&self, ctx: &Ctx, opts: &Options, progress: &mut Progress) -> WorkloadResult;
+    fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult;
 }
 
 macro_rules! registry {
@@ -376,8 +387,8 @@ pub fn release_stale(dir: &std::path::Path) -> Vec<String> {
 
 /// Every workload flag once (workloads of one module share theirs), with
 /// the workloads that take it.
-pub fn flags() -> Vec<(&'static Flag, Vec<&'static str>)> {
-    let mut v: Vec<(&'static Flag, Vec<&'static str>)> = Vec::new();
+pub fn flags() -> Vec<(&'static WorkloadFlag, Vec<&'static str>)> {
+    let mut v: Vec<(&'static WorkloadFlag, Vec<&'static str>)> = Vec::new();
     for w in WORKLOADS {
         for f in w.flags() {
             match v.iter_mut().find(|(g, _)| g.name == f.name) {
@@ -470,5 +481,26 @@ pub(crate) fn finish(
         params,
         rows,
         monitor: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Clone, Default, PartialEq)]
+    struct Mine(u32);
+
+    #[test]
+    fn own_options_are_read_back_as_made_and_defaults_only_when_none() {
+        let o = WorkloadOptions::new(Size::Quick);
+        assert_eq!(o.own::<Mine>(), Mine(0), "none made: the defaults");
+        let o = o.with_own(Mine(7));
+        assert_eq!(o.own::<Mine>(), Mine(7));
+        // Read as another type: stopped with the type named, not defaults.
+        let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| o.own::<String>()))
+            .unwrap_err();
+        let said = e.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(said.contains("String"), "{said}");
     }
 }

@@ -3,13 +3,13 @@
 //! curve of a filesystem: fast while writes go to the cache, slow while the
 //! cache is written back).
 //!
-//! The phase body advances [`Counters`] as it works; a sampler thread reads
+//! The phase body advances [`ItemCounters`] as it works; a sampler thread reads
 //! them every interval. Counting is two relaxed atomic adds per item, next
 //! to system calls that cost microseconds.
 
 // What a phase has done so far: the load generator's own counters, which
 // it advances too.
-use net::load::Counters;
+use net::load::ItemCounters;
 use results::PhaseStats;
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -35,9 +35,9 @@ pub fn cpu_seconds() -> (f64, f64) {
 pub fn run<T>(
     unit: &str,
     interval: Duration,
-    body: impl FnOnce(&Arc<Counters>) -> T,
+    body: impl FnOnce(&Arc<ItemCounters>) -> T,
 ) -> (PhaseStats, T) {
-    let counters = Arc::new(Counters::default());
+    let counters = Arc::new(ItemCounters::default());
     let (stop_tx, stop_rx) = mpsc::channel::<()>();
     let cpu0 = cpu_seconds();
     let start = Instant::now();
@@ -70,7 +70,7 @@ pub fn run<T>(
 /// The sampler: one `[t, items/s, MB/s]` per interval until the channel
 /// closes, then one for the last (partial) interval.
 fn sample(
-    counters: &Counters,
+    counters: &ItemCounters,
     start: Instant,
     interval: Duration,
     stop: &mpsc::Receiver<()>,

@@ -5,7 +5,7 @@
 //! connections to one server than one address has ports.
 
 use super::fanout;
-use net::load::{Options, Outcome, Part};
+use net::load::{LoadOptions, Outcome, Part};
 use std::ffi::OsString;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -100,7 +100,7 @@ pub fn describe_sources(sources: &[IpAddr]) -> String {
 /// any), and merges what they measured. The URLs are taken round robin
 /// (replaying a file in order needs one process). Live counters are not
 /// kept; ^C stops every process, which still reports what it measured.
-pub fn run(exe: &Path, opts: &Options, processes: u32) -> io::Result<Outcome> {
+pub fn run(exe: &Path, opts: &LoadOptions, processes: u32) -> io::Result<Outcome> {
     let processes = processes
         .min(MAX_PROCESSES)
         .clamp(1, opts.connections.max(1) as u32) as usize;
@@ -123,7 +123,7 @@ pub fn run(exe: &Path, opts: &Options, processes: u32) -> io::Result<Outcome> {
 /// them in errors. Any copy that fails fails the whole.
 pub fn run_parts(
     copies: Vec<Command>,
-    opts: &Options,
+    opts: &LoadOptions,
     names: &[String],
 ) -> io::Result<Vec<Outcome>> {
     let limit = match opts.duration {
@@ -170,10 +170,10 @@ pub fn run_parts(
 /// Part `k` of `n` of the load `opts`: its share of the connections, and
 /// of the count and rate if any (the remainders go to the first parts; a
 /// part has at least one request and a positive rate).
-pub fn share(opts: &Options, n: usize, k: usize) -> Options {
+pub fn share(opts: &LoadOptions, n: usize, k: usize) -> LoadOptions {
     let n = n.max(1);
     let part = |total: u64| total / n as u64 + u64::from((k as u64) < total % n as u64);
-    Options {
+    LoadOptions {
         connections: part(opts.connections as u64) as usize,
         total: opts.total.map(|t| part(t).max(1)),
         rate: opts.rate.map(|r| (r / n as f64).max(0.001)),
@@ -183,7 +183,7 @@ pub fn share(opts: &Options, n: usize, k: usize) -> Options {
 
 /// The `scalebench load --part` arguments that run `opts` (one part's
 /// share, [`share`]) and print what it measured as a [`Part`].
-pub fn part_args(opts: &Options) -> Vec<OsString> {
+pub fn part_args(opts: &LoadOptions) -> Vec<OsString> {
     let secs = |d: Duration| format!("{}", d.as_secs_f64());
     let mut a: Vec<String> = vec![
         "load".into(),
@@ -233,14 +233,14 @@ mod tests {
     #[test]
     fn each_process_gets_its_share() {
         let t = Target::parse("http://127.0.0.1:8080/a").unwrap();
-        let opts = Options {
+        let opts = LoadOptions {
             total: Some(10),
             duration: Some(Duration::from_millis(1500)),
             warm_up: Duration::from_secs(2),
             rounds: 3,
             sources: vec!["127.0.0.1".parse().unwrap(), "127.0.0.2".parse().unwrap()],
             per_connection: Some(1),
-            ..Options::new(vec![t], 30_001)
+            ..LoadOptions::new(vec![t], 30_001)
         };
         let args = |n, k| part_args(&share(&opts, n, k));
         let a: Vec<String> = args(3, 0)

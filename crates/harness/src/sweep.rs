@@ -21,7 +21,7 @@ use sys::CpuTicks;
 
 /// How a sweep runs.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
+pub struct SweepPlan {
     /// What the levels count (`connections`, `clients`).
     pub variable: String,
     /// The unit of the figure (`req/s`, `TPS`).
@@ -46,7 +46,7 @@ pub struct Plan {
     pub counts_failures: bool,
 }
 
-impl Plan {
+impl SweepPlan {
     /// The planned length of the whole sweep.
     pub fn planned(&self) -> Duration {
         self.level_time() * self.levels.len() as u32
@@ -79,11 +79,11 @@ pub struct LevelOutcome {
 /// [`sys::stop::interrupted`].
 pub trait LevelRunner {
     /// Runs level `level`.
-    fn run_level(&mut self, level: f64, plan: &Plan) -> LevelOutcome;
+    fn run_level(&mut self, level: f64, plan: &SweepPlan) -> LevelOutcome;
 }
 
-impl<F: FnMut(f64, &Plan) -> LevelOutcome> LevelRunner for F {
-    fn run_level(&mut self, level: f64, plan: &Plan) -> LevelOutcome {
+impl<F: FnMut(f64, &SweepPlan) -> LevelOutcome> LevelRunner for F {
+    fn run_level(&mut self, level: f64, plan: &SweepPlan) -> LevelOutcome {
         self(level, plan)
     }
 }
@@ -91,7 +91,7 @@ impl<F: FnMut(f64, &Plan) -> LevelOutcome> LevelRunner for F {
 /// Runs every level of `plan` in order; a level that fails is recorded
 /// with its error and the sweep goes on (a later level may still run), a
 /// ^C ends it with the levels so far.
-pub fn run(plan: &Plan, progress: &mut Progress, runner: &mut dyn LevelRunner) -> SweepStats {
+pub fn run(plan: &SweepPlan, progress: &mut Progress, runner: &mut dyn LevelRunner) -> SweepStats {
     let planned = plan.planned();
     let per_level = planned.as_secs() / plan.levels.len().max(1) as u64;
     let mut levels = Vec::with_capacity(plan.levels.len());
@@ -125,7 +125,7 @@ pub fn run(plan: &Plan, progress: &mut Progress, runner: &mut dyn LevelRunner) -
 }
 
 /// Runs one level with the CPUs sampled: the level as recorded.
-fn measure(plan: &Plan, level: f64, runner: &mut dyn LevelRunner) -> SweepLevel {
+fn measure(plan: &SweepPlan, level: f64, runner: &mut dyn LevelRunner) -> SweepLevel {
     let sampler = Sampler::start(Duration::from_millis(500));
     let out = runner.run_level(level, plan);
     let snaps = sampler.finish();
@@ -181,7 +181,7 @@ pub fn search_bounds(levels: &[(f64, bool)]) -> Option<(f64, f64)> {
 /// or ^C. Each is recorded after the plan's levels with its `search_step`
 /// (1, 2, …) in its params; returns how many ran.
 pub fn search(
-    plan: &Plan,
+    plan: &SweepPlan,
     stats: &mut SweepStats,
     progress: &mut Progress,
     runner: &mut dyn LevelRunner,
@@ -351,7 +351,7 @@ mod tests {
 
     #[test]
     fn levels_run_in_order_with_their_figures_and_errors() {
-        let plan = Plan {
+        let plan = SweepPlan {
             variable: "clients".into(),
             unit: "TPS".into(),
             levels: vec![1.0, 2.0, 4.0],
@@ -364,7 +364,7 @@ mod tests {
             counts_failures: false,
         };
         let mut seen = Vec::new();
-        let mut runner = |level: f64, p: &Plan| {
+        let mut runner = |level: f64, p: &SweepPlan| {
             seen.push(level);
             let start = Instant::now();
             if level == 2.0 {
@@ -420,7 +420,7 @@ mod tests {
 
     #[test]
     fn a_search_narrows_to_the_highest_passing_level() {
-        let plan = Plan {
+        let plan = SweepPlan {
             variable: "rate".into(),
             unit: "pps".into(),
             levels: vec![1000.0, 10_000.0, 100_000.0],
@@ -433,7 +433,7 @@ mod tests {
             counts_failures: false,
         };
         // Levels up to 37 000 pass.
-        let mut runner = |level: f64, _: &Plan| {
+        let mut runner = |level: f64, _: &SweepPlan| {
             let mut out = LevelOutcome {
                 samples: vec![sample(level)],
                 ..LevelOutcome::default()

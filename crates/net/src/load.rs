@@ -29,12 +29,12 @@ use std::time::{Duration, Instant};
 /// load generator per response, a filesystem phase per file) and read by
 /// a sampler while it runs: two relaxed atomic adds per item.
 #[derive(Debug, Default)]
-pub struct Counters {
+pub struct ItemCounters {
     items: AtomicU64,
     bytes: AtomicU64,
 }
 
-impl Counters {
+impl ItemCounters {
     /// Counts `items` more items of `bytes` bytes in all.
     pub fn add(&self, items: u64, bytes: u64) {
         self.items.fetch_add(items, Ordering::Relaxed);
@@ -168,7 +168,7 @@ impl Target {
 
 /// How to load.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub struct LoadOptions {
     /// URLs; in replay mode taken in order, else round robin.
     pub targets: Vec<Target>,
     /// Concurrent connections in all.
@@ -200,19 +200,19 @@ pub struct Options {
     pub backend: Backend,
     /// Counters advanced by every response (one item, its body bytes), for
     /// a caller that samples throughput while the load runs.
-    pub live: Option<std::sync::Arc<Counters>>,
+    pub live: Option<std::sync::Arc<ItemCounters>>,
     /// Ends the load early, keeping what was measured, once this returns
     /// true (^C): every thread asks at least every 10 ms. `None`: never.
     pub stop: Option<fn() -> bool>,
 }
 
-impl Options {
+impl LoadOptions {
     /// `connections` keep-alive connections to `targets` from one thread,
     /// closed-loop, on the best backend, 10 s timeout, 3 retries; no count
     /// or duration yet (set one), no warm-up, one round, the OS's source
     /// address, no live counters, no early stop.
-    pub fn new(targets: Vec<Target>, connections: usize) -> Options {
-        Options {
+    pub fn new(targets: Vec<Target>, connections: usize) -> LoadOptions {
+        LoadOptions {
             targets,
             connections,
             threads: 1,
@@ -304,11 +304,11 @@ pub struct Outcome {
     pub failed: u64,
     /// Responses by status code.
     pub statuses: BTreeMap<u16, u64>,
-    /// Whether [`Options::stop`] ended the load before its count or
+    /// Whether [`LoadOptions::stop`] ended the load before its count or
     /// duration: the figures are those of the part that ran.
     pub stopped: bool,
     /// Each round's figures when the measured time was split
-    /// ([`Options::rounds`] > 1); the outcome itself is all of them.
+    /// ([`LoadOptions::rounds`] > 1); the outcome itself is all of them.
     pub rounds: Vec<Outcome>,
     /// Most connections open at once in one process (with several
     /// processes: the sum of each one's most).
@@ -624,7 +624,7 @@ struct Tally {
 }
 
 struct Worker<'a> {
-    opts: &'a Options,
+    opts: &'a LoadOptions,
     shared: &'a Shared,
     poller: Box<dyn Poller>,
     conns: Vec<Conn>,
@@ -669,7 +669,7 @@ impl Tally {
 }
 
 /// Runs the load.
-pub fn run(opts: &Options) -> io::Result<Outcome> {
+pub fn run(opts: &LoadOptions) -> io::Result<Outcome> {
     check(opts)?;
     let threads = opts.threads.clamp(1, opts.connections.max(1));
     let shared = Shared {
@@ -729,7 +729,7 @@ pub fn run(opts: &Options) -> io::Result<Outcome> {
 /// Whether `opts` can be run: URLs given, a duration for a warm-up or
 /// rounds, one address family, and source addresses this machine has
 /// (each bound once to see).
-fn check(opts: &Options) -> io::Result<()> {
+fn check(opts: &LoadOptions) -> io::Result<()> {
     if opts.targets.is_empty() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -783,7 +783,7 @@ fn check(opts: &Options) -> io::Result<()> {
 /// thread's `tallies` (one per round) and the peak of open connections:
 /// the whole measured time and, with several rounds, each round.
 fn outcome(
-    opts: &Options,
+    opts: &LoadOptions,
     tallies: &[Vec<Tally>],
     start: Instant,
     end: Instant,
@@ -924,7 +924,7 @@ fn fail_of(e: &io::Error, bind: bool) -> Fail {
 
 impl<'a> Worker<'a> {
     fn new(
-        opts: &'a Options,
+        opts: &'a LoadOptions,
         shared: &'a Shared,
         conns: usize,
         threads: usize,
@@ -1666,9 +1666,9 @@ mod tests {
     fn a_server_that_never_answered_http_ends_the_load_naming_its_answer() {
         let t = answering(8, |_| b"220 mail.example ESMTP\r\n");
         let started = Instant::now();
-        let e = run(&Options {
+        let e = run(&LoadOptions {
             total: Some(1_000_000),
-            ..Options::new(vec![t.clone()], 4)
+            ..LoadOptions::new(vec![t.clone()], 4)
         })
         .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::InvalidData);
@@ -1686,11 +1686,11 @@ mod tests {
             0 => b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
             _ => b"garbage\r\n",
         });
-        let o = run(&Options {
+        let o = run(&LoadOptions {
             total: Some(4),
             per_connection: Some(1),
             retries: 0,
-            ..Options::new(vec![t], 1)
+            ..LoadOptions::new(vec![t], 1)
         })
         .unwrap();
         assert_eq!((o.requests, o.errors.status, o.failed), (1, 3, 3));

@@ -277,9 +277,7 @@ fn system_rows(files: &[&ResultFile]) -> Vec<(String, Vec<String>)> {
             .map_or(String::new(), |m| format!("{m:.0}"))
     });
     row("memory", &|f| {
-        f.system
-            .memory_bytes
-            .map_or(String::new(), |m| units::fmt_gib(m))
+        f.system.memory_bytes.map_or(String::new(), units::fmt_gib)
     });
     row("C library", &|f| f.system.libc.clone());
     if files.iter().any(|f| f.system.virtualization.is_some()) {

@@ -8,7 +8,7 @@
 //! — and the disk reads behind it — once the bytes in flight fill the
 //! receive buffer and the server's send buffer (a few MB on loopback).
 
-use crate::net::load::Counters;
+use crate::net::load::ItemCounters;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -113,7 +113,7 @@ fn content_length(name: &str, head: &[u8], end: usize) -> Result<u64, String> {
 pub fn download(
     addr: &str,
     name: &str,
-    c: &Counters,
+    c: &ItemCounters,
     deadline: Instant,
     pace: Option<&Pace>,
 ) -> Result<Got, String> {

@@ -16,11 +16,11 @@ mod download;
 mod layout;
 
 use super::http::{Server, ServerKind};
-use super::{Flag, Info, Options, Size, Workload};
+use super::{Info, Size, Workload, WorkloadFlag, WorkloadOptions};
 use crate::ctx::Ctx;
 use crate::harness::phase::{self, DEFAULT_INTERVAL};
 use crate::harness::progress::Progress;
-use crate::net::load::Counters;
+use crate::net::load::ItemCounters;
 use crate::results::{WorkloadResult, WorkloadRow};
 use download::{Pace, download};
 use layout::{FileCheck, INTERLEAVE, Layout};
@@ -55,7 +55,7 @@ const SLOWEST: u64 = 1 << 20;
 
 /// The file size: given, or 1 GB; full: 1.1 × RAM where the disk has room
 /// for four such files, else what it has room for (at least 1 GB).
-fn file_bytes(ctx: &Ctx, opts: &Options, notes: &mut Vec<String>) -> u64 {
+fn file_bytes(ctx: &Ctx, opts: &WorkloadOptions, notes: &mut Vec<String>) -> u64 {
     if let Some(b) = opts.own::<BigFileOptions>().bytes {
         return b;
     }
@@ -221,7 +221,7 @@ fn at_once(
     names: &[String],
     deadline: Instant,
 ) -> (crate::results::PhaseStats, Vec<String>) {
-    let (stats, results) = phase::run("downloads", DEFAULT_INTERVAL, |c: &Arc<Counters>| {
+    let (stats, results) = phase::run("downloads", DEFAULT_INTERVAL, |c: &Arc<ItemCounters>| {
         std::thread::scope(|s| {
             let handles: Vec<_> = names
                 .iter()
@@ -254,7 +254,7 @@ fn beside_held(
     deadline: Instant,
 ) -> (crate::results::PhaseStats, Vec<String>, serde_json::Value) {
     let stop = AtomicBool::new(false);
-    let held = Counters::default();
+    let held = ItemCounters::default();
     let pace = Pace {
         bytes_per_s: COMPANION_RATE,
         stop: &stop,
@@ -319,7 +319,7 @@ fn file_size(s: &str) -> Result<u64, String> {
 }
 
 /// The flags of the bigfile workload.
-static FLAGS: &[Flag] = &[Flag::value(
+static FLAGS: &[WorkloadFlag] = &[WorkloadFlag::value(
     "bigfile-size",
     "SIZE",
     "Large files",
@@ -331,7 +331,7 @@ impl Workload for BigFile {
         &INFO
     }
 
-    fn flags(&self) -> &'static [Flag] {
+    fn flags(&self) -> &'static [WorkloadFlag] {
         FLAGS
     }
 
@@ -341,7 +341,7 @@ impl Workload for BigFile {
         })))
     }
 
-    fn run(&self, ctx: &Ctx, opts: &Options, progress: &mut Progress) -> WorkloadResult {
+    fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
         let mut notes = Vec::new();
         let bytes = file_bytes(ctx, opts, &mut notes);
         let mut params: BTreeMap<String, serde_json::Value> = BTreeMap::new();

@@ -9,7 +9,7 @@
 //! that already exists is checked to be a real directory, so a symbolic
 //! link planted in the target cannot redirect a write either.
 
-use crate::net::load::Counters;
+use crate::net::load::ItemCounters;
 use std::collections::HashSet;
 use std::ffi::CString;
 use std::io::{self, Read};
@@ -186,7 +186,7 @@ fn write_file(
     full: &Path,
     size: u64,
     buf: &mut [u8],
-    counters: &Counters,
+    counters: &ItemCounters,
 ) -> Result<(), ExtractError> {
     let c = c_path(full)?;
     // SAFETY: open with a NUL-terminated path; the descriptor is closed below.
@@ -322,7 +322,7 @@ fn pax_path(body: &[u8]) -> Option<String> {
 pub fn extract(
     mut r: impl Read,
     root: &Path,
-    counters: &Counters,
+    counters: &ItemCounters,
 ) -> Result<Extracted, ExtractError> {
     let mut x = Extractor {
         root,
@@ -420,7 +420,7 @@ fn header_name(header: &[u8; 512]) -> String {
 /// made, and its directories and write buffer.
 struct Extractor<'a> {
     root: &'a Path,
-    counters: &'a Counters,
+    counters: &'a ItemCounters,
     out: Extracted,
     dirs: Dirs,
     buf: Vec<u8>,
@@ -552,7 +552,7 @@ mod tests {
             let mut gz = Vec::new();
             c.write_archive(which, &mut gz).unwrap();
             let mine = tempfile::tempdir().unwrap();
-            let counters = Counters::default();
+            let counters = ItemCounters::default();
             let got = extract(
                 flate2::read::GzDecoder::new(&gz[..]),
                 mine.path(),
@@ -582,7 +582,7 @@ mod tests {
         b.append_data(&mut h, &long, &b"abc"[..]).unwrap();
         let data = b.into_inner().unwrap();
         let t = tempfile::tempdir().unwrap();
-        let got = extract(&data[..], t.path(), &Counters::default()).unwrap();
+        let got = extract(&data[..], t.path(), &ItemCounters::default()).unwrap();
         assert_eq!(got.files, 1);
         assert_eq!(std::fs::read(t.path().join(&long)).unwrap(), b"abc");
         assert_eq!(pax_path(b"16 path=a/b/c.x\n"), Some("a/b/c.x".into()));
@@ -628,7 +628,7 @@ mod tests {
             ),
         ];
         for (data, why) in cases {
-            let err = extract(&data[..], &target, &Counters::default())
+            let err = extract(&data[..], &target, &ItemCounters::default())
                 .expect_err(why)
                 .to_string();
             assert!(err.contains(why), "{err} (wanted {why})");
@@ -640,7 +640,7 @@ mod tests {
         std::fs::write(&victim, b"keep").unwrap();
         std::fs::hard_link(&victim, target.join("hl")).unwrap();
         let data = tar_of(&[("hl", tar::EntryType::Regular, b"bad")]);
-        let err = extract(&data[..], &target, &Counters::default())
+        let err = extract(&data[..], &target, &ItemCounters::default())
             .unwrap_err()
             .to_string();
         assert!(err.contains("hard link"), "{err}");
@@ -658,17 +658,17 @@ mod tests {
     fn corrupt_and_truncated_archives_are_named() {
         let good = tar_of(&[("a.txt", tar::EntryType::Regular, &[7u8; 2000])]);
         let t = tempfile::tempdir().unwrap();
-        let err = extract(&good[..1000], t.path(), &Counters::default()).unwrap_err();
+        let err = extract(&good[..1000], t.path(), &ItemCounters::default()).unwrap_err();
         assert!(err.to_string().contains("cut short"), "{err}");
         let mut bad = good.clone();
         bad[10] ^= 1;
-        let err = extract(&bad[..], t.path(), &Counters::default()).unwrap_err();
+        let err = extract(&bad[..], t.path(), &ItemCounters::default()).unwrap_err();
         assert!(err.to_string().contains("checksum"), "{err}");
-        let err = extract(&b""[..], t.path(), &Counters::default()).unwrap_err();
+        let err = extract(&b""[..], t.path(), &ItemCounters::default()).unwrap_err();
         assert!(err.to_string().contains("empty"), "{err}");
         let mut w = Vec::new();
         w.write_all(&[1u8; 512]).unwrap();
-        assert!(extract(&w[..], t.path(), &Counters::default()).is_err());
+        assert!(extract(&w[..], t.path(), &ItemCounters::default()).is_err());
     }
 
     #[test]

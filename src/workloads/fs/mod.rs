@@ -31,7 +31,7 @@ pub use sizes::FsSizes;
 pub use target::{FsSpec, Place, parse_bytes, parse_mkfs};
 
 use super::http::{Server, ServerKind};
-use super::{Info, Options, Size, Workload, finish};
+use super::{Info, Size, Workload, WorkloadOptions, finish};
 use crate::ctx::Ctx;
 use crate::harness::phase::{self, DEFAULT_INTERVAL};
 use crate::harness::progress::Progress;
@@ -93,7 +93,7 @@ fn prepare_place(
     place: &Place,
     index: usize,
     ctx: &Ctx,
-    opts: &Options,
+    opts: &WorkloadOptions,
     need: target::Need,
 ) -> Result<target::Target, Box<WorkloadRow>> {
     let fs: FsOptions = opts.own();
@@ -168,13 +168,13 @@ fn replay(
         .map(|p| LoadTarget::parse(&format!("{}{p}", server.url)).map_err(|e| e.to_string()))
         .collect::<Result<Vec<_>, _>>()?;
     let (stats, r) = phase::run("requests", DEFAULT_INTERVAL, |c| {
-        load::run(&load::Options {
+        load::run(&load::LoadOptions {
             per_connection: Some(10),
             total: Some(paths.len() as u64),
             // Cold caches on slow disks: a request may wait on many reads.
             timeout: Duration::from_secs(60),
             live: Some(Arc::clone(c)),
-            ..load::Options::new(targets, 100)
+            ..load::LoadOptions::new(targets, 100)
         })
     });
     let o = r.map_err(|e| e.to_string())?;
@@ -182,7 +182,7 @@ fn replay(
 }
 
 /// Sizes of a run: (files, bytes, requests).
-fn corpus_size(opts: &Options) -> Spec {
+fn corpus_size(opts: &WorkloadOptions) -> Spec {
     let fs: FsOptions = opts.own();
     let (files, bytes) = match opts.size {
         Size::Quick => (20_000, 200_000_000),
@@ -212,7 +212,7 @@ impl Workload for Fs {
         &FS
     }
 
-    fn flags(&self) -> &'static [super::Flag] {
+    fn flags(&self) -> &'static [super::WorkloadFlag] {
         options::FLAGS
     }
 
@@ -220,15 +220,15 @@ impl Workload for Fs {
         FsOptions::own(asked)
     }
 
-    fn dirs(&self, opts: &Options) -> Vec<PathBuf> {
+    fn dirs(&self, opts: &WorkloadOptions) -> Vec<PathBuf> {
         opts.own::<FsOptions>().dirs()
     }
 
-    fn mounting(&self, opts: &Options) -> super::Mounting {
+    fn mounting(&self, opts: &WorkloadOptions) -> super::Mounting {
         opts.own::<FsOptions>().mounting()
     }
 
-    fn run(&self, ctx: &Ctx, opts: &Options, progress: &mut Progress) -> WorkloadResult {
+    fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
         let spec = corpus_size(opts);
         progress.phase("generating the corpus plan");
         let corpus = Arc::new(Corpus::new(spec));
@@ -367,13 +367,13 @@ fn unpack_archives(
             Err(e) => {
                 rows.push(phase_row(name, label, p, None, None, Some(e)));
                 // Nothing to serve: delete what there is and stop here.
-                let _ = ops::remove_tree(&t.root, &crate::net::load::Counters::default());
+                let _ = ops::remove_tree(&t.root, &crate::net::load::ItemCounters::default());
                 return false;
             }
         }
         progress.advance(1);
         if interrupted() {
-            let _ = ops::remove_tree(&t.root, &crate::net::load::Counters::default());
+            let _ = ops::remove_tree(&t.root, &crate::net::load::ItemCounters::default());
             return false;
         }
     }

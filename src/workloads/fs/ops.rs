@@ -1,7 +1,7 @@
 //! The timed file operations of the filesystem workloads, as plain system
 //! calls: writing and reading whole files, removing a tree, syncing.
 
-use crate::net::load::Counters;
+use crate::net::load::ItemCounters;
 use std::ffi::CString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -94,7 +94,7 @@ pub fn read_file(p: &Path, buf: &mut [u8]) -> io::Result<u64> {
 /// Removes everything below `root` (not `root` itself): `unlink` for every
 /// file, `rmdir` for every directory, deepest first, counting each file in
 /// `counters` (no bytes: that would take a stat per file). Stops on ^C.
-pub fn remove_tree(root: &Path, counters: &Counters) -> io::Result<()> {
+pub fn remove_tree(root: &Path, counters: &ItemCounters) -> io::Result<()> {
     // Depth-first with an explicit stack: (directory, children listed).
     let mut stack: Vec<(std::path::PathBuf, bool)> = vec![(root.to_path_buf(), false)];
     while let Some((dir, listed)) = stack.pop() {
@@ -135,7 +135,7 @@ pub fn remove_tree(root: &Path, counters: &Counters) -> io::Result<()> {
 /// to its end (the entries' types from the directory itself where the
 /// filesystem gives them, no file opened or read), counting each directory
 /// in `counters`. Returns the entries seen. Stops on ^C.
-pub fn walk_dirs(root: &Path, counters: &Counters) -> io::Result<u64> {
+pub fn walk_dirs(root: &Path, counters: &ItemCounters) -> io::Result<u64> {
     let mut entries = 0u64;
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -178,11 +178,11 @@ mod tests {
         let mut buf = vec![0u8; 1024];
         assert_eq!(read_file(&d.join("f3"), &mut buf).unwrap(), 3000);
         // find: three directories (the root, a, a/b), 2 + 10 entries below.
-        let walked = Counters::default();
+        let walked = ItemCounters::default();
         assert_eq!(walk_dirs(t.path(), &walked).unwrap(), 12);
         assert_eq!(walked.get(), (3, 0));
         assert_eq!(std::fs::read(d.join("f3")).unwrap(), vec![3u8; 3000]);
-        let c = Counters::default();
+        let c = ItemCounters::default();
         remove_tree(t.path(), &c).unwrap();
         assert_eq!(c.get(), (10, 0));
         assert!(t.path().is_dir());

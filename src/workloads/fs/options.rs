@@ -5,7 +5,7 @@ use super::cold::ColdBy;
 use super::target::{Place, parse_mkfs};
 use crate::ctx::Ctx;
 use crate::values::bytes as parse_bytes;
-use crate::workloads::{Asked, Flag, Mounting, Own};
+use crate::workloads::{Asked, Mounting, Own, WorkloadFlag};
 use std::path::PathBuf;
 
 /// Options of the filesystem workloads.
@@ -58,93 +58,93 @@ impl Default for FsOptions {
 const HEADING: &str = "Filesystem workloads";
 
 /// The flags of `fs` and `fs-sizes`.
-pub static FLAGS: &[Flag] = &[
-    Flag {
+pub static FLAGS: &[WorkloadFlag] = &[
+    WorkloadFlag {
         many: true,
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "dir",
             "DIR",
             HEADING,
             "Filesystem workloads (fs, fs-sizes): run in this directory, on whatever filesystem holds it (scalebench works in a subdirectory it makes and removes); repeatable. Default: the work directory.",
         )
     },
-    Flag {
+    WorkloadFlag {
         many: true,
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "mkfs",
             "TYPE[:OPTS],…",
             HEADING,
             "Make these filesystems on loop devices over files in the work directory and run on each (Linux, root): `ext4,xfs,btrfs`; after a colon mount options (`ext4:noatime,data=writeback`) or mkfs options, which start with `-` and are split at spaces into arguments (`ext4:-O ^has_journal`, `xfs:-i size=512:noatime`); mkfs checks them with its dry run before anything is measured.",
         )
     },
-    Flag {
+    WorkloadFlag {
         check: Some(|s| parse_bytes(s).map(drop)),
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "fs-size",
             "SIZE",
             HEADING,
             "Size of each made filesystem (`4G`).",
         )
     },
-    Flag::value(
+    WorkloadFlag::value(
         "mount-opts",
         "OPTS",
         HEADING,
         "Mount options for made filesystems that name none (`noatime`).",
     ),
-    Flag {
+    WorkloadFlag {
         check: Some(|s| crate::values::whole::<u64>(2, 100_000_000)(s).map(drop)),
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "files",
             "N",
             HEADING,
             "Files in the image site (default: 20 000; `full`: 1 000 000; at most 100 million).",
         )
     },
-    Flag {
+    WorkloadFlag {
         check: Some(|s| parse_bytes(s).map(drop)),
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "bytes",
             "SIZE",
             HEADING,
             "Bytes in the image site (`200M`; `full`: `10G`).",
         )
     },
-    Flag {
+    WorkloadFlag {
         check: Some(|s| crate::values::whole::<u64>(1, 100_000_000)(s).map(drop)),
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "requests",
             "N",
             HEADING,
             "Requests in the image site's log (default 10 000; at most 100 million).",
         )
     },
-    Flag {
+    WorkloadFlag {
         check: Some(|s| crate::values::whole::<u64>(0, u64::MAX)(s).map(drop)),
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "seed",
             "SEED",
             HEADING,
             "Seed of the image site generator (same seed, same site; default 1).",
         )
     },
-    Flag {
+    WorkloadFlag {
         many: true,
         split: true,
         check: Some(|s| file_size(s).map(drop)),
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "sizes",
             "SIZE,…",
             HEADING,
             "File sizes of fs-sizes (default `8K,16K,128K`).",
         )
     },
-    Flag::switch(
+    WorkloadFlag::switch(
         "fs-preload",
         HEADING,
         "fs: before each cold replay, walk the site's directories as `find` does (the entries, not the files' data), timed as a row of its own, as the seed tried.",
     ),
-    Flag {
+    WorkloadFlag {
         choices: &[
             (
                 "auto",
@@ -159,16 +159,16 @@ pub static FLAGS: &[Flag] = &[
                 "evict them: write and read a file as large as the memory the cache can hold (MemTotal, or the memory cgroup's limit) in the work directory, as the seed's 2 GB from /dev/zero",
             ),
         ],
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "fs-cold",
             "HOW",
             HEADING,
             "fs, fs-sizes: how the cold rows make the caches cold.",
         )
     },
-    Flag {
+    WorkloadFlag {
         check: Some(|s| crate::values::whole::<u64>(1, 10_000_000)(s).map(drop)),
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "size-files",
             "N",
             HEADING,

@@ -7,7 +7,8 @@
 //! seconds, Windows 2000: 613 seconds …").
 
 use super::{
-    Info, Options, Size, Workload, finish, ops, phase_row, prepare_place, target, warm_only_note,
+    Info, Size, Workload, WorkloadOptions, finish, ops, phase_row, prepare_place, target,
+    warm_only_note,
 };
 use crate::ctx::Ctx;
 use crate::harness::phase::{self, DEFAULT_INTERVAL};
@@ -216,7 +217,7 @@ impl OneSize<'_, '_> {
                 res,
             ));
         }
-        let _ = ops::remove_tree(&self.t.root, &crate::net::load::Counters::default());
+        let _ = ops::remove_tree(&self.t.root, &crate::net::load::ItemCounters::default());
         self.progress.advance(1);
         (rows, sum)
     }
@@ -248,7 +249,7 @@ impl Workload for FsSizes {
         &FS_SIZES
     }
 
-    fn flags(&self) -> &'static [crate::workloads::Flag] {
+    fn flags(&self) -> &'static [crate::workloads::WorkloadFlag] {
         super::options::FLAGS
     }
 
@@ -259,15 +260,15 @@ impl Workload for FsSizes {
         super::FsOptions::own(asked)
     }
 
-    fn dirs(&self, opts: &Options) -> Vec<std::path::PathBuf> {
+    fn dirs(&self, opts: &WorkloadOptions) -> Vec<std::path::PathBuf> {
         opts.own::<super::FsOptions>().dirs()
     }
 
-    fn mounting(&self, opts: &Options) -> crate::workloads::Mounting {
+    fn mounting(&self, opts: &WorkloadOptions) -> crate::workloads::Mounting {
         opts.own::<super::FsOptions>().mounting()
     }
 
-    fn run(&self, ctx: &Ctx, opts: &Options, progress: &mut Progress) -> WorkloadResult {
+    fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
         let fs: super::FsOptions = opts.own();
         let n = fs.size_files.unwrap_or(match opts.size {
             Size::Quick => 2_000,

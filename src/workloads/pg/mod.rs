@@ -14,7 +14,7 @@ mod options;
 
 pub use options::{Mode, PgOptions, Pin};
 
-use super::{Info, Options as WorkOptions, Size, Workload};
+use super::{Info, Size, Workload, WorkloadOptions};
 use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
 use crate::harness::reaper::run_bounded;
@@ -116,7 +116,7 @@ impl Workload for PgBench {
         &["clients"]
     }
 
-    fn flags(&self) -> &'static [super::Flag] {
+    fn flags(&self) -> &'static [super::WorkloadFlag] {
         options::FLAGS
     }
 
@@ -144,7 +144,7 @@ impl Workload for PgBench {
         )
     }
 
-    fn run(&self, ctx: &Ctx, opts: &WorkOptions, progress: &mut Progress) -> WorkloadResult {
+    fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
         let pg: PgOptions = opts.own();
         let mut s = Setup::new(ctx, opts, &pg);
         let plan = s.client_plan();
@@ -209,7 +209,7 @@ impl Workload for PgBench {
 /// the parameters recorded for the result so far.
 struct Setup<'a> {
     ctx: &'a Ctx<'a>,
-    opts: &'a WorkOptions,
+    opts: &'a WorkloadOptions,
     pg: &'a PgOptions,
     cpus: usize,
     /// The scale factor of the tables.
@@ -223,7 +223,7 @@ struct Setup<'a> {
 
 impl<'a> Setup<'a> {
     /// The run `pg` asks for, with the parameters that say how it connects.
-    fn new(ctx: &'a Ctx<'a>, opts: &'a WorkOptions, pg: &'a PgOptions) -> Self {
+    fn new(ctx: &'a Ctx<'a>, opts: &'a WorkloadOptions, pg: &'a PgOptions) -> Self {
         let db_bytes = match (pg.scale, pg.db_bytes) {
             (Some(scale), _) => scale * BYTES_PER_SCALE,
             (None, Some(b)) => b,
@@ -274,7 +274,7 @@ impl<'a> Setup<'a> {
 
     /// The sweep over clients: the one asked for, or the default levels
     /// (always those with `--memory-sweep`), in whole seconds.
-    fn client_plan(&self) -> sweep::Plan {
+    fn client_plan(&self) -> sweep::SweepPlan {
         let opts = self.opts;
         let mut plan = match &opts.sweep {
             Some(s) if !self.pg.memory_sweep => s.plan(opts.size, "TPS"),
@@ -539,7 +539,7 @@ impl<'a> Setup<'a> {
     fn sweep(
         &self,
         server: &Server,
-        plan: &sweep::Plan,
+        plan: &sweep::SweepPlan,
         modes: Vec<Mode>,
         progress: &mut Progress,
     ) -> Vec<WorkloadRow> {
@@ -554,8 +554,9 @@ impl<'a> Setup<'a> {
             if crate::stop::interrupted() {
                 break;
             }
-            let mut runner =
-                |level: f64, plan: &sweep::Plan| level_run(server, mode, level as u32, cpus, plan);
+            let mut runner = |level: f64, plan: &sweep::SweepPlan| {
+                level_run(server, mode, level as u32, cpus, plan)
+            };
             let stats = sweep::run(plan, progress, &mut runner);
             let mut p = BTreeMap::new();
             p.insert("mode".into(), json!(mode.name()));
@@ -710,7 +711,7 @@ fn memory_sweep(
     c: &Server,
     memory: u64,
     cpus: usize,
-    opts: &WorkOptions,
+    opts: &WorkloadOptions,
     progress: &mut Progress,
     swap: Option<&crate::sys::swap::SwapFile>,
 ) -> WorkloadRow {
@@ -730,7 +731,7 @@ fn memory_sweep(
     plan.knee_on = "figure";
     whole_seconds(&mut plan);
     let clients = cpus.max(1) as u32;
-    let mut runner = |ratio: f64, plan: &sweep::Plan| {
+    let mut runner = |ratio: f64, plan: &sweep::SweepPlan| {
         let scale = scale_for((ratio * memory as f64) as u64);
         let mut out = LevelOutcome::default();
         out.params.insert("scale".into(), json!(scale));
@@ -782,7 +783,7 @@ fn level_run(
     mode: Mode,
     clients: u32,
     cpus: usize,
-    plan: &sweep::Plan,
+    plan: &sweep::SweepPlan,
 ) -> LevelOutcome {
     let threads = (clients as usize).min(cpus).max(1);
     let base = |secs: u64, progress: Option<u64>| {
@@ -850,7 +851,7 @@ fn level_run(
 }
 
 /// pgbench counts whole seconds: samples of at least one.
-fn whole_seconds(plan: &mut sweep::Plan) {
+fn whole_seconds(plan: &mut sweep::SweepPlan) {
     plan.sample = Duration::from_secs(plan.sample.as_secs_f64().round().max(1.0) as u64);
     plan.heat_up = Duration::from_secs(plan.heat_up.as_secs_f64().round() as u64);
 }

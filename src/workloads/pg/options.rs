@@ -4,7 +4,7 @@
 
 use super::BYTES_PER_SCALE;
 use super::conninfo::Conninfo;
-use crate::workloads::{Asked, Flag, Own};
+use crate::workloads::{Asked, Own, WorkloadFlag};
 use std::path::PathBuf;
 
 /// Which transactions pgbench runs.
@@ -136,27 +136,27 @@ pub fn size_option(s: &str) -> Result<u64, String> {
 const PG: &str = "PostgreSQL";
 
 /// The flags of the pgbench workload.
-pub static FLAGS: &[Flag] = &[
-    Flag {
+pub static FLAGS: &[WorkloadFlag] = &[
+    WorkloadFlag {
         check: Some(|s| size_option(s).map(drop)),
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "db-size",
             "SIZE",
             PG,
             "pgbench: the database size the scale factor follows (`160M`; default quick 160 MB, full 1.6 GB; 16M to 1T). The free space it needs is checked before loading.",
         )
     },
-    Flag {
+    WorkloadFlag {
         check: Some(|s| crate::values::whole::<u64>(1, 65_536)(s).map(drop)),
         conflicts: &["db-size", "memory-sweep"],
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "pg-scale",
             "N",
             PG,
             "pgbench: the scale factor itself (`800`, as DragonFly's runs; 1 to 65536; about 16 MB of tables each), instead of one following --db-size.",
         )
     },
-    Flag {
+    WorkloadFlag {
         many: true,
         split: true,
         choices: &[
@@ -169,74 +169,74 @@ pub static FLAGS: &[Flag] = &[
                 "The default TPC-B-like transaction: three UPDATEs, a SELECT, an INSERT",
             ),
         ],
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "pg-mode",
             "MODE,…",
             PG,
             "pgbench: the transactions, each a row (default select-only).",
         )
     },
-    Flag {
+    WorkloadFlag {
         check: Some(|s| Conninfo::parse(s).map(drop)),
         conflicts: &["memory-sweep", "pg-socket"],
         secret: true,
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "pg-server",
             "CONNINFO",
             PG,
             "pgbench: an existing server by libpq connection string (`host=db port=5432 user=bench dbname=bench`, or a postgresql:// URI) instead of a throwaway cluster. It must name the server (host=, hostaddr=, service= or the URI's host): libpq's defaults are not used. Its pgbench tables are made (`pgbench -i`) and dropped at the end; a server that has them already is refused unless --pg-drop-tables.",
         )
     },
-    Flag {
+    WorkloadFlag {
         requires: &["pg-server"],
-        ..Flag::switch(
+        ..WorkloadFlag::switch(
             "pg-drop-tables",
             PG,
             "pgbench --pg-server: drop and remake the server's pgbench tables (pgbench_accounts, _branches, _history, _tellers) when it has them already; they are left, remade, at the end.",
         )
     },
-    Flag {
+    WorkloadFlag {
         choices: &[
             ("none", "Left to the scheduler"),
             ("together", "Server and pgbench on CPU 0"),
             ("apart", "Server on CPU 0, pgbench on CPU 1"),
         ],
         conflicts: &["pg-server"],
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "pg-pin",
             "PIN",
             PG,
             "pgbench: where the throwaway cluster and pgbench run (default none: left to the scheduler; together: both on CPU 0; apart: server on CPU 0, pgbench on CPU 1).",
         )
     },
-    Flag::switch(
+    WorkloadFlag::switch(
         "pg-socket",
         PG,
         "pgbench: connect over the unix socket instead of TCP to 127.0.0.1.",
     ),
-    Flag {
+    WorkloadFlag {
         conflicts: &["sweep"],
         sweeps: true,
-        ..Flag::switch(
+        ..WorkloadFlag::switch(
             "memory-sweep",
             PG,
             "pgbench: sweep the database size from half to twice the memory it may use (a memory cgroup on Linux), caches dropped at each level, instead of the clients.",
         )
     },
-    Flag {
+    WorkloadFlag {
         check: Some(|s| size_option(s).map(drop)),
         requires: &["memory-sweep"],
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "pg-memory",
             "SIZE",
             PG,
             "pgbench --memory-sweep: the memory the database may use (`256M`; default quick 256 MB, full 1 GB; 16M to 1T).",
         )
     },
-    Flag {
+    WorkloadFlag {
         check: Some(|s| second_tier(s).map(drop)),
         requires: &["memory-sweep"],
-        ..Flag::value(
+        ..WorkloadFlag::value(
             "pg-second-tier",
             "swap[:DIR]",
             PG,

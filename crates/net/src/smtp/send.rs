@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 /// How to send.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub struct SendOptions {
     /// The server (sink or MTA).
     pub target: SocketAddr,
     /// Simultaneous sessions.
@@ -61,13 +61,13 @@ pub struct Options {
     pub stop: Option<fn() -> bool>,
 }
 
-impl Options {
+impl SendOptions {
     /// `sessions` simultaneous sessions to `target`: one message of 4 KB
     /// to one recipient per session, each socket bound to the unspecified
     /// address of the target's family, pipelining, 30 s timeout, the best
     /// backend; no count or duration yet (set one).
-    pub fn new(target: SocketAddr, sessions: usize) -> Options {
-        Options {
+    pub fn new(target: SocketAddr, sessions: usize) -> SendOptions {
+        SendOptions {
             target,
             sessions,
             per_session: 1,
@@ -119,9 +119,9 @@ pub struct Outcome {
     pub failures: BTreeMap<String, u64>,
     /// Latency of every message, ns.
     pub latency: Histogram<u64>,
-    /// Tallies per [`Options::interval`] after [`Options::warmup`].
+    /// Tallies per [`SendOptions::interval`] after [`SendOptions::warmup`].
     pub intervals: Vec<Interval>,
-    /// [`Options::stop`] ended it.
+    /// [`SendOptions::stop`] ended it.
     pub stopped: bool,
     /// Why it gave up before its count or duration (every attempt
     /// failing), if it did.
@@ -369,7 +369,7 @@ const GIVE_UP_STREAK: u64 = 1000;
 const GREETING_WAIT: Duration = Duration::from_secs(10);
 
 struct Sender<'a> {
-    opts: &'a Options,
+    opts: &'a SendOptions,
     poller: Box<dyn Poller>,
     slots: Vec<Session>,
     by_fd: Vec<usize>,
@@ -389,7 +389,7 @@ struct Sender<'a> {
 }
 
 /// Runs the sender.
-pub fn run(opts: &Options) -> io::Result<Outcome> {
+pub fn run(opts: &SendOptions) -> io::Result<Outcome> {
     if opts.sessions == 0 {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "no sessions"));
     }
@@ -466,14 +466,14 @@ pub fn run(opts: &Options) -> io::Result<Outcome> {
 /// shared out evenly, and merges what they did ([`Outcome::merge`];
 /// `peak_open` is then the sum of each process's peak). The calling
 /// process must be single-threaded.
-pub fn run_processes(opts: &Options, processes: usize) -> io::Result<Outcome> {
+pub fn run_processes(opts: &SendOptions, processes: usize) -> io::Result<Outcome> {
     let p = processes
         .max(1)
         .min(opts.sessions.max(1))
         .min(opts.total.map_or(usize::MAX, |t| t.max(1) as usize));
     let share = |k: usize| {
         let split = |n: u64| n / p as u64 + u64::from((k as u64) < n % p as u64);
-        Options {
+        SendOptions {
             sessions: split(opts.sessions as u64) as usize,
             total: opts.total.map(split),
             ..opts.clone()
@@ -1058,7 +1058,7 @@ mod tests {
     use super::*;
     use crate::engine;
     use crate::server::{Config, FixedResponder, Handler};
-    use crate::smtp::sink::{Counters, Sink};
+    use crate::smtp::sink::{Sink, SinkCounters};
     use std::os::unix::net::UnixStream;
     use std::sync::atomic::Ordering;
 
@@ -1095,16 +1095,16 @@ mod tests {
     fn every_message_reaches_the_sink_on_every_backend() {
         for backend in Backend::available_all() {
             for pipelining in [true, false] {
-                let counters = Counters::local();
+                let counters = SinkCounters::local();
                 let o = with_server(Sink::new("t", counters), readiness(), |addr| {
-                    let opts = Options {
+                    let opts = SendOptions {
                         total: Some(300),
                         per_session: 3,
                         recipients: 2,
                         message_bytes: 20_000,
                         pipelining,
                         backend,
-                        ..Options::new(addr, 20)
+                        ..SendOptions::new(addr, 20)
                     };
                     run(&opts).unwrap()
                 });
@@ -1138,9 +1138,9 @@ mod tests {
         let fd = sock::tcp_socket(&"127.0.0.1:0".parse().unwrap()).unwrap();
         sock::bind(fd.as_raw_fd(), &"127.0.0.1:0".parse().unwrap()).unwrap();
         let addr = sock::local_addr(fd.as_raw_fd()).unwrap();
-        let opts = Options {
+        let opts = SendOptions {
             total: Some(10),
-            ..Options::new(addr, 10)
+            ..SendOptions::new(addr, 10)
         };
         let o = run(&opts).unwrap();
         assert_eq!(o.messages, 0);
@@ -1163,9 +1163,9 @@ mod tests {
     fn a_server_speaking_something_else_is_a_counted_failure() {
         // An HTTP server greets with "!" and answers EHLO with 400.
         let o = with_server(FixedResponder::new(10, true), readiness(), |addr| {
-            run(&Options {
+            run(&SendOptions {
                 duration: Some(Duration::from_millis(300)),
-                ..Options::new(addr, 5)
+                ..SendOptions::new(addr, 5)
             })
             .unwrap()
         });
@@ -1185,7 +1185,7 @@ mod tests {
 
     /// A listener on 127.0.0.1 that greets each connection with `greeting`
     /// (nothing: silent), and the sender's outcome against it.
-    fn against(greeting: &'static [u8], opts: impl Fn(SocketAddr) -> Options) -> Outcome {
+    fn against(greeting: &'static [u8], opts: impl Fn(SocketAddr) -> SendOptions) -> Outcome {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
         l.set_nonblocking(true).unwrap();
@@ -1214,10 +1214,10 @@ mod tests {
     fn a_server_that_does_not_greet_or_greets_wrongly_is_given_up_at_once() {
         // Silent: the greeting's wait, at most the timeout.
         let started = Instant::now();
-        let o = against(b"", |a| Options {
+        let o = against(b"", |a| SendOptions {
             duration: Some(Duration::from_secs(60)),
             timeout: Duration::from_secs(2),
-            ..Options::new(a, 3)
+            ..SendOptions::new(a, 3)
         });
         let why = o.gave_up.unwrap();
         assert!(
@@ -1231,21 +1231,21 @@ mod tests {
         );
         assert_eq!(o.failures["timeout waiting for the greeting"], 1);
         // Bytes that cannot begin a reply: at once, as far as they came.
-        let o = against(b"HTTP/1.1 4", |a| Options {
+        let o = against(b"HTTP/1.1 4", |a| SendOptions {
             total: Some(5),
-            ..Options::new(a, 1)
+            ..SendOptions::new(a, 1)
         });
         assert!(o.gave_up.unwrap().contains("answered `HTTP/1.1 4`"));
         // A greeting begun and paused (postscreen's `220-`) is no reason.
-        let o = against(b"220-wait for it\r\n", |a| Options {
+        let o = against(b"220-wait for it\r\n", |a| SendOptions {
             duration: Some(Duration::from_millis(2500)),
             timeout: Duration::from_secs(2),
-            ..Options::new(a, 1)
+            ..SendOptions::new(a, 1)
         });
         assert!(o.gave_up.is_none(), "{:?}", o.gave_up);
-        let o = against(b"554 5.7.1 go away\r\n", |a| Options {
+        let o = against(b"554 5.7.1 go away\r\n", |a| SendOptions {
             total: Some(5),
-            ..Options::new(a, 2)
+            ..SendOptions::new(a, 2)
         });
         let why = o.gave_up.unwrap();
         assert!(
@@ -1253,9 +1253,9 @@ mod tests {
             "{why}"
         );
         // A refusal for now (421) is counted, and sessions go on.
-        let o = against(b"421 busy\r\n", |a| Options {
+        let o = against(b"421 busy\r\n", |a| SendOptions {
             duration: Some(Duration::from_millis(300)),
-            ..Options::new(a, 2)
+            ..SendOptions::new(a, 2)
         });
         assert!(o.gave_up.is_none(), "{:?}", o.gave_up);
         assert!(
@@ -1271,12 +1271,12 @@ mod tests {
             reply_delay: Some(Duration::from_millis(20)),
             ..readiness()
         };
-        let o = with_server(Sink::new("t", Counters::local()), cfg, |addr| {
-            run(&Options {
+        let o = with_server(Sink::new("t", SinkCounters::local()), cfg, |addr| {
+            run(&SendOptions {
                 duration: Some(Duration::from_millis(1500)),
                 warmup: Duration::from_millis(300),
                 interval: Some(Duration::from_millis(400)),
-                ..Options::new(addr, 8)
+                ..SendOptions::new(addr, 8)
             })
             .unwrap()
         });

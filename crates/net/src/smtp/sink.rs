@@ -8,7 +8,7 @@
 //! Out-of-order commands get the 503 a real MTA gives; an unknown command
 //! 502; a line longer than [`MAX_LINE`] 500 and the connection closes;
 //! after [`MAX_ERRORS`] errors 421 and it closes. The counters live in
-//! memory shared by every worker process ([`Counters::shared`]).
+//! memory shared by every worker process ([`SinkCounters::shared`]).
 
 use super::MAX_LINE;
 use crate::output::Output;
@@ -20,7 +20,7 @@ pub const MAX_ERRORS: u64 = 20;
 
 /// What the sink accepted, in all of its processes.
 #[derive(Debug, Default)]
-pub struct Counters {
+pub struct SinkCounters {
     /// Messages accepted (250 after the end of data).
     pub messages: AtomicU64,
     /// Recipients of those messages.
@@ -35,17 +35,17 @@ pub struct Counters {
     pub quits: AtomicU64,
 }
 
-impl Counters {
+impl SinkCounters {
     /// Counters in memory shared with every process this one forks
     /// afterwards (an anonymous shared mapping, kept for the life of the
     /// process).
-    pub fn shared() -> std::io::Result<&'static Counters> {
-        // SAFETY: zeroed memory is a valid `Counters` (atomics of zero).
+    pub fn shared() -> std::io::Result<&'static SinkCounters> {
+        // SAFETY: zeroed memory is a valid `SinkCounters` (atomics of zero).
         unsafe { crate::errcount::shared_zeroed() }
     }
 
     /// Counters of this process only (tests).
-    pub fn local() -> &'static Counters {
+    pub fn local() -> &'static SinkCounters {
         Box::leak(Box::default())
     }
 
@@ -109,7 +109,7 @@ fn errors(state: u64) -> u64 {
 
 /// The sink's replies.
 pub struct Sink {
-    counters: &'static Counters,
+    counters: &'static SinkCounters,
     greeting: Vec<u8>,
     ehlo: Vec<u8>,
     helo: Vec<u8>,
@@ -117,7 +117,7 @@ pub struct Sink {
 
 impl Sink {
     /// A sink calling itself `host`, counting into `counters`.
-    pub fn new(host: &str, counters: &'static Counters) -> Sink {
+    pub fn new(host: &str, counters: &'static SinkCounters) -> Sink {
         Sink {
             counters,
             greeting: format!("220 {host} ESMTP scalebench sink\r\n").into_bytes(),
@@ -129,7 +129,7 @@ impl Sink {
 
     /// Answers one command line (without its line end).
     fn command(&self, line: &[u8], ex: &mut Exchange, out: &mut Output) {
-        Counters::add(&self.counters.commands, 1);
+        SinkCounters::add(&self.counters.commands, 1);
         // The verb, upper-cased, in place: no allocation per command.
         let mut buf = [0u8; 8];
         let mut len = 0;
@@ -187,7 +187,7 @@ impl Sink {
             b"VRFY" => b"252 2.0.0 Cannot VRFY user\r\n",
             b"HELP" => b"214 2.0.0 Ok\r\n",
             b"QUIT" => {
-                Counters::add(&self.counters.quits, 1);
+                SinkCounters::add(&self.counters.quits, 1);
                 ex.close_after = true;
                 b"221 2.0.0 Bye\r\n"
             }
@@ -202,7 +202,7 @@ impl Sink {
 
     /// Sends an error reply; past [`MAX_ERRORS`] closes with 421.
     fn error(&self, ex: &mut Exchange, out: &mut Output, reply: &[u8]) {
-        Counters::add(&self.counters.errors, 1);
+        SinkCounters::add(&self.counters.errors, 1);
         out.bytes(reply);
         if errors(ex.state) < 0xff {
             ex.state += 1 << ERR_SHIFT;
@@ -265,7 +265,7 @@ impl Handler for Sink {
                 let (took, ended) = scan_data(&input[pos..], &mut ex.state);
                 pos += took;
                 if !ended {
-                    Counters::add(&self.counters.bytes, took as u64);
+                    SinkCounters::add(&self.counters.bytes, took as u64);
                     break;
                 }
                 // The dot line is not part of the message.
@@ -274,9 +274,9 @@ impl Handler for Sink {
                 } else {
                     2
                 };
-                Counters::add(&self.counters.bytes, (took - dot) as u64);
-                Counters::add(&self.counters.messages, 1);
-                Counters::add(&self.counters.recipients, recipients(ex.state));
+                SinkCounters::add(&self.counters.bytes, (took - dot) as u64);
+                SinkCounters::add(&self.counters.messages, 1);
+                SinkCounters::add(&self.counters.recipients, recipients(ex.state));
                 ex.served += 1;
                 ex.state &= !(DATA | MIDLINE | MAIL | (RCPT_MASK << RCPT_SHIFT));
                 out.bytes(b"250 2.0.0 Ok: queued\r\n");
@@ -329,7 +329,7 @@ pub fn converse(reads: &[&[u8]]) -> Conversation {
     thread_local! {
         // One set per thread, zeroed for each conversation: a fuzz target
         // calls this millions of times and must not leak a set each time.
-        static COUNTERS: &'static Counters = Counters::local();
+        static COUNTERS: &'static SinkCounters = SinkCounters::local();
     }
     let counters = COUNTERS.with(|c| *c);
     for c in [
@@ -380,8 +380,8 @@ mod tests {
 
     /// Feeds `chunks` one read at a time as the server would (keeping
     /// what was not taken) and returns every reply sent and the counters.
-    fn talk(chunks: &[&[u8]]) -> (String, &'static Counters, bool) {
-        let counters = Counters::local();
+    fn talk(chunks: &[&[u8]]) -> (String, &'static SinkCounters, bool) {
+        let counters = SinkCounters::local();
         let mut sink = Sink::new("test", counters);
         let mut ex = Exchange::new(std::time::Duration::ZERO);
         let cfg = Config::new(Backend::available_all()[0]);
@@ -525,7 +525,7 @@ mod tests {
 
     #[test]
     fn shared_counters_are_seen_across_fork() {
-        let c = Counters::shared().unwrap();
+        let c = SinkCounters::shared().unwrap();
         // SAFETY: the child only adds to the counter and exits.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
