@@ -376,7 +376,7 @@ pub struct SmtpSendArgs {
     #[arg(short = 'k', long = "per-session", default_value_t = 1, value_parser = values::whole::<u64>(1, u64::MAX))]
     pub per_session: u64,
     /// Message size in bytes, headers included (at least 87).
-    #[arg(long = "size", value_name = "BYTES", default_value_t = 4096, value_parser = values::whole::<u64>(87, 1_000_000_000))]
+    #[arg(long = "size", value_name = "BYTES", default_value_t = 4096, value_parser = crate::net::smtp::send::message_size)]
     pub size: u64,
     /// Recipients per message.
     #[arg(short = 'r', long, default_value_t = 1, value_parser = values::whole::<u32>(1, 10_000))]

@@ -888,7 +888,7 @@ static FLAGS: &[WorkloadFlag] = &[
         )
     },
     WorkloadFlag {
-        check: Some(|s| crate::values::whole::<u32>(0, 20)(s).map(drop)),
+        check: Some(|s| search_steps(s).map(drop)),
         ..WorkloadFlag::value(
             "search-steps",
             "N",
@@ -917,7 +917,7 @@ impl Workload for Forward {
             loss_tolerance: g
                 .parsed("loss-tolerance", loss_tolerance)?
                 .unwrap_or(LOSS_TOLERANCE),
-            search_steps: g.parsed("search-steps", crate::values::whole::<u32>(0, 20))?,
+            search_steps: g.parsed("search-steps", search_steps)?,
         })))
     }
 
@@ -1003,6 +1003,11 @@ impl Workload for Forward {
         }
         super::finish(&FORWARD, params, rows, notes)
     }
+}
+
+/// `--search-steps`, as both its check and its reading parse it.
+fn search_steps(s: &str) -> Result<u32, String> {
+    crate::values::whole::<u32>(0, 20)(s)
 }
 
 #[cfg(test)]

@@ -76,7 +76,7 @@ static FLAGS: &[WorkloadFlag] = &[
         )
     },
     WorkloadFlag {
-        check: Some(|s| crate::values::whole::<u32>(1, 1024)(s).map(drop)),
+        check: Some(|s| http_workers(s).map(drop)),
         ..WorkloadFlag::value(
             "http-workers",
             "N",
@@ -85,7 +85,7 @@ static FLAGS: &[WorkloadFlag] = &[
         )
     },
     WorkloadFlag {
-        check: Some(|s| crate::values::whole::<usize>(1, 1024)(s).map(drop)),
+        check: Some(|s| http_threads(s).map(drop)),
         ..WorkloadFlag::value(
             "http-threads",
             "N",
@@ -133,16 +133,14 @@ impl HttpOptions {
             Some("fork") => ServerKind::Fork,
             Some(other) => return Err(format!("--http-server {other}: not a server this knows")),
         };
-        let workers = given.parsed("http-workers", crate::values::whole::<u32>(1, 1024))?;
+        let workers = given.parsed("http-workers", http_workers)?;
         if server == ServerKind::Fork && workers.is_some() {
             return Err("--http-workers: a process-per-connection server has no workers to set (--http-server fork)".into());
         }
         if server == ServerKind::Nginx && crate::net::nginx::binary().is_none() {
             return Err("--http-server nginx: nginx is not installed here (not on the PATH or in /usr/sbin)".into());
         }
-        let threads = given
-            .parsed("http-threads", crate::values::whole::<usize>(1, 1024))?
-            .unwrap_or(1);
+        let threads = given.parsed("http-threads", http_threads)?.unwrap_or(1);
         Ok(HttpOptions {
             server,
             workers,
@@ -914,4 +912,14 @@ impl Workload for ShortConn {
         progress.finish(&format!("{} rows", rows.len()));
         super::finish(&SHORTCONN, params, rows, Vec::new())
     }
+}
+
+/// `--http-workers`, as both its check and its reading parse it.
+fn http_workers(s: &str) -> Result<u32, String> {
+    crate::values::whole::<u32>(1, 1024)(s)
+}
+
+/// `--http-threads`, as both its check and its reading parse it.
+fn http_threads(s: &str) -> Result<usize, String> {
+    crate::values::whole::<usize>(1, 1024)(s)
 }

@@ -85,7 +85,7 @@ const DEFAULT_DEADLINE: Duration = Duration::from_secs(600);
 /// The flags of the mail workload.
 static FLAGS: &[WorkloadFlag] = &[
     WorkloadFlag {
-        check: Some(|s| crate::values::whole::<u64>(87, 1_000_000_000)(s).map(drop)),
+        check: Some(|s| mail_size(s).map(drop)),
         ..WorkloadFlag::value(
             "mail-size",
             "BYTES",
@@ -94,7 +94,7 @@ static FLAGS: &[WorkloadFlag] = &[
         )
     },
     WorkloadFlag {
-        check: Some(|s| crate::values::whole::<u32>(1, 10_000)(s).map(drop)),
+        check: Some(|s| mail_recipients(s).map(drop)),
         ..WorkloadFlag::value(
             "mail-recipients",
             "R",
@@ -103,7 +103,7 @@ static FLAGS: &[WorkloadFlag] = &[
         )
     },
     WorkloadFlag {
-        check: Some(|s| crate::values::whole::<u64>(1, u64::MAX)(s).map(drop)),
+        check: Some(|s| mail_per_session(s).map(drop)),
         ..WorkloadFlag::value(
             "mail-per-session",
             "K",
@@ -131,7 +131,7 @@ static FLAGS: &[WorkloadFlag] = &[
         )
     },
     WorkloadFlag {
-        check: Some(|s| crate::values::whole::<u64>(1, 1_000_000_000)(s).map(drop)),
+        check: Some(|s| mail_messages(s).map(drop)),
         ..WorkloadFlag::value(
             "mail-messages",
             "N",
@@ -140,7 +140,7 @@ static FLAGS: &[WorkloadFlag] = &[
         )
     },
     WorkloadFlag {
-        check: Some(|s| crate::values::whole::<u32>(1, 1000)(s).map(drop)),
+        check: Some(|s| mail_repeats(s).map(drop)),
         requires: &["mail-messages"],
         ..WorkloadFlag::value(
             "mail-repeats",
@@ -164,24 +164,23 @@ static FLAGS: &[WorkloadFlag] = &[
 impl MailOptions {
     /// The options from the flags given (defaults for what is not).
     pub fn of(given: &super::Given) -> Result<MailOptions, String> {
-        use crate::values::whole;
         let d = MailOptions::default();
         Ok(MailOptions {
             message_bytes: given
-                .parsed("mail-size", whole::<u64>(87, 1_000_000_000))?
+                .parsed("mail-size", mail_size)?
                 .unwrap_or(d.message_bytes),
             recipients: given
-                .parsed("mail-recipients", whole::<u32>(1, 10_000))?
+                .parsed("mail-recipients", mail_recipients)?
                 .unwrap_or(d.recipients),
             per_session: given
-                .parsed("mail-per-session", whole::<u64>(1, u64::MAX))?
+                .parsed("mail-per-session", mail_per_session)?
                 .unwrap_or(d.per_session),
             reply_delay: given
                 .parsed("mail-reply-delay", crate::values::reply_delay)?
                 .unwrap_or(d.reply_delay),
             server: given.parsed("mail-server", crate::values::server_addr)?,
-            messages: given.parsed("mail-messages", whole::<u64>(1, 1_000_000_000))?,
-            repeats: given.parsed("mail-repeats", whole::<u32>(1, 1000))?,
+            messages: given.parsed("mail-messages", mail_messages)?,
+            repeats: given.parsed("mail-repeats", mail_repeats)?,
             deadline: given
                 .parsed("mail-deadline", crate::values::load_duration)?
                 .unwrap_or(d.deadline),
@@ -615,6 +614,31 @@ impl Workload for Mail {
         progress.finish("1 row");
         super::finish(&MAIL, params, vec![row], notes)
     }
+}
+
+/// `--mail-size`, as both its check and its reading parse it.
+fn mail_size(s: &str) -> Result<u64, String> {
+    crate::net::smtp::send::message_size(s)
+}
+
+/// `--mail-recipients`, as both its check and its reading parse it.
+fn mail_recipients(s: &str) -> Result<u32, String> {
+    crate::values::whole::<u32>(1, 10_000)(s)
+}
+
+/// `--mail-per-session`, as both its check and its reading parse it.
+fn mail_per_session(s: &str) -> Result<u64, String> {
+    crate::values::whole::<u64>(1, u64::MAX)(s)
+}
+
+/// `--mail-messages`, as both its check and its reading parse it.
+fn mail_messages(s: &str) -> Result<u64, String> {
+    crate::values::whole::<u64>(1, 1_000_000_000)(s)
+}
+
+/// `--mail-repeats`, as both its check and its reading parse it.
+fn mail_repeats(s: &str) -> Result<u32, String> {
+    crate::values::whole::<u32>(1, 1000)(s)
 }
 
 #[cfg(test)]

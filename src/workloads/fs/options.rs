@@ -93,7 +93,7 @@ pub static FLAGS: &[WorkloadFlag] = &[
         "Mount options for made filesystems that name none (`noatime`).",
     ),
     WorkloadFlag {
-        check: Some(|s| crate::values::whole::<u64>(2, 100_000_000)(s).map(drop)),
+        check: Some(|s| files(s).map(drop)),
         ..WorkloadFlag::value(
             "files",
             "N",
@@ -111,7 +111,7 @@ pub static FLAGS: &[WorkloadFlag] = &[
         )
     },
     WorkloadFlag {
-        check: Some(|s| crate::values::whole::<u64>(1, 100_000_000)(s).map(drop)),
+        check: Some(|s| requests(s).map(drop)),
         ..WorkloadFlag::value(
             "requests",
             "N",
@@ -120,7 +120,7 @@ pub static FLAGS: &[WorkloadFlag] = &[
         )
     },
     WorkloadFlag {
-        check: Some(|s| crate::values::whole::<u64>(0, u64::MAX)(s).map(drop)),
+        check: Some(|s| seed(s).map(drop)),
         ..WorkloadFlag::value(
             "seed",
             "SEED",
@@ -167,7 +167,7 @@ pub static FLAGS: &[WorkloadFlag] = &[
         )
     },
     WorkloadFlag {
-        check: Some(|s| crate::values::whole::<u64>(1, 10_000_000)(s).map(drop)),
+        check: Some(|s| size_files(s).map(drop)),
         ..WorkloadFlag::value(
             "size-files",
             "N",
@@ -247,7 +247,6 @@ impl FsOptions {
     /// The options from the flags given, checked before anything is
     /// measured.
     pub fn of(asked: &Asked) -> Result<FsOptions, String> {
-        use crate::values::whole;
         let g = asked.given;
         let mut places = Vec::new();
         for d in g.values("dir") {
@@ -259,7 +258,7 @@ impl FsOptions {
         }
         let fs_size = g.parsed("fs-size", parse_bytes)?;
         places.extend(made_filesystems(g.values("mkfs"), fs_size)?);
-        let files = g.parsed("files", whole::<u64>(2, 100_000_000))?;
+        let files = g.parsed("files", files)?;
         let bytes = g.parsed("bytes", parse_bytes)?;
         if let (Some(b), Some(f)) = (bytes, files)
             && b / f > 1 << 30
@@ -277,14 +276,14 @@ impl FsOptions {
                 .map(String::from),
             files,
             bytes,
-            requests: g.parsed("requests", whole::<u64>(1, 100_000_000))?,
-            seed: g.parsed("seed", whole::<u64>(0, u64::MAX))?.unwrap_or(1),
+            requests: g.parsed("requests", requests)?,
+            seed: g.parsed("seed", seed)?.unwrap_or(1),
             sizes: g
                 .values("sizes")
                 .iter()
                 .map(|s| file_size(s).map_err(|e| format!("--sizes: {e}")))
                 .collect::<Result<_, _>>()?,
-            size_files: g.parsed("size-files", whole::<u64>(1, 10_000_000))?,
+            size_files: g.parsed("size-files", size_files)?,
             preload: g.has("fs-preload"),
             cold: match g.value("fs-cold") {
                 None | Some("auto") => ColdBy::Auto,
@@ -331,4 +330,24 @@ impl FsOptions {
             Mounting::ProfileOptions
         }
     }
+}
+
+/// `--files`, as both its check and its reading parse it.
+fn files(s: &str) -> Result<u64, String> {
+    crate::values::whole::<u64>(2, 100_000_000)(s)
+}
+
+/// `--requests`, as both its check and its reading parse it.
+fn requests(s: &str) -> Result<u64, String> {
+    crate::values::whole::<u64>(1, 100_000_000)(s)
+}
+
+/// `--seed`, as both its check and its reading parse it.
+fn seed(s: &str) -> Result<u64, String> {
+    crate::values::whole::<u64>(0, u64::MAX)(s)
+}
+
+/// `--size-files`, as both its check and its reading parse it.
+fn size_files(s: &str) -> Result<u64, String> {
+    crate::values::whole::<u64>(1, 10_000_000)(s)
 }

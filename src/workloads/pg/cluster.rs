@@ -283,7 +283,9 @@ impl<'a> Setup<'a> {
             .map_err(|e| format!("initdb: {e}"))?;
         if !f.status.is_some_and(|s| s.success()) {
             return Err(format!(
-                "initdb failed: {}",
+                "initdb failed ({}): {}",
+                f.status
+                    .map_or("no exit status".to_string(), |s| s.to_string()),
                 tool_said("initdb", &f.stderr, 3)
             ));
         }

@@ -147,7 +147,7 @@ pub static FLAGS: &[WorkloadFlag] = &[
         )
     },
     WorkloadFlag {
-        check: Some(|s| crate::values::whole::<u64>(1, 65_536)(s).map(drop)),
+        check: Some(|s| pg_scale(s).map(drop)),
         conflicts: &["db-size", "memory-sweep"],
         ..WorkloadFlag::value(
             "pg-scale",
@@ -302,7 +302,7 @@ impl PgOptions {
         }
         Ok(PgOptions {
             db_bytes: g.parsed("db-size", size_option)?,
-            scale: g.parsed("pg-scale", crate::values::whole::<u64>(1, 65_536))?,
+            scale: g.parsed("pg-scale", pg_scale)?,
             modes,
             socket,
             memory_sweep: g.has("memory-sweep"),
@@ -423,6 +423,11 @@ impl AgentArgs {
             cpu,
         })
     }
+}
+
+/// `--pg-scale`, as both its check and its reading parse it.
+fn pg_scale(s: &str) -> Result<u64, String> {
+    crate::values::whole::<u64>(1, 65_536)(s)
 }
 
 #[cfg(test)]

@@ -25,6 +25,13 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+/// A message size in bytes, headers included: at least 87 (the
+/// smallest message this sender writes), at most 10⁹. Both `smtp-send
+/// --size` and the mail workload's `--mail-size` parse it here.
+pub fn message_size(s: &str) -> Result<u64, String> {
+    sys::values::whole::<u64>(87, 1_000_000_000)(s)
+}
+
 /// How to send.
 #[derive(Debug, Clone)]
 pub struct SendOptions {
