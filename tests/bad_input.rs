@@ -41,7 +41,7 @@ const CASES: &[Case] = &[
     case("run socket --runs NaN", 2, "--runs"),
     case("run socket --warm-up-ops x", 2, "--warm-up-ops"),
     case("run socket --warmup x", 2, "--warm-up-ops"),
-    // Negative numbers reach the option's check (issue 28: `--warmup -3`
+    // Negative numbers reach the option's check (`--warmup -3`
     // was "unexpected argument '-3'").
     case("run socket --warmup -3", 2, "must be at least 0"),
     case("run socket --label  ", 2, "--label"),
@@ -925,7 +925,7 @@ fn net_scratch(dir: &Path) {
 }
 
 /// Whether an `error:` line, or a reason under it (`  NAME: …`), says one
-/// cause twice (issue 28: "No such file or directory (os error 2): No such
+/// cause twice ("No such file or directory (os error 2): No such
 /// file or directory (os error 2)"), or a reason line comes twice.
 fn repeats_a_cause(err: &str) -> bool {
     let reasons: Vec<&str> = err

@@ -270,7 +270,7 @@ fn history_follows_a_cost_over_five_files_and_marks_the_change() {
     assert!(String::from_utf8_lossy(&r.stderr).contains("`nosuch`"));
 }
 
-/// Issue 28: `history --at 1000000000000` printed a cost at n = 10¹² from
+/// `history --at 1000000000000` printed a cost at n = 10¹² from
 /// data measured up to n = 299. A cost is read only where a file measured:
 /// outside, the point has none and says so; outside every file, refused.
 #[test]

@@ -1,4 +1,4 @@
-//! Another kernel as a guest (issue 30): `__boot NAME=kernel:PATH` boots
+//! Another kernel as a guest: `__boot NAME=kernel:PATH` boots
 //! Debian's cloud kernel (installed by scripts/test) in QEMU under TCG
 //! with the static scalebench as its init, this machine's root shared
 //! read-only, runs one scalebench command there and brings its result

@@ -64,7 +64,7 @@ fn counts_are_exact_against_serve() {
         (100..=110).contains(&conns),
         "{conns} connections for 1000 requests, 10 each"
     );
-    // Issue 28: -c 1000000 -n 10 reported 32 requests (a request for each
+    // -c 1000000 -n 10 reported 32 requests (a request for each
     // of 32 processes). A connection with no request to make is not opened.
     let (v, ok) = load(&[
         &format!("{url}f1k.bin"),

@@ -409,7 +409,7 @@ fn scalebench_s_sender_delivers_to_postfix_smtp_sink() {
     assert_eq!(r["failures"], serde_json::json!({}), "{r}");
 }
 
-/// Issue 28: `run mail --mail-server 127.0.0.1:1` exited 0 with the
+/// `run mail --mail-server 127.0.0.1:1` exited 0 with the
 /// workload "ok" though every level failed. A workload whose every level
 /// failed is a failure: exit 1, status `failed`, the reason named.
 #[test]

@@ -283,7 +283,7 @@ fn with_out(args: &[String], out: &Path, force: bool) -> AssertCommand {
     c
 }
 
-/// The bug of issue 28: report, export, compare, history and why replaced
+/// The bug: report, export, compare, history and why replaced
 /// an existing file (another result file) without a word. Now every
 /// writing command refuses an existing file unless `--force`, refuses a
 /// link even then, and with `--force` replaces a regular file.

@@ -1,4 +1,4 @@
-//! The reference C programs in `reference/` (issue 31, point 7), which
+//! The reference C programs in `reference/`, which
 //! `scripts/compare-reference` and `scripts/bench-peers` build with gcc:
 //! built here the same way, each is run once and what it prints is
 //! checked for form and sense (never for speed), and every process it

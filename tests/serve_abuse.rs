@@ -1,4 +1,4 @@
-//! `scalebench serve` under abuse (issue 14, part 6), through the binary:
+//! `scalebench serve` under abuse, through the binary:
 //! 10 000 slowloris connections, 100 000 pipelined requests on one
 //! connection (and a pipeliner that never reads), 1 MB request heads, a
 //! descriptor storm past the server's RLIMIT_NOFILE, and clients vanishing

@@ -1,4 +1,4 @@
-//! SIGKILL leaves nothing (issue 14, part 3): scalebench is killed with
+//! SIGKILL leaves nothing: scalebench is killed with
 //! `kill -9` in the middle of a fork run, a connect run, an HTTP workload,
 //! the mail workload,
 //! a filesystem workload on a loop device, a profile taken with perf and

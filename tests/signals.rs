@@ -1,5 +1,4 @@
-//! Every signal is the first one until the cleanup is done (issue 28,
-//! point 3): two stop signals a few milliseconds apart, at random points of
+//! Every signal is the first one until the cleanup is done: two stop signals a few milliseconds apart, at random points of
 //! a fork run under a tuning profile, of pgbench against its throwaway
 //! PostgreSQL cluster and of the mail workload, and GNU `timeout`'s pair
 //! (the process, then its group), skip nothing. Each run ends with status

@@ -1,4 +1,4 @@
-//! The static build (issue 30, point 4): `cargo build --target
+//! The static build: `cargo build --target
 //! x86_64-unknown-linux-musl` gives one static binary that carries its
 //! fork helpers, the binary that goes into guests and onto hosts with
 //! another C library. Built here once (the test profile, optimised as the

@@ -1,4 +1,4 @@
-//! The whole system on record (issue 17, point 5), through the binary:
+//! The whole system on record, through the binary:
 //! `run --record-sysctl` records the sysctls asked for and names the
 //! unknown ones; the result file carries the steal time over the run, the
 //! network interfaces, the filesystems of the work directory and `--dir`,

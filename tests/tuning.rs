@@ -1,4 +1,4 @@
-//! Tuning profiles through the binary (issue 17): `profile list|show|check`
+//! Tuning profiles through the binary: `profile list|show|check`
 //! change nothing; `run --profile default,FILE` applies a profile's sysctl
 //! and limit for its runs only, records old and new values, writes one
 //! result file per profile and one report naming what differs; the values
@@ -364,7 +364,7 @@ fn bad_profiles_are_refused_before_anything_is_measured() {
             "missing.toml",
         ),
         // Values the kernel cannot take: refused before measuring, not
-        // found out during the run (issue 28).
+        // found out during the run.
         (
             vec![bad_value(
                 dir.path(),

@@ -608,7 +608,7 @@ pub struct RunArgs {
     /// it works here, else emulated by TCG and marked so);
     /// `NAME=image:DISK,ssh=USER[,key=FILE][,bin=PATH]` boots a disk
     /// image of any OS and drives it over ssh; `NAME=ssh:[USER@]HOST[,bin=PATH]`
-    /// is another machine (docs/guests.md). Repeatable.
+    /// is another machine (docs/comparing.md). Repeatable.
     #[arg(long, value_name = "NAME=SPEC", value_parser = parse_system)]
     pub system: Vec<crate::systems::spec::SystemSpec>,
     /// The static scalebench a `kernel:` system boots with (default: this

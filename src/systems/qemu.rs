@@ -8,7 +8,7 @@
 //! virtiofsd are child groups: killed and reaped on every way out, and
 //! armed to die with scalebench. Acceleration is probed: KVM when a guest
 //! under it prints its kernel's banner within seconds, else TCG with the
-//! reason (`docs/guests.md`: on this machine KVM hangs after the BIOS).
+//! reason (`docs/comparing.md`: on this machine KVM hangs after the BIOS).
 
 use super::cpio::Archive;
 use super::guest::{self, Share};
