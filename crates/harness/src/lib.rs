@@ -17,7 +17,9 @@ pub mod profiler;
 pub mod progress;
 pub mod rawclock;
 pub mod reaper;
+pub mod series;
 pub mod spread;
+pub mod subject;
 pub mod sweep;
 pub mod workdir;
 

@@ -595,7 +595,7 @@ pub fn percent(s: &str) -> Result<f64, String> {
 pub enum Runs {
     /// This many runs.
     Fixed(u32),
-    /// Until the ends of n are known (see `run::series::AutoRuns`).
+    /// Until the ends of n are known (see `harness::series::AutoRuns`).
     Auto,
 }
 
