@@ -13,7 +13,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use scalebench::net::load::Counters;
+use scalebench::net::load::ItemCounters;
 use scalebench::workloads::fs::extract::extract;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
@@ -70,7 +70,7 @@ fuzz_target!(|data: &[u8]| {
     std::os::unix::fs::symlink("../outside", root.join("planted")).unwrap();
     fs::hard_link(&victim, root.join("hl")).unwrap();
 
-    let counters = Counters::default();
+    let counters = ItemCounters::default();
     let got = extract(data, &root, &counters);
 
     assert_eq!(names(base), ["outside", "root", "victim"]);
