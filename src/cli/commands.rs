@@ -1,5 +1,6 @@
 //! The commands other than `run`.
 
+use super::output::{result_files, to_stdout, with_output};
 use super::stored::{self, Source};
 use super::{
     AnalyzeArgs, CompareArgs, ExportArgs, ExportFormat, FailOn, HistoryArgs, HistoryOrder,
@@ -8,34 +9,9 @@ use super::{
 use crate::analysis::{self, Options};
 use crate::bench::REGISTRY;
 use crate::report::{self, Input, System, export};
-use crate::results::{self, output, sysinfo};
-use std::io::Write;
+use crate::results::{output, sysinfo};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-/// Runs `f` on standard output or on the file `path` (the output `what`);
-/// a closed pipe on standard output (`| head`) counts as success. A file
-/// is checked against the output rules first ([`output::check`]: its
-/// directory exists, it is none of `inputs`, nothing but a regular file is
-/// replaced, an existing one only as `existing` allows) and written
-/// atomically, so a failed write leaves an existing file as it was.
-pub(crate) fn with_output(
-    what: &str,
-    path: Option<&Path>,
-    existing: output::Existing,
-    inputs: &[(&Path, &str)],
-    f: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    match path {
-        Some(p) => {
-            output::check(what, p, existing, inputs)?;
-            output::write_file_atomic(p, f)
-        }
-        None => to_stdout(f),
-    }
-}
-
-pub(crate) use crate::results::output::to_stdout;
 
 /// `scalebench list`.
 pub fn list(json: bool) -> anyhow::Result<ExitCode> {
@@ -295,15 +271,6 @@ pub(crate) fn load_what_can_be_loaded(
         }
     }
     (systems, problems)
-}
-
-/// The result files `given` names ([`results::found::result_files`]),
-/// each `*.json` entry of a directory skipped named on standard error
-/// with the reason (`warning: DIR/x.json: skipped: …`).
-pub(crate) fn result_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
-    results::found::result_files(given, &mut |p, why| {
-        eprintln!("warning: {}: skipped: {why}", p.display());
-    })
 }
 
 /// The files of `report`: positional ones (a directory: the result files

@@ -159,7 +159,7 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
     };
     drop(ticker);
     let o = o.context("the load failed")?;
-    super::commands::to_stdout(|w| {
+    super::output::to_stdout(|w| {
         if a.part {
             serde_json::to_writer(&mut *w, &o.part())?;
             writeln!(w)?;

@@ -9,6 +9,7 @@ mod doccheck;
 mod docs;
 mod help;
 mod load;
+mod output;
 mod profile;
 mod responder;
 mod run;

@@ -2,7 +2,7 @@
 //! `report`, `compare` and `history` take result files: a query resolves
 //! to stored files, which then go through the same code as files on disk.
 
-use super::commands::{result_files, to_stdout, with_output};
+use super::output::{result_files, to_stdout, with_output};
 use crate::results::output;
 pub use crate::store::source::{Source, one_run};
 use crate::store::{Access, Added, Listed, Location, Query, Store};

@@ -73,7 +73,7 @@ pub fn run(c: SuiteCommand) -> anyhow::Result<ExitCode> {
                 let (a, given, suites) = run_arguments(argv.to_vec())?;
                 checked_options(&a, given, suites)?;
             }
-            super::commands::to_stdout(|w| {
+            super::output::to_stdout(|w| {
                 write!(w, "{}", s.text)?;
                 if !s.text.ends_with('\n') {
                     writeln!(w)?;
@@ -91,7 +91,7 @@ fn list(json: bool) -> anyhow::Result<ExitCode> {
         .iter()
         .filter_map(|(n, _)| Suite::built_in(n))
         .collect();
-    super::commands::to_stdout(|w| {
+    super::output::to_stdout(|w| {
         if json {
             let doc: Vec<serde_json::Value> = all
                 .iter()

@@ -127,7 +127,7 @@ pub fn items(plan: &RunPlan, ctx: &Ctx) -> Vec<PlannedItem> {
         parts.into_iter().map(Some).collect()
     };
     let mut out = Vec::new();
-    for (t, variant) in super::session::all_series(plan, ctx) {
+    for (t, variant) in super::plan::all_series(plan, ctx) {
         let name = series_name(t, variant.as_deref());
         for o in &on {
             out.push(PlannedItem {
@@ -159,7 +159,7 @@ pub fn items(plan: &RunPlan, ctx: &Ctx) -> Vec<PlannedItem> {
 /// every system in turn. Only this machine's have an estimate: a guest or
 /// another machine runs at a speed nothing here tells.
 fn system_items(plan: &RunPlan, ctx: &Ctx) -> Vec<PlannedItem> {
-    let series = super::session::all_series(plan, ctx);
+    let series = super::plan::all_series(plan, ctx);
     let mut out = Vec::new();
     for t in &plan.targets {
         let here: Option<f64> = series

@@ -6,7 +6,7 @@
 use super::series::AutoRuns;
 use super::suite::{self, Suite, SuiteItem};
 use super::why::WhyOptions;
-use crate::bench::{self, Benchmark, REGISTRY};
+use crate::bench::{self, Benchmark};
 use crate::hosts::HostSpec;
 use crate::systems::spec::{Kind, SystemSpec};
 use crate::tuning::TuningProfile;
@@ -172,17 +172,22 @@ impl RunPlan {
     }
 }
 
-/// The closest known name to `name`, if any is close.
-pub(crate) fn nearest(name: &str) -> Option<&'static str> {
-    REGISTRY
+/// Every series of `plan`: each benchmark with each of its variants.
+pub(super) fn all_series<'a>(
+    plan: &'a RunPlan,
+    ctx: &crate::ctx::Ctx,
+) -> Vec<(&'a Target, Option<String>)> {
+    plan.targets
         .iter()
-        .map(|b| b.info().name)
-        .chain(WORKLOADS.iter().map(|w| w.info().name))
-        .chain(suite::BUILT_IN.iter().map(|(n, _)| *n))
-        .map(|k| (strsim::jaro_winkler(name, k), k))
-        .filter(|(s, _)| *s > 0.7)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, k)| k)
+        .flat_map(|t| {
+            let v = t.bench.variants(ctx);
+            if v.is_empty() {
+                vec![(t, None)]
+            } else {
+                v.into_iter().map(|v| (t, Some(v))).collect()
+            }
+        })
+        .collect()
 }
 
 /// The workloads a run names, each with its size.
@@ -239,7 +244,8 @@ pub fn resolve(
                 "`{name}` is a file, not a benchmark, workload or suite: a suite file's path holds a `/` or ends in .toml (./{name})"
             );
         } else {
-            let hint = nearest(name).map_or(String::new(), |k| format!("; did you mean `{k}`?"));
+            let hint =
+                suite::nearest(name).map_or(String::new(), |k| format!("; did you mean `{k}`?"));
             bail!(
                 "unknown benchmark, workload or suite `{name}`{hint} (`scalebench list` shows them all)"
             );
@@ -524,6 +530,7 @@ pub fn plan(m: &Measure) -> anyhow::Result<RunPlan> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::REGISTRY;
 
     #[test]
     fn suites_and_names_resolve_in_order_without_repeats() {

@@ -266,21 +266,6 @@ pub fn execute(
     r
 }
 
-/// Every series of `plan`: each benchmark with each of its variants.
-pub(super) fn all_series<'a>(plan: &'a RunPlan, ctx: &Ctx) -> Vec<(&'a Target, Option<String>)> {
-    plan.targets
-        .iter()
-        .flat_map(|t| {
-            let v = t.bench.variants(ctx);
-            if v.is_empty() {
-                vec![(t, None)]
-            } else {
-                v.into_iter().map(|v| (t, Some(v))).collect()
-            }
-        })
-        .collect()
-}
-
 /// The monitor of one series or workload, started now (none with
 /// `--monitor off`).
 fn start_monitor(plan: &RunPlan, ctx: &Ctx) -> Option<Monitor> {
@@ -397,7 +382,7 @@ fn execute_plan(
 ) -> anyhow::Result<()> {
     record_profile_sysctls(plan, recs);
     let mut count = Countdown::new(super::estimate::items(plan, ctx));
-    for (t, variant) in &all_series(plan, ctx) {
+    for (t, variant) in &super::plan::all_series(plan, ctx) {
         for (i, rec) in recs.iter_mut().enumerate() {
             if crate::stop::interrupted() {
                 return Ok(());
@@ -451,7 +436,7 @@ pub fn execute_on_systems(
                 (Opened::Remote(g), _) => g.run_item(o, item, rec, progress),
                 (Opened::Here, RemoteItem::Bench(t)) => {
                     let mut r = Ok(());
-                    for (t, v) in all_series(plan, ctx)
+                    for (t, v) in super::plan::all_series(plan, ctx)
                         .into_iter()
                         .filter(|(x, _)| std::ptr::eq(*x, t))
                     {

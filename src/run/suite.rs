@@ -624,10 +624,22 @@ fn a(what: &str) -> String {
     format!("{article} {what}")
 }
 
+/// The closest known name to `name`, if any is close.
+pub(crate) fn nearest(name: &str) -> Option<&'static str> {
+    crate::bench::REGISTRY
+        .iter()
+        .map(|b| b.info().name)
+        .chain(crate::workloads::WORKLOADS.iter().map(|w| w.info().name))
+        .chain(BUILT_IN.iter().map(|(n, _)| *n))
+        .map(|k| (strsim::jaro_winkler(name, k), k))
+        .filter(|(s, _)| *s > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
+}
+
 /// An unknown benchmark or workload, with the nearest known name.
 fn unknown(kind: &str, name: &str) -> String {
-    let hint =
-        super::plan::nearest(name).map_or(String::new(), |k| format!("; did you mean `{k}`?"));
+    let hint = nearest(name).map_or(String::new(), |k| format!("; did you mean `{k}`?"));
     format!("unknown {kind} `{name}`{hint} (`scalebench list` shows them all)")
 }
 

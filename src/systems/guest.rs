@@ -38,40 +38,14 @@ pub const FROM_RAM_DISK: &str = "sb.modules=initrd";
 /// The file of the RAM disk listing its modules in load order.
 pub const MODULE_ORDER: &str = "modules/order";
 
-/// How the guest mounts the host's directories.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Share {
-    /// virtio-9p (generic and rt kernels).
-    NineP,
-    /// virtio-fs with virtiofsd on the host (every Debian 6.1 kernel).
-    VirtioFs,
-}
+pub use super::kernel::Share;
 
-impl Share {
-    /// The value of [`SHARE_PARAM`].
-    pub fn name(self) -> &'static str {
-        match self {
-            Share::NineP => "9p",
-            Share::VirtioFs => "virtiofs",
-        }
-    }
-
-    /// The modules a share needs besides those `modules.dep` names, in
-    /// order: the PCI transport, then the filesystem.
-    pub fn modules(self) -> &'static [&'static str] {
-        match self {
-            Share::NineP => &["virtio_pci", "9pnet_virtio", "9p"],
-            Share::VirtioFs => &["virtio_pci", "virtiofs"],
-        }
-    }
-
-    /// The share named on a kernel command line.
-    pub fn from_cmdline(cmdline: &str) -> Option<Share> {
-        match param(cmdline, SHARE_PARAM)? {
-            "9p" => Some(Share::NineP),
-            "virtiofs" => Some(Share::VirtioFs),
-            _ => None,
-        }
+/// The share named on a kernel command line ([`SHARE_PARAM`]).
+pub fn share_from_cmdline(cmdline: &str) -> Option<Share> {
+    match param(cmdline, SHARE_PARAM)? {
+        "9p" => Some(Share::NineP),
+        "virtiofs" => Some(Share::VirtioFs),
+        _ => None,
     }
 }
 
@@ -193,7 +167,7 @@ mod linux {
     /// disk's own tree (`initrd=`), in `modules.dep`'s order.
     fn ram_disk_modules(cmdline: &str) -> anyhow::Result<()> {
         let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")?;
-        let share = Share::from_cmdline(cmdline)
+        let share = share_from_cmdline(cmdline)
             .with_context(|| format!("no {SHARE_PARAM} on the kernel command line"))?;
         let mods = crate::systems::kernel::Modules::open(Path::new("/"), release.trim())
             .context("the RAM disk given by initrd=")?;
@@ -271,7 +245,7 @@ mod linux {
         if let Some(h) = param(&cmdline, HOST_PARAM) {
             g::set_hostname(h).with_context(|| format!("sethostname {h}"))?;
         }
-        let share = Share::from_cmdline(&cmdline)
+        let share = share_from_cmdline(&cmdline)
             .with_context(|| format!("no {SHARE_PARAM} on the kernel command line"))?;
         shares(share)?;
         let port = g::virtio_port(Path::new("/sys"), PORT)
@@ -353,12 +327,12 @@ mod tests {
     #[test]
     fn the_share_comes_from_the_kernel_command_line() {
         assert_eq!(
-            Share::from_cmdline("console=ttyS0 sb.share=virtiofs quiet"),
+            share_from_cmdline("console=ttyS0 sb.share=virtiofs quiet"),
             Some(Share::VirtioFs)
         );
-        assert_eq!(Share::from_cmdline("sb.share=9p"), Some(Share::NineP));
-        assert_eq!(Share::from_cmdline("sb.share=nfs"), None);
-        assert_eq!(Share::from_cmdline("quiet"), None);
+        assert_eq!(share_from_cmdline("sb.share=9p"), Some(Share::NineP));
+        assert_eq!(share_from_cmdline("sb.share=nfs"), None);
+        assert_eq!(share_from_cmdline("quiet"), None);
         assert_eq!(
             param("quiet sb.host=cloud sb.share=9p", HOST_PARAM),
             Some("cloud")
@@ -366,7 +340,7 @@ mod tests {
         assert_eq!(param("quiet", HOST_PARAM), None);
         for s in [Share::NineP, Share::VirtioFs] {
             assert_eq!(
-                Share::from_cmdline(&format!("{SHARE_PARAM}{}", s.name())),
+                share_from_cmdline(&format!("{SHARE_PARAM}{}", s.name())),
                 Some(s)
             );
             assert_eq!(s.modules()[0], "virtio_pci");

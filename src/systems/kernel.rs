@@ -7,10 +7,37 @@
 //! loads nothing; its configuration, when found beside the image or in
 //! `/boot`, says whether what the guest needs is built in.
 
-use super::guest::Share;
 use anyhow::{Context, bail};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+/// How the guest mounts the host's directories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Share {
+    /// virtio-9p (generic and rt kernels).
+    NineP,
+    /// virtio-fs with virtiofsd on the host (every Debian 6.1 kernel).
+    VirtioFs,
+}
+
+impl Share {
+    /// Its value of the guest's `sb.share=` parameter.
+    pub fn name(self) -> &'static str {
+        match self {
+            Share::NineP => "9p",
+            Share::VirtioFs => "virtiofs",
+        }
+    }
+
+    /// The modules a share needs besides those `modules.dep` names, in
+    /// order: the PCI transport, then the filesystem.
+    pub fn modules(self) -> &'static [&'static str] {
+        match self {
+            Share::NineP => &["virtio_pci", "9pnet_virtio", "9p"],
+            Share::VirtioFs => &["virtio_pci", "virtiofs"],
+        }
+    }
+}
 
 /// Where the setup header starts in a bzImage.
 const SETUP_HEADER: usize = 0x1f1;
