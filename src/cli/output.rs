@@ -33,7 +33,11 @@ pub(crate) use crate::results::output::to_stdout;
 /// each `*.json` entry of a directory skipped named on standard error
 /// with the reason (`warning: DIR/x.json: skipped: …`).
 pub(crate) fn result_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
-    results::found::result_files(given, &mut |p, why| {
-        eprintln!("warning: {}: skipped: {why}", p.display());
-    })
+    results::found::result_files(given, &mut say_skipped)
+}
+
+/// Names on standard error a file of a directory skipped as no result
+/// file, with the reason.
+pub(crate) fn say_skipped(p: &Path, why: &str) {
+    eprintln!("warning: {}: skipped: {why}", p.display());
 }

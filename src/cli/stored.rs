@@ -409,9 +409,11 @@ fn prune(a: &PruneArgs) -> anyhow::Result<ExitCode> {
 /// The sources `given` names ([`crate::store::source::sources`]), the
 /// store opened from `--store` only if a query needs it.
 pub fn sources(given: &[PathBuf], store: &StoreArg) -> anyhow::Result<Vec<Source>> {
-    crate::store::source::sources(given, &mut || store.open(Access::Read), &mut |p, why| {
-        eprintln!("warning: {}: skipped: {why}", p.display());
-    })
+    crate::store::source::sources(
+        given,
+        &mut || store.open(Access::Read),
+        &mut super::output::say_skipped,
+    )
 }
 
 /// One source for `compare`'s `what` (`BASE`): a file, or a query

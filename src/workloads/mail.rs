@@ -85,7 +85,7 @@ const DEFAULT_DEADLINE: Duration = Duration::from_secs(600);
 /// The flags of the mail workload.
 static FLAGS: &[WorkloadFlag] = &[
     WorkloadFlag {
-        check: Some(|s| mail_size(s).map(drop)),
+        check: Some(|s| crate::net::smtp::send::message_size(s).map(drop)),
         ..WorkloadFlag::value(
             "mail-size",
             "BYTES",
@@ -167,7 +167,7 @@ impl MailOptions {
         let d = MailOptions::default();
         Ok(MailOptions {
             message_bytes: given
-                .parsed("mail-size", mail_size)?
+                .parsed("mail-size", crate::net::smtp::send::message_size)?
                 .unwrap_or(d.message_bytes),
             recipients: given
                 .parsed("mail-recipients", mail_recipients)?
@@ -614,11 +614,6 @@ impl Workload for Mail {
         progress.finish("1 row");
         super::finish(&MAIL, params, vec![row], notes)
     }
-}
-
-/// `--mail-size`, as both its check and its reading parse it.
-fn mail_size(s: &str) -> Result<u64, String> {
-    crate::net::smtp::send::message_size(s)
 }
 
 /// `--mail-recipients`, as both its check and its reading parse it.
