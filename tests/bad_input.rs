@@ -75,8 +75,8 @@ const CASES: &[Case] = &[
     case("run socket --pin 1 --no-pin", 2, "--no-pin"),
     case(
         "run connect --backend carrier-pigeon --max 10",
-        1,
-        "carrier-pigeon",
+        2,
+        "`carrier-pigeon`: unknown backend",
     ),
     // run: sweeps.
     case(
@@ -117,7 +117,7 @@ const CASES: &[Case] = &[
     case(
         "run http-ipstack --heat-up 2s",
         1,
-        "--heat-up sets how a sweep runs",
+        "--warm-up sets how a sweep runs",
     ),
     case(
         "run http-ipstack --sweep connections=1,2 --baseline 3",

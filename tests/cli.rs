@@ -436,7 +436,7 @@ fn an_unknown_or_absent_backend_is_refused() {
         .args(["run", "connect", "--backend", "iocp"])
         .assert()
         .failure()
-        .stderr(predicate::str::contains("--backend iocp: unknown backend"));
+        .stderr(predicate::str::contains("`iocp`: unknown backend"));
     let absent = if cfg!(target_os = "linux") {
         "kqueue"
     } else {

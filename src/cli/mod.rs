@@ -144,6 +144,10 @@ pub enum Command {
     /// not for direct use).
     #[command(name = "__hello", hide = true)]
     Hello,
+    /// Measures one run request given as JSON (agent protocol 2: what
+    /// `run --system` asks of another system; not for direct use).
+    #[command(name = "__run", hide = true)]
+    RunRequest(RunRequestArgs),
     /// This host's interface addresses, `IP/PREFIX` a line (for `run
     /// --host`; not for direct use).
     #[command(name = "__addresses", hide = true)]
@@ -161,6 +165,17 @@ pub enum Command {
     /// `__boot NAME=kernel:PATH --init STATIC_SCALEBENCH -- ARGS…`.
     #[command(name = "__boot", hide = true)]
     Boot(BootArgs),
+}
+
+/// Options of `__run`.
+#[derive(Debug, clap::Args)]
+pub struct RunRequestArgs {
+    /// The result file (it must not exist).
+    #[arg(long = "output", short = 'o', value_name = "FILE")]
+    pub out: PathBuf,
+    /// The run request, as JSON (`run::spec::RunSpec`).
+    #[arg(value_name = "REQUEST")]
+    pub request: String,
 }
 
 /// Options of `__boot`.
@@ -562,9 +577,9 @@ pub struct RunArgs {
     /// beside it) when they exist; only regular files are ever replaced.
     #[arg(long)]
     pub force: bool,
-    /// Timer for every sample.
-    #[arg(long, value_enum, default_value_t = Timer::Monotonic)]
-    pub timer: Timer,
+    /// Timer for every sample [default: monotonic].
+    #[arg(long, value_enum)]
+    pub timer: Option<Timer>,
     /// Benchmarks: operations done and discarded before the first run
     /// (default n/20, 10–500; `--warmup` is the old spelling).
     #[arg(long = "warm-up-ops", alias = "warmup", value_name = "OPERATIONS", value_parser = values::whole::<u64>(0, u64::MAX))]
@@ -639,9 +654,10 @@ pub struct RunArgs {
     #[arg(
         long,
         value_name = "epoll|poll|select|kqueue|all",
-        value_delimiter = ','
+        value_delimiter = ',',
+        value_parser = crate::run::spec::backend
     )]
-    pub backend: Vec<String>,
+    pub backend: Vec<crate::run::spec::BackendPick>,
     /// Network benchmarks over IPv6 (::1) instead of IPv4 (127.0.0.1).
     #[arg(short = '6', long = "ipv6")]
     pub ipv6: bool,
@@ -664,9 +680,9 @@ pub struct RunArgs {
     /// Linux, DTrace on FreeBSD and macOS.
     #[arg(long)]
     pub why: bool,
-    /// Length of each profile window, seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_window, allow_negative_numbers = true)]
-    pub why_seconds: f64,
+    /// Length of each profile window, seconds [default: 2].
+    #[arg(long, value_name = "SECONDS", value_parser = values::profile_window, allow_negative_numbers = true)]
+    pub why_seconds: Option<f64>,
     /// The profiler's program (default: perf on Linux, dtrace elsewhere).
     #[arg(long, value_name = "PROGRAM")]
     pub profiler: Option<String>,
@@ -694,8 +710,8 @@ pub struct RunArgs {
     /// (the system's counters: CPU states, context switches, interrupts,
     /// run queue, memory, faults, network; the default), `perf` (those and
     /// `perf stat` counters over the whole machine), `off`.
-    #[arg(long, value_name = "on|perf|off", default_value = "on", value_parser = ["on", "perf", "off"], help_heading = "Monitor")]
-    pub monitor: String,
+    #[arg(long, value_name = "on|perf|off", value_parser = crate::run::spec::monitor_kind, help_heading = "Monitor")]
+    pub monitor: Option<crate::run::spec::MonitorKind>,
     /// Between the monitor's samples, a duration (default 1 s; 10 ms to
     /// 1 hour).
     #[arg(long, value_name = "DURATION", value_parser = values::monitor_interval, allow_negative_numbers = true, help_heading = "Monitor")]
@@ -707,6 +723,7 @@ pub struct RunArgs {
         long,
         value_name = "EVENT,…",
         value_delimiter = ',',
+        value_parser = crate::run::spec::perf_event,
         help_heading = "Monitor"
     )]
     pub perf_events: Vec<String>,
@@ -715,18 +732,6 @@ pub struct RunArgs {
 /// `--system NAME=SPEC`.
 fn parse_system(s: &str) -> Result<crate::systems::spec::SystemSpec, String> {
     s.parse()
-}
-
-/// A profile window length: 0.2 to 60 seconds.
-fn parse_window(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
-    if (0.2..=60.0).contains(&v) {
-        Ok(v)
-    } else {
-        Err(format!("{v} s: a profile window is 0.2 to 60 seconds"))
-    }
 }
 
 /// Options of `why`.
@@ -743,7 +748,7 @@ pub struct WhyArgs {
     #[arg(long = "output", short = 'o', alias = "out", value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Length of each profile window, seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_window, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = values::profile_window, allow_negative_numbers = true)]
     pub seconds: f64,
     /// The profiler's program (default: perf on Linux, dtrace elsewhere).
     #[arg(long, value_name = "PROGRAM")]
@@ -1014,11 +1019,11 @@ pub fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command {
         Command::List(a) => commands::list(a.json),
-        Command::Run(_) => {
-            // Again, with the suite files among the targets read.
-            let (a, given, suites) = suite::run_arguments(std::env::args_os().collect())?;
-            run::run(a, given, suites)
+        Command::Run(a) => {
+            let m = matches.subcommand_matches("run").expect("run's matches");
+            run::run(&a, workflags::given(m))
         }
+        Command::RunRequest(a) => run::request(a),
         Command::Report(a) => commands::report(a),
         Command::Compare(a) => commands::compare(a),
         Command::History(a) => commands::history(a),

@@ -1,102 +1,74 @@
-//! `scalebench run`: the command line's options turned into the run's
-//! typed options ([`crate::run::RunOptions`]), and the run started; the
-//! run module does the rest (plan, measurements, result files, report).
+//! `scalebench run`: the command line's options converted once into the
+//! run request ([`crate::run::spec::RunSpec`]), laid over the suite files
+//! among its targets, and the run started; the run module does the rest
+//! (plan, measurements, result files, report). `__run` is the same run
+//! from a request in JSON (another system's).
 
-use super::RunArgs;
-use crate::harness::monitor::{PERF_EVENTS, Settings};
+use super::{RunArgs, RunRequestArgs};
 use crate::run::files::Outputs;
-use crate::run::plan::{Measure, SweepAsk};
-use crate::run::suite::Suite;
-use crate::run::why::WhyOptions;
-use crate::run::{self, RunOptions};
+use crate::run::spec::{Pinning, RunSpec};
+use crate::run::{self, RunOptions, plan, suite};
 use crate::workloads::Given;
 use std::process::ExitCode;
 
-/// What to measure, from the arguments and the suite files among the
-/// targets.
-fn measure(a: &RunArgs, given: Given, suites: Vec<Suite>) -> anyhow::Result<Measure> {
-    Ok(Measure {
+/// The run request of the arguments and the workload flags given: what
+/// the command line says, and nothing it does not.
+pub fn spec(a: &RunArgs, given: Given) -> RunSpec {
+    RunSpec {
         targets: a.targets.clone(),
-        suites,
         max: a.max,
         full: a.full,
         runs: a.runs,
         runs_max: a.runs_max,
         runs_target: a.runs_target,
-        warmup: a.warmup,
-        why: a.why.then(|| WhyOptions {
-            seconds: a.why_seconds,
-            profiler_cmd: a.profiler.clone(),
-        }),
-        profiles: a.profile.clone(),
-        hosts: a.hosts.clone(),
-        ssh_config: a.ssh_config.clone(),
-        sweep: SweepAsk {
-            levels: a.sweep.clone(),
-            heat_up: a.heat_up,
-            sample: a.sample_time,
-            samples: a.samples,
-            baseline: a.baseline,
+        warm_up_ops: a.warmup,
+        timer: a.timer.map(Into::into),
+        pin: match (a.pin, a.no_pin) {
+            (Some(c), _) => Pinning::Cpu(c),
+            (None, true) => Pinning::Off,
+            (None, false) => Pinning::Default,
         },
-        given,
+        backends: a.backend.clone(),
+        ipv6: a.ipv6,
+        record_sysctl: a.record_sysctl.clone(),
+        profiles: a.profile.clone(),
         systems: a.system.clone(),
+        hosts: a.hosts.clone(),
+        why: a.why,
+        why_seconds: a.why_seconds,
+        profiler: a.profiler.clone(),
+        sweep: a.sweep.clone(),
+        warm_up: a.heat_up,
+        sample_time: a.sample_time,
+        samples: a.samples,
+        baseline: a.baseline,
+        monitor: a.monitor,
+        monitor_interval: a.monitor_interval,
+        perf_events: a.perf_events.clone(),
         guest_bin: a.guest_bin.clone(),
-        monitor: monitor(a)?,
-    })
+        ssh_config: a.ssh_config.clone(),
+        given,
+    }
 }
 
-/// The monitor's settings from `--monitor`, `--monitor-interval` and
-/// `--perf-events`.
-fn monitor(a: &RunArgs) -> anyhow::Result<Option<Settings>> {
-    let perf = a.monitor == "perf";
-    if !perf && !a.perf_events.is_empty() {
-        anyhow::bail!("--perf-events needs --monitor perf");
+/// The run's options: the request of the arguments laid over the suite
+/// files among its targets, and, with suite files, its plan checked now
+/// (an error about an option a file set names the file, line and key).
+pub fn options(a: &RunArgs, given: Given) -> anyhow::Result<RunOptions> {
+    let (spec, suites) = suite::with_files(spec(a, given))?;
+    if !suites.is_empty() {
+        plan::plan(&spec, &suites).map_err(|e| suite::attribute(e, &suites))?;
     }
-    if a.monitor == "off" {
-        if a.monitor_interval.is_some() {
-            anyhow::bail!("--monitor-interval needs the monitor on (not --monitor off)");
-        }
-        return Ok(None);
-    }
-    let mut events: Vec<String> = a
-        .perf_events
-        .iter()
-        .map(|e| e.trim().to_string())
-        .filter(|e| !e.is_empty())
-        .collect();
-    if let Some(bad) = events.iter().find(|e| {
-        !e.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_:./=@".contains(c))
-    }) {
-        anyhow::bail!("--perf-events: `{bad}` is not a perf event name");
-    }
-    if perf && events.is_empty() {
-        events = PERF_EVENTS.iter().map(|e| e.to_string()).collect();
-    }
-    Ok(Some(Settings {
-        interval: a.monitor_interval.unwrap_or(Settings::default().interval),
-        perf_events: events,
-    }))
-}
-
-/// The run's options from the arguments, the workload flags given and
-/// the suite files read ([`super::suite::run_arguments`]).
-pub fn options(a: &RunArgs, given: Given, suites: Vec<Suite>) -> anyhow::Result<RunOptions> {
     Ok(RunOptions {
-        measure: measure(a, given, suites)?,
+        spec,
+        suites,
         outputs: Outputs {
             out: a.out.clone(),
             force: a.force,
             no_report: a.no_report,
         },
-        timer: a.timer.into(),
         workdir: a.workdir.clone(),
         label: a.label.clone(),
-        record_sysctl: a.record_sysctl.clone(),
-        pin: a.pin,
-        no_pin: a.no_pin,
-        backends: a.backend.clone(),
-        ipv6: a.ipv6,
         quiet: a.quiet,
         dry_run: a.dry_run,
         json: a.json,
@@ -105,16 +77,38 @@ pub fn options(a: &RunArgs, given: Given, suites: Vec<Suite>) -> anyhow::Result<
 }
 
 /// `scalebench run`.
-pub fn run(a: RunArgs, given: Given, suites: Vec<Suite>) -> anyhow::Result<ExitCode> {
-    run::run(super::suite::checked_options(&a, given, suites)?)
+pub fn run(a: &RunArgs, given: Given) -> anyhow::Result<ExitCode> {
+    run::run(options(a, given)?)
+}
+
+/// `scalebench __run --output FILE REQUEST`: one run request from
+/// another system, quiet, with no HTML report.
+pub fn request(a: RunRequestArgs) -> anyhow::Result<ExitCode> {
+    let spec = RunSpec::from_json(&a.request)?;
+    let command_line = ["scalebench", "__run", "--output"]
+        .into_iter()
+        .map(String::from)
+        .chain([a.out.display().to_string(), spec.redacted().to_json()])
+        .collect();
+    run::run(RunOptions {
+        spec,
+        outputs: Outputs {
+            out: Some(a.out),
+            force: false,
+            no_report: true,
+        },
+        quiet: true,
+        command_line,
+        ..RunOptions::default()
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::results::TimerKind;
-    use crate::run::plan;
     use crate::run::remote::{RemoteItem, item_args};
+    use crate::run::spec::BackendPick;
     use crate::values::Runs;
     use clap::FromArgMatches;
 
@@ -129,23 +123,32 @@ mod tests {
             panic!("{args:?}: not run")
         };
         let given = super::super::workflags::given(m.subcommand_matches("run").unwrap());
-        options(&a, given, Vec::new()).unwrap()
+        options(&a, given).unwrap()
     }
 
     /// Every item of the plan of `args`: its name, with the options here
-    /// and those its command line for another system parses into.
-    fn items(args: &[&str]) -> Vec<(String, RunOptions, RunOptions)> {
+    /// and the request another system reads from its command line.
+    fn items(args: &[&str]) -> Vec<(String, RunOptions, RunSpec)> {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         let o = parse(&args);
-        let p = plan::plan(&o.measure).unwrap();
+        let p = plan::plan(&o.spec, &o.suites).unwrap();
         let all = p
             .targets
             .iter()
             .map(RemoteItem::Bench)
             .chain(p.work.iter().map(RemoteItem::Work));
         all.map(|item| {
-            let a = item_args(&o, item, "/tmp/out/x.json");
-            (item.name().to_string(), o.clone(), parse(&a))
+            let a = item_args(&o.spec, item, "/tmp/out/x.json");
+            // As the other system's `__run` reads it.
+            let argv = std::iter::once("scalebench".to_string()).chain(a);
+            let m = super::super::command().try_get_matches_from(argv).unwrap();
+            let cli = super::super::Cli::from_arg_matches(&m).unwrap();
+            let super::super::Command::RunRequest(r) = cli.command else {
+                panic!("not __run")
+            };
+            assert_eq!(r.out, std::path::Path::new("/tmp/out/x.json"));
+            let there = RunSpec::from_json(&r.request).unwrap();
+            (item.name().to_string(), o.clone(), there)
         })
         .collect()
     }
@@ -178,10 +181,9 @@ mod tests {
             "--label",
             "here",
         ]);
-        let (_, here, there) = got.iter().find(|g| g.0 == "socket").unwrap();
-        let m = &there.measure;
+        let (_, here, m) = got.iter().find(|g| g.0 == "socket").unwrap();
         assert_eq!(m.targets, ["socket"]);
-        let planned = plan::plan(&here.measure).unwrap();
+        let planned = plan::plan(&here.spec, &here.suites).unwrap();
         let n = planned
             .targets
             .iter()
@@ -192,22 +194,24 @@ mod tests {
         assert_eq!(m.runs, Some(Runs::Auto));
         assert_eq!(m.runs_max, Some(7));
         assert!((m.runs_target.unwrap() - 0.08).abs() < 1e-12);
-        assert_eq!(m.warmup, Some(3));
-        assert_eq!(there.timer, TimerKind::Tsc);
-        assert_eq!(there.pin, Some(1));
-        assert_eq!(there.backends, ["poll", "epoll"]);
-        assert!(there.ipv6 && there.quiet && there.outputs.no_report);
-        assert_eq!(there.record_sysctl, ["fs.nr_open"]);
-        // Where this machine's files go, and its name, stay here.
+        assert_eq!(m.warm_up_ops, Some(3));
+        assert_eq!(m.timer, Some(TimerKind::Tsc));
+        assert_eq!(m.pin, Pinning::Cpu(1));
         assert_eq!(
-            there.outputs.out.as_deref(),
-            Some(std::path::Path::new("/tmp/out/x.json"))
+            m.backends,
+            [
+                BackendPick::One(crate::net::Backend::Poll),
+                BackendPick::One(crate::net::Backend::Epoll)
+            ]
         );
-        assert!(!there.outputs.force);
-        assert_eq!(there.label, None);
+        assert!(m.ipv6);
+        assert_eq!(m.record_sysctl, ["fs.nr_open"]);
+        // Where this plan runs stays here; a benchmark takes no
+        // workload's options.
+        assert!(m.systems.is_empty() && m.profiles.is_empty() && m.given.is_empty());
         // Every item of the suite goes, each alone.
         assert_eq!(got.len(), planned.targets.len() + planned.work.len());
-        assert!(got.iter().all(|g| g.2.measure.targets == [g.0.clone()]));
+        assert!(got.iter().all(|g| g.2.targets == [g.0.clone()]));
     }
 
     #[test]
@@ -228,9 +232,13 @@ mod tests {
             "20",
         ]);
         let (_, here, there) = &got[0];
-        assert_eq!(there.measure.targets, ["http-shortconn"]);
-        assert!(there.measure.full, "the workload's full size");
-        assert_eq!(there.measure.sweep, here.measure.sweep);
+        assert_eq!(there.targets, ["http-shortconn"]);
+        assert!(there.full, "the workload's full size");
+        let (a, b) = (there, &here.spec);
+        assert_eq!(
+            (&a.sweep, a.warm_up, a.sample_time, a.samples, a.baseline),
+            (&b.sweep, b.warm_up, b.sample_time, b.samples, b.baseline)
+        );
         // Repeated flags, values with commas, comma-split lists.
         let got = items(&[
             "run",
@@ -249,12 +257,8 @@ mod tests {
         ]);
         assert_eq!(got.len(), 2);
         for (name, here, there) in &got {
-            assert!(!there.measure.full, "{name}: quick");
-            assert_eq!(
-                format!("{:?}", there.measure.given),
-                format!("{:?}", here.measure.given),
-                "{name}: its own flags"
-            );
+            assert!(!there.full, "{name}: quick");
+            assert_eq!(there.given, here.spec.given, "{name}: its own flags");
         }
     }
 }

@@ -18,7 +18,7 @@
 //! # The agent protocol
 //!
 //! A scalebench driving another one (a server host of `run --host`, a
-//! system of `run --system`) relies on [`PROTOCOL`], version 1:
+//! system of `run --system`) relies on [`PROTOCOL`], version 2:
 //!
 //! - `__hello` prints one line, `scalebench-agent PROTOCOL KEY=VALUE …`
 //!   ([`Hello`]); the grammar stays across versions, keys may be added
@@ -31,8 +31,12 @@
 //!   until their standard input ends;
 //! - `sysinfo --json [--record-sysctl …]`: the system record of the
 //!   result file's schema;
-//! - `run ITEM… --out FILE` with the options `run/remote.rs` passes:
-//!   a result file of schema versions 6 and 7.
+//! - `__run --output FILE REQUEST`: measures one run request, given as
+//!   JSON (`run::spec::RunSpec`: `run`'s options by their long names,
+//!   as `run/remote.rs` makes them), into a result file of schema
+//!   versions 6 and 7. Version 1 passed `run ITEM… --out FILE` with
+//!   flags instead: a driver of version 2 refuses an agent of version 1
+//!   by name.
 //!
 //! A change to any of these that an older driver could not follow takes
 //! a new protocol number; builds of the same number work together
@@ -66,7 +70,7 @@ pub fn build_id() -> String {
 
 /// The version of the agent protocol this build speaks (see the module's
 /// documentation for what it covers).
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 /// The first word of a hello.
 const MAGIC: &str = "scalebench-agent";
@@ -83,7 +87,7 @@ const MAX_VALUE: usize = 128;
 /// protocol it speaks and which build it is. One line,
 ///
 /// ```text
-/// scalebench-agent 1 version=0.3.0 os=linux arch=x86_64 libc=musl link=static build=1a2b3c4d:8812345
+/// scalebench-agent 2 version=0.3.0 os=linux arch=x86_64 libc=musl link=static build=1a2b3c4d:8812345
 /// ```
 ///
 /// the magic word, the protocol number (decimal digits), then `KEY=VALUE`
@@ -227,7 +231,7 @@ impl Hello {
     }
 
     /// The build in words: `scalebench 0.3.0 for freebsd x86_64 (native
-    /// C library, dynamic), build 1a2b3c4d:8812345, agent protocol 1`.
+    /// C library, dynamic), build 1a2b3c4d:8812345, agent protocol 2`.
     pub fn describe(&self) -> String {
         let q = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
         format!(
@@ -461,7 +465,10 @@ mod tests {
     fn this_builds_hello_names_it_and_reads_back_as_it_was() {
         let mine = Hello::mine();
         let line = mine.to_line();
-        assert!(line.starts_with("scalebench-agent 1 version="), "{line}");
+        assert!(
+            line.starts_with(&format!("scalebench-agent {PROTOCOL} version=")),
+            "{line}"
+        );
         for key in ["os=", "arch=", "libc=", "link=", "build="] {
             assert!(line.contains(key), "{line}");
         }
@@ -538,15 +545,22 @@ mod tests {
 
     #[test]
     fn another_protocol_is_refused_naming_both_numbers() {
-        let e = check_hello("scalebench-agent 2 version=0.9.0 os=netbsd").unwrap_err();
+        // An older build (protocol 1 ran `run ITEM --out FILE` with flags)
+        // and a newer one alike.
+        let e = check_hello("scalebench-agent 1 version=0.3.0 os=linux").unwrap_err();
         assert!(
-            e.contains("scalebench 0.9.0 speaking agent protocol 2")
+            e.contains("scalebench 0.3.0 speaking agent protocol 1"),
+            "{e}"
+        );
+        let e = check_hello("scalebench-agent 9 version=0.9.0 os=netbsd").unwrap_err();
+        assert!(
+            e.contains("scalebench 0.9.0 speaking agent protocol 9")
                 && e.contains(&format!("speaks protocol {PROTOCOL}")),
             "{e}"
         );
         let e = check_hello("scalebench 0.3.0").unwrap_err();
         assert!(e.contains("not a hello"), "{e}");
-        let other = check_hello("scalebench-agent 1 version=0.2.9 os=freebsd arch=x86_64 libc=native link=dynamic build=0badf00d:17").unwrap();
+        let other = check_hello(&format!("scalebench-agent {PROTOCOL} version=0.2.9 os=freebsd arch=x86_64 libc=native link=dynamic build=0badf00d:17")).unwrap();
         assert!(compatible(&other));
         assert!(!Hello::mine().same_build(&other));
     }

@@ -84,6 +84,20 @@ pub struct HostSpec {
     pub bin: Option<String>,
 }
 
+impl std::fmt::Display for HostSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let role = match self.role {
+            Role::Client => "client",
+            Role::Server => "server",
+        };
+        write!(f, "{role}={}", self.reach)?;
+        if let Some(b) = &self.bin {
+            write!(f, ",bin={b}")?;
+        }
+        Ok(())
+    }
+}
+
 impl std::str::FromStr for HostSpec {
     type Err = String;
 

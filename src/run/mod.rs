@@ -12,6 +12,7 @@ pub mod plan;
 pub mod remote;
 pub mod series;
 pub mod session;
+pub mod spec;
 pub mod suite;
 pub mod systems;
 pub mod why;
@@ -23,35 +24,25 @@ use crate::harness::progress::{Mode, Progress};
 use crate::harness::workdir::WorkDir;
 use crate::harness::{NetOptions, limits, reaper};
 use crate::net::Backend;
-use crate::results::{self, ResultFile, TimerInfo, TimerKind, Tool, sysinfo};
+use crate::results::{self, ResultFile, TimerInfo, Tool, sysinfo};
 use anyhow::bail;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Everything `scalebench run` is asked, as typed options.
+/// Everything `scalebench run` is asked: the run request and what
+/// belongs to the machine that runs it.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
-    /// What to measure.
-    pub measure: plan::Measure,
+    /// What to measure and how.
+    pub spec: spec::RunSpec,
+    /// The suite files among the targets, read (by their paths as given).
+    pub suites: Vec<suite::Suite>,
     /// Where the result files and the report go.
     pub outputs: files::Outputs,
-    /// The timer of every sample.
-    pub timer: TimerKind,
     /// Where to make the work directory (none: the system temp dir).
     pub workdir: Option<PathBuf>,
     /// The system's name in reports (none: the host name).
     pub label: Option<String>,
-    /// More sysctls to record.
-    pub record_sysctl: Vec<String>,
-    /// The CPU to pin the benchmarking process to.
-    pub pin: Option<usize>,
-    /// Pin nothing.
-    pub no_pin: bool,
-    /// Event backends of the network benchmarks by name (`all` or none:
-    /// every one this OS has).
-    pub backends: Vec<String>,
-    /// The network benchmarks over IPv6.
-    pub ipv6: bool,
     /// No progress on standard error.
     pub quiet: bool,
     /// Print the plan and its estimate; measure nothing.
@@ -62,24 +53,17 @@ pub struct RunOptions {
     pub command_line: Vec<String>,
 }
 
-/// The network options from the backends' names and the address family.
-fn net_options(backends: &[String], ipv6: bool) -> anyhow::Result<NetOptions> {
+/// The network options from the backends picked (none: all) and the
+/// address family.
+fn net_options(picked: &[spec::BackendPick], ipv6: bool) -> anyhow::Result<NetOptions> {
     let mut chosen: Vec<Backend> = Vec::new();
-    let wanted: Vec<&str> = if backends.is_empty() {
-        vec!["all"]
-    } else {
-        backends.iter().map(|s| s.trim()).collect()
-    };
-    for w in wanted {
-        let add: Vec<Backend> = if w == "all" {
-            Backend::available_all()
-        } else {
-            let b = Backend::parse(w).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "--backend {w}: unknown backend (choose from epoll, kqueue, poll, select, all)"
-                )
-            })?;
-            if !b.available() {
+    let all = [spec::BackendPick::All];
+    let picked = if picked.is_empty() { &all[..] } else { picked };
+    for p in picked {
+        let add: Vec<Backend> = match *p {
+            spec::BackendPick::All => Backend::available_all(),
+            spec::BackendPick::One(b) if !b.available() => {
+                let w = b.name();
                 bail!(
                     "--backend {w}: {w} does not exist on {} (available: {})",
                     std::env::consts::OS,
@@ -90,7 +74,7 @@ fn net_options(backends: &[String], ipv6: bool) -> anyhow::Result<NetOptions> {
                         .join(", ")
                 );
             }
-            vec![b]
+            spec::BackendPick::One(b) => vec![b],
         };
         for b in add {
             if !chosen.contains(&b) {
@@ -107,15 +91,14 @@ fn net_options(backends: &[String], ipv6: bool) -> anyhow::Result<NetOptions> {
 
 /// The network options with the run's pinning, and the process pinned
 /// where asked.
-fn pinned_net(o: &RunOptions) -> anyhow::Result<NetOptions> {
-    let mut net = net_options(&o.backends, o.ipv6)?;
-    if let (Some(c), Some((_, server))) = (o.pin, net.cpus) {
-        net.cpus = Some((c, server));
+fn pinned_net(s: &spec::RunSpec) -> anyhow::Result<NetOptions> {
+    let mut net = net_options(&s.backends, s.ipv6)?;
+    match (s.pin, net.cpus) {
+        (spec::Pinning::Cpu(c), Some((_, server))) => net.cpus = Some((c, server)),
+        (spec::Pinning::Off, _) => net.cpus = None,
+        _ => {}
     }
-    if o.no_pin {
-        net.cpus = None;
-    }
-    if let Some(cpu) = o.pin {
+    if let spec::Pinning::Cpu(cpu) = s.pin {
         let online = crate::sys::cpu_count();
         if cpu >= online {
             bail!(
@@ -150,7 +133,10 @@ fn template(
             kind: clock.kind(),
             tsc_hz: clock.tsc_hz(),
             invariant_tsc: crate::sys::invariant_tsc(),
-            pinned_cpu: o.pin,
+            pinned_cpu: match o.spec.pin {
+                spec::Pinning::Cpu(c) => Some(c),
+                _ => None,
+            },
         },
         benchmarks: Vec::new(),
         workloads: Vec::new(),
@@ -163,7 +149,7 @@ fn template(
 /// The suites `o` names, in order, with their texts: the files read, the
 /// built-in ones by name, and `quick` when nothing is named.
 fn suites_named(o: &RunOptions) -> Vec<results::SuiteRecord> {
-    let m = &o.measure;
+    let m = &o.spec;
     let quick = ["quick".to_string()];
     let targets: &[String] = if m.targets.is_empty() {
         &quick
@@ -174,7 +160,7 @@ fn suites_named(o: &RunOptions) -> Vec<results::SuiteRecord> {
         .iter()
         .filter_map(|t| {
             let (s, origin) = if suite::is_path(t) {
-                let s = m.suites.iter().find(|s| s.origin == *t)?.clone();
+                let s = o.suites.iter().find(|s| s.origin == *t)?.clone();
                 let origin = s.origin.clone();
                 (s, origin)
             } else {
@@ -304,10 +290,10 @@ pub fn run(o: RunOptions) -> anyhow::Result<ExitCode> {
     // First: a signal from here on stops the run the same way (`timeout`
     // may fire while the plan is being made).
     reaper::install();
-    let plan = plan::plan(&o.measure)?;
+    let plan = plan::plan(&o.spec, &o.suites)?;
     crate::hosts::enter_client(&plan.hosts)?;
-    let net = pinned_net(&o)?;
-    let clock = Clock::new(o.timer)?;
+    let net = pinned_net(&o.spec)?;
+    let clock = Clock::new(o.spec.timer.unwrap_or_default())?;
     if o.dry_run {
         return dry_run(&plan, net, &clock, o.json);
     }
@@ -325,7 +311,7 @@ pub fn run(o: RunOptions) -> anyhow::Result<ExitCode> {
     let dirs = plan.dirs();
     let extra = sysinfo::Extra {
         dirs: &dirs,
-        sysctls: &o.record_sysctl,
+        sysctls: &o.spec.record_sysctl,
     };
     let system = sysinfo::collect(Some(workdir.path()), &extra);
     let claimed = files::claim(&o.outputs, &system.hostname, &plan.parts())?;

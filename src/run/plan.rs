@@ -4,6 +4,7 @@
 //! anything is measured.
 
 use super::series::AutoRuns;
+use super::spec::{OptionError, RunSpec};
 use super::suite::{self, Suite, SuiteItem};
 use super::why::WhyOptions;
 use crate::bench::{self, Benchmark};
@@ -16,63 +17,10 @@ use anyhow::bail;
 use std::path::Path;
 use std::path::PathBuf;
 
-/// The sweep asked for on the command line: a variable and its levels,
-/// and how each level runs.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SweepAsk {
-    /// `--sweep VARIABLE=LEVEL,…`.
-    pub levels: Option<(String, Vec<f64>)>,
-    /// `--heat-up`.
-    pub heat_up: Option<std::time::Duration>,
-    /// `--sample-time`.
-    pub sample: Option<std::time::Duration>,
-    /// `--samples`.
-    pub samples: Option<u32>,
-    /// `--baseline`.
-    pub baseline: Option<u64>,
-}
-
-/// What measuring is asked to do, as typed options (the command line
-/// makes them; no command-line type below it).
-#[derive(Debug, Clone, Default)]
-pub struct Measure {
-    /// Benchmark, workload and suite names and suite files, in order
-    /// (none: `quick`).
-    pub targets: Vec<String>,
-    /// The suite files among the targets, read (by their paths as given).
-    pub suites: Vec<Suite>,
-    /// Items per run for every benchmark.
-    pub max: Option<u64>,
-    /// Named benchmarks and workloads at the full suite's sizes.
-    pub full: bool,
-    /// Runs per benchmark (none: the suite's).
-    pub runs: Option<Runs>,
-    /// `--runs auto`: the most runs.
-    pub runs_max: Option<u32>,
-    /// `--runs auto`: the half-width to reach, a share.
-    pub runs_target: Option<f64>,
-    /// Warm-up operations.
-    pub warmup: Option<u64>,
-    /// Profile each benchmark at low and high n afterwards.
-    pub why: Option<WhyOptions>,
-    /// Tuning profile names or files.
-    pub profiles: Vec<String>,
-    /// Where the client and the server run.
-    pub hosts: Vec<HostSpec>,
-    /// ssh's configuration file.
-    pub ssh_config: Option<PathBuf>,
-    /// The sweep.
-    pub sweep: SweepAsk,
-    /// The workloads' own flags as given.
-    pub given: Given,
-    /// The systems to run the plan on side by side (`--system`; none:
-    /// this machine alone).
-    pub systems: Vec<SystemSpec>,
-    /// The static scalebench a `kernel:` system runs (`--guest-bin`).
-    pub guest_bin: Option<PathBuf>,
-    /// What the monitor samples during every series and workload (none:
-    /// `--monitor off`).
-    pub monitor: Option<crate::harness::monitor::Settings>,
+/// An error about the option `key` of the run request, which a suite
+/// file may have set ([`OptionError`]).
+fn opt(key: &'static str, words: impl Into<String>) -> anyhow::Error {
+    OptionError::new(key, words).into()
 }
 
 /// A benchmark to run and its n.
@@ -264,23 +212,29 @@ fn check_flags(given: &Given, work: &[(&'static dyn Workload, Size)]) -> anyhow:
         }
         let whose = owners.join(" or ");
         if !owners.iter().any(|o| names.contains(o)) {
-            bail!(
-                "--{} is an option of {whose}, which this run does not have ({})",
+            let has = if names.is_empty() {
+                "it runs no workload".to_string()
+            } else {
+                format!("its workloads: {}", names.join(", "))
+            };
+            return Err(opt(
                 flag.name,
-                if names.is_empty() {
-                    "it runs no workload".to_string()
-                } else {
-                    format!("its workloads: {}", names.join(", "))
-                }
-            );
+                format!(
+                    "--{} is an option of {whose}, which this run does not have ({has})",
+                    flag.name
+                ),
+            ));
         }
         if flag.sweeps
             && let Some(other) = names.iter().find(|n| !owners.contains(n))
         {
-            bail!(
-                "--{} is an option of {whose}; {other} does not take it",
-                flag.name
-            );
+            return Err(opt(
+                flag.name,
+                format!(
+                    "--{} is an option of {whose}; {other} does not take it",
+                    flag.name
+                ),
+            ));
         }
     }
     Ok(())
@@ -291,32 +245,34 @@ fn check_flags(given: &Given, work: &[(&'static dyn Workload, Size)]) -> anyhow:
 /// its levels, and the sweep's timings need a sweep (`--sweep`, or a flag
 /// that makes a workload sweep something of its own).
 fn sweep_options(
-    ask: &SweepAsk,
-    given: &Given,
+    ask: &RunSpec,
     work: &[(&'static dyn Workload, Size)],
 ) -> anyhow::Result<Option<SweepOptions>> {
     let own_sweep = workloads::flags()
         .iter()
-        .any(|(f, _)| f.sweeps && given.has(f.name));
-    let Some((variable, levels)) = &ask.levels else {
+        .any(|(f, _)| f.sweeps && ask.given.has(f.name));
+    let Some((variable, levels)) = &ask.sweep else {
         if own_sweep {
             return Ok(Some(SweepOptions {
                 variable: String::new(),
                 levels: Vec::new(),
-                heat_up: ask.heat_up,
-                sample: ask.sample,
+                heat_up: ask.warm_up,
+                sample: ask.sample_time,
                 samples: ask.samples,
                 baseline: ask.baseline.map(|b| b as f64),
             }));
         }
         for (given, name) in [
-            (ask.heat_up.is_some(), "--heat-up"),
-            (ask.sample.is_some(), "--sample-time"),
-            (ask.samples.is_some(), "--samples"),
-            (ask.baseline.is_some(), "--baseline"),
+            (ask.warm_up.is_some(), "warm-up"),
+            (ask.sample_time.is_some(), "sample-time"),
+            (ask.samples.is_some(), "samples"),
+            (ask.baseline.is_some(), "baseline"),
         ] {
             if given {
-                bail!("{name} sets how a sweep runs: give --sweep VAR=LEVEL,… too");
+                return Err(opt(
+                    name,
+                    format!("--{name} sets how a sweep runs: give --sweep VAR=LEVEL,… too"),
+                ));
             }
         }
         return Ok(None);
@@ -333,24 +289,33 @@ fn sweep_options(
         format!("{variable} is swept by {}", who.join(", "))
     };
     if work.is_empty() {
-        bail!("--sweep {variable}=…: no workload selected ({hint})");
+        return Err(opt(
+            "sweep",
+            format!("--sweep {variable}=…: no workload selected ({hint})"),
+        ));
     }
     if let Some(w) = work.iter().find(|w| !able(w.0)) {
-        bail!(
-            "--sweep {variable}=…: {} cannot be swept over {variable} ({hint})",
-            w.0.info().name
-        );
+        return Err(opt(
+            "sweep",
+            format!(
+                "--sweep {variable}=…: {} cannot be swept over {variable} ({hint})",
+                w.0.info().name
+            ),
+        ));
     }
     if let Some(b) = ask.baseline
         && !levels.contains(&(b as f64))
     {
-        bail!("--baseline {b}: not one of the --sweep levels");
+        return Err(opt(
+            "baseline",
+            format!("--baseline {b}: not one of the --sweep levels"),
+        ));
     }
     Ok(Some(SweepOptions {
         variable: variable.clone(),
         levels: levels.clone(),
-        heat_up: ask.heat_up,
-        sample: ask.sample,
+        heat_up: ask.warm_up,
+        sample: ask.sample_time,
         samples: ask.samples,
         baseline: ask.baseline.map(|b| b as f64),
     }))
@@ -362,19 +327,25 @@ fn profiles(names: &[String]) -> anyhow::Result<Vec<TuningProfile>> {
     let mut out: Vec<TuningProfile> = Vec::new();
     for n in names.iter().map(|n| n.trim()) {
         if n.is_empty() {
-            bail!("--profile: an empty name (give names or files, comma separated)");
+            return Err(opt(
+                "profile",
+                "--profile: an empty name (give names or files, comma separated)",
+            ));
         }
         let p = TuningProfile::find(n).map_err(|e| {
             // A file's errors begin `profile FILE: `: said once.
             let e = format!("{e:#}");
             let e = e.strip_prefix(&format!("profile {n}: ")).unwrap_or(&e);
-            anyhow::anyhow!("--profile {n}: {e}")
+            opt("profile", format!("--profile {n}: {e}"))
         })?;
         if out.iter().any(|q| q.name == p.name) {
-            bail!("--profile: `{}` is given twice", p.name);
+            return Err(opt(
+                "profile",
+                format!("--profile: `{}` is given twice", p.name),
+            ));
         }
         if let Some(e) = crate::tuning::apply::unacceptable(&p).first() {
-            bail!("--profile {n}: {e}");
+            return Err(opt("profile", format!("--profile {n}: {e}")));
         }
         out.push(p);
     }
@@ -395,30 +366,36 @@ fn not_a_file(p: &Path) -> Option<&'static str> {
 /// The systems of `--system`, checked before anything is measured: names
 /// once each, this machine once, and what a system other than this
 /// machine cannot do yet refused by name.
-fn systems(m: &Measure) -> anyhow::Result<Vec<SystemSpec>> {
-    crate::systems::spec::check(&m.systems).map_err(anyhow::Error::msg)?;
+fn systems(m: &RunSpec) -> anyhow::Result<Vec<SystemSpec>> {
+    crate::systems::spec::check(&m.systems).map_err(|e| opt("system", e))?;
     let elsewhere: Vec<&SystemSpec> = m.systems.iter().filter(|s| s.kind != Kind::Local).collect();
     if let Some(s) = elsewhere.first() {
         if !m.profiles.is_empty() {
-            bail!(
-                "--profile with --system {}: a tuning profile is applied on this machine only; run each system's tunings as systems of their own (a kernel's cmdline=) or tune it apart",
-                s.name
-            );
+            return Err(opt(
+                "profile",
+                format!(
+                    "--profile with --system {}: a tuning profile is applied on this machine only; run each system's tunings as systems of their own (a kernel's cmdline=) or tune it apart",
+                    s.name
+                ),
+            ));
         }
         if let Some(h) = m
             .hosts
             .iter()
             .find(|h| h.role != crate::hosts::Role::Client)
         {
-            bail!(
-                "--host {}=… with --system {}: each system runs client and server itself (`--host client=netns:…` only says where this scalebench runs)",
-                h.role.name(),
-                s.name
-            );
+            return Err(opt(
+                "host",
+                format!(
+                    "--host {}=… with --system {}: each system runs client and server itself (`--host client=netns:…` only says where this scalebench runs)",
+                    h.role.name(),
+                    s.name
+                ),
+            ));
         }
     }
     for s in &elsewhere {
-        let at = |what: String| anyhow::anyhow!("--system {}: {what}", s.name);
+        let at = |what: String| opt("system", format!("--system {}: {what}", s.name));
         match &s.kind {
             Kind::Kernel(k) => {
                 if let Some(why) = not_a_file(&k.kernel) {
@@ -466,17 +443,22 @@ fn systems(m: &Measure) -> anyhow::Result<Vec<SystemSpec>> {
 
 /// What the run does, from its options, checked before anything is
 /// measured.
-pub fn plan(m: &Measure) -> anyhow::Result<RunPlan> {
+pub fn plan(m: &RunSpec, suites: &[Suite]) -> anyhow::Result<RunPlan> {
     if m.runs != Some(Runs::Auto) && (m.runs_max.is_some() || m.runs_target.is_some()) {
-        bail!("--runs-max and --runs-target go with --runs auto");
+        let key = if m.runs_max.is_some() {
+            "runs-max"
+        } else {
+            "runs-target"
+        };
+        return Err(opt(key, "--runs-max and --runs-target go with --runs auto"));
     }
     if m.runs_target.is_some_and(|t| t <= 0.0) {
-        bail!("--runs-target: above 0 %");
+        return Err(opt("runs-target", "--runs-target: above 0 %"));
     }
-    crate::hosts::check(&m.hosts).map_err(|e| anyhow::anyhow!(e))?;
-    let (targets, chosen) = resolve(&m.targets, m.max, m.full, &m.suites)?;
+    crate::hosts::check(&m.hosts).map_err(|e| opt("host", e))?;
+    let (targets, chosen) = resolve(&m.targets, m.max, m.full, suites)?;
     check_flags(&m.given, &chosen)?;
-    let sweep = sweep_options(&m.sweep, &m.given, &chosen)?;
+    let sweep = sweep_options(m, &chosen)?;
     let asked = Asked {
         given: &m.given,
         hosts: &m.hosts,
@@ -491,6 +473,7 @@ pub fn plan(m: &Measure) -> anyhow::Result<RunPlan> {
             own,
         });
     }
+    let monitor = m.monitor_settings()?;
     Ok(RunPlan {
         targets,
         work,
@@ -505,16 +488,19 @@ pub fn plan(m: &Measure) -> anyhow::Result<RunPlan> {
             ..AutoRuns::default()
         }),
         decide: m.runs.is_none(),
-        warmup: m.warmup,
-        why: m.why.clone(),
-        monitor: match &m.monitor {
+        warmup: m.warm_up_ops,
+        why: m.why.then(|| WhyOptions {
+            seconds: m.why_seconds.unwrap_or(WhyOptions::default().seconds),
+            profiler_cmd: m.profiler.clone(),
+        }),
+        monitor: match monitor {
             // perf counts where the series run: here unless every system
             // is another machine or a guest, whose scalebench asks itself.
             Some(s) if m.systems.iter().all(|x| x.kind == Kind::Local) => {
-                s.check_perf().map_err(anyhow::Error::msg)?;
-                Some(s.clone())
+                s.check_perf().map_err(|e| opt("monitor", e))?;
+                Some(s)
             }
-            other => other.clone(),
+            other => other,
         },
         profiles: profiles(&m.profiles)?,
         hosts: m.hosts.clone(),
@@ -587,12 +573,12 @@ mod tests {
             .into_iter()
             .find(|(f, _)| f.value.is_none() && f.requires.is_empty() && !f.sweeps)
             .expect("a workload has a plain switch");
-        let mut m = Measure {
+        let mut m = RunSpec {
             targets: vec!["socket".into()],
-            ..Measure::default()
+            ..RunSpec::default()
         };
         m.given.set(flag.name, Vec::new());
-        let e = plan(&m).err().unwrap().to_string();
+        let e = plan(&m, &[]).err().unwrap().to_string();
         assert!(
             e.contains(&format!(
                 "--{} is an option of {}, which this run does not have",
@@ -602,7 +588,7 @@ mod tests {
             "{e}"
         );
         m.targets.push(owners[0].into());
-        let p = plan(&m).unwrap();
+        let p = plan(&m, &[]).unwrap();
         assert_eq!(p.work.len(), 1);
     }
 }

@@ -7,16 +7,51 @@
 //! ([`Setting`]), each with the line it is on: names, sizes and the
 //! workloads' options are checked here (each option by its own
 //! [`WorkloadFlag`]'s choices and check), and anything wrong is refused naming
-//! the file, the line and the key. The `[run]` options are `scalebench
-//! run`'s own flags: the command line checks their values and lays the
-//! file's settings under the flags given beside it (src/cli/suite.rs).
+//! the file, the line and the key. The `[run]` table is a run request
+//! ([`RunSpec`]: `scalebench run`'s options by their long names, each
+//! value read as the flag reads it); [`with_files`] lays the command
+//! line's request over the files' and [`attribute`] names the file, line
+//! and key of an option the plan refuses.
 
+use super::spec::{OptionError, RunSpec};
 use crate::bench::{self, Benchmark};
 use crate::workloads::{self, Asked, Given, Size, Workload, WorkloadFlag};
 use anyhow::{Context, anyhow};
+use serde::Deserialize;
+use serde::de::IntoDeserializer;
 use std::ops::Range;
 use toml::Spanned;
 use toml::de::{DeString, DeTable, DeValue};
+
+/// The options a suite's `[run]` may set, by their long names: those
+/// that shape what is measured. Where the result files go, the work
+/// directory, the label and the progress belong to the machine that runs
+/// it, and each benchmark's n and each workload's size to its own table.
+pub const RUN_KEYS: &[&str] = &[
+    "runs",
+    "runs-max",
+    "runs-target",
+    "warm-up-ops",
+    "timer",
+    "pin",
+    "no-pin",
+    "backend",
+    "ipv6",
+    "record-sysctl",
+    "profile",
+    "system",
+    "host",
+    "why",
+    "why-seconds",
+    "sweep",
+    "warm-up",
+    "sample-time",
+    "samples",
+    "baseline",
+    "monitor",
+    "monitor-interval",
+    "perf-events",
+];
 
 /// The format a suite file names (`format = "scalebench-suite/1"`).
 pub const FORMAT: &str = "scalebench-suite/1";
@@ -73,17 +108,6 @@ pub enum Value {
 }
 
 impl Value {
-    /// The command-line words that give option `key` this value (none
-    /// for a switch that is off); `--KEY=VALUE`, so that a value starting
-    /// with `-` stays a value.
-    pub fn args(&self, key: &str) -> Vec<String> {
-        match self {
-            Value::Switch(on) => on.then(|| format!("--{key}")).into_iter().collect(),
-            Value::One(v) => vec![format!("--{key}={v}")],
-            Value::Many(vs) => vs.iter().map(|v| format!("--{key}={v}")).collect(),
-        }
-    }
-
     /// The value as the file wrote it, near enough for a message.
     pub fn shown(&self) -> String {
         match self {
@@ -123,11 +147,13 @@ pub struct Suite {
     /// What it runs, in the file's order (a run measures its benchmarks
     /// before its workloads).
     pub items: Vec<SuiteItem>,
-    /// The `[run]` options, in the file's order (checked by the command
-    /// line, whose options they are).
+    /// The `[run]` options, in the file's order, each with its line.
     pub run: Vec<Setting>,
     /// The workloads' own options, in the file's order, each once.
     pub flags: Vec<Setting>,
+    /// The run request the file makes: its `[run]` options and the
+    /// workloads' own.
+    pub spec: RunSpec,
 }
 
 /// Whether a run target names a suite file rather than a benchmark,
@@ -187,6 +213,7 @@ impl Suite {
             items: Vec::new(),
             run: Vec::new(),
             flags: Vec::new(),
+            spec: RunSpec::default(),
         };
         let (mut format, mut name) = (None, None);
         for (k, v) in root.get_ref() {
@@ -194,7 +221,10 @@ impl Suite {
                 "format" => format = Some((doc.string(v, "format")?, v.span())),
                 "name" => name = Some((doc.string(v, "name")?, v.span())),
                 "description" => s.description = doc.string(v, "description")?,
-                "run" => s.run = doc.run(v)?,
+                "run" => {
+                    s.run = doc.run(v)?;
+                    s.spec = doc.run_spec(v, &s.run)?;
+                }
                 "benchmark" => {
                     for (name, t) in doc.table(v, "benchmark", "[benchmark.NAME]")? {
                         s.items.push(doc.bench(name, t)?);
@@ -217,6 +247,7 @@ impl Suite {
         }
         doc.head(&mut s, format, name)?;
         doc.work_options(&s)?;
+        s.spec.given = s.given();
         Ok(s)
     }
 
@@ -370,12 +401,21 @@ impl Doc<'_> {
         })
     }
 
-    /// The `[run]` table's settings.
+    /// The `[run]` table's settings, each a known key.
     fn run(&self, v: &Spanned<DeValue>) -> anyhow::Result<Vec<Setting>> {
         self.table(v, "run", "[run]")?
             .into_iter()
             .map(|(k, x)| {
                 let key = k.get_ref().to_string();
+                if !RUN_KEYS.contains(&key.as_str()) {
+                    return Err(self.err(
+                        k.span(),
+                        format!(
+                            "unknown key `{key}` in [run] (known: {})",
+                            RUN_KEYS.join(", ")
+                        ),
+                    ));
+                }
                 Ok(Setting {
                     table: "[run]".into(),
                     value: self.value(x, &format!("[run] {key}"))?,
@@ -384,6 +424,54 @@ impl Doc<'_> {
                 })
             })
             .collect()
+    }
+
+    /// The `[run]` table as a run request, each value read as its flag
+    /// reads it; `no-pin = true` is `pin = "off"`. An error names the
+    /// line and the key (`settings`: the table's, with their lines).
+    fn run_spec(&self, v: &Spanned<DeValue>, settings: &[Setting]) -> anyhow::Result<RunSpec> {
+        let DeValue::Table(t) = v.get_ref() else {
+            return Ok(RunSpec::default());
+        };
+        let mut table = DeTable::new();
+        let mut pin = None;
+        for (k, x) in t {
+            match (k.get_ref().as_ref(), x.get_ref()) {
+                ("no-pin", DeValue::Boolean(true)) => pin = Some(k.clone()),
+                ("no-pin", DeValue::Boolean(false)) => {}
+                ("no-pin", other) => {
+                    return Err(self.err(
+                        x.span(),
+                        format!("[run] no-pin: true or false, not {}", a(other.type_str())),
+                    ));
+                }
+                _ => {
+                    table.insert(k.clone(), x.clone());
+                }
+            }
+        }
+        if let Some(k) = pin {
+            if let Some((p, _)) = table.iter().find(|(p, _)| p.get_ref() == "pin") {
+                return Err(self.err(p.span(), "[run] pin: give pin or no-pin, not both"));
+            }
+            let off = DeValue::String(std::borrow::Cow::Borrowed("off"));
+            table.insert(
+                Spanned::new(k.span(), "pin".into()),
+                Spanned::new(k.span(), off),
+            );
+        }
+        let value = Spanned::new(v.span(), DeValue::Table(table));
+        RunSpec::deserialize(value.into_deserializer()).map_err(|e| {
+            let line = self.line(e.span().map_or(v.span().start, |r| r.start));
+            let words = e.message().trim();
+            match settings.iter().find(|x| x.line == line) {
+                Some(x) => self.err(
+                    e.span().unwrap_or(0..0),
+                    format!("[run] {} = {}: {words}", x.key, x.value.shown()),
+                ),
+                None => self.err(e.span().unwrap_or(0..0), format!("[run]: {words}")),
+            }
+        })
     }
 
     /// A benchmark's table: `n`, or `size` (`quick`, `full`: the
@@ -602,6 +690,81 @@ impl Doc<'_> {
     }
 }
 
+/// The long name of the request's option a setting sets (`no-pin` is
+/// `pin`).
+fn spec_key(setting: &str) -> &str {
+    if setting == "no-pin" { "pin" } else { setting }
+}
+
+/// `ORIGIN:LINE: TABLE KEY`, the start of a message about a setting.
+fn at(s: &Suite, x: &Setting) -> String {
+    format!("{}:{}: {} {}", s.origin, x.line, x.table, x.key)
+}
+
+/// The suite files among `given`'s targets read, and `given` laid over
+/// their requests: an option the command line gives replaces the files'
+/// (and no message will name the file for it); two files that set one
+/// option must set it alike. The files' items go to the plan by their
+/// paths.
+pub fn with_files(given: RunSpec) -> anyhow::Result<(RunSpec, Vec<Suite>)> {
+    let mut suites: Vec<Suite> = given
+        .targets
+        .iter()
+        .filter(|t| is_path(t))
+        .map(|f| Suite::read(f))
+        .collect::<anyhow::Result<_>>()?;
+    let mut seen: Vec<(usize, Setting)> = Vec::new();
+    for (i, s) in suites.iter().enumerate() {
+        for x in s.run.iter().chain(&s.flags) {
+            let key = spec_key(&x.key);
+            match seen.iter().find(|(_, o)| spec_key(&o.key) == key) {
+                Some((_, o)) if o.value == x.value => {}
+                Some((j, o)) => {
+                    return Err(anyhow!(
+                        "{} = {}: {}:{} sets it to {}; give an option once for the whole run",
+                        at(s, x),
+                        x.value.shown(),
+                        suites[*j].origin,
+                        o.line,
+                        o.value.shown()
+                    ));
+                }
+                None => seen.push((i, x.clone())),
+            }
+        }
+    }
+    let mine: Vec<String> = given
+        .keys()
+        .into_iter()
+        .chain(given.given.names().map(str::to_string))
+        .collect();
+    let mut files = RunSpec::default();
+    for s in &mut suites {
+        files = files.over(&s.spec);
+        s.run
+            .retain(|x| !mine.iter().any(|k| k == spec_key(&x.key)));
+        s.flags.retain(|x| !mine.contains(&x.key));
+    }
+    Ok((given.over(&files), suites))
+}
+
+/// An error of the plan about an option a suite file set
+/// ([`OptionError`]), with the file, line and key put first; any other
+/// error as it is.
+pub fn attribute(e: anyhow::Error, suites: &[Suite]) -> anyhow::Error {
+    let Some(o) = e.downcast_ref::<OptionError>() else {
+        return e;
+    };
+    let set = suites
+        .iter()
+        .flat_map(|s| s.run.iter().chain(&s.flags).map(move |x| (s, x)))
+        .find(|(_, x)| spec_key(&x.key) == o.key);
+    match set {
+        Some((s, x)) => anyhow!("{}: {}", at(s, x), o.words),
+        None => e,
+    }
+}
+
 /// One value of workload flag `f`, checked as the command line checks it.
 fn check_one(f: &WorkloadFlag, v: &str) -> Result<(), String> {
     if !f.choices.is_empty() {
@@ -715,13 +878,11 @@ mod tests {
                 ("runs-target", &Value::One("2.5".into()), 8),
             ]
         );
-        assert_eq!(s.run[0].value.args("runs"), ["--runs=3"]);
-        assert_eq!(
-            s.run[1].value.args("profile"),
-            ["--profile=default", "--profile=throughput"]
-        );
-        assert_eq!(s.run[2].value.args("ipv6"), ["--ipv6"]);
-        assert!(Value::Switch(false).args("ipv6").is_empty());
+        // The request they make, each value read as its flag reads it.
+        assert_eq!(s.spec.runs, Some(crate::values::Runs::Fixed(3)));
+        assert_eq!(s.spec.profiles, ["default", "throughput"]);
+        assert!(s.spec.ipv6);
+        assert_eq!(s.spec.runs_target, Some(0.025));
         let flags: Vec<(&str, &str, usize)> = s
             .flags
             .iter()

@@ -382,8 +382,8 @@ impl RemoteSystem {
             None => Vec::new(),
         };
         let mut args = vec!["sysinfo".to_string(), "--json".into()];
-        if !o.record_sysctl.is_empty() {
-            args.extend(["--record-sysctl".into(), o.record_sysctl.join(",")]);
+        if !o.spec.record_sysctl.is_empty() {
+            args.extend(["--record-sysctl".into(), o.spec.record_sysctl.join(",")]);
         }
         let mut system: SystemInfo =
             serde_json::from_str(&ask(at, &args)?).context("its sysinfo --json")?;
@@ -473,7 +473,8 @@ impl RemoteSystem {
         let name = format!("item-{}.json", self.items);
         let began = self.at.begin();
         let there = self.at.out_path(&name);
-        let ran = began.and_then(|()| self.at.run(&item_args(o, item, &there), ITEM_LIMIT));
+        let args = item_args(&o.spec, item, &there);
+        let ran = began.and_then(|()| self.at.run(&args, ITEM_LIMIT));
         let file = self.at.result(&there, &name);
         let ran = ran.and_then(|r| self.at.end().map(|()| r));
         match ran {

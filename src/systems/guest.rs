@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! guest → host   ready PROTOCOL RELEASE
-//! host → guest   run ["run","socket","--out","/tmp/out/r.json"]
+//! host → guest   run ["__run","--output","/tmp/out/r.json","{…}"]
 //! guest → host   done CODE          (output in /tmp/out/cmd-N.{out,err})
 //! host → guest   poweroff
 //! ```
@@ -15,8 +15,9 @@
 //! Anything that fails is said on the console and powers the guest off:
 //! the host then sees QEMU end without `ready` and shows the console.
 
-/// The version of the protocol above.
-pub const PROTOCOL: u32 = 1;
+/// The version of the protocol above (2: the commands run are agent
+/// protocol 2's, `__run` with a run request).
+pub const PROTOCOL: u32 = 2;
 /// The name of the command port.
 pub const PORT: &str = "sb.ctl";
 /// The mount tag of this machine's root.
@@ -304,10 +305,16 @@ mod tests {
         );
         assert!(parse_command("run [1,2]\n").is_err());
         assert_eq!(
-            parse_ready("ready 1 6.1.0-56-cloud-amd64\n").unwrap(),
+            parse_ready(&format!("ready {PROTOCOL} 6.1.0-56-cloud-amd64\n")).unwrap(),
             "6.1.0-56-cloud-amd64"
         );
         assert!(parse_ready("ready 9 x").unwrap_err().contains("protocol 9"));
+        // A guest of protocol 1 ran `run ITEM --out FILE`: refused by name.
+        assert!(
+            parse_ready("ready 1 x")
+                .unwrap_err()
+                .contains("the guest speaks protocol 1")
+        );
         assert!(parse_ready("Linux version").is_err());
         assert_eq!(parse_done("done 3\n").unwrap(), 3);
         let t = std::time::Duration::new(1_700_000_000, 5);

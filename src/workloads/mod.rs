@@ -202,12 +202,18 @@ impl WorkloadFlag {
 
 /// The workload flags given on the command line: each flag's values (a
 /// switch given has one, empty), by long name.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct Given {
     values: BTreeMap<String, Vec<String>>,
 }
 
 impl Given {
+    /// Whether no flag was given.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
     /// Records the values given for `flag`.
     pub fn set(&mut self, flag: &str, values: Vec<String>) {
         self.values.insert(flag.to_string(), values);

@@ -285,6 +285,18 @@ pub fn heat_up(s: &str) -> Result<Duration, String> {
     duration_in(s, Duration::ZERO, Duration::from_secs(3_600))
 }
 
+/// `run --why-seconds`, `why --seconds`: a profile window: 0.2 to 60 seconds.
+pub fn profile_window(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if (0.2..=60.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} s: a profile window is 0.2 to 60 seconds"))
+    }
+}
+
 /// `run --monitor-interval`: 10 ms to 1 hour.
 pub fn monitor_interval(s: &str) -> Result<Duration, String> {
     duration_in(s, Duration::from_millis(10), Duration::from_secs(3_600))
