@@ -67,10 +67,9 @@ impl<'a> Ctx<'a> {
     /// The CPU every benchmark run (warm-up, runs, re-timings, profile
     /// windows) is pinned to, with the processes it starts: by default the
     /// first CPU. Left to the scheduler, a process that moves between CPUs
-    /// of different speed takes their speeds in turns — measured here,
-    /// socket() cost 2.9 µs on one vCPU and 3.9 µs on the other, switching
-    /// every few thousand calls, and fork 200–500 µs unpinned against
-    /// 105–155 µs pinned — which a verdict cannot tell from growth.
+    /// of different speed takes their speeds in turns (docs/measurements.md,
+    /// "Figures behind the code's choices"), which a verdict cannot tell
+    /// from growth.
     pub fn pin(&self) -> Option<usize> {
         self.pin
     }

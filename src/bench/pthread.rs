@@ -34,11 +34,10 @@ static INFO: Info = Info {
 /// `started`; live threads block reading `quit`, and the one that gets a
 /// byte writes its index to `ended` and returns. Only plain reads and
 /// writes: the waiting threads are not futex waiters of ours (condition
-/// variables would put each in the kernel's futex hash). The growth
-/// measured here does not come from them: with pipes as with condition
-/// variables, `--why` at 10 000 threads finds about 70 % of the time in
-/// the kernel's futex_wake (op and undo together: creating and ending a
-/// thread), 3 % at 1 000.
+/// variables would put each in the kernel's futex hash). The growth does
+/// not come from them: `--why` finds it in the kernel's futex_wake with
+/// pipes as with condition variables (docs/measurements.md, "Figures
+/// behind the code's choices").
 struct Pipes {
     started: [i32; 2],
     quit: [i32; 2],

@@ -14,10 +14,8 @@ use crate::workloads::Size;
 use std::time::Duration;
 
 /// Seconds each benchmark series and workload of the quick suite took on
-/// this project's machine, with the runs each series made: 2 vCPUs, Linux
-/// 6.18 in a VM, load average 1.6, the release build, `scalebench run` as
-/// it comes (53.7 s in all, report included; runs stop once decided),
-/// 2026-11-26; the time between one item's progress line and the next. A
+/// this project's machine, with the runs each series made (how and when:
+/// docs/measurements.md, "Figures behind the code's choices"). A
 /// series not here (another event backend) takes its benchmark's slowest
 /// series. A workload's runs are given as 1 (not scaled).
 pub const QUICK_SECONDS: &[(&str, f64, u32)] = &[

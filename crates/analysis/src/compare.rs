@@ -24,9 +24,8 @@ use serde::Serialize;
 /// Bootstrap replicas of the ratio.
 pub const REPLICAS: usize = 2000;
 /// The smallest default threshold: 10 %. Runs within one file agree more
-/// closely than two invocations of the same build do (measured here:
-/// socket's cost moved up to 14 % between two runs minutes apart while
-/// its runs within each file agreed within 3 %).
+/// closely than two invocations of the same build do (docs/measurements.md,
+/// "Figures behind the code's choices").
 pub const MIN_THRESHOLD: f64 = 0.10;
 /// The largest default threshold: 25 % (a +30 % change is still seen on a
 /// noisy machine).

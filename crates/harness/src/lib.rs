@@ -60,8 +60,9 @@ pub struct NetOptions {
     /// CPUs the client (this process) and the server are pinned to during
     /// a network benchmark: by default the first and the last CPU. Left to
     /// the scheduler, where the server happens to run decides whether a
-    /// request pays for waking an idle CPU (measured here: 8 µs or 60 µs
-    /// per request at small n, at random per run); pinned, it is stable.
+    /// request pays for waking an idle CPU, at random per run; pinned, it
+    /// is stable (docs/measurements.md, "Figures behind the code's
+    /// choices").
     /// `None` where this OS cannot pin.
     pub cpus: Option<(usize, usize)>,
 }

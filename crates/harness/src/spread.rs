@@ -48,9 +48,8 @@ pub fn processes_for(connections: u64) -> u32 {
 /// one source address reaches one server address and port with at most
 /// the ephemeral range's ports (less those in TIME_WAIT), and connect()
 /// searches that range for a free port one by one, which costs more the
-/// fuller it is: measured here, 15 000 short connections from one address
-/// made 1 300 req/s with the client's time in `__inet_hash_connect`, from
-/// three 8 800 req/s. On Linux all of 127.0.0.0/8 is loopback, so a
+/// fuller it is (docs/measurements.md, "Figures behind the code's
+/// choices": one address against three). On Linux all of 127.0.0.0/8 is loopback, so a
 /// loopback load whose connections would hold more than a sixth of the
 /// range gets 127.0.0.1, 127.0.0.2, … (a sixth of the range or less each);
 /// on the

@@ -38,7 +38,7 @@ static PGBENCH: Info = Info {
 };
 
 /// Bytes of one scale unit of pgbench's tables with their indexes, about
-/// (measured here: scale 10 is 160 MB after `pgbench -i`).
+/// (docs/measurements.md, "Figures behind the code's choices").
 const BYTES_PER_SCALE: u64 = 16_000_000;
 
 /// A sample of a full run's client sweep: DragonFly's pgbench points
@@ -584,8 +584,8 @@ const TABLES: [&str; 4] = [
 
 /// The disk a database of `bytes` needs while `pgbench -i` makes it: the
 /// tables and indexes, as much again for the write-ahead log and the
-/// index builds' sorts, and 64 MiB for the cluster itself (an estimate:
-/// measured here, scale 10 took 160 MB of tables and indexes).
+/// index builds' sorts, and 64 MiB for the cluster itself (an estimate
+/// from [`BYTES_PER_SCALE`]).
 fn space_needed(bytes: u64) -> u64 {
     2 * bytes + (64 << 20)
 }
