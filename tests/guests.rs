@@ -274,6 +274,8 @@ fn a_plan_runs_on_this_machine_and_on_a_guest_in_turn_each_in_its_own_file() {
         .arg("here=local")
         .arg("--system")
         .arg(format!("cloud=kernel:{},memory=1G,cpus=2", image.display()))
+        // Two vCPUs: the guest's clock counts host time.
+        .args(["--guest-clock", "time"])
         .arg("--guest-bin")
         .arg(static_binary())
         .arg("--workdir")
@@ -305,6 +307,8 @@ fn a_plan_runs_on_this_machine_and_on_a_guest_in_turn_each_in_its_own_file() {
     assert!(!v["reason"].as_str().unwrap().is_empty(), "{v}");
     let pins = v["vcpu_pins"].as_array().unwrap();
     assert_eq!(pins.len(), 2, "each vCPU pinned: {v}");
+    assert_eq!(v["clock"], "time", "{v}");
+    assert!(v.get("icount_shift").is_none(), "{v}");
     assert_ne!(here["system"]["virtualization"]["kind"], "tcg");
     // In turn: this machine's socket, the guest's, this machine's bind,
     // the guest's (the guest's clock is set from this machine's before
@@ -612,5 +616,95 @@ fn a_disk_image_boots_and_runs_the_plan_over_ssh_and_is_left_unchanged() {
     assert_eq!(
         std::fs::metadata(&image).unwrap().modified().unwrap(),
         before
+    );
+}
+
+/// Each run's median cost of each series of a result file: series name,
+/// run medians.
+fn run_medians(doc: &serde_json::Value) -> Vec<(String, Vec<u64>)> {
+    doc["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let medians = b["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    let mut v: Vec<u64> = r["samples"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|s| s[1].as_u64().unwrap())
+                        .collect();
+                    v.sort_unstable();
+                    v[v.len() / 2]
+                })
+                .collect();
+            (b["series"].as_str().unwrap().to_string(), medians)
+        })
+        .collect()
+}
+
+#[test]
+fn two_guests_of_one_kernel_counting_instructions_agree_exactly() {
+    let image = kernel("cloud-amd64");
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("r.json");
+    let spec = |name: &str| format!("{name}=kernel:{},memory=1G", image.display());
+    let o = common::bin()
+        .args(["run", "socket", "bind", "--max", "100", "--runs", "2"])
+        .args(["--system", &spec("a"), "--system", &spec("b")])
+        .arg("--guest-bin")
+        .arg(static_binary())
+        .args(["--no-report", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = common::text(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    let a = common::load(&t.path().join("r-a.json"));
+    let b = common::load(&t.path().join("r-b.json"));
+    for doc in [&a, &b] {
+        let v = &doc["system"]["virtualization"];
+        if v["kind"] == "kvm" {
+            // Where KVM works a guest keeps time: nothing to count.
+            assert_eq!(v["clock"], "time", "{v}");
+            return;
+        }
+        assert_eq!(
+            (&v["clock"], &v["icount_shift"]),
+            (&"instructions".into(), &0.into()),
+            "{v}"
+        );
+        assert_eq!(v["vcpu_pins"].as_array().unwrap().len(), 1, "one vCPU: {v}");
+    }
+    // The same kernel counts the same instructions: run by run, guest by
+    // guest, within 0.5 % (here: exactly).
+    let (ma, mb) = (run_medians(&a), run_medians(&b));
+    assert_eq!(ma.len(), 2, "{ma:?}");
+    for ((sa, ra), (sb, rb)) in ma.iter().zip(&mb) {
+        assert_eq!(sa, sb);
+        let all: Vec<u64> = ra.iter().chain(rb).copied().collect();
+        let (lo, hi) = (*all.iter().min().unwrap(), *all.iter().max().unwrap());
+        assert!(
+            (hi - lo) as f64 <= 0.005 * lo as f64,
+            "{sa}: run medians {ra:?} and {rb:?} differ by more than 0.5 %"
+        );
+    }
+    // And the report says what its figures count.
+    let r = common::bin()
+        .arg("report")
+        .arg(t.path().join("r-a.json"))
+        .output()
+        .unwrap();
+    let text = common::text(&r.stdout);
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains(
+            "counting instructions (QEMU's -icount): each nanosecond shown is one instruction"
+        ),
+        "{text}"
     );
 }

@@ -632,6 +632,14 @@ pub struct RunArgs {
     /// target/x86_64-unknown-linux-musl/release/scalebench).
     #[arg(long, value_name = "FILE")]
     pub guest_bin: Option<PathBuf>,
+    /// What an emulated guest's clock counts: `instructions` (QEMU's
+    /// instruction counting, one vCPU: a figure is the instructions the
+    /// guest executed, the same on every run and host, blind to caches,
+    /// memory and contention; the default) or `time` (the host's time as
+    /// QEMU emulates, several vCPUs, drifting with the host's load).
+    /// A KVM guest's clock is time.
+    #[arg(long, value_name = "instructions|time", value_parser = crate::systems::qemu::GuestClock::parse)]
+    pub guest_clock: Option<crate::systems::qemu::GuestClock>,
     /// ssh's configuration file for `--host …=ssh:` (`ssh -F`; `testbed
     /// status` prints a test bed's).
     #[arg(long, value_name = "FILE")]

@@ -46,6 +46,7 @@ pub fn spec(a: &RunArgs, given: Given) -> RunSpec {
         monitor_interval: a.monitor_interval,
         perf_events: a.perf_events.clone(),
         guest_bin: a.guest_bin.clone(),
+        guest_clock: a.guest_clock,
         ssh_config: a.ssh_config.clone(),
         given,
     }

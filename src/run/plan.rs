@@ -72,6 +72,8 @@ pub struct RunPlan {
     pub systems: Vec<SystemSpec>,
     /// The static scalebench a `kernel:` system runs (none: found).
     pub guest_bin: Option<PathBuf>,
+    /// What an emulated guest's clock counts.
+    pub guest_clock: crate::systems::qemu::GuestClock,
     /// What the monitor samples during every series and workload (none:
     /// `--monitor off`).
     pub monitor: Option<crate::harness::monitor::Settings>,
@@ -430,6 +432,12 @@ fn systems(m: &RunSpec) -> anyhow::Result<Vec<SystemSpec>> {
             Kind::Local => {}
         }
     }
+    if m.guest_clock.is_some() && !m.systems.iter().any(SystemSpec::is_guest) {
+        return Err(opt(
+            "guest-clock",
+            "--guest-clock goes with a --system kernel:… or image:… (a guest)",
+        ));
+    }
     if let Some(b) = &m.guest_bin {
         if !m.systems.iter().any(|s| matches!(s.kind, Kind::Kernel(_))) {
             bail!("--guest-bin goes with a --system kernel:…");
@@ -510,6 +518,7 @@ pub fn plan(m: &RunSpec, suites: &[Suite]) -> anyhow::Result<RunPlan> {
         },
         systems: systems(m)?,
         guest_bin: m.guest_bin.clone(),
+        guest_clock: m.guest_clock.unwrap_or_default(),
     })
 }
 

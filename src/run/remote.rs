@@ -42,6 +42,7 @@ pub fn item_spec(spec: &RunSpec, item: RemoteItem) -> RunSpec {
         systems: Vec::new(),
         hosts: Vec::new(),
         guest_bin: None,
+        guest_clock: None,
         ssh_config: None,
         ..spec.clone()
     };

@@ -16,6 +16,7 @@ use crate::harness::monitor::{PERF_EVENTS, Settings};
 use crate::hosts::HostSpec;
 use crate::net::Backend;
 use crate::results::TimerKind;
+use crate::systems::qemu::GuestClock;
 use crate::systems::spec::SystemSpec;
 use crate::values::{self, Runs};
 use crate::workloads::Given;
@@ -159,6 +160,9 @@ pub struct RunSpec {
     /// The static scalebench a `kernel:` system runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub guest_bin: Option<PathBuf>,
+    /// What an emulated guest's clock counts (none: instructions).
+    #[serde(skip_serializing_if = "Option::is_none", with = "guest_clock")]
+    pub guest_clock: Option<GuestClock>,
     /// ssh's configuration file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ssh_config: Option<PathBuf>,
@@ -438,6 +442,7 @@ one!(monitor: MonitorKind, monitor_kind, show |m: &MonitorKind| match m {
     MonitorKind::Off => "off",
 });
 one!(monitor_interval: Duration, values::monitor_interval, show duration_words);
+one!(guest_clock: GuestClock, GuestClock::parse, show |c: &GuestClock| c.name());
 
 /// Serde adapters of list fields: each value read by the command line's
 /// own parser, written as the flag's words.
@@ -529,6 +534,7 @@ mod tests {
             monitor_interval: Some(Duration::from_millis(200)),
             perf_events: vec!["cycles".into()],
             guest_bin: Some("/x/scalebench".into()),
+            guest_clock: Some(GuestClock::Time),
             ssh_config: Some("/x/ssh_config".into()),
             given,
         }

@@ -51,6 +51,7 @@ pub const RUN_KEYS: &[&str] = &[
     "monitor",
     "monitor-interval",
     "perf-events",
+    "guest-clock",
 ];
 
 /// The format a suite file names (`format = "scalebench-suite/1"`).

@@ -147,7 +147,14 @@ fn reach(
                 s.name,
                 k.kernel.display()
             ));
-            At::Guest(Guest::boot(k, &s.name, &bin, &dir, BOOT_LIMIT)?)
+            At::Guest(Guest::boot(
+                k,
+                &s.name,
+                &bin,
+                &dir,
+                BOOT_LIMIT,
+                plan.guest_clock,
+            )?)
         }
         Kind::Ssh { target, bin } => {
             progress.note_run(&format!("{}: connecting to {target}", s.name));
@@ -164,7 +171,7 @@ fn reach(
             ));
             // Booted and connected: its first turn (the checks and the
             // record) goes on in this session.
-            let mut at = ImageAt::boot(i, &dir, plan.ssh_config.as_deref())?;
+            let mut at = ImageAt::boot(i, &dir, plan.ssh_config.as_deref(), plan.guest_clock)?;
             at.connect(IMAGE_BOOT_LIMIT)?;
             At::Image(Box::new(at))
         }
@@ -186,8 +193,13 @@ struct ImageAt {
 impl ImageAt {
     /// Boots `spec` in `dir` and writes the ssh configuration that reaches
     /// it (`ssh_config`, the run's own, included first).
-    fn boot(spec: &ImageSpec, dir: &Path, ssh_config: Option<&Path>) -> anyhow::Result<ImageAt> {
-        let guest = ImageGuest::boot(spec, dir)?;
+    fn boot(
+        spec: &ImageSpec,
+        dir: &Path,
+        ssh_config: Option<&Path>,
+        clock: crate::systems::qemu::GuestClock,
+    ) -> anyhow::Result<ImageAt> {
+        let guest = ImageGuest::boot(spec, dir, clock)?;
         let config = dir.join("ssh_config");
         let mut text = String::new();
         if let Some(c) = ssh_config {
@@ -388,18 +400,21 @@ impl RemoteSystem {
         let mut system: SystemInfo =
             serde_json::from_str(&ask(at, &args)?).context("its sysinfo --json")?;
         let accel = match &*at {
-            At::Guest(g) => Some(&g.accel),
-            At::Image(i) => Some(&i.guest.accel),
+            At::Guest(g) => Some((&g.accel, g.clock)),
+            At::Image(i) => Some((&i.guest.accel, i.guest.clock)),
             At::Ssh(_) => None,
         };
-        if let Some(a) = accel {
+        if let Some((a, clock)) = accel {
             let seen = system.virtualization.take().unwrap_or_default();
+            let counted = clock == crate::systems::qemu::GuestClock::Instructions;
             system.virtualization = Some(results::Virtualization {
                 kind: if a.emulated() { "tcg" } else { "kvm" }.into(),
                 emulated: a.emulated(),
                 hypervisor: seen.hypervisor,
                 reason: Some(a.reason()),
                 vcpu_pins: pins,
+                clock: Some(clock.name().into()),
+                icount_shift: counted.then_some(crate::systems::qemu::ICOUNT_SHIFT),
             });
         }
         Ok(system)

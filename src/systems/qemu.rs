@@ -41,6 +41,8 @@ pub struct Guest {
     pub share: Share,
     /// How the guest runs: KVM, or TCG (emulated) and why.
     pub accel: Accel,
+    /// What its clock counts.
+    pub clock: GuestClock,
     /// Where its modules came from, in words (for a kernel without a
     /// module tree: none loaded, and why that should do).
     pub modules: String,
@@ -60,6 +62,43 @@ pub struct Ran {
 
 /// How long a KVM guest has to print its kernel's banner.
 pub const KVM_PROBE: Duration = Duration::from_secs(5);
+
+/// What an emulated guest's clock counts (`run --guest-clock`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum GuestClock {
+    /// QEMU's instruction counting (`-icount shift=0,sleep=off`): guest
+    /// time advances one nanosecond per instruction executed, so that a
+    /// figure is a count of instructions, the same on every run and
+    /// every host; caches, memory and contention between CPUs cost
+    /// nothing in it. One vCPU.
+    #[default]
+    Instructions,
+    /// The host's time as QEMU emulates: every vCPU its own thread, costs
+    /// drifting with the host's load.
+    Time,
+}
+
+impl GuestClock {
+    /// Its name: `instructions` or `time`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GuestClock::Instructions => "instructions",
+            GuestClock::Time => "time",
+        }
+    }
+
+    /// `--guest-clock`: `instructions` or `time`.
+    pub fn parse(s: &str) -> Result<GuestClock, String> {
+        match s.trim() {
+            "instructions" => Ok(GuestClock::Instructions),
+            "time" => Ok(GuestClock::Time),
+            other => Err(format!("`{other}`: instructions or time")),
+        }
+    }
+}
+
+/// QEMU's `-icount` shift: a guest nanosecond is 2^shift instructions.
+pub const ICOUNT_SHIFT: u32 = 0;
 
 /// How a guest runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,11 +120,31 @@ impl Accel {
         }
     }
 
-    /// QEMU's arguments for it.
-    fn args(&self) -> Vec<&'static str> {
+    /// QEMU's arguments for it, its guest's clock counting `clock`
+    /// ([`Accel::clock`]).
+    fn args(&self, clock: GuestClock) -> Vec<String> {
+        let v: Vec<&str> = match (self.clock(clock), self) {
+            (_, Accel::Kvm) => vec!["-accel", "kvm", "-cpu", "host"],
+            // Instruction counting needs one thread for every vCPU; a
+            // sleeping guest skips to its next timer (no host time in any
+            // figure).
+            (GuestClock::Instructions, _) => {
+                let icount = format!("shift={ICOUNT_SHIFT},sleep=off");
+                return ["-accel", "tcg,thread=single", "-icount", &icount]
+                    .map(String::from)
+                    .to_vec();
+            }
+            (GuestClock::Time, _) => vec!["-accel", "tcg,thread=multi"],
+        };
+        v.into_iter().map(String::from).collect()
+    }
+
+    /// What the guest's clock counts when `asked`: a KVM guest's counts
+    /// time (QEMU counts instructions only when it emulates).
+    pub fn clock(&self, asked: GuestClock) -> GuestClock {
         match self {
-            Accel::Kvm => vec!["-accel", "kvm", "-cpu", "host"],
-            Accel::Tcg(_) => vec!["-accel", "tcg,thread=multi"],
+            Accel::Kvm => GuestClock::Time,
+            Accel::Tcg(_) => asked,
         }
     }
 
@@ -112,6 +171,21 @@ impl std::fmt::Display for Accel {
             Accel::Kvm => f.write_str("KVM"),
             Accel::Tcg(why) => write!(f, "TCG, emulated: {why}"),
         }
+    }
+}
+
+/// The vCPUs of a guest whose clock counts `clock`: those `asked`, else
+/// this machine's up to two; under instruction counting one (QEMU runs
+/// every vCPU on one thread then: a guest of two never got ready here in
+/// 95 s), and more are refused by name.
+fn vcpus(asked: Option<u32>, clock: GuestClock) -> anyhow::Result<u32> {
+    match (asked, clock) {
+        (Some(c), GuestClock::Instructions) if c > 1 => anyhow::bail!(
+            "cpus={c}: a guest whose clock counts instructions (QEMU's -icount) runs one vCPU; give cpus=1, or --guest-clock time for {c} vCPUs in host time"
+        ),
+        (Some(c), _) => Ok(c),
+        (None, GuestClock::Instructions) => Ok(1),
+        (None, GuestClock::Time) => Ok(crate::sys::cpu_count().clamp(1, 2) as u32),
     }
 }
 
@@ -604,6 +678,7 @@ impl Guest {
         init: &Path,
         dir: &Path,
         limit: Duration,
+        clock: GuestClock,
     ) -> anyhow::Result<Guest> {
         let release = kernel::release(&spec.kernel)?;
         let found = modules_for(spec, &release, Path::new(VIRTIOFSD).exists())?;
@@ -618,10 +693,6 @@ impl Guest {
             daemons.push(virtiofsd(&dir.join("root.sock"), Path::new("/"), "auto")?);
             daemons.push(virtiofsd(&dir.join("out.sock"), &out, "none")?);
         }
-        let cpus = spec
-            .machine
-            .cpus
-            .unwrap_or_else(|| crate::sys::cpu_count().clamp(1, 2) as u32);
         let memory_mb = spec.machine.memory >> 20;
         let mut append = format!(
             "console=ttyS0 panic=-1 quiet loglevel=4 {}{} {}{name}",
@@ -638,7 +709,9 @@ impl Guest {
         let port = dir.join("ch.sock");
         let mut cmd = Command::new(QEMU);
         let accel = Accel::probe(&spec.kernel, dir);
-        cmd.args(accel.args())
+        let clock = accel.clock(clock);
+        let cpus = vcpus(spec.machine.cpus, clock)?;
+        cmd.args(accel.args(clock))
             .args(["-smp", &cpus.to_string()])
             .args(["-m", &format!("{memory_mb}M")])
             .args(headless(&dir.join("console.log")))
@@ -670,6 +743,7 @@ impl Guest {
             release: String::new(),
             share,
             accel,
+            clock,
             modules: found.said,
             n: 0,
         };
@@ -829,11 +903,13 @@ pub struct ImageGuest {
     pub port: u16,
     /// How the guest runs: KVM, or TCG (emulated) and why.
     pub accel: Accel,
+    /// What its clock counts.
+    pub clock: GuestClock,
 }
 
 impl ImageGuest {
     /// Boots `spec` in `dir` (made; the caller's, removed by the caller).
-    pub fn boot(spec: &ImageSpec, dir: &Path) -> anyhow::Result<ImageGuest> {
+    pub fn boot(spec: &ImageSpec, dir: &Path, clock: GuestClock) -> anyhow::Result<ImageGuest> {
         let image = &spec.image;
         let mut head = Vec::with_capacity(512);
         std::fs::File::open(image)
@@ -846,13 +922,11 @@ impl ImageGuest {
             Some(k) => Accel::probe(&k, dir),
             None => Accel::Tcg("no kernel in /boot to probe KVM with".into()),
         };
-        let cpus = spec
-            .machine
-            .cpus
-            .unwrap_or_else(|| crate::sys::cpu_count().clamp(1, 2) as u32);
+        let clock = accel.clock(clock);
+        let cpus = vcpus(spec.machine.cpus, clock)?;
         let port = free_port()?;
         let mut cmd = Command::new(QEMU);
-        cmd.args(accel.args())
+        cmd.args(accel.args(clock))
             .args(["-smp", &cpus.to_string()])
             .args(["-m", &format!("{}M", spec.machine.memory >> 20)])
             .args(headless(&dir.join("console.log")))
@@ -872,6 +946,7 @@ impl ImageGuest {
             qmp,
             port,
             accel,
+            clock,
         })
     }
 
@@ -974,7 +1049,14 @@ pub fn run_once(
     limit: Duration,
 ) -> anyhow::Result<Once> {
     let work = crate::harness::workdir::WorkDir::create(workdir)?;
-    let mut g = Guest::boot(spec, name, init, &work.path().join("guest"), limit)?;
+    let mut g = Guest::boot(
+        spec,
+        name,
+        init,
+        &work.path().join("guest"),
+        limit,
+        GuestClock::default(),
+    )?;
     let ran = g.run(args, limit)?;
     if let Some(k) = keep {
         std::fs::create_dir(k).with_context(|| k.display().to_string())?;
@@ -998,6 +1080,38 @@ pub fn run_once(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_emulated_guest_counts_instructions_on_one_vcpu_unless_told_time() {
+        let tcg = Accel::Tcg("no KVM".into());
+        let args = tcg.args(GuestClock::Instructions).join(" ");
+        assert_eq!(args, "-accel tcg,thread=single -icount shift=0,sleep=off");
+        assert_eq!(
+            tcg.args(GuestClock::Time).join(" "),
+            "-accel tcg,thread=multi"
+        );
+        // KVM keeps time whatever is asked.
+        assert_eq!(Accel::Kvm.clock(GuestClock::Instructions), GuestClock::Time);
+        assert_eq!(Accel::Kvm.args(GuestClock::Instructions)[1], "kvm");
+        // One vCPU under instruction counting; more refused by name.
+        assert_eq!(vcpus(None, GuestClock::Instructions).unwrap(), 1);
+        assert_eq!(vcpus(Some(1), GuestClock::Instructions).unwrap(), 1);
+        let e = vcpus(Some(2), GuestClock::Instructions)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("cpus=2: a guest whose clock counts instructions"),
+            "{e}"
+        );
+        assert_eq!(vcpus(Some(2), GuestClock::Time).unwrap(), 2);
+        assert!((1..=2).contains(&vcpus(None, GuestClock::Time).unwrap()));
+        assert_eq!(GuestClock::parse("time"), Ok(GuestClock::Time));
+        assert!(
+            GuestClock::parse("cycles")
+                .unwrap_err()
+                .contains("instructions or time")
+        );
+    }
 
     #[test]
     fn a_disk_image_format_is_read_from_its_first_bytes() {

@@ -124,12 +124,25 @@ pub fn emulation_warning(s: &System) -> Option<String> {
         .virtualization
         .as_ref()
         .filter(|v| v.emulated)?;
+    let reason = v
+        .reason
+        .as_deref()
+        .map_or(String::new(), |r| format!(", {r}"));
+    if v.counts_instructions() {
+        let per = 1u64 << v.icount_shift.unwrap_or(0);
+        let per = if per == 1 {
+            "one instruction".to_string()
+        } else {
+            format!("{per} instructions")
+        };
+        return Some(format!(
+            "measured under emulation ({}{reason}) counting instructions (QEMU's -icount): each nanosecond shown is {per} the guest executed, the same on every run and host but blind to caches, memory and contention between CPUs; not the speed of any machine; its growth classes still hold",
+            v.kind
+        ));
+    }
     Some(format!(
-        "measured under emulation ({}{}): its times are not the speed of any machine; its growth classes still hold",
-        v.kind,
-        v.reason
-            .as_deref()
-            .map_or(String::new(), |r| format!(", {r}"))
+        "measured under emulation ({}{reason}): its times are not the speed of any machine; its growth classes still hold",
+        v.kind
     ))
 }
 
@@ -1222,6 +1235,7 @@ pub(crate) mod fixtures {
                 hypervisor: Some("TCGTCGTCGTCG".into()),
                 reason: Some("a KVM guest printed no kernel banner within 5s".into()),
                 vcpu_pins: vec![0, 1],
+                ..Virtualization::default()
             }
         } else {
             results::sysinfo::virtualization(Some("KVMKVMKVM".into()))
@@ -1235,6 +1249,31 @@ pub(crate) mod fixtures {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_instruction_counted_guest_says_what_its_figures_count() {
+        let mut s = super::fixtures::system("v6.1", true, 1.0, false);
+        let time = super::emulation_warning(&s).unwrap();
+        assert!(
+            time.contains("its times are not the speed of any machine"),
+            "{time}"
+        );
+        let v = s.file.system.virtualization.as_mut().unwrap();
+        v.clock = Some("instructions".into());
+        v.icount_shift = Some(0);
+        let counted = super::emulation_warning(&s).unwrap();
+        assert!(
+            counted.contains("counting instructions (QEMU's -icount): each nanosecond shown is one instruction the guest executed")
+                && counted.contains("blind to caches, memory and contention"),
+            "{counted}"
+        );
+        s.file.system.virtualization.as_mut().unwrap().icount_shift = Some(3);
+        assert!(
+            super::emulation_warning(&s)
+                .unwrap()
+                .contains("is 8 instructions")
+        );
+    }
 
     #[test]
     fn samples_of_their_own_length_show_the_range_of_lengths() {

@@ -559,6 +559,7 @@ mod tests {
             hypervisor: Some("TCGTCGTCGTCG".into()),
             reason: Some("no KVM".into()),
             vcpu_pins: vec![0, 1],
+            ..results::Virtualization::default()
         });
         let rows = differing(&[native("host"), guest]);
         let get = |n: &str| rows.iter().find(|r| r.name == n).map(|r| r.values.clone());

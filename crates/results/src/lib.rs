@@ -639,6 +639,23 @@ pub struct Virtualization {
     /// pinned, or not a guest).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub vcpu_pins: Vec<usize>,
+    /// What a guest's clock counted: `time`, or `instructions` (QEMU's
+    /// instruction counting: a guest nanosecond is 2^`icount_shift`
+    /// instructions executed, the same on every run and host); none:
+    /// not a guest, or not recorded (before 0.3.0's guest clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<String>,
+    /// With `clock` `instructions`: QEMU's `-icount` shift.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icount_shift: Option<u32>,
+}
+
+impl Virtualization {
+    /// Whether the figures are counts of instructions (`clock`
+    /// `instructions`), not time.
+    pub fn counts_instructions(&self) -> bool {
+        self.clock.as_deref() == Some("instructions")
+    }
 }
 
 /// A kernel's build configuration.

@@ -152,6 +152,8 @@ pub fn virtualization(hypervisor: Option<String>) -> Virtualization {
         reason: tcg.then(|| "the CPU names QEMU's TCG emulator".into()),
         hypervisor,
         vcpu_pins: Vec::new(),
+        clock: None,
+        icount_shift: None,
     }
 }
 
