@@ -87,8 +87,13 @@ pub fn resolve(
     match apt.update() {
         Ok(()) => {}
         Err(UpdateFailed::Refused(why)) => bail!(
-            "kernel:debian:{asked}: Debian's archive ({}) failed apt's checks, so nothing of it is used: {why}",
-            archive.name()
+            "kernel:debian:{asked}: Debian's archive ({}) failed apt's checks, so nothing of it is used: {why}{}",
+            archive.name(),
+            if why.contains("is expired") {
+                " (an index past its Valid-Until date: a mirror or proxy serving an old copy, or this machine's clock)"
+            } else {
+                ""
+            }
         ),
         Err(UpdateFailed::Unreachable(why)) => {
             return match cache.newest(asked)? {
