@@ -459,6 +459,57 @@ fn a_kernel_is_fetched_from_a_signed_archive_once_then_listed_and_pruned() {
 }
 
 #[test]
+fn two_fetches_at_once_share_one_download_and_one_whole_entry() {
+    let t = tempfile::tempdir().unwrap();
+    let a = Archive::new(t.path());
+    let cache = t.path().join("cache");
+    let start = || {
+        common::bin()
+            .env(
+                "SCALEBENCH_DEBIAN_ARCHIVE",
+                format!("file:{}", a.root.display()),
+            )
+            .env("SCALEBENCH_DEBIAN_KEYRING", &a.keyring)
+            .env("SCALEBENCH_KERNEL_CACHE", &cache)
+            .args(["kernels", "fetch", &a.line])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (one, two) = (start(), start());
+    let mut said: Vec<String> = [one, two]
+        .into_iter()
+        .map(|c| {
+            let o = c.wait_with_output().unwrap();
+            assert!(o.status.success(), "{}", common::text(&o.stderr));
+            let out = common::text(&o.stdout);
+            out.rsplit(": ").next().unwrap().trim().to_string()
+        })
+        .collect();
+    said.sort();
+    assert_eq!(said.len(), 2);
+    assert_eq!(said[0], "cached", "{said:?}");
+    assert!(said[1].starts_with("downloaded "), "{said:?}");
+    // One entry, whole; nothing half-made left beside it.
+    let o = a.sb(&[
+        "kernels",
+        "list",
+        "--json",
+        "--cache",
+        cache.to_str().unwrap(),
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["kernels"].as_array().unwrap().len(), 1, "{doc}");
+    assert!(doc["damaged"].as_array().unwrap().is_empty(), "{doc}");
+    assert!(
+        !names(&cache).iter().any(|n| n.starts_with(".partial")),
+        "{:?}",
+        names(&cache)
+    );
+}
+
+#[test]
 fn an_archive_that_fails_its_checks_is_refused_by_name_even_with_a_kernel_cached() {
     let t = tempfile::tempdir().unwrap();
     let a = Archive::new(t.path());
