@@ -828,6 +828,28 @@ const NET_CASES: &[Case] = &[
         1,
         "initrd={dir}/nope.img: No such file or directory (ENOENT)",
     ),
+    // Kernels by version: the version and the options, the cache.
+    case(
+        "run socket --max 10 --system v=kernel:debian:6.2",
+        2,
+        "kernel:debian:6.2: `6.2` is not a Debian kernel version: 5.10, 6.1, 6.12, 7.2, sid",
+    ),
+    case(
+        "run socket --max 10 --system v=kernel:debian:6.1,modules={dir}",
+        2,
+        "`modules` is not an option of kernel:debian: (cpus, memory, cmdline)",
+    ),
+    case(
+        "kernels fetch linux-image-6.1.0-57-cloud-amd64-dbg",
+        2,
+        "a debug symbols package holds no bootable kernel",
+    ),
+    case("kernels prune", 2, "<VERSION|--all>"),
+    case(
+        "kernels list --cache {dir}",
+        1,
+        "kernel cache {dir}: a directory that is not scalebench's kernel cache",
+    ),
     // A server that refuses: its cause once (psql's own "psql: error:"
     // not repeated, the row's error not said again after the message).
     case(

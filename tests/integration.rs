@@ -11,6 +11,7 @@ mod browser;
 mod classifier;
 mod cli;
 mod compare;
+mod debian_kernels;
 mod drift;
 mod emulation;
 mod fs;

@@ -48,6 +48,8 @@ macro_rules! gated {
 gated! {
     not_built_here_guests: "guests.rs" if [all(target_os = "linux", target_arch = "x86_64")] =>
         "another Linux kernel booted in QEMU with the static x86_64 musl scalebench as its init (`__boot`, `run --system NAME=kernel:…`): kernel: guests are Linux on x86_64 only";
+    not_built_here_debian_kernels: "debian_kernels.rs" if [all(target_os = "linux", target_arch = "x86_64")] =>
+        "kernels by version (`kernel:debian:VERSION`, `scalebench kernels`): Debian's amd64 kernels fetched with apt-get, dpkg-deb and depmod from a signed archive and booted in QEMU with the static x86_64 musl scalebench";
     not_built_here_hosts: "hosts.rs" if [target_os = "linux"] =>
         "`run --host` and `--system NAME=ssh:…` against hosts of a test bed (network namespaces with an sshd in each) and what they leave, read from /proc: network namespaces are Linux's";
     not_built_here_mail: "mail.rs" if [target_os = "linux"] =>

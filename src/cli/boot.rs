@@ -1,4 +1,5 @@
-//! `scalebench __boot NAME=kernel:PATH -- ARGS…`: one command in a guest.
+//! `scalebench __boot NAME=kernel:PATH -- ARGS…` (or
+//! `NAME=kernel:debian:VERSION`): one command in a guest.
 
 use super::BootArgs;
 use crate::systems::spec::{Kind, SystemSpec};
@@ -10,9 +11,28 @@ use std::time::Duration;
 /// with its code.
 pub fn boot(b: &BootArgs) -> anyhow::Result<ExitCode> {
     let spec: SystemSpec = b.system.parse().map_err(anyhow::Error::msg)?;
-    let Kind::Kernel(k) = &spec.kind else {
-        bail!("__boot {}: only a kernel: system boots here", b.system);
+    // ^C stops the download or the guest, which are killed and reaped.
+    crate::harness::reaper::install();
+    // A kernel of the cache stays held (kept from `kernels prune`) until
+    // the guest is gone.
+    let (k, _held) = match &spec.kind {
+        Kind::Kernel(k) => (k.clone(), None),
+        Kind::Debian(d) => {
+            let cache = crate::systems::debian::cache::Cache::locate(None)?;
+            let r = crate::systems::debian::fetch::resolve(&d.asked, &cache, &mut |m| {
+                eprintln!("{}: {m}", spec.name)
+            })?;
+            eprintln!(
+                "{}: kernel:debian:{} is {}",
+                spec.name,
+                d.asked,
+                r.summary()
+            );
+            (d.kernel(&r.held), Some(r.held))
+        }
+        _ => bail!("__boot {}: only a kernel: system boots here", b.system),
     };
+    let k = &k;
     if let Some(keep) = &b.keep
         && keep.exists()
     {

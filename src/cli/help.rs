@@ -204,6 +204,35 @@ pub const RESULTS_PRUNE: &str = with_status!(
   scalebench results prune 'host=old-box' --before 2026-01-01"
 );
 
+/// `kernels --help`.
+pub const KERNELS: &str = with_status!(
+    "  scalebench kernels fetch 6.1 6.12              the newest of two lines, into the cache
+  scalebench kernels list                        what is cached
+  scalebench kernels prune 6.1                   remove the 6.1 kernels
+  scalebench run socket --system a=kernel:debian:6.1 --system b=kernel:debian:6.12"
+);
+
+/// `kernels list --help`.
+pub const KERNELS_LIST: &str = with_status!(
+    "  scalebench kernels list                        line, package, version, release, size, when
+  scalebench kernels list --json                 every field, for a program
+  scalebench kernels list --cache /srv/kernels   another cache"
+);
+
+/// `kernels fetch --help`.
+pub const KERNELS_FETCH: &str = with_status!(
+    "  scalebench kernels fetch 6.12                  trixie's newest cloud kernel
+  scalebench kernels fetch 5.10 6.1 6.12 sid     one of each line
+  scalebench kernels fetch linux-image-6.1.0-57-cloud-amd64"
+);
+
+/// `kernels prune --help`.
+pub const KERNELS_PRUNE: &str = with_status!(
+    "  scalebench kernels prune 6.1 --dry-run         what would go
+  scalebench kernels prune sid                   sid's kernels
+  scalebench kernels prune --all                 every kernel and apt's indices"
+);
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -220,6 +249,10 @@ mod tests {
             super::RESULTS_LIST,
             super::RESULTS_SHOW,
             super::RESULTS_PRUNE,
+            super::KERNELS,
+            super::KERNELS_LIST,
+            super::KERNELS_FETCH,
+            super::KERNELS_PRUNE,
             super::EXPORT,
             super::ANALYZE,
             super::SYSINFO,

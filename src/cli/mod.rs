@@ -8,6 +8,7 @@ mod commands;
 mod doccheck;
 mod docs;
 mod help;
+mod kernels;
 mod load;
 mod output;
 mod profile;
@@ -77,6 +78,12 @@ pub enum Command {
     #[command(after_help = help::RESULTS)]
     #[command(subcommand)]
     Results(stored::ResultsCommand),
+    /// Linux kernels fetched from Debian's archive by version for `run
+    /// --system NAME=kernel:debian:VERSION`: list, fetch and prune the
+    /// cache that keeps them (docs/comparing.md).
+    #[command(after_help = help::KERNELS)]
+    #[command(subcommand)]
+    Kernels(kernels::KernelsCommand),
     /// Write a static site from the results store: for each benchmark
     /// series and workload row, its figure over time per system,
     /// regressions marked, each point linking to its run's full report.
@@ -622,6 +629,10 @@ pub struct RunArgs {
     /// boots that Linux kernel in QEMU over this machine's root,
     /// read-only, with a static build of scalebench as its init (KVM when
     /// it works here, else emulated by TCG and marked so);
+    /// `NAME=kernel:debian:VERSION[,cpus=N][,memory=SIZE]` boots the
+    /// newest Debian cloud kernel of a line (5.10, 6.1, 6.12, 7.2, sid, or
+    /// a package's name), fetched from Debian's archive into a cache
+    /// (`scalebench kernels`);
     /// `NAME=image:DISK,ssh=USER[,key=FILE][,bin=PATH]` boots a disk
     /// image of any OS and drives it over ssh; `NAME=ssh:[USER@]HOST[,bin=PATH]`
     /// is another machine (docs/comparing.md). Repeatable.
@@ -1037,6 +1048,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::History(a) => commands::history(a),
         Command::Results(c) => stored::run(c),
         Command::Dashboard(a) => stored::dashboard(a),
+        Command::Kernels(c) => kernels::run(c),
         Command::Export(a) => commands::export(a),
         Command::Analyze(a) => commands::analyze(a),
         Command::Sysinfo(a) => commands::sysinfo(a),

@@ -419,6 +419,15 @@ fn systems(m: &RunSpec) -> anyhow::Result<Vec<SystemSpec>> {
                     return Err(at(format!("modules={}: {why}", d.display())));
                 }
             }
+            Kind::Debian(_) => {
+                // Fetching waits for the boot; what it needs is checked
+                // now: the archive asked for, Debian's tools, the cache.
+                let archive = crate::systems::debian::apt::Archive::from_env().map_err(at)?;
+                crate::systems::debian::apt::tools(&archive.keyring).map_err(at)?;
+                crate::systems::debian::cache::Cache::locate(None)
+                    .and_then(|c| c.exists())
+                    .map_err(|e| at(format!("{e:#}")))?;
+            }
             Kind::Image(i) => {
                 if let Some(why) = not_a_file(&i.image) {
                     return Err(at(format!("image {}: {why}", i.image.display())));
@@ -439,7 +448,11 @@ fn systems(m: &RunSpec) -> anyhow::Result<Vec<SystemSpec>> {
         ));
     }
     if let Some(b) = &m.guest_bin {
-        if !m.systems.iter().any(|s| matches!(s.kind, Kind::Kernel(_))) {
+        if !m
+            .systems
+            .iter()
+            .any(|s| matches!(s.kind, Kind::Kernel(_) | Kind::Debian(_)))
+        {
             bail!("--guest-bin goes with a --system kernel:…");
         }
         if let Some(why) = not_a_file(b) {

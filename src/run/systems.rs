@@ -15,8 +15,9 @@ use super::remote::{RemoteItem, item_args};
 use crate::harness::progress::Progress;
 use crate::hosts::ssh::{Session, Target};
 use crate::results::{self, BenchResult, Params, ResultFile, Status, SystemInfo, WorkloadResult};
+use crate::systems::debian::cache::Held;
 use crate::systems::qemu::{Guest, ImageGuest};
-use crate::systems::spec::{ImageSpec, Kind, SystemSpec};
+use crate::systems::spec::{ImageSpec, KernelSpec, Kind, SystemSpec};
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -62,6 +63,9 @@ pub struct RemoteSystem {
     items: u32,
     /// Why the system is gone, once it is.
     lost: Option<String>,
+    /// A `kernel:debian:` guest's kernel, held in the cache (so that
+    /// `kernels prune` leaves it) while the guest runs.
+    _kernel: Option<Held>,
 }
 
 /// The static scalebench a guest boots with: `asked`, else this program
@@ -110,72 +114,137 @@ pub fn open(
     let mut v = Vec::new();
     let mut bin: Option<PathBuf> = None;
     for s in specs {
-        let Some(at) = reach(s, plan, workdir, &mut bin, progress)
+        let Some((at, held)) = reach(s, plan, workdir, &mut bin, progress)
             .with_context(|| format!("--system {}", s.name))?
         else {
             v.push(Opened::Here);
             continue;
         };
-        let r = RemoteSystem::ready(s, at, o).with_context(|| format!("--system {}", s.name))?;
+        let mut r =
+            RemoteSystem::ready(s, at, o).with_context(|| format!("--system {}", s.name))?;
+        if let (Kind::Debian(d), Some(h)) = (&s.kind, &held) {
+            for note in record_package(&mut r.system, &d.asked.text, h) {
+                progress.note_run(&format!("{}: {note}", s.name));
+            }
+        }
+        r._kernel = held;
         progress.note_run(&r.summary());
         v.push(Opened::Remote(Box::new(r)));
     }
     Ok(v)
 }
 
-/// Boots or connects to system `s` (none for this machine); `bin` is the
-/// guests' static scalebench, found once.
+/// What a `kernel:debian:` guest's result file records of its kernel:
+/// the package, and the package's configuration where the guest found
+/// none of its own (Debian's kernels have no `/proc/config.gz`, and this
+/// machine's `/boot` has not theirs). Notes on what does not agree.
+fn record_package(system: &mut SystemInfo, asked: &str, h: &Held) -> Vec<String> {
+    let mut notes = Vec::new();
+    system.kernel_package = Some(h.entry.record(asked));
+    if system.kernel_config.is_none()
+        && let Some(p) = h.config()
+    {
+        match std::fs::read_to_string(&p) {
+            Ok(text) => {
+                system.kernel_config = Some(results::KernelConfig {
+                    source: p.display().to_string(),
+                    options: results::sysinfo::config_options(&text),
+                })
+            }
+            Err(e) => notes.push(format!("its configuration {}: {e}", p.display())),
+        }
+    }
+    if system.os_release != h.entry.release {
+        notes.push(format!(
+            "the guest says release {} where {} {} holds {}",
+            system.os_release, h.entry.package, h.entry.version, h.entry.release
+        ));
+    }
+    notes
+}
+
+/// Boots `k` as guest `s` in `dir`, with the guests' static scalebench
+/// (`bin`, found once).
+fn boot(
+    s: &SystemSpec,
+    k: &KernelSpec,
+    plan: &super::plan::RunPlan,
+    dir: &Path,
+    bin: &mut Option<PathBuf>,
+    progress: &mut Progress,
+) -> anyhow::Result<At> {
+    let bin = match bin {
+        Some(b) => b.clone(),
+        None => bin.insert(guest_binary(plan.guest_bin.as_deref())?).clone(),
+    };
+    progress.note_run(&format!(
+        "{}: booting {} in QEMU",
+        s.name,
+        k.kernel.display()
+    ));
+    Ok(At::Guest(Guest::boot(
+        k,
+        &s.name,
+        &bin,
+        dir,
+        BOOT_LIMIT,
+        plan.guest_clock,
+    )?))
+}
+
+/// Boots or connects to system `s` (none for this machine), with the
+/// cached kernel a `kernel:debian:` guest boots; `bin` is the guests'
+/// static scalebench, found once.
 fn reach(
     s: &SystemSpec,
     plan: &super::plan::RunPlan,
     workdir: &Path,
     bin: &mut Option<PathBuf>,
     progress: &mut Progress,
-) -> anyhow::Result<Option<At>> {
+) -> anyhow::Result<Option<(At, Option<Held>)>> {
     // Each in a directory of its own (ssh's control socket is named
     // after this process).
     let dir = workdir.join(format!("sys-{}", s.name));
-    Ok(Some(match &s.kind {
-        Kind::Local => return Ok(None),
-        Kind::Kernel(k) => {
-            let bin = match bin {
-                Some(b) => b.clone(),
-                None => bin.insert(guest_binary(plan.guest_bin.as_deref())?).clone(),
-            };
-            progress.note_run(&format!(
-                "{}: booting {} in QEMU",
-                s.name,
-                k.kernel.display()
-            ));
-            At::Guest(Guest::boot(
-                k,
-                &s.name,
-                &bin,
-                &dir,
-                BOOT_LIMIT,
-                plan.guest_clock,
-            )?)
-        }
-        Kind::Ssh { target, bin } => {
-            progress.note_run(&format!("{}: connecting to {target}", s.name));
-            let bin = bin.as_ref().map(|b| b.display().to_string());
-            std::fs::create_dir_all(&dir)?;
-            let ssh = plan.ssh_config.as_deref();
-            At::Ssh(Session::open_with(target, ssh, &dir, bin.as_deref())?)
-        }
-        Kind::Image(i) => {
-            progress.note_run(&format!(
-                "{}: booting {} in QEMU",
-                s.name,
-                i.image.display()
-            ));
-            // Booted and connected: its first turn (the checks and the
-            // record) goes on in this session.
-            let mut at = ImageAt::boot(i, &dir, plan.ssh_config.as_deref(), plan.guest_clock)?;
-            at.connect(IMAGE_BOOT_LIMIT)?;
-            At::Image(Box::new(at))
-        }
-    }))
+    Ok(Some((
+        match &s.kind {
+            Kind::Local => return Ok(None),
+            Kind::Kernel(k) => boot(s, k, plan, &dir, bin, progress)?,
+            Kind::Debian(d) => {
+                let cache = crate::systems::debian::cache::Cache::locate(None)?;
+                let r = crate::systems::debian::fetch::resolve(&d.asked, &cache, &mut |m| {
+                    progress.note_run(&format!("{}: {m}", s.name))
+                })?;
+                progress.note_run(&format!(
+                    "{}: kernel:debian:{} is {}",
+                    s.name,
+                    d.asked,
+                    r.summary()
+                ));
+                let at = boot(s, &d.kernel(&r.held), plan, &dir, bin, progress)?;
+                return Ok(Some((at, Some(r.held))));
+            }
+            Kind::Ssh { target, bin } => {
+                progress.note_run(&format!("{}: connecting to {target}", s.name));
+                let bin = bin.as_ref().map(|b| b.display().to_string());
+                std::fs::create_dir_all(&dir)?;
+                let ssh = plan.ssh_config.as_deref();
+                At::Ssh(Session::open_with(target, ssh, &dir, bin.as_deref())?)
+            }
+            Kind::Image(i) => {
+                progress.note_run(&format!(
+                    "{}: booting {} in QEMU",
+                    s.name,
+                    i.image.display()
+                ));
+                // Booted and connected: its first turn (the checks and the
+                // record) goes on in this session.
+                let mut at = ImageAt::boot(i, &dir, plan.ssh_config.as_deref(), plan.guest_clock)?;
+                at.connect(IMAGE_BOOT_LIMIT)?;
+                At::Image(Box::new(at))
+            }
+        },
+        None,
+    )))
 }
 
 /// A disk image booted here and reached over ssh through its forwarded
@@ -370,6 +439,7 @@ impl RemoteSystem {
             system: system?,
             items: 0,
             lost: None,
+            _kernel: None,
         })
     }
 

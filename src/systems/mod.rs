@@ -5,9 +5,11 @@
 //! Parsing and checking the specs is [`spec`]; reading a kernel image's
 //! release is [`kernel`]; the guest's initial RAM disk is written by
 //! [`cpio`]; the guest's init is [`guest`], the host's side of it
-//! [`qemu`].
+//! [`qemu`]. A kernel named by its version is fetched from Debian's
+//! archive into a cache by [`debian`].
 
 pub mod cpio;
+pub mod debian;
 pub mod guest;
 pub mod kernel;
 pub mod qemu;

@@ -3,12 +3,14 @@
 //! ```text
 //! NAME=local                                     this machine (the default system)
 //! NAME=kernel:PATH[,initrd=P][,modules=DIR][,cpus=N][,memory=SIZE][,cmdline=TEXT]
+//! NAME=kernel:debian:VERSION[,cpus=N][,memory=SIZE][,cmdline=TEXT]
 //! NAME=image:PATH,ssh=USER[,key=FILE][,bin=P][,cpus=N][,memory=SIZE]
 //! NAME=ssh:[USER@]HOST[:PORT][,bin=P]
 //! ```
 //!
 //! `cmdline=` takes the rest of the argument, commas included (a kernel
 //! command line has its own: `console=ttyS0,115200`), so it comes last.
+//! A kernel file whose path begins `debian:` is given as `./debian:…`.
 
 use crate::hosts::ssh::Target;
 use std::path::PathBuf;
@@ -36,6 +38,9 @@ pub enum Kind {
     Local,
     /// A Linux kernel booted in QEMU over this machine's root filesystem.
     Kernel(KernelSpec),
+    /// A Linux kernel fetched from Debian's archive by version, then
+    /// booted as [`Kind::Kernel`].
+    Debian(DebianSpec),
     /// A disk image of any OS booted in QEMU, driven over ssh.
     Image(ImageSpec),
     /// Another machine over ssh.
@@ -75,6 +80,31 @@ pub struct KernelSpec {
     pub machine: Machine,
 }
 
+/// `kernel:debian:VERSION[,cpus=N][,memory=SIZE][,cmdline=…]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DebianSpec {
+    /// Which kernel: a line (`6.1`), `sid`, or a package's name.
+    pub asked: super::debian::Asked,
+    /// Words added to the kernel command line.
+    pub cmdline: Option<String>,
+    /// vCPUs and memory.
+    pub machine: Machine,
+}
+
+impl DebianSpec {
+    /// The kernel to boot once `held` is the resolved kernel: its image
+    /// and module tree in the cache.
+    pub fn kernel(&self, held: &super::debian::cache::Held) -> KernelSpec {
+        KernelSpec {
+            kernel: held.kernel(),
+            initrd: None,
+            modules: Some(held.modules()),
+            cmdline: self.cmdline.clone(),
+            machine: self.machine,
+        }
+    }
+}
+
 /// `image:PATH,ssh=USER[,key=FILE][,bin=…][,cpus=N][,memory=SIZE]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImageSpec {
@@ -93,7 +123,10 @@ pub struct ImageSpec {
 impl SystemSpec {
     /// Whether the system runs in a QEMU guest.
     pub fn is_guest(&self) -> bool {
-        matches!(self.kind, Kind::Kernel(_) | Kind::Image(_))
+        matches!(
+            self.kind,
+            Kind::Kernel(_) | Kind::Debian(_) | Kind::Image(_)
+        )
     }
 }
 
@@ -118,6 +151,14 @@ impl std::fmt::Display for SystemSpec {
                 }
                 m(f, &k.machine)?;
                 if let Some(c) = &k.cmdline {
+                    write!(f, ",cmdline={c}")?;
+                }
+                Ok(())
+            }
+            Kind::Debian(d) => {
+                write!(f, "kernel:debian:{}", d.asked)?;
+                m(f, &d.machine)?;
+                if let Some(c) = &d.cmdline {
                     write!(f, ",cmdline={c}")?;
                 }
                 Ok(())
@@ -252,6 +293,18 @@ impl std::str::FromStr for SystemSpec {
         check_name(name)?;
         let kind = if spec == "local" {
             Kind::Local
+        } else if let Some(r) = spec.strip_prefix("kernel:debian:") {
+            let (v, rest) = r.split_once(',').unwrap_or((r, ""));
+            let o = take(
+                options(rest)?,
+                &["cpus", "memory", "cmdline"],
+                "kernel:debian:",
+            )?;
+            Kind::Debian(DebianSpec {
+                asked: v.parse().map_err(|e| format!("kernel:debian:{v}: {e}"))?,
+                machine: machine(o[0], o[1])?,
+                cmdline: o[2].map(str::to_string),
+            })
         } else if let Some(r) = spec.strip_prefix("kernel:") {
             let (p, rest) = r.split_once(',').unwrap_or((r, ""));
             let o = take(
@@ -293,7 +346,7 @@ impl std::str::FromStr for SystemSpec {
             }
         } else {
             return Err(format!(
-                "`{spec}`: a system is `local`, `kernel:PATH`, `image:PATH,ssh=USER` or `ssh:USER@HOST`"
+                "`{spec}`: a system is `local`, `kernel:PATH`, `kernel:debian:VERSION`, `image:PATH,ssh=USER` or `ssh:USER@HOST`"
             ));
         };
         Ok(SystemSpec {
@@ -347,6 +400,15 @@ mod tests {
             panic!()
         };
         assert_eq!(k.modules, Some(PathBuf::from("/w/mods")));
+        let Kind::Debian(d) = p("v=kernel:debian:6.12,cpus=1").unwrap().kind else {
+            panic!()
+        };
+        assert_eq!((d.asked.dist.name, d.machine.cpus), ("trixie", Some(1)));
+        // A file named debian:… is given with its directory.
+        let Kind::Kernel(k) = p("f=kernel:./debian:6.1").unwrap().kind else {
+            panic!()
+        };
+        assert_eq!(k.kernel, PathBuf::from("./debian:6.1"));
         let i = p("fbsd=image:/v/fbsd.qcow2,ssh=root,bin=/usr/local/bin/scalebench").unwrap();
         let Kind::Image(i) = i.kind else { panic!() };
         assert_eq!(
@@ -376,6 +438,8 @@ mod tests {
             "a=local",
             "b=kernel:/k,initrd=/i,cpus=1,memory=512M,cmdline=x=1,y",
             "b=kernel:/k,modules=/m/lib,memory=512M",
+            "v=kernel:debian:6.1,cpus=1,memory=1024M,cmdline=quiet,x",
+            "v=kernel:debian:linux-image-6.12.118+deb13-cloud-amd64,memory=2048M",
             "c=image:/d.img,ssh=root,bin=/b,memory=2048M",
             "c=image:/d.img,ssh=root,key=/k,cpus=2",
             "d=ssh:u@h:22,bin=/b",
@@ -405,6 +469,19 @@ mod tests {
             ("a=kernel:/k,modules=", "`modules=` needs a value"),
             ("a=kernel:/k,cmdline=", "`cmdline=` needs a value"),
             ("a=kernel:/k,cmdline=a\nb", "one line"),
+            (
+                "a=kernel:debian:6.2",
+                "kernel:debian:6.2: `6.2` is not a Debian kernel version",
+            ),
+            (
+                "a=kernel:debian:",
+                "kernel:debian:: `` is not a Debian kernel version",
+            ),
+            (
+                "a=kernel:debian:6.1,modules=/m",
+                "`modules` is not an option of kernel:debian: (cpus, memory, cmdline)",
+            ),
+            ("a=kernel:debian:6.1,cpus=0", "cpus=0: must be at least 1"),
             ("a=image:/d.img", "needs ssh=USER"),
             ("a=image:/d.img,ssh=r@t", "ssh=r@t"),
             ("a=ssh:", "ssh:: "),

@@ -266,6 +266,13 @@ fn system_rows(files: &[&ResultFile]) -> Vec<(String, Vec<String>)> {
             });
         }
     }
+    if files.iter().any(|f| f.system.kernel_package.is_some()) {
+        row("kernel package", &|f| {
+            f.system.kernel_package.as_ref().map_or(String::new(), |p| {
+                format!("{} {} ({})", p.package, p.version, p.suite)
+            })
+        });
+    }
     row("kernel build", &|f| f.system.os_version.clone());
     row("architecture", &|f| f.system.arch.clone());
     row("CPU", &|f| f.system.cpu.model.clone().unwrap_or_default());

@@ -1406,10 +1406,16 @@ mod tests {
     fn every_report_marks_the_figures_of_an_emulated_system() {
         use super::fixtures::system;
         use super::{EMULATED_MARK, EMULATED_NOTE, Format};
-        let systems = [
+        let mut systems = [
             system("host", false, 1.0, false),
             system("guest", true, 10.0, false),
         ];
+        systems[1].file.system.kernel_package = Some(results::KernelPackage {
+            package: "linux-image-6.1.0-57-cloud-amd64".into(),
+            version: "6.1.192-3".into(),
+            suite: "bookworm-security".into(),
+            ..Default::default()
+        });
         for (f, text) in reports_of(&systems) {
             let text = text.replace('\u{a0}', " ");
             match f {
@@ -1473,6 +1479,10 @@ mod tests {
             "chart legend"
         );
         assert!(html.contains("<td>virtualization</td><td>native, CPU says KVMKVMKVM</td><td>tcg (emulated), CPU says TCGTCGTCGTCG</td>"), "system table");
+        assert!(
+            html.contains("<td>kernel package</td><td></td><td>linux-image-6.1.0-57-cloud-amd64 6.1.192-3 (bookworm-security)</td>"),
+            "the guest's kernel package in the system table"
+        );
         // Native systems: no mark anywhere.
         let native = [
             system("a", false, 1.0, false),

@@ -606,6 +606,13 @@ pub struct SystemInfo {
     /// exists, and before schema 7).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_config: Option<KernelConfig>,
+    /// The package the kernel came from, for a guest booted from a
+    /// distribution's archive (`run --system NAME=kernel:debian:6.1`):
+    /// its exact name and version, the kernel's release, every package
+    /// unpacked and the identity of its configuration file (absent for
+    /// every other system, and in files written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_package: Option<KernelPackage>,
 }
 
 impl SystemInfo {
@@ -656,6 +663,62 @@ impl Virtualization {
     pub fn counts_instructions(&self) -> bool {
         self.clock.as_deref() == Some("instructions")
     }
+}
+
+/// Where a guest's kernel came from: a package of a distribution's
+/// archive, named exactly (stable updates backport so much that a
+/// version number alone does not say which kernel ran).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct KernelPackage {
+    /// The archive: `debian`.
+    pub archive: String,
+    /// What the system's spec asked for: a version line (`6.1`), `sid`,
+    /// or a package name.
+    pub asked: String,
+    /// The package that holds the kernel (`linux-image-6.1.0-57-cloud-amd64`).
+    pub package: String,
+    /// Its version (`6.1.192-3`).
+    pub version: String,
+    /// The suite it came from (`bookworm-security`).
+    pub suite: String,
+    /// The kernel's release (`uname -r`) as its image says it.
+    pub release: String,
+    /// Every package unpacked for it (the image package, and in sid the
+    /// packages it is split into), each with its version and the SHA-256
+    /// of its `.deb`.
+    pub debs: Vec<DebFile>,
+    /// The kernel's configuration file as its package has it, if it has
+    /// one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<ConfigFile>,
+    /// When it was downloaded (RFC 3339).
+    pub fetched: String,
+}
+
+/// One `.deb` a kernel was unpacked from.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DebFile {
+    /// The package's name.
+    pub package: String,
+    /// Its version.
+    pub version: String,
+    /// The SHA-256 of the `.deb`, as the archive's signed index lists it
+    /// (hex).
+    pub sha256: String,
+    /// The `.deb`'s size in bytes.
+    pub size: u64,
+}
+
+/// A kernel's configuration file, identified.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ConfigFile {
+    /// Where the package puts it (`/boot/config-6.1.0-57-cloud-amd64`,
+    /// `/usr/lib/modules/7.2.13+deb14-cloud-amd64/config`).
+    pub path: String,
+    /// The package that holds it.
+    pub package: String,
+    /// The SHA-256 of its bytes (hex).
+    pub sha256: String,
 }
 
 /// A kernel's build configuration.

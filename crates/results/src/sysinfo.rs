@@ -135,6 +135,7 @@ pub fn collect(dir: Option<&Path>, extra: &Extra) -> SystemInfo {
         tuning,
         virtualization: Some(virtualization(sys::hypervisor_signature())),
         kernel_config,
+        kernel_package: None,
     }
 }
 

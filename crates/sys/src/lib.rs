@@ -51,6 +51,7 @@ pub mod counters;
     target_vendor = "apple"
 ))]
 mod cpu_states;
+pub mod filelock;
 pub mod ifaddrs;
 pub mod memlimit;
 pub mod netns;
