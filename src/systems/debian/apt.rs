@@ -254,6 +254,14 @@ const REFUSALS: &[&str] = &[
     "no longer signed",
 ];
 
+/// Whether `why`, the words of a refused update, says only that
+/// Releases are past their Valid-Until date (every signature good).
+pub fn only_expired(why: &str) -> bool {
+    why.split("; ")
+        .all(|l| l.contains("is expired") || !REFUSALS.iter().any(|r| l.contains(r)))
+        && why.contains("is expired")
+}
+
 /// apt's errors and warnings in `f`'s output, one line each, once each.
 pub fn complaints(f: &Finished) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
@@ -365,9 +373,14 @@ impl Apt {
     }
 
     /// `apt-get update`: the suites' signed indices, every warning an
-    /// error.
-    pub fn update(&self) -> Result<(), UpdateFailed> {
+    /// error; with `stale_ok`, a Release past its Valid-Until date is
+    /// read all the same (its signature still checked: how a snapshot of
+    /// the archive is read).
+    pub fn update(&self, stale_ok: bool) -> Result<(), UpdateFailed> {
         let mut c = self.command(&self.tools.apt_get);
+        if stale_ok {
+            c.args(["-o", "Acquire::Check-Valid-Until=false"]);
+        }
         c.args(["-q", "--error-on=any", "update"]);
         let f = match run_bounded(&mut c, UPDATE_LIMIT) {
             Ok(f) => f,
@@ -470,6 +483,24 @@ pub fn madison_suite(text: &str, name: &str, version: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_an_expired_release_with_good_signatures_is_read_again() {
+        let expired = "Release file for http://deb.debian.org/debian/dists/sid/InRelease is expired (invalid since 28d 20h). Updates for this repository will not be applied.";
+        assert!(only_expired(expired));
+        // apt's note about its sandbox is no refusal.
+        assert!(only_expired(&format!(
+            "Download is performed unsandboxed as root; {expired}"
+        )));
+        for bad in [
+            "The following signatures couldn't be verified because the public key is not available: NO_PUBKEY 1234",
+            "Failed to fetch …/InRelease  Hash Sum mismatch",
+        ] {
+            assert!(!only_expired(bad), "{bad}");
+            assert!(!only_expired(&format!("{expired}; {bad}")), "{bad}");
+        }
+        assert!(!only_expired("Could not resolve 'deb.debian.org'"));
+    }
 
     #[test]
     fn records_and_their_dependencies_are_read() {

@@ -21,6 +21,10 @@ pub enum How {
     Offline(String),
 }
 
+/// What a resolution read: the archive's words about an index past its
+/// Valid-Until date, when it was read all the same.
+const STALE: &str = "an index past its Valid-Until date (a mirror or snapshot serving an old copy, or this machine's clock), read all the same: its signature checked, its freshness not";
+
 /// A kernel resolved: held in the cache, and how it got there.
 #[derive(Debug)]
 pub struct Resolved {
@@ -84,7 +88,14 @@ pub fn resolve(
         asked.dist.name,
         archive.name()
     ));
-    match apt.update() {
+    let mut updated = apt.update(false);
+    if let Err(UpdateFailed::Refused(why)) = &updated
+        && apt::only_expired(why)
+    {
+        say(&format!("kernel:debian:{asked}: {STALE}: {why}"));
+        updated = apt.update(true);
+    }
+    match updated {
         Ok(()) => {}
         Err(UpdateFailed::Refused(why)) => bail!(
             "kernel:debian:{asked}: Debian's archive ({}) failed apt's checks, so nothing of it is used: {why}{}",
