@@ -48,6 +48,7 @@ registry! {
     fork::Fork,
     fork_static::ForkStatic,
     fork_cleanup::ForkCleanup,
+    fork_maps::ForkMaps,
     mmap::Mmap,
     mmap_touch::MmapTouch,
     manymap_open::ManymapOpen,
