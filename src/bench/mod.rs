@@ -45,6 +45,7 @@ registry! {
     socket::Socket,
     bind::Bind,
     bind_fresh::BindFresh,
+    bind_port::BindPort,
     fork::Fork,
     fork_static::ForkStatic,
     fork_cleanup::ForkCleanup,
