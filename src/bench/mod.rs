@@ -56,6 +56,7 @@ registry! {
     manymap_mmap::ManymapMmap,
     manymap_touch::ManymapTouch,
     connect::Connect,
+    connect_ports::ConnectPorts,
     httpreq::HttpReq,
     pthread::Pthread,
 }
