@@ -107,6 +107,15 @@ pub trait Benchmark: Sync {
         false
     }
 
+    /// Why the slowest sample at each n matters as much as the median
+    /// (`socket-threads`: the one socket() that grows the descriptor
+    /// table), when it does: recorded with the series, so that reports
+    /// show its maximum per n beside the median. `None` (the default):
+    /// the median tells.
+    fn max_matters(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Limits of its own beyond the resources in [`Info::uses`] (a server
     /// process's descriptor limit, select's FD_SETSIZE), as budgets.
     fn budgets(&self, _ctx: &Ctx, _variant: Option<&str>) -> Vec<(Resource, Budget)> {
