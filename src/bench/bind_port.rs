@@ -32,7 +32,8 @@ use crate::harness::Resource;
 use crate::harness::clock::Stopwatch;
 use crate::sys::Knob;
 use anyhow::anyhow;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 /// The `bind-port` benchmark.
 pub struct BindPort;
@@ -84,19 +85,18 @@ fn bind_to(fd: i32, a: &libc::sockaddr_in, sw: Option<&mut Stopwatch>) -> i32 {
     if r == 0 { 0 } else { crate::sys::errno() }
 }
 
-/// A socket that closes when dropped.
-struct Sock(i32);
+/// A TCP socket, closed on exec (so that no process started meanwhile
+/// keeps a holder's port after the run closed it) and when dropped.
+struct Sock(OwnedFd);
 
 impl Sock {
     fn open() -> std::io::Result<Sock> {
-        super::bind::tcp_socket().map(Sock)
+        let any = SocketAddr::new(Ipv4Addr::LOCALHOST.into(), 0);
+        crate::net::sock::tcp_socket(&any).map(Sock)
     }
-}
 
-impl Drop for Sock {
-    fn drop(&mut self) {
-        // SAFETY: closing the descriptor this value owns.
-        unsafe { libc::close(self.0) };
+    fn fd(&self) -> i32 {
+        self.0.as_raw_fd()
     }
 }
 
@@ -115,7 +115,7 @@ fn not_local(ip: Ipv4Addr, n: u64, errno: i32) -> StartError {
 /// the port the kernel chose.
 fn reserve(n: u64) -> Result<(Sock, u16), StartError> {
     let s = Sock::open().map_err(|e| anyhow!("socket(): {e}"))?;
-    let e = bind_to(s.0, &sockaddr(Ipv4Addr::from(RESERVER), 0), None);
+    let e = bind_to(s.fd(), &sockaddr(Ipv4Addr::from(RESERVER), 0), None);
     if e == libc::EADDRNOTAVAIL {
         return Err(not_local(Ipv4Addr::from(RESERVER), n, e));
     }
@@ -123,7 +123,7 @@ fn reserve(n: u64) -> Result<(Sock, u16), StartError> {
         let err = std::io::Error::from_raw_os_error(e);
         return Err(anyhow!("bind(127.0.0.2:0) to reserve a port: {err}").into());
     }
-    let port = crate::net::sock::local_addr(s.0)
+    let port = crate::net::sock::local_addr(s.fd())
         .map_err(|e| anyhow!("getsockname() of the port's reserving socket: {e}"))?
         .port();
     Ok((s, port))
@@ -136,7 +136,7 @@ fn check_last(n: u64) -> Result<(), StartError> {
         return Ok(());
     };
     let s = Sock::open().map_err(|e| anyhow!("socket(): {e}"))?;
-    match bind_to(s.0, &sockaddr(last, 0), None) {
+    match bind_to(s.fd(), &sockaddr(last, 0), None) {
         0 => Ok(()),
         e if e == libc::EADDRNOTAVAIL => Err(not_local(last, n, e)),
         e => {
@@ -205,7 +205,7 @@ impl Run for BindPortRun {
             let limits = [libc::EMFILE, libc::ENFILE, libc::ENOBUFS, libc::ENOMEM];
             step_error_for("socket()", held, Resource::Descriptors, &limits, errno)
         })?;
-        let e = bind_to(s.0, &sockaddr(ip, self.port), Some(sw));
+        let e = bind_to(s.fd(), &sockaddr(ip, self.port), Some(sw));
         if e != 0 {
             let call = format!("bind({ip}:{})", self.port);
             return Err(step_error_for(&call, held, Resource::Descriptors, &[], e));
@@ -270,14 +270,14 @@ mod tests {
         // Every holder has the port at its own address.
         let mut seen = std::collections::HashSet::new();
         for (i, s) in run.bound.iter().enumerate() {
-            let a = crate::net::sock::local_addr(s.0).unwrap();
+            let a = crate::net::sock::local_addr(s.fd()).unwrap();
             assert_eq!(a.port(), run.port);
             assert_eq!(a.ip(), std::net::IpAddr::V4(holder_address(i as u64).unwrap()));
             assert!(seen.insert(a));
         }
         // Nothing else can take the reserved port at 127.0.0.2.
         let s = Sock::open().unwrap();
-        let e = bind_to(s.0, &sockaddr(Ipv4Addr::from(RESERVER), run.port), None);
+        let e = bind_to(s.fd(), &sockaddr(Ipv4Addr::from(RESERVER), run.port), None);
         assert_eq!(e, libc::EADDRINUSE);
         for i in (0..300).rev() {
             run.undo(&mut sw).unwrap();
