@@ -16,6 +16,7 @@ mod emulation;
 mod fs;
 mod guests;
 mod hosts;
+mod kernels;
 mod load;
 mod mail;
 mod monitor;

@@ -43,6 +43,7 @@ macro_rules! registry {
 
 registry! {
     socket::Socket,
+    socket_threads::SocketThreads,
     bind::Bind,
     bind_fresh::BindFresh,
     bind_port::BindPort,
