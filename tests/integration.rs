@@ -17,6 +17,7 @@ mod emulation;
 mod fs;
 mod guests;
 mod hosts;
+mod kernels;
 mod load;
 mod mail;
 mod monitor;

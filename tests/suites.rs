@@ -149,7 +149,7 @@ fn the_built_in_suites_shown_plan_the_same_run_as_their_names() {
         .iter()
         .map(|s| s["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["quick", "full"]);
+    assert_eq!(names, ["quick", "full", "kernels"]);
     let listed = bin().args(["list", "--json"]).output().unwrap();
     let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert_eq!(listed["suites"], serde_json::json!(names));
@@ -165,7 +165,8 @@ fn the_built_in_suites_shown_plan_the_same_run_as_their_names() {
         assert_eq!(String::from_utf8(o.stdout).unwrap(), text);
         let by_name = dry_plan(&[name]);
         let from_file = dry_plan(&[&file]);
-        assert!(by_name["items"].as_array().unwrap().len() > 10, "{by_name}");
+        // The kernels suite has 8 benchmarks, the others more.
+        assert!(by_name["items"].as_array().unwrap().len() >= 8, "{by_name}");
         assert_eq!(from_file, by_name, "{name}");
     }
 }

@@ -3,7 +3,7 @@
 //! its own and asks it, one command at a time, to fork or kill a child.
 //! The helper times each call with the same raw clock the harness uses.
 
-use super::forker::{CMD_FORK, CMD_KILL, CMD_KILL_NEWEST, REPLY_LEN, Reply};
+use super::forker::{CMD_FORK, CMD_KILL, CMD_KILL_NEWEST, CMD_MAP, CMD_UNMAP, REPLY_LEN, Reply};
 use super::{StartError, StepError, errno_name};
 use crate::ctx::Ctx;
 use crate::harness::Resource;
@@ -45,6 +45,8 @@ pub struct Forker {
     stdin: std::process::ChildStdin,
     stdout: std::process::ChildStdout,
     live: u64,
+    /// Pages the helper has mapped (`fork-maps`).
+    mapped: u64,
     _group: ChildGroup,
 }
 
@@ -80,7 +82,10 @@ impl Forker {
     pub fn start(ctx: &Ctx, linking: Linking) -> Result<Forker, StartError> {
         let path = install(ctx, linking)?;
         let mut cmd = Command::new(&path);
+        // The helper has no C headers: it is told how this OS spells an
+        // anonymous private mapping.
         cmd.arg(ctx.clock().source().code())
+            .arg((libc::MAP_PRIVATE | libc::MAP_ANON).to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
@@ -113,6 +118,7 @@ impl Forker {
             stdin,
             stdout,
             live: 0,
+            mapped: 0,
             _group: group,
         })
     }
@@ -196,11 +202,22 @@ impl Forker {
     }
 
     fn kill(&mut self, cmd: u8, sw: &mut Stopwatch) -> Result<(), StepError> {
+        let ticks = self.kill_ticks(cmd)?;
+        sw.record_ticks(ticks);
+        Ok(())
+    }
+
+    /// Kills and reaps the newest child, untimed (`fork-maps`: each child
+    /// ends right after the fork that made it, outside the time).
+    pub fn reap_newest(&mut self) -> Result<(), StepError> {
+        self.kill_ticks(CMD_KILL_NEWEST).map(drop)
+    }
+
+    fn kill_ticks(&mut self, cmd: u8) -> Result<u64, StepError> {
         match self.request(cmd)? {
             Reply::Ticks(t) => {
-                sw.record_ticks(t);
                 self.live -= 1;
-                Ok(())
+                Ok(t)
             }
             Reply::Errno(e) => Err(anyhow!(
                 "kill()/waitpid() failed with {} at n = {}",
@@ -209,6 +226,38 @@ impl Forker {
             )
             .into()),
         }
+    }
+
+    /// Pages the helper holds mapped.
+    pub fn mapped(&self) -> u64 {
+        self.mapped
+    }
+
+    /// Maps or unmaps pages in the helper, untimed, until it holds `n`.
+    pub fn map_to(&mut self, n: u64) -> Result<(), StepError> {
+        while self.mapped != n {
+            let cmd = if self.mapped < n { CMD_MAP } else { CMD_UNMAP };
+            match self.request(cmd)? {
+                Reply::Ticks(now) => self.mapped = now,
+                Reply::Errno(e) => {
+                    let detail = format!(
+                        "mmap() in the fork helper failed with {} ({}) at {} mappings",
+                        errno_name(e),
+                        std::io::Error::from_raw_os_error(e),
+                        self.mapped
+                    );
+                    return Err(if cmd == CMD_MAP && e == libc::ENOMEM {
+                        StepError::Limit {
+                            resource: Resource::Mappings,
+                            detail,
+                        }
+                    } else {
+                        anyhow!(detail).into()
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -275,5 +324,52 @@ mod run_tests {
             }
             assert!(f.kill_one(&mut sw).is_err(), "no child left to kill");
         }
+    }
+
+    /// Mappings of process `pid`, where the OS tells (Linux).
+    fn mappings_of(pid: u32) -> Option<usize> {
+        Some(
+            std::fs::read_to_string(format!("/proc/{pid}/maps"))
+                .ok()?
+                .lines()
+                .count(),
+        )
+    }
+
+    #[test]
+    fn the_helper_maps_pages_that_stay_apart_and_forks_over_them() {
+        let clock = Clock::new(TimerKind::Monotonic).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Ctx::new(dir.path(), &clock);
+        let mut f = match Forker::start(&ctx, Linking::Dynamic) {
+            Ok(f) => f,
+            Err(StartError::Unsupported(why)) if cfg!(not(target_os = "linux")) => {
+                eprintln!("{why}");
+                return;
+            }
+            Err(e) => panic!("{e}"),
+        };
+        let pid = f._group.child().id();
+        // Once the helper answers (it is loaded and running) and has its
+        // table of pages, with one page mapped.
+        f.map_to(1).unwrap();
+        let base = mappings_of(pid);
+        let mut sw = Stopwatch::new(&clock);
+        for n in [300, 100, 1] {
+            f.map_to(n).unwrap();
+            assert_eq!(f.mapped(), n);
+            if let (Some(b), Some(now)) = (base, mappings_of(pid)) {
+                assert_eq!(now - b, n as usize - 1, "{n} pages, each a mapping");
+            }
+            f.fork_one(&mut sw).unwrap();
+            assert!(sw.take_ns().unwrap() > 1_000);
+            f.reap_newest().unwrap();
+            assert_eq!(f.live(), 0);
+        }
+        f.map_to(0).unwrap();
+        assert!(
+            f.request(CMD_UNMAP)
+                .is_ok_and(|r| r == Reply::Errno(libc::EINVAL))
+        );
     }
 }

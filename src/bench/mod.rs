@@ -43,17 +43,21 @@ macro_rules! registry {
 
 registry! {
     socket::Socket,
+    socket_threads::SocketThreads,
     bind::Bind,
     bind_fresh::BindFresh,
+    bind_port::BindPort,
     fork::Fork,
     fork_static::ForkStatic,
     fork_cleanup::ForkCleanup,
+    fork_maps::ForkMaps,
     mmap::Mmap,
     mmap_touch::MmapTouch,
     manymap_open::ManymapOpen,
     manymap_mmap::ManymapMmap,
     manymap_touch::ManymapTouch,
     connect::Connect,
+    connect_ports::ConnectPorts,
     httpreq::HttpReq,
     pthread::Pthread,
 }
@@ -102,6 +106,15 @@ pub trait Benchmark: Sync {
     /// are then not a leak of scalebench's.
     fn library_keeps_mappings(&self) -> bool {
         false
+    }
+
+    /// Why the slowest sample at each n matters as much as the median
+    /// (`socket-threads`: the one socket() that grows the descriptor
+    /// table), when it does: recorded with the series, so that reports
+    /// show its maximum per n beside the median. `None` (the default):
+    /// the median tells.
+    fn max_matters(&self) -> Option<&'static str> {
+        None
     }
 
     /// Limits of its own beyond the resources in [`Info::uses`] (a server

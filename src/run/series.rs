@@ -37,6 +37,9 @@ impl Subject for Bound<'_> {
     fn budgets(&self) -> Vec<(Resource, Budget)> {
         self.bench.budgets(self.ctx, self.variant)
     }
+    fn max_matters(&self) -> Option<&'static str> {
+        self.bench.max_matters()
+    }
     fn start(&self, n: u64) -> Result<Box<dyn Run>, StartError> {
         self.bench.start(self.ctx, self.variant, n)
     }

@@ -1,7 +1,7 @@
 //! Suite files: a TOML file naming the benchmarks and workloads of a run,
 //! each with its size, the workloads' own options and the `run` options
-//! it runs with (docs/suites.md). The built-in suites `quick` and `full`
-//! are such files ([`BUILT_IN`], from `suites/`).
+//! it runs with (docs/suites.md). The built-in suites `quick`, `full` and
+//! `kernels` are such files ([`BUILT_IN`], from `suites/`).
 //!
 //! Here a file is read into what it runs ([`SuiteItem`]) and its settings
 //! ([`Setting`]), each with the line it is on: names, sizes and the
@@ -61,6 +61,7 @@ pub const FORMAT: &str = "scalebench-suite/1";
 pub const BUILT_IN: &[(&str, &str)] = &[
     ("quick", include_str!("../../suites/quick.toml")),
     ("full", include_str!("../../suites/full.toml")),
+    ("kernels", include_str!("../../suites/kernels.toml")),
 ];
 
 /// The keys of a file's top level.
@@ -1091,7 +1092,10 @@ mod tests {
 
     #[test]
     fn every_registered_benchmark_and_workload_is_in_the_built_in_suites_at_its_sizes() {
-        for (name, text) in BUILT_IN {
+        for (name, text) in BUILT_IN
+            .iter()
+            .filter(|(n, _)| ["quick", "full"].contains(n))
+        {
             let s = Suite::parse(text, name).unwrap();
             assert_eq!(&s.name, name);
             assert!(!s.description.is_empty() && s.run.is_empty() && s.flags.is_empty());
@@ -1117,5 +1121,42 @@ mod tests {
             let got: Vec<String> = s.items.iter().map(|i| format!("{i:?}")).collect();
             assert_eq!(got, want, "suites/{name}.toml");
         }
+    }
+
+    #[test]
+    fn the_kernels_suite_holds_the_kernel_benchmarks_at_guest_sizes() {
+        let text = BUILT_IN.iter().find(|(n, _)| *n == "kernels").unwrap().1;
+        let s = Suite::parse(text, "kernels").unwrap();
+        assert!(
+            s.description.contains("between kernel versions"),
+            "{}",
+            s.description
+        );
+        let names: Vec<&str> = s
+            .items
+            .iter()
+            .map(|i| match i {
+                SuiteItem::Bench { bench, n } => {
+                    assert!(*n <= bench.info().full_n, "{}: n = {n}", bench.info().name);
+                    bench.info().name
+                }
+                SuiteItem::Work { workload, .. } => panic!("workload {}", workload.info().name),
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "socket",
+                "socket-threads",
+                "bind",
+                "bind-port",
+                "fork",
+                "fork-maps",
+                "mmap",
+                "connect-ports"
+            ]
+        );
+        // As the other built-in suites: the run's options are the command line's.
+        assert!(s.run.is_empty() && s.flags.is_empty());
     }
 }

@@ -650,6 +650,7 @@ fn fail(rec: &mut Recording, item: RemoteItem, why: String) {
                 series: info.name.into(),
                 n_meaning: info.n_meaning.into(),
                 timed: info.timed.into(),
+                max_matters: t.bench.max_matters().map(String::from),
                 status: Status::Failed,
                 message: Some(why),
                 params: Params {

@@ -290,6 +290,7 @@ mod tests {
             series: name.into(),
             n_meaning: "items".into(),
             timed: "one op".into(),
+            max_matters: None,
             status: Status::Ok,
             message: None,
             params: Params {

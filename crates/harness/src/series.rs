@@ -745,6 +745,7 @@ impl Runner<'_> {
             series,
             n_meaning: info.n_meaning.into(),
             timed: info.timed.into(),
+            max_matters: self.bench.max_matters().map(String::from),
             status: Status::Ok,
             message: None,
             params: Params {

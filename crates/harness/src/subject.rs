@@ -169,6 +169,12 @@ pub trait Subject {
     /// budgets.
     fn budgets(&self) -> Vec<(Resource, Budget)>;
 
+    /// Why the slowest sample at each n matters as much as the median,
+    /// when it does (recorded with the series: `max_matters`).
+    fn max_matters(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Starts a run that will perform up to `n` operations.
     fn start(&self, n: u64) -> Result<Box<dyn Run>, StartError>;
 }

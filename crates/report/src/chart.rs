@@ -57,6 +57,9 @@ pub struct Series<'a> {
     pub median: Vec<(f64, f64)>,
     /// The fitted curve, `(n, ns)`, ascending n (empty: none).
     pub fit: Vec<(f64, f64)>,
+    /// The slowest sample of each bucket of n, `(n, ns)`, ascending n, for
+    /// a series whose maximum per n matters (empty: none drawn).
+    pub max: Vec<(f64, f64)>,
     /// The largest per-n 90th percentile (0: unknown); the linear axis
     /// reaches a little above it, so that rare slow samples do not flatten
     /// the curves.
@@ -752,6 +755,16 @@ impl<'a> Plot<'a> {
                     self.coordinates(&s.fit)
                 );
             }
+            if s.max.len() > 1 {
+                let _ = write!(
+                    o,
+                    r#"<polyline class="max" data-system="{}" points="{}" fill="none" stroke="{}" stroke-width="1.2" stroke-dasharray="1 3"><title>{}: slowest sample at each n</title></polyline>"#,
+                    esc(s.label),
+                    self.coordinates(&s.max),
+                    s.colour,
+                    esc(s.label)
+                );
+            }
         }
     }
 
@@ -774,17 +787,21 @@ impl<'a> Plot<'a> {
             );
             lx += 28.0 + 7.0 * text.chars().count() as f64;
         }
-        write_key(o, self.series.iter().any(|s| s.runs.len() > 1), lone_total);
+        let many_runs = self.series.iter().any(|s| s.runs.len() > 1);
+        let max = self.series.iter().any(|s| s.max.len() > 1);
+        write_key(o, many_runs, max, lone_total);
     }
 }
 
 /// The key, from the right: density, lone samples (when `lone_total`),
-/// run medians (when any system has several runs), median, fit.
-fn write_key(o: &mut String, many_runs: bool, lone_total: usize) {
+/// run medians (when any system has several runs), the maximum per n
+/// (when `max`), median, fit.
+fn write_key(o: &mut String, many_runs: bool, max: bool, lone_total: usize) {
     let mut rx = W
         - RIGHT
         - 262.0
         - if many_runs { 54.0 } else { 0.0 }
+        - if max { 48.0 } else { 0.0 }
         - if lone_total > 0 { 42.0 } else { 0.0 };
     let _ = write!(
         o,
@@ -814,6 +831,15 @@ fn write_key(o: &mut String, many_runs: bool, lone_total: usize) {
             rx + 20.0
         );
         rx += 54.0;
+    }
+    if max {
+        let _ = write!(
+            o,
+            r##"<line x1="{rx:.1}" x2="{:.1}" y1="13" y2="13" stroke="#555" stroke-width="1.2" stroke-dasharray="1 3"/><text x="{:.1}" y="17" fill="#555">max</text>"##,
+            rx + 16.0,
+            rx + 20.0
+        );
+        rx += 48.0;
     }
     let _ = write!(
         o,
@@ -1170,6 +1196,7 @@ mod tests {
             runs: runs.clone(),
             median: vec![(0.0, 2000.0), (10_000.0, 2000.0)],
             fit: Vec::new(),
+            max: Vec::new(),
             p90_max: 2200.0,
         };
         let c = Chart {
@@ -1228,6 +1255,7 @@ mod tests {
             runs: vec![band(30_000, 1000.0)],
             median: Vec::new(),
             fit: Vec::new(),
+            max: Vec::new(),
             p90_max: 0.0,
         };
         let c = Chart {
@@ -1278,6 +1306,7 @@ mod tests {
             runs: vec![run(0.1), odd],
             median: vec![(0.0, 95.0), (10.0, 125.0)],
             fit: vec![(0.0, 96.0), (10.0, 118.0)],
+            max: Vec::new(),
             p90_max: 130.0,
         };
         let c = Chart {
@@ -1312,6 +1341,7 @@ mod tests {
                 runs: vec![band(5000, 1000.0 * (i + 1) as f64)],
                 median: Vec::new(),
                 fit: Vec::new(),
+                max: Vec::new(),
                 p90_max: 0.0,
             })
             .collect();

@@ -181,6 +181,10 @@ fn series_of<'a>(e: &'a Entry, idx: usize) -> Series<'a> {
         runs,
         median,
         fit,
+        max: e
+            .maxima
+            .as_ref()
+            .map_or_else(Vec::new, super::Maxima::points),
         p90_max,
     }
 }
@@ -223,6 +227,12 @@ fn verdict_words(e: &Entry, idx: usize) -> String {
                 s.push_str(&format!(
                     "<div class=\"detail flags\">{}</div>",
                     esc(&f.describe())
+                ));
+            }
+            if let Some(m) = &e.maxima {
+                s.push_str(&format!(
+                    "<div class=\"detail max\">{}</div>",
+                    esc(&m.words())
                 ));
             }
             if let Some(w) = super::why_of(e) {

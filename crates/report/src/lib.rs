@@ -63,6 +63,147 @@ pub struct Entry<'a> {
     /// Whether its system was measured under emulation: its costs are
     /// not the speed of any machine ([`EMULATED_NOTE`]).
     pub emulated: bool,
+    /// Its maximum per n, for a series that records why that matters
+    /// (`max_matters`); found with the verdict, when the input is read.
+    pub maxima: Option<Maxima>,
+}
+
+/// The slowest sample of one bucket of n ([`Maxima`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BucketMax {
+    /// Smallest n in the bucket.
+    pub n_lo: f64,
+    /// Largest n in the bucket.
+    pub n_hi: f64,
+    /// The bucket's median cost, ns.
+    pub median: f64,
+    /// The n of its slowest sample.
+    pub at: f64,
+    /// The slowest sample's cost, ns.
+    pub max: f64,
+}
+
+/// The maximum per n of a series whose worst case matters as much as its
+/// median (`socket-threads`: the one call that grows a table): the
+/// slowest sample of each bucket of its verdict, every sample kept (runs
+/// and re-timings) counted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Maxima {
+    /// Why it matters, as the series recorded it.
+    pub why: String,
+    /// One per bucket of the verdict, in order of n (buckets without a
+    /// sample left out).
+    pub buckets: Vec<BucketMax>,
+}
+
+impl Maxima {
+    /// The maxima of `b` in the buckets of its verdict `v`; `None` when
+    /// `b` does not record that its maximum matters.
+    pub fn of(b: &BenchResult, v: &Verdict) -> Option<Maxima> {
+        let why = b.max_matters.clone()?;
+        let mut buckets: Vec<Option<BucketMax>> = vec![None; v.buckets.len()];
+        let every = b
+            .runs
+            .iter()
+            .flat_map(|r| r.samples.iter().chain(&r.recheck));
+        for &[n, ns] in every {
+            let (n, ns) = (n as f64, ns as f64);
+            let i = v.buckets.partition_point(|k| k.n_hi < n);
+            let Some(k) = v.buckets.get(i).filter(|k| k.n_lo <= n) else {
+                continue;
+            };
+            let m = buckets[i].get_or_insert(BucketMax {
+                n_lo: k.n_lo,
+                n_hi: k.n_hi,
+                median: k.median,
+                at: n,
+                max: ns,
+            });
+            if ns > m.max {
+                (m.at, m.max) = (n, ns);
+            }
+        }
+        Some(Maxima {
+            why,
+            buckets: buckets.into_iter().flatten().collect(),
+        })
+    }
+
+    /// The slowest sample of all.
+    pub fn slowest(&self) -> Option<&BucketMax> {
+        self.buckets.iter().max_by(|a, b| a.max.total_cmp(&b.max))
+    }
+
+    /// `(n, ns)` of each bucket's slowest sample, for a chart's line.
+    pub fn points(&self) -> Vec<(f64, f64)> {
+        self.buckets.iter().map(|m| (m.at, m.max)).collect()
+    }
+
+    /// In words: why, then each bucket's n and maximum, then the slowest
+    /// sample against the median at its n.
+    pub fn words(&self) -> String {
+        let per: Vec<String> = self
+            .buckets
+            .iter()
+            .map(|m| format!("{}: {}", m.range(), fmt_ns(m.max)))
+            .collect();
+        let slowest = self.slowest().map_or(String::new(), |m| {
+            format!(
+                ". Slowest: {} at n = {}, ×{:.0} the median there",
+                fmt_ns(m.max),
+                fmt_n(m.at),
+                m.max / m.median.max(1.0)
+            )
+        });
+        format!("max per n ({}) — {}{slowest}", self.why, per.join("; "))
+    }
+
+    /// In fewer words, for the terminal: the typical maximum (the median
+    /// of the buckets' maxima), then the [`MAX_SHOWN`] largest maxima in
+    /// order of n. On a busy machine every bucket has a slow sample or
+    /// two; what a series like `socket-threads` is for stands out above
+    /// them, at the n where it happens.
+    pub fn summary(&self) -> String {
+        let mut maxima: Vec<f64> = self.buckets.iter().map(|m| m.max).collect();
+        let typical = analysis::buckets::median_of(&mut maxima);
+        let mut largest: Vec<&BucketMax> = self.buckets.iter().collect();
+        largest.sort_by(|a, b| b.max.total_cmp(&a.max));
+        largest.truncate(MAX_SHOWN);
+        largest.sort_by(|a, b| a.n_lo.total_cmp(&b.n_lo));
+        let named: Vec<String> = largest
+            .iter()
+            .map(|m| format!("{} at n = {}", fmt_ns(m.max), m.range()))
+            .collect();
+        let total = self.buckets.len();
+        let which = if largest.len() < total {
+            format!(
+                "the {} largest of its {total} buckets' maxima",
+                largest.len()
+            )
+        } else {
+            format!("its {total} buckets' maxima")
+        };
+        format!(
+            "max per n ({}): typically {}; {which}, by n: {} (each bucket's: --format html)",
+            self.why,
+            fmt_ns(typical),
+            named.join(", ")
+        )
+    }
+}
+
+/// How many bucket maxima the terminal's [`Maxima::summary`] names.
+pub const MAX_SHOWN: usize = 8;
+
+impl BucketMax {
+    /// Its range of n in words (`57–67`, or `12` when it holds one n).
+    pub fn range(&self) -> String {
+        if self.n_lo == self.n_hi {
+            fmt_n(self.n_lo)
+        } else {
+            format!("{}–{}", fmt_n(self.n_lo), fmt_n(self.n_hi))
+        }
+    }
 }
 
 /// The mark beside every figure of an emulated system.
@@ -208,6 +349,7 @@ impl<'a> Input<'a> {
                 n: b.params.n,
                 status: Some(b.status),
                 caps: &b.caps,
+                maxima: verdict.as_ref().ok().and_then(|v| Maxima::of(b, v)),
                 verdict,
                 bench: Some(b),
                 emulated: s.file.system.emulated(),
@@ -304,6 +446,7 @@ impl<'a> Input<'a> {
                     verdict: analysis::analyze(samples, None, opts).map_err(|e| e.to_string()),
                     bench: None,
                     emulated: false,
+                    maxima: None,
                 })
                 .collect(),
         }
@@ -1273,6 +1416,73 @@ mod tests {
                 .unwrap()
                 .contains("is 8 instructions")
         );
+    }
+
+    #[test]
+    fn a_series_whose_maximum_matters_shows_it_per_n_in_words_and_chart() {
+        use super::MAX_SHOWN;
+        use super::Report;
+        use super::fixtures::system;
+        let mut sys = system("a", false, 1.0, false);
+        let socket = sys
+            .file
+            .benchmarks
+            .iter_mut()
+            .find(|b| b.series == "socket")
+            .unwrap();
+        socket.max_matters = Some("a table grows".into());
+        let [n, ns] = &mut socket.runs[1].samples[40];
+        *ns = 9_000_000;
+        let stall = *n as f64;
+        let systems = [sys];
+        let input = super::Input::new(&systems, &analysis::Options::default());
+        for e in &input.entries {
+            assert_eq!(e.maxima.is_some(), e.series == "socket", "{}", e.series);
+        }
+        let e = input.entries.iter().find(|e| e.series == "socket").unwrap();
+        let m = e.maxima.as_ref().unwrap();
+        let v = e.verdict.as_ref().unwrap();
+        assert_eq!(m.buckets.len(), v.buckets.len());
+        let slowest = m.slowest().unwrap();
+        assert_eq!((slowest.at, slowest.max), (stall, 9e6));
+        assert!(slowest.n_lo <= stall && stall <= slowest.n_hi);
+        // Every bucket's maximum is at least its median, and is one of its samples.
+        for b in &m.buckets {
+            assert!(
+                b.max >= b.median && b.n_lo <= b.at && b.at <= b.n_hi,
+                "{b:?}"
+            );
+        }
+        let words = m.words();
+        assert!(words.starts_with("max per n (a table grows) — "), "{words}");
+        assert!(words.contains("Slowest: 9.00 ms at n = "), "{words}");
+        let summary = m.summary();
+        assert!(
+            summary.starts_with("max per n (a table grows): typically "),
+            "{summary}"
+        );
+        let named = format!("9.00 ms at n = {}", slowest.range());
+        assert!(summary.contains(&named), "{summary}");
+        let shown = format!(
+            "the 8 largest of its {} buckets' maxima, by n: ",
+            m.buckets.len()
+        );
+        assert!(summary.contains(&shown), "{summary}");
+        assert_eq!(summary.matches(" at n = ").count(), MAX_SHOWN, "{summary}");
+        let mut out = Vec::new();
+        super::TerminalReport.write(&input, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text.matches("max per n (a table grows): typically").count(),
+            1,
+            "{text}"
+        );
+        let mut out = Vec::new();
+        super::HtmlReport.write(&input, &mut out).unwrap();
+        let html = String::from_utf8(out).unwrap();
+        // Once per chart (linear and logarithmic) and once in words.
+        assert_eq!(html.matches("<polyline class=\"max\"").count(), 2);
+        assert_eq!(html.matches("max per n (a table grows)").count(), 1);
     }
 
     #[test]

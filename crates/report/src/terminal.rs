@@ -462,6 +462,9 @@ fn write_words(out: &mut dyn Write, e: &Entry, many: bool) -> std::io::Result<()
             for f in &v.flags {
                 wrapped(out, "    ", &f.describe())?;
             }
+            if let Some(m) = &e.maxima {
+                wrapped(out, "    ", &m.summary())?;
+            }
             if let Some(w) = super::why_of(e) {
                 wrapped(out, "    ", &w)?;
             }
@@ -588,6 +591,7 @@ mod tests {
             verdict: Ok(v),
             bench: None,
             emulated: false,
+            maxima: None,
         };
         let text = row(&e, false);
         let lines: Vec<&str> = text.lines().collect();

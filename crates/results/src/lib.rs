@@ -842,6 +842,12 @@ pub struct BenchResult {
     pub n_meaning: String,
     /// What one sample times.
     pub timed: String,
+    /// Why the slowest sample at each n matters as much as the median, for
+    /// a series where it does (`socket-threads`): reports then show the
+    /// maximum per n beside the median. Absent (the median tells) for
+    /// every other series, and in files written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_matters: Option<String>,
     /// How it ended.
     pub status: Status,
     /// Why it failed or is unsupported; `null` otherwise.
@@ -1108,6 +1114,25 @@ pub fn now_rfc3339() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn max_matters_is_written_only_for_a_series_that_has_it() {
+        let file: ResultFile =
+            serde_json::from_str(include_str!("../../../tests/fixtures/default.json")).unwrap();
+        let mut b = file.benchmarks[0].clone();
+        assert_eq!(b.max_matters, None, "files before it read as none");
+        assert!(
+            serde_json::to_value(&b)
+                .unwrap()
+                .get("max_matters")
+                .is_none()
+        );
+        b.max_matters = Some("a table grows".into());
+        let v = serde_json::to_value(&b).unwrap();
+        assert_eq!(v["max_matters"], "a table grows");
+        let back: BenchResult = serde_json::from_value(v).unwrap();
+        assert_eq!(back, b);
+    }
 
     #[test]
     fn runs_without_direction_or_recheck_still_load() {

@@ -65,6 +65,12 @@ pub fn bind_address_no_port(_fd: i32) -> std::io::Result<bool> {
     Ok(false)
 }
 
+/// Where a thread cannot have a descriptor table of its own (the BSDs and
+/// macOS keep one per process): nothing done, `Ok(false)`.
+pub fn private_descriptor_table() -> std::io::Result<bool> {
+    Ok(false)
+}
+
 /// Reads one sysctl.
 pub fn sysctl(name: &str) -> Option<String> {
     if !sysctl_name_ok(name) {

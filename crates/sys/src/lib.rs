@@ -68,9 +68,10 @@ pub use os::{
     bind_address_no_port, count_mappings, cpu_clocks_mhz, cpu_mhz, cpu_model, cpu_ticks,
     defer_accept, die_with_parent, disk_attach, disk_detach, drop_caches, group_cpu_seconds,
     invariant_tsc, kernel_config, libc_version, make_fs, may_raise_hard_limits, memory_bytes,
-    mount_fs, mount_of, pin_to_cpu, process_alive, read_setting, release_mounts_under, sendfile,
-    set_child_subreaper, set_sysctl, setting_choices, setting_writable, sync_fs, sysctl_writable,
-    time_wait_count, tuning, unmount_fs, whole_loopback_net, write_setting,
+    mount_fs, mount_of, pin_to_cpu, private_descriptor_table, process_alive, read_setting,
+    release_mounts_under, sendfile, set_child_subreaper, set_sysctl, setting_choices,
+    setting_writable, sync_fs, sysctl_writable, time_wait_count, tuning, unmount_fs,
+    whole_loopback_net, write_setting,
 };
 
 /// A system setting that is not a sysctl but that a tuning profile may
@@ -910,6 +911,39 @@ mod tests {
     fn port_range_is_sane() {
         let (a, b) = port_range().expect("port range");
         assert!(a > 0 && b >= a && b <= 65535);
+    }
+
+    #[test]
+    fn a_thread_may_take_a_descriptor_table_of_its_own_holding_only_stdio() {
+        let mut p = [-1i32; 2];
+        // SAFETY: pipe() fills two descriptors.
+        assert_eq!(unsafe { libc::pipe(p.as_mut_ptr()) }, 0);
+        let open = |fd: i32| unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1;
+        let (own, seen, first) = std::thread::spawn(move || {
+            let own = private_descriptor_table().unwrap();
+            // SAFETY: a fresh pipe, closed below.
+            let mut q = [-1i32; 2];
+            assert_eq!(unsafe { libc::pipe(q.as_mut_ptr()) }, 0);
+            let seen = open(p[0]) && q[0] != p[0];
+            // SAFETY: closing the thread's own pipe.
+            unsafe { libc::close(q[0]) };
+            unsafe { libc::close(q[1]) };
+            (own, seen, q[0])
+        })
+        .join()
+        .unwrap();
+        assert_eq!(own, cfg!(any(target_os = "linux", target_os = "android")));
+        if own {
+            // The thread's table held 0, 1 and 2 only: its first descriptor is 3.
+            assert!(!seen && first == 3, "{seen} {first}");
+        } else {
+            assert!(seen);
+        }
+        // This thread's table is untouched.
+        assert!(open(p[0]) && open(p[1]));
+        // SAFETY: closing our pipe.
+        unsafe { libc::close(p[0]) };
+        unsafe { libc::close(p[1]) };
     }
 }
 

@@ -63,6 +63,31 @@ pub fn bind_address_no_port(fd: i32) -> std::io::Result<bool> {
     }
 }
 
+/// Gives the calling thread a descriptor table of its own
+/// (`unshare(CLONE_FILES)`), holding only its standard input, output and
+/// error (`close_range(3, ~0)`, or a loop up to the soft limit where the
+/// kernel predates it): the threads it starts afterwards share the new
+/// table, the rest of the process keeps the old one. The new table is
+/// sized by the descriptors open when it is made, not by how far the old
+/// one ever grew, so that a benchmark sees it grow again. `Ok(true)`.
+pub fn private_descriptor_table() -> std::io::Result<bool> {
+    // SAFETY: unshare with a flag that affects only this thread's table.
+    if unsafe { libc::unshare(libc::CLONE_FILES) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: closes this thread's own copies; the process's table keeps
+    // its descriptors.
+    let r = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
+    if r != 0 {
+        let top = super::open_files_limit().unwrap_or(1 << 16).min(1 << 20) as i32;
+        for fd in 3..top {
+            // SAFETY: as above, one descriptor at a time.
+            unsafe { libc::close(fd) };
+        }
+    }
+    Ok(true)
+}
+
 /// Reads one sysctl.
 pub fn sysctl(name: &str) -> Option<String> {
     let v = std::fs::read_to_string(sysctl_path(name)?).ok()?;
