@@ -17,16 +17,22 @@ use std::time::Duration;
 /// this project's machine, with the runs each series made: 2 vCPUs, Linux
 /// 6.18 in a VM, load average 1.6, the release build, `scalebench run` as
 /// it comes (53.7 s in all, report included; runs stop once decided),
-/// 2026-11-26; the time between one item's progress line and the next. A
-/// series not here (another event backend) takes its benchmark's slowest
-/// series. A workload's runs are given as 1 (not scaled).
+/// 2026-11-26; the time between one item's progress line and the next;
+/// `socket-threads`, `bind-port`, `fork-maps` and `connect-ports` were
+/// added on 2026-12-05, each as the wall time of `scalebench run NAME
+/// --no-report -q` less 0.15 s (load average 1.8). A series not here
+/// (another event backend) takes its benchmark's slowest series. A
+/// workload's runs are given as 1 (not scaled).
 pub const QUICK_SECONDS: &[(&str, f64, u32)] = &[
     ("socket", 1.3, 3),
+    ("socket-threads", 0.7, 3),
     ("bind", 0.8, 3),
     ("bind-fresh", 2.0, 3),
+    ("bind-port", 1.6, 3),
     ("fork", 3.9, 3),
     ("fork-static", 3.2, 3),
     ("fork-cleanup", 4.6, 3),
+    ("fork-maps", 2.2, 5),
     ("mmap", 1.0, 3),
     ("mmap-touch", 1.3, 3),
     ("manymap-open", 3.5, 3),
@@ -35,6 +41,7 @@ pub const QUICK_SECONDS: &[(&str, f64, u32)] = &[
     ("connect[epoll]", 0.7, 3),
     ("connect[poll]", 3.3, 3),
     ("connect[select]", 0.7, 3),
+    ("connect-ports", 1.1, 3),
     ("httpreq[epoll]", 0.8, 3),
     ("httpreq[poll]", 3.4, 3),
     ("httpreq[select]", 0.7, 3),
