@@ -20,11 +20,14 @@ use std::time::Duration;
 /// series. A workload's runs are given as 1 (not scaled).
 pub const QUICK_SECONDS: &[(&str, f64, u32)] = &[
     ("socket", 1.3, 3),
+    ("socket-threads", 0.7, 3),
     ("bind", 0.8, 3),
     ("bind-fresh", 2.0, 3),
+    ("bind-port", 1.6, 3),
     ("fork", 3.9, 3),
     ("fork-static", 3.2, 3),
     ("fork-cleanup", 4.6, 3),
+    ("fork-maps", 2.2, 5),
     ("mmap", 1.0, 3),
     ("mmap-touch", 1.3, 3),
     ("manymap-open", 3.5, 3),
@@ -33,6 +36,7 @@ pub const QUICK_SECONDS: &[(&str, f64, u32)] = &[
     ("connect[epoll]", 0.7, 3),
     ("connect[poll]", 3.3, 3),
     ("connect[select]", 0.7, 3),
+    ("connect-ports", 1.1, 3),
     ("httpreq[epoll]", 0.8, 3),
     ("httpreq[poll]", 3.4, 3),
     ("httpreq[select]", 0.7, 3),
