@@ -520,7 +520,14 @@ mod tests {
             ipv6: true,
             record_sysctl: vec!["fs.nr_open".into()],
             profiles: vec!["default".into(), "x.toml".into()],
-            systems: vec!["a=local".parse().unwrap()],
+            systems: [
+                "a=local",
+                "b=kernel:/boot/vmlinuz,cpus=1,memory=512M,cmdline=x=1,y",
+                "c=kernel:debian:6.1,cpus=1,memory=1G",
+                "d=image:/x.qcow2,ssh=root,key=/k",
+            ]
+            .map(|s| s.parse().unwrap())
+            .to_vec(),
             hosts: vec!["server=netns:sb-b".parse().unwrap()],
             why: true,
             why_seconds: Some(0.5),
