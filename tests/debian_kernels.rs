@@ -696,6 +696,7 @@ fn a_fetched_kernel_boots_and_the_result_file_names_its_package() {
         .env("SCALEBENCH_DEBIAN_KEYRING", &a.keyring)
         .env("SCALEBENCH_KERNEL_CACHE", t.path().join("cache"))
         .args(["run", "socket", "--max", "20", "--runs", "1", "--no-report"])
+        .args(["--guest-clock", "time"])
         .arg("--system")
         .arg(format!(
             "v={}",
@@ -747,6 +748,7 @@ fn a_kernel_from_debians_archive_boots_by_its_version() {
         .env_remove("SCALEBENCH_DEBIAN_KEYRING")
         .env_remove("SCALEBENCH_KERNEL_CACHE")
         .args(["run", "socket", "--max", "50", "--runs", "1", "--no-report"])
+        .args(["--guest-clock", "time"])
         .args(["--system", "a=kernel:debian:6.12,cpus=1,memory=1G"])
         .arg("--guest-bin")
         .arg(static_binary())

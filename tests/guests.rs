@@ -62,6 +62,9 @@ fn a_cloud_kernel_boots_runs_a_benchmark_and_leaves_nothing() {
     let o = common::bin()
         .arg("__boot")
         .arg(format!("cloud=kernel:{},memory=1G", image.display()))
+        // Host time: booting counted in instructions is slow, and only
+        // the agreement test below needs it.
+        .args(["--guest-clock", "time"])
         .arg("--init")
         .arg(&init)
         .arg("--keep")
@@ -146,6 +149,7 @@ fn modules_come_from_a_ram_disk_given_by_initrd() {
                 image.display(),
                 initrd.display()
             ))
+            .args(["--guest-clock", "time"])
             .arg("--init")
             .arg(static_binary())
             .arg("--keep")
@@ -446,6 +450,7 @@ fn run_in_guest(work: &std::path::Path, out: &std::path::Path) -> (common::Child
     cmd.args(["run", "socket", "bind", "--max", "3000", "--runs", "5"])
         .arg("--system")
         .arg(format!("cloud=kernel:{},memory=1G", image.display()))
+        .args(["--guest-clock", "time"])
         .arg("--guest-bin")
         .arg(static_binary())
         .arg("--workdir")
@@ -583,6 +588,7 @@ fn a_disk_image_boots_and_runs_the_plan_over_ssh_and_is_left_unchanged() {
     let out = t.path().join("r.json");
     let o = common::bin()
         .args(["run", "socket", "--max", "30", "--runs", "1"])
+        .args(["--guest-clock", "time"])
         .arg("--system")
         .arg(format!(
             "deb=image:{},ssh=root,key={},memory=1G",

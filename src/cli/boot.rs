@@ -51,9 +51,12 @@ pub fn boot(b: &BootArgs) -> anyhow::Result<ExitCode> {
         &spec.name,
         &init,
         &b.args,
-        b.keep.as_deref(),
-        b.workdir.as_deref(),
-        limit,
+        &crate::systems::qemu::OnceOptions {
+            keep: b.keep.as_deref(),
+            workdir: b.workdir.as_deref(),
+            limit,
+            clock: b.guest_clock.unwrap_or_default(),
+        },
     )?;
     eprintln!(
         "{}: Linux {} under QEMU ({}), shares by {}",

@@ -205,6 +205,10 @@ pub struct BootArgs {
     /// Seconds to wait for the guest to boot and for the command.
     #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = values::whole::<u64>(1, 86_400))]
     pub limit: u64,
+    /// What an emulated guest's clock counts: `instructions` (one vCPU;
+    /// the default) or `time` (as `run --guest-clock`).
+    #[arg(long, value_name = "instructions|time", value_parser = crate::systems::qemu::GuestClock::parse)]
+    pub guest_clock: Option<crate::systems::qemu::GuestClock>,
     /// The scalebench command to run in the guest.
     #[arg(last = true, required = true)]
     pub args: Vec<String>,

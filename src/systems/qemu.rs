@@ -1034,31 +1034,35 @@ pub struct Once {
     pub ran: Ran,
 }
 
-/// Boots `spec` as host `name` with `init` in a work directory of its own (under
-/// `workdir` if given), runs
-/// scalebench with `args` there, copies the guest's writable directory
-/// to `keep` (a new directory) if given, powers the guest off and removes
+/// Where and how [`run_once`] runs its guest.
+pub struct OnceOptions<'a> {
+    /// A new directory to copy the guest's writable directory to.
+    pub keep: Option<&'a Path>,
+    /// Where to make the work directory (none: the system's temporary
+    /// directory).
+    pub workdir: Option<&'a Path>,
+    /// How long the boot, and then the command, may take.
+    pub limit: Duration,
+    /// What the guest's clock counts.
+    pub clock: GuestClock,
+}
+
+/// Boots `spec` as host `name` with `init` in a work directory of its
+/// own, runs scalebench with `args` there, copies the guest's writable
+/// directory to `o.keep` if given, powers the guest off and removes
 /// everything else.
 pub fn run_once(
     spec: &KernelSpec,
     name: &str,
     init: &Path,
     args: &[String],
-    keep: Option<&Path>,
-    workdir: Option<&Path>,
-    limit: Duration,
+    o: &OnceOptions,
 ) -> anyhow::Result<Once> {
-    let work = crate::harness::workdir::WorkDir::create(workdir)?;
-    let mut g = Guest::boot(
-        spec,
-        name,
-        init,
-        &work.path().join("guest"),
-        limit,
-        GuestClock::default(),
-    )?;
-    let ran = g.run(args, limit)?;
-    if let Some(k) = keep {
+    let work = crate::harness::workdir::WorkDir::create(o.workdir)?;
+    let dir = work.path().join("guest");
+    let mut g = Guest::boot(spec, name, init, &dir, o.limit, o.clock)?;
+    let ran = g.run(args, o.limit)?;
+    if let Some(k) = o.keep {
         std::fs::create_dir(k).with_context(|| k.display().to_string())?;
         for e in std::fs::read_dir(g.out_dir())? {
             let e = e?;
