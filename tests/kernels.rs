@@ -4,7 +4,7 @@
 //! promises, and `socket-threads` records why its maximum per n matters,
 //! which the terminal report then shows.
 
-use crate::common::{assert_valid, bin, load};
+use crate::common::{assert_valid, bin, load, sample_ns};
 use serde_json::Value;
 
 /// The series of `doc` named `name`.
@@ -15,16 +15,6 @@ fn series<'a>(doc: &'a Value, name: &str) -> &'a Value {
         .iter()
         .find(|b| b["series"] == name)
         .unwrap_or_else(|| panic!("{name} missing"))
-}
-
-/// The n of every sample of run `run`.
-fn ns(run: &Value) -> Vec<u64> {
-    run["samples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s[0].as_u64().unwrap())
-        .collect()
 }
 
 #[test]
@@ -62,7 +52,7 @@ fn the_new_kernel_benchmarks_run_at_small_n_and_socket_threads_reports_its_maxim
             "{name}"
         );
         for run in b["runs"].as_array().unwrap() {
-            let ns = ns(run);
+            let ns = sample_ns(run);
             assert!(
                 ns.iter().all(|&x| x < n + 10),
                 "{name}: n beyond the target"

@@ -185,7 +185,8 @@ fn both_ways_order(run: &Value, peak_first: bool, top: u64, what: &str) -> Vec<u
     want
 }
 
-fn sample_ns(run: &Value) -> Vec<u64> {
+/// The n of every sample of a run, in order.
+pub fn sample_ns(run: &Value) -> Vec<u64> {
     run["samples"]
         .as_array()
         .unwrap()

@@ -823,23 +823,21 @@ fn write_key(o: &mut String, many_runs: bool, max: bool, lone_total: usize) {
         );
         rx += 42.0;
     }
-    if many_runs {
-        let _ = write!(
-            o,
-            r##"<line x1="{rx:.1}" x2="{:.1}" y1="13" y2="13" stroke="#555" stroke-width="1" stroke-dasharray="3 2"/><text x="{:.1}" y="17" fill="#555">a run</text>"##,
-            rx + 16.0,
-            rx + 20.0
-        );
-        rx += 54.0;
-    }
-    if max {
-        let _ = write!(
-            o,
-            r##"<line x1="{rx:.1}" x2="{:.1}" y1="13" y2="13" stroke="#555" stroke-width="1.2" stroke-dasharray="1 3"/><text x="{:.1}" y="17" fill="#555">max</text>"##,
-            rx + 16.0,
-            rx + 20.0
-        );
-        rx += 48.0;
+    // A dashed line and its word: (stroke width, dashes, word, room).
+    let dashed: [(bool, &str, &str, &str, f64); 2] = [
+        (many_runs, "1", "3 2", "a run", 54.0),
+        (max, "1.2", "1 3", "max", 48.0),
+    ];
+    for (shown, width, dashes, word, room) in dashed {
+        if shown {
+            let _ = write!(
+                o,
+                r##"<line x1="{rx:.1}" x2="{:.1}" y1="13" y2="13" stroke="#555" stroke-width="{width}" stroke-dasharray="{dashes}"/><text x="{:.1}" y="17" fill="#555">{word}</text>"##,
+                rx + 16.0,
+                rx + 20.0
+            );
+            rx += room;
+        }
     }
     let _ = write!(
         o,
