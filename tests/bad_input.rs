@@ -67,7 +67,7 @@ const CASES: &[Case] = &[
     case(
         "load http://127.0.0.1:99999/",
         1,
-        "URL http://127.0.0.1:99999/: `99999` is not a port",
+        "error: http://127.0.0.1:99999/: `99999` is not a port",
     ),
     case("run socket --timer sundial", 2, "--timer"),
     case("run socket --pin 99 --max 10", 1, "--pin 99"),
@@ -583,7 +583,7 @@ const STORE_CASES: &[Case] = &[
     case(
         "report {dir}/result.json {dir}/missing.json",
         1,
-        "{dir}/missing.json: cannot read: No such file or directory (ENOENT)",
+        "{dir}/missing.json: cannot read it: No such file or directory (ENOENT)",
     ),
     case(
         "export {dir}/garbage.json {dir}/result.json {dir}/other.json",

@@ -67,10 +67,10 @@ pub(crate) fn server_step_error(what: &str, held: u64, e: ClientError) -> StepEr
                 held + 1
             ),
         },
-        ClientError::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock => StepError::Failed(
+        ClientError::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock => StepError::from(
             anyhow::anyhow!("no answer within {} s ({what}) at n = {held}", WAIT.as_secs()),
         ),
-        other => StepError::Failed(anyhow::anyhow!("{what} at n = {held}: {other}")),
+        other => StepError::from(anyhow::anyhow!("{what} at n = {held}: {other}")),
     }
 }
 
@@ -86,7 +86,7 @@ pub(crate) fn client_socket(addr: &std::net::SocketAddr, held: u64) -> Result<Ow
                 detail,
             }
         } else {
-            StepError::Failed(anyhow::anyhow!(detail))
+            StepError::from(anyhow::anyhow!(detail))
         }
     })?;
     sock::set_timeouts(fd.as_raw_fd(), WAIT).map_err(|e| anyhow::anyhow!("SO_RCVTIMEO: {e}"))?;
@@ -104,7 +104,7 @@ pub(crate) fn connect_error(e: std::io::Error, held: u64) -> StepError {
             detail,
         },
         libc::EINTR if crate::stop::interrupted() => StepError::Interrupted,
-        _ => StepError::Failed(anyhow::anyhow!(detail)),
+        _ => StepError::from(anyhow::anyhow!(detail)),
     }
 }
 

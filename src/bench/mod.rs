@@ -171,7 +171,7 @@ pub(crate) fn step_error_for(
     if limit_errnos.contains(&errno) {
         StepError::Limit { resource, detail }
     } else {
-        StepError::Failed(anyhow::anyhow!(detail))
+        StepError::from(anyhow::anyhow!(detail))
     }
 }
 

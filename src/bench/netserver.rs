@@ -151,7 +151,7 @@ impl ServerProc {
                 if ctx.net().ipv6 && e.contains("address") {
                     StartError::Unsupported(format!("no IPv6 here: {e}"))
                 } else {
-                    StartError::Failed(anyhow!(e))
+                    StartError::from(anyhow!(e))
                 }
             })?;
         let addr = host

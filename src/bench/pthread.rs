@@ -124,7 +124,7 @@ impl PthreadRun {
                         unsafe { libc::close(fd) };
                     }
                 }
-                return Err(StartError::Failed(anyhow::anyhow!("pipe(): {e}")));
+                return Err(StartError::from(anyhow::anyhow!("pipe(): {e}")));
             }
         }
         Ok(PthreadRun {

@@ -226,7 +226,7 @@ impl SocketThreadsRun {
 
     /// Asks the worker and waits for its answer.
     fn ask(&mut self, cmd: Cmd) -> Result<Answer, StepError> {
-        let gone = || StepError::Failed(anyhow!("the worker thread is gone"));
+        let gone = || StepError::from(anyhow!("the worker thread is gone"));
         self.tx.as_ref().ok_or_else(gone)?.send(cmd).map_err(|_| gone())?;
         self.rx.recv().map_err(|_| gone())
     }

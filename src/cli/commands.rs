@@ -18,7 +18,7 @@ pub fn list(json: bool) -> anyhow::Result<ExitCode> {
     if json {
         return list_json();
     }
-    to_stdout(|w| {
+    to_stdout(|w| -> anyhow::Result<()> {
         let rows: Vec<Vec<String>> = REGISTRY
             .iter()
             .map(|b| {
@@ -99,7 +99,7 @@ fn list_json() -> anyhow::Result<ExitCode> {
         "workloads": workloads,
         "suites": crate::run::suite::BUILT_IN.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
     });
-    to_stdout(|w| {
+    to_stdout(|w| -> anyhow::Result<()> {
         serde_json::to_writer_pretty(&mut *w, &doc)?;
         writeln!(w)?;
         Ok(())
@@ -371,7 +371,7 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         output::check(what, p, existing, &inputs)?;
     }
     write_charts(a.svg_dir.as_deref(), &charts, existing, output, &inputs)?;
-    with_output(what, output, existing, &inputs, |w| Ok(w.write_all(&text)?))?;
+    with_output(what, output, existing, &inputs, |w| w.write_all(&text))?;
     if let Some(p) = output
         && format == report::Format::Html
     {
@@ -412,7 +412,7 @@ fn write_charts(
         output::check("--svg-dir", &in_dir, existing, &others)?;
     }
     for (path, svg) in charts {
-        output::write_file_atomic(path, |w| Ok(w.write_all(svg.as_bytes())?))?;
+        output::write_file_atomic(path, |w| w.write_all(svg.as_bytes()))?;
     }
     Ok(())
 }
@@ -504,13 +504,13 @@ pub fn sysinfo(a: SysinfoArgs) -> anyhow::Result<ExitCode> {
     let steal = sysinfo::StealMeter::start();
     let mut s = sysinfo::collect(Some(&dir), &extra);
     s.tuning.steal_percent = steal.percent();
-    to_stdout(|w| {
+    to_stdout(|w| -> anyhow::Result<()> {
         if a.json {
             serde_json::to_writer_pretty(&mut *w, &s)?;
             writeln!(w)?;
             return Ok(());
         }
-        report::sysinfo::write_text(&s, w)
+        Ok(report::sysinfo::write_text(&s, w)?)
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -38,7 +38,7 @@ pub fn completions(a: &CompletionsArgs) -> anyhow::Result<ExitCode> {
     // closed pipe (`| head`) is no failure.
     let mut script = Vec::new();
     clap_complete::generate(a.shell, &mut cmd, "scalebench", &mut script);
-    output::to_stdout(|w| w.write_all(&script).map_err(Into::into))?;
+    output::to_stdout(|w| w.write_all(&script))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -112,14 +112,14 @@ fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
                 Some(serde_json::json!({"path": l.dir, "why": why}))
             }).collect::<Vec<_>>(),
         });
-        to_stdout(|w| {
+        to_stdout(|w| -> anyhow::Result<()> {
             serde_json::to_writer_pretty(&mut *w, &doc)?;
             writeln!(w)?;
             Ok(())
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    to_stdout(|w| {
+    to_stdout(|w| -> anyhow::Result<()> {
         write_list(w, &cache, &listed)?;
         Ok(())
     })?;
@@ -173,7 +173,7 @@ fn fetch_all(a: &FetchArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(130));
         }
         match fetch::resolve(v, &cache, &mut |m| eprintln!("{m}")) {
-            Ok(r) => to_stdout(|w| {
+            Ok(r) => to_stdout(|w| -> anyhow::Result<()> {
                 writeln!(w, "{v}: {}", r.summary())?;
                 Ok(())
             })?,
@@ -197,7 +197,7 @@ fn fetch_all(a: &FetchArgs) -> anyhow::Result<ExitCode> {
 fn prune(a: &PruneArgs) -> anyhow::Result<ExitCode> {
     let cache = Cache::locate(a.cache.cache.as_deref())?;
     let pruned = cache.prune(&a.versions, a.all, a.dry_run)?;
-    to_stdout(|w| {
+    to_stdout(|w| -> anyhow::Result<()> {
         write_pruned(w, &cache, &pruned, a)?;
         Ok(())
     })?;

@@ -34,13 +34,11 @@ fn by_errno(m: &std::collections::BTreeMap<String, u64>) -> String {
 }
 
 /// The URLs of the arguments and of `--urls`, each with where it came
-/// from (for errors), resolved once per distinct URL.
+/// from (for errors: a line of the file; an argument's error names the
+/// URL itself), resolved once per distinct URL.
 fn targets(a: &LoadArgs) -> anyhow::Result<Vec<Target>> {
-    let mut urls: Vec<(String, String)> = a
-        .urls
-        .iter()
-        .map(|u| (u.clone(), format!("URL {}", load::redacted(u))))
-        .collect();
+    let mut urls: Vec<(String, Option<String>)> =
+        a.urls.iter().map(|u| (u.clone(), None)).collect();
     if let Some(f) = &a.urls_file {
         let text =
             std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
@@ -49,7 +47,7 @@ fn targets(a: &LoadArgs) -> anyhow::Result<Vec<Target>> {
                 .enumerate()
                 .map(|(i, l)| (i + 1, l.trim()))
                 .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
-                .map(|(i, l)| (l.to_string(), format!("{}, line {i}", f.display()))),
+                .map(|(i, l)| (l.to_string(), Some(format!("{}, line {i}", f.display())))),
         );
     }
     if urls.is_empty() {
@@ -61,7 +59,10 @@ fn targets(a: &LoadArgs) -> anyhow::Result<Vec<Target>> {
         let t = match seen.get(u) {
             Some(t) => t.clone(),
             None => {
-                let t = Target::parse(u).with_context(|| from.clone())?;
+                let t = match from {
+                    Some(from) => Target::parse(u).with_context(|| from.clone())?,
+                    None => Target::parse(u)?,
+                };
                 seen.insert(u.clone(), t.clone());
                 t
             }
@@ -159,7 +160,7 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
     };
     drop(ticker);
     let o = o.context("the load failed")?;
-    super::output::to_stdout(|w| {
+    super::output::to_stdout(|w| -> anyhow::Result<()> {
         if a.part {
             serde_json::to_writer(&mut *w, &o.part())?;
             writeln!(w)?;

@@ -986,31 +986,29 @@ pub struct SysinfoArgs {
 }
 
 /// An error in words, as `main` prints it: its chain of causes joined by
-/// `: `, each cause named once — a cause whose words an outer message
-/// already holds is left out, and an outer message that a cause repeats
-/// in full gives way to it — and errno numbers by name (`ENOENT`).
+/// `: `, outermost first, errno numbers by name (`ENOENT`). Each error
+/// says only its own part and leaves its cause to its source, so nothing
+/// here edits the words; a chain whose cause repeats an outer message
+/// ([`repeated`]) is a bug, a panic in a debug build (the tests').
 pub fn error_words(e: &anyhow::Error) -> String {
-    let mut kept: Vec<String> = Vec::new();
-    for cause in e.chain() {
-        let c = crate::sys::errno_words(&cause.to_string());
-        let mut c = c.trim();
-        // A cause that begins by repeating the end of the message before
-        // it (`URL http://x/` then `http://x/: cannot resolve`) says the
-        // rest only.
-        if let Some(k) = kept.last()
-            && let Some((head, rest)) = c.split_once(": ")
-            && head.len() >= 8
-            && k.ends_with(head)
-        {
-            c = rest;
-        }
-        if c.is_empty() || kept.iter().any(|k| k.contains(c)) {
-            continue;
-        }
-        kept.retain(|k| !c.contains(k.as_str()));
-        kept.push(c.to_string());
-    }
-    kept.join(": ")
+    let words: Vec<String> = e
+        .chain()
+        .map(|c| crate::sys::errno_words(&c.to_string()))
+        .collect();
+    debug_assert!(
+        repeated(&words).is_none(),
+        "an error repeats its cause: {words:?}"
+    );
+    words.join(": ")
+}
+
+/// The first message of a chain (`words`, outermost first) that an outer
+/// message already holds, if one does.
+pub fn repeated(words: &[String]) -> Option<&str> {
+    words.iter().enumerate().find_map(|(i, w)| {
+        let w = w.trim();
+        (!w.is_empty() && words[..i].iter().any(|outer| outer.contains(w))).then_some(w)
+    })
 }
 
 /// Every option that takes a value takes a negative number as its value,
@@ -1104,32 +1102,31 @@ mod tests {
     use clap::CommandFactory;
 
     #[test]
-    fn each_cause_is_named_once_and_errnos_by_name() {
+    fn causes_are_joined_outermost_first_and_errnos_by_name() {
         let io = || std::io::Error::from_raw_os_error(libc::ENOENT);
-        // A context that already quotes its cause.
-        let e = Err::<(), _>(io())
-            .with_context(|| format!("cannot read r.json: {}", io()))
-            .unwrap_err();
-        assert_eq!(
-            error_words(&e),
-            "cannot read r.json: No such file or directory (ENOENT)"
-        );
-        // A cause that repeats its context in full.
-        let e = Err::<(), _>(anyhow::anyhow!("--host server=netns:x: no namespace x"))
-            .context("--host server=netns:x")
-            .unwrap_err();
-        assert_eq!(error_words(&e), "--host server=netns:x: no namespace x");
-        // A cause that repeats the end of its context.
-        let e = Err::<(), _>(anyhow::anyhow!("http://h:99999/: invalid port"))
-            .context("URL http://h:99999/")
-            .unwrap_err();
-        assert_eq!(error_words(&e), "URL http://h:99999/: invalid port");
-        // Distinct causes all stay, outermost first.
         let e = Err::<(), _>(io()).context("writing a.csv").unwrap_err();
         assert_eq!(
             error_words(&e),
             "writing a.csv: No such file or directory (ENOENT)"
         );
+        let e = Err::<(), _>(anyhow::anyhow!("no namespace x"))
+            .context("--host server=netns:x")
+            .unwrap_err();
+        assert_eq!(error_words(&e), "--host server=netns:x: no namespace x");
+    }
+
+    #[test]
+    fn a_cause_that_repeats_an_outer_message_is_found() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(repeated(&words(&["writing a.csv", "disk full"])), None);
+        assert_eq!(
+            repeated(&words(&[
+                "cannot read r.json: No such file",
+                "No such file"
+            ])),
+            Some("No such file")
+        );
+        assert_eq!(repeated(&words(&["a", ""])), None);
     }
 
     #[test]

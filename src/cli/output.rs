@@ -11,19 +11,22 @@ use std::path::{Path, PathBuf};
 /// directory exists, it is none of `inputs`, nothing but a regular file is
 /// replaced, an existing one only as `existing` allows) and written
 /// atomically, so a failed write leaves an existing file as it was.
-pub(crate) fn with_output(
+pub(crate) fn with_output<E>(
     what: &str,
     path: Option<&Path>,
     existing: output::Existing,
     inputs: &[(&Path, &str)],
-    f: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
+    f: impl FnOnce(&mut dyn Write) -> Result<(), E>,
+) -> anyhow::Result<()>
+where
+    E: From<std::io::Error> + Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     match path {
         Some(p) => {
             output::check(what, p, existing, inputs)?;
-            output::write_file_atomic(p, f)
+            Ok(output::write_file_atomic(p, f)?)
         }
-        None => to_stdout(f),
+        None => to_stdout(f).map_err(|e| anyhow::Error::from_boxed(e.into())),
     }
 }
 
@@ -33,7 +36,7 @@ pub(crate) use crate::results::output::to_stdout;
 /// each `*.json` entry of a directory skipped named on standard error
 /// with the reason (`warning: DIR/x.json: skipped: …`).
 pub(crate) fn result_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
-    results::found::result_files(given, &mut say_skipped)
+    Ok(results::found::result_files(given, &mut say_skipped)?)
 }
 
 /// Names on standard error a file of a directory skipped as no result

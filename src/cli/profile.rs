@@ -20,7 +20,7 @@ pub fn run(c: ProfileCommand) -> anyhow::Result<ExitCode> {
 
 /// `scalebench profile list`.
 fn list() -> anyhow::Result<()> {
-    super::output::to_stdout(|w| {
+    super::output::to_stdout(|w| -> anyhow::Result<()> {
         let this = Os::this();
         for p in TuningProfile::built_in() {
             let here = p.for_os(this).count();
@@ -42,7 +42,7 @@ fn list() -> anyhow::Result<()> {
 
 /// Prints `v` as JSON.
 fn print_json(v: &serde_json::Value) -> anyhow::Result<()> {
-    super::output::to_stdout(|w| {
+    super::output::to_stdout(|w| -> anyhow::Result<()> {
         serde_json::to_writer_pretty(&mut *w, v)?;
         writeln!(w)?;
         Ok(())
@@ -94,7 +94,7 @@ fn show_json(name: &str) -> anyhow::Result<()> {
 /// `scalebench profile show NAME`.
 fn show(name: &str) -> anyhow::Result<()> {
     let p = TuningProfile::find(name)?;
-    super::output::to_stdout(|w| {
+    super::output::to_stdout(|w| -> anyhow::Result<()> {
         writeln!(w, "{}: {}", p.name, p.description)?;
         if let Some(s) = &p.source {
             writeln!(w, "source: {s}")?;
@@ -137,7 +137,7 @@ fn check(name: &str, json: bool) -> anyhow::Result<()> {
     let p = TuningProfile::find(name)?;
     let r = apply::check(&p, apply::Mounts::None);
     let wrong = apply::unacceptable(&p);
-    super::output::to_stdout(|w| {
+    super::output::to_stdout(|w| -> anyhow::Result<()> {
         if json {
             serde_json::to_writer_pretty(&mut *w, &r)?;
             writeln!(w)?;

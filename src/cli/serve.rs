@@ -220,7 +220,7 @@ fn make_objects(a: &ServeArgs) -> anyhow::Result<()> {
         paths.push(path);
     }
     for ((_, bytes), path) in a.objects.iter().zip(&paths) {
-        output::write_file_atomic(path, |w| {
+        output::write_file_atomic(path, |w| -> anyhow::Result<()> {
             let data: Vec<u8> = (0..*bytes).map(|i| (i % 251) as u8).collect();
             Ok(w.write_all(&data)?)
         })?;

@@ -184,7 +184,7 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
     }
     reaper::install();
     let o = send::run_processes(&opts, processes as usize).context("the sender failed")?;
-    super::output::to_stdout(|w| {
+    super::output::to_stdout(|w| -> anyhow::Result<()> {
         if a.json {
             serde_json::to_writer(&mut *w, &o.report())?;
             writeln!(w)?;

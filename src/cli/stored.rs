@@ -24,7 +24,7 @@ impl StoreArg {
     /// `results add` — make it where nothing is yet (`Access::Create`: an
     /// SQLite file and, unless `--store` names it, its directory; the
     /// `make_dir` given is not looked at).
-    pub fn open(&self, access: Access) -> anyhow::Result<Store> {
+    pub fn open(&self, access: Access) -> crate::store::Result<Store> {
         let (at, from) = Location::chosen(self.store.as_deref())?;
         let access = match access {
             Access::Create { .. } => Access::Create {
@@ -153,7 +153,7 @@ fn add(a: &AddArgs) -> anyhow::Result<ExitCode> {
     for f in &files {
         let added = std::fs::read(f)
             .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", f.display()))
-            .and_then(|bytes| store.add(&bytes, f));
+            .and_then(|bytes| Ok(store.add(&bytes, f)?));
         match added {
             Ok(Added::New(id, notes)) => {
                 println!("added {} {}", short(&id), f.display());
@@ -217,7 +217,7 @@ pub fn holds(r: &Listed) -> String {
 /// The runs a query (its words joined) selects.
 fn selected(store: &mut Store, words: &[String]) -> anyhow::Result<Vec<Listed>> {
     let q = Query::parse(&words.join(" ")).map_err(anyhow::Error::msg)?;
-    store.select(&q)
+    Ok(store.select(&q)?)
 }
 
 /// Options of `dashboard`.
@@ -284,7 +284,7 @@ fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
                 v
             })
             .collect();
-        to_stdout(|w| {
+        to_stdout(|w| -> anyhow::Result<()> {
             serde_json::to_writer_pretty(&mut *w, &doc)?;
             writeln!(w)?;
             Ok(())
@@ -304,7 +304,7 @@ fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
             ]
         })
         .collect();
-    to_stdout(|w| {
+    to_stdout(|w| -> anyhow::Result<()> {
         if rows.is_empty() {
             writeln!(w, "no stored run matches")?;
             return Ok(());
@@ -331,7 +331,7 @@ fn show(a: &ShowArgs) -> anyhow::Result<ExitCode> {
         let stored: Vec<(&Path, &str)> =
             store.path().map(|p| (p, "the store")).into_iter().collect();
         with_output("--output", a.output.as_deref(), existing, &stored, |w| {
-            Ok(w.write_all(&bytes)?)
+            w.write_all(&bytes)
         })?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -409,17 +409,21 @@ fn prune(a: &PruneArgs) -> anyhow::Result<ExitCode> {
 /// The sources `given` names ([`crate::store::source::sources`]), the
 /// store opened from `--store` only if a query needs it.
 pub fn sources(given: &[PathBuf], store: &StoreArg) -> anyhow::Result<Vec<Source>> {
-    crate::store::source::sources(
+    Ok(crate::store::source::sources(
         given,
         &mut || store.open(Access::Read),
         &mut super::output::say_skipped,
-    )
+    )?)
 }
 
 /// One source for `compare`'s `what` (`BASE`): a file, or a query
 /// selecting exactly one stored run in the `--store`.
 pub fn one_source(given: &Path, store: &StoreArg, what: &str) -> anyhow::Result<Source> {
-    crate::store::source::one_source(given, &mut || store.open(Access::Read), what)
+    Ok(crate::store::source::one_source(
+        given,
+        &mut || store.open(Access::Read),
+        what,
+    )?)
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ pub fn run(c: SuiteCommand) -> anyhow::Result<ExitCode> {
                 })?;
                 crate::run::plan::plan(&spec, &suites).map_err(|e| suite::attribute(e, &suites))?;
             }
-            super::output::to_stdout(|w| {
+            super::output::to_stdout(|w| -> anyhow::Result<()> {
                 write!(w, "{}", s.text)?;
                 if !s.text.ends_with('\n') {
                     writeln!(w)?;
@@ -57,7 +57,7 @@ fn list(json: bool) -> anyhow::Result<ExitCode> {
         .iter()
         .filter_map(|(n, _)| Suite::built_in(n))
         .collect();
-    super::output::to_stdout(|w| {
+    super::output::to_stdout(|w| -> anyhow::Result<()> {
         if json {
             let doc: Vec<serde_json::Value> = all
                 .iter()

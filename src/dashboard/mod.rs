@@ -207,7 +207,7 @@ pub fn write(
     }
     let tracks = tracks(&indexed, threshold);
     let page = index_page(store.name(), runs, &tracks, threshold);
-    output::write_file_atomic(&index, |w| Ok(w.write_all(page.as_bytes())?))?;
+    output::write_file_atomic(&index, |w| w.write_all(page.as_bytes()))?;
     Ok(Written {
         runs: runs.len(),
         tracks: tracks.len(),
@@ -277,7 +277,7 @@ fn write_run_report(store: &mut Store, l: &Listed, path: &Path) -> anyhow::Resul
     let input = report::Input::new(&systems, &Default::default());
     let mut out = Vec::new();
     report::writer(Format::Html, None).write(&input, &mut out)?;
-    output::write_file_atomic(path, |w| Ok(w.write_all(&out)?))
+    Ok(output::write_file_atomic(path, |w| w.write_all(&out))?)
 }
 
 /// The front page: what is drawn and how to read it, the regressions,

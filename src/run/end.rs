@@ -138,7 +138,7 @@ pub fn report_and_exit(recs: Vec<Recording>, html: Option<&Path>) -> anyhow::Res
             report::writer(report::Format::Html, None).write(&input, w)
         })?;
     }
-    let shown = output::to_stdout(|w| {
+    let shown = output::to_stdout(|w| -> anyhow::Result<()> {
         report::writer(report::Format::Terminal, None).write(&input, w)?;
         writeln!(w)?;
         for p in &paths {

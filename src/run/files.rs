@@ -37,11 +37,17 @@ impl Recording {
 }
 
 /// Whether `e` is a system call cut short by a signal.
-fn cut_short(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
+fn cut_short(e: &results::output::WriteError) -> bool {
+    let mut at: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = at {
+        if c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::Interrupted)
-    })
+        {
+            return true;
+        }
+        at = c.source();
+    }
+    false
 }
 
 /// Marks every file complete (unless interrupted) and writes it.

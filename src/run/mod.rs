@@ -225,7 +225,7 @@ fn dry_run(
             "seconds": tenth(items.iter().filter_map(|i| i.seconds).sum::<f64>()),
             "unknown": items.iter().filter(|i| i.seconds.is_none()).count(),
         });
-        crate::results::output::to_stdout(|w| {
+        crate::results::output::to_stdout(|w| -> anyhow::Result<()> {
             writeln!(w, "{}", serde_json::to_string_pretty(&doc)?)?;
             Ok(())
         })?;
@@ -246,7 +246,7 @@ fn dry_run(
         .collect();
     let unknown = items.iter().filter(|i| i.seconds.is_none()).count();
     let total: f64 = items.iter().filter_map(|i| i.seconds).sum();
-    crate::results::output::to_stdout(|w| {
+    crate::results::output::to_stdout(|w| -> anyhow::Result<()> {
         let table = crate::report::table::render(
             &["#", "item", "n", "on", "estimate"],
             &rows,

@@ -400,7 +400,8 @@ impl At {
     fn result(&self, there: &str, name: &str) -> Result<ResultFile, String> {
         let s = match self {
             At::Guest(g) => {
-                return results::load(&g.out_dir().join(name)).map_err(|e| e.to_string());
+                return results::load(&g.out_dir().join(name))
+                    .map_err(|e| format!("{:#}", anyhow::Error::new(e)));
             }
             At::Image(i) => i.session().map_err(|e| e.to_string())?,
             At::Ssh(s) => s,

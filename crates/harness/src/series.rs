@@ -1428,7 +1428,7 @@ mod tests {
                 std::thread::sleep(self.op_sleep);
             }
             if Some(self.held) == self.fail_at {
-                return Err(StepError::Failed(anyhow::anyhow!("broke at {}", self.held)));
+                return Err(StepError::from(format!("broke at {}", self.held)));
             }
             if self.falling {
                 sw.record_ticks(self.base + self.held);

@@ -31,22 +31,28 @@ pub struct Info {
     pub full_n: u64,
 }
 
+/// A benchmark's own error, kept whole with its causes.
+pub type Cause = Box<dyn std::error::Error + Send + Sync>;
+
 /// Why a benchmark could not start a run.
-#[derive(Debug, thiserror::Error)]
+///
+/// Not itself a [`std::error::Error`]: any error converts into it with `?`
+/// (kept whole as [`StartError::Failed`]), as into `anyhow::Error`.
+#[derive(Debug)]
 pub enum StartError {
     /// This system cannot run the benchmark at all.
-    #[error("{0}")]
     Unsupported(String),
     /// Setting up failed.
-    #[error(transparent)]
-    Failed(#[from] anyhow::Error),
+    Failed(Cause),
 }
 
 /// Why one operation did not produce a sample.
-#[derive(Debug, thiserror::Error)]
+///
+/// Not itself a [`std::error::Error`]: any error converts into it with `?`
+/// (kept whole as [`StepError::Failed`]).
+#[derive(Debug)]
 pub enum StepError {
     /// A limit was reached: the run ends here and n is capped.
-    #[error("{detail}")]
     Limit {
         /// Which resource ran out.
         resource: Resource,
@@ -54,11 +60,40 @@ pub enum StepError {
         detail: String,
     },
     /// ^C arrived while the operation waited.
-    #[error("interrupted")]
     Interrupted,
     /// Anything else: the benchmark fails.
-    #[error(transparent)]
-    Failed(#[from] anyhow::Error),
+    Failed(Cause),
+}
+
+impl<E: Into<Cause>> From<E> for StartError {
+    fn from(e: E) -> StartError {
+        StartError::Failed(e.into())
+    }
+}
+
+impl<E: Into<Cause>> From<E> for StepError {
+    fn from(e: E) -> StepError {
+        StepError::Failed(e.into())
+    }
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::Unsupported(why) => f.write_str(why),
+            StartError::Failed(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::fmt::Display for StepError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StepError::Limit { detail, .. } => f.write_str(detail),
+            StepError::Interrupted => f.write_str("interrupted"),
+            StepError::Failed(e) => e.fmt(f),
+        }
+    }
 }
 
 /// How a run's operations are spread over n.

@@ -12,7 +12,6 @@
 //! directory without an owner file (another program's, or one being made
 //! this instant) is never touched.
 
-use anyhow::Context;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -22,6 +21,29 @@ pub const OWNER: &str = ".scalebench-owner";
 
 /// The prefix of every work directory's name.
 const PREFIX: &str = "scalebench-";
+
+/// Why the work directory could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkDirError {
+    /// The directory could not be made under its base.
+    #[error("cannot create a work directory in {}", base.display())]
+    Create {
+        /// Where it was to go.
+        base: PathBuf,
+        /// The file system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Its owner file could not be made or locked.
+    #[error("cannot lock the owner file of {}", dir.display())]
+    Lock {
+        /// The work directory.
+        dir: PathBuf,
+        /// The file system's error.
+        #[source]
+        source: std::io::Error,
+    },
+}
 
 /// The run's private directory.
 pub struct WorkDir {
@@ -34,7 +56,7 @@ pub struct WorkDir {
 impl WorkDir {
     /// Creates `scalebench-XXXXXX` under `base` (default: the temp dir),
     /// after removing the work directories of runs that are gone.
-    pub fn create(base: Option<&Path>) -> anyhow::Result<WorkDir> {
+    pub fn create(base: Option<&Path>) -> Result<WorkDir, WorkDirError> {
         WorkDir::create_with(base, |_| Vec::new())
     }
 
@@ -44,15 +66,17 @@ impl WorkDir {
     pub fn create_with(
         base: Option<&Path>,
         release: fn(&Path) -> Vec<String>,
-    ) -> anyhow::Result<WorkDir> {
+    ) -> Result<WorkDir, WorkDirError> {
         let base: PathBuf = base.map_or_else(std::env::temp_dir, Path::to_path_buf);
         let swept = sweep(&base, release);
-        let dir = tempfile::Builder::new()
-            .prefix(PREFIX)
-            .tempdir_in(&base)
-            .with_context(|| format!("cannot create a work directory in {}", base.display()))?;
-        let owner = claim(dir.path())
-            .with_context(|| format!("cannot lock the owner file of {}", dir.path().display()))?;
+        let dir = match tempfile::Builder::new().prefix(PREFIX).tempdir_in(&base) {
+            Ok(d) => d,
+            Err(source) => return Err(WorkDirError::Create { base, source }),
+        };
+        let owner = claim(dir.path()).map_err(|source| WorkDirError::Lock {
+            dir: dir.path().to_path_buf(),
+            source,
+        })?;
         Ok(WorkDir {
             dir,
             _owner: owner,

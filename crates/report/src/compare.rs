@@ -505,7 +505,7 @@ impl<'i, 'a> Comparison<'i, 'a> {
 }
 
 /// The comparison as JSON.
-pub fn write_json(c: &Comparison, out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn write_json(c: &Comparison, out: &mut dyn Write) -> crate::Result<()> {
     let (base, new) = c.labels();
     serde_json::to_writer_pretty(
         &mut *out,
@@ -524,7 +524,7 @@ pub fn write_json(c: &Comparison, out: &mut dyn Write) -> anyhow::Result<()> {
 }
 
 /// The comparison in Markdown (for a pull-request comment).
-pub fn write_markdown(c: &Comparison, out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn write_markdown(c: &Comparison, out: &mut dyn Write) -> crate::Result<()> {
     let (base, new) = c.labels();
     writeln!(
         out,
@@ -555,7 +555,7 @@ pub fn write_markdown(c: &Comparison, out: &mut dyn Write) -> anyhow::Result<()>
 }
 
 /// The comparison for a terminal.
-pub fn write_terminal(c: &Comparison, out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn write_terminal(c: &Comparison, out: &mut dyn Write) -> crate::Result<()> {
     let (base, new) = c.labels();
     writeln!(out, "{base} → {new}: {}", c.summary())?;
     for w in &c.warnings {

@@ -31,7 +31,7 @@ pub const COLUMNS: [&str; 7] = [
 ];
 
 impl Report for CsvReport {
-    fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
+    fn write(&self, input: &Input, out: &mut dyn Write) -> crate::Result<()> {
         let mut w = csv::WriterBuilder::new()
             .has_headers(false)
             .from_writer(out);

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum CsvError {
     /// The file could not be opened or read.
-    #[error("{path}: cannot read: {source}")]
+    #[error("{path}: cannot read it")]
     Io {
         /// The file.
         path: PathBuf,

@@ -21,7 +21,7 @@ struct Row<'a> {
 pub const COLUMNS: [&str; 6] = ["system", "benchmark", "run", "n", "ns", "emulated"];
 
 /// Writes every sample of every series of `systems`.
-pub fn samples_csv(systems: &[System], out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn samples_csv(systems: &[System], out: &mut dyn Write) -> crate::Result<()> {
     let mut w = csv::WriterBuilder::new()
         .has_headers(false)
         .from_writer(out);
@@ -94,7 +94,7 @@ pub const SWEEP_COLUMNS: [&str; 19] = [
 
 /// Writes every sample of every sweep of `systems`, with its level's
 /// figure and CPU readings repeated on each of the level's rows.
-pub fn sweeps_csv(systems: &[System], out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn sweeps_csv(systems: &[System], out: &mut dyn Write) -> crate::Result<()> {
     let mut w = csv::WriterBuilder::new()
         .has_headers(false)
         .from_writer(out);

@@ -250,7 +250,7 @@ fn mark(p: &Point) -> &'static str {
 }
 
 /// The tracks as JSON.
-pub fn write_json(tracks: &[Track], out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn write_json(tracks: &[Track], out: &mut dyn Write) -> crate::Result<()> {
     serde_json::to_writer_pretty(
         &mut *out,
         &serde_json::json!({
@@ -264,7 +264,7 @@ pub fn write_json(tracks: &[Track], out: &mut dyn Write) -> anyhow::Result<()> {
 }
 
 /// The tracks in Markdown.
-pub fn write_markdown(tracks: &[Track], out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn write_markdown(tracks: &[Track], out: &mut dyn Write) -> crate::Result<()> {
     for t in tracks {
         writeln!(out, "\n**{}** — {}\n", t.name, t.figure)?;
         writeln!(out, "| # | file | started | value | class | change |")?;
@@ -312,7 +312,7 @@ fn line<'a>(
 }
 
 /// The tracks as an HTML page, a chart per figure.
-pub fn write_html(tracks: &[Track], out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn write_html(tracks: &[Track], out: &mut dyn Write) -> crate::Result<()> {
     writeln!(
         out,
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>scalebench history</title><style>body{{font:14px system-ui,sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}}.regressed{{color:#b00}}.improved{{color:#070}}.class-changed{{color:#a60}}</style></head><body><h1>scalebench history</h1>"
@@ -373,7 +373,7 @@ pub fn write_html(tracks: &[Track], out: &mut dyn Write) -> anyhow::Result<()> {
 }
 
 /// The tracks for a terminal.
-pub fn write_terminal(tracks: &[Track], out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn write_terminal(tracks: &[Track], out: &mut dyn Write) -> crate::Result<()> {
     for t in tracks {
         writeln!(out, "\n{} — {}", t.name, t.figure)?;
         for (i, p) in t.points.iter().enumerate() {

@@ -381,11 +381,11 @@ impl Report for HtmlReport {
         &self,
         tracks: &[super::history::Track],
         out: &mut dyn Write,
-    ) -> anyhow::Result<()> {
+    ) -> crate::Result<()> {
         super::history::write_html(tracks, out)
     }
 
-    fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
+    fn write(&self, input: &Input, out: &mut dyn Write) -> crate::Result<()> {
         let page = Page {
             input,
             labels: input.systems.iter().map(|s| s.label.as_str()).collect(),
@@ -431,7 +431,7 @@ impl<'a> Page<'a> {
 
     /// The document's head, title, systems, notices, the guide to reading
     /// it, and a notice when there is nothing to show.
-    fn write_head(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+    fn write_head(&self, out: &mut dyn Write) -> crate::Result<()> {
         let input = self.input;
         writeln!(
             out,
@@ -485,7 +485,7 @@ impl<'a> Page<'a> {
 
     /// What differs between the systems, against the first (with several
     /// systems).
-    fn write_differences(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+    fn write_differences(&self, out: &mut dyn Write) -> crate::Result<()> {
         if self.input.systems.len() <= 1 {
             return Ok(());
         }
@@ -529,7 +529,7 @@ impl<'a> Page<'a> {
     }
 
     /// The table of settings whose values differ between the systems.
-    fn write_settings(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+    fn write_settings(&self, out: &mut dyn Write) -> crate::Result<()> {
         let rows = &self.input.settings;
         if rows.is_empty() && self.input.kernel_config.is_none() {
             return Ok(());
@@ -562,7 +562,7 @@ impl<'a> Page<'a> {
         &self,
         out: &mut dyn Write,
         k: &super::settings::ConfigDiff,
-    ) -> anyhow::Result<()> {
+    ) -> crate::Result<()> {
         writeln!(
             out,
             "<h3 id=\"kernel-config\">Kernel build configuration</h3><ul class=\"config\">"
@@ -591,7 +591,7 @@ impl<'a> Page<'a> {
     }
 
     /// Each system's tuning profile and what became of its changes.
-    fn write_profiles(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+    fn write_profiles(&self, out: &mut dyn Write) -> crate::Result<()> {
         for s in self.input.systems {
             let Some(p) = &s.file.profile else { continue };
             writeln!(
@@ -615,7 +615,7 @@ impl<'a> Page<'a> {
 
     /// The answer first: per system, how many series stay flat, which grow
     /// and how many differences against the baseline name it.
-    fn write_summary(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+    fn write_summary(&self, out: &mut dyn Write) -> crate::Result<()> {
         if self.input.entries.is_empty() {
             return Ok(());
         }
@@ -639,7 +639,7 @@ impl<'a> Page<'a> {
     }
 
     /// The verdict table: a row per benchmark series, a column per system.
-    fn write_verdicts(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+    fn write_verdicts(&self, out: &mut dyn Write) -> crate::Result<()> {
         let input = self.input;
         if input.entries.is_empty() {
             return Ok(());
@@ -680,7 +680,7 @@ impl<'a> Page<'a> {
     }
 
     /// The system table, rows that differ between the systems highlighted.
-    fn write_systems(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+    fn write_systems(&self, out: &mut dyn Write) -> crate::Result<()> {
         let files: Vec<&ResultFile> = self.input.systems.iter().map(|s| &s.file).collect();
         if files.is_empty() {
             return Ok(());
@@ -720,7 +720,7 @@ impl<'a> Page<'a> {
     /// The article of the `k`-th benchmark series: what is timed, its
     /// chart (linear and logarithmic), each system's verdict in words and
     /// call-stack profile.
-    fn write_benchmark(&self, out: &mut dyn Write, k: usize, series: &str) -> anyhow::Result<()> {
+    fn write_benchmark(&self, out: &mut dyn Write, k: usize, series: &str) -> crate::Result<()> {
         let entries: Vec<&Entry> = self.input.of_series(series).collect();
         let what = entries
             .iter()
@@ -776,7 +776,7 @@ impl<'a> Page<'a> {
     }
 
     /// The closing line: version, files, series and incomplete ones.
-    fn write_footer(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+    fn write_footer(&self, out: &mut dyn Write) -> crate::Result<()> {
         let input = self.input;
         let failed = input
             .entries
@@ -1001,7 +1001,7 @@ impl<'a> WorkArticle<'a> {
     }
 
     /// The whole article.
-    fn write(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+    fn write(&self, out: &mut dyn Write) -> crate::Result<()> {
         self.write_table(out)?;
         for m in &self.t.messages {
             writeln!(out, "<p class=\"flags\">{}</p>", esc(m))?;

@@ -99,7 +99,7 @@ impl Report for JsonReport {
         &self,
         c: &super::compare::Comparison,
         out: &mut dyn Write,
-    ) -> anyhow::Result<()> {
+    ) -> crate::Result<()> {
         super::compare::write_json(c, out)
     }
 
@@ -107,11 +107,11 @@ impl Report for JsonReport {
         &self,
         tracks: &[super::history::Track],
         out: &mut dyn Write,
-    ) -> anyhow::Result<()> {
+    ) -> crate::Result<()> {
         super::history::write_json(tracks, out)
     }
 
-    fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
+    fn write(&self, input: &Input, out: &mut dyn Write) -> crate::Result<()> {
         let doc = Doc {
             schema: "scalebench-report",
             schema_version: 2,

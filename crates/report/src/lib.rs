@@ -10,6 +10,7 @@ mod csv_out;
 pub mod csvin;
 pub mod curve;
 pub mod diff;
+mod error;
 pub mod export;
 pub mod flame;
 pub mod history;
@@ -25,6 +26,7 @@ mod terminal;
 mod wrap;
 
 pub use csv_out::CsvReport;
+pub use error::{Error, Result};
 pub use html::HtmlReport;
 pub use json::JsonReport;
 pub use markdown::MarkdownReport;
@@ -1288,7 +1290,7 @@ pub(crate) fn counted(flags: &str) -> String {
 /// A report format.
 pub trait Report {
     /// Writes the report of `input` to `out`.
-    fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()>;
+    fn write(&self, input: &Input, out: &mut dyn Write) -> crate::Result<()>;
 
     /// Writes a comparison of two files (`compare`); a format that shows
     /// none says so.
@@ -1296,18 +1298,20 @@ pub trait Report {
         &self,
         _c: &compare::Comparison,
         _out: &mut dyn Write,
-    ) -> anyhow::Result<()> {
-        anyhow::bail!("this format shows no comparison (terminal, markdown or json do)")
+    ) -> crate::Result<()> {
+        Err(Error::NotShown {
+            what: "comparison",
+            formats: "terminal, markdown or json",
+        })
     }
 
     /// Writes the figures followed across files (`history`); a format that
     /// shows none says so.
-    fn write_history(
-        &self,
-        _tracks: &[history::Track],
-        _out: &mut dyn Write,
-    ) -> anyhow::Result<()> {
-        anyhow::bail!("this format shows no history (terminal, markdown, json or html do)")
+    fn write_history(&self, _tracks: &[history::Track], _out: &mut dyn Write) -> crate::Result<()> {
+        Err(Error::NotShown {
+            what: "history",
+            formats: "terminal, markdown, json or html",
+        })
     }
 
     /// The files the last [`Report::write`] linked (path, contents), for

@@ -54,7 +54,7 @@ impl MarkdownReport {
         t: &super::WorkTable,
         many: bool,
         out: &mut dyn Write,
-    ) -> anyhow::Result<()> {
+    ) -> crate::Result<()> {
         let mut labels: Vec<&str> = Vec::new();
         for l in &t.lines {
             let Some((sw, v)) = l.sweep() else {
@@ -126,7 +126,7 @@ impl Report for MarkdownReport {
         &self,
         c: &super::compare::Comparison,
         out: &mut dyn Write,
-    ) -> anyhow::Result<()> {
+    ) -> crate::Result<()> {
         super::compare::write_markdown(c, out)
     }
 
@@ -134,7 +134,7 @@ impl Report for MarkdownReport {
         &self,
         tracks: &[super::history::Track],
         out: &mut dyn Write,
-    ) -> anyhow::Result<()> {
+    ) -> crate::Result<()> {
         super::history::write_markdown(tracks, out)
     }
 
@@ -142,7 +142,7 @@ impl Report for MarkdownReport {
         self.charts.borrow().clone()
     }
 
-    fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
+    fn write(&self, input: &Input, out: &mut dyn Write) -> crate::Result<()> {
         self.charts.borrow_mut().clear();
         write_system_notes(input, out)?;
         write_verdicts(input, out)?;
@@ -170,7 +170,7 @@ impl MarkdownReport {
         input: &Input,
         dir: &std::path::Path,
         out: &mut dyn Write,
-    ) -> anyhow::Result<()> {
+    ) -> crate::Result<()> {
         writeln!(out)?;
         for series in input.series_names() {
             let entries: Vec<_> = input.of_series(series).collect();
@@ -214,7 +214,7 @@ impl MarkdownReport {
         monitors: &[(&str, &results::Monitor)],
         many: bool,
         out: &mut dyn Write,
-    ) -> anyhow::Result<()> {
+    ) -> crate::Result<()> {
         for (i, (system, m)) in monitors.iter().enumerate() {
             let title = super::monitor::title(what, system, many);
             let stem = format!("{}-monitor-{i}", anchor(what));

@@ -9,7 +9,7 @@ pub fn write_run(
     run: &store::RunRow,
     benches: &[store::BenchRow],
     work: &[store::WorkRow],
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     writeln!(w, "run {}", run.id)?;
     writeln!(w, "label     {}", run.label)?;
     writeln!(w, "host      {}", run.host)?;
@@ -54,7 +54,7 @@ fn write_rows(
     w: &mut dyn Write,
     benches: &[store::BenchRow],
     work: &[store::WorkRow],
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     use units::{fmt_n, fmt_ns};
     if !benches.is_empty() {
         let rows: Vec<Vec<String>> = benches

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 /// Writes system record `s` as `sysinfo` prints it.
-pub fn write_text(s: &results::SystemInfo, w: &mut dyn Write) -> anyhow::Result<()> {
+pub fn write_text(s: &results::SystemInfo, w: &mut dyn Write) -> crate::Result<()> {
     writeln!(w, "os          {} {} ({})", s.os, s.os_release, s.arch)?;
     writeln!(w, "version     {}", s.os_version)?;
     writeln!(w, "host        {}", s.hostname)?;
@@ -50,7 +50,7 @@ pub fn write_text(s: &results::SystemInfo, w: &mut dyn Write) -> anyhow::Result<
 
 /// How the system ran (native, or a KVM or TCG guest) and where its
 /// kernel's build configuration was read.
-fn write_virtualization(s: &results::SystemInfo, w: &mut dyn Write) -> anyhow::Result<()> {
+fn write_virtualization(s: &results::SystemInfo, w: &mut dyn Write) -> crate::Result<()> {
     if let Some(v) = &s.virtualization {
         let mut words = vec![match v.kind.as_str() {
             "native" => "native: the machine as found".to_string(),
@@ -86,7 +86,7 @@ fn write_virtualization(s: &results::SystemInfo, w: &mut dyn Write) -> anyhow::R
 
 /// The tuning part of `sysinfo`: governor, SMT, THP, load, the busiest
 /// processes, steal, cgroup limits, NICs, mitigations.
-fn write_tuning(t: &results::Tuning, w: &mut dyn Write) -> anyhow::Result<()> {
+fn write_tuning(t: &results::Tuning, w: &mut dyn Write) -> crate::Result<()> {
     let yes_no = |b: bool| if b { "on" } else { "off" }.to_string();
     let exposed = |v: Option<String>| {
         Some(v.unwrap_or_else(|| format!("{} by this system", crate::settings::NOT_EXPOSED)))

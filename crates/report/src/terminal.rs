@@ -307,7 +307,7 @@ impl Report for TerminalReport {
         &self,
         c: &super::compare::Comparison,
         out: &mut dyn Write,
-    ) -> anyhow::Result<()> {
+    ) -> crate::Result<()> {
         super::compare::write_terminal(c, out)
     }
 
@@ -315,11 +315,11 @@ impl Report for TerminalReport {
         &self,
         tracks: &[super::history::Track],
         out: &mut dyn Write,
-    ) -> anyhow::Result<()> {
+    ) -> crate::Result<()> {
         super::history::write_terminal(tracks, out)
     }
 
-    fn write(&self, input: &Input, out: &mut dyn Write) -> anyhow::Result<()> {
+    fn write(&self, input: &Input, out: &mut dyn Write) -> crate::Result<()> {
         let many = input.systems.len() > 1;
         for s in input.systems {
             write_system(out, s)?;
@@ -487,7 +487,7 @@ fn write_words(out: &mut dyn Write, e: &Entry, many: bool) -> std::io::Result<()
 }
 
 /// What differs (with several systems), then the notices.
-fn write_tail(out: &mut dyn Write, input: &Input, many: bool) -> anyhow::Result<()> {
+fn write_tail(out: &mut dyn Write, input: &Input, many: bool) -> crate::Result<()> {
     if many {
         writeln!(out)?;
         writeln!(out, "What differs (against {}):", input.systems[0].label)?;

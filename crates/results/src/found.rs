@@ -41,6 +41,23 @@ fn candidate(path: &Path) -> Candidate {
     }
 }
 
+/// Why the result files a path names cannot be listed.
+#[derive(Debug, thiserror::Error)]
+pub enum FoundError {
+    /// A directory that cannot be read.
+    #[error("{}", path.display())]
+    Read {
+        /// The directory.
+        path: PathBuf,
+        /// The file system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A directory without a result file.
+    #[error("{}: a directory with no scalebench result file (*.json) in it", .0.display())]
+    Empty(PathBuf),
+}
+
 /// The result files `given` names: a file as it is, a directory as the
 /// result files in it (its `*.json` entries that are scalebench results;
 /// an error when it has none). Each `*.json` entry skipped is given to
@@ -51,7 +68,7 @@ fn candidate(path: &Path) -> Candidate {
 pub fn result_files(
     given: &[PathBuf],
     skipped: &mut dyn FnMut(&Path, &str),
-) -> anyhow::Result<Vec<PathBuf>> {
+) -> Result<Vec<PathBuf>, FoundError> {
     let mut out = Vec::new();
     for g in given {
         if !g.is_dir() {
@@ -59,10 +76,11 @@ pub fn result_files(
             continue;
         }
         let mut entries: Vec<PathBuf> = std::fs::read_dir(g)
-            .map_err(|e| anyhow::Error::new(e).context(format!("{}", g.display())))?
-            .map(|e| e.map(|e| e.path()))
-            .collect::<Result<_, _>>()
-            .map_err(|e| anyhow::Error::new(e).context(format!("{}", g.display())))?;
+            .and_then(|d| d.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>())
+            .map_err(|source| FoundError::Read {
+                path: g.clone(),
+                source,
+            })?;
         entries.retain(|p| p.extension().is_some_and(|x| x == "json"));
         entries.sort();
         let mut found = Vec::new();
@@ -73,10 +91,7 @@ pub fn result_files(
             }
         }
         if found.is_empty() {
-            anyhow::bail!(
-                "{}: a directory with no scalebench result file (*.json) in it",
-                g.display()
-            );
+            return Err(FoundError::Empty(g.clone()));
         }
         out.extend(found);
     }

@@ -345,70 +345,140 @@ pub fn claim_group(
     )))
 }
 
+/// Why an output file could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The temporary file beside it could not be made.
+    #[error("cannot create {}", path.display())]
+    Create {
+        /// The output.
+        path: PathBuf,
+        /// The file system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Writing its content failed (the writer's own error, or the disk's).
+    #[error("writing {}", path.display())]
+    Write {
+        /// The output.
+        path: PathBuf,
+        /// What failed.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The finished file could not be put in its place.
+    #[error("cannot write {}", path.display())]
+    Replace {
+        /// The output.
+        path: PathBuf,
+        /// The file system's error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Writes a file through `f` atomically: into a temporary file in the same
 /// directory, flushed to disk and renamed over `path` only when everything
 /// was written (a failed write, or a crash, leaves an existing file as it
-/// was). Every file scalebench writes for the user goes through here.
-pub fn write_file_atomic(
+/// was). Every file scalebench writes for the user goes through here; `f`'s
+/// error is kept whole as the cause.
+pub fn write_file_atomic<E>(
     path: &Path,
-    f: impl FnOnce(&mut dyn std::io::Write) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    use anyhow::Context;
+    f: impl FnOnce(&mut dyn std::io::Write) -> Result<(), E>,
+) -> Result<(), WriteError>
+where
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     use std::io::Write;
+    let writing = |e: Box<dyn std::error::Error + Send + Sync>| WriteError::Write {
+        path: path.to_path_buf(),
+        source: e,
+    };
     let mut tmp = tempfile::Builder::new()
         .prefix(".scalebench-")
         .suffix(".tmp")
         .tempfile_in(dir_of(path))
-        .with_context(|| format!("cannot create {}", path.display()))?;
+        .map_err(|source| WriteError::Create {
+            path: path.to_path_buf(),
+            source,
+        })?;
     {
         let mut w = std::io::BufWriter::new(tmp.as_file_mut());
-        f(&mut w).with_context(|| format!("writing {}", path.display()))?;
-        w.flush()
-            .with_context(|| format!("writing {}", path.display()))?;
+        f(&mut w).map_err(|e| writing(e.into()))?;
+        w.flush().map_err(|e| writing(e.into()))?;
     }
-    tmp.as_file()
-        .sync_all()
-        .with_context(|| format!("writing {}", path.display()))?;
+    tmp.as_file().sync_all().map_err(|e| writing(e.into()))?;
     // tempfile creates 0600; an output is as readable as any other file.
     {
         use std::os::unix::fs::PermissionsExt;
         tmp.as_file()
             .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .with_context(|| format!("writing {}", path.display()))?;
+            .map_err(|e| writing(e.into()))?;
     }
-    still_replaceable(path)?;
-    tmp.persist(path)
-        .map_err(|e| e.error)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    let replace = |source| WriteError::Replace {
+        path: path.to_path_buf(),
+        source,
+    };
+    still_replaceable(path).map_err(replace)?;
+    tmp.persist(path).map_err(|e| replace(e.error))?;
     if let Ok(d) = std::fs::File::open(dir_of(path)) {
         let _ = d.sync_all();
     }
     Ok(())
 }
 
-/// Runs `f` on standard output; a closed pipe (`| head`) counts as
-/// success.
-pub fn to_stdout(
-    f: impl FnOnce(&mut dyn std::io::Write) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
+/// Runs `f` on standard output. A closed pipe (`| head`) counts as
+/// success: what is written after the reader went is dropped, so `f`
+/// never sees that error and its own errors come back as they are.
+pub fn to_stdout<E: From<std::io::Error>>(
+    f: impl FnOnce(&mut dyn std::io::Write) -> Result<(), E>,
+) -> Result<(), E> {
     use std::io::Write;
     let stdout = std::io::stdout();
-    let mut w = std::io::BufWriter::new(stdout.lock());
-    let r = f(&mut w).and_then(|()| w.flush().map_err(Into::into));
-    match r {
-        Err(e) if is_broken_pipe(&e) => Ok(()),
-        other => other,
+    let mut w = std::io::BufWriter::new(UntilPipeCloses {
+        inner: stdout.lock(),
+        closed: false,
+    });
+    f(&mut w)?;
+    w.flush()?;
+    Ok(())
+}
+
+/// A writer that drops everything once its reader has gone (EPIPE).
+struct UntilPipeCloses<W> {
+    inner: W,
+    closed: bool,
+}
+
+impl<W: std::io::Write> UntilPipeCloses<W> {
+    /// `r`, a closed pipe taken as everything written from now on.
+    fn unless_closed<T>(&mut self, r: std::io::Result<T>, all: T) -> std::io::Result<T> {
+        match r {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(all)
+            }
+            other => other,
+        }
     }
 }
 
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            || c.downcast_ref::<csv::Error>().is_some_and(|ce| {
-                matches!(ce.kind(), csv::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe)
-            })
-    })
+impl<W: std::io::Write> std::io::Write for UntilPipeCloses<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.closed {
+            return Ok(buf.len());
+        }
+        let r = self.inner.write(buf);
+        self.unless_closed(r, buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        let r = self.inner.flush();
+        self.unless_closed(r, ())
+    }
 }
 
 #[cfg(test)]
@@ -456,8 +526,14 @@ mod tests {
             assert!(e.contains(word), "{e}");
         }
         assert!(still_replaceable(&link).is_err());
-        let e = write_file_atomic(&link, |w| Ok(w.write_all(b"new")?)).unwrap_err();
-        assert!(format!("{e:#}").contains("symbolic link"), "{e:#}");
+        let e = write_file_atomic(&link, |w| w.write_all(b"new")).unwrap_err();
+        let cause = std::error::Error::source(&e).map(ToString::to_string);
+        assert!(
+            cause
+                .as_deref()
+                .is_some_and(|c| c.contains("symbolic link")),
+            "{e}: {cause:?}"
+        );
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
         assert!(
             std::fs::symlink_metadata(&link)
@@ -528,6 +604,54 @@ mod tests {
         assert!(b.to_string_lossy().ends_with("-2.json"), "{}", b.display());
     }
 
+    /// A reader that goes after `left` bytes.
+    struct Pipe {
+        left: usize,
+        got: Vec<u8>,
+    }
+
+    impl std::io::Write for Pipe {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.left == 0 {
+                return Err(std::io::ErrorKind::BrokenPipe.into());
+            }
+            let n = buf.len().min(self.left);
+            self.left -= n;
+            self.got.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_closed_pipe_drops_the_rest_and_other_errors_pass() {
+        use std::io::Write;
+        let mut w = UntilPipeCloses {
+            inner: Pipe {
+                left: 3,
+                got: Vec::new(),
+            },
+            closed: false,
+        };
+        w.write_all(b"abcdef").unwrap();
+        w.write_all(b"more").unwrap();
+        w.flush().unwrap();
+        assert!(w.closed);
+        assert_eq!(w.inner.got, b"abc");
+        let mut small = [0u8; 2];
+        let mut w = UntilPipeCloses {
+            inner: std::io::Cursor::new(&mut small[..]),
+            closed: false,
+        };
+        let e = w
+            .write_all(b"abc")
+            .expect_err("a full buffer is no closed pipe");
+        assert_eq!(e.kind(), std::io::ErrorKind::WriteZero);
+    }
+
     #[test]
     fn a_failed_write_leaves_the_old_file() {
         let d = tempfile::tempdir().unwrap();
@@ -535,11 +659,14 @@ mod tests {
         std::fs::write(&p, "old").unwrap();
         let r = write_file_atomic(&p, |w| {
             w.write_all(b"half")?;
-            anyhow::bail!("disk full")
+            Err(std::io::Error::other("disk full"))
         });
-        assert!(r.is_err());
+        let e = r.expect_err("the writer failed");
+        assert_eq!(e.to_string(), format!("writing {}", p.display()));
+        let cause = std::error::Error::source(&e).expect("the writer's error as cause");
+        assert_eq!(cause.to_string(), "disk full");
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "old");
-        write_file_atomic(&p, |w| Ok(w.write_all(b"new")?)).unwrap();
+        write_file_atomic(&p, |w| w.write_all(b"new")).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
     }
 }

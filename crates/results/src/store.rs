@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// The file could not be opened or read.
-    #[error("{path}: cannot read: {source}")]
+    #[error("{path}: cannot read it")]
     Io {
         /// The file.
         path: PathBuf,
@@ -104,11 +104,10 @@ pub fn parse(text: &str, path: &Path) -> Result<ResultFile, LoadError> {
 /// Writes `result` to `path` atomically ([`super::output::write_file_atomic`]):
 /// a reader (or a crash) sees either the old or the new file, never half.
 /// The directory must exist, and only a regular file is ever replaced.
-pub fn write_atomic(path: &Path, result: &ResultFile) -> anyhow::Result<()> {
-    super::output::write_file_atomic(path, |w| {
+pub fn write_atomic(path: &Path, result: &ResultFile) -> Result<(), super::output::WriteError> {
+    super::output::write_file_atomic(path, |w| -> Result<(), serde_json::Error> {
         serde_json::to_writer(&mut *w, result)?;
-        w.write_all(b"\n")?;
-        Ok(())
+        w.write_all(b"\n").map_err(serde_json::Error::io)
     })
 }
 

@@ -5,7 +5,7 @@
 //! type ([`Conn::blob_type`]) and how a writing transaction begins
 //! ([`Conn::transaction`]).
 
-use anyhow::Context;
+use crate::error::DbError;
 
 /// A value bound to a statement or read from a row. A parameter's
 /// `None` is a NULL of that kind; a NULL read back is `Text(None)`
@@ -128,7 +128,7 @@ fn pg_param(v: &Value) -> Box<dyn postgres::types::ToSql + Sync> {
 }
 
 /// Column `i` of a PostgreSQL row as a [`Value`].
-fn pg_value(row: &postgres::Row, i: usize) -> anyhow::Result<Value> {
+fn pg_value(row: &postgres::Row, i: usize) -> Result<Value, DbError> {
     use postgres::types::Type;
     let t = row.columns()[i].type_().clone();
     Ok(if t == Type::INT8 {
@@ -142,7 +142,10 @@ fn pg_value(row: &postgres::Row, i: usize) -> anyhow::Result<Value> {
     } else if t == Type::TEXT || t == Type::VARCHAR || t == Type::NAME {
         Value::Text(row.try_get(i)?)
     } else {
-        anyhow::bail!("column {}: type {t} is not one the store reads", i + 1)
+        return Err(DbError::Column {
+            column: i + 1,
+            ty: t.to_string(),
+        });
     })
 }
 
@@ -161,33 +164,27 @@ fn sqlite_value(row: &rusqlite::Row, i: usize) -> rusqlite::Result<Value> {
 impl Conn {
     /// Opens an SQLite file (made if `create` and missing); waits up to
     /// 30 s for another writer.
-    pub fn sqlite(path: &std::path::Path, create: bool) -> anyhow::Result<Conn> {
+    pub fn sqlite(path: &std::path::Path, create: bool) -> Result<Conn, DbError> {
         use rusqlite::OpenFlags;
         let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         if create {
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
         }
-        let c = rusqlite::Connection::open_with_flags(path, flags).map_err(sqlite_error)?;
-        c.busy_timeout(std::time::Duration::from_secs(30))
-            .map_err(sqlite_error)?;
-        c.execute_batch("PRAGMA foreign_keys = ON")
-            .map_err(sqlite_error)?;
+        let c = rusqlite::Connection::open_with_flags(path, flags)?;
+        c.busy_timeout(std::time::Duration::from_secs(30))?;
+        c.execute_batch("PRAGMA foreign_keys = ON")?;
         Ok(Conn::Sqlite(c))
     }
 
     /// Connects to a PostgreSQL server (`postgres://…` or
     /// `postgresql://…`; without TLS), giving up after 30 s unless the
     /// URL sets its own `connect_timeout`.
-    pub fn postgres(url: &str) -> anyhow::Result<Conn> {
-        let mut config: postgres::Config = url
-            .parse()
-            .with_context(|| format!("store {}", redacted(url)))?;
+    pub fn postgres(url: &str) -> Result<Conn, DbError> {
+        let mut config: postgres::Config = url.parse()?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(std::time::Duration::from_secs(30));
         }
-        let c = config
-            .connect(postgres::NoTls)
-            .with_context(|| format!("store {}", redacted(url)))?;
+        let c = config.connect(postgres::NoTls)?;
         Ok(Conn::Postgres(Box::new(c)))
     }
 
@@ -200,22 +197,20 @@ impl Conn {
     }
 
     /// Runs statements without parameters (`;`-separated).
-    pub fn batch(&mut self, sql: &str) -> anyhow::Result<()> {
+    pub fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         match self {
-            Conn::Sqlite(c) => c.execute_batch(sql).map_err(sqlite_error)?,
+            Conn::Sqlite(c) => c.execute_batch(sql)?,
             Conn::Postgres(c) => c.batch_execute(sql)?,
         }
         Ok(())
     }
 
     /// Runs one statement; returns the rows it changed.
-    pub fn exec(&mut self, sql: &str, params: &[Value]) -> anyhow::Result<u64> {
+    pub fn exec(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
         match self {
             Conn::Sqlite(c) => {
                 let p: Vec<rusqlite::types::Value> = params.iter().map(sqlite_param).collect();
-                let n = c
-                    .execute(sql, rusqlite::params_from_iter(p))
-                    .map_err(sqlite_error)?;
+                let n = c.execute(sql, rusqlite::params_from_iter(p))?;
                 Ok(n as u64)
             }
             Conn::Postgres(c) => {
@@ -228,18 +223,16 @@ impl Conn {
     }
 
     /// The rows of a query.
-    pub fn rows(&mut self, sql: &str, params: &[Value]) -> anyhow::Result<Vec<Vec<Value>>> {
+    pub fn rows(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, DbError> {
         match self {
             Conn::Sqlite(c) => {
                 let p: Vec<rusqlite::types::Value> = params.iter().map(sqlite_param).collect();
-                let mut st = c.prepare(sql).map_err(sqlite_error)?;
+                let mut st = c.prepare(sql)?;
                 let n = st.column_count();
-                let rows = st
-                    .query_map(rusqlite::params_from_iter(p), |r| {
-                        (0..n).map(|i| sqlite_value(r, i)).collect()
-                    })
-                    .map_err(sqlite_error)?;
-                rows.collect::<Result<_, _>>().map_err(sqlite_error)
+                let rows = st.query_map(rusqlite::params_from_iter(p), |r| {
+                    (0..n).map(|i| sqlite_value(r, i)).collect()
+                })?;
+                Ok(rows.collect::<Result<_, _>>()?)
             }
             Conn::Postgres(c) => {
                 let owned: Vec<_> = params.iter().map(pg_param).collect();
@@ -257,10 +250,10 @@ impl Conn {
     /// `Ok`, rolled back otherwise. Writers take turns: SQLite's
     /// `BEGIN IMMEDIATE` takes the write lock at once, PostgreSQL's
     /// transaction takes the store's advisory lock.
-    pub fn transaction<T>(
+    pub fn transaction<T, E: From<DbError>>(
         &mut self,
-        f: impl FnOnce(&mut Conn) -> anyhow::Result<T>,
-    ) -> anyhow::Result<T> {
+        f: impl FnOnce(&mut Conn) -> Result<T, E>,
+    ) -> Result<T, E> {
         let begin = match self {
             Conn::Sqlite(_) => "BEGIN IMMEDIATE",
             // The lock's key, a number of the store's own.
@@ -278,42 +271,6 @@ impl Conn {
             }
         }
     }
-}
-
-/// SQLite's own words for an error, without rusqlite's `Error code N: `.
-fn sqlite_words(e: &rusqlite::Error) -> String {
-    let text = match e {
-        rusqlite::Error::SqliteFailure(_, Some(m)) => m.clone(),
-        other => other.to_string(),
-    };
-    match text.strip_prefix("Error code ") {
-        Some(rest) => rest
-            .split_once(": ")
-            .map_or(text.clone(), |(_, w)| w.to_string()),
-        None => text,
-    }
-}
-
-/// An SQLite error as the store's user reads it: what it means for the
-/// store, then SQLite's own words as its cause (never those alone; the
-/// store's name is put before both by [`super::Store`]).
-pub fn sqlite_error(e: rusqlite::Error) -> anyhow::Error {
-    use rusqlite::ErrorCode as C;
-    let words = anyhow::Error::msg(sqlite_words(&e));
-    let meaning = match e.sqlite_error_code() {
-        Some(C::ReadOnly) => {
-            "cannot write to it: it is read-only here (the file's or its directory's permissions, or a read-only filesystem)"
-        }
-        Some(C::CannotOpen) => "cannot open it",
-        Some(C::NotADatabase) => "not an SQLite database",
-        Some(C::DatabaseCorrupt) => "damaged: not a well-formed SQLite database",
-        Some(C::SystemIoFailure) => "an I/O error reading or writing it",
-        Some(C::DatabaseBusy | C::DatabaseLocked) => "locked: another writer held it for 30 s",
-        Some(C::DiskFull) => "the disk is full",
-        Some(C::PermissionDenied) => "permission denied",
-        _ => "SQLite failed",
-    };
-    words.context(meaning)
 }
 
 /// A parameter as rusqlite binds it.
@@ -392,7 +349,7 @@ mod tests {
                 .unwrap();
         let mut c = Conn::Sqlite(ro);
         let e = c.exec("INSERT INTO t VALUES (1)", &[]).unwrap_err();
-        let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
+        let chain = crate::error::chain(&e);
         assert!(
             chain[0].starts_with("cannot write to it: it is read-only"),
             "{chain:?}"
@@ -402,7 +359,7 @@ mod tests {
             "{chain:?}"
         );
         let e = c.rows("SELECT nosuch FROM t", &[]).unwrap_err();
-        let words = format!("{e:#}");
+        let words = crate::error::chain(&e).join(": ");
         assert!(
             words.starts_with("SQLite failed: no such column: nosuch"),
             "{words}"
@@ -441,12 +398,18 @@ mod tests {
             && v.bytes().is_none()));
         // A failed transaction leaves nothing.
         let e = c
-            .transaction(|c| -> anyhow::Result<()> {
+            .transaction(|c| -> Result<(), DbError> {
                 c.exec("DELETE FROM t", &[])?;
-                anyhow::bail!("no")
+                Err(DbError::Column {
+                    column: 1,
+                    ty: "no".into(),
+                })
             })
             .unwrap_err();
-        assert_eq!(e.to_string(), "no");
+        assert_eq!(
+            e.to_string(),
+            "column 1: type no is not one the store reads"
+        );
         assert_eq!(c.rows("SELECT i FROM t", &[]).unwrap().len(), 2);
     }
 }

@@ -13,13 +13,14 @@
 #![deny(missing_docs)]
 
 pub mod db;
+pub mod error;
 pub mod index;
 pub mod query;
 pub mod schema;
 pub mod source;
 
-use anyhow::Context;
 use db::{Conn, Value};
+pub use error::{DbError, Error, Result};
 pub use index::{BenchRow, Indexed, RunRow, WorkRow};
 pub use query::Query;
 use std::io::{Read, Write};
@@ -43,7 +44,7 @@ impl Location {
     /// begins `postgres:` or `postgresql:` without the `//` of a URL,
     /// which is refused as a malformed URL (a file of that name is
     /// `./postgres:…`). The error names the fault, not the source.
-    pub fn parse(s: &str) -> Result<Location, String> {
+    pub fn parse(s: &str) -> std::result::Result<Location, String> {
         let lower = s.to_ascii_lowercase();
         if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
             return match s.parse::<postgres::Config>() {
@@ -74,17 +75,22 @@ impl Location {
 
     /// The store given (`--store`), else `$SCALEBENCH_STORE`, else
     /// [`default_path`]; with where the choice came from.
-    pub fn chosen(given: Option<&str>) -> anyhow::Result<(Location, &'static str)> {
+    pub fn chosen(given: Option<&str>) -> Result<(Location, &'static str)> {
         if let Some(g) = given {
-            let at = Location::parse(g).map_err(|e| anyhow::anyhow!("--store {e}"))?;
+            let at = Location::parse(g).map_err(|words| Error::Location {
+                whence: "--store",
+                words,
+            })?;
             return Ok((at, "--store"));
         }
         if let Some(e) = std::env::var_os(ENV).filter(|e| !e.is_empty()) {
-            let e = e
-                .into_string()
-                .map_err(|e| anyhow::anyhow!("${ENV} {}: not UTF-8", e.to_string_lossy()))?;
-            let at = Location::parse(&e).map_err(|e| anyhow::anyhow!("${ENV} {e}"))?;
-            return Ok((at, "$SCALEBENCH_STORE"));
+            let whence = "$SCALEBENCH_STORE";
+            let e = e.into_string().map_err(|e| Error::Location {
+                whence,
+                words: format!("{}: not UTF-8", e.to_string_lossy()),
+            })?;
+            let at = Location::parse(&e).map_err(|words| Error::Location { whence, words })?;
+            return Ok((at, whence));
         }
         Ok((Location::Sqlite(default_path()?), "the default store"))
     }
@@ -116,17 +122,13 @@ pub enum Access {
 
 /// `$XDG_DATA_HOME/scalebench/results.sqlite`, else
 /// `$HOME/.local/share/scalebench/results.sqlite`.
-pub fn default_path() -> anyhow::Result<PathBuf> {
+pub fn default_path() -> Result<PathBuf> {
     let base = match std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
         Some(d) => PathBuf::from(d),
         None => {
             let home = std::env::var_os("HOME")
                 .filter(|h| !h.is_empty())
-                .ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "no store given, and neither $XDG_DATA_HOME nor $HOME is set to find the default one: give --store PATH"
-                    )
-                })?;
+                .ok_or(Error::NoDefault)?;
             PathBuf::from(home).join(".local/share")
         }
     };
@@ -190,13 +192,13 @@ fn run_row(r: &[Value]) -> RunRow {
     }
 }
 
-fn gzip(bytes: &[u8]) -> anyhow::Result<Vec<u8>> {
+fn gzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     e.write_all(bytes)?;
-    Ok(e.finish()?)
+    e.finish()
 }
 
-fn gunzip(bytes: &[u8]) -> anyhow::Result<Vec<u8>> {
+fn gunzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::new();
     flate2::read::GzDecoder::new(bytes).read_to_end(&mut out)?;
     Ok(out)
@@ -207,13 +209,17 @@ impl Store {
     /// file is checked first ([`check_sqlite`]) and made only for
     /// [`Access::Create`], where nothing is yet; a refused store leaves no
     /// file behind.
-    pub fn open(at: &Location, access: Access) -> anyhow::Result<Store> {
+    pub fn open(at: &Location, access: Access) -> Result<Store> {
         let name = at.name();
+        let database = |source| Error::Database {
+            store: name.clone(),
+            source,
+        };
         let (conn, path) = match at {
             Location::Sqlite(p) => {
                 let new = check_sqlite(p, &name, access)?;
                 let conn = Conn::sqlite(p, new).and_then(|mut c| {
-                    schema::migrate(&mut c, &name)?;
+                    schema::migrate(&mut c)?;
                     Ok(c)
                 });
                 match conn {
@@ -224,13 +230,13 @@ impl Store {
                         if new && std::fs::metadata(p).is_ok_and(|m| m.len() == 0) {
                             let _ = std::fs::remove_file(p);
                         }
-                        return Err(e.context(format!("store {name}")));
+                        return Err(database(e));
                     }
                 }
             }
             Location::Postgres(u) => {
-                let mut c = Conn::postgres(u)?;
-                schema::migrate(&mut c, &name).with_context(|| format!("store {name}"))?;
+                let mut c = Conn::postgres(u).map_err(database)?;
+                schema::migrate(&mut c).map_err(database)?;
                 (c, None)
             }
         };
@@ -248,52 +254,70 @@ impl Store {
     }
 
     /// `r` with the store named before its error.
-    fn named<T>(&self, r: anyhow::Result<T>) -> anyhow::Result<T> {
-        r.with_context(|| format!("store {}", self.name))
+    fn named<T>(&self, r: std::result::Result<T, DbError>) -> Result<T> {
+        r.map_err(|source| Error::Database {
+            store: self.name.clone(),
+            source,
+        })
+    }
+
+    /// The store's own refusal, `why`.
+    fn refused(&self, why: String) -> Error {
+        Error::Refused {
+            store: self.name.clone(),
+            why,
+        }
     }
 
     /// Adds a result file (its bytes, read from `source`, recorded as a
     /// whole path): indexed and kept whole, in one transaction. A file
     /// still incomplete is refused; the same bytes twice are stored once.
-    pub fn add(&mut self, bytes: &[u8], source: &Path) -> anyhow::Result<Added> {
+    pub fn add(&mut self, bytes: &[u8], source: &Path) -> Result<Added> {
         // Stored already: nothing to read or judge.
         let id = index::content_id(bytes);
-        let stored = self.has(&id);
-        if self.named(stored)? {
+        if self.has(&id)? {
             return Ok(Added::Already(id));
         }
-        let text = std::str::from_utf8(bytes)
-            .map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", source.display()))?;
+        let text = std::str::from_utf8(bytes).map_err(|_| Error::NotStored {
+            file: source.to_path_buf(),
+            why: "not UTF-8 text",
+        })?;
         let file = results::parse(text, source)?;
         if !file.complete {
-            anyhow::bail!(
-                "{}: the run is incomplete (\"complete\": false: still running, or interrupted); only a finished run's file is stored",
-                source.display()
-            );
+            return Err(Error::NotStored {
+                file: source.to_path_buf(),
+                why: "the run is incomplete (\"complete\": false: still running, or interrupted); only a finished run's file is stored",
+            });
         }
         // Where it came from, as a whole path (as given if it has none).
         let origin = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
         let ix = index::index(&file, bytes, &origin.display().to_string());
-        let body = gzip(bytes)?;
-        let added = self.conn.transaction(|c| {
-            let id = ix.run.id.clone();
-            if !c
-                .rows(
-                    "SELECT id FROM runs WHERE id = ?",
-                    &[Value::from(id.as_str())],
-                )?
-                .is_empty()
-            {
-                return Ok(Added::Already(id));
-            }
-            insert(c, &ix, body)?;
-            Ok(Added::New(id, ix.notes.clone()))
-        });
+        let body = gzip(bytes).map_err(|source| Error::Io {
+            store: self.name.clone(),
+            doing: "compressing the file".into(),
+            source,
+        })?;
+        let added = self
+            .conn
+            .transaction(|c| -> std::result::Result<Added, DbError> {
+                let id = ix.run.id.clone();
+                if !c
+                    .rows(
+                        "SELECT id FROM runs WHERE id = ?",
+                        &[Value::from(id.as_str())],
+                    )?
+                    .is_empty()
+                {
+                    return Ok(Added::Already(id));
+                }
+                insert(c, &ix, body)?;
+                Ok(Added::New(id, ix.notes.clone()))
+            });
         self.named(added)
     }
 
     /// Whether run `id` is stored.
-    pub fn has(&mut self, id: &str) -> anyhow::Result<bool> {
+    pub fn has(&mut self, id: &str) -> Result<bool> {
         let rows = self
             .conn
             .rows("SELECT id FROM runs WHERE id = ?", &[Value::from(id)]);
@@ -302,13 +326,13 @@ impl Store {
 
     /// Every stored run with what it holds, in no particular order
     /// ([`Query::select`] orders them).
-    pub fn runs(&mut self) -> anyhow::Result<Vec<Listed>> {
+    pub fn runs(&mut self) -> Result<Vec<Listed>> {
         let all = self.all_runs();
         self.named(all)
     }
 
     /// [`Store::runs`], its errors not yet naming the store.
-    fn all_runs(&mut self) -> anyhow::Result<Vec<Listed>> {
+    fn all_runs(&mut self) -> std::result::Result<Vec<Listed>, DbError> {
         let rows = self
             .conn
             .rows(&format!("SELECT {RUN_COLUMNS} FROM runs"), &[])?;
@@ -348,13 +372,13 @@ impl Store {
     }
 
     /// The runs `q` selects, in the order they started.
-    pub fn select(&mut self, q: &Query) -> anyhow::Result<Vec<Listed>> {
+    pub fn select(&mut self, q: &Query) -> Result<Vec<Listed>> {
         let all = self.runs()?;
         Ok(q.select(&all).into_iter().cloned().collect())
     }
 
     /// The stored file of run `id`, its exact bytes.
-    pub fn file(&mut self, id: &str) -> anyhow::Result<Vec<u8>> {
+    pub fn file(&mut self, id: &str) -> Result<Vec<u8>> {
         let rows = self.conn.rows(
             "SELECT encoding, body FROM run_files WHERE run_id = ?",
             &[Value::from(id)],
@@ -362,38 +386,40 @@ impl Store {
         let rows = self.named(rows)?;
         let r = rows
             .first()
-            .ok_or_else(|| anyhow::anyhow!("store {}: no file for run {id}", self.name))?;
+            .ok_or_else(|| self.refused(format!("no file for run {id}")))?;
         let body = r[1].bytes().unwrap_or_default();
         let bytes = match r[0].text() {
-            Some("gzip") => gunzip(body).with_context(|| {
-                format!(
-                    "store {}: run {id}: the stored file cannot be decompressed (damaged store)",
-                    self.name
-                )
+            Some("gzip") => gunzip(body).map_err(|source| Error::Io {
+                store: self.name.clone(),
+                doing: format!("run {id}: the stored file cannot be decompressed (damaged store)"),
+                source,
             })?,
             Some("identity") => body.to_vec(),
-            other => anyhow::bail!(
-                "store {}: run {id}: file encoding {other:?} is unknown to this scalebench",
-                self.name
-            ),
+            other => {
+                return Err(self.refused(format!(
+                    "run {id}: file encoding {other:?} is unknown to this scalebench"
+                )));
+            }
         };
         if index::content_id(&bytes) != id {
-            anyhow::bail!(
-                "store {}: run {id}: the stored file does not match its id (damaged store)",
-                self.name
-            );
+            return Err(self.refused(format!(
+                "run {id}: the stored file does not match its id (damaged store)"
+            )));
         }
         Ok(bytes)
     }
 
     /// The benchmark and workload rows of run `id`.
-    pub fn rows_of(&mut self, id: &str) -> anyhow::Result<(Vec<BenchRow>, Vec<WorkRow>)> {
+    pub fn rows_of(&mut self, id: &str) -> Result<(Vec<BenchRow>, Vec<WorkRow>)> {
         let rows = self.rows_of_run(id);
         self.named(rows)
     }
 
     /// [`Store::rows_of`], its errors not yet naming the store.
-    fn rows_of_run(&mut self, id: &str) -> anyhow::Result<(Vec<BenchRow>, Vec<WorkRow>)> {
+    fn rows_of_run(
+        &mut self,
+        id: &str,
+    ) -> std::result::Result<(Vec<BenchRow>, Vec<WorkRow>), DbError> {
         let b = self.conn.rows(
             "SELECT position, name, series, status, n, runs, class, confidence, low_n, low_ns, high_n, high_ns, note FROM benchmarks WHERE run_id = ? ORDER BY position",
             &[Value::from(id)],
@@ -440,7 +466,7 @@ impl Store {
     }
 
     /// Removes the runs `ids` (their rows and files), in one transaction.
-    pub fn remove(&mut self, ids: &[String]) -> anyhow::Result<()> {
+    pub fn remove(&mut self, ids: &[String]) -> Result<()> {
         let removed = self.conn.transaction(|c| {
             for id in ids {
                 for table in ["run_files", "benchmarks", "workload_rows"] {
@@ -467,65 +493,74 @@ const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 /// a file that is no SQLite database, one that cannot be read, or — for a
 /// command that writes — one that cannot be written. Returns whether the
 /// store is new.
-pub fn check_sqlite(p: &Path, name: &str, access: Access) -> anyhow::Result<bool> {
+pub fn check_sqlite(p: &Path, name: &str, access: Access) -> Result<bool> {
+    let refused = |why: String| Error::Refused {
+        store: name.to_string(),
+        why,
+    };
+    let io = |doing: &str, source| Error::Io {
+        store: name.to_string(),
+        doing: doing.to_string(),
+        source,
+    };
     let m = match std::fs::metadata(p) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if std::fs::symlink_metadata(p).is_ok() {
-                anyhow::bail!(
-                    "store {name}: a symbolic link to nothing (scalebench makes no store through a link)"
-                );
+                return Err(refused(
+                    "a symbolic link to nothing (scalebench makes no store through a link)".into(),
+                ));
             }
             let Access::Create { make_dir } = access else {
-                anyhow::bail!(
-                    "no store at {name}: no such file (`scalebench results add FILE…` makes it)"
-                );
+                return Err(Error::Missing(name.to_string()));
             };
             let dir = results::output::dir_of(p);
             if make_dir {
                 std::fs::create_dir_all(&dir)
-                    .with_context(|| format!("store {name}: making {}", dir.display()))?;
+                    .map_err(|e| io(&format!("making {}", dir.display()), e))?;
             } else if !dir.is_dir() {
-                anyhow::bail!(
-                    "store {name}: the directory {} does not exist (scalebench makes only the default store's)",
+                return Err(refused(format!(
+                    "the directory {} does not exist (scalebench makes only the default store's)",
                     dir.display()
-                );
+                )));
             }
             return Ok(true);
         }
-        Err(e) => return Err(anyhow::Error::new(e).context(format!("store {name}"))),
+        Err(e) => return Err(io("cannot look at it", e)),
     };
     if let Some(kind) = results::output::not_regular(&m) {
-        anyhow::bail!("store {name}: {kind}, not an SQLite store file");
+        return Err(refused(format!("{kind}, not an SQLite store file")));
     }
     if m.len() == 0 {
-        anyhow::bail!(
-            "store {name}: an empty file, not an SQLite store (only a path where nothing is yet becomes a new store)"
-        );
+        return Err(refused(
+            "an empty file, not an SQLite store (only a path where nothing is yet becomes a new store)".into(),
+        ));
     }
     let mut head = [0u8; 16];
     let read = std::fs::File::open(p).and_then(|mut f| f.read_exact(&mut head));
     match read {
         Err(e) if e.kind() != std::io::ErrorKind::UnexpectedEof => {
-            return Err(anyhow::Error::new(e).context(format!("store {name}: cannot read it")));
+            return Err(io("cannot read it", e));
         }
         Ok(()) if &head == SQLITE_HEADER => {}
-        _ => anyhow::bail!(
-            "store {name}: not an SQLite database (it does not begin as one; {} bytes)",
-            m.len()
-        ),
+        _ => {
+            return Err(refused(format!(
+                "not an SQLite database (it does not begin as one; {} bytes)",
+                m.len()
+            )));
+        }
     }
     if access != Access::Read {
         std::fs::OpenOptions::new()
             .write(true)
             .open(p)
-            .with_context(|| format!("store {name}: cannot write to it"))?;
+            .map_err(|e| io("cannot write to it", e))?;
     }
     Ok(false)
 }
 
 /// Inserts a run's rows and its file.
-fn insert(c: &mut Conn, ix: &Indexed, body: Vec<u8>) -> anyhow::Result<()> {
+fn insert(c: &mut Conn, ix: &Indexed, body: Vec<u8>) -> std::result::Result<(), DbError> {
     let r = &ix.run;
     c.exec(
         &format!(
@@ -550,7 +585,7 @@ fn insert(c: &mut Conn, ix: &Indexed, body: Vec<u8>) -> anyhow::Result<()> {
             Value::from(r.finished.clone()),
             Value::from(r.tool_version.as_str()),
             Value::from(r.schema_version),
-            Value::from(serde_json::to_string(&r.command_line)?),
+            Value::from(serde_json::Value::from(r.command_line.clone()).to_string()),
             Value::from(r.profile.clone()),
             Value::from(r.analysis.as_str()),
         ],

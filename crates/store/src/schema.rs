@@ -7,6 +7,7 @@
 //! [`MIGRATIONS`] (docs/store.md says how).
 
 use super::db::{Conn, Value};
+use crate::error::DbError;
 
 /// One migration: its statements, `;`-separated; `{blob}` stands for
 /// the dialect's binary column type.
@@ -100,7 +101,7 @@ const MIGRATIONS_TABLE: &str = "CREATE TABLE IF NOT EXISTS migrations (
 )";
 
 /// The store's version: the highest migration applied (0: none).
-pub fn version(c: &mut Conn) -> anyhow::Result<i64> {
+pub fn version(c: &mut Conn) -> Result<i64, DbError> {
     let rows = c.rows("SELECT MAX(version) FROM migrations", &[])?;
     Ok(rows.first().and_then(|r| r[0].int()).unwrap_or(0))
 }
@@ -108,32 +109,33 @@ pub fn version(c: &mut Conn) -> anyhow::Result<i64> {
 /// Brings the store to [`VERSION`], applying the missing migrations in
 /// order in one transaction (none is applied if one fails); refuses a
 /// store newer than this scalebench. Returns the versions applied.
-pub fn migrate(c: &mut Conn, name: &str) -> anyhow::Result<Vec<i64>> {
-    migrate_with(c, name, MIGRATIONS)
+pub fn migrate(c: &mut Conn) -> Result<Vec<i64>, DbError> {
+    migrate_with(c, MIGRATIONS)
 }
 
 /// [`migrate`] with a list of migrations of its own (for tests).
-pub(crate) fn migrate_with(
-    c: &mut Conn,
-    name: &str,
-    migrations: &[Migration],
-) -> anyhow::Result<Vec<i64>> {
+pub(crate) fn migrate_with(c: &mut Conn, migrations: &[Migration]) -> Result<Vec<i64>, DbError> {
     let known = migrations.len() as i64;
     let blob = c.blob_type();
     c.transaction(|c| {
         c.batch(MIGRATIONS_TABLE)?;
         let at = version(c)?;
         if at > known {
-            anyhow::bail!(
-                "store {name} has schema version {at}, newer than this scalebench ({}) knows ({known}): upgrade scalebench to use it",
-                env!("CARGO_PKG_VERSION")
-            );
+            return Err(DbError::Newer {
+                at,
+                known,
+                tool: env!("CARGO_PKG_VERSION"),
+            });
         }
         let mut applied = Vec::new();
         for (k, m) in migrations.iter().enumerate().skip(at as usize) {
             let v = k as i64 + 1;
             c.batch(&m.sql.replace("{blob}", blob))
-                .map_err(|e| anyhow::anyhow!("store {name}: migration {v} ({}): {e}", m.what))?;
+                .map_err(|e| DbError::Migration {
+                    version: v,
+                    what: m.what,
+                    source: Box::new(e),
+                })?;
             c.exec(
                 "INSERT INTO migrations (version, what, applied, tool_version) VALUES (?, ?, ?, ?)",
                 &[
@@ -160,12 +162,9 @@ mod tests {
     #[test]
     fn missing_migrations_are_applied_in_order_once() {
         let mut c = memory();
-        assert_eq!(
-            migrate(&mut c, "m").unwrap(),
-            (1..=VERSION).collect::<Vec<_>>()
-        );
+        assert_eq!(migrate(&mut c).unwrap(), (1..=VERSION).collect::<Vec<_>>());
         assert_eq!(version(&mut c).unwrap(), VERSION);
-        assert!(migrate(&mut c, "m").unwrap().is_empty(), "nothing twice");
+        assert!(migrate(&mut c).unwrap().is_empty(), "nothing twice");
         // A later migration on top of an older store.
         let more = [
             Migration {
@@ -177,7 +176,7 @@ mod tests {
                 sql: "CREATE TABLE notes (run_id TEXT, note TEXT)",
             },
         ];
-        assert_eq!(migrate_with(&mut c, "m", &more).unwrap(), [2]);
+        assert_eq!(migrate_with(&mut c, &more).unwrap(), [2]);
         c.exec("INSERT INTO notes VALUES ('a', 'b')", &[]).unwrap();
     }
 
@@ -194,18 +193,14 @@ mod tests {
                 sql: "CREATE TABLE b (x TEXT); CREATE TABLE b (x TEXT)",
             },
         ];
-        let e = migrate_with(&mut c, "s.sqlite", &bad)
-            .unwrap_err()
-            .to_string();
+        let e = migrate_with(&mut c, &bad).unwrap_err().to_string();
         assert!(e.contains("migration 2 (broken)"), "{e}");
         // Rolled back whole: the first migration and the table of them too.
         assert!(c.rows("SELECT x FROM a", &[]).is_err());
         assert!(c.rows("SELECT version FROM migrations", &[]).is_err());
         // Applied by a newer scalebench: refused by this one.
-        migrate_with(&mut c, "s.sqlite", &bad[..1]).unwrap();
-        let e = migrate_with(&mut c, "s.sqlite", &[])
-            .unwrap_err()
-            .to_string();
+        migrate_with(&mut c, &bad[..1]).unwrap();
+        let e = migrate_with(&mut c, &[]).unwrap_err().to_string();
         assert!(
             e.contains("schema version 1, newer than this scalebench")
                 && e.contains("upgrade scalebench"),

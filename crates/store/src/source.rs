@@ -2,7 +2,7 @@
 //! in the store that a query selects.
 
 use crate::index::short;
-use crate::{Listed, Query, Store};
+use crate::{Error, Listed, Query, Result, Store};
 use results::ResultFile;
 use std::path::{Path, PathBuf};
 
@@ -58,9 +58,9 @@ impl Source {
 /// needs it; each file a directory skips goes to `skipped`.
 pub fn sources(
     given: &[PathBuf],
-    open: &mut dyn FnMut() -> anyhow::Result<Store>,
+    open: &mut dyn FnMut() -> Result<Store>,
     skipped: &mut dyn FnMut(&Path, &str),
-) -> anyhow::Result<Vec<Source>> {
+) -> Result<Vec<Source>> {
     let mut opened: Option<Store> = None;
     let mut out = Vec::new();
     for g in given {
@@ -73,14 +73,21 @@ pub fn sources(
             );
             continue;
         }
-        let q = Query::parse(&text).map_err(anyhow::Error::msg)?;
+        let q = Query::parse(&text).map_err(|words| Error::Query {
+            what: "query".into(),
+            words,
+        })?;
         if opened.is_none() {
             opened = Some(open()?);
         }
         let s = opened.as_mut().expect("opened above");
         let runs = s.select(&q)?;
         if runs.is_empty() {
-            anyhow::bail!("query `{}`: no run in store {} matches", q.text(), s.name());
+            return Err(Error::Select {
+                what: "query".into(),
+                query: q.text().to_string(),
+                why: format!("no run in store {} matches", s.name()),
+            });
         }
         for r in runs {
             let bytes = s.file(&r.run.id)?;
@@ -97,9 +104,9 @@ pub fn sources(
 /// selecting exactly one stored run.
 pub fn one_source(
     given: &Path,
-    open: &mut dyn FnMut() -> anyhow::Result<Store>,
+    open: &mut dyn FnMut() -> Result<Store>,
     what: &str,
-) -> anyhow::Result<Source> {
+) -> Result<Source> {
     let text = given.to_string_lossy();
     if given.exists() || !crate::query::looks_like_query(&text) {
         return Ok(Source::File(given.to_path_buf()));
@@ -115,23 +122,26 @@ pub fn one_source(
 
 /// The one run `words` select; an error naming `what` (`--base`) when
 /// none or several do.
-pub fn one_run(store: &mut Store, words: &str, what: &str) -> anyhow::Result<Listed> {
-    let q = Query::parse(words).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
+pub fn one_run(store: &mut Store, words: &str, what: &str) -> Result<Listed> {
+    let q = Query::parse(words).map_err(|words| Error::Query {
+        what: what.to_string(),
+        words,
+    })?;
     let mut runs = store.select(&q)?;
-    match runs.len() {
-        0 => anyhow::bail!(
-            "{what} `{}`: no run in store {} matches",
-            q.text(),
-            store.name()
-        ),
-        1 => Ok(runs.remove(0)),
+    let why = match runs.len() {
+        0 => format!("no run in store {} matches", store.name()),
+        1 => return Ok(runs.remove(0)),
         k => {
             let ids: Vec<&str> = runs.iter().map(|r| short(&r.run.id)).collect();
-            anyhow::bail!(
-                "{what} `{}`: {k} runs match ({}); add `latest` or an id to choose one",
-                q.text(),
+            format!(
+                "{k} runs match ({}); add `latest` or an id to choose one",
                 ids.join(", ")
             )
         }
-    }
+    };
+    Err(Error::Select {
+        what: what.to_string(),
+        query: q.text().to_string(),
+        why,
+    })
 }
