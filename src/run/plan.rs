@@ -334,12 +334,8 @@ fn profiles(names: &[String]) -> anyhow::Result<Vec<TuningProfile>> {
                 "--profile: an empty name (give names or files, comma separated)",
             ));
         }
-        let p = TuningProfile::find(n).map_err(|e| {
-            // A file's errors begin `profile FILE: `: said once.
-            let e = format!("{e:#}");
-            let e = e.strip_prefix(&format!("profile {n}: ")).unwrap_or(&e);
-            opt("profile", format!("--profile {n}: {e}"))
-        })?;
+        let p = TuningProfile::find(n)
+            .map_err(|e| opt("profile", format!("--profile {n}: {}", e.why())))?;
         if out.iter().any(|q| q.name == p.name) {
             return Err(opt(
                 "profile",

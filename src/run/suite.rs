@@ -651,7 +651,7 @@ impl Doc<'_> {
                 .flags
                 .iter()
                 .filter(|x| workload.flags().iter().any(|f| f.name == x.key))
-                .find(|x| e.contains(&format!("--{}", x.key)));
+                .find(|x| e.flag.as_deref() == Some(x.key.as_str()));
             let line = match named {
                 Some(x) => x.line,
                 None => self

@@ -13,7 +13,6 @@ pub mod apply;
 pub mod ranges;
 
 use crate::sys::{Rlimit, Setting};
-use anyhow::{Context, bail};
 use serde::Deserialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -454,12 +453,64 @@ fn section(os: Os, raw: RawSection) -> Result<Vec<ProfileItem>, String> {
     Ok(items)
 }
 
+/// Why a profile cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    /// Its file cannot be read.
+    #[error("cannot read the profile file {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The file system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Its text is not a valid profile.
+    #[error("profile {origin}: {why}")]
+    Invalid {
+        /// The file, or `built-in`.
+        origin: String,
+        /// What is wrong, naming the key.
+        why: String,
+    },
+    /// No built-in profile has the name.
+    #[error(
+        "unknown profile `{name}`{near} (built-in: {built_in}; or the path of a .toml profile file)"
+    )]
+    Unknown {
+        /// The name given.
+        name: String,
+        /// `: did you mean …?`, or nothing.
+        near: String,
+        /// The built-in profiles' names.
+        built_in: String,
+    },
+}
+
+impl ProfileError {
+    /// What is wrong, for a message that names the profile already.
+    pub fn why(&self) -> String {
+        match self {
+            ProfileError::Read { source, .. } => {
+                format!(
+                    "cannot read it: {}",
+                    crate::sys::errno_words(&source.to_string())
+                )
+            }
+            ProfileError::Invalid { why, .. } => why.clone(),
+            ProfileError::Unknown { .. } => self.to_string(),
+        }
+    }
+}
+
 impl TuningProfile {
     /// Reads a profile from TOML text; `origin` names it in errors.
-    pub fn parse(text: &str, origin: &str) -> anyhow::Result<TuningProfile> {
-        let raw: RawProfile =
-            toml::from_str(text).map_err(|e| anyhow::anyhow!("profile {origin}: {e}"))?;
-        let err = |m: String| anyhow::anyhow!("profile {origin}: {m}");
+    pub fn parse(text: &str, origin: &str) -> Result<TuningProfile, ProfileError> {
+        let err = |why: String| ProfileError::Invalid {
+            origin: origin.to_string(),
+            why,
+        };
+        let raw: RawProfile = toml::from_str(text).map_err(|e| err(e.to_string()))?;
         if raw.format != FORMAT {
             return Err(err(format!(
                 "format `{}` is not one this scalebench reads ({FORMAT})",
@@ -503,11 +554,13 @@ impl TuningProfile {
 
     /// A built-in profile by name, or a profile file by path (a name with
     /// a `/` or ending in `.toml`).
-    pub fn find(name: &str) -> anyhow::Result<TuningProfile> {
+    pub fn find(name: &str) -> Result<TuningProfile, ProfileError> {
         if is_path(name) {
             let path = PathBuf::from(name);
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("cannot read the profile file {}", path.display()))?;
+            let text = match std::fs::read_to_string(&path) {
+                Ok(t) => t,
+                Err(source) => return Err(ProfileError::Read { path, source }),
+            };
             return TuningProfile::parse(&text, &path.display().to_string());
         }
         match BUILT_IN.iter().find(|(n, _)| *n == name) {
@@ -519,10 +572,11 @@ impl TuningProfile {
                     .filter(|(score, _)| *score >= 0.8)
                     .max_by(|a, b| a.0.total_cmp(&b.0))
                     .map_or(String::new(), |(_, n)| format!(": did you mean `{n}`?"));
-                bail!(
-                    "unknown profile `{name}`{near} (built-in: {}; or the path of a .toml profile file)",
-                    BUILT_IN.map(|(n, _)| n).join(", ")
-                )
+                Err(ProfileError::Unknown {
+                    name: name.to_string(),
+                    near,
+                    built_in: BUILT_IN.map(|(n, _)| n).join(", "),
+                })
             }
         }
     }
@@ -698,11 +752,14 @@ mod tests {
             e.contains("`nosuch`") && e.contains("dragonfly-linux"),
             "{e}"
         );
-        let e = format!(
-            "{:#}",
-            TuningProfile::find("/nonexistent/p.toml").unwrap_err()
+        let e = TuningProfile::find("/nonexistent/p.toml").unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/p.toml"), "{e}");
+        assert_eq!(
+            e.why(),
+            "cannot read it: No such file or directory (ENOENT)"
         );
-        assert!(e.contains("/nonexistent/p.toml"), "{e}");
+        let e = TuningProfile::parse("name = 1", "t.toml").unwrap_err();
+        assert!(!e.why().contains("t.toml"), "{}", e.why());
     }
 
     #[test]

@@ -911,7 +911,7 @@ impl Workload for Forward {
         FLAGS
     }
 
-    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, String> {
+    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, super::FlagError> {
         let g = asked.given;
         Ok(Some(std::sync::Arc::new(ForwardOptions {
             loss_tolerance: g

@@ -23,6 +23,7 @@ use crate::harness::sweep;
 use crate::net::errcount;
 use crate::net::load::{self, LoadOptions, Target};
 use crate::results::{SweepSample, WorkloadResult, WorkloadRow};
+use crate::workloads::FlagError;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -126,19 +127,30 @@ pub(crate) struct HttpOptions {
 }
 
 impl HttpOptions {
-    fn of(given: &super::Given) -> Result<HttpOptions, String> {
+    fn of(given: &super::Given) -> Result<HttpOptions, FlagError> {
         let server = match given.value("http-server") {
             None | Some("scalebench") => ServerKind::Scalebench,
             Some("nginx") => ServerKind::Nginx,
             Some("fork") => ServerKind::Fork,
-            Some(other) => return Err(format!("--http-server {other}: not a server this knows")),
+            Some(other) => {
+                return Err(FlagError::of(
+                    "http-server",
+                    format!("--http-server {other}: not a server this knows"),
+                ));
+            }
         };
         let workers = given.parsed("http-workers", http_workers)?;
         if server == ServerKind::Fork && workers.is_some() {
-            return Err("--http-workers: a process-per-connection server has no workers to set (--http-server fork)".into());
+            return Err(FlagError::of(
+                "http-workers",
+                "--http-workers: a process-per-connection server has no workers to set (--http-server fork)",
+            ));
         }
         if server == ServerKind::Nginx && crate::net::nginx::binary().is_none() {
-            return Err("--http-server nginx: nginx is not installed here (not on the PATH or in /usr/sbin)".into());
+            return Err(FlagError::of(
+                "http-server",
+                "--http-server nginx: nginx is not installed here (not on the PATH or in /usr/sbin)",
+            ));
         }
         let threads = given.parsed("http-threads", http_threads)?.unwrap_or(1);
         Ok(HttpOptions {
@@ -615,7 +627,7 @@ impl Workload for IpStack {
         FLAGS
     }
 
-    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, String> {
+    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, super::FlagError> {
         Ok(Some(std::sync::Arc::new(HttpOptions::of(asked.given)?)))
     }
 
@@ -802,7 +814,7 @@ impl Workload for ShortConn {
         FLAGS
     }
 
-    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, String> {
+    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, super::FlagError> {
         Ok(Some(std::sync::Arc::new(HttpOptions::of(asked.given)?)))
     }
 

@@ -163,7 +163,7 @@ static FLAGS: &[WorkloadFlag] = &[
 
 impl MailOptions {
     /// The options from the flags given (defaults for what is not).
-    pub fn of(given: &super::Given) -> Result<MailOptions, String> {
+    pub fn of(given: &super::Given) -> Result<MailOptions, super::FlagError> {
         let d = MailOptions::default();
         Ok(MailOptions {
             message_bytes: given
@@ -498,7 +498,7 @@ impl Workload for Mail {
         FLAGS
     }
 
-    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, String> {
+    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, super::FlagError> {
         Ok(Some(std::sync::Arc::new(MailOptions::of(asked.given)?)))
     }
 

@@ -200,6 +200,40 @@ impl WorkloadFlag {
     }
 }
 
+/// A workload option that cannot be used: its words (naming the flag and
+/// value, `--mail-size 0: …`) and the flag at fault, when one is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{words}")]
+pub struct FlagError {
+    /// The flag at fault, by long name without `--`; `None` when the
+    /// error is the workload's as a whole.
+    pub flag: Option<String>,
+    /// What is wrong.
+    pub words: String,
+}
+
+impl FlagError {
+    /// An error of flag `flag` (long name without `--`).
+    pub fn of(flag: &str, words: impl Into<String>) -> FlagError {
+        FlagError {
+            flag: Some(flag.to_string()),
+            words: words.into(),
+        }
+    }
+}
+
+impl From<String> for FlagError {
+    fn from(words: String) -> FlagError {
+        FlagError { flag: None, words }
+    }
+}
+
+impl From<&str> for FlagError {
+    fn from(words: &str) -> FlagError {
+        FlagError::from(words.to_string())
+    }
+}
+
 /// The workload flags given on the command line: each flag's values (a
 /// switch given has one, empty), by long name.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -244,9 +278,9 @@ impl Given {
         &self,
         flag: &str,
         parse: impl Fn(&str) -> Result<T, String>,
-    ) -> Result<Option<T>, String> {
+    ) -> Result<Option<T>, FlagError> {
         self.value(flag)
-            .map(|v| parse(v).map_err(|e| format!("--{flag} {v}: {e}")))
+            .map(|v| parse(v).map_err(|e| FlagError::of(flag, format!("--{flag} {v}: {e}"))))
             .transpose()
     }
 }
@@ -336,7 +370,7 @@ pub trait Workload: Sync {
     /// Its own options from the flags given, with their defaults, checked
     /// before anything is measured; an error says what is wrong, naming
     /// the flag. None by default.
-    fn options(&self, _asked: &Asked) -> Result<Option<Own>, String> {
+    fn options(&self, _asked: &Asked) -> Result<Option<Own>, FlagError> {
         Ok(None)
     }
 

@@ -335,7 +335,7 @@ impl Workload for BigFile {
         FLAGS
     }
 
-    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, String> {
+    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, super::FlagError> {
         Ok(Some(std::sync::Arc::new(BigFileOptions {
             bytes: asked.given.parsed("bigfile-size", file_size)?,
         })))

@@ -216,7 +216,7 @@ impl Workload for Fs {
         options::FLAGS
     }
 
-    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, String> {
+    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, super::FlagError> {
         FsOptions::own(asked)
     }
 

@@ -5,6 +5,7 @@ use super::cold::ColdBy;
 use super::target::{Place, parse_mkfs};
 use crate::ctx::Ctx;
 use crate::values::bytes as parse_bytes;
+use crate::workloads::FlagError;
 use crate::workloads::{Asked, Mounting, Own, WorkloadFlag};
 use std::path::PathBuf;
 
@@ -196,21 +197,23 @@ fn have_program(name: &str) -> bool {
 /// The filesystems of `--mkfs`, refused where they cannot be made here
 /// (not Linux, not root, a program missing) or where mkfs refuses their
 /// options (checked with its dry run on a scratch image of `fs_size`).
-fn made_filesystems(given: &[String], fs_size: Option<u64>) -> Result<Vec<Place>, String> {
-    let specs = parse_mkfs(given)?;
+fn made_filesystems(given: &[String], fs_size: Option<u64>) -> Result<Vec<Place>, FlagError> {
+    let specs = parse_mkfs(given).map_err(|e| FlagError::of("mkfs", e))?;
     if specs.is_empty() {
         return Ok(Vec::new());
     }
     if !cfg!(target_os = "linux") {
-        return Err(
-            "--mkfs: making filesystems on loop devices is implemented for Linux only; use --dir on a mounted filesystem".into(),
-        );
+        return Err(FlagError::of(
+            "mkfs",
+            "--mkfs: making filesystems on loop devices is implemented for Linux only; use --dir on a mounted filesystem",
+        ));
     }
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        return Err(
-            "--mkfs needs root (it runs losetup, mkfs and mount); use --dir on a mounted filesystem instead".into(),
-        );
+        return Err(FlagError::of(
+            "mkfs",
+            "--mkfs needs root (it runs losetup, mkfs and mount); use --dir on a mounted filesystem instead",
+        ));
     }
     for s in &specs {
         let prog = format!("mkfs.{}", s.kind);
@@ -220,16 +223,20 @@ fn made_filesystems(given: &[String], fs_size: Option<u64>) -> Result<Vec<Place>
                 "btrfs" => "btrfs-progs",
                 _ => "e2fsprogs",
             };
-            return Err(format!(
-                "--mkfs {}: {prog} is not installed (Debian: apt-get install {pkg})",
-                s.kind
+            return Err(FlagError::of(
+                "mkfs",
+                format!(
+                    "--mkfs {}: {prog} is not installed (Debian: apt-get install {pkg})",
+                    s.kind
+                ),
             ));
         }
     }
     for prog in ["losetup", "mount", "umount"] {
         if !have_program(prog) {
-            return Err(format!(
-                "--mkfs: {prog} is not installed (Debian: apt-get install mount)"
+            return Err(FlagError::of(
+                "mkfs",
+                format!("--mkfs: {prog} is not installed (Debian: apt-get install mount)"),
             ));
         }
     }
@@ -238,7 +245,7 @@ fn made_filesystems(given: &[String], fs_size: Option<u64>) -> Result<Vec<Place>
     let size = fs_size.unwrap_or(super::DEFAULT_FS_SIZE);
     for s in specs.iter().filter(|s| !s.mkfs.is_empty()) {
         crate::sys::storage::check_mkfs_options(&s.kind, &s.mkfs, size, &std::env::temp_dir())
-            .map_err(|e| format!("--mkfs {}: {e}", s.label("")))?;
+            .map_err(|e| FlagError::of("mkfs", format!("--mkfs {}: {e}", s.label(""))))?;
     }
     Ok(specs.into_iter().map(Place::Mkfs).collect())
 }
@@ -246,13 +253,16 @@ fn made_filesystems(given: &[String], fs_size: Option<u64>) -> Result<Vec<Place>
 impl FsOptions {
     /// The options from the flags given, checked before anything is
     /// measured.
-    pub fn of(asked: &Asked) -> Result<FsOptions, String> {
+    pub fn of(asked: &Asked) -> Result<FsOptions, FlagError> {
         let g = asked.given;
         let mut places = Vec::new();
         for d in g.values("dir") {
             let d = PathBuf::from(d);
             if !d.is_dir() {
-                return Err(format!("--dir {}: not a directory", d.display()));
+                return Err(FlagError::of(
+                    "dir",
+                    format!("--dir {}: not a directory", d.display()),
+                ));
             }
             places.push(Place::Dir(d));
         }
@@ -263,8 +273,11 @@ impl FsOptions {
         if let (Some(b), Some(f)) = (bytes, files)
             && b / f > 1 << 30
         {
-            return Err(format!(
-                "--bytes {b} over --files {f}: the site's files would average over 1G each"
+            return Err(FlagError::of(
+                "bytes",
+                format!(
+                    "--bytes {b} over --files {f}: the site's files would average over 1G each"
+                ),
             ));
         }
         Ok(FsOptions {
@@ -281,7 +294,7 @@ impl FsOptions {
             sizes: g
                 .values("sizes")
                 .iter()
-                .map(|s| file_size(s).map_err(|e| format!("--sizes: {e}")))
+                .map(|s| file_size(s).map_err(|e| FlagError::of("sizes", format!("--sizes: {e}"))))
                 .collect::<Result<_, _>>()?,
             size_files: g.parsed("size-files", size_files)?,
             preload: g.has("fs-preload"),
@@ -289,13 +302,18 @@ impl FsOptions {
                 None | Some("auto") => ColdBy::Auto,
                 Some("drop") => ColdBy::Drop,
                 Some("evict") => ColdBy::Evict,
-                Some(other) => return Err(format!("--fs-cold {other}: auto, drop or evict")),
+                Some(other) => {
+                    return Err(FlagError::of(
+                        "fs-cold",
+                        format!("--fs-cold {other}: auto, drop or evict"),
+                    ));
+                }
             },
         })
     }
 
     /// [`FsOptions::of`] as a workload's own options.
-    pub fn own(asked: &Asked) -> Result<Option<Own>, String> {
+    pub fn own(asked: &Asked) -> Result<Option<Own>, FlagError> {
         Ok(Some(std::sync::Arc::new(FsOptions::of(asked)?)))
     }
 

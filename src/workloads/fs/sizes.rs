@@ -15,6 +15,7 @@ use crate::harness::phase::{self, DEFAULT_INTERVAL};
 use crate::harness::progress::Progress;
 use crate::results::{PhaseStats, WorkloadResult, WorkloadRow};
 use crate::stop::interrupted;
+use crate::workloads::FlagError;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -256,7 +257,7 @@ impl Workload for FsSizes {
     fn options(
         &self,
         asked: &crate::workloads::Asked,
-    ) -> Result<Option<crate::workloads::Own>, String> {
+    ) -> Result<Option<crate::workloads::Own>, FlagError> {
         super::FsOptions::own(asked)
     }
 

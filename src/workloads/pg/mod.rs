@@ -120,7 +120,7 @@ impl Workload for PgBench {
         options::FLAGS
     }
 
-    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, String> {
+    fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, super::FlagError> {
         PgOptions::own(asked)
     }
 

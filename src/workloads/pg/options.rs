@@ -4,6 +4,7 @@
 
 use super::BYTES_PER_SCALE;
 use super::conninfo::Conninfo;
+use crate::workloads::FlagError;
 use crate::workloads::{Asked, Own, WorkloadFlag};
 use std::path::PathBuf;
 
@@ -247,19 +248,30 @@ pub static FLAGS: &[WorkloadFlag] = &[
 
 impl PgOptions {
     /// The options from the flags given, checked before anything runs.
-    pub fn of(asked: &Asked) -> Result<PgOptions, String> {
+    pub fn of(asked: &Asked) -> Result<PgOptions, FlagError> {
         let g = asked.given;
         let pin = match g.value("pg-pin") {
             None | Some("none") => Pin::None,
             Some("together") => Pin::Together,
             Some("apart") => Pin::Apart,
-            Some(other) => return Err(format!("--pg-pin {other}: none, together or apart")),
+            Some(other) => {
+                return Err(FlagError::of(
+                    "pg-pin",
+                    format!("--pg-pin {other}: none, together or apart"),
+                ));
+            }
         };
         if pin != Pin::None && !crate::sys::CAN_PIN {
-            return Err(format!("--pg-pin: {}", crate::sys::NO_PINNING));
+            return Err(FlagError::of(
+                "pg-pin",
+                format!("--pg-pin: {}", crate::sys::NO_PINNING),
+            ));
         }
         if pin == Pin::Apart && crate::sys::cpu_count() < 2 {
-            return Err("--pg-pin apart needs two CPUs; this machine has one".into());
+            return Err(FlagError::of(
+                "pg-pin",
+                "--pg-pin apart needs two CPUs; this machine has one",
+            ));
         }
         // The pins are CPUs of this machine: a server on another one
         // would be recorded as pinned where it was not.
@@ -269,9 +281,12 @@ impl PgOptions {
                     && matches!(h.reach, crate::hosts::Reach::Ssh(_))
             })
         {
-            return Err(format!(
-                "--pg-pin: the server host {} is another machine, whose CPUs this one cannot pin",
-                s.reach
+            return Err(FlagError::of(
+                "pg-pin",
+                format!(
+                    "--pg-pin: the server host {} is another machine, whose CPUs this one cannot pin",
+                    s.reach
+                ),
             ));
         }
         let modes = g
@@ -280,14 +295,21 @@ impl PgOptions {
             .map(|m| match m.as_str() {
                 "select-only" => Ok(Mode::SelectOnly),
                 "tpcb" => Ok(Mode::Tpcb),
-                other => Err(format!("--pg-mode {other}: select-only or tpcb")),
+                other => Err(FlagError::of(
+                    "pg-mode",
+                    format!("--pg-mode {other}: select-only or tpcb"),
+                )),
             })
             .collect::<Result<Vec<_>, _>>()?;
         if let Some(s) = g.value("pg-server") {
-            Conninfo::parse(s).map_err(|e| format!("--pg-server: {e}"))?;
+            Conninfo::parse(s)
+                .map_err(|e| FlagError::of("pg-server", format!("--pg-server: {e}")))?;
         }
         if g.has("memory-sweep") && asked.sweep.is_some_and(|s| s.baseline.is_some()) {
-            return Err("--baseline: a memory sweep's baseline is its smallest size (0.5)".into());
+            return Err(FlagError::of(
+                "baseline",
+                "--baseline: a memory sweep's baseline is its smallest size (0.5)",
+            ));
         }
         let socket = g.has("pg-socket");
         if socket
@@ -295,9 +317,12 @@ impl PgOptions {
                 h.role == crate::hosts::Role::Server && h.reach != crate::hosts::Reach::Local
             })
         {
-            return Err(format!(
-                "--pg-socket: the database is on the server host {}, reached over TCP",
-                s.reach
+            return Err(FlagError::of(
+                "pg-socket",
+                format!(
+                    "--pg-socket: the database is on the server host {}, reached over TCP",
+                    s.reach
+                ),
             ));
         }
         Ok(PgOptions {
@@ -309,9 +334,9 @@ impl PgOptions {
             memory_bytes: g.parsed("pg-memory", size_option)?,
             second_tier: match g.parsed("pg-second-tier", second_tier)? {
                 Some(SecondTier { dir: Some(d) }) if !d.is_dir() => {
-                    return Err(format!(
-                        "--pg-second-tier swap:{}: not a directory",
-                        d.display()
+                    return Err(FlagError::of(
+                        "pg-second-tier",
+                        format!("--pg-second-tier swap:{}: not a directory", d.display()),
                     ));
                 }
                 t => t,
@@ -323,7 +348,7 @@ impl PgOptions {
     }
 
     /// [`PgOptions::of`] as the workload's own options.
-    pub fn own(asked: &Asked) -> Result<Option<Own>, String> {
+    pub fn own(asked: &Asked) -> Result<Option<Own>, FlagError> {
         Ok(Some(std::sync::Arc::new(PgOptions::of(asked)?)))
     }
 }
@@ -435,7 +460,7 @@ mod tests {
     use super::*;
     use crate::workloads::Given;
 
-    fn asked(flags: &[(&str, &[&str])]) -> Result<PgOptions, String> {
+    fn asked(flags: &[(&str, &[&str])]) -> Result<PgOptions, FlagError> {
         let mut g = Given::default();
         for (f, v) in flags {
             g.set(f, v.iter().map(|s| s.to_string()).collect());
@@ -460,12 +485,14 @@ mod tests {
         assert_eq!(o.pin, Pin::Together);
         assert_eq!(asked(&[]).unwrap(), PgOptions::default());
         let e = asked(&[("db-size", &["10T"])]).unwrap_err();
+        assert_eq!(e.flag.as_deref(), Some("db-size"));
         assert!(
-            e.starts_with("--db-size 10T: ") && e.contains("outside 16M"),
+            e.words.starts_with("--db-size 10T: ") && e.words.contains("outside 16M"),
             "{e}"
         );
         let e = asked(&[("pg-server", &["garbage"])]).unwrap_err();
-        assert!(e.starts_with("--pg-server: "), "{e}");
+        assert_eq!(e.flag.as_deref(), Some("pg-server"));
+        assert!(e.words.starts_with("--pg-server: "), "{e}");
     }
 
     #[test]
@@ -481,7 +508,11 @@ mod tests {
             })
         };
         let e = on("server=ssh:root@198.18.1.2").unwrap_err();
-        assert!(e.contains("ssh:root@198.18.1.2 is another machine"), "{e}");
+        assert_eq!(e.flag.as_deref(), Some("pg-pin"));
+        assert!(
+            e.words.contains("ssh:root@198.18.1.2 is another machine"),
+            "{e}"
+        );
         // A namespace of this machine shares its CPUs.
         assert_eq!(on("server=netns:sb-s").unwrap().pin, Pin::Apart);
     }
