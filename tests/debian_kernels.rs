@@ -700,7 +700,7 @@ fn a_fetched_kernel_boots_and_the_result_file_names_its_package() {
         .arg("--system")
         .arg(format!(
             "v={}",
-            format_args!("kernel:debian:{},cpus=1,memory=1G", a.line)
+            format_args!("kernel:debian:{},cpus=1,memory=1G,accel=tcg", a.line)
         ))
         .arg("--guest-bin")
         .arg(static_binary())
@@ -749,7 +749,10 @@ fn a_kernel_from_debians_archive_boots_by_its_version() {
         .env_remove("SCALEBENCH_KERNEL_CACHE")
         .args(["run", "socket", "--max", "50", "--runs", "1", "--no-report"])
         .args(["--guest-clock", "time"])
-        .args(["--system", "a=kernel:debian:6.12,cpus=1,memory=1G"])
+        .args([
+            "--system",
+            "a=kernel:debian:6.12,cpus=1,memory=1G,accel=tcg",
+        ])
         .arg("--guest-bin")
         .arg(static_binary())
         .arg("--workdir")

@@ -632,7 +632,8 @@ pub struct RunArgs {
     /// `NAME=kernel:PATH[,cpus=N][,memory=SIZE][,modules=DIR][,cmdline=…]`
     /// boots that Linux kernel in QEMU over this machine's root,
     /// read-only, with a static build of scalebench as its init (KVM when
-    /// it works here, else emulated by TCG and marked so);
+    /// it works here, else emulated by TCG and marked so; `accel=kvm|tcg`
+    /// on any guest skips the 5 s probe);
     /// `NAME=kernel:debian:VERSION[,cpus=N][,memory=SIZE]` boots the
     /// newest Debian cloud kernel of a line (5.10, 6.1, 6.12, 7.2, sid, or
     /// a package's name), fetched from Debian's archive into a cache

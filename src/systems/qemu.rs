@@ -13,7 +13,7 @@
 use super::cpio::Archive;
 use super::guest::{self, Share};
 use super::kernel::{self, Modules};
-use super::spec::{ImageSpec, KernelSpec};
+use super::spec::{AccelAsk, ImageSpec, KernelSpec};
 use crate::harness::reaper::ChildGroup;
 use anyhow::{Context, bail};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -103,19 +103,36 @@ pub const ICOUNT_SHIFT: u32 = 0;
 /// How a guest runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Accel {
-    /// Hardware virtualization.
-    Kvm,
+    /// Hardware virtualization; why it was used.
+    Kvm(String),
     /// QEMU's emulation; why KVM was not used.
     Tcg(String),
 }
 
+/// The reason recorded for a guest run as `accel=` said, without a probe.
+const ASKED: &str = "as accel= asked";
+
 impl Accel {
+    /// How a guest runs as `asked` (`accel=`): KVM or emulation as named,
+    /// else as [`Accel::probe`] finds with `kernel` (none: emulation).
+    pub fn chosen(asked: AccelAsk, kernel: Option<&Path>, dir: &Path) -> Accel {
+        match (asked, kernel) {
+            (AccelAsk::Kvm, _) => Accel::Kvm(format!("accel=kvm: {ASKED}")),
+            (AccelAsk::Tcg, _) => Accel::Tcg(format!("accel=tcg: {ASKED}")),
+            (AccelAsk::Probe, Some(k)) => Accel::probe(k, dir),
+            (AccelAsk::Probe, None) => Accel::Tcg("no kernel in /boot to probe KVM with".into()),
+        }
+    }
+
     /// KVM if a guest of `kernel` under it prints the kernel's banner
     /// within [`KVM_PROBE`] (a nested hypervisor may hang it after the
     /// BIOS), else TCG with the reason. The probe's console goes to `dir`.
     pub fn probe(kernel: &Path, dir: &Path) -> Accel {
         match probe_kvm(kernel, dir) {
-            Ok(()) => Accel::Kvm,
+            Ok(()) => Accel::Kvm(format!(
+                "a KVM guest printed its kernel's banner within {}s",
+                KVM_PROBE.as_secs()
+            )),
             Err(why) => Accel::Tcg(why),
         }
     }
@@ -124,7 +141,7 @@ impl Accel {
     /// ([`Accel::clock`]).
     fn args(&self, clock: GuestClock) -> Vec<String> {
         let v: Vec<&str> = match (self.clock(clock), self) {
-            (_, Accel::Kvm) => vec!["-accel", "kvm", "-cpu", "host"],
+            (_, Accel::Kvm(_)) => vec!["-accel", "kvm", "-cpu", "host"],
             // Instruction counting needs one thread for every vCPU; a
             // sleeping guest skips to its next timer (no host time in any
             // figure).
@@ -143,7 +160,7 @@ impl Accel {
     /// time (QEMU counts instructions only when it emulates).
     pub fn clock(&self, asked: GuestClock) -> GuestClock {
         match self {
-            Accel::Kvm => GuestClock::Time,
+            Accel::Kvm(_) => GuestClock::Time,
             Accel::Tcg(_) => asked,
         }
     }
@@ -151,11 +168,7 @@ impl Accel {
     /// Why this acceleration: for TCG, why not KVM.
     pub fn reason(&self) -> String {
         match self {
-            Accel::Kvm => format!(
-                "a KVM guest printed its kernel's banner within {}s",
-                KVM_PROBE.as_secs()
-            ),
-            Accel::Tcg(why) => why.clone(),
+            Accel::Kvm(why) | Accel::Tcg(why) => why.clone(),
         }
     }
 
@@ -168,7 +181,7 @@ impl Accel {
 impl std::fmt::Display for Accel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Accel::Kvm => f.write_str("KVM"),
+            Accel::Kvm(_) => f.write_str("KVM"),
             Accel::Tcg(why) => write!(f, "TCG, emulated: {why}"),
         }
     }
@@ -708,7 +721,7 @@ impl Guest {
         }
         let port = dir.join("ch.sock");
         let mut cmd = Command::new(QEMU);
-        let accel = Accel::probe(&spec.kernel, dir);
+        let accel = Accel::chosen(spec.machine.accel, Some(&spec.kernel), dir);
         let clock = accel.clock(clock);
         let cpus = vcpus(spec.machine.cpus, clock)?;
         cmd.args(accel.args(clock))
@@ -918,10 +931,8 @@ impl ImageGuest {
         let format =
             disk_format(&head).map_err(|e| anyhow::anyhow!("image {}: {e}", image.display()))?;
         std::fs::create_dir_all(dir)?;
-        let accel = match probe_kernel() {
-            Some(k) => Accel::probe(&k, dir),
-            None => Accel::Tcg("no kernel in /boot to probe KVM with".into()),
-        };
+        let probe = probe_kernel();
+        let accel = Accel::chosen(spec.machine.accel, probe.as_deref(), dir);
         let clock = accel.clock(clock);
         let cpus = vcpus(spec.machine.cpus, clock)?;
         let port = free_port()?;
@@ -1086,6 +1097,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn accel_given_skips_the_probe_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let nothing = dir.path().join("no-kernel");
+        // No probe runs: the kernel named does not even exist.
+        let tcg = Accel::chosen(AccelAsk::Tcg, Some(&nothing), dir.path());
+        assert!(tcg.emulated());
+        assert_eq!(tcg.reason(), "accel=tcg: as accel= asked");
+        let kvm = Accel::chosen(AccelAsk::Kvm, Some(&nothing), dir.path());
+        assert!(!kvm.emulated());
+        assert_eq!(kvm.reason(), "accel=kvm: as accel= asked");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let none = Accel::chosen(AccelAsk::Probe, None, dir.path());
+        assert!(none.reason().contains("no kernel in /boot"), "{none}");
+    }
+
+    #[test]
     fn an_emulated_guest_counts_instructions_on_one_vcpu_unless_told_time() {
         let tcg = Accel::Tcg("no KVM".into());
         let args = tcg.args(GuestClock::Instructions).join(" ");
@@ -1095,8 +1122,9 @@ mod tests {
             "-accel tcg,thread=multi"
         );
         // KVM keeps time whatever is asked.
-        assert_eq!(Accel::Kvm.clock(GuestClock::Instructions), GuestClock::Time);
-        assert_eq!(Accel::Kvm.args(GuestClock::Instructions)[1], "kvm");
+        let kvm = Accel::Kvm("probed".into());
+        assert_eq!(kvm.clock(GuestClock::Instructions), GuestClock::Time);
+        assert_eq!(kvm.args(GuestClock::Instructions)[1], "kvm");
         // One vCPU under instruction counting; more refused by name.
         assert_eq!(vcpus(None, GuestClock::Instructions).unwrap(), 1);
         assert_eq!(vcpus(Some(1), GuestClock::Instructions).unwrap(), 1);
@@ -1173,6 +1201,7 @@ mod tests {
             machine: crate::systems::spec::Machine {
                 cpus: Some(1),
                 memory: 512 << 20,
+                accel: AccelAsk::Probe,
             },
         }
     }

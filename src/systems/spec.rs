@@ -2,9 +2,9 @@
 //!
 //! ```text
 //! NAME=local                                     this machine (the default system)
-//! NAME=kernel:PATH[,initrd=P][,modules=DIR][,cpus=N][,memory=SIZE][,cmdline=TEXT]
-//! NAME=kernel:debian:VERSION[,cpus=N][,memory=SIZE][,cmdline=TEXT]
-//! NAME=image:PATH,ssh=USER[,key=FILE][,bin=P][,cpus=N][,memory=SIZE]
+//! NAME=kernel:PATH[,initrd=P][,modules=DIR][,cpus=N][,memory=SIZE][,accel=A][,cmdline=TEXT]
+//! NAME=kernel:debian:VERSION[,cpus=N][,memory=SIZE][,accel=A][,cmdline=TEXT]
+//! NAME=image:PATH,ssh=USER[,key=FILE][,bin=P][,cpus=N][,memory=SIZE][,accel=A]
 //! NAME=ssh:[USER@]HOST[:PORT][,bin=P]
 //! ```
 //!
@@ -52,13 +52,54 @@ pub enum Kind {
     },
 }
 
-/// What a guest gets: vCPUs and memory.
+/// What a guest gets: vCPUs, memory, and how QEMU runs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Machine {
     /// Virtual CPUs (default: as many as this machine has, at most 2).
     pub cpus: Option<u32>,
     /// Memory in bytes.
     pub memory: u64,
+    /// KVM or emulation (`accel=`; default: KVM if a probe guest boots).
+    pub accel: AccelAsk,
+}
+
+/// `accel=`: how a guest is run, as asked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum AccelAsk {
+    /// KVM if a guest under it prints its kernel's banner within a few
+    /// seconds, else emulation (`accel=auto`, the default).
+    #[default]
+    Probe,
+    /// KVM, without the probe (`accel=kvm`).
+    Kvm,
+    /// QEMU's emulation, without the probe (`accel=tcg`): where KVM is
+    /// known to hang, the probe's seconds saved.
+    Tcg,
+}
+
+impl std::str::FromStr for AccelAsk {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<AccelAsk, String> {
+        match s {
+            "auto" => Ok(AccelAsk::Probe),
+            "kvm" => Ok(AccelAsk::Kvm),
+            "tcg" => Ok(AccelAsk::Tcg),
+            other => Err(format!(
+                "accel={other}: auto (KVM if it boots a guest, else emulation), kvm or tcg"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for AccelAsk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            AccelAsk::Probe => "auto",
+            AccelAsk::Kvm => "kvm",
+            AccelAsk::Tcg => "tcg",
+        })
+    }
 }
 
 /// `kernel:PATH[,initrd=…][,modules=DIR][,cpus=N][,memory=SIZE][,cmdline=…]`.
@@ -136,7 +177,11 @@ impl std::fmt::Display for SystemSpec {
             if let Some(c) = m.cpus {
                 write!(f, ",cpus={c}")?;
             }
-            write!(f, ",memory={}M", m.memory >> 20)
+            write!(f, ",memory={}M", m.memory >> 20)?;
+            if m.accel != AccelAsk::Probe {
+                write!(f, ",accel={}", m.accel)?;
+            }
+            Ok(())
         };
         write!(f, "{}=", self.name)?;
         match &self.kind {
@@ -235,8 +280,12 @@ fn options(rest: &str) -> Result<Vec<(&str, &str)>, String> {
     Ok(out)
 }
 
-/// Reads `cpus=` and `memory=` into a [`Machine`].
-fn machine(cpus: Option<&str>, memory: Option<&str>) -> Result<Machine, String> {
+/// Reads `cpus=`, `memory=` and `accel=` into a [`Machine`].
+fn machine(
+    cpus: Option<&str>,
+    memory: Option<&str>,
+    accel: Option<&str>,
+) -> Result<Machine, String> {
     let cpus = cpus
         .map(|c| crate::values::whole::<u32>(1, MAX_CPUS)(c).map_err(|e| format!("cpus={c}: {e}")))
         .transpose()?;
@@ -253,7 +302,12 @@ fn machine(cpus: Option<&str>, memory: Option<&str>) -> Result<Machine, String> 
             b
         }
     };
-    Ok(Machine { cpus, memory })
+    let accel = accel.map(str::parse).transpose()?.unwrap_or_default();
+    Ok(Machine {
+        cpus,
+        memory,
+        accel,
+    })
 }
 
 /// Takes `keys` out of `opts`; any other key is refused, naming `what`'s
@@ -297,33 +351,33 @@ impl std::str::FromStr for SystemSpec {
             let (v, rest) = r.split_once(',').unwrap_or((r, ""));
             let o = take(
                 options(rest)?,
-                &["cpus", "memory", "cmdline"],
+                &["cpus", "memory", "accel", "cmdline"],
                 "kernel:debian:",
             )?;
             Kind::Debian(DebianSpec {
                 asked: v.parse().map_err(|e| format!("kernel:debian:{v}: {e}"))?,
-                machine: machine(o[0], o[1])?,
-                cmdline: o[2].map(str::to_string),
+                machine: machine(o[0], o[1], o[2])?,
+                cmdline: o[3].map(str::to_string),
             })
         } else if let Some(r) = spec.strip_prefix("kernel:") {
             let (p, rest) = r.split_once(',').unwrap_or((r, ""));
             let o = take(
                 options(rest)?,
-                &["initrd", "modules", "cpus", "memory", "cmdline"],
+                &["initrd", "modules", "cpus", "memory", "accel", "cmdline"],
                 "kernel:",
             )?;
             Kind::Kernel(KernelSpec {
                 kernel: path(p, "kernel:")?,
                 initrd: o[0].map(|i| path(i, "initrd=")).transpose()?,
                 modules: o[1].map(|d| path(d, "modules=")).transpose()?,
-                machine: machine(o[2], o[3])?,
-                cmdline: o[4].map(str::to_string),
+                machine: machine(o[2], o[3], o[4])?,
+                cmdline: o[5].map(str::to_string),
             })
         } else if let Some(r) = spec.strip_prefix("image:") {
             let (p, rest) = r.split_once(',').unwrap_or((r, ""));
             let o = take(
                 options(rest)?,
-                &["ssh", "bin", "cpus", "memory", "key"],
+                &["ssh", "bin", "cpus", "memory", "key", "accel"],
                 "image:",
             )?;
             let user = o[0].ok_or("image: needs ssh=USER (the user to log in as)")?;
@@ -334,7 +388,7 @@ impl std::str::FromStr for SystemSpec {
                 image: path(p, "image:")?,
                 user: user.to_string(),
                 bin: o[1].map(|b| path(b, "bin=")).transpose()?,
-                machine: machine(o[2], o[3])?,
+                machine: machine(o[2], o[3], o[5])?,
                 key: o[4].map(|k| path(k, "key=")).transpose()?,
             })
         } else if let Some(r) = spec.strip_prefix("ssh:") {
@@ -391,10 +445,38 @@ mod tests {
             k.machine,
             Machine {
                 cpus: Some(2),
-                memory: 1 << 30
+                memory: 1 << 30,
+                accel: AccelAsk::Probe,
             }
         );
         assert_eq!(k.cmdline.as_deref(), Some("console=ttyS0,115200 quiet"));
+        // accel= on every guest kind, kept by the written form.
+        for spec in [
+            "a=kernel:/k,accel=tcg",
+            "a=kernel:debian:6.1,accel=tcg",
+            "a=image:/d.img,ssh=root,accel=tcg",
+        ] {
+            let s = p(spec).unwrap();
+            let again = p(&s.to_string()).unwrap();
+            assert_eq!(s, again, "{spec}");
+            assert!(s.to_string().contains(",accel=tcg"), "{s}");
+        }
+        let Kind::Kernel(k) = p("a=kernel:/k,accel=kvm").unwrap().kind else {
+            panic!()
+        };
+        assert_eq!(k.machine.accel, AccelAsk::Kvm);
+        let Kind::Kernel(k) = p("a=kernel:/k,accel=auto").unwrap().kind else {
+            panic!()
+        };
+        assert_eq!(k.machine.accel, AccelAsk::Probe);
+        assert!(!p("a=kernel:/k").unwrap().to_string().contains("accel"));
+        let e = p("a=kernel:/k,accel=hvf").unwrap_err();
+        assert!(e.starts_with("accel=hvf: auto"), "{e}");
+        assert!(
+            p("a=ssh:h,accel=tcg")
+                .unwrap_err()
+                .contains("`accel` is not an option of ssh:")
+        );
         assert_eq!((k.initrd, k.modules), (None, None));
         let Kind::Kernel(k) = p("ab=kernel:/w/bzImage,modules=/w/mods").unwrap().kind else {
             panic!()
@@ -479,7 +561,7 @@ mod tests {
             ),
             (
                 "a=kernel:debian:6.1,modules=/m",
-                "`modules` is not an option of kernel:debian: (cpus, memory, cmdline)",
+                "`modules` is not an option of kernel:debian: (cpus, memory, accel, cmdline)",
             ),
             ("a=kernel:debian:6.1,cpus=0", "cpus=0: must be at least 1"),
             ("a=image:/d.img", "needs ssh=USER"),
