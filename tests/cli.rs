@@ -485,12 +485,19 @@ fn export_writes_every_sample() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("system,benchmark,run,n,ns,emulated"));
+    assert_eq!(
+        lines.next(),
+        Some("system,benchmark,run,n,ns,emulated,counts")
+    );
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), 2 * 2 * 60);
     assert!(rows[0].starts_with("box-a,socket,0,0,"), "{}", rows[0]);
     // Measured here, natively: every row says so.
-    assert!(rows.iter().all(|r| r.ends_with(",false")), "{}", rows[0]);
+    assert!(
+        rows.iter().all(|r| r.ends_with(",false,time")),
+        "{}",
+        rows[0]
+    );
 }
 
 #[test]

@@ -127,7 +127,7 @@ fn an_emulated_and_a_native_file_compare_by_class_only() {
     let text = words(&["report".as_ref(), host.as_os_str(), guest.as_os_str()]);
     for said in [
         "guest: ",
-        "warning: measured under emulation (tcg, a KVM guest printed no kernel banner within 5s)",
+        "warning: guest: measured under emulation (tcg, a KVM guest printed no kernel banner within 5s)",
         "† measured under emulation (TCG): not the speed of any machine; its growth class still holds",
         "note: guest was measured under emulation (TCG) and host natively: only their growth classes are compared",
         "bind: guest grows O(n) where host stays O(1)",
@@ -217,8 +217,14 @@ fn two_emulated_files_compare_by_cost_with_a_warning() {
         text.contains("mmap: rt is 1.5× slower than cloud"),
         "{text}"
     );
+    // Said once for both, not once per system and once for the pair.
+    assert_eq!(
+        text.matches("measured under emulation (tcg").count(),
+        1,
+        "{text}"
+    );
     assert!(
-        text.contains("note: cloud and rt were both measured under emulation (TCG)"),
+        text.contains("warning: cloud and rt: measured under emulation (tcg"),
         "{text}"
     );
 }

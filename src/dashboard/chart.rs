@@ -53,6 +53,15 @@ pub fn track_svg(id: &str, t: &Track, labels: &[&str]) -> String {
         .map(|p| p.value)
         .fold(0.0, f64::max)
         .max(1e-9);
+    // A track whose every point counts instructions is drawn in them.
+    let counted = points.clone().all(|p| p.instructions);
+    let tick = |v: f64| {
+        if counted {
+            crate::units::fmt_instructions(v)
+        } else {
+            figure(v, &t.unit)
+        }
+    };
     let yt = linear_ticks(y_max, 4);
     let y_top = *yt.last().unwrap_or(&y_max);
     let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
@@ -72,7 +81,7 @@ pub fn track_svg(id: &str, t: &Track, labels: &[&str]) -> String {
             W - RIGHT,
             LEFT - 6.0,
             sy(*v) + 4.0,
-            esc(&figure(*v, &t.unit)),
+            esc(&tick(*v)),
             y = sy(*v)
         );
     }
@@ -90,7 +99,11 @@ pub fn track_svg(id: &str, t: &Track, labels: &[&str]) -> String {
         "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#555\">when the run started (UTC) · {}</text>",
         LEFT + pw / 2.0,
         H - 6.0,
-        esc(&t.unit)
+        esc(if counted {
+            super::COUNTED_UNIT
+        } else {
+            &t.unit
+        })
     );
     for (k, (system, pts)) in t.systems.iter().enumerate() {
         // Class names above the first system's points, below the next's,
@@ -112,7 +125,11 @@ pub fn track_svg(id: &str, t: &Track, labels: &[&str]) -> String {
             let tip = format!(
                 "{system}, {}: {}{}{}{}",
                 p.started,
-                figure(p.value, &t.unit),
+                if p.instructions {
+                    crate::units::Cost::Instructions { shift: 0 }.fmt(p.value)
+                } else {
+                    figure(p.value, &t.unit)
+                },
                 p.class
                     .as_deref()
                     .map_or(String::new(), |c| format!(", {c}")),

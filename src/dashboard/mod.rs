@@ -37,7 +37,13 @@ pub struct Point {
     pub regressed: Option<String>,
     /// Whether its run was measured under emulation.
     pub emulated: bool,
+    /// Whether its figure counts instructions (a guest under QEMU's
+    /// `-icount`), not time.
+    pub instructions: bool,
 }
+
+/// The unit of a benchmark's track whose every point counted instructions.
+pub const COUNTED_UNIT: &str = "instructions at the highest n";
 
 /// Something followed over time: a benchmark series or a workload row.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,7 +91,8 @@ pub fn mark_regressions(points: &mut [Point], higher_is_better: bool, threshold:
             0.0
         };
         let worse = if higher_is_better { -change } else { change };
-        let moved = (worse > threshold && before.emulated == now.emulated).then(|| {
+        let alike = before.emulated == now.emulated && before.instructions == now.instructions;
+        let moved = (worse > threshold && alike).then(|| {
             format!(
                 "{} {:.0} %",
                 if higher_is_better { "fell" } else { "rose" },
@@ -111,7 +118,7 @@ pub fn tracks(runs: &[(Listed, Vec<BenchRow>, Vec<WorkRow>)], threshold: f64) ->
     let mut by_name: BTreeMap<String, Track> = BTreeMap::new();
     for (l, benches, works) in runs {
         let r = &l.run;
-        let point = |value: f64, class: Option<String>| Point {
+        let point = |value: f64, class: Option<String>, cost: bool| Point {
             run: r.id.clone(),
             at: epoch(&r.started),
             started: r.started.clone(),
@@ -119,6 +126,9 @@ pub fn tracks(runs: &[(Listed, Vec<BenchRow>, Vec<WorkRow>)], threshold: f64) ->
             class,
             regressed: None,
             emulated: r.emulated,
+            // A workload's figure is a rate or a phase's time, whatever
+            // the guest's clock counted.
+            instructions: cost && r.counts == "instructions",
         };
         for b in benches {
             let Some((_, ns)) = b.high else { continue };
@@ -128,7 +138,7 @@ pub fn tracks(runs: &[(Listed, Vec<BenchRow>, Vec<WorkRow>)], threshold: f64) ->
                 higher_is_better: false,
                 systems: BTreeMap::new(),
             });
-            let p = point(ns, b.class.clone());
+            let p = point(ns, b.class.clone(), true);
             t.systems.entry(r.label.clone()).or_default().push(p);
         }
         for w in works {
@@ -146,7 +156,7 @@ pub fn tracks(runs: &[(Listed, Vec<BenchRow>, Vec<WorkRow>)], threshold: f64) ->
                 higher_is_better: unit != "s",
                 systems: BTreeMap::new(),
             });
-            let p = point(v, None);
+            let p = point(v, None, false);
             t.systems.entry(r.label.clone()).or_default().push(p);
         }
     }
@@ -386,6 +396,7 @@ mod tests {
             class: class.map(str::to_string),
             regressed: None,
             emulated: false,
+            instructions: false,
         }
     }
 
@@ -429,5 +440,22 @@ mod tests {
         v[1].emulated = true;
         mark_regressions(&mut v, false, 0.10);
         assert_eq!(v[1].regressed, None);
+    }
+
+    #[test]
+    fn instructions_are_compared_with_instructions_only() {
+        let counted = |at, value| Point {
+            emulated: true,
+            instructions: true,
+            ..p(at, value, Some("O(1)"))
+        };
+        let mut timed = p(2.0, 100.0, Some("O(1)"));
+        timed.emulated = true;
+        let mut v = vec![counted(1.0, 4214.0), timed, counted(3.0, 8000.0)];
+        mark_regressions(&mut v, false, 0.10);
+        assert_eq!((&v[1].regressed, &v[2].regressed), (&None, &None));
+        let mut v = vec![counted(1.0, 4214.0), counted(2.0, 8000.0)];
+        mark_regressions(&mut v, false, 0.10);
+        assert_eq!(v[1].regressed.as_deref(), Some("rose 90 %"));
     }
 }

@@ -9,7 +9,8 @@
 //! of each file is the robust spread of its runs' figures (1.4826 × the
 //! median absolute deviation over the median); the threshold a change
 //! must clear is twice the larger of the two, kept within
-//! [`MIN_THRESHOLD`]..[`MAX_THRESHOLD`], unless given. A series has
+//! [`MIN_THRESHOLD`]..[`MAX_THRESHOLD`] ([`COUNTED_MIN_THRESHOLD`] and up
+//! between two guests counting instructions), unless given. A series has
 //! *regressed* when the whole interval lies above 1 + threshold,
 //! *improved* when it lies below 1 / (1 + threshold), and is *unchanged*
 //! otherwise. A class change (both verdicts a growth class, and
@@ -27,6 +28,12 @@ pub const REPLICAS: usize = 2000;
 /// closely than two invocations of the same build do (docs/measurements.md,
 /// "Figures behind the code's choices").
 pub const MIN_THRESHOLD: f64 = 0.10;
+/// The smallest default threshold between two guests whose clocks counted
+/// instructions (QEMU's `-icount`): 0.5 %. Their figures are the same on
+/// every run and host (two guests of one kernel agreed to 0.0 %,
+/// docs/comparing.md), so only their own run-to-run noise, not another
+/// invocation's, widens it.
+pub const COUNTED_MIN_THRESHOLD: f64 = 0.005;
 /// The largest default threshold: 25 % (a +30 % change is still seen on a
 /// noisy machine).
 pub const MAX_THRESHOLD: f64 = 0.25;
@@ -108,8 +115,16 @@ fn noise(v: &[f64]) -> f64 {
 }
 
 /// Compares the costs of two series; `None` when they share no n or a
-/// file has no run there. `threshold` overrides the default.
-pub fn cost_ratio(base: &[Sample], new: &[Sample], threshold: Option<f64>) -> Option<CostRatio> {
+/// file has no run there. `threshold` overrides the default, twice the
+/// larger noise kept within `floor` ([`MIN_THRESHOLD`], or
+/// [`COUNTED_MIN_THRESHOLD`] between instruction counts) and
+/// [`MAX_THRESHOLD`].
+pub fn cost_ratio(
+    base: &[Sample],
+    new: &[Sample],
+    threshold: Option<f64>,
+    floor: f64,
+) -> Option<CostRatio> {
     let range = |s: &[Sample]| {
         s.iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
@@ -146,8 +161,8 @@ pub fn cost_ratio(base: &[Sample], new: &[Sample], threshold: Option<f64>) -> Op
     ratios.sort_by(f64::total_cmp);
     let q = |p: f64| ratios[((ratios.len() - 1) as f64 * p).round() as usize];
     let noise = [noise(&fb), noise(&fnew)];
-    let threshold = threshold
-        .unwrap_or_else(|| (2.0 * noise[0].max(noise[1])).clamp(MIN_THRESHOLD, MAX_THRESHOLD));
+    let threshold =
+        threshold.unwrap_or_else(|| (2.0 * noise[0].max(noise[1])).clamp(floor, MAX_THRESHOLD));
     Some(CostRatio {
         ratio: Estimate {
             value,
@@ -214,19 +229,50 @@ mod tests {
         for seed in 0..8 {
             let a = series(5, seed, |_| 1000.0);
             let b = series(5, seed + 100, |_| 1000.0);
-            let c = cost_ratio(&a, &b, None).unwrap();
+            let c = cost_ratio(&a, &b, None, MIN_THRESHOLD).unwrap();
             assert_eq!(judge_cost(&c), Outcome::Unchanged, "seed {seed}: {c:?}");
             assert!(c.threshold >= MIN_THRESHOLD && c.threshold <= MAX_THRESHOLD);
             let slow = series(5, seed + 200, |_| 1300.0);
-            let c = cost_ratio(&a, &slow, None).unwrap();
+            let c = cost_ratio(&a, &slow, None, MIN_THRESHOLD).unwrap();
             assert_eq!(judge_cost(&c), Outcome::Regressed, "seed {seed}: {c:?}");
             assert!((c.ratio.value - 1.3).abs() < 0.05, "{c:?}");
             let fast = series(5, seed + 300, |_| 700.0);
             assert_eq!(
-                judge_cost(&cost_ratio(&a, &fast, None).unwrap()),
+                judge_cost(&cost_ratio(&a, &fast, None, MIN_THRESHOLD).unwrap()),
                 Outcome::Improved
             );
         }
+    }
+
+    /// `runs` runs of n = 0..1000 whose every operation costs exactly
+    /// `cost` (an instruction count) but a timer interrupt's extra in one
+    /// operation of 50.
+    fn exact(runs: u32, cost: f64) -> Vec<Sample> {
+        (0..runs)
+            .flat_map(|r| {
+                (0..1000).map(move |n| Sample {
+                    n: n as f64,
+                    ns: if n % 50 == 7 { cost + 3000.0 } else { cost },
+                    run: r,
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn between_instruction_counts_one_percent_is_a_change() {
+        let a = exact(3, 4214.0);
+        let same = cost_ratio(&a, &exact(3, 4214.0), None, COUNTED_MIN_THRESHOLD).unwrap();
+        assert_eq!(same.noise, [0.0, 0.0]);
+        assert_eq!(same.threshold, COUNTED_MIN_THRESHOLD);
+        assert_eq!(judge_cost(&same), Outcome::Unchanged);
+        let more = cost_ratio(&a, &exact(3, 4256.0), None, COUNTED_MIN_THRESHOLD).unwrap();
+        assert_eq!(judge_cost(&more), Outcome::Regressed, "{more:?}");
+        let less = cost_ratio(&a, &exact(3, 4172.0), None, COUNTED_MIN_THRESHOLD).unwrap();
+        assert_eq!(judge_cost(&less), Outcome::Improved, "{less:?}");
+        // With the floor of time, the same 1 % is within it.
+        let timed = cost_ratio(&a, &exact(3, 4256.0), None, MIN_THRESHOLD).unwrap();
+        assert_eq!(judge_cost(&timed), Outcome::Unchanged);
     }
 
     #[test]
@@ -236,7 +282,7 @@ mod tests {
             .into_iter()
             .filter(|s| s.n < 500.0)
             .collect();
-        let c = cost_ratio(&a, &b, None).unwrap();
+        let c = cost_ratio(&a, &b, None, MIN_THRESHOLD).unwrap();
         assert_eq!(c.n_range, [0.0, 499.0]);
         assert_eq!(judge_cost(&c), Outcome::Unchanged);
         let far: Vec<Sample> = b
@@ -246,7 +292,7 @@ mod tests {
                 ..*s
             })
             .collect();
-        assert!(cost_ratio(&a, &far, None).is_none());
+        assert!(cost_ratio(&a, &far, None, MIN_THRESHOLD).is_none());
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub use judge::Model;
 pub use models::{Bent, Bent2, Power, Segmented};
 pub use resample::Level;
 
-use ::units::{fmt_n, fmt_ns};
+use ::units::fmt_n;
 use serde::Serialize;
 
 /// Analysis settings.
@@ -327,8 +327,13 @@ impl Flag {
         }
     }
 
-    /// The flag in words.
+    /// The flag in words, its costs in time.
     pub fn describe(&self) -> String {
+        self.describe_in(::units::Cost::Time)
+    }
+
+    /// The flag in words, its costs in `cost`'s unit.
+    pub fn describe_in(&self, cost: ::units::Cost) -> String {
         match self {
             Flag::Step {
                 at_n,
@@ -337,8 +342,8 @@ impl Flag {
             } => format!(
                 "step at n ≈ {}: {} → {} ({} in one step)",
                 fmt_n(*at_n),
-                fmt_ns(*from_ns),
-                fmt_ns(*to_ns),
+                cost.fmt(*from_ns),
+                cost.fmt(*to_ns),
                 times(to_ns / from_ns)
             ),
             Flag::SlopeChange {
@@ -348,8 +353,8 @@ impl Flag {
             } => format!(
                 "slope change at n ≈ {}: {} per item before, {} after (a structure outgrowing a cache?)",
                 fmt_n(*at_n),
-                fmt_ns(*before_ns),
-                fmt_ns(*after_ns)
+                cost.fmt(*before_ns),
+                cost.fmt(*after_ns)
             ),
             Flag::Bimodal {
                 share,
@@ -399,7 +404,7 @@ impl Flag {
             }
             Flag::TimerBound { overhead_ns, share } => format!(
                 "timer-bound: the timer's own cost ({}) is {:.0} % of the median sample",
-                fmt_ns(*overhead_ns),
+                cost.fmt(*overhead_ns),
                 share * 100.0
             ),
             Flag::Noisy { spread } => format!(
@@ -518,11 +523,16 @@ impl Verdict {
 
     /// The ends: "3.10 µs at n = 10 → 3.20 µs at n = 10 000 (×1.03)".
     pub fn ends(&self) -> String {
+        self.ends_in(::units::Cost::Time)
+    }
+
+    /// The ends, their costs in `cost`'s unit.
+    pub fn ends_in(&self, cost: ::units::Cost) -> String {
         format!(
             "{} at n = {} → {} at n = {} ({})",
-            fmt_ns(self.low.ns),
+            cost.fmt(self.low.ns),
             fmt_n(self.low.n),
-            fmt_ns(self.high.ns),
+            cost.fmt(self.high.ns),
             fmt_n(self.high.n),
             times(self.ratio())
         )
@@ -544,7 +554,13 @@ impl Verdict {
     /// The verdict in one sentence, label first; its numbers are the
     /// ones the label was decided on.
     pub fn words(&self) -> String {
-        let ends = self.ends();
+        self.words_in(::units::Cost::Time)
+    }
+
+    /// The verdict in one sentence, its costs in `cost`'s unit (time, or
+    /// instructions for a guest that counted them).
+    pub fn words_in(&self, cost: ::units::Cost) -> String {
+        let ends = self.ends_in(cost);
         match (&self.class, &self.model) {
             (_, Model::Segmented(s)) => format!("{}; {ends}", describe_segments(s, self.tolerance)),
             (Label::Class(Class::Constant), _) => {
@@ -566,17 +582,17 @@ impl Verdict {
             ),
             (Label::Class(c), Model::Bent(b)) => format!(
                 "{c}: {} per item up to n ≈ {}, {} per item after; {ends}",
-                fmt_ns(b.before),
+                cost.fmt(b.before),
                 fmt_n(b.knot),
-                fmt_ns(b.after)
+                cost.fmt(b.after)
             ),
             (Label::Class(c), Model::Bent2(b)) => format!(
                 "{c}: {} per item up to n ≈ {}, {} up to n ≈ {}, {} after; {ends}",
-                fmt_ns(b.slopes[0]),
+                cost.fmt(b.slopes[0]),
                 fmt_n(b.knots[0]),
-                fmt_ns(b.slopes[1]),
+                cost.fmt(b.slopes[1]),
                 fmt_n(b.knots[1]),
-                fmt_ns(b.slopes[2])
+                cost.fmt(b.slopes[2])
             ),
             (Label::Class(c), _) => {
                 format!("{c}: {} over {}; {ends}", self.interval(), self.range())
@@ -590,7 +606,7 @@ impl Verdict {
             ),
             (Label::NoFit, m) => format!(
                 "no fit: no single class fits, {} does{}; {ends}",
-                describe_model(m),
+                describe_model_in(m, cost),
                 self.local_words()
             ),
             (l @ Label::Between(..), _) => format!(
@@ -612,6 +628,11 @@ impl Verdict {
         describe_model(&self.model)
     }
 
+    /// The fitted model in words, in `cost`'s unit.
+    pub fn model_in(&self, cost: ::units::Cost) -> String {
+        describe_model_in(&self.model, cost)
+    }
+
     /// Flag names joined by `;` (for tables).
     pub fn flag_names(&self) -> String {
         self.flags
@@ -627,43 +648,52 @@ impl Verdict {
     }
 }
 
-/// A coefficient in ns with enough digits.
-fn coef(b: f64) -> String {
+/// A coefficient in ns (or instructions) with enough digits.
+fn coef(b: f64, cost: ::units::Cost) -> String {
+    let (b, unit) = match cost {
+        ::units::Cost::Time => (b, "ns"),
+        ::units::Cost::Instructions { shift } => (b * (1u64 << shift.min(40)) as f64, "instr"),
+    };
     if b.abs() >= 0.01 {
-        format!("{b:.3} ns")
+        format!("{b:.3} {unit}")
     } else {
-        format!("{b:.3e} ns")
+        format!("{b:.3e} {unit}")
     }
 }
 
 /// A model in words ("1.80 µs + 0.130 ns·n").
 pub fn describe_model(m: &Model) -> String {
+    describe_model_in(m, ::units::Cost::Time)
+}
+
+/// A model in words, its costs in `cost`'s unit.
+pub fn describe_model_in(m: &Model, cost: ::units::Cost) -> String {
     match m {
         Model::Smooth(f) => {
             let term = match f.class {
-                Class::Constant => return fmt_ns(f.a),
+                Class::Constant => return cost.fmt(f.a),
                 Class::Log => "ln(n+1)",
                 Class::Linear => "n",
                 Class::NLogN => "n·ln(n+1)",
                 Class::Quadratic => "n²",
             };
-            format!("{} + {}·{term}", fmt_ns(f.a), coef(f.b))
+            format!("{} + {}·{term}", cost.fmt(f.a), coef(f.b, cost))
         }
-        Model::Power(p) => format!("{} + {}·n^{:.2}", fmt_ns(p.a), coef(p.b), p.p),
+        Model::Power(p) => format!("{} + {}·n^{:.2}", cost.fmt(p.a), coef(p.b, cost), p.p),
         Model::Bent(b) => format!(
             "{} + {}·n, {}·n beyond n ≈ {}",
-            fmt_ns(b.a),
-            coef(b.before),
-            coef(b.after),
+            cost.fmt(b.a),
+            coef(b.before, cost),
+            coef(b.after, cost),
             fmt_n(b.knot)
         ),
         Model::Bent2(b) => format!(
             "{} + {}·n, {}·n beyond n ≈ {}, {}·n beyond n ≈ {}",
-            fmt_ns(b.a),
-            coef(b.slopes[0]),
-            coef(b.slopes[1]),
+            cost.fmt(b.a),
+            coef(b.slopes[0], cost),
+            coef(b.slopes[1], cost),
             fmt_n(b.knots[0]),
-            coef(b.slopes[2]),
+            coef(b.slopes[2], cost),
             fmt_n(b.knots[1])
         ),
         Model::Segmented(s) => describe_segments(s, 0.0),

@@ -49,6 +49,9 @@ pub struct Series<'a> {
     /// Whether the system was measured under emulation: its legend entry
     /// says so ([`super::EMULATED_MARK`]).
     pub emulated: bool,
+    /// What its costs count: time, or instructions (the y axis says
+    /// which).
+    pub cost: units::Cost,
     /// Colour.
     pub colour: &'static str,
     /// Samples per run, `(n, ns)`.
@@ -84,6 +87,23 @@ pub(super) const LEFT: f64 = 72.0;
 pub(super) const RIGHT: f64 = 16.0;
 pub(super) const TOP: f64 = 50.0;
 pub(super) const BOTTOM: f64 = 46.0;
+
+/// The y axis's unit chosen by the largest value shown: of time, or of
+/// instructions when every series counts them.
+fn axis_unit(max: f64, instructions: bool) -> (&'static str, f64) {
+    if !instructions {
+        return unit(max);
+    }
+    if max < 1e4 {
+        ("", 1.0)
+    } else if max < 1e6 {
+        ("thousands", 1e3)
+    } else if max < 1e9 {
+        ("millions", 1e6)
+    } else {
+        ("billions", 1e9)
+    }
+}
 
 /// A unit for durations chosen by the largest value shown.
 fn unit(max_ns: f64) -> (&'static str, f64) {
@@ -597,7 +617,14 @@ impl<'a> Plot<'a> {
     /// range, and its label.
     fn write_y_axis(&self, o: &mut String) {
         let (y_lo, y_hi) = (self.axes.y_lo, self.axes.y_hi);
-        let (uname, udiv) = unit(y_hi);
+        let counted: Vec<&str> = self
+            .series
+            .iter()
+            .filter(|s| s.cost.counts_instructions())
+            .map(|s| s.label)
+            .collect();
+        let all_counted = !self.series.is_empty() && counted.len() == self.series.len();
+        let (uname, udiv) = axis_unit(y_hi, all_counted);
         let yticks = if self.chart.log_y {
             log_ticks(y_lo, y_hi)
         } else {
@@ -614,12 +641,30 @@ impl<'a> Plot<'a> {
                 num(t / udiv)
             );
         }
+        // Series of both kinds share the axis: one recorded nanosecond
+        // is one instruction at QEMU's default shift, and the axis says so.
+        let what = if all_counted {
+            "instructions per operation".to_string()
+        } else if counted.is_empty() {
+            "time per operation".to_string()
+        } else {
+            format!("time per operation; {}: instructions", counted.join(", "))
+        };
+        let how: Vec<&str> = [uname, if self.chart.log_y { "log scale" } else { "" }]
+            .into_iter()
+            .filter(|w| !w.is_empty())
+            .collect();
+        let how = if how.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", how.join(", "))
+        };
         let _ = write!(
             o,
-            r#"<text x="14" y="{:.1}" transform="rotate(-90 14 {:.1})" text-anchor="middle">time per operation ({uname}{})</text>"#,
+            r#"<text x="14" y="{:.1}" transform="rotate(-90 14 {:.1})" text-anchor="middle">{}{how}</text>"#,
             TOP + PLOT_H / 2.0,
             TOP + PLOT_H / 2.0,
-            if self.chart.log_y { ", log scale" } else { "" }
+            esc(&what),
         );
     }
 
@@ -1190,6 +1235,7 @@ mod tests {
         let s = Series {
             label: "box",
             emulated: false,
+            cost: units::Cost::Time,
             colour: PALETTE[0],
             runs: runs.clone(),
             median: vec![(0.0, 2000.0), (10_000.0, 2000.0)],
@@ -1249,6 +1295,7 @@ mod tests {
         let s = Series {
             label: "box",
             emulated: false,
+            cost: units::Cost::Time,
             colour: PALETTE[1],
             runs: vec![band(30_000, 1000.0)],
             median: Vec::new(),
@@ -1300,6 +1347,7 @@ mod tests {
         let s = Series {
             label: "box <a>",
             emulated: false,
+            cost: units::Cost::Time,
             colour: PALETTE[0],
             runs: vec![run(0.1), odd],
             median: vec![(0.0, 95.0), (10.0, 125.0)],
@@ -1335,6 +1383,7 @@ mod tests {
             .map(|i| Series {
                 label: ["a", "b", "c"][i],
                 emulated: false,
+                cost: units::Cost::Time,
                 colour: PALETTE[i],
                 runs: vec![band(5000, 1000.0 * (i + 1) as f64)],
                 median: Vec::new(),

@@ -53,7 +53,17 @@ fn class_of(l: &Label) -> Option<analysis::Class> {
 pub const CLASS_VOTE: f64 = 0.25;
 
 fn pct(x: f64) -> String {
-    format!("{:+.0} %", (x - 1.0) * 100.0)
+    pct_to(x, compare::MIN_THRESHOLD)
+}
+
+/// A ratio as a change in percent, to a tenth where the threshold it is
+/// judged against is below 5 % (instruction counts).
+fn pct_to(x: f64, floor: f64) -> String {
+    if floor < 0.05 {
+        format!("{:+.1} %", (x - 1.0) * 100.0)
+    } else {
+        format!("{:+.0} %", (x - 1.0) * 100.0)
+    }
 }
 
 /// Compares the benchmark series of the first two systems of `input`
@@ -121,7 +131,16 @@ pub fn judge_pair(
 ) -> (Outcome, Option<CostRatio>, String) {
     let outcome;
     let mut evidence;
-    let cost = cost_ratio(&samples_of(bb), &samples_of(nb), threshold);
+    // Two instruction counts are exact from one invocation to the next:
+    // only their own noise widens the threshold.
+    let counted = b.cost.counts_instructions() && n.cost.counts_instructions();
+    let floor = if counted {
+        compare::COUNTED_MIN_THRESHOLD
+    } else {
+        compare::MIN_THRESHOLD
+    };
+    let cost = cost_ratio(&samples_of(bb), &samples_of(nb), threshold, floor);
+    let pct = |x: f64| pct_to(x, floor);
     let (classes, both_near) = classes(b, n);
     match (&cost, classes) {
         (_, (Some(x), Some(y))) if x != y && !both_near => {
@@ -155,7 +174,7 @@ pub fn judge_pair(
             };
             evidence = unsure
                 + &format!(
-                    "cost over n = {}..{} {} (90 % interval {}..{}, resampling {} and {} runs) against ±{:.0} % ({}); run-to-run noise {:.1} % and {:.1} %",
+                    "cost over n = {}..{} {} (90 % interval {}..{}, resampling {} and {} runs) against ±{} % ({}); run-to-run noise {:.1} % and {:.1} %",
                     fmt_n(c.n_range[0]),
                     fmt_n(c.n_range[1]),
                     pct(c.ratio.value),
@@ -163,11 +182,23 @@ pub fn judge_pair(
                     pct(c.ratio.hi),
                     c.runs[0],
                     c.runs[1],
-                    c.threshold * 100.0,
-                    if threshold.is_some() {
-                        "given"
+                    if c.threshold < 0.05 {
+                        format!("{:.1}", c.threshold * 100.0)
                     } else {
-                        "twice the larger noise, 10–25 %"
+                        format!("{:.0}", c.threshold * 100.0)
+                    },
+                    match (threshold.is_some(), counted) {
+                        (true, _) => "given".to_string(),
+                        (false, true) => format!(
+                            "twice the larger noise, {}–{:.0} % between instruction counts",
+                            compare::COUNTED_MIN_THRESHOLD * 100.0,
+                            compare::MAX_THRESHOLD * 100.0
+                        ),
+                        (false, false) => format!(
+                            "twice the larger noise, {:.0}–{:.0} %",
+                            compare::MIN_THRESHOLD * 100.0,
+                            compare::MAX_THRESHOLD * 100.0
+                        ),
                     },
                     c.noise[0] * 100.0,
                     c.noise[1] * 100.0
@@ -379,7 +410,8 @@ pub fn compare(input: &Input, threshold: Option<f64>) -> Vec<Row> {
     if input.systems.len() < 2 {
         return Vec::new();
     }
-    let basis = Basis::of(input.emulated[0], input.emulated[1]);
+    let (a, b) = (&input.systems[0].label, &input.systems[1].label);
+    let basis = Basis::of(input.measured_of(a), input.measured_of(b));
     let mut rows = benchmarks(input, threshold, basis);
     rows.extend(workloads(input, threshold, basis));
     rows
@@ -392,8 +424,8 @@ pub fn compare(input: &Input, threshold: Option<f64>) -> Vec<Row> {
 /// minute.)
 pub fn warnings(input: &Input) -> Vec<String> {
     let (base, new) = (&input.systems[0].label, &input.systems[1].label);
-    let emulation =
-        Basis::of(input.emulated[0], input.emulated[1]).note(base, new, input.emulated[0]);
+    let (a, b) = (input.measured_of(base), input.measured_of(new));
+    let emulation = Basis::of(a, b).note(base, new, a, b);
     emulation.into_iter().chain(busy(input)).collect()
 }
 
@@ -572,9 +604,10 @@ pub fn write_terminal(c: &Comparison, out: &mut dyn Write) -> crate::Result<()> 
 /// The test's constants, for the docs and the CLI's help.
 pub fn rule() -> String {
     format!(
-        "benchmarks: cost ratio new/base over the common n, 90 % interval from resampling whole runs, against twice the larger run-to-run noise ({:.0}–{:.0} %); workloads: throughput ratio against ±{:.0} %",
+        "benchmarks: cost ratio new/base over the common n, 90 % interval from resampling whole runs, against twice the larger run-to-run noise ({:.0}–{:.0} %; from {} % between two guests counting instructions); workloads: throughput ratio against ±{:.0} %",
         compare::MIN_THRESHOLD * 100.0,
         compare::MAX_THRESHOLD * 100.0,
+        compare::COUNTED_MIN_THRESHOLD * 100.0,
         SINGLE_THRESHOLD * 100.0
     )
 }

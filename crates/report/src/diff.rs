@@ -8,7 +8,7 @@
 use super::{Basis, Entry, Input};
 use analysis::{Class, Flag, Label, Verdict};
 use serde::Serialize;
-use units::{fmt_n, fmt_ns};
+use units::fmt_n;
 
 /// Smallest cost ratio called a difference.
 pub const NOTABLE: f64 = 1.2;
@@ -90,7 +90,7 @@ fn times(r: f64) -> String {
 }
 
 /// Structure flags worth comparing, by name, with their description.
-fn structure(v: &Verdict) -> Vec<(&'static str, String)> {
+fn structure(v: &Verdict, cost: units::Cost) -> Vec<(&'static str, String)> {
     v.flags
         .iter()
         .filter(|f| {
@@ -99,7 +99,7 @@ fn structure(v: &Verdict) -> Vec<(&'static str, String)> {
                 Flag::Step { .. } | Flag::SlopeChange { .. } | Flag::Bimodal { .. }
             )
         })
-        .map(|f| (f.name(), f.describe()))
+        .map(|f| (f.name(), f.describe_in(cost)))
         .collect()
 }
 
@@ -171,12 +171,12 @@ fn compare(series: &str, a: &Entry, b: &Entry, basis: Basis, out: &mut Vec<Diffe
                 times(r_hi),
                 a.system,
                 fmt_n(hi),
-                fmt_ns(cost_at(vb, hi)),
-                fmt_ns(cost_at(va, hi))
+                b.cost.fmt(cost_at(vb, hi)),
+                a.cost.fmt(cost_at(va, hi))
             ),
         ));
     }
-    let (sa, sb) = (structure(va), structure(vb));
+    let (sa, sb) = (structure(va, a.cost), structure(vb, b.cost));
     for (name, text) in &sb {
         if !sa.iter().any(|(n, _)| n == name) {
             out.push(diff(
@@ -209,7 +209,7 @@ pub fn differences(input: &Input) -> Vec<Difference> {
         return out;
     };
     let basis =
-        |other: &str| Basis::of(input.is_emulated(&baseline.label), input.is_emulated(other));
+        |other: &str| Basis::of(input.measured_of(&baseline.label), input.measured_of(other));
     for series in input.series_names() {
         let base = input.of_series(series).find(|e| e.system == baseline.label);
         for s in &input.systems[1..] {
@@ -361,11 +361,52 @@ mod tests {
         let input = Input::new(&systems, &Default::default());
         let k = kinds(&input);
         assert!(k.contains(&(Kind::Cost, "socket".into())), "{k:?}");
+        // Emulated alike: said once, by the emulation warning, not per pair.
+        assert!(input.basis.is_empty(), "{:?}", input.basis);
+        let warnings = crate::emulation_warnings(&systems);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(warnings[0].0, "cloud and rt");
+        let (a, b) = (input.measured_of("cloud"), input.measured_of("rt"));
+        assert_eq!(
+            Basis::of(a, b).note("cloud", "rt", a, b).unwrap(),
+            "cloud and rt were both measured under emulation (TCG): their cost ratios compare two emulations, not the speed of two machines"
+        );
+    }
+
+    #[test]
+    fn instruction_counts_compare_by_cost_and_against_host_time_by_class() {
+        let count = |s: &mut crate::System| {
+            let v = s.file.system.virtualization.as_mut().unwrap();
+            v.clock = Some("instructions".into());
+            v.icount_shift = Some(0);
+        };
+        let mut a = system("v5.10", true, 1.0, false);
+        let mut b = system("v6.1", true, 10.0, false);
+        count(&mut a);
+        count(&mut b);
+        let systems = [a.clone(), b.clone()];
+        let input = Input::new(&systems, &Default::default());
+        assert!(kinds(&input).contains(&(Kind::Cost, "socket".into())));
+        let d = input
+            .differences
+            .iter()
+            .find(|d| d.kind == Kind::Cost)
+            .unwrap();
+        assert!(d.text.contains(" instr against "), "{}", d.text);
+        assert!(input.basis.is_empty(), "{:?}", input.basis);
+        let (x, y) = (input.measured_of("v5.10"), input.measured_of("v6.1"));
+        assert_eq!(Basis::of(x, y), Basis::Counted);
+        // Against a guest in host time: classes only, and said why.
+        let timed = system("t", true, 10.0, false);
+        let systems = [a, timed];
+        let input = Input::new(&systems, &Default::default());
+        assert!(!kinds(&input).iter().any(|(k, _)| *k == Kind::Cost));
         assert_eq!(
             input.basis,
             [
-                "cloud and rt were both measured under emulation (TCG): their cost ratios compare two emulations, not the speed of two machines"
+                "v5.10 counted instructions and t host time, both under emulation (TCG): only their growth classes are compared, no costs"
             ]
         );
+        assert_eq!(crate::emulation_warnings(&systems).len(), 2);
     }
 }

@@ -1,7 +1,10 @@
-//! Raw samples as CSV: `system,benchmark,run,n,ns,emulated`, one row per
-//! sample; and the samples of every sweep, one row per sample. `emulated`
-//! is `true` for a system measured under emulation (its times are not the
-//! speed of any machine), `false` otherwise (and for files before schema 7).
+//! Raw samples as CSV: `system,benchmark,run,n,ns,emulated,counts`, one
+//! row per sample; and the samples of every sweep, one row per sample.
+//! `emulated` is `true` for a system measured under emulation (its times
+//! are not the speed of any machine), `false` otherwise (and for files
+//! before schema 7); `counts` is what `ns` counts: `time`, or
+//! `instructions` for a guest whose clock QEMU advanced by them (each
+//! recorded nanosecond one instruction at the default shift).
 
 use super::System;
 use serde::Serialize;
@@ -15,10 +18,19 @@ struct Row<'a> {
     n: u64,
     ns: u64,
     emulated: bool,
+    counts: &'static str,
 }
 
 /// The header, also written when there are no samples.
-pub const COLUMNS: [&str; 6] = ["system", "benchmark", "run", "n", "ns", "emulated"];
+pub const COLUMNS: [&str; 7] = [
+    "system",
+    "benchmark",
+    "run",
+    "n",
+    "ns",
+    "emulated",
+    "counts",
+];
 
 /// Writes every sample of every series of `systems`.
 pub fn samples_csv(systems: &[System], out: &mut dyn Write) -> crate::Result<()> {
@@ -37,6 +49,7 @@ pub fn samples_csv(systems: &[System], out: &mut dyn Write) -> crate::Result<()>
                         n,
                         ns,
                         emulated: s.file.system.emulated(),
+                        counts: super::cost_of(&s.file.system).name(),
                     })?;
                 }
             }
@@ -153,9 +166,28 @@ mod tests {
         for r in rows {
             let emulated = r.starts_with("guest,");
             assert!(
-                r.ends_with(if emulated { ",true" } else { ",false" }),
+                r.ends_with(if emulated {
+                    ",true,time"
+                } else {
+                    ",false,time"
+                }),
                 "{r}"
             );
         }
+        // A guest that counted instructions says so in every row.
+        let mut counted = system("v6.1", true, 10.0, false);
+        let v = counted.file.system.virtualization.as_mut().unwrap();
+        v.clock = Some("instructions".into());
+        v.icount_shift = Some(0);
+        let mut out = Vec::new();
+        super::samples_csv(&[counted], &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("system,benchmark,run,n,ns,emulated,counts\n"));
+        assert!(
+            text.lines()
+                .skip(1)
+                .all(|r| r.ends_with(",true,instructions")),
+            "{text}"
+        );
     }
 }

@@ -11,7 +11,7 @@ use analysis::Options;
 use analysis::compare::{Outcome, SINGLE_THRESHOLD, judge_throughput};
 use serde::Serialize;
 use std::io::Write;
-use units::{fmt_n, fmt_ns};
+use units::fmt_n;
 
 /// One file's point of a track.
 #[derive(Debug, Clone, Serialize)]
@@ -33,6 +33,12 @@ pub struct Point {
     /// the speed of any machine, and against a native neighbour only the
     /// class is compared.
     pub emulated: bool,
+    /// What a cost counts: `time` (ns), or `instructions` for a guest
+    /// whose clock QEMU advanced by them.
+    pub counts: &'static str,
+    /// The same, to show the figure in its unit.
+    #[serde(skip)]
+    pub cost: units::Cost,
 }
 
 /// A figure followed across the files.
@@ -94,6 +100,8 @@ fn benchmark_tracks(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<T
                 class: v.map(|v| v.class.to_string()),
                 change: None,
                 emulated: input.emulated[i],
+                counts: e.map_or(units::Cost::Time, |e| e.cost).name(),
+                cost: e.map_or(units::Cost::Time, |e| e.cost),
                 note: match range {
                     Some((lo, hi)) if !inside => format!(
                         "no cost at n = {}: this file measured n = {}–{} (not extrapolated)",
@@ -108,7 +116,11 @@ fn benchmark_tracks(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<T
                 && let Some(before) = entries[j]
                 && let Some(bb) = before.bench
             {
-                let (o, evidence) = if input.emulated[i] != input.emulated[j] {
+                let basis = super::Basis::of(
+                    input.measured_of(&s.label),
+                    input.measured_of(&input.systems[j].label),
+                );
+                let (o, evidence) = if basis == super::Basis::Mixed {
                     judge_classes(before, e, input)
                 } else {
                     let (o, _, evidence) = judge_pair(before, bb, e, cur, None);
@@ -170,6 +182,8 @@ fn workload_tracks(input: &Input, only: Option<&str>) -> Vec<Track> {
                     change: None,
                     note: String::new(),
                     emulated,
+                    counts: units::Cost::Time.name(),
+                    cost: units::Cost::Time,
                 };
                 if let (Some((_, was)), Some(_)) = (prev, value)
                     && was != emulated
@@ -228,7 +242,7 @@ fn show(t: &Track, p: &Point) -> String {
     match p.value {
         None => "—".into(),
         Some(x) if t.higher_is_better => format!("{x:.0}/s{mark}"),
-        Some(x) => format!("{}{mark}", fmt_ns(x)),
+        Some(x) => format!("{}{mark}", p.cost.fmt(x)),
     }
 }
 

@@ -177,6 +177,7 @@ fn series_of<'a>(e: &'a Entry, idx: usize) -> Series<'a> {
     Series {
         label: e.system,
         emulated: e.emulated,
+        cost: e.cost,
         colour: colour(idx),
         runs,
         median,
@@ -217,16 +218,16 @@ fn verdict_words(e: &Entry, idx: usize) -> String {
                 esc(e.system),
                 v.class.index(),
                 esc(v.class.label()),
-                esc(&v.words())
+                esc(&v.words_in(e.cost))
             ));
             s.push_str(&format!(
                 "<div class=\"detail\">{}</div>",
-                esc(&super::details(v))
+                esc(&super::details(v, e.cost))
             ));
             for f in &v.flags {
                 s.push_str(&format!(
                     "<div class=\"detail flags\">{}</div>",
-                    esc(&f.describe())
+                    esc(&f.describe_in(e.cost))
                 ));
             }
             if let Some(m) = &e.maxima {
@@ -457,11 +458,7 @@ impl<'a> Page<'a> {
             writeln!(out, "<p class=\"notice\">{}</p>", esc(n))?;
         }
         for s in input.systems {
-            let warnings = [
-                s.file.system.tuning.busy_warning(),
-                super::emulation_warning(s),
-            ];
-            for w in warnings.into_iter().flatten() {
+            if let Some(w) = s.file.system.tuning.busy_warning() {
                 writeln!(
                     out,
                     "<p class=\"notice\">{}: {}</p>",
@@ -469,6 +466,9 @@ impl<'a> Page<'a> {
                     esc(&w)
                 )?;
             }
+        }
+        for (who, w) in super::emulation_warnings(input.systems) {
+            writeln!(out, "<p class=\"notice\">{}: {}</p>", esc(&who), esc(&w))?;
         }
         writeln!(
             out,
@@ -839,8 +839,8 @@ fn verdict_cell(out: &mut dyn Write, e: &Entry) -> std::io::Result<()> {
             "<td>{}{}<br>{}{mark} → {}{mark} (×{:.2})<br>rise {}{}</td>",
             sparkline(v),
             class_cell(v),
-            fmt_ns(v.low.ns),
-            fmt_ns(v.high.ns),
+            e.cost.fmt(v.low.ns),
+            e.cost.fmt(v.high.ns),
             v.ratio(),
             esc(&super::terminal::rise_cell(v)),
             match flags_counted(e) {

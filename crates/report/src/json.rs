@@ -44,6 +44,9 @@ struct SystemRow<'a> {
     /// machine (absent when not).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     emulated: bool,
+    /// `instructions` when its costs count them (absent for time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    counts: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -73,6 +76,9 @@ struct VerdictRow<'a> {
     error: Option<&'a str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     emulated: bool,
+    /// `instructions` when `low_ns`/`high_ns` count them (absent for time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    counts: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -92,6 +98,11 @@ struct WorkRow<'a> {
     error: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     emulated: bool,
+}
+
+/// `Some("instructions")` for costs that count them.
+fn counts(c: units::Cost) -> Option<&'static str> {
+    c.counts_instructions().then_some(c.name())
 }
 
 impl Report for JsonReport {
@@ -126,6 +137,7 @@ impl Report for JsonReport {
                     started: &s.file.started,
                     profile: s.file.profile.as_ref(),
                     emulated: s.file.system.emulated(),
+                    counts: counts(super::cost_of(&s.file.system)),
                 })
                 .collect(),
             verdicts: input
@@ -147,17 +159,18 @@ impl Report for JsonReport {
                         tolerance: v.map(|v| v.tolerance),
                         span_decades: v.map(|v| v.span_decades),
                         model: v.map(|v| &v.model),
-                        model_words: v.map(|v| v.model()),
+                        model_words: v.map(|v| v.model_in(e.cost)),
                         exponent: v.and_then(|v| v.exponent),
                         local_exponent: v.and_then(|v| v.local_exponent),
                         low_n: v.map(|v| v.low.n),
                         low_ns: v.map(|v| v.low.ns),
                         high_n: v.map(|v| v.high.n),
                         high_ns: v.map(|v| v.high.ns),
-                        words: v.map(|v| v.words()),
+                        words: v.map(|v| v.words_in(e.cost)),
                         flags: v.map(|v| v.flags.iter().collect()).unwrap_or_default(),
                         error: e.verdict.as_ref().err().map(String::as_str),
                         emulated: e.emulated,
+                        counts: counts(e.cost),
                     }
                 })
                 .collect(),

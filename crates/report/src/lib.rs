@@ -65,6 +65,8 @@ pub struct Entry<'a> {
     /// Whether its system was measured under emulation: its costs are
     /// not the speed of any machine ([`EMULATED_NOTE`]).
     pub emulated: bool,
+    /// What its costs count: time, or instructions ([`cost_of`]).
+    pub cost: units::Cost,
     /// Its maximum per n, for a series that records why that matters
     /// (`max_matters`); found with the verdict, when the input is read.
     pub maxima: Option<Maxima>,
@@ -96,12 +98,14 @@ pub struct Maxima {
     /// One per bucket of the verdict, in order of n (buckets without a
     /// sample left out).
     pub buckets: Vec<BucketMax>,
+    /// What the costs count.
+    pub cost: units::Cost,
 }
 
 impl Maxima {
     /// The maxima of `b` in the buckets of its verdict `v`; `None` when
     /// `b` does not record that its maximum matters.
-    pub fn of(b: &BenchResult, v: &Verdict) -> Option<Maxima> {
+    pub fn of(b: &BenchResult, v: &Verdict, cost: units::Cost) -> Option<Maxima> {
         let why = b.max_matters.clone()?;
         let mut buckets: Vec<Option<BucketMax>> = vec![None; v.buckets.len()];
         let every = b
@@ -128,6 +132,7 @@ impl Maxima {
         Some(Maxima {
             why,
             buckets: buckets.into_iter().flatten().collect(),
+            cost,
         })
     }
 
@@ -147,12 +152,12 @@ impl Maxima {
         let per: Vec<String> = self
             .buckets
             .iter()
-            .map(|m| format!("{}: {}", m.range(), fmt_ns(m.max)))
+            .map(|m| format!("{}: {}", m.range(), self.cost.fmt(m.max)))
             .collect();
         let slowest = self.slowest().map_or(String::new(), |m| {
             format!(
                 ". Slowest: {} at n = {}, ×{:.0} the median there",
-                fmt_ns(m.max),
+                self.cost.fmt(m.max),
                 fmt_n(m.at),
                 m.max / m.median.max(1.0)
             )
@@ -174,7 +179,7 @@ impl Maxima {
         largest.sort_by(|a, b| a.n_lo.total_cmp(&b.n_lo));
         let named: Vec<String> = largest
             .iter()
-            .map(|m| format!("{} at n = {}", fmt_ns(m.max), m.range()))
+            .map(|m| format!("{} at n = {}", self.cost.fmt(m.max), m.range()))
             .collect();
         let total = self.buckets.len();
         let which = if largest.len() < total {
@@ -188,7 +193,7 @@ impl Maxima {
         format!(
             "max per n ({}): typically {}; {which}, by n: {} (each bucket's: --format html)",
             self.why,
-            fmt_ns(typical),
+            self.cost.fmt(typical),
             named.join(", ")
         )
     }
@@ -221,40 +226,74 @@ pub enum Basis {
     /// Both native (or not recorded: files before schema 7): costs and
     /// classes.
     Native,
-    /// One emulated, one native: growth classes only.
+    /// One emulated, one native, or two emulated whose costs count
+    /// different things (instructions, time): growth classes only.
     Mixed,
-    /// Both emulated: costs too, with a warning.
+    /// Both emulated, both in host time: costs too, with a warning.
     Emulated,
+    /// Both emulated counting instructions: costs too, exactly.
+    Counted,
+}
+
+/// How a system was measured, as a comparison needs it: whether under
+/// emulation, and what its costs count.
+pub type Measured = (bool, units::Cost);
+
+/// How system `s` was measured.
+pub fn measured(s: &results::SystemInfo) -> Measured {
+    (s.emulated(), cost_of(s))
 }
 
 impl Basis {
-    /// The basis of a system (`a`: whether it was emulated) against
-    /// another (`b`).
-    pub fn of(a: bool, b: bool) -> Basis {
+    /// The basis of a system measured as `a` against one measured as `b`.
+    pub fn of(a: Measured, b: Measured) -> Basis {
         match (a, b) {
-            (false, false) => Basis::Native,
-            (true, true) => Basis::Emulated,
+            ((false, _), (false, _)) => Basis::Native,
+            ((true, x), (true, y)) if x == y && x.counts_instructions() => Basis::Counted,
+            ((true, x), (true, y)) if x == y => Basis::Emulated,
             _ => Basis::Mixed,
         }
     }
 
-    /// Why `base` and `other` (`base_emulated`: which one was) compare as
-    /// they do, in a sentence; `None` between native systems.
-    pub fn note(self, base: &str, other: &str, base_emulated: bool) -> Option<String> {
-        let (emu, native) = if base_emulated {
-            (base, other)
-        } else {
-            (other, base)
-        };
+    /// Why `base` (measured as `a`) and `other` (as `b`) compare as they
+    /// do, in a sentence; `None` between native systems.
+    pub fn note(self, base: &str, other: &str, a: Measured, b: Measured) -> Option<String> {
         match self {
             Basis::Native => None,
-            Basis::Mixed => Some(format!(
-                "{emu} was measured under emulation (TCG) and {native} natively: only their growth classes are compared, no costs or throughput (an emulated CPU's times are not the speed of any machine)"
-            )),
+            Basis::Mixed if a.0 && b.0 => {
+                let (counting, timed) = if a.1.counts_instructions() {
+                    (base, other)
+                } else {
+                    (other, base)
+                };
+                Some(format!(
+                    "{counting} counted instructions and {timed} host time, both under emulation (TCG): only their growth classes are compared, no costs"
+                ))
+            }
+            Basis::Mixed => {
+                let (emu, native) = if a.0 { (base, other) } else { (other, base) };
+                Some(format!(
+                    "{emu} was measured under emulation (TCG) and {native} natively: only their growth classes are compared, no costs or throughput (an emulated CPU's times are not the speed of any machine)"
+                ))
+            }
             Basis::Emulated => Some(format!(
                 "{base} and {other} were both measured under emulation (TCG): their cost ratios compare two emulations, not the speed of two machines"
             )),
+            Basis::Counted => Some(format!(
+                "{base} and {other} both counted instructions under emulation (QEMU's -icount): their costs compare as exact instruction counts, blind to caches, memory and contention between CPUs; not the speed of two machines"
+            )),
         }
+    }
+}
+
+/// What the costs of system `s` count: instructions for a guest whose
+/// clock QEMU advanced by them, else time.
+pub fn cost_of(s: &results::SystemInfo) -> units::Cost {
+    match &s.virtualization {
+        Some(v) if v.counts_instructions() => units::Cost::Instructions {
+            shift: v.icount_shift.unwrap_or(0),
+        },
+        _ => units::Cost::Time,
     }
 }
 
@@ -274,12 +313,12 @@ pub fn emulation_warning(s: &System) -> Option<String> {
     if v.counts_instructions() {
         let per = 1u64 << v.icount_shift.unwrap_or(0);
         let per = if per == 1 {
-            "one instruction".to_string()
+            String::new()
         } else {
-            format!("{per} instructions")
+            format!(", {per} per recorded nanosecond")
         };
         return Some(format!(
-            "measured under emulation ({}{reason}) counting instructions (QEMU's -icount): each nanosecond shown is {per} the guest executed, the same on every run and host but blind to caches, memory and contention between CPUs; not the speed of any machine; its growth classes still hold",
+            "measured under emulation ({}{reason}) counting instructions (QEMU's -icount{per}): its costs are instructions the guest executed, the same on every run and host but blind to caches, memory and contention between CPUs; they compare with other instruction-counted systems, never with a machine's time; its growth classes still hold",
             v.kind
         ));
     }
@@ -287,6 +326,33 @@ pub fn emulation_warning(s: &System) -> Option<String> {
         "measured under emulation ({}{reason}): its times are not the speed of any machine; its growth classes still hold",
         v.kind
     ))
+}
+
+/// The emulation warnings of `systems`, each said once: the systems that
+/// share a warning named together (`a, b and c`), with it.
+pub fn emulation_warnings(systems: &[System]) -> Vec<(String, String)> {
+    let mut out: Vec<(Vec<&str>, String)> = Vec::new();
+    for s in systems {
+        let Some(w) = emulation_warning(s) else {
+            continue;
+        };
+        match out.iter_mut().find(|(_, x)| *x == w) {
+            Some((names, _)) => names.push(&s.label),
+            None => out.push((vec![&s.label], w)),
+        }
+    }
+    out.into_iter()
+        .map(|(names, w)| (and_list(&names), w))
+        .collect()
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [head @ .., last] => format!("{} and {last}", head.join(", ")),
+    }
 }
 
 /// Everything a report shows.
@@ -351,10 +417,14 @@ impl<'a> Input<'a> {
                 n: b.params.n,
                 status: Some(b.status),
                 caps: &b.caps,
-                maxima: verdict.as_ref().ok().and_then(|v| Maxima::of(b, v)),
+                maxima: verdict
+                    .as_ref()
+                    .ok()
+                    .and_then(|v| Maxima::of(b, v, cost_of(&s.file.system))),
                 verdict,
                 bench: Some(b),
                 emulated: s.file.system.emulated(),
+                cost: cost_of(&s.file.system),
             })
             .collect();
         // A kept verdict that disagrees with its samples is never shown:
@@ -393,12 +463,17 @@ impl<'a> Input<'a> {
             }
         }
         let emulated: Vec<bool> = systems.iter().map(|s| s.file.system.emulated()).collect();
+        // Two systems emulated alike are said once, by the emulation
+        // warnings; a pair that compares by classes only is said here.
         let basis = match systems.first() {
             Some(b) => systems[1..]
                 .iter()
-                .zip(&emulated[1..])
-                .filter_map(|(s, &e)| {
-                    Basis::of(emulated[0], e).note(&b.label, &s.label, emulated[0])
+                .filter_map(|s| {
+                    let (x, y) = (measured(&b.file.system), measured(&s.file.system));
+                    let basis = Basis::of(x, y);
+                    (basis == Basis::Mixed)
+                        .then(|| basis.note(&b.label, &s.label, x, y))
+                        .flatten()
                 })
                 .collect(),
             None => Vec::new(),
@@ -426,6 +501,15 @@ impl<'a> Input<'a> {
             .any(|(s, &e)| e && s.label == label)
     }
 
+    /// How system `label` was measured (native and in time when there is
+    /// no such system: external data).
+    pub fn measured_of(&self, label: &str) -> Measured {
+        self.systems
+            .iter()
+            .find(|s| s.label == label)
+            .map_or((false, units::Cost::Time), |s| measured(&s.file.system))
+    }
+
     /// External series (from `analyze`), each judged on its own.
     pub fn external(series: &[(String, &[Sample])], opts: &Options) -> Input<'static> {
         Input {
@@ -448,6 +532,7 @@ impl<'a> Input<'a> {
                     verdict: analysis::analyze(samples, None, opts).map_err(|e| e.to_string()),
                     bench: None,
                     emulated: false,
+                    cost: units::Cost::Time,
                     maxima: None,
                 })
                 .collect(),
@@ -1120,7 +1205,7 @@ pub fn why_of(e: &Entry) -> Option<String> {
 /// The evidence behind a verdict in one line: the model, the exponent,
 /// how many samples and runs, and how stable the label is under
 /// resampling whole runs.
-pub fn details(v: &Verdict) -> String {
+pub fn details(v: &Verdict, cost: units::Cost) -> String {
     let exponent = v.exponent.map_or(String::new(), |e| {
         format!(
             "; exponent of the growing part {:.2} [{:.2}, {:.2}]",
@@ -1160,7 +1245,7 @@ pub fn details(v: &Verdict) -> String {
     };
     format!(
         "fit {}{exponent}; {} samples in {} runs{stability}",
-        v.model(),
+        v.model_in(cost),
         fmt_n(v.samples as f64),
         v.runs
     )
@@ -1410,16 +1495,35 @@ mod tests {
         v.icount_shift = Some(0);
         let counted = super::emulation_warning(&s).unwrap();
         assert!(
-            counted.contains("counting instructions (QEMU's -icount): each nanosecond shown is one instruction the guest executed")
+            counted.contains("counting instructions (QEMU's -icount): its costs are instructions the guest executed")
                 && counted.contains("blind to caches, memory and contention"),
             "{counted}"
+        );
+        assert_eq!(
+            super::cost_of(&s.file.system),
+            units::Cost::Instructions { shift: 0 }
         );
         s.file.system.virtualization.as_mut().unwrap().icount_shift = Some(3);
         assert!(
             super::emulation_warning(&s)
                 .unwrap()
-                .contains("is 8 instructions")
+                .contains("-icount, 8 per recorded nanosecond")
         );
+        // Its figures are shown in instructions, in every writer.
+        s.file.system.virtualization.as_mut().unwrap().icount_shift = Some(0);
+        let systems = [s];
+        let input = super::Input::new(&systems, &Default::default());
+        for format in [
+            super::Format::Terminal,
+            super::Format::Markdown,
+            super::Format::Html,
+        ] {
+            let mut out = Vec::new();
+            super::writer(format, None).write(&input, &mut out).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            assert!(text.contains(" instr"), "{format:?}: {text}");
+            assert!(!text.contains(" µs"), "{format:?}: {text}");
+        }
     }
 
     #[test]

@@ -7,7 +7,6 @@ use super::{EMULATED_MARK, EMULATED_NOTE, Input, Report, flags_counted};
 use std::cell::RefCell;
 use std::io::Write;
 use std::path::PathBuf;
-use units::fmt_ns;
 
 /// The Markdown writer.
 pub struct MarkdownReport {
@@ -230,11 +229,11 @@ impl MarkdownReport {
 /// Per system: a warning when the machine was busy or emulated, and the
 /// hosts.
 fn write_system_notes(input: &Input, out: &mut dyn Write) -> std::io::Result<()> {
+    for (who, w) in super::emulation_warnings(input.systems) {
+        writeln!(out, "**Warning, {}:** {}\n", cell(&who), cell(&w))?;
+    }
     for s in input.systems {
         if let Some(w) = s.file.system.tuning.busy_warning() {
-            writeln!(out, "**Warning, {}:** {}\n", cell(&s.label), cell(&w))?;
-        }
-        if let Some(w) = super::emulation_warning(s) {
             writeln!(out, "**Warning, {}:** {}\n", cell(&s.label), cell(&w))?;
         }
         if !s.file.hosts.is_empty() {
@@ -264,9 +263,9 @@ fn write_verdicts(input: &Input, out: &mut dyn Write) -> std::io::Result<()> {
                 v.exponent.map_or("—".into(), |x| {
                     format!("{:.2} [{:.2}, {:.2}]", x.value, x.lo, x.hi)
                 }),
-                format!("{}{mark}", fmt_ns(v.low.ns)),
-                format!("{}{mark}", fmt_ns(v.high.ns)),
-                v.words(),
+                format!("{}{mark}", e.cost.fmt(v.low.ns)),
+                format!("{}{mark}", e.cost.fmt(v.high.ns)),
+                v.words_in(e.cost),
             ),
             Err(m) => ("—".into(), "—".into(), "—".into(), "—".into(), m.clone()),
         };

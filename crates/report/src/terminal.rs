@@ -5,7 +5,7 @@ use super::wrap::wrapped;
 use super::{EMULATED_MARK, EMULATED_NOTE, Entry, Input, Report, flags_counted};
 use analysis::Verdict;
 use std::io::Write;
-use units::{fmt_n, fmt_ns};
+use units::fmt_n;
 
 /// The terminal writer.
 pub struct TerminalReport;
@@ -100,8 +100,8 @@ fn row(e: &Entry, show_system: bool) -> String {
                 "{:<20} {:>7} {:>9} → {:<9} {:<11} {:>4} {:<17} {}",
                 shown,
                 n,
-                format!("{}{mark}", fmt_ns(v.low.ns)),
-                format!("{}{mark}", fmt_ns(v.high.ns)),
+                format!("{}{mark}", e.cost.fmt(v.low.ns)),
+                format!("{}{mark}", e.cost.fmt(v.high.ns)),
                 class[0],
                 v.confidence
                     .map_or("?".to_string(), |c| format!("{:.0}%", c * 100.0)),
@@ -324,6 +324,9 @@ impl Report for TerminalReport {
         for s in input.systems {
             write_system(out, s)?;
         }
+        for (who, w) in super::emulation_warnings(input.systems) {
+            wrapped(out, "warning: ", &format!("{who}: {w}"))?;
+        }
         writeln!(out)?;
         if input.entries.is_empty() && !input.systems.iter().all(|s| s.file.workloads.is_empty()) {
             write_work(out, input, many)?;
@@ -379,9 +382,6 @@ fn write_system(out: &mut dyn Write, s: &super::System) -> std::io::Result<()> {
         wrapped(out, "    ", &h.summary())?;
     }
     if let Some(w) = sys.tuning.busy_warning() {
-        wrapped(out, "    warning: ", &w)?;
-    }
-    if let Some(w) = super::emulation_warning(s) {
         wrapped(out, "    warning: ", &w)?;
     }
     if let Some(p) = &s.file.profile {
@@ -457,10 +457,10 @@ fn write_words(out: &mut dyn Write, e: &Entry, many: bool) -> std::io::Result<()
             let alt = v
                 .alternative
                 .map_or(String::new(), |c| format!(" ({c} fits about as well)"));
-            wrapped(out, "", &format!("{who} — {}{alt}", v.words()))?;
-            wrapped(out, "    ", &super::details(v))?;
+            wrapped(out, "", &format!("{who} — {}{alt}", v.words_in(e.cost)))?;
+            wrapped(out, "    ", &super::details(v, e.cost))?;
             for f in &v.flags {
-                wrapped(out, "    ", &f.describe())?;
+                wrapped(out, "    ", &f.describe_in(e.cost))?;
             }
             if let Some(m) = &e.maxima {
                 wrapped(out, "    ", &m.summary())?;
@@ -591,6 +591,7 @@ mod tests {
             verdict: Ok(v),
             bench: None,
             emulated: false,
+            cost: units::Cost::Time,
             maxima: None,
         };
         let text = row(&e, false);

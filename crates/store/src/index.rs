@@ -38,6 +38,9 @@ pub struct RunRow {
     pub virtualization: Option<String>,
     /// Whether the CPU was emulated.
     pub emulated: bool,
+    /// What its costs count: `time`, or `instructions` (a guest whose
+    /// clock QEMU advanced by them).
+    pub counts: String,
     /// Start of the run.
     pub started: String,
     /// End of the run.
@@ -156,6 +159,7 @@ pub fn index(file: &ResultFile, bytes: &[u8], source: &str) -> Indexed {
         cpu_count: s.cpu.count as i64,
         virtualization: s.virtualization.as_ref().map(|v| v.kind.clone()),
         emulated: s.emulated(),
+        counts: counts_of(s).to_string(),
         started: file.started.clone(),
         finished: file.finished.clone(),
         tool_version: file.tool.version.clone(),
@@ -259,6 +263,14 @@ fn work_rows(file: &ResultFile) -> Vec<WorkRow> {
         }
     }
     out
+}
+
+/// What the costs of a run on system `s` count: `time` or `instructions`.
+pub fn counts_of(s: &results::SystemInfo) -> &'static str {
+    match &s.virtualization {
+        Some(v) if v.counts_instructions() => "instructions",
+        _ => "time",
+    }
 }
 
 #[cfg(test)]

@@ -164,7 +164,7 @@ pub struct Store {
 }
 
 /// The columns of `runs`, in the order [`run_row`] reads them.
-const RUN_COLUMNS: &str = "id, added, source, bytes, label, host, os, kernel, kernel_version, arch, cpu_model, cpu_count, virtualization, emulated, started, finished, tool_version, schema_version, command_line, profile, analysis";
+const RUN_COLUMNS: &str = "id, added, source, bytes, label, host, os, kernel, kernel_version, arch, cpu_model, cpu_count, virtualization, emulated, started, finished, tool_version, schema_version, command_line, profile, analysis, counts";
 
 fn run_row(r: &[Value]) -> RunRow {
     RunRow {
@@ -189,6 +189,7 @@ fn run_row(r: &[Value]) -> RunRow {
         command_line: serde_json::from_str(r[18].text().unwrap_or("[]")).unwrap_or_default(),
         profile: r[19].text().map(str::to_string),
         analysis: r[20].string(),
+        counts: r[21].text().unwrap_or("time").to_string(),
     }
 }
 
@@ -564,7 +565,7 @@ fn insert(c: &mut Conn, ix: &Indexed, body: Vec<u8>) -> std::result::Result<(), 
     let r = &ix.run;
     c.exec(
         &format!(
-            "INSERT INTO runs ({RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            "INSERT INTO runs ({RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         ),
         &[
             Value::from(r.id.as_str()),
@@ -588,6 +589,7 @@ fn insert(c: &mut Conn, ix: &Indexed, body: Vec<u8>) -> std::result::Result<(), 
             Value::from(serde_json::Value::from(r.command_line.clone()).to_string()),
             Value::from(r.profile.clone()),
             Value::from(r.analysis.as_str()),
+            Value::from(r.counts.as_str()),
         ],
     )?;
     c.exec(

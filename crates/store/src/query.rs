@@ -253,6 +253,7 @@ mod tests {
                 cpu_count: 2,
                 virtualization: None,
                 emulated: false,
+                counts: "time".into(),
                 started: started.into(),
                 finished: None,
                 tool_version: "0.3.0".into(),

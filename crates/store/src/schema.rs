@@ -16,12 +16,19 @@ pub struct Migration {
     pub what: &'static str,
     /// Its statements.
     pub sql: &'static str,
+    /// What fills a new column from the stored files, after the
+    /// statements, in the same transaction.
+    pub fill: Option<Fill>,
 }
 
+/// What fills a migration's new column from the stored files.
+pub type Fill = fn(&mut Conn) -> Result<(), DbError>;
+
 /// Every migration, in order: migration k is `MIGRATIONS[k - 1]`.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    what: "runs, their files, their benchmarks and workload rows",
-    sql: "
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        what: "runs, their files, their benchmarks and workload rows",
+        sql: "
 CREATE TABLE runs (
     id TEXT PRIMARY KEY,
     added TEXT NOT NULL,
@@ -87,7 +94,49 @@ CREATE TABLE workload_rows (
 );
 CREATE INDEX workload_rows_workload ON workload_rows (workload);
 ",
-}];
+        fill: None,
+    },
+    Migration {
+        what: "what a run's costs count: time, or instructions (a guest under QEMU's -icount)",
+        // NULL until filled from the run's file by the store when it
+        // applies this migration (`Store::open`): an emulated run may
+        // have counted instructions.
+        sql: "ALTER TABLE runs ADD COLUMN counts TEXT",
+        fill: Some(fill_counts),
+    },
+];
+
+/// Fills `runs.counts` of the runs stored before it existed: an emulated
+/// run's from its file (`system.virtualization.clock`), every other
+/// `time`. A file that cannot be read is taken as time.
+fn fill_counts(c: &mut Conn) -> Result<(), DbError> {
+    let rows = c.rows(
+        "SELECT runs.id, run_files.encoding, run_files.body FROM runs JOIN run_files ON run_files.run_id = runs.id WHERE runs.emulated = 1",
+        &[],
+    )?;
+    for r in rows {
+        let body = r[2].bytes().unwrap_or_default();
+        let bytes = match r[1].text() {
+            Some("gzip") => crate::gunzip(body).unwrap_or_default(),
+            _ => body.to_vec(),
+        };
+        let clock = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .and_then(|v| {
+                v["system"]["virtualization"]["clock"]
+                    .as_str()
+                    .map(str::to_string)
+            });
+        if clock.as_deref() == Some("instructions") {
+            c.exec(
+                "UPDATE runs SET counts = ? WHERE id = ?",
+                &[Value::from("instructions"), Value::from(r[0].string())],
+            )?;
+        }
+    }
+    c.exec("UPDATE runs SET counts = 'time' WHERE counts IS NULL", &[])?;
+    Ok(())
+}
 
 /// The schema version this scalebench writes and reads.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
@@ -131,6 +180,7 @@ pub(crate) fn migrate_with(c: &mut Conn, migrations: &[Migration]) -> Result<Vec
         for (k, m) in migrations.iter().enumerate().skip(at as usize) {
             let v = k as i64 + 1;
             c.batch(&m.sql.replace("{blob}", blob))
+                .and_then(|()| m.fill.map_or(Ok(()), |fill| fill(c)))
                 .map_err(|e| DbError::Migration {
                     version: v,
                     what: m.what,
@@ -166,18 +216,62 @@ mod tests {
         assert_eq!(version(&mut c).unwrap(), VERSION);
         assert!(migrate(&mut c).unwrap().is_empty(), "nothing twice");
         // A later migration on top of an older store.
+        let mut c = memory();
+        assert_eq!(migrate_with(&mut c, &MIGRATIONS[..1]).unwrap(), [1]);
         let more = [
             Migration {
                 what: MIGRATIONS[0].what,
                 sql: MIGRATIONS[0].sql,
+                fill: None,
             },
             Migration {
                 what: "a note per run",
                 sql: "CREATE TABLE notes (run_id TEXT, note TEXT)",
+                fill: None,
             },
         ];
         assert_eq!(migrate_with(&mut c, &more).unwrap(), [2]);
         c.exec("INSERT INTO notes VALUES ('a', 'b')", &[]).unwrap();
+    }
+
+    #[test]
+    fn runs_stored_before_counts_existed_get_it_from_their_files() {
+        let mut c = memory();
+        assert_eq!(migrate_with(&mut c, &MIGRATIONS[..1]).unwrap(), [1]);
+        let put = |c: &mut Conn, id: &str, emulated: i64, clock: Option<&str>| {
+            c.exec(
+                "INSERT INTO runs (id, added, source, bytes, label, host, os, kernel, kernel_version, arch, cpu_model, cpu_count, virtualization, emulated, started, finished, tool_version, schema_version, command_line, profile, analysis) VALUES (?, 'a', 's', 1, 'l', 'h', 'Linux', 'k', 'v', 'x86_64', NULL, 1, 'tcg', ?, 't', NULL, '0', 9, '[]', NULL, 'x')",
+                &[Value::from(id), Value::from(emulated)],
+            )
+            .unwrap();
+            let file = serde_json::json!({"system": {"virtualization": {"clock": clock}}});
+            let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            std::io::Write::write_all(&mut z, file.to_string().as_bytes()).unwrap();
+            c.exec(
+                "INSERT INTO run_files (run_id, encoding, body) VALUES (?, 'gzip', ?)",
+                &[Value::from(id), Value::Bytes(Some(z.finish().unwrap()))],
+            )
+            .unwrap();
+        };
+        put(&mut c, "counted", 1, Some("instructions"));
+        put(&mut c, "timed", 1, Some("time"));
+        put(&mut c, "native", 0, None);
+        assert_eq!(migrate(&mut c).unwrap(), (2..=VERSION).collect::<Vec<_>>());
+        let rows = c
+            .rows("SELECT id, counts FROM runs ORDER BY id", &[])
+            .unwrap();
+        let got: Vec<(String, String)> = rows
+            .iter()
+            .map(|r| (r[0].string(), r[1].string()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("counted".to_string(), "instructions".to_string()),
+                ("native".into(), "time".into()),
+                ("timed".into(), "time".into())
+            ]
+        );
     }
 
     #[test]
@@ -187,10 +281,12 @@ mod tests {
             Migration {
                 what: "fine",
                 sql: "CREATE TABLE a (x TEXT)",
+                fill: None,
             },
             Migration {
                 what: "broken",
                 sql: "CREATE TABLE b (x TEXT); CREATE TABLE b (x TEXT)",
+                fill: None,
             },
         ];
         let e = migrate_with(&mut c, &bad).unwrap_err().to_string();

@@ -37,6 +37,78 @@ pub fn fmt_ns(ns: f64) -> String {
     }
 }
 
+/// What a recorded cost counts: time, or — for a guest whose clock QEMU
+/// advances by instructions (`-icount`) — instructions, each recorded
+/// nanosecond being 2^shift of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Cost {
+    /// Nanoseconds of time.
+    #[default]
+    Time,
+    /// Instructions executed: a recorded nanosecond is `2^shift` of them.
+    Instructions {
+        /// QEMU's `-icount` shift.
+        shift: u32,
+    },
+}
+
+impl Cost {
+    /// A recorded cost (`ns` as the result file holds it) in its unit:
+    /// `4.21 µs`, or `4 214 instr` and `12.9 k instr` for instructions.
+    pub fn fmt(self, ns: f64) -> String {
+        match self {
+            Cost::Time => fmt_ns(ns),
+            Cost::Instructions { shift } => fmt_instructions(ns * (1u64 << shift.min(40)) as f64),
+        }
+    }
+
+    /// The unit's name in a table's header or a chart's axis:
+    /// `time` or `instructions`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cost::Time => "time",
+            Cost::Instructions { .. } => "instructions",
+        }
+    }
+
+    /// Whether it counts instructions.
+    pub fn counts_instructions(self) -> bool {
+        matches!(self, Cost::Instructions { .. })
+    }
+}
+
+/// Formats a count of instructions with three significant digits from a
+/// thousand up (`12.9 k instr`, `1.20 M instr`), whole below (`4 instr`),
+/// and to three decimals below one (a per-item slope).
+pub fn fmt_instructions(x: f64) -> String {
+    let (v, unit) = if x.abs() < 1e4 {
+        (x, "")
+    } else if x.abs() < 1e6 {
+        (x / 1e3, "k ")
+    } else if x.abs() < 1e9 {
+        (x / 1e6, "M ")
+    } else {
+        (x / 1e9, "G ")
+    };
+    if unit.is_empty() {
+        return if v.abs() < 1.0 && v != 0.0 {
+            format!("{v:.3} instr")
+        } else if v.abs() < 10.0 {
+            format!("{v:.1} instr")
+        } else {
+            format!("{} instr", fmt_n(v))
+        };
+    }
+    let digits = if v.abs() >= 100.0 {
+        0
+    } else if v.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$} {unit}instr")
+}
+
 /// Formats a count with a space every three digits (`10 000`).
 pub fn fmt_n(n: f64) -> String {
     let r = n.round();
@@ -108,6 +180,23 @@ pub fn fmt_secs(s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn costs_are_shown_in_their_unit() {
+        assert_eq!(Cost::Time.fmt(4214.0), "4.21 µs");
+        let i = Cost::Instructions { shift: 0 };
+        assert_eq!(i.fmt(4214.0), "4 214 instr");
+        assert_eq!(i.fmt(12974.0), "13.0 k instr");
+        assert_eq!(i.fmt(92976.0), "93.0 k instr");
+        assert_eq!(i.fmt(1_234_567.0), "1.23 M instr");
+        assert_eq!(i.fmt(48.4), "48 instr");
+        assert_eq!(i.fmt(3.5), "3.5 instr");
+        assert_eq!(i.fmt(0.35), "0.350 instr");
+        // A shift of 2: each recorded nanosecond is four instructions.
+        assert_eq!(Cost::Instructions { shift: 2 }.fmt(1000.0), "4 000 instr");
+        assert_eq!((i.name(), Cost::Time.name()), ("instructions", "time"));
+        assert!(i.counts_instructions() && !Cost::Time.counts_instructions());
+    }
 
     #[test]
     fn byte_counts_pick_their_unit() {
