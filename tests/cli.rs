@@ -514,7 +514,7 @@ fn report_formats_have_one_row_per_benchmark() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines[0],
-        "system,benchmark,class,exponent,low_ns,high_ns,flags"
+        "system,benchmark,class,exponent,low_ns,high_ns,flags,max_ns,counts"
     );
     assert_eq!(lines.len(), 3, "{text}");
     assert!(lines[1].starts_with("box-a,socket,"), "{}", lines[1]);

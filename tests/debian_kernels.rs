@@ -298,6 +298,19 @@ impl Archive {
         suites(&self.line)[2].clone()
     }
 
+    /// Makes suite `s`'s index one past its Valid-Until date (as a stale
+    /// mirror serves), signed as before.
+    fn expire(&self, s: &str) {
+        let path = self.root.join("dists").join(s).join("Release");
+        let text = std::fs::read_to_string(&path).unwrap().replacen(
+            "Architectures:",
+            "Valid-Until: Sun, 02 Jan 2000 00:00:00 UTC\nArchitectures:",
+            1,
+        );
+        std::fs::write(&path, text).unwrap();
+        self.sign(s);
+    }
+
     /// `scalebench ARGS` against this archive.
     fn sb(&self, args: &[&str]) -> std::process::Output {
         common::bin()
@@ -683,6 +696,9 @@ fn assert_recorded(doc: &serde_json::Value, asked: &str) -> serde_json::Value {
 fn a_fetched_kernel_boots_and_the_result_file_names_its_package() {
     let t = tempfile::tempdir().unwrap();
     let a = Archive::new(t.path());
+    // Its security suite, which holds the kernel, is served stale: read
+    // all the same, said, and recorded.
+    a.expire(&a.security());
     let deb_sha = sha256(&std::fs::read(&a.deb).unwrap());
     let config = std::fs::read(Path::new("/boot").join(format!("config-{}", a.release))).unwrap();
     let work = t.path().join("work");
@@ -726,6 +742,15 @@ fn a_fetched_kernel_boots_and_the_result_file_names_its_package() {
     assert_eq!(p["debs"][0]["sha256"], deb_sha);
     assert_eq!(p["config"]["sha256"], sha256(&config));
     assert_eq!(p["config"]["path"], format!("/boot/config-{}", a.release));
+    assert!(
+        stderr.contains("an index past its Valid-Until date"),
+        "{stderr}"
+    );
+    assert!(
+        p["index_stale"].as_str().unwrap().contains("is expired"),
+        "{p}"
+    );
+    assert!(p.get("archive_unreachable").is_none(), "{p}");
     assert_eq!(
         common::processes_naming(work.to_str().unwrap()),
         Vec::<u32>::new()

@@ -16,6 +16,7 @@ use crate::harness::progress::Progress;
 use crate::hosts::ssh::{Session, Target};
 use crate::results::{self, BenchResult, Params, ResultFile, Status, SystemInfo, WorkloadResult};
 use crate::systems::debian::cache::Held;
+use crate::systems::debian::fetch::{How, Resolved};
 use crate::systems::qemu::{Guest, ImageGuest};
 use crate::systems::spec::{ImageSpec, KernelSpec, Kind, SystemSpec};
 use anyhow::{Context, bail};
@@ -114,7 +115,7 @@ pub fn open(
     let mut v = Vec::new();
     let mut bin: Option<PathBuf> = None;
     for s in specs {
-        let Some((at, held)) = reach(s, plan, workdir, &mut bin, progress)
+        let Some((at, resolved)) = reach(s, plan, workdir, &mut bin, progress)
             .with_context(|| format!("--system {}", s.name))?
         else {
             v.push(Opened::Here);
@@ -122,12 +123,12 @@ pub fn open(
         };
         let mut r =
             RemoteSystem::ready(s, at, o).with_context(|| format!("--system {}", s.name))?;
-        if let (Kind::Debian(d), Some(h)) = (&s.kind, &held) {
-            for note in record_package(&mut r.system, &d.asked.text, h) {
+        if let (Kind::Debian(d), Some(k)) = (&s.kind, &resolved) {
+            for note in record_package(&mut r.system, &d.asked.text, k) {
                 progress.note_run(&format!("{}: {note}", s.name));
             }
         }
-        r._kernel = held;
+        r._kernel = resolved.map(|k| k.held);
         progress.note_run(&r.summary());
         v.push(Opened::Remote(Box::new(r)));
     }
@@ -138,9 +139,15 @@ pub fn open(
 /// the package, and the package's configuration where the guest found
 /// none of its own (Debian's kernels have no `/proc/config.gz`, and this
 /// machine's `/boot` has not theirs). Notes on what does not agree.
-fn record_package(system: &mut SystemInfo, asked: &str, h: &Held) -> Vec<String> {
+fn record_package(system: &mut SystemInfo, asked: &str, k: &Resolved) -> Vec<String> {
     let mut notes = Vec::new();
-    system.kernel_package = Some(h.entry.record(asked));
+    let h = &k.held;
+    let mut record = h.entry.record(asked);
+    record.index_stale = k.stale.clone();
+    if let How::Offline(why) = &k.how {
+        record.archive_unreachable = Some(why.clone());
+    }
+    system.kernel_package = Some(record);
     if system.kernel_config.is_none()
         && let Some(p) = h.config()
     {
@@ -201,7 +208,7 @@ fn reach(
     workdir: &Path,
     bin: &mut Option<PathBuf>,
     progress: &mut Progress,
-) -> anyhow::Result<Option<(At, Option<Held>)>> {
+) -> anyhow::Result<Option<(At, Option<Resolved>)>> {
     // Each in a directory of its own (ssh's control socket is named
     // after this process).
     let dir = workdir.join(format!("sys-{}", s.name));
@@ -221,7 +228,7 @@ fn reach(
                     r.summary()
                 ));
                 let at = boot(s, &d.kernel(&r.held), plan, &dir, bin, progress)?;
-                return Ok(Some((at, Some(r.held))));
+                return Ok(Some((at, Some(r))));
             }
             Kind::Ssh { target, bin } => {
                 progress.note_run(&format!("{}: connecting to {target}", s.name));

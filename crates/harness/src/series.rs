@@ -773,7 +773,7 @@ impl Runner<'_> {
         self.bench.start(n).map_err(|e| match e {
             _ if sys::stop::interrupted() => RunEnd::Interrupted,
             StartError::Unsupported(m) => RunEnd::Unsupported(m),
-            StartError::Failed(e) => RunEnd::Failed(format!("{e:#}")),
+            StartError::Failed(e) => RunEnd::Failed(crate::subject::words(&*e)),
         })
     }
 
@@ -1180,7 +1180,7 @@ fn step_end(e: StepError, samples: Vec<[u64; 2]>, reached: u64) -> RunEnd {
             detail,
         },
         StepError::Interrupted => RunEnd::Interrupted,
-        StepError::Failed(e) => RunEnd::Failed(format!("{e:#}")),
+        StepError::Failed(e) => RunEnd::Failed(crate::subject::words(&*e)),
     }
 }
 

@@ -65,6 +65,19 @@ pub enum StepError {
     Failed(Cause),
 }
 
+/// A benchmark's error in words: its message, then each of its causes,
+/// joined by `: ` (the result file's `error`).
+pub fn words(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut at = e.source();
+    while let Some(c) = at {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        at = c.source();
+    }
+    out
+}
+
 impl<E: Into<Cause>> From<E> for StartError {
     fn from(e: E) -> StartError {
         StartError::Failed(e.into())
@@ -212,4 +225,23 @@ pub trait Subject {
 
     /// Starts a run that will perform up to `n` operations.
     fn start(&self, n: u64) -> Result<Box<dyn Run>, StartError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_of_any_kind_is_kept_whole_with_its_causes() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("reading the helper's reply")]
+        struct Outer(#[source] std::io::Error);
+        let e: StepError = Outer(std::io::Error::other("pipe closed")).into();
+        let StepError::Failed(cause) = e else {
+            panic!("{e}")
+        };
+        assert_eq!(words(&*cause), "reading the helper's reply: pipe closed");
+        let e: StartError = "no helper".into();
+        assert_eq!(e.to_string(), "no helper");
+    }
 }

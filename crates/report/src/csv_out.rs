@@ -1,4 +1,8 @@
-//! Verdicts as CSV: `system,benchmark,class,exponent,low_ns,high_ns,flags`.
+//! Verdicts as CSV:
+//! `system,benchmark,class,exponent,low_ns,high_ns,flags,max_ns,counts`:
+//! `max_ns` the slowest sample of a series whose maximum matters (empty
+//! for the others), `counts` what the costs count (`time`, or
+//! `instructions` for a guest under QEMU's `-icount`).
 
 use super::{Input, Report, flags_of};
 use serde::Serialize;
@@ -17,10 +21,12 @@ struct Row<'a> {
     low_ns: String,
     high_ns: String,
     flags: String,
+    max_ns: String,
+    counts: &'static str,
 }
 
 /// The header, also written when there are no rows.
-pub const COLUMNS: [&str; 7] = [
+pub const COLUMNS: [&str; 9] = [
     "system",
     "benchmark",
     "class",
@@ -28,6 +34,8 @@ pub const COLUMNS: [&str; 7] = [
     "low_ns",
     "high_ns",
     "flags",
+    "max_ns",
+    "counts",
 ];
 
 impl Report for CsvReport {
@@ -55,6 +63,12 @@ impl Report for CsvReport {
                 low_ns,
                 high_ns,
                 flags: flags_of(e),
+                max_ns: e
+                    .maxima
+                    .as_ref()
+                    .and_then(|m| m.slowest())
+                    .map_or(String::new(), |m| format!("{:.0}", m.max)),
+                counts: e.cost.name(),
             })?;
         }
         w.flush()?;

@@ -81,6 +81,31 @@ fn grows(c: Label) -> String {
     }
 }
 
+/// Grows on a machine's time but stays flat counted in instructions: says
+/// so in words (what grows is nothing the instructions show), for a pair
+/// of a native system's entry and an instruction-counted guest's, in
+/// either order.
+fn time_grows_instructions_flat(a: (&Entry, &Verdict), b: (&Entry, &Verdict)) -> Option<String> {
+    let flat = |v: &Verdict| v.class == Label::Class(Class::Constant);
+    let growing = |v: &Verdict| {
+        matches!(
+            v.class,
+            Label::Class(c) if c != Class::Constant
+        ) || matches!(v.class, Label::Superlinear | Label::NoFit)
+    };
+    let timed = |e: &Entry| !e.emulated && !e.cost.counts_instructions();
+    let counted = |e: &Entry| e.cost.counts_instructions();
+    let ((te, tv), (ce, _)) = [(a, b), (b, a)]
+        .into_iter()
+        .find(|((te, tv), (ce, cv))| timed(te) && growing(tv) && counted(ce) && flat(cv))?;
+    Some(format!(
+        "{}'s time {} while {}'s instruction count stays flat: what grows is not the instructions executed but what they cannot show (caches, memory, contention between CPUs)",
+        te.system,
+        grows(tv.class),
+        ce.system
+    ))
+}
+
 fn times(r: f64) -> String {
     if r >= 1.0 {
         format!("{r:.1}× slower")
@@ -136,18 +161,17 @@ fn compare(series: &str, a: &Entry, b: &Entry, basis: Basis, out: &mut Vec<Diffe
         (Err(_), Err(_)) => return,
     };
     if va.class != vb.class {
-        out.push(diff(
-            Kind::Class,
-            None,
-            None,
-            format!(
+        let text = match time_grows_instructions_flat((a, va), (b, vb)) {
+            Some(t) => format!("{series}: {t}"),
+            None => format!(
                 "{series}: {} {} where {} {}",
                 b.system,
                 grows(vb.class),
                 a.system,
                 grows(va.class)
             ),
-        ));
+        };
+        out.push(diff(Kind::Class, None, None, text));
     }
     // Costs at the largest n both reached, and at the smallest.
     let hi = va.high.n.min(vb.high.n);
@@ -371,6 +395,40 @@ mod tests {
             Basis::of(a, b).note("cloud", "rt", a, b).unwrap(),
             "cloud and rt were both measured under emulation (TCG): their cost ratios compare two emulations, not the speed of two machines"
         );
+    }
+
+    #[test]
+    fn time_that_grows_where_instructions_stay_flat_is_named() {
+        let host = system("host", false, 1.0, true);
+        let mut guest = system("v6.1", true, 1.0, false);
+        let v = guest.file.system.virtualization.as_mut().unwrap();
+        v.clock = Some("instructions".into());
+        v.icount_shift = Some(0);
+        for systems in [[host.clone(), guest.clone()], [guest, host]] {
+            let input = Input::new(&systems, &Default::default());
+            let d = input
+                .differences
+                .iter()
+                .find(|d| d.kind == Kind::Class && d.series == "bind")
+                .unwrap_or_else(|| panic!("{:?}", input.differences));
+            assert!(
+                d.text.starts_with("bind: host's time grows O(n) while v6.1's instruction count stays flat: what grows is not the instructions executed"),
+                "{}",
+                d.text
+            );
+        }
+        // Between two native systems, the plain sentence.
+        let systems = [
+            system("a", false, 1.0, true),
+            system("b", false, 1.0, false),
+        ];
+        let input = Input::new(&systems, &Default::default());
+        let d = input
+            .differences
+            .iter()
+            .find(|d| d.kind == Kind::Class)
+            .unwrap();
+        assert_eq!(d.text, "bind: b stays O(1) where a grows O(n)");
     }
 
     #[test]

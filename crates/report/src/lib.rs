@@ -1741,7 +1741,10 @@ mod tests {
                     let guest: Vec<&str> =
                         text.lines().filter(|l| l.starts_with("guest,")).collect();
                     assert_eq!(guest.len(), 3, "{text}");
-                    assert!(guest.iter().all(|l| l.ends_with("emulated")), "{text}");
+                    assert!(
+                        guest.iter().all(|l| l.ends_with("emulated,,time")),
+                        "{text}"
+                    );
                     assert!(
                         !text
                             .lines()

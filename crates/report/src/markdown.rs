@@ -279,10 +279,17 @@ fn write_verdicts(input: &Input, out: &mut dyn Write) -> std::io::Result<()> {
             low,
             high,
             cell(&flags_counted(e)),
-            cell(&match super::why_of(e) {
-                Some(w) => format!("{words}; {w}"),
-                None => words,
-            })
+            cell(
+                &[
+                    Some(words),
+                    e.maxima.as_ref().map(|m| m.summary()),
+                    super::why_of(e)
+                ]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join("; ")
+            )
         )?;
     }
     if input.entries.iter().any(|e| e.emulated) {

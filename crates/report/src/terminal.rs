@@ -100,8 +100,8 @@ fn row(e: &Entry, show_system: bool) -> String {
                 "{:<20} {:>7} {:>9} → {:<9} {:<11} {:>4} {:<17} {}",
                 shown,
                 n,
-                format!("{}{mark}", e.cost.fmt(v.low.ns)),
-                format!("{}{mark}", e.cost.fmt(v.high.ns)),
+                format!("{}{mark}", e.cost.fmt_short(v.low.ns)),
+                format!("{}{mark}", e.cost.fmt_short(v.high.ns)),
                 class[0],
                 v.confidence
                     .map_or("?".to_string(), |c| format!("{:.0}%", c * 100.0)),

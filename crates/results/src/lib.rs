@@ -693,6 +693,15 @@ pub struct KernelPackage {
     pub config: Option<ConfigFile>,
     /// When it was downloaded (RFC 3339).
     pub fetched: String,
+    /// The archive's words when the index this run read was past its
+    /// Valid-Until date and was read all the same (its signature checked,
+    /// its freshness not): a newer kernel of the line may exist.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_stale: Option<String>,
+    /// Why the archive could not be read when this run resolved the
+    /// kernel, so that the newest cached one of the line was booted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archive_unreachable: Option<String>,
 }
 
 /// One `.deb` a kernel was unpacked from.

@@ -62,6 +62,33 @@ impl Cost {
         }
     }
 
+    /// A recorded cost in at most nine characters, for a table's column:
+    /// as [`Cost::fmt`] for time, `4.22k ins`, `13.0k ins`, `812 ins` for
+    /// instructions.
+    pub fn fmt_short(self, ns: f64) -> String {
+        let Cost::Instructions { shift } = self else {
+            return fmt_ns(ns);
+        };
+        let x = ns * (1u64 << shift.min(40)) as f64;
+        let (v, unit) = if x.abs() < 1e3 {
+            return format!("{x:.0} ins");
+        } else if x.abs() < 1e6 {
+            (x / 1e3, "k")
+        } else if x.abs() < 1e9 {
+            (x / 1e6, "M")
+        } else {
+            (x / 1e9, "G")
+        };
+        let digits = if v.abs() >= 100.0 {
+            0
+        } else if v.abs() >= 10.0 {
+            1
+        } else {
+            2
+        };
+        format!("{v:.digits$}{unit} ins")
+    }
+
     /// The unit's name in a table's header or a chart's axis:
     /// `time` or `instructions`.
     pub fn name(self) -> &'static str {
@@ -195,6 +222,17 @@ mod tests {
         // A shift of 2: each recorded nanosecond is four instructions.
         assert_eq!(Cost::Instructions { shift: 2 }.fmt(1000.0), "4 000 instr");
         assert_eq!((i.name(), Cost::Time.name()), ("instructions", "time"));
+        for (x, short) in [
+            (812.0, "812 ins"),
+            (4222.0, "4.22k ins"),
+            (12974.0, "13.0k ins"),
+            (129_740.0, "130k ins"),
+            (1_297_400.0, "1.30M ins"),
+        ] {
+            assert_eq!(i.fmt_short(x), short);
+            assert!(short.chars().count() <= 9);
+        }
+        assert_eq!(Cost::Time.fmt_short(4214.0), "4.21 µs");
         assert!(i.counts_instructions() && !Cost::Time.counts_instructions());
     }
 

@@ -100,6 +100,8 @@ impl Entry {
             debs: self.debs.clone(),
             config: self.config.clone(),
             fetched: self.fetched.clone(),
+            index_stale: None,
+            archive_unreachable: None,
         }
     }
 }

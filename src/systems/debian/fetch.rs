@@ -32,6 +32,9 @@ pub struct Resolved {
     pub held: Held,
     /// How it got there.
     pub how: How,
+    /// The archive's words when its index was past its Valid-Until date
+    /// and was read all the same.
+    pub stale: Option<String>,
 }
 
 impl Resolved {
@@ -89,10 +92,12 @@ pub fn resolve(
         archive.name()
     ));
     let mut updated = apt.update(false);
+    let mut stale = None;
     if let Err(UpdateFailed::Refused(why)) = &updated
         && apt::only_expired(why)
     {
         say(&format!("kernel:debian:{asked}: {STALE}: {why}"));
+        stale = Some(why.clone());
         updated = apt.update(true);
     }
     match updated {
@@ -111,6 +116,7 @@ pub fn resolve(
                 Some(dir) => Ok(Resolved {
                     held: cache.hold(&dir)?,
                     how: How::Offline(why),
+                    stale,
                 }),
                 None => bail!(
                     "kernel:debian:{asked}: Debian's archive ({}) could not be read and no kernel of {asked} is cached: {why}",
@@ -125,6 +131,7 @@ pub fn resolve(
         return Ok(Resolved {
             held: cache.hold(&dir)?,
             how: How::Cached,
+            stale,
         });
     }
     let size: u64 = chosen.debs.iter().map(|d| d.size).sum();
@@ -142,6 +149,7 @@ pub fn resolve(
     Ok(Resolved {
         held: cache.hold(&dir)?,
         how: How::Downloaded(entry.download_bytes, entry.download_seconds),
+        stale,
     })
 }
 
