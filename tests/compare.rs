@@ -163,6 +163,51 @@ fn planted_changes_are_found_and_ordinary_runs_pass() {
     let (code, _) = compare(&a, &linear, &["--fail-on", "regression"]);
     assert_eq!(code, Some(3), "a faster-growing class is a regression");
 
+    // For `git bisect run`: 0 good, 1 bad, 125 skip, 128 stop.
+    let bisect = |base: &Path, new: &Path| {
+        let o = bin()
+            .args(["compare", "--bisect"])
+            .arg(base)
+            .arg(new)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        (o.status.code(), common::text(&o.stderr))
+    };
+    let (code, said) = bisect(&a, &a);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("compare --bisect: good"), "{said}");
+    let (code, said) = bisect(&a, &linear);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("bad: socket regressed"), "{said}");
+    assert_eq!(bisect(&a, &slow).0, Some(1));
+    // NEW missing (its kernel never booted): skipped.
+    let none = dir.path().join("none.json");
+    let (code, said) = bisect(&a, &none);
+    assert_eq!(code, Some(125), "{said}");
+    assert!(said.contains("none.json"), "{said}");
+    // A series NEW lacks cannot be judged: skipped, nothing regressed.
+    let lacking = dir.path().join("lacking.json");
+    let mut doc = load(&a);
+    doc["benchmarks"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|b| b["series"] != "mmap");
+    std::fs::write(&lacking, doc.to_string()).unwrap();
+    let (code, said) = bisect(&a, &lacking);
+    assert_eq!(code, Some(125), "{said}");
+    assert!(said.contains("skip: mmap cannot be judged"), "{said}");
+    // BASE missing: the bisection itself is wrong, and stops.
+    let (code, said) = bisect(&none, &a);
+    assert_eq!(code, Some(128), "{said}");
+    let o = bin()
+        .args(["compare", "--bisect", "--fail-on", "regression"])
+        .arg(&a)
+        .arg(&a)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "--bisect and --fail-on conflict");
+
     // The Markdown form, for a pull-request comment.
     let md = bin()
         .arg("compare")

@@ -133,8 +133,35 @@ fn say_notices(input: &Input) {
     }
 }
 
-/// `scalebench compare BASE NEW`.
+/// `scalebench compare BASE NEW`; with `--bisect`, its exit status is
+/// `git bisect run`'s.
 pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
+    if !a.bisect {
+        return compare_files(a);
+    }
+    // Any error is git bisect's 128 (stop), but NEW unreadable: 125.
+    let new = compare_pair(&a).and_then(|(_, new)| {
+        let new = stored::one_source(&new, &a.store, "NEW")?;
+        load_systems(&[(None, new)])
+    });
+    if let Err(e) = new {
+        eprintln!("error: {}", super::error_words(&e));
+        eprintln!("compare --bisect: skip: NEW cannot be read (exit 125)");
+        return Ok(ExitCode::from(125));
+    }
+    match compare_files(a) {
+        Ok(code) => Ok(code),
+        Err(e) => {
+            eprintln!("error: {}", super::error_words(&e));
+            eprintln!("compare --bisect: stop: the comparison itself failed (exit 128)");
+            Ok(ExitCode::from(128))
+        }
+    }
+}
+
+/// `compare` of two files: the comparison written, the exit status from
+/// `--fail-on` or `--bisect`.
+fn compare_files(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let format = super::choices::chosen_format(
         a.format,
         a.output.as_deref(),
@@ -155,6 +182,11 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         writer.write_comparison(&c, w)
     })?;
     let rows = &c.rows;
+    if a.bisect {
+        let b = report::compare::Bisect::of(rows);
+        eprintln!("compare --bisect: {}", b.words());
+        return Ok(ExitCode::from(b.status()));
+    }
     let failing = rows
         .iter()
         .filter(|r| match a.fail_on {

@@ -858,8 +858,15 @@ pub struct CompareArgs {
     /// Exit with status 3 when a row is a regression (slower, less
     /// throughput, or a class that grows faster) or, with `class-change`,
     /// when any class changed.
-    #[arg(long, value_enum, value_name = "WHAT")]
+    #[arg(long, value_enum, value_name = "WHAT", conflicts_with = "bisect")]
     pub fail_on: Option<FailOn>,
+    /// Exit for `git bisect run`: 0 when NEW is good (nothing regressed),
+    /// 1 when bad (a regression, or a class that grows faster), 125 to
+    /// skip it (NEW cannot be read — its kernel did not boot, say — or a
+    /// row cannot be judged: missing, failed, undecided); 128 on any other
+    /// error (BASE unreadable: the bisection stops).
+    #[arg(long)]
+    pub bisect: bool,
     /// Output format [default: from the --output file's extension (.md,
     /// .json), else terminal; an extension naming another format is
     /// refused].

@@ -478,6 +478,73 @@ pub fn is_regression(r: &Row) -> bool {
     }
 }
 
+/// What a comparison says of NEW for `git bisect run` (`compare
+/// --bisect`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bisect {
+    /// No row regressed, and every row could be judged: exit 0.
+    Good,
+    /// These rows regressed (slower, or a class that grows faster): exit 1.
+    Bad(Vec<String>),
+    /// Nothing regressed, but these rows could not be judged (missing or
+    /// failed in NEW, or NEW's verdict undecided or split where BASE's was
+    /// a class): exit 125, so that the commit is skipped.
+    Skip(Vec<String>),
+}
+
+impl Bisect {
+    /// The verdict on `rows`.
+    pub fn of(rows: &[Row]) -> Bisect {
+        let bad: Vec<String> = rows
+            .iter()
+            .filter(|r| is_regression(r))
+            .map(|r| r.name.clone())
+            .collect();
+        if !bad.is_empty() {
+            return Bisect::Bad(bad);
+        }
+        let decided = |c: &Option<String>| {
+            analysis::Class::ALL
+                .iter()
+                .any(|k| Some(k.label()) == c.as_deref())
+        };
+        let unsure: Vec<String> = rows
+            .iter()
+            .filter(|r| {
+                r.outcome == Outcome::NotComparable
+                    || (r.kind == "benchmark" && decided(&r.base_class) && !decided(&r.new_class))
+            })
+            .map(|r| r.name.clone())
+            .collect();
+        if unsure.is_empty() {
+            Bisect::Good
+        } else {
+            Bisect::Skip(unsure)
+        }
+    }
+
+    /// The exit status `git bisect run` reads: 0 good, 1 bad, 125 skip.
+    pub fn status(&self) -> u8 {
+        match self {
+            Bisect::Good => 0,
+            Bisect::Bad(_) => 1,
+            Bisect::Skip(_) => 125,
+        }
+    }
+
+    /// In words, for standard error.
+    pub fn words(&self) -> String {
+        match self {
+            Bisect::Good => "good: nothing regressed (exit 0)".into(),
+            Bisect::Bad(r) => format!("bad: {} regressed (exit 1)", r.join(", ")),
+            Bisect::Skip(r) => format!(
+                "skip: {} cannot be judged, nothing regressed (exit 125)",
+                r.join(", ")
+            ),
+        }
+    }
+}
+
 /// The JSON document of `compare --format json`.
 #[derive(Serialize)]
 struct Doc<'a> {

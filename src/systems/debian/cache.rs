@@ -221,8 +221,21 @@ impl Cache {
             return Ok(());
         }
         std::fs::create_dir_all(&self.dir).with_context(|| self.dir.display().to_string())?;
+        // Written beside the cache and renamed in, whole: another
+        // scalebench making the same cache at this moment never reads a
+        // tag half written (it would take the cache for someone else's).
         let tag = self.dir.join("CACHEDIR.TAG");
-        std::fs::write(&tag, TAG).with_context(|| tag.display().to_string())
+        let parent = self.dir.parent().unwrap_or(Path::new("."));
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".scalebench-cachedir-tag-")
+            .tempfile_in(parent)
+            .with_context(|| format!("a file in {}", parent.display()))?;
+        std::io::Write::write_all(&mut tmp, TAG.as_bytes())
+            .with_context(|| tmp.path().display().to_string())?;
+        tmp.persist(&tag)
+            .map_err(|e| e.error)
+            .with_context(|| tag.display().to_string())?;
+        Ok(())
     }
 
     /// Takes the cache's lock, waiting (and saying so through `say`)
