@@ -135,7 +135,7 @@ fn serve_nginx(a: &ServeArgs, addr: std::net::SocketAddr) -> anyhow::Result<Exit
         workers: a.processes.or(a.reuseport).unwrap_or(1),
         reuseport: a.reuseport.is_some(),
     };
-    let mut n = crate::net::nginx::Nginx::start(&setup).map_err(|e| anyhow::anyhow!(e))?;
+    let mut n = crate::net::nginx::Nginx::start(&setup)?;
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "listening http://{}/", n.addr)?;

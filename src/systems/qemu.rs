@@ -357,6 +357,40 @@ fn wait_for(path: &Path, limit: Duration, qemu: &mut ChildGroup) -> anyhow::Resu
     Ok(())
 }
 
+/// Connects to QEMU's listening socket `path`, waiting up to `limit` for
+/// it to listen: the socket's file appears at its bind(), a moment before
+/// its listen(), and a connection in between is refused (seen here under
+/// load: `qmp.sock: Connection refused`).
+fn connect_when_listening(
+    path: &Path,
+    limit: Duration,
+    qemu: &mut ChildGroup,
+) -> anyhow::Result<UnixStream> {
+    let end = Instant::now() + limit;
+    loop {
+        match UnixStream::connect(path) {
+            Ok(s) => return Ok(s),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+                ) && Instant::now() <= end =>
+            {
+                if let Some(s) = qemu.child().try_wait()? {
+                    bail!("ended ({s}) before {} listened", path.display());
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => {
+                return Err(anyhow::Error::new(e).context(format!(
+                    "{} (waited {limit:?} for it to listen)",
+                    path.display()
+                )));
+            }
+        }
+    }
+}
+
 /// Starts virtiofsd for `source` on `socket`.
 fn virtiofsd(socket: &Path, source: &Path, cache: &str) -> anyhow::Result<ChildGroup> {
     let mut cmd = Command::new(VIRTIOFSD);
@@ -576,8 +610,9 @@ fn start(cmd: &mut Command, dir: &Path) -> anyhow::Result<(ChildGroup, Qmp)> {
         .stdout(std::process::Stdio::null())
         .stderr(std::fs::File::create(dir.join("qemu.err"))?);
     let mut qemu = ChildGroup::spawn(cmd).with_context(|| format!("start {QEMU}"))?;
-    wait_for(&qmp, Duration::from_secs(20), &mut qemu).context("QEMU")?;
-    let qmp = Qmp::connect(&qmp)?;
+    let stream =
+        connect_when_listening(&qmp, Duration::from_secs(20), &mut qemu).context("QEMU")?;
+    let qmp = Qmp::on(stream)?;
     Ok((qemu, qmp))
 }
 
@@ -589,9 +624,9 @@ struct Qmp {
 }
 
 impl Qmp {
-    /// Connects to `path` and leaves the greeting's negotiation mode.
-    fn connect(path: &Path) -> anyhow::Result<Qmp> {
-        let w = UnixStream::connect(path).with_context(|| path.display().to_string())?;
+    /// Speaks QMP on `w`, connected: leaves the greeting's negotiation
+    /// mode.
+    fn on(w: UnixStream) -> anyhow::Result<Qmp> {
         w.set_read_timeout(Some(Duration::from_secs(30)))?;
         let mut q = Qmp {
             r: BufReader::new(w.try_clone()?),
@@ -744,8 +779,8 @@ impl Guest {
                 &format!("virtserialport,chardev=ch,name={}", guest::PORT),
             ]);
         let (mut qemu, qmp) = start(&mut cmd, dir)?;
-        wait_for(&port, Duration::from_secs(20), &mut qemu).context("QEMU")?;
-        let stream = UnixStream::connect(&port).with_context(|| port.display().to_string())?;
+        let stream =
+            connect_when_listening(&port, Duration::from_secs(20), &mut qemu).context("QEMU")?;
         let mut g = Guest {
             dir: dir.to_path_buf(),
             qemu,
@@ -1095,6 +1130,51 @@ pub fn run_once(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_socket_bound_but_not_yet_listening_is_waited_for() {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q.sock");
+        // Bound, not listening: its file is there and a connect is refused.
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        drop(listener);
+        std::fs::remove_file(&path).unwrap();
+        // SAFETY: plain socket calls on a descriptor this test owns.
+        let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0) };
+        assert!(fd >= 0);
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+        addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+        for (d, b) in addr
+            .sun_path
+            .iter_mut()
+            .zip(path.as_os_str().as_encoded_bytes())
+        {
+            *d = *b as libc::c_char;
+        }
+        let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+        let bound = unsafe { libc::bind(fd.as_raw_fd(), (&raw const addr).cast(), len) };
+        assert_eq!(bound, 0);
+        assert_eq!(
+            UnixStream::connect(&path).unwrap_err().kind(),
+            std::io::ErrorKind::ConnectionRefused
+        );
+        let raw = fd.as_raw_fd();
+        let later = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            // SAFETY: the descriptor outlives this thread (joined below).
+            assert_eq!(unsafe { libc::listen(raw, 1) }, 0);
+        });
+        let mut child = ChildGroup::spawn(Command::new("sleep").arg("30")).expect("sleep runs");
+        let s = connect_when_listening(&path, Duration::from_secs(10), &mut child);
+        later.join().unwrap();
+        assert!(s.is_ok(), "{s:?}");
+        // One that never listens: refused by name within the limit.
+        let never = dir.path().join("never.sock");
+        let e = connect_when_listening(&never, Duration::from_millis(100), &mut child).unwrap_err();
+        assert!(format!("{e:#}").contains("never.sock"), "{e:#}");
+    }
 
     #[test]
     fn accel_given_skips_the_probe_and_says_so() {

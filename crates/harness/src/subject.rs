@@ -68,14 +68,7 @@ pub enum StepError {
 /// A benchmark's error in words: its message, then each of its causes,
 /// joined by `: ` (the result file's `error`).
 pub fn words(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut at = e.source();
-    while let Some(c) = at {
-        out.push_str(": ");
-        out.push_str(&c.to_string());
-        at = c.source();
-    }
-    out
+    sys::error_words(e)
 }
 
 impl<E: Into<Cause>> From<E> for StartError {

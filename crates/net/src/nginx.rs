@@ -107,21 +107,43 @@ fn with_port(addr: SocketAddr) -> io::Result<SocketAddr> {
     l.local_addr()
 }
 
+/// Why nginx could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum NginxError {
+    /// No nginx here.
+    #[error("nginx: not found on the PATH or in /usr/sbin (install nginx)")]
+    NotFound,
+    /// A step failed at the file system or the OS.
+    #[error("{what}")]
+    Io {
+        /// What was being done or used (`starting /usr/sbin/nginx`).
+        what: String,
+        /// The OS's error.
+        #[source]
+        source: io::Error,
+    },
+    /// nginx started but ended, or did not answer: why, with its error
+    /// log's last lines.
+    #[error("{0}")]
+    NotServing(String),
+}
+
 impl Nginx {
     /// Writes the configuration and starts nginx; returns once it answers
     /// an HTTP request (within 10 s), or the error naming what failed,
     /// with its error log.
-    pub fn start(s: &Setup) -> Result<Nginx, String> {
-        let bin = binary().ok_or("nginx: not found on the PATH or in /usr/sbin (install nginx)")?;
-        let version = version(&bin).map_err(|e| format!("{}: {e}", bin.display()))?;
-        std::fs::create_dir_all(&s.dir).map_err(|e| format!("{}: {e}", s.dir.display()))?;
-        let addr = with_port(s.addr).map_err(|e| format!("a port on {}: {e}", s.addr))?;
+    pub fn start(s: &Setup) -> Result<Nginx, NginxError> {
+        let io = |what: String| move |source| NginxError::Io { what, source };
+        let bin = binary().ok_or(NginxError::NotFound)?;
+        let version = version(&bin).map_err(io(bin.display().to_string()))?;
+        std::fs::create_dir_all(&s.dir).map_err(io(s.dir.display().to_string()))?;
+        let addr = with_port(s.addr).map_err(io(format!("a port on {}", s.addr)))?;
         let files = sys::open_files_limit().unwrap_or(1024);
         // SAFETY: geteuid has no failure.
         let as_root = unsafe { libc::geteuid() } == 0;
         let config = config(s, addr, files, as_root);
         let conf = s.dir.join("nginx.conf");
-        std::fs::write(&conf, &config).map_err(|e| format!("{}: {e}", conf.display()))?;
+        std::fs::write(&conf, &config).map_err(io(conf.display().to_string()))?;
         let error_log = s.dir.join("error.log");
         let mut cmd = Command::new(&bin);
         cmd.arg("-c")
@@ -142,7 +164,7 @@ impl Nginx {
         };
         let child = cmd
             .spawn()
-            .map_err(|e| format!("starting {}: {e}", bin.display()))?;
+            .map_err(io(format!("starting {}", bin.display())))?;
         let mut n = Nginx {
             child: Some(child),
             addr,
@@ -150,7 +172,8 @@ impl Nginx {
             config,
             error_log,
         };
-        n.wait_answering(Duration::from_secs(10))?;
+        n.wait_answering(Duration::from_secs(10))
+            .map_err(NginxError::NotServing)?;
         Ok(n)
     }
 

@@ -668,6 +668,20 @@ pub fn wait_readable(fd: i32, limit: std::time::Duration) -> bool {
     unsafe { libc::poll(&mut p, 1, ms) > 0 }
 }
 
+/// An error in words: its message, then each of its causes, joined by
+/// `: ` — for an error that must become words (a result file's field, a
+/// parameter), so that its causes are not lost.
+pub fn error_words(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut at = e.source();
+    while let Some(c) = at {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        at = c.source();
+    }
+    out
+}
+
 /// `text` with every `(os error N)` the standard library writes after an
 /// errno's description replaced by the errno's name: `Connection refused
 /// (ECONNREFUSED)`.

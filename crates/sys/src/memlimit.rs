@@ -19,6 +19,39 @@ pub struct MemoryLimit {
     pub kind: &'static str,
 }
 
+/// Why a memory limit cannot be made or used.
+#[derive(Debug)]
+pub enum LimitError {
+    /// Not here: why (another OS, no memory controller mounted).
+    Unavailable(String),
+    /// A cgroup file or directory refused: what was being done, and the
+    /// OS's error as the cause.
+    Io {
+        /// What was being done (`cannot make /sys/fs/cgroup/…`).
+        doing: String,
+        /// The OS's error.
+        source: std::io::Error,
+    },
+}
+
+impl std::fmt::Display for LimitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LimitError::Unavailable(why) => f.write_str(why),
+            LimitError::Io { doing, .. } => f.write_str(doing),
+        }
+    }
+}
+
+impl std::error::Error for LimitError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LimitError::Unavailable(_) => None,
+            LimitError::Io { source, .. } => Some(source),
+        }
+    }
+}
+
 /// Where this process's memory cgroup is, and which version: v2 (a
 /// `0::/path` line, the unified hierarchy with the memory controller) or
 /// v1 (a `N:memory:/path` line).
@@ -53,14 +86,17 @@ fn own_cgroup() -> Result<(PathBuf, &'static str), String> {
 impl MemoryLimit {
     /// Makes `scalebench-PID` with a limit of `bytes` below this process's
     /// memory cgroup.
-    pub fn create(bytes: u64) -> Result<MemoryLimit, String> {
+    pub fn create(bytes: u64) -> Result<MemoryLimit, LimitError> {
         if !cfg!(target_os = "linux") {
-            return Err("memory limits use cgroups, which only Linux has".into());
+            return Err(LimitError::Unavailable(
+                "memory limits use cgroups, which only Linux has".into(),
+            ));
         }
-        let (parent, kind) = own_cgroup()?;
+        let (parent, kind) = own_cgroup().map_err(LimitError::Unavailable)?;
         sweep_stale(&parent);
         let dir = parent.join(format!("scalebench-{}", std::process::id()));
-        std::fs::create_dir(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+        let io = |doing: String| move |source| LimitError::Io { doing, source };
+        std::fs::create_dir(&dir).map_err(io(format!("cannot make {}", dir.display())))?;
         let limit = MemoryLimit { dir, bytes, kind };
         let file = if kind == "cgroup v2" {
             "memory.max"
@@ -68,14 +104,18 @@ impl MemoryLimit {
             "memory.limit_in_bytes"
         };
         std::fs::write(limit.dir.join(file), bytes.to_string())
-            .map_err(|e| format!("cannot set {}: {e}", limit.dir.join(file).display()))?;
+            .map_err(io(format!("cannot set {}", limit.dir.join(file).display())))?;
         Ok(limit)
     }
 
     /// Puts process `pid` (and so what it forks later) under the limit.
-    pub fn add(&self, pid: u32) -> Result<(), String> {
-        std::fs::write(self.dir.join("cgroup.procs"), pid.to_string())
-            .map_err(|e| format!("cannot move process {pid} into {}: {e}", self.dir.display()))
+    pub fn add(&self, pid: u32) -> Result<(), LimitError> {
+        std::fs::write(self.dir.join("cgroup.procs"), pid.to_string()).map_err(|source| {
+            LimitError::Io {
+                doing: format!("cannot move process {pid} into {}", self.dir.display()),
+                source,
+            }
+        })
     }
 
     /// The cgroup's directory.

@@ -345,7 +345,8 @@ impl<'a> Setup<'a> {
         let group = ChildGroup::spawn(&mut cmd).map_err(|e| format!("postgres: {e}"))?;
         // At once, before it forks its helpers and backends.
         if let Some(l) = self.limit {
-            l.add(group.pgid() as u32)?;
+            l.add(group.pgid() as u32)
+                .map_err(|e| crate::sys::error_words(&e))?;
         }
         Ok(Cluster {
             bin: self.bin.clone(),

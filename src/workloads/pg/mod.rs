@@ -319,8 +319,10 @@ impl<'a> Setup<'a> {
                 Some(l)
             }
             Err(e) => {
-                self.params
-                    .insert("memory_limit".into(), json!(format!("none: {e}")));
+                self.params.insert(
+                    "memory_limit".into(),
+                    json!(format!("none: {}", crate::sys::error_words(&e))),
+                );
                 None
             }
         }
