@@ -243,12 +243,28 @@ fn classes(
 /// compare; never a cost (an emulated CPU's times are not the speed of
 /// any machine).
 pub fn judge_classes(b: &super::Entry, n: &super::Entry, input: &Input) -> (Outcome, String) {
-    let emu = if input.is_emulated(b.system) {
-        b.system
-    } else {
-        n.system
-    };
-    let why = format!("costs not compared: {emu} was measured under emulation (TCG)");
+    let why =
+        if b.emulated && n.emulated && b.cost.counts_instructions() == n.cost.counts_instructions()
+        {
+            format!(
+                "costs not compared: {} and {} counted instructions at different icount shifts",
+                b.system, n.system
+            )
+        } else if b.emulated && n.emulated {
+            let (counting, timed) = if b.cost.counts_instructions() {
+                (b.system, n.system)
+            } else {
+                (n.system, b.system)
+            };
+            format!("costs not compared: {counting} counted instructions and {timed} host time")
+        } else {
+            let emu = if input.is_emulated(b.system) {
+                b.system
+            } else {
+                n.system
+            };
+            format!("costs not compared: {emu} was measured under emulation (TCG)")
+        };
     match classes(b, n) {
         ((Some(x), Some(y)), false) if x != y => (
             Outcome::ClassChanged,
@@ -830,5 +846,57 @@ mod emulation_tests {
         ];
         let input = Input::new(&native, &Default::default());
         assert!(Comparison::of(&input, None).warnings.is_empty());
+    }
+
+    /// `s` as a guest whose clock counted instructions at `shift`.
+    fn counted(mut s: crate::System, shift: u32) -> crate::System {
+        let v = s.file.system.virtualization.as_mut().unwrap();
+        v.clock = Some("instructions".into());
+        v.icount_shift = Some(shift);
+        s
+    }
+
+    #[test]
+    fn a_counted_guest_against_a_timed_one_is_judged_by_class_naming_both_clocks() {
+        let systems = [
+            counted(system("exact", true, 1.0, false), 0),
+            system("timed", true, 10.0, false),
+        ];
+        let input = Input::new(&systems, &Default::default());
+        let c = Comparison::of(&input, None);
+        assert!(c.rows.iter().all(|r| r.cost.is_none()));
+        let mmap = row(&c.rows, "mmap");
+        assert_eq!(mmap.outcome, Outcome::Unchanged, "{}", mmap.evidence);
+        assert!(
+            mmap.evidence
+                .ends_with("costs not compared: exact counted instructions and timed host time"),
+            "{}",
+            mmap.evidence
+        );
+        // Both counted, at different shifts: still classes only, said so.
+        let shifts = [
+            counted(system("a", true, 1.0, false), 0),
+            counted(system("b", true, 1.0, false), 2),
+        ];
+        let input = Input::new(&shifts, &Default::default());
+        let c = Comparison::of(&input, None);
+        let mmap = row(&c.rows, "mmap");
+        assert!(
+            mmap.evidence
+                .ends_with("a and b counted instructions at different icount shifts"),
+            "{}",
+            mmap.evidence
+        );
+        // Both counted at one shift: costs compared.
+        let same = [
+            counted(system("a", true, 1.0, false), 0),
+            counted(system("b", true, 1.0, false), 0),
+        ];
+        let input = Input::new(&same, &Default::default());
+        assert!(
+            row(&Comparison::of(&input, None).rows, "mmap")
+                .cost
+                .is_some()
+        );
     }
 }

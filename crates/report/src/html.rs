@@ -499,8 +499,12 @@ impl<'a> Page<'a> {
             writeln!(out, "<p class=\"notice basis\">{}</p>", esc(b))?;
         }
         if diffs.is_empty() {
-            let e = &self.input.emulated;
-            if e.iter().any(|&x| x) && !e.iter().all(|&x| x) {
+            let input = self.input;
+            let first = input.measured_of(self.labels[0]);
+            let classes_only = input.systems[1..].iter().any(|s| {
+                super::Basis::of(first, input.measured_of(&s.label)) == super::Basis::Mixed
+            });
+            if classes_only {
                 writeln!(
                     out,
                     "<p>No notable differences: same classes (costs not compared).</p>"
