@@ -483,12 +483,12 @@ pub fn is_regression(r: &Row) -> bool {
     match r.outcome {
         Outcome::Regressed => true,
         Outcome::ClassChanged => {
+            // Ranked as judged: a split label by its lower class (`class_of`).
             let rank = |c: &Option<String>| {
-                analysis::Class::ALL
-                    .iter()
-                    .position(|k| Some(k.label()) == c.as_deref())
+                let lower = c.as_deref()?.split('–').next()?;
+                analysis::Class::ALL.iter().position(|k| k.label() == lower)
             };
-            rank(&r.new_class) > rank(&r.base_class)
+            matches!((rank(&r.base_class), rank(&r.new_class)), (Some(b), Some(n)) if n > b)
         }
         _ => false,
     }
@@ -733,6 +733,27 @@ mod tests {
         let quiet = [system("a", Some(10.0)), system("b", None)];
         let input = Input::new(&quiet, &analysis::Options::default());
         assert!(warnings(&input).is_empty());
+    }
+
+    #[test]
+    fn a_class_change_from_a_split_label_is_a_regression_only_when_it_grows_faster() {
+        let row = |base: &str, new: &str| Row {
+            kind: "benchmark",
+            name: "mmap".into(),
+            outcome: Outcome::ClassChanged,
+            base_class: Some(base.into()),
+            new_class: Some(new.into()),
+            cost: None,
+            throughput: None,
+            evidence: String::new(),
+        };
+        // Seen under load: two alike runs, O(log n)–O(n) then O(1).
+        assert!(!is_regression(&row("O(log n)–O(n)", "O(1)")));
+        assert!(is_regression(&row("O(1)", "O(log n)–O(n)")));
+        assert!(is_regression(&row("O(log n)–O(n)", "O(n^2)")));
+        assert!(!is_regression(&row("O(n)", "O(log n)")));
+        assert!(is_regression(&row("O(1)", "O(n)")));
+        assert!(!is_regression(&row("undecided", "O(n)")));
     }
 }
 
