@@ -330,6 +330,13 @@ fn a_plan_runs_on_this_machine_and_on_a_guest_in_turn_each_in_its_own_file() {
     assert_eq!(pins.len(), 2, "each vCPU pinned: {v}");
     assert_eq!(v["clock"], "time", "{v}");
     assert!(v.get("icount_shift").is_none(), "{v}");
+    let cmdline = cloud["system"]["tuning"]["kernel_cmdline"]
+        .as_str()
+        .unwrap();
+    assert!(
+        !cmdline.contains("norandmaps"),
+        "randomized on host time: {cmdline}"
+    );
     assert_ne!(here["system"]["virtualization"]["kind"], "tcg");
     // In turn: this machine's socket, the guest's, this machine's bind,
     // the guest's (the guest's clock is set from this machine's before
@@ -703,6 +710,12 @@ fn two_guests_of_one_kernel_counting_instructions_agree_exactly() {
             "{v}"
         );
         assert_eq!(v["vcpu_pins"].as_array().unwrap().len(), 1, "one vCPU: {v}");
+        // Booted without address space randomization, and recorded so.
+        let cmdline = doc["system"]["tuning"]["kernel_cmdline"].as_str().unwrap();
+        assert!(
+            cmdline.split_whitespace().any(|w| w == "norandmaps"),
+            "{cmdline}"
+        );
     }
     // The same kernel counts the same instructions: run by run, guest by
     // guest, within 0.5 % (here: exactly).
