@@ -248,10 +248,7 @@ fn show(t: &Track, p: &Point) -> String {
 
 /// The footnote under a track with an emulated point.
 fn footnote(t: &Track) -> Option<String> {
-    t.points
-        .iter()
-        .any(|p| p.emulated)
-        .then(|| format!("{} {}", super::EMULATED_MARK, super::EMULATED_NOTE))
+    super::emulated_note(t.points.iter().map(|p| (p.emulated, p.cost)))
 }
 
 fn mark(p: &Point) -> &'static str {

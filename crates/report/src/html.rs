@@ -9,7 +9,7 @@
 use super::chart::{self, Chart, PALETTE, Series, esc};
 use super::diff;
 use super::{
-    EMULATED_MARK, EMULATED_NOTE, Entry, Input, Report, WorkLine, WorkTable, flags_counted,
+    EMULATED_MARK, Entry, Input, Report, WorkLine, WorkTable, emulated_note, flags_counted,
 };
 use analysis::{Class, Verdict};
 use results::{Monitor, ResultFile, Status};
@@ -673,12 +673,8 @@ impl<'a> Page<'a> {
             writeln!(out, "</tr>")?;
         }
         writeln!(out, "</table>")?;
-        if input.entries.iter().any(|e| e.emulated) {
-            writeln!(
-                out,
-                "<p class=\"sub emulated\">{EMULATED_MARK} {}</p>",
-                esc(EMULATED_NOTE)
-            )?;
+        if let Some(note) = emulated_note(input.entries.iter().map(|e| (e.emulated, e.cost))) {
+            writeln!(out, "<p class=\"sub emulated\">{}</p>", esc(&note))?;
         }
         Ok(())
     }
@@ -759,12 +755,8 @@ impl<'a> Page<'a> {
             writeln!(out, "{}", verdict_words(e, self.index(e.system)))?;
         }
         writeln!(out, "</ul>")?;
-        if entries.iter().any(|e| e.emulated) {
-            writeln!(
-                out,
-                "<p class=\"sub emulated\">{EMULATED_MARK} {}</p>",
-                esc(EMULATED_NOTE)
-            )?;
+        if let Some(note) = emulated_note(entries.iter().map(|e| (e.emulated, e.cost))) {
+            writeln!(out, "<p class=\"sub emulated\">{}</p>", esc(&note))?;
         }
         let monitors: Vec<(&str, &Monitor)> = entries
             .iter()
@@ -1010,12 +1002,11 @@ impl<'a> WorkArticle<'a> {
         for m in &self.t.messages {
             writeln!(out, "<p class=\"flags\">{}</p>", esc(m))?;
         }
-        if self.t.lines.iter().any(|l| l.emulated) {
-            writeln!(
-                out,
-                "<p class=\"sub emulated\">{EMULATED_MARK} {}</p>",
-                esc(EMULATED_NOTE)
-            )?;
+        // Throughput of a guest: requests per guest second, which under
+        // instruction counting is per 10^9 instructions: the time note.
+        let time = units::Cost::Time;
+        if let Some(note) = emulated_note(self.t.lines.iter().map(|l| (l.emulated, time))) {
+            writeln!(out, "<p class=\"sub emulated\">{}</p>", esc(&note))?;
         }
         self.write_phase_charts(out)?;
         self.write_sweeps(out)?;

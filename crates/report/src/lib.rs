@@ -220,6 +220,28 @@ pub const EMULATED_MARK: &str = "†";
 pub const EMULATED_NOTE: &str =
     "measured under emulation (TCG): not the speed of any machine; its growth class still holds";
 
+/// The footnote of [`EMULATED_MARK`] for a guest that counted
+/// instructions.
+pub const COUNTED_NOTE: &str = "instructions counted under emulation (TCG): the same on every run, not time (caches, memory and contention between CPUs cost nothing in them); the growth class still holds";
+
+/// The footnote under figures measured as `measured` (emulated, cost),
+/// mark included: for time, for instructions, or both; `None` when none
+/// was emulated.
+pub fn emulated_note(measured: impl IntoIterator<Item = Measured>) -> Option<String> {
+    let (mut counted, mut timed) = (false, false);
+    for (emulated, cost) in measured {
+        counted |= emulated && cost.counts_instructions();
+        timed |= emulated && !cost.counts_instructions();
+    }
+    let note = match (counted, timed) {
+        (false, false) => return None,
+        (true, false) => COUNTED_NOTE.to_string(),
+        (false, true) => EMULATED_NOTE.to_string(),
+        (true, true) => format!("{EMULATED_NOTE}; figures in instructions: {COUNTED_NOTE}"),
+    };
+    Some(format!("{EMULATED_MARK} {note}"))
+}
+
 /// What the figures of two systems can be compared by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Basis {
@@ -1523,7 +1545,22 @@ mod tests {
             let text = String::from_utf8(out).unwrap();
             assert!(text.contains(" instr"), "{format:?}: {text}");
             assert!(!text.contains(" µs"), "{format:?}: {text}");
+            // The † note says what the figures count, not "not the speed".
+            let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let words = words.replace("</p>", "");
+            assert!(words.contains(super::COUNTED_NOTE), "{format:?}: {words}");
+            assert!(!words.contains(super::EMULATED_NOTE), "{format:?}: {words}");
         }
+        // Beside a guest on host time, both notes, once.
+        let both = super::emulated_note([
+            (true, units::Cost::Instructions { shift: 0 }),
+            (true, units::Cost::Time),
+            (false, units::Cost::Time),
+        ])
+        .unwrap();
+        assert!(both.starts_with("† measured under emulation"), "{both}");
+        assert!(both.ends_with(super::COUNTED_NOTE), "{both}");
+        assert_eq!(super::emulated_note([(false, units::Cost::Time)]), None);
     }
 
     #[test]

@@ -292,8 +292,8 @@ fn write_verdicts(input: &Input, out: &mut dyn Write) -> std::io::Result<()> {
             )
         )?;
     }
-    if input.entries.iter().any(|e| e.emulated) {
-        writeln!(out, "\n{EMULATED_MARK} {EMULATED_NOTE}")?;
+    if let Some(note) = super::emulated_note(input.entries.iter().map(|e| (e.emulated, e.cost))) {
+        writeln!(out, "\n{note}")?;
     }
     Ok(())
 }

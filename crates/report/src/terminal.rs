@@ -432,13 +432,14 @@ fn write_table<'e, 'a: 'e>(
         "rise [90% CI]"
     )?;
     writeln!(out, "{}", "─".repeat(99))?;
-    let mut emulated = false;
+    let mut measured = Vec::new();
     for e in entries {
         writeln!(out, "{}", row(e, many))?;
-        emulated |= e.emulated;
+        measured.push((e.emulated, e.cost));
     }
-    if emulated {
-        wrapped(out, &format!("{EMULATED_MARK} "), EMULATED_NOTE)?;
+    if let Some(note) = super::emulated_note(measured) {
+        let (mark, words) = note.split_once(' ').unwrap_or((EMULATED_MARK, &note));
+        wrapped(out, &format!("{mark} "), words)?;
     }
     Ok(())
 }
