@@ -18,8 +18,9 @@ fn one() -> std::sync::MutexGuard<'static, ()> {
 }
 
 /// Runs `socket` and `mmap` into `a` and `b` at once: two runs meant to
-/// be alike see the same machine (run one after the other beside other
-/// tests, mmap came out +59 % in the second, with 3 % run-to-run noise).
+/// be alike see the same machine (one after the other beside other
+/// tests, the second could be far dearer than its own noise allows: a
+/// regression found where there is none).
 fn run_both(a: &Path, b: &Path) {
     let start = |out: &Path| {
         bin()

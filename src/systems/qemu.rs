@@ -80,10 +80,9 @@ pub enum GuestClock {
 
 /// What a guest whose clock counts instructions boots with beside the
 /// rest: no address space randomization, so that every run's process is
-/// laid out alike (a fork's cheapest count moved by 3.3 % between runs
-/// with it, 0.27 % without; docs/kernels.md). The recorded kernel command
-/// line shows it; a guest that must be randomized runs with
-/// `--guest-clock time`.
+/// laid out alike and its counts repeat (docs/kernels.md has the
+/// figures). The recorded kernel command line shows it; a guest that
+/// must be randomized runs with `--guest-clock time`.
 pub const COUNTED_CMDLINE: &str = "norandmaps";
 
 impl GuestClock {

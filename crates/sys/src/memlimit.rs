@@ -134,6 +134,23 @@ impl MemoryLimit {
     }
 }
 
+impl MemoryLimit {
+    /// Sets how readily the cgroup swaps (cgroup v1 `memory.swappiness`);
+    /// `Ok(false)` where it has no such file (v2 follows the system's).
+    /// The cgroup is this process's own: nothing to restore.
+    pub fn set_swappiness(&self, v: u64) -> Result<bool, LimitError> {
+        let file = self.dir.join("memory.swappiness");
+        if !file.exists() {
+            return Ok(false);
+        }
+        std::fs::write(&file, v.to_string()).map_err(|source| LimitError::Io {
+            doing: format!("cannot set {}", file.display()),
+            source,
+        })?;
+        Ok(true)
+    }
+}
+
 impl Drop for MemoryLimit {
     fn drop(&mut self) {
         // Its processes are gone by now (the caller stops them first); a

@@ -511,6 +511,13 @@ impl<'a> Setup<'a> {
         }
         let dir = dir.unwrap_or(work);
         let swap = crate::sys::swap::SwapFile::create(dir, bytes, work, mkswap)?;
+        // A tier is there to be used: the cgroup swaps shared buffers as
+        // readily as it drops file pages (at the default, a database twice
+        // the limit once swapped almost nothing and a backend was killed).
+        if let Some(l) = limit {
+            l.set_swappiness(TIER_SWAPPINESS)
+                .map_err(|e| crate::sys::error_words(&e))?;
+        }
         let buffers = memory / 4 * 9;
         let mount = crate::sys::mount_of(dir);
         p.insert(
@@ -693,6 +700,11 @@ impl Drop for GivenTables<'_> {
 /// blocks read.
 const PREWARM: &str = "select sum(pg_prewarm(c.oid::regclass)) from pg_class c \
     where c.relname like 'pgbench\\_%' and c.relkind in ('r', 'i')";
+
+/// The memory cgroup's swappiness while a second tier (swap) is measured
+/// (cgroup v1; v2 has none per cgroup): anonymous and shared memory
+/// weigh as file pages do.
+const TIER_SWAPPINESS: u64 = 100;
 
 /// The settings of a cluster under a memory limit: `shared_buffers`
 /// bytes of shared buffers, and little memory for index builds, so that
