@@ -106,7 +106,7 @@ fn benchmarks(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
         row.base_class = b.verdict.as_ref().ok().map(|v| v.class.to_string());
         row.new_class = n.verdict.as_ref().ok().map(|v| v.class.to_string());
         let (outcome, cost, evidence) = if basis == Basis::Mixed {
-            let (outcome, evidence) = judge_classes(b, n, input);
+            let (outcome, evidence) = judge_classes(b, n);
             (outcome, None, evidence)
         } else {
             judge_pair(b, bb, n, nb, threshold)
@@ -242,29 +242,14 @@ fn classes(
 /// classes alone: a change of class, the same class, or no class to
 /// compare; never a cost (an emulated CPU's times are not the speed of
 /// any machine).
-pub fn judge_classes(b: &super::Entry, n: &super::Entry, input: &Input) -> (Outcome, String) {
-    let why =
-        if b.emulated && n.emulated && b.cost.counts_instructions() == n.cost.counts_instructions()
-        {
-            format!(
-                "costs not compared: {} and {} counted instructions at different icount shifts",
-                b.system, n.system
-            )
-        } else if b.emulated && n.emulated {
-            let (counting, timed) = if b.cost.counts_instructions() {
-                (b.system, n.system)
-            } else {
-                (n.system, b.system)
-            };
-            format!("costs not compared: {counting} counted instructions and {timed} host time")
-        } else {
-            let emu = if input.is_emulated(b.system) {
-                b.system
-            } else {
-                n.system
-            };
-            format!("costs not compared: {emu} was measured under emulation (TCG)")
-        };
+pub fn judge_classes(b: &super::Entry, n: &super::Entry) -> (Outcome, String) {
+    let why = if b.emulated && n.emulated {
+        super::clocks_apart(b.system, b.cost, n.system, n.cost)
+    } else {
+        let emu = if b.emulated { b.system } else { n.system };
+        format!("{emu} was measured under emulation (TCG)")
+    };
+    let why = format!("costs not compared: {why}");
     match classes(b, n) {
         ((Some(x), Some(y)), false) if x != y => (
             Outcome::ClassChanged,

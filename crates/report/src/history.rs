@@ -121,7 +121,7 @@ fn benchmark_tracks(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<T
                     input.measured_of(&input.systems[j].label),
                 );
                 let (o, evidence) = if basis == super::Basis::Mixed {
-                    judge_classes(before, e, input)
+                    judge_classes(before, e)
                 } else {
                     let (o, _, evidence) = judge_pair(before, bb, e, cur, None);
                     (o, evidence)

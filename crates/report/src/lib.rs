@@ -266,6 +266,16 @@ pub fn measured(s: &results::SystemInfo) -> Measured {
     (s.emulated(), cost_of(s))
 }
 
+/// How two emulated systems' clocks differ, in words: `a counted
+/// instructions and b host time`, or both counted at different shifts.
+pub fn clocks_apart(a: &str, ca: units::Cost, b: &str, cb: units::Cost) -> String {
+    match (ca.counts_instructions(), cb.counts_instructions()) {
+        (true, true) => format!("{a} and {b} counted instructions at different icount shifts"),
+        (true, false) => format!("{a} counted instructions and {b} host time"),
+        _ => format!("{b} counted instructions and {a} host time"),
+    }
+}
+
 impl Basis {
     /// The basis of a system measured as `a` against one measured as `b`.
     pub fn of(a: Measured, b: Measured) -> Basis {
@@ -282,16 +292,10 @@ impl Basis {
     pub fn note(self, base: &str, other: &str, a: Measured, b: Measured) -> Option<String> {
         match self {
             Basis::Native => None,
-            Basis::Mixed if a.0 && b.0 => {
-                let (counting, timed) = if a.1.counts_instructions() {
-                    (base, other)
-                } else {
-                    (other, base)
-                };
-                Some(format!(
-                    "{counting} counted instructions and {timed} host time, both under emulation (TCG): only their growth classes are compared, no costs"
-                ))
-            }
+            Basis::Mixed if a.0 && b.0 => Some(format!(
+                "{}, both under emulation (TCG): only their growth classes are compared, no costs",
+                clocks_apart(base, a.1, other, b.1)
+            )),
             Basis::Mixed => {
                 let (emu, native) = if a.0 { (base, other) } else { (other, base) };
                 Some(format!(
@@ -1561,6 +1565,22 @@ mod tests {
         assert!(both.starts_with("† measured under emulation"), "{both}");
         assert!(both.ends_with(super::COUNTED_NOTE), "{both}");
         assert_eq!(super::emulated_note([(false, units::Cost::Time)]), None);
+        // Two guests counting at different shifts are not said to count time.
+        let (x, y) = (
+            (true, units::Cost::Instructions { shift: 0 }),
+            (true, units::Cost::Instructions { shift: 2 }),
+        );
+        let note = super::Basis::of(x, y).note("a", "b", x, y).unwrap();
+        assert!(
+            note.starts_with("a and b counted instructions at different icount shifts, both"),
+            "{note}"
+        );
+        let t = (true, units::Cost::Time);
+        let note = super::Basis::of(t, x).note("t", "c", t, x).unwrap();
+        assert!(
+            note.starts_with("c counted instructions and t host time"),
+            "{note}"
+        );
     }
 
     #[test]
