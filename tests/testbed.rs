@@ -592,15 +592,36 @@ fn forward_counts_packets_both_ways_and_names_the_loss_free_rate() {
                 "forwarded {v} pps at {rate}: {l}"
             );
         }
-        // At the small rates nothing is lost: the loss-free rate is at
-        // least one of them, and the search's result.
+        // The loss-free rate is the search's result.
         let free = r["params"]["loss_free_pps"].as_f64();
-        assert!(
-            free.is_some_and(|f| f >= 2000.0) && free == bounds(5).0,
-            "{}: {:?} {at:?}",
-            r["label"],
-            r["params"]
-        );
+        assert_eq!(free, bounds(5).0, "{}: {} {at:?}", r["label"], r["params"]);
+        // At the small rates nothing is lost, so the loss-free rate is at
+        // least 2 000 — unless a busy machine held the generator or the
+        // forwarding off, which the level then names: offered short of
+        // the rate, or where its packets were lost.
+        let first = &levels[0];
+        let p = &first["params"];
+        if free.is_some_and(|f| f >= 2000.0) {
+            assert_eq!(p["loss_free"], true, "{first}");
+        } else {
+            let short = p["offered_in_full"] == false;
+            let placed: u64 = first["failures"]
+                .as_object()
+                .map(|f| {
+                    f.iter()
+                        .filter(|(k, _)| k.starts_with("lost: "))
+                        .map(|(_, n)| n.as_u64().unwrap())
+                        .sum()
+                })
+                .unwrap_or(0);
+            assert!(
+                p["loss_free"] == false
+                    && (short || placed == p["lost"].as_u64().unwrap() && placed > 0),
+                "{}: the first level lost nothing it could name: {first}",
+                r["label"]
+            );
+            eprintln!("{}: 2 000 pps not loss-free here: {first}", r["label"]);
+        }
     }
 }
 

@@ -529,9 +529,7 @@ fn level(
     }
     let before = Snapshot::read(bed);
     let sent = lv.drive(bed, plan, &mut out);
-    // Let the queues drain before counting what arrived.
-    std::thread::sleep(Duration::from_millis(100));
-    let after = Snapshot::read(bed);
+    let after = Snapshot::drained(bed);
     lv.account(&lv.tally(&before, &after), &sent, &mut out);
     if interrupted() && out.samples.len() < plan.samples as usize {
         out.error = Some("interrupted".into());
@@ -540,6 +538,7 @@ fn level(
 }
 
 /// The counters of the three namespaces at one moment.
+#[derive(PartialEq)]
 struct Snapshot {
     router: BTreeMap<String, Dev>,
     source: BTreeMap<String, Dev>,
@@ -555,7 +554,30 @@ impl Snapshot {
             sink: bed.sink.read(),
         }
     }
+
+    /// The bed's counters once the queues have drained after the
+    /// generators stopped: when two reads [`DRAIN_POLL`] apart agree
+    /// (the softirqs that forward may run late on a busy machine), at
+    /// most [`DRAIN_LIMIT`] after the first.
+    fn drained(bed: &mut Bed) -> Snapshot {
+        let start = Instant::now();
+        let mut last = Snapshot::read(bed);
+        while start.elapsed() < DRAIN_LIMIT {
+            std::thread::sleep(DRAIN_POLL);
+            let now = Snapshot::read(bed);
+            if now == last {
+                break;
+            }
+            last = now;
+        }
+        last
+    }
 }
+
+/// How far apart the reads of [`Snapshot::drained`] are.
+const DRAIN_POLL: Duration = Duration::from_millis(50);
+/// How long [`Snapshot::drained`] waits at most for the counters to settle.
+const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 
 /// What the interfaces counted over a level.
 struct Tally {

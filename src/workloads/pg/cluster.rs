@@ -267,6 +267,34 @@ impl<'a> Setup<'a> {
     /// The data directory made by `initdb` (trust, the benchmark's user,
     /// UTF-8, the C locale), in two minutes at most.
     fn initdb(&self) -> Result<(), String> {
+        let mut initdb = self.initdb_command();
+        let f = run_bounded(&mut initdb, Duration::from_secs(120));
+        // initdb's own postgres (bootstrap, then single-user) makes a
+        // System V segment and names it in postmaster.pid: killed with
+        // initdb (a stop signal, the time limit) it leaves the segment.
+        let freed = release_shared_memory(&self.data, Duration::from_secs(5));
+        if !freed.is_empty() {
+            stop::did(format!("stopped initdb: {}", freed.join("; ")));
+            if !stop::interrupted() {
+                for f in &freed {
+                    stop::say(&format!("scalebench: {f}"));
+                }
+            }
+        }
+        let f = f.map_err(|e| format!("initdb: {e}"))?;
+        if !f.status.is_some_and(|s| s.success()) {
+            return Err(format!(
+                "initdb failed ({}): {}",
+                f.status
+                    .map_or("no exit status".to_string(), |s| s.to_string()),
+                tool_said("initdb", &f.stderr, 3)
+            ));
+        }
+        Ok(())
+    }
+
+    /// The `initdb` command making the data directory.
+    fn initdb_command(&self) -> Command {
         let mut initdb = Command::new(self.bin.tool("initdb"));
         initdb.arg("-D").arg(&self.data).args([
             "-A",
@@ -279,17 +307,7 @@ impl<'a> Setup<'a> {
             "--locale=C",
         ]);
         self.as_user(&mut initdb);
-        let f = run_bounded(&mut initdb, Duration::from_secs(120))
-            .map_err(|e| format!("initdb: {e}"))?;
-        if !f.status.is_some_and(|s| s.success()) {
-            return Err(format!(
-                "initdb failed ({}): {}",
-                f.status
-                    .map_or("no exit status".to_string(), |s| s.to_string()),
-                tool_said("initdb", &f.stderr, 3)
-            ));
-        }
-        Ok(())
+        initdb
     }
 
     /// `network`'s client address let in (trust) by `pg_hba.conf`.
@@ -780,10 +798,17 @@ const SHMEM_MAGIC: i32 = 679_834_894;
 const DSM_CONTROL_MAGIC: u32 = 0x9a50_3d32;
 
 /// What `postmaster.pid` in `data` says: the postmaster's pid and its
-/// System V segment's key and id (line 7).
+/// System V segment's key and id (line 7). A standalone backend (initdb's
+/// bootstrap and single-user postgres) writes its pid negated.
 fn postmaster_pid(data: &Path) -> Option<(i32, i64, i32)> {
     let text = std::fs::read_to_string(data.join("postmaster.pid")).ok()?;
-    let pid = text.lines().next()?.trim().parse().ok()?;
+    let pid = text
+        .lines()
+        .next()?
+        .trim()
+        .parse::<i32>()
+        .ok()?
+        .checked_abs()?;
     let l = text.lines().nth(6)?;
     let mut f = l.split_whitespace();
     Some((pid, f.next()?.parse().ok()?, f.next()?.parse().ok()?))
@@ -1079,5 +1104,46 @@ mod tests {
             );
             assert_eq!(existing(&names), Vec::<String>::new(), "kill {kill}");
         }
+    }
+
+    /// initdb killed while its own postgres holds a System V segment
+    /// (named in postmaster.pid under its pid negated) leaves none.
+    #[test]
+    fn initdb_killed_mid_way_leaves_no_shared_memory() {
+        let _one = crate::testing::one();
+        let bin = Bin::find().expect("PostgreSQL is installed (scripts/test installs it)");
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("pg");
+        let s = Setup::make(&bin, &dir, 20, None, &[], None, None).unwrap();
+        let mut cmd = s.initdb_command();
+        cmd.stdout(Stdio::null()).stderr(Stdio::null());
+        let g = ChildGroup::spawn(&mut cmd).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let found = loop {
+            match postmaster_pid(&s.data) {
+                Some(p) if crate::sys::shm_stat(p.2).is_some() => break p,
+                _ if Instant::now() > deadline => panic!("initdb made no segment in 60 s"),
+                _ => std::thread::sleep(Duration::from_millis(2)),
+            }
+        };
+        drop(g); // SIGKILL to initdb and its postgres, reaped
+        let (pid, key, id) = found;
+        let text = std::fs::read_to_string(s.data.join("postmaster.pid")).unwrap();
+        let words = release_shared_memory(&s.data, Duration::from_secs(5));
+        assert_eq!(text.lines().next(), Some(format!("-{pid}").as_str()));
+        assert!(
+            crate::sys::shm_stat(id).is_none(),
+            "segment {id} left: {words:?}"
+        );
+        assert!(
+            words.contains(&format!(
+                "removed PostgreSQL's shared memory segment {id} (key {key})"
+            )),
+            "{words:?}"
+        );
+        assert!(
+            !words.iter().any(|w| w.contains("may be left")),
+            "{words:?}"
+        );
     }
 }
