@@ -30,8 +30,12 @@ pub struct Row {
     pub base_class: Option<String>,
     /// The new file's class.
     pub new_class: Option<String>,
-    /// The cost test, for benchmarks.
+    /// The cost test of the runs' medians, for benchmarks.
     pub cost: Option<CostRatio>,
+    /// The cost test of the runs' quiet path, between two guests counting
+    /// instructions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quiet_cost: Option<CostRatio>,
     /// Throughput of base and new and their ratio new / base, for
     /// workload rows (a sweep: the geometric mean of its levels' ratios).
     pub throughput: Option<[f64; 3]>,
@@ -81,6 +85,7 @@ fn benchmarks(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
             base_class: None,
             new_class: None,
             cost: None,
+            quiet_cost: None,
             throughput: None,
             evidence: String::new(),
         };
@@ -105,32 +110,45 @@ fn benchmarks(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
         };
         row.base_class = b.verdict.as_ref().ok().map(|v| v.class.to_string());
         row.new_class = n.verdict.as_ref().ok().map(|v| v.class.to_string());
-        let (outcome, cost, evidence) = if basis == Basis::Mixed {
-            let (outcome, evidence) = judge_classes(b, n);
-            (outcome, None, evidence)
+        if basis == Basis::Mixed {
+            (row.outcome, row.evidence) = judge_classes(b, n);
         } else {
-            judge_pair(b, bb, n, nb, threshold)
-        };
-        row.outcome = outcome;
-        row.evidence = evidence;
-        row.cost = cost;
+            let j = judge_pair(b, bb, n, nb, threshold);
+            (row.outcome, row.evidence, row.cost, row.quiet_cost) =
+                (j.outcome, j.evidence, j.cost, j.quiet);
+        }
         rows.push(row);
     }
     rows
 }
 
+/// What [`judge_pair`] found for one series of two files.
+#[derive(Debug, Clone)]
+pub struct Judged {
+    /// The outcome: a change of class, else the worse of the cost tests.
+    pub outcome: Outcome,
+    /// The cost test of the runs' medians.
+    pub cost: Option<CostRatio>,
+    /// Between two guests counting instructions, the cost test of the
+    /// runs' quiet path ([`compare::QUIET_QUANTILE`]).
+    pub quiet: Option<CostRatio>,
+    /// The evidence in words.
+    pub evidence: String,
+}
+
 /// Judges one series of two files (`b`, `n` with their recorded series):
-/// a change of class, else the cost test; the outcome, the cost ratio and
-/// the evidence in words. `compare` and `history` both judge by it.
+/// a change of class, else the cost test — between two guests counting
+/// instructions, of the runs' medians and of their quiet path, the worse
+/// of the two counting (a change in the calls' slow part moves the
+/// medians only, and is still seen against their noise). `compare` and
+/// `history` both judge by it.
 pub fn judge_pair(
     b: &super::Entry,
     bb: &results::BenchResult,
     n: &super::Entry,
     nb: &results::BenchResult,
     threshold: Option<f64>,
-) -> (Outcome, Option<CostRatio>, String) {
-    let outcome;
-    let mut evidence;
+) -> Judged {
     // Two instruction counts are exact from one invocation to the next:
     // only their own noise widens the threshold.
     let counted = b.cost.counts_instructions() && n.cost.counts_instructions();
@@ -139,13 +157,16 @@ pub fn judge_pair(
     } else {
         compare::MIN_THRESHOLD
     };
-    let cost = cost_ratio(&samples_of(bb), &samples_of(nb), threshold, floor);
+    let (sb, sn) = (samples_of(bb), samples_of(nb));
+    let cost = cost_ratio(&sb, &sn, threshold, floor);
+    let quiet = counted
+        .then(|| compare::cost_ratio_at(&sb, &sn, threshold, floor, compare::QUIET_QUANTILE))
+        .flatten();
     let pct = |x: f64| pct_to(x, floor);
     let (classes, both_near) = classes(b, n);
-    match (&cost, classes) {
+    let (outcome, evidence) = match (&cost, classes) {
         (_, (Some(x), Some(y))) if x != y && !both_near => {
-            outcome = Outcome::ClassChanged;
-            evidence = format!(
+            let mut evidence = format!(
                 "{} → {}: the cost grows {} with n",
                 x.label(),
                 y.label(),
@@ -161,9 +182,9 @@ pub fn judge_pair(
                     pct(c.ratio.hi)
                 ));
             }
+            (Outcome::ClassChanged, evidence)
         }
         (Some(c), _) => {
-            outcome = judge_cost(c);
             let unsure = match classes {
                 (Some(x), Some(y)) if x != y => format!(
                     "{} and {}, which the verdicts do not tell apart; ",
@@ -172,44 +193,78 @@ pub fn judge_pair(
                 ),
                 _ => String::new(),
             };
-            evidence = unsure
-                + &format!(
-                    "cost over n = {}..{} {} (90 % interval {}..{}, resampling {} and {} runs) against ±{} % ({}); run-to-run noise {:.1} % and {:.1} %",
-                    fmt_n(c.n_range[0]),
-                    fmt_n(c.n_range[1]),
-                    pct(c.ratio.value),
-                    pct(c.ratio.lo),
-                    pct(c.ratio.hi),
-                    c.runs[0],
-                    c.runs[1],
-                    if c.threshold < 0.05 {
-                        format!("{:.1}", c.threshold * 100.0)
-                    } else {
-                        format!("{:.0}", c.threshold * 100.0)
-                    },
-                    match (threshold.is_some(), counted) {
-                        (true, _) => "given".to_string(),
-                        (false, true) => format!(
-                            "twice the larger noise, {}–{:.0} % between instruction counts",
-                            compare::COUNTED_MIN_THRESHOLD * 100.0,
-                            compare::MAX_THRESHOLD * 100.0
+            let how = match (threshold.is_some(), counted) {
+                (true, _) => "given".to_string(),
+                (false, true) => format!(
+                    "twice the larger noise, {}–{:.0} % between instruction counts",
+                    compare::COUNTED_MIN_THRESHOLD * 100.0,
+                    compare::MAX_THRESHOLD * 100.0
+                ),
+                (false, false) => format!(
+                    "twice the larger noise, {:.0}–{:.0} %",
+                    compare::MIN_THRESHOLD * 100.0,
+                    compare::MAX_THRESHOLD * 100.0
+                ),
+            };
+            let mut evidence = unsure + &cost_words("cost", c, &how, floor);
+            let mut outcome = judge_cost(c);
+            if let Some(q) = &quiet {
+                evidence.push_str(&format!(
+                    "; {}",
+                    cost_words(
+                        &format!(
+                            "its quiet path (each run's {:.0}th percentile)",
+                            compare::QUIET_QUANTILE * 100.0
                         ),
-                        (false, false) => format!(
-                            "twice the larger noise, {:.0}–{:.0} %",
-                            compare::MIN_THRESHOLD * 100.0,
-                            compare::MAX_THRESHOLD * 100.0
-                        ),
-                    },
-                    c.noise[0] * 100.0,
-                    c.noise[1] * 100.0
-                );
+                        q,
+                        &how,
+                        floor
+                    )
+                ));
+                outcome = worse(outcome, judge_cost(q));
+            }
+            (outcome, evidence)
         }
-        (None, _) => {
-            outcome = Outcome::NotComparable;
-            evidence = "no common n".into();
-        }
+        (None, _) => (Outcome::NotComparable, "no common n".into()),
+    };
+    Judged {
+        outcome,
+        cost,
+        quiet,
+        evidence,
     }
-    (outcome, cost, evidence)
+}
+
+/// The cost test `c` of `what` in words, its threshold set `how`.
+fn cost_words(what: &str, c: &CostRatio, how: &str, floor: f64) -> String {
+    let pct = |x: f64| pct_to(x, floor);
+    format!(
+        "{what} over n = {}..{} {} (90 % interval {}..{}, resampling {} and {} runs) against ±{} % ({how}); run-to-run noise {:.1} % and {:.1} %",
+        fmt_n(c.n_range[0]),
+        fmt_n(c.n_range[1]),
+        pct(c.ratio.value),
+        pct(c.ratio.lo),
+        pct(c.ratio.hi),
+        c.runs[0],
+        c.runs[1],
+        if c.threshold < 0.05 {
+            format!("{:.1}", c.threshold * 100.0)
+        } else {
+            format!("{:.0}", c.threshold * 100.0)
+        },
+        c.noise[0] * 100.0,
+        c.noise[1] * 100.0
+    )
+}
+
+/// The worse of two cost outcomes: a regression in either, else an
+/// improvement in either, else unchanged.
+fn worse(a: Outcome, b: Outcome) -> Outcome {
+    match (a, b) {
+        (Outcome::Regressed, _) | (_, Outcome::Regressed) => Outcome::Regressed,
+        (Outcome::Improved, _) | (_, Outcome::Improved) => Outcome::Improved,
+        _ => a,
+    }
 }
 
 /// The growth classes of two entries, and whether they are near: one
@@ -332,6 +387,7 @@ fn workloads(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
                 base_class: None,
                 new_class: None,
                 cost: None,
+                quiet_cost: None,
                 throughput: None,
                 evidence: String::new(),
             };
@@ -672,10 +728,11 @@ pub fn write_terminal(c: &Comparison, out: &mut dyn Write) -> crate::Result<()> 
 /// The test's constants, for the docs and the CLI's help.
 pub fn rule() -> String {
     format!(
-        "benchmarks: cost ratio new/base over the common n, 90 % interval from resampling whole runs, against twice the larger run-to-run noise ({:.0}–{:.0} %; from {} % between two guests counting instructions); workloads: throughput ratio against ±{:.0} %",
+        "benchmarks: cost ratio new/base over the common n, 90 % interval from resampling whole runs, against twice the larger run-to-run noise ({:.0}–{:.0} %; from {} % between two guests counting instructions, whose runs' {:.0}th percentiles are compared too); workloads: throughput ratio against ±{:.0} %",
         compare::MIN_THRESHOLD * 100.0,
         compare::MAX_THRESHOLD * 100.0,
         compare::COUNTED_MIN_THRESHOLD * 100.0,
+        compare::QUIET_QUANTILE * 100.0,
         SINGLE_THRESHOLD * 100.0
     )
 }
@@ -729,6 +786,7 @@ mod tests {
             base_class: Some(base.into()),
             new_class: Some(new.into()),
             cost: None,
+            quiet_cost: None,
             throughput: None,
             evidence: String::new(),
         };
@@ -904,5 +962,89 @@ mod emulation_tests {
                 .cost
                 .is_some()
         );
+    }
+
+    /// `s` with mmap's runs a mixture, as fork's are in a counting guest:
+    /// run r has `shares[r]` of its calls in a sharp mode of exactly
+    /// `sharp` instructions, the rest in a broad one from `broad` up.
+    fn mixture(mut s: crate::System, shares: &[f64], sharp: u64, broad: u64) -> crate::System {
+        let b = s.file.benchmarks.iter_mut().find(|b| b.series == "mmap");
+        for (r, run) in b.unwrap().runs.iter_mut().enumerate() {
+            let share = shares[r % shares.len()];
+            for (i, x) in run.samples.iter_mut().enumerate() {
+                let quiet = (((i * 7919) % 1000) as f64) < share * 1000.0;
+                x[1] = if quiet {
+                    sharp
+                } else {
+                    broad + (i as u64 * 31) % 500
+                };
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn two_counting_guests_are_judged_by_the_median_and_the_quiet_path_both() {
+        let guest = |label: &str, shares: &[f64], sharp: u64, broad: u64| {
+            counted(
+                mixture(system(label, true, 1.0, false), shares, sharp, broad),
+                0,
+            )
+        };
+        let judge = |base: crate::System, new: crate::System| {
+            let systems = [base, new];
+            let input = Input::new(&systems, &Default::default());
+            row(&Comparison::of(&input, None).rows, "mmap").clone()
+        };
+        // The share in the sharp mode moves the medians from run to run;
+        // the quiet path stays exact: unchanged, and its threshold 0.5 %.
+        let same = judge(
+            guest("a", &[0.3, 0.6, 0.45], 10_000, 13_000),
+            guest("b", &[0.55, 0.35, 0.7], 10_000, 13_000),
+        );
+        assert_eq!(same.outcome, Outcome::Unchanged, "{}", same.evidence);
+        let q = same
+            .quiet_cost
+            .as_ref()
+            .expect("a quiet path between counts");
+        assert_eq!(q.quantile, compare::QUIET_QUANTILE);
+        assert_eq!((q.noise, q.threshold), ([0.0, 0.0], 0.005), "{q:?}");
+        assert_eq!(q.ratio.value, 1.0);
+        let median = same.cost.as_ref().unwrap();
+        assert_eq!(median.quantile, 0.5);
+        // ... while the medians' interval is wide.
+        assert!(median.ratio.hi - median.ratio.lo > 0.1, "{median:?}");
+        assert!(
+            same.evidence
+                .contains("its quiet path (each run's 10th percentile) over n = "),
+            "{}",
+            same.evidence
+        );
+        // The sharp mode 1.5 % dearer: within the medians' noise, but the
+        // quiet path sees it.
+        let sharp = judge(
+            guest("a", &[0.3, 0.6, 0.45], 10_000, 13_000),
+            guest("b", &[0.55, 0.35, 0.7], 10_150, 13_000),
+        );
+        assert_eq!(sharp.outcome, Outcome::Regressed, "{}", sharp.evidence);
+        assert_eq!(judge_cost(sharp.cost.as_ref().unwrap()), Outcome::Unchanged);
+        assert!((sharp.quiet_cost.unwrap().ratio.value - 1.015).abs() < 1e-9);
+        // Only the slow calls twice as dear: the quiet path is the same,
+        // the medians are not, and that is a regression too.
+        let slow = judge(
+            guest("a", &[0.3, 0.6, 0.45], 10_000, 13_000),
+            guest("b", &[0.3, 0.6, 0.45], 10_000, 26_000),
+        );
+        assert_eq!(slow.outcome, Outcome::Regressed, "{}", slow.evidence);
+        assert_eq!(
+            judge_cost(slow.quiet_cost.as_ref().unwrap()),
+            Outcome::Unchanged
+        );
+        // Timed files have no quiet path.
+        let timed = judge(
+            mixture(system("a", false, 1.0, false), &[0.3], 10_000, 13_000),
+            mixture(system("b", false, 1.0, false), &[0.3], 10_000, 13_000),
+        );
+        assert!(timed.quiet_cost.is_none() && timed.cost.is_some());
     }
 }

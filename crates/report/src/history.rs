@@ -123,8 +123,8 @@ fn benchmark_tracks(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<T
                 let (o, evidence) = if basis == super::Basis::Mixed {
                     judge_classes(before, e)
                 } else {
-                    let (o, _, evidence) = judge_pair(before, bb, e, cur, None);
-                    (o, evidence)
+                    let j = judge_pair(before, bb, e, cur, None);
+                    (j.outcome, j.evidence)
                 };
                 if !matches!(o, Outcome::Unchanged | Outcome::NotComparable) {
                     p.change = Some(o);
