@@ -88,6 +88,37 @@ fn a_run_records_the_sysctls_asked_for_and_the_whole_system() {
     let shm_fs = fs.iter().find(|f| f["path"] == dir).expect("--dir");
     assert_eq!(shm_fs["fs_type"], "tmpfs");
     assert_eq!(shm_fs["mount_point"], "/dev/shm");
+    // The machine whole: tmpfs is on no block device; a filesystem on a
+    // device names it as /sys does, with its queue's settings.
+    assert!(shm_fs.get("block").is_none(), "{shm_fs}");
+    for f in fs
+        .iter()
+        .filter(|f| f["device"].as_str().unwrap().starts_with("/dev/"))
+    {
+        let b = &f["block"];
+        let name = b["name"].as_str().expect("a block device named");
+        let real = std::fs::canonicalize(f["device"].as_str().unwrap()).unwrap();
+        assert_eq!(real.file_name().unwrap().to_str(), Some(name), "{f}");
+        let disk = b["disk"].as_str().unwrap();
+        let sched = std::fs::read_to_string(format!("/sys/block/{disk}/queue/scheduler")).unwrap();
+        assert!(
+            sched.contains(&format!("[{}]", b["scheduler"].as_str().unwrap()))
+                || sched.trim() == b["scheduler"],
+            "{sched} {b}"
+        );
+        let ra = std::fs::read_to_string(format!("/sys/block/{disk}/queue/read_ahead_kb")).unwrap();
+        assert_eq!(b["read_ahead_kb"].as_u64(), ra.trim().parse().ok(), "{b}");
+    }
+    // How the CPUs are arranged, and how they sleep, as /sys says.
+    let topo = &sys["cpu"]["topology"];
+    assert_eq!(topo["threads"], sys["cpu"]["count"], "{topo}");
+    assert!(
+        topo["packages"].as_u64().unwrap() >= 1
+            && topo["cores"].as_u64().unwrap() >= topo["packages"].as_u64().unwrap(),
+        "{topo}"
+    );
+    let driver = std::fs::read_to_string("/sys/devices/system/cpu/cpuidle/current_driver").unwrap();
+    assert_eq!(sys["tuning"]["cpuidle"]["driver"], driver.trim());
     // Every interface that is up, with its driver.
     let nics: Vec<(String, Option<String>)> = sys["tuning"]["nics"]
         .as_array()
@@ -127,6 +158,9 @@ fn sysinfo_prints_the_cgroup_and_nic_lines() {
         "{text}"
     );
     assert!(text.lines().any(|l| l.starts_with("steal ")), "{text}");
+    for head in ["topology    ", "cpuidle     ", "block dev   "] {
+        assert!(text.lines().any(|l| l.starts_with(head)), "{head}: {text}");
+    }
     let nic_lines: Vec<&str> = text.lines().filter(|l| l.starts_with("nic ")).collect();
     let up = interfaces_up();
     if up.is_empty() {

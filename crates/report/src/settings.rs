@@ -56,6 +56,21 @@ fn settings(s: &System) -> BTreeMap<String, String> {
     // the readings says nothing.
     let recorded = t.kernel_cmdline.is_some() || t.load_average.is_some();
     let exposed = |v: Option<String>| v.or_else(|| recorded.then(|| NOT_EXPOSED.to_string()));
+    put(
+        "CPU topology",
+        exposed(sys.cpu.topology.as_ref().map(|x| x.words())),
+    );
+    put("cpuidle", exposed(t.cpuidle.as_ref().map(|x| x.words())));
+    for f in &sys.filesystems {
+        put(
+            &format!("block device of {}", f.mount_point),
+            match &f.block {
+                Some(b) => Some(b.words()),
+                None if !f.device.starts_with("/dev/") => Some(format!("none ({})", f.device)),
+                None => exposed(None),
+            },
+        );
+    }
     put("CPU governor", exposed(t.governor.clone()));
     put(
         "boost",
@@ -388,6 +403,55 @@ mod tests {
         let rows = differing(&[a, c]);
         let g = rows.iter().find(|r| r.name == "CPU governor");
         assert!(g.is_none_or(|g| g.values[1].is_none()), "{g:?}");
+    }
+
+    #[test]
+    fn topology_cpuidle_and_block_devices_that_differ_are_named() {
+        use sys::hardware::{BlockDevice, CpuIdle, CpuTopology};
+        let mut a = system("a", None, "1");
+        let mut b = system("b", None, "1");
+        for s in [&mut a, &mut b] {
+            s.file.system.tuning.load_average = Some([0.1; 3]);
+            s.file.system.filesystems = vec![results::FilesystemInfo {
+                path: "/w".into(),
+                fs_type: "ext4".into(),
+                mount_point: "/".into(),
+                device: "/dev/vda1".into(),
+                mount_options: "rw".into(),
+                block: None,
+            }];
+        }
+        a.file.system.cpu.topology = Some(CpuTopology {
+            packages: 1,
+            cores: 2,
+            threads: 4,
+            numa_nodes: Some(1),
+        });
+        a.file.system.tuning.cpuidle = Some(CpuIdle {
+            driver: "intel_idle".into(),
+            governor: Some("menu".into()),
+            ..Default::default()
+        });
+        a.file.system.filesystems[0].block = Some(BlockDevice {
+            name: "vda1".into(),
+            disk: "vda".into(),
+            scheduler: Some("none".into()),
+            ..Default::default()
+        });
+        let rows = differing(&[a, b]);
+        let row = |n: &str| rows.iter().find(|r| r.name == n).unwrap().values.clone();
+        assert_eq!(
+            row("CPU topology"),
+            [
+                Some("1 package, 2 cores, 4 threads, 1 NUMA node".into()),
+                Some(NOT_EXPOSED.into())
+            ]
+        );
+        assert_eq!(row("cpuidle")[0].as_deref(), Some("intel_idle (menu)"));
+        assert_eq!(
+            row("block device of /"),
+            [Some("vda1 on vda (none)".into()), Some(NOT_EXPOSED.into())]
+        );
     }
 
     #[test]

@@ -17,6 +17,20 @@ pub fn write_text(s: &results::SystemInfo, w: &mut dyn Write) -> crate::Result<(
             .mhz
             .map_or(String::new(), |m| format!(" at {m:.0} MHz"))
     )?;
+    // A record with the tuning readings that lacks a reading had nothing
+    // to read (an older file says nothing either way).
+    let recorded = s.tuning.kernel_cmdline.is_some() || s.tuning.load_average.is_some();
+    let not_exposed = format!("{} by this system", crate::settings::NOT_EXPOSED);
+    match &s.cpu.topology {
+        Some(t) => writeln!(w, "topology    {}", t.words())?,
+        None if recorded => writeln!(w, "topology    {not_exposed}")?,
+        None => {}
+    }
+    match &s.tuning.cpuidle {
+        Some(i) => writeln!(w, "cpuidle     {}", i.words())?,
+        None if recorded => writeln!(w, "cpuidle     {not_exposed}")?,
+        None => {}
+    }
     if let Some(m) = s.memory_bytes {
         writeln!(w, "memory      {}", units::fmt_gib(m))?;
     }
@@ -43,6 +57,15 @@ pub fn write_text(s: &results::SystemInfo, w: &mut dyn Write) -> crate::Result<(
             "filesystem  {} on {} ({}, {}) mounted {}",
             f.path, f.mount_point, f.fs_type, f.device, f.mount_options
         )?;
+    }
+    for f in &s.filesystems {
+        let words = match &f.block {
+            Some(b) => b.words(),
+            None if !f.device.starts_with("/dev/") => format!("none ({} is no device)", f.device),
+            None if recorded => not_exposed.clone(),
+            None => continue,
+        };
+        writeln!(w, "block dev   {}: {words}", f.mount_point)?;
     }
     write_virtualization(s, w)?;
     write_tuning(&s.tuning, w)

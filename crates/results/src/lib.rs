@@ -754,6 +754,10 @@ pub struct Cpu {
     pub count: usize,
     /// Nominal or current clock in MHz, as the OS reports it.
     pub mhz: Option<f64>,
+    /// How the CPUs are arranged: packages, cores, threads, NUMA nodes
+    /// (absent where the OS does not say, and in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<sys::hardware::CpuTopology>,
 }
 
 /// A soft/hard resource limit; `null` means unlimited.
@@ -795,6 +799,11 @@ pub struct FilesystemInfo {
     pub device: String,
     /// Mount options.
     pub mount_options: String,
+    /// The block device it is on: model, driver, rotational, I/O
+    /// scheduler, read-ahead, queue depth (absent when it is on none, where
+    /// the OS does not say, and in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<sys::hardware::BlockDevice>,
 }
 
 /// The timer used for all samples of a file.

@@ -72,6 +72,7 @@ pub fn filesystems<'a>(dirs: impl IntoIterator<Item = &'a Path>) -> Vec<Filesyst
             path: d.display().to_string(),
             fs_type: m.fs_type,
             mount_point: m.mount_point,
+            block: sys::hardware::block_device(&m.device).ok(),
             device: m.device,
             mount_options: m.options,
         });
@@ -122,6 +123,7 @@ pub fn collect(dir: Option<&Path>, extra: &Extra) -> SystemInfo {
             model: sys::cpu_model(),
             count: sys::cpu_count(),
             mhz: sys::cpu_mhz(),
+            topology: sys::hardware::cpu_topology(),
         },
         memory_bytes: sys::memory_bytes(),
         libc: sys::libc_version(),

@@ -52,6 +52,7 @@ pub mod counters;
 ))]
 mod cpu_states;
 pub mod filelock;
+pub mod hardware;
 pub mod ifaddrs;
 pub mod memlimit;
 pub mod netns;

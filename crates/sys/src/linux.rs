@@ -881,6 +881,7 @@ pub fn tuning() -> super::tuning::Tuning {
         nics: super::nics::nics(),
         firewall: Some(super::guards::firewall()),
         security: Some(super::guards::security()),
+        cpuidle: super::hardware::cpu_idle(),
     }
 }
 

@@ -84,6 +84,10 @@ pub struct Tuning {
     /// The security modules that confine programs, and their modes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security: Option<Security>,
+    /// How idle CPUs sleep: the cpuidle driver, its governor, its states
+    /// and the limits on them (absent where the OS does not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpuidle: Option<super::hardware::CpuIdle>,
 }
 
 /// The packet filter's rules, counted where the kernel tells; each part
