@@ -114,3 +114,56 @@ fn fork_cleanup_measures_every_run_both_ways_from_the_other_end() {
         "work directory removed"
     );
 }
+
+/// `--order up`: every run one ascending pass, as the seeds measured —
+/// also for a benchmark that could go both ways, and for a level
+/// schedule; a word that is no order is refused by name.
+#[test]
+fn order_up_makes_every_run_one_ascending_pass() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("r.json");
+    let o = bin()
+        .args(["run", "socket", "connect", "--backend", "poll"])
+        .args(["--max", "200", "--runs", "2", "--order", "up", "-q"])
+        .args(["--no-report", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::text(&o.stderr));
+    let doc = load(&out);
+    assert_valid(&doc);
+    for name in ["socket", "connect"] {
+        let b = bench(&doc, name);
+        assert_eq!(b["status"], "ok", "{name}: {}", b["message"]);
+        for run in b["runs"].as_array().unwrap() {
+            assert_eq!(run["direction"], "up", "{name}");
+            assert!(
+                run.get("recheck")
+                    .is_none_or(|r| r.as_array().unwrap().is_empty()),
+                "{name}"
+            );
+            let ns = ns_of(&run["samples"]);
+            if name == "socket" {
+                assert_eq!(ns, (0..ns.len() as u64).collect::<Vec<_>>());
+            } else {
+                // Levels: each visited once, going up (passes would come
+                // back down through them).
+                let per = b["params"]["extra"]["ops_per_level"]
+                    .as_u64()
+                    .expect("a level schedule");
+                let firsts: Vec<u64> = ns.chunks(per as usize).map(|c| c[0]).collect();
+                assert!(firsts.windows(2).all(|w| w[0] < w[1]), "{name}: {firsts:?}");
+            }
+        }
+    }
+    let o = bin()
+        .args(["run", "socket", "--order", "down", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = common::text(&o.stderr);
+    assert!(
+        err.contains("--order") && err.contains("\"down\" is no run order"),
+        "{err}"
+    );
+}

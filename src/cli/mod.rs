@@ -595,6 +595,11 @@ pub struct RunArgs {
     /// (default n/20, 10–500; `--warmup` is the old spelling).
     #[arg(long = "warm-up-ops", alias = "warmup", value_name = "OPERATIONS", value_parser = values::whole::<u64>(0, u64::MAX))]
     pub warmup: Option<u64>,
+    /// Benchmarks: how each run visits n — `passes` (the default: up and
+    /// down, so that a drift over a run's time cannot pass for growth) or
+    /// `up` (one ascending pass per run, as the seeds measured).
+    #[arg(long, value_name = "ORDER", value_parser = crate::harness::series::RunOrder::parse)]
+    pub order: Option<crate::harness::series::RunOrder>,
     /// Where to create the work directory (default: the system temp dir).
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,

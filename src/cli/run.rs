@@ -22,6 +22,7 @@ pub fn spec(a: &RunArgs, given: Given) -> RunSpec {
         runs_max: a.runs_max,
         runs_target: a.runs_target,
         warm_up_ops: a.warmup,
+        order: a.order,
         timer: a.timer.map(Into::into),
         pin: match (a.pin, a.no_pin) {
             (Some(c), _) => Pinning::Cpu(c),

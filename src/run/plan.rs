@@ -58,6 +58,8 @@ pub struct RunPlan {
     pub decide: bool,
     /// Warm-up operations (`None`: the benchmark's default).
     pub warmup: Option<u64>,
+    /// How each run visits n (`--order`).
+    pub order: crate::harness::series::RunOrder,
     /// Profile each benchmark at low and high n afterwards (`--why`).
     pub why: Option<WhyOptions>,
     /// The tuning profiles to measure under, each with its own result
@@ -506,6 +508,7 @@ pub fn plan(m: &RunSpec, suites: &[Suite]) -> anyhow::Result<RunPlan> {
         }),
         decide: m.runs.is_none(),
         warmup: m.warm_up_ops,
+        order: m.order.unwrap_or_default(),
         why: m.why.then(|| WhyOptions {
             seconds: m.why_seconds.unwrap_or(WhyOptions::default().seconds),
             profiler_cmd: m.profiler.clone(),

@@ -181,6 +181,7 @@ fn run_series(
         warmup: plan.warmup,
         auto: plan.auto,
         decide: plan.decide,
+        order: plan.order,
     };
     let mut r = run_benchmark(t.bench, variant, p, ctx, progress);
     if variant.is_some() {

@@ -13,6 +13,7 @@
 //! ([`super::RunOptions`]).
 
 use crate::harness::monitor::{PERF_EVENTS, Settings};
+use crate::harness::series::RunOrder;
 use crate::hosts::HostSpec;
 use crate::net::Backend;
 use crate::results::TimerKind;
@@ -88,6 +89,9 @@ pub struct RunSpec {
     /// Operations done and discarded before a benchmark's first run.
     #[serde(skip_serializing_if = "Option::is_none", with = "warm_up_ops")]
     pub warm_up_ops: Option<u64>,
+    /// How each benchmark run visits n (none: in passes up and down).
+    #[serde(skip_serializing_if = "Option::is_none", with = "order")]
+    pub order: Option<RunOrder>,
     /// The timer of every sample (none: monotonic).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timer: Option<TimerKind>,
@@ -427,6 +431,7 @@ one!(runs: Runs, values::runs, show |r: &Runs| match r {
 one!(runs_max: u32, |s| values::whole::<u32>(3, 1000)(s), num);
 one!(runs_target: f64, values::percent, |v: &f64, s: S| s.serialize_f64(v * 100.0));
 one!(warm_up_ops: u64, |s| values::whole::<u64>(0, u64::MAX)(s), num);
+one!(order: RunOrder, RunOrder::parse, show |o: &RunOrder| o.name());
 one!(why_seconds: f64, values::profile_window, num);
 one!(sweep: (String, Vec<f64>), values::sweep, show |(v, l): &(String, Vec<f64>)| {
     let l: Vec<String> = l.iter().map(f64::to_string).collect();
@@ -514,6 +519,7 @@ mod tests {
             runs_max: Some(7),
             runs_target: Some(0.08),
             warm_up_ops: Some(3),
+            order: Some(RunOrder::Up),
             timer: Some(TimerKind::Tsc),
             pin: Pinning::Cpu(1),
             backends: vec![BackendPick::One(Backend::Poll), BackendPick::All],

@@ -32,6 +32,7 @@ pub const RUN_KEYS: &[&str] = &[
     "runs-max",
     "runs-target",
     "warm-up-ops",
+    "order",
     "timer",
     "pin",
     "no-pin",

@@ -38,6 +38,44 @@ pub struct SeriesPlan {
     /// least [`DECIDE_MIN`] runs and at most `runs` (the default, when
     /// `--runs` is not given).
     pub decide: bool,
+    /// How each run visits n ([`RunOrder`]).
+    pub order: RunOrder,
+}
+
+/// How each run visits n, as `run --order` asks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RunOrder {
+    /// The default: in passes up and down (down and up in every other
+    /// run) where a benchmark can undo its operation or resizes to
+    /// levels, so that a drift over a run's time cannot pass for growth
+    /// with n; a benchmark that cannot goes up and is re-timed at low n.
+    #[default]
+    Passes,
+    /// One ascending pass per run, as the seeds measured: each n once,
+    /// from 0 up, no re-timing (a benchmark whose n falls by itself,
+    /// fork-cleanup, still goes down).
+    Up,
+}
+
+impl RunOrder {
+    /// Its name on the command line and in a suite (`passes`, `up`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RunOrder::Passes => "passes",
+            RunOrder::Up => "up",
+        }
+    }
+
+    /// Reads `passes` or `up`.
+    pub fn parse(s: &str) -> Result<RunOrder, String> {
+        match s {
+            "passes" => Ok(RunOrder::Passes),
+            "up" => Ok(RunOrder::Up),
+            _ => Err(format!(
+                "{s:?} is no run order: give passes (up and down, the default) or up (one ascending pass per run)"
+            )),
+        }
+    }
 }
 
 /// Runs made before a verdict may stop a series (resampling whole runs
@@ -159,10 +197,20 @@ enum Order {
     /// an item back): even-numbered runs go down and up, odd ones up and
     /// down ([`Runner::updown_run`] on the items removed, [`Removed`]).
     FallingBothWays,
+    /// `--order up`: one ascending pass per run, levels or items, no
+    /// re-timing.
+    Ascending,
 }
 
 impl Order {
-    fn of(bench: &dyn Subject) -> Order {
+    fn of(bench: &dyn Subject, asked: RunOrder) -> Order {
+        if asked == RunOrder::Up {
+            return if bench.falling() {
+                Order::Falling
+            } else {
+                Order::Ascending
+            };
+        }
         match bench.schedule() {
             Schedule::Levels { .. } => Order::Levels,
             Schedule::PerItem if bench.falling() && bench.downwards() => Order::FallingBothWays,
@@ -187,7 +235,7 @@ impl Order {
             Order::FallingBothWays if self.peak_first(r) => Direction::UpDown,
             Order::FallingBothWays => Direction::DownUp,
             Order::Falling => Direction::Down,
-            Order::Rising => Direction::Up,
+            Order::Rising | Order::Ascending => Direction::Up,
         }
     }
 
@@ -196,7 +244,7 @@ impl Order {
         match self {
             Order::Rising => Some(RecheckWhen::After),
             Order::Falling => Some(RecheckWhen::Before),
-            Order::Levels | Order::UpDown | Order::FallingBothWays => None,
+            Order::Levels | Order::UpDown | Order::FallingBothWays | Order::Ascending => None,
         }
     }
 
@@ -320,6 +368,7 @@ fn measure(
         variant,
         pin: setting.pin,
         clock: setting.clock,
+        ascending: Order::of(bench, plan.order) == Order::Ascending,
     };
     let (n, caps) = runner.fit(plan.n);
     let warmup = plan.warmup.unwrap_or_else(|| default_warmup(n)).min(n);
@@ -336,7 +385,7 @@ fn measure(
     let mut series = Series {
         runner,
         plan,
-        order: Order::of(bench),
+        order: Order::of(bench, plan.order),
         schedule: bench.schedule(),
         progress,
         n,
@@ -394,6 +443,8 @@ struct Runner<'a> {
     variant: Option<&'a str>,
     pin: Option<usize>,
     clock: &'a Clock,
+    /// One ascending pass per run ([`Order::Ascending`]).
+    ascending: bool,
 }
 
 /// A series under way ([`run_series`]): its plan, its record so far, and
@@ -794,7 +845,8 @@ impl Runner<'_> {
         let bench = self.bench;
         let mut run = self.start(n)?;
         let schedule = bench.schedule();
-        if schedule == Schedule::PerItem && bench.downwards() && bench.falling() {
+        let both_ways = bench.downwards() && !self.ascending;
+        if schedule == Schedule::PerItem && both_ways && bench.falling() {
             let mut removed = Removed {
                 run: run.as_mut(),
                 top: n,
@@ -823,10 +875,14 @@ impl Runner<'_> {
                     e => e,
                 });
         }
-        if schedule == Schedule::PerItem && bench.downwards() {
+        if schedule == Schedule::PerItem && both_ways {
             return self.updown_run(run.as_mut(), n, peak_first, passes, sweeps, progress);
         }
-        let plan = schedule.plan(n, peak_first);
+        let plan = if self.ascending {
+            schedule.plan_up(n)
+        } else {
+            schedule.plan(n, peak_first)
+        };
         let mut samples = Vec::with_capacity(plan.len());
         let mut sw = Stopwatch::new(self.clock);
         let mut ticker = Ticker::new(progress);
@@ -1467,6 +1523,7 @@ mod tests {
                 n: 200,
                 runs: 12,
                 warmup: Some(0),
+                order: RunOrder::Passes,
             };
             run_series(b, None, plan, setting, &mut Progress::new(Mode::Quiet))
         };
@@ -1497,6 +1554,7 @@ mod tests {
                 n,
                 runs: 5,
                 warmup: Some(0),
+                order: RunOrder::Passes,
             };
             let mut b = Fake::new(u64::MAX);
             b.noisy = noisy;
@@ -1565,6 +1623,7 @@ mod tests {
             n,
             runs,
             warmup: Some(0),
+            order: RunOrder::Passes,
         };
         run_series(b, None, plan, setting, &mut Progress::new(Mode::Quiet))
     }
@@ -1585,6 +1644,7 @@ mod tests {
             variant: None,
             pin: setting.pin,
             clock: &clock,
+            ascending: false,
         };
         let samples = runner
             .one_run(n, peak_first, passes, &mut sweeps, &progress)
@@ -1714,12 +1774,79 @@ mod tests {
             n: 24,
             runs: 1,
             warmup: Some(4),
+            order: RunOrder::Passes,
         };
         let r = run_series(&b, None, plan, setting, &mut Progress::new(Mode::Quiet));
         assert_eq!(r.status, Status::Ok);
         assert_eq!(r.runs[0].crossings, Some(2 * MIN_PASSES));
         assert_both_ways(0, &r.runs[0], 24);
         assert_timed_at_n(&r.runs[0].samples);
+    }
+
+    #[test]
+    fn order_up_makes_one_ascending_pass_per_run_even_where_passes_could_go_down() {
+        for (downwards, falling) in [(true, false), (false, false), (false, true)] {
+            let b = Fake {
+                downwards,
+                falling,
+                ..Fake::new(1000)
+            };
+            let clock = Clock::new(TimerKind::Monotonic).unwrap();
+            let plan = SeriesPlan {
+                auto: None,
+                decide: false,
+                n: 40,
+                runs: 2,
+                warmup: Some(0),
+                order: RunOrder::Up,
+            };
+            let r = run_series(
+                &b,
+                None,
+                plan,
+                setting(&clock),
+                &mut Progress::new(Mode::Quiet),
+            );
+            assert_eq!(r.status, Status::Ok, "{:?}", r.message);
+            for run in &r.runs {
+                let ns: Vec<u64> = run.samples.iter().map(|s| s[0]).collect();
+                if falling {
+                    // Its n falls by itself: one pass down, as always.
+                    assert_eq!(run.direction, Direction::Down);
+                    continue;
+                }
+                assert_eq!(run.direction, Direction::Up);
+                assert_eq!(ns, (0..40).collect::<Vec<u64>>(), "{downwards}");
+                assert_eq!((run.crossings, &run.recheck), (None, &Vec::new()));
+            }
+        }
+        assert_eq!(RunOrder::parse("up"), Ok(RunOrder::Up));
+        assert_eq!(
+            RunOrder::parse(RunOrder::Passes.name()),
+            Ok(RunOrder::Passes)
+        );
+        assert!(
+            RunOrder::parse("down")
+                .unwrap_err()
+                .contains("\"down\" is no run order")
+        );
+    }
+
+    #[test]
+    fn levels_up_visit_each_level_once_with_all_its_operations() {
+        let s = Schedule::Levels {
+            levels: 4,
+            per_level: 3,
+        };
+        let plan = s.plan_up(100);
+        assert_eq!(plan.len() as u64, s.ops(100));
+        let firsts: Vec<u64> = plan.iter().flatten().copied().collect();
+        assert_eq!(firsts, [0, 25, 50, 75]);
+        assert!(
+            plan.chunks(3)
+                .all(|c| c[0].is_some() && c[1..].iter().all(Option::is_none))
+        );
+        assert_eq!(Schedule::PerItem.plan_up(5), vec![None; 5]);
     }
 
     #[test]

@@ -134,6 +134,20 @@ impl Schedule {
         }
     }
 
+    /// [`Schedule::plan`] in one ascending pass (`run --order up`): each
+    /// level once, with all its operations.
+    pub fn plan_up(self, n: u64) -> Vec<Option<u64>> {
+        match self {
+            Schedule::PerItem => vec![None; n as usize],
+            Schedule::Levels { levels, per_level } => {
+                let l = levels.min(n.max(1));
+                (0..l)
+                    .flat_map(|i| (0..per_level).map(move |j| (j == 0).then_some(i * n / l)))
+                    .collect()
+            }
+        }
+    }
+
     /// For each timed operation, the n to resize to first (if any): levels
     /// up, then down, or down and then up when `peak_first` (a level's
     /// operations split between its two visits, the first taking the odd
