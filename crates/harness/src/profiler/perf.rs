@@ -1,5 +1,8 @@
-//! Linux `perf`: `perf record -e cpu-clock -g -p PIDS -- sleep LENGTH`,
-//! read back with `perf script`.
+//! Linux `perf`: `perf record -e cpu-clock -g -p PIDS -- cat`, read back
+//! with `perf script`. perf records while its workload runs: `cat` on a
+//! pipe from scalebench, which ends when scalebench stops the recording
+//! or dies — also by SIGKILL, which a `sleep LENGTH` outlived (perf dies
+//! with scalebench, its workload did not).
 
 use super::{Profiler, Recording, interrupt, wait_group};
 use crate::reaper::ChildGroup;
@@ -134,8 +137,10 @@ impl Profiler for Perf {
             Some(_) => vec!["-a".into()],
             None => vec!["-p".into(), list.join(",")],
         };
-        // Its own process group, killed and reaped (perf's `sleep` too)
-        // on every way out.
+        // Its own process group, killed and reaped (perf's `cat` too) on
+        // every way out; `length` bounds nothing here: the recording ends
+        // when it is stopped, or at end of input when scalebench is gone.
+        let _ = length;
         let child = ChildGroup::spawn(
             Command::new(&self.program)
                 .args(["record", "-q", "-e", "cpu-clock", "-g", "-D", "-1"])
@@ -148,8 +153,8 @@ impl Profiler for Perf {
                 .args(&target)
                 .arg("-o")
                 .arg(&data)
-                .args(["--", "sleep", &format!("{:.3}", length.as_secs_f64())])
-                .stdin(Stdio::null())
+                .args(["--", "cat"])
+                .stdin(Stdio::piped())
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped()),
         )
@@ -263,7 +268,7 @@ impl PerfRecording {
 
 impl Drop for PerfRecording {
     fn drop(&mut self) {
-        // The group (perf and its `sleep`) is killed and reaped with it.
+        // The group (perf and its `cat`) is killed and reaped with it.
         self.child = None;
         let _ = std::fs::remove_file(&self.data);
     }
@@ -277,7 +282,7 @@ impl Recording for PerfRecording {
     fn stop(&mut self) {
         let _ = self.command("disable");
         self.ctl_fd = None;
-        // SIGINT: perf ends its `sleep` and writes what it has.
+        // SIGINT: perf ends its `cat` and writes what it has.
         self.stopped = true;
         if let Some(g) = &self.child {
             interrupt(g);
