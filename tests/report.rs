@@ -457,3 +457,71 @@ fn the_output_file_s_extension_names_the_format() {
                 .and(predicate::str::contains("terminal, markdown, json")),
         );
 }
+
+/// A variant and the series it varies (fork-static of fork), measured in
+/// one run: recorded as such, their ratio with its interval in every
+/// report, and the two on one chart.
+#[test]
+fn fork_static_is_drawn_with_fork_and_their_ratio_given() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("r.json");
+    bin()
+        .args(["run", "fork", "fork-static", "--max", "60", "--runs", "3"])
+        .args(["-q", "--no-report", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let pairs: Vec<(&str, Option<&str>)> = doc["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["series"].as_str().unwrap(), b["pairs_with"].as_str()))
+        .collect();
+    assert_eq!(pairs, [("fork", None), ("fork-static", Some("fork"))]);
+    let terminal = bin().arg("report").arg(&out).output().unwrap();
+    assert!(terminal.status.success());
+    let text = String::from_utf8_lossy(&terminal.stdout).replace("\n      ", " ");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("  - fork-static on ") && l.contains("× the cost of fork"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("(90 % interval ") && line.contains("3 and 3 runs"),
+        "{line}"
+    );
+    let t2 = tempfile::tempdir().unwrap();
+    let json_out = t2.path().join("r.json");
+    bin()
+        .arg("report")
+        .arg(&out)
+        .args(["--format", "json", "-o"])
+        .arg(&json_out)
+        .assert()
+        .success();
+    let rep: Value = serde_json::from_str(&std::fs::read_to_string(&json_out).unwrap()).unwrap();
+    let p = &rep["pairs"][0];
+    assert_eq!(
+        (&p["series"], &p["with"]),
+        (&Value::from("fork-static"), &Value::from("fork"))
+    );
+    let r = &p["ratio"]["ratio"];
+    let (lo, v, hi) = (
+        r["lo"].as_f64().unwrap(),
+        r["value"].as_f64().unwrap(),
+        r["hi"].as_f64().unwrap(),
+    );
+    assert!(lo <= v && v <= hi && v > 0.0, "{p}");
+    let html = html_of(&[], &[out]);
+    // fork-static's own chart, and the pair's: fork and fork-static on one.
+    assert!(html.contains("<ul class=\"words pair\">"), "no pair");
+    let pair_chart = html
+        .split("data-series=\"fork-static\" data-scale=\"linear\"")
+        .nth(2)
+        .expect("a second fork-static chart: the pair's");
+    let chart = &pair_chart[..pair_chart.find("</svg>").unwrap()];
+    assert!(
+        chart.contains(">fork</text>") && chart.contains(">fork-static</text>"),
+        "{chart}"
+    );
+}

@@ -41,6 +41,12 @@ impl Benchmark for BindFresh {
         true
     }
 
+    /// bind with sockets opened long before: the two differ by what cold
+    /// sockets add (docs/measurements.md).
+    fn pairs_with(&self) -> Option<&'static str> {
+        Some("bind")
+    }
+
     fn start(&self, _ctx: &Ctx, _variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
         Ok(Box::new(BindFreshRun {
             bound: Vec::with_capacity(n as usize),

@@ -32,6 +32,11 @@ impl Benchmark for ForkStatic {
         true
     }
 
+    /// The seeds' finding is the ratio of the two.
+    fn pairs_with(&self) -> Option<&'static str> {
+        Some("fork")
+    }
+
     fn start(&self, ctx: &Ctx, _variant: Option<&str>, _n: u64) -> Result<Box<dyn Run>, StartError> {
         Ok(Box::new(ForkRun(Forker::start(ctx, Linking::Static)?)))
     }

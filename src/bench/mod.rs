@@ -117,6 +117,13 @@ pub trait Benchmark: Sync {
         None
     }
 
+    /// The benchmark this one is a variant of, to be drawn and compared
+    /// with (`fork-static` of `fork`: the seeds' finding that a static
+    /// binary forks faster); `None` (the default) for the others.
+    fn pairs_with(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Limits of its own beyond the resources in [`Info::uses`] (a server
     /// process's descriptor limit, select's FD_SETSIZE), as budgets.
     fn budgets(&self, _ctx: &Ctx, _variant: Option<&str>) -> Vec<(Resource, Budget)> {

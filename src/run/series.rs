@@ -40,6 +40,9 @@ impl Subject for Bound<'_> {
     fn max_matters(&self) -> Option<&'static str> {
         self.bench.max_matters()
     }
+    fn pairs_with(&self) -> Option<&'static str> {
+        self.bench.pairs_with()
+    }
     fn start(&self, n: u64) -> Result<Box<dyn Run>, StartError> {
         self.bench.start(self.ctx, self.variant, n)
     }

@@ -659,6 +659,7 @@ fn fail(rec: &mut Recording, item: RemoteItem, why: String) {
                 n_meaning: info.n_meaning.into(),
                 timed: info.timed.into(),
                 max_matters: t.bench.max_matters().map(String::from),
+                pairs_with: t.bench.pairs_with().map(String::from),
                 status: Status::Failed,
                 message: Some(why),
                 params: Params {

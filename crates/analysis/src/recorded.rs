@@ -291,6 +291,7 @@ mod tests {
             n_meaning: "items".into(),
             timed: "one op".into(),
             max_matters: None,
+            pairs_with: None,
             status: Status::Ok,
             message: None,
             params: Params {

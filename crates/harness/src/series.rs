@@ -797,6 +797,7 @@ impl Runner<'_> {
             n_meaning: info.n_meaning.into(),
             timed: info.timed.into(),
             max_matters: self.bench.max_matters().map(String::from),
+            pairs_with: self.bench.pairs_with().map(String::from),
             status: Status::Ok,
             message: None,
             params: Params {

@@ -230,6 +230,13 @@ pub trait Subject {
         None
     }
 
+    /// The series this one is drawn and compared with, when it is a
+    /// variant of another (`fork-static` of `fork`): recorded as
+    /// `pairs_with`.
+    fn pairs_with(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Starts a run that will perform up to `n` operations.
     fn start(&self, n: u64) -> Result<Box<dyn Run>, StartError>;
 }

@@ -748,7 +748,11 @@ impl<'a> Page<'a> {
         let has_samples = data.iter().any(|s| s.runs.iter().any(|r| !r.is_empty()));
         if has_samples {
             let x_label = what.as_ref().map_or("n", |w| w.0.as_str());
-            write_scales(out, k, series, x_label, &data)?;
+            write_scales(out, &k.to_string(), series, x_label, &data)?;
+            let pairs = super::pairs::of_series(self.input, series);
+            if !pairs.is_empty() {
+                self.write_pair_chart(out, k, series, x_label, &pairs)?;
+            }
         }
         writeln!(out, "<ul class=\"words\">")?;
         for e in &entries {
@@ -768,6 +772,47 @@ impl<'a> Page<'a> {
             write_profile(out, e, &format!("p{k}-{}", self.index(e.system)))?;
         }
         writeln!(out, "</article>")?;
+        Ok(())
+    }
+
+    /// A variant and the series it varies on one chart, per system, with
+    /// the ratio of their costs in words.
+    fn write_pair_chart(
+        &self,
+        out: &mut dyn Write,
+        k: usize,
+        series: &str,
+        x_label: &str,
+        pairs: &[&super::pairs::Pair],
+    ) -> crate::Result<()> {
+        let many = self.labels.len() > 1;
+        let labels: Vec<String> = pairs
+            .iter()
+            .flat_map(|p| {
+                let on = if many {
+                    format!(" ({})", p.system)
+                } else {
+                    String::new()
+                };
+                [format!("{}{on}", p.with), format!("{}{on}", p.series)]
+            })
+            .collect();
+        let mut data = Vec::new();
+        for (i, p) in pairs.iter().enumerate() {
+            for (j, name) in [&p.with, &p.series].into_iter().enumerate() {
+                if let Some(e) = self.input.of_series(name).find(|e| e.system == p.system) {
+                    let mut s = series_of(e, 2 * i + j);
+                    s.label = &labels[2 * i + j];
+                    data.push(s);
+                }
+            }
+        }
+        writeln!(out, "<ul class=\"words pair\">")?;
+        for p in pairs {
+            writeln!(out, "<li>{}</li>", esc(&p.text))?;
+        }
+        writeln!(out, "</ul>")?;
+        write_scales(out, &format!("{k}p"), series, x_label, &data)?;
         Ok(())
     }
 
@@ -890,7 +935,7 @@ fn write_monitors(
 /// time axis, with the radio buttons that switch between them.
 fn write_scales(
     out: &mut dyn Write,
-    k: usize,
+    k: &str,
     series: &str,
     x_label: &str,
     data: &[Series],

@@ -22,6 +22,9 @@ struct Doc<'a> {
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     basis: &'a [String],
     differences: &'a [Difference],
+    /// Each variant against the series it varies, per system.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pairs: &'a [super::pairs::Pair],
     /// Recorded settings whose values differ between the systems.
     settings_differ: &'a [super::settings::SettingRow],
     /// Kernel build options that differ between the systems.
@@ -176,6 +179,7 @@ impl Report for JsonReport {
                 .collect(),
             basis: &input.basis,
             differences: &input.differences,
+            pairs: &input.pairs,
             settings_differ: &input.settings,
             kernel_config_differ: input.kernel_config.as_ref(),
             workloads: input

@@ -18,6 +18,7 @@ pub mod html;
 mod json;
 mod markdown;
 pub mod monitor;
+pub mod pairs;
 pub mod settings;
 pub mod stored;
 pub mod sysinfo;
@@ -408,6 +409,9 @@ pub struct Input<'a> {
     /// The kernel build options that differ between the systems that
     /// recorded their configuration ([`settings::config_differences`]).
     pub kernel_config: Option<settings::ConfigDiff>,
+    /// Each variant against the series it is a variant of, per system
+    /// ([`pairs::pairs`]).
+    pub pairs: Vec<pairs::Pair>,
 }
 
 pub use analysis::recorded::{judge, overhead_of, runs_of, samples_of};
@@ -433,7 +437,7 @@ impl<'a> Input<'a> {
     pub fn new(systems: &'a [System], opts: &Options) -> Input<'a> {
         let benches: Vec<&BenchResult> = systems.iter().flat_map(|s| &s.file.benchmarks).collect();
         let judged = analysis::recorded::judge_all(&benches, opts);
-        let entries = systems
+        let entries: Vec<Entry> = systems
             .iter()
             .flat_map(|s| s.file.benchmarks.iter().map(move |b| (s, b)))
             .zip(judged.verdicts)
@@ -504,9 +508,11 @@ impl<'a> Input<'a> {
                 .collect(),
             None => Vec::new(),
         };
+        let pairs = pairs::pairs(&entries);
         let mut input = Input {
             systems,
             entries,
+            pairs,
             notices,
             work: work_tables(systems),
             emulated,
@@ -547,6 +553,7 @@ impl<'a> Input<'a> {
             basis: Vec::new(),
             settings: Vec::new(),
             kernel_config: None,
+            pairs: Vec::new(),
             entries: series
                 .iter()
                 .map(|(name, samples)| Entry {

@@ -150,6 +150,7 @@ impl Report for MarkdownReport {
             write_work_table(t, many, out)?;
             self.write_sweeps(t, many, out)?;
         }
+        write_pairs(input, out)?;
         if many {
             write_differences(input, out)?;
         }
@@ -323,6 +324,18 @@ fn write_work_table(t: &super::WorkTable, many: bool, out: &mut dyn Write) -> st
     }
     if t.lines.iter().any(|l| l.emulated) {
         writeln!(out, "\n{EMULATED_MARK} {EMULATED_NOTE}")?;
+    }
+    Ok(())
+}
+
+/// Each variant against the series it varies, a line per system.
+fn write_pairs(input: &Input, out: &mut dyn Write) -> std::io::Result<()> {
+    if input.pairs.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\n### Variants against the series they vary\n")?;
+    for p in &input.pairs {
+        writeln!(out, "- {}", p.text)?;
     }
     Ok(())
 }

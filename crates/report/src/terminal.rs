@@ -487,8 +487,16 @@ fn write_words(out: &mut dyn Write, e: &Entry, many: bool) -> std::io::Result<()
     Ok(())
 }
 
-/// What differs (with several systems), then the notices.
+/// The variants against the series they vary, what differs (with
+/// several systems), then the notices.
 fn write_tail(out: &mut dyn Write, input: &Input, many: bool) -> crate::Result<()> {
+    if !input.pairs.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "Variants against the series they vary:")?;
+        for p in &input.pairs {
+            wrapped(out, "  - ", &p.text)?;
+        }
+    }
     if many {
         writeln!(out)?;
         writeln!(out, "What differs (against {}):", input.systems[0].label)?;

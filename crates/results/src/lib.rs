@@ -866,6 +866,12 @@ pub struct BenchResult {
     /// every other series, and in files written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_matters: Option<String>,
+    /// The series this one is a variant of (`fork-static` of `fork`):
+    /// reports draw the two together and give the ratio of their costs.
+    /// Absent for every other series, and in files written before it
+    /// existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs_with: Option<String>,
     /// How it ended.
     pub status: Status,
     /// Why it failed or is unsupported; `null` otherwise.
