@@ -45,6 +45,33 @@ const BYTES_PER_SCALE: u64 = 16_000_000;
 /// were 60 s runs.
 const FULL_SAMPLE: Duration = Duration::from_secs(60);
 
+/// The sweep over clients of a run of `size` on `cpus` CPUs: the levels
+/// `asked`, else the default ones, in whole seconds. A full run samples
+/// each level as DragonFly did, three 60 s points, also at levels the
+/// user gives (DragonFly's 1…64 clients), unless the user gives the
+/// samples too.
+fn client_sweep(asked: Option<&super::SweepOptions>, size: Size, cpus: usize) -> sweep::SweepPlan {
+    let full = size == Size::Full;
+    let mut plan = match asked {
+        Some(s) => super::SweepOptions {
+            sample: s.sample.or(full.then_some(FULL_SAMPLE)),
+            samples: s.samples.or(full.then_some(3)),
+            ..s.clone()
+        },
+        None => super::SweepOptions {
+            variable: "clients".into(),
+            levels: default_levels(size, cpus),
+            heat_up: None,
+            sample: full.then_some(FULL_SAMPLE),
+            samples: full.then_some(3),
+            baseline: None,
+        },
+    }
+    .plan(size, "TPS");
+    whole_seconds(&mut plan);
+    plan
+}
+
 /// The scale factor for a database of about `bytes`.
 pub fn scale_for(bytes: u64) -> u64 {
     (bytes / BYTES_PER_SCALE).max(1)
@@ -275,22 +302,8 @@ impl<'a> Setup<'a> {
     /// The sweep over clients: the one asked for, or the default levels
     /// (always those with `--memory-sweep`), in whole seconds.
     fn client_plan(&self) -> sweep::SweepPlan {
-        let opts = self.opts;
-        let mut plan = match &opts.sweep {
-            Some(s) if !self.pg.memory_sweep => s.plan(opts.size, "TPS"),
-            _ => super::SweepOptions {
-                variable: "clients".into(),
-                levels: default_levels(opts.size, self.cpus),
-                heat_up: None,
-                // Full: DragonFly's 60 s per point, three of them a level.
-                sample: (opts.size == Size::Full).then_some(FULL_SAMPLE),
-                samples: (opts.size == Size::Full).then_some(3),
-                baseline: None,
-            }
-            .plan(opts.size, "TPS"),
-        };
-        whole_seconds(&mut plan);
-        plan
+        let asked = self.opts.sweep.as_ref().filter(|_| !self.pg.memory_sweep);
+        client_sweep(asked, self.opts.size, self.cpus)
     }
 
     /// PostgreSQL's programs: the clients only for a server made elsewhere.
@@ -982,6 +995,35 @@ mod tests {
             default_levels(Size::Full, 16),
             vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
         );
+    }
+
+    #[test]
+    fn a_full_sweep_of_given_levels_keeps_the_full_plans_samples() {
+        let given = |sample: Option<Duration>, samples: Option<u32>| super::super::SweepOptions {
+            variable: "clients".into(),
+            levels: vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0],
+            heat_up: None,
+            sample,
+            samples,
+            baseline: None,
+        };
+        let default = client_sweep(None, Size::Full, 2);
+        let asked = given(None, None);
+        let full = client_sweep(Some(&asked), Size::Full, 2);
+        assert_eq!((full.sample, full.samples), (FULL_SAMPLE, 3));
+        assert_eq!(
+            (full.sample, full.samples),
+            (default.sample, default.samples)
+        );
+        assert_eq!(full.levels, asked.levels);
+        // The user's own samples win; a quick run keeps the quick plan's.
+        let own = given(Some(Duration::from_secs(5)), Some(2));
+        let own = client_sweep(Some(&own), Size::Full, 2);
+        assert_eq!((own.sample, own.samples), (Duration::from_secs(5), 2));
+        let quick = client_sweep(Some(&asked), Size::Quick, 2);
+        let quick_default = client_sweep(None, Size::Quick, 2);
+        assert_eq!(quick.sample, quick_default.sample);
+        assert!(quick.sample < FULL_SAMPLE);
     }
 
     #[test]
