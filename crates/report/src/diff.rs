@@ -179,7 +179,19 @@ fn compare(series: &str, a: &Entry, b: &Entry, basis: Basis, out: &mut Vec<Diffe
     let r_hi = cost_at(vb, hi) / cost_at(va, hi);
     let r_lo = cost_at(vb, lo) / cost_at(va, lo);
     let costs = basis != Basis::Mixed;
-    if costs && r_hi.is_finite() && (r_hi >= NOTABLE || r_hi <= 1.0 / NOTABLE) {
+    let counted = a.cost.counts_instructions() && a.cost == b.cost;
+    if costs && counted {
+        // Exact counts: any change compare's test finds, with its interval.
+        let at = format!(
+            "; {} against {} at n = {}",
+            b.cost.fmt(cost_at(vb, hi)),
+            a.cost.fmt(cost_at(va, hi)),
+            fmt_n(hi)
+        );
+        out.extend(
+            counted_cost(series, a, b).map(|(r, text)| diff(Kind::Cost, Some(r), None, text + &at)),
+        );
+    } else if costs && r_hi.is_finite() && (r_hi >= NOTABLE || r_hi <= 1.0 / NOTABLE) {
         let low_note = if r_lo.is_finite() && (r_hi / r_lo).ln().abs() > 1.3f64.ln() {
             format!(" ({} at n = {})", times(r_lo), fmt_n(lo))
         } else {
@@ -221,6 +233,42 @@ fn compare(series: &str, a: &Entry, b: &Entry, basis: Basis, out: &mut Vec<Diffe
             ));
         }
     }
+}
+
+/// Between two systems counting instructions at one shift, the change of
+/// `series`' cost that `compare`'s test finds (medians and quiet path,
+/// [`super::compare::judge_pair`]): the ratio b / a and the sentence, if
+/// it regressed or improved.
+fn counted_cost(series: &str, a: &Entry, b: &Entry) -> Option<(f64, String)> {
+    use analysis::compare::Outcome;
+    let j = super::compare::judge_pair(a, a.bench?, b, b.bench?, None);
+    if !matches!(j.outcome, Outcome::Regressed | Outcome::Improved) {
+        return None;
+    }
+    let c = j.cost?;
+    let pct = |x: f64| format!("{:+.1} %", (x - 1.0) * 100.0);
+    let quiet = j.quiet.map_or(String::new(), |q| {
+        format!(
+            "; its quiet path (each run's {:.0}th percentile) {} ({}..{})",
+            analysis::compare::QUIET_QUANTILE * 100.0,
+            pct(q.ratio.value),
+            pct(q.ratio.lo),
+            pct(q.ratio.hi)
+        )
+    });
+    Some((
+        c.ratio.value,
+        format!(
+            "{series}: {} executes {} instructions against {} over n = {}..{} (90 % interval {}..{}){quiet}",
+            b.system,
+            pct(c.ratio.value),
+            a.system,
+            fmt_n(c.n_range[0]),
+            fmt_n(c.n_range[1]),
+            pct(c.ratio.lo),
+            pct(c.ratio.hi)
+        ),
+    ))
 }
 
 /// Every difference between the first system and each other one: class
@@ -394,6 +442,45 @@ mod tests {
         assert_eq!(
             Basis::of(a, b).note("cloud", "rt", a, b).unwrap(),
             "cloud and rt were both measured under emulation (TCG): their cost ratios compare two emulations, not the speed of two machines"
+        );
+    }
+
+    /// Two guests counting instructions at one shift: a change of 15 %,
+    /// below [`NOTABLE`], is a difference when compare's test finds it,
+    /// with its interval; the same counts are none.
+    #[test]
+    fn two_counting_guests_differ_by_what_compare_finds_with_its_interval() {
+        let counted = |label: &str, scale: f64| {
+            let mut s = system(label, true, scale, false);
+            let v = s.file.system.virtualization.as_mut().unwrap();
+            v.clock = Some("instructions".into());
+            v.icount_shift = Some(0);
+            s
+        };
+        let systems = [counted("v6.1", 1.0), counted("v6.12", 1.15)];
+        let input = Input::new(&systems, &Default::default());
+        let d = input
+            .differences
+            .iter()
+            .find(|d| d.kind == Kind::Cost && d.series == "bind")
+            .unwrap_or_else(|| panic!("{:?}", input.differences));
+        assert!(
+            d.text
+                .starts_with("bind: v6.12 executes +14.9 % instructions against v6.1 over n = ")
+                && d.text.contains("(90 % interval +1")
+                && d.text
+                    .contains("its quiet path (each run's 10th percentile) +1")
+                && d.text.contains(" instr against "),
+            "{}",
+            d.text
+        );
+        assert!((d.ratio.unwrap() - 1.15).abs() < 0.01, "{d:?}");
+        let same = [counted("a", 1.0), counted("b", 1.0)];
+        let input = Input::new(&same, &Default::default());
+        assert!(
+            !input.differences.iter().any(|d| d.kind == Kind::Cost),
+            "{:?}",
+            input.differences
         );
     }
 
