@@ -303,6 +303,23 @@ pub struct Bent2 {
 }
 
 impl Bent2 {
+    /// The model of a fit (`[a, b₁, d₁, d₂]` and χ²) with `knots`, when
+    /// its slope rises at each knot by at least 30 % (the first not
+    /// falling).
+    fn of(([a, b1, d1, d2], chi2): ([f64; 4], f64), knots: [f64; 2]) -> Option<Bent2> {
+        let (s1, s2) = (b1 + d1, b1 + d1 + d2);
+        let level = a.abs().max(1e-300);
+        if b1 < -1e-9 * level || d1 <= 0.3 * b1.max(0.0) || d2 <= 0.3 * s1.max(0.0) || d1 <= 0.0 {
+            return None;
+        }
+        Some(Bent2 {
+            a,
+            slopes: [b1, s1, s2],
+            knots,
+            chi2,
+        })
+    }
+
     /// The model's cost at n.
     pub fn at(&self, n: f64) -> f64 {
         self.a
@@ -328,22 +345,14 @@ pub fn fit_bent2(pts: &[Point]) -> Option<Bent2> {
             continue;
         };
         for &(k2, _, _) in &pts[i + 3..k - 3] {
-            let Some(([a, b1, d1, d2], chi2)) = sums.fit(&first, k1, k2) else {
+            let Some(b) = sums
+                .fit(&first, k1, k2)
+                .and_then(|f| Bent2::of(f, [k1, k2]))
+            else {
                 continue;
             };
-            let (s1, s2) = (b1 + d1, b1 + d1 + d2);
-            let level = a.abs().max(1e-300);
-            if b1 < -1e-9 * level || d1 <= 0.3 * b1.max(0.0) || d2 <= 0.3 * s1.max(0.0) || d1 <= 0.0
-            {
-                continue;
-            }
-            if best.is_none_or(|b| chi2 < b.chi2) {
-                best = Some(Bent2 {
-                    a,
-                    slopes: [b1, s1, s2],
-                    knots: [k1, k2],
-                    chi2,
-                });
+            if best.is_none_or(|x| b.chi2 < x.chi2) {
+                best = Some(b);
             }
         }
     }
@@ -742,27 +751,12 @@ mod tests {
         for i in 3..k - 6 {
             for j in i + 3..k - 3 {
                 let (k1, k2) = (pts[i].0, pts[j].0);
-                let Some(([a, b1, d1, d2], chi2)) =
-                    wls(pts, |n| [1.0, n, (n - k1).max(0.0), (n - k2).max(0.0)])
-                else {
+                let fit = wls(pts, |n| [1.0, n, (n - k1).max(0.0), (n - k2).max(0.0)]);
+                let Some(b) = fit.and_then(|f| Bent2::of(f, [k1, k2])) else {
                     continue;
                 };
-                let (s1, s2) = (b1 + d1, b1 + d1 + d2);
-                let level = a.abs().max(1e-300);
-                if b1 < -1e-9 * level
-                    || d1 <= 0.3 * b1.max(0.0)
-                    || d2 <= 0.3 * s1.max(0.0)
-                    || d1 <= 0.0
-                {
-                    continue;
-                }
-                if best.is_none_or(|b| chi2 < b.chi2) {
-                    best = Some(Bent2 {
-                        a,
-                        slopes: [b1, s1, s2],
-                        knots: [k1, k2],
-                        chi2,
-                    });
+                if best.is_none_or(|x| b.chi2 < x.chi2) {
+                    best = Some(b);
                 }
             }
         }
