@@ -363,12 +363,13 @@ fn measure(
     progress: &mut Progress,
     judged: &mut Judged,
 ) -> BenchResult {
+    let order = Order::of(bench, plan.order);
     let runner = Runner {
         bench,
         variant,
         pin: setting.pin,
         clock: setting.clock,
-        ascending: Order::of(bench, plan.order) == Order::Ascending,
+        ascending: order == Order::Ascending,
     };
     let (n, caps) = runner.fit(plan.n);
     let warmup = plan.warmup.unwrap_or_else(|| default_warmup(n)).min(n);
@@ -385,7 +386,7 @@ fn measure(
     let mut series = Series {
         runner,
         plan,
-        order: Order::of(bench, plan.order),
+        order,
         schedule: bench.schedule(),
         progress,
         n,
