@@ -62,7 +62,7 @@ fn pct(x: f64) -> String {
 
 /// A ratio as a change in percent, to a tenth where the threshold it is
 /// judged against is below 5 % (instruction counts).
-fn pct_to(x: f64, floor: f64) -> String {
+pub(crate) fn pct_to(x: f64, floor: f64) -> String {
     if floor < 0.05 {
         format!("{:+.1} %", (x - 1.0) * 100.0)
     } else {
@@ -912,13 +912,7 @@ mod emulation_tests {
         assert!(Comparison::of(&input, None).warnings.is_empty());
     }
 
-    /// `s` as a guest whose clock counted instructions at `shift`.
-    fn counted(mut s: crate::System, shift: u32) -> crate::System {
-        let v = s.file.system.virtualization.as_mut().unwrap();
-        v.clock = Some("instructions".into());
-        v.icount_shift = Some(shift);
-        s
-    }
+    use crate::fixtures::counted;
 
     #[test]
     fn a_counted_guest_against_a_timed_one_is_judged_by_class_naming_both_clocks() {

@@ -246,7 +246,7 @@ fn counted_cost(series: &str, a: &Entry, b: &Entry) -> Option<(f64, String)> {
         return None;
     }
     let c = j.cost?;
-    let pct = |x: f64| format!("{:+.1} %", (x - 1.0) * 100.0);
+    let pct = |x: f64| super::compare::pct_to(x, analysis::compare::COUNTED_MIN_THRESHOLD);
     let quiet = j.quiet.map_or(String::new(), |q| {
         format!(
             "; its quiet path (each run's {:.0}th percentile) {} ({}..{})",
@@ -368,7 +368,7 @@ pub fn differences(input: &Input) -> Vec<Difference> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::system;
+    use crate::fixtures::{counted, system};
 
     fn kinds(input: &Input) -> Vec<(Kind, String)> {
         input
@@ -450,13 +450,7 @@ mod tests {
     /// with its interval; the same counts are none.
     #[test]
     fn two_counting_guests_differ_by_what_compare_finds_with_its_interval() {
-        let counted = |label: &str, scale: f64| {
-            let mut s = system(label, true, scale, false);
-            let v = s.file.system.virtualization.as_mut().unwrap();
-            v.clock = Some("instructions".into());
-            v.icount_shift = Some(0);
-            s
-        };
+        let counted = |label: &str, scale: f64| counted(system(label, true, scale, false), 0);
         let systems = [counted("v6.1", 1.0), counted("v6.12", 1.15)];
         let input = Input::new(&systems, &Default::default());
         let d = input
@@ -487,10 +481,7 @@ mod tests {
     #[test]
     fn time_that_grows_where_instructions_stay_flat_is_named() {
         let host = system("host", false, 1.0, true);
-        let mut guest = system("v6.1", true, 1.0, false);
-        let v = guest.file.system.virtualization.as_mut().unwrap();
-        v.clock = Some("instructions".into());
-        v.icount_shift = Some(0);
+        let guest = counted(system("v6.1", true, 1.0, false), 0);
         for systems in [[host.clone(), guest.clone()], [guest, host]] {
             let input = Input::new(&systems, &Default::default());
             let d = input
@@ -520,15 +511,8 @@ mod tests {
 
     #[test]
     fn instruction_counts_compare_by_cost_and_against_host_time_by_class() {
-        let count = |s: &mut crate::System| {
-            let v = s.file.system.virtualization.as_mut().unwrap();
-            v.clock = Some("instructions".into());
-            v.icount_shift = Some(0);
-        };
-        let mut a = system("v5.10", true, 1.0, false);
-        let mut b = system("v6.1", true, 10.0, false);
-        count(&mut a);
-        count(&mut b);
+        let a = counted(system("v5.10", true, 1.0, false), 0);
+        let b = counted(system("v6.1", true, 10.0, false), 0);
         let systems = [a.clone(), b.clone()];
         let input = Input::new(&systems, &Default::default());
         assert!(kinds(&input).contains(&(Kind::Cost, "socket".into())));

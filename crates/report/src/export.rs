@@ -175,10 +175,7 @@ mod tests {
             );
         }
         // A guest that counted instructions says so in every row.
-        let mut counted = system("v6.1", true, 10.0, false);
-        let v = counted.file.system.virtualization.as_mut().unwrap();
-        v.clock = Some("instructions".into());
-        v.icount_shift = Some(0);
+        let counted = crate::fixtures::counted(system("v6.1", true, 10.0, false), 0);
         let mut out = Vec::new();
         super::samples_csv(&[counted], &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();

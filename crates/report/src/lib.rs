@@ -1510,6 +1510,14 @@ pub(crate) mod fixtures {
             file,
         }
     }
+
+    /// `s` as a guest whose clock counted instructions at `shift`.
+    pub fn counted(mut s: System, shift: u32) -> System {
+        let v = s.file.system.virtualization.as_mut().unwrap();
+        v.clock = Some("instructions".into());
+        v.icount_shift = Some(shift);
+        s
+    }
 }
 
 #[cfg(test)]
@@ -1517,15 +1525,13 @@ mod tests {
 
     #[test]
     fn an_instruction_counted_guest_says_what_its_figures_count() {
-        let mut s = super::fixtures::system("v6.1", true, 1.0, false);
+        let s = super::fixtures::system("v6.1", true, 1.0, false);
         let time = super::emulation_warning(&s).unwrap();
         assert!(
             time.contains("its times are not the speed of any machine"),
             "{time}"
         );
-        let v = s.file.system.virtualization.as_mut().unwrap();
-        v.clock = Some("instructions".into());
-        v.icount_shift = Some(0);
+        let mut s = super::fixtures::counted(s, 0);
         let counted = super::emulation_warning(&s).unwrap();
         assert!(
             counted.contains("counting instructions (QEMU's -icount): its costs are instructions the guest executed")

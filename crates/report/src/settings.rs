@@ -54,7 +54,7 @@ fn settings(s: &System) -> BTreeMap<String, String> {
     // load average) and no governor or boost had no cpufreq to read: "not
     // exposed", which differs from a governor; an older record without
     // the readings says nothing.
-    let recorded = t.kernel_cmdline.is_some() || t.load_average.is_some();
+    let recorded = t.readings_recorded();
     let exposed = |v: Option<String>| v.or_else(|| recorded.then(|| NOT_EXPOSED.to_string()));
     put(
         "CPU topology",

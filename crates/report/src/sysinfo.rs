@@ -17,9 +17,7 @@ pub fn write_text(s: &results::SystemInfo, w: &mut dyn Write) -> crate::Result<(
             .mhz
             .map_or(String::new(), |m| format!(" at {m:.0} MHz"))
     )?;
-    // A record with the tuning readings that lacks a reading had nothing
-    // to read (an older file says nothing either way).
-    let recorded = s.tuning.kernel_cmdline.is_some() || s.tuning.load_average.is_some();
+    let recorded = s.tuning.readings_recorded();
     let not_exposed = format!("{} by this system", crate::settings::NOT_EXPOSED);
     match &s.cpu.topology {
         Some(t) => writeln!(w, "topology    {}", t.words())?,

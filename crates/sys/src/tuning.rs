@@ -255,6 +255,13 @@ pub struct Channels {
 pub const STEAL_WARN_PERCENT: f64 = 5.0;
 
 impl Tuning {
+    /// Whether the readings were taken (its kernel command line or load
+    /// average is there): a reading then absent was not exposed by the
+    /// OS, where an older record without them says nothing either way.
+    pub fn readings_recorded(&self) -> bool {
+        self.kernel_cmdline.is_some() || self.load_average.is_some()
+    }
+
     /// The warning the reports print when the hypervisor stole more than
     /// [`STEAL_WARN_PERCENT`] of the CPU time during the run.
     pub fn busy_warning(&self) -> Option<String> {
