@@ -629,8 +629,13 @@ fn walk_count(dir: &Path) -> usize {
 
 #[test]
 fn bad_filesystem_options_are_named() {
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["--mkfs", "zfs"], "`zfs`"),
+        (
+            &["--serve-loop", "kqueue"],
+            "--serve-loop kqueue: not available on this system (available here: epoll, poll, select",
+        ),
+        (&["--serve-files", "mmap"], "'--serve-files <PATH>'"),
         (&["--dir", "/nonexistent/place"], "--dir /nonexistent/place"),
         (
             &["--bytes", "lots"],

@@ -68,8 +68,11 @@ fn ipstack_has_four_rows_ipv4_and_ipv6_with_one_and_four_processes() {
     assert_eq!(w["status"], "ok", "{}", w["message"]);
     assert_eq!(w["params"]["object_bytes"], 11 * 1024);
     assert_eq!(w["params"]["requests_per_connection"], 10);
-    // This machine's kernel has io_uring: serve runs on it by default.
-    assert_eq!(w["params"]["server_loop"], "io_uring");
+    // The seeds' path by default: a readiness backend (this machine's
+    // kernel has io_uring, which is not the default), each file opened per
+    // request.
+    assert_eq!(w["params"]["server_loop"], "epoll");
+    assert_eq!(w["params"]["server_files"], "per-request");
     let fetches = w["params"]["fetches"].as_u64().unwrap();
     let rows = w["rows"].as_array().unwrap();
     let got: Vec<(String, u64)> = rows
@@ -91,6 +94,11 @@ fn ipstack_has_four_rows_ipv4_and_ipv6_with_one_and_four_processes() {
         ]
     );
     for r in rows {
+        let info = &r["params"]["server_info"];
+        assert_eq!(
+            (&info["mode"], &info["files"]),
+            (&"epoll".into(), &"per-request".into())
+        );
         let l = clean(r, fetches, 11 * 1024);
         // 10 requests per connection: a tenth as many connections, give
         // or take the ones each connection slot starts with.
@@ -108,7 +116,14 @@ fn ipstack_has_four_rows_ipv4_and_ipv6_with_one_and_four_processes() {
 #[test]
 fn shortconn_opens_one_connection_per_request_for_each_object() {
     let start = std::time::Instant::now();
-    let (doc, html) = run(&["http-shortconn"]);
+    // The cache and io_uring, as named options.
+    let (doc, html) = run(&[
+        "http-shortconn",
+        "--serve-files",
+        "cached",
+        "--serve-loop",
+        "io_uring",
+    ]);
     let took = start.elapsed();
     let w = &doc["workloads"][0];
     assert_eq!(w["name"], "http-shortconn");
@@ -116,6 +131,8 @@ fn shortconn_opens_one_connection_per_request_for_each_object() {
     let p = &w["params"];
     assert_eq!(p["requests_per_connection"], 1);
     assert_eq!(p["server_loop"], "io_uring");
+    assert_eq!(p["server_files"], "cached");
+    assert_eq!(p["server_info"]["files"], "cached");
     // One SO_REUSEPORT worker per CPU; the quick size needs one load
     // process and the OS's source address.
     let cpus = std::thread::available_parallelism().unwrap().get() as u64;
@@ -387,6 +404,13 @@ fn nginx_and_a_process_per_connection_serve_the_http_workloads() {
             assert_eq!(w["params"]["load_threads"], 2, "{w}");
             // scalebench serve's event loop is not named for another server.
             assert!(w["params"].get("server_loop").is_none(), "{w}");
+            // A process per connection serves with scalebench's files path
+            // (per request by default); nginx opens files its own way.
+            assert_eq!(
+                w["params"].get("server_files").and_then(Value::as_str),
+                (server == "fork").then_some("per-request"),
+                "{w}"
+            );
             let rows = w["rows"].as_array().unwrap();
             if w["name"] == "http-ipstack" {
                 // One row each way: the 2 workers asked for, or a process
@@ -460,4 +484,24 @@ fn an_http_server_option_that_cannot_apply_is_refused_by_name() {
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("apache"), "{err}");
+    // scalebench serve's own path does not apply to another server.
+    for (args, want) in [
+        (
+            ["--http-server", "nginx", "--serve-files", "cached"],
+            "--serve-files: nginx opens its files per request, as configured (--http-server nginx)",
+        ),
+        (
+            ["--http-server", "fork", "--serve-loop", "poll"],
+            "--serve-loop: this server has no event loop of scalebench's (--http-server fork)",
+        ),
+    ] {
+        let o = bin()
+            .args(["run", "http-ipstack"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(want), "{err}");
+    }
 }

@@ -47,6 +47,27 @@ impl From<Backend> for crate::net::Backend {
     }
 }
 
+/// `serve --files`: how the server finds and holds a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Files {
+    /// Per request: the path looked up, the file opened, its body sent
+    /// from it (sendfile, or read/write), the file closed, as the seeds'
+    /// servers did.
+    PerRequest,
+    /// Open files kept and re-checked once a second, bodies up to 64 KB
+    /// kept in memory (with --sendfile or --readwrite: sent from the file).
+    Cached,
+}
+
+impl From<Files> for crate::net::files::Opens {
+    fn from(f: Files) -> Self {
+        match f {
+            Files::PerRequest => Self::PerRequest,
+            Files::Cached => Self::Cached,
+        }
+    }
+}
+
 /// `--format` of the reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {

@@ -479,6 +479,12 @@ pub struct ServeArgs {
     /// Worker processes with a SO_REUSEPORT socket each.
     #[arg(long, value_name = "N", value_parser = values::whole::<u32>(1, 1024))]
     pub reuseport: Option<u32>,
+    /// How a file is found and held: `per-request` (looked up, opened,
+    /// sent and closed for each request, as the seeds' servers; what the
+    /// web workloads use unless told otherwise) or `cached` (open files and
+    /// bodies up to 64 KB kept between requests).
+    #[arg(long, value_enum, default_value = "cached")]
+    pub files: choices::Files,
     /// Send every body with sendfile(2) (read/write where the OS has none).
     #[arg(long, conflicts_with = "readwrite")]
     pub sendfile: bool,
@@ -513,7 +519,7 @@ pub struct ServeArgs {
     /// open-files limit) in --nginx-dir, starts it, checks it answers, and
     /// stops it when this ends. Answers `info` on its input with nginx's
     /// version and configuration.
-    #[arg(long, conflicts_with_all = ["io_uring", "backend", "readwrite", "sendfile"])]
+    #[arg(long, conflicts_with_all = ["io_uring", "backend", "readwrite", "sendfile", "files"])]
     pub nginx: bool,
     /// Where nginx's configuration, pid file and logs go (default: a
     /// temporary directory, removed at the end).

@@ -6,7 +6,7 @@
 use super::ServeArgs;
 use crate::harness::limits;
 use crate::net::Backend;
-use crate::net::files::{Bodies, StaticFiles};
+use crate::net::files::{Bodies, Opens, StaticFiles};
 use crate::net::output::FileMode;
 use crate::net::server::{Config, Handler};
 use crate::net::workers::{self, Listen};
@@ -22,7 +22,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     let _limits = limits::raise();
     make_objects(&a)?;
     // Fail early, naming the directory, before anything is bound.
-    StaticFiles::new(&a.root, Bodies::Auto)
+    StaticFiles::new(&a.root, Bodies::Auto, Opens::Cached)
         .with_context(|| format!("--root {}", a.root.display()))?;
     let addr = a.addr.unwrap_or_else(|| {
         if a.ipv6 {
@@ -83,13 +83,14 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     } else {
         Bodies::Auto
     };
+    let opens = Opens::from(a.files);
     let root = a.root.clone();
     if a.fork_per_connection {
         let cfg = Config {
             io_uring: false,
             ..cfg
         };
-        let mut h = StaticFiles::new(&root, bodies).context("--root")?;
+        let mut h = StaticFiles::new(&root, bodies, opens).context("--root")?;
         crate::net::forking::serve(
             listeners[0].as_raw_fd(),
             workers::stdin_control(),
@@ -105,7 +106,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         cfg,
         workers::stdin_control(),
         move || {
-            Box::new(StaticFiles::new(&root, bodies).expect("checked at start")) as Box<dyn Handler>
+            Box::new(StaticFiles::new(&root, bodies, opens).expect("checked at start"))
+                as Box<dyn Handler>
         },
     )
     .context("the server failed")?;

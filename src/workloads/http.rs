@@ -15,6 +15,7 @@
 //!   TIME_WAIT did (its count before and after, the knobs that govern it,
 //!   port exhaustion) is recorded.
 
+use super::server_path::{FILES_FLAG, LOOP_FLAG, ServerPath};
 use super::{Info, Size, Workload, WorkloadFlag, WorkloadOptions, clients};
 use crate::ctx::Ctx;
 use crate::harness::progress::Progress;
@@ -94,6 +95,8 @@ static FLAGS: &[WorkloadFlag] = &[
             "http-ipstack, http-shortconn: threads of each load process (default 1).",
         )
     },
+    FILES_FLAG,
+    LOOP_FLAG,
 ];
 
 /// Which server the HTTP workloads measure.
@@ -122,6 +125,9 @@ impl ServerKind {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct HttpOptions {
     server: ServerKind,
+    /// How scalebench serve answers (with `--http-server fork`: only its
+    /// files).
+    path: ServerPath,
     workers: Option<u32>,
     threads: usize,
 }
@@ -153,20 +159,74 @@ impl HttpOptions {
             ));
         }
         let threads = given.parsed("http-threads", http_threads)?.unwrap_or(1);
+        let path = ServerPath::of(given)?;
+        let theirs = |flag: &str, why: &str| {
+            Err(FlagError::of(
+                flag,
+                format!("--{flag}: {why} (--http-server {})", server.name()),
+            ))
+        };
+        match server {
+            ServerKind::Nginx if given.has("serve-files") => {
+                return theirs(
+                    "serve-files",
+                    "nginx opens its files per request, as configured",
+                );
+            }
+            ServerKind::Nginx | ServerKind::Fork if given.has("serve-loop") => {
+                return theirs(
+                    "serve-loop",
+                    "this server has no event loop of scalebench's",
+                );
+            }
+            _ => {}
+        }
         Ok(HttpOptions {
             server,
+            path,
             workers,
             threads,
         })
     }
 
     /// Records them in a workload's params (`server_loop`, scalebench
-    /// serve's event loop, only when it serves).
+    /// serve's event loop, only when it serves; `server_files` when it or
+    /// a process per connection serves).
     fn record(&self, p: &mut BTreeMap<String, serde_json::Value>) {
         p.insert("server".into(), json!(self.server.name()));
         p.insert("load_threads".into(), json!(self.threads));
+        if self.server != ServerKind::Nginx {
+            self.path.record(p);
+        }
         if self.server != ServerKind::Scalebench {
             p.remove("server_loop");
+        }
+    }
+
+    /// The server it asks for.
+    fn spec(&self) -> ServerSpec {
+        ServerSpec {
+            kind: self.server,
+            path: self.path,
+        }
+    }
+}
+
+/// Which server a workload starts and how scalebench's own answers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ServerSpec {
+    /// scalebench serve, nginx or a process per connection.
+    pub(crate) kind: ServerKind,
+    /// How scalebench's server finds files and waits (not for nginx).
+    pub(crate) path: ServerPath,
+}
+
+impl ServerSpec {
+    /// scalebench serve on `path`.
+    pub(crate) fn scalebench(path: ServerPath) -> ServerSpec {
+        ServerSpec {
+            kind: ServerKind::Scalebench,
+            path,
         }
     }
 }
@@ -195,7 +255,7 @@ impl Server {
         }
     }
 
-    /// Starts serving `root` on `host` with the server `kind`: with
+    /// Starts serving `root` on `host` with the server `spec` names: with
     /// `processes` worker processes sharing one listening socket, or with
     /// a SO_REUSEPORT socket each (`reuseport`); nginx over the same root
     /// (its configuration in a directory beside it); or a process per
@@ -208,8 +268,9 @@ impl Server {
         processes: u32,
         reuseport: bool,
         ipv6: bool,
-        kind: ServerKind,
+        spec: ServerSpec,
     ) -> Result<Server, String> {
+        let kind = spec.kind;
         // The root is the run's own scratch directory: an object made by
         // the row before is made again.
         let mut args: Vec<std::ffi::OsString> = vec![
@@ -224,7 +285,11 @@ impl Server {
         }
         if kind == ServerKind::Fork {
             args.push("--fork-per-connection".into());
-        } else {
+            args.extend(["--files".into(), spec.path.files.name().into()]);
+        } else if kind == ServerKind::Scalebench {
+            args.extend(spec.path.serve_args());
+        }
+        if kind != ServerKind::Fork {
             args.push(
                 if reuseport {
                     "--reuseport"
@@ -263,9 +328,13 @@ impl Server {
                 s.info = serde_json::from_str(&line["info ".len()..])
                     .map_err(|e| format!("nginx's `info` answer: {e}"))?;
             }
-            ServerKind::Fork => s.info["mode"] = json!("a process per connection"),
+            ServerKind::Fork => {
+                s.info["mode"] = json!("a process per connection");
+                s.info["files"] = json!(spec.path.files.name());
+            }
             ServerKind::Scalebench => {
-                s.info["mode"] = json!(crate::net::engine::default_loop());
+                s.info["mode"] = json!(spec.path.loop_name());
+                s.info["files"] = json!(spec.path.files.name());
                 s.info["processes"] = json!(processes);
                 s.info["reuseport"] = json!(reuseport);
             }
@@ -645,10 +714,6 @@ impl Workload for IpStack {
         let mut params = BTreeMap::new();
         params.insert("object_bytes".into(), json!(11 * 1024));
         params.insert("fetches".into(), json!(fetches));
-        params.insert(
-            "server_loop".into(),
-            json!(crate::net::engine::default_loop()),
-        );
         h.record(&mut params);
         params.insert("connections".into(), json!(50));
         params.insert("requests_per_connection".into(), json!(10));
@@ -687,7 +752,7 @@ impl Workload for IpStack {
                 processes,
                 false,
                 ipv6,
-                h.server,
+                h.spec(),
             );
             if let Ok(s) = &server {
                 p.insert("server_info".into(), s.info());
@@ -827,10 +892,6 @@ impl Workload for ShortConn {
         let short = ShortPlan::of(opts.size);
         let root = ctx.hosts().server.scratch().join("www-shortconn");
         let mut params = BTreeMap::new();
-        params.insert(
-            "server_loop".into(),
-            json!(crate::net::engine::default_loop()),
-        );
         h.record(&mut params);
         params.insert("connections".into(), json!(short.connections));
         params.insert("requests_per_connection".into(), json!(1));
@@ -889,7 +950,7 @@ impl Workload for ShortConn {
             workers,
             true,
             false,
-            h.server,
+            h.spec(),
         );
         if let Ok(s) = &server {
             params.insert("server_info".into(), s.info());

@@ -14,6 +14,7 @@ pub mod fs;
 pub mod http;
 pub mod mail;
 pub mod pg;
+pub(crate) mod server_path;
 
 use crate::ctx::Ctx;
 use crate::harness::progress::Progress;

@@ -4,10 +4,15 @@
 //! must be valid UTF-8 without NUL; `..` segments are refused; the file
 //! found is resolved to its real path (symbolic links followed), which must
 //! lie below the real root; and it is opened without following a final
-//! symbolic link. Small files are kept in memory, each response to a GET
-//! as one buffer of head and body (built when first needed, per
-//! Connection header); larger ones go with sendfile (or read/write). Open files are cached and
-//! re-checked with stat(2) at most once a second.
+//! symbolic link.
+//!
+//! Two paths, [`Opens`]: per request (the seeds' servers, gatling and
+//! fnord: the path looked up and opened, the file's status read, the body
+//! sent from the file with sendfile or read/write, the file closed), or
+//! cached (open files kept and re-checked with stat(2) at most once a
+//! second; small files kept in memory, each response to a GET as one
+//! buffer of head and body, built when first needed per Connection
+//! header; larger ones sent from the file).
 
 use super::http::{self, Request, Version};
 use super::output::Output;
@@ -30,6 +35,28 @@ pub enum Bodies {
     /// Every body as a file range (sendfile, or read/write as the server
     /// is configured).
     Files,
+}
+
+/// How a file is found and held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opens {
+    /// Looked up and opened for each request, closed once sent: the
+    /// seeds' path, which a filesystem comparison exists to see.
+    PerRequest,
+    /// Kept open between requests (up to 4 096 per worker), re-checked
+    /// with stat(2) at most once a second; small bodies kept in memory
+    /// with [`Bodies::Auto`].
+    Cached,
+}
+
+impl Opens {
+    /// Its name on the command line and in a result.
+    pub fn name(self) -> &'static str {
+        match self {
+            Opens::PerRequest => "per-request",
+            Opens::Cached => "cached",
+        }
+    }
 }
 
 /// Files up to this size are served from memory in `Auto` mode.
@@ -62,7 +89,10 @@ struct Entry {
 /// The handler.
 pub struct StaticFiles {
     root: PathBuf,
+    /// The root, open: per-request lookups start from it.
+    root_dir: File,
     bodies: Bodies,
+    opens: Opens,
     /// Looked up once per request: a fast hash, not a DoS-resistant one
     /// (the keys are paths that exist below the root).
     cache: HashMap<String, Entry, foldhash::fast::RandomState>,
@@ -175,8 +205,10 @@ fn io_status(e: &io::Error) -> u16 {
 }
 
 impl StaticFiles {
-    /// Serves the files below `root`.
-    pub fn new(root: &Path, bodies: Bodies) -> io::Result<StaticFiles> {
+    /// Serves the files below `root`, sending bodies as `bodies` says
+    /// (per request: always from the file) and opening files as `opens`
+    /// says.
+    pub fn new(root: &Path, bodies: Bodies, opens: Opens) -> io::Result<StaticFiles> {
         let root = std::fs::canonicalize(root)?;
         if !root.is_dir() {
             return Err(io::Error::new(
@@ -184,9 +216,12 @@ impl StaticFiles {
                 format!("{} is not a directory", root.display()),
             ));
         }
+        let root_dir = File::open(&root)?;
         Ok(StaticFiles {
             root,
+            root_dir,
             bodies,
+            opens,
             cache: HashMap::default(),
         })
     }
@@ -252,6 +287,82 @@ impl StaticFiles {
         })
     }
 
+    /// `rel` opened for this request alone, with its status and type (a
+    /// directory gives its index.html): one lookup below the root where
+    /// the OS can confine it ([`sys::open_beneath`]), else the real path
+    /// checked first, as the cached path does.
+    fn open_now(&self, rel: &str) -> Result<(File, std::fs::Metadata, &'static str), Refused> {
+        let file = self.open_below(if rel.is_empty() { "." } else { rel })?;
+        let meta = file.metadata().map_err(|e| Refused(io_status(&e)))?;
+        if meta.is_dir() {
+            drop(file);
+            let index = if rel.is_empty() {
+                "index.html".to_string()
+            } else {
+                format!("{rel}/index.html")
+            };
+            let file = self.open_below(&index)?;
+            let meta = file.metadata().map_err(|e| Refused(io_status(&e)))?;
+            return match meta.is_file() {
+                true => Ok((file, meta, content_type(Path::new("index.html")))),
+                false => Err(Refused(404)),
+            };
+        }
+        if !meta.is_file() {
+            return Err(Refused(404));
+        }
+        Ok((file, meta, content_type(Path::new(rel))))
+    }
+
+    /// `rel` (normal, relative) opened for reading without leaving the
+    /// root; a directory opens too.
+    fn open_below(&self, rel: &str) -> Result<File, Refused> {
+        use std::os::fd::AsRawFd;
+        let c = std::ffi::CString::new(rel).map_err(|_| Refused(400))?;
+        match sys::open_beneath(self.root_dir.as_raw_fd(), &c) {
+            Ok(f) => Ok(f),
+            Err(e) if e.kind() == io::ErrorKind::Unsupported => {
+                let path = self.locate(rel)?;
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_NOFOLLOW)
+                    .open(&path)
+                    .map_err(|e| Refused(io_status(&e)))
+            }
+            // Out of the root, or a loop of links: nothing to serve.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EXDEV) | Some(libc::ELOOP)) => {
+                Err(Refused(404))
+            }
+            Err(e) => Err(Refused(io_status(&e))),
+        }
+    }
+
+    /// Answers a GET or HEAD of `rel` on the per-request path.
+    fn respond_opened(&self, rel: &str, req: &Request, head_only: bool, out: &mut Output) {
+        let keep = req.keep_alive;
+        let (file, meta, ctype) = match self.open_now(rel) {
+            Ok(o) => o,
+            Err(Refused(s)) => return status_response(s, keep, req.version, out),
+        };
+        let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+        let last_modified = httpdate::fmt_http_date(mtime);
+        if not_modified(req, mtime) {
+            return not_modified_response(&last_modified, keep, req.version, out);
+        }
+        let len = meta.len();
+        out.bytes(
+            format!(
+                "HTTP/1.1 200 OK\r\nServer: scalebench\r\nContent-Type: {ctype}\r\nContent-Length: {len}\r\nLast-Modified: {last_modified}\r\n{}\r\n",
+                connection_header(keep, req.version)
+            )
+            .as_bytes(),
+        );
+        if !head_only && len > 0 {
+            // Closed once the body is sent (or the connection ends).
+            out.file(Rc::new(file), 0, len);
+        }
+    }
+
     /// The cached entry for `rel`, opened or re-checked as needed.
     fn entry(&mut self, rel: &str) -> Result<&Entry, Refused> {
         let now = sys::coarse_now();
@@ -294,6 +405,30 @@ fn status_response(status: u16, keep: bool, version: Version, out: &mut Output) 
             "HTTP/1.1 {status} {}\r\nServer: scalebench\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n{allow}{conn}\r\n{body}",
             http::reason(status),
             body.len()
+        )
+        .as_bytes(),
+    );
+}
+
+/// Whether `req` asks only for a file changed after `mtime` (to the
+/// second) and this one was not.
+fn not_modified(req: &Request, mtime: SystemTime) -> bool {
+    let secs = |t: SystemTime| {
+        t.duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0)
+    };
+    req.if_modified_since
+        .and_then(|d| httpdate::parse_http_date(d).ok())
+        .is_some_and(|since| secs(mtime) <= secs(since))
+}
+
+/// Appends a 304 for a file last modified at `last_modified` (HTTP date).
+fn not_modified_response(last_modified: &str, keep: bool, version: Version, out: &mut Output) {
+    out.bytes(
+        format!(
+            "HTTP/1.1 304 Not Modified\r\nServer: scalebench\r\nLast-Modified: {last_modified}\r\n{}\r\n",
+            connection_header(keep, version)
         )
         .as_bytes(),
     );
@@ -353,6 +488,10 @@ impl Handler for StaticFiles {
                 return keep && s != 400;
             }
         };
+        if self.opens == Opens::PerRequest {
+            self.respond_opened(&rel, req, head_only, out);
+            return keep;
+        }
         let e = match self.entry(&rel) {
             Ok(e) => e,
             Err(Refused(s)) => {
@@ -360,26 +499,8 @@ impl Handler for StaticFiles {
                 return keep;
             }
         };
-        let not_modified = req
-            .if_modified_since
-            .and_then(|d| httpdate::parse_http_date(d).ok())
-            .is_some_and(|since| {
-                let secs = |t: SystemTime| {
-                    t.duration_since(SystemTime::UNIX_EPOCH)
-                        .map(|d| d.as_secs())
-                        .unwrap_or(0)
-                };
-                secs(e.mtime) <= secs(since)
-            });
-        if not_modified {
-            out.bytes(
-                format!(
-                    "HTTP/1.1 304 Not Modified\r\nServer: scalebench\r\nLast-Modified: {}\r\n{}\r\n",
-                    e.last_modified,
-                    connection_header(keep, req.version)
-                )
-                .as_bytes(),
-            );
+        if not_modified(req, e.mtime) {
+            not_modified_response(&e.last_modified, keep, req.version, out);
             return keep;
         }
         let conn = Connection::of(keep, req.version) as usize;
@@ -474,7 +595,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let body: Vec<u8> = (0..3000u32).map(|i| (i % 251) as u8).collect();
         std::fs::write(dir.path().join("f.bin"), &body).unwrap();
-        let mut h = StaticFiles::new(dir.path(), Bodies::Auto).unwrap();
+        let mut h = StaticFiles::new(dir.path(), Bodies::Auto, Opens::Cached).unwrap();
         for (request, connection) in [
             (&b"GET /f.bin HTTP/1.1\r\n\r\n"[..], None),
             (
@@ -507,5 +628,103 @@ mod tests {
         let get = answer(&mut h, b"GET /f.bin HTTP/1.1\r\n\r\n").concat();
         let head = answer(&mut h, b"HEAD /f.bin HTTP/1.1\r\n\r\n").concat();
         assert_eq!(head, get[..get.len() - body.len()]);
+    }
+
+    /// What `h` sends for `request`, through a real loopback connection
+    /// (the file part with read/write).
+    fn sent(h: &mut StaticFiles, request: &[u8]) -> Vec<u8> {
+        use std::io::Read;
+        use std::os::fd::AsRawFd;
+        let http::Parse::Complete(req, _) = http::parse(request, &http::Limits::default()) else {
+            panic!("not a whole request: {request:?}");
+        };
+        let mut out = Output::default();
+        h.respond(&req, &mut out);
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (server, _) = l.accept().unwrap();
+        let mut buf = Vec::new();
+        let done = out
+            .flush(
+                server.as_raw_fd(),
+                crate::output::FileMode::Readwrite,
+                &mut buf,
+                true,
+            )
+            .unwrap();
+        assert_eq!(
+            done,
+            crate::output::Flushed::Done,
+            "a small answer goes at once"
+        );
+        drop(out);
+        drop(server);
+        let mut got = Vec::new();
+        client.read_to_end(&mut got).unwrap();
+        got
+    }
+
+    fn split(r: &[u8]) -> (String, &[u8]) {
+        let at = r.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+        (String::from_utf8_lossy(&r[..at]).into_owned(), &r[at..])
+    }
+
+    #[test]
+    fn per_request_opens_every_time_and_stays_below_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("www");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        let body: Vec<u8> = (0..100_000u32).map(|i| (i % 249) as u8).collect();
+        std::fs::write(root.join("a.txt"), &body).unwrap();
+        std::fs::write(root.join("small.txt"), b"first").unwrap();
+        std::fs::write(root.join("sub/index.html"), b"<p>index</p>").unwrap();
+        std::fs::write(dir.path().join("secret"), b"outside").unwrap();
+        std::os::unix::fs::symlink("../secret", root.join("out")).unwrap();
+        std::os::unix::fs::symlink("a.txt", root.join("in")).unwrap();
+        let mut h = StaticFiles::new(&root, Bodies::Auto, Opens::PerRequest).unwrap();
+
+        let r = sent(&mut h, b"GET /a.txt HTTP/1.1\r\n\r\n");
+        let (head, got) = split(&r);
+        assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+        assert!(head.contains("Content-Length: 100000\r\n"), "{head}");
+        assert!(head.contains("Content-Type: text/plain"), "{head}");
+        assert_eq!(got, &body[..]);
+        // A link that stays below the root is followed; one out is not.
+        assert_eq!(
+            split(&sent(&mut h, b"GET /in HTTP/1.1\r\n\r\n")).1,
+            &body[..]
+        );
+        let r = sent(&mut h, b"GET /out HTTP/1.1\r\n\r\n");
+        let (head, got) = split(&r);
+        assert!(head.starts_with("HTTP/1.1 404 "), "{head}");
+        assert!(!String::from_utf8_lossy(got).contains("outside"));
+        let (head, _) = split(&sent(&mut h, b"GET /missing HTTP/1.1\r\n\r\n"));
+        assert!(head.starts_with("HTTP/1.1 404 "), "{head}");
+        // A directory gives its index.
+        let r = sent(&mut h, b"GET /sub/ HTTP/1.1\r\n\r\n");
+        let (head, got) = split(&r);
+        assert!(head.contains("Content-Type: text/html"), "{head}");
+        assert_eq!(got, b"<p>index</p>");
+        // HEAD: the head alone, no file queued.
+        let http::Parse::Complete(req, _) =
+            http::parse(b"HEAD /a.txt HTTP/1.1\r\n\r\n", &http::Limits::default())
+        else {
+            panic!("HEAD not parsed");
+        };
+        let mut out = Output::default();
+        h.respond(&req, &mut out);
+        assert!(!out.has_file());
+        assert!(out.text_for_tests().contains("Content-Length: 100000\r\n"));
+        // Changed between two requests within a second: the next one sees
+        // it (the cached path would still answer from memory).
+        assert_eq!(
+            split(&sent(&mut h, b"GET /small.txt HTTP/1.1\r\n\r\n")).1,
+            b"first"
+        );
+        std::fs::write(root.join("small.txt"), b"again").unwrap();
+        assert_eq!(
+            split(&sent(&mut h, b"GET /small.txt HTTP/1.1\r\n\r\n")).1,
+            b"again"
+        );
     }
 }

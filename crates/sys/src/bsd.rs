@@ -979,6 +979,13 @@ pub fn count_mappings() -> Option<usize> {
     None
 }
 
+/// Opens `rel` below the directory `dir` without leaving it: not done
+/// here (FreeBSD's `O_RESOLVE_BENEATH` is not used yet), so the caller
+/// checks the real path itself.
+pub fn open_beneath(_dir: i32, _rel: &std::ffi::CStr) -> std::io::Result<std::fs::File> {
+    Err(std::io::ErrorKind::Unsupported.into())
+}
+
 /// Sends up to `count` bytes of `file` from `offset` to the socket `sock`;
 /// returns how many were sent. FreeBSD, DragonFly and macOS have
 /// sendfile(2) (with their own signatures); NetBSD and OpenBSD do not, and

@@ -15,7 +15,8 @@
 mod download;
 mod layout;
 
-use super::http::{Server, ServerKind};
+use super::http::{Server, ServerSpec};
+use super::server_path::ServerPath;
 use super::{Info, Size, Workload, WorkloadFlag, WorkloadOptions};
 use crate::ctx::Ctx;
 use crate::harness::phase::{self, DEFAULT_INTERVAL};
@@ -123,15 +124,9 @@ const SHAPES: [Shape; 3] = [Shape::AtOnce(1), Shape::AtOnce(2), Shape::BesideHel
 
 /// One row: `shape`'s downloads of `layout`'s files (laid out as
 /// `checks` found) from a fresh server.
-fn row(
-    ctx: &Ctx,
-    dir: &Path,
-    layout: &Layout,
-    checks: &[FileCheck; 2],
-    shape: Shape,
-    bytes: u64,
-    cold: &mut Option<String>,
-) -> WorkloadRow {
+fn row(rows: &mut Rows, layout: &Layout, checks: &[FileCheck; 2], shape: Shape) -> WorkloadRow {
+    let (ctx, dir, bytes, path) = (rows.ctx, rows.dir, rows.bytes, rows.path);
+    let cold = &mut *rows.cold;
     let mut params: BTreeMap<String, serde_json::Value> = BTreeMap::new();
     params.insert("layout".into(), json!(layout.name));
     params.insert("downloads".into(), json!(shape.measured()));
@@ -176,7 +171,7 @@ fn row(
         1,
         false,
         false,
-        ServerKind::Scalebench,
+        ServerSpec::scalebench(path),
     ) {
         Ok(s) => s,
         Err(e) => {
@@ -189,6 +184,7 @@ fn row(
         .trim_start_matches("http://")
         .trim_end_matches('/')
         .to_string();
+    out.params.insert("server_info".into(), server.info());
     let cpu_before = server.cpu_seconds();
     let deadline = Instant::now() + Duration::from_secs(60 + bytes / SLOWEST);
     let names: Vec<String> = layout.files[..shape.files()]
@@ -308,6 +304,8 @@ fn beside_held(
 pub struct BigFileOptions {
     /// The size of each file (default 1 GB; full: larger than RAM).
     pub bytes: Option<u64>,
+    /// How the server answers.
+    pub(crate) path: crate::workloads::server_path::ServerPath,
 }
 
 /// `--bigfile-size`: at least 1M.
@@ -319,12 +317,16 @@ fn file_size(s: &str) -> Result<u64, String> {
 }
 
 /// The flags of the bigfile workload.
-static FLAGS: &[WorkloadFlag] = &[WorkloadFlag::value(
-    "bigfile-size",
-    "SIZE",
-    "Large files",
-    "bigfile: the size of each of its four files (default 1G; `full`: 1.1 × RAM where the disk has room).",
-)];
+static FLAGS: &[WorkloadFlag] = &[
+    WorkloadFlag::value(
+        "bigfile-size",
+        "SIZE",
+        "Large files",
+        "bigfile: the size of each of its four files (default 1G; `full`: 1.1 × RAM where the disk has room).",
+    ),
+    super::server_path::FILES_FLAG,
+    super::server_path::LOOP_FLAG,
+];
 
 impl Workload for BigFile {
     fn info(&self) -> &'static Info {
@@ -338,6 +340,7 @@ impl Workload for BigFile {
     fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, super::FlagError> {
         Ok(Some(std::sync::Arc::new(BigFileOptions {
             bytes: asked.given.parsed("bigfile-size", file_size)?,
+            path: super::server_path::ServerPath::of(asked.given)?,
         })))
     }
 
@@ -347,6 +350,7 @@ impl Workload for BigFile {
         let mut params: BTreeMap<String, serde_json::Value> = BTreeMap::new();
         params.insert("file_bytes".into(), json!(bytes));
         params.insert("interleave_bytes".into(), json!(INTERLEAVE));
+        opts.own::<BigFileOptions>().path.record(&mut params);
         let dir = ctx.workdir().join("bigfile");
         let mut rows = Vec::new();
         let layouts = [
@@ -383,6 +387,7 @@ impl Workload for BigFile {
                 ctx,
                 dir: &dir,
                 bytes,
+                path: opts.own::<BigFileOptions>().path,
                 cold: &mut cold,
                 notes: &mut notes,
                 progress,
@@ -404,6 +409,7 @@ struct Rows<'a> {
     ctx: &'a Ctx<'a>,
     dir: &'a Path,
     bytes: u64,
+    path: ServerPath,
     cold: &'a mut Option<String>,
     notes: &'a mut Vec<String>,
     progress: &'a mut Progress,
@@ -453,9 +459,7 @@ impl Rows<'_> {
             }
             self.progress
                 .phase(&format!("bigfile: {}", shape.label(layout.name)));
-            rows.push(row(
-                self.ctx, self.dir, layout, &checks, shape, self.bytes, self.cold,
-            ));
+            rows.push(row(self, layout, &checks, shape));
         }
         Some(json!({
             "placing": placing.words(),

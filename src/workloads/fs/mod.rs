@@ -30,7 +30,7 @@ pub use options::FsOptions;
 pub use sizes::FsSizes;
 pub use target::{FsSpec, Place, parse_bytes, parse_mkfs};
 
-use super::http::{Server, ServerKind};
+use super::http::{Server, ServerSpec};
 use super::{Info, Size, Workload, WorkloadOptions, finish};
 use crate::ctx::Ctx;
 use crate::harness::phase::{self, DEFAULT_INTERVAL};
@@ -259,6 +259,7 @@ impl Workload for Fs {
 
         let fs_opts: FsOptions = opts.own();
         params.insert("preload".into(), json!(fs_opts.preload));
+        fs_opts.path.record(&mut params);
         let per_target = PHASES.len() as u64 + if fs_opts.preload { 2 } else { 0 };
         progress.begin(FS.name, per_target * places.len() as u64);
         let mut rows = Vec::new();
@@ -467,7 +468,7 @@ impl Replays<'_, '_> {
                 processes,
                 false,
                 false,
-                ServerKind::Scalebench,
+                ServerSpec::scalebench(self.fs.path),
             );
             let server = match server {
                 Ok(s) => s,
@@ -483,6 +484,7 @@ impl Replays<'_, '_> {
                 let _ = replay(&server, paths);
                 primed = true;
             }
+            p.insert("server_info".into(), server.info());
             rows.push(replay_row(&server, paths, &name, label, p));
             cold_ran |= cold;
             drop(server);

@@ -36,6 +36,8 @@ pub struct FsOptions {
     pub preload: bool,
     /// How the cold rows make the caches cold.
     pub cold: ColdBy,
+    /// How the replays' server answers.
+    pub(crate) path: crate::workloads::server_path::ServerPath,
 }
 
 impl Default for FsOptions {
@@ -52,6 +54,7 @@ impl Default for FsOptions {
             size_files: None,
             preload: false,
             cold: ColdBy::Auto,
+            path: Default::default(),
         }
     }
 }
@@ -176,6 +179,8 @@ pub static FLAGS: &[WorkloadFlag] = &[
             "Files per size in fs-sizes (default 2 000; `full`: 10 000; at most 10 million).",
         )
     },
+    crate::workloads::server_path::FILES_FLAG,
+    crate::workloads::server_path::LOOP_FLAG,
 ];
 
 /// One file size of `fs-sizes`: at most 1G.
@@ -309,6 +314,7 @@ impl FsOptions {
                     ));
                 }
             },
+            path: crate::workloads::server_path::ServerPath::of(g)?,
         })
     }
 
