@@ -168,3 +168,52 @@ fn out_of_descriptors_the_server_keeps_serving_and_recovers() {
         );
     }
 }
+
+/// One GET of `target` on a new connection; the whole response.
+fn get(addr: SocketAddr, target: &str) -> String {
+    let mut c = TcpStream::connect(addr).unwrap();
+    c.set_read_timeout(Some(PATIENCE)).unwrap();
+    write!(c, "GET {target} HTTP/1.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut r = String::new();
+    c.read_to_string(&mut r).unwrap();
+    r
+}
+
+#[test]
+fn the_http_server_answers_from_a_file_opened_per_request() {
+    let t = tempfile::tempdir().unwrap();
+    let (mut child, addr) = common::spawn_announcing(
+        Command::new(env!("CARGO_BIN_EXE_scalebench"))
+            .args([
+                "__responder",
+                "--backend",
+                "poll",
+                "--from-file",
+                "--run-dir",
+            ])
+            .arg(t.path()),
+        "listening ",
+    );
+    let addr: SocketAddr = addr.parse().unwrap();
+    let r = get(addr, "/body.txt");
+    let (head, body) = r.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    assert!(head.contains("Content-Length: 128\r\n"), "{head}");
+    // A file's answer: it says when the file was last changed.
+    assert!(head.contains("Last-Modified: "), "{head}");
+    assert_eq!(body.len(), 128);
+    assert!(body.starts_with("abcdefghijklmnopqrstuvwxyzab"), "{body}");
+    // The file is read for each request: changed, the next answer has it.
+    let dirs: Vec<_> = std::fs::read_dir(t.path()).unwrap().flatten().collect();
+    assert_eq!(dirs.len(), 1, "one directory of the server's own");
+    std::fs::write(dirs[0].path().join("body.txt"), "z".repeat(128)).unwrap();
+    assert_eq!(
+        get(addr, "/body.txt").split_once("\r\n\r\n").unwrap().1,
+        "z".repeat(128)
+    );
+    assert!(get(addr, "/other").starts_with("HTTP/1.1 404 "));
+    // Its input closed, it ends and leaves nothing in the run directory.
+    drop(child.0.stdin.take());
+    assert!(child.0.wait().unwrap().success());
+    assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 0);
+}

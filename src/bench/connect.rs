@@ -4,7 +4,7 @@
 //! also watches every connection it holds, so a backend that scans all of
 //! them per wait (poll, select) makes this grow with n.
 
-use super::netserver::{ServerProc, backend_of, backend_variants, server_budgets};
+use super::netserver::{Answers, ServerProc, backend_of, backend_variants, server_budgets};
 use super::{Benchmark, Info, Run, Schedule, StartError, StepError, errno_name};
 use crate::harness::clock::Stopwatch;
 use crate::harness::limits::Budget;
@@ -127,7 +127,7 @@ impl Benchmark for Connect {
     }
 
     fn start(&self, ctx: &Ctx, variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
-        let server = ServerProc::start(ctx, backend_of(variant)?, true)?;
+        let server = ServerProc::start(ctx, backend_of(variant)?, Answers::Greeting)?;
         let addr = sock::CAddr::new(&server.addr);
         let control = client_socket(&server.addr, 0).map_err(|e| anyhow::anyhow!("{e}"))?;
         sock::connect(control.as_raw_fd(), &addr).map_err(|e| anyhow::anyhow!("connect: {e}"))?;

@@ -35,7 +35,7 @@
 //! refused.
 
 use super::connect::{BATCH, client_socket, connect_error, server_step_error};
-use super::netserver::{ServerProc, server_budgets};
+use super::netserver::{Answers, ServerProc, server_budgets};
 use super::{Benchmark, Info, Run, Schedule, StartError, StepError};
 use crate::ctx::Ctx;
 use crate::harness::Resource;
@@ -121,7 +121,7 @@ impl Benchmark for ConnectPorts {
 
     fn start(&self, ctx: &Ctx, _variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
         check_range(n, crate::sys::port_range())?;
-        let server = ServerProc::start(ctx, backend()?, true)?;
+        let server = ServerProc::start(ctx, backend()?, Answers::Greeting)?;
         Ok(Box::new(ConnectPortsRun {
             target: server.addr,
             addr: sock::CAddr::new(&server.addr),

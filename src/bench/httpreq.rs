@@ -5,7 +5,9 @@
 //! (untimed), so the server holds them as idle keep-alive connections.
 
 use super::connect::{BATCH, LEVELS, client_socket, connect_error, server_step_error};
-use super::netserver::{BODY_BYTES, ServerProc, backend_of, backend_variants, server_budgets};
+use super::netserver::{
+    Answers, BODY_BYTES, ServerProc, backend_of, backend_variants, server_budgets,
+};
 use super::{Benchmark, Info, Run, Schedule, StartError, StepError};
 use crate::harness::clock::Stopwatch;
 use crate::harness::limits::Budget;
@@ -23,14 +25,14 @@ pub struct HttpReq;
 static INFO: Info = Info {
     name: "httpreq",
     n_meaning: "idle keep-alive connections open on the server",
-    timed: "one GET and its whole 128-byte response on an open keep-alive connection",
+    timed: "one GET and its whole 128-byte response on an open keep-alive connection, the server answering from a file it looks up, opens, sends with sendfile and closes per request",
     uses: &[Resource::Descriptors, Resource::Ports],
     knobs: &[Knob::PortRange, Knob::FilesPerProcess, Knob::ListenBacklog],
     quick_n: 4_000,
     full_n: 20_000,
 };
 
-const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nHost: scalebench\r\n\r\n";
+const REQUEST: &[u8] = b"GET /body.txt HTTP/1.1\r\nHost: scalebench\r\n\r\n";
 
 struct HttpRun {
     addr: sock::CAddr,
@@ -97,7 +99,7 @@ impl Benchmark for HttpReq {
     }
 
     fn start(&self, ctx: &Ctx, variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
-        let server = ServerProc::start(ctx, backend_of(variant)?, false)?;
+        let server = ServerProc::start(ctx, backend_of(variant)?, Answers::FromFile)?;
         let addr = sock::CAddr::new(&server.addr);
         let mut buf = Vec::with_capacity(4096);
         let active = open_batch(&server.addr, &addr, &mut buf, 0, 1)

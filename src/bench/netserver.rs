@@ -106,10 +106,21 @@ fn server_limit(ctx: &Ctx, variant: Option<&str>) -> Vec<(Resource, Budget)> {
     }
 }
 
+/// How the benchmark server answers a GET.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answers {
+    /// From a body kept in memory, and one byte sent to every new
+    /// connection (so that each connect is noticed through the backend).
+    Greeting,
+    /// From a file of [`BODY_BYTES`] on the seeds' path: per request
+    /// looked up, opened, sent with sendfile and closed.
+    FromFile,
+}
+
 impl ServerProc {
-    /// Starts a server with `backend`; `greet` makes it send one byte to
-    /// every new connection.
-    pub fn start(ctx: &Ctx, backend: Backend, greet: bool) -> Result<ServerProc, StartError> {
+    /// Starts a server with `backend` that answers as `answers` says.
+    pub fn start(ctx: &Ctx, backend: Backend, answers: Answers) -> Result<ServerProc, StartError> {
+        let greet = answers == Answers::Greeting;
         let host = &ctx.hosts().server;
         let bind = SocketAddr::new(host.bind_address(ctx.net().ipv6), 0);
         let mut args: Vec<String> = vec![
@@ -123,6 +134,9 @@ impl ServerProc {
             "--run-dir".into(),
             host.scratch().display().to_string(),
         ];
+        if answers == Answers::FromFile {
+            args.push("--from-file".into());
+        }
         if greet {
             // Every timed connection must be noticed through the backend.
             // With client and server on different CPUs the server is back

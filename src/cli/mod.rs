@@ -549,10 +549,16 @@ pub struct ResponderArgs {
     /// noticed through the event backend).
     #[arg(long, default_value_t = 256, value_parser = values::whole::<usize>(0, usize::MAX))]
     pub accept_burst: usize,
-    /// The work directory of the run that started this server (unused; it
-    /// makes the process recognisable in `ps`).
+    /// The work directory of the run that started this server (it makes
+    /// the process recognisable in `ps`; with --from-file the body's file
+    /// is made in a directory of its own there).
     #[arg(long)]
     pub run_dir: Option<std::path::PathBuf>,
+    /// Answer a GET of `/body.txt` from a file of --body bytes, looked up,
+    /// opened, sent with sendfile and closed per request (the seeds'
+    /// path), instead of from memory; needs --run-dir.
+    #[arg(long, requires = "run_dir", conflicts_with = "greet")]
+    pub from_file: bool,
 }
 
 /// Options of `run`.

@@ -5,7 +5,8 @@
 use super::ResponderArgs;
 use crate::harness::limits;
 use crate::net::engine;
-use crate::net::server::{Config, FixedResponder};
+use crate::net::files::{Bodies, Opens, StaticFiles};
+use crate::net::server::{Config, FixedResponder, Handler};
 use crate::net::sock;
 use anyhow::Context;
 use std::io::Write;
@@ -26,12 +27,34 @@ pub fn run(a: ResponderArgs) -> anyhow::Result<ExitCode> {
         writeln!(out, "listening {bound}")?;
         out.flush()?;
     }
-    let mut handler = FixedResponder::new(a.body, a.greet);
+    let mut fixed;
+    let mut files;
+    let _dir;
+    let handler: &mut dyn Handler = match &a.run_dir {
+        Some(run_dir) if a.from_file => {
+            let dir = tempfile::Builder::new()
+                .prefix("responder-")
+                .tempdir_in(run_dir)
+                .with_context(|| {
+                    format!("--run-dir {}: a directory for the body", run_dir.display())
+                })?;
+            let body: Vec<u8> = (0..a.body).map(|i| b'a' + (i % 26) as u8).collect();
+            std::fs::write(dir.path().join("body.txt"), body).context("the body's file")?;
+            files = StaticFiles::new(dir.path(), Bodies::Files, Opens::PerRequest)
+                .context("the body's directory")?;
+            _dir = dir;
+            &mut files
+        }
+        _ => {
+            fixed = FixedResponder::new(a.body, a.greet);
+            &mut fixed
+        }
+    };
     engine::serve(
         listener.as_raw_fd(),
         Some(0),
         Config::new(a.backend.into()),
-        &mut handler,
+        handler,
     )
     .with_context(|| format!("the {} server failed", crate::net::Backend::from(a.backend)))?;
     Ok(ExitCode::SUCCESS)
