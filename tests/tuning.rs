@@ -482,6 +482,101 @@ fn a_profiles_mount_options_go_to_the_filesystems_the_run_makes() {
     );
 }
 
+/// A tmpfs mounted on a directory for a test, unmounted when dropped.
+struct Tmpfs(std::path::PathBuf);
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// The per-mount and superblock options of the filesystem mounted at
+/// `dir`, from /proc/self/mountinfo.
+fn mount_options_at(dir: &std::path::Path) -> String {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let line = info
+        .lines()
+        .find(|l| l.split(' ').nth(4) == dir.to_str())
+        .unwrap_or_else(|| panic!("{} is not mounted", dir.display()));
+    let (left, right) = line.split_once(" - ").unwrap();
+    format!(
+        "{},{}",
+        left.split(' ').nth(5).unwrap(),
+        right.split(' ').nth(2).unwrap()
+    )
+}
+
+#[test]
+fn a_profiles_mount_options_remount_the_filesystem_under_test_and_are_put_back() {
+    if !root() {
+        panic!("this test mounts a tmpfs: run it as root (scripts/test)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = std::fs::canonicalize(dir.path()).unwrap().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let made = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=128m,nosuid", "none"])
+        .arg(&mnt)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let _fs = Tmpfs(mnt.clone());
+    let before = mount_options_at(&mnt);
+    assert!(before.split(',').any(|o| o == "relatime"), "{before}");
+    let p = dir.path().join("na.toml");
+    std::fs::write(
+        &p,
+        "format = \"scalebench-profile/1\"\nname = \"na\"\ndescription = \"d\"\n\
+         [linux]\nmount_options = [\"noatime\", \"sync\"]\n",
+    )
+    .unwrap();
+    let out = bin()
+        .args([
+            "run",
+            "fs",
+            "--files",
+            "100",
+            "--bytes",
+            "1M",
+            "--requests",
+            "100",
+        ])
+        .args(["--no-report", "-q", "--dir"])
+        .arg(&mnt)
+        .arg("--profile")
+        .arg(&p)
+        .arg("-o")
+        .arg(dir.path().join("f.json"))
+        .arg("--workdir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let f = load(&dir.path().join("f.json"));
+    assert_valid(&f);
+    let changes = f["profile"]["changes"].as_array().unwrap();
+    let c = changes
+        .iter()
+        .find(|c| c["name"] == mnt.to_str().unwrap())
+        .unwrap_or_else(|| panic!("no remount of {}: {changes:?}", mnt.display()));
+    assert_eq!(c["kind"], "mount");
+    assert_eq!(c["status"], "applied", "{c}");
+    assert_eq!(c["old"], "relatime,diratime,async,nolazytime", "{c}");
+    assert_eq!(c["new"], "noatime,diratime,sync,nolazytime", "{c}");
+    // Measured so, and put back after.
+    let target = &f["workloads"][0]["params"]["targets"][0];
+    let during = target["mount_options"].as_str().unwrap();
+    for o in ["noatime", "sync", "nosuid"] {
+        assert!(during.split(',').any(|x| x == o), "{o}: {target}");
+    }
+    assert_eq!(mount_options_at(&mnt), before);
+}
+
 #[test]
 fn profiles_are_overlaid_in_a_sweeps_charts() {
     let dir = tempfile::tempdir().unwrap();

@@ -135,7 +135,7 @@ fn show(name: &str) -> anyhow::Result<()> {
 /// `scalebench profile check NAME`.
 fn check(name: &str, json: bool) -> anyhow::Result<()> {
     let p = TuningProfile::find(name)?;
-    let r = apply::check(&p, apply::Mounts::None);
+    let r = apply::check(&p, &apply::Mounts::default());
     let wrong = apply::unacceptable(&p);
     super::output::to_stdout(|w| -> anyhow::Result<()> {
         if json {

@@ -21,7 +21,7 @@ use crate::harness::monitor::Monitor;
 use crate::harness::progress::Progress;
 use crate::hosts::Hosts;
 use crate::results::{self, BenchResult, Status};
-use crate::tuning::apply::{self, Applied, Mounts};
+use crate::tuning::apply::{self, Applied, Made, Mounts};
 use crate::workloads::{self, Mounting};
 
 /// Opens the plan's hosts (connects, makes sure scalebench runs there,
@@ -85,14 +85,23 @@ fn under_profile(
         .iter()
         .map(|w| w.workload.mounting(&plan.work_options(w, None)))
         .collect();
-    let mounts = if mountings.contains(&Mounting::ProfileOptions) {
-        Mounts::Made
+    let made = if mountings.contains(&Mounting::ProfileOptions) {
+        Made::Made
     } else if mountings.contains(&Mounting::OwnOptions) {
-        Mounts::UserOptions
+        Made::UserOptions
     } else {
-        Mounts::None
+        Made::None
     };
-    let a = Applied::apply(p, ctx.workdir(), mounts);
+    // And to the existing filesystems the run measures, by remounting.
+    let existing = plan
+        .work
+        .iter()
+        .flat_map(|w| {
+            w.workload
+                .measured_dirs(&plan.work_options(w, None), ctx.workdir())
+        })
+        .collect();
+    let a = Applied::apply(p, ctx.workdir(), &Mounts { made, existing });
     match &mut rec.file.profile {
         Some(r) => r.partial |= a.record.partial,
         None => {

@@ -10,16 +10,28 @@
 //! leaves the journal behind, and the next run (or `scalebench restore`)
 //! finds it with the dead run's work directory and [`recover`]s.
 
-use super::{Os, ProfileItem, TuningProfile, Wanted, What};
+use super::{Os, ProfileItem, TuningProfile, Wanted, What, remount};
 use crate::results::{ChangeStatus, ProfileChange, TuningRecord};
 use crate::sys::{self, Rlimit, Setting};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Where a profile's mount options go in a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mounts {
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Mounts {
+    /// To the filesystems the run makes, if any.
+    pub made: Made,
+    /// The existing directories whose filesystems the run measures (the
+    /// work directory's, `--dir`): each filesystem is remounted with the
+    /// options for the run and restored after it.
+    pub existing: Vec<PathBuf>,
+}
+
+/// Whether the run makes filesystems that take a profile's mount options.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Made {
     /// The run makes no filesystem (no fs workload with `--mkfs`).
+    #[default]
     None,
     /// To the filesystems the run makes.
     Made,
@@ -132,12 +144,12 @@ pub fn unacceptable(p: &TuningProfile) -> Vec<String> {
 }
 
 /// Plans one setting against the running system.
-fn plan(what: &What, mounts: Mounts) -> Step {
+fn plan(what: &What, mounts: &Mounts) -> Step {
     match what {
         What::Sysctl { name, wanted } => plan_sysctl(what, name, wanted),
         What::Limit { limit, wanted } => plan_limit(*limit, wanted),
         What::Setting { setting, wanted } => plan_setting(what, *setting, wanted),
-        What::Mount { options } => plan_mount(options, mounts),
+        What::Mount { options } => plan_mount(options, mounts.made),
         What::Tunefs { .. } => Step::Recorded {
             old: None,
             reason: "tunefs works on an unmounted filesystem: by hand, in single-user mode".into(),
@@ -244,17 +256,17 @@ fn plan_setting(what: &What, setting: Setting, wanted: &str) -> Step {
 
 /// Plans mount `options`: applied to the filesystems the run makes, if
 /// it makes any and `--mount-opts` did not name theirs; else recorded.
-fn plan_mount(options: &[String], mounts: Mounts) -> Step {
-    match mounts {
-        Mounts::Made => Step::Change {
+fn plan_mount(options: &[String], made: Made) -> Step {
+    match made {
+        Made::Made => Step::Change {
             old: None,
             new: options.join(","),
         },
-        Mounts::None => Step::Recorded {
+        Made::None => Step::Recorded {
             old: None,
             reason: "for the filesystems the fs workloads make (--mkfs); none in this run".into(),
         },
-        Mounts::UserOptions => Step::Recorded {
+        Made::UserOptions => Step::Recorded {
             old: None,
             reason: "--mount-opts named the options of the filesystems this run makes".into(),
         },
@@ -355,21 +367,76 @@ fn empty_record(p: &TuningProfile, os: Option<Os>) -> TuningRecord {
 /// setting for this OS with its value now and what would become of it
 /// (`applied` means "would be changed"); `mounts` says where its mount
 /// options would go.
-pub fn check(p: &TuningProfile, mounts: Mounts) -> TuningRecord {
+pub fn check(p: &TuningProfile, mounts: &Mounts) -> TuningRecord {
     let os = Os::this();
     let mut r = empty_record(p, os);
     for item in p.for_os(os) {
         let step = plan(&item.what, mounts);
         r.partial |= matches!(step, Step::Refused { .. });
         r.changes.push(record(item, &step, ChangeStatus::Applied));
+        if let What::Mount { options } = &item.what {
+            for planned in remounts(options, &mounts.existing) {
+                let step = remount_step(&planned);
+                r.partial |= matches!(step, Step::Refused { .. });
+                r.changes
+                    .push(remount_record(options, &planned.mount_point, &step));
+            }
+        }
     }
     r
+}
+
+/// The remounts of the filesystems holding `dirs` with `options`, one per
+/// filesystem.
+fn remounts(options: &[String], dirs: &[PathBuf]) -> Vec<remount::Planned> {
+    let mut v: Vec<remount::Planned> = Vec::new();
+    for d in dirs {
+        let p = remount::plan(d, options);
+        if !v.iter().any(|q| q.mount_point == p.mount_point) {
+            v.push(p);
+        }
+    }
+    v
+}
+
+/// A planned remount as a step.
+fn remount_step(p: &remount::Planned) -> Step {
+    match &p.outcome {
+        remount::Outcome::Change(new) => Step::Change {
+            old: p.old.clone(),
+            new: new.clone(),
+        },
+        remount::Outcome::Unchanged => Step::Unchanged {
+            old: p.old.clone().unwrap_or_default(),
+        },
+        remount::Outcome::Refused(reason) => Step::Refused {
+            old: p.old.clone(),
+            reason: reason.clone(),
+        },
+    }
+}
+
+/// The record of remounting the filesystem at `mount_point` with
+/// `options`: kind `mount`, named by its mount point, its states before
+/// and during the run in canonical form.
+fn remount_record(options: &[String], mount_point: &str, step: &Step) -> ProfileChange {
+    let item = ProfileItem {
+        os: None,
+        what: What::Mount {
+            options: options.to_vec(),
+        },
+    };
+    ProfileChange {
+        name: mount_point.to_string(),
+        ..record(&item, step, ChangeStatus::Applied)
+    }
 }
 
 /// One change the journal can undo.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 struct Entry {
-    /// `sysctl` or `setting`.
+    /// `sysctl`, `setting` or `mount` (named by its mount point, its
+    /// values canonical states: [`remount::state`]).
     kind: String,
     name: String,
     old: String,
@@ -401,6 +468,7 @@ enum Undo {
 fn read_entry(kind: &str, name: &str) -> Option<String> {
     match kind {
         "sysctl" => sys::sysctl(name),
+        "mount" => remount::read(name),
         _ => Setting::ALL
             .into_iter()
             .find(|s| s.name() == name)
@@ -411,6 +479,7 @@ fn read_entry(kind: &str, name: &str) -> Option<String> {
 fn write_entry(kind: &str, name: &str, value: &str) -> std::io::Result<()> {
     match kind {
         "sysctl" => sys::set_sysctl(name, value),
+        "mount" => remount::write(name, value),
         _ => match Setting::ALL.into_iter().find(|s| s.name() == name) {
             Some(s) => sys::write_setting(s, value),
             None => Err(std::io::Error::other("unknown setting")),
@@ -421,6 +490,7 @@ fn write_entry(kind: &str, name: &str, value: &str) -> std::io::Result<()> {
 /// The command that sets a value back by hand.
 fn by_hand(e: &Entry) -> String {
     match e.kind.as_str() {
+        "mount" => remount::by_hand(&e.name, &e.old),
         "sysctl" if cfg!(target_os = "linux") => format!("sysctl -w {}='{}'", e.name, e.old),
         "sysctl" => format!("sysctl {}='{}'", e.name, e.old),
         _ => format!("set {} back to {}", e.name, e.old),
@@ -474,7 +544,7 @@ impl Applied {
     /// fs workloads mount with them; here they are only recorded). A setting that cannot be applied
     /// is refused in the record, which is then partial; the others are
     /// applied all the same.
-    pub fn apply(p: &TuningProfile, dir: &Path, mounts: Mounts) -> Applied {
+    pub fn apply(p: &TuningProfile, dir: &Path, mounts: &Mounts) -> Applied {
         let os = Os::this();
         let mut a = Applied {
             journal: dir.join(JOURNAL),
@@ -506,6 +576,9 @@ impl Applied {
             a.record
                 .changes
                 .push(record(item, &step, ChangeStatus::Applied));
+            if let What::Mount { options } = &item.what {
+                a.remount_all(options, &mounts.existing);
+            }
         }
         if !a.undo.is_empty() {
             a.pending = Some(crate::stop::pending(crate::stop::Task::Settings));
@@ -527,10 +600,28 @@ impl Applied {
                 Ok(sys::get_rlimit(*limit).map_or_else(|| new.to_string(), show_limit))
             }
             What::Sysctl { .. } | What::Setting { .. } => {
-                let kind = what.kind();
+                self.change_entry(what.kind(), name_of(what), old, new)
+            }
+            // The workloads that make filesystems mount with them (run::session).
+            What::Mount { options } => Ok(options.join(",")),
+            _ => Err("not a change".into()),
+        }
+    }
+
+    /// Changes the sysctl, setting or mount (`kind`) `name` from `old` to
+    /// `new`, journalled first; returns the value read back.
+    fn change_entry(
+        &mut self,
+        kind: &str,
+        name: String,
+        old: Option<String>,
+        new: &str,
+    ) -> Result<String, String> {
+        {
+            {
                 let entry = Entry {
                     kind: kind.into(),
-                    name: name_of(what),
+                    name,
                     old: old.unwrap_or_default(),
                     new: new.to_string(),
                 };
@@ -559,9 +650,36 @@ impl Applied {
                 }));
                 Ok(back)
             }
-            // The workloads that make filesystems mount with them (run::session).
-            What::Mount { options } => Ok(options.join(",")),
-            _ => Err("not a change".into()),
+        }
+    }
+
+    /// Remounts the filesystems holding `existing` with `options` (each
+    /// journalled first, as a sysctl is), recording each.
+    fn remount_all(&mut self, options: &[String], existing: &[PathBuf]) {
+        for planned in remounts(options, existing) {
+            let mut step = remount_step(&planned);
+            if let Step::Change { old, new } = &step {
+                step =
+                    match self.change_entry("mount", planned.mount_point.clone(), old.clone(), new)
+                    {
+                        Ok(back) if back == *new => Step::Change {
+                            old: old.clone(),
+                            new: back,
+                        },
+                        Ok(back) => Step::Refused {
+                            old: old.clone(),
+                            reason: format!("remounted, but the filesystem kept {back}"),
+                        },
+                        Err(reason) => Step::Refused {
+                            old: old.clone(),
+                            reason,
+                        },
+                    };
+            }
+            self.record.partial |= matches!(step, Step::Refused { .. });
+            self.record
+                .changes
+                .push(remount_record(options, &planned.mount_point, &step));
         }
     }
 
@@ -697,7 +815,7 @@ mod tests {
         );
         let p = TuningProfile::parse(&text, "t").unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let checked = check(&p, Mounts::None);
+        let checked = check(&p, &Mounts::default());
         assert_eq!(
             checked.changes[0].status,
             ChangeStatus::Applied,
@@ -708,7 +826,7 @@ mod tests {
             (soft, hard),
             "check changes nothing"
         );
-        let mut a = Applied::apply(&p, dir.path(), Mounts::None);
+        let mut a = Applied::apply(&p, dir.path(), &Mounts::default());
         assert_eq!(sys::get_rlimit(Rlimit::Files).unwrap().0, Some(lower));
         assert_eq!(
             a.record.changes[0].new.as_deref(),
@@ -750,6 +868,114 @@ mod tests {
         assert!(!dir.path().join(JOURNAL).exists());
     }
 
+    /// A tmpfs of its own mounted on `dir/mnt` (Linux, root), unmounted
+    /// when dropped.
+    #[cfg(target_os = "linux")]
+    struct Tmpfs(PathBuf);
+
+    #[cfg(target_os = "linux")]
+    impl Tmpfs {
+        fn new(dir: &Path) -> Tmpfs {
+            let mnt = dir.join("mnt");
+            std::fs::create_dir(&mnt).unwrap();
+            sys::mount_fs("none", &mnt, "tmpfs", "size=1m,nosuid").expect("root mounts a tmpfs");
+            Tmpfs(mnt)
+        }
+
+        fn state(&self) -> String {
+            remount::read(self.0.to_str().unwrap()).unwrap()
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    impl Drop for Tmpfs {
+        fn drop(&mut self) {
+            let _ = sys::unmount_fs(&self.0);
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn mount_options_remount_an_existing_filesystem_and_come_back_also_after_a_kill() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = Tmpfs::new(dir.path());
+        let before = fs.state();
+        assert_eq!(before, "relatime,diratime,async,nolazytime");
+        let text = "format = \"scalebench-profile/1\"\nname = \"t\"\ndescription = \"d\"\n\
+                    [linux]\nmount_options = [\"noatime\", \"sync\"]\n";
+        let p = TuningProfile::parse(text, "t").unwrap();
+        let mounts = Mounts {
+            made: Made::None,
+            existing: vec![fs.0.join("."), fs.0.clone()],
+        };
+        let checked = check(&p, &mounts);
+        assert_eq!(fs.state(), before, "check changes nothing");
+        let mount_point = fs.0.to_str().unwrap();
+        let mut a = Applied::apply(&p, dir.path(), &mounts);
+        // One remount per filesystem, however many directories it holds.
+        let remounts: Vec<&ProfileChange> = a
+            .record
+            .changes
+            .iter()
+            .filter(|c| c.name == mount_point)
+            .collect();
+        assert_eq!(remounts.len(), 1, "{:?}", a.record.changes);
+        let during = "noatime,diratime,sync,nolazytime";
+        assert_eq!(
+            (
+                remounts[0].old.as_deref(),
+                remounts[0].new.as_deref(),
+                remounts[0].status
+            ),
+            (Some(before.as_str()), Some(during), ChangeStatus::Applied)
+        );
+        assert_eq!(
+            checked.changes, a.record.changes,
+            "check plans what apply does"
+        );
+        assert_eq!(fs.state(), during);
+        assert!(
+            sys::mount_of(&fs.0).unwrap().options.contains("nosuid"),
+            "other options stay"
+        );
+        // Killed: the journal puts it back.
+        assert!(dir.path().join(JOURNAL).exists());
+        let said = recover(dir.path());
+        assert_eq!(fs.state(), before, "{said:?}");
+        assert!(
+            said.iter()
+                .any(|s| s.contains(&format!("{mount_point} restored"))),
+            "{said:?}"
+        );
+        // Restored already: the live run finds it so and says nothing failed.
+        assert!(a.restore().is_empty());
+        // Applied again and put back by the run itself.
+        let mut a = Applied::apply(&p, dir.path(), &mounts);
+        assert_eq!(fs.state(), during);
+        assert!(a.restore().is_empty());
+        assert_eq!(fs.state(), before);
+        assert!(!dir.path().join(JOURNAL).exists());
+        // An option a remount cannot change is refused by name, the run partial.
+        let text = text.replace("\"sync\"", "\"data=writeback\"");
+        let p = TuningProfile::parse(&text, "t").unwrap();
+        let a = Applied::apply(&p, dir.path(), &mounts);
+        let c = a
+            .record
+            .changes
+            .iter()
+            .find(|c| c.name == mount_point)
+            .unwrap();
+        assert_eq!(c.status, ChangeStatus::Refused);
+        assert!(
+            c.reason
+                .as_ref()
+                .unwrap()
+                .contains("`data=writeback` cannot be applied by remounting")
+        );
+        assert!(a.record.partial);
+        assert_eq!(fs.state(), before);
+    }
+
     #[test]
     fn an_unknown_sysctl_is_refused_and_the_run_partial() {
         let text = "format = \"scalebench-profile/1\"\nname = \"t\"\ndescription = \"d\"\n\
@@ -757,7 +983,7 @@ mod tests {
                     [macos.sysctl]\n\"net.nosuch.knob\" = 1\n[netbsd.sysctl]\n\"net.nosuch.knob\" = 1\n\
                     [openbsd.sysctl]\n\"net.nosuch.knob\" = 1\n[dragonfly.sysctl]\n\"net.nosuch.knob\" = 1\n";
         let p = TuningProfile::parse(text, "t").unwrap();
-        let r = check(&p, Mounts::None);
+        let r = check(&p, &Mounts::default());
         assert!(r.partial);
         assert_eq!(r.changes[0].status, ChangeStatus::Refused);
         assert!(

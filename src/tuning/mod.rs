@@ -11,6 +11,7 @@
 
 pub mod apply;
 pub mod ranges;
+pub(crate) mod remount;
 
 use crate::sys::{Rlimit, Setting};
 use serde::Deserialize;

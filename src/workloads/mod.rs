@@ -387,6 +387,18 @@ pub trait Workload: Sync {
         Mounting::None
     }
 
+    /// The existing directories whose filesystems it measures (not the
+    /// ones it makes), `workdir` being the run's work directory: a tuning
+    /// profile's mount options are applied to them by remounting. None by
+    /// default.
+    fn measured_dirs(
+        &self,
+        _opts: &WorkloadOptions,
+        _workdir: &std::path::Path,
+    ) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
+
     /// Frees what a run of it killed on the way (kill -9) left beyond the
     /// files of its work directory `dir`; says what it did. Nothing by
     /// default.

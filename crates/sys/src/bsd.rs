@@ -1151,6 +1151,11 @@ pub fn make_fs(_kind: &str, _dev: &str, _extra: &[String]) -> std::io::Result<()
     Err(no_disks())
 }
 
+/// Remounting with other options (`mount -u`): not done here yet.
+pub fn remount(_dir: &Path, _options: &str) -> std::io::Result<()> {
+    Err(std::io::ErrorKind::Unsupported.into())
+}
+
 /// File-backed disks: not implemented here yet.
 pub fn mount_fs(_dev: &str, _dir: &Path, _kind: &str, _options: &str) -> std::io::Result<()> {
     Err(no_disks())

@@ -70,9 +70,9 @@ pub use os::{
     defer_accept, die_with_parent, disk_attach, disk_detach, drop_caches, group_cpu_seconds,
     invariant_tsc, kernel_config, libc_version, make_fs, may_raise_hard_limits, memory_bytes,
     mount_fs, mount_of, open_beneath, pin_to_cpu, private_descriptor_table, process_alive,
-    read_setting, release_mounts_under, sendfile, set_child_subreaper, set_sysctl, setting_choices,
-    setting_writable, sync_fs, sysctl_writable, time_wait_count, tuning, unmount_fs,
-    whole_loopback_net, write_setting,
+    read_setting, release_mounts_under, remount, sendfile, set_child_subreaper, set_sysctl,
+    setting_choices, setting_writable, sync_fs, sysctl_writable, time_wait_count, tuning,
+    unmount_fs, whole_loopback_net, write_setting,
 };
 
 /// A system setting that is not a sysctl but that a tuning profile may

@@ -601,6 +601,13 @@ pub fn mount_fs(dev: &str, dir: &Path, kind: &str, options: &str) -> std::io::Re
     command("mount", &args).map(drop)
 }
 
+/// Remounts the filesystem mounted at `dir` with `options` (mount(8)'s
+/// `-o remount,OPTIONS`: options not named stay as they are).
+pub fn remount(dir: &Path, options: &str) -> std::io::Result<()> {
+    let o = format!("remount,{options}");
+    command("mount", &["-o", &o, &dir.to_string_lossy()]).map(drop)
+}
+
 /// Unmounts `dir`.
 pub fn unmount_fs(dir: &Path) -> std::io::Result<()> {
     command("umount", &[&dir.to_string_lossy()]).map(drop)

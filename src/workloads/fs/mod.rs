@@ -228,6 +228,10 @@ impl Workload for Fs {
         opts.own::<FsOptions>().mounting()
     }
 
+    fn measured_dirs(&self, opts: &WorkloadOptions, workdir: &Path) -> Vec<PathBuf> {
+        opts.own::<FsOptions>().existing(workdir)
+    }
+
     fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
         let spec = corpus_size(opts);
         progress.phase("generating the corpus plan");

@@ -344,6 +344,15 @@ impl FsOptions {
             .collect()
     }
 
+    /// The existing directories the workloads run in: `--dir`'s, or the
+    /// work directory `workdir` when no place was given.
+    pub fn existing(&self, workdir: &std::path::Path) -> Vec<PathBuf> {
+        if self.places.is_empty() {
+            return vec![workdir.to_path_buf()];
+        }
+        self.dirs()
+    }
+
     /// Whether filesystems are made, with whose mount options.
     pub fn mounting(&self) -> Mounting {
         if !self.places.iter().any(|p| matches!(p, Place::Mkfs(_))) {

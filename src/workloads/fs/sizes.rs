@@ -269,6 +269,14 @@ impl Workload for FsSizes {
         opts.own::<super::FsOptions>().mounting()
     }
 
+    fn measured_dirs(
+        &self,
+        opts: &WorkloadOptions,
+        workdir: &std::path::Path,
+    ) -> Vec<std::path::PathBuf> {
+        opts.own::<super::FsOptions>().existing(workdir)
+    }
+
     fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
         let fs: super::FsOptions = opts.own();
         let n = fs.size_files.unwrap_or(match opts.size {
