@@ -627,6 +627,59 @@ fn walk_count(dir: &Path) -> usize {
     n
 }
 
+/// JFS, one of the seeds' Linux filesystems: made and measured where the
+/// kernel can mount it, else refused naming the kernel before anything
+/// runs (this machine's kernel has no JFS; Debian's cloud kernels neither).
+#[test]
+fn jfs_is_made_where_the_kernel_has_it_and_refused_by_name_where_not() {
+    let listed = std::fs::read_to_string("/proc/filesystems")
+        .unwrap()
+        .lines()
+        .any(|l| l.split_whitespace().last() == Some("jfs"));
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    let release = release.trim();
+    let module = std::fs::read_to_string(format!("/lib/modules/{release}/modules.dep"))
+        .is_ok_and(|d| d.lines().any(|l| l.contains("/jfs/jfs.ko")));
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("r.json");
+    let o = bin()
+        .args([
+            "run",
+            "fs",
+            "--mkfs",
+            "jfs",
+            "--fs-size",
+            "256M",
+            "--files",
+            "200",
+        ])
+        .args(["--bytes", "2M", "--requests", "100", "-q", "--no-report"])
+        .arg("--workdir")
+        .arg(t.path())
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    if listed || module {
+        assert!(o.status.success(), "{err}");
+        let doc = load(&out);
+        assert_eq!(
+            workload(&doc, "fs")["params"]["targets"][0]["fs_type"],
+            "jfs"
+        );
+    } else {
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!(
+                "--mkfs jfs: this kernel ({release}) cannot mount jfs: not in /proc/filesystems, and no jfs module under /lib/modules/{release}"
+            )),
+            "{err}"
+        );
+        assert!(!out.exists(), "nothing measured, nothing written");
+    }
+}
+
 #[test]
 fn bad_filesystem_options_are_named() {
     let cases: [(&[&str], &str); 9] = [

@@ -582,6 +582,8 @@ pub fn make_fs(kind: &str, dev: &str, extra: &[String]) -> std::io::Result<()> {
     let mut args: Vec<&str> = match kind {
         "ext2" | "ext3" | "ext4" => vec!["-q", "-F"],
         "xfs" | "btrfs" => vec!["-q", "-f"],
+        // jfs_mkfs: -q also skips its confirmation.
+        "jfs" => vec!["-q"],
         _ => Vec::new(),
     };
     args.extend(extra.iter().map(String::as_str));

@@ -311,10 +311,54 @@ pub fn cache_capacity() -> Option<CacheCapacity> {
 /// cannot push anything out of the page cache.
 pub const MEMORY_FILESYSTEMS: [&str; 4] = ["tmpfs", "ramfs", "mfs", "devfs"];
 
+/// Whether the running kernel can mount filesystems of `kind`: listed in
+/// /proc/filesystems, or a module of that name built in or under
+/// /lib/modules/RELEASE (mount loads it). `None` where the OS does not
+/// say (not Linux).
+pub fn kernel_has_fs(kind: &str) -> Option<bool> {
+    kernel_has_fs_in(kind, Path::new("/proc/filesystems"), &modules_dir()?)
+}
+
+/// This kernel's module directory, `/lib/modules/RELEASE` (Linux).
+fn modules_dir() -> Option<std::path::PathBuf> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+    Some(Path::new("/lib/modules").join(release.trim()))
+}
+
+/// [`kernel_has_fs`] over a /proc/filesystems file and a module directory.
+fn kernel_has_fs_in(kind: &str, filesystems: &Path, modules: &Path) -> Option<bool> {
+    let listed = std::fs::read_to_string(filesystems).ok()?;
+    if listed
+        .lines()
+        .any(|l| l.split_whitespace().last() == Some(kind))
+    {
+        return Some(true);
+    }
+    let module = |name: &str| {
+        let p = Path::new(name);
+        p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+            n.split('.').next() == Some(kind) && p.parent().is_some_and(|d| d.ends_with(kind))
+        })
+    };
+    for list in ["modules.builtin", "modules.dep"] {
+        if let Ok(text) = std::fs::read_to_string(modules.join(list))
+            && text
+                .lines()
+                .any(|l| module(l.split(':').next().unwrap_or("")))
+        {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
 /// Checks options for `mkfs.KIND` with the program's own dry run, on a
 /// sparse scratch image of `size` bytes in a new directory under `scratch`
 /// (removed): `mkfs.ext2/3/4 -n`, `mkfs.xfs -N`. `Ok(false)` when the kind
-/// has no dry run (btrfs: its options are checked when it is made);
+/// has no dry run (btrfs, jfs: its options are checked when it is made);
 /// `Err` holds mkfs's complaint.
 pub fn check_mkfs_options(
     kind: &str,
@@ -369,6 +413,29 @@ pub fn check_mkfs_options(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_filesystem_is_known_by_proc_filesystems_or_by_its_module() {
+        let d = tempfile::tempdir().unwrap();
+        let fss = d.path().join("filesystems");
+        std::fs::write(&fss, "nodev\tsysfs\n\text4\nnodev\ttmpfs\n").unwrap();
+        let m = d.path().join("modules");
+        std::fs::create_dir(&m).unwrap();
+        std::fs::write(
+            m.join("modules.dep"),
+            "kernel/fs/xfs/xfs.ko.xz: kernel/lib/libcrc32c.ko.xz\nkernel/fs/jfs_extra/other.ko:\n",
+        )
+        .unwrap();
+        std::fs::write(m.join("modules.builtin"), "kernel/fs/btrfs/btrfs.ko\n").unwrap();
+        let has = |k: &str| kernel_has_fs_in(k, &fss, &m);
+        assert_eq!(has("ext4"), Some(true), "listed");
+        assert_eq!(has("tmpfs"), Some(true), "listed, nodev");
+        assert_eq!(has("xfs"), Some(true), "a module");
+        assert_eq!(has("btrfs"), Some(true), "built in");
+        assert_eq!(has("jfs"), Some(false), "not listed, no jfs/jfs.ko");
+        assert_eq!(has("ext"), Some(false), "names are whole");
+        assert_eq!(kernel_has_fs_in("ext4", &d.path().join("none"), &m), None);
+    }
     use super::*;
 
     #[test]

@@ -226,6 +226,7 @@ fn made_filesystems(given: &[String], fs_size: Option<u64>) -> Result<Vec<Place>
             let pkg = match s.kind.as_str() {
                 "xfs" => "xfsprogs",
                 "btrfs" => "btrfs-progs",
+                "jfs" => "jfsutils",
                 _ => "e2fsprogs",
             };
             return Err(FlagError::of(
@@ -233,6 +234,19 @@ fn made_filesystems(given: &[String], fs_size: Option<u64>) -> Result<Vec<Place>
                 format!(
                     "--mkfs {}: {prog} is not installed (Debian: apt-get install {pkg})",
                     s.kind
+                ),
+            ));
+        }
+    }
+    for s in &specs {
+        if crate::sys::storage::kernel_has_fs(&s.kind) == Some(false) {
+            let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+            return Err(FlagError::of(
+                "mkfs",
+                format!(
+                    "--mkfs {0}: this kernel ({1}) cannot mount {0}: not in /proc/filesystems, and no {0} module under /lib/modules/{1}",
+                    s.kind,
+                    release.trim()
                 ),
             ));
         }
