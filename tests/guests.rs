@@ -286,14 +286,25 @@ fn a_plan_runs_on_this_machine_and_on_a_guest_in_turn_each_in_its_own_file() {
     let work = t.path().join("work");
     std::fs::create_dir(&work).unwrap();
     let out = t.path().join("r.json");
+    // The guest tunes itself with a profile file of this machine's; this
+    // machine is left as it is.
+    let profile = t.path().join("guest-tuned.toml");
+    std::fs::write(
+        &profile,
+        "format = \"scalebench-profile/1\"\nname = \"guest-tuned\"\ndescription = \"d\"\n\
+         [linux.sysctl]\n\"vm.swappiness\" = 33\n",
+    )
+    .unwrap();
+    let swappiness = std::fs::read_to_string("/proc/sys/vm/swappiness").unwrap();
     let o = common::bin()
         .args(["run", "socket", "bind", "--max", "60", "--runs", "1"])
         .arg("--system")
         .arg("here=local")
         .arg("--system")
         .arg(format!(
-            "cloud=kernel:{},memory=1G,cpus=2,accel=tcg",
-            image.display()
+            "cloud=kernel:{},memory=1G,cpus=2,accel=tcg,profile={}",
+            image.display(),
+            profile.display()
         ))
         // Two vCPUs: the guest's clock counts host time.
         .args(["--guest-clock", "time"])
@@ -338,6 +349,25 @@ fn a_plan_runs_on_this_machine_and_on_a_guest_in_turn_each_in_its_own_file() {
         "randomized on host time: {cmdline}"
     );
     assert_ne!(here["system"]["virtualization"]["kind"], "tcg");
+    // The guest applied its profile (and put it back: it was applied for
+    // each item); this machine has none and is unchanged.
+    let p = &cloud["profile"];
+    assert_eq!(p["name"], "guest-tuned", "{p}");
+    let c = &p["changes"][0];
+    assert_eq!(
+        (&c["name"], &c["new"], &c["status"]),
+        (&"vm.swappiness".into(), &"33".into(), &"applied".into()),
+        "{p}"
+    );
+    assert_eq!(
+        cloud["system"]["sysctls"]["vm.swappiness"], "33",
+        "recorded as run"
+    );
+    assert!(here["profile"].is_null(), "{}", here["profile"]);
+    assert_eq!(
+        std::fs::read_to_string("/proc/sys/vm/swappiness").unwrap(),
+        swappiness
+    );
     // In turn: this machine's socket, the guest's, this machine's bind,
     // the guest's (the guest's clock is set from this machine's before
     // each item).
@@ -356,7 +386,12 @@ fn a_plan_runs_on_this_machine_and_on_a_guest_in_turn_each_in_its_own_file() {
 fn what_systems_cannot_do_is_refused_before_anything_runs() {
     let image = kernel("cloud-amd64");
     let k = format!("b=kernel:{}", image.display());
-    let cases: [(&[&str], &str); 6] = [
+    let kp = format!("b=kernel:{},profile=thruput", image.display());
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["--system", &kp],
+            "--system b: profile=thruput: unknown profile `thruput`: did you mean `throughput`?",
+        ),
         (
             &["--system", "a=local", "--system", "a=local"],
             "--system a: the name is given twice",
@@ -367,7 +402,7 @@ fn what_systems_cannot_do_is_refused_before_anything_runs() {
         ),
         (
             &["--system", &k, "--profile", "throughput"],
-            "--profile with --system b: a tuning profile is applied on this machine only",
+            "--profile with --system b: --profile tunes this machine only; give another system its own with profile=",
         ),
         (
             &["--system", "b=kernel:/nonexistent/vmlinuz"],

@@ -140,7 +140,7 @@ mod tests {
             .map(RemoteItem::Bench)
             .chain(p.work.iter().map(RemoteItem::Work));
         all.map(|item| {
-            let a = item_args(&o.spec, item, "/tmp/out/x.json");
+            let a = item_args(&o.spec, item, None, "/tmp/out/x.json");
             // As the other system's `__run` reads it.
             let argv = std::iter::once("scalebench".to_string()).chain(a);
             let m = super::super::command().try_get_matches_from(argv).unwrap();
@@ -153,6 +153,19 @@ mod tests {
             (item.name().to_string(), o.clone(), there)
         })
         .collect()
+    }
+
+    #[test]
+    fn a_system_s_own_profile_is_the_request_s_one_profile() {
+        let o = parse(&["run".to_string(), "socket".to_string()]);
+        let p = plan::plan(&o.spec, &o.suites).unwrap();
+        let item = RemoteItem::Bench(&p.targets[0]);
+        let request = |profile| {
+            let a = item_args(&o.spec, item, profile, "x.json");
+            RunSpec::from_json(a.last().unwrap()).unwrap()
+        };
+        assert_eq!(request(Some("/sbout/t.toml")).profiles, ["/sbout/t.toml"]);
+        assert!(request(None).profiles.is_empty());
     }
 
     #[test]

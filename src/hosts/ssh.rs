@@ -563,6 +563,25 @@ exit 0"#;
         self.output(&mut cmd, &format!("reading {path}"), limit)
     }
 
+    /// Writes `text` to the file `path` on the host, within `limit`.
+    pub fn write_file(&self, path: &str, text: &[u8], limit: Duration) -> anyhow::Result<()> {
+        use std::io::{Seek, Write};
+        let mut input = tempfile::tempfile().context("a file to send")?;
+        input.write_all(text)?;
+        input.rewind()?;
+        let mut cmd = self.script(r#"cat > "$1""#, &[path.to_string()])?;
+        let f = run_bounded_with_input(&mut cmd, input, limit)
+            .with_context(|| format!("ssh to {}", self.target))?;
+        if !f.status.is_some_and(|s| s.success()) {
+            bail!(
+                "writing {path} on {} failed: {}",
+                self.target,
+                last_line(&f.stderr).unwrap_or("no message")
+            );
+        }
+        Ok(())
+    }
+
     /// Whether the master connection still serves (`ssh -O check`); ssh
     /// gives a connection up after 10 s without an answer.
     pub fn alive(&self) -> bool {

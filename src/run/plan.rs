@@ -374,7 +374,7 @@ fn systems(m: &RunSpec) -> anyhow::Result<Vec<SystemSpec>> {
             return Err(opt(
                 "profile",
                 format!(
-                    "--profile with --system {}: a tuning profile is applied on this machine only; run each system's tunings as systems of their own (a kernel's cmdline=) or tune it apart",
+                    "--profile with --system {}: --profile tunes this machine only; give another system its own with profile= (--system {0}=…,profile=NAME|FILE)",
                     s.name
                 ),
             ));
@@ -396,6 +396,9 @@ fn systems(m: &RunSpec) -> anyhow::Result<Vec<SystemSpec>> {
     }
     for s in &elsewhere {
         let at = |what: String| opt("system", format!("--system {}: {what}", s.name));
+        if let Some(p) = &s.profile {
+            TuningProfile::find(p).map_err(|e| at(format!("profile={p}: {}", e.why())))?;
+        }
         match &s.kind {
             Kind::Kernel(k) => {
                 if let Some(why) = not_a_file(&k.kernel) {

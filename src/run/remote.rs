@@ -62,14 +62,22 @@ pub fn item_spec(spec: &RunSpec, item: RemoteItem) -> RunSpec {
 }
 
 /// `scalebench`'s arguments (without the program) that measure `item` of
-/// `spec`'s plan on another system ([`item_spec`]), its result file
-/// written to `out` there: `__run --output OUT REQUEST`, quiet, with no
-/// HTML report (agent protocol 2).
-pub fn item_args(spec: &RunSpec, item: RemoteItem, out: &str) -> Vec<String> {
+/// `spec`'s plan on another system ([`item_spec`]) under the tuning
+/// profile `profile` there (a built-in name or a file there), if any, its
+/// result file written to `out` there: `__run --output OUT REQUEST`,
+/// quiet, with no HTML report (agent protocol 2).
+pub fn item_args(
+    spec: &RunSpec,
+    item: RemoteItem,
+    profile: Option<&str>,
+    out: &str,
+) -> Vec<String> {
+    let mut x = item_spec(spec, item);
+    x.profiles = profile.into_iter().map(String::from).collect();
     vec![
         "__run".to_string(),
         "--output".to_string(),
         out.to_string(),
-        item_spec(spec, item).to_json(),
+        x.to_json(),
     ]
 }

@@ -117,7 +117,7 @@ fn under_profile(
 
 /// The system record as it was during the run under a profile: the
 /// sysctls, limits and settings it changed hold their new values.
-fn overlay(sys: &mut crate::results::SystemInfo, r: &crate::results::TuningRecord) {
+pub(crate) fn overlay(sys: &mut crate::results::SystemInfo, r: &crate::results::TuningRecord) {
     use crate::results::{ChangeStatus, Limit};
     for c in &r.changes {
         let Some(new) = c.new.clone() else { continue };

@@ -64,6 +64,8 @@ pub struct RemoteSystem {
     items: u32,
     /// Why the system is gone, once it is.
     lost: Option<String>,
+    /// Its own tuning profile (`profile=`: a built-in name or a file here).
+    profile: Option<String>,
     /// A `kernel:debian:` guest's kernel, held in the cache (so that
     /// `kernels prune` leaves it) while the guest runs.
     _kernel: Option<Held>,
@@ -447,6 +449,7 @@ impl RemoteSystem {
             system: system?,
             items: 0,
             lost: None,
+            profile: s.profile.clone(),
             _kernel: None,
         })
     }
@@ -566,8 +569,9 @@ impl RemoteSystem {
         let name = format!("item-{}.json", self.items);
         let began = self.at.begin();
         let there = self.at.out_path(&name);
-        let args = item_args(&o.spec, item, &there);
-        let ran = began.and_then(|()| self.at.run(&args, ITEM_LIMIT));
+        let profile = began.and_then(|()| self.profile_there());
+        let args = profile.map(|p| item_args(&o.spec, item, p.as_deref(), &there));
+        let ran = args.and_then(|args| self.at.run(&args, ITEM_LIMIT));
         let file = self.at.result(&there, &name);
         let ran = ran.and_then(|r| self.at.end().map(|()| r));
         match ran {
@@ -591,6 +595,31 @@ impl RemoteSystem {
                 file.map_err(|_| why)
             }
         }
+    }
+
+    /// The system's own tuning profile (`profile=`) as the run there names
+    /// it, in its turn: a built-in by name; a file here copied there first
+    /// (into the guest's output directory, or the session's scratch
+    /// directory) under its own file name.
+    fn profile_there(&mut self) -> anyhow::Result<Option<String>> {
+        let Some(p) = &self.profile else {
+            return Ok(None);
+        };
+        if !crate::tuning::is_path(p) {
+            return Ok(Some(p.clone()));
+        }
+        let text = std::fs::read(p).with_context(|| format!("profile={p}"))?;
+        let file = Path::new(p)
+            .file_name()
+            .map_or("profile.toml".into(), |n| n.to_string_lossy().into_owned());
+        let there = self.at.out_path(&file);
+        match &self.at {
+            At::Guest(g) => std::fs::write(g.out_dir().join(&file), &text)
+                .with_context(|| format!("profile={p}: into the guest's directory"))?,
+            At::Image(i) => i.session()?.write_file(&there, &text, COMMAND_LIMIT)?,
+            At::Ssh(s) => s.write_file(&there, &text, COMMAND_LIMIT)?,
+        }
+        Ok(Some(there))
     }
 
     /// Powers a guest off; closes an ssh session (its scratch directory
@@ -644,6 +673,18 @@ fn merge(rec: &mut Recording, f: ResultFile, system: &SystemInfo) {
         rec.file.timer = f.timer.clone();
     }
     rec.file.system = system.clone();
+    // The system's own profile (`profile=`), applied there for each item:
+    // recorded once, partial if any application was, and the system
+    // record shows what it set.
+    if let Some(p) = f.profile {
+        match &mut rec.file.profile {
+            Some(r) => r.partial |= p.partial,
+            None => rec.file.profile = Some(p),
+        }
+    }
+    if let Some(p) = &rec.file.profile {
+        super::session::overlay(&mut rec.file.system, p);
+    }
     rec.file.benchmarks.extend(f.benchmarks);
     rec.file.workloads.extend(f.workloads);
 }

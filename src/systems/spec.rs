@@ -2,11 +2,15 @@
 //!
 //! ```text
 //! NAME=local                                     this machine (the default system)
-//! NAME=kernel:PATH[,initrd=P][,modules=DIR][,cpus=N][,memory=SIZE][,accel=A][,cmdline=TEXT]
-//! NAME=kernel:debian:VERSION[,cpus=N][,memory=SIZE][,accel=A][,cmdline=TEXT]
-//! NAME=image:PATH,ssh=USER[,key=FILE][,bin=P][,cpus=N][,memory=SIZE][,accel=A]
-//! NAME=ssh:[USER@]HOST[:PORT][,bin=P]
+//! NAME=kernel:PATH[,initrd=P][,modules=DIR][,cpus=N][,memory=SIZE][,accel=A][,profile=P][,cmdline=TEXT]
+//! NAME=kernel:debian:VERSION[,cpus=N][,memory=SIZE][,accel=A][,profile=P][,cmdline=TEXT]
+//! NAME=image:PATH,ssh=USER[,key=FILE][,bin=P][,cpus=N][,memory=SIZE][,accel=A][,profile=P]
+//! NAME=ssh:[USER@]HOST[:PORT][,bin=P][,profile=P]
 //! ```
+//!
+//! `profile=` names a tuning profile (built in, or a file here) that the
+//! system applies to itself for the run and puts back after it, so that
+//! one system tuned and one not alternate in one run.
 //!
 //! `cmdline=` takes the rest of the argument, commas included (a kernel
 //! command line has its own: `console=ttyS0,115200`), so it comes last.
@@ -29,6 +33,9 @@ pub struct SystemSpec {
     pub name: String,
     /// Where and how it runs.
     pub kind: Kind,
+    /// A tuning profile it applies to itself (a built-in name or a file
+    /// here); never for `local` (`run --profile` tunes this machine).
+    pub profile: Option<String>,
 }
 
 /// How a system runs the plan.
@@ -184,6 +191,13 @@ impl std::fmt::Display for SystemSpec {
             Ok(())
         };
         write!(f, "{}=", self.name)?;
+        // Before `cmdline=`, which takes the rest.
+        let p = |f: &mut std::fmt::Formatter<'_>| -> std::fmt::Result {
+            match &self.profile {
+                Some(p) => write!(f, ",profile={p}"),
+                None => Ok(()),
+            }
+        };
         match &self.kind {
             Kind::Local => write!(f, "local"),
             Kind::Kernel(k) => {
@@ -195,6 +209,7 @@ impl std::fmt::Display for SystemSpec {
                     write!(f, ",modules={}", d.display())?;
                 }
                 m(f, &k.machine)?;
+                p(f)?;
                 if let Some(c) = &k.cmdline {
                     write!(f, ",cmdline={c}")?;
                 }
@@ -203,6 +218,7 @@ impl std::fmt::Display for SystemSpec {
             Kind::Debian(d) => {
                 write!(f, "kernel:debian:{}", d.asked)?;
                 m(f, &d.machine)?;
+                p(f)?;
                 if let Some(c) = &d.cmdline {
                     write!(f, ",cmdline={c}")?;
                 }
@@ -216,14 +232,15 @@ impl std::fmt::Display for SystemSpec {
                 if let Some(b) = &i.bin {
                     write!(f, ",bin={}", b.display())?;
                 }
-                m(f, &i.machine)
+                m(f, &i.machine)?;
+                p(f)
             }
             Kind::Ssh { target, bin } => {
                 write!(f, "ssh:{target}")?;
                 if let Some(b) = bin {
                     write!(f, ",bin={}", b.display())?;
                 }
-                Ok(())
+                p(f)
             }
         }
     }
@@ -337,6 +354,26 @@ fn path(p: &str, what: &str) -> Result<PathBuf, String> {
     Ok(PathBuf::from(p))
 }
 
+/// `spec` without its `profile=VALUE` item (every kind but `local` takes
+/// one, before `cmdline=`, which takes the rest), and that value.
+fn take_profile(spec: &str) -> Result<(String, Option<String>), String> {
+    let (head, cmdline) = match spec.find(",cmdline=") {
+        Some(i) => spec.split_at(i),
+        None => (spec, ""),
+    };
+    let mut profile = None;
+    let mut kept = Vec::new();
+    for item in head.split(',') {
+        match item.strip_prefix("profile=") {
+            Some("") => return Err("`profile=` needs a value (a built-in name or a file)".into()),
+            Some(_) if profile.is_some() => return Err("`profile` given twice".into()),
+            Some(p) => profile = Some(p.to_string()),
+            None => kept.push(item),
+        }
+    }
+    Ok((format!("{}{cmdline}", kept.join(",")), profile))
+}
+
 impl std::str::FromStr for SystemSpec {
     type Err = String;
 
@@ -345,6 +382,14 @@ impl std::str::FromStr for SystemSpec {
             format!("`{s}`: expected NAME=SPEC (a=local, b=kernel:/boot/vmlinuz-…, c=image:disk.qcow2,ssh=root, d=ssh:user@host)")
         })?;
         check_name(name)?;
+        let (spec, profile) = take_profile(spec)?;
+        let spec = spec.as_str();
+        if spec == "local" && profile.is_some() {
+            return Err(
+                "local,profile=…: this machine is tuned by `run --profile`, not by a system option"
+                    .into(),
+            );
+        }
         let kind = if spec == "local" {
             Kind::Local
         } else if let Some(r) = spec.strip_prefix("kernel:debian:") {
@@ -406,6 +451,7 @@ impl std::str::FromStr for SystemSpec {
         Ok(SystemSpec {
             name: name.to_string(),
             kind,
+            profile,
         })
     }
 }
@@ -525,10 +571,23 @@ mod tests {
             "c=image:/d.img,ssh=root,bin=/b,memory=2048M",
             "c=image:/d.img,ssh=root,key=/k,cpus=2",
             "d=ssh:u@h:22,bin=/b",
+            "t=kernel:/k,profile=throughput,cmdline=quiet,x",
+            "t=kernel:debian:6.1,memory=1024M,profile=/p/t.toml",
+            "t=image:/d.img,ssh=root,profile=latency",
+            "t=ssh:u@h,profile=t.toml",
         ] {
             let spec = p(s).unwrap();
             assert_eq!(p(&spec.to_string()).unwrap(), spec, "{s}");
         }
+        // Anywhere before cmdline=, and only the one after cmdline= is the
+        // kernel's.
+        let t = p("t=kernel:/k,profile=x.toml,cpus=1,cmdline=a profile=b").unwrap();
+        assert_eq!(t.profile.as_deref(), Some("x.toml"));
+        let Kind::Kernel(k) = &t.kind else {
+            panic!("{t:?}")
+        };
+        assert_eq!(k.cmdline.as_deref(), Some("a profile=b"));
+        assert_eq!(p("a=kernel:/k").unwrap().profile, None);
     }
 
     #[test]
@@ -545,6 +604,12 @@ mod tests {
             ("a=kernel:/k,memory=10M", "at least 256M"),
             ("a=kernel:/k,memory=lots", "memory=lots"),
             ("a=kernel:/k,ssh=root", "`ssh` is not an option of kernel:"),
+            (
+                "a=local,profile=t",
+                "this machine is tuned by `run --profile`",
+            ),
+            ("a=kernel:/k,profile=", "`profile=` needs a value"),
+            ("a=kernel:/k,profile=a,profile=b", "`profile` given twice"),
             ("a=kernel:/k,cpus=1,cpus=2", "`cpus` given twice"),
             ("a=kernel:/k,cpus", "`cpus`: expected KEY=VALUE"),
             ("a=kernel:/k,initrd=", "`initrd=` needs a value"),
