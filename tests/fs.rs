@@ -680,6 +680,86 @@ fn jfs_is_made_where_the_kernel_has_it_and_refused_by_name_where_not() {
     }
 }
 
+/// `--fit`: a site larger than its directory's filesystem is shrunk to
+/// what fits and the result says from what and why; without it, refused.
+#[test]
+fn a_site_too_large_is_fitted_to_the_disk_only_when_asked() {
+    let t = tempfile::tempdir().unwrap();
+    let mnt = t.path().join("small");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=128m", "none"])
+        .arg(&mnt)
+        .status()
+        .unwrap();
+    assert!(mounted.success(), "root mounts a tmpfs (scripts/test)");
+    struct Unmount<'a>(&'a std::path::Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _u = Unmount(&mnt);
+    let run = |fit: bool| {
+        let out = t.path().join(format!("r-{fit}.json"));
+        let o = bin()
+            .args([
+                "run",
+                "fs",
+                "--files",
+                "100000",
+                "--bytes",
+                "1G",
+                "--requests",
+                "200",
+            ])
+            .args(["-q", "--no-report", "--dir"])
+            .arg(&mnt)
+            .args(fit.then_some("--fit"))
+            .arg("--workdir")
+            .arg(t.path())
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        (o, out)
+    };
+    let (o, out) = run(false);
+    assert!(!o.status.success());
+    let w = workload(&load(&out), "fs").clone();
+    assert_eq!(w["status"], "failed", "{w}");
+    assert!(
+        w["message"].as_str().unwrap().contains("128 MiB free"),
+        "{w}"
+    );
+    let (o, out) = run(true);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = load(&out);
+    assert_valid(&doc);
+    let w = workload(&doc, "fs");
+    assert_eq!(w["status"], "ok", "{w}");
+    let fitted = w["params"]["fitted"].as_str().unwrap();
+    assert!(
+        fitted.starts_with("fitted to this machine (--fit): 100 000 files and 1.0 GiB asked, "),
+        "{fitted}"
+    );
+    assert!(
+        fitted.contains(&format!("{} has 128 MiB free", mnt.display())),
+        "{fitted}"
+    );
+    assert!(w["message"].as_str().unwrap().contains(fitted), "{w}");
+    let files = w["params"]["files"].as_u64().unwrap();
+    assert!((2..100_000).contains(&files), "{files}");
+    assert!(
+        w["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["error"].is_null()),
+        "{w}"
+    );
+}
+
 #[test]
 fn bad_filesystem_options_are_named() {
     let cases: [(&[&str], &str); 9] = [

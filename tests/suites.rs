@@ -149,7 +149,7 @@ fn the_built_in_suites_shown_plan_the_same_run_as_their_names() {
         .iter()
         .map(|s| s["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["quick", "full", "kernels"]);
+    assert_eq!(names, ["quick", "full", "kernels", "seeds"]);
     let listed = bin().args(["list", "--json"]).output().unwrap();
     let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert_eq!(listed["suites"], serde_json::json!(names));

@@ -702,6 +702,12 @@ pub struct RunArgs {
     /// Network benchmarks over IPv6 (::1) instead of IPv4 (127.0.0.1).
     #[arg(short = '6', long = "ipv6")]
     pub ipv6: bool,
+    /// Workloads: one too large for this machine (the fs site, the
+    /// pgbench database on its disk) is shrunk to what fits, the result
+    /// saying from what and why, instead of refused (the seeds suite sets
+    /// it).
+    #[arg(long)]
+    pub fit: bool,
     /// Print every item the run would measure, in order, with an
     /// estimate of its time and the total; measure nothing.
     #[arg(long)]

@@ -31,6 +31,7 @@ pub fn spec(a: &RunArgs, given: Given) -> RunSpec {
         },
         backends: a.backend.clone(),
         ipv6: a.ipv6,
+        fit: a.fit,
         record_sysctl: a.record_sysctl.clone(),
         profiles: a.profile.clone(),
         systems: a.system.clone(),
@@ -153,6 +154,24 @@ mod tests {
             (item.name().to_string(), o.clone(), there)
         })
         .collect()
+    }
+
+    #[test]
+    fn the_seeds_suite_runs_as_the_seeds_did_and_the_command_line_still_wins() {
+        let got = items(&["run", "seeds"]);
+        let (_, o, _) = &got[0];
+        assert_eq!(o.spec.runs, Some(Runs::Fixed(5)));
+        assert_eq!(o.spec.order, Some(crate::harness::series::RunOrder::Up));
+        assert!(o.spec.fit);
+        let fs = got.iter().find(|(n, _, _)| n == "fs").unwrap();
+        assert_eq!(fs.2.given.value("files"), Some("3000000"));
+        assert!(fs.2.fit && fs.2.full, "sent so to another system");
+        let pg = got.iter().find(|(n, _, _)| n == "pgbench").unwrap();
+        assert_eq!(pg.2.given.value("pg-scale"), Some("800"));
+        let got = items(&["run", "seeds", "--runs", "2", "--files", "1000"]);
+        assert_eq!(got[0].1.spec.runs, Some(Runs::Fixed(2)));
+        let fs = got.iter().find(|(n, _, _)| n == "fs").unwrap();
+        assert_eq!(fs.2.given.value("files"), Some("1000"));
     }
 
     #[test]

@@ -49,6 +49,8 @@ pub struct RunPlan {
     pub work: Vec<WorkTarget>,
     /// The sweep every workload is asked for.
     pub sweep: Option<SweepOptions>,
+    /// Workloads shrunk to what this machine holds (`--fit`).
+    pub fit: bool,
     /// Runs per benchmark.
     pub runs: u32,
     /// `--runs auto`: add runs until the ends of n are known, up to `runs`.
@@ -92,6 +94,7 @@ impl RunPlan {
         workloads::WorkloadOptions {
             size: w.size,
             sweep: self.sweep.clone(),
+            fit: self.fit,
             profile_mounts: mounts,
             own: w.own.clone(),
         }
@@ -500,6 +503,7 @@ pub fn plan(m: &RunSpec, suites: &[Suite]) -> anyhow::Result<RunPlan> {
         targets,
         work,
         sweep,
+        fit: m.fit,
         runs: match m.runs {
             Some(Runs::Fixed(r)) => r,
             Some(Runs::Auto) => m.runs_max.unwrap_or(20),

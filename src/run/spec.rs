@@ -108,6 +108,10 @@ pub struct RunSpec {
     /// The network benchmarks over IPv6.
     #[serde(skip_serializing_if = "is_false")]
     pub ipv6: bool,
+    /// Workloads too large for this machine (disk, inodes) shrunk to what
+    /// fits, saying so, instead of refused.
+    #[serde(skip_serializing_if = "is_false")]
+    pub fit: bool,
     /// More sysctls to record.
     #[serde(skip_serializing_if = "Vec::is_empty", with = "comma_list")]
     pub record_sysctl: Vec<String>,
@@ -524,6 +528,7 @@ mod tests {
             pin: Pinning::Cpu(1),
             backends: vec![BackendPick::One(Backend::Poll), BackendPick::All],
             ipv6: true,
+            fit: true,
             record_sysctl: vec!["fs.nr_open".into()],
             profiles: vec!["default".into(), "x.toml".into()],
             systems: [

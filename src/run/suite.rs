@@ -38,6 +38,7 @@ pub const RUN_KEYS: &[&str] = &[
     "no-pin",
     "backend",
     "ipv6",
+    "fit",
     "record-sysctl",
     "profile",
     "system",
@@ -63,6 +64,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("quick", include_str!("../../suites/quick.toml")),
     ("full", include_str!("../../suites/full.toml")),
     ("kernels", include_str!("../../suites/kernels.toml")),
+    ("seeds", include_str!("../../suites/seeds.toml")),
 ];
 
 /// The keys of a file's top level.
@@ -704,17 +706,23 @@ fn at(s: &Suite, x: &Setting) -> String {
     format!("{}:{}: {} {}", s.origin, x.line, x.table, x.key)
 }
 
-/// The suite files among `given`'s targets read, and `given` laid over
-/// their requests: an option the command line gives replaces the files'
+/// The suite files among `given`'s targets read (and the built-in suites
+/// that set options), and `given` laid over their requests: an option the command line gives replaces the files'
 /// (and no message will name the file for it); two files that set one
 /// option must set it alike. The files' items go to the plan by their
 /// paths.
 pub fn with_files(given: RunSpec) -> anyhow::Result<(RunSpec, Vec<Suite>)> {
+    // Built-in suites that set options (`seeds`) are laid under the
+    // command line as files are.
     let mut suites: Vec<Suite> = given
         .targets
         .iter()
-        .filter(|t| is_path(t))
-        .map(|f| Suite::read(f))
+        .filter_map(|t| match is_path(t) {
+            true => Some(Suite::read(t)),
+            false => Suite::built_in(t)
+                .filter(|s| !s.run.is_empty() || !s.flags.is_empty())
+                .map(Ok),
+        })
         .collect::<anyhow::Result<_>>()?;
     let mut seen: Vec<(usize, Setting)> = Vec::new();
     for (i, s) in suites.iter().enumerate() {
@@ -1122,6 +1130,44 @@ mod tests {
             let got: Vec<String> = s.items.iter().map(|i| format!("{i:?}")).collect();
             assert_eq!(got, want, "suites/{name}.toml");
         }
+    }
+
+    #[test]
+    fn the_seeds_suite_is_the_full_one_at_the_seeds_sizes_as_they_ran_it() {
+        let find = |n: &str| {
+            let text = BUILT_IN.iter().find(|(m, _)| *m == n).unwrap().1;
+            Suite::parse(text, n).unwrap()
+        };
+        let (seeds, full) = (find("seeds"), find("full"));
+        let shown = |s: &Suite| s.items.iter().map(|i| format!("{i:?}")).collect::<Vec<_>>();
+        assert_eq!(shown(&seeds), shown(&full), "every item, at full size");
+        let run: Vec<(&str, String)> = seeds
+            .run
+            .iter()
+            .map(|x| (x.key.as_str(), x.value.shown()))
+            .collect();
+        assert_eq!(
+            run,
+            [
+                ("runs", "\"5\"".to_string()),
+                ("order", "\"up\"".to_string()),
+                ("fit", "true".to_string())
+            ]
+        );
+        let flags: Vec<(&str, String)> = seeds
+            .flags
+            .iter()
+            .map(|x| (x.key.as_str(), x.value.shown()))
+            .collect();
+        assert_eq!(
+            flags,
+            [
+                ("files", "\"3000000\"".to_string()),
+                ("bytes", "\"21G\"".to_string()),
+                ("pg-scale", "\"800\"".to_string()),
+                ("mail-messages", "\"200000\"".to_string())
+            ]
+        );
     }
 
     #[test]

@@ -65,6 +65,9 @@ pub struct WorkloadOptions {
     pub size: Size,
     /// Sweep over levels of one variable instead of measuring once.
     pub sweep: Option<SweepOptions>,
+    /// Shrink what this machine cannot hold to what it can, saying so
+    /// (`run --fit`), instead of refusing it.
+    pub fit: bool,
     /// The mount options a tuning profile asks for the filesystems a
     /// workload makes (a workload's own mount options win).
     pub profile_mounts: Option<String>,
@@ -78,6 +81,7 @@ impl std::fmt::Debug for WorkloadOptions {
         f.debug_struct("WorkloadOptions")
             .field("size", &self.size)
             .field("sweep", &self.sweep)
+            .field("fit", &self.fit)
             .field("profile_mounts", &self.profile_mounts)
             .field("own", &self.own.is_some())
             .finish()
@@ -90,6 +94,7 @@ impl WorkloadOptions {
         WorkloadOptions {
             size,
             sweep: None,
+            fit: false,
             profile_mounts: None,
             own: None,
         }

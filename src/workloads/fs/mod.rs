@@ -181,6 +181,89 @@ fn replay(
     Ok((stats, o.stats()))
 }
 
+/// A place in words, for a note: its directory, or the work directory a
+/// loop image of its kind goes in.
+fn place_name(p: &Place, ctx: &Ctx) -> String {
+    match p {
+        Place::Dir(d) | Place::WorkDir(d) => d.display().to_string(),
+        Place::Mkfs(s) => format!("{} (--mkfs {})", ctx.workdir().display(), s.kind),
+    }
+}
+
+/// The corpus `asked` shrunk (`--fit`) until every place's room holds it
+/// with a tenth to spare: files and bytes by one factor, the requests as
+/// asked. Its plan, and a note saying from what and why when it shrank.
+fn fit_corpus(asked: Spec, rooms: &[(String, target::Room)]) -> (Spec, Corpus, Option<String>) {
+    let mut spec = asked;
+    let mut corpus = Corpus::new(spec);
+    let mut tightest: Option<(f64, String)> = None;
+    for _ in 0..4 {
+        let (files, bytes) = corpus.final_totals();
+        let need = target::disk_need(files, bytes);
+        let share = |room: Option<u64>, needed: u64| {
+            room.map_or(f64::INFINITY, |r| 0.9 * r as f64 / needed.max(1) as f64)
+        };
+        let worst = rooms
+            .iter()
+            .flat_map(
+                |(
+                    name,
+                    target::Room {
+                        bytes: b,
+                        inodes: i,
+                    },
+                )| {
+                    [
+                        (
+                            share(*b, need.bytes),
+                            format!("{name} has {} free", human_bytes(b.unwrap_or(0))),
+                        ),
+                        (
+                            share(*i, need.inodes),
+                            format!(
+                                "{name} has {} inodes free",
+                                crate::units::fmt_n(i.unwrap_or(0) as f64)
+                            ),
+                        ),
+                    ]
+                },
+            )
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        match worst {
+            Some((f, why)) if f < 1.0 => {
+                if tightest.is_none() {
+                    tightest = Some((
+                        f,
+                        format!(
+                            "{why}, the site as asked needs about {} and {} inodes",
+                            human_bytes(need.bytes),
+                            crate::units::fmt_n(need.inodes as f64)
+                        ),
+                    ));
+                }
+                spec.files = ((spec.files as f64 * f) as u64).max(2);
+                spec.bytes = (spec.bytes as f64 * f) as u64;
+                corpus = Corpus::new(spec);
+            }
+            _ => break,
+        }
+    }
+    let note = tightest.map(|(_, why)| {
+        format!(
+            "fitted to this machine (--fit): {} files and {} asked, {} files and {} run: {why}",
+            crate::units::fmt_n(asked.files as f64),
+            human_bytes(asked.bytes),
+            crate::units::fmt_n(spec.files as f64),
+            human_bytes(spec.bytes)
+        )
+    });
+    (spec, corpus, note)
+}
+
+fn human_bytes(b: u64) -> String {
+    crate::units::fmt_memory(b)
+}
+
 /// Sizes of a run: (files, bytes, requests).
 fn corpus_size(opts: &WorkloadOptions) -> Spec {
     let fs: FsOptions = opts.own();
@@ -233,12 +316,24 @@ impl Workload for Fs {
     }
 
     fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
-        let spec = corpus_size(opts);
+        let asked = corpus_size(opts);
         progress.phase("generating the corpus plan");
-        let corpus = Arc::new(Corpus::new(spec));
+        let places = opts.own::<FsOptions>().places(ctx);
+        let (spec, corpus, fitted) = if opts.fit {
+            let rooms: Vec<(String, target::Room)> = places
+                .iter()
+                .map(|p| {
+                    let fs_size = opts.own::<FsOptions>().fs_size;
+                    (place_name(p, ctx), target::room(p, ctx.workdir(), fs_size))
+                })
+                .collect();
+            fit_corpus(asked, &rooms)
+        } else {
+            (asked, Corpus::new(asked), None)
+        };
+        let corpus = Arc::new(corpus);
         let (files, bytes) = corpus.final_totals();
         let need = target::disk_need(files, bytes);
-        let places = opts.own::<FsOptions>().places(ctx);
         let mut params = BTreeMap::new();
         params.insert("seed".into(), json!(spec.seed));
         params.insert("files".into(), json!(files));
@@ -264,10 +359,13 @@ impl Workload for Fs {
         let fs_opts: FsOptions = opts.own();
         params.insert("preload".into(), json!(fs_opts.preload));
         fs_opts.path.record(&mut params);
+        if let Some(note) = &fitted {
+            params.insert("fitted".into(), json!(note));
+        }
         let per_target = PHASES.len() as u64 + if fs_opts.preload { 2 } else { 0 };
         progress.begin(FS.name, per_target * places.len() as u64);
         let mut rows = Vec::new();
-        let mut notes = Vec::new();
+        let mut notes: Vec<String> = fitted.into_iter().collect();
         let mut infos = Vec::new();
         for (i, place) in places.iter().enumerate() {
             if interrupted() {

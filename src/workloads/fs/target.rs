@@ -307,6 +307,41 @@ fn in_dir(place: &Place, dir: &Path, need: Need) -> Result<Target, String> {
     })
 }
 
+/// The room a corpus has at `place`: free bytes and free inodes (`None`:
+/// not known, or made to measure as on a filesystem `--mkfs` makes). A
+/// loop image takes its blocks from the work directory `workdir` as they
+/// are written, within `fs_size` when given (less a fifth for the
+/// filesystem's own).
+pub fn room(place: &Place, workdir: &Path, fs_size: Option<u64>) -> Room {
+    match place {
+        Place::Dir(d) | Place::WorkDir(d) => Room {
+            bytes: sys::free_bytes(d),
+            inodes: sys::free_inodes(d),
+        },
+        Place::Mkfs(_) => {
+            let free = sys::free_bytes(workdir);
+            let within = fs_size.map(|s| s / 5 * 4);
+            let bytes = match (free, within) {
+                (Some(f), Some(w)) => Some(f.min(w)),
+                (f, w) => f.or(w),
+            };
+            Room {
+                bytes,
+                inodes: None,
+            }
+        }
+    }
+}
+
+/// What a place has free for a corpus ([`room`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Room {
+    /// Free bytes, where known.
+    pub bytes: Option<u64>,
+    /// Free inodes, where known and limited.
+    pub inodes: Option<u64>,
+}
+
 /// Whether `dir` has the free bytes and inodes `need` asks for; if not,
 /// the error says which and what to do.
 fn dir_has_room(dir: &Path, need: Need) -> Result<(), String> {

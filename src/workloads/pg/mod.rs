@@ -358,12 +358,42 @@ impl<'a> Setup<'a> {
             (true, true) => Some(host.scratch()),
             (true, false) => None,
         };
-        let note = match dir.map(|d| check_space(d, self.need())) {
-            Some(note) => note?,
+        let note = match dir.map(|d| (d, check_space(d, self.need()))) {
+            Some((d, Err(_))) if self.opts.fit && self.memory.is_none() => self.fit_to(d)?,
+            Some((_, note)) => note?,
             None => "not checked: the server host is another machine".to_string(),
         };
         self.params.insert("free_space".into(), json!(note));
         Ok(())
+    }
+
+    /// `--fit`: the scale lowered until the database fits the free space
+    /// of `dir` with a tenth to spare, recorded as `fitted`; the space
+    /// note of the scale it runs at.
+    fn fit_to(&mut self, dir: &std::path::Path) -> Result<String, String> {
+        use crate::units::fmt_bytes;
+        let free = crate::sys::free_bytes(dir).unwrap_or(0);
+        let asked = (self.scale, self.need());
+        let room = (free / 10 * 9).saturating_sub(64 << 20) / 2;
+        let scale = room / BYTES_PER_SCALE;
+        if scale == 0 {
+            return check_space(dir, self.need());
+        }
+        self.scale = scale;
+        self.params.insert("scale".into(), json!(scale));
+        self.params
+            .insert("target_db_bytes".into(), json!(scale * BYTES_PER_SCALE));
+        self.params.insert(
+            "fitted".into(),
+            json!(format!(
+                "fitted to this machine (--fit): scale {} asked (about {} on disk while loaded), scale {scale} run: {} has {} free",
+                asked.0,
+                fmt_bytes(asked.1),
+                dir.display(),
+                fmt_bytes(free)
+            )),
+        );
+        check_space(dir, self.need())
     }
 
     /// The server: the one given, checked, or a throwaway cluster on the
