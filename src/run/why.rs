@@ -5,7 +5,7 @@
 //! benchmark. The windows are separate from the timed runs and never
 //! disturb their numbers.
 
-use crate::analysis::stacks::{Window, compare};
+use crate::analysis::stacks::{Clock, Window, compare};
 use crate::bench::{Benchmark, Run, Schedule, StepError};
 use crate::ctx::Ctx;
 use crate::harness::clock::Stopwatch;
@@ -170,7 +170,19 @@ pub fn profile(
         }
         let high = got.pop().ok_or("no window")?;
         let low = got.pop().ok_or("no window")?;
-        Ok(compare(p.name(), p.event(), p.frequency(), &low, &high))
+        let clock = if crate::sys::clock_counts_instructions() {
+            Clock::Instructions
+        } else {
+            Clock::Time
+        };
+        Ok(compare(
+            p.name(),
+            p.event(),
+            p.frequency(),
+            clock,
+            &low,
+            &high,
+        ))
     })();
     drop(run);
     result.unwrap_or_else(failed)

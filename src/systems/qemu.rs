@@ -83,7 +83,10 @@ pub enum GuestClock {
 /// laid out alike and its counts repeat (docs/kernels.md has the
 /// figures). The recorded kernel command line shows it; a guest that
 /// must be randomized runs with `--guest-clock time`.
-pub const COUNTED_CMDLINE: &str = "norandmaps";
+/// `scalebench.clock=instructions` tells the guest's scalebench that its
+/// clock counts instructions ([`crate::sys::clock_counts_instructions`]):
+/// its `--why` then says instructions, not µs of CPU.
+pub const COUNTED_CMDLINE: &str = "norandmaps scalebench.clock=instructions";
 
 impl GuestClock {
     /// Its name: `instructions` or `time`.

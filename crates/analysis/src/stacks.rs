@@ -237,16 +237,45 @@ fn common_caller(samples: &[Sample], growers: &[Grower]) -> Option<Frame> {
         .map(|(f, _)| f.clone())
 }
 
+/// What the clock a profile samples on counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// Time: a sample stands for CPU time.
+    Time,
+    /// Instructions (a QEMU guest under `-icount`, one nanosecond per
+    /// instruction): a sample stands for instructions executed.
+    Instructions,
+}
+
+impl Clock {
+    /// `ns` of this clock, in words: `21.72 µs`, or `21.7 k instructions`.
+    fn amount(self, ns: f64) -> String {
+        match self {
+            Clock::Time => format!("{:.2} µs", ns / 1e3),
+            Clock::Instructions => format!("{:.1} k instructions", ns / 1e3),
+        }
+    }
+
+    /// What is spent per operation: `CPU` or `instructions`.
+    fn spent(self) -> &'static str {
+        match self {
+            Clock::Time => "CPU",
+            Clock::Instructions => "instructions",
+        }
+    }
+}
+
 /// Compares the windows: stores them, names the growing functions and says
-/// so in a sentence.
+/// so in a sentence, its costs in what `clock` counts.
 pub fn compare(
     profiler: &str,
     event: &str,
     frequency: u32,
+    clock: Clock,
     low: &Window,
     high: &Window,
 ) -> StackProfile {
-    let (growing, explanation) = Pair::new(frequency, low, high).explain();
+    let (growing, explanation) = Pair::new(frequency, clock, low, high).explain();
     StackProfile {
         profiler: profiler.into(),
         event: event.into(),
@@ -267,6 +296,8 @@ struct Pair<'a> {
     high: &'a Window,
     /// CPU time a sample stands for, ns.
     period_ns: f64,
+    /// What that time counts.
+    clock: Clock,
     /// Self counts at low n.
     own_l: HashMap<Frame, u64>,
     /// Inclusive counts at low n.
@@ -279,17 +310,26 @@ struct Pair<'a> {
 
 impl<'a> Pair<'a> {
     /// Counts the windows, sampled at `frequency` Hz.
-    fn new(frequency: u32, low: &'a Window, high: &'a Window) -> Pair<'a> {
+    fn new(frequency: u32, clock: Clock, low: &'a Window, high: &'a Window) -> Pair<'a> {
         let (own_l, incl_l) = counts(&low.samples);
         let (own_h, incl_h) = counts(&high.samples);
         Pair {
             low,
             high,
             period_ns: 1e9 / f64::from(frequency.max(1)),
+            clock,
             own_l,
             incl_l,
             own_h,
             incl_h,
+        }
+    }
+
+    /// ` of CPU` after a time, nothing after instructions.
+    fn of_cpu(&self) -> &'static str {
+        match self.clock {
+            Clock::Time => " of CPU",
+            Clock::Instructions => "",
         }
     }
 
@@ -335,10 +375,11 @@ impl<'a> Pair<'a> {
             return (
                 Vec::new(),
                 format!(
-                    "nothing grows: {:.2} µs of CPU per operation at n = {}, {:.2} µs at n = {}, spent in the same functions",
-                    total_l / 1e3,
+                    "nothing grows: {}{} per operation at n = {}, {} at n = {}, spent in the same functions",
+                    self.clock.amount(total_l),
+                    self.of_cpu(),
                     fmt_count(low.n),
-                    total_h / 1e3,
+                    self.clock.amount(total_h),
                     fmt_count(high.n)
                 ),
             );
@@ -350,10 +391,11 @@ impl<'a> Pair<'a> {
             return (
                 Vec::new(),
                 format!(
-                    "nothing grows faster than the rest: {:.2} µs of CPU per operation at n = {}, {:.2} µs at n = {}, spent in the same functions in the same proportions (a uniform slowdown: a busy or stolen CPU, or growth spread evenly over everything)",
-                    total_l / 1e3,
+                    "nothing grows faster than the rest: {}{} per operation at n = {}, {} at n = {}, spent in the same functions in the same proportions (a uniform slowdown: a busy or stolen CPU, or growth spread evenly over everything)",
+                    self.clock.amount(total_l),
+                    self.of_cpu(),
                     fmt_count(low.n),
-                    total_h / 1e3,
+                    self.clock.amount(total_h),
                     fmt_count(high.n)
                 ),
             );
@@ -434,10 +476,11 @@ impl<'a> Pair<'a> {
         let (total_l, total_h) = self.totals();
         if growing.is_empty() {
             return format!(
-                "CPU per operation grows from {:.2} µs at n = {} to {:.2} µs at n = {}, spread over many functions with no single one to blame",
-                total_l / 1e3,
+                "{} per operation grows from {} at n = {} to {} at n = {}, spread over many functions with no single one to blame",
+                self.clock.spent(),
+                self.clock.amount(total_l),
                 fmt_count(low.n),
-                total_h / 1e3,
+                self.clock.amount(total_h),
                 fmt_count(high.n)
             );
         }
@@ -458,7 +501,7 @@ impl<'a> Pair<'a> {
         let hs: f64 = growing.iter().map(|x| x.high_share).sum();
         let ls: f64 = growing.iter().map(|x| x.low_share).sum();
         format!(
-            "at n = {}, {} of the time is {} {}{} (at n = {}: {}); CPU per operation {:.2} µs → {:.2} µs",
+            "at n = {}, {} of the time is {} {}{} (at n = {}: {}); {} per operation {} → {}",
             fmt_count(high.n),
             pct(hs.min(1.0)),
             if inclusive { "in or below" } else { "in" },
@@ -466,8 +509,9 @@ impl<'a> Pair<'a> {
             caller.map_or(String::new(), |c| format!(", called from {}", label(&c))),
             fmt_count(low.n),
             pct(ls.min(1.0)),
-            total_l / 1e3,
-            total_h / 1e3
+            self.clock.spent(),
+            self.clock.amount(total_l),
+            self.clock.amount(total_h)
         )
     }
 }
@@ -518,7 +562,7 @@ mod tests {
         // Same ops; at high n the hash walk takes 13 of 20 samples.
         let low = window(100, 1000, &[(96, BIND), (4, FIND)]);
         let high = window(15_000, 200, &[(70, BIND), (130, FIND)]);
-        let p = compare("perf", "cpu-clock", 1000, &low, &high);
+        let p = compare("perf", "cpu-clock", 1000, Clock::Time, &low, &high);
         assert_eq!(p.growing.len(), 1, "{:?}", p.growing);
         assert_eq!(p.growing[0].function, "inet_bind2_bucket_find");
         assert!(p.growing[0].kernel);
@@ -534,10 +578,37 @@ mod tests {
     }
 
     #[test]
+    fn a_guest_counting_instructions_is_told_in_instructions() {
+        let low = window(100, 1000, &[(90, BIND), (10, FIND)]);
+        let high = window(15_000, 1000, &[(95, BIND), (11, FIND)]);
+        let p = compare("perf", "cpu-clock", 1000, Clock::Instructions, &low, &high);
+        assert_eq!(
+            p.explanation.unwrap(),
+            "nothing grows: 100.0 k instructions per operation at n = 100, 106.0 k instructions at n = 15 000, spent in the same functions"
+        );
+        let grows = window(15_000, 200, &[(70, BIND), (130, FIND)]);
+        let p = compare("perf", "cpu-clock", 1000, Clock::Instructions, &low, &grows);
+        let e = p.explanation.unwrap();
+        assert!(
+            e.ends_with(
+                "; instructions per operation 100.0 k instructions → 1000.0 k instructions"
+            ),
+            "{e}"
+        );
+        assert!(!e.contains("µs"), "{e}");
+        let p = compare("perf", "cpu-clock", 1000, Clock::Time, &low, &grows);
+        assert!(
+            p.explanation
+                .unwrap()
+                .ends_with("; CPU per operation 100.00 µs → 1000.00 µs")
+        );
+    }
+
+    #[test]
     fn a_flat_cost_names_nothing() {
         let low = window(100, 1000, &[(90, BIND), (10, FIND)]);
         let high = window(15_000, 1000, &[(95, BIND), (11, FIND)]);
-        let p = compare("perf", "cpu-clock", 1000, &low, &high);
+        let p = compare("perf", "cpu-clock", 1000, Clock::Time, &low, &high);
         assert!(p.growing.is_empty());
         assert!(p.explanation.unwrap().starts_with("nothing grows"));
     }
@@ -548,7 +619,7 @@ mod tests {
         // the code (seen on a shared CI runner for an O(1) operation).
         let low = window(2000, 1000, &[(980, BIND), (20, FIND)]);
         let high = window(20_000, 1000, &[(1300, BIND), (27, FIND)]);
-        let p = compare("perf", "cpu-clock", 1000, &low, &high);
+        let p = compare("perf", "cpu-clock", 1000, Clock::Time, &low, &high);
         assert!(p.growing.is_empty(), "{:?}", p.growing);
         let e = p.explanation.unwrap();
         assert!(
@@ -557,11 +628,11 @@ mod tests {
         );
         // The same third, all of it in one function whose share rises.
         let high = window(20_000, 1000, &[(980, BIND), (347, FIND)]);
-        let p = compare("perf", "cpu-clock", 1000, &low, &high);
+        let p = compare("perf", "cpu-clock", 1000, Clock::Time, &low, &high);
         assert_eq!(p.growing[0].function, "inet_bind2_bucket_find");
         // Twice as slow counts even in the same proportions.
         let high = window(20_000, 1000, &[(1960, BIND), (40, FIND)]);
-        let p = compare("perf", "cpu-clock", 1000, &low, &high);
+        let p = compare("perf", "cpu-clock", 1000, Clock::Time, &low, &high);
         assert_eq!(p.growing[0].function, "__inet_bind");
     }
 
@@ -582,7 +653,7 @@ mod tests {
             &[(100, BIND), (2, &[("do_poll", true), ("main", false)])],
         );
         let high = window(10_000, 1000, &refs);
-        let p = compare("perf", "cpu-clock", 1000, &low, &high);
+        let p = compare("perf", "cpu-clock", 1000, Clock::Time, &low, &high);
         assert_eq!(p.growing.len(), 1, "{:?}", p.growing);
         assert_eq!(p.growing[0].function, "do_poll");
         assert_eq!(p.growing[0].basis, "inclusive");
@@ -605,7 +676,7 @@ mod tests {
     #[test]
     fn too_few_samples_say_so() {
         let low = window(1, 10, &[(3, BIND)]);
-        let p = compare("perf", "cpu-clock", 1000, &low, &low);
+        let p = compare("perf", "cpu-clock", 1000, Clock::Time, &low, &low);
         assert!(p.explanation.unwrap().starts_with("too few samples"));
     }
 

@@ -15,7 +15,7 @@ use analysis::{Class, Verdict};
 use results::{Monitor, ResultFile, Status};
 use std::collections::BTreeSet;
 use std::io::Write;
-use units::{fmt_n, fmt_ns};
+use units::fmt_n;
 
 /// The HTML writer.
 pub struct HtmlReport;
@@ -67,9 +67,14 @@ fn write_profile(out: &mut dyn Write, e: &Entry, id: &str) -> std::io::Result<()
     if !p.growing.is_empty() {
         writeln!(
             out,
-            "<table class=\"growing\"><tr><th>growing function</th><th>time</th><th>share at n = {}</th><th>share at n = {}</th><th>CPU per op at n = {}</th><th>at n = {}</th></tr>",
+            "<table class=\"growing\"><tr><th>growing function</th><th>time</th><th>share at n = {}</th><th>share at n = {}</th><th>{} per op at n = {}</th><th>at n = {}</th></tr>",
             fmt_n(lo.n as f64),
             fmt_n(hi.n as f64),
+            if e.cost.counts_instructions() {
+                "instructions"
+            } else {
+                "CPU"
+            },
             fmt_n(lo.n as f64),
             fmt_n(hi.n as f64)
         )?;
@@ -82,8 +87,8 @@ fn write_profile(out: &mut dyn Write, e: &Entry, id: &str) -> std::io::Result<()
                 esc(&g.basis),
                 g.low_share * 100.0,
                 g.high_share * 100.0,
-                fmt_ns(g.low_ns_per_op),
-                fmt_ns(g.high_ns_per_op)
+                e.cost.fmt(g.low_ns_per_op),
+                e.cost.fmt(g.high_ns_per_op)
             )?;
         }
         writeln!(out, "</table>")?;

@@ -98,6 +98,17 @@ impl Setting {
     }
 }
 
+/// Whether this system's clock counts instructions rather than time: a
+/// QEMU guest run under `-icount` by a scalebench, which says so on the
+/// kernel command line (`scalebench.clock=instructions`; Linux, where a guest's kernel
+/// command line is /proc/cmdline; false elsewhere).
+pub fn clock_counts_instructions() -> bool {
+    std::fs::read_to_string("/proc/cmdline").is_ok_and(|c| {
+        c.split_whitespace()
+            .any(|w| w == "scalebench.clock=instructions")
+    })
+}
+
 /// A System V shared memory segment as `shmctl(IPC_STAT)` tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShmStat {
