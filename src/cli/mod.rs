@@ -473,6 +473,11 @@ pub struct ServeArgs {
     /// a readiness backend.
     #[arg(long)]
     pub io_uring: bool,
+    /// Serve on the best readiness backend of this OS (epoll, kqueue)
+    /// rather than io_uring, without naming it (the workloads' default:
+    /// the server host picks its own).
+    #[arg(long, conflicts_with_all = ["io_uring", "backend"])]
+    pub no_io_uring: bool,
     /// Worker processes sharing one listening socket (bound before they fork).
     #[arg(long, value_name = "N", conflicts_with = "reuseport", value_parser = values::whole::<u32>(1, 1024))]
     pub processes: Option<u32>,

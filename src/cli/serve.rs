@@ -249,5 +249,5 @@ fn uring_wanted(a: &ServeArgs) -> anyhow::Result<bool> {
         }
         return Ok(true);
     }
-    Ok(can && a.backend.is_none())
+    Ok(can && a.backend.is_none() && !a.no_io_uring)
 }

@@ -488,6 +488,7 @@ pub fn plan(m: &RunSpec, suites: &[Suite]) -> anyhow::Result<RunPlan> {
         given: &m.given,
         hosts: &m.hosts,
         sweep: sweep.as_ref(),
+        here: m.systems.iter().all(|s| s.kind == Kind::Local),
     };
     let mut work = Vec::new();
     for (workload, size) in chosen {

@@ -640,6 +640,7 @@ impl Doc<'_> {
             given: &given,
             hosts: &[],
             sweep: None,
+            here: true,
         };
         for item in &s.items {
             let SuiteItem::Work { workload, .. } = item else {

@@ -569,9 +569,24 @@ impl RemoteSystem {
         let name = format!("item-{}.json", self.items);
         let began = self.at.begin();
         let there = self.at.out_path(&name);
-        let profile = began.and_then(|()| self.profile_there());
-        let args = profile.map(|p| item_args(&o.spec, item, p.as_deref(), &there));
-        let ran = args.and_then(|args| self.at.run(&args, ITEM_LIMIT));
+        if let Err(e) = began {
+            let why = format!("the system is gone: {e:#}");
+            if !crate::stop::interrupted() {
+                self.lost = Some(why.clone());
+            }
+            return Err(why);
+        }
+        // The system's own profile could not be put there: this item
+        // fails, the system goes on (its turn ended).
+        let profile = match self.profile_there() {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = self.at.end();
+                return Err(format!("{e:#}"));
+            }
+        };
+        let args = item_args(&o.spec, item, profile.as_deref(), &there);
+        let ran = self.at.run(&args, ITEM_LIMIT);
         let file = self.at.result(&there, &name);
         let ran = ran.and_then(|r| self.at.end().map(|()| r));
         match ran {
@@ -609,12 +624,12 @@ impl RemoteSystem {
             return Ok(Some(p.clone()));
         }
         let text = std::fs::read(p).with_context(|| format!("profile={p}"))?;
-        let file = Path::new(p)
-            .file_name()
-            .map_or("profile.toml".into(), |n| n.to_string_lossy().into_owned());
-        let there = self.at.out_path(&file);
+        // A name of its own there (beside the item files and, over ssh,
+        // the scalebench copied there).
+        let file = "profile-of-this-system.toml";
+        let there = self.at.out_path(file);
         match &self.at {
-            At::Guest(g) => std::fs::write(g.out_dir().join(&file), &text)
+            At::Guest(g) => std::fs::write(g.out_dir().join(file), &text)
                 .with_context(|| format!("profile={p}: into the guest's directory"))?,
             At::Image(i) => i.session()?.write_file(&there, &text, COMMAND_LIMIT)?,
             At::Ssh(s) => s.write_file(&there, &text, COMMAND_LIMIT)?,
@@ -678,7 +693,7 @@ fn merge(rec: &mut Recording, f: ResultFile, system: &SystemInfo) {
     // record shows what it set.
     if let Some(p) = f.profile {
         match &mut rec.file.profile {
-            Some(r) => r.partial |= p.partial,
+            Some(r) => merge_profile(r, p),
             None => rec.file.profile = Some(p),
         }
     }
@@ -687,6 +702,28 @@ fn merge(rec: &mut Recording, f: ResultFile, system: &SystemInfo) {
     }
     rec.file.benchmarks.extend(f.benchmarks);
     rec.file.workloads.extend(f.workloads);
+}
+
+/// Adds what one item's application of a system's profile did to the
+/// record of the items before: partial if any was; a change applied there
+/// (an item's filesystem remounted) replaces one that was only recorded or
+/// unchanged, and a change no item before made is added.
+fn merge_profile(r: &mut results::TuningRecord, p: results::TuningRecord) {
+    use results::ChangeStatus;
+    r.partial |= p.partial;
+    for c in p.changes {
+        match r
+            .changes
+            .iter_mut()
+            .find(|x| x.kind == c.kind && x.name == c.name)
+        {
+            Some(x) if c.status == ChangeStatus::Applied && x.status != ChangeStatus::Applied => {
+                *x = c
+            }
+            Some(_) => {}
+            None => r.changes.push(c),
+        }
+    }
 }
 
 /// Records `item` as failed in `rec`, saying why.
@@ -743,5 +780,65 @@ pub fn close(systems: Vec<Opened>, progress: &mut Progress) {
                 progress.note_run(&format!("{name}: {note}"));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::{ChangeStatus, ProfileChange, TuningRecord};
+
+    fn change(name: &str, status: ChangeStatus) -> ProfileChange {
+        ProfileChange {
+            kind: "mount".into(),
+            name: name.into(),
+            wanted: "noatime".into(),
+            old: None,
+            new: None,
+            status,
+            reason: None,
+        }
+    }
+
+    #[test]
+    fn a_system_s_profile_record_gathers_what_every_item_applied() {
+        let rec = |changes: Vec<ProfileChange>, partial| TuningRecord {
+            name: "t".into(),
+            description: String::new(),
+            origin: "built-in".into(),
+            partial,
+            changes,
+            elsewhere: Vec::new(),
+        };
+        // A benchmark item only records the mount options; the fs item
+        // remounts its filesystem; a later item finds it as it was.
+        let mut r = rec(vec![change("mount options", ChangeStatus::Recorded)], false);
+        merge_profile(
+            &mut r,
+            rec(
+                vec![
+                    change("mount options", ChangeStatus::Applied),
+                    change("/srv", ChangeStatus::Applied),
+                ],
+                true,
+            ),
+        );
+        merge_profile(
+            &mut r,
+            rec(vec![change("mount options", ChangeStatus::Recorded)], false),
+        );
+        let got: Vec<(&str, ChangeStatus)> = r
+            .changes
+            .iter()
+            .map(|c| (c.name.as_str(), c.status))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("mount options", ChangeStatus::Applied),
+                ("/srv", ChangeStatus::Applied)
+            ]
+        );
+        assert!(r.partial);
     }
 }

@@ -634,8 +634,18 @@ impl Applied {
                     ));
                 }
                 if let Err(e) = write_entry(kind, &entry.name, new) {
-                    self.state.entries.pop();
-                    let _ = self.state.write(&self.journal);
+                    // Partly done (a remount sets a mount's and its
+                    // filesystem's flags apart): kept to be put back.
+                    let now = read_entry(kind, &entry.name);
+                    if now.is_some() && now.as_deref() != Some(entry.old.as_str()) {
+                        self.undo.push(Undo::Entry(Entry {
+                            new: now.unwrap_or_default(),
+                            ..entry
+                        }));
+                    } else {
+                        self.state.entries.pop();
+                        let _ = self.state.write(&self.journal);
+                    }
                     return Err(format!("the system refused it: {e}"));
                 }
                 let back = read_entry(kind, &entry.name).unwrap_or_else(|| new.to_string());

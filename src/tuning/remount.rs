@@ -120,9 +120,34 @@ pub(crate) fn read(mount_point: &str) -> Option<String> {
     (m.mount_point == mount_point).then(|| state(&m.options))
 }
 
-/// Remounts the filesystem at `mount_point` to canonical `state`.
+/// The flags of a mount (`options` as [`crate::sys::Mount::options`])
+/// that a remount must repeat to keep them: read-only or not, and the
+/// `nosuid`, `nodev`, `noexec` and `nosymfollow` it has (mount(8) is told
+/// to take nothing from fstab or the mount table, so what is not given is
+/// cleared).
+fn kept(options: &str) -> Vec<&str> {
+    const FLAGS: [&str; 6] = ["ro", "rw", "nosuid", "nodev", "noexec", "nosymfollow"];
+    let mut v: Vec<&str> = Vec::new();
+    for o in options.split(',').filter(|o| FLAGS.contains(o)) {
+        if !v.contains(&o) {
+            v.push(o);
+        }
+    }
+    v
+}
+
+/// Remounts the filesystem at `mount_point` to canonical `state`, its
+/// other flags as they are.
 pub(crate) fn write(mount_point: &str, state: &str) -> std::io::Result<()> {
-    crate::sys::remount(Path::new(mount_point), &remount_options(state))
+    let m = crate::sys::mount_of(Path::new(mount_point))
+        .filter(|m| m.mount_point == mount_point)
+        .ok_or_else(|| std::io::Error::other(format!("{mount_point} is not mounted")))?;
+    let mut options = kept(&m.options).join(",");
+    if !options.is_empty() {
+        options.push(',');
+    }
+    options.push_str(&remount_options(state));
+    crate::sys::remount(Path::new(mount_point), &options)
 }
 
 /// The command that puts `state` back by hand.
@@ -146,11 +171,12 @@ pub(crate) fn plan(dir: &Path, options: &[String]) -> Planned {
     };
     let old = state(&m.options);
     let outcome = match target(&old, options) {
-        Err(why) => Outcome::Refused(why),
-        Ok(new) if new == old => Outcome::Unchanged,
-        Ok(_) if !cfg!(target_os = "linux") => Outcome::Refused(
+        // The state is read in Linux's words: elsewhere it is not known.
+        _ if !cfg!(target_os = "linux") => Outcome::Refused(
             "remounting for a profile is done on Linux only (mount -u is not used yet)".into(),
         ),
+        Err(why) => Outcome::Refused(why),
+        Ok(new) if new == old => Outcome::Unchanged,
         // SAFETY: geteuid has no preconditions.
         Ok(_) if unsafe { libc::geteuid() } != 0 => {
             Outcome::Refused("remounting needs root".into())
@@ -192,6 +218,10 @@ mod tests {
         assert_eq!(
             remount_options("relatime,diratime,async,nolazytime"),
             "atime,relatime,diratime,async,nolazytime"
+        );
+        assert_eq!(
+            kept("rw,nosuid,nodev,relatime,rw,size=10240k"),
+            ["rw", "nosuid", "nodev"]
         );
         assert_eq!(
             by_hand("/srv", "noatime,nodiratime,sync,lazytime"),

@@ -133,7 +133,13 @@ pub(crate) struct HttpOptions {
 }
 
 impl HttpOptions {
-    fn of(given: &super::Given) -> Result<HttpOptions, FlagError> {
+    fn of(asked: &super::Asked) -> Result<HttpOptions, FlagError> {
+        let given = asked.given;
+        // Its server runs on this OS unless a server host over ssh is
+        // given (a namespace of this machine is this OS).
+        let server_here = !asked.hosts.iter().any(|h| {
+            h.role == crate::hosts::Role::Server && matches!(h.reach, crate::hosts::Reach::Ssh(_))
+        });
         let server = match given.value("http-server") {
             None | Some("scalebench") => ServerKind::Scalebench,
             Some("nginx") => ServerKind::Nginx,
@@ -159,7 +165,7 @@ impl HttpOptions {
             ));
         }
         let threads = given.parsed("http-threads", http_threads)?.unwrap_or(1);
-        let path = ServerPath::of(given)?;
+        let path = ServerPath::of(given, server_here)?;
         let theirs = |flag: &str, why: &str| {
             Err(FlagError::of(
                 flag,
@@ -192,11 +198,11 @@ impl HttpOptions {
     /// Records them in a workload's params (`server_loop`, scalebench
     /// serve's event loop, only when it serves; `server_files` when it or
     /// a process per connection serves).
-    fn record(&self, p: &mut BTreeMap<String, serde_json::Value>) {
+    fn record(&self, p: &mut BTreeMap<String, serde_json::Value>, ctx: &Ctx) {
         p.insert("server".into(), json!(self.server.name()));
         p.insert("load_threads".into(), json!(self.threads));
         if self.server != ServerKind::Nginx {
-            self.path.record(p);
+            self.path.record(p, ctx.hosts().server.on_this_machine());
         }
         if self.server != ServerKind::Scalebench {
             p.remove("server_loop");
@@ -333,7 +339,7 @@ impl Server {
                 s.info["files"] = json!(spec.path.files.name());
             }
             ServerKind::Scalebench => {
-                s.info["mode"] = json!(spec.path.loop_name());
+                s.info["mode"] = json!(spec.path.loop_name(host.on_this_machine()));
                 s.info["files"] = json!(spec.path.files.name());
                 s.info["processes"] = json!(processes);
                 s.info["reuseport"] = json!(reuseport);
@@ -697,7 +703,7 @@ impl Workload for IpStack {
     }
 
     fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, super::FlagError> {
-        Ok(Some(std::sync::Arc::new(HttpOptions::of(asked.given)?)))
+        Ok(Some(std::sync::Arc::new(HttpOptions::of(asked)?)))
     }
 
     fn sweeps(&self) -> &'static [&'static str] {
@@ -714,7 +720,7 @@ impl Workload for IpStack {
         let mut params = BTreeMap::new();
         params.insert("object_bytes".into(), json!(11 * 1024));
         params.insert("fetches".into(), json!(fetches));
-        h.record(&mut params);
+        h.record(&mut params, ctx);
         params.insert("connections".into(), json!(50));
         params.insert("requests_per_connection".into(), json!(10));
         let plan = opts.sweep.as_ref().map(|s| s.plan(opts.size, "req/s"));
@@ -880,7 +886,7 @@ impl Workload for ShortConn {
     }
 
     fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, super::FlagError> {
-        Ok(Some(std::sync::Arc::new(HttpOptions::of(asked.given)?)))
+        Ok(Some(std::sync::Arc::new(HttpOptions::of(asked)?)))
     }
 
     fn sweeps(&self) -> &'static [&'static str] {
@@ -892,7 +898,7 @@ impl Workload for ShortConn {
         let short = ShortPlan::of(opts.size);
         let root = ctx.hosts().server.scratch().join("www-shortconn");
         let mut params = BTreeMap::new();
-        h.record(&mut params);
+        h.record(&mut params, ctx);
         params.insert("connections".into(), json!(short.connections));
         params.insert("requests_per_connection".into(), json!(1));
         params.insert("warm_up_s".into(), json!(short.warm_up.as_secs_f64()));

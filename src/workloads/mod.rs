@@ -303,6 +303,10 @@ pub struct Asked<'a> {
     pub hosts: &'a [crate::hosts::HostSpec],
     /// The sweep every workload of the run is asked for.
     pub sweep: Option<&'a SweepOptions>,
+    /// Whether the workloads run on this machine (else on systems of
+    /// `run --system`, whose own scalebench checks what is theirs to
+    /// check: their kernel's filesystems).
+    pub here: bool,
 }
 
 /// Whether a workload makes filesystems, and whose mount options they get:

@@ -58,6 +58,9 @@ pub(crate) const LOOP_FLAG: WorkloadFlag = WorkloadFlag {
 /// The event loop the server runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Loop {
+    /// The best readiness backend of the server host's OS, which it picks
+    /// itself (epoll, kqueue): the server may run on another machine.
+    Best,
     /// A readiness backend.
     Readiness(Backend),
     /// io_uring (Linux).
@@ -74,18 +77,20 @@ pub(crate) struct ServerPath {
 }
 
 impl Default for ServerPath {
-    /// The seeds' path on the OS's best readiness backend.
+    /// The seeds' path on the server host's best readiness backend.
     fn default() -> ServerPath {
         ServerPath {
             files: Opens::PerRequest,
-            event_loop: Loop::Readiness(Backend::available_all()[0]),
+            event_loop: Loop::Best,
         }
     }
 }
 
 impl ServerPath {
-    /// The path the flags given ask for, checked against this OS.
-    pub(crate) fn of(given: &Given) -> Result<ServerPath, FlagError> {
+    /// The path the flags given ask for; a loop named is checked against
+    /// this OS when the server runs here (`server_here`), else by the
+    /// server host's `serve`.
+    pub(crate) fn of(given: &Given, server_here: bool) -> Result<ServerPath, FlagError> {
         let mut p = ServerPath::default();
         match given.value("serve-files") {
             None | Some("per-request") => {}
@@ -98,14 +103,17 @@ impl ServerPath {
             }
         }
         if let Some(name) = given.value("serve-loop") {
-            p.event_loop = loop_named(name)?;
+            p.event_loop = loop_named(name, server_here)?;
         }
         Ok(p)
     }
 
-    /// The name of its loop (`epoll`, `io_uring`, …).
-    pub(crate) fn loop_name(&self) -> &'static str {
+    /// The name of its loop (`epoll`, `io_uring`, …) on a server of this
+    /// OS (`here`) or of another one's (`Best`: `readiness`, its choice).
+    pub(crate) fn loop_name(&self, here: bool) -> &'static str {
         match self.event_loop {
+            Loop::Best if here => Backend::available_all()[0].name(),
+            Loop::Best => "readiness",
             Loop::Readiness(b) => b.name(),
             Loop::IoUring => "io_uring",
         }
@@ -115,21 +123,24 @@ impl ServerPath {
     pub(crate) fn serve_args(&self) -> Vec<OsString> {
         let mut v: Vec<OsString> = vec!["--files".into(), self.files.name().into()];
         match self.event_loop {
+            Loop::Best => v.push("--no-io-uring".into()),
             Loop::Readiness(b) => v.extend(["--backend".into(), b.name().into()]),
             Loop::IoUring => v.push("--io-uring".into()),
         }
         v
     }
 
-    /// Records it in a workload's params: `server_files` and `server_loop`.
-    pub(crate) fn record(&self, p: &mut BTreeMap<String, serde_json::Value>) {
+    /// Records it in a workload's params: `server_files` and `server_loop`
+    /// (of a server on this machine's OS when `here`).
+    pub(crate) fn record(&self, p: &mut BTreeMap<String, serde_json::Value>, here: bool) {
         p.insert("server_files".into(), json!(self.files.name()));
-        p.insert("server_loop".into(), json!(self.loop_name()));
+        p.insert("server_loop".into(), json!(self.loop_name(here)));
     }
 }
 
-/// The loop `name` names, where this OS has it.
-fn loop_named(name: &str) -> Result<Loop, FlagError> {
+/// The loop `name` names, where this OS has it when the server runs here
+/// (`server_here`).
+fn loop_named(name: &str, server_here: bool) -> Result<Loop, FlagError> {
     let available = || {
         let mut v: Vec<&str> = Backend::available_all().iter().map(|b| b.name()).collect();
         if uring_available() {
@@ -153,10 +164,11 @@ fn loop_named(name: &str) -> Result<Loop, FlagError> {
         },
     };
     let here = match l {
+        Loop::Best => true,
         Loop::Readiness(b) => b.available(),
         Loop::IoUring => uring_available(),
     };
-    if !here {
+    if server_here && !here {
         return Err(FlagError::of(
             "serve-loop",
             format!(
@@ -189,22 +201,27 @@ mod tests {
 
     #[test]
     fn the_seeds_path_is_the_default_and_each_choice_reaches_serve() {
-        let p = ServerPath::of(&given(&[])).unwrap();
+        let p = ServerPath::of(&given(&[]), true).unwrap();
         assert_eq!(p.files, Opens::PerRequest);
-        let best = Backend::available_all()[0];
-        assert_eq!(p.event_loop, Loop::Readiness(best));
+        // The server's host picks its best readiness backend itself.
+        assert_eq!(p.event_loop, Loop::Best);
         assert_eq!(
             p.serve_args(),
-            ["--files", "per-request", "--backend", best.name()].map(OsString::from)
+            ["--files", "per-request", "--no-io-uring"].map(OsString::from)
         );
-        let p =
-            ServerPath::of(&given(&[("serve-files", "cached"), ("serve-loop", "poll")])).unwrap();
+        assert_eq!(p.loop_name(true), Backend::available_all()[0].name());
+        assert_eq!(p.loop_name(false), "readiness");
+        let p = ServerPath::of(
+            &given(&[("serve-files", "cached"), ("serve-loop", "poll")]),
+            true,
+        )
+        .unwrap();
         assert_eq!(
             p.serve_args(),
             ["--files", "cached", "--backend", "poll"].map(OsString::from)
         );
         let mut params = BTreeMap::new();
-        p.record(&mut params);
+        p.record(&mut params, true);
         assert_eq!(params["server_files"], "cached");
         assert_eq!(params["server_loop"], "poll");
     }
@@ -216,7 +233,7 @@ mod tests {
         } else {
             "epoll"
         };
-        let e = ServerPath::of(&given(&[("serve-loop", missing)])).unwrap_err();
+        let e = ServerPath::of(&given(&[("serve-loop", missing)]), true).unwrap_err();
         assert_eq!(e.flag.as_deref(), Some("serve-loop"));
         assert!(
             e.words.contains("not available on this system"),
@@ -224,7 +241,10 @@ mod tests {
             e.words
         );
         assert!(e.words.contains("select"), "{}", e.words);
-        let e = ServerPath::of(&given(&[("serve-loop", "kevent")])).unwrap_err();
+        let e = ServerPath::of(&given(&[("serve-loop", "kevent")]), true).unwrap_err();
         assert!(e.words.contains("not an event loop"), "{}", e.words);
+        // A server on another host judges its own loop.
+        let p = ServerPath::of(&given(&[("serve-loop", missing)]), false).unwrap();
+        assert_eq!(p.serve_args()[3], missing);
     }
 }

@@ -91,6 +91,10 @@ pub struct StaticFiles {
     root: PathBuf,
     /// The root, open: per-request lookups start from it.
     root_dir: File,
+    /// Whether one confined lookup works here ([`sys::open_beneath`]:
+    /// not on an OS or kernel without it, nor where a sandbox refuses
+    /// openat2); else the real path is checked first.
+    beneath: bool,
     bodies: Bodies,
     opens: Opens,
     /// Looked up once per request: a fast hash, not a DoS-resistant one
@@ -217,9 +221,14 @@ impl StaticFiles {
             ));
         }
         let root_dir = File::open(&root)?;
+        let beneath = {
+            use std::os::fd::AsRawFd;
+            sys::open_beneath(root_dir.as_raw_fd(), c".").is_ok()
+        };
         Ok(StaticFiles {
             root,
             root_dir,
+            beneath,
             bodies,
             opens,
             cache: HashMap::default(),
@@ -246,11 +255,7 @@ impl StaticFiles {
 
     fn open(&self, rel: &str) -> Result<Entry, Refused> {
         let path = self.locate(rel)?;
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
-            .map_err(|e| Refused(io_status(&e)))?;
+        let file = open_nofollow(&path)?;
         let meta = file.metadata().map_err(|e| Refused(io_status(&e)))?;
         if !meta.is_file() {
             return Err(Refused(404));
@@ -318,17 +323,19 @@ impl StaticFiles {
     /// root; a directory opens too.
     fn open_below(&self, rel: &str) -> Result<File, Refused> {
         use std::os::fd::AsRawFd;
+        if !self.beneath {
+            // The real path below the root, as it is (a directory stays
+            // one: the caller finds its index).
+            let real =
+                std::fs::canonicalize(self.root.join(rel)).map_err(|e| Refused(io_status(&e)))?;
+            if !real.starts_with(&self.root) {
+                return Err(Refused(404));
+            }
+            return open_nofollow(&real);
+        }
         let c = std::ffi::CString::new(rel).map_err(|_| Refused(400))?;
         match sys::open_beneath(self.root_dir.as_raw_fd(), &c) {
             Ok(f) => Ok(f),
-            Err(e) if e.kind() == io::ErrorKind::Unsupported => {
-                let path = self.locate(rel)?;
-                std::fs::OpenOptions::new()
-                    .read(true)
-                    .custom_flags(libc::O_NOFOLLOW)
-                    .open(&path)
-                    .map_err(|e| Refused(io_status(&e)))
-            }
             // Out of the root, or a loop of links: nothing to serve.
             Err(e) if matches!(e.raw_os_error(), Some(libc::EXDEV) | Some(libc::ELOOP)) => {
                 Err(Refused(404))
@@ -388,6 +395,17 @@ impl StaticFiles {
         self.cache.insert(rel.to_string(), entry);
         Ok(&self.cache[rel])
     }
+}
+
+/// `path` opened for reading, not through a final symbolic link, and
+/// without waiting (a FIFO must not hold the server; only regular files
+/// are served, read unaffected).
+fn open_nofollow(path: &Path) -> Result<File, Refused> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| Refused(io_status(&e)))
 }
 
 /// Appends a small response with `status` that keeps the connection open
@@ -681,27 +699,40 @@ mod tests {
         std::fs::write(dir.path().join("secret"), b"outside").unwrap();
         std::os::unix::fs::symlink("../secret", root.join("out")).unwrap();
         std::os::unix::fs::symlink("a.txt", root.join("in")).unwrap();
+        let fifo = std::ffi::CString::new(root.join("fifo").to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
         let mut h = StaticFiles::new(&root, Bodies::Auto, Opens::PerRequest).unwrap();
+        assert_eq!(h.beneath, cfg!(target_os = "linux"), "openat2 here");
+        // The confined lookup, and the real path checked first (elsewhere).
+        for beneath in [h.beneath, false] {
+            h.beneath = beneath;
+            per_request_answers(&mut h, &root, &body);
+        }
+    }
 
-        let r = sent(&mut h, b"GET /a.txt HTTP/1.1\r\n\r\n");
+    fn per_request_answers(h: &mut StaticFiles, root: &Path, body: &[u8]) {
+        std::fs::write(root.join("small.txt"), b"first").unwrap();
+        // A FIFO is not waited on: not a file to serve.
+        let (head, _) = split(&sent(h, b"GET /fifo HTTP/1.1\r\n\r\n"));
+        assert!(head.starts_with("HTTP/1.1 404 "), "{head}");
+
+        let r = sent(h, b"GET /a.txt HTTP/1.1\r\n\r\n");
         let (head, got) = split(&r);
         assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
         assert!(head.contains("Content-Length: 100000\r\n"), "{head}");
         assert!(head.contains("Content-Type: text/plain"), "{head}");
-        assert_eq!(got, &body[..]);
+        assert_eq!(got, body);
         // A link that stays below the root is followed; one out is not.
-        assert_eq!(
-            split(&sent(&mut h, b"GET /in HTTP/1.1\r\n\r\n")).1,
-            &body[..]
-        );
-        let r = sent(&mut h, b"GET /out HTTP/1.1\r\n\r\n");
+        assert_eq!(split(&sent(h, b"GET /in HTTP/1.1\r\n\r\n")).1, body);
+        let r = sent(h, b"GET /out HTTP/1.1\r\n\r\n");
         let (head, got) = split(&r);
         assert!(head.starts_with("HTTP/1.1 404 "), "{head}");
         assert!(!String::from_utf8_lossy(got).contains("outside"));
-        let (head, _) = split(&sent(&mut h, b"GET /missing HTTP/1.1\r\n\r\n"));
+        let (head, _) = split(&sent(h, b"GET /missing HTTP/1.1\r\n\r\n"));
         assert!(head.starts_with("HTTP/1.1 404 "), "{head}");
         // A directory gives its index.
-        let r = sent(&mut h, b"GET /sub/ HTTP/1.1\r\n\r\n");
+        let r = sent(h, b"GET /sub/ HTTP/1.1\r\n\r\n");
         let (head, got) = split(&r);
         assert!(head.contains("Content-Type: text/html"), "{head}");
         assert_eq!(got, b"<p>index</p>");
@@ -718,12 +749,12 @@ mod tests {
         // Changed between two requests within a second: the next one sees
         // it (the cached path would still answer from memory).
         assert_eq!(
-            split(&sent(&mut h, b"GET /small.txt HTTP/1.1\r\n\r\n")).1,
+            split(&sent(h, b"GET /small.txt HTTP/1.1\r\n\r\n")).1,
             b"first"
         );
         std::fs::write(root.join("small.txt"), b"again").unwrap();
         assert_eq!(
-            split(&sent(&mut h, b"GET /small.txt HTTP/1.1\r\n\r\n")).1,
+            split(&sent(h, b"GET /small.txt HTTP/1.1\r\n\r\n")).1,
             b"again"
         );
     }

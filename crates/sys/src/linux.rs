@@ -425,11 +425,20 @@ pub fn sendfile(sock: i32, file: i32, offset: u64, count: usize) -> std::io::Res
 /// would lead out fails (`EXDEV`), links that stay below are followed.
 /// `Unsupported` where the kernel has no openat2 (the caller then checks
 /// the real path itself).
+#[cfg(target_os = "android")]
+pub fn open_beneath(_dir: i32, _rel: &std::ffi::CStr) -> std::io::Result<std::fs::File> {
+    Err(std::io::ErrorKind::Unsupported.into())
+}
+
+/// [`open_beneath`] with openat2 (Linux).
+#[cfg(not(target_os = "android"))]
 pub fn open_beneath(dir: i32, rel: &std::ffi::CStr) -> std::io::Result<std::fs::File> {
     use std::os::fd::FromRawFd;
     // SAFETY: open_how is plain integers.
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (libc::O_RDONLY | libc::O_CLOEXEC) as u64;
+    // Non-blocking: a FIFO below the root must not hold the server (the
+    // caller serves regular files only, and reads them unaffected).
+    how.flags = (libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY) as u64;
     how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
     // SAFETY: openat2 with a valid C string and a struct of the size given.
     let fd = unsafe {
@@ -603,11 +612,17 @@ pub fn mount_fs(dev: &str, dir: &Path, kind: &str, options: &str) -> std::io::Re
     command("mount", &args).map(drop)
 }
 
-/// Remounts the filesystem mounted at `dir` with `options` (mount(8)'s
-/// `-o remount,OPTIONS`: options not named stay as they are).
+/// Remounts the filesystem mounted at `dir` with exactly `options`
+/// (mount(8)'s `-o remount,OPTIONS`, taking nothing from /etc/fstab or the
+/// mount table: a flag not given is cleared, so the caller gives every one
+/// to keep).
 pub fn remount(dir: &Path, options: &str) -> std::io::Result<()> {
     let o = format!("remount,{options}");
-    command("mount", &["-o", &o, &dir.to_string_lossy()]).map(drop)
+    command(
+        "mount",
+        &["--options-source=disable", "-o", &o, &dir.to_string_lossy()],
+    )
+    .map(drop)
 }
 
 /// Unmounts `dir`.

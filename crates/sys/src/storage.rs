@@ -343,6 +343,14 @@ fn kernel_has_fs_in(kind: &str, filesystems: &Path, modules: &Path) -> Option<bo
             n.split('.').next() == Some(kind) && p.parent().is_some_and(|d| d.ends_with(kind))
         })
     };
+    // ext2 and ext3 are served by ext4's module: the kernel asks for
+    // `fs-KIND`, which modules.alias maps.
+    let alias = format!("alias fs-{kind} ");
+    if std::fs::read_to_string(modules.join("modules.alias"))
+        .is_ok_and(|a| a.lines().any(|l| l.starts_with(&alias)))
+    {
+        return Some(true);
+    }
     for list in ["modules.builtin", "modules.dep"] {
         if let Ok(text) = std::fs::read_to_string(modules.join(list))
             && text
@@ -427,11 +435,17 @@ mod tests {
         )
         .unwrap();
         std::fs::write(m.join("modules.builtin"), "kernel/fs/btrfs/btrfs.ko\n").unwrap();
+        std::fs::write(
+            m.join("modules.alias"),
+            "alias fs-ext3 ext4\nalias fs-ext2 ext4\n",
+        )
+        .unwrap();
         let has = |k: &str| kernel_has_fs_in(k, &fss, &m);
         assert_eq!(has("ext4"), Some(true), "listed");
         assert_eq!(has("tmpfs"), Some(true), "listed, nodev");
         assert_eq!(has("xfs"), Some(true), "a module");
         assert_eq!(has("btrfs"), Some(true), "built in");
+        assert_eq!(has("ext3"), Some(true), "ext4's module serves it");
         assert_eq!(has("jfs"), Some(false), "not listed, no jfs/jfs.ko");
         assert_eq!(has("ext"), Some(false), "names are whole");
         assert_eq!(kernel_has_fs_in("ext4", &d.path().join("none"), &m), None);

@@ -340,7 +340,8 @@ impl Workload for BigFile {
     fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, super::FlagError> {
         Ok(Some(std::sync::Arc::new(BigFileOptions {
             bytes: asked.given.parsed("bigfile-size", file_size)?,
-            path: super::server_path::ServerPath::of(asked.given)?,
+            // Its server runs beside scalebench, on this OS.
+            path: super::server_path::ServerPath::of(asked.given, true)?,
         })))
     }
 
@@ -350,7 +351,7 @@ impl Workload for BigFile {
         let mut params: BTreeMap<String, serde_json::Value> = BTreeMap::new();
         params.insert("file_bytes".into(), json!(bytes));
         params.insert("interleave_bytes".into(), json!(INTERLEAVE));
-        opts.own::<BigFileOptions>().path.record(&mut params);
+        opts.own::<BigFileOptions>().path.record(&mut params, true);
         let dir = ctx.workdir().join("bigfile");
         let mut rows = Vec::new();
         let layouts = [

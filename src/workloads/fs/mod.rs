@@ -190,65 +190,69 @@ fn place_name(p: &Place, ctx: &Ctx) -> String {
     }
 }
 
+/// The fewest files `--fit` shrinks the site to: below, the site stays as
+/// asked (and the place's own check refuses it, saying why).
+const FIT_MIN_FILES: u64 = 1000;
+
+/// The share of a site that `room` holds with a tenth to spare, of what it
+/// needs in all (`needed`) less the part that does not shrink with it
+/// (`fixed`); unbounded where the room is not known.
+fn fit_share(room: Option<u64>, needed: u64, fixed: u64) -> f64 {
+    room.map_or(f64::INFINITY, |r| {
+        (0.9 * r as f64 - fixed as f64).max(0.0) / (needed as f64 - fixed as f64).max(1.0)
+    })
+}
+
 /// The corpus `asked` shrunk (`--fit`) until every place's room holds it
 /// with a tenth to spare: files and bytes by one factor, the requests as
-/// asked. Its plan, and a note saying from what and why when it shrank.
+/// asked. Its plan, and a note saying from what and why when it shrank,
+/// or why it did not (below [`FIT_MIN_FILES`]: the site as asked).
 fn fit_corpus(asked: Spec, rooms: &[(String, target::Room)]) -> (Spec, Corpus, Option<String>) {
     let mut spec = asked;
     let mut corpus = Corpus::new(spec);
-    let mut tightest: Option<(f64, String)> = None;
-    for _ in 0..4 {
+    let fixed = target::disk_need(0, 0);
+    let mut first: Option<String> = None;
+    for _ in 0..8 {
         let (files, bytes) = corpus.final_totals();
         let need = target::disk_need(files, bytes);
-        let share = |room: Option<u64>, needed: u64| {
-            room.map_or(f64::INFINITY, |r| 0.9 * r as f64 / needed.max(1) as f64)
-        };
         let worst = rooms
             .iter()
-            .flat_map(
-                |(
-                    name,
-                    target::Room {
-                        bytes: b,
-                        inodes: i,
-                    },
-                )| {
-                    [
-                        (
-                            share(*b, need.bytes),
-                            format!("{name} has {} free", human_bytes(b.unwrap_or(0))),
-                        ),
-                        (
-                            share(*i, need.inodes),
-                            format!(
-                                "{name} has {} inodes free",
-                                crate::units::fmt_n(i.unwrap_or(0) as f64)
-                            ),
-                        ),
-                    ]
-                },
-            )
+            .flat_map(|(name, room)| {
+                let inodes = crate::units::fmt_n(room.inodes.unwrap_or(0) as f64);
+                [
+                    (
+                        fit_share(room.bytes, need.bytes, fixed.bytes),
+                        format!("{name} has {} free", human_bytes(room.bytes.unwrap_or(0))),
+                    ),
+                    (
+                        fit_share(room.inodes, need.inodes, fixed.inodes),
+                        format!("{name} has {inodes} inodes free"),
+                    ),
+                ]
+            })
             .min_by(|a, b| a.0.total_cmp(&b.0));
-        match worst {
-            Some((f, why)) if f < 1.0 => {
-                if tightest.is_none() {
-                    tightest = Some((
-                        f,
-                        format!(
-                            "{why}, the site as asked needs about {} and {} inodes",
-                            human_bytes(need.bytes),
-                            crate::units::fmt_n(need.inodes as f64)
-                        ),
-                    ));
-                }
-                spec.files = ((spec.files as f64 * f) as u64).max(2);
-                spec.bytes = (spec.bytes as f64 * f) as u64;
-                corpus = Corpus::new(spec);
-            }
-            _ => break,
+        let Some((f, why)) = worst.filter(|w| w.0 < 1.0) else {
+            break;
+        };
+        let why = first.get_or_insert_with(|| {
+            format!(
+                "{why}, the site as asked needs about {} and {} inodes",
+                human_bytes(need.bytes),
+                crate::units::fmt_n(need.inodes as f64)
+            )
+        });
+        spec.files = (spec.files as f64 * f * 0.99) as u64;
+        spec.bytes = (spec.bytes as f64 * f * 0.99) as u64;
+        if spec.files < FIT_MIN_FILES {
+            let note = format!(
+                "not fitted (--fit): {why}; fitted it would hold fewer than {} files, no measure of the site",
+                crate::units::fmt_n(FIT_MIN_FILES as f64)
+            );
+            return (asked, Corpus::new(asked), Some(note));
         }
+        corpus = Corpus::new(spec);
     }
-    let note = tightest.map(|(_, why)| {
+    let note = first.map(|why| {
         format!(
             "fitted to this machine (--fit): {} files and {} asked, {} files and {} run: {why}",
             crate::units::fmt_n(asked.files as f64),
@@ -358,7 +362,7 @@ impl Workload for Fs {
 
         let fs_opts: FsOptions = opts.own();
         params.insert("preload".into(), json!(fs_opts.preload));
-        fs_opts.path.record(&mut params);
+        fs_opts.path.record(&mut params, true);
         if let Some(note) = &fitted {
             params.insert("fitted".into(), json!(note));
         }
@@ -678,4 +682,52 @@ fn delete_all(
         }
     }
     progress.advance(1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn room(mib: u64) -> Vec<(String, target::Room)> {
+        vec![(
+            "/small".to_string(),
+            target::Room {
+                bytes: Some(mib << 20),
+                inodes: None,
+            },
+        )]
+    }
+
+    #[test]
+    fn a_fitted_site_holds_in_its_room_with_a_tenth_to_spare_or_is_left_as_asked() {
+        let asked = Spec {
+            seed: 1,
+            files: 100_000,
+            bytes: 1 << 30,
+            requests: 100,
+        };
+        let (spec, corpus, note) = fit_corpus(asked, &room(128));
+        let (files, bytes) = corpus.final_totals();
+        let need = target::disk_need(files, bytes);
+        assert!(need.bytes as f64 <= 0.9 * (128 << 20) as f64, "{need:?}");
+        assert!(
+            spec.files >= FIT_MIN_FILES && spec.files < asked.files,
+            "{spec:?}"
+        );
+        let note = note.unwrap();
+        assert!(
+            note.starts_with("fitted to this machine (--fit): 100 000 files"),
+            "{note}"
+        );
+        // Room enough: as asked, nothing said.
+        let (spec, _, note) = fit_corpus(asked, &room(64 << 10));
+        assert_eq!((spec.files, note), (asked.files, None));
+        // Too little for a thousand files: as asked, said why.
+        let (spec, _, note) = fit_corpus(asked, &room(72));
+        assert_eq!(spec.files, asked.files);
+        assert!(
+            note.unwrap()
+                .starts_with("not fitted (--fit): /small has 72 MiB free")
+        );
+    }
 }

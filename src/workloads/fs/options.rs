@@ -202,7 +202,11 @@ fn have_program(name: &str) -> bool {
 /// The filesystems of `--mkfs`, refused where they cannot be made here
 /// (not Linux, not root, a program missing) or where mkfs refuses their
 /// options (checked with its dry run on a scratch image of `fs_size`).
-fn made_filesystems(given: &[String], fs_size: Option<u64>) -> Result<Vec<Place>, FlagError> {
+fn made_filesystems(
+    given: &[String],
+    fs_size: Option<u64>,
+    here: bool,
+) -> Result<Vec<Place>, FlagError> {
     let specs = parse_mkfs(given).map_err(|e| FlagError::of("mkfs", e))?;
     if specs.is_empty() {
         return Ok(Vec::new());
@@ -238,7 +242,9 @@ fn made_filesystems(given: &[String], fs_size: Option<u64>) -> Result<Vec<Place>
             ));
         }
     }
-    for s in &specs {
+    // The kernel that mounts them: this one's, unless the run's systems
+    // are others (each checks its own).
+    for s in specs.iter().filter(|_| here) {
         if crate::sys::storage::kernel_has_fs(&s.kind) == Some(false) {
             let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
             return Err(FlagError::of(
@@ -286,7 +292,7 @@ impl FsOptions {
             places.push(Place::Dir(d));
         }
         let fs_size = g.parsed("fs-size", parse_bytes)?;
-        places.extend(made_filesystems(g.values("mkfs"), fs_size)?);
+        places.extend(made_filesystems(g.values("mkfs"), fs_size, asked.here)?);
         let files = g.parsed("files", files)?;
         let bytes = g.parsed("bytes", parse_bytes)?;
         if let (Some(b), Some(f)) = (bytes, files)
@@ -328,7 +334,8 @@ impl FsOptions {
                     ));
                 }
             },
-            path: crate::workloads::server_path::ServerPath::of(g)?,
+            // The replays' server runs beside scalebench, on this OS.
+            path: crate::workloads::server_path::ServerPath::of(g, true)?,
         })
     }
 

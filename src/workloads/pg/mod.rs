@@ -376,7 +376,9 @@ impl<'a> Setup<'a> {
         let asked = (self.scale, self.need());
         let room = (free / 10 * 9).saturating_sub(64 << 20) / 2;
         let scale = room / BYTES_PER_SCALE;
-        if scale == 0 {
+        // Below the quick size's scale the tables are no measure of the
+        // database asked for: refused as asked (the space note says why).
+        if scale < 10 {
             return check_space(dir, self.need());
         }
         self.scale = scale;

@@ -469,6 +469,7 @@ mod tests {
             given: &g,
             hosts: &[],
             sweep: None,
+            here: true,
         })
     }
 
@@ -505,6 +506,7 @@ mod tests {
                 given: &g,
                 hosts: &hosts,
                 sweep: None,
+                here: true,
             })
         };
         let e = on("server=ssh:root@198.18.1.2").unwrap_err();
