@@ -191,7 +191,7 @@ pub fn judge_pair(
                     x.label(),
                     y.label()
                 ),
-                _ => String::new(),
+                _ => split_words(b, n),
             };
             let how = match (threshold.is_some(), counted) {
                 (true, _) => "given".to_string(),
@@ -233,6 +233,29 @@ pub fn judge_pair(
         quiet,
         evidence,
     }
+}
+
+/// When one verdict is a split between two classes that holds the
+/// other's single class (`O(n)–O(n^2)` and `O(n)`), that they are the
+/// same class, in words; else nothing.
+fn split_words(b: &super::Entry, n: &super::Entry) -> String {
+    match (&b.verdict, &n.verdict) {
+        (Ok(vb), Ok(vn)) => same_class_words(&vb.class, &vn.class),
+        _ => String::new(),
+    }
+}
+
+/// [`split_words`] of two labels.
+fn same_class_words(b: &Label, n: &Label) -> String {
+    let said = |split: &Label, one: &Label| match (split, one) {
+        (Label::Between(..), Label::Class(c)) if split.names(*c) => Some(format!(
+            "{} holds {}: the same class, not a change; ",
+            split.label(),
+            c.label()
+        )),
+        _ => None,
+    };
+    said(b, n).or_else(|| said(n, b)).unwrap_or_default()
 }
 
 /// The cost test `c` of `what` in words, its threshold set `how`.
@@ -775,6 +798,19 @@ mod tests {
         let quiet = [system("a", Some(10.0)), system("b", None)];
         let input = Input::new(&quiet, &analysis::Options::default());
         assert!(warnings(&input).is_empty());
+    }
+
+    #[test]
+    fn a_split_that_holds_the_other_class_is_said_to_be_the_same_class() {
+        use analysis::Class;
+        let split = Label::Between(Class::Linear, Class::Quadratic);
+        let one = Label::Class(Class::Linear);
+        let said = "O(n)–O(n^2) holds O(n): the same class, not a change; ";
+        assert_eq!(same_class_words(&split, &one), said);
+        assert_eq!(same_class_words(&one, &split), said);
+        assert_eq!(same_class_words(&one, &one), "");
+        // A split that does not hold it is no such thing.
+        assert_eq!(same_class_words(&split, &Label::Class(Class::Constant)), "");
     }
 
     #[test]
