@@ -361,6 +361,13 @@ fn take_profile(spec: &str) -> Result<(String, Option<String>), String> {
         Some(i) => spec.split_at(i),
         None => (spec, ""),
     };
+    // A kernel command line's words are apart by spaces: `,profile=` in
+    // it is this option given too late.
+    if cmdline.contains(",profile=") {
+        return Err(
+            "`profile=` after `cmdline=`, which takes the rest: give profile= before it".into(),
+        );
+    }
     let mut profile = None;
     let mut kept = Vec::new();
     for item in head.split(',') {
@@ -610,6 +617,10 @@ mod tests {
             ),
             ("a=kernel:/k,profile=", "`profile=` needs a value"),
             ("a=kernel:/k,profile=a,profile=b", "`profile` given twice"),
+            (
+                "a=kernel:/k,cmdline=quiet,profile=t",
+                "`profile=` after `cmdline=`",
+            ),
             ("a=kernel:/k,cpus=1,cpus=2", "`cpus` given twice"),
             ("a=kernel:/k,cpus", "`cpus`: expected KEY=VALUE"),
             ("a=kernel:/k,initrd=", "`initrd=` needs a value"),
