@@ -617,50 +617,46 @@ impl Applied {
         old: Option<String>,
         new: &str,
     ) -> Result<String, String> {
-        {
-            {
-                let entry = Entry {
-                    kind: kind.into(),
-                    name,
-                    old: old.unwrap_or_default(),
-                    new: new.to_string(),
-                };
-                self.state.entries.push(entry.clone());
-                if let Err(e) = self.state.write(&self.journal) {
-                    self.state.entries.pop();
-                    return Err(format!(
-                        "not changed: the journal {} cannot be written ({e})",
-                        self.journal.display()
-                    ));
-                }
-                if let Err(e) = write_entry(kind, &entry.name, new) {
-                    // Partly done (a remount sets a mount's and its
-                    // filesystem's flags apart): kept to be put back.
-                    let now = read_entry(kind, &entry.name);
-                    if now.is_some() && now.as_deref() != Some(entry.old.as_str()) {
-                        self.undo.push(Undo::Entry(Entry {
-                            new: now.unwrap_or_default(),
-                            ..entry
-                        }));
-                    } else {
-                        self.state.entries.pop();
-                        let _ = self.state.write(&self.journal);
-                    }
-                    return Err(format!("the system refused it: {e}"));
-                }
-                let back = read_entry(kind, &entry.name).unwrap_or_else(|| new.to_string());
-                // The journal holds what is there now, for recovery.
-                if let Some(last) = self.state.entries.last_mut() {
-                    last.new = back.clone();
-                }
-                let _ = self.state.write(&self.journal);
+        let entry = Entry {
+            kind: kind.into(),
+            name,
+            old: old.unwrap_or_default(),
+            new: new.to_string(),
+        };
+        self.state.entries.push(entry.clone());
+        if let Err(e) = self.state.write(&self.journal) {
+            self.state.entries.pop();
+            return Err(format!(
+                "not changed: the journal {} cannot be written ({e})",
+                self.journal.display()
+            ));
+        }
+        if let Err(e) = write_entry(kind, &entry.name, new) {
+            // Partly done (a remount sets a mount's and its
+            // filesystem's flags apart): kept to be put back.
+            let now = read_entry(kind, &entry.name);
+            if now.is_some() && now.as_deref() != Some(entry.old.as_str()) {
                 self.undo.push(Undo::Entry(Entry {
-                    new: back.clone(),
+                    new: now.unwrap_or_default(),
                     ..entry
                 }));
-                Ok(back)
+            } else {
+                self.state.entries.pop();
+                let _ = self.state.write(&self.journal);
             }
+            return Err(format!("the system refused it: {e}"));
         }
+        let back = read_entry(kind, &entry.name).unwrap_or_else(|| new.to_string());
+        // The journal holds what is there now, for recovery.
+        if let Some(last) = self.state.entries.last_mut() {
+            last.new = back.clone();
+        }
+        let _ = self.state.write(&self.journal);
+        self.undo.push(Undo::Entry(Entry {
+            new: back.clone(),
+            ..entry
+        }));
+        Ok(back)
     }
 
     /// Remounts the filesystems holding `existing` with `options` (each
