@@ -685,21 +685,8 @@ fn jfs_is_made_where_the_kernel_has_it_and_refused_by_name_where_not() {
 #[test]
 fn a_site_too_large_is_fitted_to_the_disk_only_when_asked() {
     let t = tempfile::tempdir().unwrap();
-    let mnt = t.path().join("small");
-    std::fs::create_dir(&mnt).unwrap();
-    let mounted = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=128m", "none"])
-        .arg(&mnt)
-        .status()
-        .unwrap();
-    assert!(mounted.success(), "root mounts a tmpfs (scripts/test)");
-    struct Unmount<'a>(&'a std::path::Path);
-    impl Drop for Unmount<'_> {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg(self.0).status();
-        }
-    }
-    let _u = Unmount(&mnt);
+    let fs = common::Tmpfs::mount(t.path().join("small"), "size=128m");
+    let mnt = fs.0.clone();
     let run = |fit: bool| {
         let out = t.path().join(format!("r-{fit}.json"));
         let o = bin()

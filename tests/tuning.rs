@@ -423,42 +423,38 @@ fn bad_value(dir: &Path, section: &str, key: &str, value: &str) -> String {
     p.display().to_string()
 }
 
-#[test]
-fn a_profiles_mount_options_go_to_the_filesystems_the_run_makes() {
-    if !root() {
-        panic!("this test makes a filesystem on a loop device: run it as root (scripts/test)");
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("na.toml");
+/// `run fs` at a small size in `dir`, on the place `place` names, under a
+/// profile whose Linux mount options are `options` (a TOML array): its
+/// result file, checked valid; the run must succeed.
+fn fs_under_profile(dir: &Path, options: &str, place: &[&std::ffi::OsStr]) -> serde_json::Value {
+    let p = dir.join("na.toml");
     std::fs::write(
         &p,
-        "format = \"scalebench-profile/1\"\nname = \"na\"\ndescription = \"d\"\n\
-         [linux]\nmount_options = [\"noatime\"]\n",
+        format!(
+            "format = \"scalebench-profile/1\"\nname = \"na\"\ndescription = \"d\"\n\
+             [linux]\nmount_options = {options}\n"
+        ),
     )
     .unwrap();
     let out = bin()
         .args([
             "run",
             "fs",
-            "--mkfs",
-            "ext4",
-            "--fs-size",
-            "256M",
             "--files",
             "100",
             "--bytes",
             "1M",
             "--requests",
             "100",
-            "--no-report",
-            "-q",
-            "--profile",
         ])
+        .args(["--no-report", "-q"])
+        .args(place)
+        .arg("--profile")
         .arg(&p)
         .arg("-o")
-        .arg(dir.path().join("f.json"))
+        .arg(dir.join("f.json"))
         .arg("--workdir")
-        .arg(dir.path())
+        .arg(dir)
         .output()
         .unwrap();
     assert!(
@@ -466,8 +462,22 @@ fn a_profiles_mount_options_go_to_the_filesystems_the_run_makes() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let f = load(&dir.path().join("f.json"));
+    let f = load(&dir.join("f.json"));
     assert_valid(&f);
+    f
+}
+
+#[test]
+fn a_profiles_mount_options_go_to_the_filesystems_the_run_makes() {
+    if !root() {
+        panic!("this test makes a filesystem on a loop device: run it as root (scripts/test)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = fs_under_profile(
+        dir.path(),
+        "[\"noatime\"]",
+        &["--mkfs", "ext4", "--fs-size", "256M"].map(std::ffi::OsStr::new),
+    );
     let c = &f["profile"]["changes"][0];
     assert_eq!(c["kind"], "mount");
     assert_eq!(c["status"], "applied", "{c}");
@@ -480,15 +490,6 @@ fn a_profiles_mount_options_go_to_the_filesystems_the_run_makes() {
             .any(|o| o == "noatime"),
         "{target}"
     );
-}
-
-/// A tmpfs mounted on a directory for a test, unmounted when dropped.
-struct Tmpfs(std::path::PathBuf);
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.0).status();
-    }
 }
 
 /// The per-mount and superblock options of the filesystem mounted at
@@ -513,52 +514,18 @@ fn a_profiles_mount_options_remount_the_filesystem_under_test_and_are_put_back()
         panic!("this test mounts a tmpfs: run it as root (scripts/test)");
     }
     let dir = tempfile::tempdir().unwrap();
-    let mnt = std::fs::canonicalize(dir.path()).unwrap().join("mnt");
-    std::fs::create_dir(&mnt).unwrap();
-    let made = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=128m,nosuid", "none"])
-        .arg(&mnt)
-        .status()
-        .unwrap();
-    assert!(made.success());
-    let _fs = Tmpfs(mnt.clone());
+    let fs = common::Tmpfs::mount(
+        std::fs::canonicalize(dir.path()).unwrap().join("mnt"),
+        "size=128m,nosuid",
+    );
+    let mnt = fs.0.clone();
     let before = mount_options_at(&mnt);
     assert!(before.split(',').any(|o| o == "relatime"), "{before}");
-    let p = dir.path().join("na.toml");
-    std::fs::write(
-        &p,
-        "format = \"scalebench-profile/1\"\nname = \"na\"\ndescription = \"d\"\n\
-         [linux]\nmount_options = [\"noatime\", \"sync\"]\n",
-    )
-    .unwrap();
-    let out = bin()
-        .args([
-            "run",
-            "fs",
-            "--files",
-            "100",
-            "--bytes",
-            "1M",
-            "--requests",
-            "100",
-        ])
-        .args(["--no-report", "-q", "--dir"])
-        .arg(&mnt)
-        .arg("--profile")
-        .arg(&p)
-        .arg("-o")
-        .arg(dir.path().join("f.json"))
-        .arg("--workdir")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let f = fs_under_profile(
+        dir.path(),
+        "[\"noatime\", \"sync\"]",
+        &[std::ffi::OsStr::new("--dir"), mnt.as_os_str()],
     );
-    let f = load(&dir.path().join("f.json"));
-    assert_valid(&f);
     let changes = f["profile"]["changes"].as_array().unwrap();
     let c = changes
         .iter()

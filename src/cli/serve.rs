@@ -234,10 +234,7 @@ fn make_objects(a: &ServeArgs) -> anyhow::Result<()> {
 /// where it cannot), and by default where the kernel can and no readiness
 /// backend was named.
 fn uring_wanted(a: &ServeArgs) -> anyhow::Result<bool> {
-    #[cfg(target_os = "linux")]
-    let can = crate::net::uring::available();
-    #[cfg(not(target_os = "linux"))]
-    let can = false;
+    let can = crate::net::engine::uring_available();
     if a.io_uring {
         if a.backend.is_some() {
             anyhow::bail!("--io-uring and --backend: choose one");

@@ -570,11 +570,7 @@ impl RemoteSystem {
         let began = self.at.begin();
         let there = self.at.out_path(&name);
         if let Err(e) = began {
-            let why = format!("the system is gone: {e:#}");
-            if !crate::stop::interrupted() {
-                self.lost = Some(why.clone());
-            }
-            return Err(why);
+            return Err(self.gone(&e));
         }
         // The system's own profile could not be put there: this item
         // fails, the system goes on (its turn ended).
@@ -603,13 +599,20 @@ impl RemoteSystem {
                 })
             }
             Err(e) => {
-                let why = format!("the system is gone: {e:#}");
-                if !crate::stop::interrupted() {
-                    self.lost = Some(why.clone());
-                }
+                let why = self.gone(&e);
                 file.map_err(|_| why)
             }
         }
+    }
+
+    /// Why the system is gone after `e`, in words; kept for the items
+    /// left unless a stop signal ended it.
+    fn gone(&mut self, e: &anyhow::Error) -> String {
+        let why = format!("the system is gone: {e:#}");
+        if !crate::stop::interrupted() {
+            self.lost = Some(why.clone());
+        }
+        why
     }
 
     /// The system's own tuning profile (`profile=`) as the run there names

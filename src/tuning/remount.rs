@@ -116,8 +116,12 @@ fn remount_options(state: &str) -> String {
 /// The canonical state of the filesystem mounted at `mount_point`, if it
 /// is still mounted there.
 pub(crate) fn read(mount_point: &str) -> Option<String> {
-    let m = crate::sys::mount_of(Path::new(mount_point))?;
-    (m.mount_point == mount_point).then(|| state(&m.options))
+    mounted_at(mount_point).map(|m| state(&m.options))
+}
+
+/// The filesystem mounted at `mount_point`, if one still is.
+fn mounted_at(mount_point: &str) -> Option<crate::sys::Mount> {
+    crate::sys::mount_of(Path::new(mount_point)).filter(|m| m.mount_point == mount_point)
 }
 
 /// The flags of a mount (`options` as [`crate::sys::Mount::options`])
@@ -139,8 +143,7 @@ fn kept(options: &str) -> Vec<&str> {
 /// Remounts the filesystem at `mount_point` to canonical `state`, its
 /// other flags as they are.
 pub(crate) fn write(mount_point: &str, state: &str) -> std::io::Result<()> {
-    let m = crate::sys::mount_of(Path::new(mount_point))
-        .filter(|m| m.mount_point == mount_point)
+    let m = mounted_at(mount_point)
         .ok_or_else(|| std::io::Error::other(format!("{mount_point} is not mounted")))?;
     let mut options = kept(&m.options).join(",");
     if !options.is_empty() {

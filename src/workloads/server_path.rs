@@ -143,7 +143,7 @@ impl ServerPath {
 fn loop_named(name: &str, server_here: bool) -> Result<Loop, FlagError> {
     let available = || {
         let mut v: Vec<&str> = Backend::available_all().iter().map(|b| b.name()).collect();
-        if uring_available() {
+        if crate::net::engine::uring_available() {
             v.push("io_uring");
         }
         v.join(", ")
@@ -166,7 +166,7 @@ fn loop_named(name: &str, server_here: bool) -> Result<Loop, FlagError> {
     let here = match l {
         Loop::Best => true,
         Loop::Readiness(b) => b.available(),
-        Loop::IoUring => uring_available(),
+        Loop::IoUring => crate::net::engine::uring_available(),
     };
     if server_here && !here {
         return Err(FlagError::of(
@@ -178,13 +178,6 @@ fn loop_named(name: &str, server_here: bool) -> Result<Loop, FlagError> {
         ));
     }
     Ok(l)
-}
-
-fn uring_available() -> bool {
-    #[cfg(target_os = "linux")]
-    return crate::net::uring::available();
-    #[cfg(not(target_os = "linux"))]
-    return false;
 }
 
 #[cfg(test)]

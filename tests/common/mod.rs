@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The scalebench binary under test.
@@ -584,5 +584,30 @@ impl PgCluster {
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
+    }
+}
+
+/// A tmpfs a test mounted (as root) on a new directory, unmounted when
+/// dropped.
+pub struct Tmpfs(pub PathBuf);
+
+impl Tmpfs {
+    /// A tmpfs with mount `options` (`size=128m,nosuid`) on the new
+    /// directory `dir`.
+    pub fn mount(dir: PathBuf, options: &str) -> Tmpfs {
+        std::fs::create_dir(&dir).unwrap();
+        let made = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "none"])
+            .arg(&dir)
+            .status()
+            .unwrap();
+        assert!(made.success(), "root mounts a tmpfs (scripts/test)");
+        Tmpfs(dir)
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
     }
 }

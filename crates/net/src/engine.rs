@@ -10,11 +10,19 @@ use std::os::fd::RawFd;
 /// The loop `scalebench serve` uses when not told: `io_uring` where the
 /// kernel can, else the best readiness backend's name.
 pub fn default_loop() -> &'static str {
-    #[cfg(target_os = "linux")]
-    if super::uring::available() {
+    if uring_available() {
         return "io_uring";
     }
     Backend::available_all()[0].name()
+}
+
+/// Whether this kernel can serve with io_uring (Linux 6.1 and later with
+/// it enabled; never elsewhere).
+pub fn uring_available() -> bool {
+    #[cfg(target_os = "linux")]
+    return super::uring::available();
+    #[cfg(not(target_os = "linux"))]
+    return false;
 }
 
 /// Serves on `listener` until `control` reports end of input (or an

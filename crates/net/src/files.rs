@@ -238,17 +238,23 @@ impl StaticFiles {
     /// The real path of `rel` if it is a regular file below the root (a
     /// directory gives its index.html).
     fn locate(&self, rel: &str) -> Result<PathBuf, Refused> {
-        let mut real =
-            std::fs::canonicalize(self.root.join(rel)).map_err(|e| Refused(io_status(&e)))?;
-        if !real.starts_with(&self.root) {
-            return Err(Refused(404));
-        }
+        let mut real = self.real_below(rel)?;
         if real.is_dir() {
             real = std::fs::canonicalize(real.join("index.html"))
                 .map_err(|e| Refused(io_status(&e)))?;
             if !real.starts_with(&self.root) {
                 return Err(Refused(404));
             }
+        }
+        Ok(real)
+    }
+
+    /// The real path of `rel` (links followed), if it lies below the root.
+    fn real_below(&self, rel: &str) -> Result<PathBuf, Refused> {
+        let real =
+            std::fs::canonicalize(self.root.join(rel)).map_err(|e| Refused(io_status(&e)))?;
+        if !real.starts_with(&self.root) {
+            return Err(Refused(404));
         }
         Ok(real)
     }
@@ -326,12 +332,7 @@ impl StaticFiles {
         if !self.beneath {
             // The real path below the root, as it is (a directory stays
             // one: the caller finds its index).
-            let real =
-                std::fs::canonicalize(self.root.join(rel)).map_err(|e| Refused(io_status(&e)))?;
-            if !real.starts_with(&self.root) {
-                return Err(Refused(404));
-            }
-            return open_nofollow(&real);
+            return open_nofollow(&self.real_below(rel)?);
         }
         let c = std::ffi::CString::new(rel).map_err(|_| Refused(400))?;
         match sys::open_beneath(self.root_dir.as_raw_fd(), &c) {

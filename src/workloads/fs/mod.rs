@@ -222,7 +222,7 @@ fn fit_corpus(asked: Spec, rooms: &[(String, target::Room)]) -> (Spec, Corpus, O
                 [
                     (
                         fit_share(room.bytes, need.bytes, fixed.bytes),
-                        format!("{name} has {} free", human_bytes(room.bytes.unwrap_or(0))),
+                        format!("{name} has {} free", target::human(room.bytes.unwrap_or(0))),
                     ),
                     (
                         fit_share(room.inodes, need.inodes, fixed.inodes),
@@ -237,7 +237,7 @@ fn fit_corpus(asked: Spec, rooms: &[(String, target::Room)]) -> (Spec, Corpus, O
         let why = first.get_or_insert_with(|| {
             format!(
                 "{why}, the site as asked needs about {} and {} inodes",
-                human_bytes(need.bytes),
+                target::human(need.bytes),
                 crate::units::fmt_n(need.inodes as f64)
             )
         });
@@ -256,16 +256,12 @@ fn fit_corpus(asked: Spec, rooms: &[(String, target::Room)]) -> (Spec, Corpus, O
         format!(
             "fitted to this machine (--fit): {} files and {} asked, {} files and {} run: {why}",
             crate::units::fmt_n(asked.files as f64),
-            human_bytes(asked.bytes),
+            target::human(asked.bytes),
             crate::units::fmt_n(spec.files as f64),
-            human_bytes(spec.bytes)
+            target::human(spec.bytes)
         )
     });
     (spec, corpus, note)
-}
-
-fn human_bytes(b: u64) -> String {
-    crate::units::fmt_memory(b)
 }
 
 /// Sizes of a run: (files, bytes, requests).

@@ -241,7 +241,8 @@ fn thousands(n: u64) -> String {
     crate::units::fmt_n(n as f64)
 }
 
-fn human(b: u64) -> String {
+/// Bytes in words for a message (`128 MiB`).
+pub(super) fn human(b: u64) -> String {
     crate::units::fmt_memory(b)
 }
 
