@@ -75,6 +75,33 @@ pub fn loopback_up() -> io::Result<()> {
     check(r, "SIOCSIFFLAGS lo")
 }
 
+/// Whether the kernel's random number generator is seeded, waiting for
+/// it up to `limit` (a blocking `getrandom`, which since Linux 5.4 makes
+/// entropy from timer jitter while it waits). A machine that has run a
+/// while always is seeded; a guest just booted, with no hardware random
+/// source, may not be for its whole run, and until then every
+/// `get_random_u32()` in the kernel (bind's port 0 among them) draws a
+/// whole ChaCha block instead of its share of a batch: a cost no
+/// running machine pays.
+pub fn crng_seeded(limit: std::time::Duration) -> bool {
+    let draw = |flags: libc::c_uint| {
+        let mut b = [0u8; 16];
+        // SAFETY: getrandom writes at most b.len() bytes into b.
+        let r = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), flags) };
+        r == b.len() as isize
+    };
+    if draw(libc::GRND_NONBLOCK) {
+        return true;
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    // The thread cannot be cancelled: if the limit passes first, it stays
+    // blocked (and harmless) until the generator is seeded.
+    std::thread::spawn(move || {
+        let _ = tx.send(draw(0));
+    });
+    rx.recv_timeout(limit).unwrap_or(false)
+}
+
 /// Loads the kernel module in `file`; one already loaded is fine. A
 /// compressed one (`.ko.xz`, `.ko.zst`, `.ko.gz`) is the kernel's to
 /// decompress (`CONFIG_MODULE_DECOMPRESS`; an error otherwise).
@@ -188,6 +215,11 @@ pub fn pin_thread(tid: i32, cpu: usize) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_running_machine_has_its_random_generator_seeded() {
+        assert!(crng_seeded(std::time::Duration::from_secs(5)));
+    }
 
     #[test]
     fn a_port_is_found_by_its_name_not_its_number() {
