@@ -35,6 +35,7 @@ mod sigkill;
 mod signals;
 mod static_build;
 mod store;
+mod store_tls;
 mod suites;
 mod sysrecord;
 mod testbed;

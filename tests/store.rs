@@ -39,7 +39,7 @@ fn sweep(peak: f64) -> Value {
 
 /// Writes the twenty files into `dir`, named in the order their runs
 /// started (`r00.json` first); returns them with their labels.
-fn make_files(dir: &Path) -> Vec<(PathBuf, &'static str)> {
+pub(crate) fn make_files(dir: &Path) -> Vec<(PathBuf, &'static str)> {
     let fixture = common::load(Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/default.json"
@@ -377,6 +377,32 @@ fn twenty_runs_of_three_systems_give_the_same_answers_from_postgresql_as_from_th
     let url = format!("postgres://scalebench@127.0.0.1:{}/postgres", cluster.port);
     same_answers_through(&url, &files);
     two_writers_at_once_store_each_file_once(&url, &files);
+    // This server offers no TLS: `prefer` (the default) takes the plain
+    // connection, `require` is refused, saying so.
+    ok(&[
+        "results",
+        "list",
+        "--store",
+        &format!("{url}?sslmode=prefer"),
+    ]);
+    let o = bin()
+        .args([
+            "results",
+            "list",
+            "--store",
+            &format!("{url}?sslmode=require"),
+        ])
+        .output()
+        .unwrap();
+    let err = common::text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "the server at 127.0.0.1:{} offers no TLS, and sslmode=require requires it",
+            cluster.port
+        )),
+        "{err}"
+    );
     drop(cluster);
 }
 

@@ -98,7 +98,28 @@ pub enum Conn {
     /// An SQLite file.
     Sqlite(rusqlite::Connection),
     /// A PostgreSQL server.
-    Postgres(Box<postgres::Client>),
+    Postgres(Box<Pg>),
+}
+
+/// A connection to a PostgreSQL server, and the role it is logged in as
+/// (named when the server refuses that role a statement).
+pub struct Pg {
+    client: postgres::Client,
+    role: String,
+}
+
+impl Pg {
+    /// `e` as the store says it: a refusal for lack of privilege names
+    /// the role.
+    fn error(&self, e: postgres::Error) -> DbError {
+        if e.code() == Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) {
+            return DbError::Denied {
+                role: self.role.clone(),
+                source: e,
+            };
+        }
+        DbError::Postgres(e)
+    }
 }
 
 /// `sql` with its `?` placeholders numbered `$1`, `$2`, … (PostgreSQL).
@@ -177,15 +198,45 @@ impl Conn {
     }
 
     /// Connects to a PostgreSQL server (`postgres://…` or
-    /// `postgresql://…`; without TLS), giving up after 30 s unless the
-    /// URL sets its own `connect_timeout`.
+    /// `postgresql://…`), with TLS as the URL's `sslmode` and
+    /// `sslrootcert` ask ([`crate::tls`]), giving up after 30 s unless the
+    /// URL sets its own `connect_timeout`. A server without TLS where the
+    /// mode requires it is refused as such.
     pub fn postgres(url: &str) -> Result<Conn, DbError> {
-        let mut config: postgres::Config = url.parse()?;
+        use crate::tls::{self, Mode};
+        let (mut config, ask) = tls::config(url)?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(std::time::Duration::from_secs(30));
         }
-        let c = config.connect(postgres::NoTls)?;
-        Ok(Conn::Postgres(Box::new(c)))
+        let connected = match ask.mode {
+            Mode::Disable => config.connect(postgres::NoTls),
+            _ => config.connect(tls::connector(&ask)?),
+        };
+        let mut client = connected.map_err(|e| {
+            if ask.mode.required()
+                && e.as_db_error().is_none()
+                && tls::offered(&config) == Some(false)
+            {
+                return DbError::NoTls {
+                    at: server_of(&config),
+                    mode: ask.mode.name(),
+                    source: e,
+                };
+            }
+            DbError::Postgres(e)
+        })?;
+        let role: String = client
+            .query_one("SELECT current_user::text", &[])?
+            .try_get(0)?;
+        Ok(Conn::Postgres(Box::new(Pg { client, role })))
+    }
+
+    /// The role a PostgreSQL connection is logged in as (`None` for SQLite).
+    pub fn role(&self) -> Option<&str> {
+        match self {
+            Conn::Sqlite(_) => None,
+            Conn::Postgres(p) => Some(&p.role),
+        }
     }
 
     /// The column type of bytes in this dialect.
@@ -200,7 +251,7 @@ impl Conn {
     pub fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         match self {
             Conn::Sqlite(c) => c.execute_batch(sql)?,
-            Conn::Postgres(c) => c.batch_execute(sql)?,
+            Conn::Postgres(p) => p.client.batch_execute(sql).map_err(|e| p.error(e))?,
         }
         Ok(())
     }
@@ -213,11 +264,12 @@ impl Conn {
                 let n = c.execute(sql, rusqlite::params_from_iter(p))?;
                 Ok(n as u64)
             }
-            Conn::Postgres(c) => {
+            Conn::Postgres(p) => {
                 let owned: Vec<_> = params.iter().map(pg_param).collect();
                 let refs: Vec<&(dyn postgres::types::ToSql + Sync)> =
                     owned.iter().map(|b| b.as_ref()).collect();
-                Ok(c.execute(numbered(sql).as_str(), &refs)?)
+                let done = p.client.execute(numbered(sql).as_str(), &refs);
+                done.map_err(|e| p.error(e))
             }
         }
     }
@@ -234,11 +286,12 @@ impl Conn {
                 })?;
                 Ok(rows.collect::<Result<_, _>>()?)
             }
-            Conn::Postgres(c) => {
+            Conn::Postgres(p) => {
                 let owned: Vec<_> = params.iter().map(pg_param).collect();
                 let refs: Vec<&(dyn postgres::types::ToSql + Sync)> =
                     owned.iter().map(|b| b.as_ref()).collect();
-                let rows = c.query(numbered(sql).as_str(), &refs)?;
+                let found = p.client.query(numbered(sql).as_str(), &refs);
+                let rows = found.map_err(|e| p.error(e))?;
                 rows.iter()
                     .map(|r| (0..r.len()).map(|i| pg_value(r, i)).collect())
                     .collect()
@@ -270,6 +323,18 @@ impl Conn {
                 Err(e)
             }
         }
+    }
+}
+
+/// `host:port` (or the socket's directory and port) of a configuration's
+/// first server, as printed.
+fn server_of(config: &postgres::Config) -> String {
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    match config.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(h)) => format!("{h}:{port}"),
+        #[cfg(unix)]
+        Some(postgres::config::Host::Unix(d)) => format!("{} (port {port})", d.display()),
+        None => format!("localhost:{port}"),
     }
 }
 

@@ -52,6 +52,19 @@ pub enum Error {
         #[source]
         source: DbError,
     },
+    /// The store's server refused the role it was opened as.
+    #[error("store {store}: the role `{role}` may not {doing} (docs/store.md, \"A shared store\")")]
+    Denied {
+        /// The store's name as printed.
+        store: String,
+        /// The role.
+        role: String,
+        /// What it may not do.
+        doing: String,
+        /// The server's words.
+        #[source]
+        source: postgres::Error,
+    },
     /// A file given to be stored is not one the store keeps.
     #[error("{}: {why}", file.display())]
     NotStored {
@@ -121,6 +134,39 @@ pub enum DbError {
         /// Why it failed.
         #[source]
         source: Box<DbError>,
+    },
+    /// The URL's TLS parameters cannot be used as given.
+    #[error("{0}")]
+    TlsAsk(String),
+    /// The CA file of `sslrootcert` cannot be used.
+    #[error("{}: {why}", file.display())]
+    CaFile {
+        /// The file.
+        file: std::path::PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The server offers no TLS, and the URL's `sslmode` requires it.
+    #[error(
+        "the server at {at} offers no TLS, and sslmode={mode} requires it (sslmode=prefer takes a plain connection where there is no TLS)"
+    )]
+    NoTls {
+        /// Where the server is.
+        at: String,
+        /// The mode asked for.
+        mode: &'static str,
+        /// The connection's error.
+        #[source]
+        source: postgres::Error,
+    },
+    /// The server refused a statement for the role's lack of privilege.
+    #[error("the role `{role}` may not do this here")]
+    Denied {
+        /// The role the store was opened as.
+        role: String,
+        /// The server's words.
+        #[source]
+        source: postgres::Error,
     },
     /// The store's schema is newer than this scalebench knows.
     #[error(

@@ -18,6 +18,7 @@ pub mod index;
 pub mod query;
 pub mod schema;
 pub mod source;
+pub mod tls;
 
 use db::{Conn, Value};
 pub use error::{DbError, Error, Result};
@@ -47,7 +48,8 @@ impl Location {
     pub fn parse(s: &str) -> std::result::Result<Location, String> {
         let lower = s.to_ascii_lowercase();
         if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
-            return match s.parse::<postgres::Config>() {
+            let (rest, _) = tls::split(s).map_err(|why| format!("{}: {why}", db::redacted(s)))?;
+            return match rest.parse::<postgres::Config>() {
                 Ok(_) => Ok(Location::Postgres(s.to_string())),
                 Err(e) => {
                     let mut words = format!("{}: {e}", db::redacted(s));
@@ -212,9 +214,19 @@ impl Store {
     /// file behind.
     pub fn open(at: &Location, access: Access) -> Result<Store> {
         let name = at.name();
-        let database = |source| Error::Database {
-            store: name.clone(),
-            source,
+        let database = |e| match e {
+            DbError::Migration {
+                version,
+                what,
+                source,
+            } if matches!(*source, DbError::Denied { .. }) => denied_or(
+                &name,
+                *source,
+                &format!(
+                    "bring the store's schema to version {version} ({what}): its owner does, by opening it once"
+                ),
+            ),
+            e => denied_or(&name, e, "read the store"),
         };
         let (conn, path) = match at {
             Location::Sqlite(p) => {
@@ -256,10 +268,13 @@ impl Store {
 
     /// `r` with the store named before its error.
     fn named<T>(&self, r: std::result::Result<T, DbError>) -> Result<T> {
-        r.map_err(|source| Error::Database {
-            store: self.name.clone(),
-            source,
-        })
+        self.named_as(r, "read what this command asks")
+    }
+
+    /// [`Store::named`], a refusal of the role saying what it may not
+    /// do (`doing`).
+    fn named_as<T>(&self, r: std::result::Result<T, DbError>, doing: &str) -> Result<T> {
+        r.map_err(|e| denied_or(&self.name, e, doing))
     }
 
     /// The store's own refusal, `why`.
@@ -314,7 +329,10 @@ impl Store {
                 insert(c, &ix, body)?;
                 Ok(Added::New(id, ix.notes.clone()))
             });
-        self.named(added)
+        self.named_as(
+            added,
+            "add runs (`results add` needs a writer or the owner)",
+        )
     }
 
     /// Whether run `id` is stored.
@@ -480,7 +498,27 @@ impl Store {
             }
             Ok(())
         });
-        self.named(removed)
+        self.named_as(
+            removed,
+            "remove runs (`results prune` needs the store's owner)",
+        )
+    }
+}
+
+/// `e` of the store `name`: a role's refusal says what it may not do
+/// (`doing`), everything else is the database's error.
+fn denied_or(name: &str, e: DbError, doing: &str) -> Error {
+    match e {
+        DbError::Denied { role, source } => Error::Denied {
+            store: name.to_string(),
+            role,
+            doing: doing.to_string(),
+            source,
+        },
+        source => Error::Database {
+            store: name.to_string(),
+            source,
+        },
     }
 }
 
