@@ -49,6 +49,7 @@ pub fn spec(a: &RunArgs, given: Given) -> RunSpec {
         perf_events: a.perf_events.clone(),
         guest_bin: a.guest_bin.clone(),
         guest_clock: a.guest_clock,
+        own_clock: None,
         ssh_config: a.ssh_config.clone(),
         given,
     }
@@ -141,7 +142,7 @@ mod tests {
             .map(RemoteItem::Bench)
             .chain(p.work.iter().map(RemoteItem::Work));
         all.map(|item| {
-            let a = item_args(&o.spec, item, None, "/tmp/out/x.json");
+            let a = item_args(&o.spec, item, None, None, "/tmp/out/x.json");
             // As the other system's `__run` reads it.
             let argv = std::iter::once("scalebench".to_string()).chain(a);
             let m = super::super::command().try_get_matches_from(argv).unwrap();
@@ -180,11 +181,43 @@ mod tests {
         let p = plan::plan(&o.spec, &o.suites).unwrap();
         let item = RemoteItem::Bench(&p.targets[0]);
         let request = |profile| {
-            let a = item_args(&o.spec, item, profile, "x.json");
+            let a = item_args(&o.spec, item, profile, None, "x.json");
             RunSpec::from_json(a.last().unwrap()).unwrap()
         };
         assert_eq!(request(Some("/sbout/t.toml")).profiles, ["/sbout/t.toml"]);
         assert!(request(None).profiles.is_empty());
+    }
+
+    #[test]
+    fn a_guest_counting_instructions_is_told_so_in_its_request_and_a_plan_with_systems_refuses_it()
+    {
+        use crate::systems::qemu::GuestClock;
+        let o = parse(&["run".to_string(), "socket".to_string(), "--why".to_string()]);
+        let p = plan::plan(&o.spec, &o.suites).unwrap();
+        let item = RemoteItem::Bench(&p.targets[0]);
+        let request = |clock| {
+            let a = item_args(&o.spec, item, None, clock, "x.json");
+            RunSpec::from_json(a.last().unwrap()).unwrap()
+        };
+        let counted = request(Some(GuestClock::Instructions));
+        assert_eq!(counted.own_clock, Some(GuestClock::Instructions));
+        assert_eq!(request(Some(GuestClock::Time)).own_clock, None);
+        assert_eq!(request(None).own_clock, None);
+        // There, --why says instructions.
+        let there = plan::plan(&counted, &o.suites).unwrap();
+        assert!(there.why.as_ref().is_some_and(|w| w.instructions));
+        // A run with systems of its own is nobody's guest.
+        let mut bad = o.spec.clone();
+        bad.own_clock = Some(GuestClock::Instructions);
+        bad.systems = vec!["a=ssh:host".parse().unwrap()];
+        let e = plan::plan(&bad, &o.suites)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            e.contains("own_clock is what a system running this one as a guest says"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -445,7 +445,7 @@ mod tests {
         assert!(work.full && work.max.is_none());
         assert_eq!(work.given.value("mail-size"), Some("4096"));
         // What the other system is given.
-        let args = item_args(&o.spec, RemoteItem::Work(&p.work[0]), None, "x.json");
+        let args = item_args(&o.spec, RemoteItem::Work(&p.work[0]), None, None, "x.json");
         assert_eq!(args[..3], ["__run", "--output", "x.json"]);
         assert_eq!(RunSpec::from_json(&args[3]).unwrap(), work);
     }

@@ -17,6 +17,7 @@ pub fn run(a: WhyArgs) -> anyhow::Result<ExitCode> {
         windows: WhyOptions {
             seconds: a.seconds,
             profiler_cmd: a.profiler,
+            instructions: crate::sys::clock_counts_instructions(),
         },
         workdir: a.workdir,
         quiet: a.quiet,

@@ -445,6 +445,12 @@ fn systems(m: &RunSpec) -> anyhow::Result<Vec<SystemSpec>> {
             Kind::Local => {}
         }
     }
+    if m.own_clock.is_some() && !m.systems.is_empty() {
+        return Err(opt(
+            "own_clock",
+            "own_clock is what a system running this one as a guest says; a run with systems of its own has none",
+        ));
+    }
     if m.guest_clock.is_some() && !m.systems.iter().any(SystemSpec::is_guest) {
         return Err(opt(
             "guest-clock",
@@ -520,6 +526,8 @@ pub fn plan(m: &RunSpec, suites: &[Suite]) -> anyhow::Result<RunPlan> {
         why: m.why.then(|| WhyOptions {
             seconds: m.why_seconds.unwrap_or(WhyOptions::default().seconds),
             profiler_cmd: m.profiler.clone(),
+            instructions: m.own_clock == Some(crate::systems::qemu::GuestClock::Instructions)
+                || crate::sys::clock_counts_instructions(),
         }),
         monitor: match monitor {
             // perf counts where the series run: here unless every system

@@ -7,6 +7,7 @@
 
 use super::plan::{Target, WorkTarget};
 use super::spec::RunSpec;
+use crate::systems::qemu::GuestClock;
 use crate::workloads::Size;
 
 /// One item of a plan, in the order the plan runs them.
@@ -63,17 +64,21 @@ pub fn item_spec(spec: &RunSpec, item: RemoteItem) -> RunSpec {
 
 /// `scalebench`'s arguments (without the program) that measure `item` of
 /// `spec`'s plan on another system ([`item_spec`]) under the tuning
-/// profile `profile` there (a built-in name or a file there), if any, its
+/// profile `profile` there (a built-in name or a file there), if any, a
+/// guest told what its clock counts (`clock`: instructions travel as the
+/// request's `own_clock`), its
 /// result file written to `out` there: `__run --output OUT REQUEST`,
 /// quiet, with no HTML report (agent protocol 2).
 pub fn item_args(
     spec: &RunSpec,
     item: RemoteItem,
     profile: Option<&str>,
+    clock: Option<GuestClock>,
     out: &str,
 ) -> Vec<String> {
     let mut x = item_spec(spec, item);
     x.profiles = profile.into_iter().map(String::from).collect();
+    x.own_clock = clock.filter(|c| *c == GuestClock::Instructions);
     vec![
         "__run".to_string(),
         "--output".to_string(),

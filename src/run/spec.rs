@@ -171,6 +171,12 @@ pub struct RunSpec {
     /// What an emulated guest's clock counts (none: instructions).
     #[serde(skip_serializing_if = "Option::is_none", with = "guest_clock")]
     pub guest_clock: Option<GuestClock>,
+    /// What this system's own clock counts, as the system that runs it
+    /// as a guest says in the run request it sends (instructions under
+    /// QEMU's -icount); none: time, or what its kernel command line says.
+    /// Not an option: a run with systems of its own refuses it.
+    #[serde(skip_serializing_if = "Option::is_none", with = "guest_clock")]
+    pub own_clock: Option<GuestClock>,
     /// ssh's configuration file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ssh_config: Option<PathBuf>,
@@ -553,6 +559,7 @@ mod tests {
             perf_events: vec!["cycles".into()],
             guest_bin: Some("/x/scalebench".into()),
             guest_clock: Some(GuestClock::Time),
+            own_clock: Some(GuestClock::Instructions),
             ssh_config: Some("/x/ssh_config".into()),
             given,
         }

@@ -581,7 +581,12 @@ impl RemoteSystem {
                 return Err(format!("{e:#}"));
             }
         };
-        let args = item_args(&o.spec, item, profile.as_deref(), &there);
+        let clock = match &self.at {
+            At::Guest(g) => Some(g.clock),
+            At::Image(i) => Some(i.guest.clock),
+            At::Ssh(_) => None,
+        };
+        let args = item_args(&o.spec, item, profile.as_deref(), clock, &there);
         let ran = self.at.run(&args, ITEM_LIMIT);
         let file = self.at.result(&there, &name);
         let ran = ran.and_then(|r| self.at.end().map(|()| r));

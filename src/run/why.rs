@@ -21,6 +21,10 @@ pub struct WhyOptions {
     pub seconds: f64,
     /// The profiler's program instead of the default (`perf`, `dtrace`).
     pub profiler_cmd: Option<String>,
+    /// Whether this system's clock counts instructions (a guest under
+    /// QEMU's -icount, as its host said in the run request or on its
+    /// kernel command line): the windows' costs are said in instructions.
+    pub instructions: bool,
 }
 
 impl Default for WhyOptions {
@@ -28,6 +32,7 @@ impl Default for WhyOptions {
         WhyOptions {
             seconds: 2.0,
             profiler_cmd: None,
+            instructions: false,
         }
     }
 }
@@ -170,7 +175,7 @@ pub fn profile(
         }
         let high = got.pop().ok_or("no window")?;
         let low = got.pop().ok_or("no window")?;
-        let clock = if crate::sys::clock_counts_instructions() {
+        let clock = if opts.instructions {
             Clock::Instructions
         } else {
             Clock::Time
