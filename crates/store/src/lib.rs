@@ -343,19 +343,27 @@ impl Store {
         Ok(!self.named(rows)?.is_empty())
     }
 
-    /// Every stored run with what it holds, in no particular order
-    /// ([`Query::select`] orders them).
+    /// Every stored run with what it holds, in the order they started.
     pub fn runs(&mut self) -> Result<Vec<Listed>> {
-        let all = self.all_runs();
-        self.named(all)
+        self.select(&Query::default())
     }
 
-    /// [`Store::runs`], its errors not yet naming the store.
-    fn all_runs(&mut self) -> std::result::Result<Vec<Listed>, DbError> {
+    /// The runs `q` selects, in the order they started: those that may
+    /// match read from the database ([`Query::narrowing`]), the choice
+    /// made among them ([`Query::decide`]), then the series and workloads
+    /// of the chosen runs only.
+    pub fn select(&mut self, q: &Query) -> Result<Vec<Listed>> {
+        let chosen = self.select_rows(q);
+        self.named(chosen)
+    }
+
+    /// [`Store::select`], its errors not yet naming the store.
+    fn select_rows(&mut self, q: &Query) -> std::result::Result<Vec<Listed>, DbError> {
+        let (filter, params) = q.narrowing();
         let rows = self
             .conn
-            .rows(&format!("SELECT {RUN_COLUMNS} FROM runs"), &[])?;
-        let mut out: Vec<Listed> = rows
+            .rows(&format!("SELECT {RUN_COLUMNS} FROM runs{filter}"), &params)?;
+        let read: Vec<Listed> = rows
             .iter()
             .map(|r| Listed {
                 run: run_row(r),
@@ -363,37 +371,46 @@ impl Store {
                 workloads: Vec::new(),
             })
             .collect();
+        let mut out: Vec<Listed> = q.decide(&read).into_iter().cloned().collect();
+        self.fill_contents(&mut out)?;
+        Ok(out)
+    }
+
+    /// The series and workloads of each run of `out`, read in chunks of
+    /// ids.
+    fn fill_contents(&mut self, out: &mut [Listed]) -> std::result::Result<(), DbError> {
         let at: std::collections::HashMap<String, usize> = out
             .iter()
             .enumerate()
             .map(|(i, l)| (l.run.id.clone(), i))
             .collect();
-        for r in self.conn.rows(
-            "SELECT run_id, series FROM benchmarks ORDER BY run_id, position",
-            &[],
-        )? {
-            if let Some(&i) = at.get(&r[0].string()) {
-                out[i].series.push(r[1].string());
+        let ids: Vec<String> = out.iter().map(|l| l.run.id.clone()).collect();
+        for chunk in ids.chunks(500) {
+            let marks = vec!["?"; chunk.len()].join(", ");
+            let params: Vec<Value> = chunk.iter().map(|i| Value::from(i.as_str())).collect();
+            let series = self.conn.rows(
+                &format!("SELECT run_id, series FROM benchmarks WHERE run_id IN ({marks}) ORDER BY run_id, position"),
+                &params,
+            )?;
+            for r in series {
+                if let Some(&i) = at.get(&r[0].string()) {
+                    out[i].series.push(r[1].string());
+                }
             }
-        }
-        for r in self.conn.rows(
-            "SELECT run_id, workload FROM workload_rows ORDER BY run_id, position",
-            &[],
-        )? {
-            if let Some(&i) = at.get(&r[0].string()) {
-                let w = r[1].string();
-                if !out[i].workloads.contains(&w) {
-                    out[i].workloads.push(w);
+            let work = self.conn.rows(
+                &format!("SELECT run_id, workload FROM workload_rows WHERE run_id IN ({marks}) ORDER BY run_id, position"),
+                &params,
+            )?;
+            for r in work {
+                if let Some(&i) = at.get(&r[0].string()) {
+                    let w = r[1].string();
+                    if !out[i].workloads.contains(&w) {
+                        out[i].workloads.push(w);
+                    }
                 }
             }
         }
-        Ok(out)
-    }
-
-    /// The runs `q` selects, in the order they started.
-    pub fn select(&mut self, q: &Query) -> Result<Vec<Listed>> {
-        let all = self.runs()?;
-        Ok(q.select(&all).into_iter().cloned().collect())
+        Ok(())
     }
 
     /// The stored file of run `id`, its exact bytes.
@@ -741,6 +758,94 @@ mod tests {
         assert_eq!(s.runs().unwrap().len(), 1);
         assert!(s.rows_of(&id).unwrap().0.is_empty());
         assert!(s.file(&id).is_err());
+    }
+
+    #[test]
+    fn a_query_narrowed_in_the_database_selects_what_it_selects_among_all_runs() {
+        let d = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&Location::Sqlite(d.path().join("s.sqlite")), CREATE).unwrap();
+        let (bytes, path) = fixture("default.json");
+        let base: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        // Labels and hosts that LIKE would blur (case, `_`, `%`), times
+        // with offsets and fractions, variants of one benchmark.
+        let kinds = [
+            (
+                "linux-6.1",
+                "Alpha",
+                "6.1.0",
+                "2026-11-01T00:30:00+02:00",
+                "socket",
+            ),
+            (
+                "Linux-6.1",
+                "alpha",
+                "6.1.0",
+                "2026-10-31T23:30:00Z",
+                "socket[x]",
+            ),
+            (
+                "linux_6.12",
+                "be%ta",
+                "6.12.1",
+                "2026-11-02T12:00:00.5Z",
+                "sockets",
+            ),
+            (
+                "linux-6.12",
+                "beta",
+                "6.12.1",
+                "2026-11-02T12:00:00Z",
+                "bind",
+            ),
+            (
+                "freebsd-14",
+                "gamma",
+                "14.1-RELEASE",
+                "2026-11-03T08:00:00-05:00",
+                "socket",
+            ),
+        ];
+        for (k, (label, host, kernel, started, series)) in kinds.iter().enumerate() {
+            for copy in 0..3 {
+                let mut doc = base.clone();
+                doc["label"] = (*label).into();
+                doc["system"]["hostname"] = (*host).into();
+                doc["system"]["os_release"] = (*kernel).into();
+                doc["started"] = started.replace("00Z", &format!("0{copy}Z")).into();
+                doc["benchmarks"][0]["series"] = (*series).into();
+                doc["command_line"] = serde_json::json!(["scalebench", format!("{k}-{copy}")]);
+                let text = doc.to_string();
+                s.add(text.as_bytes(), &path).unwrap();
+            }
+        }
+        let all = s.runs().unwrap();
+        assert_eq!(all.len(), 15);
+        for q in [
+            "label=linux-6.1",
+            "label=linux?6.1*",
+            "label=linux_6.12 host=be%ta",
+            "host=alpha host=gamma latest",
+            "kernel=6.1* last=4",
+            "benchmark=socket",
+            "benchmark=socket[x]",
+            "benchmark=sockets last=2",
+            "workload=pgbench",
+            "since=2026-11-01",
+            "since=2026-10-31T23:00:00Z before=2026-11-02T12:00:00.2Z",
+            "before=2026-11-01T00:00:00Z",
+            "os=Linux cpu=*",
+            "last=20",
+        ] {
+            let q = Query::parse(q).unwrap();
+            let want: Vec<&str> = q.select(&all).iter().map(|l| l.run.id.as_str()).collect();
+            let got = s.select(&q).unwrap();
+            let got_ids: Vec<&str> = got.iter().map(|l| l.run.id.as_str()).collect();
+            assert_eq!(got_ids, want, "{}", q.text());
+            for l in &got {
+                let same = all.iter().find(|a| a.run.id == l.run.id).unwrap();
+                assert_eq!(l, same, "{}: read whole", q.text());
+            }
+        }
     }
 
     #[test]

@@ -204,6 +204,113 @@ impl Query {
         })
     }
 
+    /// A condition on the table `runs` that every run the query selects
+    /// passes: SQL with `?` parameters (empty for none), so that a store
+    /// of many runs reads only those that may match. `benchmark` and
+    /// `workload` are decided there exactly; `label`, `host`, `kernel`,
+    /// `os`, `cpu` and `id` as `LIKE` patterns (case-blind in SQLite:
+    /// more runs, never fewer); `since` and `before` by the day, with a
+    /// day to spare for a time written with an offset. [`Query::decide`]
+    /// then selects exactly among them.
+    pub fn narrowing(&self) -> (String, Vec<super::db::Value>) {
+        use super::db::Value;
+        let like = |p: &str| {
+            let mut o = String::new();
+            for c in p.chars() {
+                match c {
+                    '%' | '_' | '\\' => {
+                        o.push('\\');
+                        o.push(c);
+                    }
+                    '*' => o.push('%'),
+                    '?' => o.push('_'),
+                    c => o.push(c),
+                }
+            }
+            o
+        };
+        // The day of `t` moved by `by` days, as `started` begins
+        // (`2026-11-01`); a time the parser refused (never: `parse`
+        // checked it) narrows nothing.
+        let day = |t: &str, by: i64| -> Option<String> {
+            let at = parse_time(t)?;
+            let shift = std::time::Duration::from_secs(by.unsigned_abs() * 86_400);
+            let moved = if by >= 0 {
+                at + shift
+            } else {
+                at.checked_sub(shift).unwrap_or(SystemTime::UNIX_EPOCH)
+            };
+            Some(humantime::format_rfc3339_seconds(moved).to_string()[..10].to_string())
+        };
+        let mut keys: Vec<Key> = Vec::new();
+        for (k, _) in &self.filters {
+            if !keys.contains(k) {
+                keys.push(*k);
+            }
+        }
+        let (mut parts, mut params) = (Vec::new(), Vec::new());
+        for k in keys {
+            let mut any = Vec::new();
+            for (_, v) in self.filters.iter().filter(|(fk, _)| *fk == k) {
+                let (sql, p): (&str, Vec<Value>) = match k {
+                    Key::Label => ("label LIKE ? ESCAPE '\\'", vec![Value::from(like(v))]),
+                    Key::Host => ("host LIKE ? ESCAPE '\\'", vec![Value::from(like(v))]),
+                    Key::Kernel => ("kernel LIKE ? ESCAPE '\\'", vec![Value::from(like(v))]),
+                    Key::Os => ("os LIKE ? ESCAPE '\\'", vec![Value::from(like(v))]),
+                    Key::Cpu => (
+                        "COALESCE(cpu_model, '') LIKE ? ESCAPE '\\'",
+                        vec![Value::from(like(v))],
+                    ),
+                    Key::Id => ("id LIKE ?", vec![Value::from(format!("{v}%"))]),
+                    Key::Benchmark => (
+                        "EXISTS (SELECT 1 FROM benchmarks b WHERE b.run_id = runs.id AND (b.series = ? OR substr(b.series, 1, ?) = ?))",
+                        vec![
+                            Value::from(v.as_str()),
+                            Value::from(v.chars().count() as i64 + 1),
+                            Value::from(format!("{v}[")),
+                        ],
+                    ),
+                    Key::Workload => (
+                        "EXISTS (SELECT 1 FROM workload_rows w WHERE w.run_id = runs.id AND w.workload = ?)",
+                        vec![Value::from(v.as_str())],
+                    ),
+                    Key::Since => match day(v, -1) {
+                        Some(d) => ("started >= ?", vec![Value::from(d)]),
+                        None => ("1 = 1", Vec::new()),
+                    },
+                    Key::Before => match day(v, 2) {
+                        Some(d) => ("started < ?", vec![Value::from(d)]),
+                        None => ("1 = 1", Vec::new()),
+                    },
+                };
+                any.push(sql);
+                params.extend(p);
+            }
+            parts.push(format!("({})", any.join(" OR ")));
+        }
+        if parts.is_empty() {
+            return (String::new(), params);
+        }
+        (format!(" WHERE {}", parts.join(" AND ")), params)
+    }
+
+    /// The runs of `all` (read with [`Query::narrowing`], their series
+    /// and workloads not yet read) the query selects, in the order they
+    /// started: every filter but `benchmark` and `workload`, which the
+    /// narrowing decided, then `latest` or `last`.
+    pub fn decide<'a>(&self, all: &'a [Listed]) -> Vec<&'a Listed> {
+        let rest = Query {
+            filters: self
+                .filters
+                .iter()
+                .filter(|(k, _)| !matches!(k, Key::Benchmark | Key::Workload))
+                .cloned()
+                .collect(),
+            ..self.clone()
+        };
+        rest.select(all)
+    }
+
     /// The runs of `all` the query selects, in the order they started.
     pub fn select<'a>(&self, all: &'a [Listed]) -> Vec<&'a Listed> {
         let mut v: Vec<&Listed> = all.iter().filter(|r| self.matches(r)).collect();
