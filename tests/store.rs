@@ -520,6 +520,48 @@ fn one_run_store(dir: &Path) -> (PathBuf, String) {
 /// links gone, `--force` replaces the site's own regular files (and only
 /// those).
 #[test]
+fn the_dashboard_keeps_a_current_page_and_writes_a_stale_one_again() {
+    let t = tempfile::tempdir().unwrap();
+    let (store, id) = one_run_store(t.path());
+    let site = t.path().join("site");
+    let dashboard = || {
+        let o = bin()
+            .args(["dashboard", "--force", "--store"])
+            .arg(&store)
+            .arg("-o")
+            .arg(&site)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", common::text(&o.stderr));
+        common::text(&o.stdout)
+    };
+    let first = dashboard();
+    assert!(!first.contains("kept"), "{first}");
+    let page = site.join(format!("runs/{id}.html"));
+    let written = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        written.starts_with("<!-- scalebench ") && written.contains(&format!(" run {id}")),
+        "{}",
+        &written[..200.min(written.len())]
+    );
+    // Again: the page is this build's for this run, so it stays as it is.
+    let mtime = || std::fs::metadata(&page).unwrap().modified().unwrap();
+    let before = mtime();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let again = dashboard();
+    assert!(
+        again.contains("1 of their pages current and kept"),
+        "{again}"
+    );
+    assert_eq!(mtime(), before);
+    // A page not written so (another build's, or edited) is written anew.
+    std::fs::write(&page, "<!-- another build -->\nold").unwrap();
+    let third = dashboard();
+    assert!(!third.contains("kept"), "{third}");
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), written);
+}
+
+#[test]
 fn the_dashboard_writes_through_no_link() {
     let t = tempfile::tempdir().unwrap();
     let (store, id) = one_run_store(t.path());
@@ -571,11 +613,14 @@ fn the_dashboard_writes_through_no_link() {
     std::fs::write(site.join("notes.txt"), "mine").unwrap();
     assert!(dashboard(&site).status.success());
     for file in [&index, &page] {
-        assert!(
-            std::fs::read_to_string(file)
-                .unwrap()
-                .starts_with("<!doctype html>")
-        );
+        let text = std::fs::read_to_string(file).unwrap();
+        // A run's page opens with the mark of the build that wrote it.
+        let html = text
+            .strip_prefix("<!-- scalebench ")
+            .map_or(text.as_str(), |rest| {
+                rest.split_once(" -->\n").map_or(rest, |(_, html)| html)
+            });
+        assert!(html.starts_with("<!doctype html>"), "{}", file.display());
     }
     assert_eq!(
         std::fs::read_to_string(site.join("notes.txt")).unwrap(),

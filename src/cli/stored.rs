@@ -260,9 +260,14 @@ pub fn dashboard(a: DashboardArgs) -> anyhow::Result<ExitCode> {
     }
     let w = crate::dashboard::write(&mut store, &runs, &a.out, a.force, a.threshold)?;
     println!(
-        "dashboard: {} ({} runs, {} series and workload rows, {} regression{})",
+        "dashboard: {} ({} runs{}, {} series and workload rows, {} regression{})",
         w.index.display(),
         w.runs,
+        if w.pages_kept > 0 {
+            format!(", {} of their pages current and kept", w.pages_kept)
+        } else {
+            String::new()
+        },
         w.tracks,
         w.regressions,
         if w.regressions == 1 { "" } else { "s" }

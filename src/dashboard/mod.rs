@@ -175,6 +175,9 @@ pub fn tracks(runs: &[(Listed, Vec<BenchRow>, Vec<WorkRow>)], threshold: f64) ->
 pub struct Written {
     /// The runs drawn.
     pub runs: usize,
+    /// Their pages found current (this build's, of the same run) and
+    /// kept as they were.
+    pub pages_kept: usize,
     /// The tracks drawn.
     pub tracks: usize,
     /// Points that regressed.
@@ -209,10 +212,15 @@ pub fn write(
     check_site(dir, &index, &pages, force, store.path())?;
     output::ensure_dir(OUT, dir)?;
     output::ensure_dir(OUT, &runs_dir)?;
-    let mut indexed = Vec::new();
-    for (l, page) in runs.iter().zip(&pages) {
-        let (b, w) = store.rows_of(&l.run.id)?;
-        write_run_report(store, l, page)?;
+    let ids: Vec<String> = runs.iter().map(|l| l.run.id.clone()).collect();
+    let rows = store.rows_of_many(&ids)?;
+    let (mut indexed, mut kept) = (Vec::with_capacity(runs.len()), 0);
+    for ((l, page), (b, w)) in runs.iter().zip(&pages).zip(rows) {
+        if page_is_current(page, &l.run.id) {
+            kept += 1;
+        } else {
+            write_run_report(store, l, page)?;
+        }
         indexed.push((l.clone(), b, w));
     }
     let tracks = tracks(&indexed, threshold);
@@ -220,6 +228,7 @@ pub fn write(
     output::write_file_atomic(&index, |w| w.write_all(page.as_bytes()))?;
     Ok(Written {
         runs: runs.len(),
+        pages_kept: kept,
         tracks: tracks.len(),
         regressions: tracks
             .iter()
@@ -271,8 +280,31 @@ fn check_site(
 
 pub use crate::store::index::short;
 
+/// The first line of a run's page: the build that wrote it and the run
+/// (a run's id is its file's SHA-256, so the same build writes the same
+/// page for it again).
+fn page_mark(id: &str) -> String {
+    format!(
+        "<!-- scalebench {} (commit {}) run {id} -->\n",
+        env!("CARGO_PKG_VERSION"),
+        env!("SCALEBENCH_COMMIT")
+    )
+}
+
+/// Whether `page` is a page this build wrote for run `id` (its first
+/// line [`page_mark`]): kept, not written again.
+fn page_is_current(page: &Path, id: &str) -> bool {
+    use std::io::Read;
+    let mark = page_mark(id);
+    let Ok(f) = std::fs::File::open(page) else {
+        return false;
+    };
+    let mut head = vec![0u8; mark.len()];
+    f.take(mark.len() as u64).read_exact(&mut head).is_ok() && head == mark.as_bytes()
+}
+
 /// The full HTML report of one stored run, as `scalebench report` writes
-/// it, into `path`.
+/// it, into `path`, after its [`page_mark`].
 fn write_run_report(store: &mut Store, l: &Listed, path: &Path) -> anyhow::Result<()> {
     let bytes = store.file(&l.run.id)?;
     let text = String::from_utf8_lossy(&bytes);
@@ -285,7 +317,7 @@ fn write_run_report(store: &mut Store, l: &Listed, path: &Path) -> anyhow::Resul
         file,
     }];
     let input = report::Input::new(&systems, &Default::default());
-    let mut out = Vec::new();
+    let mut out = page_mark(&l.run.id).into_bytes();
     report::writer(Format::Html, None).write(&input, &mut out)?;
     Ok(output::write_file_atomic(path, |w| w.write_all(&out))?)
 }

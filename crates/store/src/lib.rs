@@ -158,6 +158,9 @@ pub enum Added {
     Already(String),
 }
 
+/// A run's indexed rows: its benchmark series' and its workloads'.
+pub type RowsOf = (Vec<BenchRow>, Vec<WorkRow>);
+
 /// An open store.
 pub struct Store {
     conn: Conn,
@@ -446,59 +449,49 @@ impl Store {
     }
 
     /// The benchmark and workload rows of run `id`.
-    pub fn rows_of(&mut self, id: &str) -> Result<(Vec<BenchRow>, Vec<WorkRow>)> {
-        let rows = self.rows_of_run(id);
+    pub fn rows_of(&mut self, id: &str) -> Result<RowsOf> {
+        let rows = self.rows_of_many(std::slice::from_ref(&id.to_string()));
+        Ok(rows?.pop().unwrap_or_default())
+    }
+
+    /// The benchmark and workload rows of each run of `ids`, in their
+    /// order, read in chunks of ids (a few queries for many runs).
+    pub fn rows_of_many(&mut self, ids: &[String]) -> Result<Vec<RowsOf>> {
+        let rows = self.rows_of_runs(ids);
         self.named(rows)
     }
 
-    /// [`Store::rows_of`], its errors not yet naming the store.
-    fn rows_of_run(
-        &mut self,
-        id: &str,
-    ) -> std::result::Result<(Vec<BenchRow>, Vec<WorkRow>), DbError> {
-        let b = self.conn.rows(
-            "SELECT position, name, series, status, n, runs, class, confidence, low_n, low_ns, high_n, high_ns, note FROM benchmarks WHERE run_id = ? ORDER BY position",
-            &[Value::from(id)],
-        )?;
-        let pair = |a: &Value, b: &Value| a.real().zip(b.real());
-        let benches = b
+    /// [`Store::rows_of_many`], its errors not yet naming the store.
+    fn rows_of_runs(&mut self, ids: &[String]) -> std::result::Result<Vec<RowsOf>, DbError> {
+        let at: std::collections::HashMap<&str, usize> = ids
             .iter()
-            .map(|r| BenchRow {
-                position: r[0].int().unwrap_or(0),
-                name: r[1].string(),
-                series: r[2].string(),
-                status: r[3].string(),
-                n: r[4].int().unwrap_or(0),
-                runs: r[5].int().unwrap_or(0),
-                class: r[6].text().map(str::to_string),
-                confidence: r[7].real(),
-                low: pair(&r[8], &r[9]),
-                high: pair(&r[10], &r[11]),
-                note: r[12].text().map(str::to_string),
-            })
+            .enumerate()
+            .map(|(i, id)| (id.as_str(), i))
             .collect();
-        let w = self.conn.rows(
-            "SELECT position, workload, status, row_label, target, figure, unit, peak_level, knee, verdict, error FROM workload_rows WHERE run_id = ? ORDER BY position",
-            &[Value::from(id)],
-        )?;
-        let text = |v: &Value| v.text().map(str::to_string);
-        let work = w
-            .iter()
-            .map(|r| WorkRow {
-                position: r[0].int().unwrap_or(0),
-                workload: r[1].string(),
-                status: r[2].string(),
-                row_label: r[3].string(),
-                target: text(&r[4]),
-                figure: r[5].real(),
-                unit: text(&r[6]),
-                peak_level: r[7].real(),
-                knee: r[8].real(),
-                verdict: text(&r[9]),
-                error: text(&r[10]),
-            })
-            .collect();
-        Ok((benches, work))
+        let mut out: Vec<RowsOf> = vec![Default::default(); ids.len()];
+        for chunk in ids.chunks(500) {
+            let marks = vec!["?"; chunk.len()].join(", ");
+            let params: Vec<Value> = chunk.iter().map(|i| Value::from(i.as_str())).collect();
+            let b = self.conn.rows(
+                &format!("SELECT run_id, position, name, series, status, n, runs, class, confidence, low_n, low_ns, high_n, high_ns, note FROM benchmarks WHERE run_id IN ({marks}) ORDER BY run_id, position"),
+                &params,
+            )?;
+            for r in &b {
+                if let Some(&i) = at.get(r[0].string().as_str()) {
+                    out[i].0.push(bench_row(&r[1..]));
+                }
+            }
+            let w = self.conn.rows(
+                &format!("SELECT run_id, position, workload, status, row_label, target, figure, unit, peak_level, knee, verdict, error FROM workload_rows WHERE run_id IN ({marks}) ORDER BY run_id, position"),
+                &params,
+            )?;
+            for r in &w {
+                if let Some(&i) = at.get(r[0].string().as_str()) {
+                    out[i].1.push(work_row(&r[1..]));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Removes the runs `ids` (their rows and files), in one transaction.
@@ -519,6 +512,42 @@ impl Store {
             removed,
             "remove runs (`results prune` needs the store's owner)",
         )
+    }
+}
+
+/// A benchmark row read back (its columns from `position` on).
+fn bench_row(r: &[Value]) -> BenchRow {
+    let pair = |a: &Value, b: &Value| a.real().zip(b.real());
+    BenchRow {
+        position: r[0].int().unwrap_or(0),
+        name: r[1].string(),
+        series: r[2].string(),
+        status: r[3].string(),
+        n: r[4].int().unwrap_or(0),
+        runs: r[5].int().unwrap_or(0),
+        class: r[6].text().map(str::to_string),
+        confidence: r[7].real(),
+        low: pair(&r[8], &r[9]),
+        high: pair(&r[10], &r[11]),
+        note: r[12].text().map(str::to_string),
+    }
+}
+
+/// A workload row read back (its columns from `position` on).
+fn work_row(r: &[Value]) -> WorkRow {
+    let text = |v: &Value| v.text().map(str::to_string);
+    WorkRow {
+        position: r[0].int().unwrap_or(0),
+        workload: r[1].string(),
+        status: r[2].string(),
+        row_label: r[3].string(),
+        target: text(&r[4]),
+        figure: r[5].real(),
+        unit: text(&r[6]),
+        peak_level: r[7].real(),
+        knee: r[8].real(),
+        verdict: text(&r[9]),
+        error: text(&r[10]),
     }
 }
 
