@@ -26,7 +26,7 @@ fn chromium() -> PathBuf {
 
 /// Runs headless Chromium on `page` with `extra` arguments; returns
 /// (stdout, stderr).
-fn headless(page: &Path, profile: &Path, extra: &[&str]) -> (String, String) {
+pub(crate) fn headless(page: &Path, profile: &Path, extra: &[&str]) -> (String, String) {
     let out = Command::new(chromium())
         .args([
             "--headless",

@@ -24,12 +24,12 @@ const PATIENCE: Duration = Duration::from_secs(30);
 
 /// A test bed of three hosts (h1 the hub, h2 and h3 one router apart),
 /// with an sshd in each; taken down when dropped.
-struct Bed {
+pub(crate) struct Bed {
     name: String,
 }
 
 impl Bed {
-    fn up(name: &str) -> Bed {
+    pub(crate) fn up(name: &str) -> Bed {
         require_root();
         let _ = bin().args(["testbed", "down", "--name", name]).output();
         let o = bin()
@@ -45,11 +45,11 @@ impl Bed {
         Bed { name: name.into() }
     }
 
-    fn netns(&self, host: &str) -> String {
+    pub(crate) fn netns(&self, host: &str) -> String {
         format!("sb-{}-{host}", self.name)
     }
 
-    fn ssh_config(&self) -> PathBuf {
+    pub(crate) fn ssh_config(&self) -> PathBuf {
         std::env::temp_dir().join(format!("sb-testbed-{}/ssh/config", self.name))
     }
 }

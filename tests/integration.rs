@@ -5,6 +5,7 @@
 
 mod common;
 
+mod ansible;
 mod bad_input;
 mod bigfile;
 mod browser;

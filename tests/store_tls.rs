@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// A CA (`NAME.pem`, `NAME.key`) in `dir`.
-fn make_ca(dir: &Path, name: &str) -> PathBuf {
+pub(crate) fn make_ca(dir: &Path, name: &str) -> PathBuf {
     let (pem, key) = (
         dir.join(format!("{name}.pem")),
         dir.join(format!("{name}.key")),
@@ -44,9 +44,10 @@ fn make_ca(dir: &Path, name: &str) -> PathBuf {
     pem
 }
 
-/// A server certificate for `localhost` only, signed by the CA `ca`;
-/// returns its certificate and key.
-fn make_server(dir: &Path, ca: &Path) -> (PathBuf, PathBuf) {
+/// A server certificate for `san` only (`DNS:localhost`,
+/// `IP:198.18.1.1`), signed by the CA `ca`; returns its certificate and
+/// key.
+pub(crate) fn make_server(dir: &Path, ca: &Path, san: &str) -> (PathBuf, PathBuf) {
     let (pem, key, csr, ext) = (
         dir.join("server.pem"),
         dir.join("server.key"),
@@ -73,7 +74,7 @@ fn make_server(dir: &Path, ca: &Path) -> (PathBuf, PathBuf) {
     );
     std::fs::write(
         &ext,
-        "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
+        format!("subjectAltName={san}\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n"),
     )
     .unwrap();
     common::cmd(
@@ -102,7 +103,7 @@ fn make_server(dir: &Path, ca: &Path) -> (PathBuf, PathBuf) {
 /// The server's key given to the user PostgreSQL runs as (as root: the
 /// `postgres` user, else `nobody`, as the cluster chooses); PostgreSQL
 /// reads only a key of its own user's, mode 0600.
-fn give_key(key: &Path, dir: &Path) {
+pub(crate) fn give_key(key: &Path, dir: &Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(key, std::fs::Permissions::from_mode(0o600)).unwrap();
@@ -120,7 +121,7 @@ fn give_key(key: &Path, dir: &Path) {
 }
 
 /// The fenced `sql` block of docs/store.md whose first line is `first`.
-fn guide_sql(first: &str) -> String {
+pub(crate) fn guide_sql(first: &str) -> String {
     let guide =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/store.md")).unwrap();
     let blocks: Vec<&str> = guide.split("```sql\n").skip(1).collect();
@@ -174,7 +175,7 @@ fn a_shared_store_over_tls_lets_each_role_do_only_its_part() {
     std::fs::create_dir(&tls).unwrap();
     let ca = make_ca(&tls, "ca");
     let other = make_ca(&tls, "other");
-    let (cert, key) = make_server(&tls, &ca);
+    let (cert, key) = make_server(&tls, &ca, "DNS:localhost");
     give_key(&key, &tls);
     let pg = Bin::find().expect("PostgreSQL is installed (scripts/test installs it)");
     let settings = [

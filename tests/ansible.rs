@@ -1,0 +1,452 @@
+//! The Ansible collection (deploy/ansible) as a lab would use it: a test
+//! bed of three namespace hosts with sshd, a PostgreSQL store on the hub
+//! over TLS with the guide's three roles, `ansible-playbook` from a
+//! virtual environment this test makes (`pip install ansible-core`, so
+//! every run proves a first one), the nightly playbook on all three at a
+//! small size, then the dashboard from the reader role rendered in
+//! Chromium: three systems and their runs, nothing left on the hosts.
+//! Then again with one host cut off mid-run: it is reported unreachable
+//! and the other two land.
+
+use crate::common;
+use crate::hosts::Bed;
+use crate::store_tls::{give_key, guide_sql, make_ca, make_server};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The hub's address on its first link: where the store listens.
+const HUB: &str = "198.18.1.1";
+
+/// A virtual environment with ansible-core, made in `dir`; its
+/// ansible-playbook.
+fn ansible(dir: &Path) -> PathBuf {
+    let venv = dir.join("venv");
+    common::cmd("python3", &["-m", "venv", venv.to_str().unwrap()]);
+    let o = Command::new(venv.join("bin/pip"))
+        .args([
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "ansible-core",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "pip install ansible-core (from PyPI) failed:\n{}",
+        common::text(&o.stderr)
+    );
+    venv.join("bin/ansible-playbook")
+}
+
+/// A PostgreSQL server in the hub's namespace, on HUB:5432 with TLS and
+/// its unix socket in `dir`; stopped (fast shutdown, then killed) when
+/// dropped.
+struct HubStore {
+    server: Child,
+    socket: PathBuf,
+    log: PathBuf,
+}
+
+impl HubStore {
+    fn start(bed: &Bed, dir: &Path, cert: &Path, key: &Path) -> HubStore {
+        let pg = scalebench::workloads::pg::cluster::Bin::find()
+            .expect("PostgreSQL is installed (scripts/test installs it)");
+        let (data, socket, log) = (dir.join("data"), dir.join("sock"), dir.join("pg.log"));
+        std::fs::create_dir_all(&socket).unwrap();
+        std::fs::create_dir_all(&data).unwrap();
+        for d in [dir, &data, &socket] {
+            common::cmd("chown", &["postgres", d.to_str().unwrap()]);
+        }
+        let as_postgres = |program: PathBuf| {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(program);
+            c
+        };
+        let o = as_postgres(pg.tool("initdb"))
+            .arg("-D")
+            .arg(&data)
+            .args([
+                "-A",
+                "trust",
+                "-U",
+                "scalebench",
+                "-E",
+                "UTF8",
+                "--locale=C",
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "initdb: {}", common::text(&o.stderr));
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(data.join("pg_hba.conf"))
+            .and_then(|mut f| {
+                std::io::Write::write_all(&mut f, b"host all all 198.18.0.0/15 trust\n")
+            })
+            .unwrap();
+        // ip and setpriv exec what they run: this child is the postmaster.
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", &bed.netns("h1"), "setpriv"])
+            .args([
+                "--reuid=postgres",
+                "--regid=postgres",
+                "--init-groups",
+                "--",
+            ])
+            .arg(pg.tool("postgres"))
+            .arg("-D")
+            .arg(&data);
+        for (k, v) in [
+            ("listen_addresses", HUB.to_string()),
+            ("port", "5432".into()),
+            ("unix_socket_directories", socket.display().to_string()),
+            ("ssl", "on".into()),
+            ("ssl_cert_file", cert.display().to_string()),
+            ("ssl_key_file", key.display().to_string()),
+            ("log_connections", "on".into()),
+        ] {
+            cmd.arg("-c").arg(format!("{k}={v}"));
+        }
+        let server = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let store = HubStore {
+            server,
+            socket,
+            log,
+        };
+        let ready = Instant::now();
+        while !Command::new(pg.tool("pg_isready"))
+            .args(["-q", "-h"])
+            .arg(&store.socket)
+            .args(["-p", "5432"])
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            assert!(
+                ready.elapsed() < Duration::from_secs(30),
+                "the hub's PostgreSQL is not ready: {}",
+                std::fs::read_to_string(&store.log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        store
+    }
+
+    /// Runs `sql` as a script as the superuser, in database `db`.
+    fn psql(&self, db: &str, sql: &str) {
+        let pg = scalebench::workloads::pg::cluster::Bin::find().unwrap();
+        let script = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(script.path(), sql).unwrap();
+        let o = Command::new(pg.tool("psql"))
+            .args([
+                "-X",
+                "-q",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-U",
+                "scalebench",
+                "-d",
+                db,
+                "-h",
+            ])
+            .arg(&self.socket)
+            .args(["-p", "5432", "-f"])
+            .arg(script.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "psql: {}", common::text(&o.stderr));
+    }
+}
+
+impl Drop for HubStore {
+    fn drop(&mut self) {
+        // A fast shutdown; SIGKILL after 30 s.
+        let pid = self.server.id() as i32;
+        // SAFETY: kill of our own child by its PID.
+        unsafe { libc::kill(pid, libc::SIGINT) };
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(30) {
+            if let Ok(Some(_)) = self.server.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
+/// A child killed and reaped when dropped, unless waited for.
+struct Reaped(Option<Child>);
+
+impl Reaped {
+    fn wait_with_output(mut self) -> std::process::Output {
+        self.0.take().unwrap().wait_with_output().unwrap()
+    }
+}
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// The store's URL for `role`, verifying the server against `ca`.
+fn url(role: &str, ca: &Path) -> String {
+    format!(
+        "postgres://{role}@{HUB}/scalebench?sslmode=verify-full&sslrootcert={}&connect_timeout=5",
+        ca.display()
+    )
+}
+
+/// `ansible-playbook` of the nightly playbook in the hub's namespace,
+/// every host running `socket` with `options`, labelled `HOST-SUFFIX`;
+/// Ansible's own files (control sockets, job files, temp) in `dir`.
+fn nightly(
+    playbook: &Path,
+    bed: &Bed,
+    dir: &Path,
+    ca: &Path,
+    options: &[&str],
+    suffix: &str,
+) -> Command {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let inventory = dir.join("inventory.ini");
+    std::fs::write(
+        &inventory,
+        format!(
+            "[scalebench]\nh1 ansible_host=198.18.1.1\nh2 ansible_host=198.18.1.2\nh3 ansible_host=198.18.2.2\n\n[scalebench:vars]\nansible_user=root\nansible_ssh_common_args=-F {}\nansible_python_interpreter=/usr/bin/python3\n",
+            bed.ssh_config().display()
+        ),
+    )
+    .unwrap();
+    let extra = serde_json::json!({
+        "scalebench_store": url("scalebench_writer", ca),
+        "scalebench_store_ca": ca,
+        "scalebench_binary": crate::static_build::static_binary(),
+        "scalebench_suite": "socket",
+        "scalebench_options": options,
+        "scalebench_label": format!("{{{{ inventory_hostname }}}}-{suffix}"),
+        "scalebench_poll_interval": 1,
+    });
+    let mut c = Command::new("ip");
+    c.args(["netns", "exec", &bed.netns("h1")])
+        .arg(playbook)
+        .arg("-i")
+        .arg(&inventory)
+        .arg(root.join("deploy/ansible/playbooks/nightly.yml"))
+        .arg("-e")
+        .arg(extra.to_string())
+        .env("ANSIBLE_CONFIG", root.join("deploy/ansible/ansible.cfg"))
+        .env("ANSIBLE_HOME", dir.join("home"))
+        .env("ANSIBLE_ASYNC_DIR", dir.join("async"))
+        .env("ANSIBLE_SSH_CONTROL_PATH_DIR", dir.join("cp"))
+        .env("ANSIBLE_LOCAL_TEMP", dir.join("tmp"))
+        .env("ANSIBLE_REMOTE_TEMP", dir.join("remote-tmp"))
+        // No connection outlives the playbook.
+        .env(
+            "ANSIBLE_SSH_ARGS",
+            "-C -o ControlMaster=auto -o ControlPersist=no -o ServerAliveInterval=2 -o ServerAliveCountMax=3",
+        );
+    c
+}
+
+/// The labels of the runs the reader lists.
+fn labels(ca: &Path, bed: &Bed) -> Vec<String> {
+    let o = Command::new("ip")
+        .args(["netns", "exec", &bed.netns("h1")])
+        .arg(env!("CARGO_BIN_EXE_scalebench"))
+        .args([
+            "results",
+            "list",
+            "--json",
+            "--store",
+            &url("scalebench_reader", ca),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::text(&o.stderr));
+    let listed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut v: Vec<String> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap_or_default().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+/// What the role left in the hosts' temp directory (they share this
+/// machine's file system).
+fn left_on_hosts() -> Vec<String> {
+    std::fs::read_dir("/var/tmp")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("scalebench-ansible-h"))
+        .collect()
+}
+
+#[test]
+fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
+    let t = tempfile::tempdir().unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // PostgreSQL's user reaches its directory and certificate in it.
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+    }
+    let bed = Bed::up("ansible");
+    let playbook = ansible(t.path());
+    let tls = t.path().join("tls");
+    std::fs::create_dir(&tls).unwrap();
+    let ca = make_ca(&tls, "ca");
+    let (cert, key) = make_server(&tls, &ca, &format!("IP:{HUB}"));
+    give_key(&key, &tls);
+    let store = HubStore::start(&bed, &t.path().join("pg"), &cert, &key);
+    store.psql("postgres", &guide_sql("-- scalebench roles"));
+    let owner = Command::new("ip")
+        .args(["netns", "exec", &bed.netns("h1")])
+        .arg(env!("CARGO_BIN_EXE_scalebench"))
+        .args(["results", "list", "--store", &url("scalebench_owner", &ca)])
+        .output()
+        .unwrap();
+    assert!(owner.status.success(), "{}", common::text(&owner.stderr));
+    store.psql("scalebench", &guide_sql("-- scalebench writer"));
+
+    // Every host, in parallel: each result lands, over TLS.
+    let o = nightly(
+        &playbook,
+        &bed,
+        t.path(),
+        &ca,
+        &["--max", "200", "--runs", "1"],
+        "lab",
+    )
+    .output()
+    .unwrap();
+    let said = format!("{}\n{}", common::text(&o.stdout), common::text(&o.stderr));
+    assert!(o.status.success(), "{said}");
+    for h in ["h1", "h2", "h3"] {
+        assert!(
+            said.lines()
+                .any(|l| l.starts_with(h) && l.contains("unreachable=0") && l.contains("failed=0")),
+            "{h} not ok in the recap:\n{said}"
+        );
+    }
+    assert_eq!(labels(&ca, &bed), ["h1-lab", "h2-lab", "h3-lab"]);
+    let log = std::fs::read_to_string(&store.log).unwrap();
+    assert!(
+        log.lines()
+            .filter(|l| l.contains("user=scalebench_writer") && l.contains("SSL enabled"))
+            .count()
+            >= 3,
+        "the writer's TLS connections are not in the server's log:\n{log}"
+    );
+    assert_eq!(left_on_hosts(), Vec::<String>::new());
+    let jobs = std::fs::read_dir(t.path().join("async")).map_or(0, |d| d.count());
+    assert_eq!(jobs, 0, "job status files left");
+
+    // The dashboard, by the reader, in Chromium: three systems, their runs.
+    let site = t.path().join("site");
+    let o = Command::new("ip")
+        .args(["netns", "exec", &bed.netns("h1")])
+        .arg(env!("CARGO_BIN_EXE_scalebench"))
+        .args(["dashboard", "--store", &url("scalebench_reader", &ca), "-o"])
+        .arg(&site)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::text(&o.stderr));
+    let (dom, _) = crate::browser::headless(
+        &site.join("index.html"),
+        &t.path().join("chromium"),
+        &["--dump-dom"],
+    );
+    for label in ["h1-lab", "h2-lab", "h3-lab"] {
+        assert!(dom.contains(label), "{label} not on the rendered dashboard");
+    }
+    let pages = std::fs::read_dir(site.join("runs")).unwrap().count();
+    assert_eq!(pages, 3, "a page per run");
+
+    // h3 cut off from the hub once its run has started: reported
+    // unreachable; h1 and h2 land.
+    let play = nightly(
+        &playbook,
+        &bed,
+        t.path(),
+        &ca,
+        &["--max", "10000", "--runs", "5"],
+        "cut",
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    // The playbook goes with the test if an assertion fails first.
+    let play = Reaped(Some(play));
+    let started = Instant::now();
+    // Its `run` (the only command of it naming its result file) is on.
+    while common::processes_naming("scalebench-ansible-h3-cut/result.json").is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "h3's run never started"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let link = |state: &str| {
+        common::cmd(
+            "ip",
+            &[
+                "netns",
+                "exec",
+                &bed.netns("h3"),
+                "ip",
+                "link",
+                "set",
+                "to-h1",
+                state,
+            ],
+        )
+    };
+    link("down");
+    let out = play.wait_with_output();
+    link("up");
+    let said = format!(
+        "{}\n{}",
+        common::text(&out.stdout),
+        common::text(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(4), "unreachable hosts: 4\n{said}");
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("h3") && l.contains("unreachable=1")),
+        "{said}"
+    );
+    let landed = labels(&ca, &bed);
+    assert!(
+        landed.contains(&"h1-cut".to_string()) && landed.contains(&"h2-cut".to_string()),
+        "{landed:?}"
+    );
+    assert!(!landed.contains(&"h3-cut".to_string()), "{landed:?}");
+    // h3's run ended on its own, and its script removed its directory.
+    let gone = Instant::now();
+    while !left_on_hosts().is_empty() {
+        assert!(
+            gone.elapsed() < Duration::from_secs(60),
+            "{:?}",
+            left_on_hosts()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    drop(store);
+    drop(bed);
+}
