@@ -6,7 +6,8 @@
 //! small size, then the dashboard from the reader role rendered in
 //! Chromium: three systems and their runs, nothing left on the hosts.
 //! Then again with one host cut off mid-run: it is reported unreachable
-//! and the other two land.
+//! and the other two land. Then with the controller killed once every
+//! run has started: every run still lands and cleans up after itself.
 
 use crate::common;
 use crate::hosts::Bed;
@@ -182,7 +183,8 @@ impl Drop for HubStore {
     }
 }
 
-/// A child killed and reaped when dropped, unless waited for.
+/// A child killed and reaped when dropped (its whole process group: it
+/// is started in a session of its own), unless waited for.
 struct Reaped(Option<Child>);
 
 impl Reaped {
@@ -194,7 +196,8 @@ impl Reaped {
 impl Drop for Reaped {
     fn drop(&mut self) {
         if let Some(c) = self.0.as_mut() {
-            let _ = c.kill();
+            // SAFETY: kill of our child's own process group, by its id.
+            unsafe { libc::kill(-(c.id() as i32), libc::SIGKILL) };
             let _ = c.wait();
         }
     }
@@ -297,6 +300,19 @@ fn left_on_hosts() -> Vec<String> {
         .collect()
 }
 
+/// Waits until the role left nothing in the hosts' temp directory.
+fn nothing_left_within(limit: Duration) {
+    let start = Instant::now();
+    while !left_on_hosts().is_empty() {
+        assert!(
+            start.elapsed() < limit,
+            "left on the hosts: {:?}",
+            left_on_hosts()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 #[test]
 fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
     let t = tempfile::tempdir().unwrap();
@@ -379,20 +395,22 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
 
     // h3 cut off from the hub once its run has started: reported
     // unreachable; h1 and h2 land.
-    let play = nightly(
+    let mut cmd = nightly(
         &playbook,
         &bed,
         t.path(),
         &ca,
         &["--max", "10000", "--runs", "5"],
         "cut",
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    );
+    common::in_new_session(&mut cmd);
     // The playbook goes with the test if an assertion fails first.
-    let play = Reaped(Some(play));
+    let play = Reaped(Some(
+        cmd.stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ));
     let started = Instant::now();
     // Its `run` (the only command of it naming its result file) is on.
     while common::processes_naming("scalebench-ansible-h3-cut/result.json").is_empty() {
@@ -402,24 +420,25 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-    let link = |state: &str| {
-        common::cmd(
-            "ip",
-            &[
-                "netns",
-                "exec",
-                &bed.netns("h3"),
-                "ip",
-                "link",
-                "set",
-                "to-h1",
-                state,
-            ],
-        )
+    // Cut by a firewall in h3's namespace that drops everything (a link
+    // set down would take h3's route to the hub with it for good).
+    let nft = |rules: &str| {
+        let o = Command::new("ip")
+            .args(["netns", "exec", &bed.netns("h3"), "nft", "-f", "-"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                std::io::Write::write_all(c.stdin.as_mut().unwrap(), rules.as_bytes())?;
+                c.wait_with_output()
+            })
+            .unwrap();
+        assert!(o.status.success(), "nft: {}", common::text(&o.stderr));
     };
-    link("down");
+    nft(
+        "table inet sbcut {\n chain in { type filter hook input priority 0; policy drop; }\n chain out { type filter hook output priority 0; policy drop; }\n}\n",
+    );
     let out = play.wait_with_output();
-    link("up");
+    nft("delete table inet sbcut\n");
     let said = format!(
         "{}\n{}",
         common::text(&out.stdout),
@@ -438,15 +457,51 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
     );
     assert!(!landed.contains(&"h3-cut".to_string()), "{landed:?}");
     // h3's run ended on its own, and its script removed its directory.
-    let gone = Instant::now();
-    while !left_on_hosts().is_empty() {
+    nothing_left_within(Duration::from_secs(60));
+
+    // The controller killed once every host's run is on: each run goes
+    // on, adds its result and removes its directory.
+    let mut cmd = nightly(
+        &playbook,
+        &bed,
+        t.path(),
+        &ca,
+        &["--max", "3000", "--runs", "3"],
+        "gone",
+    );
+    common::in_new_session(&mut cmd);
+    let play = Reaped(Some(
+        cmd.stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    ));
+    let started = Instant::now();
+    while ["h1", "h2", "h3"].iter().any(|h| {
+        common::processes_naming(&format!("scalebench-ansible-{h}-gone/result.json")).is_empty()
+    }) {
         assert!(
-            gone.elapsed() < Duration::from_secs(60),
-            "{:?}",
-            left_on_hosts()
+            started.elapsed() < Duration::from_secs(120),
+            "the runs never all started"
         );
-        std::thread::sleep(Duration::from_millis(200));
+        std::thread::sleep(Duration::from_millis(100));
     }
+    drop(play);
+    let landed = Instant::now();
+    while labels(&ca, &bed)
+        .iter()
+        .filter(|l| l.ends_with("-gone"))
+        .count()
+        < 3
+    {
+        assert!(
+            landed.elapsed() < Duration::from_secs(120),
+            "the runs did not all land without their controller: {:?}",
+            labels(&ca, &bed)
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    nothing_left_within(Duration::from_secs(30));
     drop(store);
     drop(bed);
 }
