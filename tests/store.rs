@@ -377,6 +377,18 @@ fn twenty_runs_of_three_systems_give_the_same_answers_from_postgresql_as_from_th
     let url = format!("postgres://scalebench@127.0.0.1:{}/postgres", cluster.port);
     same_answers_through(&url, &files);
     two_writers_at_once_store_each_file_once(&url, &files);
+    // The words the database narrows by, on PostgreSQL's types too.
+    let count = |q: &str| -> usize {
+        serde_json::from_str::<Value>(&ok(&["results", "list", "--store", &url, q, "--json"]))
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(count("benchmark=socket"), 20);
+    assert_eq!(count("benchmark=sock"), 0);
+    assert_eq!(count("label=linux-6.1* host=alpha"), 7);
+    assert_eq!(count("since=2026-01-01 before=9999-12-31 last=3"), 3);
     // This server offers no TLS: `prefer` (the default) takes the plain
     // connection, `require` is refused, saying so.
     ok(&[
@@ -513,12 +525,8 @@ fn one_run_store(dir: &Path) -> (PathBuf, String) {
     (store, id)
 }
 
-/// `dashboard -o DIR --force` wrote through links inside DIR and replaced
-/// the files they pointed to, outside the site. Now a link is refused
-/// wherever the site would write — the index, a run's page, `runs`, DIR
-/// itself — naming it; nothing outside the site changes; and with the
-/// links gone, `--force` replaces the site's own regular files (and only
-/// those).
+/// A run's page is written once by a build: `dashboard --force` over the
+/// site keeps it; a page cut short or of another build is written anew.
 #[test]
 fn the_dashboard_keeps_a_current_page_and_writes_a_stale_one_again() {
     let t = tempfile::tempdir().unwrap();
@@ -559,8 +567,19 @@ fn the_dashboard_keeps_a_current_page_and_writes_a_stale_one_again() {
     let third = dashboard();
     assert!(!third.contains("kept"), "{third}");
     assert_eq!(std::fs::read_to_string(&page).unwrap(), written);
+    // So is one cut short (its first line this build's).
+    std::fs::write(&page, &written[..written.len() / 2]).unwrap();
+    let fourth = dashboard();
+    assert!(!fourth.contains("kept"), "{fourth}");
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), written);
 }
 
+/// `dashboard -o DIR --force` wrote through links inside DIR and replaced
+/// the files they pointed to, outside the site. Now a link is refused
+/// wherever the site would write — the index, a run's page, `runs`, DIR
+/// itself — naming it; nothing outside the site changes; and with the
+/// links gone, `--force` replaces the site's own regular files (and only
+/// those).
 #[test]
 fn the_dashboard_writes_through_no_link() {
     let t = tempfile::tempdir().unwrap();

@@ -1,10 +1,11 @@
 //! A shared store as docs/store.md sets one up: a throwaway PostgreSQL
 //! with TLS (a CA and a server certificate made here with `openssl`), the
-//! three roles made by the very SQL of the guide, and every `sslmode`
-//! and role tried through the binary: the writer adds over verify-full,
-//! the reader reads and writes the dashboard but cannot add, the writer
-//! cannot prune, the owner can; a wrong CA, a wrong host name and a
-//! server without TLS are refused by name.
+//! three roles made by the very SQL of the guide, and the modes that
+//! verify and every role tried through the binary: the writer adds over
+//! verify-full, the reader reads and writes the dashboard but cannot add,
+//! the writer cannot prune, the owner can; a wrong CA, a wrong host name
+//! and a missing CA file are refused by name. (`prefer` and `require`
+//! against a server without TLS are tried in tests/store.rs.)
 
 use crate::common::{self, bin};
 use scalebench::workloads::pg::cluster::{Bin, Cluster};

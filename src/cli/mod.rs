@@ -151,7 +151,7 @@ pub enum Command {
     /// not for direct use).
     #[command(name = "__hello", hide = true)]
     Hello,
-    /// Measures one run request given as JSON (agent protocol 2: what
+    /// Measures one run request given as JSON (agent protocol 3: what
     /// `run --system` asks of another system; not for direct use).
     #[command(name = "__run", hide = true)]
     RunRequest(RunRequestArgs),

@@ -291,16 +291,27 @@ fn page_mark(id: &str) -> String {
     )
 }
 
-/// Whether `page` is a page this build wrote for run `id` (its first
-/// line [`page_mark`]): kept, not written again.
+/// The last line of a run's page: a page cut short lacks it.
+fn page_end(id: &str) -> String {
+    format!("<!-- end of run {id} -->\n")
+}
+
+/// Whether `page` is a page this build wrote for run `id`, whole: its
+/// first line [`page_mark`], its last [`page_end`]. Kept, not written
+/// again.
 fn page_is_current(page: &Path, id: &str) -> bool {
-    use std::io::Read;
-    let mark = page_mark(id);
-    let Ok(f) = std::fs::File::open(page) else {
+    use std::io::{Read, Seek, SeekFrom};
+    let (mark, end) = (page_mark(id), page_end(id));
+    let Ok(mut f) = std::fs::File::open(page) else {
         return false;
     };
     let mut head = vec![0u8; mark.len()];
-    f.take(mark.len() as u64).read_exact(&mut head).is_ok() && head == mark.as_bytes()
+    let mut tail = vec![0u8; end.len()];
+    f.read_exact(&mut head).is_ok()
+        && head == mark.as_bytes()
+        && f.seek(SeekFrom::End(-(end.len() as i64))).is_ok()
+        && f.read_exact(&mut tail).is_ok()
+        && tail == end.as_bytes()
 }
 
 /// The full HTML report of one stored run, as `scalebench report` writes
@@ -319,6 +330,10 @@ fn write_run_report(store: &mut Store, l: &Listed, path: &Path) -> anyhow::Resul
     let input = report::Input::new(&systems, &Default::default());
     let mut out = page_mark(&l.run.id).into_bytes();
     report::writer(Format::Html, None).write(&input, &mut out)?;
+    if !out.ends_with(b"\n") {
+        out.push(b'\n');
+    }
+    out.extend_from_slice(page_end(&l.run.id).as_bytes());
     Ok(output::write_file_atomic(path, |w| w.write_all(&out))?)
 }
 

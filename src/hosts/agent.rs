@@ -18,7 +18,9 @@
 //! # The agent protocol
 //!
 //! A scalebench driving another one (a server host of `run --host`, a
-//! system of `run --system`) relies on [`PROTOCOL`], version 2:
+//! system of `run --system`) relies on [`PROTOCOL`], version 3 (2 had
+//! no `own-clock` in its run requests, which a guest counting
+//! instructions is sent):
 //!
 //! - `__hello` prints one line, `scalebench-agent PROTOCOL KEY=VALUE …`
 //!   ([`Hello`]); the grammar stays across versions, keys may be added
@@ -70,7 +72,7 @@ pub fn build_id() -> String {
 
 /// The version of the agent protocol this build speaks (see the module's
 /// documentation for what it covers).
-pub const PROTOCOL: u32 = 2;
+pub const PROTOCOL: u32 = 3;
 
 /// The first word of a hello.
 const MAGIC: &str = "scalebench-agent";
@@ -231,7 +233,7 @@ impl Hello {
     }
 
     /// The build in words: `scalebench 0.3.0 for freebsd x86_64 (native
-    /// C library, dynamic), build 1a2b3c4d:8812345, agent protocol 2`.
+    /// C library, dynamic), build 1a2b3c4d:8812345, agent protocol 3`.
     pub fn describe(&self) -> String {
         let q = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
         format!(

@@ -68,7 +68,7 @@ pub fn item_spec(spec: &RunSpec, item: RemoteItem) -> RunSpec {
 /// guest told what its clock counts (`clock`: instructions travel as the
 /// request's `own_clock`), its
 /// result file written to `out` there: `__run --output OUT REQUEST`,
-/// quiet, with no HTML report (agent protocol 2).
+/// quiet, with no HTML report (agent protocol 3).
 pub fn item_args(
     spec: &RunSpec,
     item: RemoteItem,

@@ -15,9 +15,9 @@
 //! Anything that fails is said on the console and powers the guest off:
 //! the host then sees QEMU end without `ready` and shows the console.
 
-/// The version of the protocol above (2: the commands run are agent
-/// protocol 2's, `__run` with a run request).
-pub const PROTOCOL: u32 = 2;
+/// The version of the protocol above (3: the commands run are agent
+/// protocol 3's, `__run` with a run request that may carry `own-clock`).
+pub const PROTOCOL: u32 = 3;
 /// The name of the command port.
 pub const PORT: &str = "sb.ctl";
 /// The mount tag of this machine's root.

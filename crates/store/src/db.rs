@@ -239,6 +239,18 @@ impl Conn {
         }
     }
 
+    /// Whether the table `name` exists (in the search path, for
+    /// PostgreSQL): asked of the catalogue, which needs no right on the
+    /// table itself.
+    pub fn has_table(&mut self, name: &str) -> Result<bool, DbError> {
+        let sql = match self {
+            Conn::Sqlite(_) => "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?",
+            Conn::Postgres(_) => "SELECT to_regclass(?)::text",
+        };
+        let rows = self.rows(sql, &[Value::from(name)])?;
+        Ok(rows.first().is_some_and(|r| r[0].text().is_some()))
+    }
+
     /// The column type of bytes in this dialect.
     pub fn blob_type(&self) -> &'static str {
         match self {

@@ -463,13 +463,14 @@ impl Store {
 
     /// [`Store::rows_of_many`], its errors not yet naming the store.
     fn rows_of_runs(&mut self, ids: &[String]) -> std::result::Result<Vec<RowsOf>, DbError> {
-        let at: std::collections::HashMap<&str, usize> = ids
-            .iter()
-            .enumerate()
-            .map(|(i, id)| (id.as_str(), i))
-            .collect();
+        // Each id's places in `ids` (an id given twice gets its rows twice).
+        let mut at: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+        for (i, id) in ids.iter().enumerate() {
+            at.entry(id.as_str()).or_default().push(i);
+        }
+        let distinct: Vec<String> = at.keys().map(|k| k.to_string()).collect();
         let mut out: Vec<RowsOf> = vec![Default::default(); ids.len()];
-        for chunk in ids.chunks(500) {
+        for chunk in distinct.chunks(500) {
             let marks = vec!["?"; chunk.len()].join(", ");
             let params: Vec<Value> = chunk.iter().map(|i| Value::from(i.as_str())).collect();
             let b = self.conn.rows(
@@ -477,7 +478,7 @@ impl Store {
                 &params,
             )?;
             for r in &b {
-                if let Some(&i) = at.get(r[0].string().as_str()) {
+                for &i in at.get(r[0].string().as_str()).into_iter().flatten() {
                     out[i].0.push(bench_row(&r[1..]));
                 }
             }
@@ -486,7 +487,7 @@ impl Store {
                 &params,
             )?;
             for r in &w {
-                if let Some(&i) = at.get(r[0].string().as_str()) {
+                for &i in at.get(r[0].string().as_str()).into_iter().flatten() {
                     out[i].1.push(work_row(&r[1..]));
                 }
             }

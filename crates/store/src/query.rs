@@ -240,7 +240,14 @@ impl Query {
             } else {
                 at.checked_sub(shift).unwrap_or(SystemTime::UNIX_EPOCH)
             };
-            Some(humantime::format_rfc3339_seconds(moved).to_string()[..10].to_string())
+            // A day past year 9999 cannot be written: nothing narrowed.
+            let mut day = String::new();
+            std::fmt::Write::write_fmt(
+                &mut day,
+                format_args!("{}", humantime::format_rfc3339_seconds(moved)),
+            )
+            .ok()?;
+            day.get(..10).map(str::to_string)
         };
         let mut keys: Vec<Key> = Vec::new();
         for (k, _) in &self.filters {
@@ -262,11 +269,13 @@ impl Query {
                         vec![Value::from(like(v))],
                     ),
                     Key::Id => ("id LIKE ?", vec![Value::from(format!("{v}%"))]),
+                    // No integer parameter: PostgreSQL would type it int4,
+                    // which an i64 does not bind to.
                     Key::Benchmark => (
-                        "EXISTS (SELECT 1 FROM benchmarks b WHERE b.run_id = runs.id AND (b.series = ? OR substr(b.series, 1, ?) = ?))",
+                        "EXISTS (SELECT 1 FROM benchmarks b WHERE b.run_id = runs.id AND (b.series = ? OR substr(b.series, 1, length(?)) = ?))",
                         vec![
                             Value::from(v.as_str()),
-                            Value::from(v.chars().count() as i64 + 1),
+                            Value::from(format!("{v}[")),
                             Value::from(format!("{v}[")),
                         ],
                     ),

@@ -168,7 +168,13 @@ pub(crate) fn migrate_with(c: &mut Conn, migrations: &[Migration]) -> Result<Vec
     // Up to date: nothing to write, so a role that may only read or add
     // opens it. A store without the table of migrations is new: making
     // that table is the first migration's start.
-    let before = version(c).ok();
+    // A store without the table is new: the first migration makes it.
+    // Reading it may fail otherwise (a role refused it): said as it is.
+    let before = if c.has_table("migrations")? {
+        Some(version(c)?)
+    } else {
+        None
+    };
     if before == Some(known) {
         return Ok(Vec::new());
     }

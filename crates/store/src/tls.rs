@@ -8,7 +8,8 @@
 //!
 //! - `disable`: never encrypted;
 //! - `prefer` (libpq's default, and so ours): encrypted when the server
-//!   offers TLS, plain otherwise; the certificate is not checked;
+//!   offers TLS, plain otherwise; the certificate is checked against the
+//!   CA file when one is given, else not;
 //! - `require`: encrypted or refused; the certificate is checked against
 //!   the CA file when one is given (as libpq does), else not;
 //! - `verify-ca`: encrypted, the server's certificate signed by the CA;
@@ -230,11 +231,16 @@ pub fn offered(config: &postgres::Config) -> Option<bool> {
     const REQUEST: [u8; 8] = [0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f];
     let port = config.get_ports().first().copied().unwrap_or(5432);
     let limit = Duration::from_secs(10);
+    // `S` yes, `N` no; anything else (an error message) tells nothing.
     let answer = |s: &mut dyn ReadWrite| -> Option<bool> {
         s.write_all(&REQUEST).ok()?;
         let mut b = [0u8; 1];
         s.read_exact(&mut b).ok()?;
-        Some(b[0] == b'S')
+        match b[0] {
+            b'S' => Some(true),
+            b'N' => Some(false),
+            _ => None,
+        }
     };
     match config.get_hosts().first()? {
         postgres::config::Host::Tcp(h) => {

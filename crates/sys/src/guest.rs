@@ -84,11 +84,20 @@ pub fn loopback_up() -> io::Result<()> {
 /// whole ChaCha block instead of its share of a batch: a cost no
 /// running machine pays.
 pub fn crng_seeded(limit: std::time::Duration) -> bool {
-    let draw = |flags: libc::c_uint| {
+    // Whether a draw succeeded; a kernel without getrandom (before 3.17)
+    // cannot be asked and counts as seeded; EINTR is asked again.
+    let draw = |flags: libc::c_uint| loop {
         let mut b = [0u8; 16];
         // SAFETY: getrandom writes at most b.len() bytes into b.
         let r = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), flags) };
-        r == b.len() as isize
+        if r == b.len() as isize {
+            return true;
+        }
+        match std::io::Error::last_os_error().raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::ENOSYS) => return true,
+            _ => return false,
+        }
     };
     if draw(libc::GRND_NONBLOCK) {
         return true;
