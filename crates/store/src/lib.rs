@@ -374,7 +374,9 @@ impl Store {
                 workloads: Vec::new(),
             })
             .collect();
-        let mut out: Vec<Listed> = q.decide(&read).into_iter().cloned().collect();
+        let chosen = q.decide(&read);
+        let mut slots: Vec<Option<Listed>> = read.into_iter().map(Some).collect();
+        let mut out: Vec<Listed> = chosen.iter().filter_map(|&i| slots[i].take()).collect();
         self.fill_contents(&mut out)?;
         Ok(out)
     }

@@ -307,7 +307,7 @@ impl Query {
     /// and workloads not yet read) the query selects, in the order they
     /// started: every filter but `benchmark` and `workload`, which the
     /// narrowing decided, then `latest` or `last`.
-    pub fn decide<'a>(&self, all: &'a [Listed]) -> Vec<&'a Listed> {
+    pub fn decide(&self, all: &[Listed]) -> Vec<usize> {
         let rest = Query {
             filters: self
                 .filters
@@ -317,17 +317,21 @@ impl Query {
                 .collect(),
             ..self.clone()
         };
-        rest.select(all)
+        rest.chosen(all)
     }
 
     /// The runs of `all` the query selects, in the order they started.
     pub fn select<'a>(&self, all: &'a [Listed]) -> Vec<&'a Listed> {
-        let mut v: Vec<&Listed> = all.iter().filter(|r| self.matches(r)).collect();
-        v.sort_by(|a, b| {
-            let t = |r: &Listed| parse_time(&r.run.started);
-            t(a).cmp(&t(b))
-                .then_with(|| a.run.started.cmp(&b.run.started))
-                .then_with(|| a.run.id.cmp(&b.run.id))
+        self.chosen(all).into_iter().map(|i| &all[i]).collect()
+    }
+
+    /// The places in `all` of the runs the query selects, in the order
+    /// they started (ties by the time as written, then by id).
+    pub fn chosen(&self, all: &[Listed]) -> Vec<usize> {
+        let mut v: Vec<usize> = (0..all.len()).filter(|&i| self.matches(&all[i])).collect();
+        v.sort_by_cached_key(|&i| {
+            let r = &all[i].run;
+            (parse_time(&r.started), r.started.clone(), r.id.clone())
         });
         if let Some(n) = self.last {
             let skip = v.len().saturating_sub(n);
