@@ -215,7 +215,7 @@ mod tests {
             .expect("refused")
             .to_string();
         assert!(
-            e.contains("own_clock is what a system running this one as a guest says"),
+            e.contains("own-clock is what a system running this one as a guest says"),
             "{e}"
         );
     }

@@ -447,8 +447,8 @@ fn systems(m: &RunSpec) -> anyhow::Result<Vec<SystemSpec>> {
     }
     if m.own_clock.is_some() && !m.systems.is_empty() {
         return Err(opt(
-            "own_clock",
-            "own_clock is what a system running this one as a guest says; a run with systems of its own has none",
+            "own-clock",
+            "own-clock is what a system running this one as a guest says; a run with systems of its own has none",
         ));
     }
     if m.guest_clock.is_some() && !m.systems.iter().any(SystemSpec::is_guest) {
