@@ -241,6 +241,7 @@ fn nightly(
         "scalebench_options": options,
         "scalebench_label": format!("{{{{ inventory_hostname }}}}-{suffix}"),
         "scalebench_poll_interval": 1,
+        "scalebench_tmp": hosts_tmp(dir),
     });
     let mut c = Command::new("ip");
     c.args(["netns", "exec", &bed.netns("h1")])
@@ -290,10 +291,16 @@ fn labels(ca: &Path, bed: &Bed) -> Vec<String> {
     v
 }
 
-/// What the role left in the hosts' temp directory (they share this
-/// machine's file system).
-fn left_on_hosts() -> Vec<String> {
-    std::fs::read_dir("/var/tmp")
+/// Where the role makes its run directories on the hosts (they share
+/// this machine's file system): the test's own, so that no other run of
+/// it can leave anything there.
+fn hosts_tmp(dir: &Path) -> PathBuf {
+    dir.join("hosts-tmp")
+}
+
+/// What the role left in the hosts' temp directory.
+fn left_on_hosts(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(hosts_tmp(dir))
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -303,23 +310,27 @@ fn left_on_hosts() -> Vec<String> {
 
 /// Whether host `h`'s `scalebench run` of the runs labelled `h-suffix`
 /// is on: the only command of it naming its result file after `-o`.
-fn running(h: &str, suffix: &str) -> bool {
-    common::processes_naming(&format!("-o\0/var/tmp/scalebench-ansible-{h}-{suffix}."))
-        .into_iter()
-        .any(|p| {
-            std::fs::read(format!("/proc/{p}/cmdline"))
-                .is_ok_and(|c| common::text(&c).contains("/result.json"))
-        })
+fn running(dir: &Path, h: &str, suffix: &str) -> bool {
+    let tmp = hosts_tmp(dir);
+    common::processes_naming(&format!(
+        "-o\0{}/scalebench-ansible-{h}-{suffix}.",
+        tmp.display()
+    ))
+    .into_iter()
+    .any(|p| {
+        std::fs::read(format!("/proc/{p}/cmdline"))
+            .is_ok_and(|c| common::text(&c).contains("/result.json"))
+    })
 }
 
 /// Waits until the role left nothing in the hosts' temp directory.
-fn nothing_left_within(limit: Duration) {
+fn nothing_left_within(dir: &Path, limit: Duration) {
     let start = Instant::now();
-    while !left_on_hosts().is_empty() {
+    while !left_on_hosts(dir).is_empty() {
         assert!(
             start.elapsed() < limit,
             "left on the hosts: {:?}",
-            left_on_hosts()
+            left_on_hosts(dir)
         );
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -333,6 +344,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
         // PostgreSQL's user reaches its directory and certificate in it.
         std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
     }
+    std::fs::create_dir(hosts_tmp(t.path())).unwrap();
     let bed = Bed::up("ansible");
     let playbook = ansible(t.path());
     let tls = t.path().join("tls");
@@ -380,7 +392,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
             >= 3,
         "the writer's TLS connections are not in the server's log:\n{log}"
     );
-    assert_eq!(left_on_hosts(), Vec::<String>::new());
+    assert_eq!(left_on_hosts(t.path()), Vec::<String>::new());
     let jobs = std::fs::read_dir(t.path().join("async"))
         .expect("Ansible's job directory, made by its async tasks")
         .count();
@@ -427,7 +439,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
     ));
     let started = Instant::now();
     // Its `run` (the only command of it naming its result file) is on.
-    while !running("h3", "cut") {
+    while !running(t.path(), "h3", "cut") {
         assert!(
             started.elapsed() < Duration::from_secs(120),
             "h3's run never started"
@@ -455,7 +467,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
     // h3's run ends on its own (its result not added: the hub is out of
     // reach) and its script removes its directory; only then is the cut
     // lifted, so that h3 cannot add its result late.
-    nothing_left_within(Duration::from_secs(120));
+    nothing_left_within(t.path(), Duration::from_secs(120));
     nft("delete table inet sbcut\n");
     let said = format!(
         "{}\n{}",
@@ -482,7 +494,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
         &bed,
         t.path(),
         &ca,
-        &["--max", "3000", "--runs", "3"],
+        &["--max", "5000", "--runs", "3"],
         "gone",
     );
     common::in_new_session(&mut cmd);
@@ -492,13 +504,21 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
             .spawn()
             .unwrap(),
     ));
+    // Each host's run seen on at least once (the hosts start and end at
+    // their own pace: one may be done before the last begins).
     let started = Instant::now();
-    while ["h1", "h2", "h3"].iter().any(|h| !running(h, "gone")) {
+    let mut seen = std::collections::BTreeSet::new();
+    while seen.len() < 3 {
+        for h in ["h1", "h2", "h3"] {
+            if running(t.path(), h, "gone") {
+                seen.insert(h);
+            }
+        }
         assert!(
             started.elapsed() < Duration::from_secs(120),
-            "the runs never all started"
+            "not every host's run was seen on: {seen:?}"
         );
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(50));
     }
     drop(play);
     let landed = Instant::now();
@@ -515,7 +535,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
         );
         std::thread::sleep(Duration::from_millis(500));
     }
-    nothing_left_within(Duration::from_secs(30));
+    nothing_left_within(t.path(), Duration::from_secs(30));
     drop(store);
     drop(bed);
 }
