@@ -143,26 +143,7 @@ impl HubStore {
     /// Runs `sql` as a script as the superuser, in database `db`.
     fn psql(&self, db: &str, sql: &str) {
         let pg = scalebench::workloads::pg::cluster::Bin::find().unwrap();
-        let script = tempfile::NamedTempFile::new().unwrap();
-        std::fs::write(script.path(), sql).unwrap();
-        let o = Command::new(pg.tool("psql"))
-            .args([
-                "-X",
-                "-q",
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-U",
-                "scalebench",
-                "-d",
-                db,
-                "-h",
-            ])
-            .arg(&self.socket)
-            .args(["-p", "5432", "-f"])
-            .arg(script.path())
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "psql: {}", common::text(&o.stderr));
+        crate::store_tls::psql(&pg, &self.socket, 5432, db, sql);
     }
 }
 
@@ -189,6 +170,20 @@ impl Drop for HubStore {
 struct Reaped(Option<Child>);
 
 impl Reaped {
+    /// `cmd` started in a session of its own, its output kept when
+    /// `keep_output` (else thrown away).
+    fn spawn(mut cmd: Command, keep_output: bool) -> Reaped {
+        common::in_new_session(&mut cmd);
+        let out = || {
+            if keep_output {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            }
+        };
+        Reaped(Some(cmd.stdout(out()).stderr(out()).spawn().unwrap()))
+    }
+
     fn wait_with_output(mut self) -> std::process::Output {
         self.0.take().unwrap().wait_with_output().unwrap()
     }
@@ -421,7 +416,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
 
     // h3 cut off from the hub once its run has started: reported
     // unreachable; h1 and h2 land.
-    let mut cmd = nightly(
+    let cmd = nightly(
         &playbook,
         &bed,
         t.path(),
@@ -429,14 +424,8 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
         &["--max", "10000", "--runs", "5"],
         "cut",
     );
-    common::in_new_session(&mut cmd);
     // The playbook goes with the test if an assertion fails first.
-    let play = Reaped(Some(
-        cmd.stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    ));
+    let play = Reaped::spawn(cmd, true);
     let started = Instant::now();
     // Its `run` (the only command of it naming its result file) is on.
     while !running(t.path(), "h3", "cut") {
@@ -489,7 +478,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
 
     // The controller killed once every host's run is on: each run goes
     // on, adds its result and removes its directory.
-    let mut cmd = nightly(
+    let cmd = nightly(
         &playbook,
         &bed,
         t.path(),
@@ -497,13 +486,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
         &["--max", "5000", "--runs", "3"],
         "gone",
     );
-    common::in_new_session(&mut cmd);
-    let play = Reaped(Some(
-        cmd.stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    ));
+    let play = Reaped::spawn(cmd, false);
     // Each host's run seen on at least once (the hosts start and end at
     // their own pace: one may be done before the last begins).
     let started = Instant::now();

@@ -133,9 +133,10 @@ pub(crate) fn guide_sql(first: &str) -> String {
     block.split("```").next().unwrap().to_string()
 }
 
-/// Runs `sql` as a script (`psql -f`, as a user runs the guide's) as
-/// the cluster's superuser, in database `db`.
-fn psql(pg: &Bin, cluster: &Cluster, db: &str, sql: &str) {
+/// Runs `sql` as a script (`psql -f`, as a user runs the guide's) as the
+/// superuser of the server at the unix socket in `socket` on `port`, in
+/// database `db`.
+pub(crate) fn psql(pg: &Bin, socket: &Path, port: u16, db: &str, sql: &str) {
     let script = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(script.path(), sql).unwrap();
     let o = Command::new(pg.tool("psql"))
@@ -150,8 +151,8 @@ fn psql(pg: &Bin, cluster: &Cluster, db: &str, sql: &str) {
             db,
             "-h",
         ])
-        .arg(&cluster.socket_dir)
-        .args(["-p", &cluster.port.to_string(), "-f"])
+        .arg(socket)
+        .args(["-p", &port.to_string(), "-f"])
         .arg(script.path())
         .output()
         .unwrap();
@@ -188,7 +189,8 @@ fn a_shared_store_over_tls_lets_each_role_do_only_its_part() {
     let cluster = Cluster::start(&pg, &t.path().join("pg"), 20, None, &settings, None, None)
         .expect("a throwaway PostgreSQL with TLS starts");
     // The guide's roles, by the guide's SQL.
-    psql(&pg, &cluster, "postgres", &guide_sql("-- scalebench roles"));
+    let sql = |db: &str, text: &str| psql(&pg, &cluster.socket_dir, cluster.port, db, text);
+    sql("postgres", &guide_sql("-- scalebench roles"));
     let url = |role: &str, host: &str, query: &str| {
         format!(
             "postgres://{role}@{host}:{}/scalebench?{query}",
@@ -211,12 +213,7 @@ fn a_shared_store_over_tls_lets_each_role_do_only_its_part() {
     );
     let (code, _, err) = run(&["results", "list", "--store", &owner]);
     assert_eq!(code, Some(0), "{err}");
-    psql(
-        &pg,
-        &cluster,
-        "scalebench",
-        &guide_sql("-- scalebench writer"),
-    );
+    sql("scalebench", &guide_sql("-- scalebench writer"));
 
     // The writer adds every run over verify-full, and the server says the
     // connection was TLS.

@@ -231,14 +231,6 @@ impl Conn {
         Ok(Conn::Postgres(Box::new(Pg { client, role })))
     }
 
-    /// The role a PostgreSQL connection is logged in as (`None` for SQLite).
-    pub fn role(&self) -> Option<&str> {
-        match self {
-            Conn::Sqlite(_) => None,
-            Conn::Postgres(p) => Some(&p.role),
-        }
-    }
-
     /// Whether the table `name` exists (in the search path, for
     /// PostgreSQL): asked of the catalogue, which needs no right on the
     /// table itself.

@@ -381,41 +381,57 @@ impl Store {
         Ok(out)
     }
 
-    /// The series and workloads of each run of `out`, read in chunks of
-    /// ids.
+    /// The series and workloads of each run of `out`.
     fn fill_contents(&mut self, out: &mut [Listed]) -> std::result::Result<(), DbError> {
-        let at: std::collections::HashMap<String, usize> = out
-            .iter()
-            .enumerate()
-            .map(|(i, l)| (l.run.id.clone(), i))
-            .collect();
         let ids: Vec<String> = out.iter().map(|l| l.run.id.clone()).collect();
-        for chunk in ids.chunks(500) {
-            let marks = vec!["?"; chunk.len()].join(", ");
-            let params: Vec<Value> = chunk.iter().map(|i| Value::from(i.as_str())).collect();
-            let series = self.conn.rows(
-                &format!("SELECT run_id, series FROM benchmarks WHERE run_id IN ({marks}) ORDER BY run_id, position"),
-                &params,
-            )?;
-            for r in series {
-                if let Some(&i) = at.get(&r[0].string()) {
-                    out[i].series.push(r[1].string());
-                }
-            }
-            let work = self.conn.rows(
-                &format!("SELECT run_id, workload FROM workload_rows WHERE run_id IN ({marks}) ORDER BY run_id, position"),
-                &params,
-            )?;
+        let series = self.rows_per_run("benchmarks", "series", &ids)?;
+        let work = self.rows_per_run("workload_rows", "workload", &ids)?;
+        for ((l, series), work) in out.iter_mut().zip(series).zip(work) {
+            l.series = series.iter().map(|r| r[0].string()).collect();
             for r in work {
-                if let Some(&i) = at.get(&r[0].string()) {
-                    let w = r[1].string();
-                    if !out[i].workloads.contains(&w) {
-                        out[i].workloads.push(w);
-                    }
+                let w = r[0].string();
+                if !l.workloads.contains(&w) {
+                    l.workloads.push(w);
                 }
             }
         }
         Ok(())
+    }
+
+    /// For each run of `ids`, in their order, its rows of `table` (their
+    /// `columns`, without `run_id`) in the order of their position: a
+    /// few queries for many runs, the ids in chunks; an id given twice
+    /// gets its rows twice.
+    fn rows_per_run(
+        &mut self,
+        table: &str,
+        columns: &str,
+        ids: &[String],
+    ) -> std::result::Result<Vec<Vec<Vec<Value>>>, DbError> {
+        let mut at: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+        for (i, id) in ids.iter().enumerate() {
+            at.entry(id.as_str()).or_default().push(i);
+        }
+        let distinct: Vec<String> = at.keys().map(|k| k.to_string()).collect();
+        let mut out = vec![Vec::new(); ids.len()];
+        for chunk in distinct.chunks(500) {
+            let marks = vec!["?"; chunk.len()].join(", ");
+            let params: Vec<Value> = chunk.iter().map(|i| Value::from(i.as_str())).collect();
+            let rows = self.conn.rows(
+                &format!("SELECT run_id, {columns} FROM {table} WHERE run_id IN ({marks}) ORDER BY run_id, position"),
+                &params,
+            )?;
+            for mut r in rows {
+                let id = r.remove(0).string();
+                if let Some((&last, rest)) = at.get(id.as_str()).and_then(|p| p.split_last()) {
+                    for &i in rest {
+                        out[i].push(r.clone());
+                    }
+                    out[last].push(r);
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The stored file of run `id`, its exact bytes.
@@ -465,36 +481,25 @@ impl Store {
 
     /// [`Store::rows_of_many`], its errors not yet naming the store.
     fn rows_of_runs(&mut self, ids: &[String]) -> std::result::Result<Vec<RowsOf>, DbError> {
-        // Each id's places in `ids` (an id given twice gets its rows twice).
-        let mut at: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
-        for (i, id) in ids.iter().enumerate() {
-            at.entry(id.as_str()).or_default().push(i);
-        }
-        let distinct: Vec<String> = at.keys().map(|k| k.to_string()).collect();
-        let mut out: Vec<RowsOf> = vec![Default::default(); ids.len()];
-        for chunk in distinct.chunks(500) {
-            let marks = vec!["?"; chunk.len()].join(", ");
-            let params: Vec<Value> = chunk.iter().map(|i| Value::from(i.as_str())).collect();
-            let b = self.conn.rows(
-                &format!("SELECT run_id, position, name, series, status, n, runs, class, confidence, low_n, low_ns, high_n, high_ns, note FROM benchmarks WHERE run_id IN ({marks}) ORDER BY run_id, position"),
-                &params,
-            )?;
-            for r in &b {
-                for &i in at.get(r[0].string().as_str()).into_iter().flatten() {
-                    out[i].0.push(bench_row(&r[1..]));
-                }
-            }
-            let w = self.conn.rows(
-                &format!("SELECT run_id, position, workload, status, row_label, target, figure, unit, peak_level, knee, verdict, error FROM workload_rows WHERE run_id IN ({marks}) ORDER BY run_id, position"),
-                &params,
-            )?;
-            for r in &w {
-                for &i in at.get(r[0].string().as_str()).into_iter().flatten() {
-                    out[i].1.push(work_row(&r[1..]));
-                }
-            }
-        }
-        Ok(out)
+        let b = self.rows_per_run(
+            "benchmarks",
+            "position, name, series, status, n, runs, class, confidence, low_n, low_ns, high_n, high_ns, note",
+            ids,
+        )?;
+        let w = self.rows_per_run(
+            "workload_rows",
+            "position, workload, status, row_label, target, figure, unit, peak_level, knee, verdict, error",
+            ids,
+        )?;
+        Ok(b.into_iter()
+            .zip(w)
+            .map(|(b, w)| {
+                (
+                    b.iter().map(|r| bench_row(r)).collect(),
+                    w.iter().map(|r| work_row(r)).collect(),
+                )
+            })
+            .collect())
     }
 
     /// Removes the runs `ids` (their rows and files), in one transaction.
