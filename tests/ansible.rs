@@ -433,7 +433,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
             started.elapsed() < Duration::from_secs(120),
             "h3's run never started"
         );
-        std::thread::sleep(Duration::from_millis(200));
+        std::thread::sleep(Duration::from_millis(50));
     }
     // Cut by a firewall in h3's namespace that drops everything (a link
     // set down would take h3's route to the hub with it for good).
