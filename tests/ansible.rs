@@ -218,6 +218,25 @@ fn nightly(
     options: &[&str],
     suffix: &str,
 ) -> Command {
+    let label = serde_json::json!({
+        "scalebench_label": format!("{{{{ inventory_hostname }}}}-{suffix}"),
+    });
+    play(playbook, "nightly.yml", bed, dir, ca, options, label)
+}
+
+/// `ansible-playbook` of the collection's playbook `which` in the hub's
+/// namespace, every host of the inventory running `socket` with
+/// `options`, with `more` variables; Ansible's own files (control
+/// sockets, job files, temp) in `dir`.
+fn play(
+    playbook: &Path,
+    which: &str,
+    bed: &Bed,
+    dir: &Path,
+    ca: &Path,
+    options: &[&str],
+    more: serde_json::Value,
+) -> Command {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let inventory = dir.join("inventory.ini");
     std::fs::write(
@@ -228,22 +247,25 @@ fn nightly(
         ),
     )
     .unwrap();
-    let extra = serde_json::json!({
+    let mut extra = serde_json::json!({
         "scalebench_store": url("scalebench_writer", ca),
         "scalebench_store_ca": ca,
         "scalebench_binary": crate::static_build::static_binary(),
         "scalebench_suite": "socket",
         "scalebench_options": options,
-        "scalebench_label": format!("{{{{ inventory_hostname }}}}-{suffix}"),
         "scalebench_poll_interval": 1,
         "scalebench_tmp": hosts_tmp(dir),
     });
+    extra
+        .as_object_mut()
+        .unwrap()
+        .extend(more.as_object().unwrap().clone());
     let mut c = Command::new("ip");
     c.args(["netns", "exec", &bed.netns("h1")])
         .arg(playbook)
         .arg("-i")
         .arg(&inventory)
-        .arg(root.join("deploy/ansible/playbooks/nightly.yml"))
+        .arg(root.join("deploy/ansible/playbooks").join(which))
         .arg("-e")
         .arg(extra.to_string())
         .env("ANSIBLE_CONFIG", root.join("deploy/ansible/ansible.cfg"))
@@ -413,6 +435,89 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
     }
     let pages = std::fs::read_dir(site.join("runs")).unwrap().count();
     assert_eq!(pages, 3, "a page per run");
+
+    // The A/B playbook on h1: the suite under the default profile and
+    // under one of the test's (a setting of h1's own namespace), both
+    // runs in the store, compared by the reader with the setting named;
+    // the setting restored.
+    let somaxconn = || {
+        let o = Command::new("ip")
+            .args(["netns", "exec", &bed.netns("h1")])
+            .args(["cat", "/proc/sys/net/core/somaxconn"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", common::text(&o.stderr));
+        common::text(&o.stdout).trim().to_string()
+    };
+    let before = somaxconn();
+    let tuned = t.path().join("tuned.toml");
+    let want = if before == "1000" { "1001" } else { "1000" };
+    std::fs::write(
+        &tuned,
+        format!(
+            "format = \"scalebench-profile/1\"\nname = \"ab-test\"\ndescription = \"a listen backlog of {want}\"\n\n[linux.sysctl]\n\"net.core.somaxconn\" = \"{want}\"\n"
+        ),
+    )
+    .unwrap();
+    let vars = serde_json::json!({
+        "scalebench_hosts": "h1",
+        "profile_a": "default",
+        "profile_b": tuned,
+    });
+    let o = play(
+        &playbook,
+        "ab.yml",
+        &bed,
+        t.path(),
+        &ca,
+        &["--max", "200", "--runs", "1"],
+        vars,
+    )
+    .output()
+    .unwrap();
+    let said = format!("{}\n{}", common::text(&o.stdout), common::text(&o.stderr));
+    assert!(o.status.success(), "{said}");
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("h1") && l.contains("failed=0")),
+        "{said}"
+    );
+    assert!(
+        !said
+            .lines()
+            .any(|l| l.starts_with("h2") || l.starts_with("h3")),
+        "{said}"
+    );
+    let landed = labels(&ca, &bed);
+    for l in ["h1-a", "h1-b"] {
+        assert!(
+            landed.contains(&l.to_string()),
+            "{l} not stored: {landed:?}"
+        );
+    }
+    assert_eq!(somaxconn(), before, "h1's setting not restored");
+    // The pair compared, and reported side by side with the setting
+    // among those that differ (the reader's).
+    let by_reader = |what: &str| {
+        let o = Command::new("ip")
+            .args(["netns", "exec", &bed.netns("h1")])
+            .arg(env!("CARGO_BIN_EXE_scalebench"))
+            .args([what, "--store", &url("scalebench_reader", &ca)])
+            .args(["label=h1-a latest", "label=h1-b latest"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{what}: {}", common::text(&o.stderr));
+        common::text(&o.stdout)
+    };
+    assert!(by_reader("compare").contains("h1-a → h1-b"));
+    let reported = by_reader("report");
+    assert!(
+        reported
+            .lines()
+            .any(|l| l.contains("net.core.somaxconn") && l.contains(want) && l.contains(&before)),
+        "the profile's setting not among the settings that differ:\n{reported}"
+    );
+    assert_eq!(left_on_hosts(t.path()), Vec::<String>::new());
 
     // h3 cut off from the hub once its run has started: reported
     // unreachable; h1 and h2 land.
