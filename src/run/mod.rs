@@ -283,6 +283,9 @@ fn dry_run(
     Ok(ExitCode::SUCCESS)
 }
 
+/// How long a run waits for the kernel's random generator to be seeded.
+const RANDOM_PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Runs `o` from start to end: the plan, the measurements, the result
 /// files, the report; the exit code says how it went (0, 1: something
 /// failed, 130: interrupted).
@@ -307,6 +310,15 @@ pub fn run(o: RunOptions) -> anyhow::Result<ExitCode> {
         for n in &guard.notes {
             eprintln!("limits: {n}");
         }
+    }
+    // Measured as a running machine is: a system just booted (an `image:`
+    // guest, a machine of a lab) waits for its random generator
+    // (docs/kernels.md, "A seeded generator").
+    if crate::sys::random_seeded(RANDOM_PATIENCE) == Some(false) {
+        eprintln!(
+            "warning: the kernel's random generator is not seeded after {} s: whatever draws random numbers in the kernel (bind's port 0) costs more than on a running machine",
+            RANDOM_PATIENCE.as_secs()
+        );
     }
     let dirs = plan.dirs();
     let extra = sysinfo::Extra {

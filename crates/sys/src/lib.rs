@@ -30,6 +30,24 @@ pub fn pin_thread(tid: i32, cpu: usize) -> std::io::Result<()> {
         "pinning another thread is built for Linux only",
     ))
 }
+/// Whether the kernel's random number generator is seeded, waiting for
+/// it up to `limit`: at once on any machine that has run a while; a
+/// system just booted (a guest under emulation) may take seconds, and
+/// until then every random draw in the kernel costs more than on a
+/// running machine ([`guest::crng_seeded`]). `None` where not asked
+/// (other systems than Linux).
+pub fn random_seeded(limit: std::time::Duration) -> Option<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        Some(guest::crng_seeded(limit))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = limit;
+        None
+    }
+}
+
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod guards;
 #[cfg(any(target_os = "linux", target_os = "android"))]
