@@ -325,19 +325,52 @@ fn left_on_hosts(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Whether host `h`'s `scalebench run` of the runs labelled `h-suffix`
-/// is on: the only command of it naming its result file after `-o`.
-fn running(dir: &Path, h: &str, suffix: &str) -> bool {
-    let tmp = hosts_tmp(dir);
-    common::processes_naming(&format!(
+/// Whether process `p` is host `h`'s `scalebench run` of the runs
+/// labelled `h-suffix`: the only command of it naming its result file
+/// after `-o`.
+fn is_run(dir: &Path, h: &str, suffix: &str, p: u32) -> bool {
+    let needle = format!(
         "-o\0{}/scalebench-ansible-{h}-{suffix}.",
-        tmp.display()
-    ))
-    .into_iter()
-    .any(|p| {
-        std::fs::read(format!("/proc/{p}/cmdline"))
-            .is_ok_and(|c| common::text(&c).contains("/result.json"))
+        hosts_tmp(dir).display()
+    );
+    std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| {
+        let c = common::text(&c);
+        c.contains(&needle) && c.contains("/result.json")
     })
+}
+
+/// Whether host `h`'s `scalebench run` of the runs labelled `h-suffix`
+/// is on.
+fn running(dir: &Path, h: &str, suffix: &str) -> bool {
+    common::processes_naming(&format!("scalebench-ansible-{h}-{suffix}."))
+        .into_iter()
+        .any(|p| is_run(dir, h, suffix, p))
+}
+
+/// Kills host `h`'s `scalebench run` of the runs labelled `h-suffix`
+/// (SIGKILL) if it is on: by a pidfd opened before its command line is
+/// checked, so that a PID used again meanwhile is never signalled.
+/// Whether one was killed.
+fn kill_run(dir: &Path, h: &str, suffix: &str) -> bool {
+    for p in common::processes_naming(&format!("scalebench-ansible-{h}-{suffix}.")) {
+        // SAFETY: pidfd_open of a PID, no memory passed.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, p, 0) };
+        if fd < 0 {
+            continue;
+        }
+        // SAFETY: the descriptor was just opened and is ours to own.
+        let fd =
+            unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd as i32) };
+        if is_run(dir, h, suffix, p) {
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&fd);
+            // SAFETY: a signal sent through our own pidfd, no memory passed.
+            let r = unsafe {
+                libc::syscall(libc::SYS_pidfd_send_signal, fd, libc::SIGKILL, 0usize, 0u32)
+            };
+            return r == 0;
+        }
+    }
+    false
 }
 
 /// Waits until the role left nothing in the hosts' temp directory.
@@ -532,14 +565,6 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
     // The playbook goes with the test if an assertion fails first.
     let play = Reaped::spawn(cmd, true);
     let started = Instant::now();
-    // Its `run` (the only command of it naming its result file) is on.
-    while !running(t.path(), "h3", "cut") {
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "h3's run never started"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
     // Cut by a firewall in h3's namespace that drops everything (a link
     // set down would take h3's route to the hub with it for good).
     let nft = |rules: &str| {
@@ -554,9 +579,24 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
             .unwrap();
         assert!(o.status.success(), "nft: {}", common::text(&o.stderr));
     };
-    nft(
-        "table inet sbcut {\n chain in { type filter hook input priority 0; policy drop; }\n chain out { type filter hook output priority 0; policy drop; }\n}\n",
-    );
+    // Once h3's run is on, h3 is cut; once h2's is on, it is killed
+    // outright (SIGKILL): its script goes on, adds nothing (the file is
+    // not finished) and removes its directory.
+    let (mut cut, mut killed) = (false, false);
+    while !(cut && killed) {
+        if !cut && running(t.path(), "h3", "cut") {
+            nft(
+                "table inet sbcut {\n chain in { type filter hook input priority 0; policy drop; }\n chain out { type filter hook output priority 0; policy drop; }\n}\n",
+            );
+            cut = true;
+        }
+        killed = killed || kill_run(t.path(), "h2", "cut");
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the runs were not seen on: h3 cut {cut}, h2 killed {killed}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let out = play.wait_with_output();
     // h3's run ends on its own (its result not added: the hub is out of
     // reach) and its script removes its directory; only then is the cut
@@ -574,12 +614,20 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
             .any(|l| l.starts_with("h3") && l.contains("unreachable=1")),
         "{said}"
     );
-    let landed = labels(&ca, &bed);
     assert!(
-        landed.contains(&"h1-cut".to_string()) && landed.contains(&"h2-cut".to_string()),
-        "{landed:?}"
+        said.lines()
+            .any(|l| l.starts_with("h2") && l.contains("unreachable=0") && l.contains("failed=1")),
+        "h2 not reported failed:\n{said}"
     );
-    assert!(!landed.contains(&"h3-cut".to_string()), "{landed:?}");
+    assert!(
+        said.contains("h2: the run ended with 137"),
+        "h2's kill not named:\n{said}"
+    );
+    let landed = labels(&ca, &bed);
+    assert!(landed.contains(&"h1-cut".to_string()), "{landed:?}");
+    for gone in ["h2-cut", "h3-cut"] {
+        assert!(!landed.contains(&gone.to_string()), "{landed:?}");
+    }
 
     // The controller killed once every host's run is on: each run goes
     // on, adds its result and removes its directory.
