@@ -30,6 +30,7 @@ pub fn pin_thread(tid: i32, cpu: usize) -> std::io::Result<()> {
         "pinning another thread is built for Linux only",
     ))
 }
+
 /// Whether the kernel's random number generator is seeded, waiting for
 /// it up to `limit`: at once on any machine that has run a while; a
 /// system just booted (a guest under emulation) may take seconds, and
@@ -811,6 +812,15 @@ pub fn errno_name(e: i32) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_machine_that_has_run_a_while_has_its_random_generator_seeded() {
+        assert_eq!(
+            super::random_seeded(std::time::Duration::from_secs(5)),
+            Some(true)
+        );
+    }
 
     #[test]
     fn errno_numbers_become_names() {
