@@ -5,9 +5,13 @@
 //! every run proves a first one), the nightly playbook on all three at a
 //! small size, then the dashboard from the reader role rendered in
 //! Chromium: three systems and their runs, nothing left on the hosts.
-//! Then again with one host cut off mid-run: it is reported unreachable
-//! and the other two land. Then with the controller killed once every
-//! run has started: every run still lands and cleans up after itself.
+//! Then the A/B playbook on one host under two profiles. Then again with
+//! one host cut off mid-run and another's run killed: the first is
+//! reported unreachable, the second failed, the third lands. Then with
+//! the controller killed once every run has started: every run still
+//! lands and cleans up after itself. Linux only: the test bed's hosts
+//! are namespaces, the static build x86_64 musl.
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
 use crate::common;
 use crate::hosts::Bed;
