@@ -46,6 +46,8 @@ macro_rules! gated {
 }
 
 gated! {
+    not_built_here_ansible: "ansible.rs" if [all(target_os = "linux", target_arch = "x86_64")] =>
+        "the Ansible collection on a test bed of three namespace hosts with sshd (Linux's namespaces), the static x86_64 musl build copied to them";
     not_built_here_guests: "guests.rs" if [all(target_os = "linux", target_arch = "x86_64")] =>
         "another Linux kernel booted in QEMU with the static x86_64 musl scalebench as its init (`__boot`, `run --system NAME=kernel:…`): kernel: guests are Linux on x86_64 only";
     not_built_here_debian_kernels: "debian_kernels.rs" if [all(target_os = "linux", target_arch = "x86_64")] =>
