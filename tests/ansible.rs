@@ -6,8 +6,9 @@
 //! small size, then the dashboard from the reader role rendered in
 //! Chromium: three systems and their runs, nothing left on the hosts.
 //! Then the A/B playbook on one host under two profiles. Then again with
-//! one host cut off mid-run and another's run killed: the first is
-//! reported unreachable, the second failed, the third lands. Then with
+//! one host cut off mid-run: it is reported unreachable and the other two
+//! land. Then on one host whose run is killed: reported failed, nothing
+//! stored, nothing left. Then with
 //! the controller killed once every run has started: every run still
 //! lands and cleans up after itself. Linux only: the test bed's hosts
 //! are namespaces, the static build x86_64 musl.
@@ -568,7 +569,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
         "cut",
     );
     // The playbook goes with the test if an assertion fails first.
-    let play = Reaped::spawn(cmd, true);
+    let playing = Reaped::spawn(cmd, true);
     let started = Instant::now();
     // Cut by a firewall in h3's namespace that drops everything (a link
     // set down would take h3's route to the hub with it for good).
@@ -584,25 +585,18 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
             .unwrap();
         assert!(o.status.success(), "nft: {}", common::text(&o.stderr));
     };
-    // Once h3's run is on, h3 is cut; once h2's is on, it is killed
-    // outright (SIGKILL): its script goes on, adds nothing (the file is
-    // not finished) and removes its directory.
-    let (mut cut, mut killed) = (false, false);
-    while !(cut && killed) {
-        if !cut && running(t.path(), "h3", "cut") {
-            nft(
-                "table inet sbcut {\n chain in { type filter hook input priority 0; policy drop; }\n chain out { type filter hook output priority 0; policy drop; }\n}\n",
-            );
-            cut = true;
-        }
-        killed = killed || kill_run(t.path(), "h2", "cut");
+    // Its `run` (the only command of it naming its result file) is on.
+    while !running(t.path(), "h3", "cut") {
         assert!(
             started.elapsed() < Duration::from_secs(120),
-            "the runs were not seen on: h3 cut {cut}, h2 killed {killed}"
+            "h3's run never started"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let out = play.wait_with_output();
+    nft(
+        "table inet sbcut {\n chain in { type filter hook input priority 0; policy drop; }\n chain out { type filter hook output priority 0; policy drop; }\n}\n",
+    );
+    let out = playing.wait_with_output();
     // h3's run ends on its own (its result not added: the hub is out of
     // reach) and its script removes its directory; only then is the cut
     // lifted, so that h3 cannot add its result late.
@@ -619,6 +613,45 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
             .any(|l| l.starts_with("h3") && l.contains("unreachable=1")),
         "{said}"
     );
+    let landed = labels(&ca, &bed);
+    assert!(
+        landed.contains(&"h1-cut".to_string()) && landed.contains(&"h2-cut".to_string()),
+        "{landed:?}"
+    );
+    assert!(!landed.contains(&"h3-cut".to_string()), "{landed:?}");
+
+    // h2's run killed outright (SIGKILL) once it is on: h2 is reported
+    // failed with the run's exit code; its script goes on, adds nothing
+    // (the file is not finished) and removes its directory.
+    let vars = serde_json::json!({
+        "scalebench_hosts": "h2",
+        "scalebench_label": "{{ inventory_hostname }}-killed",
+    });
+    let cmd = play(
+        &playbook,
+        "nightly.yml",
+        &bed,
+        t.path(),
+        &ca,
+        &["--max", "10000", "--runs", "5"],
+        vars,
+    );
+    let playing = Reaped::spawn(cmd, true);
+    let started = Instant::now();
+    while !kill_run(t.path(), "h2", "killed") {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "h2's run never seen on"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = playing.wait_with_output();
+    let said = format!(
+        "{}\n{}",
+        common::text(&out.stdout),
+        common::text(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(2), "a failed host: 2\n{said}");
     assert!(
         said.lines()
             .any(|l| l.starts_with("h2") && l.contains("unreachable=0") && l.contains("failed=1")),
@@ -628,11 +661,8 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
         said.contains("h2: the run ended with 137"),
         "h2's kill not named:\n{said}"
     );
-    let landed = labels(&ca, &bed);
-    assert!(landed.contains(&"h1-cut".to_string()), "{landed:?}");
-    for gone in ["h2-cut", "h3-cut"] {
-        assert!(!landed.contains(&gone.to_string()), "{landed:?}");
-    }
+    assert!(!labels(&ca, &bed).contains(&"h2-killed".to_string()));
+    nothing_left_within(t.path(), Duration::from_secs(30));
 
     // The controller killed once every host's run is on: each run goes
     // on, adds its result and removes its directory.
@@ -644,7 +674,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
         &["--max", "5000", "--runs", "3"],
         "gone",
     );
-    let play = Reaped::spawn(cmd, false);
+    let playing = Reaped::spawn(cmd, false);
     // Each host's run seen on at least once (the hosts start and end at
     // their own pace: one may be done before the last begins).
     let started = Instant::now();
@@ -661,7 +691,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    drop(play);
+    drop(playing);
     let landed = Instant::now();
     while labels(&ca, &bed)
         .iter()
