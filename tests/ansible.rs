@@ -8,10 +8,10 @@
 //! Then the A/B playbook on one host under two profiles. Then again with
 //! one host cut off mid-run: it is reported unreachable and the other two
 //! land. Then on one host whose run is killed: reported failed, nothing
-//! stored, nothing left. Then with
-//! the controller killed once every run has started: every run still
-//! lands and cleans up after itself. Linux only: the test bed's hosts
-//! are namespaces, the static build x86_64 musl.
+//! stored, nothing left. Then with the controller killed once every run
+//! has started: every run still lands and cleans up after itself. Linux
+//! only: the test bed's hosts are namespaces, the static build x86_64
+//! musl.
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
 use crate::common;
@@ -392,6 +392,18 @@ fn nothing_left_within(dir: &Path, limit: Duration) {
     }
 }
 
+/// What each part of the test works with.
+struct Lab<'a> {
+    /// The test's own directory.
+    dir: &'a Path,
+    /// The three hosts and their hub.
+    bed: &'a Bed,
+    /// `ansible-playbook` of the test's virtual environment.
+    playbook: PathBuf,
+    /// The store's CA certificate.
+    ca: PathBuf,
+}
+
 #[test]
 fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
     let t = tempfile::tempdir().unwrap();
@@ -419,12 +431,30 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
     assert!(owner.status.success(), "{}", common::text(&owner.stderr));
     store.psql("scalebench", &guide_sql("-- scalebench writer"));
 
-    // Every host, in parallel: each result lands, over TLS.
+    let lab = Lab {
+        dir: t.path(),
+        bed: &bed,
+        playbook,
+        ca,
+    };
+    every_host_lands_over_tls(&lab, &store);
+    the_reader_draws_the_dashboard(&lab);
+    ab_on_one_host(&lab);
+    a_host_cut_off(&lab);
+    a_run_killed(&lab);
+    the_controller_gone(&lab);
+    drop(store);
+    drop(bed);
+}
+
+/// Every host, in parallel: each result lands, over TLS, and nothing is
+/// left on the hosts.
+fn every_host_lands_over_tls(lab: &Lab, store: &HubStore) {
     let o = nightly(
-        &playbook,
-        &bed,
-        t.path(),
-        &ca,
+        &lab.playbook,
+        lab.bed,
+        lab.dir,
+        &lab.ca,
         &["--max", "200", "--runs", "1"],
         "lab",
     )
@@ -439,7 +469,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
             "{h} not ok in the recap:\n{said}"
         );
     }
-    assert_eq!(labels(&ca, &bed), ["h1-lab", "h2-lab", "h3-lab"]);
+    assert_eq!(labels(&lab.ca, lab.bed), ["h1-lab", "h2-lab", "h3-lab"]);
     let log = std::fs::read_to_string(&store.log).unwrap();
     assert!(
         log.lines()
@@ -448,25 +478,32 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
             >= 3,
         "the writer's TLS connections are not in the server's log:\n{log}"
     );
-    assert_eq!(left_on_hosts(t.path()), Vec::<String>::new());
-    let jobs = std::fs::read_dir(t.path().join("async"))
+    assert_eq!(left_on_hosts(lab.dir), Vec::<String>::new());
+    let jobs = std::fs::read_dir(lab.dir.join("async"))
         .expect("Ansible's job directory, made by its async tasks")
         .count();
     assert_eq!(jobs, 0, "job status files left");
+}
 
-    // The dashboard, by the reader, in Chromium: three systems, their runs.
-    let site = t.path().join("site");
+/// The dashboard, by the reader, in Chromium: three systems, their runs.
+fn the_reader_draws_the_dashboard(lab: &Lab) {
+    let site = lab.dir.join("site");
     let o = Command::new("ip")
-        .args(["netns", "exec", &bed.netns("h1")])
+        .args(["netns", "exec", &lab.bed.netns("h1")])
         .arg(env!("CARGO_BIN_EXE_scalebench"))
-        .args(["dashboard", "--store", &url("scalebench_reader", &ca), "-o"])
+        .args([
+            "dashboard",
+            "--store",
+            &url("scalebench_reader", &lab.ca),
+            "-o",
+        ])
         .arg(&site)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", common::text(&o.stderr));
     let (dom, _) = crate::browser::headless(
         &site.join("index.html"),
-        &t.path().join("chromium"),
+        &lab.dir.join("chromium"),
         &["--dump-dom"],
     );
     for label in ["h1-lab", "h2-lab", "h3-lab"] {
@@ -474,14 +511,16 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
     }
     let pages = std::fs::read_dir(site.join("runs")).unwrap().count();
     assert_eq!(pages, 3, "a page per run");
+}
 
-    // The A/B playbook on h1: the suite under the default profile and
-    // under one of the test's (a setting of h1's own namespace), both
-    // runs in the store, compared by the reader with the setting named;
-    // the setting restored.
+/// The A/B playbook on h1: the suite under the default profile and under
+/// one of the test's (a setting of h1's own namespace), both runs in the
+/// store, compared and reported by the reader with the setting named; the
+/// setting restored.
+fn ab_on_one_host(lab: &Lab) {
     let somaxconn = || {
         let o = Command::new("ip")
-            .args(["netns", "exec", &bed.netns("h1")])
+            .args(["netns", "exec", &lab.bed.netns("h1")])
             .args(["cat", "/proc/sys/net/core/somaxconn"])
             .output()
             .unwrap();
@@ -489,7 +528,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
         common::text(&o.stdout).trim().to_string()
     };
     let before = somaxconn();
-    let tuned = t.path().join("tuned.toml");
+    let tuned = lab.dir.join("tuned.toml");
     let want = if before == "1000" { "1001" } else { "1000" };
     std::fs::write(
         &tuned,
@@ -504,11 +543,11 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
         "profile_b": tuned,
     });
     let o = play(
-        &playbook,
+        &lab.playbook,
         "ab.yml",
-        &bed,
-        t.path(),
-        &ca,
+        lab.bed,
+        lab.dir,
+        &lab.ca,
         &["--max", "200", "--runs", "1"],
         vars,
     )
@@ -527,7 +566,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
             .any(|l| l.starts_with("h2") || l.starts_with("h3")),
         "{said}"
     );
-    let landed = labels(&ca, &bed);
+    let landed = labels(&lab.ca, lab.bed);
     for l in ["h1-a", "h1-b"] {
         assert!(
             landed.contains(&l.to_string()),
@@ -539,9 +578,9 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
     // among those that differ (the reader's).
     let by_reader = |what: &str| {
         let o = Command::new("ip")
-            .args(["netns", "exec", &bed.netns("h1")])
+            .args(["netns", "exec", &lab.bed.netns("h1")])
             .arg(env!("CARGO_BIN_EXE_scalebench"))
-            .args([what, "--store", &url("scalebench_reader", &ca)])
+            .args([what, "--store", &url("scalebench_reader", &lab.ca)])
             .args(["label=h1-a latest", "label=h1-b latest"])
             .output()
             .unwrap();
@@ -556,15 +595,17 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
             .any(|l| l.contains("net.core.somaxconn") && l.contains(want) && l.contains(&before)),
         "the profile's setting not among the settings that differ:\n{reported}"
     );
-    assert_eq!(left_on_hosts(t.path()), Vec::<String>::new());
+    assert_eq!(left_on_hosts(lab.dir), Vec::<String>::new());
+}
 
-    // h3 cut off from the hub once its run has started: reported
-    // unreachable; h1 and h2 land.
+/// h3 cut off from the hub once its run has started: reported unreachable;
+/// h1 and h2 land.
+fn a_host_cut_off(lab: &Lab) {
     let cmd = nightly(
-        &playbook,
-        &bed,
-        t.path(),
-        &ca,
+        &lab.playbook,
+        lab.bed,
+        lab.dir,
+        &lab.ca,
         &["--max", "10000", "--runs", "5"],
         "cut",
     );
@@ -575,7 +616,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
     // set down would take h3's route to the hub with it for good).
     let nft = |rules: &str| {
         let o = Command::new("ip")
-            .args(["netns", "exec", &bed.netns("h3"), "nft", "-f", "-"])
+            .args(["netns", "exec", &lab.bed.netns("h3"), "nft", "-f", "-"])
             .stdin(Stdio::piped())
             .spawn()
             .and_then(|mut c| {
@@ -586,7 +627,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
         assert!(o.status.success(), "nft: {}", common::text(&o.stderr));
     };
     // Its `run` (the only command of it naming its result file) is on.
-    while !running(t.path(), "h3", "cut") {
+    while !running(lab.dir, "h3", "cut") {
         assert!(
             started.elapsed() < Duration::from_secs(120),
             "h3's run never started"
@@ -600,7 +641,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
     // h3's run ends on its own (its result not added: the hub is out of
     // reach) and its script removes its directory; only then is the cut
     // lifted, so that h3 cannot add its result late.
-    nothing_left_within(t.path(), Duration::from_secs(120));
+    nothing_left_within(lab.dir, Duration::from_secs(120));
     nft("delete table inet sbcut\n");
     let said = format!(
         "{}\n{}",
@@ -613,32 +654,34 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
             .any(|l| l.starts_with("h3") && l.contains("unreachable=1")),
         "{said}"
     );
-    let landed = labels(&ca, &bed);
+    let landed = labels(&lab.ca, lab.bed);
     assert!(
         landed.contains(&"h1-cut".to_string()) && landed.contains(&"h2-cut".to_string()),
         "{landed:?}"
     );
     assert!(!landed.contains(&"h3-cut".to_string()), "{landed:?}");
+}
 
-    // h2's run killed outright (SIGKILL) once it is on: h2 is reported
-    // failed with the run's exit code; its script goes on, adds nothing
-    // (the file is not finished) and removes its directory.
+/// h2's run killed outright (SIGKILL) once it is on: h2 is reported failed
+/// with the run's exit code; its script goes on, adds nothing (the file is
+/// not finished) and removes its directory.
+fn a_run_killed(lab: &Lab) {
     let vars = serde_json::json!({
         "scalebench_hosts": "h2",
         "scalebench_label": "{{ inventory_hostname }}-killed",
     });
     let cmd = play(
-        &playbook,
+        &lab.playbook,
         "nightly.yml",
-        &bed,
-        t.path(),
-        &ca,
+        lab.bed,
+        lab.dir,
+        &lab.ca,
         &["--max", "10000", "--runs", "5"],
         vars,
     );
     let playing = Reaped::spawn(cmd, true);
     let started = Instant::now();
-    while !kill_run(t.path(), "h2", "killed") {
+    while !kill_run(lab.dir, "h2", "killed") {
         assert!(
             started.elapsed() < Duration::from_secs(120),
             "h2's run never seen on"
@@ -661,16 +704,18 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
         said.contains("h2: the run ended with 137"),
         "h2's kill not named:\n{said}"
     );
-    assert!(!labels(&ca, &bed).contains(&"h2-killed".to_string()));
-    nothing_left_within(t.path(), Duration::from_secs(30));
+    assert!(!labels(&lab.ca, lab.bed).contains(&"h2-killed".to_string()));
+    nothing_left_within(lab.dir, Duration::from_secs(30));
+}
 
-    // The controller killed once every host's run is on: each run goes
-    // on, adds its result and removes its directory.
+/// The controller killed once every host's run is on: each run goes on,
+/// adds its result and removes its directory.
+fn the_controller_gone(lab: &Lab) {
     let cmd = nightly(
-        &playbook,
-        &bed,
-        t.path(),
-        &ca,
+        &lab.playbook,
+        lab.bed,
+        lab.dir,
+        &lab.ca,
         &["--max", "5000", "--runs", "3"],
         "gone",
     );
@@ -681,7 +726,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
     let mut seen = std::collections::BTreeSet::new();
     while seen.len() < 3 {
         for h in ["h1", "h2", "h3"] {
-            if running(t.path(), h, "gone") {
+            if running(lab.dir, h, "gone") {
                 seen.insert(h);
             }
         }
@@ -693,7 +738,7 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
     }
     drop(playing);
     let landed = Instant::now();
-    while labels(&ca, &bed)
+    while labels(&lab.ca, lab.bed)
         .iter()
         .filter(|l| l.ends_with("-gone"))
         .count()
@@ -702,11 +747,9 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
         assert!(
             landed.elapsed() < Duration::from_secs(120),
             "the runs did not all land without their controller: {:?}",
-            labels(&ca, &bed)
+            labels(&lab.ca, lab.bed)
         );
         std::thread::sleep(Duration::from_millis(500));
     }
-    nothing_left_within(t.path(), Duration::from_secs(30));
-    drop(store);
-    drop(bed);
+    nothing_left_within(lab.dir, Duration::from_secs(30));
 }
