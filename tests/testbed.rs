@@ -173,7 +173,7 @@ fn sshd_answers_from_another_namespace_and_goes_with_down() {
             "-o",
             "IdentitiesOnly=yes",
             "root@198.18.2.2",
-            "ip -o addr show dev to-h1",
+            "ip -o addr show dev to-h1; echo HOME=$HOME",
         ])
         .stdin(Stdio::null())
         .output()
@@ -183,6 +183,16 @@ fn sshd_answers_from_another_namespace_and_goes_with_down() {
         "ssh login: {}\n{}",
         text(&o.stdout),
         text(&o.stderr)
+    );
+    // A session's home is the test bed's, not root's: no dotfile of the
+    // machine runs in it.
+    let home = state_dir(name).join("ssh/h3/home");
+    assert!(
+        text(&o.stdout)
+            .lines()
+            .any(|l| l == format!("HOME={}", home.display())),
+        "{}",
+        text(&o.stdout)
     );
     let down = sb_ok(&["testbed", "down", "--name", name]);
     assert_eq!(

@@ -136,10 +136,23 @@ fn quoted(p: &Path) -> String {
     format!("\"{}\"", p.display())
 }
 
-/// Writes host `host`'s sshd configuration (in `dir/ssh/HOST`).
+/// Writes host `host`'s sshd configuration (in `dir/ssh/HOST`). A
+/// session's `HOME` is `dir/ssh/HOST/home`, not root's: the shell sshd
+/// starts for each command reads no dotfile of the machine's (a `.bashrc`
+/// that takes a lock, as pyenv's does, and a session killed while it
+/// holds it, would slow every later login by the lock's timeout), and
+/// what a session leaves in its home stays in the test bed.
 pub fn configure(dir: &Path, name: &str, host: &str, f: &SshFiles) -> anyhow::Result<Sshd> {
     let d = dir.join("ssh").join(host);
-    std::fs::create_dir_all(&d).with_context(|| format!("making {}", d.display()))?;
+    let home = d.join("home");
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&home)
+            .with_context(|| format!("making {}", home.display()))?;
+    }
     let s = Sshd {
         config: d.join("sshd_config"),
         pid_file: d.join("sshd.pid"),
@@ -164,8 +177,10 @@ pub fn configure(dir: &Path, name: &str, host: &str, f: &SshFiles) -> anyhow::Re
          MaxStartups 100:30:200\n\
          ClientAliveInterval 5\n\
          ClientAliveCountMax 3\n\
+         SetEnv \"HOME={home}\"\n\
          Subsystem sftp internal-sftp\n",
         dir = dir.display(),
+        home = home.display(),
         port = s.port,
         host_key = quoted(&f.host_key),
         pid_file = quoted(&s.pid_file),
