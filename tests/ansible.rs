@@ -212,108 +212,6 @@ fn url(role: &str, ca: &Path) -> String {
     )
 }
 
-/// `ansible-playbook` of the nightly playbook in the hub's namespace,
-/// every host running `socket` with `options`, labelled `HOST-SUFFIX`;
-/// Ansible's own files (control sockets, job files, temp) in `dir`.
-fn nightly(
-    playbook: &Path,
-    bed: &Bed,
-    dir: &Path,
-    ca: &Path,
-    options: &[&str],
-    suffix: &str,
-) -> Command {
-    let label = serde_json::json!({
-        "scalebench_label": format!("{{{{ inventory_hostname }}}}-{suffix}"),
-    });
-    play(playbook, "nightly.yml", bed, dir, ca, options, label)
-}
-
-/// `ansible-playbook` of the collection's playbook `which` in the hub's
-/// namespace, every host of the inventory running `socket` with
-/// `options`, with `more` variables; Ansible's own files (control
-/// sockets, job files, temp) in `dir`.
-fn play(
-    playbook: &Path,
-    which: &str,
-    bed: &Bed,
-    dir: &Path,
-    ca: &Path,
-    options: &[&str],
-    more: serde_json::Value,
-) -> Command {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let inventory = dir.join("inventory.ini");
-    std::fs::write(
-        &inventory,
-        format!(
-            "[scalebench]\nh1 ansible_host=198.18.1.1\nh2 ansible_host=198.18.1.2\nh3 ansible_host=198.18.2.2\n\n[scalebench:vars]\nansible_user=root\nansible_ssh_common_args=-F {}\nansible_python_interpreter=/usr/bin/python3\n",
-            bed.ssh_config().display()
-        ),
-    )
-    .unwrap();
-    let mut extra = serde_json::json!({
-        "scalebench_store": url("scalebench_writer", ca),
-        "scalebench_store_ca": ca,
-        "scalebench_binary": crate::static_build::static_binary(),
-        "scalebench_suite": "socket",
-        "scalebench_options": options,
-        "scalebench_poll_interval": 1,
-        "scalebench_tmp": hosts_tmp(dir),
-    });
-    extra
-        .as_object_mut()
-        .unwrap()
-        .extend(more.as_object().unwrap().clone());
-    let mut c = Command::new("ip");
-    c.args(["netns", "exec", &bed.netns("h1")])
-        .arg(playbook)
-        .arg("-i")
-        .arg(&inventory)
-        .arg(root.join("deploy/ansible/playbooks").join(which))
-        .arg("-e")
-        .arg(extra.to_string())
-        .env("ANSIBLE_CONFIG", root.join("deploy/ansible/ansible.cfg"))
-        .env("ANSIBLE_HOME", dir.join("home"))
-        .env("ANSIBLE_ASYNC_DIR", dir.join("async"))
-        .env("ANSIBLE_SSH_CONTROL_PATH_DIR", dir.join("cp"))
-        .env("ANSIBLE_LOCAL_TEMP", dir.join("tmp"))
-        .env("ANSIBLE_REMOTE_TEMP", dir.join("remote-tmp"))
-        // No connection outlives the playbook; no compression on a link
-        // within this machine.
-        .env(
-            "ANSIBLE_SSH_ARGS",
-            "-o ControlMaster=auto -o ControlPersist=no -o ServerAliveInterval=2 -o ServerAliveCountMax=3",
-        );
-    c
-}
-
-/// The labels of the runs the reader lists.
-fn labels(ca: &Path, bed: &Bed) -> Vec<String> {
-    let o = Command::new("ip")
-        .args(["netns", "exec", &bed.netns("h1")])
-        .arg(env!("CARGO_BIN_EXE_scalebench"))
-        .args([
-            "results",
-            "list",
-            "--json",
-            "--store",
-            &url("scalebench_reader", ca),
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", common::text(&o.stderr));
-    let listed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let mut v: Vec<String> = listed
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["label"].as_str().unwrap_or_default().to_string())
-        .collect();
-    v.sort();
-    v
-}
-
 /// Where the role makes its run directories on the hosts (they share
 /// this machine's file system): the test's own, so that no other run of
 /// it can leave anything there.
@@ -404,6 +302,103 @@ struct Lab<'a> {
     ca: PathBuf,
 }
 
+impl Lab<'_> {
+    /// `ansible-playbook` of the nightly playbook in the hub's namespace,
+    /// every host running `socket` with `options`, labelled
+    /// `HOST-SUFFIX`.
+    fn nightly(&self, options: &[&str], suffix: &str) -> Command {
+        let label = serde_json::json!({
+            "scalebench_label": format!("{{{{ inventory_hostname }}}}-{suffix}"),
+        });
+        self.play("nightly.yml", options, label)
+    }
+
+    /// `ansible-playbook` of the collection's playbook `which` in the
+    /// hub's namespace, every host of the inventory running `socket` with
+    /// `options`, with `more` variables; Ansible's own files (control
+    /// sockets, job files, temp) in the test's directory.
+    fn play(&self, which: &str, options: &[&str], more: serde_json::Value) -> Command {
+        let (dir, ca) = (self.dir, &self.ca);
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let inventory = dir.join("inventory.ini");
+        std::fs::write(
+            &inventory,
+            format!(
+                "[scalebench]\nh1 ansible_host=198.18.1.1\nh2 ansible_host=198.18.1.2\nh3 ansible_host=198.18.2.2\n\n[scalebench:vars]\nansible_user=root\nansible_ssh_common_args=-F {}\nansible_python_interpreter=/usr/bin/python3\n",
+                self.bed.ssh_config().display()
+            ),
+        )
+        .unwrap();
+        let mut extra = serde_json::json!({
+            "scalebench_store": url("scalebench_writer", ca),
+            "scalebench_store_ca": ca,
+            "scalebench_binary": crate::static_build::static_binary(),
+            "scalebench_suite": "socket",
+            "scalebench_options": options,
+            "scalebench_poll_interval": 1,
+            "scalebench_tmp": hosts_tmp(dir),
+        });
+        extra
+            .as_object_mut()
+            .unwrap()
+            .extend(more.as_object().unwrap().clone());
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.bed.netns("h1")])
+            .arg(&self.playbook)
+            .arg("-i")
+            .arg(&inventory)
+            .arg(root.join("deploy/ansible/playbooks").join(which))
+            .arg("-e")
+            .arg(extra.to_string())
+            .env("ANSIBLE_CONFIG", root.join("deploy/ansible/ansible.cfg"))
+            .env("ANSIBLE_HOME", dir.join("home"))
+            .env("ANSIBLE_ASYNC_DIR", dir.join("async"))
+            .env("ANSIBLE_SSH_CONTROL_PATH_DIR", dir.join("cp"))
+            .env("ANSIBLE_LOCAL_TEMP", dir.join("tmp"))
+            .env("ANSIBLE_REMOTE_TEMP", dir.join("remote-tmp"))
+            // No connection outlives the playbook; no compression on a
+            // link within this machine.
+            .env(
+                "ANSIBLE_SSH_ARGS",
+                "-o ControlMaster=auto -o ControlPersist=no -o ServerAliveInterval=2 -o ServerAliveCountMax=3",
+            );
+        c
+    }
+
+    /// scalebench on h1 (the hub's namespace) with `args`.
+    fn scalebench(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.bed.netns("h1")])
+            .arg(env!("CARGO_BIN_EXE_scalebench"))
+            .args(args);
+        c
+    }
+
+    /// The labels of the runs the reader lists.
+    fn labels(&self) -> Vec<String> {
+        let reader = url("scalebench_reader", &self.ca);
+        let o = self
+            .scalebench(&["results", "list", "--json", "--store", &reader])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", common::text(&o.stderr));
+        let listed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut v: Vec<String> = listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["label"].as_str().unwrap_or_default().to_string())
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+/// What `ansible-playbook` said: its standard output, then its errors.
+fn output_of(o: &std::process::Output) -> String {
+    format!("{}\n{}", common::text(&o.stdout), common::text(&o.stderr))
+}
+
 #[test]
 fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
     let t = tempfile::tempdir().unwrap();
@@ -422,21 +417,24 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
     give_key(&key, &tls);
     let store = HubStore::start(&bed, &t.path().join("pg"), &cert, &key);
     store.psql("postgres", &guide_sql("-- scalebench roles"));
-    let owner = Command::new("ip")
-        .args(["netns", "exec", &bed.netns("h1")])
-        .arg(env!("CARGO_BIN_EXE_scalebench"))
-        .args(["results", "list", "--store", &url("scalebench_owner", &ca)])
-        .output()
-        .unwrap();
-    assert!(owner.status.success(), "{}", common::text(&owner.stderr));
-    store.psql("scalebench", &guide_sql("-- scalebench writer"));
-
     let lab = Lab {
         dir: t.path(),
         bed: &bed,
         playbook,
         ca,
     };
+    let owner = lab
+        .scalebench(&[
+            "results",
+            "list",
+            "--store",
+            &url("scalebench_owner", &lab.ca),
+        ])
+        .output()
+        .unwrap();
+    assert!(owner.status.success(), "{}", common::text(&owner.stderr));
+    store.psql("scalebench", &guide_sql("-- scalebench writer"));
+
     every_host_lands_over_tls(&lab, &store);
     the_reader_draws_the_dashboard(&lab);
     ab_on_one_host(&lab);
@@ -450,17 +448,11 @@ fn the_nightly_playbook_runs_on_every_host_and_each_result_lands_over_tls() {
 /// Every host, in parallel: each result lands, over TLS, and nothing is
 /// left on the hosts.
 fn every_host_lands_over_tls(lab: &Lab, store: &HubStore) {
-    let o = nightly(
-        &lab.playbook,
-        lab.bed,
-        lab.dir,
-        &lab.ca,
-        &["--max", "200", "--runs", "1"],
-        "lab",
-    )
-    .output()
-    .unwrap();
-    let said = format!("{}\n{}", common::text(&o.stdout), common::text(&o.stderr));
+    let o = lab
+        .nightly(&["--max", "200", "--runs", "1"], "lab")
+        .output()
+        .unwrap();
+    let said = output_of(&o);
     assert!(o.status.success(), "{said}");
     for h in ["h1", "h2", "h3"] {
         assert!(
@@ -469,7 +461,7 @@ fn every_host_lands_over_tls(lab: &Lab, store: &HubStore) {
             "{h} not ok in the recap:\n{said}"
         );
     }
-    assert_eq!(labels(&lab.ca, lab.bed), ["h1-lab", "h2-lab", "h3-lab"]);
+    assert_eq!(lab.labels(), ["h1-lab", "h2-lab", "h3-lab"]);
     let log = std::fs::read_to_string(&store.log).unwrap();
     assert!(
         log.lines()
@@ -488,10 +480,8 @@ fn every_host_lands_over_tls(lab: &Lab, store: &HubStore) {
 /// The dashboard, by the reader, in Chromium: three systems, their runs.
 fn the_reader_draws_the_dashboard(lab: &Lab) {
     let site = lab.dir.join("site");
-    let o = Command::new("ip")
-        .args(["netns", "exec", &lab.bed.netns("h1")])
-        .arg(env!("CARGO_BIN_EXE_scalebench"))
-        .args([
+    let o = lab
+        .scalebench(&[
             "dashboard",
             "--store",
             &url("scalebench_reader", &lab.ca),
@@ -542,18 +532,11 @@ fn ab_on_one_host(lab: &Lab) {
         "profile_a": "default",
         "profile_b": tuned,
     });
-    let o = play(
-        &lab.playbook,
-        "ab.yml",
-        lab.bed,
-        lab.dir,
-        &lab.ca,
-        &["--max", "200", "--runs", "1"],
-        vars,
-    )
-    .output()
-    .unwrap();
-    let said = format!("{}\n{}", common::text(&o.stdout), common::text(&o.stderr));
+    let o = lab
+        .play("ab.yml", &["--max", "200", "--runs", "1"], vars)
+        .output()
+        .unwrap();
+    let said = output_of(&o);
     assert!(o.status.success(), "{said}");
     assert!(
         said.lines()
@@ -566,7 +549,7 @@ fn ab_on_one_host(lab: &Lab) {
             .any(|l| l.starts_with("h2") || l.starts_with("h3")),
         "{said}"
     );
-    let landed = labels(&lab.ca, lab.bed);
+    let landed = lab.labels();
     for l in ["h1-a", "h1-b"] {
         assert!(
             landed.contains(&l.to_string()),
@@ -577,10 +560,8 @@ fn ab_on_one_host(lab: &Lab) {
     // The pair compared, and reported side by side with the setting
     // among those that differ (the reader's).
     let by_reader = |what: &str| {
-        let o = Command::new("ip")
-            .args(["netns", "exec", &lab.bed.netns("h1")])
-            .arg(env!("CARGO_BIN_EXE_scalebench"))
-            .args([what, "--store", &url("scalebench_reader", &lab.ca)])
+        let o = lab
+            .scalebench(&[what, "--store", &url("scalebench_reader", &lab.ca)])
             .args(["label=h1-a latest", "label=h1-b latest"])
             .output()
             .unwrap();
@@ -601,14 +582,7 @@ fn ab_on_one_host(lab: &Lab) {
 /// h3 cut off from the hub once its run has started: reported unreachable;
 /// h1 and h2 land.
 fn a_host_cut_off(lab: &Lab) {
-    let cmd = nightly(
-        &lab.playbook,
-        lab.bed,
-        lab.dir,
-        &lab.ca,
-        &["--max", "10000", "--runs", "5"],
-        "cut",
-    );
+    let cmd = lab.nightly(&["--max", "10000", "--runs", "5"], "cut");
     // The playbook goes with the test if an assertion fails first.
     let playing = Reaped::spawn(cmd, true);
     let started = Instant::now();
@@ -643,18 +617,14 @@ fn a_host_cut_off(lab: &Lab) {
     // lifted, so that h3 cannot add its result late.
     nothing_left_within(lab.dir, Duration::from_secs(120));
     nft("delete table inet sbcut\n");
-    let said = format!(
-        "{}\n{}",
-        common::text(&out.stdout),
-        common::text(&out.stderr)
-    );
+    let said = output_of(&out);
     assert_eq!(out.status.code(), Some(4), "unreachable hosts: 4\n{said}");
     assert!(
         said.lines()
             .any(|l| l.starts_with("h3") && l.contains("unreachable=1")),
         "{said}"
     );
-    let landed = labels(&lab.ca, lab.bed);
+    let landed = lab.labels();
     assert!(
         landed.contains(&"h1-cut".to_string()) && landed.contains(&"h2-cut".to_string()),
         "{landed:?}"
@@ -670,15 +640,7 @@ fn a_run_killed(lab: &Lab) {
         "scalebench_hosts": "h2",
         "scalebench_label": "{{ inventory_hostname }}-killed",
     });
-    let cmd = play(
-        &lab.playbook,
-        "nightly.yml",
-        lab.bed,
-        lab.dir,
-        &lab.ca,
-        &["--max", "10000", "--runs", "5"],
-        vars,
-    );
+    let cmd = lab.play("nightly.yml", &["--max", "10000", "--runs", "5"], vars);
     let playing = Reaped::spawn(cmd, true);
     let started = Instant::now();
     while !kill_run(lab.dir, "h2", "killed") {
@@ -689,11 +651,7 @@ fn a_run_killed(lab: &Lab) {
         std::thread::sleep(Duration::from_millis(50));
     }
     let out = playing.wait_with_output();
-    let said = format!(
-        "{}\n{}",
-        common::text(&out.stdout),
-        common::text(&out.stderr)
-    );
+    let said = output_of(&out);
     assert_eq!(out.status.code(), Some(2), "a failed host: 2\n{said}");
     assert!(
         said.lines()
@@ -704,21 +662,14 @@ fn a_run_killed(lab: &Lab) {
         said.contains("h2: the run ended with 137"),
         "h2's kill not named:\n{said}"
     );
-    assert!(!labels(&lab.ca, lab.bed).contains(&"h2-killed".to_string()));
+    assert!(!lab.labels().contains(&"h2-killed".to_string()));
     nothing_left_within(lab.dir, Duration::from_secs(30));
 }
 
 /// The controller killed once every host's run is on: each run goes on,
 /// adds its result and removes its directory.
 fn the_controller_gone(lab: &Lab) {
-    let cmd = nightly(
-        &lab.playbook,
-        lab.bed,
-        lab.dir,
-        &lab.ca,
-        &["--max", "5000", "--runs", "3"],
-        "gone",
-    );
+    let cmd = lab.nightly(&["--max", "5000", "--runs", "3"], "gone");
     let playing = Reaped::spawn(cmd, false);
     // Each host's run seen on at least once (the hosts start and end at
     // their own pace: one may be done before the last begins).
@@ -738,16 +689,11 @@ fn the_controller_gone(lab: &Lab) {
     }
     drop(playing);
     let landed = Instant::now();
-    while labels(&lab.ca, lab.bed)
-        .iter()
-        .filter(|l| l.ends_with("-gone"))
-        .count()
-        < 3
-    {
+    while lab.labels().iter().filter(|l| l.ends_with("-gone")).count() < 3 {
         assert!(
             landed.elapsed() < Duration::from_secs(120),
             "the runs did not all land without their controller: {:?}",
-            labels(&lab.ca, lab.bed)
+            lab.labels()
         );
         std::thread::sleep(Duration::from_millis(500));
     }
