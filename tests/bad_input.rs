@@ -837,7 +837,7 @@ const NET_CASES: &[Case] = &[
     case(
         "run socket --max 10 --system v=kernel:debian:6.1,modules={dir}",
         2,
-        "`modules` is not an option of kernel:debian: (cpus, memory, accel, cmdline)",
+        "`modules` is not an option of kernel:debian: (cpus, memory, accel, cmdline, flavour)",
     ),
     case(
         "kernels fetch linux-image-6.1.0-57-cloud-amd64-dbg",

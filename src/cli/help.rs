@@ -223,6 +223,7 @@ pub const KERNELS_LIST: &str = with_status!(
 pub const KERNELS_FETCH: &str = with_status!(
     "  scalebench kernels fetch 6.12                  trixie's newest cloud kernel
   scalebench kernels fetch 5.10 6.1 6.12 sid     one of each line
+  scalebench kernels fetch 6.1,flavour=generic    bookworm's newest generic kernel (JFS and all)
   scalebench kernels fetch linux-image-6.1.0-57-cloud-amd64"
 );
 

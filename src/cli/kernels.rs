@@ -54,7 +54,8 @@ pub struct ListArgs {
 #[derive(Debug, clap::Args)]
 pub struct FetchArgs {
     /// Which kernels: a line (5.10, 6.1, 6.12, 7.2), `sid`, or a
-    /// package's name (`linux-image-6.1.0-57-cloud-amd64`).
+    /// package's name (`linux-image-6.1.0-57-cloud-amd64`); a line or sid
+    /// of another flavour than cloud as `6.1,flavour=generic` (or `rt`).
     #[arg(value_name = "VERSION", required = true, num_args = 1.., value_parser = parse_version)]
     pub versions: Vec<Asked>,
     /// The cache.
@@ -66,8 +67,8 @@ pub struct FetchArgs {
 #[derive(Debug, clap::Args)]
 #[command(group(clap::ArgGroup::new("which").required(true).args(["versions", "all"])))]
 pub struct PruneArgs {
-    /// The kernels to remove: of a line (`6.1`), sid's (`sid`), or a
-    /// package's (`linux-image-…`).
+    /// The kernels to remove: of a line (`6.1`, `6.1,flavour=generic`),
+    /// sid's (`sid`), or a package's (`linux-image-…`).
     #[arg(value_name = "VERSION", value_parser = parse_version)]
     pub versions: Vec<Asked>,
     /// Every kernel, every damaged entry and apt's indices.

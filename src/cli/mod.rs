@@ -656,10 +656,11 @@ pub struct RunArgs {
     /// read-only, with a static build of scalebench as its init (KVM when
     /// it works here, else emulated by TCG and marked so; `accel=kvm|tcg`
     /// on any guest skips the 5 s probe);
-    /// `NAME=kernel:debian:VERSION[,cpus=N][,memory=SIZE]` boots the
-    /// newest Debian cloud kernel of a line (5.10, 6.1, 6.12, 7.2, sid, or
-    /// a package's name), fetched from Debian's archive into a cache
-    /// (`scalebench kernels`);
+    /// `NAME=kernel:debian:VERSION[,flavour=F][,cpus=N][,memory=SIZE]`
+    /// boots the newest Debian cloud kernel of a line (5.10, 6.1, 6.12,
+    /// 7.2, sid, or a package's name; `flavour=generic` or `rt` for those
+    /// builds), fetched from Debian's archive into a cache (`scalebench
+    /// kernels`);
     /// `NAME=image:DISK,ssh=USER[,key=FILE][,bin=PATH]` boots a disk
     /// image of any OS and drives it over ssh; `NAME=ssh:[USER@]HOST[,bin=PATH]`
     /// is another machine (docs/comparing.md). Repeatable.

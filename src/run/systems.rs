@@ -126,7 +126,7 @@ pub fn open(
         let mut r =
             RemoteSystem::ready(s, at, o).with_context(|| format!("--system {}", s.name))?;
         if let (Kind::Debian(d), Some(k)) = (&s.kind, &resolved) {
-            for note in record_package(&mut r.system, &d.asked.text, k) {
+            for note in record_package(&mut r.system, &d.asked.to_string(), k) {
                 progress.note_run(&format!("{}: {note}", s.name));
             }
         }

@@ -36,6 +36,12 @@ pub const HOST_PARAM: &str = "sb.host=";
 /// from the RAM disk's own module tree (`initrd=`), not from
 /// [`MODULE_ORDER`].
 pub const FROM_RAM_DISK: &str = "sb.modules=initrd";
+/// The kernel command line parameter naming the kernel's module tree on
+/// the host (`sb.modtree=/…/lib/modules/RELEASE`), which the guest binds
+/// on its `/lib/modules/RELEASE` when the host's root has none there, so
+/// that a module loaded on demand (`modprobe loop`, a filesystem's at its
+/// first mount) is found.
+pub const MODULE_TREE_PARAM: &str = "sb.modtree=";
 /// The file of the RAM disk listing its modules in load order.
 pub const MODULE_ORDER: &str = "modules/order";
 
@@ -220,6 +226,30 @@ mod linux {
         Ok(())
     }
 
+    /// Shows the kernel's own module tree (on the host, [`MODULE_TREE_PARAM`])
+    /// at `/lib/modules/RELEASE` of the changed root when that has none:
+    /// a tmpfs over `/lib/modules` holding a read-only bind of the tree.
+    /// What fails is said on the console; the guest goes on without.
+    fn module_tree(cmdline: &str) {
+        let Some(tree) = param(cmdline, MODULE_TREE_PARAM) else {
+            return;
+        };
+        let shown = || -> anyhow::Result<()> {
+            let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")?;
+            let at = Path::new("/lib/modules").join(release.trim());
+            if at.join("modules.dep").exists() {
+                return Ok(());
+            }
+            g::mount("tmpfs", Path::new("/lib/modules"), "tmpfs", false, None)?;
+            std::fs::create_dir(&at).with_context(|| format!("mkdir {}", at.display()))?;
+            g::bind_read_only(Path::new(tree), &at)?;
+            Ok(())
+        };
+        if let Err(e) = shown() {
+            eprintln!("scalebench guest: the module tree {tree}: {e:#}");
+        }
+    }
+
     /// Runs one command; its exit code.
     fn run(args: &[String], n: u32) -> anyhow::Result<i32> {
         let out = Path::new(OUT_DIR);
@@ -228,6 +258,12 @@ mod linux {
         let status = std::process::Command::new("/tmp/scalebench")
             .args(args)
             .current_dir(out)
+            // The kernel starts PID 1 with no PATH; the programs a run
+            // calls (losetup, mkfs, mount, modprobe) are in these.
+            .env(
+                "PATH",
+                "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            )
             .stdin(std::process::Stdio::null())
             .stdout(o)
             .stderr(e)
@@ -249,6 +285,7 @@ mod linux {
         let share = share_from_cmdline(&cmdline)
             .with_context(|| format!("no {SHARE_PARAM} on the kernel command line"))?;
         shares(share)?;
+        module_tree(&cmdline);
         let port = g::virtio_port(Path::new("/sys"), PORT)
             .with_context(|| format!("no virtio-serial port named {PORT}"))?;
         let mut w = std::fs::OpenOptions::new()

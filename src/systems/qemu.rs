@@ -466,6 +466,10 @@ struct Found {
     files: Vec<PathBuf>,
     /// Where they came from, in words.
     said: String,
+    /// The kernel's module tree on this machine (`…/lib/modules/RELEASE`),
+    /// which the guest shows at its own `/lib/modules/RELEASE`, so that
+    /// what it loads on demand (`loop`, a filesystem) is found.
+    tree: Option<PathBuf>,
 }
 
 /// The modules kernel `release` (booted as `spec` says) needs: from its
@@ -515,6 +519,7 @@ fn modules_for(spec: &KernelSpec, release: &str, virtiofsd: bool) -> anyhow::Res
             share,
             files: Vec::new(),
             said,
+            tree: None,
         });
     };
     let share = if mods.has("9p") && mods.has("9pnet_virtio") {
@@ -528,7 +533,13 @@ fn modules_for(spec: &KernelSpec, release: &str, virtiofsd: bool) -> anyhow::Res
     names.push("virtio_console");
     let files = mods.load_order(&names)?;
     let said = format!("{} from {}", files.len(), mods.dir().display());
-    Ok(Found { share, files, said })
+    let tree = std::fs::canonicalize(mods.dir()).ok();
+    Ok(Found {
+        share,
+        files,
+        said,
+        tree,
+    })
 }
 
 /// With `initrd=`: the guest loads its modules from that RAM disk's own
@@ -567,6 +578,7 @@ fn from_ram_disk(
             names.join(", "),
             initrd.display()
         ),
+        tree: None,
     })
 }
 
@@ -740,12 +752,12 @@ impl Guest {
     ) -> anyhow::Result<Guest> {
         let release = kernel::release(&spec.kernel)?;
         let found = modules_for(spec, &release, Path::new(VIRTIOFSD).exists())?;
-        let (share, modules) = (found.share, found.files);
+        let (share, modules) = (found.share, &found.files);
         std::fs::create_dir_all(dir)?;
         let out = dir.join("out");
         std::fs::create_dir_all(&out)?;
         let initrd = dir.join("initrd.cpio");
-        write_initrd(&initrd, spec.initrd.as_deref(), init, &modules)?;
+        write_initrd(&initrd, spec.initrd.as_deref(), init, modules)?;
         let mut daemons = Vec::new();
         if share == Share::VirtioFs {
             daemons.push(virtiofsd(&dir.join("root.sock"), Path::new("/"), "auto")?);
@@ -760,6 +772,13 @@ impl Guest {
         );
         if spec.initrd.is_some() {
             append = format!("{append} {}", guest::FROM_RAM_DISK);
+        }
+        if let Some(t) = found.tree.as_deref().and_then(Path::to_str) {
+            // A path with white space cannot be one word of the command
+            // line: the guest then loads nothing on demand.
+            if !t.contains(char::is_whitespace) {
+                append = format!("{append} {}{t}", guest::MODULE_TREE_PARAM);
+            }
         }
         let accel = Accel::chosen(spec.machine.accel, Some(&spec.kernel), dir);
         let clock = accel.clock(clock);

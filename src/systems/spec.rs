@@ -3,7 +3,7 @@
 //! ```text
 //! NAME=local                                     this machine (the default system)
 //! NAME=kernel:PATH[,initrd=P][,modules=DIR][,cpus=N][,memory=SIZE][,accel=A][,profile=P][,cmdline=TEXT]
-//! NAME=kernel:debian:VERSION[,cpus=N][,memory=SIZE][,accel=A][,profile=P][,cmdline=TEXT]
+//! NAME=kernel:debian:VERSION[,flavour=F][,cpus=N][,memory=SIZE][,accel=A][,profile=P][,cmdline=TEXT]
 //! NAME=image:PATH,ssh=USER[,key=FILE][,bin=P][,cpus=N][,memory=SIZE][,accel=A][,profile=P]
 //! NAME=ssh:[USER@]HOST[:PORT][,bin=P][,profile=P]
 //! ```
@@ -128,7 +128,7 @@ pub struct KernelSpec {
     pub machine: Machine,
 }
 
-/// `kernel:debian:VERSION[,cpus=N][,memory=SIZE][,cmdline=…]`.
+/// `kernel:debian:VERSION[,flavour=F][,cpus=N][,memory=SIZE][,cmdline=…]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DebianSpec {
     /// Which kernel: a line (`6.1`), `sid`, or a package's name.
@@ -403,11 +403,19 @@ impl std::str::FromStr for SystemSpec {
             let (v, rest) = r.split_once(',').unwrap_or((r, ""));
             let o = take(
                 options(rest)?,
-                &["cpus", "memory", "accel", "cmdline"],
+                &["cpus", "memory", "accel", "cmdline", "flavour"],
                 "kernel:debian:",
             )?;
+            let mut asked: super::debian::Asked =
+                v.parse().map_err(|e| format!("kernel:debian:{v}: {e}"))?;
+            if let Some(f) = o[4] {
+                asked = f
+                    .parse()
+                    .and_then(|f| asked.with_flavour(f))
+                    .map_err(|e| format!("kernel:debian:{v}: flavour={f}: {e}"))?;
+            }
             Kind::Debian(DebianSpec {
-                asked: v.parse().map_err(|e| format!("kernel:debian:{v}: {e}"))?,
+                asked,
                 machine: machine(o[0], o[1], o[2])?,
                 cmdline: o[3].map(str::to_string),
             })
@@ -637,7 +645,7 @@ mod tests {
             ),
             (
                 "a=kernel:debian:6.1,modules=/m",
-                "`modules` is not an option of kernel:debian: (cpus, memory, accel, cmdline)",
+                "`modules` is not an option of kernel:debian: (cpus, memory, accel, cmdline, flavour)",
             ),
             ("a=kernel:debian:6.1,cpus=0", "cpus=0: must be at least 1"),
             ("a=image:/d.img", "needs ssh=USER"),

@@ -53,6 +53,35 @@ pub fn mount(
     )
 }
 
+/// Binds directory `source` on `target`, read-only: a second mount of
+/// the same files (`mount --bind -o ro`).
+pub fn bind_read_only(source: &Path, target: &Path) -> io::Result<()> {
+    let s = cstr(source)?;
+    let t = cstr(target)?;
+    let what = format!("bind {} on {}", source.display(), target.display());
+    let null = std::ptr::null::<libc::c_char>();
+    // SAFETY: valid C strings or null, alive for the calls.
+    check(
+        unsafe {
+            libc::mount(
+                s.as_ptr(),
+                t.as_ptr(),
+                null,
+                libc::MS_BIND,
+                std::ptr::null(),
+            )
+        },
+        &what,
+    )?;
+    // A bind takes MS_RDONLY only when remounted.
+    let flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY;
+    // SAFETY: as above.
+    check(
+        unsafe { libc::mount(null, t.as_ptr(), null, flags, std::ptr::null()) },
+        &what,
+    )
+}
+
 /// Sets the loopback interface up: a guest's kernel leaves it down
 /// (connections to 127.0.0.1 fail with ENETUNREACH until then).
 pub fn loopback_up() -> io::Result<()> {

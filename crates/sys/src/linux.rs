@@ -577,6 +577,12 @@ pub fn release_mounts_under(dir: &Path) -> Vec<String> {
 /// Attaches `file` to a free loop device; returns the device path.
 pub fn disk_attach(file: &Path) -> std::io::Result<String> {
     let f = file.to_string_lossy();
+    // Without its control device, loop is a module nobody loaded (a
+    // guest's devtmpfs has no node to load it on first open): load it;
+    // when that fails, losetup's own error says what is missing.
+    if !Path::new("/dev/loop-control").exists() {
+        let _ = command("modprobe", &["-q", "loop"]);
+    }
     command("losetup", &["--find", "--show", &f])
 }
 

@@ -78,11 +78,12 @@ impl Entry {
 
     /// Whether `asked` names it: its line of its release (`6.12` is
     /// trixie's, not bookworm's backport, which its package name names),
-    /// sid, or its package.
+    /// or sid, of the flavour asked; or its package.
     pub fn matches(&self, asked: &Asked) -> bool {
+        let flavour = super::Flavour::of_package(&self.package) == Some(asked.flavour);
         match &asked.want {
-            Want::Line(l) => self.line == *l && self.dist == asked.dist.name,
-            Want::Newest => self.dist == asked.dist.name,
+            Want::Line(l) => self.line == *l && self.dist == asked.dist.name && flavour,
+            Want::Newest => self.dist == asked.dist.name && flavour,
             Want::Package(p) => self.package == *p,
         }
     }

@@ -4,7 +4,7 @@
 
 use super::apt::{self, Apt, Archive, Stanza, Tools, UpdateFailed};
 use super::cache::{Cache, Entry, Held, Lock};
-use super::{Asked, META, Want, unpack};
+use super::{Asked, Want, unpack};
 use crate::results::{ConfigFile, DebFile};
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
@@ -154,14 +154,14 @@ pub fn resolve(
 }
 
 /// The kernel the indices name for `asked`: the image package (for a
-/// line, what `linux-image-cloud-amd64` depends on), the packages it is
+/// line, what `linux-image-cloud-amd64`, or its flavour's, depends on), the packages it is
 /// split into (sid's `linux-binary-…`, `linux-modules-…`, `linux-base-…`),
 /// its version and suite.
 fn choose(apt: &Apt, asked: &Asked) -> anyhow::Result<Chosen> {
     let image = match &asked.want {
         Want::Package(p) => p.clone(),
         Want::Line(_) | Want::Newest => {
-            let meta = apt.show(&[META])?.remove(0);
+            let meta = apt.show(&[&asked.flavour.meta()])?.remove(0);
             image_of(&meta)?
         }
     };
@@ -213,7 +213,12 @@ fn image_of(meta: &Stanza) -> anyhow::Result<String> {
     let deps = apt::depends(field(meta, "Depends")?);
     deps.into_iter()
         .find(|d| d.starts_with("linux-image-") && !d.ends_with("-dbg"))
-        .with_context(|| format!("{META} depends on no linux-image-… package"))
+        .with_context(|| {
+            format!(
+                "{} depends on no linux-image-… package",
+                meta.get("Package").unwrap_or("the meta package")
+            )
+        })
 }
 
 /// Field `name` of record `r`, or an error naming both.

@@ -71,8 +71,70 @@ pub const DISTS: &[Dist] = &[
     },
 ];
 
-/// The package every release's newest cloud kernel hangs from.
-pub const META: &str = "linux-image-cloud-amd64";
+/// Which build of a line (Debian's kernel flavours for amd64): `cloud`
+/// (the default: small, virtio built for guests), `generic` (Debian's
+/// `amd64`: every driver and filesystem as a module — JFS, for one) or
+/// `rt` (PREEMPT_RT).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Flavour {
+    /// `cloud-amd64`.
+    #[default]
+    Cloud,
+    /// `amd64`.
+    Generic,
+    /// `rt-amd64`.
+    Rt,
+}
+
+impl Flavour {
+    /// Debian's name of it, the end of its packages' names (`cloud-amd64`).
+    pub fn debian(self) -> &'static str {
+        match self {
+            Flavour::Cloud => "cloud-amd64",
+            Flavour::Generic => "amd64",
+            Flavour::Rt => "rt-amd64",
+        }
+    }
+
+    /// Its word in `flavour=` (`cloud`, `generic`, `rt`).
+    pub fn word(self) -> &'static str {
+        match self {
+            Flavour::Cloud => "cloud",
+            Flavour::Generic => "generic",
+            Flavour::Rt => "rt",
+        }
+    }
+
+    /// The package every release's newest kernel of this flavour hangs
+    /// from (`linux-image-cloud-amd64`).
+    pub fn meta(self) -> String {
+        format!("linux-image-{}", self.debian())
+    }
+
+    /// The flavour a kernel package's name ends with
+    /// (`linux-image-6.1.0-57-amd64-unsigned`: generic).
+    pub fn of_package(name: &str) -> Option<Flavour> {
+        let name = name.strip_suffix("-unsigned").unwrap_or(name);
+        [Flavour::Cloud, Flavour::Rt, Flavour::Generic]
+            .into_iter()
+            .find(|f| name.ends_with(&format!("-{}", f.debian())))
+    }
+}
+
+impl std::str::FromStr for Flavour {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Flavour, String> {
+        match s {
+            "cloud" | "cloud-amd64" => Ok(Flavour::Cloud),
+            "generic" | "amd64" => Ok(Flavour::Generic),
+            "rt" | "rt-amd64" => Ok(Flavour::Rt),
+            _ => Err(format!(
+                "`{s}` is not a Debian kernel flavour: cloud (the default), generic, rt"
+            )),
+        }
+    }
+}
 
 /// What `kernel:debian:VERSION` asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,6 +145,23 @@ pub struct Asked {
     pub dist: &'static Dist,
     /// Which kernel of it.
     pub want: Want,
+    /// Which build: for a package, the one its name ends with.
+    pub flavour: Flavour,
+}
+
+impl Asked {
+    /// The same kernel of another flavour (`flavour=`); refused for a
+    /// package, whose name says its own.
+    pub fn with_flavour(self, flavour: Flavour) -> Result<Asked, String> {
+        match &self.want {
+            Want::Package(p) if self.flavour != flavour => Err(format!(
+                "`{p}` is a {} kernel: flavour={} is for a line or sid, a package's name says its own",
+                self.flavour.word(),
+                flavour.word()
+            )),
+            _ => Ok(Asked { flavour, ..self }),
+        }
+    }
 }
 
 /// Which kernel of a release.
@@ -97,8 +176,15 @@ pub enum Want {
 }
 
 impl fmt::Display for Asked {
+    /// VERSION, with its flavour where that is not the default nor in a
+    /// package's name (`6.1,flavour=generic`, as a system spec says it).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
+        f.write_str(&self.text)?;
+        match self.want {
+            Want::Package(_) => Ok(()),
+            _ if self.flavour == Flavour::Cloud => Ok(()),
+            _ => write!(f, ",flavour={}", self.flavour.word()),
+        }
     }
 }
 
@@ -114,11 +200,17 @@ pub fn choices() -> String {
 impl std::str::FromStr for Asked {
     type Err = String;
 
+    /// VERSION, or `VERSION,flavour=F` (what [`Asked`]'s Display writes).
     fn from_str(s: &str) -> Result<Asked, String> {
+        if let Some((v, f)) = s.split_once(",flavour=") {
+            let flavour: Flavour = f.parse()?;
+            return v.parse::<Asked>()?.with_flavour(flavour);
+        }
         let asked = |dist, want| Asked {
             text: s.to_string(),
             dist,
             want,
+            flavour: Flavour::of_package(s).unwrap_or_default(),
         };
         if s == "sid" {
             return Ok(asked(sid(), Want::Newest));
@@ -250,6 +342,37 @@ mod tests {
             let e = p(s).unwrap_err();
             assert!(e.contains(says), "{s}: {e}");
         }
+    }
+
+    #[test]
+    fn a_flavour_is_asked_for_a_line_and_told_by_a_package() {
+        let g = p("6.1,flavour=generic").unwrap();
+        assert_eq!(
+            (g.want.clone(), g.flavour),
+            (Want::Line("6.1"), Flavour::Generic)
+        );
+        assert_eq!(g.flavour.meta(), "linux-image-amd64");
+        assert_eq!(g.to_string(), "6.1,flavour=generic");
+        assert_eq!(p(&g.to_string()).unwrap(), g);
+        assert_eq!(
+            p("sid,flavour=rt").unwrap().flavour.meta(),
+            "linux-image-rt-amd64"
+        );
+        assert_eq!(p("6.1").unwrap().flavour.meta(), "linux-image-cloud-amd64");
+        assert_eq!(p("6.1,flavour=cloud").unwrap().to_string(), "6.1");
+        for (name, f) in [
+            ("linux-image-6.1.0-57-amd64-unsigned", Flavour::Generic),
+            ("linux-image-6.1.0-57-amd64", Flavour::Generic),
+            ("linux-image-6.1.0-57-cloud-amd64", Flavour::Cloud),
+            ("linux-image-6.12.118+deb13-rt-amd64", Flavour::Rt),
+        ] {
+            assert_eq!(Flavour::of_package(name), Some(f), "{name}");
+            assert_eq!(p(name).unwrap().flavour, f, "{name}");
+        }
+        let e = p("linux-image-6.1.0-57-cloud-amd64,flavour=generic").unwrap_err();
+        assert!(e.contains("is a cloud kernel"), "{e}");
+        let e = p("6.1,flavour=arm64").unwrap_err();
+        assert!(e.contains("`arm64` is not a Debian kernel flavour"), "{e}");
     }
 
     #[test]
