@@ -810,14 +810,15 @@ fn a_kernel_from_debians_archive_boots_by_its_version() {
     );
 }
 
-/// JFS, one of the seeds' Linux filesystems, actually made and measured:
-/// this machine's kernel has none, Debian's generic kernel has it as a
-/// module. `flavour=generic` fetches bookworm's (persistent cache), the
-/// guest shows the kernel's module tree at its `/lib/modules/RELEASE`,
-/// `losetup` finds `loop` loaded on demand, mount loads `jfs`, and the
-/// workload's target is a JFS made by `mkfs.jfs` on a loop device.
+/// JFS and ReiserFS, two of the seeds' Linux filesystems, actually made
+/// and measured: this machine's kernel has neither, Debian's generic
+/// kernel has both as modules. `flavour=generic` fetches bookworm's
+/// (persistent cache), the guest shows the kernel's module tree at its
+/// `/lib/modules/RELEASE`, `losetup` finds `loop` loaded on demand, each
+/// first mount loads its filesystem, and each target is a filesystem of
+/// its kind made by its mkfs on a loop device, in the guest's memory.
 #[test]
-fn jfs_is_made_and_measured_in_debians_generic_kernel() {
+fn jfs_and_reiserfs_are_made_and_measured_in_debians_generic_kernel() {
     let t = tempfile::tempdir().unwrap();
     let work = t.path().join("work");
     std::fs::create_dir(&work).unwrap();
@@ -826,10 +827,16 @@ fn jfs_is_made_and_measured_in_debians_generic_kernel() {
         .env_remove("SCALEBENCH_DEBIAN_ARCHIVE")
         .env_remove("SCALEBENCH_DEBIAN_KEYRING")
         .env_remove("SCALEBENCH_KERNEL_CACHE")
+        .args(["run", "fs", "--mkfs", "jfs,reiserfs", "--files", "100"])
         .args([
-            "run", "fs", "--mkfs", "jfs", "--files", "100", "--bytes", "1M",
+            "--bytes",
+            "1M",
+            "--requests",
+            "100",
+            "--runs",
+            "1",
+            "--no-report",
         ])
-        .args(["--requests", "100", "--runs", "1", "--no-report"])
         .args([
             "--system",
             "g=kernel:debian:6.1,flavour=generic,cpus=1,memory=1G,accel=tcg",
@@ -859,21 +866,33 @@ fn jfs_is_made_and_measured_in_debians_generic_kernel() {
         .find(|w| w["name"] == "fs")
         .expect("an fs workload");
     assert_eq!(fs["status"], "ok", "{}", fs["message"]);
-    let target = &fs["params"]["targets"][0];
-    assert_eq!(
-        (&target["fs_type"], &target["made"], &target["mkfs"]),
-        (&"jfs".into(), &true.into(), &"jfs".into()),
-        "{target}"
-    );
-    assert!(
-        target["device"].as_str().unwrap().starts_with("/dev/loop"),
-        "{target}"
-    );
+    let targets = fs["params"]["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 2, "{targets:?}");
+    for (target, kind) in targets.iter().zip(["jfs", "reiserfs"]) {
+        assert_eq!(
+            (&target["fs_type"], &target["made"], &target["mkfs"]),
+            (&kind.into(), &true.into(), &kind.into()),
+            "{target}"
+        );
+        assert!(
+            target["device"].as_str().unwrap().starts_with("/dev/loop"),
+            "{target}"
+        );
+    }
     let rows = fs["rows"].as_array().unwrap();
-    assert!(rows.iter().any(|r| r["label"] == "delete"), "{fs}");
+    for kind in ["jfs", "reiserfs"] {
+        let of = |label: &str| {
+            rows.iter()
+                .any(|r| r["label"] == label && r["target"] == kind)
+        };
+        assert!(of("unpack") && of("delete"), "{kind}: {fs}");
+    }
     for r in rows {
         assert!(r["error"].is_null(), "{r}");
-        assert_eq!(r["target"], "jfs", "{r}");
+        if r["params"]["cache"] == "cold" {
+            // The image is in the guest's /tmp, a tmpfs: said, not hidden.
+            assert_eq!(r["params"]["image_resident_after"], 1.0, "{r}");
+        }
     }
     assert_eq!(
         common::processes_naming(work.to_str().unwrap()),

@@ -591,7 +591,7 @@ pub fn disk_detach(dev: &str) -> std::io::Result<()> {
     command("losetup", &["-d", dev]).map(drop)
 }
 
-/// Makes a filesystem of type `kind` (ext2, ext4, xfs, btrfs) on `dev`.
+/// Makes a filesystem of type `kind` (ext2, ext3, ext4, xfs, btrfs, jfs, reiserfs) on `dev`.
 pub fn make_fs(kind: &str, dev: &str, extra: &[String]) -> std::io::Result<()> {
     let program = format!("mkfs.{kind}");
     let mut args: Vec<&str> = match kind {
@@ -599,6 +599,8 @@ pub fn make_fs(kind: &str, dev: &str, extra: &[String]) -> std::io::Result<()> {
         "xfs" | "btrfs" => vec!["-q", "-f"],
         // jfs_mkfs: -q also skips its confirmation.
         "jfs" => vec!["-q"],
+        // mkreiserfs: -q asks nothing, -f takes a file that is no disk.
+        "reiserfs" => vec!["-q", "-f"],
         _ => Vec::new(),
     };
     args.extend(extra.iter().map(String::as_str));

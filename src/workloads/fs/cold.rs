@@ -206,9 +206,17 @@ pub fn resident(files: &[PathBuf]) -> Option<f64> {
 /// filesystem lies on (each file's extents, FIEMAP, are its places in the
 /// image): data a cold row may read from memory below an empty cache. A
 /// memory cgroup's eviction does not reach these pages (the loop device's
-/// reads are charged elsewhere); dropping the caches does. `None` when no
-/// file's extents could be read.
+/// reads are charged elsewhere); dropping the caches does. An image on a
+/// filesystem that keeps files in memory (tmpfs: a guest's `/tmp`) is
+/// wholly there, whatever its files' extents. `None` when no file's
+/// extents could be read (JFS and ReiserFS have no FIEMAP).
 pub fn image_resident(image: &Path, files: &[PathBuf]) -> Option<f64> {
+    let dir = image.parent().unwrap_or(image);
+    if let Some(m) = crate::sys::mount_of(dir)
+        && MEMORY_FILESYSTEMS.contains(&m.fs_type.as_str())
+    {
+        return Some(1.0);
+    }
     let ranges: Vec<(u64, u64)> = files
         .iter()
         .take(SAMPLE)
@@ -249,6 +257,19 @@ pub fn still_warm_note(target: &str, what: &str, share: Option<f64>) -> Option<S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_image_on_tmpfs_is_wholly_in_memory() {
+        let shm = tempfile::tempdir_in("/dev/shm").expect("/dev/shm (tmpfs) is there");
+        let img = shm.path().join("fs.img");
+        std::fs::write(&img, b"x").unwrap();
+        // No file of it has extents to read: the answer is the tmpfs's.
+        assert_eq!(image_resident(&img, &[]), Some(1.0));
+        let d = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let img = d.path().join("fs.img");
+        std::fs::write(&img, b"x").unwrap();
+        assert_eq!(image_resident(&img, &[]), None, "no extents, not tmpfs");
+    }
 
     #[test]
     fn an_eviction_file_is_written_read_and_removed() {

@@ -78,7 +78,7 @@ pub static FLAGS: &[WorkloadFlag] = &[
             "mkfs",
             "TYPE[:OPTS],…",
             HEADING,
-            "Make these filesystems on loop devices over files in the work directory and run on each (Linux, root): `ext4,xfs,btrfs`; after a colon mount options (`ext4:noatime,data=writeback`) or mkfs options, which start with `-` and are split at spaces into arguments (`ext4:-O ^has_journal`, `xfs:-i size=512:noatime`); mkfs checks them with its dry run before anything is measured.",
+            "Make these filesystems on loop devices over files in the work directory and run on each (Linux, root): ext2, ext3, ext4, xfs, btrfs, jfs, reiserfs (`ext4,xfs,btrfs`); after a colon mount options (`ext4:noatime,data=writeback`) or mkfs options, which start with `-` and are split at spaces into arguments (`ext4:-O ^has_journal`, `xfs:-i size=512:noatime`); mkfs checks them with its dry run before anything is measured.",
         )
     },
     WorkloadFlag {
@@ -231,6 +231,7 @@ fn made_filesystems(
                 "xfs" => "xfsprogs",
                 "btrfs" => "btrfs-progs",
                 "jfs" => "jfsutils",
+                "reiserfs" => "reiserfsprogs",
                 _ => "e2fsprogs",
             };
             return Err(FlagError::of(

@@ -48,7 +48,7 @@ impl FsSpec {
 
 /// Filesystem types `--mkfs` knows; an item of the list that is not one of
 /// these continues the previous item's options.
-pub const FS_KINDS: [&str; 6] = ["ext2", "ext3", "ext4", "xfs", "btrfs", "jfs"];
+pub const FS_KINDS: [&str; 7] = ["ext2", "ext3", "ext4", "xfs", "btrfs", "jfs", "reiserfs"];
 
 /// Parses `--mkfs` values. Each filesystem is `TYPE[:OPTS[:OPTS]]`, where
 /// an `OPTS` starting with `-` is mkfs options (split into arguments at
