@@ -21,6 +21,18 @@ pub struct SettingRow {
     pub values: Vec<Option<String>>,
 }
 
+/// A kernel command line without the words by which scalebench drives
+/// its own guests (`sb.host=NAME`, `sb.share=…`, `sb.modtree=PATH`):
+/// they name the system and where its files are, never a setting, and
+/// would make every pair of guests differ. The result file keeps them.
+fn without_plumbing(cmdline: &str) -> String {
+    cmdline
+        .split_whitespace()
+        .filter(|w| !w.starts_with("sb."))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Every setting recorded of one system, by name.
 fn settings(s: &System) -> BTreeMap<String, String> {
     let f = &s.file;
@@ -78,7 +90,10 @@ fn settings(s: &System) -> BTreeMap<String, String> {
     );
     put("SMT", t.smt.clone());
     put("microcode", t.microcode.clone());
-    put("kernel command line", t.kernel_cmdline.clone());
+    put(
+        "kernel command line",
+        t.kernel_cmdline.as_deref().map(without_plumbing),
+    );
     put("transparent huge pages", t.thp_enabled.clone());
     put("THP defrag", t.thp_defrag.clone());
     put("clocksource", t.clocksource.clone());
@@ -384,6 +399,37 @@ mod tests {
             label: label.into(),
             file,
         }
+    }
+
+    #[test]
+    fn guests_differ_in_their_command_lines_only_by_settings() {
+        let mut a = system("a", None, "1");
+        let mut b = system("b", None, "1");
+        let line = |host: &str, extra: &str| {
+            Some(format!(
+                "console=ttyS0 sb.share=virtiofs sb.host={host} sb.modtree=/c/{host}/lib/modules/r norandmaps{extra}"
+            ))
+        };
+        a.file.system.tuning.kernel_cmdline = line("a", "");
+        b.file.system.tuning.kernel_cmdline = line("b", "");
+        let rows = differing(&[a.clone(), b.clone()]);
+        assert!(
+            rows.iter().all(|r| r.name != "kernel command line"),
+            "{rows:?}"
+        );
+        b.file.system.tuning.kernel_cmdline = line("b", " mitigations=off");
+        let rows = differing(&[a, b]);
+        let r = rows
+            .iter()
+            .find(|r| r.name == "kernel command line")
+            .unwrap();
+        assert_eq!(
+            r.values,
+            [
+                Some("console=ttyS0 norandmaps".into()),
+                Some("console=ttyS0 norandmaps mitigations=off".into())
+            ]
+        );
     }
 
     #[test]
