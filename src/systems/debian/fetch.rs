@@ -154,9 +154,9 @@ pub fn resolve(
 }
 
 /// The kernel the indices name for `asked`: the image package (for a
-/// line, what `linux-image-cloud-amd64`, or its flavour's, depends on), the packages it is
-/// split into (sid's `linux-binary-…`, `linux-modules-…`, `linux-base-…`),
-/// its version and suite.
+/// line, what `linux-image-cloud-amd64`, or its flavour's meta package,
+/// depends on), the packages it is split into (sid's `linux-binary-…`,
+/// `linux-modules-…`, `linux-base-…`), its version and suite.
 fn choose(apt: &Apt, asked: &Asked) -> anyhow::Result<Chosen> {
     let image = match &asked.want {
         Want::Package(p) => p.clone(),
