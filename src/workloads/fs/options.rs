@@ -267,7 +267,8 @@ fn made_filesystems(
         }
     }
     // mkfs options are checked by mkfs's own dry run now, before anything
-    // is measured (btrfs has none: its are checked when it is made).
+    // is measured (btrfs, jfs and reiserfs have none: theirs are checked
+    // when each is made).
     let size = fs_size.unwrap_or(super::DEFAULT_FS_SIZE);
     for s in specs.iter().filter(|s| !s.mkfs.is_empty()) {
         crate::sys::storage::check_mkfs_options(&s.kind, &s.mkfs, size, &std::env::temp_dir())
