@@ -840,6 +840,21 @@ const NET_CASES: &[Case] = &[
         "`modules` is not an option of kernel:debian: (cpus, memory, accel, cmdline, flavour)",
     ),
     case(
+        "run socket --max 10 --system v=kernel:debian:6.1,flavour=arm64",
+        2,
+        "kernel:debian:6.1: flavour=arm64: `arm64` is not a Debian kernel flavour: cloud (the default), generic, rt",
+    ),
+    case(
+        "run socket --max 10 --system v=kernel:debian:linux-image-6.1.0-57-cloud-amd64,flavour=generic",
+        2,
+        "`linux-image-6.1.0-57-cloud-amd64` is a cloud kernel: flavour=generic is for a line or sid, a package's name says its own",
+    ),
+    case(
+        "kernels fetch 6.1,flavour=rt-arm64",
+        2,
+        "`rt-arm64` is not a Debian kernel flavour",
+    ),
+    case(
         "kernels fetch linux-image-6.1.0-57-cloud-amd64-dbg",
         2,
         "a debug symbols package holds no bootable kernel",
