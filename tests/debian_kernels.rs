@@ -760,12 +760,11 @@ fn a_fetched_kernel_boots_and_the_result_file_names_its_package() {
     assert_eq!(common::scalebench_entries(&work), Vec::<String>::new());
 }
 
-/// Debian's archive itself, once: trixie's newest cloud kernel resolved,
-/// fetched into the persistent cache (`~/.cache/scalebench/kernels`: a
-/// second run of the tests downloads nothing), booted, and named in the
-/// result file.
-#[test]
-fn a_kernel_from_debians_archive_boots_by_its_version() {
+/// `scalebench run ARGS --system SYSTEM` against Debian's archive
+/// itself and the persistent kernel cache (`~/.cache/scalebench/kernels`:
+/// a second run of the tests downloads nothing), in a work directory of
+/// its own that no process names afterwards; the result file.
+fn run_from_debians_archive(args: &[&str], system: &str) -> serde_json::Value {
     let t = tempfile::tempdir().unwrap();
     let work = t.path().join("work");
     std::fs::create_dir(&work).unwrap();
@@ -774,12 +773,9 @@ fn a_kernel_from_debians_archive_boots_by_its_version() {
         .env_remove("SCALEBENCH_DEBIAN_ARCHIVE")
         .env_remove("SCALEBENCH_DEBIAN_KEYRING")
         .env_remove("SCALEBENCH_KERNEL_CACHE")
-        .args(["run", "socket", "--max", "50", "--runs", "1", "--no-report"])
-        .args(["--guest-clock", "time"])
-        .args([
-            "--system",
-            "a=kernel:debian:6.12,cpus=1,memory=1G,accel=tcg",
-        ])
+        .arg("run")
+        .args(args)
+        .args(["--runs", "1", "--no-report", "--system", system])
         .arg("--guest-bin")
         .arg(static_binary())
         .arg("--workdir")
@@ -790,7 +786,22 @@ fn a_kernel_from_debians_archive_boots_by_its_version() {
         .unwrap();
     let stderr = common::text(&o.stderr);
     assert!(o.status.success(), "{stderr}");
-    let doc = common::load(&out);
+    assert_eq!(
+        common::processes_naming(work.to_str().unwrap()),
+        Vec::<u32>::new()
+    );
+    common::load(&out)
+}
+
+/// Debian's archive itself, once: trixie's newest cloud kernel resolved,
+/// fetched into the persistent cache ([`run_from_debians_archive`]),
+/// booted, and named in the result file.
+#[test]
+fn a_kernel_from_debians_archive_boots_by_its_version() {
+    let doc = run_from_debians_archive(
+        &["socket", "--max", "50", "--guest-clock", "time"],
+        "a=kernel:debian:6.12,cpus=1,memory=1G,accel=tcg",
+    );
     let p = assert_recorded(&doc, "6.12");
     assert!(
         p["package"]
@@ -804,10 +815,6 @@ fn a_kernel_from_debians_archive_boots_by_its_version() {
         p["config"]["path"],
         format!("/boot/config-{}", p["release"].as_str().unwrap())
     );
-    assert_eq!(
-        common::processes_naming(work.to_str().unwrap()),
-        Vec::<u32>::new()
-    );
 }
 
 /// JFS and ReiserFS, two of the seeds' Linux filesystems, actually made
@@ -819,39 +826,20 @@ fn a_kernel_from_debians_archive_boots_by_its_version() {
 /// its kind made by its mkfs on a loop device, in the guest's memory.
 #[test]
 fn jfs_and_reiserfs_are_made_and_measured_in_debians_generic_kernel() {
-    let t = tempfile::tempdir().unwrap();
-    let work = t.path().join("work");
-    std::fs::create_dir(&work).unwrap();
-    let out = t.path().join("r.json");
-    let o = common::bin()
-        .env_remove("SCALEBENCH_DEBIAN_ARCHIVE")
-        .env_remove("SCALEBENCH_DEBIAN_KEYRING")
-        .env_remove("SCALEBENCH_KERNEL_CACHE")
-        .args(["run", "fs", "--mkfs", "jfs,reiserfs", "--files", "100"])
-        .args([
+    let doc = run_from_debians_archive(
+        &[
+            "fs",
+            "--mkfs",
+            "jfs,reiserfs",
+            "--files",
+            "100",
             "--bytes",
             "1M",
             "--requests",
             "100",
-            "--runs",
-            "1",
-            "--no-report",
-        ])
-        .args([
-            "--system",
-            "g=kernel:debian:6.1,flavour=generic,cpus=1,memory=1G,accel=tcg",
-        ])
-        .arg("--guest-bin")
-        .arg(static_binary())
-        .arg("--workdir")
-        .arg(&work)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    let stderr = common::text(&o.stderr);
-    assert!(o.status.success(), "{stderr}");
-    let doc = common::load(&out);
+        ],
+        "g=kernel:debian:6.1,flavour=generic,cpus=1,memory=1G,accel=tcg",
+    );
     let p = assert_recorded(&doc, "6.1,flavour=generic");
     let package = p["package"].as_str().unwrap();
     assert!(
@@ -859,12 +847,7 @@ fn jfs_and_reiserfs_are_made_and_measured_in_debians_generic_kernel() {
         "{p}"
     );
     assert!(!package.contains("cloud"), "the generic flavour: {p}");
-    let fs = doc["workloads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["name"] == "fs")
-        .expect("an fs workload");
+    let fs = common::workload(&doc, "fs");
     assert_eq!(fs["status"], "ok", "{}", fs["message"]);
     let targets = fs["params"]["targets"].as_array().unwrap();
     assert_eq!(targets.len(), 2, "{targets:?}");
@@ -894,8 +877,4 @@ fn jfs_and_reiserfs_are_made_and_measured_in_debians_generic_kernel() {
             assert_eq!(r["params"]["image_resident_after"], 1.0, "{r}");
         }
     }
-    assert_eq!(
-        common::processes_naming(work.to_str().unwrap()),
-        Vec::<u32>::new()
-    );
 }

@@ -7,7 +7,7 @@
 use crate::common;
 
 use assert_cmd::prelude::*;
-use common::{assert_valid, bin, load};
+use common::{assert_valid, bin, load, workload};
 use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -69,15 +69,6 @@ fn leftovers(dir: &Path) -> Vec<String> {
         );
     }
     out
-}
-
-fn workload<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["workloads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["name"] == name)
-        .unwrap_or_else(|| panic!("{name} missing"))
 }
 
 fn rows<'a>(w: &'a Value, target: &str) -> Vec<&'a Value> {

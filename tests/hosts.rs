@@ -10,7 +10,9 @@
 
 use crate::common;
 
-use common::{assert_valid, bin, cmd, load, namespaces, processes_naming, require_root, text};
+use common::{
+    assert_valid, bin, cmd, load, namespaces, processes_naming, require_root, text, workload,
+};
 use serde_json::Value;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -76,16 +78,6 @@ fn run_ok(args: &[&str]) -> String {
         text(&o.stderr)
     );
     text(&o.stderr)
-}
-
-/// The workload `name` of a result.
-fn workload<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["workloads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} in the result"))
 }
 
 /// The labels of a workload's rows, and that each measured something.

@@ -3,7 +3,7 @@
 //! perf`, the HTML report draws it under each, and bad monitor flags are
 //! refused by name.
 
-use crate::common::{assert_valid, bin, load};
+use crate::common::{assert_valid, bin, load, workload};
 use assert_cmd::prelude::*;
 use serde_json::Value;
 
@@ -91,12 +91,7 @@ fn every_series_and_workload_carries_the_monitor_and_the_report_draws_it() {
     assert_eq!(doc["schema_version"], 8);
     let socket = &doc["benchmarks"][0];
     check_monitor(&socket["monitor"], "socket", 0.1);
-    let fs = doc["workloads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["name"] == "fs-sizes")
-        .unwrap();
+    let fs = workload(&doc, "fs-sizes");
     check_monitor(&fs["monitor"], "fs-sizes", 0.1);
     // perf stat beside it: every event counted or said not to be.
     let perf = &socket["monitor"]["perf"];

@@ -16,6 +16,16 @@ pub fn load(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// The workload `name` of a result file.
+pub fn workload<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in the result"))
+}
+
 /// Checks a result file against docs/results-schema.json.
 pub fn assert_valid(doc: &Value) {
     let schema: Value = serde_json::from_str(
