@@ -311,6 +311,14 @@ pub fn cache_capacity() -> Option<CacheCapacity> {
 /// cannot push anything out of the page cache.
 pub const MEMORY_FILESYSTEMS: [&str; 4] = ["tmpfs", "ramfs", "mfs", "devfs"];
 
+/// The type of the filesystem `path` is on when that is one of
+/// [`MEMORY_FILESYSTEMS`] (`tmpfs`), else `None` (or when not known).
+pub fn memory_filesystem(path: &Path) -> Option<String> {
+    super::mount_of(path)
+        .map(|m| m.fs_type)
+        .filter(|t| MEMORY_FILESYSTEMS.contains(&t.as_str()))
+}
+
 /// Whether the running kernel can mount filesystems of `kind`: listed in
 /// /proc/filesystems, or a module of that name built in or under
 /// /lib/modules/RELEASE (mount loads it). `None` where the OS does not

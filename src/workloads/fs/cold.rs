@@ -17,7 +17,7 @@
 //! their pages still in memory is recorded (`resident_after`).
 
 use crate::stop::interrupted;
-use crate::sys::storage::{self, MEMORY_FILESYSTEMS};
+use crate::sys::storage;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, Write};
@@ -135,13 +135,10 @@ impl Drop for Remove {
 /// it; returns the seconds it took. Refused on a filesystem that keeps
 /// files in memory, and where `dir` lacks the room (with 5 % to spare).
 pub fn evict(dir: &Path, bytes: u64) -> Result<f64, String> {
-    if let Some(m) = crate::sys::mount_of(dir)
-        && MEMORY_FILESYSTEMS.contains(&m.fs_type.as_str())
-    {
+    if let Some(fs_type) = storage::memory_filesystem(dir) {
         return Err(format!(
-            "the work directory {} is on {}, which keeps files in memory: a file written there fills the memory instead of emptying the cache (--workdir on a disk)",
+            "the work directory {} is on {fs_type}, which keeps files in memory: a file written there fills the memory instead of emptying the cache (--workdir on a disk)",
             dir.display(),
-            m.fs_type
         ));
     }
     let free = crate::sys::free_bytes(dir).unwrap_or(0);
@@ -211,10 +208,7 @@ pub fn resident(files: &[PathBuf]) -> Option<f64> {
 /// wholly there, whatever its files' extents. `None` when no file's
 /// extents could be read (JFS and ReiserFS have no FIEMAP).
 pub fn image_resident(image: &Path, files: &[PathBuf]) -> Option<f64> {
-    let dir = image.parent().unwrap_or(image);
-    if let Some(m) = crate::sys::mount_of(dir)
-        && MEMORY_FILESYSTEMS.contains(&m.fs_type.as_str())
-    {
+    if storage::memory_filesystem(image.parent().unwrap_or(image)).is_some() {
         return Some(1.0);
     }
     let ranges: Vec<(u64, u64)> = files
