@@ -281,6 +281,7 @@ mod tests {
                     Direction::Down
                 },
                 crossings: None,
+                primed: false,
                 recheck: Vec::new(),
                 recheck_when: None,
             })

@@ -266,11 +266,11 @@ impl Order {
 }
 
 /// Units of progress of a run that measures both ways aiming at `n`,
-/// however many passes it makes: those of one pass. Up: one op per item;
-/// down: undo, op, undo at odd n, undo at even n; a down-up run grows once
-/// more.
+/// however many passes it makes: those of one pass. Up: one op per item,
+/// and an op and an undo before each timed one at even n; down: undo, op,
+/// undo at odd n, undo at even n; a down-up run grows once more.
 fn updown_units(n: u64, peak_first: bool) -> u64 {
-    if peak_first { 4 * n } else { 3 * n }
+    if peak_first { 5 * n } else { 4 * n }
 }
 
 /// Applies the budgets to a request: the n that fits, and a cap for each
@@ -574,6 +574,7 @@ impl Series<'_> {
             samples,
             direction: self.order.direction(r),
             crossings: (sweeps.timed > 0).then_some(sweeps.timed),
+            primed: sweeps.timed > 0,
             recheck_when: self.order.recheck().filter(|_| !recheck.is_empty()),
             recheck,
         });
@@ -945,7 +946,7 @@ impl Runner<'_> {
         let t0 = Instant::now();
         // Never more crossings than items to time.
         let crossings = 2 * u64::from(plan.passes).min(n / 2).max(1);
-        // Progress: 3n units for an up-down run, 4n for a down-up one,
+        // Progress: 4n units for an up-down run, 5n for a down-up one,
         // however many passes it makes.
         let steps = crossings * n + if peak_first { n } else { 0 };
         let mut c = Crossings {
@@ -1086,6 +1087,15 @@ impl Crossings<'_, '_, '_> {
             }
             let k = self.run.held();
             let timed = !self.peak_first && self.crossing_of(k) == 0;
+            if timed {
+                match self.prime() {
+                    Ok(()) => {}
+                    Err(StepError::Limit { resource, detail }) => {
+                        return Ok(Some((resource, detail)));
+                    }
+                    Err(e) => return Err(step_end(e, std::mem::take(&mut self.samples), k)),
+                }
+            }
             match self.run.op(if timed {
                 &mut self.sw
             } else {
@@ -1130,12 +1140,28 @@ impl Crossings<'_, '_, '_> {
         Ok(())
     }
 
+    /// The operation and its undo, untimed, before an operation timed on
+    /// the way up: so that in both directions the timed operation follows
+    /// an undo, as it does going down. What the last undo freed (a
+    /// process's kernel stack, a socket's memory) is then at hand in both
+    /// directions alike, where otherwise the two directions time two
+    /// different operations and every run mixes them half and half.
+    fn prime(&mut self) -> Result<(), StepError> {
+        self.run.op(&mut self.untimed)?;
+        self.untimed.take_ns();
+        self.run.undo(&mut self.untimed)?;
+        self.untimed.take_ns();
+        Ok(())
+    }
+
     /// Crossing `h` upwards to `top` items: the operation at every n, timed
-    /// where n is timed here.
+    /// where n is timed here, after an untimed operation and undo
+    /// ([`Crossings::prime`]).
     fn cross_up(&mut self, h: u64, last: bool, top: u64) -> Result<(), RunEnd> {
         let turned = |e| after_the_turn(e, top);
         for k in 0..top {
             if self.times(h, last, k) {
+                self.prime().map_err(turned)?;
                 self.run.op(&mut self.sw).map_err(turned)?;
                 self.samples.push([k, reading(self.bench, &mut self.sw)?]);
             } else {
@@ -1603,6 +1629,7 @@ mod tests {
                 .collect(),
             direction: Direction::Up,
             crossings: None,
+            primed: false,
             recheck: Vec::new(),
             recheck_when: None,
         };
@@ -1878,6 +1905,7 @@ mod tests {
         for (i, run) in r.runs.iter().enumerate() {
             assert_both_ways(i, run, 50);
             assert_timed_at_n(&run.samples);
+            assert!(run.primed, "each operation timed going up follows an undo");
             assert!(
                 run.recheck.is_empty(),
                 "no re-timing when a run can go down"
@@ -1901,9 +1929,14 @@ mod tests {
             events[start..],
             [
                 Start(4),
-                // Up to n: every operation made, the even n timed.
+                // Up to n: every operation made, the even n timed, each
+                // after an untimed operation and its undo.
+                Op(0),
+                Undo(0),
                 Op(0),
                 Op(1),
+                Op(2),
+                Undo(2),
                 Op(2),
                 Op(3),
                 // k = 3 (odd): remove one, time the operation at k, remove
@@ -1956,9 +1989,14 @@ mod tests {
                 Op(1),
                 Undo(1),
                 Undo(0),
-                // Up again, timing even k.
+                // Up again, timing even k, each after an operation and
+                // its undo.
+                Op(0),
+                Undo(0),
                 Op(0),
                 Op(1),
+                Op(2),
+                Undo(2),
                 Op(2),
                 Op(3),
             ]
@@ -2028,6 +2066,7 @@ mod tests {
         assert_eq!(k, 30);
         for run in &r.runs {
             assert_eq!(run.direction, Direction::Up);
+            assert!(!run.primed, "nothing to undo, nothing primed");
             assert_eq!(ns_of(&run.samples), (0..300).collect::<Vec<_>>());
             assert_eq!(run.recheck_when, Some(RecheckWhen::After));
             assert_eq!(ns_of(&run.recheck), (0..k).collect::<Vec<_>>());
@@ -2183,8 +2222,8 @@ mod tests {
         assert_eq!(Order::Falling.direction(1), Direction::Down);
         assert!(!Order::Falling.peak_first(1), "its start() already holds n");
         let per_item = Schedule::PerItem;
-        assert_eq!(Order::UpDown.units(0, per_item, 100), 300);
-        assert_eq!(Order::UpDown.units(1, per_item, 100), 400);
+        assert_eq!(Order::UpDown.units(0, per_item, 100), 400);
+        assert_eq!(Order::UpDown.units(1, per_item, 100), 500);
         assert_eq!(Order::Rising.units(1, per_item, 100), 120);
     }
 }

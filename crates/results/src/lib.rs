@@ -1077,6 +1077,14 @@ pub struct RunRecord {
     /// (each n is timed once, in one of them). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crossings: Option<u32>,
+    /// For such a run: whether each operation timed going up came right
+    /// after an untimed operation and its undo, as every operation timed
+    /// going down comes after an undo (so that both directions time the
+    /// same thing). Absent (false) in files written before 2026-12-06,
+    /// where an operation timed going up came right after the operation
+    /// before it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub primed: bool,
     /// Re-timing at low n of a benchmark that cannot measure on the way
     /// down: `[n, ns]` pairs of the first operations of a fresh run, taken
     /// far in time from this run's own low-n samples (see
@@ -1182,6 +1190,7 @@ mod tests {
             samples: vec![[1, 100], [0, 90]],
             direction: Direction::Down,
             crossings: None,
+            primed: false,
             recheck: Vec::new(),
             recheck_when: None,
         };
@@ -1189,11 +1198,17 @@ mod tests {
         assert_eq!(v["direction"], "down");
         assert!(v.get("recheck").is_none() && v.get("recheck_when").is_none());
         assert!(v.get("crossings").is_none());
+        assert!(
+            v.get("primed").is_none(),
+            "absent when false, as in older files"
+        );
         r.direction = Direction::DownUp;
         r.crossings = Some(6);
+        r.primed = true;
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["direction"], "down-up");
         assert_eq!(v["crossings"], 6);
+        assert_eq!(v["primed"], true);
         r.crossings = None;
         r.direction = Direction::Up;
         r.recheck = vec![[0, 80], [1, 85]];
