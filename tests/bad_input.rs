@@ -837,7 +837,17 @@ const NET_CASES: &[Case] = &[
     case(
         "run socket --max 10 --system v=kernel:debian:6.1,modules={dir}",
         2,
-        "`modules` is not an option of kernel:debian: (cpus, memory, accel, cmdline, flavour)",
+        "`modules` is not an option of kernel:debian: (cpus, memory, accel, cmdline, flavour, seed)",
+    ),
+    case(
+        "run socket --max 10 --system v=kernel:debian:6.1,seed=one",
+        2,
+        "seed=one: `one` is not a whole number",
+    ),
+    case(
+        "run socket --max 10 --system v=image:{dir}/d.img,ssh=root,seed=1",
+        2,
+        "`seed` is not an option of image: (ssh, bin, cpus, memory, key, accel)",
     ),
     case(
         "run socket --max 10 --system v=kernel:debian:6.1,flavour=arm64",

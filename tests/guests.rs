@@ -341,6 +341,10 @@ fn a_plan_runs_on_this_machine_and_on_a_guest_in_turn_each_in_its_own_file() {
     assert_eq!(pins.len(), 2, "each vCPU pinned: {v}");
     assert_eq!(v["clock"], "time", "{v}");
     assert!(v.get("icount_shift").is_none(), "{v}");
+    assert!(
+        v.get("rtc_base").is_none(),
+        "its clock is this machine's: {v}"
+    );
     let cmdline = cloud["system"]["tuning"]["kernel_cmdline"]
         .as_str()
         .unwrap();
@@ -721,6 +725,7 @@ fn two_guests_of_one_kernel_counting_instructions_agree_exactly() {
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("r.json");
     let spec = |name: &str| format!("{name}=kernel:{},memory=1G,accel=tcg", image.display());
+    let before = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let o = common::bin()
         .args(["run", "socket", "bind", "--max", "100", "--runs", "2"])
         .args(["--system", &spec("a"), "--system", &spec("b")])
@@ -751,7 +756,24 @@ fn two_guests_of_one_kernel_counting_instructions_agree_exactly() {
             cmdline.split_whitespace().any(|w| w == "norandmaps"),
             "{cmdline}"
         );
+        // Booted at a fixed time, so that its boot draws the secrets the
+        // other's does; then set to this machine's time before it measured.
+        assert_eq!(v["rtc_base"], "2026-01-01T00:00:00", "{v}");
+        for run in doc["benchmarks"][0]["runs"].as_array().unwrap() {
+            let started = run["started"].as_str().unwrap();
+            assert!(started >= before.as_str(), "{started} before {before}");
+        }
     }
+    // Named apart, though not by their command lines (which a kernel
+    // mixes into those secrets): the name comes in the RAM disk.
+    assert_eq!(
+        (&a["system"]["hostname"], &b["system"]["hostname"]),
+        (&"a".into(), &"b".into())
+    );
+    assert_eq!(
+        a["system"]["tuning"]["kernel_cmdline"],
+        b["system"]["tuning"]["kernel_cmdline"]
+    );
     // The same kernel counts the same instructions: run by run, guest by
     // guest, within 0.5 % (here: exactly).
     let (ma, mb) = (run_medians(&a), run_medians(&b));

@@ -481,11 +481,11 @@ impl RemoteSystem {
         let mut system: SystemInfo =
             serde_json::from_str(&ask(at, &args)?).context("its sysinfo --json")?;
         let accel = match &*at {
-            At::Guest(g) => Some((&g.accel, g.clock)),
-            At::Image(i) => Some((&i.guest.accel, i.guest.clock)),
+            At::Guest(g) => Some((&g.accel, g.clock, g.rtc_base.clone())),
+            At::Image(i) => Some((&i.guest.accel, i.guest.clock, None)),
             At::Ssh(_) => None,
         };
-        if let Some((a, clock)) = accel {
+        if let Some((a, clock, rtc_base)) = accel {
             let seen = system.virtualization.take().unwrap_or_default();
             let counted = clock == crate::systems::qemu::GuestClock::Instructions;
             system.virtualization = Some(results::Virtualization {
@@ -496,6 +496,7 @@ impl RemoteSystem {
                 vcpu_pins: pins,
                 clock: Some(clock.name().into()),
                 icount_shift: counted.then_some(crate::systems::qemu::ICOUNT_SHIFT),
+                rtc_base,
             });
         }
         Ok(system)

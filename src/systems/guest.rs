@@ -29,9 +29,30 @@ pub const OUT_DIR: &str = "/tmp/out";
 /// The kernel command line parameter naming how the shares come
 /// (`sb.share=9p` or `sb.share=virtiofs`).
 pub const SHARE_PARAM: &str = "sb.share=";
-/// The kernel command line parameter naming the guest's host name (its
-/// system's name: `sb.host=cloud`).
-pub const HOST_PARAM: &str = "sb.host=";
+/// The RAM disk's file holding the guest's host name (its system's
+/// name), padded ([`host_file`]). Not on the kernel command line, which
+/// a kernel mixes into the secrets it draws at boot: two guests of one
+/// kernel named apart would draw different ones.
+pub const HOST_FILE: &str = "host";
+/// The length [`host_file`] pads a name to: Linux's longest host name.
+const HOST_FILE_LEN: usize = 64;
+
+/// The contents of [`HOST_FILE`] for `name`: the name and a newline,
+/// padded with spaces to [`HOST_FILE_LEN`] bytes (so that the RAM disk is
+/// the same size whatever the guest is called); a longer name as it is.
+pub fn host_file(name: &str) -> Vec<u8> {
+    let mut v = format!("{name}\n").into_bytes();
+    if v.len() < HOST_FILE_LEN {
+        v.resize(HOST_FILE_LEN, b' ');
+    }
+    v
+}
+
+/// The host name in [`HOST_FILE`]'s contents; `None` when empty.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn host_of(file: &str) -> Option<&str> {
+    Some(file.trim()).filter(|h| !h.is_empty())
+}
 /// The kernel command line word telling the guest to load its modules
 /// from the RAM disk's own module tree (`initrd=`), not from
 /// [`MODULE_ORDER`].
@@ -56,7 +77,7 @@ pub fn share_from_cmdline(cmdline: &str) -> Option<Share> {
     }
 }
 
-/// The value of the kernel command line parameter `key` (`sb.host=`).
+/// The value of the kernel command line parameter `key` (`sb.share=`).
 pub fn param<'c>(cmdline: &'c str, key: &str) -> Option<&'c str> {
     cmdline.split_whitespace().find_map(|w| w.strip_prefix(key))
 }
@@ -279,7 +300,9 @@ mod linux {
         g::loopback_up()?;
         let cmdline = std::fs::read_to_string("/proc/cmdline")?;
         modules(&cmdline)?;
-        if let Some(h) = param(&cmdline, HOST_PARAM) {
+        // In the RAM disk's root, before the shares replace it.
+        let host = std::fs::read_to_string(Path::new("/").join(HOST_FILE)).unwrap_or_default();
+        if let Some(h) = host_of(&host) {
             g::set_hostname(h).with_context(|| format!("sethostname {h}"))?;
         }
         let share = share_from_cmdline(&cmdline)
@@ -383,10 +406,18 @@ mod tests {
         assert_eq!(share_from_cmdline("sb.share=nfs"), None);
         assert_eq!(share_from_cmdline("quiet"), None);
         assert_eq!(
-            param("quiet sb.host=cloud sb.share=9p", HOST_PARAM),
-            Some("cloud")
+            param("quiet sb.modtree=/m sb.share=9p", MODULE_TREE_PARAM),
+            Some("/m")
         );
-        assert_eq!(param("quiet", HOST_PARAM), None);
+        assert_eq!(param("quiet", MODULE_TREE_PARAM), None);
+        // The host name file: one size for every short name.
+        for name in ["a", "cloud", "v6.12"] {
+            let f = host_file(name);
+            assert_eq!(f.len(), 64, "{name}");
+            assert_eq!(host_of(std::str::from_utf8(&f).unwrap()), Some(name));
+        }
+        assert_eq!(host_file(&"x".repeat(70)).len(), 71);
+        assert_eq!(host_of("   \n"), None);
         for s in [Share::NineP, Share::VirtioFs] {
             assert_eq!(
                 share_from_cmdline(&format!("{SHARE_PARAM}{}", s.name())),

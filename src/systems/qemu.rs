@@ -43,6 +43,9 @@ pub struct Guest {
     pub accel: Accel,
     /// What its clock counts.
     pub clock: GuestClock,
+    /// With `clock` instructions: the fixed time its real-time clock
+    /// read at boot ([`rtc_base`]).
+    pub rtc_base: Option<String>,
     /// Where its modules came from, in words (for a kernel without a
     /// module tree: none loaded, and why that should do).
     pub modules: String,
@@ -309,6 +312,7 @@ fn write_initrd(
     first: Option<&Path>,
     init: &Path,
     modules: &[PathBuf],
+    host: &str,
 ) -> anyhow::Result<()> {
     let mut f = std::io::BufWriter::new(
         std::fs::File::create(path).with_context(|| path.display().to_string())?,
@@ -348,8 +352,42 @@ fn write_initrd(
         order.push('\n');
     }
     a.file(guest::MODULE_ORDER, 0o644, order.as_bytes())?;
+    a.file(guest::HOST_FILE, 0o644, &guest::host_file(host))?;
     a.finish()?.flush()?;
     Ok(())
+}
+
+/// The fixed time a guest counting instructions boots with on its
+/// real-time clock for `seed=N`: 2026-01-01 00:00:00 UTC, N seconds on
+/// (QEMU's `-rtc base=` form, without the zone). A kernel mixes the time
+/// it reads at boot, with its command line and the cycle counter, into
+/// the secrets it draws before any device has spoken (the network's hash
+/// seed among them); the counter is instructions here, so two boots of
+/// one kernel with one seed draw the same secrets, and figures that hang
+/// on where those secrets put a hash table's collisions (bind-port's)
+/// agree from boot to boot as they do from run to run (docs/kernels.md).
+pub fn rtc_base(seed: u32) -> String {
+    let t = std::time::UNIX_EPOCH + Duration::from_secs(RTC_EPOCH + u64::from(seed));
+    humantime::format_rfc3339_seconds(t)
+        .to_string()
+        .trim_end_matches('Z')
+        .to_string()
+}
+
+/// 2026-01-01 00:00:00 UTC in seconds since 1970.
+const RTC_EPOCH: u64 = 1_767_225_600;
+
+/// QEMU's arguments for the guest's real-time clock: for a guest counting
+/// instructions, the fixed time of [`rtc_base`], running with the guest
+/// (`clock=vm`); none for a guest counting time, whose boot is not
+/// repeatable anyway.
+fn rtc_args(clock: GuestClock, seed: u32) -> Vec<String> {
+    match clock {
+        GuestClock::Instructions => {
+            vec!["-rtc".into(), format!("base={},clock=vm", rtc_base(seed))]
+        }
+        GuestClock::Time => Vec::new(),
+    }
 }
 
 /// Waits up to `limit` for `path` to appear.
@@ -726,6 +764,11 @@ impl Guest {
     /// Lets the guest run again and sets its clock to this machine's.
     pub fn resume(&mut self) -> anyhow::Result<()> {
         self.qmp.execute("cont")?;
+        self.set_clock()
+    }
+
+    /// Sets the guest's clock to this machine's.
+    fn set_clock(&mut self) -> anyhow::Result<()> {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default();
@@ -757,18 +800,19 @@ impl Guest {
         let out = dir.join("out");
         std::fs::create_dir_all(&out)?;
         let initrd = dir.join("initrd.cpio");
-        write_initrd(&initrd, spec.initrd.as_deref(), init, modules)?;
+        write_initrd(&initrd, spec.initrd.as_deref(), init, modules, name)?;
         let mut daemons = Vec::new();
         if share == Share::VirtioFs {
             daemons.push(virtiofsd(&dir.join("root.sock"), Path::new("/"), "auto")?);
             daemons.push(virtiofsd(&dir.join("out.sock"), &out, "none")?);
         }
         let memory_mb = spec.machine.memory >> 20;
+        // No word of it names the guest (its name is in the RAM disk): a
+        // kernel mixes its command line into the secrets it draws at boot.
         let mut append = format!(
-            "console=ttyS0 panic=-1 quiet loglevel=4 {}{} {}{name}",
+            "console=ttyS0 panic=-1 quiet loglevel=4 {}{}",
             guest::SHARE_PARAM,
             share.name(),
-            guest::HOST_PARAM,
         );
         if spec.initrd.is_some() {
             append = format!("{append} {}", guest::FROM_RAM_DISK);
@@ -800,6 +844,7 @@ impl Guest {
             .arg("-initrd")
             .arg(&initrd)
             .args(["-append", &append])
+            .args(rtc_args(clock, spec.seed.unwrap_or(0)))
             .args(share_args(share, dir, &out, memory_mb))
             .args(["-device", "virtio-serial-pci", "-chardev"])
             .arg(format!(
@@ -824,6 +869,7 @@ impl Guest {
             share,
             accel,
             clock,
+            rtc_base: (clock == GuestClock::Instructions).then(|| rtc_base(spec.seed.unwrap_or(0))),
             modules: found.said,
             n: 0,
         };
@@ -835,6 +881,9 @@ impl Guest {
             }
         })?;
         g.release = guest::parse_ready(&line).map_err(anyhow::Error::msg)?;
+        // Its clock read the fixed time of `rtc_args` at boot: this
+        // machine's from now on.
+        g.set_clock()?;
         Ok(g)
     }
 
@@ -1303,6 +1352,17 @@ mod tests {
         elf[0x38..0x3a].copy_from_slice(&9u16.to_le_bytes());
         assert_eq!(needs_loader(&elf), None, "headers past the end");
     }
+    #[test]
+    fn a_counting_guest_boots_at_a_fixed_time_and_one_counting_time_does_not() {
+        assert_eq!(rtc_base(0), "2026-01-01T00:00:00");
+        assert_eq!(rtc_base(3_661), "2026-01-01T01:01:01");
+        assert_eq!(
+            rtc_args(GuestClock::Instructions, 0),
+            ["-rtc", "base=2026-01-01T00:00:00,clock=vm"]
+        );
+        assert!(rtc_args(GuestClock::Time, 5).is_empty());
+    }
+
     /// A kernel spec for an image in `dir`, with `modules=` if given.
     fn spec(dir: &Path, modules: Option<PathBuf>) -> KernelSpec {
         KernelSpec {
@@ -1315,6 +1375,7 @@ mod tests {
                 memory: 512 << 20,
                 accel: AccelAsk::Probe,
             },
+            seed: None,
         }
     }
 

@@ -2,8 +2,8 @@
 //!
 //! ```text
 //! NAME=local                                     this machine (the default system)
-//! NAME=kernel:PATH[,initrd=P][,modules=DIR][,cpus=N][,memory=SIZE][,accel=A][,profile=P][,cmdline=TEXT]
-//! NAME=kernel:debian:VERSION[,flavour=F][,cpus=N][,memory=SIZE][,accel=A][,profile=P][,cmdline=TEXT]
+//! NAME=kernel:PATH[,initrd=P][,modules=DIR][,cpus=N][,memory=SIZE][,accel=A][,seed=N][,profile=P][,cmdline=TEXT]
+//! NAME=kernel:debian:VERSION[,flavour=F][,cpus=N][,memory=SIZE][,accel=A][,seed=N][,profile=P][,cmdline=TEXT]
 //! NAME=image:PATH,ssh=USER[,key=FILE][,bin=P][,cpus=N][,memory=SIZE][,accel=A][,profile=P]
 //! NAME=ssh:[USER@]HOST[:PORT][,bin=P][,profile=P]
 //! ```
@@ -126,6 +126,10 @@ pub struct KernelSpec {
     pub cmdline: Option<String>,
     /// vCPUs and memory.
     pub machine: Machine,
+    /// `seed=N`: for a guest counting instructions, which fixed clock its
+    /// boot reads ([`crate::systems::qemu::rtc_base`]), and so which
+    /// random secrets (hash seeds) its kernel draws; none: seed 0.
+    pub seed: Option<u32>,
 }
 
 /// `kernel:debian:VERSION[,flavour=F][,cpus=N][,memory=SIZE][,cmdline=…]`.
@@ -137,6 +141,8 @@ pub struct DebianSpec {
     pub cmdline: Option<String>,
     /// vCPUs and memory.
     pub machine: Machine,
+    /// `seed=N`, as [`KernelSpec::seed`].
+    pub seed: Option<u32>,
 }
 
 impl DebianSpec {
@@ -149,6 +155,7 @@ impl DebianSpec {
             modules: Some(held.modules()),
             cmdline: self.cmdline.clone(),
             machine: self.machine,
+            seed: self.seed,
         }
     }
 }
@@ -190,6 +197,12 @@ impl std::fmt::Display for SystemSpec {
             }
             Ok(())
         };
+        let seed = |f: &mut std::fmt::Formatter<'_>, s: Option<u32>| -> std::fmt::Result {
+            match s {
+                Some(s) => write!(f, ",seed={s}"),
+                None => Ok(()),
+            }
+        };
         write!(f, "{}=", self.name)?;
         // Before `cmdline=`, which takes the rest.
         let p = |f: &mut std::fmt::Formatter<'_>| -> std::fmt::Result {
@@ -209,6 +222,7 @@ impl std::fmt::Display for SystemSpec {
                     write!(f, ",modules={}", d.display())?;
                 }
                 m(f, &k.machine)?;
+                seed(f, k.seed)?;
                 p(f)?;
                 if let Some(c) = &k.cmdline {
                     write!(f, ",cmdline={c}")?;
@@ -218,6 +232,7 @@ impl std::fmt::Display for SystemSpec {
             Kind::Debian(d) => {
                 write!(f, "kernel:debian:{}", d.asked)?;
                 m(f, &d.machine)?;
+                seed(f, d.seed)?;
                 p(f)?;
                 if let Some(c) = &d.cmdline {
                     write!(f, ",cmdline={c}")?;
@@ -327,6 +342,14 @@ fn machine(
     })
 }
 
+/// Reads `seed=`: a whole number up to a billion.
+fn seed(s: Option<&str>) -> Result<Option<u32>, String> {
+    s.map(|v| {
+        crate::values::whole::<u32>(0, 1_000_000_000)(v).map_err(|e| format!("seed={v}: {e}"))
+    })
+    .transpose()
+}
+
 /// Takes `keys` out of `opts`; any other key is refused, naming `what`'s
 /// keys.
 fn take<'a>(
@@ -403,7 +426,7 @@ impl std::str::FromStr for SystemSpec {
             let (v, rest) = r.split_once(',').unwrap_or((r, ""));
             let o = take(
                 options(rest)?,
-                &["cpus", "memory", "accel", "cmdline", "flavour"],
+                &["cpus", "memory", "accel", "cmdline", "flavour", "seed"],
                 "kernel:debian:",
             )?;
             let mut asked: super::debian::Asked =
@@ -418,12 +441,15 @@ impl std::str::FromStr for SystemSpec {
                 asked,
                 machine: machine(o[0], o[1], o[2])?,
                 cmdline: o[3].map(str::to_string),
+                seed: seed(o[5])?,
             })
         } else if let Some(r) = spec.strip_prefix("kernel:") {
             let (p, rest) = r.split_once(',').unwrap_or((r, ""));
             let o = take(
                 options(rest)?,
-                &["initrd", "modules", "cpus", "memory", "accel", "cmdline"],
+                &[
+                    "initrd", "modules", "cpus", "memory", "accel", "cmdline", "seed",
+                ],
                 "kernel:",
             )?;
             Kind::Kernel(KernelSpec {
@@ -432,6 +458,7 @@ impl std::str::FromStr for SystemSpec {
                 modules: o[1].map(|d| path(d, "modules=")).transpose()?,
                 machine: machine(o[2], o[3], o[4])?,
                 cmdline: o[5].map(str::to_string),
+                seed: seed(o[6])?,
             })
         } else if let Some(r) = spec.strip_prefix("image:") {
             let (p, rest) = r.split_once(',').unwrap_or((r, ""));
@@ -590,6 +617,8 @@ mod tests {
             "t=kernel:debian:6.1,memory=1024M,profile=/p/t.toml",
             "t=image:/d.img,ssh=root,profile=latency",
             "t=ssh:u@h,profile=t.toml",
+            "s=kernel:/k,memory=512M,seed=7,cmdline=quiet",
+            "s=kernel:debian:6.12,memory=1024M,seed=0",
         ] {
             let spec = p(s).unwrap();
             assert_eq!(p(&spec.to_string()).unwrap(), spec, "{s}");
@@ -603,6 +632,12 @@ mod tests {
         };
         assert_eq!(k.cmdline.as_deref(), Some("a profile=b"));
         assert_eq!(p("a=kernel:/k").unwrap().profile, None);
+        // seed= is a kernel guest's, absent unless given.
+        let Kind::Debian(d) = p("s=kernel:debian:6.12,seed=3").unwrap().kind else {
+            panic!()
+        };
+        assert_eq!(d.seed, Some(3));
+        assert!(!p("a=kernel:/k").unwrap().to_string().contains("seed"));
     }
 
     #[test]
@@ -645,7 +680,14 @@ mod tests {
             ),
             (
                 "a=kernel:debian:6.1,modules=/m",
-                "`modules` is not an option of kernel:debian: (cpus, memory, accel, cmdline, flavour)",
+                "`modules` is not an option of kernel:debian: (cpus, memory, accel, cmdline, flavour, seed)",
+            ),
+            ("a=kernel:/k,seed=x", "seed=x: `x` is not a whole number"),
+            ("a=kernel:/k,seed=-1", "seed=-1"),
+            ("a=kernel:/k,seed=2000000000", "seed=2000000000"),
+            (
+                "a=image:/d.img,ssh=root,seed=1",
+                "`seed` is not an option of image:",
             ),
             ("a=kernel:debian:6.1,cpus=0", "cpus=0: must be at least 1"),
             ("a=image:/d.img", "needs ssh=USER"),

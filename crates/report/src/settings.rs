@@ -22,9 +22,10 @@ pub struct SettingRow {
 }
 
 /// A kernel command line without the words by which scalebench drives
-/// its own guests (`sb.host=NAME`, `sb.share=…`, `sb.modtree=PATH`):
-/// they name the system and where its files are, never a setting, and
-/// would make every pair of guests differ. The result file keeps them.
+/// its own guests (`sb.share=…`, `sb.modtree=PATH`, and `sb.host=NAME`
+/// in files written before 2026-12-06): they name the system and where
+/// its files are, never a setting, and would make guests differ. The
+/// result file keeps them.
 fn without_plumbing(cmdline: &str) -> String {
     cmdline
         .split_whitespace()

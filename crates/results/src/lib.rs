@@ -655,6 +655,13 @@ pub struct Virtualization {
     /// With `clock` `instructions`: QEMU's `-icount` shift.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icount_shift: Option<u32>,
+    /// With `clock` `instructions`, for a guest booting a kernel
+    /// (`kernel:`): the fixed time its real-time clock read at boot
+    /// (`2026-01-01T00:00:00`, `seed=N` seconds on), so that two boots of
+    /// one kernel draw the same random secrets; none otherwise, and in
+    /// files written before 2026-12-06.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtc_base: Option<String>,
 }
 
 impl Virtualization {

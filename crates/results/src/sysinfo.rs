@@ -157,6 +157,7 @@ pub fn virtualization(hypervisor: Option<String>) -> Virtualization {
         vcpu_pins: Vec::new(),
         clock: None,
         icount_shift: None,
+        rtc_base: None,
     }
 }
 
