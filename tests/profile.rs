@@ -108,8 +108,11 @@ fn why_names_the_function_that_grows_and_nothing_for_a_flat_cost() {
             "--runs",
             "1",
             "--why",
+            // Two seconds a window: the samples count the CPU time the
+            // window got, and beside CI's other tests one second once
+            // gave a window 100 samples or fewer.
             "--why-seconds",
-            "1",
+            "2",
         ])
         .args(["--quiet", "--no-report", "-o"])
         .arg(&out)
@@ -137,7 +140,11 @@ fn why_names_the_function_that_grows_and_nothing_for_a_flat_cost() {
     );
     assert!(
         w.iter()
-            .all(|w| w["samples"].as_u64().unwrap() > 100 && w["ops"].as_u64().unwrap() > 0)
+            .all(|w| w["samples"].as_u64().unwrap() > 100 && w["ops"].as_u64().unwrap() > 0),
+        "samples and operations of the two windows: {:?}",
+        w.iter()
+            .map(|w| (&w["samples"], &w["ops"]))
+            .collect::<Vec<_>>()
     );
     assert!(
         w[1]["folded"]
