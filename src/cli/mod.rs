@@ -660,7 +660,10 @@ pub struct RunArgs {
     /// boots the newest Debian cloud kernel of a line (5.10, 6.1, 6.12,
     /// 7.2, sid, or a package's name; `flavour=generic` or `rt` for those
     /// builds), fetched from Debian's archive into a cache (`scalebench
-    /// kernels`);
+    /// kernels`); `seed=N` on either kernel kind: a guest counting
+    /// instructions boots with its clock at a fixed time, so that two
+    /// boots draw the same random secrets, and N moves it N seconds (other
+    /// secrets);
     /// `NAME=image:DISK,ssh=USER[,key=FILE][,bin=PATH]` boots a disk
     /// image of any OS and drives it over ssh; `NAME=ssh:[USER@]HOST[,bin=PATH]`
     /// is another machine (docs/comparing.md). Repeatable.
