@@ -55,6 +55,17 @@ static INFO: Info = Info {
 const MAX_MATTERS: &str = "a socket() that grows the descriptor table of a multi-threaded \
     process waits for an RCU grace period (Linux: expand_fdtable, synchronize_rcu)";
 
+/// How long a run waits before its first socket: longer than the
+/// kernel takes to free the previous run's thousands of sockets (after
+/// RCU grace periods). A run that starts at once finds that memory at
+/// hand and is cheap at low n, dearer as it goes on, so its rise with n
+/// is its time since the last close (as bind's two levels are,
+/// docs/analysis.md §5): on this machine six sets of 8 runs (`run
+/// socket-threads --runs 8`, 2026-12-06) gave O(1) four times and
+/// undecided twice, their runs' high-to-low ratios 0.82–1.6; with this
+/// pause, alternating with those, O(1) six times in six.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(150);
+
 /// Idle threads sharing the worker's table.
 pub(crate) const IDLE_THREADS: usize = 4;
 
@@ -99,7 +110,9 @@ impl Benchmark for SocketThreads {
         true
     }
 
+    /// Waits [`SETTLE`] first: see there.
     fn start(&self, ctx: &Ctx, _variant: Option<&str>, n: u64) -> Result<Box<dyn Run>, StartError> {
+        std::thread::sleep(SETTLE);
         Ok(Box::new(SocketThreadsRun::new(ctx.clock().source(), n)?))
     }
 }
