@@ -1142,8 +1142,8 @@ impl Crossings<'_, '_, '_> {
 
     /// The operation and its undo, untimed, before an operation timed on
     /// the way up: so that in both directions the timed operation follows
-    /// an undo, as it does going down. What the last undo freed (a
-    /// process's kernel stack, a socket's memory) is then at hand in both
+    /// an undo, as it does going down. What the last undo freed (the
+    /// slab objects of an exited child, say) is then at hand in both
     /// directions alike, where otherwise the two directions time two
     /// different operations and every run mixes them half and half.
     fn prime(&mut self) -> Result<(), StepError> {
