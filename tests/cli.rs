@@ -10,16 +10,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common;
+use common::benchmark as bench;
 use common::{assert_both_ways, assert_falling_both_ways, assert_valid, bin, load};
-
-fn bench<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["benchmarks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["name"] == name)
-        .unwrap_or_else(|| panic!("{name} missing"))
-}
 
 /// Processes whose command line mentions `dir` (our helpers and their
 /// children are started from inside the work directory).

@@ -8,16 +8,8 @@
 use serde_json::Value;
 
 use crate::common;
+use common::benchmark as bench;
 use common::{assert_both_ways, assert_falling_both_ways, assert_valid, bin, load};
-
-fn bench<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["benchmarks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["name"] == name)
-        .unwrap_or_else(|| panic!("{name} missing"))
-}
 
 /// The n of each `[n, ns]` pair, checking every ns is positive.
 fn ns_of(pairs: &Value) -> Vec<u64> {

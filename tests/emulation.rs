@@ -92,12 +92,7 @@ fn compare_json(base: &Path, new: &Path) -> (Option<i32>, Value) {
 }
 
 fn row<'d>(doc: &'d Value, name: &str) -> &'d Value {
-    doc["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == name)
-        .unwrap_or_else(|| panic!("{name} not in {doc}"))
+    crate::common::entry(doc, "rows", "name", name)
 }
 
 #[test]

@@ -4,18 +4,9 @@
 //! promises, and `socket-threads` records why its maximum per n matters,
 //! which the terminal report then shows.
 
-use crate::common::{assert_valid, bin, load, sample_ns};
-use serde_json::Value;
+use crate::common::{assert_valid, bin, entry, load, sample_ns};
 
 /// The series of `doc` named `name`.
-fn series<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["benchmarks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["series"] == name)
-        .unwrap_or_else(|| panic!("{name} missing"))
-}
 
 #[test]
 fn the_new_kernel_benchmarks_run_at_small_n_and_socket_threads_reports_its_maxima() {
@@ -43,7 +34,7 @@ fn the_new_kernel_benchmarks_run_at_small_n_and_socket_threads_reports_its_maxim
     let doc = load(&out);
     assert_valid(&doc);
     for name in ["bind-port", "socket-threads", "fork-maps", "connect-ports"] {
-        let b = series(&doc, name);
+        let b = entry(&doc, "benchmarks", "series", name);
         assert_eq!(b["status"], "ok", "{name}: {}", b["message"]);
         assert_eq!(b["params"]["n"], n, "{name}");
         assert_eq!(

@@ -16,14 +16,25 @@ pub fn load(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// The entry of the array `list` of a JSON document whose `key` is
+/// `value` (a result file's benchmark or workload, a comparison's row).
+pub fn entry<'a>(doc: &'a Value, list: &str, key: &str, value: &str) -> &'a Value {
+    doc[list]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {list} array"))
+        .iter()
+        .find(|e| e[key] == value)
+        .unwrap_or_else(|| panic!("no {value} in the {list}"))
+}
+
 /// The workload `name` of a result file.
 pub fn workload<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["workloads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} in the result"))
+    entry(doc, "workloads", "name", name)
+}
+
+/// The benchmark series named `name` (its first series) of a result file.
+pub fn benchmark<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    entry(doc, "benchmarks", "name", name)
 }
 
 /// Checks a result file against docs/results-schema.json.
