@@ -1087,20 +1087,12 @@ impl Crossings<'_, '_, '_> {
             }
             let k = self.run.held();
             let timed = !self.peak_first && self.crossing_of(k) == 0;
-            if timed {
-                match self.prime() {
-                    Ok(()) => {}
-                    Err(StepError::Limit { resource, detail }) => {
-                        return Ok(Some((resource, detail)));
-                    }
-                    Err(e) => return Err(step_end(e, std::mem::take(&mut self.samples), k)),
-                }
-            }
-            match self.run.op(if timed {
-                &mut self.sw
+            let done = if timed {
+                self.prime().and_then(|()| self.run.op(&mut self.sw))
             } else {
-                &mut self.untimed
-            }) {
+                self.run.op(&mut self.untimed)
+            };
+            match done {
                 Ok(()) if timed => self.samples.push([k, reading(self.bench, &mut self.sw)?]),
                 Ok(()) => {
                     self.untimed.take_ns();
