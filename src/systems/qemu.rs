@@ -378,16 +378,12 @@ pub fn rtc_base(seed: u32) -> String {
 const RTC_EPOCH: u64 = 1_767_225_600;
 
 /// QEMU's arguments for the guest's real-time clock: for a guest counting
-/// instructions, the fixed time of [`rtc_base`], running with the guest
-/// (`clock=vm`); none for a guest counting time, whose boot is not
-/// repeatable anyway.
-fn rtc_args(clock: GuestClock, seed: u32) -> Vec<String> {
-    match clock {
-        GuestClock::Instructions => {
-            vec!["-rtc".into(), format!("base={},clock=vm", rtc_base(seed))]
-        }
-        GuestClock::Time => Vec::new(),
-    }
+/// instructions, the fixed time `base` of [`rtc_base`], running with the
+/// guest (`clock=vm`); none for a guest counting time (`base` none),
+/// whose boot is not repeatable anyway.
+fn rtc_args(base: Option<&str>) -> Vec<String> {
+    base.map(|b| vec!["-rtc".into(), format!("base={b},clock=vm")])
+        .unwrap_or_default()
 }
 
 /// Waits up to `limit` for `path` to appear.
@@ -832,6 +828,7 @@ impl Guest {
         if let Some(c) = &spec.cmdline {
             append = format!("{append} {c}");
         }
+        let rtc = (clock == GuestClock::Instructions).then(|| rtc_base(spec.seed.unwrap_or(0)));
         let port = dir.join("ch.sock");
         let mut cmd = Command::new(QEMU);
         let cpus = vcpus(spec.machine.cpus, clock)?;
@@ -844,7 +841,7 @@ impl Guest {
             .arg("-initrd")
             .arg(&initrd)
             .args(["-append", &append])
-            .args(rtc_args(clock, spec.seed.unwrap_or(0)))
+            .args(rtc_args(rtc.as_deref()))
             .args(share_args(share, dir, &out, memory_mb))
             .args(["-device", "virtio-serial-pci", "-chardev"])
             .arg(format!(
@@ -869,7 +866,7 @@ impl Guest {
             share,
             accel,
             clock,
-            rtc_base: (clock == GuestClock::Instructions).then(|| rtc_base(spec.seed.unwrap_or(0))),
+            rtc_base: rtc,
             modules: found.said,
             n: 0,
         };
@@ -1357,10 +1354,10 @@ mod tests {
         assert_eq!(rtc_base(0), "2026-01-01T00:00:00");
         assert_eq!(rtc_base(3_661), "2026-01-01T01:01:01");
         assert_eq!(
-            rtc_args(GuestClock::Instructions, 0),
+            rtc_args(Some(&rtc_base(0))),
             ["-rtc", "base=2026-01-01T00:00:00,clock=vm"]
         );
-        assert!(rtc_args(GuestClock::Time, 5).is_empty());
+        assert!(rtc_args(None).is_empty());
     }
 
     /// A kernel spec for an image in `dir`, with `modules=` if given.
