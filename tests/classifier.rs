@@ -414,7 +414,7 @@ fn the_labelled_set() {
         }
     }
     println!(
-        "pure classes right: {}/{} ({exact} named exactly, the rest as one side of a split)",
+        "pure classes right: {}/{} ({exact} named exactly, the rest within a range)",
         pure.0, pure.1
     );
     for f in &failures {
@@ -530,8 +530,10 @@ fn few_runs_have_unknown_stability_and_votes_add_up() {
 
 /// select() on this VM: a cost per descriptor that rises about ×4 once the
 /// set outgrows a cache, over n = 1..1 000 (as `connect[select]` measured
-/// it). A line bent once, not n², and called O(n) with the slope change;
-/// a pure n² with the same rise stays O(n^2).
+/// it). A line bent once, not n²: O(n) with the slope change, or — where
+/// the bent line does not beat n² clearly — the range O(n)–O(n^2) that
+/// holds it, described by the bent line; never n² alone. A pure n² with
+/// the same rise is never O(n) alone.
 #[test]
 fn a_per_item_cost_rising_once_is_linear_not_quadratic() {
     let mut rng = StdRng::seed_from_u64(11);
@@ -554,15 +556,23 @@ fn a_per_item_cost_rising_once_is_linear_not_quadratic() {
     for seed in 0..4 {
         let mut rng = StdRng::seed_from_u64(seed);
         let v = analyze(&draw(&mut rng, &bent), None, &Options::default()).unwrap();
-        assert_eq!(
-            v.class,
-            Label::Class(Class::Linear),
+        assert!(
+            [
+                Label::Class(Class::Linear),
+                Label::Between(Class::Linear, Class::Quadratic)
+            ]
+            .contains(&v.class),
             "seed {seed}: {}",
             v.words()
         );
         assert!(has(&v, "slope-change"), "seed {seed}: {:?}", v.flags);
+        assert!(v.words().contains("per item"), "seed {seed}: {}", v.words());
     }
     let quadratic = |n: f64| 150_000.0 * (1.0 + 1.6 * (n / 1000.0).powi(2));
     let v = analyze(&draw(&mut rng, &quadratic), None, &Options::default()).unwrap();
-    assert_eq!(v.class, Label::Class(Class::Quadratic), "{}", v.words());
+    assert!(
+        v.class.names(Class::Quadratic) && v.class != Label::Class(Class::Linear),
+        "{}",
+        v.words()
+    );
 }

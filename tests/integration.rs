@@ -17,6 +17,7 @@ mod drift;
 mod emulation;
 mod fs;
 mod guests;
+mod heavy;
 mod hosts;
 mod kernels;
 mod load;

@@ -115,12 +115,12 @@ fn judged_alike(
     opts: &Options,
 ) -> Option<String> {
     let confidence = (p.runs_seen >= 3 && !v.votes.is_empty()).then(|| share(&v.votes, j.label));
-    let (label, confidence) = match confidence
-        .and_then(|c| super::split_of(j.label, c, |k| share(&v.votes, Label::Class(k))))
-    {
-        Some((l, c)) => (l, Some(c)),
-        None => (j.label, confidence),
-    };
+    let (label, confidence) = super::stated(
+        j,
+        confidence,
+        |k| share(&v.votes, Label::Class(k)),
+        |k| super::vote_share(&v.held_votes, k),
+    );
     if v.class != label {
         return Some(format!(
             "its class is {}; its samples give {}",
@@ -179,6 +179,7 @@ fn shares(v: &Verdict) -> Option<String> {
         .votes
         .iter()
         .chain(&v.flag_votes)
+        .chain(&v.held_votes)
         .find(|x| !(0.0..=1.0).contains(&x.share))
     {
         return Some(format!(
