@@ -245,7 +245,8 @@ fn split_words(b: &super::Entry, n: &super::Entry) -> String {
     }
 }
 
-/// [`split_words`] of two labels.
+/// [`split_words`] of two labels: a range that holds the other's class,
+/// or two ranges that share one.
 fn same_class_words(b: &Label, n: &Label) -> String {
     let said = |split: &Label, one: &Label| match (split, one) {
         (Label::Between(..), Label::Class(c)) if split.names(*c) => Some(format!(
@@ -255,7 +256,24 @@ fn same_class_words(b: &Label, n: &Label) -> String {
         )),
         _ => None,
     };
-    said(b, n).or_else(|| said(n, b)).unwrap_or_default()
+    let shared = match (b, n) {
+        (Label::Between(..), Label::Between(..)) if b != n => analysis::Class::ALL
+            .iter()
+            .find(|&&c| b.names(c) && n.names(c))
+            .map(|c| {
+                format!(
+                    "{} and {} share {}: the same class, not a change; ",
+                    b.label(),
+                    n.label(),
+                    c.label()
+                )
+            }),
+        _ => None,
+    };
+    said(b, n)
+        .or_else(|| said(n, b))
+        .or(shared)
+        .unwrap_or_default()
 }
 
 /// The cost test `c` of `what` in words, its threshold set `how`.
@@ -811,6 +829,22 @@ mod tests {
         assert_eq!(same_class_words(&one, &one), "");
         // A split that does not hold it is no such thing.
         assert_eq!(same_class_words(&split, &Label::Class(Class::Constant)), "");
+        // A range holds every class between its ends; two that overlap
+        // share one.
+        let wide = Label::Between(Class::Log, Class::NLogN);
+        assert_eq!(
+            same_class_words(&wide, &one),
+            "O(log n)–O(n log n) holds O(n): the same class, not a change; "
+        );
+        assert_eq!(
+            same_class_words(&Label::Between(Class::Log, Class::Linear), &split),
+            "O(log n)–O(n) and O(n)–O(n^2) share O(n): the same class, not a change; "
+        );
+        let apart = Label::Between(Class::NLogN, Class::Quadratic);
+        assert_eq!(
+            same_class_words(&Label::Between(Class::Log, Class::Linear), &apart),
+            ""
+        );
     }
 
     #[test]
