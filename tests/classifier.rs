@@ -11,6 +11,7 @@
 //! `cargo test --release --test classifier -- --nocapture` prints the whole
 //! table.
 
+use crate::common;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, LogNormal};
@@ -224,14 +225,9 @@ fn check(case: &Case, v: &Verdict) -> Result<(), String> {
         if ok {
             Ok(())
         } else {
-            let votes: Vec<String> = v
-                .votes
-                .iter()
-                .map(|x| format!("{} {:.0} %", x.what, x.share * 100.0))
-                .collect();
             Err(format!(
                 "{what}: got {label} [{flags}] (votes {}) — {}",
-                votes.join(", "),
+                common::votes_words(v),
                 v.words()
             ))
         }
@@ -331,38 +327,10 @@ fn the_labelled_set() {
     let opts = Options::default();
     let all = cases();
     // (case, seed) → verdict, judged on all cores.
-    let jobs: Vec<(usize, u64)> = (0..all.len())
-        .flat_map(|c| (0..SEEDS).map(move |s| (c, s)))
-        .collect();
-    let results: Vec<(usize, u64, Verdict)> = std::thread::scope(|sc| {
-        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let chunks: Vec<Vec<(usize, u64)>> = (0..threads)
-            .map(|t| jobs.iter().copied().skip(t).step_by(threads).collect())
-            .collect();
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|chunk| {
-                let all = &all;
-                sc.spawn(move || {
-                    let opts = Options { threads: 1, ..opts };
-                    chunk
-                        .into_iter()
-                        .map(|(c, s)| {
-                            let seed = 1000 * c as u64 + s;
-                            (
-                                c,
-                                s,
-                                analyze(&all[c].samples(seed), None, &opts).expect("judged"),
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
+    let one_thread = Options { threads: 1, ..opts };
+    let results: Vec<(usize, u64, Verdict)> = common::on_all_cores(all.len(), SEEDS, |c, s| {
+        let seed = 1000 * c as u64 + s;
+        analyze(&all[c].samples(seed), None, &one_thread).expect("judged")
     });
 
     let mut failures = Vec::new();

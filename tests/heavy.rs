@@ -16,6 +16,7 @@
 //! `cargo test --release --test integration heavy:: -- --nocapture`
 //! prints the table.
 
+use crate::common;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, LogNormal};
@@ -102,16 +103,11 @@ fn drawn() -> Vec<Drawn> {
 fn judge_verdict(d: &Drawn, v: &Verdict, tau: f64) -> Result<bool, String> {
     let drawn_rise = d.truth(v.high.n) / d.truth(v.low.n) - 1.0;
     let wrong = |what: &str| {
-        let votes: Vec<String> = v
-            .votes
-            .iter()
-            .map(|x| format!("{} {:.0} %", x.what, x.share * 100.0))
-            .collect();
         Err(format!(
             "{what} (drawn rise {:+.1} %): {} [votes {}]",
             drawn_rise * 100.0,
             v.words(),
-            votes.join(", ")
+            common::votes_words(v)
         ))
     };
     match v.class {
@@ -133,31 +129,10 @@ const SEEDS: u64 = 8;
 fn heavy_noise_is_never_confidently_wrong() {
     let all = drawn();
     let opts = Options::default();
-    let jobs: Vec<(usize, u64)> = (0..all.len())
-        .flat_map(|c| (0..SEEDS).map(move |s| (c, s)))
-        .collect();
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let results: Vec<(usize, u64, Verdict)> = std::thread::scope(|sc| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let mine: Vec<(usize, u64)> =
-                    jobs.iter().copied().skip(t).step_by(threads).collect();
-                let all = &all;
-                sc.spawn(move || {
-                    let opts = Options { threads: 1, ..opts };
-                    mine.into_iter()
-                        .map(|(c, s)| {
-                            let samples = all[c].samples(0x8ea7 + 7919 * c as u64 + s);
-                            (c, s, analyze(&samples, None, &opts).expect("judged"))
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
+    let one_thread = Options { threads: 1, ..opts };
+    let results: Vec<(usize, u64, Verdict)> = common::on_all_cores(all.len(), SEEDS, |c, s| {
+        let samples = all[c].samples(0x8ea7 + 7919 * c as u64 + s);
+        analyze(&samples, None, &one_thread).expect("judged")
     });
     let mut wrong = Vec::new();
     let (mut flat_growing, mut bound_missed) = (0, 0);

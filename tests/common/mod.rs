@@ -632,3 +632,45 @@ impl Drop for Tmpfs {
         let _ = Command::new("umount").arg(&self.0).status();
     }
 }
+
+/// `judge` of every (configuration, seed) pair of `configs`
+/// configurations and `seeds` seeds, on all cores (thread t takes every
+/// t-th pair), each with the pair it came from. For the labelled series
+/// the classifier tests draw.
+pub fn on_all_cores<R: Send>(
+    configs: usize,
+    seeds: u64,
+    judge: impl Fn(usize, u64) -> R + Sync,
+) -> Vec<(usize, u64, R)> {
+    let jobs: Vec<(usize, u64)> = (0..configs)
+        .flat_map(|c| (0..seeds).map(move |s| (c, s)))
+        .collect();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (jobs, judge) = (&jobs, &judge);
+                sc.spawn(move || {
+                    jobs.iter()
+                        .skip(t)
+                        .step_by(threads)
+                        .map(|&(c, s)| (c, s, judge(c, s)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    })
+}
+
+/// A verdict's votes in words: "O(n) 86 %, O(n log n) 14 %".
+pub fn votes_words(v: &scalebench::analysis::Verdict) -> String {
+    v.votes
+        .iter()
+        .map(|x| format!("{} {:.0} %", x.what, x.share * 100.0))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
