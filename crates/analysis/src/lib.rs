@@ -90,12 +90,12 @@ pub enum Label {
     /// named instead.
     NoFit,
     /// Grows, and the data cannot rule out any growth class from the
-    /// first to the second (lower first): the data's own class has
-    /// another that fits about as well, or fewer than [`DECIDED`] of the
-    /// resampled runs name the data's label and more than [`SPLIT`] of
-    /// them name another class. One steady, never confidently wrong
-    /// answer ("O(log n)–O(n)") rather than one that flips between runs of
-    /// a suite.
+    /// first to the second (lower first): more than [`HELD`] of the
+    /// resampled runs could not tell another class from the one they
+    /// named, or fewer than [`DECIDED`] of them name the data's label and
+    /// more than [`SPLIT`] name another class (see `stated`). One steady,
+    /// never confidently wrong answer ("O(log n)–O(n)") rather than one
+    /// that flips between runs of a suite or names one wrong class.
     Between(Class, Class),
 }
 
@@ -628,20 +628,20 @@ impl Verdict {
                 self.local_words()
             ),
             (l @ Label::Between(a, b), m) => {
-                let in_range = self
+                // Two classes of the range each named by more than SPLIT.
+                let split = self
                     .votes
                     .iter()
+                    .filter(|x| x.share > SPLIT + 1e-9)
                     .filter(|x| Class::parse(&x.what).is_some_and(|c| l.names(c)))
-                    .count();
-                let split = self.votes.iter().filter(|x| x.share > SPLIT + 1e-9).count() > 1;
+                    .count()
+                    > 1;
                 let why = match (self.alternative.filter(|&x| x == *a || x == *b), m) {
                     (Some(x), Model::Bent(_) | Model::Bent2(_)) => format!(
                         "a line whose cost per item rises ({}) fits about as well as {x}",
                         describe_model_in(m, cost)
                     ),
-                    _ if split && in_range > 1 => {
-                        "the resampled runs split between the classes".to_string()
-                    }
+                    _ if split => "the resampled runs split between the classes".to_string(),
                     _ => "the classes in it fit about as well (in the data or its resampled runs)"
                         .to_string(),
                 };
