@@ -115,8 +115,9 @@ fn judge_verdict(d: &Drawn, v: &Verdict, tau: f64) -> Result<bool, String> {
             wrong("O(1) over a rise of τ or more")
         }
         Label::Class(Class::Constant) => Ok(drawn_rise > v.rise.hi + 1e-9),
-        Label::Undecided | Label::NoFit => Ok(false),
+        Label::Undecided => Ok(false),
         _ if d.class == Class::Constant => wrong("a growth label on a flat curve"),
+        Label::NoFit => Ok(false),
         Label::Superlinear if matches!(d.class, Class::NLogN | Class::Quadratic) => Ok(false),
         l if l.names(d.class) => Ok(false),
         _ => wrong(&format!("{} not held", d.class)),
