@@ -237,7 +237,7 @@ fn check(case: &Case, v: &Verdict) -> Result<(), String> {
             label == Label::Class(c) && v.flags.is_empty(),
             &format!("noise-free {c}, no flags"),
         ),
-        // Under noise, a split between two growth classes that holds the
+        // Under noise, a range of growth classes that holds the
         // right one is right, if less precise (counted apart).
         Shape::Pure(c) => want(label.names(c), &format!("{c}")),
         Shape::Drift | Shape::Knee | Shape::TinyLinear => {

@@ -584,8 +584,9 @@ pub struct RunArgs {
     /// Runs per benchmark, or `auto`: runs are added until both ends of n
     /// are known within --runs-target (after 3 runs, at most --runs-max).
     /// Default: 3 to 8 runs, stopping once the verdict is decided (90 % of
-    /// resampled runs agree on one label), after 5 when it splits between
-    /// two growth classes; each series records why it stopped.
+    /// resampled runs agree on one label), after 5 when it is a range of
+    /// growth classes the data cannot tell apart; each series records why
+    /// it stopped.
     #[arg(long, value_name = "R|auto", value_parser = values::runs, allow_negative_numbers = true)]
     pub runs: Option<values::Runs>,
     /// With --runs auto: the most runs (default 20).

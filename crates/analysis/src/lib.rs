@@ -115,7 +115,7 @@ pub const HELD: f64 = 1.0 / 3.0;
 
 /// The share of resampled runs that must agree on one label for a verdict
 /// to be decided (a run that stops when decided stops there; below it, a
-/// split between two growth classes is named as such).
+/// range of growth classes is named as such).
 pub const DECIDED: f64 = 0.9;
 
 impl Label {

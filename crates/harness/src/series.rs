@@ -82,8 +82,9 @@ impl RunOrder {
 /// needs three).
 pub const DECIDE_MIN: u32 = 3;
 
-/// Runs after which a verdict split between two growth classes stops a
-/// series: the split is then the answer (more runs seldom settle it).
+/// Runs after which a verdict that is a range of growth classes stops a
+/// series: the range is then the answer (more runs seldom settle it: eight
+/// runs of the select series here gave more ranges, not fewer).
 pub const DECIDE_SPLIT: u32 = 5;
 
 /// The most runs a series makes when its runs stop once decided: an
