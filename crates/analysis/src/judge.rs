@@ -380,12 +380,13 @@ impl Candidates {
         let Some(anchor) = anchor.and_then(|c| self.fits.iter().find(|f| f.class == c)) else {
             return Vec::new();
         };
+        // The alternative is among them: a growing class within APART of
+        // the named one, or the anchor itself.
         let limit = self.class_ic(anchor) + APART;
         self.fits[1..]
             .iter()
             .filter(|f| f.b > 0.0 && f.class != named && self.class_ic(f) <= limit)
             .map(|f| f.class)
-            .chain(d.alternative)
             .collect()
     }
 
