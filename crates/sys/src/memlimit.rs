@@ -123,6 +123,18 @@ impl MemoryLimit {
         &self.dir
     }
 
+    /// How many processes the cgroup's OOM killer has ended since it was
+    /// made (`oom_kill` in v2's `memory.events` or v1's
+    /// `memory.oom_control`); `None` where the kernel does not count them.
+    pub fn oom_kills(&self) -> Option<u64> {
+        let file = if self.kind == "cgroup v2" {
+            "memory.events"
+        } else {
+            "memory.oom_control"
+        };
+        oom_kill_count(&std::fs::read_to_string(self.dir.join(file)).ok()?)
+    }
+
     /// How readily the cgroup swaps (cgroup v1 `memory.swappiness`, 0 to
     /// 200); `None` where it has no such file (v2 follows the system's).
     pub fn swappiness(&self) -> Option<u64> {
@@ -149,6 +161,14 @@ impl MemoryLimit {
         })?;
         Ok(true)
     }
+}
+
+/// The `oom_kill N` line of a cgroup's `memory.events` (v2) or
+/// `memory.oom_control` (v1).
+fn oom_kill_count(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("oom_kill "))
+        .and_then(|n| n.trim().parse().ok())
 }
 
 impl Drop for MemoryLimit {
@@ -201,5 +221,21 @@ fn sweep_stale(parent: &Path) {
         if !alive && empty {
             let _ = std::fs::remove_dir(e.path());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_oom_kill_count_is_read_from_either_version_of_the_file() {
+        let v2 = "low 0\nhigh 0\nmax 812\noom 2\noom_kill 2\noom_group_kill 0\n";
+        assert_eq!(oom_kill_count(v2), Some(2));
+        // v1's file starts with `oom_kill_disable`, which is not the count.
+        let v1 = "oom_kill_disable 0\nunder_oom 0\noom_kill 7\n";
+        assert_eq!(oom_kill_count(v1), Some(7));
+        // Kernels before 4.13 did not count kills in v1.
+        assert_eq!(oom_kill_count("oom_kill_disable 0\nunder_oom 0\n"), None);
     }
 }

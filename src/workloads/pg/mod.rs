@@ -218,7 +218,7 @@ impl Workload for PgBench {
             return failed(s.params, "setup", e);
         }
         progress.advance(20);
-        let mut rows = s.sweep(&server, &plan, modes, progress);
+        let mut rows = s.sweep(&server, &plan, modes, limit.as_ref(), progress);
         drop(tables);
         drop(server);
         if let Some(tier) = &pg.second_tier
@@ -582,7 +582,15 @@ impl<'a> Setup<'a> {
         let settings = limited_settings(buffers);
         let server = self.local_cluster(bin, "pg-second-tier", connections, limit, &settings)?;
         progress.advance(20);
-        let row = memory_sweep(&server, memory, self.cpus, self.opts, progress, Some(&swap));
+        let row = memory_sweep(
+            &server,
+            memory,
+            self.cpus,
+            self.opts,
+            progress,
+            limit,
+            Some(&swap),
+        );
         // The cluster stops before its swap file goes.
         drop(server);
         Ok(row)
@@ -595,12 +603,13 @@ impl<'a> Setup<'a> {
         server: &Server,
         plan: &sweep::SweepPlan,
         modes: Vec<Mode>,
+        limit: Option<&MemoryLimit>,
         progress: &mut Progress,
     ) -> Vec<WorkloadRow> {
         let cpus = self.cpus;
         if let Some(memory) = self.memory {
             return vec![memory_sweep(
-                server, memory, cpus, self.opts, progress, None,
+                server, memory, cpus, self.opts, progress, limit, None,
             )];
         }
         let mut rows = Vec::new();
@@ -765,13 +774,16 @@ fn limited_settings(shared_buffers: u64) -> Vec<(&'static str, String)> {
 /// CPUs while the database grows from half to twice the memory it may use;
 /// at each level the tables are loaded anew at the level's scale,
 /// checkpointed, and the caches dropped where permitted. With `swap` (the
-/// second tier) each level records how much of it is in use after it.
+/// second tier) each level records how much of it is in use after it. A
+/// level that `limit`'s OOM killer cut short runs once more (see
+/// [`retry_after_oom`]).
 fn memory_sweep(
     c: &Server,
     memory: u64,
     cpus: usize,
     opts: &WorkloadOptions,
     progress: &mut Progress,
+    limit: Option<&MemoryLimit>,
     swap: Option<&crate::sys::swap::SwapFile>,
 ) -> WorkloadRow {
     let levels = match opts.size {
@@ -790,7 +802,7 @@ fn memory_sweep(
     plan.knee_on = "figure";
     whole_seconds(&mut plan);
     let clients = cpus.max(1) as u32;
-    let mut runner = |ratio: f64, plan: &sweep::SweepPlan| {
+    let level = |ratio: f64, plan: &sweep::SweepPlan| {
         let scale = scale_for((ratio * memory as f64) as u64);
         let mut out = LevelOutcome::default();
         out.params.insert("scale".into(), json!(scale));
@@ -819,6 +831,11 @@ fn memory_sweep(
         }
         m
     };
+    let kills = || limit.and_then(MemoryLimit::oom_kills);
+    let mut runner = |ratio: f64, plan: &sweep::SweepPlan| {
+        let wait = || wait_accepting(c, Duration::from_secs(60));
+        retry_after_oom(kills, wait, || level(ratio, plan))
+    };
     let stats = sweep::run(&plan, progress, &mut runner);
     let mut p = BTreeMap::new();
     p.insert("mode".into(), json!("select-only"));
@@ -832,6 +849,71 @@ fn memory_sweep(
         phase: None,
         sweep: Some(stats),
         error: None,
+    }
+}
+
+/// Runs `level`; when it failed and the memory cgroup's OOM killer ended a
+/// process meanwhile (`kills` counts them; a backend, which makes the
+/// server restart all of them), `wait`s for the server to accept queries
+/// again and runs it once more. A
+/// memory cgroup's reclaim can fall behind a backend swapping shared
+/// memory back in when the machine is busy (it happened once in a CI run
+/// beside other tests). The level's `oom_kills` and `retried` say so; a
+/// second failure names the OOM killer.
+fn retry_after_oom(
+    kills: impl Fn() -> Option<u64>,
+    wait: impl FnOnce() -> Result<(), String>,
+    mut level: impl FnMut() -> LevelOutcome,
+) -> LevelOutcome {
+    let before = kills();
+    let mut out = level();
+    let killed = |before: Option<u64>| match (before, kills()) {
+        (Some(b), Some(a)) if a > b => a - b,
+        _ => 0,
+    };
+    let first = killed(before);
+    if out.error.is_none() || first == 0 || crate::stop::interrupted() {
+        return out;
+    }
+    let why = out.error.take().unwrap_or_default();
+    let again = kills();
+    if let Err(e) = wait() {
+        out.error = Some(format!(
+            "the memory cgroup's OOM killer ended {first} process(es) ({why}); then {e}"
+        ));
+        return out;
+    }
+    let mut out = level();
+    let second = killed(again);
+    out.params.insert("oom_kills".into(), json!(first + second));
+    out.params.insert(
+        "retried".into(),
+        json!(format!(
+            "the memory cgroup's OOM killer ended {first} process(es) in the first attempt ({why}); the level ran again"
+        )),
+    );
+    if let Some(e) = out.error.take() {
+        out.error = Some(if second > 0 {
+            format!("the memory cgroup's OOM killer ended {second} process(es) again: {e}")
+        } else {
+            e
+        });
+    }
+    out
+}
+
+/// Waits (bounded) until the server answers a query again, as after a
+/// backend was killed and the postmaster restarted the others.
+fn wait_accepting(c: &Server, limit: Duration) -> Result<(), String> {
+    let start = Instant::now();
+    loop {
+        match c.sql("select 1") {
+            Ok(_) => return Ok(()),
+            Err(e) if start.elapsed() >= limit || crate::stop::interrupted() => {
+                return Err(format!("the server did not accept queries again: {e}"));
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(250)),
+        }
     }
 }
 
@@ -995,6 +1077,88 @@ fn mkswap(file: &std::path::Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
+
+    /// A level that fails (`kill` more OOM kills counted) or succeeds, per
+    /// attempt, and counts attempts.
+    fn attempts(plan: &[(bool, u64)], count: &Cell<u64>, tried: &Cell<usize>) -> LevelOutcome {
+        let (ok, kill) = plan[tried.get()];
+        tried.set(tried.get() + 1);
+        count.set(count.get() + kill);
+        let mut out = LevelOutcome::default();
+        if !ok {
+            out.error = Some("pgbench failed: server closed the connection".into());
+        }
+        out
+    }
+
+    #[test]
+    fn a_level_the_oom_killer_cut_short_runs_once_more_and_says_so() {
+        let (count, tried) = (Cell::new(3), Cell::new(0));
+        let kills = || Some(count.get());
+        let out = retry_after_oom(
+            kills,
+            || Ok(()),
+            || attempts(&[(false, 1), (true, 0)], &count, &tried),
+        );
+        assert_eq!(tried.get(), 2);
+        assert!(out.error.is_none(), "{:?}", out.error);
+        assert_eq!(out.params["oom_kills"], 1);
+        let why = out.params["retried"].as_str().unwrap();
+        assert!(
+            why.contains("OOM killer ended 1 process") && why.contains("server closed"),
+            "{why}"
+        );
+        // Killed again: the error names the killer.
+        let (count, tried) = (Cell::new(0), Cell::new(0));
+        let out = retry_after_oom(
+            || Some(count.get()),
+            || Ok(()),
+            || attempts(&[(false, 2), (false, 1)], &count, &tried),
+        );
+        let e = out.error.unwrap();
+        assert!(
+            e.starts_with("the memory cgroup's OOM killer ended 1 process(es) again"),
+            "{e}"
+        );
+        assert_eq!(out.params["oom_kills"], 3);
+    }
+
+    #[test]
+    fn a_failure_without_an_oom_kill_or_a_server_that_does_not_return_is_not_retried() {
+        let (count, tried) = (Cell::new(0), Cell::new(0));
+        let out = retry_after_oom(
+            || Some(count.get()),
+            || Ok(()),
+            || attempts(&[(false, 0), (true, 0)], &count, &tried),
+        );
+        assert_eq!(tried.get(), 1);
+        assert_eq!(
+            out.error.as_deref(),
+            Some("pgbench failed: server closed the connection")
+        );
+        // No count (an old kernel, no limit): never retried.
+        let tried = Cell::new(0);
+        let out = retry_after_oom(
+            || None,
+            || Ok(()),
+            || attempts(&[(false, 1), (true, 0)], &count, &tried),
+        );
+        assert_eq!((tried.get(), out.error.is_some()), (1, true));
+        // The server never came back: both reasons in the error.
+        let (count, tried) = (Cell::new(0), Cell::new(0));
+        let out = retry_after_oom(
+            || Some(count.get()),
+            || Err("the server did not accept queries again: timeout".into()),
+            || attempts(&[(false, 1), (true, 0)], &count, &tried),
+        );
+        let e = out.error.unwrap();
+        assert_eq!(tried.get(), 1);
+        assert!(
+            e.contains("OOM killer ended 1") && e.contains("did not accept"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn progress_lines_of_pgbench_15_and_older_parse() {
