@@ -172,7 +172,16 @@ fn contradictions(v: &Verdict) -> Vec<String> {
     if v.class.grows() && rise.abs() < 0.05 {
         out.push(format!("{} over ends within 5 % ({rise:+.3})", v.class));
     }
-    if v.class.grows() && !segmented && v.rise.lo <= v.tolerance {
+    let from_flat = matches!(v.class, Label::Between(Class::Constant, _));
+    let surely = v.rise.lo >= v.tolerance / 2.0
+        || (v.rise.lo > 0.05 && v.rise.hi >= v.tolerance * 2.0 / 3.0);
+    if from_flat && !(v.rise.hi < v.tolerance && surely) {
+        out.push(format!(
+            "{} with a rise {:?} not surely rising within τ",
+            v.class, v.rise
+        ));
+    }
+    if v.class.grows() && !from_flat && !segmented && v.rise.lo <= v.tolerance {
         out.push(format!(
             "{} with a rise whose lower bound {:.3} is within τ",
             v.class, v.rise.lo
@@ -241,7 +250,11 @@ fn check(case: &Case, v: &Verdict) -> Result<(), String> {
         // right one is right, if less precise (counted apart).
         Shape::Pure(c) => want(label.names(c), &format!("{c}")),
         Shape::Drift | Shape::Knee | Shape::TinyLinear => {
-            want(!label.grows(), "practically flat: no growth class")
+            // A range from O(1) holds flat: "flat within τ, yet rising".
+            want(
+                !label.grows() || label.names(Class::Constant),
+                "practically flat: no growth class without O(1)",
+            )
         }
         Shape::Step { before, .. } => {
             let class = if before > 0.0 {

@@ -173,7 +173,9 @@ pub fn judge(sum: &Summary, ctx: &Context, opts: &Options) -> Judgement {
     let d = if let Some(s) = cands.step(b) {
         step_decision(s, tau, near, &mut flags)
     } else if hi < tau {
-        flat(Label::Class(Class::Constant))
+        cands
+            .rising_within((lo, hi), tau, ctx)
+            .unwrap_or_else(|| flat(Label::Class(Class::Constant)))
     } else if lo <= tau || near {
         flat(Label::Undecided)
     } else {
@@ -366,14 +368,37 @@ impl Candidates {
         }
     }
 
+    /// A flat curve (its rise's upper bound `hi` below τ) that surely
+    /// rises — by half of τ or more (`lo`), or by more than [`NEAR`] where
+    /// its upper bound comes within a quarter of τ of τ (flat without room
+    /// to spare): `O(1)` by the tolerance, yet shaped like a growth class,
+    /// the one named with its model, as the alternative. The verdict
+    /// states the range from O(1) to it (`stated`), so that a cost rising
+    /// 15 % as log n does is not a plain O(1). `None` otherwise, or where
+    /// no class grows.
+    fn rising_within(&self, (lo, hi): (f64, f64), tau: f64, ctx: &Context) -> Option<Decision> {
+        if lo < tau / 2.0 && !(lo > NEAR && hi >= tau * 2.0 / 3.0) {
+            return None;
+        }
+        let f = self.growing(ctx).pick?;
+        Some(Decision {
+            label: Label::Class(Class::Constant),
+            model: Model::Smooth(f),
+            alternative: Some(f.class),
+            local: None,
+        })
+    }
+
     /// The growth classes the data cannot tell from the class `d` names
-    /// ([`Judgement::near`]).
+    /// ([`Judgement::near`]); of a flat curve that surely rises
+    /// ([`Candidates::rising_within`]), the class it is shaped like and
+    /// those within [`APART`] of it.
     fn near(&self, d: &Decision) -> Vec<Class> {
         let Label::Class(named) = d.label else {
             return Vec::new();
         };
         let anchor = match &d.model {
-            Model::Smooth(f) if named != Class::Constant => Some(f.class),
+            Model::Smooth(f) if f.class != Class::Constant => Some(f.class),
             Model::Bent(_) | Model::Bent2(_) => d.alternative,
             _ => None,
         };

@@ -96,6 +96,11 @@ pub enum Label {
     /// more than [`SPLIT`] name another class (see `stated`). One steady,
     /// never confidently wrong answer ("O(log n)–O(n)") rather than one
     /// that flips between runs of a suite or names one wrong class.
+    ///
+    /// From O(1) (`O(1)–O(log n)`): flat within the tolerance, yet surely
+    /// rising by half of it or more, shaped like the upper class — both
+    /// are true, neither alone is the whole truth. Decided when
+    /// [`DECIDED`] of the replicas name a class in it.
     Between(Class, Class),
 }
 
@@ -128,13 +133,17 @@ impl Label {
             Label::Superlinear => "superlinear",
             Label::NoFit => "no fit",
             Label::Between(a, b) => match (a.min(b), a.max(b)) {
+                (Class::Constant, Class::Log) => "O(1)–O(log n)",
+                (Class::Constant, Class::Linear) => "O(1)–O(n)",
+                (Class::Constant, Class::NLogN) => "O(1)–O(n log n)",
+                (Class::Constant, Class::Quadratic) => "O(1)–O(n^2)",
                 (Class::Log, Class::Linear) => "O(log n)–O(n)",
                 (Class::Log, Class::NLogN) => "O(log n)–O(n log n)",
                 (Class::Log, Class::Quadratic) => "O(log n)–O(n^2)",
                 (Class::Linear, Class::NLogN) => "O(n)–O(n log n)",
                 (Class::Linear, Class::Quadratic) => "O(n)–O(n^2)",
                 (Class::NLogN, Class::Quadratic) => "O(n log n)–O(n^2)",
-                // Not made: O(1) is not a growth class.
+                // Not made: a range of one class.
                 _ => "split",
             },
         }
@@ -149,7 +158,7 @@ impl Label {
             _ => match s.split_once('–') {
                 Some((a, b)) => {
                     let (a, b) = (Class::parse(a)?, Class::parse(b)?);
-                    (a < b && a != Class::Constant).then_some(Label::Between(a, b))
+                    (a < b).then_some(Label::Between(a, b))
                 }
                 None => Class::parse(s).map(Label::Class),
             },
@@ -525,6 +534,12 @@ impl Verdict {
                 self.interval(),
                 pct(self.tolerance)
             )),
+            Label::Between(Class::Constant, _) if share >= DECIDED => Ok(format!(
+                "{} in {agree}: flat within the tolerance {}, yet surely rising {}",
+                self.class,
+                pct(self.tolerance),
+                self.interval()
+            )),
             Label::Between(..) => Err(format!(
                 "{}: the data cannot tell the classes in it apart ({agree} name one of them)",
                 self.class
@@ -626,6 +641,13 @@ impl Verdict {
                 "no fit: no single class fits, {} does{}; {ends}",
                 describe_model_in(m, cost),
                 self.local_words()
+            ),
+            (l @ Label::Between(Class::Constant, _), m) => format!(
+                "{l}: {} over {}, flat within the tolerance {} yet surely rising, as {} does; {ends}",
+                self.interval(),
+                self.range(),
+                pct(self.tolerance),
+                describe_model_in(m, cost)
             ),
             (l @ Label::Between(a, b), m) => {
                 // Two classes of the range each named by more than SPLIT.
@@ -1100,7 +1122,11 @@ pub(crate) fn stated(
     share: impl Fn(Class) -> f64,
     held: impl Fn(Class) -> f64,
 ) -> (Label, Option<f64>) {
-    if !j.label.grows() {
+    // A flat curve that surely rises, shaped like the alternative
+    // (`judge::Candidates::rising_within`): the range from O(1) to it.
+    let rising = j.label == Label::Class(Class::Constant)
+        && matches!(j.model, Model::Smooth(f) if f.class != Class::Constant);
+    if !j.label.grows() && !rising {
         return (j.label, confidence);
     }
     let growth = &Class::ALL[1..];
@@ -1108,13 +1134,19 @@ pub(crate) fn stated(
     if let Label::Class(c) = j.label {
         classes.push(c);
     }
+    // Its shape is the data's own guess among classes a small rise cannot
+    // tell apart: every class near it is in the range.
+    if rising {
+        classes.extend(j.alternative);
+        classes.extend(j.near.iter().copied());
+    }
     classes.extend(growth.iter().copied().filter(|&c| held(c) > HELD + 1e-9));
     if confidence.is_some_and(|c| c < DECIDED) {
         classes.extend(growth.iter().copied().filter(|&c| share(c) > SPLIT + 1e-9));
     }
     match (classes.iter().min(), classes.iter().max()) {
         (Some(&lo), Some(&hi)) if lo != hi => {
-            let either = growth
+            let either = Class::ALL
                 .iter()
                 .filter(|&&c| lo <= c && c <= hi)
                 .map(|&c| share(c))
@@ -1321,20 +1353,72 @@ mod tests {
     fn every_label_reads_back_from_its_text() {
         let mut all = vec![Label::Undecided, Label::Superlinear, Label::NoFit];
         all.extend(Class::ALL.iter().map(|&c| Label::Class(c)));
-        for (i, &a) in Class::ALL[1..].iter().enumerate() {
-            for &b in &Class::ALL[i + 2..] {
+        for (i, &a) in Class::ALL.iter().enumerate() {
+            for &b in &Class::ALL[i + 1..] {
                 all.push(Label::Between(a, b));
             }
         }
-        assert_eq!(all.len(), 3 + 5 + 6);
+        assert_eq!(all.len(), 3 + 5 + 10);
         for l in all {
             assert_eq!(Label::parse(l.label()), Some(l), "{l}");
             let json = serde_json::to_string(&l).unwrap();
             assert_eq!(serde_json::from_str::<Label>(&json).unwrap(), l);
         }
         assert_eq!(Label::parse("O(n)–O(log n)"), None);
-        assert_eq!(Label::parse("O(1)–O(n)"), None);
+        assert_eq!(Label::parse("O(n)–O(1)"), None);
+        assert_eq!(Label::parse("O(n)–O(n)"), None);
         assert!(serde_json::from_str::<Label>("\"O(n³)\"").is_err());
+    }
+
+    /// Five runs of a cost rising `rise` (relative) as log n does over
+    /// n = 10..1 000, with a deterministic wobble of ±0.5 %.
+    fn log_rising(rise: f64) -> Vec<Sample> {
+        let g = |n: f64| (n + 1.0).ln();
+        (0..5u32)
+            .flat_map(|run| {
+                (10..1000).map(move |i| {
+                    let n = i as f64;
+                    let wobble = ((i * 7 + run as usize) % 11) as f64 / 1000.0;
+                    let up = (g(n) - g(10.0)) / (g(999.0) - g(10.0));
+                    Sample {
+                        n,
+                        ns: 1000.0 * (1.0 + rise * up) * (1.0 + wobble),
+                        run,
+                    }
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_cost_surely_rising_within_tau_is_the_range_from_o1_to_its_shape() {
+        let opts = Options::default();
+        // 14 % between the ends (bucket medians at n = 59 and 950) as
+        // log n: flat by τ (20 %), yet surely rising.
+        let v = analyze(&log_rising(0.25), None, &opts).unwrap();
+        assert_eq!(
+            v.class,
+            Label::Between(Class::Constant, Class::Log),
+            "{}",
+            v.words()
+        );
+        assert!(v.rise.hi < opts.tolerance && v.rise.lo >= opts.tolerance / 2.0);
+        let w = v.words();
+        assert!(
+            w.starts_with("O(1)–O(log n): +")
+                && w.contains("flat within the tolerance +20 % yet surely rising"),
+            "{w}"
+        );
+        let why = v.decided().unwrap();
+        assert!(why.starts_with("O(1)–O(log n) in "), "{why}");
+        assert_eq!(Label::parse(v.class.label()), Some(v.class));
+        // 3 %: a plain O(1), its bound holding the rise.
+        let v = analyze(&log_rising(0.03), None, &opts).unwrap();
+        assert_eq!(v.class, Label::Class(Class::Constant), "{}", v.words());
+        assert!(v.words().starts_with("O(1): at most +"), "{}", v.words());
+        // 38 % between the ends: growth, no O(1) in it.
+        let v = analyze(&log_rising(0.8), None, &opts).unwrap();
+        assert_eq!(v.class, Label::Class(Class::Log), "{}", v.words());
     }
 
     #[test]

@@ -77,6 +77,9 @@ fn grows(c: Label) -> String {
         Label::Undecided => "is undecided (neither flat nor growing can be said)".into(),
         Label::Superlinear => "grows superlinearly".into(),
         Label::NoFit => "grows, no single class fitting".into(),
+        l @ Label::Between(Class::Constant, _) => {
+            format!("stays within the tolerance yet surely rises ({l})")
+        }
         l @ Label::Between(..) => format!("grows {l}"),
     }
 }
@@ -369,6 +372,17 @@ pub fn differences(input: &Input) -> Vec<Difference> {
 mod tests {
     use super::*;
     use crate::fixtures::{counted, system};
+
+    #[test]
+    fn a_range_from_o1_is_said_to_stay_within_the_tolerance() {
+        let from_flat = grows(Label::Between(Class::Constant, Class::Log));
+        assert_eq!(
+            from_flat,
+            "stays within the tolerance yet surely rises (O(1)–O(log n))"
+        );
+        let growth = grows(Label::Between(Class::Log, Class::Linear));
+        assert_eq!(growth, "grows O(log n)–O(n)");
+    }
 
     fn kinds(input: &Input) -> Vec<(Kind, String)> {
         input
