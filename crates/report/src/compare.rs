@@ -845,6 +845,16 @@ mod tests {
             same_class_words(&Label::Between(Class::Log, Class::Linear), &apart),
             ""
         );
+        // Flat within τ yet rising holds O(1) and its shape.
+        let rising = Label::Between(Class::Constant, Class::Log);
+        assert_eq!(
+            same_class_words(&Label::Class(Class::Constant), &rising),
+            "O(1)–O(log n) holds O(1): the same class, not a change; "
+        );
+        assert_eq!(
+            same_class_words(&rising, &Label::Class(Class::Log)),
+            "O(1)–O(log n) holds O(log n): the same class, not a change; "
+        );
     }
 
     #[test]
@@ -867,6 +877,9 @@ mod tests {
         assert!(!is_regression(&row("O(n)", "O(log n)")));
         assert!(is_regression(&row("O(1)", "O(n)")));
         assert!(!is_regression(&row("undecided", "O(n)")));
+        // Flat, then flat yet surely rising: ranked by O(1), no regression.
+        assert!(!is_regression(&row("O(1)", "O(1)–O(log n)")));
+        assert!(is_regression(&row("O(1)–O(log n)", "O(n)")));
     }
 }
 
