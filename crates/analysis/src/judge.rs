@@ -370,8 +370,8 @@ impl Candidates {
 
     /// A flat curve (its rise's upper bound `hi` below τ) that surely
     /// rises — by half of τ or more (`lo`), or by more than [`NEAR`] where
-    /// its upper bound comes within a quarter of τ of τ (flat without room
-    /// to spare): `O(1)` by the tolerance, yet shaped like a growth class,
+    /// its upper bound comes within a third of τ of τ (flat without room
+    /// to spare, as under heavy noise): `O(1)` by the tolerance, yet shaped like a growth class,
     /// the one named with its model, as the alternative. The verdict
     /// states the range from O(1) to it (`stated`), so that a cost rising
     /// 15 % as log n does is not a plain O(1). `None` otherwise, or where

@@ -98,9 +98,10 @@ pub enum Label {
     /// that flips between runs of a suite or names one wrong class.
     ///
     /// From O(1) (`O(1)–O(log n)`): flat within the tolerance, yet surely
-    /// rising by half of it or more, shaped like the upper class — both
-    /// are true, neither alone is the whole truth. Decided when
-    /// [`DECIDED`] of the replicas name a class in it.
+    /// rising — by half of it or more, or by more than 5 % where the rise
+    /// cannot be shown to stay a third of it below it — shaped like the
+    /// upper class: both are true, neither alone is the whole truth.
+    /// Decided when [`DECIDED`] of the replicas name a class in it.
     Between(Class, Class),
 }
 

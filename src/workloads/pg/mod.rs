@@ -855,11 +855,11 @@ fn memory_sweep(
 /// Runs `level`; when it failed and the memory cgroup's OOM killer ended a
 /// process meanwhile (`kills` counts them; a backend, which makes the
 /// server restart all of them), `wait`s for the server to accept queries
-/// again and runs it once more. A
-/// memory cgroup's reclaim can fall behind a backend swapping shared
-/// memory back in when the machine is busy (it happened once in a CI run
-/// beside other tests). The level's `oom_kills` and `retried` say so; a
-/// second failure names the OOM killer.
+/// again and runs it once more. A memory cgroup's reclaim can fall behind
+/// a backend swapping shared memory back in when the machine is busy (it
+/// happened once in a CI run beside other tests). The level's `oom_kills`
+/// (whenever the killer ended any) and `retried` say so; a second failure
+/// names the OOM killer.
 fn retry_after_oom(
     kills: impl Fn() -> Option<u64>,
     wait: impl FnOnce() -> Result<(), String>,
@@ -872,6 +872,9 @@ fn retry_after_oom(
         _ => 0,
     };
     let first = killed(before);
+    if first > 0 {
+        out.params.insert("oom_kills".into(), json!(first));
+    }
     if out.error.is_none() || first == 0 || crate::stop::interrupted() {
         return out;
     }
@@ -1137,6 +1140,16 @@ mod tests {
             out.error.as_deref(),
             Some("pgbench failed: server closed the connection")
         );
+        // Killed, yet the level finished: counted, not retried.
+        let (count, tried) = (Cell::new(0), Cell::new(0));
+        let out = retry_after_oom(
+            || Some(count.get()),
+            || Ok(()),
+            || attempts(&[(true, 1)], &count, &tried),
+        );
+        assert_eq!((tried.get(), out.error.is_none()), (1, true));
+        assert_eq!(out.params["oom_kills"], 1);
+        assert!(out.params.get("retried").is_none());
         // No count (an old kernel, no limit): never retried.
         let tried = Cell::new(0);
         let out = retry_after_oom(
