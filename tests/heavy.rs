@@ -77,6 +77,11 @@ impl Drawn {
         out
     }
 
+    /// The drawn rise between the ends verdict `v` states.
+    fn rise_between(&self, v: &Verdict) -> f64 {
+        self.truth(v.high.n) / self.truth(v.low.n) - 1.0
+    }
+
     fn name(&self) -> String {
         format!(
             "{} rising {:.0} %{} at {} samples",
@@ -127,7 +132,7 @@ fn drawn() -> Vec<Drawn> {
 /// (`Err`), and whether it is an `O(1)` over a rise that its bound misses
 /// (`Ok(true)`).
 fn judge_verdict(d: &Drawn, v: &Verdict, tau: f64) -> Result<bool, String> {
-    let drawn_rise = d.truth(v.high.n) / d.truth(v.low.n) - 1.0;
+    let drawn_rise = d.rise_between(v);
     let wrong = |what: &str| {
         Err(format!(
             "{what} (drawn rise {:+.1} %): {} [votes {}]",
@@ -185,7 +190,7 @@ fn heavy_noise_is_never_confidently_wrong() {
         if v.class.names(Class::Constant) && d.class != Class::Constant {
             flat_growing += 1;
         }
-        let drawn_rise = d.truth(v.high.n) / d.truth(v.low.n) - 1.0;
+        let drawn_rise = d.rise_between(v);
         if (0.65 * opts.tolerance..opts.tolerance).contains(&drawn_rise) {
             near_tau.0 += 1;
             if v.class == Label::Class(Class::Constant) {

@@ -103,6 +103,16 @@ pub struct Judgement {
     pub rise: (f64, f64, f64),
 }
 
+impl Judgement {
+    /// Whether it is a flat curve that surely rises
+    /// ([`Candidates::rising_within`]): `O(1)` with the model of the
+    /// growth class it is shaped like.
+    pub fn rises_within(&self) -> bool {
+        self.label == Label::Class(Class::Constant)
+            && matches!(self.model, Model::Smooth(f) if f.class != Class::Constant)
+    }
+}
+
 /// What a judgement needs beyond the summary.
 #[derive(Debug, Clone, Copy)]
 pub struct Context {
@@ -371,11 +381,12 @@ impl Candidates {
     /// A flat curve (its rise's upper bound `hi` below τ) that surely
     /// rises — by half of τ or more (`lo`), or by more than [`NEAR`] where
     /// its upper bound comes within a third of τ of τ (flat without room
-    /// to spare, as under heavy noise): `O(1)` by the tolerance, yet shaped like a growth class,
-    /// the one named with its model, as the alternative. The verdict
-    /// states the range from O(1) to it (`stated`), so that a cost rising
-    /// 15 % as log n does is not a plain O(1). `None` otherwise, or where
-    /// no class grows.
+    /// to spare, as under heavy noise): `O(1)` by the tolerance, yet
+    /// shaped like a growth class, the one named with its model, as the
+    /// alternative ([`Judgement::rises_within`]). The verdict states the
+    /// range from O(1) to it (`stated`), so that a cost rising 15 % as
+    /// log n does is not a plain O(1). `None` otherwise, or where no class
+    /// grows.
     fn rising_within(&self, (lo, hi): (f64, f64), tau: f64, ctx: &Context) -> Option<Decision> {
         if lo < tau / 2.0 && !(lo > NEAR && hi >= tau * 2.0 / 3.0) {
             return None;

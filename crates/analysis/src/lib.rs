@@ -1123,10 +1123,8 @@ pub(crate) fn stated(
     share: impl Fn(Class) -> f64,
     held: impl Fn(Class) -> f64,
 ) -> (Label, Option<f64>) {
-    // A flat curve that surely rises, shaped like the alternative
-    // (`judge::Candidates::rising_within`): the range from O(1) to it.
-    let rising = j.label == Label::Class(Class::Constant)
-        && matches!(j.model, Model::Smooth(f) if f.class != Class::Constant);
+    // A flat curve that surely rises: the range from O(1) to its shape.
+    let rising = j.rises_within();
     if !j.label.grows() && !rising {
         return (j.label, confidence);
     }
@@ -1136,9 +1134,9 @@ pub(crate) fn stated(
         classes.push(c);
     }
     // Its shape is the data's own guess among classes a small rise cannot
-    // tell apart: every class near it is in the range.
+    // tell apart: every class near it (the shape among them) is in the
+    // range.
     if rising {
-        classes.extend(j.alternative);
         classes.extend(j.near.iter().copied());
     }
     classes.extend(growth.iter().copied().filter(|&c| held(c) > HELD + 1e-9));
