@@ -170,3 +170,75 @@ fn the_built_in_suites_shown_plan_the_same_run_as_their_names() {
         assert_eq!(from_file, by_name, "{name}");
     }
 }
+
+/// A time goal (`--within`, or a suite's `within`): a series whose runs
+/// would not fit its share lowers n and says why in a cap on `time`; a
+/// size on the command line sets a suite's goal aside; a goal too short,
+/// or beside two profiles, is refused by name.
+#[test]
+fn a_time_goal_lowers_n_where_runs_would_not_fit_and_says_so() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("r.json");
+    // fork at n = 2 000 takes seconds a run on any machine; of a 6 s goal
+    // the end keeps 5 s, so its share is well under a second.
+    bin()
+        .args(["run", "fork", "--max", "2000", "--within", "6s", "-q"])
+        .args(["--no-report", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    let doc = load(&out);
+    assert_valid(&doc);
+    let b = crate::common::benchmark(&doc, "fork");
+    assert_eq!(b["status"], "capped", "{b}");
+    let caps = b["caps"].as_array().unwrap();
+    let cap = caps
+        .iter()
+        .find(|c| c["resource"] == "time")
+        .expect("a cap on time");
+    assert_eq!(cap["requested"], 2000);
+    let reached = cap["reached"].as_u64().unwrap();
+    assert!((200..1000).contains(&reached), "{cap}");
+    assert_eq!(b["params"]["n"], reached);
+    let reason = cap["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("the run's time goal of 6 s:"),
+        "{reason}"
+    );
+    for run in b["runs"].as_array().unwrap() {
+        let top = run["samples"].as_array().unwrap().iter();
+        assert!(top.map(|s| s[0].as_u64().unwrap()).all(|n| n < reached));
+    }
+    // A suite's goal is in the plan, and set aside by a size asked for.
+    let suite = write(
+        &t.path().join("bounded.toml"),
+        "format = \"scalebench-suite/1\"\n\
+         name = \"bounded\"\n\
+         [run]\n\
+         within = \"2min\"\n\
+         [benchmark.socket]\n\
+         n = 60\n",
+    );
+    assert_eq!(dry_plan(&[&suite])["within"], 120.0);
+    assert_eq!(dry_plan(&[&suite, "--max", "50"])["within"], Value::Null);
+    assert_eq!(
+        dry_plan(&[&suite, "--within", "off"])["within"],
+        Value::Null
+    );
+    for (args, words) in [
+        (&["--within", "2s"][..], "--within"),
+        (
+            &["--within", "1m", "--profile", "default,latency"][..],
+            "--within keeps one system's run",
+        ),
+    ] {
+        let o = bin()
+            .args(["run", "socket", "--dry-run"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{args:?}");
+        let err = crate::common::text(&o.stderr);
+        assert!(err.contains(words), "{args:?}: {err}");
+    }
+}

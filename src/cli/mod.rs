@@ -618,6 +618,14 @@ pub struct RunArgs {
     /// `up` (one ascending pass per run, as the seeds measured).
     #[arg(long, value_name = "ORDER", value_parser = crate::harness::series::RunOrder::parse)]
     pub order: Option<crate::harness::series::RunOrder>,
+    /// Keep the whole run within this wall time (`60s`, `2min`; `off`:
+    /// none): each benchmark series gets a share of what is left (by what
+    /// it took on the project's machine) and makes fewer passes, then a
+    /// lower n (a cap on `time`, said so), and adds no run that would not
+    /// fit — smaller n and fewer runs, so less sure verdicts. One system
+    /// and one profile only.
+    #[arg(long, value_name = "DURATION", value_parser = values::time_goal)]
+    pub within: Option<values::TimeGoal>,
     /// Where to create the work directory (default: the system temp dir).
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,

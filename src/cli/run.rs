@@ -23,6 +23,7 @@ pub fn spec(a: &RunArgs, given: Given) -> RunSpec {
         runs_target: a.runs_target,
         warm_up_ops: a.warmup,
         order: a.order,
+        within: a.within,
         timer: a.timer.map(Into::into),
         pin: match (a.pin, a.no_pin) {
             (Some(c), _) => Pinning::Cpu(c),

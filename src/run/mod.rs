@@ -224,6 +224,7 @@ fn dry_run(
             },
             "seconds": tenth(items.iter().filter_map(|i| i.seconds).sum::<f64>()),
             "unknown": items.iter().filter(|i| i.seconds.is_none()).count(),
+            "within": plan.within.map(|(goal, _)| goal.as_secs_f64()),
         });
         crate::results::output::to_stdout(|w| -> anyhow::Result<()> {
             writeln!(w, "{}", serde_json::to_string_pretty(&doc)?)?;
@@ -278,6 +279,13 @@ fn dry_run(
                 String::new()
             }
         )?;
+        if let Some((goal, _)) = plan.within {
+            writeln!(
+                w,
+                "kept within {} (--within): a series whose share is too short for its runs runs at a lower n, said so",
+                estimate::words(goal.as_secs_f64())
+            )?;
+        }
         Ok(())
     })?;
     Ok(ExitCode::SUCCESS)

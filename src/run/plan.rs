@@ -62,6 +62,8 @@ pub struct RunPlan {
     pub warmup: Option<u64>,
     /// How each run visits n (`--order`).
     pub order: crate::harness::series::RunOrder,
+    /// The run's time goal (`--within`) and when the run began.
+    pub within: Option<(std::time::Duration, std::time::Instant)>,
     /// Profile each benchmark at low and high n afterwards (`--why`).
     pub why: Option<WhyOptions>,
     /// The tuning profiles to measure under, each with its own result
@@ -147,6 +149,24 @@ pub(super) fn all_series<'a>(
 
 /// The workloads a run names, each with its size.
 pub type Chosen = Vec<(&'static dyn Workload, Size)>;
+
+/// The run's time goal, from now: one system's run only (several, or
+/// several profiles, alternate each series at the same n).
+fn within(m: &RunSpec) -> anyhow::Result<Option<(std::time::Duration, std::time::Instant)>> {
+    let Some(crate::values::TimeGoal::Within(goal)) = m.within else {
+        return Ok(None);
+    };
+    let side_by_side = m.systems.len() > 1
+        || m.systems.iter().any(|s| s.kind != Kind::Local)
+        || m.profiles.len() > 1;
+    if side_by_side {
+        return Err(opt(
+            "within",
+            "--within keeps one system's run to a time: systems or profiles side by side measure every series at the same n (give --within off)",
+        ));
+    }
+    Ok(Some((goal, std::time::Instant::now())))
+}
 
 /// Turns names and suites into benchmarks with sizes and workloads, in
 /// order, without repeats: a suite (built-in, or a file read into
@@ -523,6 +543,7 @@ pub fn plan(m: &RunSpec, suites: &[Suite]) -> anyhow::Result<RunPlan> {
         decide: m.runs.is_none(),
         warmup: m.warm_up_ops,
         order: m.order.unwrap_or_default(),
+        within: within(m)?,
         why: m.why.then(|| WhyOptions {
             seconds: m.why_seconds.unwrap_or(WhyOptions::default().seconds),
             profiler_cmd: m.profiler.clone(),

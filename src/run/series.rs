@@ -11,7 +11,7 @@ use crate::harness::{Resource, subject::Subject};
 use crate::results::BenchResult;
 
 pub use crate::harness::series::{
-    AutoRuns, DECIDE_MAX, DECIDE_MIN, DECIDE_SPLIT, SeriesPlan, judging_mappings,
+    AutoRuns, DECIDE_MAX, DECIDE_MIN, DECIDE_SPLIT, SeriesPlan, TimeShare, judging_mappings,
 };
 
 /// A benchmark, its variant and its context: what the engine times.

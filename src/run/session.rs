@@ -13,7 +13,7 @@ use super::estimate::Countdown;
 use super::files::Recording;
 use super::plan::{RunPlan, Target, WorkTarget};
 use super::remote::RemoteItem;
-use super::series::{SeriesPlan, run_benchmark};
+use super::series::{SeriesPlan, TimeShare, run_benchmark};
 use super::systems::Opened;
 use super::why;
 use crate::ctx::Ctx;
@@ -176,8 +176,8 @@ fn record_profile_sysctls(plan: &RunPlan, recs: &mut [Recording]) {
 /// Runs one benchmark series and checks that it left nothing behind.
 fn run_series(
     plan: &RunPlan,
-    t: &Target,
-    variant: Option<&str>,
+    (t, variant): (&Target, Option<&str>),
+    time: Option<TimeShare>,
     ctx: &Ctx,
     progress: &mut Progress,
 ) -> BenchResult {
@@ -191,6 +191,7 @@ fn run_series(
         auto: plan.auto,
         decide: plan.decide,
         order: plan.order,
+        time,
     };
     let mut r = run_benchmark(t.bench, variant, p, ctx, progress);
     if variant.is_some() {
@@ -312,6 +313,7 @@ fn series_into(
     plan: &RunPlan,
     i: usize,
     (t, variant): (&Target, Option<&str>),
+    time: Option<TimeShare>,
     ctx: &Ctx,
     rec: &mut Recording,
     progress: &mut Progress,
@@ -319,7 +321,7 @@ fn series_into(
     let applied = under_profile(plan, i, ctx, rec, progress);
     let measuring = crate::stop::pending(crate::stop::Task::Measuring);
     let monitor = start_monitor(plan, ctx);
-    let mut r = run_series(plan, t, variant, ctx, progress);
+    let mut r = run_series(plan, (t, variant), time, ctx, progress);
     r.monitor = finish_monitor(monitor, progress);
     drop(measuring);
     drop(applied);
@@ -398,7 +400,12 @@ fn execute_plan(
                 return Ok(());
             }
             progress.note_run(&count.begin());
-            series_into(plan, i, (t, variant.as_deref()), ctx, rec, progress)?;
+            let time = plan.within.and_then(|(goal, from)| {
+                let allowance = count.share(goal, from.elapsed())?;
+                Some(TimeShare { allowance, goal })
+            });
+            let what = (*t, variant.as_deref());
+            series_into(plan, i, what, time, ctx, rec, progress)?;
             count.done();
         }
     }
@@ -453,7 +460,7 @@ pub fn execute_on_systems(
                         if crate::stop::interrupted() || r.is_err() {
                             break;
                         }
-                        r = series_into(plan, 0, (t, v.as_deref()), ctx, rec, progress);
+                        r = series_into(plan, 0, (t, v.as_deref()), None, ctx, rec, progress);
                     }
                     r
                 }

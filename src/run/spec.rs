@@ -92,6 +92,9 @@ pub struct RunSpec {
     /// How each benchmark run visits n (none: in passes up and down).
     #[serde(skip_serializing_if = "Option::is_none", with = "order")]
     pub order: Option<RunOrder>,
+    /// The run's time goal (none: as long as it takes).
+    #[serde(skip_serializing_if = "Option::is_none", with = "within")]
+    pub within: Option<values::TimeGoal>,
     /// The timer of every sample (none: monotonic).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timer: Option<TimerKind>,
@@ -442,6 +445,7 @@ one!(runs_max: u32, |s| values::whole::<u32>(3, 1000)(s), num);
 one!(runs_target: f64, values::percent, |v: &f64, s: S| s.serialize_f64(v * 100.0));
 one!(warm_up_ops: u64, |s| values::whole::<u64>(0, u64::MAX)(s), num);
 one!(order: RunOrder, RunOrder::parse, show |o: &RunOrder| o.name());
+one!(within: values::TimeGoal, values::time_goal, show |g: &values::TimeGoal| g.words());
 one!(why_seconds: f64, values::profile_window, num);
 one!(sweep: (String, Vec<f64>), values::sweep, show |(v, l): &(String, Vec<f64>)| {
     let l: Vec<String> = l.iter().map(f64::to_string).collect();
@@ -530,6 +534,7 @@ mod tests {
             runs_target: Some(0.08),
             warm_up_ops: Some(3),
             order: Some(RunOrder::Up),
+            within: Some(values::TimeGoal::Within(Duration::from_secs(90))),
             timer: Some(TimerKind::Tsc),
             pin: Pinning::Cpu(1),
             backends: vec![BackendPick::One(Backend::Poll), BackendPick::All],

@@ -33,6 +33,7 @@ pub const RUN_KEYS: &[&str] = &[
     "runs-target",
     "warm-up-ops",
     "order",
+    "within",
     "timer",
     "pin",
     "no-pin",
@@ -715,8 +716,13 @@ fn at(s: &Suite, x: &Setting) -> String {
 pub fn with_files(given: RunSpec) -> anyhow::Result<(RunSpec, Vec<Suite>)> {
     // Built-in suites that set options (`seeds`) are laid under the
     // command line as files are.
-    let mut suites: Vec<Suite> = given
-        .targets
+    let quick = ["quick".to_string()];
+    let named: &[String] = if given.targets.is_empty() {
+        &quick
+    } else {
+        &given.targets
+    };
+    let mut suites: Vec<Suite> = named
         .iter()
         .filter_map(|t| match is_path(t) {
             true => Some(Suite::read(t)),
@@ -756,6 +762,15 @@ pub fn with_files(given: RunSpec) -> anyhow::Result<(RunSpec, Vec<Suite>)> {
         s.run
             .retain(|x| !mine.iter().any(|k| k == spec_key(&x.key)));
         s.flags.retain(|x| !mine.contains(&x.key));
+    }
+    // A suite's time goal yields to a size, runs or systems side by side
+    // the command line asks for.
+    let sized = ["max", "runs", "full", "profile", "system"];
+    if mine.iter().any(|k| sized.contains(&k.as_str())) {
+        files.within = None;
+        for s in &mut suites {
+            s.run.retain(|x| spec_key(&x.key) != "within");
+        }
     }
     Ok((given.over(&files), suites))
 }

@@ -40,7 +40,46 @@ pub struct SeriesPlan {
     pub decide: bool,
     /// How each run visits n ([`RunOrder`]).
     pub order: RunOrder,
+    /// The series' share of a run that keeps to a time goal (`run
+    /// --within`); `None`: as long as its runs take.
+    pub time: Option<TimeShare>,
 }
+
+/// A series' share of a run that keeps to a time goal (`run --within`):
+/// the series makes its runs fit by making fewer passes, then by lowering
+/// n (a cap on `time`, said so), and stops adding runs once another would
+/// not fit ([`Series::keep_to`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimeShare {
+    /// Wall time the series may take from its start, warm-up included.
+    pub allowance: Duration,
+    /// The whole run's goal, for the words.
+    pub goal: Duration,
+}
+
+/// A run's time goal in words: `60 s`, `2.5 min`.
+fn goal_words(goal: Duration) -> String {
+    let s = goal.as_secs_f64();
+    if s < 120.0 {
+        format!("{} s", (s * 10.0).round() / 10.0)
+    } else {
+        format!("{} min", (s / 6.0).round() / 10.0)
+    }
+}
+
+/// The least share of its n a time goal leaves a series: one tenth (and
+/// never under [`TIME_MIN_ITEMS`]), so that a goal already spent still
+/// measures a range of n.
+pub const TIME_MIN_SHARE: u64 = 10;
+
+/// The fewest items a time goal lowers a series to.
+pub const TIME_MIN_ITEMS: u64 = 100;
+
+/// The time set aside for judging a series' runs, out of its share of a
+/// time goal: a judgement of the quick suite's series took 90 ms on
+/// average here (`report --rejudge`, 22 series in 1.9 s), the slowest
+/// about twice that.
+pub const TIME_JUDGING: Duration = Duration::from_millis(200);
 
 /// How each run visits n, as `run --order` asks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -266,6 +305,18 @@ impl Order {
     }
 }
 
+/// The work of a run aiming at `n` in units of about one operation each,
+/// for its time (with its re-timing, if `recheck`): a level schedule's
+/// runs also add and remove their n items (the connections of connect),
+/// untimed, which its units of progress leave out.
+fn work_units(order: Order, schedule: Schedule, n: u64, recheck: bool) -> u64 {
+    match schedule {
+        Schedule::Levels { .. } => 2 * n + schedule.ops(n),
+        Schedule::PerItem if recheck => order.units(0, schedule, n),
+        Schedule::PerItem => order.run_units(0, schedule, n),
+    }
+}
+
 /// Units of progress of a run that measures both ways aiming at `n`,
 /// however many passes it makes: those of one pass. Up: one op per item,
 /// and an op and an undo before each timed one at even n; down: undo, op,
@@ -394,6 +445,8 @@ fn measure(
         caps,
         result,
         pass_time: None,
+        run_budget: PASS_BUDGET,
+        started: Instant::now(),
         pinned: None,
     };
     // Everything below runs on one CPU (`setting.pin`); the guard restores
@@ -403,10 +456,23 @@ fn measure(
     series.begin(warmup);
     if warmup > 0 {
         match series.warm_up(warmup) {
-            Ok(()) => {}
+            Ok(_) => {}
             Err(RunEnd::Unsupported(why)) => return series.unsupported(why),
             Err(e) => return series.finish_early(e),
         }
+    }
+    if let Some(share) = plan.time {
+        // The first warm-up meets what is cold (tables that grow, pages
+        // first touched: socket's pace 6 times its runs' here); the pace
+        // is a second one's.
+        let mut warm = None;
+        if warmup > 0 {
+            match series.warm_up(warmup) {
+                Ok(w) => warm = Some(w),
+                Err(e) => return series.finish_early(e),
+            }
+        }
+        series.keep_to(share, warm);
     }
     for r in 0..plan.runs {
         if let Err(e) = series.timed_run(r) {
@@ -464,6 +530,11 @@ struct Series<'a> {
     /// The time one up-and-down pass over n takes, for runs that measure
     /// both ways: guessed from the warm-up, then from each run.
     pass_time: Option<Duration>,
+    /// The wall time a run that measures both ways aims at:
+    /// [`PASS_BUDGET`], or less under a time goal ([`Series::keep_to`]).
+    run_budget: Duration,
+    /// When the series began.
+    started: Instant,
     /// Holds the runs on one CPU until dropped.
     pinned: Option<sys::PinGuard>,
 }
@@ -486,8 +557,10 @@ impl Series<'_> {
     /// and records a level schedule's shape.
     fn begin(&mut self, warmup: u64) {
         let (order, schedule, n) = (self.order, self.schedule, self.n);
+        // Under a time goal the pace is a second warm-up's.
+        let warm_ups = if self.plan.time.is_some() { 2 } else { 1 };
         let warm_ops = if warmup > 0 {
-            order.run_units(0, schedule, warmup)
+            warm_ups * order.run_units(0, schedule, warmup)
         } else {
             0
         };
@@ -511,9 +584,11 @@ impl Series<'_> {
     }
 
     /// The warm-up: one short run of `warmup` items whose samples are
-    /// discarded, and a first guess at the pace of a pass.
-    fn warm_up(&mut self, warmup: u64) -> Result<(), RunEnd> {
+    /// discarded, and a first guess at the pace of a pass; returns what
+    /// it took ([`Warm`]).
+    fn warm_up(&mut self, warmup: u64) -> Result<Warm, RunEnd> {
         self.progress.phase("warm-up");
+        let t0 = Instant::now();
         let mut sweeps = Sweeps::default();
         let one_pass = PassPlan {
             passes: 1,
@@ -525,7 +600,82 @@ impl Series<'_> {
         if sweeps.timed > 0 {
             self.pass_time = Some(sweeps.took.mul_f64(self.n as f64 / warmup as f64));
         }
-        Ok(())
+        Ok(Warm {
+            items: warmup,
+            wall: t0.elapsed(),
+            ops: sweeps.took,
+        })
+    }
+
+    /// Fits the series into its share of a run's time goal, at the pace
+    /// the warm-up (`warm`: its time and items) showed: runs that measure
+    /// both ways aim at a shorter run (fewer passes, down to
+    /// [`MIN_PASSES`]); where the least runs the series makes would still
+    /// take longer than its share, n is lowered to fit (down to a tenth,
+    /// [`TIME_MIN_SHARE`]) and a cap on `time` says so. A pace from a
+    /// warm-up at low n is a guess: a cost that grows with n makes the
+    /// runs longer than it says, which the shares of the series after
+    /// this one absorb.
+    fn keep_to(&mut self, share: TimeShare, warm: Option<Warm>) {
+        let runs = match (self.plan.decide, self.plan.auto) {
+            (true, _) => DECIDE_MIN.min(self.plan.runs),
+            (false, Some(a)) => a.min.min(self.plan.runs),
+            (false, None) => self.plan.runs,
+        }
+        .max(1);
+        let left = share.allowance.saturating_sub(self.started.elapsed());
+        let per_run = left.saturating_sub(TIME_JUDGING) / runs;
+        self.run_budget = per_run.min(PASS_BUDGET);
+        let n = self.n;
+        // What starting and ending a run costs besides its operations
+        // (socket-threads waits for its threads to settle), paid again by
+        // a re-timing at low n.
+        let fixed = warm.map_or(Duration::ZERO, |w| w.wall.saturating_sub(w.ops));
+        let starts = if self.order.recheck().is_some() { 2 } else { 1 };
+        let expected = match (self.pass_time, warm) {
+            (Some(pass), _) => Some((pass * MIN_PASSES).max(self.run_budget) + fixed),
+            (None, Some(w)) => {
+                let warm_units = work_units(self.order, self.schedule, w.items, false).max(1);
+                let units = work_units(self.order, self.schedule, n, true);
+                Some(w.ops.mul_f64(units as f64 / warm_units as f64) + fixed * starts)
+            }
+            (None, None) => None,
+        };
+        let Some(expected) = expected.filter(|e| *e > per_run && !e.is_zero()) else {
+            return;
+        };
+        let fit = (n as f64 * per_run.as_secs_f64() / expected.as_secs_f64()) as u64;
+        let to = fit.max(n / TIME_MIN_SHARE).max(TIME_MIN_ITEMS).min(n);
+        if to >= n {
+            return;
+        }
+        let reason = format!(
+            "the run's time goal of {}: this series' share was {} after its warm-up, and at the warm-up's pace {runs} runs of n = {n} take about {}",
+            goal_words(share.goal),
+            units::fmt_secs(left.as_secs_f64()),
+            units::fmt_secs((expected * runs).as_secs_f64()),
+        );
+        self.progress
+            .note(&format!("n lowered to {to} by {reason}"));
+        self.caps.push(Cap {
+            resource: "time".into(),
+            requested: n,
+            reached: to,
+            reason,
+        });
+        self.pass_time = self.pass_time.map(|p| p.mul_f64(to as f64 / n as f64));
+        self.n = to;
+    }
+
+    /// Whether a time goal leaves no room for another run like the last.
+    fn out_of_time(&self) -> bool {
+        let Some(share) = self.plan.time else {
+            return false;
+        };
+        let last = self.result.runs.last().map_or(Duration::ZERO, |r| {
+            Duration::from_secs_f64(r.duration_ms / 1e3)
+        });
+        self.started.elapsed() + last + TIME_JUDGING > share.allowance
     }
 
     /// Run `r` and its record, with its re-timing at low n before or after
@@ -545,7 +695,7 @@ impl Series<'_> {
         let timer_overhead = self.runner.clock.measure_overhead(1000);
         let started = now_rfc3339();
         let t0 = Instant::now();
-        let passes = PassPlan::at_pace(self.pass_time);
+        let passes = PassPlan::at_pace(self.pass_time, self.run_budget);
         let peak_first = self.order.peak_first(r);
         let mut sweeps = Sweeps::default();
         let outcome = self
@@ -626,7 +776,8 @@ impl Series<'_> {
         let done = self.result.runs.len() as u32;
         let hw = end_half_widths(&self.result.runs);
         let known = done >= a.min.max(2) && hw.iter().all(|h| *h <= a.target);
-        if !known && done < plan.runs {
+        let timed_out = done >= a.min && self.out_of_time();
+        if !known && !timed_out && done < plan.runs {
             return false;
         }
         let pct = |h: f64| {
@@ -640,6 +791,12 @@ impl Series<'_> {
             format!(
                 "both ends of n within ±{:.0} % after {done} runs",
                 a.target * 100.0
+            )
+        } else if done < plan.runs {
+            format!(
+                "no time for another run within the run's time goal after {done} runs; the ends are known within ±{:.1} % and ±{:.1} %",
+                hw[0] * 100.0,
+                hw[1] * 100.0
             )
         } else {
             format!(
@@ -658,7 +815,13 @@ impl Series<'_> {
                 "max": plan.runs,
                 "runs": done,
                 "half_widths": [pct(hw[0]), pct(hw[1])],
-                "stopped": if known { "known" } else { "max" },
+                "stopped": if known {
+                    "known"
+                } else if done < plan.runs {
+                    "time"
+                } else {
+                    "max"
+                },
                 "why": why,
             }),
         );
@@ -689,7 +852,8 @@ impl Series<'_> {
         let split = matches!(&v, Ok(v) if matches!(v.class, analysis::Label::Between(..)));
         *judged = Some((done as usize, v));
         let split_stops = split && done >= DECIDE_SPLIT;
-        if settled.is_err() && !split_stops && done < plan.runs {
+        let timed_out = self.out_of_time();
+        if settled.is_err() && !split_stops && !timed_out && done < plan.runs {
             return false;
         }
         let why = match &settled {
@@ -697,6 +861,10 @@ impl Series<'_> {
             Err(why) if split_stops && done < plan.runs => {
                 format!("split after {done} runs, the answer: {why}")
             }
+            Err(why) if done < plan.runs => format!(
+                "no time for another run within the run's time goal of {} after {done} runs; {why}",
+                plan.time.map_or_else(String::new, |t| goal_words(t.goal))
+            ),
             Err(why) => format!("the most runs ({}) reached; {why}", plan.runs),
         };
         self.progress.note(&why);
@@ -710,6 +878,8 @@ impl Series<'_> {
                     "decided"
                 } else if split_stops && done < plan.runs {
                     "split"
+                } else if done < plan.runs {
+                    "time"
                 } else {
                     "max"
                 },
@@ -887,6 +1057,7 @@ impl Runner<'_> {
         } else {
             schedule.plan(n, peak_first)
         };
+        let t0 = Instant::now();
         let mut samples = Vec::with_capacity(plan.len());
         let mut sw = Stopwatch::new(self.clock);
         let mut ticker = Ticker::new(progress);
@@ -907,6 +1078,7 @@ impl Runner<'_> {
             }
             ticker.add(1);
         }
+        sweeps.took = t0.elapsed();
         drop(ticker);
         drop(run);
         Ok(samples)
@@ -1317,10 +1489,10 @@ pub const PASS_BUDGET: Duration = Duration::from_millis(500);
 
 /// Passes for the next run that measures both ways, from the time one
 /// pass took so far.
-fn passes_for(pass_time: Option<Duration>) -> u32 {
+fn passes_for(pass_time: Option<Duration>, budget: Duration) -> u32 {
     match pass_time {
         Some(t) if !t.is_zero() => {
-            let fit = PASS_BUDGET.as_secs_f64() / t.as_secs_f64();
+            let fit = budget.as_secs_f64() / t.as_secs_f64();
             (fit.floor() as u32).clamp(MIN_PASSES, MAX_PASSES)
         }
         _ => MIN_PASSES,
@@ -1328,11 +1500,12 @@ fn passes_for(pass_time: Option<Duration>) -> u32 {
 }
 
 /// The wall time the next run that measures both ways is expected to take
-/// in `passes` passes at the pace so far: [`PASS_BUDGET`], or more when
-/// its passes take more. Past twice this, the run ends with its next
-/// crossing ([`Runner::updown_run`]).
-fn run_budget(pass_time: Option<Duration>, passes: u32) -> Duration {
-    pass_time.map_or(PASS_BUDGET, |t| (t * passes).max(PASS_BUDGET))
+/// in `passes` passes at the pace so far: `budget` (its aim,
+/// [`PASS_BUDGET`] without a time goal), or more when its passes take
+/// more. Past twice this, the run ends with its next crossing
+/// ([`Runner::updown_run`]).
+fn run_budget(pass_time: Option<Duration>, passes: u32, budget: Duration) -> Duration {
+    pass_time.map_or(budget, |t| (t * passes).max(budget))
 }
 
 /// How many passes a run that measures both ways is to make, and the wall
@@ -1344,14 +1517,23 @@ struct PassPlan {
 }
 
 impl PassPlan {
-    /// The plan for the next run at the pace so far.
-    fn at_pace(pass_time: Option<Duration>) -> PassPlan {
-        let passes = passes_for(pass_time);
+    /// The plan for the next run at the pace so far, aiming at `budget`.
+    fn at_pace(pass_time: Option<Duration>, budget: Duration) -> PassPlan {
+        let passes = passes_for(pass_time, budget);
         PassPlan {
             passes,
-            budget: run_budget(pass_time, passes),
+            budget: run_budget(pass_time, passes, budget),
         }
     }
+}
+
+/// What a warm-up took: its items, its wall time, and the time of its
+/// operations alone (without starting and ending its run).
+#[derive(Debug, Clone, Copy)]
+struct Warm {
+    items: u64,
+    wall: Duration,
+    ops: Duration,
 }
 
 /// What a run that measures both ways did besides its samples.
@@ -1359,7 +1541,8 @@ impl PassPlan {
 struct Sweeps {
     /// Crossings of the range of n in which the run timed operations.
     timed: u32,
-    /// Wall time the run took.
+    /// Wall time the run's operations took (from its start to its last
+    /// operation; in a run of one pass too).
     took: Duration,
 }
 
@@ -1545,6 +1728,7 @@ mod tests {
                 runs: 12,
                 warmup: Some(0),
                 order: RunOrder::Passes,
+                time: None,
             };
             run_series(b, None, plan, setting, &mut Progress::new(Mode::Quiet))
         };
@@ -1576,6 +1760,7 @@ mod tests {
                 runs: 5,
                 warmup: Some(0),
                 order: RunOrder::Passes,
+                time: None,
             };
             let mut b = Fake::new(u64::MAX);
             b.noisy = noisy;
@@ -1646,6 +1831,7 @@ mod tests {
             runs,
             warmup: Some(0),
             order: RunOrder::Passes,
+            time: None,
         };
         run_series(b, None, plan, setting, &mut Progress::new(Mode::Quiet))
     }
@@ -1771,11 +1957,14 @@ mod tests {
 
     #[test]
     fn passes_follow_the_pace_within_bounds() {
-        assert_eq!(passes_for(None), MIN_PASSES);
-        assert_eq!(passes_for(Some(Duration::ZERO)), MIN_PASSES);
-        assert_eq!(passes_for(Some(PASS_BUDGET * 2)), MIN_PASSES);
-        assert_eq!(passes_for(Some(PASS_BUDGET / 6)), 6);
-        assert_eq!(passes_for(Some(Duration::from_nanos(1))), MAX_PASSES);
+        assert_eq!(passes_for(None, PASS_BUDGET), MIN_PASSES);
+        assert_eq!(passes_for(Some(Duration::ZERO), PASS_BUDGET), MIN_PASSES);
+        assert_eq!(passes_for(Some(PASS_BUDGET * 2), PASS_BUDGET), MIN_PASSES);
+        assert_eq!(passes_for(Some(PASS_BUDGET / 6), PASS_BUDGET), 6);
+        assert_eq!(
+            passes_for(Some(Duration::from_nanos(1)), PASS_BUDGET),
+            MAX_PASSES
+        );
     }
 
     #[test]
@@ -1797,12 +1986,75 @@ mod tests {
             runs: 1,
             warmup: Some(4),
             order: RunOrder::Passes,
+            time: None,
         };
         let r = run_series(&b, None, plan, setting, &mut Progress::new(Mode::Quiet));
         assert_eq!(r.status, Status::Ok);
         assert_eq!(r.runs[0].crossings, Some(2 * MIN_PASSES));
         assert_both_ways(0, &r.runs[0], 24);
         assert_timed_at_n(&r.runs[0].samples);
+    }
+
+    #[test]
+    fn a_series_keeps_to_its_share_of_a_time_goal_by_lowering_n_and_runs() {
+        // 1 000 items at 0.2 ms an operation: a pass up and down takes about
+        // 0.5 s, four passes 2 s a run, three runs 6 s; the share is 1.5 s.
+        let b = Fake {
+            downwards: true,
+            noisy: true,
+            op_sleep: Duration::from_micros(200),
+            ..Fake::new(10_000)
+        };
+        let clock = Clock::new(TimerKind::Monotonic).unwrap();
+        let plan = SeriesPlan {
+            auto: None,
+            decide: true,
+            n: 1000,
+            runs: DECIDE_MAX,
+            warmup: Some(50),
+            order: RunOrder::Passes,
+            time: Some(TimeShare {
+                allowance: Duration::from_millis(1500),
+                goal: Duration::from_secs(60),
+            }),
+        };
+        let t0 = Instant::now();
+        let r = run_series(
+            &b,
+            None,
+            plan,
+            setting(&clock),
+            &mut Progress::new(Mode::Quiet),
+        );
+        let took = t0.elapsed();
+        assert_eq!(r.status, Status::Capped, "{:?}", r.message);
+        let cap = &r.caps[0];
+        assert_eq!((cap.resource.as_str(), cap.requested), ("time", 1000));
+        assert!(
+            (TIME_MIN_ITEMS..1000).contains(&cap.reached) && r.params.n == cap.reached,
+            "{cap:?}"
+        );
+        assert!(cap.reason.contains("time goal of 60 s"), "{}", cap.reason);
+        for run in &r.runs {
+            assert!(run.samples.iter().all(|s| s[0] <= cap.reached));
+        }
+        // No run beyond the least once another would not fit: the noisy
+        // runs are seldom decided at three, and never run to eight here.
+        let stopped = &r.params.extra["runs_decided"]["stopped"];
+        assert!(r.runs.len() < DECIDE_MAX as usize, "{} runs", r.runs.len());
+        if stopped == "time" {
+            let why = r.params.extra["runs_decided"]["why"].as_str().unwrap();
+            assert!(why.starts_with("no time for another run"), "{why}");
+        }
+        // Without the goal the same series takes several times as long.
+        assert!(took < Duration::from_secs(4), "{took:?}");
+    }
+
+    #[test]
+    fn a_time_goal_in_words() {
+        assert_eq!(goal_words(Duration::from_secs(60)), "60 s");
+        assert_eq!(goal_words(Duration::from_millis(7500)), "7.5 s");
+        assert_eq!(goal_words(Duration::from_secs(300)), "5 min");
     }
 
     #[test]
@@ -1821,6 +2073,7 @@ mod tests {
                 runs: 2,
                 warmup: Some(0),
                 order: RunOrder::Up,
+                time: None,
             };
             let r = run_series(
                 &b,
@@ -1874,16 +2127,20 @@ mod tests {
     #[test]
     fn slow_passes_get_the_time_their_fewest_passes_take() {
         // Unknown pace: the plain budget.
-        assert_eq!(run_budget(None, MIN_PASSES), PASS_BUDGET);
+        assert_eq!(run_budget(None, MIN_PASSES, PASS_BUDGET), PASS_BUDGET);
         // Fast passes: as many as fit in the budget.
         let fast = PASS_BUDGET / 8;
-        assert_eq!(run_budget(Some(fast), passes_for(Some(fast))), PASS_BUDGET);
+        let passes = passes_for(Some(fast), PASS_BUDGET);
+        assert_eq!(run_budget(Some(fast), passes, PASS_BUDGET), PASS_BUDGET);
         // A pass of 0.6 s (fork at n = 2 000 here): the fewest passes,
         // and the time they take.
         let slow = Duration::from_millis(600);
-        let plan = PassPlan::at_pace(Some(slow));
+        let plan = PassPlan::at_pace(Some(slow), PASS_BUDGET);
         assert_eq!(plan.passes, MIN_PASSES);
         assert_eq!(plan.budget, slow * MIN_PASSES);
+        // Under a time goal's shorter aim, fast passes are fewer.
+        let plan = PassPlan::at_pace(Some(fast), PASS_BUDGET / 2);
+        assert_eq!((plan.passes, plan.budget), (MIN_PASSES, PASS_BUDGET / 2));
     }
 
     #[test]

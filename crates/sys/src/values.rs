@@ -182,6 +182,29 @@ mod tests {
     }
 
     #[test]
+    fn a_time_goal_is_a_duration_or_off() {
+        assert_eq!(
+            time_goal("60").unwrap(),
+            TimeGoal::Within(Duration::from_secs(60))
+        );
+        assert_eq!(
+            time_goal("2min").unwrap(),
+            TimeGoal::Within(Duration::from_secs(120))
+        );
+        assert_eq!(time_goal("OFF").unwrap(), TimeGoal::Off);
+        assert_eq!(TimeGoal::Within(Duration::from_secs(60)).words(), "1m");
+        assert_eq!(time_goal(&TimeGoal::Off.words()).unwrap(), TimeGoal::Off);
+        for bad in ["1", "soon", "-5", "8weeks"] {
+            let e = time_goal(bad).unwrap_err();
+            assert!(
+                e.contains(&format!("`{bad}`")) || e.starts_with("must be"),
+                "{bad}: {e}"
+            );
+            assert!(e.ends_with("(or `off`)"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn absurd_durations_are_refused_with_the_range() {
         for bad in [
             "1e300", "NaN", "inf", "-inf", "-1", "0", "31days", "soon", "",
@@ -600,6 +623,36 @@ pub fn percent(s: &str) -> Result<f64, String> {
             "`{s}`: a percentage from 0 to 1000 (`10` or `10%`)"
         )),
     }
+}
+
+/// `run --within`: a run's time goal, or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeGoal {
+    /// The run keeps to this wall time (see `harness::series::TimeShare`).
+    Within(Duration),
+    /// Every series at the size asked, however long it takes.
+    Off,
+}
+
+impl TimeGoal {
+    /// As the command line and a suite file write it: `60s`, `off`.
+    pub fn words(&self) -> String {
+        match self {
+            TimeGoal::Within(d) => humantime::format_duration(*d).to_string(),
+            TimeGoal::Off => "off".into(),
+        }
+    }
+}
+
+/// Parses `run --within`: 5 seconds to 1 week (`60`, `60s`, `2min`), or
+/// `off`.
+pub fn time_goal(s: &str) -> Result<TimeGoal, String> {
+    if s.trim().eq_ignore_ascii_case("off") {
+        return Ok(TimeGoal::Off);
+    }
+    duration_in(s, Duration::from_secs(5), Duration::from_secs(7 * 86_400))
+        .map(TimeGoal::Within)
+        .map_err(|e| format!("{e} (or `off`)"))
 }
 
 /// `--runs`: a count or `auto`.
