@@ -218,6 +218,9 @@ pub struct Countdown {
     expected_done: f64,
     taken_estimated: f64,
     started: Option<std::time::Instant>,
+    /// The run's time goal and when the run began (`run --within`): what
+    /// is left of it bounds the time left.
+    goal: Option<(Duration, std::time::Instant)>,
 }
 
 impl Countdown {
@@ -230,7 +233,15 @@ impl Countdown {
             expected_done: 0.0,
             taken_estimated: 0.0,
             started: None,
+            goal: None,
         }
+    }
+
+    /// The same countdown under a run's time goal (`run --within`): the
+    /// time left is never more than what is left of the goal.
+    pub fn within(mut self, goal: Option<(Duration, std::time::Instant)>) -> Countdown {
+        self.goal = goal;
+        self
     }
 
     /// The next item starts: its line ("[5/17] bind — about 40 s left").
@@ -300,7 +311,13 @@ impl Countdown {
         } else {
             1.0
         };
-        rest.map(|r| r * ratio)
+        let goal_left = self
+            .goal
+            .map(|(g, from)| g.as_secs_f64() - from.elapsed().as_secs_f64());
+        match (rest.map(|r| r * ratio), goal_left) {
+            (Some(r), Some(g)) => Some(r.min(g.max(0.0))),
+            (r, _) => r,
+        }
     }
 }
 
@@ -361,6 +378,12 @@ mod tests {
         // A series without an estimate has none either.
         let u = Countdown::new(vec![item("x", None)]);
         assert_eq!(u.share(goal, Duration::ZERO), None);
+        // Under a goal, the time left is never more than the goal's.
+        let long = Countdown::new(vec![item("a", Some(500.0))]);
+        let bounded = Countdown::new(vec![item("a", Some(500.0))])
+            .within(Some((goal, std::time::Instant::now())));
+        assert_eq!(long.left(), Some(500.0));
+        assert!(bounded.left().unwrap() <= 30.0, "{:?}", bounded.left());
     }
 
     #[test]

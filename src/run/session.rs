@@ -393,7 +393,7 @@ fn execute_plan(
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
     record_profile_sysctls(plan, recs);
-    let mut count = Countdown::new(super::estimate::items(plan, ctx));
+    let mut count = Countdown::new(super::estimate::items(plan, ctx)).within(plan.within);
     for (t, variant) in &super::plan::all_series(plan, ctx) {
         for (i, rec) in recs.iter_mut().enumerate() {
             if crate::stop::interrupted() {
