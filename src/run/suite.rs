@@ -716,13 +716,8 @@ fn at(s: &Suite, x: &Setting) -> String {
 pub fn with_files(given: RunSpec) -> anyhow::Result<(RunSpec, Vec<Suite>)> {
     // Built-in suites that set options (`seeds`) are laid under the
     // command line as files are.
-    let quick = ["quick".to_string()];
-    let named: &[String] = if given.targets.is_empty() {
-        &quick
-    } else {
-        &given.targets
-    };
-    let mut suites: Vec<Suite> = named
+    let mut suites: Vec<Suite> = given
+        .targets
         .iter()
         .filter_map(|t| match is_path(t) {
             true => Some(Suite::read(t)),
