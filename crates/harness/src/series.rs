@@ -2018,7 +2018,6 @@ mod tests {
                 goal: Duration::from_secs(60),
             }),
         };
-        let t0 = Instant::now();
         let r = run_series(
             &b,
             None,
@@ -2026,7 +2025,6 @@ mod tests {
             setting(&clock),
             &mut Progress::new(Mode::Quiet),
         );
-        let took = t0.elapsed();
         assert_eq!(r.status, Status::Capped, "{:?}", r.message);
         let cap = &r.caps[0];
         assert_eq!((cap.resource.as_str(), cap.requested), ("time", 1000));
@@ -2046,8 +2044,6 @@ mod tests {
             let why = r.params.extra["runs_decided"]["why"].as_str().unwrap();
             assert!(why.starts_with("no time for another run"), "{why}");
         }
-        // Without the goal the same series takes several times as long.
-        assert!(took < Duration::from_secs(4), "{took:?}");
     }
 
     #[test]
