@@ -44,6 +44,7 @@
 //! a new protocol number; builds of the same number work together
 //! whatever their OS, architecture or C library ([`compatible`]).
 
+use crate::harness::reaper::ChildGroup;
 use std::ffi::OsString;
 use std::io::Read;
 use std::path::PathBuf;
@@ -344,18 +345,8 @@ pub fn supervise(idle: Duration, remove_dir: Option<PathBuf>, args: Vec<OsString
         };
         let mut cmd = Command::new(exe);
         cmd.args(&args).stdin(Stdio::piped());
-        {
-            use std::os::unix::process::CommandExt;
-            // SAFETY: one async-signal-safe call between fork and exec.
-            unsafe {
-                cmd.pre_exec(|| {
-                    crate::sys::die_with_parent(libc::SIGKILL);
-                    Ok(())
-                });
-            }
-            cmd.process_group(0);
-        }
-        match cmd.spawn() {
+        // A group of its own, dying with this supervisor.
+        match ChildGroup::spawn(&mut cmd) {
             Ok(c) => child = Some(c),
             Err(e) => {
                 eprintln!("error: __host-exec: cannot start the subcommand: {e}");
@@ -372,11 +363,11 @@ pub fn supervise(idle: Duration, remove_dir: Option<PathBuf>, args: Vec<OsString
     }
     let why = watch(idle, &mut child);
     let mut code = ExitCode::SUCCESS;
-    if let Some(mut c) = child {
-        drop(c.stdin.take());
+    if let Some(mut g) = child {
+        drop(g.child().stdin.take());
         let deadline = Instant::now() + Duration::from_secs(10);
         let status = loop {
-            match c.try_wait() {
+            match g.child().try_wait() {
                 Ok(Some(st)) => break Some(st),
                 Ok(None) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(20))
@@ -384,9 +375,9 @@ pub fn supervise(idle: Duration, remove_dir: Option<PathBuf>, args: Vec<OsString
                 _ => break None,
             }
         };
-        // SAFETY: signalling the process group this supervisor made.
-        unsafe { libc::kill(-(c.id() as i32), libc::SIGKILL) };
-        let status = status.or_else(|| c.wait().ok());
+        // What is left of its group is killed and reaped (a group whose
+        // id may be another's by now is not signalled).
+        drop(g);
         if !status.is_some_and(|s| s.success()) {
             code = ExitCode::from(1);
         }
@@ -409,12 +400,12 @@ pub fn supervise(idle: Duration, remove_dir: Option<PathBuf>, args: Vec<OsString
 
 /// Reads standard input until it ends or is silent for `idle`, or the
 /// child ends.
-fn watch(idle: Duration, child: &mut Option<std::process::Child>) -> Stop {
+fn watch(idle: Duration, child: &mut Option<ChildGroup>) -> Stop {
     let mut last = Instant::now();
     let mut stdin = std::io::stdin().lock();
     loop {
-        if let Some(c) = child.as_mut()
-            && matches!(c.try_wait(), Ok(Some(_)))
+        if let Some(g) = child.as_mut()
+            && matches!(g.child().try_wait(), Ok(Some(_)))
         {
             return Stop::ChildEnded;
         }

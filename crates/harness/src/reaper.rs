@@ -27,12 +27,17 @@
 
 use std::process::{Child, Command};
 use std::sync::Once;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use sys::stop::{self, Task};
 
 const SLOTS: usize = 64;
-static GROUPS: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
+/// The registered groups, each as a token: its id in the low 32 bits, a
+/// number given once in the high ones (so that a group given an id again
+/// is told from the one that had it); 0 is a free slot.
+static GROUPS: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
+/// The number of the next group registered.
+static NEXT: AtomicU64 = AtomicU64::new(1);
 static INSTALL: Once = Once::new();
 /// Whether standard error was a terminal when the handlers were
 /// installed (a message then starts on a line of its own, below a
@@ -47,7 +52,7 @@ pub const REAP_LIMIT: Duration = Duration::from_secs(10);
 /// Sends SIGKILL to every registered group (async-signal-safe).
 fn kill_all_groups() {
     for g in &GROUPS {
-        let pgid = g.load(Ordering::SeqCst);
+        let pgid = g.load(Ordering::SeqCst) as u32 as i32;
         if pgid > 0 {
             // SAFETY: kill() is async-signal-safe.
             unsafe { libc::kill(-pgid, libc::SIGKILL) };
@@ -184,6 +189,7 @@ pub fn install() {
 pub struct ChildGroup {
     child: Child,
     pgid: i32,
+    token: u64,
     slot: Option<usize>,
     _pending: stop::Pending,
 }
@@ -219,13 +225,24 @@ impl ChildGroup {
         }
         let child = cmd.process_group(0).spawn()?;
         let pgid = child.id() as i32;
+        // A new process's id is no process group's id: a slot still
+        // holding it belongs to a group whose leader was reaped and whose
+        // members are gone, so its number now names this group.
+        for g in &GROUPS {
+            let v = g.load(Ordering::SeqCst);
+            if v != 0 && v as u32 as i32 == pgid {
+                let _ = g.compare_exchange(v, 0, Ordering::SeqCst, Ordering::SeqCst);
+            }
+        }
+        let token = (NEXT.fetch_add(1, Ordering::SeqCst) << 32) | u64::from(pgid as u32);
         let slot = GROUPS.iter().position(|g| {
-            g.compare_exchange(0, pgid, Ordering::SeqCst, Ordering::SeqCst)
+            g.compare_exchange(0, token, Ordering::SeqCst, Ordering::SeqCst)
                 .is_ok()
         });
         Ok(ChildGroup {
             child,
             pgid,
+            token,
             slot,
             _pending: stop::pending(Task::Children),
         })
@@ -240,6 +257,49 @@ impl ChildGroup {
     pub fn pgid(&self) -> i32 {
         self.pgid
     }
+
+    /// Whether the group's id still names this group, so that a signal to
+    /// it reaches only its own processes. Once the leader is reaped and
+    /// its members are gone, the number is free for any new process group
+    /// of the machine (`kernel.pid_max` may be 32 768, and a fork
+    /// benchmark goes round it in seconds): it is ours while the leader is
+    /// our child not yet reaped (alive or a zombie, it holds its id) or a
+    /// member is (members orphaned by the leader are re-parented to us as
+    /// subreaper), and no group spawned since has been given the number.
+    fn still_ours(&self) -> bool {
+        if self
+            .slot
+            .is_some_and(|s| GROUPS[s].load(Ordering::SeqCst) != self.token)
+        {
+            return false;
+        }
+        unreaped_child(libc::P_PID, self.pgid) || unreaped_child(libc::P_PGID, self.pgid)
+    }
+}
+
+/// Whether a child of this process matching `id` (a pid or a process
+/// group, by `which`) has not been reaped yet: alive, or ended and waiting
+/// as a zombie. Nothing is reaped here (`WNOWAIT`).
+fn unreaped_child(which: libc::idtype_t, id: i32) -> bool {
+    loop {
+        // SAFETY: a zeroed siginfo_t is a valid buffer for waitid.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waitid on our own children, not blocking, not reaping.
+        let r = unsafe {
+            libc::waitid(
+                which,
+                id as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        if r == 0 {
+            return true;
+        }
+        if sys::errno() != libc::EINTR {
+            return false; // ECHILD: none
+        }
+    }
 }
 
 impl ChildGroup {
@@ -247,7 +307,7 @@ impl ChildGroup {
     /// (they were sent SIGKILL), reaping them; gives up once none has
     /// ended for `limit`. Returns how many were reaped here and whether
     /// some were left.
-    fn reap(&mut self, limit: Duration) -> (u64, bool) {
+    fn reap(&mut self, limit: Duration, members: bool) -> (u64, bool) {
         let mut reaped = 0;
         let mut last = Instant::now();
         let mut pause = Duration::from_micros(50);
@@ -280,7 +340,11 @@ impl ChildGroup {
             }
         }
         // Members orphaned by the leader's death were re-parented to us
-        // (subreaper) and share the group id: reap them all.
+        // (subreaper) and share the group id: reap them all — unless the
+        // id is another group's by now.
+        if !members {
+            return (reaped, false);
+        }
         loop {
             let mut status = 0;
             // SAFETY: waitpid on our own process group, not blocking.
@@ -302,9 +366,13 @@ impl ChildGroup {
 
 impl Drop for ChildGroup {
     fn drop(&mut self) {
-        // SAFETY: signalling a process group we created.
-        unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
-        let (reaped, left) = self.reap(REAP_LIMIT);
+        let ours = self.still_ours();
+        if ours {
+            // SAFETY: signalling a process group we created, its id held
+            // by an unreaped child of ours (checked just above).
+            unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
+        }
+        let (reaped, left) = self.reap(REAP_LIMIT, ours);
         stop::stopped_group(reaped);
         if left {
             let m = format!(
@@ -318,7 +386,7 @@ impl Drop for ChildGroup {
             }
         }
         if let Some(s) = self.slot {
-            GROUPS[s].store(0, Ordering::SeqCst);
+            let _ = GROUPS[s].compare_exchange(self.token, 0, Ordering::SeqCst, Ordering::SeqCst);
         }
     }
 }
@@ -546,5 +614,65 @@ pub(crate) mod tests {
             0,
             "grandchild {grandchild} survived"
         );
+    }
+
+    /// Waits (bounded) for the group's leader to end and reaps it.
+    fn reap_leader(g: &mut ChildGroup) {
+        let end = Instant::now() + Duration::from_secs(30);
+        while g.child().try_wait().unwrap().is_none() {
+            assert!(Instant::now() < end, "the leader did not end");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn a_group_whose_leader_was_reaped_and_members_are_gone_is_not_signalled() {
+        let _one = one();
+        let mut g = ChildGroup::spawn(&mut Command::new("true")).unwrap();
+        assert!(
+            g.still_ours(),
+            "the leader, alive or a zombie, holds the id"
+        );
+        reap_leader(&mut g);
+        // Its number may be any new process group's now.
+        assert!(!g.still_ours());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_orphan_keeps_the_group_ours_and_dies_with_it() {
+        let _one = one();
+        use std::io::BufRead;
+        // The leader ends at once, leaving its sleep (re-parented to us).
+        let mut g = ChildGroup::spawn(
+            Command::new("sh")
+                .args(["-c", "sleep 300 & echo $!"])
+                .stdout(std::process::Stdio::piped()),
+        )
+        .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(g.child().stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let orphan: i32 = line.trim().parse().unwrap();
+        reap_leader(&mut g);
+        assert!(running(orphan));
+        assert!(g.still_ours(), "a member of ours holds the id");
+        drop(g);
+        assert!(!running(orphan), "orphan {orphan} survived");
+    }
+
+    #[test]
+    fn a_group_whose_number_was_given_again_is_not_signalled() {
+        let _one = one();
+        let g = ChildGroup::spawn(Command::new("sleep").arg("300")).unwrap();
+        let s = g.slot.expect("a free slot");
+        // What a later spawn given the same id does to the earlier entry.
+        GROUPS[s].store(0, Ordering::SeqCst);
+        assert!(!g.still_ours());
+        GROUPS[s].store(g.token, Ordering::SeqCst);
+        assert!(g.still_ours());
+        drop(g);
+        assert_eq!(GROUPS[s].load(Ordering::SeqCst), 0, "the slot is freed");
     }
 }
