@@ -166,6 +166,23 @@ impl Data {
             .filter(|x| x.3 > 0)
     }
 
+    /// Appends the costs of `view`'s samples in bucket `b` of slot `s`
+    /// to `out`, each as many times as it was drawn, by cost: what
+    /// [`Data::cell`] gives, without the rest (the loop the resampling
+    /// spends most of its time in).
+    fn push_costs(&self, view: &View, s: usize, b: usize, out: &mut Vec<f64>) {
+        let c = &self.cells[view.slots[s]][b];
+        match view.counts.as_ref().map(|w| &w[s][b]) {
+            None => out.extend_from_slice(&c.y),
+            Some(w) => {
+                out.reserve(c.y.len());
+                for (&y, &k) in c.y.iter().zip(w) {
+                    out.extend(std::iter::repeat_n(y, k as usize));
+                }
+            }
+        }
+    }
+
     /// Median n of the low end from layout bucket `from` on.
     fn end_n_from(&self, from: usize) -> f64 {
         let mut ns: Vec<f64> = self
@@ -286,11 +303,7 @@ fn per_bucket(view: &View, data: &Data) -> PerBucket {
                 continue;
             }
             let before = ys.len();
-            for (y, _, _, w) in data.cell(view, s, b) {
-                for _ in 0..w {
-                    ys.push(y);
-                }
-            }
+            data.push_costs(view, s, b, &mut ys);
             // The slot's part of `ys` is sorted: its median is direct.
             let part = &ys[before..];
             let m = buckets::quantile(part, 0.5);
@@ -329,11 +342,7 @@ fn ends(view: &View, data: &Data, out_buckets: &[Bucket], warm_up: usize) -> (Le
         let mut v: Vec<f64> = Vec::new();
         for s in 0..view.slots.len() {
             for b in r.clone() {
-                for (y, _, _, w) in data.cell(view, s, b) {
-                    for _ in 0..w {
-                        v.push(y);
-                    }
-                }
+                data.push_costs(view, s, b, &mut v);
             }
         }
         interquartile_mean(&mut v)
@@ -359,10 +368,10 @@ fn slot_ends(view: &View, data: &Data) -> Vec<(u32, f64, f64)> {
     (0..view.slots.len())
         .map(|s| {
             let one = |r: std::ops::Range<usize>| {
-                let mut v: Vec<f64> = r
-                    .flat_map(|b| data.cell(view, s, b))
-                    .flat_map(|(y, _, _, w)| std::iter::repeat_n(y, w as usize))
-                    .collect();
+                let mut v: Vec<f64> = Vec::new();
+                for b in r {
+                    data.push_costs(view, s, b, &mut v);
+                }
                 interquartile_mean(&mut v)
             };
             (
