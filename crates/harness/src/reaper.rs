@@ -1,7 +1,10 @@
 //! Child processes and signals: every process a benchmark starts lives in a
 //! process group of its own that is killed (SIGKILL to the whole group) and
 //! reaped when its [`ChildGroup`] is dropped — on normal end, error, panic
-//! (unwinding drops it; the panic hook kills too) and ^C.
+//! (unwinding drops it; the panic hook kills too) and ^C. A group is
+//! signalled only while its id is still its own: held by its leader or a
+//! member not yet reaped (once they are gone the number may be any new
+//! group of the machine's).
 //!
 //! SIGINT, SIGTERM and SIGHUP only set a flag ([`interrupted`]) that the
 //! runner checks between operations; they are installed without
