@@ -52,11 +52,12 @@ static ERR_TTY: AtomicBool = AtomicBool::new(false);
 /// stuck in the kernel, in uninterruptible sleep, cannot be killed).
 pub const REAP_LIMIT: Duration = Duration::from_secs(10);
 
-/// Sends SIGKILL to every registered group (async-signal-safe).
+/// Sends SIGKILL to every registered group whose id is still its own
+/// (see [`ChildGroup::still_ours`]; only system calls: async-signal-safe).
 fn kill_all_groups() {
     for g in &GROUPS {
         let pgid = g.load(Ordering::SeqCst) as u32 as i32;
-        if pgid > 0 {
+        if pgid > 0 && (unreaped_child(libc::P_PID, pgid) || unreaped_child(libc::P_PGID, pgid)) {
             // SAFETY: kill() is async-signal-safe.
             unsafe { libc::kill(-pgid, libc::SIGKILL) };
         }
