@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Items and bytes done so far, advanced by whoever does the work (the
@@ -545,9 +545,53 @@ struct Shared {
     /// every thread ends, and [`run`] returns it as its error.
     fatal: std::sync::Mutex<Option<String>>,
     failed: AtomicBool,
+    /// Threads still opening their first connections.
+    opening: AtomicUsize,
+    /// The latest moment a thread finished opening them, ns after the
+    /// start.
+    opened_ns: AtomicU64,
 }
 
 impl Shared {
+    /// The state `threads` threads share for `opts`.
+    fn new(opts: &LoadOptions, threads: usize) -> Shared {
+        Shared {
+            claimed: AtomicU64::new(0),
+            next_url: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            total: opts.total,
+            open: AtomicU64::new(0),
+            peak_open: AtomicU64::new(0),
+            answered: opts
+                .targets
+                .iter()
+                .map(|_| AtomicBool::new(false))
+                .collect(),
+            fatal: std::sync::Mutex::new(None),
+            failed: AtomicBool::new(false),
+            opening: AtomicUsize::new(threads),
+            opened_ns: AtomicU64::new(0),
+        }
+    }
+
+    /// Called once by each thread when it has asked for all its first
+    /// connections (or could not): waits (at most `limit`) for the others,
+    /// then says how long after `start` the last one was done.
+    fn opened(&self, start: Instant, limit: Duration, stop: Option<fn() -> bool>) -> Duration {
+        let at = start.elapsed().as_nanos() as u64;
+        self.opened_ns.fetch_max(at, Ordering::AcqRel);
+        self.opening.fetch_sub(1, Ordering::AcqRel);
+        let waited = Instant::now();
+        while self.opening.load(Ordering::Acquire) > 0
+            && waited.elapsed() < limit
+            && !self.failed.load(Ordering::Relaxed)
+            && !stop.is_some_and(|f| f())
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Duration::from_nanos(self.opened_ns.load(Ordering::Acquire))
+    }
+
     /// Claims one more request; false when the total is reached.
     fn claim(&self) -> bool {
         match self.total {
@@ -672,21 +716,7 @@ impl Tally {
 pub fn run(opts: &LoadOptions) -> io::Result<Outcome> {
     check(opts)?;
     let threads = opts.threads.clamp(1, opts.connections.max(1));
-    let shared = Shared {
-        claimed: AtomicU64::new(0),
-        next_url: AtomicU64::new(0),
-        stop: AtomicBool::new(false),
-        total: opts.total,
-        open: AtomicU64::new(0),
-        peak_open: AtomicU64::new(0),
-        answered: opts
-            .targets
-            .iter()
-            .map(|_| AtomicBool::new(false))
-            .collect(),
-        fatal: std::sync::Mutex::new(None),
-        failed: AtomicBool::new(false),
-    };
+    let shared = Shared::new(opts, threads);
     let start = Instant::now();
     let tallies: Vec<io::Result<Vec<Tally>>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -695,7 +725,14 @@ pub fn run(opts: &LoadOptions) -> io::Result<Outcome> {
                     opts.connections / threads + usize::from(t < opts.connections % threads);
                 let shared = &shared;
                 s.spawn(move || -> io::Result<Vec<Tally>> {
-                    let mut w = Worker::new(opts, shared, conns, threads, start)?;
+                    let mut w = match Worker::new(opts, shared, conns, threads, start) {
+                        Ok(w) => w,
+                        Err(e) => {
+                            // The others do not wait for this one.
+                            shared.opening.fetch_sub(1, Ordering::AcqRel);
+                            return Err(e);
+                        }
+                    };
                     w.run()?;
                     if !w.warming {
                         w.done.push(w.t);
@@ -713,6 +750,8 @@ pub fn run(opts: &LoadOptions) -> io::Result<Outcome> {
             .collect()
     });
     let end = Instant::now();
+    // What was measured starts once every first connection was asked for.
+    let start = start + late_start(opts, &shared);
     let tallies = tallies.into_iter().collect::<io::Result<Vec<_>>>()?;
     if let Some(why) = shared.fatal.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(io::Error::new(io::ErrorKind::InvalidData, why));
@@ -724,6 +763,17 @@ pub fn run(opts: &LoadOptions) -> io::Result<Outcome> {
         end,
         shared.peak_open.load(Ordering::Relaxed),
     ))
+}
+
+/// How late the warm-up and the rounds began: opening every first
+/// connection (30 000 on a busy machine: seconds) is not measured, and no
+/// round goes by while a thread is still asking for them. None with a
+/// fixed rate, whose requests keep their slots.
+fn late_start(opts: &LoadOptions, shared: &Shared) -> Duration {
+    if opts.rate.is_some_and(|r| r > 0.0) {
+        return Duration::ZERO;
+    }
+    Duration::from_nanos(shared.opened_ns.load(Ordering::Acquire))
 }
 
 /// Whether `opts` can be run: URLs given, a duration for a warm-up or
@@ -989,6 +1039,7 @@ impl<'a> Worker<'a> {
         for i in 0..self.conns.len() {
             self.next_request(i);
         }
+        self.all_opened();
         let mut events: Vec<Event> = Vec::with_capacity(1024);
         let mut last_sweep = self.now;
         loop {
@@ -1052,6 +1103,30 @@ impl<'a> Worker<'a> {
             self.drop_fd(i);
         }
         Ok(())
+    }
+
+    /// Once every thread has asked for its first connections: the
+    /// warm-up, the rounds, the end and the requests' time limits move
+    /// by the time that took ([`late_start`]).
+    fn all_opened(&mut self) {
+        let start = self.now;
+        let late = self
+            .shared
+            .opened(start, self.opts.timeout, self.opts.stop)
+            .min(start.elapsed());
+        self.now = Instant::now();
+        if self.next_slot.is_some() {
+            return;
+        }
+        for m in &mut self.marks {
+            *m += late;
+        }
+        if let Some(d) = &mut self.deadline {
+            *d += late;
+        }
+        for c in &mut self.conns {
+            c.deadline += late;
+        }
     }
 
     /// How long to wait for events: until the next rate slot or timeout
@@ -1524,6 +1599,32 @@ mod tests {
         o.statuses.insert(404, seed);
         o.peak_open = 10 + seed;
         o
+    }
+
+    #[test]
+    fn the_measured_time_starts_once_every_thread_has_opened_its_connections() {
+        let opts = LoadOptions::new(vec![Target::parse("http://127.0.0.1:1/").unwrap()], 2);
+        let shared = Shared::new(&opts, 2);
+        let start = Instant::now();
+        let limit = Duration::from_secs(30);
+        let late = std::thread::scope(|s| {
+            let slow = s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(200));
+                shared.opened(start, limit, None)
+            });
+            let quick = s.spawn(|| shared.opened(start, limit, None));
+            [quick.join().unwrap(), slow.join().unwrap()]
+        });
+        // The quick thread waited for the slow one; both start from the
+        // slow one's moment.
+        assert_eq!(late[0], late[1]);
+        assert!(late[0] >= Duration::from_millis(200), "{late:?}");
+        // A thread that never says (it failed) holds the others at most
+        // the limit.
+        let shared = Shared::new(&opts, 2);
+        let waited = Instant::now();
+        shared.opened(Instant::now(), Duration::from_millis(50), None);
+        assert!(waited.elapsed() >= Duration::from_millis(50));
     }
 
     #[test]
