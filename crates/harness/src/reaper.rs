@@ -510,10 +510,16 @@ pub(crate) mod tests {
     /// A shell in its own group that starts a long sleep in the background
     /// and prints the sleep's pid.
     fn shell_with_grandchild() -> (ChildGroup, i32) {
+        shell_starting_sleep("sleep 300 & echo $!; wait")
+    }
+
+    /// A shell in its own group running `script`, which starts a sleep in
+    /// the background and prints its pid first.
+    fn shell_starting_sleep(script: &str) -> (ChildGroup, i32) {
         use std::io::BufRead;
         let mut g = ChildGroup::spawn(
             Command::new("sh")
-                .args(["-c", "sleep 300 & echo $!; wait"])
+                .args(["-c", script])
                 .stdout(std::process::Stdio::piped()),
         )
         .unwrap();
@@ -646,19 +652,8 @@ pub(crate) mod tests {
     #[test]
     fn an_orphan_keeps_the_group_ours_and_dies_with_it() {
         let _one = one();
-        use std::io::BufRead;
         // The leader ends at once, leaving its sleep (re-parented to us).
-        let mut g = ChildGroup::spawn(
-            Command::new("sh")
-                .args(["-c", "sleep 300 & echo $!"])
-                .stdout(std::process::Stdio::piped()),
-        )
-        .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(g.child().stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let orphan: i32 = line.trim().parse().unwrap();
+        let (mut g, orphan) = shell_starting_sleep("sleep 300 & echo $!");
         reap_leader(&mut g);
         assert!(running(orphan));
         assert!(g.still_ours(), "a member of ours holds the id");

@@ -173,6 +173,7 @@ mod tests {
 
     #[test]
     fn every_backend_serves_many_keep_alive_connections() {
+        let _turn = crate::many_descriptors();
         for b in engines() {
             let stats = with_server(&b, false, |addr| {
                 let mut conns: Vec<TcpStream> = (0..300).map(|_| connect(addr)).collect();

@@ -45,6 +45,15 @@ pub fn said(answer: &[u8]) -> String {
     format!("`{shown}{}`", if cut { "…" } else { "" })
 }
 
+/// Unit tests that hold hundreds of descriptors take turns: side by side
+/// they push each other's numbers past select()'s `FD_SETSIZE` (1 024),
+/// which the select backend then rightly refuses.
+#[cfg(test)]
+pub(crate) fn many_descriptors() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

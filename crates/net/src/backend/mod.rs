@@ -249,6 +249,7 @@ mod tests {
 
     #[test]
     fn many_descriptors_are_reported_exactly() {
+        let _turn = crate::many_descriptors();
         for b in Backend::available_all() {
             let mut p = b.create().unwrap();
             let pairs: Vec<(UnixStream, UnixStream)> =
