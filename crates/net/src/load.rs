@@ -767,10 +767,11 @@ pub fn run(opts: &LoadOptions) -> io::Result<Outcome> {
 
 /// How late the warm-up and the rounds began: opening every first
 /// connection (30 000 on a busy machine: seconds) is not measured, and no
-/// round goes by while a thread is still asking for them. None with a
-/// fixed rate, whose requests keep their slots.
+/// round goes by while a thread is still asking for them. None for a
+/// load of a count (its time is all of it, as before) or at a fixed rate
+/// (its requests keep their slots).
 fn late_start(opts: &LoadOptions, shared: &Shared) -> Duration {
-    if opts.rate.is_some_and(|r| r > 0.0) {
+    if opts.duration.is_none() || opts.rate.is_some_and(|r| r > 0.0) {
         return Duration::ZERO;
     }
     Duration::from_nanos(shared.opened_ns.load(Ordering::Acquire))
@@ -1115,7 +1116,7 @@ impl<'a> Worker<'a> {
             .opened(start, self.opts.timeout, self.opts.stop)
             .min(start.elapsed());
         self.now = Instant::now();
-        if self.next_slot.is_some() {
+        if self.opts.duration.is_none() || self.next_slot.is_some() {
             return;
         }
         for m in &mut self.marks {
