@@ -359,8 +359,8 @@ impl Lab<'_> {
             .env("ANSIBLE_LOCAL_TEMP", dir.join("tmp"))
             .env("ANSIBLE_REMOTE_TEMP", dir.join("remote-tmp"))
             // One connection per host carries every task and poll, and
-            // the next playbook's (a new SSH handshake per task cost this
-            // test a fifth of its CPU); it ends 15 s after its last use,
+            // the next playbook's (with one per task, ssh and sshd were 16 %
+            // of both CPUs during this test); it ends 15 s after its last use,
             // and the test closes what is left at its end. No
             // compression on a link within this machine.
             .env(
