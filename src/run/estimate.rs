@@ -49,7 +49,7 @@ pub const QUICK_SECONDS: &[(&str, f64, u32)] = &[
 /// Seconds of a time goal (`run --within`) kept for what follows the
 /// last item: removing the work directory (the end of a quick run took
 /// 2.5 to 4.4 s on a 2-vCPU VM, 2026-12-06, most of it unlinking the
-/// manymap series' 10 000 files), the result files and the report.
+/// manymap series' 10 500 files), the result files and the report.
 pub const END_RESERVE: f64 = 5.0;
 
 /// How much longer than their estimates the workloads left are taken to

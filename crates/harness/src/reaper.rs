@@ -52,12 +52,12 @@ static ERR_TTY: AtomicBool = AtomicBool::new(false);
 /// stuck in the kernel, in uninterruptible sleep, cannot be killed).
 pub const REAP_LIMIT: Duration = Duration::from_secs(10);
 
-/// Sends SIGKILL to every registered group whose id is still its own
-/// (see [`ChildGroup::still_ours`]; only system calls: async-signal-safe).
+/// Sends SIGKILL to every registered group whose id is still held by a
+/// child of ours ([`id_held`]; only system calls: async-signal-safe).
 fn kill_all_groups() {
     for g in &GROUPS {
         let pgid = g.load(Ordering::SeqCst) as u32 as i32;
-        if pgid > 0 && (unreaped_child(libc::P_PID, pgid) || unreaped_child(libc::P_PGID, pgid)) {
+        if pgid > 0 && id_held(pgid) {
             // SAFETY: kill() is async-signal-safe.
             unsafe { libc::kill(-pgid, libc::SIGKILL) };
         }
@@ -277,8 +277,14 @@ impl ChildGroup {
         {
             return false;
         }
-        unreaped_child(libc::P_PID, self.pgid) || unreaped_child(libc::P_PGID, self.pgid)
+        id_held(self.pgid)
     }
+}
+
+/// Whether process group id `pgid` is held by a child of ours not yet
+/// reaped: its leader, or a member of it.
+fn id_held(pgid: i32) -> bool {
+    unreaped_child(libc::P_PID, pgid) || unreaped_child(libc::P_PGID, pgid)
 }
 
 /// Whether a child of this process matching `id` (a pid or a process

@@ -771,10 +771,16 @@ pub fn run(opts: &LoadOptions) -> io::Result<Outcome> {
 /// load of a count (its time is all of it, as before) or at a fixed rate
 /// (its requests keep their slots).
 fn late_start(opts: &LoadOptions, shared: &Shared) -> Duration {
-    if opts.duration.is_none() || opts.rate.is_some_and(|r| r > 0.0) {
+    if !clock_after_opening(opts) {
         return Duration::ZERO;
     }
     Duration::from_nanos(shared.opened_ns.load(Ordering::Acquire))
+}
+
+/// Whether `opts`'s clock starts after the opening ([`late_start`]): a
+/// load of a duration, not at a fixed rate.
+fn clock_after_opening(opts: &LoadOptions) -> bool {
+    opts.duration.is_some() && !opts.rate.is_some_and(|r| r > 0.0)
 }
 
 /// Whether `opts` can be run: URLs given, a duration for a warm-up or
@@ -1110,13 +1116,11 @@ impl<'a> Worker<'a> {
     /// warm-up, the rounds, the end and the requests' time limits move
     /// by the time that took ([`late_start`]).
     fn all_opened(&mut self) {
-        let start = self.now;
         let late = self
             .shared
-            .opened(start, self.opts.timeout, self.opts.stop)
-            .min(start.elapsed());
+            .opened(self.now, self.opts.timeout, self.opts.stop);
         self.now = Instant::now();
-        if self.opts.duration.is_none() || self.next_slot.is_some() {
+        if !clock_after_opening(self.opts) {
             return;
         }
         for m in &mut self.marks {
