@@ -4,7 +4,7 @@
 //! every judgement is made from — the same function for the data and for
 //! each replica, so that a replica is judged exactly as the data is.
 
-use super::buckets::{self, Bucket, Layout, Sample, interquartile_mean, median_of, quantile};
+use super::buckets::{self, Bucket, Counted, Layout, Sample, median_of, quantile};
 use super::flags::{self, Shadow};
 use super::warmup;
 use rand::rngs::Xoshiro256PlusPlus as Rng64;
@@ -30,6 +30,48 @@ struct Cell {
     n: Vec<f64>,
 }
 
+/// The samples of some runs over a range of buckets in one order by cost,
+/// and where each of them sits in it: a replica's draws are counted into
+/// that order ([`Counted`]) instead of copied and sorted.
+#[derive(Debug, Clone, Default)]
+struct Pooled {
+    /// The first bucket pooled.
+    first: usize,
+    /// Every pooled cost, ascending.
+    values: Vec<f64>,
+    /// `pos[run][bucket - first][i]`: where the i-th sample (by cost) of
+    /// the run's cell is in `values`; empty for a run not pooled.
+    pos: Vec<Vec<Vec<u32>>>,
+}
+
+impl Pooled {
+    /// Pools the cells of `runs` over `buckets`.
+    fn new(cells: &[Vec<Cell>], runs: &[usize], buckets: std::ops::Range<usize>) -> Pooled {
+        let mut all: Vec<(f64, usize, usize, usize)> = Vec::new();
+        for &r in runs {
+            for b in buckets.clone() {
+                all.extend(cells[r][b].y.iter().enumerate().map(|(i, &y)| (y, r, b, i)));
+            }
+        }
+        all.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut pos: Vec<Vec<Vec<u32>>> = vec![Vec::new(); cells.len()];
+        for &r in runs {
+            pos[r] = buckets
+                .clone()
+                .map(|b| vec![0; cells[r][b].y.len()])
+                .collect();
+        }
+        for (p, &(_, r, b, i)) in all.iter().enumerate() {
+            pos[r][b - buckets.start][i] = u32::try_from(p).expect("fewer than 2^32 samples");
+        }
+        Pooled {
+            first: buckets.start,
+            values: all.iter().map(|x| x.0).collect(),
+            pos,
+        }
+    }
+}
+
 /// Samples by run and bucket.
 #[derive(Debug, Clone)]
 pub struct Data {
@@ -44,6 +86,12 @@ pub struct Data {
     n_ranges: Vec<(f64, f64, f64)>,
     /// Median n of the low and of the high end.
     end_n: (f64, f64),
+    /// Per bucket: every run's samples there.
+    bucket_pools: Vec<Pooled>,
+    /// The low end's and the high end's samples, every run's.
+    end_pools: (Pooled, Pooled),
+    /// Per run: its own low end's and high end's samples.
+    run_end_pools: Vec<(Pooled, Pooled)>,
 }
 
 impl Data {
@@ -94,7 +142,25 @@ impl Data {
             median_of(&mut ns)
         };
         let end_n = (end(0..layout.low_end), end(layout.high_end..layout.len()));
+        let every: Vec<usize> = (0..runs.len()).collect();
+        let (low, high) = (0..layout.low_end, layout.high_end..layout.len());
         Data {
+            bucket_pools: (0..layout.len())
+                .map(|b| Pooled::new(&cells, &every, b..b + 1))
+                .collect(),
+            end_pools: (
+                Pooled::new(&cells, &every, low.clone()),
+                Pooled::new(&cells, &every, high.clone()),
+            ),
+            run_end_pools: every
+                .iter()
+                .map(|&r| {
+                    (
+                        Pooled::new(&cells, &[r], low.clone()),
+                        Pooled::new(&cells, &[r], high.clone()),
+                    )
+                })
+                .collect(),
             layout,
             runs,
             cells,
@@ -166,10 +232,67 @@ impl Data {
             .filter(|x| x.3 > 0)
     }
 
+    /// Adds to `counts` (by position in `pool`) how many times `view`
+    /// drew each sample of slot `s` in `buckets` (all pooled).
+    fn count_into(
+        &self,
+        pool: &Pooled,
+        view: &View,
+        s: usize,
+        buckets: std::ops::Range<usize>,
+        counts: &mut [u32],
+    ) {
+        let run = &pool.pos[view.slots[s]];
+        for b in buckets {
+            let pos = &run[b - pool.first];
+            match view.counts.as_ref().map(|w| &w[s][b]) {
+                None => pos.iter().for_each(|&p| counts[p as usize] += 1),
+                Some(w) => {
+                    for (&p, &k) in pos.iter().zip(w) {
+                        counts[p as usize] += k;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The interquartile mean of the samples `view` drew from `pool`'s
+    /// cells in `buckets`, over the slots `slots`.
+    fn pooled_mean(
+        &self,
+        pool: &Pooled,
+        view: &View,
+        slots: std::ops::Range<usize>,
+        buckets: std::ops::Range<usize>,
+    ) -> f64 {
+        let mut counts = vec![0u32; pool.values.len()];
+        for s in slots {
+            self.count_into(pool, view, s, buckets.clone(), &mut counts);
+        }
+        Counted {
+            values: &pool.values,
+            counts: &counts,
+        }
+        .interquartile_mean()
+    }
+
+    /// The median of `view`'s samples in bucket `b` of slot `s`.
+    fn slot_median(&self, view: &View, s: usize, b: usize) -> f64 {
+        let y = &self.cells[view.slots[s]][b].y;
+        match view.counts.as_ref().map(|w| &w[s][b]) {
+            None => quantile(y, 0.5),
+            Some(w) => Counted {
+                values: y,
+                counts: w,
+            }
+            .quantiles([0.5])[0],
+        }
+    }
+
     /// Appends the costs of `view`'s samples in bucket `b` of slot `s`
-    /// to `out`, each as many times as it was drawn, by cost: what
-    /// [`Data::cell`] gives, without the rest (the loop the resampling
-    /// spends most of its time in).
+    /// to `out`, each as many times as it was drawn, by cost (what the
+    /// summaries were computed from before they counted).
+    #[cfg(test)]
     fn push_costs(&self, view: &View, s: usize, b: usize, out: &mut Vec<f64>) {
         let c = &self.cells[view.slots[s]][b];
         match view.counts.as_ref().map(|w| &w[s][b]) {
@@ -293,29 +416,31 @@ fn per_bucket(view: &View, data: &Data) -> PerBucket {
     let mut out_buckets = Vec::with_capacity(nb);
     let mut pooled_median = vec![f64::NAN; nb];
     let mut slot_median = vec![vec![f64::NAN; nb]; slots];
-    let mut ys: Vec<f64> = Vec::new();
-    for b in 0..nb {
-        ys.clear();
+    let mut counts: Vec<u32> = Vec::new();
+    for (b, pool) in data.bucket_pools.iter().enumerate() {
+        counts.clear();
+        counts.resize(pool.values.len(), 0);
         let mut meds = Vec::new();
         for (s, own) in slot_median.iter_mut().enumerate() {
             let len = data.cell_len(view, s, b);
             if len == 0 {
                 continue;
             }
-            let before = ys.len();
-            data.push_costs(view, s, b, &mut ys);
-            // The slot's part of `ys` is sorted: its median is direct.
-            let part = &ys[before..];
-            let m = buckets::quantile(part, 0.5);
+            data.count_into(pool, view, s, b..b + 1, &mut counts);
             if len >= 5 {
+                let m = data.slot_median(view, s, b);
                 meds.push(m);
                 own[b] = m;
             }
         }
-        if ys.is_empty() {
+        let ys = Counted {
+            values: &pool.values,
+            counts: &counts,
+        };
+        if ys.total() == 0 {
             continue;
         }
-        let bucket = buckets::summarize(&mut ys, data.n_ranges[b], &meds);
+        let bucket = buckets::summarize_counted(&ys, data.n_ranges[b], &meds);
         pooled_median[b] = bucket.median;
         out_buckets.push(bucket);
     }
@@ -338,26 +463,19 @@ fn ends(view: &View, data: &Data, out_buckets: &[Bucket], warm_up: usize) -> (Le
     } else {
         0
     };
-    let end = |r: std::ops::Range<usize>| {
-        let mut v: Vec<f64> = Vec::new();
-        for s in 0..view.slots.len() {
-            for b in r.clone() {
-                data.push_costs(view, s, b, &mut v);
-            }
-        }
-        interquartile_mean(&mut v)
-    };
+    let slots = 0..view.slots.len();
+    let (low_pool, high_pool) = &data.end_pools;
     let low = Level {
         n: if low_from == 0 {
             data.end_n.0
         } else {
             data.end_n_from(low_from)
         },
-        ns: end(low_from..layout.low_end),
+        ns: data.pooled_mean(low_pool, view, slots.clone(), low_from..layout.low_end),
     };
     let high = Level {
         n: data.end_n.1,
-        ns: end(layout.high_end..layout.len()),
+        ns: data.pooled_mean(high_pool, view, slots, layout.high_end..layout.len()),
     };
     (low, high)
 }
@@ -367,17 +485,11 @@ fn slot_ends(view: &View, data: &Data) -> Vec<(u32, f64, f64)> {
     let layout = &data.layout;
     (0..view.slots.len())
         .map(|s| {
-            let one = |r: std::ops::Range<usize>| {
-                let mut v: Vec<f64> = Vec::new();
-                for b in r {
-                    data.push_costs(view, s, b, &mut v);
-                }
-                interquartile_mean(&mut v)
-            };
+            let (low, high) = &data.run_end_pools[view.slots[s]];
             (
                 data.runs[view.slots[s]],
-                one(0..layout.low_end),
-                one(layout.high_end..layout.len()),
+                data.pooled_mean(low, view, s..s + 1, 0..layout.low_end),
+                data.pooled_mean(high, view, s..s + 1, layout.high_end..layout.len()),
             )
         })
         .collect()
@@ -526,6 +638,107 @@ mod tests {
         }
         // Whole runs are resampled: the replicas' levels differ.
         assert!(a.windows(2).any(|w| w[0].low.ns != w[1].low.ns));
+    }
+
+    /// The summary of `view` from copies of its draws, as it was computed
+    /// before draws were counted: its buckets, ends and slots' ends.
+    fn by_copies(view: &View, d: &Data, warm_up: usize) -> (Vec<Bucket>, f64, f64, Vec<f64>) {
+        let slots = 0..view.slots.len();
+        let copies = |slots: std::ops::Range<usize>, bs: std::ops::Range<usize>| {
+            let mut v = Vec::new();
+            for s in slots {
+                for b in bs.clone() {
+                    d.push_costs(view, s, b, &mut v);
+                }
+            }
+            v
+        };
+        let mut buckets = Vec::new();
+        for b in 0..d.layout.len() {
+            let mut ys = copies(slots.clone(), b..b + 1);
+            let meds: Vec<f64> = slots
+                .clone()
+                .filter(|&s| d.cell_len(view, s, b) >= 5)
+                .map(|s| quantile(&copies(s..s + 1, b..b + 1), 0.5))
+                .collect();
+            if !ys.is_empty() {
+                buckets.push(buckets::summarize(&mut ys, d.n_ranges[b], &meds));
+            }
+        }
+        let low_from = if warm_up > 0 {
+            let skipped = buckets[warm_up - 1].n_hi;
+            (0..d.layout.low_end)
+                .find(|&b| d.n_ranges[b].0 > skipped)
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        let iqm = |mut v: Vec<f64>| buckets::interquartile_mean(&mut v);
+        let (low, high) = (0..d.layout.low_end, d.layout.high_end..d.layout.len());
+        let own = slots
+            .clone()
+            .flat_map(|s| {
+                [
+                    iqm(copies(s..s + 1, low.clone())),
+                    iqm(copies(s..s + 1, high.clone())),
+                ]
+            })
+            .collect();
+        (
+            buckets,
+            iqm(copies(slots.clone(), low_from..d.layout.low_end)),
+            iqm(copies(slots, high)),
+            own,
+        )
+    }
+
+    #[test]
+    fn counted_replicas_summarise_as_their_copies_do() {
+        // Five runs at different levels, costs on a coarse grid (ties),
+        // a warm-up at the start of each run.
+        let s = series(5, |r, n| {
+            let warm = if n < 40.0 { 3.0 } else { 1.0 };
+            (((1000.0 + n + 37.0 * f64::from(r)) * warm / 7.0).round() * 7.0)
+                + if (n as u32 + r).is_multiple_of(11) {
+                    900.0
+                } else {
+                    0.0
+                }
+        });
+        let d = Data::new(&s);
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+        let mut warm = 0;
+        for i in 0..12 {
+            let view = if i == 0 {
+                d.full()
+            } else {
+                d.replica_at(99, i)
+            };
+            let sum = summarize(&view, &d, false);
+            warm += usize::from(sum.warm_up > 0);
+            let (buckets, low, high, own) = by_copies(&view, &d, sum.warm_up);
+            assert_eq!(sum.buckets.len(), buckets.len());
+            for (a, b) in sum.buckets.iter().zip(&buckets) {
+                assert_eq!(
+                    (a.count, a.p10, a.p25, a.median),
+                    (b.count, b.p10, b.p25, b.median)
+                );
+                assert_eq!((a.p75, a.p90, a.n), (b.p75, b.p90, b.n));
+                assert!(close(a.se, b.se), "{a:?} against {b:?}");
+            }
+            assert!(
+                close(sum.low.ns, low) && close(sum.high.ns, high),
+                "replica {i}"
+            );
+            for (k, &(_, l, h)) in sum.slot_ends.iter().enumerate() {
+                assert!(
+                    close(l, own[2 * k]) && close(h, own[2 * k + 1]),
+                    "replica {i} slot {k}"
+                );
+            }
+        }
+        // The low end after a warm-up was compared too.
+        assert!(warm > 0);
     }
 
     #[test]
