@@ -64,6 +64,8 @@ fn counts_are_exact_against_serve() {
         (100..=110).contains(&conns),
         "{conns} connections for 1000 requests, 10 each"
     );
+    // A load of a count measures all its time, opening included.
+    assert!(v.get("opening_s").is_none(), "{v}");
     // -c 1000000 -n 10 reported 32 requests (a request for each
     // of 32 processes). A connection with no request to make is not opened.
     let (v, ok) = load(&[
@@ -616,6 +618,10 @@ fn a_spread_load_stops_on_a_signal_and_leaves_nothing() {
         requests > 0 && v["statuses"]["200"].as_u64() == Some(requests),
         "{out}"
     );
+    // A load of a duration says how long asking for its first connections
+    // took, apart from its measured seconds (the longest process's).
+    let opening = v["opening_s"].as_f64().unwrap_or_else(|| panic!("{out}"));
+    assert!((0.0..PATIENCE.as_secs_f64()).contains(&opening), "{out}");
     // kill -9: the load processes die with it.
     let mut child = long_load(&url, &["--processes", "3", "--quiet"]);
     let sid = child.0.id() as i32;

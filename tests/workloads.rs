@@ -290,6 +290,9 @@ fn a_connection_sweep_keeps_every_sample_and_names_its_peak() {
                 let secs = x["seconds"].as_f64().unwrap();
                 assert!((0.25..1.0).contains(&secs), "a 0.3 s sample took {secs} s");
             }
+            // How long asking for the level's connections took, apart.
+            let opening = l["params"]["opening_s"].as_f64();
+            assert!(opening.is_some_and(|t| t >= 0.0), "{l}");
             // Linux tells how busy the CPUs were, and at what clock.
             let busy = l["cpu_busy"].as_f64().unwrap();
             assert!(busy > 0.0 && busy <= 1.0, "{l}");

@@ -263,6 +263,12 @@ fn write_words(
         s.mb_per_s,
         fmt_n(o.connections as f64)
     )?;
+    if let Some(t) = s.opening_s {
+        writeln!(
+            w,
+            "  opening   {t:.2} s asking for the first connections, before the heat-up (not measured)"
+        )?;
+    }
     let l = &s.latency_ns;
     if o.requests == 0 {
         writeln!(w, "  latency   none: no request was answered")?;

@@ -530,6 +530,9 @@ fn record_time_wait(
     );
     if let Some(o) = o {
         p.insert("peak_open".into(), json!(o.peak_open));
+        if let Some(t) = o.opening {
+            p.insert("opening_s".into(), json!(t.as_secs_f64()));
+        }
     }
 }
 
@@ -628,7 +631,9 @@ fn level_of_connections(
         });
     }
     if !out.samples.is_empty() {
-        out.window = Some(((begun + plan.heat_up).min(end), end));
+        // The heat-up began once the connections were asked for.
+        let heated = begun + o.opening.unwrap_or_default() + plan.heat_up;
+        out.window = Some((heated.min(end), end));
     }
     out
 }

@@ -315,6 +315,10 @@ pub struct Outcome {
     pub peak_open: u64,
     /// Processes that made the load.
     pub processes: u32,
+    /// How long asking for every first connection took, when the measured
+    /// time starts after it (a load of a duration, not at a fixed rate):
+    /// not part of `elapsed` (with several processes: the longest).
+    pub opening: Option<Duration>,
 }
 
 impl Outcome {
@@ -326,6 +330,7 @@ impl Outcome {
             requests: self.requests,
             seconds: self.elapsed.as_secs_f64(),
             requests_per_s: self.rate(),
+            opening_s: self.opening.map(|d| d.as_secs_f64()),
             mb_per_s: self.mb_per_s(),
             body_bytes: self.body_bytes,
             connections: self.connections,
@@ -383,6 +388,7 @@ impl Outcome {
             rounds: Vec::new(),
             peak_open: 0,
             processes: 1,
+            opening: None,
         }
     }
 
@@ -433,6 +439,7 @@ impl Outcome {
             peak_open: self.peak_open,
             processes: self.processes,
             rounds: self.rounds.iter().map(Outcome::part).collect(),
+            opening_ns: self.opening.map(|d| d.as_nanos() as u64),
         }
     }
 
@@ -459,6 +466,7 @@ impl Outcome {
                 .collect::<Result<_, _>>()?,
             peak_open: p.peak_open,
             processes: p.processes,
+            opening: p.opening_ns.map(Duration::from_nanos),
         })
     }
 
@@ -474,6 +482,7 @@ impl Outcome {
             m.stopped |= o.stopped;
             m.peak_open += o.peak_open;
             m.processes += o.processes;
+            m.opening = m.opening.max(o.opening);
         }
         let rounds = outs.iter().map(|o| o.rounds.len()).max().unwrap_or(0);
         m.rounds = (0..rounds)
@@ -524,6 +533,9 @@ pub struct Part {
     /// Its rounds, when the measured time was split.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rounds: Vec<Part>,
+    /// [`Outcome::opening`], ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opening_ns: Option<u64>,
 }
 
 /// Shared between threads.
@@ -751,18 +763,21 @@ pub fn run(opts: &LoadOptions) -> io::Result<Outcome> {
     });
     let end = Instant::now();
     // What was measured starts once every first connection was asked for.
-    let start = start + late_start(opts, &shared);
+    let late = late_start(opts, &shared);
+    let start = start + late;
     let tallies = tallies.into_iter().collect::<io::Result<Vec<_>>>()?;
     if let Some(why) = shared.fatal.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(io::Error::new(io::ErrorKind::InvalidData, why));
     }
-    Ok(outcome(
+    let mut out = outcome(
         opts,
         &tallies,
         start,
         end,
         shared.peak_open.load(Ordering::Relaxed),
-    ))
+    );
+    out.opening = clock_after_opening(opts).then_some(late);
+    Ok(out)
 }
 
 /// How late the warm-up and the rounds began: opening every first
@@ -1603,6 +1618,7 @@ mod tests {
         o.statuses.insert(200, o.requests);
         o.statuses.insert(404, seed);
         o.peak_open = 10 + seed;
+        o.opening = (seed > 1).then(|| Duration::from_millis(100 * seed));
         o
     }
 
@@ -1699,6 +1715,9 @@ mod tests {
         assert_eq!(m.statuses[&404], 3);
         assert_eq!(m.elapsed, Duration::from_millis(902), "the longest");
         assert_eq!((m.peak_open, m.processes), (23, 2));
+        // The longest opening, through JSON; none where no process had one.
+        assert_eq!(m.opening, Some(Duration::from_millis(200)));
+        assert_eq!(back(&oa).opening, None);
         let e = m.stats().errors;
         assert_eq!(
             (e.connect, e.port_exhausted),

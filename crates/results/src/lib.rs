@@ -467,6 +467,11 @@ pub struct LoadStats {
     pub seconds: f64,
     /// Requests per second.
     pub requests_per_s: f64,
+    /// Seconds the load took to ask for every first connection before its
+    /// measured part began (a load of a duration, not at a fixed rate;
+    /// not among `seconds`); absent otherwise and in files before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opening_s: Option<f64>,
     /// Body megabytes (10^6 bytes) per second.
     pub mb_per_s: f64,
     /// Body bytes received.
