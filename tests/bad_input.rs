@@ -120,6 +120,11 @@ const CASES: &[Case] = &[
         "--warm-up sets how a sweep runs",
     ),
     case(
+        "run mail http-ipstack --samples 1",
+        1,
+        "--samples sets how a sweep runs: http-ipstack is measured once unless --sweep VAR=LEVEL,… is given",
+    ),
+    case(
         "run http-ipstack --sweep connections=1,2 --baseline 3",
         1,
         "--baseline 3: not one of the --sweep levels",

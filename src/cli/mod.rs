@@ -754,6 +754,8 @@ pub struct RunArgs {
     /// Sweep a workload over levels of one variable instead of measuring it
     /// once: `connections=1,10,100,1000` for the HTTP workloads. Each level
     /// is a heat-up, then samples; the mean of the last three is its figure.
+    /// pgbench, mail and forward sweep levels of their own without it; the
+    /// three options below set their timings too.
     #[arg(long, value_name = "VAR=L,L,…", value_parser = values::sweep, help_heading = "Sweeps")]
     pub sweep: Option<(String, Vec<f64>)>,
     /// Unmeasured time before each level's samples, a duration (`2s`,

@@ -279,7 +279,9 @@ fn sweep_options(
         .iter()
         .any(|(f, _)| f.sweeps && ask.given.has(f.name));
     let Some((variable, levels)) = &ask.sweep else {
-        if own_sweep {
+        let timings = ask.warm_up.is_some() || ask.sample_time.is_some() || ask.samples.is_some();
+        let by_default = !work.is_empty() && work.iter().all(|(w, _)| w.sweeps_by_default());
+        if own_sweep || (timings && by_default && ask.baseline.is_none()) {
             return Ok(Some(SweepOptions {
                 variable: String::new(),
                 levels: Vec::new(),
@@ -296,9 +298,21 @@ fn sweep_options(
             (ask.baseline.is_some(), "baseline"),
         ] {
             if given {
+                // Which workloads would not take it: those measured once.
+                let once: Vec<&str> = work
+                    .iter()
+                    .filter(|(w, _)| !w.sweeps_by_default())
+                    .map(|(w, _)| w.info().name)
+                    .collect();
+                let who = match once.as_slice() {
+                    _ if name == "baseline" => String::new(),
+                    [] => String::new(),
+                    [one] => format!("{one} is measured once unless "),
+                    many => format!("{} are measured once unless ", many.join(", ")),
+                };
                 return Err(opt(
                     name,
-                    format!("--{name} sets how a sweep runs: give --sweep VAR=LEVEL,… too"),
+                    format!("--{name} sets how a sweep runs: {who}--sweep VAR=LEVEL,… is given"),
                 ));
             }
         }

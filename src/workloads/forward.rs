@@ -139,7 +139,10 @@ fn default_plan(size: Size) -> (Vec<f64>, Duration, Duration, u32) {
 fn plan(opts: &WorkloadOptions) -> sweep::SweepPlan {
     let (levels, heat, sample, samples) = default_plan(opts.size);
     let s = opts.sweep.as_ref();
-    let levels = s.map_or(levels, |s| s.levels.clone());
+    // A sweep without levels gives timings only.
+    let levels = s
+        .filter(|s| !s.levels.is_empty())
+        .map_or(levels, |s| s.levels.clone());
     sweep::SweepPlan {
         variable: "rate".into(),
         unit: "pps".into(),
@@ -929,6 +932,10 @@ impl Workload for Forward {
         &["rate"]
     }
 
+    fn sweeps_by_default(&self) -> bool {
+        true
+    }
+
     fn flags(&self) -> &'static [WorkloadFlag] {
         FLAGS
     }
@@ -1121,5 +1128,17 @@ mod tests {
         assert_eq!((p.baseline, p.samples), (5_000.0, 2));
         assert_eq!(p.sample, Duration::from_millis(500));
         assert!(plan(&WorkloadOptions::new(Size::Full)).levels.len() >= 8);
+        // Timings without levels: the size's levels, timed as given.
+        o.sweep = Some(super::super::SweepOptions {
+            variable: String::new(),
+            levels: Vec::new(),
+            heat_up: None,
+            sample: Some(Duration::from_secs(1)),
+            samples: Some(1),
+            baseline: None,
+        });
+        let p = plan(&o);
+        assert_eq!(p.levels, plan(&WorkloadOptions::new(Size::Quick)).levels);
+        assert_eq!((p.sample, p.samples), (Duration::from_secs(1), 1));
     }
 }

@@ -188,6 +188,28 @@ impl MailOptions {
     }
 }
 
+/// The sweep over sessions: the levels of `--sweep sessions=…`, or the
+/// size's own with the timings given (a sweep without levels), if any.
+fn sweep_plan(opts: &WorkloadOptions) -> sweep::SweepPlan {
+    let (heat, sample) = match opts.size {
+        Size::Quick => (Duration::from_millis(500), Duration::from_secs(1)),
+        Size::Full => (Duration::from_secs(10), Duration::from_secs(10)),
+    };
+    match &opts.sweep {
+        Some(s) if !s.levels.is_empty() => s.plan(opts.size, "msg/s"),
+        // Its own levels, with the timings given, if any.
+        s => super::SweepOptions {
+            variable: "sessions".into(),
+            levels: default_levels(opts.size),
+            heat_up: s.as_ref().and_then(|s| s.heat_up).or(Some(heat)),
+            sample: s.as_ref().and_then(|s| s.sample).or(Some(sample)),
+            samples: s.as_ref().and_then(|s| s.samples),
+            baseline: None,
+        }
+        .plan(opts.size, "msg/s"),
+    }
+}
+
 /// The default levels of simultaneous sessions.
 pub fn default_levels(size: Size) -> Vec<f64> {
     match size {
@@ -494,6 +516,10 @@ impl Workload for Mail {
         &["sessions"]
     }
 
+    fn sweeps_by_default(&self) -> bool {
+        true
+    }
+
     fn flags(&self) -> &'static [WorkloadFlag] {
         FLAGS
     }
@@ -505,22 +531,7 @@ impl Workload for Mail {
     fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
         let m: MailOptions = opts.own();
         let m = &m;
-        let (heat, sample) = match opts.size {
-            Size::Quick => (Duration::from_millis(500), Duration::from_secs(1)),
-            Size::Full => (Duration::from_secs(10), Duration::from_secs(10)),
-        };
-        let mut plan = match &opts.sweep {
-            Some(s) => s.plan(opts.size, "msg/s"),
-            None => super::SweepOptions {
-                variable: "sessions".into(),
-                levels: default_levels(opts.size),
-                heat_up: Some(heat),
-                sample: Some(sample),
-                samples: None,
-                baseline: None,
-            }
-            .plan(opts.size, "msg/s"),
-        };
+        let mut plan = sweep_plan(opts);
         plan.counts_failures = true;
         if m.messages.is_some() {
             // One delivery where a sample would be; the figure the mean
@@ -639,6 +650,33 @@ fn mail_repeats(s: &str) -> Result<u32, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timings_without_levels_time_the_sizes_own_levels() {
+        let quick = sweep_plan(&WorkloadOptions::new(Size::Quick));
+        assert_eq!(quick.levels, default_levels(Size::Quick));
+        let mut o = WorkloadOptions::new(Size::Quick);
+        o.sweep = Some(super::super::SweepOptions {
+            variable: String::new(),
+            levels: Vec::new(),
+            heat_up: Some(Duration::ZERO),
+            sample: None,
+            samples: Some(1),
+            baseline: None,
+        });
+        let p = sweep_plan(&o);
+        assert_eq!(
+            (p.variable.as_str(), &p.levels),
+            ("sessions", &quick.levels)
+        );
+        assert_eq!(
+            (p.heat_up, p.sample, p.samples),
+            (Duration::ZERO, quick.sample, 1)
+        );
+        // Levels given are the levels.
+        o.sweep.as_mut().unwrap().levels = vec![7.0, 70.0];
+        assert_eq!(sweep_plan(&o).levels, [7.0, 70.0]);
+    }
 
     #[test]
     fn spread_is_least_median_greatest_in_any_order() {

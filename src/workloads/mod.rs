@@ -374,6 +374,15 @@ pub trait Workload: Sync {
         &[]
     }
 
+    /// Whether it sweeps its variable without `--sweep`, over levels of
+    /// its own at each size (pgbench's clients, mail's sessions,
+    /// forward's rates): the sweep's timings (`--warm-up`,
+    /// `--sample-time`, `--samples`) then apply to those levels, given as
+    /// a sweep without levels. None by default.
+    fn sweeps_by_default(&self) -> bool {
+        false
+    }
+
     /// The command-line options it owns; none by default. Workloads of one
     /// module may share flags (the same [`WorkloadFlag`]s).
     fn flags(&self) -> &'static [WorkloadFlag] {

@@ -52,6 +52,19 @@ const FULL_SAMPLE: Duration = Duration::from_secs(60);
 /// samples too.
 fn client_sweep(asked: Option<&super::SweepOptions>, size: Size, cpus: usize) -> sweep::SweepPlan {
     let full = size == Size::Full;
+    // Timings given without levels: the default levels with them.
+    let timed;
+    let asked = match asked {
+        Some(s) if s.levels.is_empty() => {
+            timed = super::SweepOptions {
+                variable: "clients".into(),
+                levels: default_levels(size, cpus),
+                ..s.clone()
+            };
+            Some(&timed)
+        }
+        a => a,
+    };
     let mut plan = match asked {
         Some(s) => super::SweepOptions {
             sample: s.sample.or(full.then_some(FULL_SAMPLE)),
@@ -141,6 +154,10 @@ impl Workload for PgBench {
 
     fn sweeps(&self) -> &'static [&'static str] {
         &["clients"]
+    }
+
+    fn sweeps_by_default(&self) -> bool {
+        true
     }
 
     fn flags(&self) -> &'static [super::WorkloadFlag] {
@@ -1233,6 +1250,16 @@ mod tests {
         let quick_default = client_sweep(None, Size::Quick, 2);
         assert_eq!(quick.sample, quick_default.sample);
         assert!(quick.sample < FULL_SAMPLE);
+        // Timings without levels: the default levels, timed as given.
+        let timed = super::super::SweepOptions {
+            variable: String::new(),
+            levels: Vec::new(),
+            ..given(Some(Duration::from_secs(1)), Some(1))
+        };
+        let timed = client_sweep(Some(&timed), Size::Quick, 2);
+        assert_eq!(timed.levels, quick_default.levels);
+        assert_eq!(timed.variable, "clients");
+        assert_eq!((timed.sample, timed.samples), (Duration::from_secs(1), 1));
     }
 
     #[test]
