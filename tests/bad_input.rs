@@ -125,6 +125,11 @@ const CASES: &[Case] = &[
         "--samples sets how a sweep runs: http-ipstack is measured once unless --sweep VAR=LEVEL,… is given",
     ),
     case(
+        "run pgbench --samples 1 --baseline 2",
+        1,
+        "--baseline sets how a sweep runs: give --sweep VAR=LEVEL,… too",
+    ),
+    case(
         "run http-ipstack --sweep connections=1,2 --baseline 3",
         1,
         "--baseline 3: not one of the --sweep levels",

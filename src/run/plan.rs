@@ -291,11 +291,13 @@ fn sweep_options(
                 baseline: ask.baseline.map(|b| b as f64),
             }));
         }
+        // A baseline first: the workloads that sweep on their own take
+        // the timings, not a baseline.
         for (given, name) in [
+            (ask.baseline.is_some(), "baseline"),
             (ask.warm_up.is_some(), "warm-up"),
             (ask.sample_time.is_some(), "sample-time"),
             (ask.samples.is_some(), "samples"),
-            (ask.baseline.is_some(), "baseline"),
         ] {
             if given {
                 // Which workloads would not take it: those measured once.
@@ -304,16 +306,16 @@ fn sweep_options(
                     .filter(|(w, _)| !w.sweeps_by_default())
                     .map(|(w, _)| w.info().name)
                     .collect();
-                let who = match once.as_slice() {
-                    _ if name == "baseline" => String::new(),
-                    [] => String::new(),
-                    [one] => format!("{one} is measured once unless "),
-                    many => format!("{} are measured once unless ", many.join(", ")),
+                let hint = match once.as_slice() {
+                    _ if name == "baseline" => "give --sweep VAR=LEVEL,… too".to_string(),
+                    [] => "give --sweep VAR=LEVEL,… too".to_string(),
+                    [one] => format!("{one} is measured once unless --sweep VAR=LEVEL,… is given"),
+                    many => format!(
+                        "{} are measured once unless --sweep VAR=LEVEL,… is given",
+                        many.join(", ")
+                    ),
                 };
-                return Err(opt(
-                    name,
-                    format!("--{name} sets how a sweep runs: {who}--sweep VAR=LEVEL,… is given"),
-                ));
+                return Err(opt(name, format!("--{name} sets how a sweep runs: {hint}")));
             }
         }
         return Ok(None);

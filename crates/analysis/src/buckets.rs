@@ -426,7 +426,7 @@ impl Counted<'_> {
     fn at_ranks(&self, ranks: &[usize]) -> Vec<f64> {
         let mut out = Vec::with_capacity(ranks.len());
         let mut next = ranks.iter().peekable();
-        let mut below = 0usize; // values repeated before the i-th
+        let mut below = 0usize; // values, repeats counted, up to this one
         for (&x, &c) in self.values.iter().zip(self.counts) {
             below += c as usize;
             while next.next_if(|&&r| r < below).is_some() {

@@ -306,6 +306,18 @@ impl Data {
         }
     }
 
+    /// The first layout bucket of the low end once the first `warm_up`
+    /// of `out_buckets` (a view's non-empty buckets) are left out.
+    fn low_from(&self, out_buckets: &[Bucket], warm_up: usize) -> usize {
+        let Some(last) = warm_up.checked_sub(1) else {
+            return 0;
+        };
+        let skipped = out_buckets[last].n_hi;
+        (0..self.layout.low_end)
+            .find(|&b| self.n_ranges[b].0 > skipped)
+            .unwrap_or(0)
+    }
+
     /// Median n of the low end from layout bucket `from` on.
     fn end_n_from(&self, from: usize) -> f64 {
         let mut ns: Vec<f64> = self
@@ -455,14 +467,7 @@ fn per_bucket(view: &View, data: &Data) -> PerBucket {
 /// of the cost, the low end after the first `warm_up` of `out_buckets`.
 fn ends(view: &View, data: &Data, out_buckets: &[Bucket], warm_up: usize) -> (Level, Level) {
     let layout = &data.layout;
-    let low_from = if warm_up > 0 {
-        let skipped = out_buckets[warm_up - 1].n_hi;
-        (0..layout.low_end)
-            .find(|&b| data.n_ranges[b].0 > skipped)
-            .unwrap_or(0)
-    } else {
-        0
-    };
+    let low_from = data.low_from(out_buckets, warm_up);
     let slots = 0..view.slots.len();
     let (low_pool, high_pool) = &data.end_pools;
     let low = Level {
@@ -665,14 +670,7 @@ mod tests {
                 buckets.push(buckets::summarize(&mut ys, d.n_ranges[b], &meds));
             }
         }
-        let low_from = if warm_up > 0 {
-            let skipped = buckets[warm_up - 1].n_hi;
-            (0..d.layout.low_end)
-                .find(|&b| d.n_ranges[b].0 > skipped)
-                .unwrap_or(0)
-        } else {
-            0
-        };
+        let low_from = d.low_from(&buckets, warm_up);
         let iqm = |mut v: Vec<f64>| buckets::interquartile_mean(&mut v);
         let (low, high) = (0..d.layout.low_end, d.layout.high_end..d.layout.len());
         let own = slots
