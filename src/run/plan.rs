@@ -307,13 +307,14 @@ fn sweep_options(
                     .map(|(w, _)| w.info().name)
                     .collect();
                 let hint = match once.as_slice() {
-                    _ if name == "baseline" => "give --sweep VAR=LEVEL,… too".to_string(),
-                    [] => "give --sweep VAR=LEVEL,… too".to_string(),
-                    [one] => format!("{one} is measured once unless --sweep VAR=LEVEL,… is given"),
-                    many => format!(
+                    [one] if name != "baseline" => {
+                        format!("{one} is measured once unless --sweep VAR=LEVEL,… is given")
+                    }
+                    many @ [_, _, ..] if name != "baseline" => format!(
                         "{} are measured once unless --sweep VAR=LEVEL,… is given",
                         many.join(", ")
                     ),
+                    _ => "give --sweep VAR=LEVEL,… too".to_string(),
                 };
                 return Err(opt(name, format!("--{name} sets how a sweep runs: {hint}")));
             }

@@ -33,7 +33,7 @@ struct Cell {
 /// The samples of some runs over a range of buckets in one order by cost,
 /// and where each of them sits in it: a replica's draws are counted into
 /// that order ([`Counted`]) instead of copied and sorted.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 struct Pooled {
     /// The first bucket pooled.
     first: usize,

@@ -52,21 +52,15 @@ const FULL_SAMPLE: Duration = Duration::from_secs(60);
 /// samples too.
 fn client_sweep(asked: Option<&super::SweepOptions>, size: Size, cpus: usize) -> sweep::SweepPlan {
     let full = size == Size::Full;
-    // Timings given without levels: the default levels with them.
-    let timed;
-    let asked = match asked {
-        Some(s) if s.levels.is_empty() => {
-            timed = super::SweepOptions {
-                variable: "clients".into(),
-                levels: default_levels(size, cpus),
-                ..s.clone()
-            };
-            Some(&timed)
-        }
-        a => a,
-    };
     let mut plan = match asked {
         Some(s) => super::SweepOptions {
+            variable: "clients".into(),
+            // Timings given without levels time the default levels.
+            levels: if s.levels.is_empty() {
+                default_levels(size, cpus)
+            } else {
+                s.levels.clone()
+            },
             sample: s.sample.or(full.then_some(FULL_SAMPLE)),
             samples: s.samples.or(full.then_some(3)),
             ..s.clone()
