@@ -33,6 +33,16 @@ pub fn time_wait_count() -> Option<u64> {
     f.get(i + 1)?.parse().ok()
 }
 
+/// Open descriptors of this process as /proc/self/fd lists them, less
+/// the one the listing itself holds: as many reads as are open, however
+/// high the limit. `None` without /proc.
+pub fn listed_fds() -> Option<usize> {
+    std::fs::read_dir("/proc/self/fd")
+        .ok()?
+        .count()
+        .checked_sub(1)
+}
+
 /// Whether every address of 127.0.0.0/8 is a loopback address this host
 /// may connect from without configuring it (true on Linux).
 pub fn whole_loopback_net() -> bool {
