@@ -763,6 +763,12 @@ fn two_guests_of_one_kernel_counting_instructions_agree_exactly() {
             let started = run["started"].as_str().unwrap();
             assert!(started >= before.as_str(), "{started} before {before}");
         }
+        // Judged here as they came (the guest leaves its verdicts to the
+        // asker), and kept: the report reads them, judging nothing.
+        for b in doc["benchmarks"].as_array().unwrap() {
+            let v = &b["verdict"];
+            assert!(v["verdict"]["class"].is_string(), "{}: {v}", b["series"]);
+        }
     }
     // Named apart, though not by their command lines (which a kernel
     // mixes into those secrets): the name comes in the RAM disk.

@@ -78,6 +78,7 @@ pub fn options(a: &RunArgs, given: Given) -> anyhow::Result<RunOptions> {
         dry_run: a.dry_run,
         json: a.json,
         command_line: super::workflags::redacted(std::env::args()),
+        judged_by_asker: false,
     })
 }
 
@@ -104,6 +105,7 @@ pub fn request(a: RunRequestArgs) -> anyhow::Result<ExitCode> {
         },
         quiet: true,
         command_line,
+        judged_by_asker: true,
         ..RunOptions::default()
     })
 }

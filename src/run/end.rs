@@ -149,32 +149,51 @@ pub fn report_and_exit(recs: Vec<Recording>, html: Option<&Path>) -> anyhow::Res
         }
         Ok(())
     });
+    if crate::stop::interrupted()
+        && let Err(e) = &shown
+    {
+        crate::stop::say(&format!("the terminal report could not be shown: {e:#}"));
+    }
+    let files: Vec<(&Path, &ResultFile)> = paths
+        .iter()
+        .map(|p| p.as_path())
+        .zip(systems.iter().map(|s| &s.file))
+        .collect();
+    if !crate::stop::interrupted() {
+        shown?;
+    }
+    Ok(exit_status(&files, &failed))
+}
+
+/// Ends a run for the system that asked for it (`__run`) without a
+/// report: the asker reads the result file, and judges and reports it
+/// itself. The exit code as [`report_and_exit`]'s.
+pub fn exit_unreported(recs: &[Recording]) -> ExitCode {
+    let files: Vec<(&Path, &ResultFile)> =
+        recs.iter().map(|r| (r.path.as_path(), &r.file)).collect();
+    exit_status(&files, &failures(recs))
+}
+
+/// The exit code of a run whose files are written: 130 when it was
+/// interrupted (what each file kept said on standard error), 1 when
+/// something failed (each with why, on standard error: the report may
+/// have gone to a file or nowhere), else 0.
+fn exit_status(files: &[(&Path, &ResultFile)], failed: &[(String, Vec<String>)]) -> ExitCode {
     if crate::stop::interrupted() {
-        if let Err(e) = &shown {
-            crate::stop::say(&format!("the terminal report could not be shown: {e:#}"));
-        }
-        let files: Vec<_> = paths
-            .iter()
-            .map(|p| p.as_path())
-            .zip(systems.iter().map(|s| &s.file))
-            .collect();
-        crate::stop::say(&interrupted_summary(&files));
-        return Ok(ExitCode::from(130));
+        crate::stop::say(&interrupted_summary(files));
+        return ExitCode::from(130);
     }
-    shown?;
-    if !failed.is_empty() {
-        // The reasons again on standard error: the report may have gone to
-        // a file or nowhere.
-        let names: Vec<&str> = failed.iter().map(|(n, _)| n.as_str()).collect();
-        eprintln!("error: failed: {}", names.join(", "));
-        for (name, why) in &failed {
-            for w in why {
-                eprintln!("  {name}: {w}");
-            }
-        }
-        return Ok(ExitCode::FAILURE);
+    if failed.is_empty() {
+        return ExitCode::SUCCESS;
     }
-    Ok(ExitCode::SUCCESS)
+    let names: Vec<&str> = failed.iter().map(|(n, _)| n.as_str()).collect();
+    eprintln!("error: failed: {}", names.join(", "));
+    for (name, why) in failed {
+        for w in why {
+            eprintln!("  {name}: {w}");
+        }
+    }
+    ExitCode::FAILURE
 }
 
 /// Why a failed workload failed: its message, then each failed row's

@@ -51,6 +51,12 @@ pub struct RunOptions {
     pub json: bool,
     /// The command line as the result file records it (secrets redacted).
     pub command_line: Vec<String>,
+    /// Leave each series' verdict to the system that asked for this run
+    /// (`__run`), which judges what it is sent as it joins its file: a
+    /// guest under emulation took about 5 s to judge a series of 40
+    /// samples (450 million instructions, nine tenths of them fitting),
+    /// more than measuring it. A verdict made on the way is kept still.
+    pub judged_by_asker: bool,
 }
 
 /// The network options from the backends picked (none: all) and the
@@ -301,7 +307,8 @@ pub fn run(o: RunOptions) -> anyhow::Result<ExitCode> {
     // First: a signal from here on stops the run the same way (`timeout`
     // may fire while the plan is being made).
     reaper::install();
-    let plan = plan::plan(&o.spec, &o.suites)?;
+    let mut plan = plan::plan(&o.spec, &o.suites)?;
+    plan.keep_verdicts = !o.judged_by_asker;
     crate::hosts::enter_client(&plan.hosts)?;
     let net = pinned_net(&o.spec)?;
     let clock = Clock::new(o.spec.timer.unwrap_or_default())?;
@@ -365,5 +372,8 @@ pub fn run(o: RunOptions) -> anyhow::Result<ExitCode> {
     files::finish(&mut recs)?;
     drop(guard);
     drop(workdir);
+    if o.judged_by_asker {
+        return Ok(end::exit_unreported(&recs));
+    }
     end::report_and_exit(recs, claimed.html.as_deref())
 }

@@ -58,6 +58,10 @@ pub struct RunPlan {
     /// Without `--runs`: stop each series once its verdict is decided,
     /// up to `runs`.
     pub decide: bool,
+    /// Judge each series here once its runs are done and keep the verdict
+    /// with it; `false` for `__run`, whose asker judges what it is sent
+    /// (`RunOptions::judged_by_asker`).
+    pub keep_verdicts: bool,
     /// Warm-up operations (`None`: the benchmark's default).
     pub warmup: Option<u64>,
     /// How each run visits n (`--order`).
@@ -558,6 +562,7 @@ pub fn plan(m: &RunSpec, suites: &[Suite]) -> anyhow::Result<RunPlan> {
             ..AutoRuns::default()
         }),
         decide: m.runs.is_none(),
+        keep_verdicts: true,
         warmup: m.warm_up_ops,
         order: m.order.unwrap_or_default(),
         within: within(m)?,

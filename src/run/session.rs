@@ -200,6 +200,7 @@ fn run_series(
         warmup: plan.warmup,
         auto: plan.auto,
         decide: plan.decide,
+        keep_verdict: plan.keep_verdicts,
         order: plan.order,
         time,
     };

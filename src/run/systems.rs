@@ -690,9 +690,28 @@ fn statuses(f: &ResultFile) -> String {
     }
 }
 
+/// Judges here each series of `f` that came without a verdict (the other
+/// system leaves its verdicts to the asker, `__run`) and keeps it with
+/// the series: judged once, on this machine's CPUs, not under emulation.
+fn judge_arrived(f: &mut ResultFile) {
+    use crate::analysis::recorded;
+    let opts = crate::analysis::Options::default();
+    for b in f
+        .benchmarks
+        .iter_mut()
+        .filter(|b| b.verdict.is_none() && !b.runs.is_empty())
+    {
+        if let Ok(v) = recorded::judge_fresh(b, &opts) {
+            recorded::keep(b, &v, &opts);
+        }
+    }
+}
+
 /// Adds what a guest measured to `rec`, with the guest's record and
-/// timer (the first file it sends sets them).
-fn merge(rec: &mut Recording, f: ResultFile, system: &SystemInfo) {
+/// timer (the first file it sends sets them); series that came without
+/// a verdict are judged here first ([`judge_arrived`]).
+fn merge(rec: &mut Recording, mut f: ResultFile, system: &SystemInfo) {
+    judge_arrived(&mut f);
     if rec.file.benchmarks.is_empty() && rec.file.workloads.is_empty() {
         rec.file.timer = f.timer.clone();
     }
@@ -796,6 +815,25 @@ pub fn close(systems: Vec<Opened>, progress: &mut Progress) {
 mod tests {
     use super::*;
     use results::{ChangeStatus, ProfileChange, TuningRecord};
+
+    #[test]
+    fn series_that_come_without_a_verdict_are_judged_as_they_join() {
+        let mut f = crate::run::end::tests::fixture();
+        assert!(f.benchmarks.iter().any(|b| !b.runs.is_empty()));
+        for b in &mut f.benchmarks {
+            b.verdict = None;
+        }
+        judge_arrived(&mut f);
+        let opts = crate::analysis::Options::default();
+        for b in f.benchmarks.iter().filter(|b| !b.runs.is_empty()) {
+            let kept = crate::analysis::recorded::kept(b, &opts);
+            assert!(kept.is_some(), "{}: no verdict kept", b.series);
+            assert_eq!(
+                kept.map(Ok),
+                Some(crate::analysis::recorded::judge_fresh(b, &opts))
+            );
+        }
+    }
 
     fn change(name: &str, status: ChangeStatus) -> ProfileChange {
         ProfileChange {

@@ -40,6 +40,12 @@ pub struct SeriesPlan {
     pub decide: bool,
     /// How each run visits n ([`RunOrder`]).
     pub order: RunOrder,
+    /// Judge the series once its runs are done and keep the verdict with
+    /// it. `false` where the system that asked for the run judges what it
+    /// is sent (`__run`): a guest under emulation spent more on judging a
+    /// small series than on measuring it. A verdict made on the way
+    /// (`decide`) from all the runs is kept either way.
+    pub keep_verdict: bool,
     /// The series' share of a run that keeps to a time goal (`run
     /// --within`); `None`: as long as its runs take.
     pub time: Option<TimeShare>,
@@ -368,10 +374,11 @@ pub fn run_series(
     let mut judged = None;
     let mut result = measure(bench, variant, plan, setting, progress, &mut judged);
     let verdict = match judged {
-        Some((runs, v)) if runs == result.runs.len() => v,
-        _ => judge_counted(&result),
+        Some((runs, v)) if runs == result.runs.len() => Some(v),
+        _ if plan.keep_verdict => Some(judge_counted(&result)),
+        _ => None,
     };
-    if let Ok(v) = verdict {
+    if let Some(Ok(v)) = verdict {
         analysis::recorded::keep(&mut result, &v, &analysis::Options::default());
     }
     result
@@ -1724,6 +1731,7 @@ mod tests {
             let plan = SeriesPlan {
                 auto: Some(AutoRuns::default()),
                 decide: false,
+                keep_verdict: true,
                 n: 200,
                 runs: 12,
                 warmup: Some(0),
@@ -1756,6 +1764,7 @@ mod tests {
             let plan = SeriesPlan {
                 auto: None,
                 decide: true,
+                keep_verdict: true,
                 n,
                 runs: 5,
                 warmup: Some(0),
@@ -1793,6 +1802,43 @@ mod tests {
     }
 
     #[test]
+    fn a_series_whose_asker_judges_keeps_only_a_verdict_made_on_the_way() {
+        let clock = Clock::new(TimerKind::Monotonic).unwrap();
+        let setting = setting(&clock);
+        let series = |decide: bool| {
+            let plan = SeriesPlan {
+                auto: None,
+                decide,
+                keep_verdict: false,
+                n: 50,
+                runs: if decide { 5 } else { 3 },
+                warmup: Some(0),
+                order: RunOrder::Passes,
+                time: None,
+            };
+            run_series(
+                &Fake::new(u64::MAX),
+                None,
+                plan,
+                setting,
+                &mut Progress::new(Mode::Quiet),
+            )
+        };
+        // Runs given: measured, not judged; the asker judges them.
+        let given = series(false);
+        assert_eq!(given.runs.len(), 3);
+        assert!(given.verdict.is_none());
+        let opts = analysis::Options::default();
+        assert!(analysis::recorded::judge_fresh(&given, &opts).is_ok());
+        // Runs decided by their verdict: the one that stopped them is
+        // kept, made from all of them.
+        let decided = series(true);
+        assert_eq!(decided.runs.len() as u32, DECIDE_MIN);
+        let kept = analysis::recorded::kept(&decided, &opts).expect("a kept verdict");
+        assert_eq!(Ok(kept), analysis::recorded::judge_fresh(&decided, &opts));
+    }
+
+    #[test]
     fn half_widths_follow_the_spread_of_the_runs_at_each_end() {
         let run = |k: u32, low: u64, high: u64| RunRecord {
             index: k,
@@ -1827,6 +1873,7 @@ mod tests {
         let plan = SeriesPlan {
             auto: None,
             decide: false,
+            keep_verdict: true,
             n,
             runs,
             warmup: Some(0),
@@ -1982,6 +2029,7 @@ mod tests {
         let plan = SeriesPlan {
             auto: None,
             decide: false,
+            keep_verdict: true,
             n: 24,
             runs: 1,
             warmup: Some(4),
@@ -2009,6 +2057,7 @@ mod tests {
         let plan = SeriesPlan {
             auto: None,
             decide: true,
+            keep_verdict: true,
             n: 1000,
             runs: DECIDE_MAX,
             warmup: Some(50),
@@ -2065,6 +2114,7 @@ mod tests {
             let plan = SeriesPlan {
                 auto: None,
                 decide: false,
+                keep_verdict: true,
                 n: 40,
                 runs: 2,
                 warmup: Some(0),
