@@ -48,6 +48,37 @@ pub fn host_file(name: &str) -> Vec<u8> {
     v
 }
 
+/// The RAM disk's file of bytes the guest's init gives its kernel's
+/// random generator as entropy before it reports ready ([`seed_file`]),
+/// so that the generator is seeded at once, as on a running machine,
+/// instead of after about a billion instructions of timer jitter.
+pub const SEED_FILE: &str = "seed";
+
+/// The contents of [`SEED_FILE`]: for a guest counting instructions
+/// booted with `seed=N` (`counted`), 32 bytes fixed by N, so that two
+/// guests of one kernel draw alike (as their jitter, counted in
+/// instructions, made them draw alike before); for any other guest 32
+/// random bytes of this machine's.
+pub fn seed_file(counted: Option<u32>) -> std::io::Result<Vec<u8>> {
+    let Some(n) = counted else {
+        let mut b = vec![0u8; 32];
+        std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut b)?;
+        return Ok(b);
+    };
+    // SplitMix64 from N: fixed bytes, not secret ones (a counted guest's
+    // secrets were never secret: its jitter is a count of instructions).
+    let mut x = 0x005C_A1EB_E4C4_u64 ^ u64::from(n);
+    Ok((0..4)
+        .flat_map(|_| {
+            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            (z ^ (z >> 31)).to_le_bytes()
+        })
+        .collect())
+}
+
 /// The host name in [`HOST_FILE`]'s contents; `None` when empty.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn host_of(file: &str) -> Option<&str> {
@@ -305,6 +336,12 @@ mod linux {
         if let Some(h) = host_of(&host) {
             g::set_hostname(h).with_context(|| format!("sethostname {h}"))?;
         }
+        let seed = std::fs::read(Path::new("/").join(SEED_FILE)).unwrap_or_default();
+        if !seed.is_empty()
+            && let Err(e) = g::credit_seed(&seed)
+        {
+            eprintln!("scalebench guest: the seed of the random generator: {e}");
+        }
         let share = share_from_cmdline(&cmdline)
             .with_context(|| format!("no {SHARE_PARAM} on the kernel command line"))?;
         shares(share)?;
@@ -418,6 +455,15 @@ mod tests {
         }
         assert_eq!(host_file(&"x".repeat(70)).len(), 71);
         assert_eq!(host_of("   \n"), None);
+        // The seed: fixed by seed=N for a guest counting instructions,
+        // random for any other; 32 bytes either way.
+        let (a, b) = (seed_file(Some(0)).unwrap(), seed_file(Some(1)).unwrap());
+        assert_eq!((a.len(), b.len()), (32, 32));
+        assert_eq!(a, seed_file(Some(0)).unwrap());
+        assert_ne!(a, b);
+        let (r, q) = (seed_file(None).unwrap(), seed_file(None).unwrap());
+        assert_eq!(r.len(), 32);
+        assert_ne!(r, q);
         for s in [Share::NineP, Share::VirtioFs] {
             assert_eq!(
                 share_from_cmdline(&format!("{SHARE_PARAM}{}", s.name())),

@@ -312,7 +312,7 @@ fn write_initrd(
     first: Option<&Path>,
     init: &Path,
     modules: &[PathBuf],
-    host: &str,
+    (host, seed): (&str, &[u8]),
 ) -> anyhow::Result<()> {
     let mut f = std::io::BufWriter::new(
         std::fs::File::create(path).with_context(|| path.display().to_string())?,
@@ -353,6 +353,7 @@ fn write_initrd(
     }
     a.file(guest::MODULE_ORDER, 0o644, order.as_bytes())?;
     a.file(guest::HOST_FILE, 0o644, &guest::host_file(host))?;
+    a.file(guest::SEED_FILE, 0o600, seed)?;
     a.finish()?.flush()?;
     Ok(())
 }
@@ -791,12 +792,10 @@ impl Guest {
     ) -> anyhow::Result<Guest> {
         let release = kernel::release(&spec.kernel)?;
         let found = modules_for(spec, &release, Path::new(VIRTIOFSD).exists())?;
-        let (share, modules) = (found.share, &found.files);
+        let share = found.share;
         std::fs::create_dir_all(dir)?;
         let out = dir.join("out");
         std::fs::create_dir_all(&out)?;
-        let initrd = dir.join("initrd.cpio");
-        write_initrd(&initrd, spec.initrd.as_deref(), init, modules, name)?;
         let mut daemons = Vec::new();
         if share == Share::VirtioFs {
             daemons.push(virtiofsd(&dir.join("root.sock"), Path::new("/"), "auto")?);
@@ -828,7 +827,18 @@ impl Guest {
         if let Some(c) = &spec.cmdline {
             append = format!("{append} {c}");
         }
-        let rtc = (clock == GuestClock::Instructions).then(|| rtc_base(spec.seed.unwrap_or(0)));
+        let counted = (clock == GuestClock::Instructions).then(|| spec.seed.unwrap_or(0));
+        let rtc = counted.map(rtc_base);
+        let initrd = dir.join("initrd.cpio");
+        let seed = guest::seed_file(counted).context("random bytes for the guest's seed")?;
+        let modules = &found.files;
+        write_initrd(
+            &initrd,
+            spec.initrd.as_deref(),
+            init,
+            modules,
+            (name, &seed),
+        )?;
         let port = dir.join("ch.sock");
         let mut cmd = Command::new(QEMU);
         let cpus = vcpus(spec.machine.cpus, clock)?;
