@@ -358,6 +358,40 @@ fn write_initrd(
     Ok(())
 }
 
+/// The kernel command line of a `kernel:` guest sharing by `share`, its
+/// module tree `tree`, its clock counting `clock`. No word of it names
+/// the guest (its name is in the RAM disk): a kernel mixes its command
+/// line into the secrets it draws at boot.
+fn kernel_cmdline(
+    spec: &KernelSpec,
+    share: Share,
+    tree: Option<&Path>,
+    clock: GuestClock,
+) -> String {
+    let mut append = format!(
+        "console=ttyS0 panic=-1 quiet loglevel=4 {}{}",
+        guest::SHARE_PARAM,
+        share.name(),
+    );
+    if spec.initrd.is_some() {
+        append = format!("{append} {}", guest::FROM_RAM_DISK);
+    }
+    if let Some(t) = tree.and_then(Path::to_str) {
+        // A path with white space cannot be one word of the command
+        // line: the guest then loads nothing on demand.
+        if !t.contains(char::is_whitespace) {
+            append = format!("{append} {}{t}", guest::MODULE_TREE_PARAM);
+        }
+    }
+    if clock == GuestClock::Instructions {
+        append = format!("{append} {COUNTED_CMDLINE}");
+    }
+    if let Some(c) = &spec.cmdline {
+        append = format!("{append} {c}");
+    }
+    append
+}
+
 /// The fixed time a guest counting instructions boots with on its
 /// real-time clock for `seed=N`: 2026-01-01 00:00:00 UTC, N seconds on
 /// (QEMU's `-rtc base=` form, without the zone). A kernel mixes the time
@@ -802,31 +836,9 @@ impl Guest {
             daemons.push(virtiofsd(&dir.join("out.sock"), &out, "none")?);
         }
         let memory_mb = spec.machine.memory >> 20;
-        // No word of it names the guest (its name is in the RAM disk): a
-        // kernel mixes its command line into the secrets it draws at boot.
-        let mut append = format!(
-            "console=ttyS0 panic=-1 quiet loglevel=4 {}{}",
-            guest::SHARE_PARAM,
-            share.name(),
-        );
-        if spec.initrd.is_some() {
-            append = format!("{append} {}", guest::FROM_RAM_DISK);
-        }
-        if let Some(t) = found.tree.as_deref().and_then(Path::to_str) {
-            // A path with white space cannot be one word of the command
-            // line: the guest then loads nothing on demand.
-            if !t.contains(char::is_whitespace) {
-                append = format!("{append} {}{t}", guest::MODULE_TREE_PARAM);
-            }
-        }
         let accel = Accel::chosen(spec.machine.accel, Some(&spec.kernel), dir);
         let clock = accel.clock(clock);
-        if clock == GuestClock::Instructions {
-            append = format!("{append} {COUNTED_CMDLINE}");
-        }
-        if let Some(c) = &spec.cmdline {
-            append = format!("{append} {c}");
-        }
+        let append = kernel_cmdline(spec, share, found.tree.as_deref(), clock);
         let counted = (clock == GuestClock::Instructions).then(|| spec.seed.unwrap_or(0));
         let rtc = counted.map(rtc_base);
         let initrd = dir.join("initrd.cpio");
