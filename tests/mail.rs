@@ -28,6 +28,32 @@ fn postfix() {
     }
 }
 
+/// A port on 127.0.0.1 where nothing listens, kept so while the returned
+/// socket lives: bound and never listening, so a connect there is
+/// refused and no other test's server can take the port meanwhile (one
+/// given back at once, as [`free_port`] does, was taken by another
+/// test's server while a test sent to it, on a busy machine).
+fn refusing_port() -> (std::os::fd::OwnedFd, u16) {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain socket calls on a descriptor this function owns; the
+    // address structures are zeroed and sized for IPv4.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
+        let owned = std::os::fd::OwnedFd::from_raw_fd(fd);
+        let mut a: libc::sockaddr_in = std::mem::zeroed();
+        a.sin_family = libc::AF_INET as libc::sa_family_t;
+        a.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        let r = libc::bind(fd, (&raw const a).cast(), len);
+        assert_eq!(r, 0, "bind: {}", std::io::Error::last_os_error());
+        let mut got = len;
+        let r = libc::getsockname(fd, (&raw mut a).cast(), &mut got);
+        assert_eq!(r, 0, "getsockname: {}", std::io::Error::last_os_error());
+        (owned, u16::from_be(a.sin_port))
+    }
+}
+
 /// A free port on 127.0.0.1.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -315,7 +341,7 @@ fn sessions_above_every_limit_are_refused_with_the_reason() {
 #[test]
 fn a_refusing_address_and_a_garbage_server_are_counted_failures() {
     // Nothing listens there.
-    let port = free_port();
+    let (_held, port) = refusing_port();
     let start = Instant::now();
     let (st, r, _) = send(&[&format!("127.0.0.1:{port}"), "-s", "20", "-n", "100"]);
     assert_eq!(st.code(), Some(1));
@@ -416,7 +442,8 @@ fn scalebench_s_sender_delivers_to_postfix_smtp_sink() {
 fn a_run_whose_every_level_failed_is_a_failure() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("m.json");
-    let server = format!("127.0.0.1:{}", free_port());
+    let (_held, port) = refusing_port();
+    let server = format!("127.0.0.1:{port}");
     let o = bin()
         .args(["run", "mail", "--mail-server", &server])
         .args([
