@@ -144,7 +144,7 @@ pub fn crng_seeded(limit: std::time::Duration) -> bool {
 /// full (`RNDADDENTROPY` on /dev/urandom; root only): 32 bytes seed it at
 /// once, where a guest under emulation otherwise spins through about a
 /// billion instructions of timer jitter first (`try_to_generate_entropy`,
-/// about 4 s of the host's time under QEMU's instruction counting).
+/// about 3 s of the host's time under QEMU's instruction counting).
 pub fn credit_seed(seed: &[u8]) -> io::Result<()> {
     /// `struct rand_pool_info` with room for the seed.
     #[repr(C)]
