@@ -139,9 +139,8 @@ fn default_plan(size: Size) -> (Vec<f64>, Duration, Duration, u32) {
 fn plan(opts: &WorkloadOptions) -> sweep::SweepPlan {
     let (levels, heat, sample, samples) = default_plan(opts.size);
     let s = opts.sweep.as_ref();
-    // A sweep without levels gives timings only.
     let levels = s
-        .filter(|s| !s.levels.is_empty())
+        .filter(|s| !s.timings_only())
         .map_or(levels, |s| s.levels.clone());
     sweep::SweepPlan {
         variable: "rate".into(),

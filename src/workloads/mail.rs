@@ -196,7 +196,7 @@ fn sweep_plan(opts: &WorkloadOptions) -> sweep::SweepPlan {
         Size::Full => (Duration::from_secs(10), Duration::from_secs(10)),
     };
     match &opts.sweep {
-        Some(s) if !s.levels.is_empty() => s.plan(opts.size, "msg/s"),
+        Some(s) if !s.timings_only() => s.plan(opts.size, "msg/s"),
         // Its own levels, with the timings given, if any.
         s => super::SweepOptions {
             variable: "sessions".into(),

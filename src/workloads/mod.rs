@@ -340,6 +340,14 @@ pub struct SweepOptions {
 }
 
 impl SweepOptions {
+    /// Whether it gives timings only, no levels: `--warm-up`,
+    /// `--sample-time` or `--samples` without `--sweep`, for workloads
+    /// that sweep levels of their own ([`Workload::sweeps_by_default`]),
+    /// which then time their own levels so.
+    pub fn timings_only(&self) -> bool {
+        self.levels.is_empty()
+    }
+
     /// The harness's plan for a workload of `size` whose figure is in `unit`.
     pub fn plan(&self, size: Size, unit: &str) -> sweep::SweepPlan {
         let (heat, sample, samples) = match size {

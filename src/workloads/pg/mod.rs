@@ -55,8 +55,7 @@ fn client_sweep(asked: Option<&super::SweepOptions>, size: Size, cpus: usize) ->
     let mut plan = match asked {
         Some(s) => super::SweepOptions {
             variable: "clients".into(),
-            // Timings given without levels time the default levels.
-            levels: if s.levels.is_empty() {
+            levels: if s.timings_only() {
                 default_levels(size, cpus)
             } else {
                 s.levels.clone()
