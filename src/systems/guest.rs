@@ -65,19 +65,15 @@ pub fn seed_file(counted: Option<u32>) -> std::io::Result<Vec<u8>> {
         std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut b)?;
         return Ok(b);
     };
-    // SplitMix64 from N: fixed bytes, not secret ones (a counted guest's
-    // secrets were never secret: its jitter is a count of instructions).
-    let mut x = 0x005C_A1EB_E4C4_u64 ^ u64::from(n);
-    Ok((0..4)
-        .flat_map(|_| {
-            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            (z ^ (z >> 31)).to_le_bytes()
-        })
-        .collect())
+    // Fixed bytes, not secret ones (a counted guest's secrets were never
+    // secret: its jitter is a count of instructions).
+    let mut r = crate::harness::splitmix::Rng::new(u64::from(n), SEED_STREAM);
+    Ok((0..4).flat_map(|_| r.next_u64().to_le_bytes()).collect())
 }
+
+/// The stream of [`crate::harness::splitmix::Rng`] a counting guest's
+/// seed is drawn from.
+const SEED_STREAM: u64 = 0x5EED;
 
 /// The host name in [`HOST_FILE`]'s contents; `None` when empty.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]

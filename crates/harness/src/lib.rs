@@ -3,8 +3,9 @@
 //! ([`reaper`]), progress display ([`progress`]), timed workload phases
 //! with throughput over time ([`phase`]), the sweep engine ([`sweep`]),
 //! the work directory ([`workdir`]), fan-out over processes ([`fanout`],
-//! [`spread`]) and call-stack sampling ([`profiler`]). It imports nothing
-//! from the benchmarks, the workloads, the hosts or the run above it.
+//! [`spread`]), a random generator fixed forever ([`splitmix`]) and
+//! call-stack sampling ([`profiler`]). It imports nothing from the
+//! benchmarks, the workloads, the hosts or the run above it.
 
 #![deny(missing_docs)]
 
@@ -18,6 +19,7 @@ pub mod progress;
 pub mod rawclock;
 pub mod reaper;
 pub mod series;
+pub mod splitmix;
 pub mod spread;
 pub mod subject;
 pub mod sweep;
