@@ -25,7 +25,7 @@ static INFO: Info = Info {
     timed: "connect() on loopback until the server has accepted and its greeting byte arrived",
     uses: &[Resource::Descriptors, Resource::Ports],
     knobs: &[Knob::PortRange, Knob::FilesPerProcess, Knob::ListenBacklog],
-    quick_n: 4_000,
+    quick_n: 2_000,
     full_n: 20_000,
 };
 

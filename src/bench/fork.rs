@@ -19,7 +19,7 @@ static INFO: Info = Info {
     timed: "fork() until the parent has read the byte the new child wrote to a pipe (dynamically linked forker)",
     uses: &[Resource::Processes],
     knobs: &[Knob::Processes, Knob::ProcessesPerUser],
-    quick_n: 2_000,
+    quick_n: 1_000,
     full_n: 10_000,
 };
 

@@ -21,7 +21,7 @@ static INFO: Info = Info {
     timed: "kill(child, SIGKILL) + waitpid() until it is reaped",
     uses: &[Resource::Processes],
     knobs: &[Knob::Processes, Knob::ProcessesPerUser],
-    quick_n: 2_000,
+    quick_n: 1_000,
     full_n: 10_000,
 };
 

@@ -28,7 +28,7 @@ static INFO: Info = Info {
     timed: "one GET and its whole 128-byte response on an open keep-alive connection, the server answering from a file it looks up, opens, sends with sendfile and closes per request",
     uses: &[Resource::Descriptors, Resource::Ports],
     knobs: &[Knob::PortRange, Knob::FilesPerProcess, Knob::ListenBacklog],
-    quick_n: 4_000,
+    quick_n: 2_000,
     full_n: 20_000,
 };
 

@@ -17,7 +17,7 @@ static INFO: Info = Info {
     timed: "mmap(PROT_READ, MAP_SHARED) of a whole open ~150-byte file",
     uses: &[Resource::Descriptors, Resource::Mappings],
     knobs: &[Knob::FilesPerProcess, Knob::Mappings],
-    quick_n: 10_000,
+    quick_n: 5_000,
     full_n: 10_000,
 };
 

@@ -17,7 +17,7 @@ static INFO: Info = Info {
     timed: "open(O_RDONLY) of a cached ~150-byte file, 100 files per directory",
     uses: &[Resource::Descriptors],
     knobs: &[Knob::FilesSystem, Knob::FilesPerProcess],
-    quick_n: 10_000,
+    quick_n: 5_000,
     full_n: 10_000,
 };
 

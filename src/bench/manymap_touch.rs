@@ -18,7 +18,7 @@ static INFO: Info = Info {
     timed: "first read of one byte of a mapped ~150-byte file",
     uses: &[Resource::Descriptors, Resource::Mappings],
     knobs: &[Knob::FilesPerProcess, Knob::Mappings],
-    quick_n: 10_000,
+    quick_n: 5_000,
     full_n: 10_000,
 };
 

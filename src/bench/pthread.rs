@@ -26,7 +26,7 @@ static INFO: Info = Info {
     timed: "pthread_create() until the creating thread has read the byte the new thread wrote to a pipe (default attributes)",
     uses: &[Resource::Processes, Resource::Mappings],
     knobs: &[Knob::Processes, Knob::ProcessesPerUser, Knob::Mappings],
-    quick_n: 2_000,
+    quick_n: 1_000,
     full_n: 10_000,
 };
 

@@ -414,7 +414,7 @@ mod tests {
         assert_eq!(targets(&file), targets(&flags));
         // The n it says each benchmark gets.
         let n: Vec<u64> = pf.targets.iter().map(|t| t.n).collect();
-        assert_eq!(n, [20_000, 10_000, 4_000]);
+        assert_eq!(n, [20_000, 10_000, 2_000]);
         assert_eq!(
             pf.work.iter().map(|w| w.size).collect::<Vec<_>>(),
             [Size::Quick; 2]

@@ -192,7 +192,7 @@ impl MailOptions {
 /// size's own with the timings given (a sweep without levels), if any.
 fn sweep_plan(opts: &WorkloadOptions) -> sweep::SweepPlan {
     let (heat, sample) = match opts.size {
-        Size::Quick => (Duration::from_millis(500), Duration::from_secs(1)),
+        Size::Quick => (Duration::from_millis(250), Duration::from_millis(500)),
         Size::Full => (Duration::from_secs(10), Duration::from_secs(10)),
     };
     match &opts.sweep {

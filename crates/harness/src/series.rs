@@ -1492,15 +1492,16 @@ pub const MIN_PASSES: u32 = 4;
 /// passes (from [`MIN_PASSES`] up to [`MAX_PASSES`]) as the previous run's
 /// pace says fit; a run whose [`MIN_PASSES`] passes take longer takes that
 /// long.
-pub const PASS_BUDGET: Duration = Duration::from_millis(500);
+pub const PASS_BUDGET: Duration = Duration::from_millis(300);
 
 /// Passes for the next run that measures both ways, from the time one
 /// pass took so far.
 fn passes_for(pass_time: Option<Duration>, budget: Duration) -> u32 {
     match pass_time {
         Some(t) if !t.is_zero() => {
-            let fit = budget.as_secs_f64() / t.as_secs_f64();
-            (fit.floor() as u32).clamp(MIN_PASSES, MAX_PASSES)
+            // Whole nanoseconds: 0.3 s / 50 ms is 6 passes, not 5.99….
+            let fit = budget.as_nanos() / t.as_nanos();
+            fit.clamp(MIN_PASSES.into(), MAX_PASSES.into()) as u32
         }
         _ => MIN_PASSES,
     }
