@@ -15,9 +15,12 @@
 //!   is above the drawn one in at least 90 % of such verdicts (the bound
 //!   is a one-sided 95 % bound);
 //! - a cost drawn rising 13 % to τ between the ends a verdict states is
-//!   a plain `O(1)` in at most one verdict in 10: it is flat by
-//!   τ, yet surely rising, and the verdict says the range from O(1) to
-//!   its shape (`O(1)–O(log n)`) or undecided.
+//!   never a plain `O(1)` whose bound holds the drawn rise: it is flat by
+//!   τ, yet surely or perhaps rising, and the verdict says the range
+//!   from O(1) to its shape (`O(1)–O(log n)`) or undecided; a plain
+//!   `O(1)` there only where its one-sided 95 % bound misses the drawn
+//!   rise (counted with the misses above), and in at most one verdict
+//!   in 10.
 //!
 //! `cargo test --release --test integration heavy:: -- --nocapture`
 //! prints the table.
@@ -179,6 +182,9 @@ fn heavy_noise_is_never_confidently_wrong() {
     // τ), and how many of them say a plain O(1).
     let mut near_tau = (0, 0);
     let mut plain = Vec::new();
+    // Those whose own bound holds the drawn rise: the data did not hide
+    // it, the verdict did.
+    let mut plain_held = Vec::new();
     let mut table: BTreeMap<usize, BTreeMap<String, usize>> = BTreeMap::new();
     for (c, s, v) in &results {
         let d = &all[*c];
@@ -196,6 +202,9 @@ fn heavy_noise_is_never_confidently_wrong() {
             if v.class == Label::Class(Class::Constant) {
                 near_tau.1 += 1;
                 plain.push(format!("{} seed {s}: {}", d.name(), v.words()));
+                if drawn_rise <= v.rise.hi + 1e-9 {
+                    plain_held.push(format!("{} seed {s}: {}", d.name(), v.words()));
+                }
             }
         }
         match judge_verdict(d, v, opts.tolerance) {
@@ -226,10 +235,16 @@ fn heavy_noise_is_never_confidently_wrong() {
         bound_missed * 10 <= flat_growing.max(1),
         "the upper bound of O(1) (or a range from it) below the drawn rise in {bound_missed} of {flat_growing} verdicts over a growing curve (more than 10 %)"
     );
-    // A cost rising 15 % between the ends is flat by τ but surely rising:
-    // the verdict names the range from O(1) to its shape, or says
-    // undecided; a plain O(1) only where noise hides the rise (at most 1
-    // in 10: 4 of 120 with these seeds, 24 of 300 with 20).
+    // A cost rising 15 % between the ends is flat by τ but surely or
+    // perhaps rising: the verdict names the range from O(1) to its shape,
+    // or says undecided; a plain O(1) only where its bound misses the
+    // drawn rise (2 of 120 with these seeds, 4 of 120 before "perhaps
+    // rising"), never where it holds it.
+    assert!(
+        plain_held.is_empty(),
+        "a plain O(1) whose bound holds a drawn rise of 13 % to τ:\n{}",
+        plain_held.join("\n")
+    );
     assert!(
         near_tau.0 > 0 && near_tau.1 * 10 <= near_tau.0,
         "a plain O(1) over a drawn rise of 13 % to τ in {} of {} verdicts:\n{}",

@@ -149,7 +149,7 @@ const APART: f64 = 8.0;
 /// The smallest jump of a step, relative to the lower level.
 const MIN_JUMP: f64 = 0.15;
 /// Ends closer than this are never a growth class.
-const NEAR: f64 = 0.05;
+pub(crate) const NEAR: f64 = 0.05;
 /// Share of the level a bucket may stray from a fitted segment (plus
 /// three standard errors): how flat a plateau must be, whatever the jump.
 const SEGMENT_TOLERANCE: f64 = 0.05;
@@ -184,7 +184,7 @@ pub fn judge(sum: &Summary, ctx: &Context, opts: &Options) -> Judgement {
         step_decision(s, tau, near, &mut flags)
     } else if hi < tau {
         cands
-            .rising_within((lo, hi), tau, ctx)
+            .rising_within((lo, rise, hi), tau, ctx)
             .unwrap_or_else(|| flat(Label::Class(Class::Constant)))
     } else if lo <= tau || near {
         flat(Label::Undecided)
@@ -381,14 +381,22 @@ impl Candidates {
     /// A flat curve (its rise's upper bound `hi` below τ) that surely
     /// rises — by half of τ or more (`lo`), or by more than [`NEAR`] where
     /// its upper bound comes within a third of τ of τ (flat without room
-    /// to spare, as under heavy noise): `O(1)` by the tolerance, yet
-    /// shaped like a growth class, the one named with its model, as the
+    /// to spare, as under heavy noise) — or perhaps rises: its upper
+    /// bound that close to τ and its measured rise (`rise`) above
+    /// [`NEAR`], the lower bound not: `O(1)` by the tolerance, yet shaped
+    /// like a growth class, the one named with its model, as the
     /// alternative ([`Judgement::rises_within`]). The verdict states the
     /// range from O(1) to it (`stated`), so that a cost rising 15 % as
-    /// log n does is not a plain O(1). `None` otherwise, or where no class
-    /// grows.
-    fn rising_within(&self, (lo, hi): (f64, f64), tau: f64, ctx: &Context) -> Option<Decision> {
-        if lo < tau / 2.0 && !(lo > NEAR && hi >= tau * 2.0 / 3.0) {
+    /// log n does is not a plain O(1) even where noise hides whether it
+    /// rises. `None` otherwise, or where no class grows.
+    fn rising_within(
+        &self,
+        (lo, rise, hi): (f64, f64, f64),
+        tau: f64,
+        ctx: &Context,
+    ) -> Option<Decision> {
+        let close = hi >= tau * 2.0 / 3.0;
+        if lo < tau / 2.0 && !(close && (lo > NEAR || rise > NEAR)) {
             return None;
         }
         let f = self.growing(ctx).pick?;

@@ -519,6 +519,17 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// How sure a flat verdict's rise is ([`judge`]'s range from O(1)):
+    /// `surely rising` where its lower bound is above 5 %, `perhaps
+    /// rising` where noise leaves the lower bound below that.
+    fn rising_words(&self) -> &'static str {
+        if self.rise.lo > judge::NEAR {
+            "surely rising"
+        } else {
+            "perhaps rising"
+        }
+    }
+
     /// Whether the verdict is decided: resampled whole runs (3 at least)
     /// agree on one label, a class or why none fits, in [`DECIDED`] of
     /// the replicas. `Ok` says why in words, `Err` why not: too few runs,
@@ -536,9 +547,10 @@ impl Verdict {
                 pct(self.tolerance)
             )),
             Label::Between(Class::Constant, _) if share >= DECIDED => Ok(format!(
-                "{} in {agree}: flat within the tolerance {}, yet surely rising {}",
+                "{} in {agree}: flat within the tolerance {}, yet {} {}",
                 self.class,
                 pct(self.tolerance),
+                self.rising_words(),
                 self.interval()
             )),
             Label::Between(..) => Err(format!(
@@ -644,10 +656,11 @@ impl Verdict {
                 self.local_words()
             ),
             (l @ Label::Between(Class::Constant, _), m) => format!(
-                "{l}: {} over {}, flat within the tolerance {} yet surely rising, as {} does; {ends}",
+                "{l}: {} over {}, flat within the tolerance {} yet {}, as {} does; {ends}",
                 self.interval(),
                 self.range(),
                 pct(self.tolerance),
+                self.rising_words(),
                 describe_model_in(m, cost)
             ),
             (l @ Label::Between(a, b), m) => {
@@ -1418,6 +1431,39 @@ mod tests {
         // 38 % between the ends: growth, no O(1) in it.
         let v = analyze(&log_rising(0.8), None, &opts).unwrap();
         assert_eq!(v.class, Label::Class(Class::Log), "{}", v.words());
+    }
+
+    #[test]
+    fn a_rise_near_tau_that_noise_leaves_unsure_is_the_range_perhaps_rising() {
+        let opts = Options::default();
+        // Five runs rising as log n by 0 to 24 % (12 % on average): the
+        // whole runs, resampled, leave the lower bound at or below 5 %
+        // and the upper one near τ — perhaps rising, not a plain O(1).
+        let per_run = [0.0, 0.24, 0.06, 0.18, 0.12];
+        let samples: Vec<Sample> = log_rising(1.0)
+            .into_iter()
+            .map(|s| {
+                let up = s.ns / 1000.0;
+                let r = per_run[s.run as usize];
+                Sample {
+                    ns: 1000.0 * (1.0 + r * (up - 1.0)),
+                    ..s
+                }
+            })
+            .collect();
+        let v = analyze(&samples, None, &opts).unwrap();
+        let w = v.words();
+        assert!(
+            v.rise.lo <= 0.05 && v.rise.value > 0.05 && v.rise.hi >= opts.tolerance * 2.0 / 3.0,
+            "{:?}: {w}",
+            v.rise
+        );
+        assert!(v.rise.hi < opts.tolerance, "{:?}: {w}", v.rise);
+        assert!(matches!(v.class, Label::Between(Class::Constant, _)), "{w}");
+        assert!(
+            w.contains("flat within the tolerance +20 % yet perhaps rising"),
+            "{w}"
+        );
     }
 
     #[test]
