@@ -389,14 +389,16 @@ impl Probe {
             t.len()
         );
         // Every answer within the bound plus the client's own lateness,
-        // but one in a hundred (at least one): the server can be
+        // but one in a hundred (at least two): the server can be
         // descheduled longer than the client was (seen in CI at load 4:
-        // 1 of 195 answers at 267 ms, the client 34 ms late); and none
-        // near a stall.
+        // 1 of 195 answers at 267 ms, the client 34 ms late; on the AMD
+        // VM beside a guest under TCG, 2 of 34 at 169 and 238 ms, the
+        // client 49 ms late); and none near a stall — a server the
+        // abuse holds up misses the bound on most answers, or stalls.
         let late = t.iter().filter(|&&x| x > BOUND + p.late).count();
         assert!(
-            late <= (t.len() / 100).max(1) && max < STALL,
-            "{what}: the normal client waited {max:?} (bound {BOUND:?} + {:?} the machine was late, for all but one in a hundred; {late} of {} over it; none may reach {STALL:?})",
+            late <= (t.len() / 100).max(2) && max < STALL,
+            "{what}: the normal client waited {max:?} (bound {BOUND:?} + {:?} the machine was late, for all but one in a hundred, two at least; {late} of {} over it; none may reach {STALL:?})",
             p.late,
             t.len()
         );
