@@ -34,24 +34,15 @@ fn postfix() {
 /// given back at once, as [`free_port`] does, was taken by another
 /// test's server while a test sent to it, on a busy machine).
 fn refusing_port() -> (std::os::fd::OwnedFd, u16) {
-    use std::os::fd::FromRawFd;
-    // SAFETY: plain socket calls on a descriptor this function owns; the
-    // address structures are zeroed and sized for IPv4.
-    unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-        assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
-        let owned = std::os::fd::OwnedFd::from_raw_fd(fd);
-        let mut a: libc::sockaddr_in = std::mem::zeroed();
-        a.sin_family = libc::AF_INET as libc::sa_family_t;
-        a.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
-        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-        let r = libc::bind(fd, (&raw const a).cast(), len);
-        assert_eq!(r, 0, "bind: {}", std::io::Error::last_os_error());
-        let mut got = len;
-        let r = libc::getsockname(fd, (&raw mut a).cast(), &mut got);
-        assert_eq!(r, 0, "getsockname: {}", std::io::Error::last_os_error());
-        (owned, u16::from_be(a.sin_port))
-    }
+    use scalebench::net::sock;
+    use std::os::fd::AsRawFd;
+    let any: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let fd = sock::tcp_socket(&any).expect("socket");
+    sock::bind(fd.as_raw_fd(), &any).expect("bind to 127.0.0.1:0");
+    let port = sock::local_addr(fd.as_raw_fd())
+        .expect("getsockname")
+        .port();
+    (fd, port)
 }
 
 /// A free port on 127.0.0.1.
