@@ -568,7 +568,8 @@ mod tests {
         use std::os::unix::fs::FileExt;
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("r");
-        let page = 4096u64;
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
         std::fs::write(&p, vec![7u8; 32 * page as usize]).unwrap();
         let f = std::fs::File::open(&p).unwrap();
         f.sync_all().unwrap();
