@@ -562,6 +562,23 @@ impl Verdict {
         }
     }
 
+    /// Whether a flat verdict's words turn on where its bound lies: `O(1)`
+    /// or the range from it, a measured rise above 5 % yet not surely
+    /// above half of τ, and an upper bound at or above half of τ — near
+    /// the two thirds of τ where a bound makes such a rise the range from
+    /// O(1) ([`judge`]'s "perhaps rising"). Three runs of one cost rising
+    /// 10 % here called it `O(1)` in one round and `O(1)–O(log n)` in the
+    /// next; more runs narrow the bound, so a series that stops once
+    /// decided makes more of them first.
+    pub fn on_the_edge(&self) -> bool {
+        let flat = matches!(
+            self.class,
+            Label::Class(Class::Constant) | Label::Between(Class::Constant, _)
+        );
+        let half = self.tolerance / 2.0;
+        flat && self.rise.value > judge::NEAR && self.rise.lo < half && self.rise.hi >= half
+    }
+
     /// high / low cost.
     pub fn ratio(&self) -> f64 {
         self.high.ns / self.low.ns
@@ -1464,6 +1481,30 @@ mod tests {
             w.contains("flat within the tolerance +20 % yet perhaps rising"),
             "{w}"
         );
+    }
+
+    #[test]
+    fn a_flat_verdict_is_on_the_edge_where_its_bound_nears_perhaps_rising() {
+        let opts = Options::default();
+        let base = analyze(&log_rising(0.03), None, &opts).unwrap();
+        let with = |class: Label, lo: f64, value: f64, hi: f64| Verdict {
+            class,
+            rise: Estimate { value, lo, hi },
+            ..base.clone()
+        };
+        let flat = Label::Class(Class::Constant);
+        let range = Label::Between(Class::Constant, Class::Log);
+        // fork-cleanup's three rounds here: +10 % (7.8..14), +9.5 %
+        // (7.4..12), +9.6 % (8.3..11).
+        assert!(with(range, 0.078, 0.10, 0.14).on_the_edge());
+        assert!(with(flat, 0.074, 0.095, 0.12).on_the_edge());
+        assert!(with(flat, 0.083, 0.096, 0.11).on_the_edge());
+        // Its bound well below half of τ, its rise within 5 %, surely
+        // above half of τ, or a growth class: not.
+        assert!(!with(flat, 0.047, 0.061, 0.075).on_the_edge());
+        assert!(!with(flat, -0.02, 0.03, 0.12).on_the_edge());
+        assert!(!with(range, 0.11, 0.14, 0.18).on_the_edge());
+        assert!(!with(Label::Class(Class::Log), 0.078, 0.10, 0.14).on_the_edge());
     }
 
     #[test]

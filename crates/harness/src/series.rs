@@ -857,22 +857,51 @@ impl Series<'_> {
             Err(e) => Err(e.clone()),
         };
         let split = matches!(&v, Ok(v) if matches!(v.class, analysis::Label::Between(..)));
+        let edge = matches!(&v, Ok(v) if v.on_the_edge());
         *judged = Some((done as usize, v));
         let split_stops = split && done >= DECIDE_SPLIT;
         let timed_out = self.out_of_time();
-        if settled.is_err() && !split_stops && !timed_out && done < plan.runs {
+        let more = settled.is_err() || (edge && done < DECIDE_SPLIT);
+        if more && !split_stops && !timed_out && done < plan.runs {
             return false;
         }
-        let why = match &settled {
-            Ok(why) => format!("decided after {done} runs: {why}"),
-            Err(why) if split_stops && done < plan.runs => {
-                format!("split after {done} runs, the answer: {why}")
-            }
-            Err(why) if done < plan.runs => format!(
-                "no time for another run within the run's time goal of {} after {done} runs; {why}",
-                plan.time.map_or_else(String::new, |t| goal_words(t.goal))
+        let goal = || plan.time.map_or_else(String::new, |t| goal_words(t.goal));
+        let (stopped, why) = match &settled {
+            // A flat rise near its bound's edge stopped short of the runs
+            // it asks for: by time or by the most allowed.
+            Ok(why) if edge && done < DECIDE_SPLIT && done < plan.runs => (
+                "time",
+                format!(
+                    "no time for another run within the run's time goal of {} after {done} runs, of the {DECIDE_SPLIT} a flat rise near its bound's edge asks for; {why}",
+                    goal()
+                ),
             ),
-            Err(why) => format!("the most runs ({}) reached; {why}", plan.runs),
+            Ok(why) if edge && done < DECIDE_SPLIT => (
+                "max",
+                format!("the most runs ({}) reached; {why}", plan.runs),
+            ),
+            Ok(why) if edge && done > DECIDE_MIN => (
+                "decided",
+                format!(
+                    "decided after {done} runs, the {DECIDE_SPLIT} a flat rise near its bound's edge asks for: {why}"
+                ),
+            ),
+            Ok(why) => ("decided", format!("decided after {done} runs: {why}")),
+            Err(why) if split_stops && done < plan.runs => (
+                "split",
+                format!("split after {done} runs, the answer: {why}"),
+            ),
+            Err(why) if done < plan.runs => (
+                "time",
+                format!(
+                    "no time for another run within the run's time goal of {} after {done} runs; {why}",
+                    goal()
+                ),
+            ),
+            Err(why) => (
+                "max",
+                format!("the most runs ({}) reached; {why}", plan.runs),
+            ),
         };
         self.progress.note(&why);
         self.result.params.extra.insert(
@@ -881,15 +910,7 @@ impl Series<'_> {
                 "min": DECIDE_MIN,
                 "max": plan.runs,
                 "runs": done,
-                "stopped": if settled.is_ok() {
-                    "decided"
-                } else if split_stops && done < plan.runs {
-                    "split"
-                } else if done < plan.runs {
-                    "time"
-                } else {
-                    "max"
-                },
+                "stopped": stopped,
                 "why": why,
             }),
         );
@@ -1598,6 +1619,9 @@ mod tests {
         /// Each run started costs a different base (1000, 1400, 1800, …):
         /// run-to-run noise.
         noisy: bool,
+        /// Each run started costs 10 000 ticks and these many more per
+        /// item held, in turn: the runs rise by different shares.
+        steps: Option<[u64; 3]>,
         /// Each operation also sleeps this long (a slow benchmark).
         op_sleep: Duration,
         log: Arc<Mutex<Vec<Event>>>,
@@ -1613,6 +1637,7 @@ mod tests {
                 downwards: false,
                 falling: false,
                 noisy: false,
+                steps: None,
                 op_sleep: Duration::ZERO,
                 log: Arc::default(),
             }
@@ -1636,6 +1661,7 @@ mod tests {
     struct FakeRun {
         held: u64,
         base: u64,
+        step: u64,
         limit: u64,
         fail_at: Option<u64>,
         falling: bool,
@@ -1672,11 +1698,12 @@ mod tests {
                 .filter(|_| self.fail_in_start.is_none_or(|k| k == nth));
             Ok(Box::new(FakeRun {
                 held: if self.falling { n } else { 0 },
-                base: if self.noisy {
-                    1000 + (nth as u64 % 3) * 400
-                } else {
-                    1000
+                base: match (self.noisy, self.steps) {
+                    (_, Some(_)) => 10_000,
+                    (true, None) => 1000 + (nth as u64 % 3) * 400,
+                    (false, None) => 1000,
                 },
+                step: self.steps.map_or(1, |s| s[nth % 3]),
                 limit,
                 fail_at,
                 falling: self.falling,
@@ -1699,7 +1726,7 @@ mod tests {
                 return Err(StepError::from(format!("broke at {}", self.held)));
             }
             if self.falling {
-                sw.record_ticks(self.base + self.held);
+                sw.record_ticks(self.base + self.held * self.step);
                 self.held -= 1;
                 return Ok(());
             }
@@ -1709,7 +1736,7 @@ mod tests {
                     detail: format!("out of fakes at n = {}", self.held),
                 });
             }
-            sw.record_ticks(self.base + self.held);
+            sw.record_ticks(self.base + self.held * self.step);
             self.held += 1;
             Ok(())
         }
@@ -1800,6 +1827,62 @@ mod tests {
         assert_eq!(d["stopped"], "max");
         assert!(d["why"].as_str().unwrap().contains("most runs (5)"), "{d}");
         assert!(analysis::recorded::kept(&edge, &opts).is_some());
+    }
+
+    #[test]
+    fn a_flat_rise_near_its_bounds_edge_takes_five_runs_before_it_stops() {
+        let clock = Clock::new(TimerKind::Monotonic).unwrap();
+        let setting = setting(&clock);
+        let plan = SeriesPlan {
+            auto: None,
+            decide: true,
+            keep_verdict: true,
+            n: 120,
+            runs: 8,
+            warmup: Some(0),
+            order: RunOrder::Passes,
+            time: None,
+        };
+        // Runs whose costs start at 10 000 ticks and rise by 10, 7 and 8
+        // ticks an item to n = 120: +12 %, +8.4 %, +9.6 %, flat by τ
+        // (20 %) with a bound around half of τ.
+        let mut b = Fake::new(u64::MAX);
+        b.steps = Some([10, 7, 8]);
+        let edge = run_series(&b, None, plan, setting, &mut Progress::new(Mode::Quiet));
+        let d = &edge.params.extra["runs_decided"];
+        let opts = analysis::Options::default();
+        let mut three = edge.clone();
+        three.runs.truncate(3);
+        let v3 = analysis::recorded::judge_fresh(&three, &opts).unwrap();
+        assert!(v3.decided().is_ok(), "{}", v3.words());
+        assert!(v3.on_the_edge(), "{:?}: {}", v3.rise, v3.words());
+        assert_eq!(edge.runs.len() as u32, DECIDE_SPLIT, "{d}");
+        assert_eq!(d["stopped"], "decided", "{d}");
+        let why = d["why"].as_str().unwrap();
+        assert!(
+            why.starts_with(
+                "decided after 5 runs, the 5 a flat rise near its bound's edge asks for: O(1)"
+            ),
+            "{why}"
+        );
+        // The same runs a series of at most three makes stop at the most.
+        let short = run_series(
+            &b,
+            None,
+            SeriesPlan { runs: 3, ..plan },
+            setting,
+            &mut Progress::new(Mode::Quiet),
+        );
+        let d = &short.params.extra["runs_decided"];
+        assert_eq!(short.runs.len(), 3);
+        assert_eq!(d["stopped"], "max", "{d}");
+        assert!(
+            d["why"]
+                .as_str()
+                .unwrap()
+                .starts_with("the most runs (3) reached; O(1)"),
+            "{d}"
+        );
     }
 
     #[test]
