@@ -29,7 +29,15 @@ pub fn static_binary() -> PathBuf {
     BIN.get_or_init(|| {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
         let dir = root.join("target/static");
-        let o = Command::new(env!("CARGO"))
+        let mut cargo = Command::new(env!("CARGO"));
+        // The rustc beside the cargo that built these tests: run outside
+        // cargo (the test binary alone), rustup's proxy would obey a
+        // dependency's own toolchain file (flagset's names 1.65).
+        let rustc = std::path::Path::new(env!("CARGO")).with_file_name("rustc");
+        if std::env::var_os("RUSTC").is_none() && rustc.is_file() {
+            cargo.env("RUSTC", &rustc);
+        }
+        let o = cargo
             .args(["build", "--profile", "test", "--bin", "scalebench"])
             .args(["--target", MUSL])
             .args(["--config", "profile.test.opt-level=0"])
