@@ -466,6 +466,23 @@ fn fs_on_ext4_and_xfs_loop_devices_leaves_nothing_mounted() {
         "{}",
         targets[0]["mount_options"]
     );
+    // Each made filesystem's block device: its loop device, the image
+    // in the work directory behind it.
+    for t in targets {
+        let b = &t["block"];
+        let dev = t["device"].as_str().unwrap();
+        assert_eq!(
+            Some(format!("/dev/{}", b["name"].as_str().unwrap()).as_str()),
+            Some(dev),
+            "{t}"
+        );
+        assert!(
+            b["scheduler"].is_string() && b["read_ahead_kb"].is_u64(),
+            "{b}"
+        );
+        let image = b["backing_file"].as_str().unwrap();
+        assert!(image.starts_with(work.to_str().unwrap()), "{b}");
+    }
     assert_eq!(targets[1]["label"], "ext4");
     let xfs = "xfs -i size=512";
     assert_eq!(targets[2]["label"], xfs);

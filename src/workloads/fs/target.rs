@@ -248,13 +248,20 @@ pub(super) fn human(b: u64) -> String {
 
 fn describe(path: &Path) -> serde_json::Value {
     let m = sys::mount_of(path).unwrap_or_default();
-    json!({
+    let mut info = json!({
         "fs_type": m.fs_type,
         "mount_point": m.mount_point,
         "device": m.device,
         "mount_options": m.options,
         "free_bytes": sys::free_bytes(path),
-    })
+    });
+    // The block device under it, as the system record's filesystems have
+    // it: for a filesystem `--mkfs` made, its loop device and the image
+    // behind it.
+    if let Ok(b) = sys::hardware::block_device(&m.device) {
+        info["block"] = json!(b);
+    }
+    info
 }
 
 /// Makes `place` ready for a workload that needs `need` (see
