@@ -492,6 +492,49 @@ fn a_profiles_mount_options_go_to_the_filesystems_the_run_makes() {
     );
 }
 
+#[test]
+fn a_profiles_mount_option_the_filesystem_refuses_is_named_and_left_out() {
+    if !root() {
+        panic!("this test makes a filesystem on a loop device: run it as root (scripts/test)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = fs_under_profile(
+        dir.path(),
+        "[\"noatime\", \"frobnicate=7\"]",
+        &["--mkfs", "ext4", "--fs-size", "256M"].map(std::ffi::OsStr::new),
+    );
+    // Measured with what ext4 takes, the rest named as refused.
+    let w = &f["workloads"][0];
+    assert_eq!(w["status"], "ok", "{w}");
+    let target = &w["params"]["targets"][0];
+    let mounted = target["mount_options"].as_str().unwrap();
+    assert!(mounted.split(',').any(|o| o == "noatime"), "{target}");
+    assert!(!mounted.contains("frobnicate"), "{target}");
+    assert_eq!(target["requested_mount_options"], "noatime,frobnicate=7");
+    let refused = target["refused_mount_options"].as_array().unwrap();
+    assert_eq!(refused.len(), 1, "{target}");
+    assert_eq!(refused[0]["option"], "frobnicate=7");
+    assert!(!refused[0]["reason"].as_str().unwrap().is_empty());
+    // The profile's record says so, by name, and the run is partial.
+    let p = &f["profile"];
+    assert_eq!(p["partial"], true, "{p}");
+    let c = &p["changes"][0];
+    assert_eq!(
+        (&c["kind"], &c["status"]),
+        (&"mount".into(), &"refused".into()),
+        "{c}"
+    );
+    let why = c["reason"].as_str().unwrap();
+    assert!(
+        why.starts_with("refused when mounted: `frobnicate=7` by ext4 (")
+            && why.ends_with("measured without them"),
+        "{why}"
+    );
+    // Nothing left mounted or attached.
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(dir.path().to_str().unwrap()), "{mounts}");
+}
+
 /// The per-mount and superblock options of the filesystem mounted at
 /// `dir`, from /proc/self/mountinfo.
 fn mount_options_at(dir: &std::path::Path) -> String {

@@ -369,6 +369,9 @@ fn workload_into(
     let mut r = w.workload.run(ctx, &opts, progress);
     r.monitor = finish_monitor(monitor, progress);
     drop(measuring);
+    if applied.is_some() {
+        refused_mounts(&r, rec, progress);
+    }
     drop(applied);
     let info = w.workload.info();
     if ctx.hosts().apart() {
@@ -388,6 +391,50 @@ fn workload_into(
         anyhow::bail!("{why}: the run stops here (what was measured is in the result file)");
     }
     Ok(())
+}
+
+/// The profile's mount options a filesystem the workload made would not
+/// mount with (its targets' `refused_mount_options`, left out when it was
+/// mounted): the profile's record names them as refused, and the run is
+/// partial.
+fn refused_mounts(
+    r: &crate::results::WorkloadResult,
+    rec: &mut Recording,
+    progress: &mut Progress,
+) {
+    let targets = r.params.get("targets").and_then(|t| t.as_array());
+    let mut words: Vec<String> = Vec::new();
+    for t in targets.into_iter().flatten() {
+        let refused = t.get("refused_mount_options").and_then(|v| v.as_array());
+        for x in refused.into_iter().flatten() {
+            let why = x["reason"]
+                .as_str()
+                .unwrap_or("")
+                .lines()
+                .next()
+                .unwrap_or("");
+            words.push(format!(
+                "`{}` by {} ({why})",
+                x["option"].as_str().unwrap_or("?"),
+                t["fs_type"].as_str().unwrap_or("?")
+            ));
+        }
+    }
+    let Some(p) = rec.file.profile.as_mut().filter(|_| !words.is_empty()) else {
+        return;
+    };
+    let reason = format!(
+        "refused when mounted: {}; measured without them",
+        words.join("; ")
+    );
+    for c in p.changes.iter_mut() {
+        if c.kind == "mount" && c.name == "mount options" {
+            c.status = crate::results::ChangeStatus::Refused;
+            c.reason = Some(reason.clone());
+        }
+    }
+    p.partial = true;
+    progress.note(&format!("profile {}: mount options {reason}", p.name));
 }
 
 /// Executes `plan`, recording into `recs` (one per profile, or one), each

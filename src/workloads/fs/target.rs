@@ -400,7 +400,16 @@ fn on_loop(
     };
     let opts = spec.options.as_deref().or(default_opts).unwrap_or("");
     let all: Vec<String> = spec.mkfs.iter().chain(&mkfs_args).cloned().collect();
-    let disk = LoopDisk::make(spec, workdir, index, fs_size, &all, opts)?;
+    // A profile's options (the spec names none of its own) that this
+    // filesystem refuses are left out by name; the spec's own must mount.
+    let profiles = spec.options.is_none() && !opts.is_empty();
+    let (disk, refused) = LoopDisk::make(spec, workdir, index, fs_size, &all, opts, profiles)?;
+    let taken: Vec<&str> = opts
+        .split(',')
+        .filter(|o| !o.is_empty() && !refused.iter().any(|(r, _)| r == o))
+        .collect();
+    let opts = taken.join(",");
+    let opts = opts.as_str();
     if let Some(inodes) = sys::free_inodes(&disk.mnt)
         && inodes < need.inodes
     {
@@ -420,7 +429,13 @@ fn on_loop(
     info["mkfs"] = json!(spec.kind);
     info["mkfs_args"] = json!(mkfs_args);
     info["mkfs_options"] = json!(spec.mkfs);
-    info["requested_mount_options"] = json!(opts);
+    info["requested_mount_options"] = json!(spec.options.as_deref().or(default_opts).unwrap_or(""));
+    if !refused.is_empty() {
+        info["refused_mount_options"] = refused
+            .iter()
+            .map(|(o, why)| json!({ "option": o, "reason": why }))
+            .collect();
+    }
     let label = spec.label(opts);
     Ok(Target {
         label,
@@ -460,7 +475,11 @@ impl LoopDisk {
     /// A new image of `fs_size` bytes in `workdir` (`index` and the kind
     /// name it), attached to a loop device, made a filesystem of `spec`'s
     /// kind with `mkfs_args` and mounted with `opts` on a new directory
-    /// beside it. What was made so far is undone when a step fails.
+    /// beside it. What was made so far is undone when a step fails. With
+    /// `leave_out`, options the filesystem will not mount with are each
+    /// found and left out: the disk and those options, each with the
+    /// mount's words.
+    #[allow(clippy::too_many_arguments)]
     fn make(
         spec: &FsSpec,
         workdir: &Path,
@@ -468,7 +487,8 @@ impl LoopDisk {
         fs_size: u64,
         mkfs_args: &[String],
         opts: &str,
-    ) -> Result<LoopDisk, String> {
+        leave_out: bool,
+    ) -> Result<(LoopDisk, Vec<(String, String)>), String> {
         let image = workdir.join(format!("fs-{index}-{}.img", spec.kind));
         let mnt = workdir.join(format!("mnt-{index}-{}", spec.kind));
         // Both new: nothing that was there before is ever truncated or
@@ -490,10 +510,49 @@ impl LoopDisk {
         let dev = sys::disk_attach(&image).map_err(|e| format!("loop device: {e}"))?;
         disk.dev = Some(dev.clone());
         sys::make_fs(&spec.kind, &dev, mkfs_args).map_err(|e| format!("mkfs: {e}"))?;
-        sys::mount_fs(&dev, &mnt, &spec.kind, opts).map_err(|e| format!("mount: {e}"))?;
+        let mut refused = Vec::new();
+        if let Err(e) = sys::mount_fs(&dev, &mnt, &spec.kind, opts) {
+            if !leave_out {
+                return Err(format!("mount: {e}"));
+            }
+            refused = refused_options(&dev, &mnt, &spec.kind, opts).map_err(|e| {
+                // Still mounted: the guard unmounts it.
+                disk.mounted = true;
+                e
+            })?;
+            if refused.is_empty() {
+                return Err(format!("mount: {e}"));
+            }
+            let rest: Vec<&str> = opts
+                .split(',')
+                .filter(|o| !o.is_empty() && !refused.iter().any(|(r, _)| r == o))
+                .collect();
+            sys::mount_fs(&dev, &mnt, &spec.kind, &rest.join(","))
+                .map_err(|e| format!("mount: {e}"))?;
+        }
         disk.mounted = true;
-        Ok(disk)
+        Ok((disk, refused))
     }
+}
+
+/// The options of `opts` a filesystem of `kind` on `dev` will not mount
+/// with, each tried alone on `mnt` (and unmounted at once), with the
+/// mount's words; `Err` when a trial mount could not be unmounted.
+fn refused_options(
+    dev: &str,
+    mnt: &Path,
+    kind: &str,
+    opts: &str,
+) -> Result<Vec<(String, String)>, String> {
+    let mut refused = Vec::new();
+    for o in opts.split(',').filter(|o| !o.is_empty()) {
+        match sys::mount_fs(dev, mnt, kind, o) {
+            Ok(()) => sys::unmount_fs(mnt)
+                .map_err(|e| format!("mount: trying `{o}` alone: not unmounted: {e}"))?,
+            Err(e) => refused.push((o.to_string(), e.to_string())),
+        }
+    }
+    Ok(refused)
 }
 
 pub use crate::values::bytes as parse_bytes;
