@@ -515,10 +515,9 @@ impl LoopDisk {
             if !leave_out {
                 return Err(format!("mount: {e}"));
             }
-            refused = refused_options(&dev, &mnt, &spec.kind, opts).map_err(|e| {
+            refused = refused_options(&dev, &mnt, &spec.kind, opts).inspect_err(|_| {
                 // Still mounted: the guard unmounts it.
                 disk.mounted = true;
-                e
             })?;
             if refused.is_empty() {
                 return Err(format!("mount: {e}"));
