@@ -675,7 +675,10 @@ pub struct RunArgs {
     /// secrets);
     /// `NAME=image:DISK,ssh=USER[,key=FILE][,bin=PATH]` boots a disk
     /// image of any OS and drives it over ssh; `NAME=ssh:[USER@]HOST[,bin=PATH]`
-    /// is another machine (docs/comparing.md). Repeatable.
+    /// is another machine; `profile=NAME|FILE` on any but `local` tunes
+    /// that system with a tuning profile for each item and puts it back
+    /// after (tuned and untuned alternate in one run; before `cmdline=`)
+    /// (docs/comparing.md). Repeatable.
     #[arg(long, value_name = "NAME=SPEC", value_parser = parse_system)]
     pub system: Vec<crate::systems::spec::SystemSpec>,
     /// The static scalebench a `kernel:` system boots with (default: this
