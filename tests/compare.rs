@@ -95,6 +95,34 @@ fn planted_changes_are_found_and_ordinary_runs_pass() {
         assert_ne!(outcome(&doc, s), "regressed", "{doc:#}");
         assert_ne!(outcome(&doc, s), "not-comparable", "{doc:#}");
     }
+    // Both made their runs in passes, and say so; a file whose series
+    // say one ascending pass was measured by another path: a warning.
+    let passes = |doc: &Value| {
+        doc["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| b["params"]["extra"]["order"] == "passes")
+    };
+    assert!(passes(&load(&a)) && passes(&load(&b)));
+    let warned = |doc: &Value| {
+        doc["warnings"].as_array().unwrap().iter().any(|w| {
+            w.as_str()
+                .unwrap()
+                .starts_with("measured by different paths")
+        })
+    };
+    assert!(!warned(&doc), "{doc:#}");
+    let up = dir.path().join("up.json");
+    let mut d = load(&b);
+    for x in d["benchmarks"].as_array_mut().unwrap() {
+        x["params"]["extra"]["order"] = "up".into();
+    }
+    std::fs::write(&up, serde_json::to_vec(&d).unwrap()).unwrap();
+    let (_, doc_up) = compare(&a, &up, &[]);
+    assert!(warned(&doc_up), "{doc_up:#}");
+    let w = doc_up["warnings"].to_string();
+    assert!(w.contains("benchmark run order passes → up"), "{w}");
 
     // +30 % on every socket sample of the second run. Two invocations
     // differ by themselves (up to ±15 % here), so the planted change is

@@ -127,6 +127,7 @@ fn order_up_makes_every_run_one_ascending_pass() {
     for name in ["socket", "connect"] {
         let b = bench(&doc, name);
         assert_eq!(b["status"], "ok", "{name}: {}", b["message"]);
+        assert_eq!(b["params"]["extra"]["order"], "up", "{name}");
         for run in b["runs"].as_array().unwrap() {
             assert_eq!(run["direction"], "up", "{name}");
             assert!(

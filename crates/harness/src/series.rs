@@ -1010,7 +1010,9 @@ impl Runner<'_> {
                 } else {
                     0
                 },
-                extra: BTreeMap::new(),
+                // The order its runs visited n in (`--order`), for the
+                // report's settings and `compare`.
+                extra: BTreeMap::from([("order".to_string(), plan.order.name().into())]),
             },
             caps: Vec::new(),
             environment: limits::environment(info.uses, info.knobs),

@@ -524,7 +524,37 @@ pub fn warnings(input: &Input) -> Vec<String> {
     let (base, new) = (&input.systems[0].label, &input.systems[1].label);
     let (a, b) = (input.measured_of(base), input.measured_of(new));
     let emulation = Basis::of(a, b).note(base, new, a, b);
-    emulation.into_iter().chain(busy(input)).collect()
+    emulation
+        .into_iter()
+        .chain(measured_otherwise(input))
+        .chain(busy(input))
+        .collect()
+}
+
+/// The warning of two files whose figures came by different paths: the
+/// benchmarks' run order (`--order`) or a workload's server (which files
+/// path, which loop) differ, so that a change may be the method's.
+fn measured_otherwise(input: &Input) -> Option<String> {
+    let rows = super::settings::differing(&input.systems[..2]);
+    let value = |v: &Option<String>| v.clone().unwrap_or_else(|| "not recorded".into());
+    let what: Vec<String> = rows
+        .iter()
+        .filter(|r| r.name == "benchmark run order" || r.name.ends_with(" server"))
+        .map(|r| {
+            format!(
+                "{} {} → {}",
+                r.name,
+                value(&r.values[0]),
+                value(&r.values[1])
+            )
+        })
+        .collect();
+    (!what.is_empty()).then(|| {
+        format!(
+            "measured by different paths ({}): a change may be the method's, not the system's",
+            what.join("; ")
+        )
+    })
 }
 
 /// The warnings of a busy machine, per file.

@@ -155,7 +155,37 @@ fn settings(s: &System) -> BTreeMap<String, String> {
         let one = |v: Option<u64>| v.map_or("unlimited".to_string(), |x| x.to_string());
         put(k, Some(format!("{} / {}", one(l.soft), one(l.hard))));
     }
+    put("benchmark run order", run_order(f));
+    for w in &f.workloads {
+        put(&format!("{} server", w.name), server_path(&w.params));
+    }
     m
+}
+
+/// The orders the file's series were run in (`--order`: `passes`, `up`),
+/// as recorded; `None` where none says.
+fn run_order(f: &results::ResultFile) -> Option<String> {
+    let orders: BTreeSet<&str> = f
+        .benchmarks
+        .iter()
+        .filter_map(|b| b.params.extra.get("order").and_then(|o| o.as_str()))
+        .collect();
+    (!orders.is_empty()).then(|| orders.into_iter().collect::<Vec<_>>().join(", "))
+}
+
+/// How a workload's server served its files (`per-request files, epoll`,
+/// `cached files, io_uring`), from its params; `None` for a workload that
+/// serves none, or a server scalebench did not run.
+fn server_path(params: &BTreeMap<String, serde_json::Value>) -> Option<String> {
+    let text = |k: &str| params.get(k).and_then(|v| v.as_str());
+    match (text("server_files"), text("server_loop")) {
+        (None, None) => None,
+        (files, lp) => Some(format!(
+            "{} files, {}",
+            files.unwrap_or("?"),
+            lp.unwrap_or("?")
+        )),
+    }
 }
 
 /// A network interface's settings: driver, MTU, ring sizes and the
@@ -400,6 +430,63 @@ mod tests {
             label: label.into(),
             file,
         }
+    }
+
+    #[test]
+    fn the_run_order_and_a_workloads_server_path_are_settings() {
+        let with = |label: &str, order: Option<&str>, files: &str, lp: &str| {
+            let mut s = system(label, None, "1");
+            let mut one: results::ResultFile =
+                serde_json::from_str(include_str!("../../../tests/fixtures/default.json")).unwrap();
+            for b in &mut one.benchmarks {
+                if let Some(o) = order {
+                    b.params.extra.insert("order".into(), o.into());
+                }
+            }
+            s.file.benchmarks = one.benchmarks;
+            let mut w: results::WorkloadResult = serde_json::from_value(serde_json::json!({
+                "name": "http-ipstack", "what": "w", "status": "ok", "rows": [],
+                "params": {"server_files": files, "server_loop": lp}
+            }))
+            .unwrap();
+            w.params.insert("connections".into(), 100.into());
+            s.file.workloads = vec![w];
+            s
+        };
+        let rows = differing(&[
+            with("a", Some("passes"), "per-request", "epoll"),
+            with("b", Some("up"), "cached", "io_uring"),
+        ]);
+        let row = |name: &str| {
+            rows.iter()
+                .find(|r| r.name == name)
+                .map(|r| r.values.clone())
+        };
+        assert_eq!(
+            row("benchmark run order"),
+            Some(vec![Some("passes".into()), Some("up".into())]),
+            "{rows:?}"
+        );
+        assert_eq!(
+            row("http-ipstack server"),
+            Some(vec![
+                Some("per-request files, epoll".into()),
+                Some("cached files, io_uring".into())
+            ])
+        );
+        // Alike: not a difference; files before the order was recorded
+        // say nothing of it.
+        let rows = differing(&[
+            with("a", Some("up"), "cached", "epoll"),
+            with("b", Some("up"), "cached", "epoll"),
+        ]);
+        assert!(
+            rows.iter()
+                .all(|r| r.name != "benchmark run order" && !r.name.ends_with("server"))
+        );
+        let old = with("a", None, "cached", "epoll");
+        assert_eq!(run_order(&old.file), None);
+        assert_eq!(server_path(&BTreeMap::new()), None);
     }
 
     #[test]
