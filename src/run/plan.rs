@@ -529,6 +529,19 @@ pub fn plan(m: &RunSpec, suites: &[Suite]) -> anyhow::Result<RunPlan> {
     }
     crate::hosts::check(&m.hosts).map_err(|e| opt("host", e))?;
     let (targets, chosen) = resolve(&m.targets, m.max, m.full, suites)?;
+    if let Some(order) = m.order
+        && targets.is_empty()
+    {
+        let names: Vec<&str> = chosen.iter().map(|(w, _)| w.info().name).collect();
+        return Err(opt(
+            "order",
+            format!(
+                "--order {} is how a benchmark's runs visit n, and this run has no benchmark (its workloads: {})",
+                order.name(),
+                names.join(", ")
+            ),
+        ));
+    }
     check_flags(&m.given, &chosen)?;
     let sweep = sweep_options(m, &chosen)?;
     let asked = Asked {
@@ -644,6 +657,22 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(!e.contains("did you mean"), "{e}");
+    }
+
+    #[test]
+    fn an_order_needs_a_benchmark() {
+        let mut m = RunSpec {
+            targets: vec!["http-ipstack".into()],
+            order: Some(crate::harness::series::RunOrder::Up),
+            ..RunSpec::default()
+        };
+        let e = plan(&m, &[]).err().unwrap().to_string();
+        assert!(
+            e.contains("--order up is how a benchmark's runs visit n, and this run has no benchmark (its workloads: http-ipstack)"),
+            "{e}"
+        );
+        m.targets.push("socket".into());
+        assert_eq!(plan(&m, &[]).unwrap().targets.len(), 1);
     }
 
     #[test]
