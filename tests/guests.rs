@@ -602,6 +602,43 @@ fn a_guest_goes_with_scalebench_on_interrupt_and_on_kill() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// A guest that could not boot fetches nothing: a `--guest-bin` that is
+/// not static (or missing) is refused by name before a Debian kernel is
+/// looked for, and the kernel cache is never made.
+#[test]
+fn a_guest_binary_that_is_not_static_is_refused_before_any_kernel_is_fetched() {
+    let t = tempfile::tempdir().unwrap();
+    let cache = t.path().join("cache");
+    std::fs::create_dir(t.path().join("work")).unwrap();
+    for (bin, says) in [
+        (
+            PathBuf::from(env!("CARGO_BIN_EXE_scalebench")),
+            "is no static executable",
+        ),
+        (t.path().join("missing"), "--guest-bin "),
+    ] {
+        let o = common::bin()
+            .args(["run", "socket", "--max", "10", "--runs", "1"])
+            .args(["--system", "g=kernel:debian:6.1", "--guest-bin"])
+            .arg(&bin)
+            .arg("--workdir")
+            .arg(t.path().join("work"))
+            .arg("-o")
+            .arg(t.path().join("r.json"))
+            .env("SCALEBENCH_KERNEL_CACHE", &cache)
+            .output()
+            .unwrap();
+        let stderr = common::text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains(&format!("--guest-bin {}", bin.display())) && stderr.contains(says),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("reading"), "{stderr}");
+        assert!(!cache.exists(), "{stderr}");
+    }
+}
+
 /// A Debian disk image made as a machine that never ran these tests
 /// makes one: by `scripts/debian-image` into `dir/new/image.img` (a
 /// directory that does not exist yet) with its package cache in

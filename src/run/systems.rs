@@ -77,6 +77,14 @@ pub struct RemoteSystem {
 /// `target/PROFILE/scalebench`).
 pub fn guest_binary(asked: Option<&Path>) -> anyhow::Result<PathBuf> {
     if let Some(a) = asked {
+        let bytes = std::fs::read(a).with_context(|| format!("--guest-bin {}", a.display()))?;
+        if crate::systems::qemu::needs_loader(&bytes) != Some(false) {
+            bail!(
+                "--guest-bin {}: a kernel: system boots a static scalebench as its init, and this is no static executable (cargo build --release --target {}-unknown-linux-musl makes one)",
+                a.display(),
+                std::env::consts::ARCH
+            );
+        }
         return Ok(a.to_path_buf());
     }
     let me = std::env::current_exe().context("where this program is")?;
@@ -219,6 +227,11 @@ fn reach(
             Kind::Local => return Ok(None),
             Kind::Kernel(k) => boot(s, k, plan, &dir, bin, progress)?,
             Kind::Debian(d) => {
+                // The static scalebench first: a guest that cannot boot
+                // fetches nothing.
+                if bin.is_none() {
+                    *bin = Some(guest_binary(plan.guest_bin.as_deref())?);
+                }
                 let cache = crate::systems::debian::cache::Cache::locate(None)?;
                 let r = crate::systems::debian::fetch::resolve(&d.asked, &cache, &mut |m| {
                     progress.note_run(&format!("{}: {m}", s.name))
