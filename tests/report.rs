@@ -512,7 +512,7 @@ fn fork_static_is_drawn_with_fork_and_their_ratio_given() {
         r["hi"].as_f64().unwrap(),
     );
     assert!(lo <= v && v <= hi && v > 0.0, "{p}");
-    let html = html_of(&[], &[out]);
+    let html = html_of(&[], std::slice::from_ref(&out));
     // fork-static's own chart, and the pair's: fork and fork-static on one.
     assert!(html.contains("<ul class=\"words pair\">"), "no pair");
     let pair_chart = html
@@ -523,5 +523,30 @@ fn fork_static_is_drawn_with_fork_and_their_ratio_given() {
     assert!(
         chart.contains(">fork</text>") && chart.contains(">fork-static</text>"),
         "{chart}"
+    );
+    // Markdown with charts: the pair's chart beside each series' own.
+    let svgs = t2.path().join("charts");
+    let md = bin()
+        .arg("report")
+        .arg(&out)
+        .args(["--format", "markdown", "--svg-dir"])
+        .arg(&svgs)
+        .output()
+        .unwrap();
+    assert!(
+        md.status.success(),
+        "{}",
+        String::from_utf8_lossy(&md.stderr)
+    );
+    let md = String::from_utf8_lossy(&md.stdout);
+    let f = svgs.join("fork-static-with-fork.svg");
+    assert!(
+        md.contains(&format!("![fork with fork-static]({})", f.display())),
+        "{md}"
+    );
+    let svg = std::fs::read_to_string(&f).unwrap();
+    assert!(
+        svg.contains(">fork</text>") && svg.contains(">fork-static</text>"),
+        "{svg}"
     );
 }

@@ -144,6 +144,42 @@ pub fn chart_series<'a>(input: &Input, entries: &[&'a Entry]) -> Vec<Series<'a>>
         .collect()
 }
 
+/// The names of a pair chart's lines: each pair's series and its variant,
+/// with the system's name where the report has several.
+pub fn pair_labels(pairs: &[&super::pairs::Pair], many: bool) -> Vec<String> {
+    pairs
+        .iter()
+        .flat_map(|p| {
+            let on = if many {
+                format!(" ({})", p.system)
+            } else {
+                String::new()
+            };
+            [format!("{}{on}", p.with), format!("{}{on}", p.series)]
+        })
+        .collect()
+}
+
+/// The lines of a pair chart: each pair's series and its variant on the
+/// system that measured both, named by `labels` ([`pair_labels`]).
+pub fn pair_series<'a>(
+    input: &'a Input,
+    pairs: &[&'a super::pairs::Pair],
+    labels: &'a [String],
+) -> Vec<Series<'a>> {
+    let mut data = Vec::new();
+    for (i, p) in pairs.iter().enumerate() {
+        for (j, name) in [&p.with, &p.series].into_iter().enumerate() {
+            if let Some(e) = input.of_series(name).find(|e| e.system == p.system) {
+                let mut s = series_of(e, 2 * i + j);
+                s.label = &labels[2 * i + j];
+                data.push(s);
+            }
+        }
+    }
+    data
+}
+
 /// The chart data of one entry.
 fn series_of<'a>(e: &'a Entry, idx: usize) -> Series<'a> {
     let runs: Vec<Vec<(f64, f64)>> = e
@@ -790,28 +826,8 @@ impl<'a> Page<'a> {
         x_label: &str,
         pairs: &[&super::pairs::Pair],
     ) -> crate::Result<()> {
-        let many = self.labels.len() > 1;
-        let labels: Vec<String> = pairs
-            .iter()
-            .flat_map(|p| {
-                let on = if many {
-                    format!(" ({})", p.system)
-                } else {
-                    String::new()
-                };
-                [format!("{}{on}", p.with), format!("{}{on}", p.series)]
-            })
-            .collect();
-        let mut data = Vec::new();
-        for (i, p) in pairs.iter().enumerate() {
-            for (j, name) in [&p.with, &p.series].into_iter().enumerate() {
-                if let Some(e) = self.input.of_series(name).find(|e| e.system == p.system) {
-                    let mut s = series_of(e, 2 * i + j);
-                    s.label = &labels[2 * i + j];
-                    data.push(s);
-                }
-            }
-        }
+        let labels = pair_labels(pairs, self.labels.len() > 1);
+        let data = pair_series(self.input, pairs, &labels);
         writeln!(out, "<ul class=\"words pair\">")?;
         for p in pairs {
             writeln!(out, "<li>{}</li>", esc(&p.text))?;

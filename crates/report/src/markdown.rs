@@ -193,6 +193,25 @@ impl MarkdownReport {
             );
             let file = self.attach(dir, &anchor(series), svg);
             writeln!(out, "![{series}]({})\n", file.display())?;
+            // A variant with the series it varies, on one chart.
+            let pairs = super::pairs::of_series(input, series);
+            if !pairs.is_empty() {
+                let labels = super::html::pair_labels(&pairs, input.systems.len() > 1);
+                let data = super::html::pair_series(input, &pairs, &labels);
+                let name = format!("{} with {series}", pairs[0].with);
+                let id = format!("{}-with-{}", anchor(series), anchor(&pairs[0].with));
+                let svg = chart::svg(
+                    &Chart {
+                        id: &id,
+                        name: &name,
+                        x_label: &x_label,
+                        log_y: false,
+                    },
+                    &data,
+                );
+                let file = self.attach(dir, &id, svg);
+                writeln!(out, "![{name}]({})\n", file.display())?;
+            }
             let monitors: Vec<(&str, &results::Monitor)> = entries
                 .iter()
                 .filter_map(|e| Some((e.system, e.bench?.monitor.as_ref()?)))
