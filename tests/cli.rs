@@ -892,6 +892,17 @@ fn list_prints_aligned_rows_or_json() {
         .map(|b| b["name"].as_str().unwrap())
         .collect();
     assert!(names.contains(&"socket") && names.contains(&"fork"), "{v}");
+    let pairs: Vec<(&str, &str)> = v["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| Some((b["name"].as_str()?, b["pairs_with"].as_str()?)))
+        .collect();
+    assert_eq!(
+        pairs,
+        [("bind-fresh", "bind"), ("fork-static", "fork")],
+        "{v}"
+    );
     for b in v["benchmarks"].as_array().unwrap() {
         assert!(
             b["quick_n"].as_u64().unwrap() <= b["full_n"].as_u64().unwrap(),
@@ -909,6 +920,13 @@ fn list_prints_aligned_rows_or_json() {
     let o = bin().arg("list").output().unwrap();
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    assert!(
+        text.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .contains("a variant of fork, drawn and compared with it"),
+        "{text}"
+    );
     let words: Vec<&str> = text.split_whitespace().collect();
     let described = v["benchmarks"]
         .as_array()

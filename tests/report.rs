@@ -549,4 +549,28 @@ fn fork_static_is_drawn_with_fork_and_their_ratio_given() {
         svg.contains(">fork</text>") && svg.contains(">fork-static</text>"),
         "{svg}"
     );
+    // fork-static without fork: no pair, and every report says how to
+    // get one.
+    let mut alone = doc.clone();
+    alone["benchmarks"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|b| b["series"] != "fork");
+    let lone = t2.path().join("alone.json");
+    std::fs::write(&lone, serde_json::to_vec(&alone).unwrap()).unwrap();
+    for format in ["terminal", "markdown"] {
+        let o = bin()
+            .arg("report")
+            .arg(&lone)
+            .args(["--format", format])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout).replace("\n      ", " ");
+        assert!(
+            text.contains("fork-static is a variant of fork, which")
+                && text.contains("did not measure"),
+            "{format}: {text}"
+        );
+        assert!(!text.contains("× the cost of fork"), "{format}: {text}");
+    }
 }

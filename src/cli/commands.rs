@@ -23,11 +23,11 @@ pub fn list(json: bool) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|b| {
                 let i = b.info();
-                vec![
-                    i.name.to_string(),
-                    i.n_meaning.to_string(),
-                    i.timed.to_string(),
-                ]
+                let timed = match b.pairs_with() {
+                    Some(w) => format!("{}; a variant of {w}, drawn and compared with it", i.timed),
+                    None => i.timed.to_string(),
+                };
+                vec![i.name.to_string(), i.n_meaning.to_string(), timed]
             })
             .collect();
         let table = report::table::render(&["benchmark", "n", "timed"], &rows, &[], &[0]);
@@ -78,6 +78,7 @@ fn list_json() -> anyhow::Result<ExitCode> {
                 "timed": i.timed,
                 "quick_n": i.quick_n,
                 "full_n": i.full_n,
+                "pairs_with": b.pairs_with(),
             })
         })
         .collect();

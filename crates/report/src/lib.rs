@@ -509,6 +509,7 @@ impl<'a> Input<'a> {
             None => Vec::new(),
         };
         let pairs = pairs::pairs(&entries);
+        notices.extend(pairs::unpaired(&entries));
         let mut input = Input {
             systems,
             entries,

@@ -261,6 +261,11 @@ fn write_system_notes(input: &Input, out: &mut dyn Write) -> std::io::Result<()>
             writeln!(out, "**Hosts, {}:** {}\n", cell(&s.label), hosts.join("; "))?;
         }
     }
+    // What the other writers show as notices: a file that could not be
+    // read, a variant without its series.
+    for n in &input.notices {
+        writeln!(out, "**Note:** {}\n", cell(n))?;
+    }
     Ok(())
 }
 

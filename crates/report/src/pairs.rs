@@ -69,6 +69,34 @@ pub fn pairs(entries: &[Entry]) -> Vec<Pair> {
     out
 }
 
+/// A notice for each variant whose series its system did not measure
+/// (`fork-static` run alone, or fork in another file): no ratio and no
+/// chart of the two, and how to get them.
+pub fn unpaired(entries: &[Entry]) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in entries {
+        let Some(with) = e.bench.and_then(|b| b.pairs_with.as_ref()) else {
+            continue;
+        };
+        if entries
+            .iter()
+            .any(|o| o.system == e.system && &o.series == with)
+        {
+            continue;
+        }
+        let on = if e.system.is_empty() {
+            "this run".to_string()
+        } else {
+            e.system.to_string()
+        };
+        out.push(format!(
+            "{} is a variant of {with}, which {on} did not measure: run both in one run (`scalebench run {with} {}`) for the ratio of their costs and one chart of the two",
+            e.series, e.series
+        ));
+    }
+    out
+}
+
 /// The pairs of `input` whose variant is `series`.
 pub fn of_series<'i>(input: &'i Input, series: &str) -> Vec<&'i Pair> {
     input.pairs.iter().filter(|p| p.series == series).collect()
@@ -130,6 +158,19 @@ mod tests {
         let mut lone = with_variant(system("c", false, 1.0, false), 0.5);
         lone.file.benchmarks.retain(|b| b.series != "bind");
         let systems = [lone];
-        assert!(Input::new(&systems, &Default::default()).pairs.is_empty());
+        let input = Input::new(&systems, &Default::default());
+        assert!(input.pairs.is_empty());
+        // … and a notice saying so, once, and how to get the pair.
+        let said: Vec<&String> = input
+            .notices
+            .iter()
+            .filter(|n| n.starts_with("bind-fresh is a variant of bind, which c did not measure"))
+            .collect();
+        assert_eq!(said.len(), 1, "{:?}", input.notices);
+        assert!(said[0].contains("`scalebench run bind bind-fresh`"));
+        // Where both were measured, no such notice.
+        let systems = [with_variant(system("a", false, 1.0, false), 0.5)];
+        let input = Input::new(&systems, &Default::default());
+        assert!(input.notices.iter().all(|n| !n.contains("is a variant of")));
     }
 }
