@@ -123,6 +123,18 @@ fn planted_changes_are_found_and_ordinary_runs_pass() {
     assert!(warned(&doc_up), "{doc_up:#}");
     let w = doc_up["warnings"].to_string();
     assert!(w.contains("benchmark run order passes → up"), "{w}");
+    // A file from before the order was recorded is no other path.
+    let old = dir.path().join("old.json");
+    let mut d = load(&b);
+    for x in d["benchmarks"].as_array_mut().unwrap() {
+        x["params"]["extra"]
+            .as_object_mut()
+            .unwrap()
+            .remove("order");
+    }
+    std::fs::write(&old, serde_json::to_vec(&d).unwrap()).unwrap();
+    let (_, doc_old) = compare(&old, &a, &[]);
+    assert!(!warned(&doc_old), "{doc_old:#}");
 
     // +30 % on every socket sample of the second run. Two invocations
     // differ by themselves (up to ±15 % here), so the planted change is

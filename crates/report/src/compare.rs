@@ -536,17 +536,14 @@ pub fn warnings(input: &Input) -> Vec<String> {
 /// path, which loop) differ, so that a change may be the method's.
 fn measured_otherwise(input: &Input) -> Option<String> {
     let rows = super::settings::differing(&input.systems[..2]);
-    let value = |v: &Option<String>| v.clone().unwrap_or_else(|| "not recorded".into());
+    // Both files must say: a file written before the order was recorded
+    // is not another path.
     let what: Vec<String> = rows
         .iter()
         .filter(|r| r.name == "benchmark run order" || r.name.ends_with(" server"))
-        .map(|r| {
-            format!(
-                "{} {} → {}",
-                r.name,
-                value(&r.values[0]),
-                value(&r.values[1])
-            )
+        .filter_map(|r| match (&r.values[0], &r.values[1]) {
+            (Some(a), Some(b)) => Some(format!("{} {a} → {b}", r.name)),
+            _ => None,
         })
         .collect();
     (!what.is_empty()).then(|| {
