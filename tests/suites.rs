@@ -171,6 +171,57 @@ fn the_built_in_suites_shown_plan_the_same_run_as_their_names() {
     }
 }
 
+/// The seeds suite's dry run says each workload's size as the seeds ran
+/// it and that what the machine cannot hold is fitted, and says so.
+#[test]
+fn the_seeds_suites_dry_run_names_its_workloads_sizes_and_fitting() {
+    let plan = dry_plan(&["seeds"]);
+    let size = |name: &str| {
+        plan["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["name"] == name)
+            .and_then(|i| i["size"].as_str())
+            .unwrap_or_else(|| panic!("{name}: {plan}"))
+            .to_string()
+    };
+    let fs = size("fs");
+    assert!(
+        fs.starts_with("3 000 000 files, ")
+            && fs.contains("fitted to a place that cannot hold them"),
+        "{fs}"
+    );
+    let pg = size("pgbench");
+    assert!(
+        pg.starts_with("scale 800 (") && pg.contains("fitted"),
+        "{pg}"
+    );
+    assert_eq!(size("mail"), "a fixed delivery of 200 000 messages a level");
+    assert!(size("bigfile").starts_with("four files of 1.1 × RAM ("));
+    // The table says them too, within 100 columns.
+    let o = bin().args(["run", "seeds", "--dry-run"]).output().unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("workload sizes:\n  fs: 3 000 000 files, "),
+        "{text}"
+    );
+    let sizes = &text[text.find("workload sizes:").unwrap()..];
+    let sizes = &sizes[..sizes.find("\n\n").unwrap()];
+    assert!(sizes.lines().all(|l| l.chars().count() <= 100), "{sizes}");
+    // A benchmark has none; the quick fs its quick size.
+    let quick = dry_plan(&["socket", "fs"]);
+    let items = quick["items"].as_array().unwrap();
+    assert!(items[0].get("size").is_none(), "{quick}");
+    assert!(
+        items[1]["size"]
+            .as_str()
+            .unwrap()
+            .starts_with("20 000 files, "),
+        "{quick}"
+    );
+}
+
 /// A time goal (`--within`, or a suite's `within`): a series whose runs
 /// would not fit its share lowers n and says why in a cap on `time`; a
 /// size on the command line sets a suite's goal aside; a goal too short,

@@ -67,6 +67,10 @@ pub struct PlannedItem {
     pub kind: &'static str,
     /// The n of a benchmark series.
     pub n: Option<u64>,
+    /// A workload's size in words (`20 000 files, 191 MiB, 10 000
+    /// requests`), where it says more than its size's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<String>,
     /// Where it runs when the run has several profiles or systems.
     pub on: Option<String>,
     /// The estimate; `None` where nothing was measured to scale from (a
@@ -148,6 +152,7 @@ pub fn items(plan: &RunPlan, ctx: &Ctx) -> Vec<PlannedItem> {
                 name: name.clone(),
                 kind: "benchmark",
                 n: Some(t.n),
+                size: None,
                 on: o.clone(),
                 seconds: series_seconds(t, &name, plan),
             });
@@ -156,11 +161,13 @@ pub fn items(plan: &RunPlan, ctx: &Ctx) -> Vec<PlannedItem> {
     for w in &plan.work {
         let name = w.workload.info().name;
         let seconds = work_seconds(plan, w);
+        let size = w.workload.size_words(&plan.work_options(w, None));
         for o in &on {
             out.push(PlannedItem {
                 name: name.to_string(),
                 kind: "workload",
                 n: None,
+                size: size.clone(),
                 on: o.clone(),
                 seconds,
             });
@@ -186,6 +193,7 @@ fn system_items(plan: &RunPlan, ctx: &Ctx) -> Vec<PlannedItem> {
                 name: t.bench.info().name.to_string(),
                 kind: "benchmark",
                 n: Some(t.n),
+                size: None,
                 on: Some(s.name.clone()),
                 seconds: here.filter(|_| s.kind == crate::systems::spec::Kind::Local),
             });
@@ -194,11 +202,13 @@ fn system_items(plan: &RunPlan, ctx: &Ctx) -> Vec<PlannedItem> {
     for w in &plan.work {
         let name = w.workload.info().name;
         let here = work_seconds(plan, w);
+        let size = w.workload.size_words(&plan.work_options(w, None));
         for s in &plan.systems {
             out.push(PlannedItem {
                 name: name.to_string(),
                 kind: "workload",
                 n: None,
+                size: size.clone(),
                 on: Some(s.name.clone()),
                 seconds: here.filter(|_| s.kind == crate::systems::spec::Kind::Local),
             });
@@ -340,6 +350,7 @@ mod tests {
             name: name.into(),
             kind: "benchmark",
             n: Some(100),
+            size: None,
             on: None,
             seconds,
         }

@@ -261,6 +261,32 @@ fn dry_run(
             &[0, 2, 4],
         );
         writeln!(w, "{table}")?;
+        // Each workload's size in words, once (a table column would
+        // squeeze the names).
+        let mut sized: Vec<(&str, &str)> = Vec::new();
+        for it in &items {
+            if let Some(size) = &it.size
+                && !sized.iter().any(|(n, _)| *n == it.name)
+            {
+                sized.push((&it.name, size));
+            }
+        }
+        if !sized.is_empty() {
+            writeln!(w, "\nworkload sizes:")?;
+            for (name, size) in sized {
+                // Within 100 columns, continued under the first word.
+                let mut line = format!("  {name}:");
+                for word in size.split_whitespace() {
+                    if line.chars().count() + 1 + word.chars().count() > 100 {
+                        writeln!(w, "{line}")?;
+                        line = "   ".to_string();
+                    }
+                    line.push(' ');
+                    line.push_str(word);
+                }
+                writeln!(w, "{line}")?;
+            }
+        }
         writeln!(
             w,
             "\n{} item{}, {} each series; about {}{} (estimated from the quick suite on this project's machine; nothing was measured)",

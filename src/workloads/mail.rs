@@ -528,6 +528,17 @@ impl Workload for Mail {
         Ok(Some(std::sync::Arc::new(MailOptions::of(asked.given)?)))
     }
 
+    fn size_words(&self, opts: &WorkloadOptions) -> Option<String> {
+        let m: MailOptions = opts.own();
+        Some(match m.messages {
+            Some(n) => format!(
+                "a fixed delivery of {} messages a level",
+                units::fmt_n(n as f64)
+            ),
+            None => "timed samples a level (--mail-messages N: a fixed delivery)".into(),
+        })
+    }
+
     fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
         let m: MailOptions = opts.own();
         let m = &m;

@@ -442,6 +442,13 @@ pub trait Workload: Sync {
         None
     }
 
+    /// What it will do at the size `opts` asks for, in words (`20 000
+    /// files, 191 MiB, 10 000 requests`), for `run --dry-run`; `None`
+    /// (the default) where its size says it all.
+    fn size_words(&self, _opts: &WorkloadOptions) -> Option<String> {
+        None
+    }
+
     /// Runs it; never panics on failures (they go in the result).
     fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult;
 }

@@ -345,6 +345,22 @@ impl Workload for BigFile {
         })))
     }
 
+    fn size_words(&self, opts: &WorkloadOptions) -> Option<String> {
+        if let Some(b) = opts.own::<BigFileOptions>().bytes {
+            return Some(format!("four files of {}", units::fmt_bytes(b)));
+        }
+        if opts.size == Size::Quick {
+            return Some(format!("four files of {}", units::fmt_bytes(DEFAULT_BYTES)));
+        }
+        Some(match crate::sys::memory_bytes() {
+            Some(ram) => format!(
+                "four files of 1.1 × RAM ({}) where the disk has room, else smaller (said in the result)",
+                units::fmt_bytes(ram + ram / 10)
+            ),
+            None => "four files of 1 GiB (RAM unknown)".into(),
+        })
+    }
+
     fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
         let mut notes = Vec::new();
         let bytes = file_bytes(ctx, opts, &mut notes);

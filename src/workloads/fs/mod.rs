@@ -315,6 +315,21 @@ impl Workload for Fs {
         opts.own::<FsOptions>().existing(workdir)
     }
 
+    fn size_words(&self, opts: &WorkloadOptions) -> Option<String> {
+        let s = corpus_size(opts);
+        Some(format!(
+            "{} files, {}, {} requests{}",
+            units::fmt_n(s.files as f64),
+            units::fmt_bytes(s.bytes),
+            units::fmt_n(s.requests as f64),
+            if opts.fit {
+                "; fitted to a place that cannot hold them (params.fitted says)"
+            } else {
+                ""
+            }
+        ))
+    }
+
     fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
         let asked = corpus_size(opts);
         progress.phase("generating the corpus plan");

@@ -78,6 +78,20 @@ fn client_sweep(asked: Option<&super::SweepOptions>, size: Size, cpus: usize) ->
     plan
 }
 
+/// The scale factor the run asks for and the database's size it aims at:
+/// `--pg-scale`, else of `--pg-db-size`, else the size's own.
+fn scale_of(opts: &WorkloadOptions, pg: &PgOptions) -> (u64, u64) {
+    let db_bytes = match (pg.scale, pg.db_bytes) {
+        (Some(scale), _) => scale * BYTES_PER_SCALE,
+        (None, Some(b)) => b,
+        (None, None) => match opts.size {
+            Size::Quick => 10 * BYTES_PER_SCALE,
+            Size::Full => 100 * BYTES_PER_SCALE,
+        },
+    };
+    (pg.scale.unwrap_or_else(|| scale_for(db_bytes)), db_bytes)
+}
+
 /// The scale factor for a database of about `bytes`.
 pub fn scale_for(bytes: u64) -> u64 {
     (bytes / BYTES_PER_SCALE).max(1)
@@ -181,6 +195,20 @@ impl Workload for PgBench {
         )
     }
 
+    fn size_words(&self, opts: &WorkloadOptions) -> Option<String> {
+        let (scale, bytes) = scale_of(opts, &opts.own());
+        Some(format!(
+            "scale {} (a database of about {}){}",
+            units::fmt_n(scale as f64),
+            units::fmt_bytes(bytes),
+            if opts.fit {
+                "; fitted to a disk that cannot hold it (params.fitted says)"
+            } else {
+                ""
+            }
+        ))
+    }
+
     fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
         let pg: PgOptions = opts.own();
         let mut s = Setup::new(ctx, opts, &pg);
@@ -261,15 +289,7 @@ struct Setup<'a> {
 impl<'a> Setup<'a> {
     /// The run `pg` asks for, with the parameters that say how it connects.
     fn new(ctx: &'a Ctx<'a>, opts: &'a WorkloadOptions, pg: &'a PgOptions) -> Self {
-        let db_bytes = match (pg.scale, pg.db_bytes) {
-            (Some(scale), _) => scale * BYTES_PER_SCALE,
-            (None, Some(b)) => b,
-            (None, None) => match opts.size {
-                Size::Quick => 10 * BYTES_PER_SCALE,
-                Size::Full => 100 * BYTES_PER_SCALE,
-            },
-        };
-        let scale = pg.scale.unwrap_or_else(|| scale_for(db_bytes));
+        let (scale, db_bytes) = scale_of(opts, pg);
         let memory = pg.memory_sweep.then(|| {
             pg.memory_bytes.unwrap_or(match opts.size {
                 Size::Quick => 256 << 20,
