@@ -203,7 +203,8 @@ fn the_seeds_suites_dry_run_names_its_workloads_sizes_and_fitting() {
     let o = bin().args(["run", "seeds", "--dry-run"]).output().unwrap();
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(
-        text.contains("workload sizes:\n  fs: 3 000 000 files, "),
+        text.contains("workload sizes:\n  http-ipstack: 50 000 fetches")
+            && text.contains("\n  fs: 3 000 000 files, "),
         "{text}"
     );
     let sizes = &text[text.find("workload sizes:").unwrap()..];
@@ -219,6 +220,11 @@ fn the_seeds_suites_dry_run_names_its_workloads_sizes_and_fitting() {
             .unwrap()
             .starts_with("20 000 files, "),
         "{quick}"
+    );
+    let web = dry_plan(&["http-ipstack"]);
+    assert_eq!(
+        web["items"][0]["size"],
+        "5 000 fetches of one 11 KiB file a round, over 50 connections of 10 requests"
     );
 }
 

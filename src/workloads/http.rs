@@ -698,6 +698,14 @@ fn rows_total(rows: u64, plan: Option<&sweep::SweepPlan>) -> u64 {
     }
 }
 
+/// The fetches of one round of http-ipstack at a size.
+fn ipstack_fetches(size: Size) -> u64 {
+    match size {
+        Size::Quick => 5_000,
+        Size::Full => 50_000,
+    }
+}
+
 impl Workload for IpStack {
     fn info(&self) -> &'static Info {
         &IPSTACK
@@ -715,11 +723,19 @@ impl Workload for IpStack {
         &["connections"]
     }
 
+    fn size_words(&self, opts: &WorkloadOptions) -> Option<String> {
+        Some(format!(
+            "{} fetches of one 11 KiB file a round, {}",
+            units::fmt_n(ipstack_fetches(opts.size) as f64),
+            match &opts.sweep {
+                Some(_) => "over the connections swept",
+                None => "over 50 connections of 10 requests",
+            }
+        ))
+    }
+
     fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
-        let fetches: u64 = match opts.size {
-            Size::Quick => 5_000,
-            Size::Full => 50_000,
-        };
+        let fetches = ipstack_fetches(opts.size);
         let h: HttpOptions = opts.own();
         let root = ctx.hosts().server.scratch().join("www-ipstack");
         let mut params = BTreeMap::new();
