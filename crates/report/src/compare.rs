@@ -535,10 +535,11 @@ pub fn warnings(input: &Input) -> Vec<String> {
 /// benchmarks' run order (`--order`) or a workload's server (which files
 /// path, which loop) differ, so that a change may be the method's.
 fn measured_otherwise(input: &Input) -> Option<String> {
-    let rows = super::settings::differing(&input.systems[..2]);
-    // Both files must say: a file written before the order was recorded
-    // is not another path.
-    let what: Vec<String> = rows
+    // The settings the input found differing (base and new first); both
+    // files must say: a file written before the order was recorded is not
+    // another path.
+    let what: Vec<String> = input
+        .settings
         .iter()
         .filter(|r| r.name == "benchmark run order" || r.name.ends_with(" server"))
         .filter_map(|r| match (&r.values[0], &r.values[1]) {

@@ -398,18 +398,14 @@ fn on_loop(
     } else {
         inode_args(&spec.kind, fs_size, need.inodes)
     };
-    let opts = spec.options.as_deref().or(default_opts).unwrap_or("");
+    let requested = spec.options.as_deref().or(default_opts).unwrap_or("");
     let all: Vec<String> = spec.mkfs.iter().chain(&mkfs_args).cloned().collect();
     // A profile's options (the spec names none of its own) that this
     // filesystem refuses are left out by name; the spec's own must mount.
-    let profiles = spec.options.is_none() && !opts.is_empty();
-    let (disk, refused) = LoopDisk::make(spec, workdir, index, fs_size, &all, opts, profiles)?;
-    let taken: Vec<&str> = opts
-        .split(',')
-        .filter(|o| !o.is_empty() && !refused.iter().any(|(r, _)| r == o))
-        .collect();
-    let opts = taken.join(",");
-    let opts = opts.as_str();
+    let profiles = spec.options.is_none() && !requested.is_empty();
+    let (disk, mounted, refused) =
+        LoopDisk::make(spec, workdir, index, fs_size, &all, requested, profiles)?;
+    let opts = mounted.as_str();
     if let Some(inodes) = sys::free_inodes(&disk.mnt)
         && inodes < need.inodes
     {
@@ -429,7 +425,7 @@ fn on_loop(
     info["mkfs"] = json!(spec.kind);
     info["mkfs_args"] = json!(mkfs_args);
     info["mkfs_options"] = json!(spec.mkfs);
-    info["requested_mount_options"] = json!(spec.options.as_deref().or(default_opts).unwrap_or(""));
+    info["requested_mount_options"] = json!(requested);
     if !refused.is_empty() {
         info["refused_mount_options"] = refused
             .iter()
@@ -477,8 +473,8 @@ impl LoopDisk {
     /// kind with `mkfs_args` and mounted with `opts` on a new directory
     /// beside it. What was made so far is undone when a step fails. With
     /// `leave_out`, options the filesystem will not mount with are each
-    /// found and left out: the disk and those options, each with the
-    /// mount's words.
+    /// found and left out: the disk, the options it was mounted with, and
+    /// those left out, each with the mount's words.
     #[allow(clippy::too_many_arguments)]
     fn make(
         spec: &FsSpec,
@@ -488,7 +484,7 @@ impl LoopDisk {
         mkfs_args: &[String],
         opts: &str,
         leave_out: bool,
-    ) -> Result<(LoopDisk, Vec<(String, String)>), String> {
+    ) -> Result<(LoopDisk, String, Refused), String> {
         let image = workdir.join(format!("fs-{index}-{}.img", spec.kind));
         let mnt = workdir.join(format!("mnt-{index}-{}", spec.kind));
         // Both new: nothing that was there before is ever truncated or
@@ -511,6 +507,7 @@ impl LoopDisk {
         disk.dev = Some(dev.clone());
         sys::make_fs(&spec.kind, &dev, mkfs_args).map_err(|e| format!("mkfs: {e}"))?;
         let mut refused = Vec::new();
+        let mut mounted = opts.to_string();
         if let Err(e) = sys::mount_fs(&dev, &mnt, &spec.kind, opts) {
             if !leave_out {
                 return Err(format!("mount: {e}"));
@@ -526,23 +523,22 @@ impl LoopDisk {
                 .split(',')
                 .filter(|o| !o.is_empty() && !refused.iter().any(|(r, _)| r == o))
                 .collect();
-            sys::mount_fs(&dev, &mnt, &spec.kind, &rest.join(","))
-                .map_err(|e| format!("mount: {e}"))?;
+            mounted = rest.join(",");
+            sys::mount_fs(&dev, &mnt, &spec.kind, &mounted).map_err(|e| format!("mount: {e}"))?;
         }
         disk.mounted = true;
-        Ok((disk, refused))
+        Ok((disk, mounted, refused))
     }
 }
+
+/// Mount options a filesystem would not mount with, each with the
+/// mount's words.
+type Refused = Vec<(String, String)>;
 
 /// The options of `opts` a filesystem of `kind` on `dev` will not mount
 /// with, each tried alone on `mnt` (and unmounted at once), with the
 /// mount's words; `Err` when a trial mount could not be unmounted.
-fn refused_options(
-    dev: &str,
-    mnt: &Path,
-    kind: &str,
-    opts: &str,
-) -> Result<Vec<(String, String)>, String> {
+fn refused_options(dev: &str, mnt: &Path, kind: &str, opts: &str) -> Result<Refused, String> {
     let mut refused = Vec::new();
     for o in opts.split(',').filter(|o| !o.is_empty()) {
         match sys::mount_fs(dev, mnt, kind, o) {
