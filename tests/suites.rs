@@ -172,35 +172,111 @@ fn the_built_in_suites_shown_plan_the_same_run_as_their_names() {
 }
 
 /// The seeds suite's dry run says each workload's size as the seeds ran
-/// it and that what the machine cannot hold is fitted, and says so.
+/// it and, from the free space where the work directory would be made,
+/// what `fit` would shrink it to, or that it changes nothing.
 #[test]
 fn the_seeds_suites_dry_run_names_its_workloads_sizes_and_fitting() {
-    let plan = dry_plan(&["seeds"]);
-    let size = |name: &str| {
-        plan["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|i| i["name"] == name)
-            .and_then(|i| i["size"].as_str())
-            .unwrap_or_else(|| panic!("{name}: {plan}"))
-            .to_string()
+    use crate::common::Tmpfs;
+    // Two places the work directory could be made in: one too small for
+    // the seeds' sizes, one large enough (a tmpfs takes no memory until
+    // written), whatever this machine's own disk has free.
+    let t = tempfile::tempdir().unwrap();
+    let small = Tmpfs::mount(t.path().join("small"), "size=3g,nr_inodes=1m");
+    // Large: four files of 1.1 × RAM with room to spare, and the site.
+    let ram_kib: u64 = std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let large_kib = (ram_kib * 6).max(200 << 20);
+    let large = Tmpfs::mount(
+        t.path().join("large"),
+        &format!("size={large_kib}k,nr_inodes=10m"),
+    );
+    let sizes_in = |dir: &Path| {
+        let plan = dry_plan(&["seeds", "--workdir", dir.to_str().unwrap()]);
+        move |name: &str| {
+            plan["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|i| i["name"] == name)
+                .and_then(|i| i["size"].as_str())
+                .unwrap_or_else(|| panic!("{name}: {plan}"))
+                .to_string()
+        }
     };
+    let size = sizes_in(&small.0);
+    // Shrunk, by as much as the run would: the figures the run records.
     let fs = size("fs");
+    let ran = |words: &str, after: &str, upto: &str| -> u64 {
+        let at = words
+            .find(after)
+            .unwrap_or_else(|| panic!("{after}: {words}"))
+            + after.len();
+        let rest = &words[at..];
+        rest[..rest.find(upto).unwrap()]
+            .replace(' ', "")
+            .parse()
+            .unwrap()
+    };
     assert!(
-        fs.starts_with("3 000 000 files, ")
-            && fs.contains("fitted to a place that cannot hold them"),
+        fs.starts_with(
+            "3 000 000 files, 21.0 GiB, 10 000 requests; fitted to this machine (--fit): "
+        ) && fs.contains(&format!("run: {} has 3.0 GiB free", small.0.display())),
         "{fs}"
     );
+    let files = ran(&fs, "asked, ", " files and");
+    assert!((1_000..3_000_000).contains(&files), "{fs}");
     let pg = size("pgbench");
     assert!(
-        pg.starts_with("scale 800 (") && pg.contains("fitted"),
+        pg.starts_with("scale 800 (a database of about 11.9 GiB); fitted to this machine (--fit): scale 800 asked"),
         "{pg}"
     );
+    let scale = ran(&pg, "), scale ", " run:");
+    assert!((10..100).contains(&scale), "{pg}");
+    let big = size("bigfile");
+    assert!(
+        big.starts_with("four files of 1.00 GiB; ") && big.ends_with("the run measures nothing"),
+        "{big}"
+    );
     assert_eq!(size("mail"), "a fixed delivery of 200 000 messages a level");
-    assert!(size("bigfile").starts_with("four files of 1.1 × RAM ("));
+    // Where everything fits, --fit changes nothing and says so.
+    let size = sizes_in(&large.0);
+    assert!(size("fs").ends_with("every place holds them as asked (--fit changes nothing)"));
+    assert!(size("pgbench").ends_with("the disk holds it as asked (--fit changes nothing)"));
+    assert!(
+        size("bigfile").ends_with("(1.1 × RAM; the disk has room for four)"),
+        "{}",
+        size("bigfile")
+    );
+    for (name, starts) in [
+        (
+            "http-shortconn",
+            "1, 8 and 16 KB objects, each 30 000 connections at once",
+        ),
+        (
+            "fs-sizes",
+            "10 000 files of each size (8 KB, 16 KB, 128 KB)",
+        ),
+        (
+            "forward",
+            "10 offered rates of 64-byte datagrams a direction",
+        ),
+    ] {
+        assert!(size(name).starts_with(starts), "{name}: {}", size(name));
+    }
     // The table says them too, within 100 columns.
-    let o = bin().args(["run", "seeds", "--dry-run"]).output().unwrap();
+    let o = bin()
+        .args(["run", "seeds", "--dry-run", "--workdir"])
+        .arg(&small.0)
+        .output()
+        .unwrap();
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(
         text.contains("workload sizes:\n  http-ipstack: 50 000 fetches")

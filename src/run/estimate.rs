@@ -161,19 +161,59 @@ pub fn items(plan: &RunPlan, ctx: &Ctx) -> Vec<PlannedItem> {
     for w in &plan.work {
         let name = w.workload.info().name;
         let seconds = work_seconds(plan, w);
-        let size = w.workload.size_words(&plan.work_options(w, None));
         for o in &on {
             out.push(PlannedItem {
                 name: name.to_string(),
                 kind: "workload",
                 n: None,
-                size: size.clone(),
+                size: None,
                 on: o.clone(),
                 seconds,
             });
         }
     }
     out
+}
+
+/// `items` with each workload's size in words (`run --dry-run`): what
+/// `--fit` would make of it on this machine where `here` (a context in
+/// the directory the work directory will be made in) is given, for a
+/// workload on this machine; the words without the machine's free space
+/// otherwise.
+pub fn with_sizes(items: Vec<PlannedItem>, plan: &RunPlan, here: Option<&Ctx>) -> Vec<PlannedItem> {
+    let local = |on: &Option<String>| {
+        on.as_ref().is_none_or(|name| {
+            plan.systems
+                .iter()
+                .find(|s| &s.name == name)
+                .is_none_or(|s| s.kind == crate::systems::spec::Kind::Local)
+        })
+    };
+    let mut words: Vec<((&str, bool), Option<String>)> = Vec::new();
+    items
+        .into_iter()
+        .map(|mut it| {
+            let Some(w) = plan
+                .work
+                .iter()
+                .find(|w| it.kind == "workload" && w.workload.info().name == it.name)
+            else {
+                return it;
+            };
+            let key = (w.workload.info().name, local(&it.on));
+            it.size = match words.iter().find(|(k, _)| *k == key) {
+                Some((_, s)) => s.clone(),
+                None => {
+                    let s = w
+                        .workload
+                        .size_words(&plan.work_options(w, None), here.filter(|_| key.1));
+                    words.push((key, s.clone()));
+                    s
+                }
+            };
+            it
+        })
+        .collect()
 }
 
 /// The items of a run on several systems: each benchmark and workload on
@@ -202,13 +242,12 @@ fn system_items(plan: &RunPlan, ctx: &Ctx) -> Vec<PlannedItem> {
     for w in &plan.work {
         let name = w.workload.info().name;
         let here = work_seconds(plan, w);
-        let size = w.workload.size_words(&plan.work_options(w, None));
         for s in &plan.systems {
             out.push(PlannedItem {
                 name: name.to_string(),
                 kind: "workload",
                 n: None,
-                size: size.clone(),
+                size: None,
                 on: Some(s.name.clone()),
                 seconds: here.filter(|_| s.kind == crate::systems::spec::Kind::Local),
             });

@@ -202,10 +202,15 @@ fn dry_run(
     plan: &plan::RunPlan,
     net: NetOptions,
     clock: &Clock,
-    json: bool,
+    o: &RunOptions,
 ) -> anyhow::Result<ExitCode> {
-    let ctx = Ctx::new(std::path::Path::new("/nonexistent/dry-run"), clock).with_net(net);
-    let items = estimate::items(plan, &ctx);
+    let json = o.json;
+    // The directory the run's work directory would be made in: what the
+    // workloads' sizes read the free space of (and nothing more).
+    let base = o.workdir.clone().unwrap_or_else(std::env::temp_dir);
+    let ctx = Ctx::new(&base, clock).with_net(net);
+    let here = base.is_dir().then_some(&ctx);
+    let items = estimate::with_sizes(estimate::items(plan, &ctx), plan, here);
     if json {
         let min = if plan.decide {
             series::DECIDE_MIN.min(plan.runs)
@@ -339,7 +344,7 @@ pub fn run(o: RunOptions) -> anyhow::Result<ExitCode> {
     let net = pinned_net(&o.spec)?;
     let clock = Clock::new(o.spec.timer.unwrap_or_default())?;
     if o.dry_run {
-        return dry_run(&plan, net, &clock, o.json);
+        return dry_run(&plan, net, &clock, &o);
     }
     let workdir = WorkDir::create_with(o.workdir.as_deref(), session::release_stale)?;
     let mut progress = Progress::new(Mode::detect(o.quiet));

@@ -953,6 +953,28 @@ impl Workload for Forward {
         release_stale(dir)
     }
 
+    fn size_words(&self, opts: &WorkloadOptions, _here: Option<&Ctx>) -> Option<String> {
+        let plan = plan(opts);
+        let steps = opts
+            .own::<ForwardOptions>()
+            .search_steps
+            .unwrap_or_else(|| default_search_steps(opts.size));
+        let rates: Vec<String> = plan
+            .levels
+            .iter()
+            .map(|&r| crate::units::fmt_n(r))
+            .collect();
+        Some(format!(
+            "{} offered rates of {}-byte datagrams a direction ({} packets/s), each {} samples of {} after {} heat-up; then up to {steps} search steps for the loss-free rate",
+            plan.levels.len(),
+            PAYLOAD,
+            rates.join(", "),
+            plan.samples,
+            humantime::format_duration(plan.sample),
+            humantime::format_duration(plan.heat_up),
+        ))
+    }
+
     fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
         let own: ForwardOptions = opts.own();
         let mut params = BTreeMap::new();

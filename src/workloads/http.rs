@@ -723,7 +723,7 @@ impl Workload for IpStack {
         &["connections"]
     }
 
-    fn size_words(&self, opts: &WorkloadOptions) -> Option<String> {
+    fn size_words(&self, opts: &WorkloadOptions, _here: Option<&Ctx>) -> Option<String> {
         Some(format!(
             "{} fetches of one 11 KiB file a round, {}",
             units::fmt_n(ipstack_fetches(opts.size) as f64),
@@ -912,6 +912,33 @@ impl Workload for ShortConn {
 
     fn sweeps(&self) -> &'static [&'static str] {
         &["connections"]
+    }
+
+    fn size_words(&self, opts: &WorkloadOptions, here: Option<&Ctx>) -> Option<String> {
+        let short = ShortPlan::of(opts.size);
+        let each = match &opts.sweep {
+            Some(_) => "over each level of connections swept".to_string(),
+            None => {
+                let mut at_once = format!(
+                    "{} connections at once, one request each",
+                    units::fmt_n(short.connections as f64)
+                );
+                let server = here.and_then(|c| c.hosts().server.address(false).ok());
+                if let Some(ip) = server {
+                    let scale = Scale::of(short.connections, std::net::SocketAddr::new(ip, 80));
+                    for n in scale.notes {
+                        at_once = format!("{at_once} ({n})");
+                    }
+                }
+                at_once
+            }
+        };
+        Some(format!(
+            "1, 8 and 16 KB objects, each {each}: {} warm-up, {} rounds of {} measured",
+            humantime::format_duration(short.warm_up),
+            short.rounds,
+            humantime::format_duration(short.round)
+        ))
     }
 
     fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {

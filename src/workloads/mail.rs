@@ -528,7 +528,7 @@ impl Workload for Mail {
         Ok(Some(std::sync::Arc::new(MailOptions::of(asked.given)?)))
     }
 
-    fn size_words(&self, opts: &WorkloadOptions) -> Option<String> {
+    fn size_words(&self, opts: &WorkloadOptions, _here: Option<&Ctx>) -> Option<String> {
         let m: MailOptions = opts.own();
         Some(match m.messages {
             Some(n) => format!(

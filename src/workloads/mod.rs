@@ -444,8 +444,11 @@ pub trait Workload: Sync {
 
     /// What it will do at the size `opts` asks for, in words (`20 000
     /// files, 191 MiB, 10 000 requests`), for `run --dry-run`; `None`
-    /// (the default) where its size says it all.
-    fn size_words(&self, _opts: &WorkloadOptions) -> Option<String> {
+    /// (the default) where its size says it all. `here`, when it runs on
+    /// this machine: a context whose work directory is where the run's
+    /// will be made (it may not exist yet), so that what `--fit` would
+    /// shrink is said from the free space there, read and nothing more.
+    fn size_words(&self, _opts: &WorkloadOptions, _here: Option<&Ctx>) -> Option<String> {
         None
     }
 

@@ -70,14 +70,37 @@ fn file_bytes(ctx: &Ctx, opts: &WorkloadOptions, notes: &mut Vec<String>) -> u64
     let want = ram + ram / 10;
     let room = crate::sys::free_bytes(ctx.workdir()).map_or(want, |f| f / 42 * 10);
     if room < want {
-        notes.push(format!(
-            "the disk has room for four files of {} MB, not {} MB (1.1 × RAM): the files are smaller than RAM",
-            room.max(DEFAULT_BYTES) >> 20,
-            want >> 20
-        ));
+        let b = crate::units::fmt_bytes;
+        notes.push(if room >= DEFAULT_BYTES {
+            format!(
+                "the disk has room for four files of {}, not {} (1.1 × RAM): the files are smaller than RAM",
+                b(room),
+                b(want)
+            )
+        } else {
+            format!(
+                "the disk has room for four files of {} only, not {} (1.1 × RAM): files of {}, the smallest this workload runs",
+                b(room),
+                b(want),
+                b(DEFAULT_BYTES)
+            )
+        });
         return room.max(DEFAULT_BYTES);
     }
     want
+}
+
+/// Why four files of `bytes` do not fit in the work directory of `ctx`
+/// with 5 % to spare, or `None` where they do (or its space is unknown).
+fn no_room(ctx: &Ctx, bytes: u64) -> Option<String> {
+    let free = crate::sys::free_bytes(ctx.workdir())?;
+    (free < bytes * 4 + (bytes * 4) / 20).then(|| {
+        format!(
+            "{} free in the work directory: four files of {} and 5 % to spare do not fit (--bigfile-size)",
+            crate::units::fmt_bytes(free),
+            crate::units::fmt_bytes(bytes)
+        )
+    })
 }
 
 /// What a row downloads: `k` of its layout's files at once, or the first
@@ -345,7 +368,21 @@ impl Workload for BigFile {
         })))
     }
 
-    fn size_words(&self, opts: &WorkloadOptions) -> Option<String> {
+    fn size_words(&self, opts: &WorkloadOptions, here: Option<&Ctx>) -> Option<String> {
+        if let Some(ctx) = here {
+            let mut notes = Vec::new();
+            let bytes = file_bytes(ctx, opts, &mut notes);
+            let mut words = format!("four files of {}", units::fmt_bytes(bytes));
+            let asked = opts.own::<BigFileOptions>().bytes.is_some();
+            if notes.is_empty() && !asked && opts.size == Size::Full {
+                words.push_str(" (1.1 × RAM; the disk has room for four)");
+            }
+            notes.extend(no_room(ctx, bytes).map(|n| format!("{n}: the run measures nothing")));
+            for n in notes {
+                words = format!("{words}; {n}");
+            }
+            return Some(words);
+        }
         if let Some(b) = opts.own::<BigFileOptions>().bytes {
             return Some(format!("four files of {}", units::fmt_bytes(b)));
         }
@@ -381,14 +418,8 @@ impl Workload for BigFile {
             },
         ];
         let mut cold: Option<String> = None;
-        if let Some(free) = crate::sys::free_bytes(ctx.workdir())
-            && free < bytes * 4 + (bytes * 4) / 20
-        {
-            notes.push(format!(
-                "{} free in the work directory: four files of {} and 5 % to spare do not fit (--bigfile-size)",
-                crate::units::fmt_bytes(free),
-                crate::units::fmt_bytes(bytes)
-            ));
+        if let Some(full) = no_room(ctx, bytes) {
+            notes.push(full);
             return super::finish(&INFO, params, rows, notes);
         }
         if let Err(e) = std::fs::create_dir_all(&dir) {

@@ -264,6 +264,23 @@ fn fit_corpus(asked: Spec, rooms: &[(String, target::Room)]) -> (Spec, Corpus, O
     (spec, corpus, note)
 }
 
+/// The corpus `asked` fitted (`--fit`) to the room of every place the
+/// workload measures in `ctx`: [`fit_corpus`] of their rooms.
+fn fitted(opts: &WorkloadOptions, ctx: &Ctx, asked: Spec) -> (Spec, Corpus, Option<String>) {
+    let fs: FsOptions = opts.own();
+    let rooms: Vec<(String, target::Room)> = fs
+        .places(ctx)
+        .iter()
+        .map(|p| {
+            (
+                place_name(p, ctx),
+                target::room(p, ctx.workdir(), fs.fs_size),
+            )
+        })
+        .collect();
+    fit_corpus(asked, &rooms)
+}
+
 /// Sizes of a run: (files, bytes, requests).
 fn corpus_size(opts: &WorkloadOptions) -> Spec {
     let fs: FsOptions = opts.own();
@@ -315,19 +332,24 @@ impl Workload for Fs {
         opts.own::<FsOptions>().existing(workdir)
     }
 
-    fn size_words(&self, opts: &WorkloadOptions) -> Option<String> {
+    fn size_words(&self, opts: &WorkloadOptions, here: Option<&Ctx>) -> Option<String> {
         let s = corpus_size(opts);
-        Some(format!(
-            "{} files, {}, {} requests{}",
+        let asked = format!(
+            "{} files, {}, {} requests",
             units::fmt_n(s.files as f64),
             units::fmt_bytes(s.bytes),
             units::fmt_n(s.requests as f64),
-            if opts.fit {
-                "; fitted to a place that cannot hold them (params.fitted says)"
-            } else {
-                ""
+        );
+        Some(match (opts.fit, here) {
+            (false, _) => asked,
+            (true, None) => {
+                format!("{asked}; fitted to a place that cannot hold them (params.fitted says)")
             }
-        ))
+            (true, Some(ctx)) => match fitted(opts, ctx, s).2 {
+                Some(note) => format!("{asked}; {note}"),
+                None => format!("{asked}; every place holds them as asked (--fit changes nothing)"),
+            },
+        })
     }
 
     fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
@@ -335,14 +357,7 @@ impl Workload for Fs {
         progress.phase("generating the corpus plan");
         let places = opts.own::<FsOptions>().places(ctx);
         let (spec, corpus, fitted) = if opts.fit {
-            let rooms: Vec<(String, target::Room)> = places
-                .iter()
-                .map(|p| {
-                    let fs_size = opts.own::<FsOptions>().fs_size;
-                    (place_name(p, ctx), target::room(p, ctx.workdir(), fs_size))
-                })
-                .collect();
-            fit_corpus(asked, &rooms)
+            fitted(opts, ctx, asked)
         } else {
             (asked, Corpus::new(asked), None)
         };

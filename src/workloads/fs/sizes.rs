@@ -34,6 +34,22 @@ static FS_SIZES: Info = Info {
 /// The seeds' sizes.
 pub const DEFAULT_SIZES: [u64; 3] = [8 << 10, 16 << 10, 128 << 10];
 
+/// The files of each size and the sizes a run makes: `--size-files` and
+/// `--sizes`, or the size's.
+fn files_and_sizes(opts: &WorkloadOptions) -> (u64, Vec<u64>) {
+    let fs: super::FsOptions = opts.own();
+    let n = fs.size_files.unwrap_or(match opts.size {
+        Size::Quick => 2_000,
+        Size::Full => 10_000,
+    });
+    let sizes = if fs.sizes.is_empty() {
+        DEFAULT_SIZES.to_vec()
+    } else {
+        fs.sizes.clone()
+    };
+    (n, sizes)
+}
+
 fn kb(size: u64) -> String {
     if size.is_multiple_of(1024) {
         format!("{} KB", size / 1024)
@@ -277,17 +293,19 @@ impl Workload for FsSizes {
         opts.own::<super::FsOptions>().existing(workdir)
     }
 
+    fn size_words(&self, opts: &WorkloadOptions, _here: Option<&Ctx>) -> Option<String> {
+        let (n, sizes) = files_and_sizes(opts);
+        let sizes: Vec<String> = sizes.iter().map(|&s| kb(s)).collect();
+        Some(format!(
+            "{n} files of each size ({}) written, read back, then {n} more each fsynced, in each place",
+            sizes.join(", "),
+            n = crate::units::fmt_n(n as f64),
+        ))
+    }
+
     fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
         let fs: super::FsOptions = opts.own();
-        let n = fs.size_files.unwrap_or(match opts.size {
-            Size::Quick => 2_000,
-            Size::Full => 10_000,
-        });
-        let sizes: Vec<u64> = if fs.sizes.is_empty() {
-            DEFAULT_SIZES.to_vec()
-        } else {
-            fs.sizes.clone()
-        };
+        let (n, sizes) = files_and_sizes(opts);
         let places = fs.places(ctx);
         let need = target::disk_need(
             2 * n,

@@ -195,18 +195,25 @@ impl Workload for PgBench {
         )
     }
 
-    fn size_words(&self, opts: &WorkloadOptions) -> Option<String> {
-        let (scale, bytes) = scale_of(opts, &opts.own());
-        Some(format!(
-            "scale {} (a database of about {}){}",
+    fn size_words(&self, opts: &WorkloadOptions, here: Option<&Ctx>) -> Option<String> {
+        let pg: PgOptions = opts.own();
+        let (scale, bytes) = scale_of(opts, &pg);
+        let asked = format!(
+            "scale {} (a database of about {})",
             units::fmt_n(scale as f64),
-            units::fmt_bytes(bytes),
-            if opts.fit {
-                "; fitted to a disk that cannot hold it (params.fitted says)"
-            } else {
-                ""
+            units::fmt_bytes(bytes)
+        );
+        // Only a throwaway cluster in the work directory here is fitted
+        // from what the dry run can see.
+        let ours =
+            here.filter(|c| pg.server.is_none() && !pg.memory_sweep && c.hosts().server.is_local());
+        Some(match (opts.fit, ours) {
+            (false, _) => asked,
+            (true, Some(ctx)) => format!("{asked}; {}", fit_words(scale, ctx.workdir())),
+            (true, None) => {
+                format!("{asked}; fitted to a disk that cannot hold it (params.fitted says)")
             }
-        ))
+        })
     }
 
     fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
@@ -401,30 +408,18 @@ impl<'a> Setup<'a> {
     /// of `dir` with a tenth to spare, recorded as `fitted`; the space
     /// note of the scale it runs at.
     fn fit_to(&mut self, dir: &std::path::Path) -> Result<String, String> {
-        use crate::units::fmt_bytes;
         let free = crate::sys::free_bytes(dir).unwrap_or(0);
-        let asked = (self.scale, self.need());
-        let room = (free / 10 * 9).saturating_sub(64 << 20) / 2;
-        let scale = room / BYTES_PER_SCALE;
         // Below the quick size's scale the tables are no measure of the
         // database asked for: refused as asked (the space note says why).
-        if scale < 10 {
+        let Some(scale) = fit_scale(free) else {
             return check_space(dir, self.need());
-        }
+        };
+        let note = fitted_words(self.scale, scale, dir, free);
         self.scale = scale;
         self.params.insert("scale".into(), json!(scale));
         self.params
             .insert("target_db_bytes".into(), json!(scale * BYTES_PER_SCALE));
-        self.params.insert(
-            "fitted".into(),
-            json!(format!(
-                "fitted to this machine (--fit): scale {} asked (about {} on disk while loaded), scale {scale} run: {} has {} free",
-                asked.0,
-                fmt_bytes(asked.1),
-                dir.display(),
-                fmt_bytes(free)
-            )),
-        );
+        self.params.insert("fitted".into(), json!(note));
         check_space(dir, self.need())
     }
 
@@ -681,6 +676,48 @@ const TABLES: [&str; 4] = [
 /// from [`BYTES_PER_SCALE`]).
 fn space_needed(bytes: u64) -> u64 {
     2 * bytes + (64 << 20)
+}
+
+/// The scale `--fit` runs at where `free` bytes cannot hold the database
+/// asked for: the largest whose database fits with a tenth to spare, or
+/// `None` below the quick size's scale of 10 (no measure of it).
+fn fit_scale(free: u64) -> Option<u64> {
+    let room = (free / 10 * 9).saturating_sub(64 << 20) / 2;
+    Some(room / BYTES_PER_SCALE).filter(|&s| s >= 10)
+}
+
+/// The words of a fitted database (`params.fitted`): scale `asked` was
+/// lowered to `scale` because `dir` has `free` bytes free.
+fn fitted_words(asked: u64, scale: u64, dir: &std::path::Path, free: u64) -> String {
+    use crate::units::fmt_bytes;
+    format!(
+        "fitted to this machine (--fit): scale {asked} asked (about {} on disk while loaded), scale {scale} run: {} has {} free",
+        fmt_bytes(space_needed(asked * BYTES_PER_SCALE)),
+        dir.display(),
+        fmt_bytes(free)
+    )
+}
+
+/// What `--fit` will do to the database of `scale` made in `dir`, for the
+/// dry run: nothing, the fitted words, or why it cannot.
+fn fit_words(scale: u64, dir: &std::path::Path) -> String {
+    match crate::sys::free_bytes(dir) {
+        None => format!(
+            "{}: free space unknown (--fit looks again when it runs)",
+            dir.display()
+        ),
+        Some(free) if free >= space_needed(scale * BYTES_PER_SCALE) => {
+            "the disk holds it as asked (--fit changes nothing)".into()
+        }
+        Some(free) => match fit_scale(free) {
+            Some(s) => fitted_words(scale, s, dir, free),
+            None => format!(
+                "not fitted (--fit): {} has {} free, too little even for scale 10: the run fails with that said",
+                dir.display(),
+                crate::units::fmt_bytes(free)
+            ),
+        },
+    }
 }
 
 /// Whether the filesystem of `dir` has `need` bytes free; a note for the
@@ -1111,6 +1148,18 @@ fn mkswap(file: &std::path::Path) -> Result<(), String> {
 mod tests {
     use super::*;
     use std::cell::Cell;
+
+    #[test]
+    fn a_fitted_scale_loads_within_nine_tenths_of_the_free_space_or_is_none_below_ten() {
+        for free in [1u64 << 30, 3 << 30, 40 << 30, 1 << 40] {
+            let s = fit_scale(free).unwrap();
+            assert!(space_needed(s * BYTES_PER_SCALE) <= free / 10 * 9, "{free}");
+            // The next scale up would not.
+            assert!(space_needed((s + 1) * BYTES_PER_SCALE) >= free / 10 * 9, "{free}");
+        }
+        assert_eq!(fit_scale(300 << 20), None);
+        assert_eq!(fit_scale(0), None);
+    }
 
     /// A level that fails (`kill` more OOM kills counted) or succeeds, per
     /// attempt, and counts attempts.
