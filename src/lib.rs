@@ -24,6 +24,15 @@ pub use ::sys;
 pub use ::sys::{stop, values};
 pub use ::units;
 
+/// Returns a usage error (`sys::values::Usage`, exit status 2) in the
+/// words of `format!`: what was asked is wrong in itself, as `bail!` for
+/// a failure.
+macro_rules! refuse {
+    ($($words:tt)*) => {
+        return Err($crate::sys::values::Usage(format!($($words)*)).into())
+    };
+}
+
 pub mod bench;
 pub mod cli;
 pub mod ctx;

@@ -12,7 +12,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {}", scalebench::cli::error_words(&e));
-            ExitCode::FAILURE
+            scalebench::cli::exit_status(&e)
         }
     }
 }

@@ -27,10 +27,10 @@ const CASES: &[Case] = &[
     // run: names, sizes, counts.
     case(
         "run nosuch",
-        1,
+        2,
         "unknown benchmark, workload or suite `nosuch`",
     ),
-    case("run forkk", 1, "did you mean `fork`"),
+    case("run forkk", 2, "did you mean `fork`"),
     case("run socket --max 0", 2, "--max"),
     case("run socket --max -1", 2, "--max"),
     case("run socket --max abc", 2, "--max"),
@@ -66,7 +66,7 @@ const CASES: &[Case] = &[
     case("run socket --profile {dir}/missing.toml", 1, "(ENOENT)"),
     case(
         "load http://127.0.0.1:99999/",
-        1,
+        2,
         "error: http://127.0.0.1:99999/: `99999` is not a port",
     ),
     case("run socket --timer sundial", 2, "--timer"),
@@ -101,37 +101,37 @@ const CASES: &[Case] = &[
     ),
     case(
         "run http-shortconn --sweep clients=1,2",
-        1,
+        2,
         "http-shortconn cannot be swept over clients",
     ),
     case(
         "run socket --sweep connections=1,2",
-        1,
+        2,
         "no workload selected",
     ),
     case(
         "run fs http-ipstack --sweep connections=1,2",
-        1,
+        2,
         "fs cannot be swept over connections (connections is swept by http-ipstack, http-shortconn)",
     ),
     case(
         "run http-ipstack --heat-up 2s",
-        1,
+        2,
         "--warm-up sets how a sweep runs",
     ),
     case(
         "run mail http-ipstack --samples 1",
-        1,
+        2,
         "--samples sets how a sweep runs: http-ipstack is measured once unless --sweep VAR=LEVEL,… is given",
     ),
     case(
         "run pgbench --samples 1 --baseline 2",
-        1,
+        2,
         "--baseline sets how a sweep runs: give --sweep VAR=LEVEL,… too",
     ),
     case(
         "run http-ipstack --sweep connections=1,2 --baseline 3",
-        1,
+        2,
         "--baseline 3: not one of the --sweep levels",
     ),
     case(
@@ -180,21 +180,21 @@ const CASES: &[Case] = &[
     // A workload's option in a run without that workload.
     case(
         "run socket --max 10 --dir {dir}",
-        1,
+        2,
         "--dir is an option of fs or fs-sizes, which this run does not have",
     ),
     case(
         "run socket --max 10 --mkfs ext4",
-        1,
+        2,
         "--mkfs is an option of fs or",
     ),
     case(
         "run socket mail --max 10 --db-size 1G",
-        1,
+        2,
         "its workloads: mail",
     ),
     // report, export, analyze: files.
-    case("report", 1, "no result files given"),
+    case("report", 2, "no result files given"),
     case("report {dir}/missing.json", 1, "{dir}/missing.json"),
     case("report {dir}/garbage.json", 1, "{dir}/garbage.json: line 1"),
     case("report {dir}/other.json", 1, "not a scalebench result file"),
@@ -205,9 +205,9 @@ const CASES: &[Case] = &[
         "\"schema_version\" is \"4\", not a whole number",
     ),
     case("report {dir}/data.csv", 1, "{dir}/data.csv"),
-    case("report --label noequals", 1, "--relabel noequals"),
-    case("report --relabel noequals", 1, "--relabel noequals"),
-    case("report --label =x.json", 1, "NAME=FILE"),
+    case("report --label noequals", 2, "--relabel noequals"),
+    case("report --relabel noequals", 2, "--relabel noequals"),
+    case("report --label =x.json", 2, "NAME=FILE"),
     case("report --format pdf {dir}/existing.json", 2, "--format"),
     case(
         "report {dir}/result.json --html {dir}/result.json",
@@ -216,7 +216,7 @@ const CASES: &[Case] = &[
     ),
     case(
         "report {dir}/result.json --svg-dir {dir}/svg",
-        1,
+        2,
         "--svg-dir",
     ),
     case(
@@ -290,10 +290,10 @@ const CASES: &[Case] = &[
         "--readwrite",
     ),
     // load.
-    case("load", 1, "no URL given"),
-    case("load http://127.0.0.1:9/", 1, "-n REQUESTS or -d DURATION"),
-    case("load https://127.0.0.1:9/ -n 1", 1, "https"),
-    case("load ftp://127.0.0.1:9/ -n 1", 1, "ftp://"),
+    case("load", 2, "no URL given"),
+    case("load http://127.0.0.1:9/", 2, "-n REQUESTS or -d DURATION"),
+    case("load https://127.0.0.1:9/ -n 1", 2, "https"),
+    case("load ftp://127.0.0.1:9/ -n 1", 2, "ftp://"),
     case("load http://127.0.0.1:9/ -d 1e300", 2, "--duration"),
     case("load http://127.0.0.1:9/ -d 0", 2, "--duration"),
     case("load http://127.0.0.1:9/ -d -5", 2, "--duration"),
@@ -324,26 +324,26 @@ const CASES: &[Case] = &[
     ),
     case(
         "run {dir}/typo.toml",
-        1,
+        2,
         "{dir}/typo.toml:4: unknown key `nn` in [benchmark.socket]",
     ),
     case(
         "run {dir}/runs.toml",
-        1,
+        2,
         "{dir}/runs.toml:4: [run] runs = \"0\"",
     ),
     case(
         "run {dir}/garbage.toml",
-        1,
+        2,
         "{dir}/garbage.toml:1: not a TOML file",
     ),
     case(
         "suite show {dir}/typo.toml",
-        1,
+        2,
         "{dir}/typo.toml:4: unknown key `nn`",
     ),
-    case("suite show quik", 1, "unknown suite `quik`"),
-    case("run data.csv", 1, "`data.csv` is a file, not a benchmark"),
+    case("suite show quik", 2, "unknown suite `quik`"),
+    case("run data.csv", 2, "`data.csv` is a file, not a benchmark"),
     // top level.
     case("frobnicate", 2, "frobnicate"),
 ];
@@ -500,17 +500,17 @@ const STORE_CASES: &[Case] = &[
     ),
     case(
         "results list --store postgres:garbage",
-        1,
+        2,
         "--store postgres:garbage: not a PostgreSQL URL",
     ),
     case(
         "results add {dir}/result.json --store postgres:garbage",
-        1,
+        2,
         "--store postgres:garbage: not a PostgreSQL URL",
     ),
     case(
         "results list --store postgres://ann:secret@h:notaport/db",
-        1,
+        2,
         "--store postgres://ann:***@h:notaport/db: invalid connection string: invalid value for option `port`",
     ),
     // Query words reach the store the same way.
@@ -536,7 +536,7 @@ const STORE_CASES: &[Case] = &[
     ),
     case(
         "results list since=yesterday --store {dir}/s.sqlite",
-        1,
+        2,
         "query `since=yesterday`: expected a day",
     ),
     // No output over the store.
@@ -576,17 +576,17 @@ const STORE_CASES: &[Case] = &[
     // An output's name says its format.
     case(
         "export {dir}/result.json -o {dir}/e.json",
-        1,
+        2,
         "--output {dir}/e.json: its extension names the json format, which this command does not write (csv, sweep-csv)",
     ),
     case(
         "export {dir}/result.json -f sweep-csv -o {dir}/e.json",
-        1,
+        2,
         "--format sweep-csv contradicts --output {dir}/e.json",
     ),
     case(
         "report {dir}/result.json -f csv -o {dir}/r.json",
-        1,
+        2,
         "--format csv contradicts --output {dir}/r.json",
     ),
     // The cause once, with one input or several.
@@ -687,15 +687,15 @@ fn store_untouched(dir: &Path) {
 const NET_CASES: &[Case] = &[
     // Every address is read alike: an IPv6 address without brackets gets
     // its fix, credentials are refused (the password not repeated).
-    case("load http://::1:8080/ -n 1", 1, "`[::1]:8080`"),
-    case("load http://::1/ -n 1", 1, "`[::1]`"),
+    case("load http://::1:8080/ -n 1", 2, "`[::1]:8080`"),
+    case("load http://::1/ -n 1", 2, "`[::1]`"),
     case(
         "load http://bench:secret@127.0.0.1:9/ -n 1",
-        1,
+        2,
         "`bench:…@` gives a user and password: credentials in an address are not supported",
     ),
-    case("load http://127.0.0.1:0/ -n 1", 1, "port 0"),
-    case("load http://[::1/ -n 1", 1, "an unclosed `[`"),
+    case("load http://127.0.0.1:0/ -n 1", 2, "port 0"),
+    case("load http://[::1/ -n 1", 2, "an unclosed `[`"),
     case(
         "load http://127.0.0.1:9/ -n 1 --source 127.0.0.1:80",
         2,
@@ -706,12 +706,12 @@ const NET_CASES: &[Case] = &[
     case("smtp-send 127.0.0.1:0 -n 1", 2, "port 0"),
     case(
         "smtp-send 127.0.0.1:9 -d 1 --warm-up 5s --interval 1s",
-        1,
+        2,
         "--warm-up 5s is not shorter than -d 1s: no interval would be tallied",
     ),
     case(
         "smtp-send 127.0.0.1:9 -d 5 --warm-up 1s",
-        1,
+        2,
         "--warm-up 1s: it delays the interval tallies; give --interval too",
     ),
     case(
@@ -721,10 +721,10 @@ const NET_CASES: &[Case] = &[
     ),
     case(
         "load https://127.0.0.1:9/ -n 1",
-        1,
+        2,
         "https is not supported",
     ),
-    case("load http:///x -n 1", 1, "no host after http://"),
+    case("load http:///x -n 1", 2, "no host after http://"),
     case(
         "smtp-send 127.0.0.1:25 -n 1 --bind [::1",
         2,
@@ -734,7 +734,7 @@ const NET_CASES: &[Case] = &[
     case("serve --root {dir} --addr 127.0.0.1", 2, "has no port"),
     case(
         "serve --root {dir}/nope --object x=5 --object x=6",
-        1,
+        2,
         "--object x is given twice",
     ),
     case(

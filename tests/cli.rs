@@ -588,7 +588,7 @@ fn unknown_benchmark_suggests_the_nearest() {
         .args(["run", "forc-static"])
         .assert()
         .failure()
-        .code(1)
+        .code(2)
         .stderr(
             predicate::str::contains("unknown benchmark, workload or suite `forc-static`")
                 .and(predicate::str::contains("did you mean `fork-static`")),

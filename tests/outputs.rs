@@ -482,13 +482,14 @@ fn svg_dir_needs_markdown() {
     let t = tempfile::tempdir().unwrap();
     let r = t.path().join("a.json");
     measure(&r);
-    refused(
-        sb().arg("report")
-            .arg(&r)
-            .arg("--svg-dir")
-            .arg(t.path().join("svg")),
-        "--svg-dir",
-    );
+    // Options that do not go together: a usage error.
+    sb().arg("report")
+        .arg(&r)
+        .arg("--svg-dir")
+        .arg(t.path().join("svg"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--svg-dir"));
     sb().arg("report")
         .arg(&r)
         .args(["-f", "markdown", "--svg-dir"])

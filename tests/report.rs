@@ -438,7 +438,7 @@ fn the_output_file_s_extension_names_the_format() {
         .args(["-f", "terminal", "-o"])
         .arg(&r2)
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains(
             "--format terminal contradicts --output",
         ));
@@ -451,7 +451,7 @@ fn the_output_file_s_extension_names_the_format() {
         .arg("-o")
         .arg(t.path().join("c.html"))
         .assert()
-        .code(1)
+        .code(2)
         .stderr(
             predicate::str::contains("names the html format")
                 .and(predicate::str::contains("terminal, markdown, json")),

@@ -455,27 +455,32 @@ fn bad_input_to_the_store_is_refused_by_name() {
         "{e}"
     );
     ok(&["results", "add", "--store", s, files[4].0.to_str().unwrap()]);
-    // Queries: a bad word, no run, several where one is needed.
-    for (args, says) in [
+    // Queries: a bad word or value (a usage error, 2); no run, several
+    // where one is needed (what the store holds, 1).
+    for (args, code, says) in [
         (
             vec!["results", "list", "--store", s, "label=x lates"],
+            2,
             "`lates`: not a query word",
         ),
         (
             vec!["history", "--store", s, "label=nobody", "label=x"],
+            1,
             "query `label=nobody`: no run in store",
         ),
         (
             vec!["compare", "--store", s, "--base", "os=Linux", "--new", f1],
+            1,
             "BASE `os=Linux`: 2 runs match",
         ),
         (
             vec!["results", "show", "--store", s, "since=tomorrow"],
+            2,
             "`since=tomorrow`: expected a day",
         ),
     ] {
         let (c, e) = err(&args);
-        assert_eq!(c, Some(1), "{args:?}");
+        assert_eq!(c, Some(code), "{args:?}");
         assert!(e.contains(says), "{args:?}: {e}");
     }
     // `show --json -o`: an existing file only with --force.

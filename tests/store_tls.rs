@@ -327,7 +327,8 @@ fn a_shared_store_over_tls_lets_each_role_do_only_its_part() {
         "--store",
         &url("scalebench_reader", "localhost", "sslmode=verify-fully"),
     ]);
-    assert_eq!(code, Some(1), "{err}");
+    // A malformed store location: a usage error.
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("sslmode=verify-fully: not a mode"), "{err}");
     drop(cluster);
 }

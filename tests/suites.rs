@@ -117,7 +117,8 @@ fn a_bad_suite_file_is_refused_by_file_line_and_key_measuring_nothing() {
     ] {
         let o = bin().args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        // A usage error: a suite file is a run request.
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.starts_with(&want), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
         assert!(o.stdout.is_empty(), "{args:?}");

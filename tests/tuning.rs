@@ -379,7 +379,10 @@ fn bad_profiles_are_refused_before_anything_is_measured() {
             "kernel.msgmax takes a whole number, not `lots`",
         ),
     ];
-    for (args, wants) in cases {
+    // The first three are wrong in themselves (a usage error, 2); the
+    // others name a file that cannot be used (1).
+    for (i, (args, wants)) in cases.into_iter().enumerate() {
+        let code = if i < 3 { 2 } else { 1 };
         let out = bin()
             .args(["run", "socket", "--max", "100", "--profile"])
             .args(&args)
@@ -388,7 +391,7 @@ fn bad_profiles_are_refused_before_anything_is_measured() {
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
         assert!(err.contains(wants), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
         assert!(!out_path.exists(), "{args:?}: nothing measured");

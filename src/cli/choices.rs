@@ -151,7 +151,7 @@ pub fn chosen_format<F: Written>(
         if f.file_format() == Some(named) {
             return Ok(f);
         }
-        anyhow::bail!(
+        return Err(crate::sys::values::Usage(format!(
             "--format {} contradicts --output {}, whose extension names the {name} format: \
              name the file {}{}",
             value_name(&f),
@@ -161,7 +161,8 @@ pub fn chosen_format<F: Written>(
                 ", or give --format {}",
                 value_name(m)
             ))
-        );
+        ))
+        .into());
     }
     if fallback.file_format() == Some(named) {
         return Ok(fallback);
@@ -170,13 +171,14 @@ pub fn chosen_format<F: Written>(
         return Ok(*f);
     }
     let offered: Vec<String> = F::value_variants().iter().map(value_name).collect();
-    anyhow::bail!(
+    Err(crate::sys::values::Usage(format!(
         "--output {}: its extension names the {name} format, which this command does not \
          write ({}): name the file {}",
         path.display(),
         offered.join(", "),
         extensions(F::value_variants())
-    )
+    ))
+    .into())
 }
 
 /// The names an output of these formats may take, in words: `.md, .json

@@ -10,6 +10,7 @@ use crate::analysis::{self, Options};
 use crate::bench::REGISTRY;
 use crate::report::{self, Input, System, export};
 use crate::results::{output, sysinfo};
+use crate::sys::values::Usage;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -215,14 +216,14 @@ pub(crate) fn compare_pair(a: &CompareArgs) -> anyhow::Result<(PathBuf, PathBuf)
     let base = a.base_opt.clone().or_else(|| args.next());
     let new = a.new_opt.clone().or_else(|| args.next());
     if let Some(extra) = args.next() {
-        anyhow::bail!(
+        refuse!(
             "compare {}: BASE and NEW are given already (--base and --new)",
             extra.display()
         );
     }
     match (base, new) {
         (Some(b), Some(n)) => Ok((b, n)),
-        _ => anyhow::bail!("compare needs BASE and NEW (as arguments, or --base and --new)"),
+        _ => refuse!("compare needs BASE and NEW (as arguments, or --base and --new)"),
     }
 }
 
@@ -230,7 +231,7 @@ pub(crate) fn compare_pair(a: &CompareArgs) -> anyhow::Result<(PathBuf, PathBuf)
 pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
     let given = stored::sources(&a.files, &a.store)?;
     if given.len() < 2 {
-        anyhow::bail!(
+        refuse!(
             "history follows a figure across at least two result files; {} given (or selected)",
             given.len()
         );
@@ -317,11 +318,11 @@ fn report_files(a: &ReportArgs) -> anyhow::Result<Vec<(Option<String>, Source)>>
         let (name, file) = l
             .split_once('=')
             .filter(|(n, f)| !n.is_empty() && !f.is_empty())
-            .ok_or_else(|| anyhow::anyhow!("--relabel {l}: expected NAME=FILE"))?;
+            .ok_or_else(|| Usage(format!("--relabel {l}: expected NAME=FILE")))?;
         files.push((Some(name.to_string()), Source::File(PathBuf::from(file))));
     }
     if files.is_empty() {
-        anyhow::bail!("no result files given (report RESULT.json… or --relabel NAME=FILE)");
+        refuse!("no result files given (report RESULT.json… or --relabel NAME=FILE)");
     }
     Ok(files)
 }
@@ -362,9 +363,7 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         None => report::Format::from(chosen),
     };
     if a.svg_dir.is_some() && format != report::Format::Markdown {
-        anyhow::bail!(
-            "--svg-dir: only the Markdown report links SVG charts; add --format markdown"
-        );
+        refuse!("--svg-dir: only the Markdown report links SVG charts; add --format markdown");
     }
     let (systems, problems) = load_what_can_be_loaded(&files);
     if systems.is_empty() {

@@ -6,9 +6,12 @@ macro_rules! exit_status {
     () => {
         "Exit status:
   0    everything asked for was done
-  1    something failed (a benchmark, an unreadable file, an output refused);
-       the message names it, and what was measured is kept
-  2    a usage error (an unknown option, a value outside its stated range)
+  1    something failed (a benchmark, an unreadable file, what this machine
+       lacks, an output refused); the message names it, and what was
+       measured is kept
+  2    a usage error: what was asked is wrong in itself, on the command line
+       or in a suite file (an unknown option or name, a value outside its
+       stated range, options that do not go together); nothing was done
   3    compare --fail-on found what it names
   130  ^C, SIGTERM or SIGHUP ended run or load early (what was measured is
        still written)"

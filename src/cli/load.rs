@@ -10,6 +10,7 @@ use crate::harness::{limits, reaper};
 use crate::net::Backend;
 use crate::net::load::ItemCounters;
 use crate::net::load::{self, LoadOptions, Target};
+use crate::sys::values::Usage;
 use crate::units::{fmt_n, fmt_ns};
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -51,7 +52,7 @@ fn targets(a: &LoadArgs) -> anyhow::Result<Vec<Target>> {
         );
     }
     if urls.is_empty() {
-        bail!("no URL given (load URL… or --urls FILE)");
+        refuse!("no URL given (load URL… or --urls FILE)");
     }
     let mut targets = Vec::with_capacity(urls.len());
     let mut seen: std::collections::HashMap<String, Target> = std::collections::HashMap::new();
@@ -61,7 +62,12 @@ fn targets(a: &LoadArgs) -> anyhow::Result<Vec<Target>> {
             None => {
                 let t = match from {
                     Some(from) => Target::parse(u).with_context(|| from.clone())?,
-                    None => Target::parse(u)?,
+                    // A URL that is no address is a usage error; one whose
+                    // host does not resolve, the world's.
+                    None => Target::parse(u).map_err(|e| match e {
+                        load::UrlError::Resolve(..) => anyhow::Error::from(e),
+                        _ => Usage(e.to_string()).into(),
+                    })?,
                 };
                 seen.insert(u.clone(), t.clone());
                 t
@@ -87,7 +93,9 @@ fn plan(a: &LoadArgs, targets: Vec<Target>) -> anyhow::Result<LoadPlan> {
         (Some(n), _) => Some(n),
         (None, Some(_)) => None,
         (None, None) if replay => Some(targets.len() as u64),
-        (None, None) => bail!("say how much: -n REQUESTS or -d DURATION"),
+        (None, None) => {
+            refuse!("say how much: -n REQUESTS or -d DURATION");
+        }
     };
     // A connection with no request to make is never opened: with -n, at
     // most that many connections (and processes to hold them).

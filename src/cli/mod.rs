@@ -1056,6 +1056,22 @@ pub fn error_words(e: &anyhow::Error) -> String {
     words.join(": ")
 }
 
+/// The exit status of a command that ended in `e`: 2 where what was asked
+/// is wrong in itself (a [`crate::sys::values::Usage`], a run request's
+/// [`crate::run::spec::OptionError`] or a store's malformed location or
+/// query anywhere in its chain), 1 for any other failure: the statuses
+/// `--help` lists.
+pub fn exit_status(e: &anyhow::Error) -> std::process::ExitCode {
+    let usage = e.chain().any(|c| {
+        c.is::<crate::sys::values::Usage>()
+            || c.downcast_ref::<crate::run::spec::OptionError>()
+                .is_some_and(|o| o.usage)
+            || c.downcast_ref::<crate::store::Error>()
+                .is_some_and(crate::store::Error::is_usage)
+    });
+    std::process::ExitCode::from(if usage { 2 } else { 1 })
+}
+
 /// The first message of a chain (`words`, outermost first) that an outer
 /// message already holds, if one does.
 pub fn repeated(words: &[String]) -> Option<&str> {

@@ -204,7 +204,7 @@ fn make_objects(a: &ServeArgs) -> anyhow::Result<()> {
     }
     for (i, (name, _)) in a.objects.iter().enumerate() {
         if a.objects[..i].iter().any(|(n, _)| n == name) {
-            anyhow::bail!("--object {name} is given twice");
+            refuse!("--object {name} is given twice");
         }
     }
     std::fs::create_dir_all(&a.root)
@@ -237,7 +237,7 @@ fn uring_wanted(a: &ServeArgs) -> anyhow::Result<bool> {
     let can = crate::net::engine::uring_available();
     if a.io_uring {
         if a.backend.is_some() {
-            anyhow::bail!("--io-uring and --backend: choose one");
+            refuse!("--io-uring and --backend: choose one");
         }
         if !can {
             anyhow::bail!(

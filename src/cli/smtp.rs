@@ -41,7 +41,7 @@ pub fn sink(a: SmtpSinkArgs) -> anyhow::Result<ExitCode> {
     });
     let backend = backend(a.backend.map(Into::into))?;
     if a.hostname.is_empty() || a.hostname.bytes().any(|c| !c.is_ascii_graphic()) {
-        bail!(
+        refuse!(
             "--hostname `{}`: one word of printable characters",
             a.hostname
         );
@@ -141,16 +141,16 @@ fn sender_processes(a: &SmtpSendArgs, sessions: u64, backend: Backend) -> anyhow
 pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
     let _limits = limits::raise();
     if a.messages.is_none() && a.duration.is_none() {
-        bail!("say how much: -n MESSAGES or -d DURATION");
+        refuse!("say how much: -n MESSAGES or -d DURATION");
     }
     // The warm-up is the untallied start of the interval tallies.
     if !a.warmup.is_zero() {
         let w = humantime::format_duration(a.warmup);
         if a.interval.is_none() {
-            bail!("--warm-up {w}: it delays the interval tallies; give --interval too");
+            refuse!("--warm-up {w}: it delays the interval tallies; give --interval too");
         }
         if let Some(d) = a.duration.filter(|d| a.warmup >= *d) {
-            bail!(
+            refuse!(
                 "--warm-up {w} is not shorter than -d {}: no interval would be tallied",
                 humantime::format_duration(d)
             );
@@ -180,7 +180,7 @@ pub fn send(a: SmtpSendArgs) -> anyhow::Result<ExitCode> {
         ..SendOptions::new(a.server, sessions as usize)
     };
     if let Some(ip) = opts.bind.filter(|b| b.is_ipv4() != a.server.is_ipv4()) {
-        bail!("--bind {ip}: not the family of {}", a.server);
+        refuse!("--bind {ip}: not the family of {}", a.server);
     }
     reaper::install();
     let o = send::run_processes(&opts, processes as usize).context("the sender failed")?;

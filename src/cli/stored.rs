@@ -216,7 +216,7 @@ pub fn holds(r: &Listed) -> String {
 
 /// The runs a query (its words joined) selects.
 fn selected(store: &mut Store, words: &[String]) -> anyhow::Result<Vec<Listed>> {
-    let q = Query::parse(&words.join(" ")).map_err(anyhow::Error::msg)?;
+    let q = Query::parse(&words.join(" ")).map_err(crate::sys::values::Usage)?;
     Ok(store.select(&q)?)
 }
 
@@ -373,9 +373,9 @@ fn to_prune(
 fn prune(a: &PruneArgs) -> anyhow::Result<ExitCode> {
     let before = match &a.before {
         Some(b) => Some(crate::store::query::parse_time(b).ok_or_else(|| {
-            anyhow::anyhow!(
+            crate::sys::values::Usage(format!(
                 "--before {b}: expected a day (2026-11-01) or a UTC time (2026-11-01T12:00:00Z)"
-            )
+            ))
         })?),
         None => None,
     };

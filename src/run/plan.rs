@@ -23,6 +23,12 @@ fn opt(key: &'static str, words: impl Into<String>) -> anyhow::Error {
     OptionError::new(key, words).into()
 }
 
+/// An error about option `key` naming what cannot be used here (a file,
+/// what this machine lacks): exit status 1.
+fn failed(key: &'static str, words: impl Into<String>) -> anyhow::Error {
+    OptionError::failed(key, words).into()
+}
+
 /// A benchmark to run and its n.
 pub struct Target {
     /// The benchmark.
@@ -219,13 +225,13 @@ pub fn resolve(
             let size = if full { Size::Full } else { Size::Quick };
             push(SuiteItem::Work { workload, size });
         } else if std::path::Path::new(name).is_file() {
-            bail!(
+            refuse!(
                 "`{name}` is a file, not a benchmark, workload or suite: a suite file's path holds a `/` or ends in .toml (./{name})"
             );
         } else {
             let hint =
                 suite::nearest(name).map_or(String::new(), |k| format!("; did you mean `{k}`?"));
-            bail!(
+            refuse!(
                 "unknown benchmark, workload or suite `{name}`{hint} (`scalebench list` shows them all)"
             );
         }
@@ -380,8 +386,13 @@ fn profiles(names: &[String]) -> anyhow::Result<Vec<TuningProfile>> {
                 "--profile: an empty name (give names or files, comma separated)",
             ));
         }
-        let p = TuningProfile::find(n)
-            .map_err(|e| opt("profile", format!("--profile {n}: {}", e.why())))?;
+        let p = TuningProfile::find(n).map_err(|e| {
+            let words = format!("--profile {n}: {}", e.why());
+            match e {
+                crate::tuning::ProfileError::Unknown { .. } => opt("profile", words),
+                _ => failed("profile", words),
+            }
+        })?;
         if out.iter().any(|q| q.name == p.name) {
             return Err(opt(
                 "profile",
@@ -389,7 +400,7 @@ fn profiles(names: &[String]) -> anyhow::Result<Vec<TuningProfile>> {
             ));
         }
         if let Some(e) = crate::tuning::apply::unacceptable(&p).first() {
-            return Err(opt("profile", format!("--profile {n}: {e}")));
+            return Err(failed("profile", format!("--profile {n}: {e}")));
         }
         out.push(p);
     }
@@ -439,7 +450,7 @@ fn systems(m: &RunSpec) -> anyhow::Result<Vec<SystemSpec>> {
         }
     }
     for s in &elsewhere {
-        let at = |what: String| opt("system", format!("--system {}: {what}", s.name));
+        let at = |what: String| failed("system", format!("--system {}: {what}", s.name));
         if let Some(p) = &s.profile {
             TuningProfile::find(p).map_err(|e| at(format!("profile={p}: {}", e.why())))?;
         }
@@ -504,7 +515,10 @@ fn systems(m: &RunSpec) -> anyhow::Result<Vec<SystemSpec>> {
             .iter()
             .any(|s| matches!(s.kind, Kind::Kernel(_) | Kind::Debian(_)))
         {
-            bail!("--guest-bin goes with a --system kernel:…");
+            return Err(opt(
+                "guest-bin",
+                "--guest-bin goes with a --system kernel:…",
+            ));
         }
         if let Some(why) = not_a_file(b) {
             bail!("--guest-bin {}: {why}", b.display());
@@ -527,7 +541,7 @@ pub fn plan(m: &RunSpec, suites: &[Suite]) -> anyhow::Result<RunPlan> {
     if m.runs_target.is_some_and(|t| t <= 0.0) {
         return Err(opt("runs-target", "--runs-target: above 0 %"));
     }
-    crate::hosts::check(&m.hosts).map_err(|e| opt("host", e))?;
+    crate::hosts::check(&m.hosts).map_err(|e| failed("host", e))?;
     let (targets, chosen) = resolve(&m.targets, m.max, m.full, suites)?;
     if let Some(order) = m.order
         && targets.is_empty()
@@ -589,7 +603,7 @@ pub fn plan(m: &RunSpec, suites: &[Suite]) -> anyhow::Result<RunPlan> {
             // perf counts where the series run: here unless every system
             // is another machine or a guest, whose scalebench asks itself.
             Some(s) if m.systems.iter().all(|x| x.kind == Kind::Local) => {
-                s.check_perf().map_err(|e| opt("monitor", e))?;
+                s.check_perf().map_err(|e| failed("monitor", e))?;
                 Some(s)
             }
             other => other,

@@ -197,14 +197,28 @@ pub struct OptionError {
     pub key: &'static str,
     /// What is wrong, in words that name the option (`--runs-max …`).
     pub words: String,
+    /// Whether the option is wrong in itself (an unknown name, options
+    /// that do not go together: exit status 2), rather than naming what
+    /// cannot be used here (a file, this machine: 1).
+    pub usage: bool,
 }
 
 impl OptionError {
-    /// An error about `key`.
+    /// An error about `key`: wrong in itself (a usage error).
     pub fn new(key: &'static str, words: impl Into<String>) -> OptionError {
         OptionError {
             key,
             words: words.into(),
+            usage: true,
+        }
+    }
+
+    /// An error about `key` that names what it gives and cannot be used
+    /// here: a file missing or wrong, what this machine lacks.
+    pub fn failed(key: &'static str, words: impl Into<String>) -> OptionError {
+        OptionError {
+            usage: false,
+            ..OptionError::new(key, words)
         }
     }
 }

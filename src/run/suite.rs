@@ -190,14 +190,14 @@ impl Suite {
             return Suite::read(name);
         }
         Suite::built_in(name).ok_or_else(|| {
-            anyhow!(
+            usage(format!(
                 "unknown suite `{name}` (built in: {}; or the path of a .toml suite file)",
                 BUILT_IN
                     .iter()
                     .map(|(n, _)| *n)
                     .collect::<Vec<_>>()
                     .join(", ")
-            )
+            ))
         })
     }
 
@@ -306,7 +306,11 @@ impl Doc<'_> {
 
     /// An error at `span`: `ORIGIN:LINE: message`.
     fn err(&self, span: Range<usize>, message: impl std::fmt::Display) -> anyhow::Error {
-        anyhow!("{}:{}: {message}", self.origin, self.line(span.start))
+        usage(format!(
+            "{}:{}: {message}",
+            self.origin,
+            self.line(span.start)
+        ))
     }
 
     /// The format and the name, both required, checked.
@@ -665,7 +669,7 @@ impl Doc<'_> {
                     .position(|l| l.trim_start().starts_with(&table))
                     .map_or(1, |i| i + 1),
             };
-            return Err(anyhow!("{}:{line}: {table}: {e}", self.origin));
+            return Err(usage(format!("{}:{line}: {table}: {e}", self.origin)));
         }
         Ok(())
     }
@@ -678,7 +682,7 @@ impl Doc<'_> {
             match all.iter().find(|o| o.key == s.key) {
                 Some(o) if o.value == s.value => {}
                 Some(o) => {
-                    return Err(anyhow!(
+                    return Err(usage(format!(
                         "{}:{}: {} {} = {}: {} (line {}) sets it to {}; an option workloads share is one option of the run, as on the command line",
                         self.origin,
                         s.line,
@@ -688,13 +692,19 @@ impl Doc<'_> {
                         o.table,
                         o.line,
                         o.value.shown()
-                    ));
+                    )));
                 }
                 None => all.push(s),
             }
         }
         Ok(())
     }
+}
+
+/// What was asked is wrong (a suite file is a run request as the command
+/// line is): the binary exits 2.
+fn usage(words: String) -> anyhow::Error {
+    crate::sys::values::Usage(words).into()
 }
 
 /// The long name of the request's option a setting sets (`no-pin` is
@@ -733,14 +743,14 @@ pub fn with_files(given: RunSpec) -> anyhow::Result<(RunSpec, Vec<Suite>)> {
             match seen.iter().find(|(_, o)| spec_key(&o.key) == key) {
                 Some((_, o)) if o.value == x.value => {}
                 Some((j, o)) => {
-                    return Err(anyhow!(
+                    return Err(usage(format!(
                         "{} = {}: {}:{} sets it to {}; give an option once for the whole run",
                         at(s, x),
                         x.value.shown(),
                         suites[*j].origin,
                         o.line,
                         o.value.shown()
-                    ));
+                    )));
                 }
                 None => seen.push((i, x.clone())),
             }
@@ -782,6 +792,7 @@ pub fn attribute(e: anyhow::Error, suites: &[Suite]) -> anyhow::Error {
         .flat_map(|s| s.run.iter().chain(&s.flags).map(move |x| (s, x)))
         .find(|(_, x)| spec_key(&x.key) == o.key);
     match set {
+        Some((s, x)) if o.usage => usage(format!("{}: {}", at(s, x), o.words)),
         Some((s, x)) => anyhow!("{}: {}", at(s, x), o.words),
         None => e,
     }

@@ -99,6 +99,15 @@ pub enum Error {
     Found(#[from] results::found::FoundError),
 }
 
+impl Error {
+    /// Whether what was asked is wrong in itself (a malformed location or
+    /// query), rather than the store or the file system failing: the
+    /// binary exits 2 on one.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, Error::Location { .. } | Error::Query { .. })
+    }
+}
+
 /// What the store's database says went wrong, before the store is named
 /// ([`Error::Database`] names it).
 #[derive(Debug, thiserror::Error)]

@@ -7,6 +7,22 @@
 
 use std::time::Duration;
 
+/// An error in what was asked, found before anything was done: a name
+/// scalebench does not know, options that do not go together, a value
+/// outside its range, on the command line or in a suite file. The binary
+/// exits 2 when one is anywhere in an error's chain, as on the command
+/// line's own parse errors; any other failure is 1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
 /// A parser of whole numbers from `min` to `max` for an option: `-3` for
 /// a count gets "must be at least 0" (not clap's "unexpected argument"),
 /// `1e3` or `x` "is not a whole number", and a bound is named as it is.

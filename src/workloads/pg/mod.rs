@@ -1155,7 +1155,10 @@ mod tests {
             let s = fit_scale(free).unwrap();
             assert!(space_needed(s * BYTES_PER_SCALE) <= free / 10 * 9, "{free}");
             // The next scale up would not.
-            assert!(space_needed((s + 1) * BYTES_PER_SCALE) >= free / 10 * 9, "{free}");
+            assert!(
+                space_needed((s + 1) * BYTES_PER_SCALE) >= free / 10 * 9,
+                "{free}"
+            );
         }
         assert_eq!(fit_scale(300 << 20), None);
         assert_eq!(fit_scale(0), None);
