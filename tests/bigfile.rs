@@ -157,7 +157,8 @@ fn six_rows_every_byte_downloaded_with_throughput_over_time() {
         .arg(dir.path().join("x.json"))
         .output()
         .unwrap();
-    assert_eq!(r.status.code(), Some(1));
+    // A value outside the option's range: a usage error.
+    assert_eq!(r.status.code(), Some(2));
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(err.contains("--bigfile-size 10: at least 1M"), "{err}");
 }

@@ -1012,7 +1012,9 @@ fn a_dry_run_prints_the_plan_and_its_estimate_and_measures_nothing() {
         ])
         .output()
         .unwrap();
+    // (Wrapped to 100 columns: read as one line.)
     let text = String::from_utf8(o.stdout).unwrap();
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(text.contains("unknown"), "{text}");
     assert!(text.contains("1 item whose time is unknown"), "{text}");
 }

@@ -396,8 +396,9 @@ fn bad_profiles_are_refused_before_anything_is_measured() {
         assert!(!err.contains("panicked"), "{err}");
         assert!(!out_path.exists(), "{args:?}: nothing measured");
     }
+    // No profile by that name: a usage error, as with --profile.
     let out = bin().args(["profile", "check", "nosuch"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     // profile check refuses the same values, naming them.
     let p = bad_value(dir.path(), "settings", "transparent_hugepages", "sometimes");
     let out = bin().args(["profile", "check", &p]).output().unwrap();
@@ -690,7 +691,8 @@ fn profiles_list_and_show_as_json_and_a_typo_gets_a_suggestion() {
         .args(["profile", "show", "dragonfly-linu"])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1));
+    // No profile by that name: a usage error.
+    assert_eq!(o.status.code(), Some(2));
     let e = common::text(&o.stderr);
     assert!(
         e.contains("unknown profile `dragonfly-linu`: did you mean `dragonfly-linux`?"),

@@ -518,7 +518,8 @@ fn an_http_server_option_that_cannot_apply_is_refused_by_name() {
             .args(args)
             .output()
             .unwrap();
-        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        // Options that do not go together: a usage error.
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(want), "{err}");
     }

@@ -142,6 +142,11 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         return compare_files(a);
     }
     // Any error is git bisect's 128 (stop), but NEW unreadable: 125.
+    if let Err(e) = compare_pair(&a) {
+        eprintln!("error: {}", super::error_words(&e));
+        eprintln!("compare --bisect: stop: the command line is wrong (exit 128)");
+        return Ok(ExitCode::from(128));
+    }
     let new = compare_pair(&a).and_then(|(_, new)| {
         let new = stored::one_source(&new, &a.store, "NEW")?;
         load_systems(&[(None, new)])

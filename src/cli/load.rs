@@ -52,6 +52,12 @@ fn targets(a: &LoadArgs) -> anyhow::Result<Vec<Target>> {
         );
     }
     if urls.is_empty() {
+        if let Some(f) = &a.urls_file {
+            bail!(
+                "--urls {}: no URL in it (one a line; # begins a comment)",
+                f.display()
+            );
+        }
         refuse!("no URL given (load URL… or --urls FILE)");
     }
     let mut targets = Vec::with_capacity(urls.len());

@@ -1056,6 +1056,13 @@ pub fn error_words(e: &anyhow::Error) -> String {
     words.join(": ")
 }
 
+/// Whether the command line asks for `compare --bisect`, read word by word
+/// (for when it does not parse).
+fn bisecting() -> bool {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    args.iter().any(|a| a == "compare") && args.iter().any(|a| a == "--bisect")
+}
+
 /// The exit status of a command that ended in `e`: 2 where what was asked
 /// is wrong in itself (a [`crate::sys::values::Usage`], a run request's
 /// [`crate::run::spec::OptionError`] or a store's malformed location or
@@ -1068,6 +1075,8 @@ pub fn exit_status(e: &anyhow::Error) -> std::process::ExitCode {
                 .is_some_and(|o| o.usage)
             || c.downcast_ref::<crate::store::Error>()
                 .is_some_and(crate::store::Error::is_usage)
+            || c.downcast_ref::<crate::tuning::ProfileError>()
+                .is_some_and(crate::tuning::ProfileError::is_usage)
     });
     std::process::ExitCode::from(if usage { 2 } else { 1 })
 }
@@ -1106,7 +1115,18 @@ pub(crate) fn command() -> clap::Command {
 /// Runs the command line; returns the exit code.
 pub fn main() -> anyhow::Result<ExitCode> {
     use clap::FromArgMatches;
-    let matches = command().get_matches();
+    let matches = match command().try_get_matches() {
+        Ok(m) => m,
+        // Under `git bisect run`, a `compare --bisect` command line that
+        // does not parse stops the bisection (128) instead of calling the
+        // commit bad (2).
+        Err(e) if e.use_stderr() && bisecting() => {
+            let _ = e.print();
+            eprintln!("compare --bisect: stop: the command line is wrong (exit 128)");
+            return Ok(ExitCode::from(128));
+        }
+        Err(e) => e.exit(),
+    };
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command {
         Command::List(a) => commands::list(a.json),

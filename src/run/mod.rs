@@ -208,8 +208,14 @@ fn dry_run(
     // The directory the run's work directory would be made in: what the
     // workloads' sizes read the free space of (and nothing more).
     let base = o.workdir.clone().unwrap_or_else(std::env::temp_dir);
+    if !base.is_dir() {
+        anyhow::bail!(
+            "{}: not a directory to make the work directory in: the run would stop here",
+            base.display()
+        );
+    }
     let ctx = Ctx::new(&base, clock).with_net(net);
-    let here = base.is_dir().then_some(&ctx);
+    let here = Some(&ctx);
     let items = estimate::with_sizes(estimate::items(plan, &ctx), plan, here);
     if json {
         let min = if plan.decide {
@@ -218,7 +224,8 @@ fn dry_run(
             plan.runs
         };
         // Estimates to a tenth of a second: no figure finer than they are.
-        let tenth = |x: f64| (x * 10.0).round() / 10.0;
+        // (+ 0.0: never `-0.0`.)
+        let tenth = |x: f64| (x * 10.0).round() / 10.0 + 0.0;
         let shown: Vec<estimate::PlannedItem> = items
             .iter()
             .map(|i| estimate::PlannedItem {
@@ -266,35 +273,10 @@ fn dry_run(
             &[0, 2, 4],
         );
         writeln!(w, "{table}")?;
-        // Each workload's size in words, once (a table column would
-        // squeeze the names).
-        let mut sized: Vec<(&str, &str)> = Vec::new();
-        for it in &items {
-            if let Some(size) = &it.size
-                && !sized.iter().any(|(n, _)| *n == it.name)
-            {
-                sized.push((&it.name, size));
-            }
-        }
-        if !sized.is_empty() {
-            writeln!(w, "\nworkload sizes:")?;
-            for (name, size) in sized {
-                // Within 100 columns, continued under the first word.
-                let mut line = format!("  {name}:");
-                for word in size.split_whitespace() {
-                    if line.chars().count() + 1 + word.chars().count() > 100 {
-                        writeln!(w, "{line}")?;
-                        line = "   ".to_string();
-                    }
-                    line.push(' ');
-                    line.push_str(word);
-                }
-                writeln!(w, "{line}")?;
-            }
-        }
-        writeln!(
-            w,
-            "\n{} item{}, {} each series; about {}{} (estimated from the quick suite on this project's machine; nothing was measured)",
+        write_sizes(w, &items)?;
+        writeln!(w)?;
+        let summary = format!(
+            "{} item{}, {} each series; about {}{} (estimated from the quick suite on this project's machine; nothing was measured)",
             items.len(),
             if items.len() == 1 { "" } else { "s" },
             if plan.decide {
@@ -315,7 +297,8 @@ fn dry_run(
             } else {
                 String::new()
             }
-        )?;
+        );
+        crate::report::wrap::wrapped(w, "", &summary)?;
         if let Some((goal, _)) = plan.within {
             writeln!(
                 w,
@@ -326,6 +309,35 @@ fn dry_run(
         Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Each workload's size in words below the dry run's table (a column would
+/// squeeze the names), once where every system's words are the same, else
+/// once per system (`fs on b:`); within 100 columns.
+fn write_sizes(w: &mut dyn std::io::Write, items: &[estimate::PlannedItem]) -> std::io::Result<()> {
+    let mut sized: Vec<(&str, Option<&str>, &str)> = Vec::new();
+    for it in items {
+        let Some(size) = &it.size else { continue };
+        if !sized
+            .iter()
+            .any(|(n, on, s)| *n == it.name && (*s == size || *on == it.on.as_deref()))
+        {
+            sized.push((&it.name, it.on.as_deref(), size));
+        }
+    }
+    if sized.is_empty() {
+        return Ok(());
+    }
+    writeln!(w, "\nworkload sizes:")?;
+    for &(name, on, size) in &sized {
+        let apart = sized.iter().filter(|(n, ..)| *n == name).count() > 1;
+        let label = match on.filter(|_| apart) {
+            Some(on) => format!("{name} on {on}:"),
+            None => format!("{name}:"),
+        };
+        crate::report::wrap::wrapped(w, "  ", &format!("{label} {size}"))?;
+    }
+    Ok(())
 }
 
 /// How long a run waits for the kernel's random generator to be seeded.

@@ -388,9 +388,9 @@ fn profiles(names: &[String]) -> anyhow::Result<Vec<TuningProfile>> {
         }
         let p = TuningProfile::find(n).map_err(|e| {
             let words = format!("--profile {n}: {}", e.why());
-            match e {
-                crate::tuning::ProfileError::Unknown { .. } => opt("profile", words),
-                _ => failed("profile", words),
+            match e.is_usage() {
+                true => opt("profile", words),
+                false => failed("profile", words),
             }
         })?;
         if out.iter().any(|q| q.name == p.name) {
@@ -452,7 +452,13 @@ fn systems(m: &RunSpec) -> anyhow::Result<Vec<SystemSpec>> {
     for s in &elsewhere {
         let at = |what: String| failed("system", format!("--system {}: {what}", s.name));
         if let Some(p) = &s.profile {
-            TuningProfile::find(p).map_err(|e| at(format!("profile={p}: {}", e.why())))?;
+            TuningProfile::find(p).map_err(|e| {
+                let words = format!("--system {}: profile={p}: {}", s.name, e.why());
+                match e.is_usage() {
+                    true => opt("system", words),
+                    false => failed("system", words),
+                }
+            })?;
         }
         match &s.kind {
             Kind::Kernel(k) => {
@@ -541,7 +547,8 @@ pub fn plan(m: &RunSpec, suites: &[Suite]) -> anyhow::Result<RunPlan> {
     if m.runs_target.is_some_and(|t| t <= 0.0) {
         return Err(opt("runs-target", "--runs-target: above 0 %"));
     }
-    crate::hosts::check(&m.hosts).map_err(|e| failed("host", e))?;
+    crate::hosts::check(&m.hosts).map_err(|e| opt("host", e))?;
+    crate::hosts::supported(&m.hosts).map_err(|e| failed("host", e))?;
     let (targets, chosen) = resolve(&m.targets, m.max, m.full, suites)?;
     if let Some(order) = m.order
         && targets.is_empty()
@@ -557,6 +564,7 @@ pub fn plan(m: &RunSpec, suites: &[Suite]) -> anyhow::Result<RunPlan> {
         ));
     }
     check_flags(&m.given, &chosen)?;
+    workloads::check_pairs(&m.given, m.sweep.is_some()).map_err(|e| e.into_error(""))?;
     let sweep = sweep_options(m, &chosen)?;
     let asked = Asked {
         given: &m.given,
@@ -566,7 +574,7 @@ pub fn plan(m: &RunSpec, suites: &[Suite]) -> anyhow::Result<RunPlan> {
     };
     let mut work = Vec::new();
     for (workload, size) in chosen {
-        let own = workload.options(&asked).map_err(anyhow::Error::msg)?;
+        let own = workload.options(&asked).map_err(|e| e.into_error(""))?;
         work.push(WorkTarget {
             workload,
             size,

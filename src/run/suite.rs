@@ -190,8 +190,14 @@ impl Suite {
             return Suite::read(name);
         }
         Suite::built_in(name).ok_or_else(|| {
+            let near = BUILT_IN
+                .iter()
+                .map(|(k, _)| (strsim::jaro_winkler(name, k), *k))
+                .filter(|(s, _)| *s > 0.7)
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .map_or(String::new(), |(_, k)| format!("; did you mean `{k}`?"));
             usage(format!(
-                "unknown suite `{name}` (built in: {}; or the path of a .toml suite file)",
+                "unknown suite `{name}`{near} (built in: {}; or the path of a .toml suite file)",
                 BUILT_IN
                     .iter()
                     .map(|(n, _)| *n)
@@ -647,6 +653,16 @@ impl Doc<'_> {
             sweep: None,
             here: true,
         };
+        // Flags that do not go together, as the command line refuses them.
+        let sweep = s.run.iter().any(|x| x.key == "sweep");
+        if let Err(e) = crate::workloads::check_pairs(&given, sweep) {
+            let at = s
+                .flags
+                .iter()
+                .find(|x| e.flag.as_deref() == Some(x.key.as_str()));
+            let (line, table) = at.map_or((1, ""), |x| (x.line, x.table.as_str()));
+            return Err(e.into_error(&format!("{}:{line}: {table}: ", self.origin)));
+        }
         for item in &s.items {
             let SuiteItem::Work { workload, .. } = item else {
                 continue;
@@ -669,7 +685,7 @@ impl Doc<'_> {
                     .position(|l| l.trim_start().starts_with(&table))
                     .map_or(1, |i| i + 1),
             };
-            return Err(usage(format!("{}:{line}: {table}: {e}", self.origin)));
+            return Err(e.into_error(&format!("{}:{line}: {table}: ", self.origin)));
         }
         Ok(())
     }

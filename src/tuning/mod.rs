@@ -489,6 +489,14 @@ pub enum ProfileError {
 }
 
 impl ProfileError {
+    /// Whether the name asked for is no profile at all (a usage error,
+    /// exit status 2), rather than a file that cannot be read or used.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, ProfileError::Unknown { .. })
+    }
+}
+
+impl ProfileError {
     /// What is wrong, for a message that names the profile already.
     pub fn why(&self) -> String {
         match self {

@@ -892,9 +892,12 @@ impl Default for ForwardOptions {
 
 /// `--loss-tolerance`: a percentage, at most 100.
 fn loss_tolerance(s: &str) -> Result<f64, String> {
-    match crate::values::percent(s)? {
-        t if t > 1.0 => Err("at most 100 %".into()),
-        t => Ok(t),
+    match crate::values::percent(s) {
+        Ok(t) if t > 1.0 => Err("at most 100 %".into()),
+        Ok(t) => Ok(t),
+        // The range is this option's, not that of percentages in general.
+        Err(e) if e.starts_with("must be") => Err(e),
+        Err(_) => Err(format!("`{s}`: a percentage from 0 to 100 (`1` or `0.5%`)")),
     }
 }
 
@@ -964,12 +967,20 @@ impl Workload for Forward {
             .iter()
             .map(|&r| crate::units::fmt_n(r))
             .collect();
+        let c = crate::units::fmt_count;
+        let search = match steps {
+            0 => "no search for the loss-free rate after them".to_string(),
+            s => format!(
+                "then up to {} for the loss-free rate",
+                c(s.into(), "search step", "search steps")
+            ),
+        };
         Some(format!(
-            "{} offered rates of {}-byte datagrams a direction ({} packets/s), each {} samples of {} after {} heat-up; then up to {steps} search steps for the loss-free rate",
-            plan.levels.len(),
+            "{} of {}-byte datagrams a direction ({} packets/s), each {} of {} after {} heat-up; {search}",
+            c(plan.levels.len() as u64, "offered rate", "offered rates"),
             PAYLOAD,
             rates.join(", "),
-            plan.samples,
+            c(plan.samples.into(), "sample", "samples"),
             humantime::format_duration(plan.sample),
             humantime::format_duration(plan.heat_up),
         ))

@@ -162,7 +162,8 @@ impl HttpOptions {
             return Err(FlagError::of(
                 "http-server",
                 "--http-server nginx: nginx is not installed here (not on the PATH or in /usr/sbin)",
-            ));
+            )
+            .failed());
         }
         let threads = given.parsed("http-threads", http_threads)?.unwrap_or(1);
         let path = ServerPath::of(given, server_here)?;
@@ -916,23 +917,27 @@ impl Workload for ShortConn {
 
     fn size_words(&self, opts: &WorkloadOptions, here: Option<&Ctx>) -> Option<String> {
         let short = ShortPlan::of(opts.size);
-        let each = match &opts.sweep {
-            Some(_) => "over each level of connections swept".to_string(),
-            None => {
-                let mut at_once = format!(
-                    "{} connections at once, one request each",
-                    units::fmt_n(short.connections as f64)
-                );
-                let server = here.and_then(|c| c.hosts().server.address(false).ok());
-                if let Some(ip) = server {
-                    let scale = Scale::of(short.connections, std::net::SocketAddr::new(ip, 80));
-                    for n in scale.notes {
-                        at_once = format!("{at_once} ({n})");
-                    }
-                }
-                at_once
+        if let Some(s) = &opts.sweep {
+            let plan = s.plan(opts.size, "req/s");
+            return Some(format!(
+                "1, 8 and 16 KB objects, each at every level of connections swept: {} heat-up, {} sample{} of {} a level",
+                humantime::format_duration(plan.heat_up),
+                plan.samples,
+                if plan.samples == 1 { "" } else { "s" },
+                humantime::format_duration(plan.sample)
+            ));
+        }
+        let mut each = format!(
+            "{} connections at once, one request each",
+            units::fmt_n(short.connections as f64)
+        );
+        let server = here.and_then(|c| c.hosts().server.address(false).ok());
+        if let Some(ip) = server {
+            let scale = Scale::of(short.connections, std::net::SocketAddr::new(ip, 80));
+            for n in scale.notes {
+                each = format!("{each} ({n})");
             }
-        };
+        }
         Some(format!(
             "1, 8 and 16 KB objects, each {each}: {} warm-up, {} rounds of {} measured",
             humantime::format_duration(short.warm_up),

@@ -532,8 +532,8 @@ impl Workload for Mail {
         let m: MailOptions = opts.own();
         Some(match m.messages {
             Some(n) => format!(
-                "a fixed delivery of {} messages a level",
-                units::fmt_n(n as f64)
+                "a fixed delivery of {} a level",
+                units::fmt_count(n, "message", "messages")
             ),
             None => "timed samples a level (--mail-messages N: a fixed delivery)".into(),
         })

@@ -219,21 +219,51 @@ pub struct FlagError {
     pub flag: Option<String>,
     /// What is wrong.
     pub words: String,
+    /// Whether the option is wrong in itself (a usage error, exit status
+    /// 2: a value out of range, options that do not go together), rather
+    /// than naming what this machine lacks or a path it cannot use (1).
+    pub usage: bool,
 }
 
 impl FlagError {
-    /// An error of flag `flag` (long name without `--`).
+    /// An error of flag `flag` (long name without `--`), wrong in itself.
     pub fn of(flag: &str, words: impl Into<String>) -> FlagError {
         FlagError {
             flag: Some(flag.to_string()),
             words: words.into(),
+            usage: true,
+        }
+    }
+
+    /// The same error as one of what this machine lacks (a program, a
+    /// kernel's filesystem, a CPU) or a path it cannot use: exit status 1.
+    pub fn failed(self) -> FlagError {
+        FlagError {
+            usage: false,
+            ..self
+        }
+    }
+
+    /// As the binary's error: a usage error ([`crate::sys::values::Usage`])
+    /// when it is one, else a failure, in the same words (`prefix` first,
+    /// a suite file's place).
+    pub fn into_error(self, prefix: &str) -> anyhow::Error {
+        let words = format!("{prefix}{}", self.words);
+        if self.usage {
+            crate::sys::values::Usage(words).into()
+        } else {
+            anyhow::Error::msg(words)
         }
     }
 }
 
 impl From<String> for FlagError {
     fn from(words: String) -> FlagError {
-        FlagError { flag: None, words }
+        FlagError {
+            flag: None,
+            words,
+            usage: true,
+        }
     }
 }
 
@@ -496,6 +526,29 @@ pub fn flags() -> Vec<(&'static WorkloadFlag, Vec<&'static str>)> {
         }
     }
     v
+}
+
+/// The first flags given that do not go together: a flag with one of its
+/// `conflicts` (the run's `--sweep` when `sweep`), or without one of its
+/// `requires`. The command line refuses them as it parses; a suite file's
+/// are refused by this, by the same rule (a usage error naming the flag).
+pub fn check_pairs(given: &Given, sweep: bool) -> Result<(), FlagError> {
+    let has = |name: &str| given.has(name) || (name == "sweep" && sweep);
+    for (f, _) in flags() {
+        if !given.has(f.name) {
+            continue;
+        }
+        if let Some(c) = f.conflicts.iter().find(|c| has(c)) {
+            return Err(FlagError::of(
+                f.name,
+                format!("--{} cannot be used with --{c}", f.name),
+            ));
+        }
+        if let Some(r) = f.requires.iter().find(|r| !has(r)) {
+            return Err(FlagError::of(f.name, format!("--{} needs --{r}", f.name)));
+        }
+    }
+    Ok(())
 }
 
 /// Looks a workload up by name.

@@ -175,7 +175,8 @@ fn loop_named(name: &str, server_here: bool) -> Result<Loop, FlagError> {
                 "--serve-loop {name}: not available on this system (available here: {})",
                 available()
             ),
-        ));
+        )
+        .failed());
     }
     Ok(l)
 }

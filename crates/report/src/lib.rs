@@ -24,7 +24,7 @@ pub mod stored;
 pub mod sysinfo;
 pub mod table;
 mod terminal;
-mod wrap;
+pub mod wrap;
 
 pub use csv_out::CsvReport;
 pub use error::{Error, Result};

@@ -8,18 +8,20 @@ pub const WIDTH: usize = 100;
 
 /// Writes `text` after `first`, wrapped at spaces to [`WIDTH`] columns;
 /// continuation lines are indented two columns more than `first`.
-pub(crate) fn wrapped(out: &mut dyn Write, first: &str, text: &str) -> std::io::Result<()> {
+pub fn wrapped(out: &mut dyn Write, first: &str, text: &str) -> std::io::Result<()> {
     // A number and its unit stay on one line, and so do a number's digit
     // groups, `n = …` and a count with what it counts; such spaces are
     // written as plain spaces.
     const KEEP: char = '\u{a0}';
-    let text = ["ns", "µs", "ms", "s ", "samples", "runs", "%", "="]
-        .iter()
-        .fold(text.to_string(), |t, u| {
-            t.replace(&format!(" {u}"), &format!("{KEEP}{u}"))
-        })
-        .replace("= ", &format!("={KEEP}"))
-        .replace("samples in ", &format!("samples{KEEP}in{KEEP}"));
+    let text = [
+        "ns", "µs", "ms", "s ", "samples", "runs", "%", "=", "KiB", "MiB", "GiB", "KB", "MB",
+    ]
+    .iter()
+    .fold(text.to_string(), |t, u| {
+        t.replace(&format!(" {u}"), &format!("{KEEP}{u}"))
+    })
+    .replace("= ", &format!("={KEEP}"))
+    .replace("samples in ", &format!("samples{KEEP}in{KEEP}"));
     let chars: Vec<char> = text.chars().collect();
     let text: String = chars
         .iter()

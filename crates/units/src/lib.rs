@@ -192,6 +192,12 @@ pub fn fmt_memory(b: u64) -> String {
     }
 }
 
+/// A count with what it counts, singular for one: `1 file`, `10 000
+/// files`.
+pub fn fmt_count(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", fmt_n(n as f64), if n == 1 { one } else { many })
+}
+
 /// Seconds in a short human form (`312 ms`, `4.21 s`, `12m05s`).
 pub fn fmt_secs(s: f64) -> String {
     if s < 1.0 {
@@ -207,6 +213,13 @@ pub fn fmt_secs(s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_of_one_is_singular() {
+        assert_eq!(fmt_count(1, "file", "files"), "1 file");
+        assert_eq!(fmt_count(0, "file", "files"), "0 files");
+        assert_eq!(fmt_count(20_000, "file", "files"), "20 000 files");
+    }
 
     #[test]
     fn costs_are_shown_in_their_unit() {

@@ -79,7 +79,7 @@ fn file_bytes(ctx: &Ctx, opts: &WorkloadOptions, notes: &mut Vec<String>) -> u64
             )
         } else {
             format!(
-                "the disk has room for four files of {} only, not {} (1.1 × RAM): files of {}, the smallest this workload runs",
+                "the disk has room for four files of {} only, not {} (1.1 × RAM): files of {}, the smallest it picks by itself (--bigfile-size or --fit go below)",
                 b(room),
                 b(want),
                 b(DEFAULT_BYTES)
@@ -88,6 +88,29 @@ fn file_bytes(ctx: &Ctx, opts: &WorkloadOptions, notes: &mut Vec<String>) -> u64
         return room.max(DEFAULT_BYTES);
     }
     want
+}
+
+/// `--fit`: four files of `bytes` shrunk, where the work directory of
+/// `ctx` cannot hold them with 5 % to spare, to the largest whole MiB it
+/// can (at least 1 MiB, the smallest `--bigfile-size`); the size and the
+/// words of `params.fitted`.
+fn fitted(ctx: &Ctx, opts: &WorkloadOptions, bytes: u64) -> Option<(u64, String)> {
+    if !opts.fit {
+        return None;
+    }
+    let free = crate::sys::free_bytes(ctx.workdir())?;
+    no_room(ctx, bytes)?;
+    let fit = (free / 42 * 10) >> 20 << 20;
+    let b = crate::units::fmt_bytes;
+    (fit >= 1 << 20).then(|| {
+        let note = format!(
+            "fitted to this machine (--fit): four files of {} asked, four of {} run: the work directory has {} free",
+            b(bytes),
+            b(fit),
+            b(free)
+        );
+        (fit, note)
+    })
 }
 
 /// Why four files of `bytes` do not fit in the work directory of `ctx`
@@ -372,6 +395,11 @@ impl Workload for BigFile {
         if let Some(ctx) = here {
             let mut notes = Vec::new();
             let bytes = file_bytes(ctx, opts, &mut notes);
+            let (bytes, fit) = match fitted(ctx, opts, bytes) {
+                Some((b, note)) => (b, Some(note)),
+                None => (bytes, None),
+            };
+            notes.extend(fit);
             let mut words = format!("four files of {}", units::fmt_bytes(bytes));
             let asked = opts.own::<BigFileOptions>().bytes.is_some();
             if notes.is_empty() && !asked && opts.size == Size::Full {
@@ -402,6 +430,14 @@ impl Workload for BigFile {
         let mut notes = Vec::new();
         let bytes = file_bytes(ctx, opts, &mut notes);
         let mut params: BTreeMap<String, serde_json::Value> = BTreeMap::new();
+        let bytes = match fitted(ctx, opts, bytes) {
+            Some((b, note)) => {
+                params.insert("fitted".into(), json!(note));
+                notes.push(note);
+                b
+            }
+            None => bytes,
+        };
         params.insert("file_bytes".into(), json!(bytes));
         params.insert("interleave_bytes".into(), json!(INTERLEAVE));
         opts.own::<BigFileOptions>().path.record(&mut params, true);

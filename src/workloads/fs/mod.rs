@@ -343,7 +343,9 @@ impl Workload for Fs {
         Some(match (opts.fit, here) {
             (false, _) => asked,
             (true, None) => {
-                format!("{asked}; fitted to a place that cannot hold them (params.fitted says)")
+                format!(
+                    "{asked}; --fit sizes it to what its places hold when it runs, unseen here (params.fitted says)"
+                )
             }
             (true, Some(ctx)) => match fitted(opts, ctx, s).2 {
                 Some(note) => format!("{asked}; {note}"),

@@ -240,7 +240,8 @@ fn made_filesystems(
                     "--mkfs {}: {prog} is not installed (Debian: apt-get install {pkg})",
                     s.kind
                 ),
-            ));
+            )
+            .failed());
         }
     }
     // The kernel that mounts them: this one's, unless the run's systems
@@ -255,7 +256,8 @@ fn made_filesystems(
                     s.kind,
                     release.trim()
                 ),
-            ));
+            )
+            .failed());
         }
     }
     for prog in ["losetup", "mount", "umount"] {
@@ -263,7 +265,8 @@ fn made_filesystems(
             return Err(FlagError::of(
                 "mkfs",
                 format!("--mkfs: {prog} is not installed (Debian: apt-get install mount)"),
-            ));
+            )
+            .failed());
         }
     }
     // mkfs options are checked by mkfs's own dry run now, before anything
@@ -272,7 +275,7 @@ fn made_filesystems(
     let size = fs_size.unwrap_or(super::DEFAULT_FS_SIZE);
     for s in specs.iter().filter(|s| !s.mkfs.is_empty()) {
         crate::sys::storage::check_mkfs_options(&s.kind, &s.mkfs, size, &std::env::temp_dir())
-            .map_err(|e| FlagError::of("mkfs", format!("--mkfs {}: {e}", s.label(""))))?;
+            .map_err(|e| FlagError::of("mkfs", format!("--mkfs {}: {e}", s.label(""))).failed())?;
     }
     Ok(specs.into_iter().map(Place::Mkfs).collect())
 }
@@ -289,7 +292,8 @@ impl FsOptions {
                 return Err(FlagError::of(
                     "dir",
                     format!("--dir {}: not a directory", d.display()),
-                ));
+                )
+                .failed());
             }
             places.push(Place::Dir(d));
         }

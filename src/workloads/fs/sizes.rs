@@ -297,9 +297,10 @@ impl Workload for FsSizes {
         let (n, sizes) = files_and_sizes(opts);
         let sizes: Vec<String> = sizes.iter().map(|&s| kb(s)).collect();
         Some(format!(
-            "{n} files of each size ({}) written, read back, then {n} more each fsynced, in each place",
+            "{} of each size ({}) written, read back, then {} more each fsynced, in each place",
+            crate::units::fmt_count(n, "file", "files"),
             sizes.join(", "),
-            n = crate::units::fmt_n(n as f64),
+            crate::units::fmt_n(n as f64),
         ))
     }
 

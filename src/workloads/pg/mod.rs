@@ -211,7 +211,9 @@ impl Workload for PgBench {
             (false, _) => asked,
             (true, Some(ctx)) => format!("{asked}; {}", fit_words(scale, ctx.workdir())),
             (true, None) => {
-                format!("{asked}; fitted to a disk that cannot hold it (params.fitted says)")
+                format!(
+                    "{asked}; --fit sizes it to what its disk holds when it runs, unseen here (params.fitted says)"
+                )
             }
         })
     }

@@ -271,7 +271,8 @@ impl PgOptions {
             return Err(FlagError::of(
                 "pg-pin",
                 "--pg-pin apart needs two CPUs; this machine has one",
-            ));
+            )
+            .failed());
         }
         // The pins are CPUs of this machine: a server on another one
         // would be recorded as pinned where it was not.
@@ -337,7 +338,8 @@ impl PgOptions {
                     return Err(FlagError::of(
                         "pg-second-tier",
                         format!("--pg-second-tier swap:{}: not a directory", d.display()),
-                    ));
+                    )
+                    .failed());
                 }
                 t => t,
             },
