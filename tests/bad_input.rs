@@ -342,7 +342,70 @@ const CASES: &[Case] = &[
         2,
         "{dir}/typo.toml:4: unknown key `nn`",
     ),
-    case("suite show quik", 2, "unknown suite `quik`"),
+    case(
+        "suite show quik",
+        2,
+        "unknown suite `quik`; did you mean `quick`?",
+    ),
+    // One rule for the command line and a suite file: wrong in itself, 2.
+    case(
+        "run pgbench --db-size 160M --pg-scale 10 --dry-run",
+        2,
+        "--pg-scale",
+    ),
+    case(
+        "run {dir}/pair.toml --dry-run",
+        2,
+        "{dir}/pair.toml:5: [workload.pgbench]: --pg-scale cannot be used with --db-size",
+    ),
+    case(
+        "suite show {dir}/alone.toml",
+        2,
+        "{dir}/alone.toml:4: [workload.mail]: --mail-repeats needs --mail-messages",
+    ),
+    case(
+        "run fs --mkfs zfs --dry-run",
+        2,
+        "`zfs` is not a filesystem type scalebench can make",
+    ),
+    case(
+        "run bigfile --bigfile-size abc --dry-run",
+        2,
+        "is not a size",
+    ),
+    case(
+        "run socket --host server=netns:a --host server=netns:b --dry-run",
+        2,
+        "--host server=… given twice",
+    ),
+    case("profile show nosuch", 2, "unknown profile `nosuch`"),
+    case(
+        "run socket --profile nosuch --dry-run",
+        2,
+        "unknown profile `nosuch`",
+    ),
+    // What the machine or a file lacks: 1.
+    case(
+        "load --urls {dir}/empty-urls.txt -n 1",
+        1,
+        "--urls {dir}/empty-urls.txt: no URL in it",
+    ),
+    case(
+        "run fs --fit --workdir {dir}/nope --dry-run",
+        1,
+        "{dir}/nope: not a directory to make the work directory in",
+    ),
+    // Under git bisect run, a wrong command line stops the bisection.
+    case(
+        "compare {dir}/result.json --bisect",
+        128,
+        "stop: the command line is wrong (exit 128)",
+    ),
+    case(
+        "compare {dir}/result.json {dir}/result.json --bisect --threshold abc",
+        128,
+        "stop: the command line is wrong (exit 128)",
+    ),
     case("run data.csv", 2, "`data.csv` is a file, not a benchmark"),
     // top level.
     case("frobnicate", 2, "frobnicate"),
@@ -923,6 +986,16 @@ fn scratch(dir: &Path) {
         &format!("{suite}[run]\nruns = 0\n[benchmark.socket]\n"),
     );
     w("garbage.toml", "[[[\n");
+    // Flags that do not go together, as on the command line.
+    w(
+        "pair.toml",
+        &format!("{suite}[workload.pgbench]\ndb-size = \"160M\"\npg-scale = 10\n"),
+    );
+    w(
+        "alone.toml",
+        &format!("{suite}[workload.mail]\nmail-repeats = 3\n"),
+    );
+    w("empty-urls.txt", "# nothing here\n");
     std::os::unix::fs::symlink(dir.join("existing.json"), dir.join("link.json")).unwrap();
     // A real result file to refuse writing over.
     let ok = bin()
