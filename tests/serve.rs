@@ -437,3 +437,35 @@ fn a_bad_root_is_named() {
         text(&out.stderr)
     );
 }
+
+/// `serve --nginx` ended by SIGTERM or SIGHUP stops nginx and removes the
+/// temporary directory it made for it, as ^C does (killed by the signal,
+/// both were left behind); its exit is a clean one.
+#[test]
+fn nginx_under_serve_ends_on_sigterm_and_sighup_leaving_nothing() {
+    let t = site();
+    let tmp = t.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    for sig in [libc::SIGTERM, libc::SIGHUP] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_scalebench"));
+        cmd.args(["serve", "--nginx", "--addr", "127.0.0.1:0", "--root"])
+            .arg(t.path().join("www"))
+            .env("TMPDIR", &tmp);
+        let (mut child, url) = common::spawn_announcing(&mut cmd, "listening http://");
+        let addr: SocketAddr = url.trim_end_matches('/').parse().unwrap();
+        // It serves, from a directory of its own in TMPDIR.
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(b"GET /ok.txt HTTP/1.0\r\n\r\n").unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        assert!(text(&got).ends_with("hello\n"), "{}", text(&got));
+        assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 1);
+        // SAFETY: signalling our own child, not yet reaped.
+        unsafe { libc::kill(child.0.id() as i32, sig) };
+        let status = child.0.wait().unwrap();
+        assert!(status.success(), "signal {sig}: {status:?}");
+        let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+        assert!(left.is_empty(), "signal {sig}: {left:?}");
+        assert!(TcpStream::connect(addr).is_err(), "nginx stopped");
+    }
+}

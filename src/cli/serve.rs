@@ -117,6 +117,9 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
 /// Runs nginx over `--root` on `addr` until standard input closes (or
 /// ^C), answering `info` and `stats` there.
 fn serve_nginx(a: &ServeArgs, addr: std::net::SocketAddr) -> anyhow::Result<ExitCode> {
+    // SIGTERM and SIGHUP end it as ^C does: nginx stopped, its temporary
+    // directory removed (killed by the signal, both were left).
+    crate::harness::reaper::install();
     let temp;
     let dir = match &a.nginx_dir {
         Some(d) => d.clone(),
