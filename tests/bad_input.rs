@@ -373,6 +373,8 @@ const CASES: &[Case] = &[
         2,
         "is not a size",
     ),
+    case("run fs --fs-size 4G --dry-run", 2, "--mkfs"),
+    case("run fs --mount-opts noatime --dry-run", 2, "--mkfs"),
     case(
         "run socket --host server=netns:a --host server=netns:b --dry-run",
         2,

@@ -322,6 +322,8 @@ mod tests {
             "300",
             "--sizes",
             "8K,16K",
+            "--mkfs",
+            "ext4,xfs",
             "--mount-opts",
             "noatime,nodiratime",
         ]);

@@ -83,19 +83,24 @@ pub static FLAGS: &[WorkloadFlag] = &[
     },
     WorkloadFlag {
         check: Some(|s| parse_bytes(s).map(drop)),
+        // Of made filesystems only: alone it would change nothing.
+        requires: &["mkfs"],
         ..WorkloadFlag::value(
             "fs-size",
             "SIZE",
             HEADING,
-            "Size of each made filesystem (`4G`).",
+            "Size of each made filesystem (`4G`; with --mkfs).",
         )
     },
-    WorkloadFlag::value(
-        "mount-opts",
-        "OPTS",
-        HEADING,
-        "Mount options for made filesystems that name none (`noatime`).",
-    ),
+    WorkloadFlag {
+        requires: &["mkfs"],
+        ..WorkloadFlag::value(
+            "mount-opts",
+            "OPTS",
+            HEADING,
+            "Mount options for made filesystems that name none (`noatime`; with --mkfs).",
+        )
+    },
     WorkloadFlag {
         check: Some(|s| files(s).map(drop)),
         ..WorkloadFlag::value(
