@@ -295,13 +295,23 @@ impl Workload for FsSizes {
 
     fn size_words(&self, opts: &WorkloadOptions, _here: Option<&Ctx>) -> Option<String> {
         let (n, sizes) = files_and_sizes(opts);
-        let sizes: Vec<String> = sizes.iter().map(|&s| kb(s)).collect();
-        Some(format!(
+        let largest = sizes.iter().max().copied().unwrap_or(0);
+        let names: Vec<String> = sizes.iter().map(|&s| kb(s)).collect();
+        let mut words = format!(
             "{} of each size ({}) written, read back, then {} more each fsynced, in each place",
             crate::units::fmt_count(n, "file", "files"),
-            sizes.join(", "),
+            names.join(", "),
             crate::units::fmt_n(n as f64),
-        ))
+        );
+        if opts.fit {
+            // The need its run checks, which --fit does not change.
+            let need = target::disk_need(2 * n, (2 * n).saturating_mul(largest));
+            words.push_str(&format!(
+                "; about {} free needed in each place, which --fit does not shrink",
+                crate::units::fmt_bytes(need.bytes)
+            ));
+        }
+        Some(words)
     }
 
     fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {

@@ -693,8 +693,10 @@ fn fit_scale(free: u64) -> Option<u64> {
 fn fitted_words(asked: u64, scale: u64, dir: &std::path::Path, free: u64) -> String {
     use crate::units::fmt_bytes;
     format!(
-        "fitted to this machine (--fit): scale {asked} asked (about {} on disk while loaded), scale {scale} run: {} has {} free",
+        "fitted to this machine (--fit): scale {} asked (about {} on disk while loaded), scale {} run: {} has {} free",
+        crate::units::fmt_n(asked as f64),
         fmt_bytes(space_needed(asked * BYTES_PER_SCALE)),
+        crate::units::fmt_n(scale as f64),
         dir.display(),
         fmt_bytes(free)
     )
@@ -714,7 +716,7 @@ fn fit_words(scale: u64, dir: &std::path::Path) -> String {
         Some(free) => match fit_scale(free) {
             Some(s) => fitted_words(scale, s, dir, free),
             None => format!(
-                "not fitted (--fit): {} has {} free, too little even for scale 10: the run fails with that said",
+                "not fitted (--fit): {} has {} free, too little for scale 10, the least --fit shrinks to: the run fails with that said",
                 dir.display(),
                 crate::units::fmt_bytes(free)
             ),

@@ -154,7 +154,7 @@ pub static FLAGS: &[WorkloadFlag] = &[
             "pg-scale",
             "N",
             PG,
-            "pgbench: the scale factor itself (`800`, as DragonFly's runs; 1 to 65536; about 16 MB of tables each), instead of one following --db-size.",
+            "pgbench: the scale factor itself (`800`, as DragonFly's runs; 1 to 68719, the scale of --db-size's largest, 1T; about 16 MB of tables each), instead of one following --db-size.",
         )
     },
     WorkloadFlag {
@@ -454,7 +454,8 @@ impl AgentArgs {
 
 /// `--pg-scale`, as both its check and its reading parse it.
 fn pg_scale(s: &str) -> Result<u64, String> {
-    crate::values::whole::<u64>(1, 65_536)(s)
+    // As far as --db-size reaches: 1T of tables.
+    crate::values::whole::<u64>(1, super::scale_for(1 << 40))(s)
 }
 
 #[cfg(test)]
