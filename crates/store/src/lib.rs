@@ -72,6 +72,19 @@ impl Location {
         if s.is_empty() {
             return Err("an empty name: give an SQLite file or a postgres:// URL".into());
         }
+        // Another scheme (`mysql://…`, `sqlite:…`) is no file name meant:
+        // refused, not made as a file of that name.
+        if let Some((scheme, _)) = s.split_once(':')
+            && !scheme.is_empty()
+            && !scheme.contains('/')
+            && (lower.starts_with("sqlite:") || s[scheme.len()..].starts_with("://"))
+        {
+            return Err(format!(
+                "{}: `{scheme}:` is no store scalebench has (an SQLite file's path, or postgres://…); an SQLite file of that name is ./{}",
+                db::redacted(s),
+                db::redacted(s)
+            ));
+        }
         Ok(Location::Sqlite(PathBuf::from(s)))
     }
 
@@ -967,6 +980,8 @@ mod tests {
             ("postgres:garbage", "not a PostgreSQL URL"),
             ("PostgreSQL:/x", "not a PostgreSQL URL"),
             ("postgres://h:notaport/db", "port"),
+            ("mysql://h/db", "`mysql:` is no store scalebench has"),
+            ("sqlite:runs.sqlite", "`sqlite:` is no store scalebench has"),
             ("", "an empty name"),
         ] {
             let e = Location::parse(given).unwrap_err();

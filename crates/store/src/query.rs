@@ -122,6 +122,12 @@ impl Query {
                     q.filters.push((Key::Id, w.to_ascii_lowercase()));
                     continue;
                 }
+                if w.chars().all(|c| c.is_ascii_hexdigit()) {
+                    return Err(bad(
+                        w,
+                        "a bare id needs 4 hex digits or more (or give it as id=…)",
+                    ));
+                }
                 return Err(bad(w, &format!("not a query word (known: {WORDS})")));
             };
             if v.is_empty() {
@@ -443,6 +449,7 @@ mod tests {
             ("since=yesterday", "`since=yesterday`", "expected a day"),
             ("since=2026-13-01", "`since=2026-13-01`", "expected a day"),
             ("id=xyz", "`id=xyz`", "hex digits"),
+            ("b3a", "`b3a`", "a bare id needs 4 hex digits or more"),
         ] {
             let e = Query::parse(q).unwrap_err();
             assert!(e.contains(word) && e.contains(why), "{q}: {e}");
