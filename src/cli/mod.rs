@@ -705,7 +705,8 @@ pub struct RunArgs {
         long,
         value_name = "CPU",
         conflicts_with = "no_pin",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = values::whole::<usize>(0, 65_535)
     )]
     pub pin: Option<usize>,
     /// Pin nothing: leave benchmark runs and servers to the scheduler.
