@@ -142,15 +142,16 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         return compare_files(a);
     }
     // Any error is git bisect's 128 (stop), but NEW unreadable: 125.
-    if let Err(e) = compare_pair(&a) {
-        eprintln!("error: {}", super::error_words(&e));
-        eprintln!("compare --bisect: stop: the command line is wrong (exit 128)");
-        return Ok(ExitCode::from(128));
-    }
-    let new = compare_pair(&a).and_then(|(_, new)| {
-        let new = stored::one_source(&new, &a.store, "NEW")?;
-        load_systems(&[(None, new)])
-    });
+    let new = match compare_pair(&a) {
+        Ok((_, new)) => new,
+        Err(e) => {
+            eprintln!("error: {}", super::error_words(&e));
+            eprintln!("compare --bisect: stop: the command line is wrong (exit 128)");
+            return Ok(ExitCode::from(128));
+        }
+    };
+    let new =
+        stored::one_source(&new, &a.store, "NEW").and_then(|new| load_systems(&[(None, new)]));
     if let Err(e) = new {
         eprintln!("error: {}", super::error_words(&e));
         eprintln!("compare --bisect: skip: NEW cannot be read (exit 125)");

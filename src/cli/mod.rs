@@ -1066,9 +1066,9 @@ fn bisecting() -> bool {
 
 /// The exit status of a command that ended in `e`: 2 where what was asked
 /// is wrong in itself (a [`crate::sys::values::Usage`], a run request's
-/// [`crate::run::spec::OptionError`] or a store's malformed location or
-/// query anywhere in its chain), 1 for any other failure: the statuses
-/// `--help` lists.
+/// [`crate::run::spec::OptionError`] marked usage, a store's malformed
+/// location or query, an unknown profile, anywhere in its chain), 1 for
+/// any other failure: the statuses `--help` lists.
 pub fn exit_status(e: &anyhow::Error) -> std::process::ExitCode {
     let usage = e.chain().any(|c| {
         c.is::<crate::sys::values::Usage>()

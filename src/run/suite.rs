@@ -190,12 +190,8 @@ impl Suite {
             return Suite::read(name);
         }
         Suite::built_in(name).ok_or_else(|| {
-            let near = BUILT_IN
-                .iter()
-                .map(|(k, _)| (strsim::jaro_winkler(name, k), *k))
-                .filter(|(s, _)| *s > 0.7)
-                .max_by(|a, b| a.0.total_cmp(&b.0))
-                .map_or(String::new(), |(_, k)| format!("; did you mean `{k}`?"));
+            let near = nearest_in(name, BUILT_IN.iter().map(|(k, _)| *k))
+                .map_or(String::new(), |k| format!("; did you mean `{k}`?"));
             usage(format!(
                 "unknown suite `{name}`{near} (built in: {}; or the path of a .toml suite file)",
                 BUILT_IN
@@ -838,11 +834,17 @@ fn a(what: &str) -> String {
 
 /// The closest known name to `name`, if any is close.
 pub(crate) fn nearest(name: &str) -> Option<&'static str> {
-    crate::bench::REGISTRY
+    let known = crate::bench::REGISTRY
         .iter()
         .map(|b| b.info().name)
         .chain(crate::workloads::WORKLOADS.iter().map(|w| w.info().name))
-        .chain(BUILT_IN.iter().map(|(n, _)| *n))
+        .chain(BUILT_IN.iter().map(|(n, _)| *n));
+    nearest_in(name, known)
+}
+
+/// The one of `known` nearest to `name`, if any is near (a typo's).
+fn nearest_in(name: &str, known: impl Iterator<Item = &'static str>) -> Option<&'static str> {
+    known
         .map(|k| (strsim::jaro_winkler(name, k), k))
         .filter(|(s, _)| *s > 0.7)
         .max_by(|a, b| a.0.total_cmp(&b.0))

@@ -517,6 +517,12 @@ fn share_args(share: Share, dir: &Path, out: &Path, memory_mb: u64) -> Vec<Strin
 }
 
 /// The last lines of the guest's console, for an error.
+/// Whether the guest's console in `dir` shows its kernel's panic.
+fn kernel_panicked(dir: &Path) -> bool {
+    std::fs::read(dir.join("console.log"))
+        .is_ok_and(|t| t.windows(26).any(|w| w == b"Kernel panic - not syncing"))
+}
+
 fn console_tail(dir: &Path) -> String {
     let text = std::fs::read_to_string(dir.join("console.log")).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
@@ -1096,10 +1102,17 @@ impl ImageGuest {
         })
     }
 
-    /// Why QEMU is gone, if it is.
+    /// Why it will not come up, if so: QEMU is gone, or its kernel
+    /// panicked (a disk image's kernel line may lack `panic=`, and then
+    /// the guest halts and QEMU runs on: a TCG guest on a busy machine
+    /// panicked "IO-APIC + timer doesn't work!" and the run waited out its
+    /// 600 s for ssh).
     pub fn ended(&mut self) -> Option<String> {
         match self.qemu.child().try_wait() {
             Ok(Some(s)) => Some(format!("QEMU ended ({s}); {}", console_tail(&self.dir))),
+            _ if kernel_panicked(&self.dir) => {
+                Some(format!("its kernel panicked; {}", console_tail(&self.dir)))
+            }
             _ => None,
         }
     }
@@ -1233,6 +1246,21 @@ pub fn run_once(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_kernel_panic_on_the_console_is_seen() {
+        let t = tempfile::tempdir().unwrap();
+        assert!(!super::kernel_panicked(t.path()), "no console yet");
+        let log = t.path().join("console.log");
+        std::fs::write(&log, "[    0.0] Linux version 6.1.0\n[    1.2] Run /init\n").unwrap();
+        assert!(!super::kernel_panicked(t.path()));
+        std::fs::write(
+            &log,
+            "[    0.068000] ---[ end Kernel panic - not syncing: IO-APIC + timer doesn't work! ]---\n",
+        )
+        .unwrap();
+        assert!(super::kernel_panicked(t.path()));
+    }
+
     use super::*;
 
     #[test]
