@@ -205,6 +205,11 @@ const CASES: &[Case] = &[
         "\"schema_version\" is \"4\", not a whole number",
     ),
     case("report {dir}/data.csv", 1, "{dir}/data.csv"),
+    case(
+        "why {dir}/data.csv",
+        1,
+        "{dir}/data.csv: not a scalebench result file: not JSON (it begins `",
+    ),
     case("report --label noequals", 2, "--relabel noequals"),
     case("report --relabel noequals", 2, "--relabel noequals"),
     case("report --label =x.json", 2, "NAME=FILE"),

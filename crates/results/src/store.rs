@@ -27,6 +27,14 @@ pub enum LoadError {
         /// What was wrong.
         message: String,
     },
+    /// Not JSON at all (a CSV file, a report): what it begins with.
+    #[error("{path}: not a scalebench result file: not JSON (it begins `{start}`)")]
+    NotJson {
+        /// The file.
+        path: PathBuf,
+        /// Its first characters, up to the end of its first line.
+        start: String,
+    },
     /// Valid JSON, but not a scalebench result.
     #[error("{path}: not a scalebench result file (no \"schema\": \"{SCHEMA_NAME}\" field)")]
     NotAResult {
@@ -70,6 +78,16 @@ pub fn parse(text: &str, path: &Path) -> Result<ResultFile, LoadError> {
             .unwrap_or("")
             .to_string(),
     };
+    // A file that does not even begin as JSON does is named as no result
+    // file, not by the parser's first complaint ("expected ident").
+    let first = text.trim_start();
+    if !first.is_empty() && !first.starts_with(['{', '[']) {
+        let line = first.lines().next().unwrap_or("");
+        return Err(LoadError::NotJson {
+            path: path.to_path_buf(),
+            start: line.chars().take(24).collect(),
+        });
+    }
     let value: serde_json::Value = serde_json::from_str(text).map_err(syntax)?;
     if value.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA_NAME) {
         return Err(LoadError::NotAResult {
@@ -124,6 +142,21 @@ mod tests {
             v["workloads"] = serde_json::json!([]);
         }
         v.to_string()
+    }
+
+    #[test]
+    fn a_file_that_is_no_json_is_named_as_no_result_file() {
+        let e = parse("n,ns\n1,2\n", Path::new("t.csv")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.csv: not a scalebench result file: not JSON (it begins `n,ns`)"
+        );
+        // JSON that is broken keeps the parser's place.
+        let e = parse("{ this is not json", Path::new("g.json")).unwrap_err();
+        assert!(
+            e.to_string().starts_with("g.json: line 1, column 3: "),
+            "{e}"
+        );
     }
 
     #[test]
