@@ -175,12 +175,11 @@ pub fn items(plan: &RunPlan, ctx: &Ctx) -> Vec<PlannedItem> {
     out
 }
 
-/// `items` with each workload's size in words (`run --dry-run`): what
-/// `--fit` would make of it on this machine where `here` (a context in
-/// the directory the work directory will be made in) is given, for a
-/// workload on this machine; the words without the machine's free space
-/// otherwise.
-pub fn with_sizes(items: Vec<PlannedItem>, plan: &RunPlan, here: Option<&Ctx>) -> Vec<PlannedItem> {
+/// `items` with each workload's size in words (`run --dry-run`): for a
+/// workload on this machine, what `--fit` would make of it, read from
+/// `here` (a context in the directory the work directory will be made
+/// in); the words without the machine's free space otherwise.
+pub fn with_sizes(items: Vec<PlannedItem>, plan: &RunPlan, here: &Ctx) -> Vec<PlannedItem> {
     let local = |on: &Option<String>| {
         on.as_ref().is_none_or(|name| {
             plan.systems
@@ -206,7 +205,7 @@ pub fn with_sizes(items: Vec<PlannedItem>, plan: &RunPlan, here: Option<&Ctx>) -
                 None => {
                     let s = w
                         .workload
-                        .size_words(&plan.work_options(w, None), here.filter(|_| key.1));
+                        .size_words(&plan.work_options(w, None), Some(here).filter(|_| key.1));
                     words.push((key, s.clone()));
                     s
                 }

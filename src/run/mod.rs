@@ -215,8 +215,7 @@ fn dry_run(
         );
     }
     let ctx = Ctx::new(&base, clock).with_net(net);
-    let here = Some(&ctx);
-    let items = estimate::with_sizes(estimate::items(plan, &ctx), plan, here);
+    let items = estimate::with_sizes(estimate::items(plan, &ctx), plan, &ctx);
     if json {
         let min = if plan.decide {
             series::DECIDE_MIN.min(plan.runs)

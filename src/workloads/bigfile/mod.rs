@@ -99,7 +99,7 @@ fn fitted(ctx: &Ctx, opts: &WorkloadOptions, bytes: u64) -> Option<(u64, String)
         return None;
     }
     let free = crate::sys::free_bytes(ctx.workdir())?;
-    no_room(ctx, bytes)?;
+    no_room_in(free, bytes)?;
     let fit = (free / 42 * 10) >> 20 << 20;
     let b = crate::units::fmt_bytes;
     (fit >= 1 << 20).then(|| {
@@ -116,7 +116,12 @@ fn fitted(ctx: &Ctx, opts: &WorkloadOptions, bytes: u64) -> Option<(u64, String)
 /// Why four files of `bytes` do not fit in the work directory of `ctx`
 /// with 5 % to spare, or `None` where they do (or its space is unknown).
 fn no_room(ctx: &Ctx, bytes: u64) -> Option<String> {
-    let free = crate::sys::free_bytes(ctx.workdir())?;
+    no_room_in(crate::sys::free_bytes(ctx.workdir())?, bytes)
+}
+
+/// Why four files of `bytes` do not fit in `free` bytes with 5 % to
+/// spare ([`no_room`] of a free space already read).
+fn no_room_in(free: u64, bytes: u64) -> Option<String> {
     (free < bytes * 4 + (bytes * 4) / 20).then(|| {
         format!(
             "{} free in the work directory: four files of {} and 5 % to spare do not fit (--bigfile-size)",
