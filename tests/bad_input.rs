@@ -594,6 +594,18 @@ const STORE_CASES: &[Case] = &[
         1,
         "store {dir}/fifo: is a FIFO",
     ),
+    // A number far out of range is echoed as given, not in 309 digits.
+    case(
+        "why {dir}/result.json --seconds 1e308",
+        2,
+        "`1e308`: a profile window is 0.2 to 60 seconds",
+    ),
+    // An n past what a result file holds exactly is refused, not rounded.
+    case(
+        "history {dir}/result.json {dir}/result.json --at 18446744073709551615",
+        2,
+        "must be at most 9007199254740992",
+    ),
     case(
         "history label=x --store {dir}/empty.sqlite",
         1,
@@ -603,6 +615,18 @@ const STORE_CASES: &[Case] = &[
         "report label=nosuch --store {dir}/s.sqlite",
         1,
         "query `label=nosuch`: no run in store {dir}/s.sqlite matches",
+    ),
+    // A wrong query word is told before the store is opened: the same
+    // usage error whether or not the store is there.
+    case(
+        "results show since=yesterday --store {dir}/missing.sqlite",
+        2,
+        "results show: query `since=yesterday`: expected a day",
+    ),
+    case(
+        "compare since=yesterday {dir}/result.json --store {dir}/missing.sqlite",
+        2,
+        "BASE: query `since=yesterday`: expected a day",
     ),
     case(
         "results list since=yesterday --store {dir}/s.sqlite",

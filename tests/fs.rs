@@ -735,7 +735,7 @@ fn a_site_too_large_is_fitted_to_the_disk_only_when_asked() {
     assert_eq!(w["status"], "ok", "{w}");
     let fitted = w["params"]["fitted"].as_str().unwrap();
     assert!(
-        fitted.starts_with("fitted to this machine (--fit): 100 000 files and 1.0 GiB asked, "),
+        fitted.starts_with("fitted to this machine (--fit): 100 000 files and 1.00 GiB asked, "),
         "{fitted}"
     );
     assert!(

@@ -238,7 +238,7 @@ fn the_seeds_suites_dry_run_names_its_workloads_sizes_and_fitting() {
     assert!(
         fs.starts_with(
             "3 000 000 files, 21.0 GiB, 10 000 requests; fitted to this machine (--fit): "
-        ) && fs.contains(&format!("run: {} has 3.0 GiB free", small.0.display())),
+        ) && fs.contains(&format!("run: {} has 3.00 GiB free", small.0.display())),
         "{fs}"
     );
     let files = ran(&fs, "asked, ", " files and");

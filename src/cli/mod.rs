@@ -942,8 +942,9 @@ pub struct HistoryArgs {
     #[arg(long, value_name = "NAME")]
     pub benchmark: Option<String>,
     /// The n a benchmark's cost is read at (default: the largest n every
-    /// file measured).
-    #[arg(long, value_name = "N", value_parser = values::whole::<u64>(1, u64::MAX))]
+    /// file measured). At most 2^53, the largest n a result file holds
+    /// exactly.
+    #[arg(long, value_name = "N", value_parser = values::whole::<u64>(1, 1 << 53))]
     pub at: Option<u64>,
     /// The files' order: by the time their runs started, by label, or as
     /// given.

@@ -4,7 +4,8 @@
 
 use super::output::{result_files, to_stdout, with_output};
 use crate::results::output;
-pub use crate::store::source::{Source, one_run};
+pub use crate::store::source::Source;
+use crate::store::source::{one_selected, parse};
 use crate::store::{Access, Added, Listed, Location, Query, Store};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -214,10 +215,10 @@ pub fn holds(r: &Listed) -> String {
     }
 }
 
-/// The runs a query (its words joined) selects.
-fn selected(store: &mut Store, words: &[String]) -> anyhow::Result<Vec<Listed>> {
-    let q = Query::parse(&words.join(" ")).map_err(crate::sys::values::Usage)?;
-    Ok(store.select(&q)?)
+/// A query's words read, before the store is opened: a wrong word is
+/// told (a usage error) whether or not the store is there.
+fn query(words: &[String]) -> anyhow::Result<Query> {
+    Ok(Query::parse(&words.join(" ")).map_err(crate::sys::values::Usage)?)
 }
 
 /// Options of `dashboard`.
@@ -245,8 +246,9 @@ pub struct DashboardArgs {
 
 /// `dashboard`.
 pub fn dashboard(a: DashboardArgs) -> anyhow::Result<ExitCode> {
+    let q = query(&a.query)?;
     let mut store = a.store.open(Access::Read)?;
-    let runs = selected(&mut store, &a.query)?;
+    let runs = store.select(&q)?;
     if runs.is_empty() {
         anyhow::bail!(
             "store {}: no stored run{} (`scalebench results add FILE…` adds them)",
@@ -277,8 +279,9 @@ pub fn dashboard(a: DashboardArgs) -> anyhow::Result<ExitCode> {
 
 /// `results list`.
 fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
+    let q = query(&a.query)?;
     let mut store = a.store.open(Access::Read)?;
-    let runs = selected(&mut store, &a.query)?;
+    let runs = store.select(&q)?;
     if a.json {
         let doc: Vec<serde_json::Value> = runs
             .iter()
@@ -328,8 +331,9 @@ fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
 
 /// `results show`.
 fn show(a: &ShowArgs) -> anyhow::Result<ExitCode> {
+    let q = parse(&a.query.join(" "), "results show")?;
     let mut store = a.store.open(Access::Read)?;
-    let r = one_run(&mut store, &a.query.join(" "), "results show")?;
+    let r = one_selected(&mut store, &q, "results show")?;
     let bytes = store.file(&r.run.id)?;
     if a.json {
         let existing = output::Existing::forced(a.force);
@@ -379,13 +383,14 @@ fn prune(a: &PruneArgs) -> anyhow::Result<ExitCode> {
         })?),
         None => None,
     };
+    let q = query(&a.query)?;
     let access = if a.dry_run {
         Access::Read
     } else {
         Access::Write
     };
     let mut store = a.store.open(access)?;
-    let runs = selected(&mut store, &a.query)?;
+    let runs = store.select(&q)?;
     let gone = to_prune(&runs, a.keep_last, before);
     let verb = if a.dry_run { "would remove" } else { "removed" };
     if !a.dry_run {

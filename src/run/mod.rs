@@ -274,19 +274,23 @@ fn dry_run(
         writeln!(w, "{table}")?;
         write_sizes(w, &items)?;
         writeln!(w)?;
+        // Runs are a benchmark series' repeats: a plan of workloads alone
+        // has none to state.
+        let runs = if !items.iter().any(|i| i.kind == "benchmark") {
+            String::new()
+        } else if plan.decide {
+            format!(
+                ", {} to {} runs (stopping once decided) each series",
+                series::DECIDE_MIN.min(plan.runs),
+                plan.runs
+            )
+        } else {
+            format!(", {} runs each series", plan.runs)
+        };
         let summary = format!(
-            "{} item{}, {} each series; about {}{} (estimated from the quick suite on this project's machine; nothing was measured)",
+            "{} item{}{runs}; about {}{} (estimated from the quick suite on this project's machine; nothing was measured)",
             items.len(),
             if items.len() == 1 { "" } else { "s" },
-            if plan.decide {
-                format!(
-                    "{} to {} runs (stopping once decided)",
-                    series::DECIDE_MIN.min(plan.runs),
-                    plan.runs
-                )
-            } else {
-                format!("{} runs", plan.runs)
-            },
             estimate::words(total),
             if unknown > 0 {
                 format!(

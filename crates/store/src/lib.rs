@@ -39,6 +39,17 @@ pub enum Location {
     Postgres(String),
 }
 
+/// Whether a PostgreSQL configuration names a server to reach: a host
+/// name or address that is not empty.
+fn has_host(c: &postgres::Config) -> bool {
+    let named = c.get_hosts().iter().any(|h| match h {
+        postgres::config::Host::Tcp(name) => !name.is_empty(),
+        #[cfg(unix)]
+        postgres::config::Host::Unix(_) => true,
+    });
+    named || !c.get_hostaddrs().is_empty()
+}
+
 impl Location {
     /// `postgres://…` or `postgresql://…` is a server (its URL checked
     /// now); anything else a path of an SQLite file, except a text that
@@ -50,6 +61,10 @@ impl Location {
         if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
             let (rest, _) = tls::split(s).map_err(|why| format!("{}: {why}", db::redacted(s)))?;
             return match rest.parse::<postgres::Config>() {
+                Ok(c) if !has_host(&c) => Err(format!(
+                    "{}: no host (postgres://USER[:PASSWORD]@HOST[:PORT]/DB)",
+                    db::redacted(s)
+                )),
                 Ok(_) => Ok(Location::Postgres(s.to_string())),
                 Err(e) => {
                     let mut words = format!("{}: {e}", db::redacted(s));
@@ -980,6 +995,9 @@ mod tests {
             ("postgres:garbage", "not a PostgreSQL URL"),
             ("PostgreSQL:/x", "not a PostgreSQL URL"),
             ("postgres://h:notaport/db", "port"),
+            ("postgres://", "no host"),
+            ("postgres:///db", "no host"),
+            ("postgresql://u@:5432/db", "no host"),
             ("mysql://h/db", "`mysql:` is no store scalebench has"),
             ("sqlite:runs.sqlite", "`sqlite:` is no store scalebench has"),
             ("", "an empty name"),

@@ -73,10 +73,7 @@ pub fn sources(
             );
             continue;
         }
-        let q = Query::parse(&text).map_err(|words| Error::Query {
-            what: "query".into(),
-            words,
-        })?;
+        let q = parse(&text, "query")?;
         if opened.is_none() {
             opened = Some(open()?);
         }
@@ -111,8 +108,11 @@ pub fn one_source(
     if given.exists() || !crate::query::looks_like_query(&text) {
         return Ok(Source::File(given.to_path_buf()));
     }
+    // A word the query cannot read is refused before the store is opened:
+    // what was asked is wrong whether or not the store is there.
+    let q = parse(&text, what)?;
     let mut s = open()?;
-    let r = one_run(&mut s, &text, what)?;
+    let r = one_selected(&mut s, &q, what)?;
     let bytes = s.file(&r.run.id)?;
     Ok(Source::Stored {
         id: r.run.id,
@@ -120,14 +120,19 @@ pub fn one_source(
     })
 }
 
-/// The one run `words` select; an error naming `what` (`--base`) when
-/// none or several do.
-pub fn one_run(store: &mut Store, words: &str, what: &str) -> Result<Listed> {
-    let q = Query::parse(words).map_err(|words| Error::Query {
+/// `words` read as a query, or an error naming `what`: read before the
+/// store is opened, so a wrong word is told whether or not it is there.
+pub fn parse(words: &str, what: &str) -> Result<Query> {
+    Query::parse(words).map_err(|words| Error::Query {
         what: what.to_string(),
         words,
-    })?;
-    let mut runs = store.select(&q)?;
+    })
+}
+
+/// The one run query `q` selects; an error naming `what` (`--base`)
+/// when none or several do.
+pub fn one_selected(store: &mut Store, q: &Query, what: &str) -> Result<Listed> {
+    let mut runs = store.select(q)?;
     let why = match runs.len() {
         0 => format!("no run in store {} matches", store.name()),
         1 => return Ok(runs.remove(0)),

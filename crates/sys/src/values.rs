@@ -332,7 +332,10 @@ pub fn profile_window(s: &str) -> Result<f64, String> {
     if (0.2..=60.0).contains(&v) {
         Ok(v)
     } else {
-        Err(format!("{v} s: a profile window is 0.2 to 60 seconds"))
+        Err(format!(
+            "`{}`: a profile window is 0.2 to 60 seconds",
+            s.trim()
+        ))
     }
 }
 

@@ -755,7 +755,7 @@ mod tests {
         assert_eq!(spec.files, asked.files);
         assert!(
             note.unwrap()
-                .starts_with("not fitted (--fit): /small has 72 MiB free")
+                .starts_with("not fitted (--fit): /small has 72.0 MiB free")
         );
     }
 }

@@ -241,9 +241,10 @@ fn thousands(n: u64) -> String {
     crate::units::fmt_n(n as f64)
 }
 
-/// Bytes in words for a message (`128 MiB`).
+/// Bytes in words for a message (`128 MiB`, `2.00 GiB`), as every
+/// workload writes them.
 pub(super) fn human(b: u64) -> String {
-    crate::units::fmt_memory(b)
+    crate::units::fmt_bytes(b)
 }
 
 fn describe(path: &Path) -> serde_json::Value {
