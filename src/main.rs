@@ -11,7 +11,7 @@ fn main() -> ExitCode {
     match scalebench::cli::main() {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {}", scalebench::cli::error_words(&e));
+            sys::say!("error: {}", scalebench::cli::error_words(&e));
             scalebench::cli::exit_status(&e)
         }
     }

@@ -1018,3 +1018,42 @@ fn a_dry_run_prints_the_plan_and_its_estimate_and_measures_nothing() {
     assert!(text.contains("unknown"), "{text}");
     assert!(text.contains("1 item whose time is unknown"), "{text}");
 }
+
+/// A reader that has gone (`scalebench … 2>&1 | head -1`) never turns a
+/// command into a panic (exit 101): with standard output and error a pipe
+/// whose read end is closed, each command exits as it does when read.
+#[test]
+fn a_closed_pipe_changes_no_exit_status() {
+    let t = tempfile::tempdir().unwrap();
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/default.json");
+    let tuned = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tuned.json");
+    let missing = t.path().join("missing.json");
+    let missing = missing.to_str().unwrap();
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["list"],
+        vec!["sysinfo"],
+        vec!["report", fixture],
+        vec!["compare", fixture, tuned, "--threshold", "0.1"],
+        vec!["compare", fixture, tuned, "--fail-on", "nosuch"],
+        vec!["compare", fixture, missing],
+        vec!["run", "nosuch"],
+        vec!["suite", "list"],
+    ];
+    for args in commands {
+        let read = bin().args(&args).output().unwrap();
+        assert!(
+            !read.stdout.is_empty() || !read.stderr.is_empty(),
+            "{args:?} says nothing: the test would prove nothing"
+        );
+        let (r, w) = std::io::pipe().unwrap();
+        drop(r);
+        let closed = bin()
+            .args(&args)
+            .stdout(w.try_clone().unwrap())
+            .stderr(w)
+            .status()
+            .unwrap();
+        assert_ne!(closed.code(), Some(101), "{args:?} panicked");
+        assert_eq!(closed.code(), read.status.code(), "{args:?}");
+    }
+}

@@ -1,6 +1,9 @@
 //! Gives the analysis its identity (`SCALEBENCH_ANALYSIS`): see
 //! [`analysis_digest`].
 
+// Cargo reads a build script's directives from its standard output.
+#![allow(clippy::disallowed_macros)]
+
 use std::path::{Path, PathBuf};
 
 /// The analysis's identity: FNV-1a (64 bits) over every file of

@@ -98,7 +98,7 @@ mod tests {
         let mut run = match ForkMaps.start(&ctx, None, 300) {
             Ok(r) => r,
             Err(StartError::Unsupported(why)) if cfg!(not(target_os = "linux")) => {
-                eprintln!("{why}");
+                sys::say!("{why}");
                 return;
             }
             Err(e) => panic!("{e}"),

@@ -302,7 +302,7 @@ mod run_tests {
             let mut f = match Forker::start(&ctx, linking) {
                 Ok(f) => f,
                 Err(StartError::Unsupported(why)) if cfg!(not(target_os = "linux")) => {
-                    eprintln!("{linking:?}: {why}");
+                    sys::say!("{linking:?}: {why}");
                     continue;
                 }
                 Err(e) => panic!("{linking:?}: {e}"),
@@ -344,7 +344,7 @@ mod run_tests {
         let mut f = match Forker::start(&ctx, Linking::Dynamic) {
             Ok(f) => f,
             Err(StartError::Unsupported(why)) if cfg!(not(target_os = "linux")) => {
-                eprintln!("{why}");
+                sys::say!("{why}");
                 return;
             }
             Err(e) => panic!("{e}"),

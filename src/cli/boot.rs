@@ -20,9 +20,9 @@ pub fn boot(b: &BootArgs) -> anyhow::Result<ExitCode> {
         Kind::Debian(d) => {
             let cache = crate::systems::debian::cache::Cache::locate(None)?;
             let r = crate::systems::debian::fetch::resolve(&d.asked, &cache, &mut |m| {
-                eprintln!("{}: {m}", spec.name)
+                sys::say!("{}: {m}", spec.name)
             })?;
-            eprintln!(
+            sys::say!(
                 "{}: kernel:debian:{} is {}",
                 spec.name,
                 d.asked,
@@ -58,14 +58,14 @@ pub fn boot(b: &BootArgs) -> anyhow::Result<ExitCode> {
             clock: b.guest_clock.unwrap_or_default(),
         },
     )?;
-    eprintln!(
+    sys::say!(
         "{}: Linux {} under QEMU ({}), shares by {}",
         spec.name,
         once.release,
         once.accel,
         once.share.name()
     );
-    print!("{}", once.ran.stdout);
-    eprint!("{}", once.ran.stderr);
+    sys::stop::out_raw(&once.ran.stdout);
+    sys::stop::say_raw(&once.ran.stderr);
     Ok(ExitCode::from(u8::try_from(once.ran.code).unwrap_or(1)))
 }

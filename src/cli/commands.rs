@@ -118,7 +118,7 @@ pub(crate) fn load_systems(files: &[(Option<String>, Source)]) -> anyhow::Result
     match problems.pop() {
         Some(last) => {
             for p in &problems {
-                eprintln!("error: {}", super::error_words(p));
+                sys::say!("error: {}", super::error_words(p));
             }
             Err(last)
         }
@@ -131,7 +131,7 @@ pub(crate) fn load_systems(files: &[(Option<String>, Source)]) -> anyhow::Result
 /// for them.
 fn say_notices(input: &Input) {
     for n in &input.notices {
-        eprintln!("note: {n}");
+        sys::say!("note: {n}");
     }
 }
 
@@ -145,23 +145,23 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let new = match compare_pair(&a) {
         Ok((_, new)) => new,
         Err(e) => {
-            eprintln!("error: {}", super::error_words(&e));
-            eprintln!("compare --bisect: stop: the command line is wrong (exit 128)");
+            sys::say!("error: {}", super::error_words(&e));
+            sys::say!("compare --bisect: stop: the command line is wrong (exit 128)");
             return Ok(ExitCode::from(128));
         }
     };
     let new =
         stored::one_source(&new, &a.store, "NEW").and_then(|new| load_systems(&[(None, new)]));
     if let Err(e) = new {
-        eprintln!("error: {}", super::error_words(&e));
-        eprintln!("compare --bisect: skip: NEW cannot be read (exit 125)");
+        sys::say!("error: {}", super::error_words(&e));
+        sys::say!("compare --bisect: skip: NEW cannot be read (exit 125)");
         return Ok(ExitCode::from(125));
     }
     match compare_files(a) {
         Ok(code) => Ok(code),
         Err(e) => {
-            eprintln!("error: {}", super::error_words(&e));
-            eprintln!("compare --bisect: stop: the comparison itself failed (exit 128)");
+            sys::say!("error: {}", super::error_words(&e));
+            sys::say!("compare --bisect: stop: the comparison itself failed (exit 128)");
             Ok(ExitCode::from(128))
         }
     }
@@ -192,7 +192,7 @@ fn compare_files(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let rows = &c.rows;
     if a.bisect {
         let b = report::compare::Bisect::of(rows);
-        eprintln!("compare --bisect: {}", b.words());
+        sys::say!("compare --bisect: {}", b.words());
         return Ok(ExitCode::from(b.status()));
     }
     let failing = rows
@@ -206,7 +206,7 @@ fn compare_files(a: CompareArgs) -> anyhow::Result<ExitCode> {
         })
         .count();
     if failing > 0 {
-        eprintln!(
+        sys::say!(
             "compare: {failing} row{} fail --fail-on",
             if failing == 1 { "" } else { "s" }
         );
@@ -394,7 +394,7 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     if !(format == report::Format::Terminal && output.is_none()) {
         for n in &input.notices {
             if !n.starts_with("left out: ") {
-                eprintln!("note: {n}");
+                sys::say!("note: {n}");
             }
         }
     }
@@ -413,10 +413,10 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     if let Some(p) = output
         && format == report::Format::Html
     {
-        eprintln!("report: {}", p.display());
+        sys::say!("report: {}", p.display());
     }
     for p in &problems {
-        eprintln!("error: {}", super::error_words(p));
+        sys::say!("error: {}", super::error_words(p));
     }
     Ok(if problems.is_empty() {
         ExitCode::SUCCESS
@@ -493,7 +493,7 @@ pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
         }),
     };
     if empty {
-        eprintln!(
+        sys::say!(
             "note: {} in these files: only the header is written",
             match format {
                 ExportFormat::Csv => "no benchmark samples",

@@ -173,14 +173,14 @@ fn fetch_all(a: &FetchArgs) -> anyhow::Result<ExitCode> {
         if crate::stop::interrupted() {
             return Ok(ExitCode::from(130));
         }
-        match fetch::resolve(v, &cache, &mut |m| eprintln!("{m}")) {
+        match fetch::resolve(v, &cache, &mut |m| sys::say!("{m}")) {
             Ok(r) => to_stdout(|w| -> anyhow::Result<()> {
                 writeln!(w, "{v}: {}", r.summary())?;
                 Ok(())
             })?,
             Err(e) => {
                 failed += 1;
-                eprintln!("error: {}", super::error_words(&e));
+                sys::say!("error: {}", super::error_words(&e));
             }
         }
     }

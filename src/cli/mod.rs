@@ -1124,7 +1124,7 @@ pub fn main() -> anyhow::Result<ExitCode> {
         // commit bad (2).
         Err(e) if e.use_stderr() && bisecting() => {
             let _ = e.print();
-            eprintln!("compare --bisect: stop: the command line is wrong (exit 128)");
+            sys::say!("compare --bisect: stop: the command line is wrong (exit 128)");
             return Ok(ExitCode::from(128));
         }
         Err(e) => e.exit(),
@@ -1160,16 +1160,16 @@ pub fn main() -> anyhow::Result<ExitCode> {
         Command::Responder(a) => responder::run(a),
         Command::Boot(b) => boot::boot(&b),
         Command::Hello => {
-            println!("{}", crate::hosts::agent::Hello::mine());
+            sys::out!("{}", crate::hosts::agent::Hello::mine());
             Ok(ExitCode::SUCCESS)
         }
         Command::BuildId => {
-            println!("{}", crate::hosts::agent::build_id());
+            sys::out!("{}", crate::hosts::agent::build_id());
             Ok(ExitCode::SUCCESS)
         }
         Command::Addresses => {
             for a in crate::sys::ifaddrs::addresses() {
-                println!("{}/{}", a.ip, a.prefix);
+                sys::out!("{}/{}", a.ip, a.prefix);
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -42,5 +42,5 @@ pub(crate) fn result_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
 /// Names on standard error a file of a directory skipped as no result
 /// file, with the reason.
 pub(crate) fn say_skipped(p: &Path, why: &str) {
-    eprintln!("warning: {}: skipped: {why}", p.display());
+    sys::say!("warning: {}: skipped: {why}", p.display());
 }

@@ -191,10 +191,10 @@ pub fn restore(a: RestoreArgs) -> anyhow::Result<ExitCode> {
     }
     let notes = workdir::sweep_dead(a.workdir.as_deref(), session::release_stale);
     if notes.is_empty() {
-        println!("nothing to restore: no run that died left its work directory here");
+        sys::out!("nothing to restore: no run that died left its work directory here");
     }
     for n in notes {
-        println!("{n}");
+        sys::out!("{n}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -157,23 +157,23 @@ fn add(a: &AddArgs) -> anyhow::Result<ExitCode> {
             .and_then(|bytes| Ok(store.add(&bytes, f)?));
         match added {
             Ok(Added::New(id, notes)) => {
-                println!("added {} {}", short(&id), f.display());
+                sys::out!("added {} {}", short(&id), f.display());
                 for n in notes {
-                    eprintln!("note: {}: {n}", f.display());
+                    sys::say!("note: {}: {n}", f.display());
                 }
             }
-            Ok(Added::Already(id)) => println!(
+            Ok(Added::Already(id)) => sys::out!(
                 "already stored {} {} (the same file: nothing added)",
                 short(&id),
                 f.display()
             ),
             Err(e) => {
                 refused += 1;
-                eprintln!("error: {}", super::error_words(&e));
+                sys::say!("error: {}", super::error_words(&e));
             }
         }
     }
-    eprintln!(
+    sys::say!(
         "store {}: {} file{} given, {refused} refused",
         store.name(),
         files.len(),
@@ -261,7 +261,7 @@ pub fn dashboard(a: DashboardArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let w = crate::dashboard::write(&mut store, &runs, &a.out, a.force, a.threshold)?;
-    println!(
+    sys::out!(
         "dashboard: {} ({} runs{}, {} series and workload rows, {} regression{})",
         w.index.display(),
         w.runs,
@@ -398,7 +398,7 @@ fn prune(a: &PruneArgs) -> anyhow::Result<ExitCode> {
         store.remove(&ids)?;
     }
     for r in &gone {
-        println!(
+        sys::out!(
             "{verb} {} {} {} {}",
             short(&r.run.id),
             r.run.started,
@@ -406,7 +406,7 @@ fn prune(a: &PruneArgs) -> anyhow::Result<ExitCode> {
             r.run.host
         );
     }
-    eprintln!(
+    sys::say!(
         "store {}: {verb} {} of {} run{} selected",
         store.name(),
         gone.len(),

@@ -115,15 +115,15 @@ fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
     match Testbed::up(&spec, &crate::stop::interrupted) {
         Ok((tb, notes)) => {
             for n in notes {
-                eprintln!("testbed: {n}");
+                sys::say!("testbed: {n}");
             }
             let live = tb.live();
             tb.keep();
             if a.json {
-                println!("{}", serde_json::to_string_pretty(&live)?);
+                sys::out!("{}", serde_json::to_string_pretty(&live)?);
             } else {
-                print!("{}", testbed::describe(&live));
-                println!(
+                sys::stop::out_raw(&testbed::describe(&live));
+                sys::out!(
                     "  remove it with: scalebench testbed down --name {}",
                     spec.name
                 );
@@ -131,7 +131,7 @@ fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Err(e) if crate::stop::interrupted() => {
-            eprintln!("testbed up interrupted ({e:#}): what was made is removed");
+            sys::say!("testbed up interrupted ({e:#}): what was made is removed");
             Ok(ExitCode::from(130))
         }
         Err(e) => Err(e.context(format!("testbed up --name {}", spec.name))),
@@ -171,9 +171,9 @@ fn open(name: &str) -> anyhow::Result<Testbed> {
 fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
     let live = open(&a.name.name)?.live();
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&live)?);
+        sys::out!("{}", serde_json::to_string_pretty(&live)?);
     } else {
-        print!("{}", testbed::describe(&live));
+        sys::stop::out_raw(&testbed::describe(&live));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -191,16 +191,16 @@ fn down(a: DownArgs) -> anyhow::Result<ExitCode> {
     };
     let notes = match unreadable {
         Some(why) if a.force => {
-            eprintln!("testbed: {why}: removing what the name {name} finds (--force)");
+            sys::say!("testbed: {why}: removing what the name {name} finds (--force)");
             testbed::force_down(name)
         }
         _ => open(name)?.down(),
     };
     if notes.is_empty() {
-        println!("nothing of a test bed named {name} found: nothing removed");
+        sys::out!("nothing of a test bed named {name} found: nothing removed");
     }
     for n in notes {
-        println!("{n}");
+        sys::out!("{n}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -339,7 +339,7 @@ pub fn supervise(idle: Duration, remove_dir: Option<PathBuf>, args: Vec<OsString
         let exe = match std::env::current_exe() {
             Ok(e) => e,
             Err(e) => {
-                eprintln!("error: __host-exec: cannot find this executable: {e}");
+                sys::say!("error: __host-exec: cannot find this executable: {e}");
                 return ExitCode::from(2);
             }
         };
@@ -349,12 +349,12 @@ pub fn supervise(idle: Duration, remove_dir: Option<PathBuf>, args: Vec<OsString
         match ChildGroup::spawn(&mut cmd) {
             Ok(c) => child = Some(c),
             Err(e) => {
-                eprintln!("error: __host-exec: cannot start the subcommand: {e}");
+                sys::say!("error: __host-exec: cannot start the subcommand: {e}");
                 return ExitCode::from(2);
             }
         }
     } else {
-        println!(
+        sys::out!(
             "ready {}",
             remove_dir
                 .as_deref()
@@ -386,11 +386,11 @@ pub fn supervise(idle: Duration, remove_dir: Option<PathBuf>, args: Vec<OsString
         && let Err(e) = std::fs::remove_dir_all(d)
         && e.kind() != std::io::ErrorKind::NotFound
     {
-        eprintln!("error: __host-exec: removing {}: {e}", d.display());
+        sys::say!("error: __host-exec: removing {}: {e}", d.display());
         code = ExitCode::from(1);
     }
     if why == Stop::Idle {
-        eprintln!(
+        sys::say!(
             "__host-exec: nothing from scalebench for {} s: connection lost, stopped",
             idle.as_secs()
         );

@@ -187,10 +187,10 @@ fn exit_status(files: &[(&Path, &ResultFile)], failed: &[(String, Vec<String>)])
         return ExitCode::SUCCESS;
     }
     let names: Vec<&str> = failed.iter().map(|(n, _)| n.as_str()).collect();
-    eprintln!("error: failed: {}", names.join(", "));
+    sys::say!("error: failed: {}", names.join(", "));
     for (name, why) in failed {
         for w in why {
-            eprintln!("  {name}: {w}");
+            sys::say!("  {name}: {w}");
         }
     }
     ExitCode::FAILURE

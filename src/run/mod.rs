@@ -366,17 +366,17 @@ pub fn run(o: RunOptions) -> anyhow::Result<ExitCode> {
     let guard = limits::raise();
     if progress.mode() != Mode::Quiet {
         for n in workdir.swept() {
-            eprintln!("work dir: {n}");
+            sys::say!("work dir: {n}");
         }
         for n in &guard.notes {
-            eprintln!("limits: {n}");
+            sys::say!("limits: {n}");
         }
     }
     // Measured as a running machine is: a system just booted (an `image:`
     // guest, a machine of a lab) waits for its random generator
     // (docs/kernels.md, "A seeded generator").
     if crate::sys::random_seeded(RANDOM_PATIENCE) == Some(false) {
-        eprintln!(
+        sys::say!(
             "warning: the kernel's random generator is not seeded after {} s: whatever draws random numbers in the kernel (bind's port 0) costs more than on a running machine",
             RANDOM_PATIENCE.as_secs()
         );

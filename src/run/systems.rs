@@ -481,7 +481,7 @@ impl RemoteSystem {
         };
         let pins = match pinned {
             Some(Err(e)) => {
-                eprintln!("note: {}: vCPUs not pinned: {e:#}", s.name);
+                sys::say!("note: {}: vCPUs not pinned: {e:#}", s.name);
                 Vec::new()
             }
             Some(Ok(p)) => p,

@@ -90,7 +90,7 @@ struct Tally {
 fn profile_one(w: &WhyFile, file: &mut ResultFile, i: usize, ctx: &Ctx, t: &mut Tally) -> bool {
     let say = |m: &str| {
         if !w.quiet {
-            eprintln!("{m}");
+            sys::say!("{m}");
         }
     };
     let b = &file.benchmarks[i];
@@ -156,7 +156,7 @@ pub fn why(w: &WhyFile) -> anyhow::Result<ExitCode> {
     reaper::install();
     let workdir = WorkDir::create_with(w.workdir.as_deref(), crate::workloads::release_stale)?;
     for n in workdir.swept() {
-        eprintln!("work dir: {n}");
+        sys::say!("work dir: {n}");
     }
     let guard = limits::raise();
     // The network benchmarks as they were run: the same address family.
@@ -188,7 +188,7 @@ pub fn why(w: &WhyFile) -> anyhow::Result<ExitCode> {
         (e, 0) => format!("; {e} failed"),
         (e, k) => format!("; {e} failed ({k} kept the profile stored before)"),
     };
-    eprintln!(
+    sys::say!(
         "{} benchmark{} profiled into {}{failed}",
         t.done,
         if t.done == 1 { "" } else { "s" },

@@ -188,10 +188,10 @@ pub fn parse_done(line: &str) -> Result<i32, String> {
 #[cfg(target_os = "linux")]
 pub fn init() -> ! {
     if let Err(e) = linux::serve() {
-        eprintln!("scalebench guest: {e:#}");
+        sys::say!("scalebench guest: {e:#}");
     }
     let e = crate::sys::guest::power_off();
-    eprintln!("scalebench guest: power off failed: {e}");
+    sys::say!("scalebench guest: power off failed: {e}");
     // PID 1 exiting panics the kernel, which with panic=-1 and QEMU's
     // -no-reboot ends the guest too.
     std::process::exit(1)
@@ -294,7 +294,7 @@ mod linux {
             Ok(())
         };
         if let Err(e) = shown() {
-            eprintln!("scalebench guest: the module tree {tree}: {e:#}");
+            sys::say!("scalebench guest: the module tree {tree}: {e:#}");
         }
     }
 
@@ -336,7 +336,7 @@ mod linux {
         if !seed.is_empty()
             && let Err(e) = g::credit_seed(&seed)
         {
-            eprintln!("scalebench guest: the seed of the random generator: {e}");
+            sys::say!("scalebench guest: the seed of the random generator: {e}");
         }
         let share = share_from_cmdline(&cmdline)
             .with_context(|| format!("no {SHARE_PARAM} on the kernel command line"))?;
@@ -353,7 +353,7 @@ mod linux {
         // Measured as a running machine is: with its random generator
         // seeded (docs/kernels.md, "A seeded generator").
         if !g::crng_seeded(std::time::Duration::from_secs(60)) {
-            eprintln!("scalebench guest: the kernel's random generator is not seeded after 60 s");
+            sys::say!("scalebench guest: the kernel's random generator is not seeded after 60 s");
         }
         writeln!(w, "ready {PROTOCOL} {}", release.trim())?;
         let mut line = String::new();
@@ -368,13 +368,13 @@ mod linux {
                 Ok(Command::PowerOff) => return Ok(()),
                 Ok(Command::Clock(t)) => {
                     if let Err(e) = g::set_clock(t) {
-                        eprintln!("scalebench guest: cannot set the clock: {e}");
+                        sys::say!("scalebench guest: cannot set the clock: {e}");
                     }
                     n -= 1;
                 }
                 Ok(Command::Run(args)) => {
                     let code = run(&args, n).unwrap_or_else(|e| {
-                        eprintln!("scalebench guest: {e:#}");
+                        sys::say!("scalebench guest: {e:#}");
                         127
                     });
                     writeln!(w, "done {code}")?;

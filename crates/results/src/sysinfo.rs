@@ -107,7 +107,7 @@ pub fn collect(dir: Option<&Path>, extra: &Extra) -> SystemInfo {
     let mut sysctls = sysctls(&RECORDED_KNOBS);
     let (named, absent) = named_sysctls(extra.sysctls);
     for n in absent {
-        eprintln!("note: --record-sysctl {n}: no such sysctl here (recorded as absent)");
+        sys::say!("note: --record-sysctl {n}: no such sysctl here (recorded as absent)");
     }
     sysctls.extend(named);
     let mut tuning = sys::tuning();

@@ -171,16 +171,57 @@ pub fn record() -> Vec<String> {
 /// it is pointed at /dev/null, so that no later message (an `eprintln!`,
 /// which would panic) can fail either.
 pub fn say(line: &str) {
-    use std::io::Write;
     let mut text = String::with_capacity(line.len() + 1);
     text.push_str(line);
     text.push('\n');
+    say_raw(&text);
+}
+
+/// Writes `text` as it is to standard error, never failing (as [`say`]).
+pub fn say_raw(text: &str) {
+    use std::io::Write;
     let r = std::io::stderr().lock().write_all(text.as_bytes());
     if let Err(e) = r
         && e.kind() != std::io::ErrorKind::Interrupted
     {
         silence(libc::STDERR_FILENO);
     }
+}
+
+/// Writes `text` as it is to standard output, never failing: when its
+/// reader has gone (`scalebench … | head -1`) standard output is pointed
+/// at /dev/null, so that the command ends with its own exit status, not a
+/// panic. For messages; result files and reports go through writers that
+/// report their errors.
+pub fn out_raw(text: &str) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    let r = o.write_all(text.as_bytes()).and_then(|()| o.flush());
+    if let Err(e) = r
+        && e.kind() != std::io::ErrorKind::Interrupted
+    {
+        silence(libc::STDOUT_FILENO);
+    }
+}
+
+/// `eprintln!` that never panics: a line to standard error through
+/// [`stop::say`](crate::stop::say).
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::stop::say(&format!($($arg)*))
+    };
+}
+
+/// `println!` that never panics: a line to standard output through
+/// [`stop::out_raw`](crate::stop::out_raw).
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        let mut line = format!($($arg)*);
+        line.push('\n');
+        $crate::stop::out_raw(&line)
+    }};
 }
 
 /// Points descriptor `fd` at /dev/null (async-signal-safe): what is

@@ -373,7 +373,7 @@ impl Cache {
         if !self.exists()? {
             return Ok(Vec::new());
         }
-        let lock = self.lock(&mut |s| eprintln!("{s}"))?;
+        let lock = self.lock(&mut |s| sys::say!("{s}"))?;
         if !dry_run {
             self.sweep(&lock);
         }

@@ -173,7 +173,7 @@ impl Drop for LoopDisk {
                 std::thread::sleep(Duration::from_millis(200));
             }
             if !ok {
-                eprintln!(
+                sys::say!(
                     "scalebench: could not unmount {}; run `umount {}` and `losetup -d {}`",
                     self.mnt.display(),
                     self.mnt.display(),
@@ -185,7 +185,7 @@ impl Drop for LoopDisk {
         if let Some(dev) = &self.dev
             && let Err(e) = sys::disk_detach(dev)
         {
-            eprintln!("scalebench: could not detach {dev}: {e}");
+            sys::say!("scalebench: could not detach {dev}: {e}");
         }
         let _ = std::fs::remove_dir(&self.mnt);
         let _ = std::fs::remove_file(&self.image);

@@ -816,7 +816,7 @@ impl Drop for GivenTables<'_> {
             .server
             .sql_to_end(&format!("drop table if exists {}", TABLES.join(", ")))
         {
-            eprintln!("pgbench: the tables this run made on the server were not dropped: {e}");
+            sys::say!("pgbench: the tables this run made on the server were not dropped: {e}");
         }
     }
 }

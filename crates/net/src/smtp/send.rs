@@ -519,7 +519,7 @@ pub fn run_processes(opts: &SendOptions, processes: usize) -> io::Result<Outcome
                     Err(_) => 2,
                 },
                 Err(e) => {
-                    eprintln!("sender process {k}: {e}");
+                    sys::say!("sender process {k}: {e}");
                     1
                 }
             };
