@@ -247,7 +247,7 @@ fn split_words(b: &super::Entry, n: &super::Entry) -> String {
 
 /// [`split_words`] of two labels: a range that holds the other's class,
 /// or two ranges that share one.
-fn same_class_words(b: &Label, n: &Label) -> String {
+pub(crate) fn same_class_words(b: &Label, n: &Label) -> String {
     let said = |split: &Label, one: &Label| match (split, one) {
         (Label::Between(..), Label::Class(c)) if split.names(*c) => Some(format!(
             "{} holds {}: the same class, not a change; ",
@@ -405,13 +405,15 @@ fn figures(r: &WorkloadRow) -> Vec<(Option<f64>, f64)> {
 }
 
 /// Compares the workload rows of the first two systems (none of their
-/// figures on a `Mixed` basis).
+/// figures on a `Mixed` basis, nor of a workload the two ran at other
+/// sizes: [`super::settings::size_changes`]).
 fn workloads(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
     let t = threshold.unwrap_or(SINGLE_THRESHOLD);
     let (bf, nf) = (&input.systems[0].file, &input.systems[1].file);
     let mut rows = Vec::new();
     for w in &bf.workloads {
         let other = nf.workloads.iter().find(|x| x.name == w.name);
+        let resized = other.and_then(|o| super::settings::size_changes(w, o));
         for r in &w.rows {
             let name = format!(
                 "{}: {}{}",
@@ -441,6 +443,11 @@ fn workloads(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
                 rows.push(row);
                 continue;
             };
+            if let Some(changes) = &resized {
+                row.evidence = format!("measured at other sizes ({changes}): not compared");
+                rows.push(row);
+                continue;
+            }
             if basis == Basis::Mixed {
                 let emu = if input.emulated[0] {
                     &input.systems[0].label
@@ -1021,6 +1028,52 @@ mod emulation_tests {
         ];
         let input = Input::new(&native, &Default::default());
         assert!(Comparison::of(&input, None).warnings.is_empty());
+    }
+
+    /// [`with_workload`] as the fs workload of `files` files.
+    fn fs_of(s: crate::System, rps: f64, files: u64) -> crate::System {
+        let mut s = with_workload(s, rps);
+        let w = s.file.workloads.last_mut().unwrap();
+        w.name = "fs".into();
+        w.params.insert("files".into(), files.into());
+        s
+    }
+
+    #[test]
+    fn a_workload_run_at_other_sizes_is_not_compared_and_says_why() {
+        let fast = || fs_of(system("a", false, 1.0, false), 5000.0, 500);
+        let systems = [fast(), fs_of(system("b", false, 1.0, false), 500.0, 300)];
+        let input = Input::new(&systems, &Default::default());
+        let c = Comparison::of(&input, None);
+        let fs = row(&c.rows, "fs: 1 process");
+        assert_eq!(fs.outcome, Outcome::NotComparable, "{}", fs.evidence);
+        assert_eq!(
+            fs.evidence,
+            "measured at other sizes (files 500 → 300): not compared"
+        );
+        assert!(!is_regression(fs));
+        // The report says so once instead of "10× slower".
+        let fs_said: Vec<&str> = input
+            .differences
+            .iter()
+            .filter(|d| d.series == "fs")
+            .map(|d| d.text.as_str())
+            .collect();
+        assert_eq!(
+            fs_said,
+            ["fs: b ran it at other sizes than a (files 500 → 300): its figures are not compared"]
+        );
+        // At the same size the same figures are a regression.
+        let systems = [fast(), fs_of(system("b", false, 1.0, false), 500.0, 500)];
+        let input = Input::new(&systems, &Default::default());
+        let c = Comparison::of(&input, None);
+        assert_eq!(row(&c.rows, "fs: 1 process").outcome, Outcome::Regressed);
+        assert!(
+            input
+                .differences
+                .iter()
+                .any(|d| d.series == "fs" && d.text.contains("slower"))
+        );
     }
 
     use crate::fixtures::counted;

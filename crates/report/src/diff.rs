@@ -131,6 +131,13 @@ fn structure(v: &Verdict, cost: units::Cost) -> Vec<(&'static str, String)> {
         .collect()
 }
 
+/// Whether two growth labels are different classes: not when they are
+/// equal, nor when a split holds the other's class (`O(n)–O(n log n)`
+/// and `O(n)`) or two splits share one, as `compare` judges them.
+fn classes_differ(a: &Label, b: &Label) -> bool {
+    a != b && super::compare::same_class_words(a, b).is_empty()
+}
+
 fn compare(series: &str, a: &Entry, b: &Entry, basis: Basis, out: &mut Vec<Difference>) {
     let diff = |kind, ratio, at_n, text: String| Difference {
         series: series.to_string(),
@@ -163,7 +170,7 @@ fn compare(series: &str, a: &Entry, b: &Entry, basis: Basis, out: &mut Vec<Diffe
         }
         (Err(_), Err(_)) => return,
     };
-    if va.class != vb.class {
+    if classes_differ(&va.class, &vb.class) {
         let text = match time_grows_instructions_flat((a, va), (b, vb)) {
             Some(t) => format!("{series}: {t}"),
             None => format!(
@@ -312,11 +319,37 @@ pub fn differences(input: &Input) -> Vec<Difference> {
         }
     }
     for t in input.work_tables() {
+        let workload_of = |system: &str| {
+            let s = input.systems.iter().find(|s| s.label == system)?;
+            s.file.workloads.iter().find(|w| w.name == t.name)
+        };
+        let mut resized: Vec<&str> = Vec::new();
         for l in t
             .lines
             .iter()
             .filter(|l| l.system != baseline.label && basis(l.system) != Basis::Mixed)
         {
+            // Another size measured another thing: said once, not compared.
+            if let (Some(a), Some(b)) = (workload_of(&baseline.label), workload_of(l.system))
+                && let Some(changes) = super::settings::size_changes(a, b)
+            {
+                if !resized.contains(&l.system) {
+                    resized.push(l.system);
+                    out.push(Difference {
+                        series: t.name.to_string(),
+                        kind: Kind::Availability,
+                        baseline: baseline.label.clone(),
+                        other: l.system.to_string(),
+                        ratio: None,
+                        at_n: None,
+                        text: format!(
+                            "{}: {} ran it at other sizes than {} ({changes}): its figures are not compared",
+                            t.name, l.system, baseline.label
+                        ),
+                    });
+                }
+                continue;
+            }
             let base = t
                 .lines
                 .iter()
@@ -382,6 +415,17 @@ mod tests {
         );
         let growth = grows(Label::Between(Class::Log, Class::Linear));
         assert_eq!(growth, "grows O(log n)–O(n)");
+    }
+
+    #[test]
+    fn a_split_holding_the_other_class_is_no_difference_of_class() {
+        let split = Label::Between(Class::Linear, Class::NLogN);
+        let one = Label::Class(Class::Linear);
+        assert!(!classes_differ(&split, &one));
+        assert!(!classes_differ(&one, &split));
+        assert!(!classes_differ(&one, &one));
+        assert!(classes_differ(&split, &Label::Class(Class::Quadratic)));
+        assert!(classes_differ(&one, &Label::Class(Class::Constant)));
     }
 
     fn kinds(input: &Input) -> Vec<(Kind, String)> {

@@ -158,8 +158,99 @@ fn settings(s: &System) -> BTreeMap<String, String> {
     put("benchmark run order", run_order(f));
     for w in &f.workloads {
         put(&format!("{} server", w.name), server_path(&w.params));
+        put(&format!("{} sizes", w.name), sizes_words(w));
     }
     m
+}
+
+/// The params that size each workload (what `--files`, `--bytes`,
+/// `--pg-scale`, … set; docs/results-format.md): two runs at other sizes
+/// measured other things, so their figures are not compared. What a
+/// system reached or chose for itself (connections held, load processes)
+/// is no size: it is what is compared.
+const SIZE_KEYS: &[(&str, &[&str])] = &[
+    (
+        "fs",
+        &[
+            "files",
+            "bytes",
+            "requests",
+            "seed",
+            "connections",
+            "requests_per_connection",
+            "interval_ms",
+            "preload",
+        ],
+    ),
+    ("fs-sizes", &["files_per_size", "sizes"]),
+    ("bigfile", &["file_bytes"]),
+    (
+        "http-ipstack",
+        &[
+            "fetches",
+            "connections",
+            "requests_per_connection",
+            "object_bytes",
+        ],
+    ),
+    (
+        "http-shortconn",
+        &["requests_per_connection", "warm_up_s", "seconds", "rounds"],
+    ),
+    ("pgbench", &["scale", "clients"]),
+    (
+        "mail",
+        &[
+            "sessions",
+            "message_bytes",
+            "recipients",
+            "messages_per_session",
+            "messages_per_delivery",
+            "repeats",
+        ],
+    ),
+    ("forward", &["rate", "payload_bytes"]),
+];
+
+/// A workload's sizes as recorded, `(key, value)` in [`SIZE_KEYS`]'
+/// order; empty for a workload without sizes.
+fn sizes(w: &results::WorkloadResult) -> Vec<(&'static str, String)> {
+    let keys = SIZE_KEYS
+        .iter()
+        .find(|(name, _)| *name == w.name)
+        .map_or(&[][..], |k| k.1);
+    keys.iter()
+        .filter_map(|&k| {
+            let v = w.params.get(k)?;
+            Some((k, v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+        })
+        .collect()
+}
+
+/// A workload's sizes in words (`files 500, bytes 9799472, …`).
+fn sizes_words(w: &results::WorkloadResult) -> Option<String> {
+    let s = sizes(w);
+    (!s.is_empty()).then(|| {
+        s.iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
+}
+
+/// Where one workload's sizes differ between two files (`files 500 → 300,
+/// requests 2000 → 1000`); `None` where they are the same. A size one
+/// file does not record (written before it was) is no difference.
+pub fn size_changes(a: &results::WorkloadResult, b: &results::WorkloadResult) -> Option<String> {
+    let (sa, sb) = (sizes(a), sizes(b));
+    let changes: Vec<String> = sa
+        .iter()
+        .filter_map(|(k, va)| {
+            let vb = &sb.iter().find(|(kb, _)| kb == k)?.1;
+            (va != vb).then(|| format!("{k} {va} → {vb}"))
+        })
+        .collect();
+    (!changes.is_empty()).then(|| changes.join(", "))
 }
 
 /// The orders the file's series were run in (`--order`: `passes`, `up`),
@@ -487,6 +578,59 @@ mod tests {
         let old = with("a", None, "cached", "epoll");
         assert_eq!(run_order(&old.file), None);
         assert_eq!(server_path(&BTreeMap::new()), None);
+    }
+
+    /// A workload of `name` with these params.
+    fn workload(name: &str, params: serde_json::Value) -> results::WorkloadResult {
+        serde_json::from_value(serde_json::json!({
+            "name": name, "what": "w", "status": "ok", "rows": [], "params": params
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_workload_at_other_sizes_is_told_by_its_sizes_only() {
+        let a = workload(
+            "fs",
+            serde_json::json!({"files": 500, "bytes": 10, "requests": 2000,
+                "server_loop": "epoll", "fitted": "words a", "archive1_files": 3}),
+        );
+        let b = workload(
+            "fs",
+            serde_json::json!({"files": 300, "bytes": 10, "requests": 1000,
+                "server_loop": "poll", "fitted": "words b", "archive1_files": 4}),
+        );
+        assert_eq!(
+            size_changes(&a, &b).as_deref(),
+            Some("files 500 → 300, requests 2000 → 1000")
+        );
+        assert_eq!(size_changes(&a, &a), None);
+        // What a system reached is compared, not a size: http-shortconn's
+        // connections; a size one file lacks (older) is no difference.
+        let sc = |c: u64| workload("http-shortconn", serde_json::json!({"connections": c}));
+        assert_eq!(size_changes(&sc(30_000), &sc(12_000)), None);
+        let old = workload("fs", serde_json::json!({"files": 300}));
+        assert_eq!(size_changes(&old, &b), None);
+        // Arrays (levels) and text count as sizes too, told as recorded.
+        let pg = |clients: serde_json::Value| {
+            workload("pgbench", serde_json::json!({"clients": clients}))
+        };
+        assert_eq!(
+            size_changes(
+                &pg(serde_json::json!([1, 2])),
+                &pg(serde_json::json!([1, 64]))
+            )
+            .as_deref(),
+            Some("clients [1,2] → [1,64]")
+        );
+        // An unknown workload has no sizes to differ by.
+        assert_eq!(
+            size_changes(
+                &workload("x", serde_json::json!({"files": 1})),
+                &workload("x", serde_json::json!({"files": 2}))
+            ),
+            None
+        );
     }
 
     #[test]
