@@ -149,7 +149,7 @@ fn plan(what: &What, mounts: &Mounts) -> Step {
         What::Sysctl { name, wanted } => plan_sysctl(what, name, wanted),
         What::Limit { limit, wanted } => plan_limit(*limit, wanted),
         What::Setting { setting, wanted } => plan_setting(what, *setting, wanted),
-        What::Mount { options } => plan_mount(options, mounts.made),
+        What::Mount { options } => plan_mount(options, mounts),
         What::Tunefs { .. } => Step::Recorded {
             old: None,
             reason: "tunefs works on an unmounted filesystem: by hand, in single-user mode".into(),
@@ -256,15 +256,20 @@ fn plan_setting(what: &What, setting: Setting, wanted: &str) -> Step {
 
 /// Plans mount `options`: applied to the filesystems the run makes, if
 /// it makes any and `--mount-opts` did not name theirs; else recorded.
-fn plan_mount(options: &[String], made: Made) -> Step {
-    match made {
+fn plan_mount(options: &[String], mounts: &Mounts) -> Step {
+    match mounts.made {
         Made::Made => Step::Change {
             old: None,
             new: options.join(","),
         },
+        // The filesystems measured are remounted: their own records follow.
+        Made::None if !mounts.existing.is_empty() => Step::Recorded {
+            old: None,
+            reason: "no filesystem is made (--mkfs): applied by remounting the filesystems measured, below".into(),
+        },
         Made::None => Step::Recorded {
             old: None,
-            reason: "for the filesystems the fs workloads make (--mkfs); none in this run".into(),
+            reason: "applied to the filesystems a run's fs workloads make (--mkfs), or by remounting those they measure (the work directory's, --dir); none here".into(),
         },
         Made::UserOptions => Step::Recorded {
             old: None,
@@ -375,11 +380,11 @@ pub fn check(p: &TuningProfile, mounts: &Mounts) -> TuningRecord {
         r.partial |= matches!(step, Step::Refused { .. });
         r.changes.push(record(item, &step, ChangeStatus::Applied));
         if let What::Mount { options } = &item.what {
-            for planned in remounts(options, &mounts.existing) {
+            for (options, planned) in remounts(options, &mounts.existing) {
                 let step = remount_step(&planned);
                 r.partial |= matches!(step, Step::Refused { .. });
                 r.changes
-                    .push(remount_record(options, &planned.mount_point, &step));
+                    .push(remount_record(&options, &planned.mount_point, &step));
             }
         }
     }
@@ -387,13 +392,27 @@ pub fn check(p: &TuningProfile, mounts: &Mounts) -> TuningRecord {
 }
 
 /// The remounts of the filesystems holding `dirs` with `options`, one per
-/// filesystem.
-fn remounts(options: &[String], dirs: &[PathBuf]) -> Vec<remount::Planned> {
-    let mut v: Vec<remount::Planned> = Vec::new();
+/// filesystem, each with the options it is for: those a remount can
+/// change, planned; those it cannot, refused by name in a record of their
+/// own, so that one such option does not hold the others back.
+fn remounts(options: &[String], dirs: &[PathBuf]) -> Vec<(Vec<String>, remount::Planned)> {
+    let (can, cannot) = remount::parted(options);
+    let mut v: Vec<(Vec<String>, remount::Planned)> = Vec::new();
     for d in dirs {
-        let p = remount::plan(d, options);
-        if !v.iter().any(|q| q.mount_point == p.mount_point) {
-            v.push(p);
+        let mut here = Vec::new();
+        if !can.is_empty() {
+            here.push((can.clone(), remount::plan(d, &can)));
+        }
+        if !cannot.is_empty() {
+            here.push((cannot.clone(), remount::refused(d, &cannot)));
+        }
+        for (o, p) in here {
+            if !v
+                .iter()
+                .any(|(o2, q)| q.mount_point == p.mount_point && *o2 == o)
+            {
+                v.push((o, p));
+            }
         }
     }
     v
@@ -662,7 +681,7 @@ impl Applied {
     /// Remounts the filesystems holding `existing` with `options` (each
     /// journalled first, as a sysctl is), recording each.
     fn remount_all(&mut self, options: &[String], existing: &[PathBuf]) {
-        for planned in remounts(options, existing) {
+        for (options, planned) in remounts(options, existing) {
             let mut step = remount_step(&planned);
             if let Step::Change { old, new } = &step {
                 step =
@@ -685,7 +704,7 @@ impl Applied {
             self.record.partial |= matches!(step, Step::Refused { .. });
             self.record
                 .changes
-                .push(remount_record(options, &planned.mount_point, &step));
+                .push(remount_record(&options, &planned.mount_point, &step));
         }
     }
 
@@ -961,24 +980,32 @@ mod tests {
         assert!(a.restore().is_empty());
         assert_eq!(fs.state(), before);
         assert!(!dir.path().join(JOURNAL).exists());
-        // An option a remount cannot change is refused by name, the run partial.
+        // An option a remount cannot change is refused by name, the run
+        // partial; the one it can is applied all the same.
         let text = text.replace("\"sync\"", "\"data=writeback\"");
         let p = TuningProfile::parse(&text, "t").unwrap();
-        let a = Applied::apply(&p, dir.path(), &mounts);
-        let c = a
-            .record
-            .changes
-            .iter()
-            .find(|c| c.name == mount_point)
-            .unwrap();
-        assert_eq!(c.status, ChangeStatus::Refused);
+        let mut a = Applied::apply(&p, dir.path(), &mounts);
+        let of = |status| {
+            a.record
+                .changes
+                .iter()
+                .filter(|c| c.name == mount_point && c.status == status)
+                .map(|c| (c.wanted.clone(), c.reason.clone().unwrap_or_default()))
+                .collect::<Vec<_>>()
+        };
+        let (applied, refused) = (of(ChangeStatus::Applied), of(ChangeStatus::Refused));
+        assert_eq!(applied.len(), 1, "{:?}", a.record.changes);
+        assert!(applied[0].0.contains("noatime"), "{applied:?}");
+        assert_eq!(refused.len(), 1, "{:?}", a.record.changes);
         assert!(
-            c.reason
-                .as_ref()
-                .unwrap()
-                .contains("`data=writeback` cannot be applied by remounting")
+            refused[0]
+                .1
+                .contains("`data=writeback` cannot be applied by remounting"),
+            "{refused:?}"
         );
         assert!(a.record.partial);
+        assert_eq!(fs.state(), "noatime,diratime,async,nolazytime");
+        assert!(a.restore().is_empty());
         assert_eq!(fs.state(), before);
     }
 

@@ -158,6 +158,35 @@ pub(crate) fn by_hand(mount_point: &str, state: &str) -> String {
     format!("mount -o remount,{} {mount_point}", remount_options(state))
 }
 
+/// `options` parted into those a remount can change and those it cannot,
+/// each in the order given: the first are applied, the others refused by
+/// name, neither holding the other back.
+pub(crate) fn parted(options: &[String]) -> (Vec<String>, Vec<String>) {
+    options
+        .iter()
+        .cloned()
+        .partition(|o| REMOUNTABLE.iter().any(|(name, _, _)| name == o))
+}
+
+/// The refusal of `options`, none of which a remount can change, on the
+/// filesystem holding `dir`.
+pub(crate) fn refused(dir: &Path, options: &[String]) -> Planned {
+    let m = crate::sys::mount_of(dir);
+    let quoted: Vec<String> = options.iter().map(|o| format!("`{o}`")).collect();
+    Planned {
+        mount_point: m
+            .as_ref()
+            .map_or_else(|| dir.display().to_string(), |m| m.mount_point.clone()),
+        old: m.as_ref().map(|m| state(&m.options)),
+        outcome: Outcome::Refused(format!(
+            "mount option{} {} cannot be applied by remounting the filesystem (these can: {})",
+            if options.len() == 1 { "" } else { "s" },
+            quoted.join(", "),
+            REMOUNTABLE.map(|(n, _, _)| n).join(", ")
+        )),
+    }
+}
+
 /// Plans remounting the filesystem that holds `dir` with `options`.
 pub(crate) fn plan(dir: &Path, options: &[String]) -> Planned {
     let refused = |mount_point: String, old, why: String| Planned {
