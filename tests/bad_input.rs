@@ -600,6 +600,18 @@ const STORE_CASES: &[Case] = &[
         2,
         "`1e308`: a profile window is 0.2 to 60 seconds",
     ),
+    // The image site's flags are fs's own: fs-sizes makes no site and
+    // serves nothing (`--files` was taken and changed nothing).
+    case(
+        "run fs-sizes --files 10",
+        2,
+        "--files is an option of fs, which this run does not have (its workloads: fs-sizes)",
+    ),
+    case(
+        "run httpreq --serve-files cached",
+        2,
+        "--serve-files is an option of http-ipstack or http-shortconn or fs or bigfile, which",
+    ),
     // An n past what a result file holds exactly is refused, not rounded.
     case(
         "history {dir}/result.json {dir}/result.json --at 18446744073709551615",

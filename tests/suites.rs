@@ -260,6 +260,29 @@ fn the_seeds_suites_dry_run_names_its_workloads_sizes_and_fitting() {
         "{big}"
     );
     assert_eq!(size("mail"), "a fixed delivery of 200 000 messages a level");
+    // fs-sizes, which --fit does not shrink, fits the 3 GiB; on 1 GiB it
+    // is told it will not.
+    assert!(
+        size("fs-sizes").ends_with("free needed in each place, which each has"),
+        "{}",
+        size("fs-sizes")
+    );
+    let tiny = Tmpfs::mount(t.path().join("tiny"), "size=1g");
+    let plan = dry_plan(&[
+        "fs-sizes",
+        "--full",
+        "--fit",
+        "--workdir",
+        tiny.0.to_str().unwrap(),
+    ]);
+    let fss = plan["items"][0]["size"].as_str().unwrap();
+    assert!(
+        fss.contains(&format!(
+            "which --fit does not shrink: {} has 1.00 GiB free, too little (it fails there; fewer --size-files or another place)",
+            tiny.0.display()
+        )),
+        "{fss}"
+    );
     // Where everything fits, --fit changes nothing and says so.
     let size = sizes_in(&large.0);
     assert!(size("fs").ends_with("every place holds them as asked (--fit changes nothing)"));
@@ -268,6 +291,11 @@ fn the_seeds_suites_dry_run_names_its_workloads_sizes_and_fitting() {
         size("bigfile").ends_with("(1.1 × RAM; the disk has room for four)"),
         "{}",
         size("bigfile")
+    );
+    assert!(
+        size("fs-sizes").ends_with("free needed in each place, which each has"),
+        "{}",
+        size("fs-sizes")
     );
     for (name, starts) in [
         (

@@ -313,7 +313,7 @@ impl Workload for Fs {
     }
 
     fn flags(&self) -> &'static [super::WorkloadFlag] {
-        options::FLAGS
+        options::FS_FLAGS
     }
 
     fn options(&self, asked: &super::Asked) -> Result<Option<super::Own>, super::FlagError> {

@@ -61,132 +61,171 @@ impl Default for FsOptions {
 
 const HEADING: &str = "Filesystem workloads";
 
-/// The flags of `fs` and `fs-sizes`.
-pub static FLAGS: &[WorkloadFlag] = &[
-    WorkloadFlag {
-        many: true,
-        ..WorkloadFlag::value(
-            "dir",
-            "DIR",
-            HEADING,
-            "Filesystem workloads (fs, fs-sizes): run in this directory, on whatever filesystem holds it (scalebench works in a subdirectory it makes and removes); repeatable. Default: the work directory.",
-        )
-    },
-    WorkloadFlag {
-        many: true,
-        ..WorkloadFlag::value(
-            "mkfs",
-            "TYPE[:OPTS],…",
-            HEADING,
-            "Make these filesystems on loop devices over files in the work directory and run on each (Linux, root): ext2, ext3, ext4, xfs, btrfs, jfs, reiserfs (`ext4,xfs,btrfs`); after a colon mount options (`ext4:noatime,data=writeback`) or mkfs options, which start with `-` and are split at spaces into arguments (`ext4:-O ^has_journal`, `xfs:-i size=512:noatime`); mkfs checks them with its dry run before anything is measured.",
-        )
-    },
-    WorkloadFlag {
-        check: Some(|s| parse_bytes(s).map(drop)),
-        // Of made filesystems only: alone it would change nothing.
-        requires: &["mkfs"],
-        ..WorkloadFlag::value(
-            "fs-size",
-            "SIZE",
-            HEADING,
-            "Size of each made filesystem (`4G`; with --mkfs).",
-        )
-    },
-    WorkloadFlag {
-        requires: &["mkfs"],
-        ..WorkloadFlag::value(
-            "mount-opts",
-            "OPTS",
-            HEADING,
-            "Mount options for made filesystems that name none (`noatime`; with --mkfs).",
-        )
-    },
-    WorkloadFlag {
-        check: Some(|s| files(s).map(drop)),
-        ..WorkloadFlag::value(
-            "files",
-            "N",
-            HEADING,
-            "Files in the image site (default: 20 000; `full`: 1 000 000; at most 100 million).",
-        )
-    },
-    WorkloadFlag {
-        check: Some(|s| parse_bytes(s).map(drop)),
-        ..WorkloadFlag::value(
-            "bytes",
-            "SIZE",
-            HEADING,
-            "Bytes in the image site (`200M`; `full`: `10G`).",
-        )
-    },
-    WorkloadFlag {
-        check: Some(|s| requests(s).map(drop)),
-        ..WorkloadFlag::value(
-            "requests",
-            "N",
-            HEADING,
-            "Requests in the image site's log (default 10 000; at most 100 million).",
-        )
-    },
-    WorkloadFlag {
-        check: Some(|s| seed(s).map(drop)),
-        ..WorkloadFlag::value(
-            "seed",
-            "SEED",
-            HEADING,
-            "Seed of the image site generator (same seed, same site; default 1).",
-        )
-    },
-    WorkloadFlag {
-        many: true,
-        split: true,
-        check: Some(|s| file_size(s).map(drop)),
-        ..WorkloadFlag::value(
-            "sizes",
-            "SIZE,…",
-            HEADING,
-            "File sizes of fs-sizes (default `8K,16K,128K`).",
-        )
-    },
-    WorkloadFlag::switch(
-        "fs-preload",
+/// `--dir`: the places the filesystem workloads run in.
+const DIR: WorkloadFlag = WorkloadFlag {
+    many: true,
+    ..WorkloadFlag::value(
+        "dir",
+        "DIR",
         HEADING,
-        "fs: before each cold replay, walk the site's directories as `find` does (the entries, not the files' data), timed as a row of its own, as the seed tried.",
-    ),
-    WorkloadFlag {
-        choices: &[
-            (
-                "auto",
-                "drop the caches where permitted (root on Linux), else evict them (default)",
-            ),
-            (
-                "drop",
-                "drop the caches; where that is not permitted the cold rows are not run",
-            ),
-            (
-                "evict",
-                "evict them: write and read a file as large as the memory the cache can hold (MemTotal, or the memory cgroup's limit) in the work directory, as the seed's 2 GB from /dev/zero",
-            ),
-        ],
-        ..WorkloadFlag::value(
-            "fs-cold",
-            "HOW",
-            HEADING,
-            "fs, fs-sizes: how the cold rows make the caches cold.",
-        )
-    },
-    WorkloadFlag {
-        check: Some(|s| size_files(s).map(drop)),
-        ..WorkloadFlag::value(
-            "size-files",
-            "N",
-            HEADING,
-            "Files per size in fs-sizes (default 2 000; `full`: 10 000; at most 10 million).",
-        )
-    },
+        "Filesystem workloads (fs, fs-sizes): run in this directory, on whatever filesystem holds it (scalebench works in a subdirectory it makes and removes); repeatable. Default: the work directory.",
+    )
+};
+
+/// `--mkfs`: filesystems made on loop devices.
+const MKFS: WorkloadFlag = WorkloadFlag {
+    many: true,
+    ..WorkloadFlag::value(
+        "mkfs",
+        "TYPE[:OPTS],…",
+        HEADING,
+        "Make these filesystems on loop devices over files in the work directory and run on each (Linux, root): ext2, ext3, ext4, xfs, btrfs, jfs, reiserfs (`ext4,xfs,btrfs`); after a colon mount options (`ext4:noatime,data=writeback`) or mkfs options, which start with `-` and are split at spaces into arguments (`ext4:-O ^has_journal`, `xfs:-i size=512:noatime`); mkfs checks them with its dry run before anything is measured.",
+    )
+};
+
+/// `--fs-size`: the size of each made filesystem.
+const FS_SIZE: WorkloadFlag = WorkloadFlag {
+    check: Some(|s| parse_bytes(s).map(drop)),
+    // Of made filesystems only: alone it would change nothing.
+    requires: &["mkfs"],
+    ..WorkloadFlag::value(
+        "fs-size",
+        "SIZE",
+        HEADING,
+        "Size of each made filesystem (`4G`; with --mkfs).",
+    )
+};
+
+/// `--mount-opts`: mount options of made filesystems.
+const MOUNT_OPTS: WorkloadFlag = WorkloadFlag {
+    requires: &["mkfs"],
+    ..WorkloadFlag::value(
+        "mount-opts",
+        "OPTS",
+        HEADING,
+        "Mount options for made filesystems that name none (`noatime`; with --mkfs).",
+    )
+};
+
+/// `--files`: the image site's files (fs).
+const FILES: WorkloadFlag = WorkloadFlag {
+    check: Some(|s| files(s).map(drop)),
+    ..WorkloadFlag::value(
+        "files",
+        "N",
+        HEADING,
+        "Files in the image site (default: 20 000; `full`: 1 000 000; at most 100 million).",
+    )
+};
+
+/// `--bytes`: the image site's bytes (fs).
+const BYTES: WorkloadFlag = WorkloadFlag {
+    check: Some(|s| parse_bytes(s).map(drop)),
+    ..WorkloadFlag::value(
+        "bytes",
+        "SIZE",
+        HEADING,
+        "Bytes in the image site (`200M`; `full`: `10G`).",
+    )
+};
+
+/// `--requests`: the image site's log length (fs).
+const REQUESTS: WorkloadFlag = WorkloadFlag {
+    check: Some(|s| requests(s).map(drop)),
+    ..WorkloadFlag::value(
+        "requests",
+        "N",
+        HEADING,
+        "Requests in the image site's log (default 10 000; at most 100 million).",
+    )
+};
+
+/// `--seed`: the image site generator's seed (fs).
+const SEED: WorkloadFlag = WorkloadFlag {
+    check: Some(|s| seed(s).map(drop)),
+    ..WorkloadFlag::value(
+        "seed",
+        "SEED",
+        HEADING,
+        "Seed of the image site generator (same seed, same site; default 1).",
+    )
+};
+
+/// `--sizes`: the file sizes of fs-sizes.
+const SIZES: WorkloadFlag = WorkloadFlag {
+    many: true,
+    split: true,
+    check: Some(|s| file_size(s).map(drop)),
+    ..WorkloadFlag::value(
+        "sizes",
+        "SIZE,…",
+        HEADING,
+        "File sizes of fs-sizes (default `8K,16K,128K`).",
+    )
+};
+
+/// `--fs-preload`: a directory walk before each cold replay (fs).
+const FS_PRELOAD: WorkloadFlag = WorkloadFlag::switch(
+    "fs-preload",
+    HEADING,
+    "fs: before each cold replay, walk the site's directories as `find` does (the entries, not the files' data), timed as a row of its own, as the seed tried.",
+);
+
+/// `--fs-cold`: how cold rows make the caches cold.
+const FS_COLD: WorkloadFlag = WorkloadFlag {
+    choices: &[
+        (
+            "auto",
+            "drop the caches where permitted (root on Linux), else evict them (default)",
+        ),
+        (
+            "drop",
+            "drop the caches; where that is not permitted the cold rows are not run",
+        ),
+        (
+            "evict",
+            "evict them: write and read a file as large as the memory the cache can hold (MemTotal, or the memory cgroup's limit) in the work directory, as the seed's 2 GB from /dev/zero",
+        ),
+    ],
+    ..WorkloadFlag::value(
+        "fs-cold",
+        "HOW",
+        HEADING,
+        "fs, fs-sizes: how the cold rows make the caches cold.",
+    )
+};
+
+/// `--size-files`: files per size (fs-sizes).
+const SIZE_FILES: WorkloadFlag = WorkloadFlag {
+    check: Some(|s| size_files(s).map(drop)),
+    ..WorkloadFlag::value(
+        "size-files",
+        "N",
+        HEADING,
+        "Files per size in fs-sizes (default 2 000; `full`: 10 000; at most 10 million).",
+    )
+};
+
+/// The flags of `fs`: the places, and the image site's sizes and server.
+pub static FS_FLAGS: &[WorkloadFlag] = &[
+    DIR,
+    MKFS,
+    FS_SIZE,
+    MOUNT_OPTS,
+    FILES,
+    BYTES,
+    REQUESTS,
+    SEED,
+    FS_PRELOAD,
+    FS_COLD,
     crate::workloads::server_path::FILES_FLAG,
     crate::workloads::server_path::LOOP_FLAG,
 ];
+
+/// The flags of `fs-sizes`: the places, and its sizes (it serves nothing
+/// and makes no image site, so the site's flags are not its own).
+pub static SIZES_FLAGS: &[WorkloadFlag] =
+    &[DIR, MKFS, FS_SIZE, MOUNT_OPTS, FS_COLD, SIZES, SIZE_FILES];
 
 /// One file size of `fs-sizes`: at most 1G.
 fn file_size(s: &str) -> Result<u64, String> {

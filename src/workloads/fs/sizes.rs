@@ -34,6 +34,41 @@ static FS_SIZES: Info = Info {
 /// The seeds' sizes.
 pub const DEFAULT_SIZES: [u64; 3] = [8 << 10, 16 << 10, 128 << 10];
 
+/// What a run of `n` files of each of `sizes` takes in each place (the
+/// largest size's files twice over: written, then fsynced), told to be
+/// made smaller by `--size-files`.
+fn need_of(n: u64, sizes: &[u64]) -> target::Need {
+    let largest = sizes.iter().max().copied().unwrap_or(0);
+    target::Need {
+        smaller: "--size-files",
+        fewer: "--size-files",
+        ..target::disk_need(2 * n, (2 * n).saturating_mul(largest))
+    }
+}
+
+/// The places of the run in `ctx` whose free bytes or inodes fall short of
+/// `need`, each with what it has (`/mnt/x has 2.00 GiB free`).
+fn short_places(opts: &WorkloadOptions, ctx: &Ctx, need: target::Need) -> Vec<String> {
+    let fs: super::FsOptions = opts.own();
+    fs.places(ctx)
+        .iter()
+        .filter_map(|p| {
+            let room = target::room(p, ctx.workdir(), fs.fs_size);
+            let name = super::place_name(p, ctx);
+            match (room.bytes, room.inodes) {
+                (Some(b), _) if b < need.bytes => {
+                    Some(format!("{name} has {} free", crate::units::fmt_bytes(b)))
+                }
+                (_, Some(i)) if i < need.inodes => Some(format!(
+                    "{name} has {} inodes free",
+                    crate::units::fmt_n(i as f64)
+                )),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
 /// The files of each size and the sizes a run makes: `--size-files` and
 /// `--sizes`, or the size's.
 fn files_and_sizes(opts: &WorkloadOptions) -> (u64, Vec<u64>) {
@@ -267,7 +302,7 @@ impl Workload for FsSizes {
     }
 
     fn flags(&self) -> &'static [crate::workloads::WorkloadFlag] {
-        super::options::FLAGS
+        super::options::SIZES_FLAGS
     }
 
     fn options(
@@ -293,9 +328,8 @@ impl Workload for FsSizes {
         opts.own::<super::FsOptions>().existing(workdir)
     }
 
-    fn size_words(&self, opts: &WorkloadOptions, _here: Option<&Ctx>) -> Option<String> {
+    fn size_words(&self, opts: &WorkloadOptions, here: Option<&Ctx>) -> Option<String> {
         let (n, sizes) = files_and_sizes(opts);
-        let largest = sizes.iter().max().copied().unwrap_or(0);
         let names: Vec<String> = sizes.iter().map(|&s| kb(s)).collect();
         let mut words = format!(
             "{} of each size ({}) written, read back, then {} more each fsynced, in each place",
@@ -303,13 +337,29 @@ impl Workload for FsSizes {
             names.join(", "),
             crate::units::fmt_n(n as f64),
         );
-        if opts.fit {
-            // The need its run checks, which --fit does not change.
-            let need = target::disk_need(2 * n, (2 * n).saturating_mul(largest));
-            words.push_str(&format!(
-                "; about {} free needed in each place, which --fit does not shrink",
+        // The need its run checks, which --fit does not change.
+        let need = need_of(n, &sizes);
+        let unfit = if opts.fit {
+            ", which --fit does not shrink"
+        } else {
+            ""
+        };
+        match here.map(|ctx| short_places(opts, ctx, need)) {
+            Some(short) if !short.is_empty() => words.push_str(&format!(
+                "; about {} and {} inodes free needed in each place{unfit}: {}, too little (it fails there; fewer --size-files or another place)",
+                crate::units::fmt_bytes(need.bytes),
+                crate::units::fmt_n(need.inodes as f64),
+                short.join(", ")
+            )),
+            Some(_) => words.push_str(&format!(
+                "; about {} free needed in each place, which each has",
                 crate::units::fmt_bytes(need.bytes)
-            ));
+            )),
+            None if opts.fit => words.push_str(&format!(
+                "; about {} free needed in each place{unfit}",
+                crate::units::fmt_bytes(need.bytes)
+            )),
+            None => {}
         }
         Some(words)
     }
@@ -318,10 +368,7 @@ impl Workload for FsSizes {
         let fs: super::FsOptions = opts.own();
         let (n, sizes) = files_and_sizes(opts);
         let places = fs.places(ctx);
-        let need = target::disk_need(
-            2 * n,
-            (2 * n).saturating_mul(sizes.iter().max().copied().unwrap_or(0)),
-        );
+        let need = need_of(n, &sizes);
         let mut params = BTreeMap::new();
         params.insert("files_per_size".into(), json!(n));
         params.insert("sizes".into(), json!(sizes));

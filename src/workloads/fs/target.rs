@@ -199,6 +199,11 @@ pub struct Need {
     pub bytes: u64,
     /// Inodes: the files, their directories and a margin.
     pub inodes: u64,
+    /// The options that make the workload smaller, for a message that it
+    /// does not fit (`--files/--bytes`; fs-sizes: `--size-files`).
+    pub smaller: &'static str,
+    /// The options that make it fewer files (`--files`).
+    pub fewer: &'static str,
 }
 
 /// What a corpus of `files` files and `bytes` bytes takes on disk: room for
@@ -211,6 +216,8 @@ pub fn disk_need(files: u64, bytes: u64) -> Need {
             .saturating_add(files.saturating_mul(4096 + 512))
             .saturating_add(64 << 20),
         inodes: files.saturating_add(files / 16).saturating_add(1024),
+        smaller: "--files/--bytes",
+        fewer: "--files",
     }
 }
 
@@ -362,20 +369,22 @@ fn dir_has_room(dir: &Path, need: Need) -> Result<(), String> {
     })?;
     if free < need.bytes {
         return Err(format!(
-            "--dir {}: {} free, the workload needs about {}; use fewer --files/--bytes or another directory",
+            "--dir {}: {} free, the workload needs about {}; use fewer {} or another directory",
             dir.display(),
             human(free),
-            human(need.bytes)
+            human(need.bytes),
+            need.smaller
         ));
     }
     if let Some(inodes) = sys::free_inodes(dir)
         && inodes < need.inodes
     {
         return Err(format!(
-            "--dir {}: {} inodes free, the workload makes about {} files and directories; use fewer --files or another directory",
+            "--dir {}: {} inodes free, the workload makes about {} files and directories; use fewer {} or another directory",
             dir.display(),
             thousands(inodes),
-            thousands(need.inodes)
+            thousands(need.inodes),
+            need.fewer
         ));
     }
     Ok(())
@@ -411,11 +420,12 @@ fn on_loop(
         && inodes < need.inodes
     {
         return Err(format!(
-            "--fs-size {}: mkfs.{} made room for {} files and directories, the workload makes about {}; raise --fs-size or use fewer --files",
+            "--fs-size {}: mkfs.{} made room for {} files and directories, the workload makes about {}; raise --fs-size or use fewer {}",
             human(fs_size),
             spec.kind,
             thousands(inodes),
-            thousands(need.inodes)
+            thousands(need.inodes),
+            need.fewer
         ));
     }
     let root = disk.mnt.join("scalebench-fs");
@@ -450,9 +460,10 @@ fn loop_has_room(workdir: &Path, fs_size: u64, need: Need) -> Result<(), String>
     let with_overhead = need.bytes.saturating_add(need.bytes / 4);
     if fs_size < with_overhead {
         return Err(format!(
-            "--fs-size {}: too small for the corpus (about {} with filesystem overhead); raise it or use fewer --files/--bytes",
+            "--fs-size {}: too small for the corpus (about {} with filesystem overhead); raise it or use fewer {}",
             human(fs_size),
-            human(with_overhead)
+            human(with_overhead),
+            need.smaller
         ));
     }
     // The image is sparse: blocks are taken as the workload writes.
@@ -664,13 +675,17 @@ mod tests {
             Need {
                 bytes: u64::MAX / 2,
                 inodes: 1,
+                smaller: "--size-files",
+                fewer: "--files",
             },
         ) {
             Err(e) => e,
             Ok(_) => panic!("accepted"),
         };
         assert!(
-            e.contains(&t.path().display().to_string()) && e.contains("free"),
+            e.contains(&t.path().display().to_string())
+                && e.contains("free")
+                && e.contains("use fewer --size-files"),
             "{e}"
         );
         // With room: a fresh subdirectory, removed with the target.
@@ -679,6 +694,7 @@ mod tests {
         let many = Need {
             bytes: 1,
             inodes: u64::MAX / 2,
+            ..disk_need(0, 0)
         };
         match (
             sys::free_inodes(t.path()),
@@ -691,6 +707,7 @@ mod tests {
         let little = Need {
             bytes: 1,
             inodes: 1,
+            ..disk_need(0, 0)
         };
         let got = prepare(&Place::Dir(t.path().into()), t.path(), 0, 0, None, little).unwrap();
         let root = got.root.clone();
