@@ -895,6 +895,7 @@ mod tests {
              [workload.fs]\n\
              dir = [\"/tmp\", \"/var/tmp\"]\n\
              fs-preload = true\n\
+             [workload.fs-sizes]\n\
              sizes = \"8K,16K\"\n"
         );
         let s = Suite::parse(&text, "t.toml").unwrap();
@@ -907,7 +908,7 @@ mod tests {
         assert_eq!(
             format!("{:?}", s.items),
             format!(
-                "[benchmark fork n={}, benchmark socket n=1000, benchmark bind n={}, workload mail Full, workload fs Quick]",
+                "[benchmark fork n={}, benchmark socket n=1000, benchmark bind n={}, workload mail Full, workload fs Quick, workload fs-sizes Quick]",
                 fork.full_n, bind.quick_n
             )
         );
@@ -945,7 +946,7 @@ mod tests {
                 ("[workload.mail]", "mail-size", 16),
                 ("[workload.fs]", "dir", 18),
                 ("[workload.fs]", "fs-preload", 19),
-                ("[workload.fs]", "sizes", 20),
+                ("[workload.fs-sizes]", "sizes", 21),
             ]
         );
         // As the command line would give them: a list flag split at commas.
@@ -1053,8 +1054,8 @@ mod tests {
                 "t.toml:4: [workload.fs] fs-cold = \"warm\": not one of auto, drop, evict",
             ),
             (
-                "[workload.fs]\nsizes = [\"8K,x\"]\n",
-                "t.toml:4: [workload.fs] sizes = \"8K,x\": ",
+                "[workload.fs-sizes]\nsizes = [\"8K,x\"]\n",
+                "t.toml:4: [workload.fs-sizes] sizes = \"8K,x\": ",
             ),
             (
                 "[workload.fs]\ndir = [\"/tmp\", {a = 1}]\n",
