@@ -1016,7 +1016,16 @@ fn a_dry_run_prints_the_plan_and_its_estimate_and_measures_nothing() {
     let text = String::from_utf8(o.stdout).unwrap();
     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(text.contains("unknown"), "{text}");
-    assert!(text.contains("1 item whose time is unknown"), "{text}");
+    assert!(
+        text.contains("1 item; time unknown: the quick suite on this project's machine measured nothing like it"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "each at 2 levels of connections (1, 10): 1s heat-up, 3 samples of 2s a level"
+        ),
+        "{text}"
+    );
 }
 
 /// A reader that has gone (`scalebench … 2>&1 | head -1`) never turns a

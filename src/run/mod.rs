@@ -287,19 +287,25 @@ fn dry_run(
         } else {
             format!(", {} runs each series", plan.runs)
         };
+        let time = match unknown {
+            0 => format!(
+                "about {} (estimated from the quick suite on this project's machine; nothing was measured)",
+                estimate::words(total)
+            ),
+            k if k == items.len() => format!(
+                "time unknown: the quick suite on this project's machine measured nothing like {} to estimate from",
+                if k == 1 { "it" } else { "them" }
+            ),
+            k => format!(
+                "about {} and {k} item{} whose time is unknown (estimated from the quick suite on this project's machine; nothing was measured)",
+                estimate::words(total),
+                if k == 1 { "" } else { "s" }
+            ),
+        };
         let summary = format!(
-            "{} item{}{runs}; about {}{} (estimated from the quick suite on this project's machine; nothing was measured)",
+            "{} item{}{runs}; {time}",
             items.len(),
             if items.len() == 1 { "" } else { "s" },
-            estimate::words(total),
-            if unknown > 0 {
-                format!(
-                    " and {unknown} item{} whose time is unknown",
-                    if unknown == 1 { "" } else { "s" }
-                )
-            } else {
-                String::new()
-            }
         );
         crate::report::wrap::wrapped(w, "", &summary)?;
         if let Some((goal, _)) = plan.within {

@@ -725,14 +725,16 @@ impl Workload for IpStack {
     }
 
     fn size_words(&self, opts: &WorkloadOptions, _here: Option<&Ctx>) -> Option<String> {
-        Some(format!(
-            "{} fetches of one 11 KiB file a round, {}",
-            units::fmt_n(ipstack_fetches(opts.size) as f64),
-            match &opts.sweep {
-                Some(_) => "over the connections swept",
-                None => "over 50 connections of 10 requests",
-            }
-        ))
+        Some(match &opts.sweep {
+            Some(s) => format!(
+                "one 11 KiB file fetched over connections of 10 requests, {}",
+                s.words(opts.size)
+            ),
+            None => format!(
+                "{} fetches of one 11 KiB file a round, over 50 connections of 10 requests",
+                units::fmt_n(ipstack_fetches(opts.size) as f64)
+            ),
+        })
     }
 
     fn run(&self, ctx: &Ctx, opts: &WorkloadOptions, progress: &mut Progress) -> WorkloadResult {
@@ -918,13 +920,9 @@ impl Workload for ShortConn {
     fn size_words(&self, opts: &WorkloadOptions, here: Option<&Ctx>) -> Option<String> {
         let short = ShortPlan::of(opts.size);
         if let Some(s) = &opts.sweep {
-            let plan = s.plan(opts.size, "req/s");
             return Some(format!(
-                "1, 8 and 16 KB objects, each at every level of connections swept: {} heat-up, {} sample{} of {} a level",
-                humantime::format_duration(plan.heat_up),
-                plan.samples,
-                if plan.samples == 1 { "" } else { "s" },
-                humantime::format_duration(plan.sample)
+                "1, 8 and 16 KB objects, each {}",
+                s.words(opts.size)
             ));
         }
         let mut each = format!(

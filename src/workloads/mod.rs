@@ -378,6 +378,23 @@ impl SweepOptions {
         self.levels.is_empty()
     }
 
+    /// How a workload of `size` sweeps, in words for the dry run: `at 3
+    /// levels of connections (1, 10, 100): 10s heat-up, 5 samples of 10s
+    /// a level`.
+    pub fn words(&self, size: Size) -> String {
+        let plan = self.plan(size, "");
+        let levels: Vec<String> = plan.levels.iter().map(|&l| units::fmt_n(l)).collect();
+        format!(
+            "at {} of {} ({}): {} heat-up, {} of {} a level",
+            units::fmt_count(levels.len() as u64, "level", "levels"),
+            plan.variable,
+            levels.join(", "),
+            humantime::format_duration(plan.heat_up),
+            units::fmt_count(u64::from(plan.samples), "sample", "samples"),
+            humantime::format_duration(plan.sample)
+        )
+    }
+
     /// The harness's plan for a workload of `size` whose figure is in `unit`.
     pub fn plan(&self, size: Size, unit: &str) -> sweep::SweepPlan {
         let (heat, sample, samples) = match size {
