@@ -279,22 +279,42 @@ pub(crate) fn same_class_words(b: &Label, n: &Label) -> String {
 /// The cost test `c` of `what` in words, its threshold set `how`.
 fn cost_words(what: &str, c: &CostRatio, how: &str, floor: f64) -> String {
     let pct = |x: f64| pct_to(x, floor);
+    // From a single run there is nothing to resample or to spread: a
+    // point interval and a noise of 0 would claim a certainty it lacks.
+    let single = c.runs.iter().any(|&r| r < 2);
+    let interval = if single {
+        format!(
+            "no interval from a single run: {} and {} runs",
+            c.runs[0], c.runs[1]
+        )
+    } else {
+        format!(
+            "90 % interval {}..{}, resampling {} and {} runs",
+            pct(c.ratio.lo),
+            pct(c.ratio.hi),
+            c.runs[0],
+            c.runs[1]
+        )
+    };
+    let noise = |k: usize| {
+        if c.runs[k] < 2 {
+            "unknown (one run)".to_string()
+        } else {
+            format!("{:.1} %", c.noise[k] * 100.0)
+        }
+    };
     format!(
-        "{what} over n = {}..{} {} (90 % interval {}..{}, resampling {} and {} runs) against ±{} % ({how}); run-to-run noise {:.1} % and {:.1} %",
+        "{what} over n = {}..{} {} ({interval}) against ±{} % ({how}); run-to-run noise {} and {}",
         fmt_n(c.n_range[0]),
         fmt_n(c.n_range[1]),
         pct(c.ratio.value),
-        pct(c.ratio.lo),
-        pct(c.ratio.hi),
-        c.runs[0],
-        c.runs[1],
         if c.threshold < 0.05 {
             format!("{:.1}", c.threshold * 100.0)
         } else {
             format!("{:.0}", c.threshold * 100.0)
         },
-        c.noise[0] * 100.0,
-        c.noise[1] * 100.0
+        noise(0),
+        noise(1)
     )
 }
 
@@ -1028,6 +1048,31 @@ mod emulation_tests {
         ];
         let input = Input::new(&native, &Default::default());
         assert!(Comparison::of(&input, None).warnings.is_empty());
+    }
+
+    #[test]
+    fn a_single_run_gives_no_interval_and_no_noise() {
+        let one = |label: &str, scale: f64| {
+            let mut s = system(label, false, scale, false);
+            for b in &mut s.file.benchmarks {
+                b.runs.truncate(1);
+            }
+            s
+        };
+        let systems = [one("a", 1.0), one("b", 2.0)];
+        let input = Input::new(&systems, &Default::default());
+        let c = Comparison::of(&input, None);
+        let socket = row(&c.rows, "socket");
+        assert!(
+            socket
+                .evidence
+                .contains("(no interval from a single run: 1 and 1 runs)")
+                && socket
+                    .evidence
+                    .ends_with("run-to-run noise unknown (one run) and unknown (one run)"),
+            "{}",
+            socket.evidence
+        );
     }
 
     /// [`with_workload`] as the fs workload of `files` files.

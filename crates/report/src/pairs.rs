@@ -46,13 +46,18 @@ pub fn pairs(entries: &[Entry]) -> Vec<Pair> {
         } else {
             format!(" on {}", e.system)
         };
+        // Resampling whole runs needs two of each: from one run the
+        // interval would be a point, certainty the data do not have.
+        let interval = if ratio.runs.iter().any(|&r| r < 2) {
+            "no interval from a single run".to_string()
+        } else {
+            format!("90 % interval {:.2}–{:.2}×", ratio.ratio.lo, ratio.ratio.hi)
+        };
         let text = format!(
-            "{}{on}: {:.2}× the cost of {} (90 % interval {:.2}–{:.2}×, {} and {} runs, over n = {}..{})",
+            "{}{on}: {:.2}× the cost of {} ({interval}, {} and {} runs, over n = {}..{})",
             e.series,
             ratio.ratio.value,
             with,
-            ratio.ratio.lo,
-            ratio.ratio.hi,
             ratio.runs[1],
             ratio.runs[0],
             fmt_n(ratio.n_range[0]),
@@ -154,6 +159,22 @@ mod tests {
             a.text
         );
         assert!((input.pairs[1].ratio.ratio.value - 2.0).abs() < 0.02);
+        // From one run each: the ratio, and no interval (a point would
+        // claim a certainty one run cannot give).
+        let mut one = with_variant(system("d", false, 1.0, false), 0.5);
+        for b in &mut one.file.benchmarks {
+            b.runs.truncate(1);
+        }
+        let systems = [one];
+        let input = Input::new(&systems, &Default::default());
+        assert_eq!(input.pairs.len(), 1);
+        assert!(
+            input.pairs[0]
+                .text
+                .starts_with("bind-fresh on d: 0.50× the cost of bind (no interval from a single run, 1 and 1 runs, "),
+            "{}",
+            input.pairs[0].text
+        );
         // Without the series it varies, no pair.
         let mut lone = with_variant(system("c", false, 1.0, false), 0.5);
         lone.file.benchmarks.retain(|b| b.series != "bind");
