@@ -973,6 +973,21 @@ fn a_dry_run_prints_the_plan_and_its_estimate_and_measures_nothing() {
         "{text}"
     );
     assert!(!out.exists(), "a dry run writes no result file");
+    // How the runs go is said, as the run will do it.
+    assert!(
+        text.contains("benchmark runs: passes up and down within each run"),
+        "{text}"
+    );
+    let up = bin()
+        .args(["run", "fork", "--order", "up", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(
+        common::text(&up.stdout)
+            .contains("benchmark runs: one ascending pass per run, as the seeds (--order up)"),
+        "{}",
+        common::text(&up.stdout)
+    );
     // The same plan as JSON: every item, the runs and the total.
     let o = bin()
         .args(["run", "socket", "connect", "--backend", "epoll,poll"])
@@ -989,6 +1004,7 @@ fn a_dry_run_prints_the_plan_and_its_estimate_and_measures_nothing() {
         "{plan}"
     );
     assert_eq!(plan["runs"]["stop"], "decided", "{plan}");
+    assert_eq!(plan["runs"]["order"], "passes", "{plan}");
     assert_eq!(plan["runs"]["min"], 3, "{plan}");
     let sum: f64 = items.iter().map(|i| i["seconds"].as_f64().unwrap()).sum();
     assert!(

@@ -487,6 +487,15 @@ fn a_dry_run_names_every_system_it_would_run_on_also_one_alone() {
                 assert!(on.iter().all(|x| x["seconds"].is_null()), "{name}: {plan}");
             }
         }
+        // Each system as given, in the JSON and in the words.
+        let named: Vec<&str> = plan["systems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        let given: Vec<&str> = systems.iter().map(|s| &s[..1]).collect();
+        assert_eq!(named, given, "{plan}");
         let unknown = systems.iter().filter(|s| !s.starts_with("h=")).count() * 2;
         assert_eq!(plan["unknown"], unknown, "{systems:?}: {plan}");
         // The words say it too: no bare promise of a time.

@@ -238,7 +238,14 @@ fn dry_run(
                 "min": min,
                 "max": plan.runs,
                 "stop": if plan.decide { "decided" } else if plan.auto.is_some() { "auto" } else { "fixed" },
+                "order": plan.order.name(),
             },
+            "systems": plan.systems.iter().map(|s| serde_json::json!({
+                "name": s.name,
+                "spec": s.to_string(),
+                "profile": s.profile,
+            })).collect::<Vec<_>>(),
+            "profiles": plan.profiles.iter().map(|p| p.name.clone()).collect::<Vec<_>>(),
             "seconds": tenth(items.iter().filter_map(|i| i.seconds).sum::<f64>()),
             "unknown": items.iter().filter(|i| i.seconds.is_none()).count(),
             "within": plan.within.map(|(goal, _)| goal.as_secs_f64()),
@@ -308,6 +315,7 @@ fn dry_run(
             if items.len() == 1 { "" } else { "s" },
         );
         crate::report::wrap::wrapped(w, "", &summary)?;
+        write_how(w, plan, &items)?;
         if let Some((goal, _)) = plan.within {
             writeln!(
                 w,
@@ -318,6 +326,45 @@ fn dry_run(
         Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How the plan runs, below the dry run's summary: the benchmarks' run
+/// order, the profiles measured under, and each system as given (with the
+/// profile it applies inside itself).
+fn write_how(
+    w: &mut dyn std::io::Write,
+    plan: &plan::RunPlan,
+    items: &[estimate::PlannedItem],
+) -> std::io::Result<()> {
+    if items.iter().any(|i| i.kind == "benchmark") {
+        let order = match plan.order {
+            crate::harness::series::RunOrder::Up => {
+                "one ascending pass per run, as the seeds (--order up)"
+            }
+            crate::harness::series::RunOrder::Passes => {
+                "passes up and down within each run, directions alternating between runs (--order passes)"
+            }
+        };
+        crate::report::wrap::wrapped(w, "", &format!("benchmark runs: {order}"))?;
+    }
+    if !plan.profiles.is_empty() {
+        let names: Vec<&str> = plan.profiles.iter().map(|p| p.name.as_str()).collect();
+        crate::report::wrap::wrapped(
+            w,
+            "",
+            &format!(
+                "tuning profiles, one result file each: {}",
+                names.join(", ")
+            ),
+        )?;
+    }
+    for s in &plan.systems {
+        let inside = s.profile.as_ref().map_or(String::new(), |_| {
+            " (the profile applied on that system, not on this machine)".to_string()
+        });
+        crate::report::wrap::wrapped(w, "  ", &format!("system {s}{inside}"))?;
+    }
+    Ok(())
 }
 
 /// Each workload's size in words below the dry run's table (a column would
