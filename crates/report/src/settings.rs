@@ -159,8 +159,44 @@ fn settings(s: &System) -> BTreeMap<String, String> {
     for w in &f.workloads {
         put(&format!("{} server", w.name), server_path(&w.params));
         put(&format!("{} sizes", w.name), sizes_words(w));
+        for (label, block) in made_blocks(w) {
+            put(
+                &format!("block device of {} {label} (made)", w.name),
+                Some(block.unwrap_or_else(|| NOT_EXPOSED.to_string())),
+            );
+        }
     }
     m
+}
+
+/// The block devices under the filesystems a workload made (`--mkfs`),
+/// by target label, in words: a loop device and the file behind it are
+/// named alike in every run (their names are the run's own), so that
+/// only what they are set to differs. `None` where the OS did not say.
+fn made_blocks(w: &results::WorkloadResult) -> Vec<(String, Option<String>)> {
+    let targets = w.params.get("targets").and_then(|t| t.as_array());
+    targets
+        .into_iter()
+        .flatten()
+        .filter(|t| t["made"] == true)
+        .filter_map(|t| {
+            let label = t["label"].as_str()?.to_string();
+            let block = t
+                .get("block")
+                .and_then(|b| serde_json::from_value::<sys::hardware::BlockDevice>(b.clone()).ok())
+                .map(|mut b| {
+                    if b.name.starts_with("loop") {
+                        b.name = "a loop device".into();
+                        b.disk = b.name.clone();
+                    }
+                    if b.backing_file.is_some() {
+                        b.backing_file = Some("a file in the work directory".into());
+                    }
+                    b.words()
+                });
+            Some((label, block))
+        })
+        .collect()
 }
 
 /// The params that size each workload (what `--files`, `--bytes`,
@@ -630,6 +666,46 @@ mod tests {
                 &workload("x", serde_json::json!({"files": 2}))
             ),
             None
+        );
+    }
+
+    #[test]
+    fn the_block_device_of_a_made_filesystem_is_a_setting_its_names_not() {
+        let made = |scheduler: &str, dev: &str, file: &str| {
+            let mut s = system("a", None, "1");
+            s.file.workloads = vec![workload(
+                "fs-sizes",
+                serde_json::json!({"targets": [
+                    {"label": "ext4", "made": true, "block": {"name": dev, "disk": dev,
+                        "scheduler": scheduler, "rotational": false, "backing_file": file}},
+                    {"label": "ext4 /", "made": false, "block": {"name": "vda", "disk": "vda"}}
+                ]}),
+            )];
+            s
+        };
+        let name = "block device of fs-sizes ext4 (made)";
+        let rows = differing(&[
+            made("none", "loop0", "/tmp/a/fs-0.img"),
+            made("mq-deadline", "loop3", "/tmp/b/fs-0.img"),
+        ]);
+        let row = rows.iter().find(|r| r.name == name).expect("listed");
+        assert_eq!(
+            row.values,
+            [
+                Some("a loop device (not rotational, none, backed by a file in the work directory)".into()),
+                Some("a loop device (not rotational, mq-deadline, backed by a file in the work directory)".into())
+            ]
+        );
+        // Other loop devices and image files are no difference; a place
+        // not made is the system record's (block device of /).
+        let rows = differing(&[
+            made("none", "loop0", "/tmp/a/fs-0.img"),
+            made("none", "loop3", "/tmp/b/fs-0.img"),
+        ]);
+        assert!(
+            rows.iter()
+                .all(|r| !r.name.starts_with("block device of fs-sizes")),
+            "{rows:?}"
         );
     }
 

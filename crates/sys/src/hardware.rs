@@ -65,8 +65,9 @@ pub struct CpuIdle {
     /// The first CPU's states, shallowest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub states: Vec<IdleState>,
-    /// The drivers' limits on the deepest state, by parameter
-    /// (`intel_idle.max_cstate` → `9`).
+    /// The limits of the driver in use, by parameter: the deepest state
+    /// (`intel_idle.max_cstate` → `9`, `processor.max_cstate` for
+    /// `acpi_idle`) or haltpoll's poll time (`haltpoll.guest_halt_poll_ns`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub limits: BTreeMap<String, String>,
 }
@@ -141,7 +142,18 @@ impl BlockDevice {
     /// read-ahead 128 KiB, queue 256)`.
     pub fn words(&self) -> String {
         let mut parts: Vec<String> = Vec::new();
-        parts.extend(self.model.clone());
+        // A disk has a model; a virtio disk does not say it (a loop or
+        // device-mapper device has none to say).
+        let virtual_device = self.backing_file.is_some()
+            || !self.under.is_empty()
+            || ["loop", "dm-", "md", "zram"]
+                .iter()
+                .any(|p| self.name.starts_with(p));
+        match &self.model {
+            Some(m) => parts.push(m.clone()),
+            None if !virtual_device => parts.push("model not exposed".into()),
+            None => {}
+        }
         parts.extend(self.driver.clone());
         if let Some(r) = self.rotational {
             parts.push(if r { "rotational" } else { "not rotational" }.into());
@@ -235,10 +247,18 @@ pub fn idle_in(sys: &Path) -> Option<CpuIdle> {
             })
         })
         .collect();
+    // The limits of the driver in use only: intel_idle's parameters are
+    // there wherever it is built in, also on an AMD machine it never ran on.
+    let params: &[(&str, &str)] = match driver.as_str() {
+        "intel_idle" => &[("intel_idle", "max_cstate")],
+        "acpi_idle" => &[("processor", "max_cstate")],
+        "haltpoll" => &[("haltpoll", "guest_halt_poll_ns")],
+        _ => &[],
+    };
     let mut limits = BTreeMap::new();
-    for module in ["intel_idle", "processor"] {
-        if let Some(v) = line(&sys.join(format!("module/{module}/parameters/max_cstate"))) {
-            limits.insert(format!("{module}.max_cstate"), v);
+    for (module, param) in params {
+        if let Some(v) = line(&sys.join(format!("module/{module}/parameters/{param}"))) {
+            limits.insert(format!("{module}.{param}"), v);
         }
     }
     Some(CpuIdle {
@@ -410,11 +430,20 @@ mod tests {
             put(r, &format!("{d}/disable"), &off.to_string());
         }
         put(r, "module/intel_idle/parameters/max_cstate", "9");
+        put(r, "module/processor/parameters/max_cstate", "8");
         let idle = idle_in(r).unwrap();
         assert_eq!(idle.states.len(), 3);
         assert_eq!(
             idle.words(),
             "intel_idle (menu): POLL, C1 2 µs, C6 170 µs off; intel_idle.max_cstate=9"
+        );
+        // Another driver's limits are not its: haltpoll's is its poll time.
+        put(r, "devices/system/cpu/cpuidle/current_driver", "haltpoll");
+        put(r, "module/haltpoll/parameters/guest_halt_poll_ns", "0");
+        let idle = idle_in(r).unwrap();
+        assert_eq!(
+            idle.limits.keys().collect::<Vec<_>>(),
+            ["haltpoll.guest_halt_poll_ns"]
         );
     }
 
@@ -446,7 +475,7 @@ mod tests {
         let b = block_in(r, r, "/dev/vda1").unwrap();
         assert_eq!(
             b.words(),
-            "vda1 on vda (virtio_blk, not rotational, mq-deadline, read-ahead 128 KiB, queue 256)"
+            "vda1 on vda (model not exposed, virtio_blk, not rotational, mq-deadline, read-ahead 128 KiB, queue 256)"
         );
         assert_eq!(block_in(r, r, "/dev/vda").unwrap().disk, "vda");
         assert_eq!(
