@@ -804,7 +804,10 @@ mod tests {
         assert_eq!(row("cpuidle")[0].as_deref(), Some("intel_idle (menu)"));
         assert_eq!(
             row("block device of /"),
-            [Some("vda1 on vda (none)".into()), Some(NOT_EXPOSED.into())]
+            [
+                Some("vda1 on vda (model not exposed, none)".into()),
+                Some(NOT_EXPOSED.into())
+            ]
         );
     }
 
