@@ -10,6 +10,9 @@
 //! machine) gets its helpers too: rustc links the static one with its own
 //! musl, the dynamic one with the machine's C library.
 
+// Cargo reads a build script's directives from its standard output.
+#![allow(clippy::disallowed_macros)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

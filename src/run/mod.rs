@@ -217,39 +217,7 @@ fn dry_run(
     let ctx = Ctx::new(&base, clock).with_net(net);
     let items = estimate::with_sizes(estimate::items(plan, &ctx), plan, &ctx);
     if json {
-        let min = if plan.decide {
-            series::DECIDE_MIN.min(plan.runs)
-        } else {
-            plan.runs
-        };
-        // Estimates to a tenth of a second: no figure finer than they are.
-        // (+ 0.0: never `-0.0`.)
-        let tenth = |x: f64| (x * 10.0).round() / 10.0 + 0.0;
-        let shown: Vec<estimate::PlannedItem> = items
-            .iter()
-            .map(|i| estimate::PlannedItem {
-                seconds: i.seconds.map(tenth),
-                ..i.clone()
-            })
-            .collect();
-        let doc = serde_json::json!({
-            "items": shown,
-            "runs": {
-                "min": min,
-                "max": plan.runs,
-                "stop": if plan.decide { "decided" } else if plan.auto.is_some() { "auto" } else { "fixed" },
-                "order": plan.order.name(),
-            },
-            "systems": plan.systems.iter().map(|s| serde_json::json!({
-                "name": s.name,
-                "spec": s.to_string(),
-                "profile": s.profile,
-            })).collect::<Vec<_>>(),
-            "profiles": plan.profiles.iter().map(|p| p.name.clone()).collect::<Vec<_>>(),
-            "seconds": tenth(items.iter().filter_map(|i| i.seconds).sum::<f64>()),
-            "unknown": items.iter().filter(|i| i.seconds.is_none()).count(),
-            "within": plan.within.map(|(goal, _)| goal.as_secs_f64()),
-        });
+        let doc = dry_json(plan, &items);
         crate::results::output::to_stdout(|w| -> anyhow::Result<()> {
             writeln!(w, "{}", serde_json::to_string_pretty(&doc)?)?;
             Ok(())
@@ -269,8 +237,6 @@ fn dry_run(
             ]
         })
         .collect();
-    let unknown = items.iter().filter(|i| i.seconds.is_none()).count();
-    let total: f64 = items.iter().filter_map(|i| i.seconds).sum();
     crate::results::output::to_stdout(|w| -> anyhow::Result<()> {
         let table = crate::report::table::render(
             &["#", "item", "n", "on", "estimate"],
@@ -281,40 +247,7 @@ fn dry_run(
         writeln!(w, "{table}")?;
         write_sizes(w, &items)?;
         writeln!(w)?;
-        // Runs are a benchmark series' repeats: a plan of workloads alone
-        // has none to state.
-        let runs = if !items.iter().any(|i| i.kind == "benchmark") {
-            String::new()
-        } else if plan.decide {
-            format!(
-                ", {} to {} runs (stopping once decided) each series",
-                series::DECIDE_MIN.min(plan.runs),
-                plan.runs
-            )
-        } else {
-            format!(", {} runs each series", plan.runs)
-        };
-        let time = match unknown {
-            0 => format!(
-                "about {} (estimated from the quick suite on this project's machine; nothing was measured)",
-                estimate::words(total)
-            ),
-            k if k == items.len() => format!(
-                "time unknown: the quick suite on this project's machine measured nothing like {} to estimate from",
-                if k == 1 { "it" } else { "them" }
-            ),
-            k => format!(
-                "about {} and {k} item{} whose time is unknown (estimated from the quick suite on this project's machine; nothing was measured)",
-                estimate::words(total),
-                if k == 1 { "" } else { "s" }
-            ),
-        };
-        let summary = format!(
-            "{} item{}{runs}; {time}",
-            items.len(),
-            if items.len() == 1 { "" } else { "s" },
-        );
-        crate::report::wrap::wrapped(w, "", &summary)?;
+        crate::report::wrap::wrapped(w, "", &dry_summary(plan, &items))?;
         write_how(w, plan, &items)?;
         if let Some((goal, _)) = plan.within {
             writeln!(
@@ -326,6 +259,84 @@ fn dry_run(
         Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The dry run's plan as JSON: its items (estimates to a tenth of a
+/// second: no figure finer than they are), the runs and how they go, the
+/// systems and profiles, the total.
+fn dry_json(plan: &plan::RunPlan, items: &[estimate::PlannedItem]) -> serde_json::Value {
+    let min = if plan.decide {
+        series::DECIDE_MIN.min(plan.runs)
+    } else {
+        plan.runs
+    };
+    // (+ 0.0: never `-0.0`.)
+    let tenth = |x: f64| (x * 10.0).round() / 10.0 + 0.0;
+    let shown: Vec<estimate::PlannedItem> = items
+        .iter()
+        .map(|i| estimate::PlannedItem {
+            seconds: i.seconds.map(tenth),
+            ..i.clone()
+        })
+        .collect();
+    serde_json::json!({
+        "items": shown,
+        "runs": {
+            "min": min,
+            "max": plan.runs,
+            "stop": if plan.decide { "decided" } else if plan.auto.is_some() { "auto" } else { "fixed" },
+            "order": plan.order.name(),
+        },
+        "systems": plan.systems.iter().map(|s| serde_json::json!({
+            "name": s.name,
+            "spec": s.to_string(),
+            "profile": s.profile,
+        })).collect::<Vec<_>>(),
+        "profiles": plan.profiles.iter().map(|p| p.name.clone()).collect::<Vec<_>>(),
+        "seconds": tenth(items.iter().filter_map(|i| i.seconds).sum::<f64>()),
+        "unknown": items.iter().filter(|i| i.seconds.is_none()).count(),
+        "within": plan.within.map(|(goal, _)| goal.as_secs_f64()),
+    })
+}
+
+/// The dry run's summary line: the items, the runs each series makes (a
+/// plan of workloads alone has none), and the time it would take.
+fn dry_summary(plan: &plan::RunPlan, items: &[estimate::PlannedItem]) -> String {
+    let unknown = items.iter().filter(|i| i.seconds.is_none()).count();
+    let total: f64 = items.iter().filter_map(|i| i.seconds).sum();
+    // Runs are a benchmark series' repeats: a plan of workloads alone
+    // has none to state.
+    let runs = if !items.iter().any(|i| i.kind == "benchmark") {
+        String::new()
+    } else if plan.decide {
+        format!(
+            ", {} to {} runs (stopping once decided) each series",
+            series::DECIDE_MIN.min(plan.runs),
+            plan.runs
+        )
+    } else {
+        format!(", {} runs each series", plan.runs)
+    };
+    let time = match unknown {
+        0 => format!(
+            "about {} (estimated from the quick suite on this project's machine; nothing was measured)",
+            estimate::words(total)
+        ),
+        k if k == items.len() => format!(
+            "time unknown: the quick suite on this project's machine measured nothing like {} to estimate from",
+            if k == 1 { "it" } else { "them" }
+        ),
+        k => format!(
+            "about {} and {k} item{} whose time is unknown (estimated from the quick suite on this project's machine; nothing was measured)",
+            estimate::words(total),
+            if k == 1 { "" } else { "s" }
+        ),
+    };
+    format!(
+        "{} item{}{runs}; {time}",
+        items.len(),
+        if items.len() == 1 { "" } else { "s" },
+    )
 }
 
 /// How the plan runs, below the dry run's summary: the benchmarks' run
