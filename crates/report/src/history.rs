@@ -166,13 +166,19 @@ fn workload_tracks(input: &Input, only: Option<&str>) -> Vec<Track> {
         .into_iter()
         .map(|(w, label, target)| {
             let mut points: Vec<Point> = Vec::new();
-            let mut prev: Option<(f64, bool)> = None;
+            let mut prev: Option<(f64, bool, &results::WorkloadResult)> = None;
             for (s, &emulated) in systems.iter().zip(&input.emulated) {
-                let row = s.file.workloads.iter().find(|x| x.name == w).and_then(|x| {
+                let workload = s.file.workloads.iter().find(|x| x.name == w);
+                let row = workload.and_then(|x| {
                     x.rows
                         .iter()
                         .find(|r| r.label == label && r.target == target)
                 });
+                // Another size measured another thing (as `compare` says).
+                let resized = match (prev, workload) {
+                    (Some((_, _, before)), Some(now)) => crate::settings::size_changes(before, now),
+                    _ => None,
+                };
                 let value = row.and_then(|r| r.figure()).map(|(v, _)| v);
                 let mut p = Point {
                     label: s.label.clone(),
@@ -185,14 +191,18 @@ fn workload_tracks(input: &Input, only: Option<&str>) -> Vec<Track> {
                     counts: units::Cost::Time.name(),
                     cost: units::Cost::Time,
                 };
-                if let (Some((_, was)), Some(_)) = (prev, value)
+                if let (Some((_, was, _)), Some(_)) = (prev, value)
                     && was != emulated
                 {
                     p.note = format!(
                         "not compared with the file before: {} was measured under emulation (TCG)",
                         if emulated { "this one" } else { "that one" }
                     );
-                } else if let (Some((a, _)), Some(b)) = (prev, value)
+                } else if let (Some(changes), Some(_)) = (&resized, value) {
+                    p.note = format!(
+                        "not compared with the file before: measured at other sizes ({changes})"
+                    );
+                } else if let (Some((a, _, _)), Some(b)) = (prev, value)
                     && a > 0.0
                 {
                     let o = judge_throughput(b / a, SINGLE_THRESHOLD);
@@ -205,8 +215,8 @@ fn workload_tracks(input: &Input, only: Option<&str>) -> Vec<Track> {
                         );
                     }
                 }
-                if let Some(v) = value {
-                    prev = Some((v, emulated));
+                if let (Some(v), Some(now)) = (value, workload) {
+                    prev = Some((v, emulated, now));
                 }
                 points.push(p);
             }
@@ -414,6 +424,45 @@ mod tests {
 
     fn track<'t>(tracks: &'t [Track], name: &str) -> &'t Track {
         tracks.iter().find(|t| t.name == name).unwrap()
+    }
+
+    #[test]
+    fn a_workload_at_other_sizes_is_not_judged_against_the_file_before() {
+        let fs = |label: &str, rps: f64, files: u64| {
+            let mut s = system(label, false, 1.0, false);
+            s.file.workloads = vec![
+                serde_json::from_value(serde_json::json!({
+                    "name": "fs", "what": "w", "status": "ok", "message": null,
+                    "params": {"files": files}, "rows": [{"label": "replay", "params": {},
+                    "load": {"requests": 1000, "seconds": 1.0, "requests_per_s": rps,
+                      "mb_per_s": 1.0, "body_bytes": 1000, "connections": 10,
+                      "latency_ns": {"p50": 1, "p90": 1, "p99": 1, "p999": 1, "max": 1, "mean": 1.0},
+                      "errors": {"connect": 0, "reset": 0, "timeout": 0, "status": 0, "short_body": 0},
+                      "retries": 0, "failed": 0, "statuses": {}}}]
+                }))
+                .unwrap(),
+            ];
+            s
+        };
+        let systems = [
+            fs("a", 5000.0, 500),
+            fs("b", 500.0, 300),
+            fs("c", 250.0, 300),
+        ];
+        let all = tracks(&systems, Some("fs"), None);
+        let t = track(&all, "fs: replay");
+        assert_eq!(t.points[1].change, None, "{:?}", t.points[1]);
+        assert_eq!(
+            t.points[1].note,
+            "not compared with the file before: measured at other sizes (files 500 → 300)"
+        );
+        // At the same size again, a change is judged.
+        assert_eq!(
+            t.points[2].change,
+            Some(Outcome::Regressed),
+            "{:?}",
+            t.points[2]
+        );
     }
 
     #[test]
