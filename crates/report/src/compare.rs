@@ -164,12 +164,13 @@ pub fn judge_pair(
         .flatten();
     let pct = |x: f64| pct_to(x, floor);
     let (classes, both_near) = classes(b, n);
+    let apart = ranges_apart(b, n);
     let (outcome, evidence) = match (&cost, classes) {
-        (_, (Some(x), Some(y))) if x != y && !both_near => {
+        (_, (Some(x), Some(y))) if x != y && !both_near && apart.is_none() => {
             let mut evidence = format!(
                 "{} → {}: the cost grows {} with n",
-                x.label(),
-                y.label(),
+                label_of(b),
+                label_of(n),
                 if y > x { "faster" } else { "slower" }
             );
             if let Some(c) = &cost {
@@ -186,6 +187,9 @@ pub fn judge_pair(
         }
         (Some(c), _) => {
             let unsure = match classes {
+                (Some(x), Some(y)) if x != y && apart.is_some() => {
+                    format!("{}; ", apart.as_deref().unwrap_or_default())
+                }
                 (Some(x), Some(y)) if x != y => format!(
                     "{} and {}, which the verdicts do not tell apart; ",
                     x.label(),
@@ -328,6 +332,36 @@ fn worse(a: Outcome, b: Outcome) -> Outcome {
     }
 }
 
+/// A verdict's label as judged (`O(n)–O(n^2)`), or `no verdict`.
+fn label_of(e: &super::Entry) -> String {
+    e.verdict
+        .as_ref()
+        .map_or_else(|_| "no verdict".into(), |v| v.class.label().to_string())
+}
+
+/// The most the highest n two verdicts were judged up to may differ by
+/// before their classes are not compared: a class holds for the range it
+/// was judged over, and a cost that is flat to 2 000 may grow by 10 000.
+pub(crate) const RANGE_APART: f64 = 1.25;
+
+/// Why two entries' classes are not compared, when their verdicts were
+/// judged over ranges of n whose highest ends differ by more than
+/// [`RANGE_APART`]; `None` when alike (or either has no verdict).
+fn ranges_apart(b: &super::Entry, n: &super::Entry) -> Option<String> {
+    let (vb, vn) = (b.verdict.as_ref().ok()?, n.verdict.as_ref().ok()?);
+    let (hb, hn) = (vb.high.n, vn.high.n);
+    let (lo, hi) = (hb.min(hn), hb.max(hn));
+    (lo > 0.0 && hi / lo > RANGE_APART).then(|| {
+        format!(
+            "{} and {} not compared: judged up to n = {} in the base and {} in the new one (a class holds for the range it was judged over; run both to the same --max)",
+            label_of(b),
+            label_of(n),
+            fmt_n(hb),
+            fmt_n(hn)
+        )
+    })
+}
+
 /// The growth classes of two entries, and whether they are near: one
 /// verdict found the other's class about as good (its `alternative`), or
 /// its resampled runs gave it a quarter of their votes or more — which is
@@ -366,13 +400,18 @@ pub fn judge_classes(b: &super::Entry, n: &super::Entry) -> (Outcome, String) {
         format!("{emu} was measured under emulation (TCG)")
     };
     let why = format!("costs not compared: {why}");
+    let apart = ranges_apart(b, n);
     match classes(b, n) {
+        ((Some(x), Some(y)), _) if x != y && apart.is_some() => (
+            Outcome::NotComparable,
+            format!("{}; {why}", apart.unwrap_or_default()),
+        ),
         ((Some(x), Some(y)), false) if x != y => (
             Outcome::ClassChanged,
             format!(
                 "{} → {}: the cost grows {} with n; {why}",
-                x.label(),
-                y.label(),
+                label_of(b),
+                label_of(n),
                 if y > x { "faster" } else { "slower" }
             ),
         ),
@@ -1048,6 +1087,46 @@ mod emulation_tests {
         ];
         let input = Input::new(&native, &Default::default());
         assert!(Comparison::of(&input, None).warnings.is_empty());
+    }
+
+    #[test]
+    fn classes_judged_over_other_ranges_of_n_are_not_compared() {
+        // The base measured to a fifth of the new one's n, bind flat there
+        // and linear in the new one: no class change, the cost judged
+        // over the n both measured.
+        let mut short = system("a", false, 1.0, false);
+        for b in &mut short.file.benchmarks {
+            let top = b
+                .runs
+                .iter()
+                .flat_map(|r| &r.samples)
+                .map(|s| s[0])
+                .max()
+                .unwrap_or(0);
+            for r in &mut b.runs {
+                r.samples.retain(|s| s[0] * 5 < top);
+            }
+        }
+        let systems = [short, system("b", false, 1.0, true)];
+        let input = Input::new(&systems, &Default::default());
+        let c = Comparison::of(&input, None);
+        let bind = row(&c.rows, "bind");
+        assert_ne!(bind.outcome, Outcome::ClassChanged, "{}", bind.evidence);
+        assert!(
+            bind.evidence.contains("not compared: judged up to n = ")
+                && bind.evidence.contains("run both to the same --max"),
+            "{}",
+            bind.evidence
+        );
+        assert!(!is_regression(bind) || bind.outcome == Outcome::Regressed);
+        // At the same range the change of class is one.
+        let systems = [
+            system("a", false, 1.0, false),
+            system("b", false, 1.0, true),
+        ];
+        let input = Input::new(&systems, &Default::default());
+        let c = Comparison::of(&input, None);
+        assert_eq!(row(&c.rows, "bind").outcome, Outcome::ClassChanged);
     }
 
     #[test]

@@ -170,7 +170,24 @@ fn compare(series: &str, a: &Entry, b: &Entry, basis: Basis, out: &mut Vec<Diffe
         }
         (Err(_), Err(_)) => return,
     };
-    if classes_differ(&va.class, &vb.class) {
+    let (hi_a, hi_b) = (va.high.n, vb.high.n);
+    let apart =
+        hi_a.min(hi_b) > 0.0 && hi_a.max(hi_b) / hi_a.min(hi_b) > super::compare::RANGE_APART;
+    if classes_differ(&va.class, &vb.class) && apart {
+        // A class holds for the range it was judged over.
+        out.push(diff(
+            Kind::Availability,
+            None,
+            None,
+            format!(
+                "{series}: classes not compared: judged up to n = {} on {} and {} on {}",
+                fmt_n(hi_b),
+                b.system,
+                fmt_n(hi_a),
+                a.system
+            ),
+        ));
+    } else if classes_differ(&va.class, &vb.class) {
         let text = match time_grows_instructions_flat((a, va), (b, vb)) {
             Some(t) => format!("{series}: {t}"),
             None => format!(
