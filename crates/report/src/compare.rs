@@ -95,6 +95,18 @@ fn benchmarks(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
             continue;
         };
         let ok = |e: &super::Entry| matches!(e.status, Some(Status::Ok | Status::Capped));
+        // Measured in the base, broken in the new one: the change broke it.
+        if ok(b) && n.status == Some(Status::Failed) {
+            row.outcome = Outcome::Regressed;
+            row.evidence = format!(
+                "ok in the base, failed in the new one{}",
+                n.bench
+                    .and_then(|x| x.message.as_deref())
+                    .map_or(String::new(), |m| format!(": {m}"))
+            );
+            rows.push(row);
+            continue;
+        }
         if !ok(b) || !ok(n) {
             row.evidence = format!(
                 "not measured in both: {} in the base, {} in the new one",
@@ -465,7 +477,9 @@ fn figures(r: &WorkloadRow) -> Vec<(Option<f64>, f64)> {
 
 /// Compares the workload rows of the first two systems (none of their
 /// figures on a `Mixed` basis, nor of a workload the two ran at other
-/// sizes: [`super::settings::size_changes`]).
+/// sizes: [`super::settings::size_changes`]); a workload that failed in
+/// the new file where it ran in the base is a regression; a row of one
+/// file only is said so.
 fn workloads(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
     let t = threshold.unwrap_or(SINGLE_THRESHOLD);
     let (bf, nf) = (&input.systems[0].file, &input.systems[1].file);
@@ -473,26 +487,22 @@ fn workloads(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
     for w in &bf.workloads {
         let other = nf.workloads.iter().find(|x| x.name == w.name);
         let resized = other.and_then(|o| super::settings::size_changes(w, o));
+        let broke = other.filter(|o| {
+            matches!(w.status, Status::Ok | Status::Capped) && o.status == Status::Failed
+        });
         for r in &w.rows {
-            let name = format!(
-                "{}: {}{}",
-                w.name,
-                r.label,
-                r.target
-                    .as_deref()
-                    .map_or(String::new(), |t| format!(" · {t}"))
-            );
-            let mut row = Row {
-                kind: "workload",
-                name,
-                outcome: Outcome::NotComparable,
-                base_class: None,
-                new_class: None,
-                cost: None,
-                quiet_cost: None,
-                throughput: None,
-                evidence: String::new(),
-            };
+            let mut row = work_row(w, r);
+            if let Some(o) = broke {
+                row.outcome = Outcome::Regressed;
+                row.evidence = format!(
+                    "ok in the base, failed in the new one{}",
+                    o.message
+                        .as_deref()
+                        .map_or(String::new(), |m| format!(": {m}"))
+                );
+                rows.push(row);
+                continue;
+            }
             let Some(o) = other.and_then(|o| {
                 o.rows
                     .iter()
@@ -504,10 +514,7 @@ fn workloads(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
             };
             if let Some(changes) = &resized {
                 row.evidence = format!("measured at other sizes ({changes}): not compared");
-                rows.push(row);
-                continue;
-            }
-            if basis == Basis::Mixed {
+            } else if basis == Basis::Mixed {
                 let emu = if input.emulated[0] {
                     &input.systems[0].label
                 } else {
@@ -515,57 +522,99 @@ fn workloads(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
                 };
                 row.evidence =
                     format!("throughput not compared: {emu} was measured under emulation (TCG)");
-                rows.push(row);
-                continue;
-            }
-            let (fb, fnew) = (figures(r), figures(o));
-            let pairs: Vec<(Option<f64>, f64, f64)> = fb
-                .iter()
-                .filter_map(|(lv, b)| {
-                    let n = fnew.iter().find(|(l2, _)| l2 == lv)?.1;
-                    (*b > 0.0).then_some((*lv, *b, n))
-                })
-                .collect();
-            if pairs.is_empty() {
-                row.evidence = "no figure measured in both".into();
-                rows.push(row);
-                continue;
-            }
-            let ratio = (pairs.iter().map(|(_, b, n)| (n / b).ln()).sum::<f64>()
-                / pairs.len() as f64)
-                .exp();
-            let (b, n) = (
-                pairs.iter().map(|p| p.1).sum::<f64>() / pairs.len() as f64,
-                pairs.iter().map(|p| p.2).sum::<f64>() / pairs.len() as f64,
-            );
-            row.outcome = judge_throughput(ratio, t);
-            row.throughput = Some([b, n, ratio]);
-            row.evidence = if pairs.len() > 1 {
-                let worst = pairs
-                    .iter()
-                    .min_by(|x, y| (x.2 / x.1).total_cmp(&(y.2 / y.1)))
-                    .unwrap();
-                format!(
-                    "throughput {} over {} levels (geometric mean; worst {} at {}) against ±{:.0} %",
-                    pct(ratio),
-                    pairs.len(),
-                    pct(worst.2 / worst.1),
-                    fmt_n(worst.0.unwrap_or(0.0)),
-                    t * 100.0
-                )
             } else {
-                format!(
-                    "throughput {:.0} → {:.0}/s, {} against ±{:.0} % (measured once: no run-to-run noise to judge by)",
-                    b,
-                    n,
-                    pct(ratio),
-                    t * 100.0
-                )
-            };
+                judge_rows(&mut row, r, o, t);
+            }
             rows.push(row);
         }
     }
+    // What the new file alone has: said, not dropped.
+    for w in &nf.workloads {
+        let base = bf.workloads.iter().find(|x| x.name == w.name);
+        for r in &w.rows {
+            let in_base = base.is_some_and(|b| {
+                b.rows
+                    .iter()
+                    .any(|x| x.label == r.label && x.target == r.target)
+            });
+            if !in_base {
+                let mut row = work_row(w, r);
+                row.evidence = "only in the new one".into();
+                rows.push(row);
+            }
+        }
+    }
     rows
+}
+
+/// A workload row's comparison, not yet judged (`fs: unpack · ext4`).
+fn work_row(w: &results::WorkloadResult, r: &results::WorkloadRow) -> Row {
+    Row {
+        kind: "workload",
+        name: format!(
+            "{}: {}{}",
+            w.name,
+            r.label,
+            r.target
+                .as_deref()
+                .map_or(String::new(), |t| format!(" · {t}"))
+        ),
+        outcome: Outcome::NotComparable,
+        base_class: None,
+        new_class: None,
+        cost: None,
+        quiet_cost: None,
+        throughput: None,
+        evidence: String::new(),
+    }
+}
+
+/// Judges the throughput of a workload row in the base (`r`) and the new
+/// file (`o`) against threshold `t`: over the levels both measured (the
+/// geometric mean of their ratios, the worst named), or the one figure.
+fn judge_rows(row: &mut Row, r: &results::WorkloadRow, o: &results::WorkloadRow, t: f64) {
+    let (fb, fnew) = (figures(r), figures(o));
+    let pairs: Vec<(Option<f64>, f64, f64)> = fb
+        .iter()
+        .filter_map(|(lv, b)| {
+            let n = fnew.iter().find(|(l2, _)| l2 == lv)?.1;
+            (*b > 0.0).then_some((*lv, *b, n))
+        })
+        .collect();
+    if pairs.is_empty() {
+        row.evidence = "no figure measured in both".into();
+        return;
+    }
+    let ratio =
+        (pairs.iter().map(|(_, b, n)| (n / b).ln()).sum::<f64>() / pairs.len() as f64).exp();
+    let (b, n) = (
+        pairs.iter().map(|p| p.1).sum::<f64>() / pairs.len() as f64,
+        pairs.iter().map(|p| p.2).sum::<f64>() / pairs.len() as f64,
+    );
+    row.outcome = judge_throughput(ratio, t);
+    row.throughput = Some([b, n, ratio]);
+    row.evidence = if pairs.len() > 1 {
+        let worst = pairs
+            .iter()
+            .min_by(|x, y| (x.2 / x.1).total_cmp(&(y.2 / y.1)))
+            .unwrap();
+        format!(
+            "throughput {} over {} levels (geometric mean; worst {} at {}) against ±{:.0} %",
+            pct(ratio),
+            pairs.len(),
+            pct(worst.2 / worst.1),
+            fmt_n(worst.0.unwrap_or(0.0)),
+            t * 100.0
+        )
+    } else {
+        format!(
+            "throughput {:.0} → {:.0}/s, {} against ±{:.0} % (measured once: no run-to-run noise to judge by)",
+            b,
+            n,
+            pct(ratio),
+            t * 100.0
+        )
+    };
 }
 
 /// Every comparison of the first two systems of `input` (base, new):
@@ -590,8 +639,18 @@ pub fn warnings(input: &Input) -> Vec<String> {
     let (base, new) = (&input.systems[0].label, &input.systems[1].label);
     let (a, b) = (input.measured_of(base), input.measured_of(new));
     let emulation = Basis::of(a, b).note(base, new, a, b);
+    let cut_short = input.systems[..2]
+        .iter()
+        .filter(|s| !s.file.complete)
+        .map(|s| {
+            format!(
+                "{} is incomplete (its run was interrupted or died): what it lacks is not compared",
+                s.label
+            )
+        });
     emulation
         .into_iter()
+        .chain(cut_short)
         .chain(measured_otherwise(input))
         .chain(busy(input))
         .collect()
@@ -891,6 +950,8 @@ mod tests {
             .collect(),
         );
         file.system.tuning.load_average = Some([0.1, 0.1, 0.1]);
+        // (The fixture is a run interrupted before its first benchmark.)
+        file.complete = true;
         System {
             label: label.into(),
             file,
@@ -1127,6 +1188,52 @@ mod emulation_tests {
         let input = Input::new(&systems, &Default::default());
         let c = Comparison::of(&input, None);
         assert_eq!(row(&c.rows, "bind").outcome, Outcome::ClassChanged);
+    }
+
+    #[test]
+    fn what_broke_in_the_new_file_regressed_and_what_it_alone_has_is_said() {
+        let mut new = with_workload(system("b", false, 1.0, false), 5000.0);
+        let bind = new
+            .file
+            .benchmarks
+            .iter_mut()
+            .find(|b| b.series == "bind")
+            .unwrap();
+        bind.status = Status::Failed;
+        bind.message = Some("bind() failed with EADDRINUSE".into());
+        let mut extra = new.file.workloads[0].clone();
+        extra.name = "mail".into();
+        new.file.workloads.push(extra);
+        new.file.complete = false;
+        let systems = [with_workload(system("a", false, 1.0, false), 5000.0), new];
+        let input = Input::new(&systems, &Default::default());
+        let c = Comparison::of(&input, None);
+        let bind = row(&c.rows, "bind");
+        assert_eq!(bind.outcome, Outcome::Regressed);
+        assert!(is_regression(bind));
+        assert_eq!(
+            bind.evidence,
+            "ok in the base, failed in the new one: bind() failed with EADDRINUSE"
+        );
+        let mail = row(&c.rows, "mail: 1 process");
+        assert_eq!(
+            (mail.outcome, mail.evidence.as_str()),
+            (Outcome::NotComparable, "only in the new one")
+        );
+        assert!(
+            c.warnings
+                .iter()
+                .any(|w| w.starts_with("b is incomplete (its run was interrupted or died)")),
+            "{:?}",
+            c.warnings
+        );
+        // A workload that failed where it ran in the base regressed too.
+        let mut new = with_workload(system("b", false, 1.0, false), 5000.0);
+        new.file.workloads[0].status = Status::Failed;
+        let systems = [with_workload(system("a", false, 1.0, false), 5000.0), new];
+        let input = Input::new(&systems, &Default::default());
+        let c = Comparison::of(&input, None);
+        assert_eq!(row(&c.rows, "http: 1 process").outcome, Outcome::Regressed);
     }
 
     #[test]
