@@ -352,9 +352,16 @@ impl Query {
 pub fn looks_like_query(arg: &str) -> bool {
     arg.split_whitespace().next().is_some_and(|w| {
         w == "latest"
+            || is_bare_id(w)
             || w.split_once('=')
                 .is_some_and(|(k, _)| k == "last" || Key::of(k).is_some())
     })
+}
+
+/// Whether `w` is a run's id as a bare word: 4 to 64 hex digits (`3ceb`),
+/// as `results show` takes it; what no file of that name is, is a query.
+pub fn is_bare_id(w: &str) -> bool {
+    (4..=64).contains(&w.len()) && w.chars().all(|c| c.is_ascii_hexdigit())
 }
 
 #[cfg(test)]
@@ -476,5 +483,9 @@ mod tests {
         assert!(looks_like_query("last=3"));
         assert!(!looks_like_query("results/a.json"));
         assert!(!looks_like_query("run=1.json"));
+        // A bare id, as `results show` takes it, where no file is so named.
+        assert!(looks_like_query("3ceb") && looks_like_query("30bf8081f9bc"));
+        assert!(!looks_like_query("3ce") && !looks_like_query("3ceb.json"));
+        assert!(!looks_like_query("face-1"));
     }
 }

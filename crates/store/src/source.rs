@@ -80,10 +80,16 @@ pub fn sources(
         let s = opened.as_mut().expect("opened above");
         let runs = s.select(&q)?;
         if runs.is_empty() {
+            // A bare id might have been meant as a file.
+            let nor_file = if crate::query::is_bare_id(text.trim()) {
+                format!(", and there is no file {text} here")
+            } else {
+                String::new()
+            };
             return Err(Error::Select {
                 what: "query".into(),
                 query: q.text().to_string(),
-                why: format!("no run in store {} matches", s.name()),
+                why: format!("no run in store {} matches{nor_file}", s.name()),
             });
         }
         for r in runs {
