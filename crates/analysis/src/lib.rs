@@ -311,6 +311,11 @@ pub enum Flag {
 }
 
 /// Signed percentage (`+12 %`, `−3 %`).
+/// How far even its upper bound must fall below 0 for an `O(1)` to be
+/// said to fall ("falls by at least 9 %"); above it the bound is said as
+/// "at most +0.0 %" (a fall of 0.7 % is within any run's noise).
+const FALL_WORDS: f64 = 0.05;
+
 fn pct(x: f64) -> String {
     let v = x * 100.0;
     let digits = if v.abs() < 10.0 { 1 } else { 0 };
@@ -627,13 +632,15 @@ impl Verdict {
         match (&self.class, &self.model) {
             (_, Model::Segmented(s)) => format!("{}; {ends}", describe_segments(s, self.tolerance)),
             (Label::Class(Class::Constant), _) => {
-                let bound = if self.rise.hi >= 0.0 {
-                    format!("at most {}", pct(self.rise.hi))
-                } else {
+                // "Falls" where even the upper bound is a fall worth the
+                // word (below −5 %, as the `falls` flag), not −0.0 %.
+                let bound = if self.rise.hi < -FALL_WORDS {
                     format!(
                         "falls by at least {}",
                         pct(-self.rise.hi).trim_start_matches('+')
                     )
+                } else {
+                    format!("at most {}", pct(self.rise.hi.max(0.0)))
                 };
                 format!("O(1): {bound} over {}; {ends}", self.range())
             }
@@ -1417,6 +1424,27 @@ mod tests {
                 })
             })
             .collect()
+    }
+
+    #[test]
+    fn an_o1_is_said_to_fall_only_when_even_its_bound_falls_by_5_percent() {
+        let opts = Options::default();
+        // A fall of 1 %: "at most +0.0 %", not "falls by at least 0.7 %".
+        let v = analyze(&log_rising(-0.01), None, &opts).unwrap();
+        assert_eq!(v.class, Label::Class(Class::Constant), "{}", v.words());
+        assert!(v.rise.hi < 0.0, "{:?}", v.rise);
+        assert!(
+            v.words().starts_with("O(1): at most +0.0 % over"),
+            "{}",
+            v.words()
+        );
+        // A fall of 30 %: said so.
+        let v = analyze(&log_rising(-0.3), None, &opts).unwrap();
+        assert!(
+            v.words().starts_with("O(1): falls by at least "),
+            "{}",
+            v.words()
+        );
     }
 
     #[test]
