@@ -74,7 +74,9 @@ fn benchmark_tracks(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<T
             .iter()
             .map(|s| input.of_series(series).find(|e| e.system == s.label))
             .collect();
-        // The largest n every file measured (its verdict's high end).
+        // The largest n every file measured (its verdict's high end); a
+        // series no file has a verdict of (each failed) is followed still,
+        // each point saying why it has no figure.
         let n = at.unwrap_or_else(|| {
             entries
                 .iter()
@@ -82,9 +84,6 @@ fn benchmark_tracks(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<T
                 .filter_map(|e| e.verdict.as_ref().ok().map(|v| v.high.n))
                 .fold(f64::INFINITY, f64::min)
         });
-        if !n.is_finite() {
-            continue;
-        }
         let mut points: Vec<Point> = Vec::new();
         let mut prev: Option<usize> = None;
         for (i, (s, e)) in input.systems.iter().zip(&entries).enumerate() {
@@ -102,13 +101,15 @@ fn benchmark_tracks(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<T
                 emulated: input.emulated[i],
                 counts: e.map_or(units::Cost::Time, |e| e.cost).name(),
                 cost: e.map_or(units::Cost::Time, |e| e.cost),
-                note: match range {
-                    Some((lo, hi)) if !inside => format!(
+                note: match (range, e) {
+                    (Some((lo, hi)), _) if !inside => format!(
                         "no cost at n = {}: this file measured n = {}–{} (not extrapolated)",
                         fmt_n(n),
                         fmt_n(lo),
                         fmt_n(hi)
                     ),
+                    (_, None) => "not in this file".into(),
+                    (None, Some(e)) => unmeasured(e),
                     _ => String::new(),
                 },
             };
@@ -138,12 +139,35 @@ fn benchmark_tracks(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<T
         }
         out.push(Track {
             name: series.to_string(),
-            figure: format!("cost at n = {}", fmt_n(n)),
+            figure: if n.is_finite() {
+                format!("cost at n = {}", fmt_n(n))
+            } else {
+                "cost: no file has a verdict of it".into()
+            },
             higher_is_better: false,
             points,
         });
     }
     out
+}
+
+/// Why an entry has no verdict to read a cost from: its status and
+/// message (`failed: fork() failed with EAGAIN at n = 0`), or the
+/// analysis' reason.
+fn unmeasured(e: &super::Entry) -> String {
+    let status = e
+        .status
+        .filter(|s| !matches!(s, results::Status::Ok | results::Status::Capped));
+    match (
+        status,
+        e.bench.and_then(|b| b.message.as_deref()),
+        &e.verdict,
+    ) {
+        (Some(s), Some(m), _) => format!("{}: {m}", s.as_str()),
+        (Some(s), None, _) => s.as_str().to_string(),
+        (None, _, Err(why)) => format!("no verdict: {why}"),
+        _ => String::new(),
+    }
 }
 
 fn workload_tracks(input: &Input, only: Option<&str>) -> Vec<Track> {
@@ -424,6 +448,29 @@ mod tests {
 
     fn track<'t>(tracks: &'t [Track], name: &str) -> &'t Track {
         tracks.iter().find(|t| t.name == name).unwrap()
+    }
+
+    #[test]
+    fn a_series_that_failed_is_followed_with_why_it_has_no_figure() {
+        let mut failed = system("b", false, 1.0, false);
+        let bind = failed
+            .file
+            .benchmarks
+            .iter_mut()
+            .find(|b| b.series == "bind")
+            .unwrap();
+        bind.status = results::Status::Failed;
+        bind.message = Some("bind() failed with EADDRINUSE at n = 0".into());
+        bind.runs.clear();
+        let systems = [failed];
+        let all = tracks(&systems, Some("bind"), None);
+        let t = track(&all, "bind");
+        assert_eq!(t.figure, "cost: no file has a verdict of it");
+        assert_eq!(t.points[0].value, None);
+        assert_eq!(
+            t.points[0].note,
+            "failed: bind() failed with EADDRINUSE at n = 0"
+        );
     }
 
     #[test]
