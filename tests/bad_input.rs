@@ -612,6 +612,17 @@ const STORE_CASES: &[Case] = &[
         2,
         "--serve-files is an option of http-ipstack or http-shortconn or fs or bigfile, which",
     ),
+    // analyze: an n past 2^53 and an empty file, said so.
+    case(
+        "analyze {dir}/big.csv",
+        1,
+        "line 2: n must be at most 2^53 (9007199254740992), not 1e308",
+    ),
+    case(
+        "analyze {dir}/empty.csv",
+        1,
+        "(found: an empty line: is the file empty?)",
+    ),
     // An n past what a result file holds exactly is refused, not rounded.
     case(
         "history {dir}/result.json {dir}/result.json --at 18446744073709551615",
@@ -1020,6 +1031,8 @@ fn scratch(dir: &Path) {
     w("negative.csv", "n,ns\n1,100\n2,-200\n");
     w("ragged.csv", "n,ns\n1,100\n2,200,7\n");
     w("headeronly.csv", "n,ns\n");
+    w("big.csv", "n,ns\n1e308,5\n");
+    w("empty.csv", "");
     w("badrun.csv", "n,ns,run\n1,100,first\n");
     w("urls.txt", "http://127.0.0.1:9/\n# a comment\nftp://x/\n");
     let suite = "format = \"scalebench-suite/1\"\nname = \"s\"\n";

@@ -1007,7 +1007,9 @@ pub struct ExportArgs {
 /// Export formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ExportFormat {
-    /// `system,benchmark,run,n,ns,emulated`, one row per sample.
+    /// `system,benchmark,run,n,ns,emulated,counts`, one row per sample (the
+    /// re-timings at low n that check for drift are not samples: not
+    /// exported).
     Csv,
     /// Every sample of every sweep: `system,workload,row,target,variable,
     /// unit,level,sample,t,seconds,value,errors,p50_ns,p99_ns,

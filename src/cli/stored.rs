@@ -198,7 +198,21 @@ pub fn holds(r: &Listed) -> String {
     }
     let mut parts = Vec::new();
     if !r.series.is_empty() {
-        parts.push(format!("{} series: {}", r.series.len(), names.join(" ")));
+        // A benchmark's variants (`connect[epoll]`, `connect[poll]`) are
+        // series of one name: the count says both.
+        let of = if names.len() == r.series.len() {
+            String::new()
+        } else {
+            format!(
+                " of {}",
+                units::fmt_count(names.len() as u64, "benchmark", "benchmarks")
+            )
+        };
+        parts.push(format!(
+            "{} series{of}: {}",
+            r.series.len(),
+            names.join(" ")
+        ));
     }
     if !r.workloads.is_empty() {
         parts.push(format!(
@@ -484,6 +498,9 @@ mod tests {
     #[test]
     fn what_a_run_holds_is_said_in_one_line() {
         let l = listed("a", "a", "");
-        assert_eq!(holds(&l), "3 series: connect socket; 1 workload: pgbench");
+        assert_eq!(
+            holds(&l),
+            "3 series of 2 benchmarks: connect socket; 1 workload: pgbench"
+        );
     }
 }

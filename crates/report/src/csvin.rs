@@ -19,7 +19,7 @@ pub enum CsvError {
         source: std::io::Error,
     },
     /// A required column is missing from the header.
-    #[error("{path}: line 1: the header must name the columns `n` and `ns` (found: {found})")]
+    #[error("{path}: line 1: the header must name the columns `n` and `ns` (found: {})", if found.is_empty() { "an empty line: is the file empty?" } else { found.as_str() })]
     Header {
         /// The file.
         path: PathBuf,
@@ -231,6 +231,14 @@ impl Columns {
                     path,
                     line,
                     format!("{what} must be a finite number ≥ 0, not {s}"),
+                ));
+            }
+            // Counts are held exactly up to 2^53; n is a count.
+            if what == "n" && v > (1u64 << 53) as f64 {
+                return Err(record_err(
+                    path,
+                    line,
+                    format!("n must be at most 2^53 (9007199254740992), not {s}"),
                 ));
             }
             Ok(v)

@@ -1278,10 +1278,10 @@ pub fn details(v: &Verdict, cost: units::Cost) -> String {
         (None, _) => "; stability unknown (fewer than 3 runs)".to_string(),
     };
     format!(
-        "fit {}{exponent}; {} samples in {} runs{stability}",
+        "fit {}{exponent}; {} in {}{stability}",
         v.model_in(cost),
-        fmt_n(v.samples as f64),
-        v.runs
+        units::fmt_count(v.samples as u64, "sample", "samples"),
+        units::fmt_count(v.runs as u64, "run", "runs")
     )
 }
 

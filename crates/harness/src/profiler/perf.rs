@@ -77,8 +77,14 @@ impl Profiler for Perf {
             .status()
             .is_ok_and(|s| s.success());
         if !ok {
+            // A path given is the user's to mend; a name, the system's.
+            let how = if self.program.contains('/') {
+                "check the path given with --profiler".to_string()
+            } else {
+                "Debian: `apt-get install linux-perf`".to_string()
+            };
             return Err(format!(
-                "the profiler `{}` is not installed or does not run (Debian: `apt-get install linux-perf`)",
+                "the profiler `{}` is not installed or does not run ({how})",
                 self.program
             ));
         }
