@@ -43,6 +43,24 @@ pub struct Row {
     pub evidence: String,
 }
 
+impl Row {
+    /// A row of `kind` named `name`, not yet judged: not comparable,
+    /// with no figures and no evidence.
+    fn blank(kind: &'static str, name: String) -> Row {
+        Row {
+            kind,
+            name,
+            outcome: Outcome::NotComparable,
+            base_class: None,
+            new_class: None,
+            cost: None,
+            quiet_cost: None,
+            throughput: None,
+            evidence: String::new(),
+        }
+    }
+}
+
 /// The class a label names; of a split, the lower one (the verdicts
 /// count as near either side: see [`classes`]).
 fn class_of(l: &Label) -> Option<analysis::Class> {
@@ -78,17 +96,7 @@ fn benchmarks(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
     for series in input.series_names() {
         let of = |sys: &str| input.of_series(series).find(|e| e.system == sys);
         let (b, n) = (of(base), of(new));
-        let mut row = Row {
-            kind: "benchmark",
-            name: series.to_string(),
-            outcome: Outcome::NotComparable,
-            base_class: None,
-            new_class: None,
-            cost: None,
-            quiet_cost: None,
-            throughput: None,
-            evidence: String::new(),
-        };
+        let mut row = Row::blank("benchmark", series.to_string());
         let (Some(b), Some(n)) = (b, n) else {
             row.evidence = format!("only in {}", if b.is_some() { base } else { new });
             rows.push(row);
@@ -549,24 +557,11 @@ fn workloads(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
 
 /// A workload row's comparison, not yet judged (`fs: unpack · ext4`).
 fn work_row(w: &results::WorkloadResult, r: &results::WorkloadRow) -> Row {
-    Row {
-        kind: "workload",
-        name: format!(
-            "{}: {}{}",
-            w.name,
-            r.label,
-            r.target
-                .as_deref()
-                .map_or(String::new(), |t| format!(" · {t}"))
-        ),
-        outcome: Outcome::NotComparable,
-        base_class: None,
-        new_class: None,
-        cost: None,
-        quiet_cost: None,
-        throughput: None,
-        evidence: String::new(),
-    }
+    let target = r
+        .target
+        .as_deref()
+        .map_or(String::new(), |t| format!(" · {t}"));
+    Row::blank("workload", format!("{}: {}{target}", w.name, r.label))
 }
 
 /// Judges the throughput of a workload row in the base (`r`) and the new
