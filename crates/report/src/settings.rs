@@ -201,9 +201,12 @@ fn made_blocks(w: &results::WorkloadResult) -> Vec<(String, Option<String>)> {
 
 /// The params that size each workload (what `--files`, `--bytes`,
 /// `--pg-scale`, … set; docs/results-format.md): two runs at other sizes
-/// measured other things, so their figures are not compared. What a
-/// system reached or chose for itself (connections held, load processes)
-/// is no size: it is what is compared.
+/// measured other things, so their figures are not compared. Not the
+/// levels a sweep visits (pgbench's clients follow the CPUs, mail's
+/// sessions, forward's rates, a swept workload's connections): figures
+/// are compared level by level where both have it. Nor what a system
+/// reached or chose for itself (connections held, load processes): that
+/// is what is compared.
 const SIZE_KEYS: &[(&str, &[&str])] = &[
     (
         "fs",
@@ -218,26 +221,20 @@ const SIZE_KEYS: &[(&str, &[&str])] = &[
             "preload",
         ],
     ),
-    ("fs-sizes", &["files_per_size", "sizes"]),
+    ("fs-sizes", &["files_per_size"]),
     ("bigfile", &["file_bytes"]),
     (
         "http-ipstack",
-        &[
-            "fetches",
-            "connections",
-            "requests_per_connection",
-            "object_bytes",
-        ],
+        &["fetches", "requests_per_connection", "object_bytes"],
     ),
     (
         "http-shortconn",
         &["requests_per_connection", "warm_up_s", "seconds", "rounds"],
     ),
-    ("pgbench", &["scale", "clients"]),
+    ("pgbench", &["scale"]),
     (
         "mail",
         &[
-            "sessions",
             "message_bytes",
             "recipients",
             "messages_per_session",
@@ -245,7 +242,7 @@ const SIZE_KEYS: &[(&str, &[&str])] = &[
             "repeats",
         ],
     ),
-    ("forward", &["rate", "payload_bytes"]),
+    ("forward", &["payload_bytes"]),
 ];
 
 /// A workload's sizes as recorded, `(key, value)` in [`SIZE_KEYS`]'
@@ -647,17 +644,19 @@ mod tests {
         assert_eq!(size_changes(&sc(30_000), &sc(12_000)), None);
         let old = workload("fs", serde_json::json!({"files": 300}));
         assert_eq!(size_changes(&old, &b), None);
-        // Arrays (levels) and text count as sizes too, told as recorded.
-        let pg = |clients: serde_json::Value| {
-            workload("pgbench", serde_json::json!({"clients": clients}))
-        };
-        assert_eq!(
-            size_changes(
-                &pg(serde_json::json!([1, 2])),
-                &pg(serde_json::json!([1, 64]))
+        // A sweep's levels are no size (pgbench's clients follow the
+        // CPUs; figures are compared level by level); its scale is.
+        let pg = |scale: u64, clients: serde_json::Value| {
+            workload(
+                "pgbench",
+                serde_json::json!({"scale": scale, "clients": clients}),
             )
-            .as_deref(),
-            Some("clients [1,2] → [1,64]")
+        };
+        let (few, many) = (serde_json::json!([1, 2]), serde_json::json!([1, 64]));
+        assert_eq!(size_changes(&pg(10, few.clone()), &pg(10, many)), None);
+        assert_eq!(
+            size_changes(&pg(10, few.clone()), &pg(88, few)).as_deref(),
+            Some("scale 10 → 88")
         );
         // An unknown workload has no sizes to differ by.
         assert_eq!(
