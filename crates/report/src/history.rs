@@ -132,6 +132,11 @@ fn benchmark_tracks(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<T
                     p.note = evidence;
                 }
             }
+            // Measured before and broken now: a regression, as `compare`
+            // judges it.
+            if prev.is_some() && e.is_some_and(|e| e.status == Some(results::Status::Failed)) {
+                p.change = Some(Outcome::Regressed);
+            }
             if p.value.is_some() {
                 prev = Some(i);
             }
@@ -462,7 +467,7 @@ mod tests {
         bind.status = results::Status::Failed;
         bind.message = Some("bind() failed with EADDRINUSE at n = 0".into());
         bind.runs.clear();
-        let systems = [failed];
+        let systems = [failed.clone()];
         let all = tracks(&systems, Some("bind"), None);
         let t = track(&all, "bind");
         assert_eq!(t.figure, "cost: no file has a verdict of it");
@@ -470,6 +475,16 @@ mod tests {
         assert_eq!(
             t.points[0].note,
             "failed: bind() failed with EADDRINUSE at n = 0"
+        );
+        // After a file that measured it: a regression.
+        let systems = [system("a", false, 1.0, false), failed];
+        let all = tracks(&systems, Some("bind"), None);
+        let t = track(&all, "bind");
+        assert_eq!(t.points[1].change, Some(Outcome::Regressed));
+        assert!(
+            t.points[1].note.starts_with("failed: "),
+            "{:?}",
+            t.points[1]
         );
     }
 
