@@ -930,8 +930,16 @@ impl Series<'_> {
         };
         result.caps = self.caps;
         let total: usize = result.runs.iter().map(|r| r.samples.len()).sum();
+        // The re-timings at low n are judged as samples too: said, so
+        // that the report's count (both) is not a surprise.
+        let again: usize = result.runs.iter().map(|r| r.recheck.len()).sum();
+        let again = if again > 0 {
+            format!(" and {again} re-timings at low n")
+        } else {
+            String::new()
+        };
         self.progress.finish(&format!(
-            "{} runs, {total} samples{}",
+            "{} runs, {total} samples{again}{}",
             result.runs.len(),
             if result.status == Status::Capped {
                 format!(" (capped at n = {n})")
