@@ -342,7 +342,8 @@ fn history_follows_a_cost_over_five_files_and_marks_the_change() {
     assert!(points.iter().all(|p| p["value"].as_f64().unwrap() > 0.0));
     let changes: Vec<&Value> = points.iter().map(|p| &p["change"]).collect();
     assert_eq!(changes[3], "regressed", "{t:#}");
-    assert!(changes[4].is_null(), "no change after it: {t:#}");
+    assert_eq!(changes[4], "unchanged", "no change after it: {t:#}");
+    assert!(changes[0].is_null(), "nothing before the first: {t:#}");
     let html = dir.path().join("h.html");
     let r = bin()
         .arg("history")

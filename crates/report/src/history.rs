@@ -25,7 +25,9 @@ pub struct Point {
     pub value: Option<f64>,
     /// The class (benchmarks).
     pub class: Option<String>,
-    /// What changed since the point before with a figure.
+    /// What the comparison with the point before with a figure found
+    /// (`unchanged` included); `None` where it was not compared (the first
+    /// point, a point without a figure, across emulation for a cost).
     pub change: Option<Outcome>,
     /// The change in words.
     pub note: String,
@@ -127,8 +129,12 @@ fn benchmark_tracks(input: &Input, only: Option<&str>, at: Option<f64>) -> Vec<T
                     let j = judge_pair(before, bb, e, cur, None);
                     (j.outcome, j.evidence)
                 };
-                if !matches!(o, Outcome::Unchanged | Outcome::NotComparable) {
+                // `unchanged` too: no change means compared and held;
+                // none, not compared (the first point, no figure).
+                if o != Outcome::NotComparable {
                     p.change = Some(o);
+                }
+                if !matches!(o, Outcome::Unchanged | Outcome::NotComparable) {
                     p.note = evidence;
                 }
             }
@@ -235,8 +241,8 @@ fn workload_tracks(input: &Input, only: Option<&str>) -> Vec<Track> {
                     && a > 0.0
                 {
                     let o = judge_throughput(b / a, SINGLE_THRESHOLD);
+                    p.change = Some(o);
                     if o != Outcome::Unchanged {
-                        p.change = Some(o);
                         p.note = format!(
                             "{:+.0} % against ±{:.0} %",
                             (b / a - 1.0) * 100.0,
@@ -540,8 +546,10 @@ mod tests {
         let emulated: Vec<bool> = mmap.points.iter().map(|p| p.emulated).collect();
         assert_eq!(emulated, [false, true, false, true]);
         // Ten times slower under emulation, yet no cost change is judged
-        // across the boundary, either way.
-        assert!(mmap.points.iter().all(|p| p.change.is_none()), "{mmap:?}");
+        // across the boundary, either way: the class held.
+        let changes: Vec<Option<Outcome>> = mmap.points.iter().map(|p| p.change).collect();
+        let held = Some(Outcome::Unchanged);
+        assert_eq!(changes, [None, held, held, held], "{mmap:?}");
         let bind = track(&all, "bind");
         assert_eq!(bind.points[3].change, Some(Outcome::ClassChanged));
         assert!(
