@@ -265,11 +265,7 @@ fn dry_run(
 /// second: no figure finer than they are), the runs and how they go, the
 /// systems and profiles, the total.
 fn dry_json(plan: &plan::RunPlan, items: &[estimate::PlannedItem]) -> serde_json::Value {
-    let min = if plan.decide {
-        series::DECIDE_MIN.min(plan.runs)
-    } else {
-        plan.runs
-    };
+    let min = fewest_runs(plan);
     // (+ 0.0: never `-0.0`.)
     let tenth = |x: f64| (x * 10.0).round() / 10.0 + 0.0;
     let shown: Vec<estimate::PlannedItem> = items
@@ -299,6 +295,16 @@ fn dry_json(plan: &plan::RunPlan, items: &[estimate::PlannedItem]) -> serde_json
     })
 }
 
+/// The fewest runs a series of `plan` makes: those before its verdict may
+/// stop it, or all of them.
+fn fewest_runs(plan: &plan::RunPlan) -> u32 {
+    if plan.decide {
+        series::DECIDE_MIN.min(plan.runs)
+    } else {
+        plan.runs
+    }
+}
+
 /// The dry run's summary line: the items, the runs each series makes (a
 /// plan of workloads alone has none), and the time it would take.
 fn dry_summary(plan: &plan::RunPlan, items: &[estimate::PlannedItem]) -> String {
@@ -311,7 +317,7 @@ fn dry_summary(plan: &plan::RunPlan, items: &[estimate::PlannedItem]) -> String 
     } else if plan.decide {
         format!(
             ", {} to {} runs (stopping once decided) each series",
-            series::DECIDE_MIN.min(plan.runs),
+            fewest_runs(plan),
             plan.runs
         )
     } else {

@@ -29,6 +29,21 @@ fn failed(key: &'static str, words: impl Into<String>) -> anyhow::Error {
     OptionError::failed(key, words).into()
 }
 
+/// A profile that cannot be had, as an error of option `key`: a usage
+/// error for a name that is no profile, a failure for a file that cannot
+/// be read or used.
+fn profile_error(
+    key: &'static str,
+    e: &crate::tuning::ProfileError,
+    words: String,
+) -> anyhow::Error {
+    if e.is_usage() {
+        opt(key, words)
+    } else {
+        failed(key, words)
+    }
+}
+
 /// A benchmark to run and its n.
 pub struct Target {
     /// The benchmark.
@@ -386,13 +401,8 @@ fn profiles(names: &[String]) -> anyhow::Result<Vec<TuningProfile>> {
                 "--profile: an empty name (give names or files, comma separated)",
             ));
         }
-        let p = TuningProfile::find(n).map_err(|e| {
-            let words = format!("--profile {n}: {}", e.why());
-            match e.is_usage() {
-                true => opt("profile", words),
-                false => failed("profile", words),
-            }
-        })?;
+        let p = TuningProfile::find(n)
+            .map_err(|e| profile_error("profile", &e, format!("--profile {n}: {}", e.why())))?;
         if out.iter().any(|q| q.name == p.name) {
             return Err(opt(
                 "profile",
@@ -454,10 +464,7 @@ fn systems(m: &RunSpec) -> anyhow::Result<Vec<SystemSpec>> {
         if let Some(p) = &s.profile {
             TuningProfile::find(p).map_err(|e| {
                 let words = format!("--system {}: profile={p}: {}", s.name, e.why());
-                match e.is_usage() {
-                    true => opt("system", words),
-                    false => failed("system", words),
-                }
+                profile_error("system", &e, words)
             })?;
         }
         match &s.kind {

@@ -103,15 +103,11 @@ fn benchmarks(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
             continue;
         };
         let ok = |e: &super::Entry| matches!(e.status, Some(Status::Ok | Status::Capped));
-        // Measured in the base, broken in the new one: the change broke it.
-        if ok(b) && n.status == Some(Status::Failed) {
+        if let (Some(was), Some(is)) = (b.status, n.status)
+            && broke(was, is)
+        {
             row.outcome = Outcome::Regressed;
-            row.evidence = format!(
-                "ok in the base, failed in the new one{}",
-                n.bench
-                    .and_then(|x| x.message.as_deref())
-                    .map_or(String::new(), |m| format!(": {m}"))
-            );
+            row.evidence = broke_words(n.bench.and_then(|x| x.message.as_deref()));
             rows.push(row);
             continue;
         }
@@ -352,6 +348,28 @@ fn worse(a: Outcome, b: Outcome) -> Outcome {
     }
 }
 
+/// Whether what ran in the base (`was`) broke in the new file (`is`):
+/// measured there, failed here — a regression, whatever its figures.
+fn broke(was: Status, is: Status) -> bool {
+    matches!(was, Status::Ok | Status::Capped) && is == Status::Failed
+}
+
+/// The evidence of what [`broke`], with its failure's `message`.
+fn broke_words(message: Option<&str>) -> String {
+    format!(
+        "ok in the base, failed in the new one{}",
+        message.map_or(String::new(), |m| format!(": {m}"))
+    )
+}
+
+/// Whether two verdicts were judged over ranges of n whose highest ends
+/// differ by more than [`RANGE_APART`]: their classes are claims about
+/// other ranges, not to be compared.
+pub(crate) fn judged_apart(a: &analysis::Verdict, b: &analysis::Verdict) -> bool {
+    let (lo, hi) = (a.high.n.min(b.high.n), a.high.n.max(b.high.n));
+    lo > 0.0 && hi / lo > RANGE_APART
+}
+
 /// A verdict's label as judged (`O(n)–O(n^2)`), or `no verdict`.
 fn label_of(e: &super::Entry) -> String {
     e.verdict
@@ -362,22 +380,20 @@ fn label_of(e: &super::Entry) -> String {
 /// The most the highest n two verdicts were judged up to may differ by
 /// before their classes are not compared: a class holds for the range it
 /// was judged over, and a cost that is flat to 2 000 may grow by 10 000.
-pub(crate) const RANGE_APART: f64 = 1.25;
+const RANGE_APART: f64 = 1.25;
 
 /// Why two entries' classes are not compared, when their verdicts were
 /// judged over ranges of n whose highest ends differ by more than
 /// [`RANGE_APART`]; `None` when alike (or either has no verdict).
 fn ranges_apart(b: &super::Entry, n: &super::Entry) -> Option<String> {
     let (vb, vn) = (b.verdict.as_ref().ok()?, n.verdict.as_ref().ok()?);
-    let (hb, hn) = (vb.high.n, vn.high.n);
-    let (lo, hi) = (hb.min(hn), hb.max(hn));
-    (lo > 0.0 && hi / lo > RANGE_APART).then(|| {
+    judged_apart(vb, vn).then(|| {
         format!(
             "{} and {} not compared: judged up to n = {} in the base and {} in the new one (a class holds for the range it was judged over; run both to the same --max)",
             label_of(b),
             label_of(n),
-            fmt_n(hb),
-            fmt_n(hn)
+            fmt_n(vb.high.n),
+            fmt_n(vn.high.n)
         )
     })
 }
@@ -495,19 +511,12 @@ fn workloads(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
     for w in &bf.workloads {
         let other = nf.workloads.iter().find(|x| x.name == w.name);
         let resized = other.and_then(|o| super::settings::size_changes(w, o));
-        let broke = other.filter(|o| {
-            matches!(w.status, Status::Ok | Status::Capped) && o.status == Status::Failed
-        });
+        let broken = other.filter(|o| broke(w.status, o.status));
         for r in &w.rows {
             let mut row = work_row(w, r);
-            if let Some(o) = broke {
+            if let Some(o) = broken {
                 row.outcome = Outcome::Regressed;
-                row.evidence = format!(
-                    "ok in the base, failed in the new one{}",
-                    o.message
-                        .as_deref()
-                        .map_or(String::new(), |m| format!(": {m}"))
-                );
+                row.evidence = broke_words(o.message.as_deref());
                 rows.push(row);
                 continue;
             }

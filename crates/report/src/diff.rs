@@ -170,10 +170,7 @@ fn compare(series: &str, a: &Entry, b: &Entry, basis: Basis, out: &mut Vec<Diffe
         }
         (Err(_), Err(_)) => return,
     };
-    let (hi_a, hi_b) = (va.high.n, vb.high.n);
-    let apart =
-        hi_a.min(hi_b) > 0.0 && hi_a.max(hi_b) / hi_a.min(hi_b) > super::compare::RANGE_APART;
-    if classes_differ(&va.class, &vb.class) && apart {
+    if classes_differ(&va.class, &vb.class) && super::compare::judged_apart(va, vb) {
         // A class holds for the range it was judged over.
         out.push(diff(
             Kind::Availability,
@@ -181,9 +178,9 @@ fn compare(series: &str, a: &Entry, b: &Entry, basis: Basis, out: &mut Vec<Diffe
             None,
             format!(
                 "{series}: classes not compared: judged up to n = {} on {} and {} on {}",
-                fmt_n(hi_b),
+                fmt_n(vb.high.n),
                 b.system,
-                fmt_n(hi_a),
+                fmt_n(va.high.n),
                 a.system
             ),
         ));
@@ -340,33 +337,37 @@ pub fn differences(input: &Input) -> Vec<Difference> {
             let s = input.systems.iter().find(|s| s.label == system)?;
             s.file.workloads.iter().find(|w| w.name == t.name)
         };
+        // Another size measured another thing: said once a system, its
+        // rows not compared.
         let mut resized: Vec<&str> = Vec::new();
-        for l in t
-            .lines
-            .iter()
-            .filter(|l| l.system != baseline.label && basis(l.system) != Basis::Mixed)
-        {
-            // Another size measured another thing: said once, not compared.
-            if let (Some(a), Some(b)) = (workload_of(&baseline.label), workload_of(l.system))
-                && let Some(changes) = super::settings::size_changes(a, b)
-            {
-                if !resized.contains(&l.system) {
-                    resized.push(l.system);
-                    out.push(Difference {
-                        series: t.name.to_string(),
-                        kind: Kind::Availability,
-                        baseline: baseline.label.clone(),
-                        other: l.system.to_string(),
-                        ratio: None,
-                        at_n: None,
-                        text: format!(
-                            "{}: {} ran it at other sizes than {} ({changes}): its figures are not compared",
-                            t.name, l.system, baseline.label
-                        ),
-                    });
-                }
+        for s in input.systems.iter().map(|s| s.label.as_str()) {
+            if s == baseline.label || basis(s) == Basis::Mixed {
                 continue;
             }
+            let (Some(a), Some(b)) = (workload_of(&baseline.label), workload_of(s)) else {
+                continue;
+            };
+            if let Some(changes) = super::settings::size_changes(a, b) {
+                resized.push(s);
+                out.push(Difference {
+                    series: t.name.to_string(),
+                    kind: Kind::Availability,
+                    baseline: baseline.label.clone(),
+                    other: s.to_string(),
+                    ratio: None,
+                    at_n: None,
+                    text: format!(
+                        "{}: {s} ran it at other sizes than {} ({changes}): its figures are not compared",
+                        t.name, baseline.label
+                    ),
+                });
+            }
+        }
+        for l in t.lines.iter().filter(|l| {
+            l.system != baseline.label
+                && basis(l.system) != Basis::Mixed
+                && !resized.contains(&l.system)
+        }) {
             let base = t
                 .lines
                 .iter()

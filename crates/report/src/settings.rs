@@ -183,7 +183,9 @@ fn made_blocks(w: &results::WorkloadResult) -> Vec<(String, Option<String>)> {
             let label = t["label"].as_str()?.to_string();
             let block = t
                 .get("block")
-                .and_then(|b| serde_json::from_value::<sys::hardware::BlockDevice>(b.clone()).ok())
+                .and_then(|b| {
+                    <sys::hardware::BlockDevice as serde::Deserialize>::deserialize(b).ok()
+                })
                 .map(|mut b| {
                     if b.name.starts_with("loop") {
                         b.name = "a loop device".into();
