@@ -580,6 +580,23 @@ fn analyze_judges_external_samples() {
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.lines().nth(1).unwrap().contains(",O(n),"), "{text}");
+    // Samples too few to judge: the report says why, and so do the
+    // message and the status (nothing asked for was judged).
+    let few = t.path().join("few.csv");
+    std::fs::write(&few, "n,ns\n1,100\n2,110\n").unwrap();
+    let out = bin()
+        .arg("analyze")
+        .arg(&few)
+        .args(["--name", "tiny"])
+        .output()
+        .unwrap();
+    let (said, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{said}{err}");
+    assert!(said.contains("tiny"), "{said}");
+    assert!(err.starts_with("analyze: tiny: no verdict: "), "{err}");
 }
 
 #[test]

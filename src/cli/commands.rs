@@ -529,7 +529,26 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         .collect();
     let input = Input::external(&named, &Options::default());
     to_stdout(|w| report::writer(report::Format::from(a.format), None).write(&input, w))?;
-    Ok(ExitCode::SUCCESS)
+    // A series without a verdict is something asked for and not done:
+    // named, after the report of the rest, and the status says so.
+    let unjudged: Vec<(&str, &str)> = input
+        .entries
+        .iter()
+        .filter_map(|e| {
+            e.verdict
+                .as_ref()
+                .err()
+                .map(|why| (e.series.as_str(), why.as_str()))
+        })
+        .collect();
+    for (series, why) in &unjudged {
+        sys::say!("analyze: {series}: no verdict: {why}");
+    }
+    Ok(if unjudged.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// `scalebench sysinfo`.
