@@ -579,6 +579,55 @@ fn the_dashboard_keeps_a_current_page_and_writes_a_stale_one_again() {
     assert_eq!(std::fs::read_to_string(&page).unwrap(), written);
 }
 
+/// A workload measured at other sizes than the same system's run before
+/// it is not marked against it (its tooltip says why); the next run at
+/// the same sizes is, from the store's index alone.
+#[test]
+fn the_dashboard_leaves_a_workload_at_other_sizes_uncompared() {
+    let t = tempfile::tempdir().unwrap();
+    let store = t.path().join("s.sqlite");
+    let fixture = common::load(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/default.json"
+    )));
+    for (i, (scale, peak)) in [(10, 1000.0), (88, 500.0), (88, 400.0)].iter().enumerate() {
+        let mut doc = fixture.clone();
+        doc["started"] = format!("2026-11-0{}T10:00:00Z", i + 1).into();
+        doc["benchmarks"] = json!([]);
+        let mut w = sweep(*peak);
+        w["params"] = json!({"scale": scale});
+        doc["workloads"] = json!([w]);
+        let path = t.path().join(format!("r{i}.json"));
+        std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+        ok(&[
+            "results",
+            "add",
+            path.to_str().unwrap(),
+            "--store",
+            store.to_str().unwrap(),
+        ]);
+    }
+    let site = t.path().join("site");
+    let said = ok(&[
+        "dashboard",
+        "--store",
+        store.to_str().unwrap(),
+        "-o",
+        site.to_str().unwrap(),
+    ]);
+    assert!(said.contains("1 regression"), "{said}");
+    let index = std::fs::read_to_string(site.join("index.html")).unwrap();
+    assert!(
+        index.contains("not compared with the run before: measured at other sizes (scale 10 → 88)"),
+        "no tooltip for the point at other sizes"
+    );
+    assert!(
+        index.contains("regressed: fell 20 %"),
+        "the third run is compared"
+    );
+    assert!(!index.contains("fell 50 %"), "the second run was compared");
+}
+
 /// `dashboard -o DIR --force` wrote through links inside DIR and replaced
 /// the files they pointed to, outside the site. Now a link is refused
 /// wherever the site would write — the index, a run's page, `runs`, DIR

@@ -134,9 +134,11 @@ pub fn track_svg(id: &str, t: &Track, labels: &[&str]) -> String {
                     .as_deref()
                     .map_or(String::new(), |c| format!(", {c}")),
                 if p.emulated { ", emulated" } else { "" },
-                p.regressed
-                    .as_deref()
-                    .map_or(String::new(), |r| format!(" — regressed: {r}"))
+                match (&p.regressed, &p.apart) {
+                    (Some(r), _) => format!(" — regressed: {r}"),
+                    (None, Some(a)) => format!(" — not compared with the run before: {a}"),
+                    (None, None) => String::new(),
+                }
             );
             let _ = write!(
                 o,

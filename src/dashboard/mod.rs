@@ -40,6 +40,47 @@ pub struct Point {
     /// Whether its figure counts instructions (a guest under QEMU's
     /// `-icount`), not time.
     pub instructions: bool,
+    /// What it was measured at: a point is compared only with one before
+    /// it measured alike.
+    pub basis: Basis,
+    /// Why it was not compared with the point before it, when measured
+    /// otherwise (`measured at other sizes (files 500 → 300)`).
+    pub apart: Option<String>,
+}
+
+/// What a point was measured at.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Basis {
+    /// A benchmark series: the highest n it was judged up to (its figure
+    /// is the cost there; 0 when unknown).
+    HighestN(f64),
+    /// A workload row: its workload's sizes in words, as the store
+    /// indexes them (`None`: a workload without sizes, or a run stored
+    /// before sizes were).
+    Sizes(Option<String>),
+}
+
+/// The most two points' highest n may differ by (as a ratio) for their
+/// costs there, and their classes, to be compared: a cost at n = 2 000 is
+/// not a cost at n = 10 000, and a series capped lower by a time goal
+/// would read as faster.
+const SAME_N: f64 = 1.05;
+
+/// Why two points are not compared, when measured otherwise; `None` when
+/// alike or when either does not say.
+fn apart(before: &Basis, now: &Basis) -> Option<String> {
+    match (before, now) {
+        (Basis::HighestN(a), Basis::HighestN(b)) => {
+            let (lo, hi) = (a.min(*b), a.max(*b));
+            (lo > 0.0 && hi / lo > SAME_N)
+                .then(|| format!("measured to another n (n = {a:.0} → {b:.0})"))
+        }
+        (Basis::Sizes(Some(a)), Basis::Sizes(Some(b))) => {
+            crate::results::size_changes_in_words(a, b)
+                .map(|c| format!("measured at other sizes ({c})"))
+        }
+        _ => None,
+    }
 }
 
 /// The unit of a benchmark's track whose every point counted instructions.
@@ -74,6 +115,11 @@ fn class_rank(class: &str) -> Option<u8> {
 pub fn mark_regressions(points: &mut [Point], higher_is_better: bool, threshold: f64) {
     for i in 1..points.len() {
         let (before, now) = (&points[i - 1], &points[i]);
+        if let Some(why) = apart(&before.basis, &now.basis) {
+            points[i].regressed = None;
+            points[i].apart = Some(why);
+            continue;
+        }
         let grew = match (
             before.class.as_deref().and_then(class_rank),
             now.class.as_deref().and_then(class_rank),
@@ -118,7 +164,7 @@ pub fn tracks(runs: &[(Listed, Vec<BenchRow>, Vec<WorkRow>)], threshold: f64) ->
     let mut by_name: BTreeMap<String, Track> = BTreeMap::new();
     for (l, benches, works) in runs {
         let r = &l.run;
-        let point = |value: f64, class: Option<String>, cost: bool| Point {
+        let point = |value: f64, class: Option<String>, basis: Basis| Point {
             run: r.id.clone(),
             at: epoch(&r.started),
             started: r.started.clone(),
@@ -128,17 +174,19 @@ pub fn tracks(runs: &[(Listed, Vec<BenchRow>, Vec<WorkRow>)], threshold: f64) ->
             emulated: r.emulated,
             // A workload's figure is a rate or a phase's time, whatever
             // the guest's clock counted.
-            instructions: cost && r.counts == "instructions",
+            instructions: matches!(basis, Basis::HighestN(_)) && r.counts == "instructions",
+            basis,
+            apart: None,
         };
         for b in benches {
-            let Some((_, ns)) = b.high else { continue };
+            let Some((high_n, ns)) = b.high else { continue };
             let t = by_name.entry(format!("b {}", b.series)).or_insert(Track {
                 name: b.series.clone(),
                 unit: "ns at the highest n".into(),
                 higher_is_better: false,
                 systems: BTreeMap::new(),
             });
-            let p = point(ns, b.class.clone(), true);
+            let p = point(ns, b.class.clone(), Basis::HighestN(high_n));
             t.systems.entry(r.label.clone()).or_default().push(p);
         }
         for w in works {
@@ -156,7 +204,7 @@ pub fn tracks(runs: &[(Listed, Vec<BenchRow>, Vec<WorkRow>)], threshold: f64) ->
                 higher_is_better: unit != "s",
                 systems: BTreeMap::new(),
             });
-            let p = point(v, None, false);
+            let p = point(v, None, Basis::Sizes(w.sizes.clone()));
             t.systems.entry(r.label.clone()).or_default().push(p);
         }
     }
@@ -350,7 +398,7 @@ fn index_page(store: &str, runs: &[Listed], tracks: &[Track], threshold: f64) ->
     };
     let _ = write!(
         o,
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>scalebench dashboard</title><style>{}</style></head><body><h1>scalebench dashboard</h1><p class=\"sub\">{} runs of {} systems from the store {}. Each chart follows one benchmark series (its cost at the highest n) or one workload row (its figure) over time, a line per system; each point is a run — click it for the run's full report. A point ringed in red regressed against the same system's run before it: its class grew, or its cost rose (its figure fell) by more than {:.0} %. That is a pointer, not a test: <code>scalebench compare</code> on the two runs says whether it holds.</p>",
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>scalebench dashboard</title><style>{}</style></head><body><h1>scalebench dashboard</h1><p class=\"sub\">{} runs of {} systems from the store {}. Each chart follows one benchmark series (its cost at the highest n) or one workload row (its figure) over time, a line per system; each point is a run — click it for the run's full report. A point ringed in red regressed against the same system's run before it: its class grew, or its cost rose (its figure fell) by more than {:.0} %. A point measured otherwise than the run before it (a benchmark to another highest n, a workload at other sizes) is not compared with it; its tooltip says so. That is a pointer, not a test: <code>scalebench compare</code> on the two runs says whether it holds.</p>",
         chart::STYLE,
         runs.len(),
         labels.len(),
@@ -444,7 +492,59 @@ mod tests {
             regressed: None,
             emulated: false,
             instructions: false,
+            basis: Basis::HighestN(10_000.0),
+            apart: None,
         }
+    }
+
+    #[test]
+    fn points_measured_otherwise_are_not_compared_and_say_why() {
+        // A benchmark run to n = 2 000 after one to 10 000: its cost there
+        // is lower and its class may be another; neither is compared.
+        let mut v = vec![
+            p(1.0, 100.0, Some("O(n)")),
+            p(2.0, 20.0, Some("O(1)")),
+            p(3.0, 100.0, Some("O(n)")),
+        ];
+        v[1].basis = Basis::HighestN(2_000.0);
+        v[2].basis = Basis::HighestN(9_950.0);
+        mark_regressions(&mut v, false, 0.10);
+        assert_eq!(v[1].regressed, None);
+        assert_eq!(
+            v[1].apart.as_deref(),
+            Some("measured to another n (n = 10000 → 2000)")
+        );
+        assert_eq!(
+            v[2].regressed, None,
+            "back at 10 000: apart from the point at 2 000"
+        );
+        // Bucket centres a little apart are the same n.
+        let mut v = vec![p(1.0, 100.0, Some("O(1)")), p(2.0, 130.0, Some("O(1)"))];
+        v[1].basis = Basis::HighestN(9_800.0);
+        mark_regressions(&mut v, false, 0.10);
+        assert_eq!(
+            (v[1].regressed.as_deref(), &v[1].apart),
+            (Some("rose 30 %"), &None)
+        );
+        // A workload row at other sizes; one stored before sizes were, alike.
+        let sized = |at, value, sizes: Option<&str>| Point {
+            basis: Basis::Sizes(sizes.map(str::to_string)),
+            ..p(at, value, None)
+        };
+        let mut w = vec![
+            sized(1.0, 1000.0, Some("files 500, bytes 10")),
+            sized(2.0, 500.0, Some("files 300, bytes 10")),
+            sized(3.0, 400.0, None),
+            sized(4.0, 300.0, Some("files 300, bytes 10")),
+        ];
+        mark_regressions(&mut w, true, 0.10);
+        assert_eq!(w[1].regressed, None);
+        assert_eq!(
+            w[1].apart.as_deref(),
+            Some("measured at other sizes (files 500 → 300)")
+        );
+        assert_eq!(w[2].regressed.as_deref(), Some("fell 20 %"));
+        assert_eq!(w[3].regressed.as_deref(), Some("fell 25 %"));
     }
 
     #[test]

@@ -510,7 +510,7 @@ fn workloads(input: &Input, threshold: Option<f64>, basis: Basis) -> Vec<Row> {
     let mut rows = Vec::new();
     for w in &bf.workloads {
         let other = nf.workloads.iter().find(|x| x.name == w.name);
-        let resized = other.and_then(|o| super::settings::size_changes(w, o));
+        let resized = other.and_then(|o| w.size_changes(o));
         let broken = other.filter(|o| broke(w.status, o.status));
         for r in &w.rows {
             let mut row = work_row(w, r);

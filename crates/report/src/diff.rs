@@ -347,7 +347,7 @@ pub fn differences(input: &Input) -> Vec<Difference> {
             let (Some(a), Some(b)) = (workload_of(&baseline.label), workload_of(s)) else {
                 continue;
             };
-            if let Some(changes) = super::settings::size_changes(a, b) {
+            if let Some(changes) = a.size_changes(b) {
                 resized.push(s);
                 out.push(Difference {
                     series: t.name.to_string(),

@@ -211,7 +211,7 @@ fn workload_tracks(input: &Input, only: Option<&str>) -> Vec<Track> {
                 });
                 // Another size measured another thing (as `compare` says).
                 let resized = match (prev, workload) {
-                    (Some((_, _, before)), Some(now)) => crate::settings::size_changes(before, now),
+                    (Some((_, _, before)), Some(now)) => before.size_changes(now),
                     _ => None,
                 };
                 let value = row.and_then(|r| r.figure()).map(|(v, _)| v);

@@ -158,7 +158,7 @@ fn settings(s: &System) -> BTreeMap<String, String> {
     put("benchmark run order", run_order(f));
     for w in &f.workloads {
         put(&format!("{} server", w.name), server_path(&w.params));
-        put(&format!("{} sizes", w.name), sizes_words(w));
+        put(&format!("{} sizes", w.name), w.sizes_words());
         for (label, block) in made_blocks(w) {
             put(
                 &format!("block device of {} {label} (made)", w.name),
@@ -199,93 +199,6 @@ fn made_blocks(w: &results::WorkloadResult) -> Vec<(String, Option<String>)> {
             Some((label, block))
         })
         .collect()
-}
-
-/// The params that size each workload (what `--files`, `--bytes`,
-/// `--pg-scale`, … set; docs/results-format.md): two runs at other sizes
-/// measured other things, so their figures are not compared. Not the
-/// levels a sweep visits (pgbench's clients follow the CPUs, mail's
-/// sessions, forward's rates, a swept workload's connections): figures
-/// are compared level by level where both have it. Nor what a system
-/// reached or chose for itself (connections held, load processes): that
-/// is what is compared.
-const SIZE_KEYS: &[(&str, &[&str])] = &[
-    (
-        "fs",
-        &[
-            "files",
-            "bytes",
-            "requests",
-            "seed",
-            "connections",
-            "requests_per_connection",
-            "interval_ms",
-            "preload",
-        ],
-    ),
-    ("fs-sizes", &["files_per_size"]),
-    ("bigfile", &["file_bytes"]),
-    (
-        "http-ipstack",
-        &["fetches", "requests_per_connection", "object_bytes"],
-    ),
-    (
-        "http-shortconn",
-        &["requests_per_connection", "warm_up_s", "seconds", "rounds"],
-    ),
-    ("pgbench", &["scale"]),
-    (
-        "mail",
-        &[
-            "message_bytes",
-            "recipients",
-            "messages_per_session",
-            "messages_per_delivery",
-            "repeats",
-        ],
-    ),
-    ("forward", &["payload_bytes"]),
-];
-
-/// A workload's sizes as recorded, `(key, value)` in [`SIZE_KEYS`]'
-/// order; empty for a workload without sizes.
-fn sizes(w: &results::WorkloadResult) -> Vec<(&'static str, String)> {
-    let keys = SIZE_KEYS
-        .iter()
-        .find(|(name, _)| *name == w.name)
-        .map_or(&[][..], |k| k.1);
-    keys.iter()
-        .filter_map(|&k| {
-            let v = w.params.get(k)?;
-            Some((k, v.as_str().map_or_else(|| v.to_string(), str::to_string)))
-        })
-        .collect()
-}
-
-/// A workload's sizes in words (`files 500, bytes 9799472, …`).
-fn sizes_words(w: &results::WorkloadResult) -> Option<String> {
-    let s = sizes(w);
-    (!s.is_empty()).then(|| {
-        s.iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    })
-}
-
-/// Where one workload's sizes differ between two files (`files 500 → 300,
-/// requests 2000 → 1000`); `None` where they are the same. A size one
-/// file does not record (written before it was) is no difference.
-pub fn size_changes(a: &results::WorkloadResult, b: &results::WorkloadResult) -> Option<String> {
-    let (sa, sb) = (sizes(a), sizes(b));
-    let changes: Vec<String> = sa
-        .iter()
-        .filter_map(|(k, va)| {
-            let vb = &sb.iter().find(|(kb, _)| kb == k)?.1;
-            (va != vb).then(|| format!("{k} {va} → {vb}"))
-        })
-        .collect();
-    (!changes.is_empty()).then(|| changes.join(", "))
 }
 
 /// The orders the file's series were run in (`--order`: `passes`, `up`),
@@ -621,53 +534,6 @@ mod tests {
             "name": name, "what": "w", "status": "ok", "rows": [], "params": params
         }))
         .unwrap()
-    }
-
-    #[test]
-    fn a_workload_at_other_sizes_is_told_by_its_sizes_only() {
-        let a = workload(
-            "fs",
-            serde_json::json!({"files": 500, "bytes": 10, "requests": 2000,
-                "server_loop": "epoll", "fitted": "words a", "archive1_files": 3}),
-        );
-        let b = workload(
-            "fs",
-            serde_json::json!({"files": 300, "bytes": 10, "requests": 1000,
-                "server_loop": "poll", "fitted": "words b", "archive1_files": 4}),
-        );
-        assert_eq!(
-            size_changes(&a, &b).as_deref(),
-            Some("files 500 → 300, requests 2000 → 1000")
-        );
-        assert_eq!(size_changes(&a, &a), None);
-        // What a system reached is compared, not a size: http-shortconn's
-        // connections; a size one file lacks (older) is no difference.
-        let sc = |c: u64| workload("http-shortconn", serde_json::json!({"connections": c}));
-        assert_eq!(size_changes(&sc(30_000), &sc(12_000)), None);
-        let old = workload("fs", serde_json::json!({"files": 300}));
-        assert_eq!(size_changes(&old, &b), None);
-        // A sweep's levels are no size (pgbench's clients follow the
-        // CPUs; figures are compared level by level); its scale is.
-        let pg = |scale: u64, clients: serde_json::Value| {
-            workload(
-                "pgbench",
-                serde_json::json!({"scale": scale, "clients": clients}),
-            )
-        };
-        let (few, many) = (serde_json::json!([1, 2]), serde_json::json!([1, 64]));
-        assert_eq!(size_changes(&pg(10, few.clone()), &pg(10, many)), None);
-        assert_eq!(
-            size_changes(&pg(10, few.clone()), &pg(88, few)).as_deref(),
-            Some("scale 10 → 88")
-        );
-        // An unknown workload has no sizes to differ by.
-        assert_eq!(
-            size_changes(
-                &workload("x", serde_json::json!({"files": 1})),
-                &workload("x", serde_json::json!({"files": 2}))
-            ),
-            None
-        );
     }
 
     #[test]

@@ -9,10 +9,12 @@ mod figure;
 pub mod found;
 mod monitor;
 pub mod output;
+mod sizes;
 mod store;
 pub mod sysinfo;
 
 pub use monitor::{CpuShare, Monitor, MonitorSample, PerfCounters, PerfSample};
+pub use sizes::size_changes_in_words;
 pub use store::{LoadError, load, parse, write_atomic};
 
 use serde::{Deserialize, Serialize};

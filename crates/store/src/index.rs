@@ -110,6 +110,10 @@ pub struct WorkRow {
     pub verdict: Option<String>,
     /// Why the row (or the workload) failed.
     pub error: Option<String>,
+    /// What its workload measured at, in words (`files 500, bytes …`:
+    /// [`results::WorkloadResult::sizes_words`]); `None` for a workload
+    /// without sizes.
+    pub sizes: Option<String>,
 }
 
 /// Everything the store keeps of one file but the file itself.
@@ -218,7 +222,7 @@ fn bench_rows(file: &ResultFile) -> (Vec<BenchRow>, Vec<String>) {
 }
 
 /// One row per workload row, a sweep judged as a report judges it.
-fn work_rows(file: &ResultFile) -> Vec<WorkRow> {
+pub(crate) fn work_rows(file: &ResultFile) -> Vec<WorkRow> {
     let mut out = Vec::new();
     for w in &file.workloads {
         let failed = (w.status != Status::Ok)
@@ -237,6 +241,7 @@ fn work_rows(file: &ResultFile) -> Vec<WorkRow> {
                 knee: None,
                 verdict: None,
                 error: failed.clone(),
+                sizes: w.sizes_words(),
             });
         }
         for r in &w.rows {
@@ -259,6 +264,7 @@ fn work_rows(file: &ResultFile) -> Vec<WorkRow> {
                 knee: judged.as_ref().and_then(|j| j.knee),
                 verdict: judged.map(|j| j.words),
                 error: r.error.clone().or_else(|| failed.clone()),
+                sizes: w.sizes_words(),
             });
         }
     }

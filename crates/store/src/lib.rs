@@ -516,7 +516,7 @@ impl Store {
         )?;
         let w = self.rows_per_run(
             "workload_rows",
-            "position, workload, status, row_label, target, figure, unit, peak_level, knee, verdict, error",
+            "position, workload, status, row_label, target, figure, unit, peak_level, knee, verdict, error, sizes",
             ids,
         )?;
         Ok(b.into_iter()
@@ -584,6 +584,7 @@ fn work_row(r: &[Value]) -> WorkRow {
         knee: r[8].real(),
         verdict: text(&r[9]),
         error: text(&r[10]),
+        sizes: text(&r[11]),
     }
 }
 
@@ -743,7 +744,7 @@ fn insert(c: &mut Conn, ix: &Indexed, body: Vec<u8>) -> std::result::Result<(), 
     }
     for w in &ix.workloads {
         c.exec(
-            "INSERT INTO workload_rows (run_id, position, workload, status, row_label, target, figure, unit, peak_level, knee, verdict, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO workload_rows (run_id, position, workload, status, row_label, target, figure, unit, peak_level, knee, verdict, error, sizes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             &[
                 Value::from(r.id.as_str()),
                 Value::from(w.position),
@@ -757,6 +758,7 @@ fn insert(c: &mut Conn, ix: &Indexed, body: Vec<u8>) -> std::result::Result<(), 
                 Value::from(w.knee),
                 Value::from(w.verdict.clone()),
                 Value::from(w.error.clone()),
+                Value::from(w.sizes.clone()),
             ],
         )?;
     }

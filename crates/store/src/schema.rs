@@ -104,7 +104,58 @@ CREATE INDEX workload_rows_workload ON workload_rows (workload);
         sql: "ALTER TABLE runs ADD COLUMN counts TEXT",
         fill: Some(fill_counts),
     },
+    Migration {
+        what: "a workload row's sizes: what its workload measured at (files, scale, …)",
+        // NULL until filled from the run's file (`Store::open`); NULL
+        // after for a workload without sizes.
+        sql: "ALTER TABLE workload_rows ADD COLUMN sizes TEXT",
+        fill: Some(fill_sizes),
+    },
 ];
+
+/// A stored run's file as a result file; `None` where it cannot be read
+/// (it is then left as it was indexed).
+fn stored_file(encoding: Option<&str>, body: &[u8]) -> Option<results::ResultFile> {
+    let bytes = match encoding {
+        Some("gzip") => crate::gunzip(body).ok()?,
+        _ => body.to_vec(),
+    };
+    results::parse(
+        std::str::from_utf8(&bytes).ok()?,
+        std::path::Path::new("stored"),
+    )
+    .ok()
+}
+
+/// Fills `workload_rows.sizes` of the runs stored before it existed,
+/// from each run's file: every row of a workload gets its sizes
+/// ([`results::WorkloadResult::sizes_words`]), matched by position as the
+/// index numbers them.
+fn fill_sizes(c: &mut Conn) -> Result<(), DbError> {
+    let rows = c.rows(
+        "SELECT runs.id, run_files.encoding, run_files.body FROM runs JOIN run_files ON run_files.run_id = runs.id WHERE EXISTS (SELECT 1 FROM workload_rows w WHERE w.run_id = runs.id)",
+        &[],
+    )?;
+    for r in rows {
+        let Some(file) = stored_file(r[1].text(), r[2].bytes().unwrap_or_default()) else {
+            continue;
+        };
+        let id = r[0].string();
+        for w in crate::index::work_rows(&file) {
+            if let Some(sizes) = w.sizes {
+                c.exec(
+                    "UPDATE workload_rows SET sizes = ? WHERE run_id = ? AND position = ?",
+                    &[
+                        Value::from(sizes),
+                        Value::from(id.as_str()),
+                        Value::from(w.position),
+                    ],
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
 
 /// Fills `runs.counts` of the runs stored before it existed: an emulated
 /// run's from its file (`system.virtualization.clock`), every other
@@ -291,6 +342,63 @@ mod tests {
                 ("counted".to_string(), "instructions".to_string()),
                 ("native".into(), "time".into()),
                 ("timed".into(), "time".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn workload_rows_stored_before_sizes_existed_get_them_from_their_files() {
+        let mut c = memory();
+        assert_eq!(migrate_with(&mut c, &MIGRATIONS[..2]).unwrap(), [1, 2]);
+        // A run of fs (two rows, sized) and a workload without sizes, as
+        // a store of version 2 indexed it.
+        let mut v: serde_json::Value =
+            serde_json::from_str(include_str!("../../../tests/fixtures/default.json")).unwrap();
+        let row = |label: &str| serde_json::json!({"label": label, "params": {}, "load": null, "error": null});
+        v["workloads"] = serde_json::json!([
+            {"name": "fs", "what": "w", "status": "ok", "params": {"files": 500, "bytes": 10},
+             "rows": [row("unpack"), row("replay cold")]},
+            {"name": "x", "what": "w", "status": "ok", "params": {"files": 3}, "rows": [row("r")]}
+        ]);
+        let text = v.to_string();
+        let file = results::parse(&text, std::path::Path::new("t")).unwrap();
+        c.exec(
+            "INSERT INTO runs (id, added, source, bytes, label, host, os, kernel, kernel_version, arch, cpu_model, cpu_count, virtualization, emulated, started, finished, tool_version, schema_version, command_line, profile, analysis, counts) VALUES ('r', 'a', 's', 1, 'l', 'h', 'Linux', 'k', 'v', 'x86_64', NULL, 1, NULL, 0, 't', NULL, '0', 9, '[]', NULL, 'x', 'time')",
+            &[],
+        )
+        .unwrap();
+        let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut z, text.as_bytes()).unwrap();
+        c.exec(
+            "INSERT INTO run_files (run_id, encoding, body) VALUES ('r', 'gzip', ?)",
+            &[Value::Bytes(Some(z.finish().unwrap()))],
+        )
+        .unwrap();
+        for w in crate::index::work_rows(&file) {
+            c.exec(
+                "INSERT INTO workload_rows (run_id, position, workload, status, row_label) VALUES ('r', ?, ?, 'ok', ?)",
+                &[Value::from(w.position), Value::from(w.workload), Value::from(w.row_label)],
+            )
+            .unwrap();
+        }
+        assert_eq!(migrate(&mut c).unwrap(), (3..=VERSION).collect::<Vec<_>>());
+        let rows = c
+            .rows(
+                "SELECT row_label, sizes FROM workload_rows ORDER BY position",
+                &[],
+            )
+            .unwrap();
+        let got: Vec<(String, Option<String>)> = rows
+            .iter()
+            .map(|r| (r[0].string(), r[1].text().map(str::to_string)))
+            .collect();
+        let fs = Some("files 500, bytes 10".to_string());
+        assert_eq!(
+            got,
+            [
+                ("unpack".to_string(), fs.clone()),
+                ("replay cold".into(), fs),
+                ("r".into(), None)
             ]
         );
     }
