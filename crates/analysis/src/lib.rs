@@ -584,38 +584,6 @@ impl Verdict {
         flat && self.rise.value > judge::NEAR && self.rise.lo < half && self.rise.hi >= half
     }
 
-    /// Whether a growth class is named while more than [`SPLIT`] of the
-    /// replicas could not tell another growth class from the one they
-    /// named ([`Verdict::held_votes`]): decided, yet the next runs may
-    /// make it the range of both. fork-maps here (a line whose cost per
-    /// mapping rises past n ≈ 2 000, n log n held by 2–44 % of the
-    /// replicas) was `O(n)` in suites that stopped after three runs and
-    /// `O(n)–O(n log n)` in 10 of 11 series that made five.
-    pub fn beside_another(&self) -> bool {
-        let Label::Class(named) = self.class else {
-            return false;
-        };
-        named != Class::Constant
-            && Class::ALL[1..]
-                .iter()
-                .any(|&c| c != named && vote_share(&self.held_votes, c) > SPLIT + 1e-9)
-    }
-
-    /// Why a series that stops once decided makes the runs a range of
-    /// classes would (the harness's `DECIDE_SPLIT`) before it stops on
-    /// this verdict, if it must: a flat rise near its bound's edge
-    /// ([`Verdict::on_the_edge`]) or a class named beside another
-    /// ([`Verdict::beside_another`]); the words a series records.
-    pub fn edge(&self) -> Option<&'static str> {
-        if self.on_the_edge() {
-            Some("a flat rise near its bound's edge")
-        } else if self.beside_another() {
-            Some("a class named beside another the replicas held")
-        } else {
-            None
-        }
-    }
-
     /// high / low cost.
     pub fn ratio(&self) -> f64 {
         self.high.ns / self.low.ns
@@ -1565,40 +1533,6 @@ mod tests {
         assert!(!with(flat, -0.02, 0.03, 0.12).on_the_edge());
         assert!(!with(range, 0.11, 0.14, 0.18).on_the_edge());
         assert!(!with(Label::Class(Class::Log), 0.078, 0.10, 0.14).on_the_edge());
-    }
-
-    #[test]
-    fn a_class_named_beside_another_the_replicas_held_is_on_an_edge() {
-        let opts = Options::default();
-        let base = analyze(&log_rising(0.03), None, &opts).unwrap();
-        let with = |class: Label, held: &[(Class, f64)]| Verdict {
-            class,
-            held_votes: held
-                .iter()
-                .map(|&(c, share)| Vote {
-                    what: c.label().to_string(),
-                    share,
-                })
-                .collect(),
-            ..base.clone()
-        };
-        let lin = Label::Class(Class::Linear);
-        // fork-maps here, decided after three runs: n log n held by 17 %.
-        let v = with(lin, &[(Class::Linear, 0.915), (Class::NLogN, 0.17)]);
-        assert!(v.beside_another() && !v.on_the_edge());
-        assert_eq!(
-            v.edge(),
-            Some("a class named beside another the replicas held")
-        );
-        // connect[poll]: n log n held by 3.5 %, or only its own class.
-        assert!(!with(lin, &[(Class::Linear, 0.97), (Class::NLogN, 0.035)]).beside_another());
-        assert!(!with(lin, &[(Class::Linear, 1.0)]).beside_another());
-        assert_eq!(with(lin, &[(Class::Linear, 1.0)]).edge(), None);
-        // A range already names both; O(1) is the flat edge's own rule.
-        let range = Label::Between(Class::Linear, Class::NLogN);
-        assert!(!with(range, &[(Class::Linear, 0.7), (Class::NLogN, 0.4)]).beside_another());
-        let flat = Label::Class(Class::Constant);
-        assert!(!with(flat, &[(Class::Log, 0.4)]).beside_another());
     }
 
     #[test]

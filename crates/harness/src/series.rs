@@ -857,9 +857,7 @@ impl Series<'_> {
             Err(e) => Err(e.clone()),
         };
         let split = matches!(&v, Ok(v) if matches!(v.class, analysis::Label::Between(..)));
-        let edge_why = v.as_ref().ok().and_then(|v| v.edge());
-        let edge = edge_why.is_some();
-        let edge_words = edge_why.unwrap_or_default();
+        let edge = matches!(&v, Ok(v) if v.on_the_edge());
         *judged = Some((done as usize, v));
         let split_stops = split && done >= DECIDE_SPLIT;
         let timed_out = self.out_of_time();
@@ -869,12 +867,12 @@ impl Series<'_> {
         }
         let goal = || plan.time.map_or_else(String::new, |t| goal_words(t.goal));
         let (stopped, why) = match &settled {
-            // A verdict on an edge stopped short of the runs it asks for:
-            // by time or by the most allowed.
+            // A flat rise near its bound's edge stopped short of the runs
+            // it asks for: by time or by the most allowed.
             Ok(why) if edge && done < DECIDE_SPLIT && done < plan.runs => (
                 "time",
                 format!(
-                    "no time for another run within the run's time goal of {} after {done} runs, of the {DECIDE_SPLIT} {edge_words} asks for; {why}",
+                    "no time for another run within the run's time goal of {} after {done} runs, of the {DECIDE_SPLIT} a flat rise near its bound's edge asks for; {why}",
                     goal()
                 ),
             ),
@@ -885,7 +883,7 @@ impl Series<'_> {
             Ok(why) if edge && done > DECIDE_MIN => (
                 "decided",
                 format!(
-                    "decided after {done} runs, the {DECIDE_SPLIT} {edge_words} asks for: {why}"
+                    "decided after {done} runs, the {DECIDE_SPLIT} a flat rise near its bound's edge asks for: {why}"
                 ),
             ),
             Ok(why) => ("decided", format!("decided after {done} runs: {why}")),
