@@ -113,13 +113,19 @@ CREATE INDEX workload_rows_workload ON workload_rows (workload);
     },
 ];
 
+/// A stored run's file, its bytes as written; `None` where it cannot be
+/// unpacked.
+fn stored_bytes(encoding: Option<&str>, body: &[u8]) -> Option<Vec<u8>> {
+    match encoding {
+        Some("gzip") => crate::gunzip(body).ok(),
+        _ => Some(body.to_vec()),
+    }
+}
+
 /// A stored run's file as a result file; `None` where it cannot be read
 /// (it is then left as it was indexed).
 fn stored_file(encoding: Option<&str>, body: &[u8]) -> Option<results::ResultFile> {
-    let bytes = match encoding {
-        Some("gzip") => crate::gunzip(body).ok()?,
-        _ => body.to_vec(),
-    };
+    let bytes = stored_bytes(encoding, body)?;
     results::parse(
         std::str::from_utf8(&bytes).ok()?,
         std::path::Path::new("stored"),
@@ -167,10 +173,7 @@ fn fill_counts(c: &mut Conn) -> Result<(), DbError> {
     )?;
     for r in rows {
         let body = r[2].bytes().unwrap_or_default();
-        let bytes = match r[1].text() {
-            Some("gzip") => crate::gunzip(body).unwrap_or_default(),
-            _ => body.to_vec(),
-        };
+        let bytes = stored_bytes(r[1].text(), body).unwrap_or_default();
         let clock = serde_json::from_slice::<serde_json::Value>(&bytes)
             .ok()
             .and_then(|v| {
