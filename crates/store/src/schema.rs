@@ -136,17 +136,25 @@ fn stored_file(encoding: Option<&str>, body: &[u8]) -> Option<results::ResultFil
 /// Fills `workload_rows.sizes` of the runs stored before it existed,
 /// from each run's file: every row of a workload gets its sizes
 /// ([`results::WorkloadResult::sizes_words`]), matched by position as the
-/// index numbers them.
+/// index numbers them. One file at a time: a store of many runs does not
+/// hold them all in memory at once.
 fn fill_sizes(c: &mut Conn) -> Result<(), DbError> {
-    let rows = c.rows(
-        "SELECT runs.id, run_files.encoding, run_files.body FROM runs JOIN run_files ON run_files.run_id = runs.id WHERE EXISTS (SELECT 1 FROM workload_rows w WHERE w.run_id = runs.id)",
+    let ids = c.rows(
+        "SELECT DISTINCT run_id FROM workload_rows ORDER BY run_id",
         &[],
     )?;
-    for r in rows {
-        let Some(file) = stored_file(r[1].text(), r[2].bytes().unwrap_or_default()) else {
+    for r in ids {
+        let id = r[0].string();
+        let body = c.rows(
+            "SELECT encoding, body FROM run_files WHERE run_id = ?",
+            &[Value::from(id.as_str())],
+        )?;
+        let Some(file) = body
+            .first()
+            .and_then(|b| stored_file(b[0].text(), b[1].bytes().unwrap_or_default()))
+        else {
             continue;
         };
-        let id = r[0].string();
         for w in crate::index::work_rows(&file) {
             if let Some(sizes) = w.sizes {
                 c.exec(
