@@ -1045,7 +1045,7 @@ mod tests {
 #[cfg(test)]
 mod emulation_tests {
     use super::*;
-    use crate::fixtures::system;
+    use crate::fixtures::{series_mut, system};
 
     fn row<'r>(rows: &'r [Row], name: &str) -> &'r Row {
         rows.iter().find(|r| r.name == name).unwrap()
@@ -1197,12 +1197,7 @@ mod emulation_tests {
     #[test]
     fn what_broke_in_the_new_file_regressed_and_what_it_alone_has_is_said() {
         let mut new = with_workload(system("b", false, 1.0, false), 5000.0);
-        let bind = new
-            .file
-            .benchmarks
-            .iter_mut()
-            .find(|b| b.series == "bind")
-            .unwrap();
+        let bind = series_mut(&mut new, "bind");
         bind.status = Status::Failed;
         bind.message = Some("bind() failed with EADDRINUSE".into());
         let mut extra = new.file.workloads[0].clone();
@@ -1361,8 +1356,11 @@ mod emulation_tests {
     /// run r has `shares[r]` of its calls in a sharp mode of exactly
     /// `sharp` instructions, the rest in a broad one from `broad` up.
     fn mixture(mut s: crate::System, shares: &[f64], sharp: u64, broad: u64) -> crate::System {
-        let b = s.file.benchmarks.iter_mut().find(|b| b.series == "mmap");
-        for (r, run) in b.unwrap().runs.iter_mut().enumerate() {
+        for (r, run) in crate::fixtures::series_mut(&mut s, "mmap")
+            .runs
+            .iter_mut()
+            .enumerate()
+        {
             let share = shares[r % shares.len()];
             for (i, x) in run.samples.iter_mut().enumerate() {
                 let quiet = (((i * 7919) % 1000) as f64) < share * 1000.0;

@@ -455,7 +455,7 @@ pub fn write_terminal(tracks: &[Track], out: &mut dyn Write) -> crate::Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::system;
+    use crate::fixtures::{series_mut, system};
 
     fn track<'t>(tracks: &'t [Track], name: &str) -> &'t Track {
         tracks.iter().find(|t| t.name == name).unwrap()
@@ -464,12 +464,7 @@ mod tests {
     #[test]
     fn a_series_that_failed_is_followed_with_why_it_has_no_figure() {
         let mut failed = system("b", false, 1.0, false);
-        let bind = failed
-            .file
-            .benchmarks
-            .iter_mut()
-            .find(|b| b.series == "bind")
-            .unwrap();
+        let bind = series_mut(&mut failed, "bind");
         bind.status = results::Status::Failed;
         bind.message = Some("bind() failed with EADDRINUSE at n = 0".into());
         bind.runs.clear();

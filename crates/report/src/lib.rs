@@ -1512,6 +1512,15 @@ pub(crate) mod fixtures {
         }
     }
 
+    /// Series `series` of `s`, to change (panics when it has none).
+    pub fn series_mut<'a>(s: &'a mut System, series: &str) -> &'a mut results::BenchResult {
+        s.file
+            .benchmarks
+            .iter_mut()
+            .find(|b| b.series == series)
+            .unwrap()
+    }
+
     /// `s` as a guest whose clock counted instructions at `shift`.
     pub fn counted(mut s: System, shift: u32) -> System {
         let v = s.file.system.virtualization.as_mut().unwrap();
@@ -1601,14 +1610,9 @@ mod tests {
     fn a_series_whose_maximum_matters_shows_it_per_n_in_words_and_chart() {
         use super::MAX_SHOWN;
         use super::Report;
-        use super::fixtures::system;
+        use super::fixtures::{series_mut, system};
         let mut sys = system("a", false, 1.0, false);
-        let socket = sys
-            .file
-            .benchmarks
-            .iter_mut()
-            .find(|b| b.series == "socket")
-            .unwrap();
+        let socket = series_mut(&mut sys, "socket");
         socket.max_matters = Some("a table grows".into());
         let [n, ns] = &mut socket.runs[1].samples[40];
         *ns = 9_000_000;
